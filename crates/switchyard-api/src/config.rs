@@ -1,0 +1,598 @@
+//! `ApiConfiguration`, plan/act modes and `build_api_handler` (SPEC R3).
+//!
+//! The configuration is a TOML file (see the README's "Configuration") plus environment
+//! variables for secrets. Keys are read once, when the configuration is loaded, into
+//! [`ApiKey`] values whose `Debug` and `Display` never show them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::handler::ApiHandler;
+use crate::model::{ModelInfo, model_table};
+use crate::providers::anthropic::AnthropicHandler;
+use crate::providers::openai_chat::OpenAiChatHandler;
+use crate::providers::presets::{ProviderPreset, WireFamily, preset};
+
+/// The task's mode (SPEC R3.1). Each mode has its own provider and model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Plan,
+    #[default]
+    Act,
+}
+
+impl Mode {
+    /// `plan` or `act`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Act => "act",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "plan" => Ok(Self::Plan),
+            "act" => Ok(Self::Act),
+            other => Err(format!("unknown mode `{other}`: use `plan` or `act`")),
+        }
+    }
+}
+
+/// How hard a reasoning model thinks (SPEC R3.1); unknown values read as `medium`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    None,
+    Low,
+    #[default]
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    /// Parses an effort; anything unknown is `Medium`, as in the reference.
+    pub fn parse_lenient(s: &str) -> Self {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "none" => Self::None,
+            "low" => Self::Low,
+            "high" => Self::High,
+            "xhigh" => Self::Xhigh,
+            _ => Self::Medium,
+        }
+    }
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReasoningEffort {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(Self::parse_lenient(&s))
+    }
+}
+
+/// One mode's choices (SPEC R3.1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModeSettings {
+    /// Provider id (`anthropic`, `openrouter`, …). Missing or unknown → Anthropic (R3.4).
+    pub provider: Option<String>,
+    /// Model id; missing → the provider's default model.
+    #[serde(rename = "model")]
+    pub model_id: Option<String>,
+    /// Overrides of the model's info (context window, max tokens, prices, …), field by field.
+    pub model_info: Option<toml::Table>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Thinking budget in tokens; 0 disables extended thinking.
+    pub thinking_budget_tokens: u64,
+}
+
+/// Per-provider connection settings shared by both modes (SPEC R3.1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProviderEndpoint {
+    /// Base URL overriding the preset's, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key, overriding the preset's.
+    pub api_key_env: Option<String>,
+    /// Extra HTTP headers sent with every request (never keys: use `api_key_env`).
+    pub headers: BTreeMap<String, String>,
+}
+
+/// An API key. `Debug` and `Display` print `[redacted]`; only the HTTP layer reads it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(Arc<str>);
+
+impl ApiKey {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(Arc::from(secret.into()))
+    }
+    /// The secret itself, for the request header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Connection settings and the keys found in the environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderSettings {
+    /// `[providers.ID]` sections of the file, by provider id.
+    pub endpoints: BTreeMap<String, ProviderEndpoint>,
+    /// Keys by environment variable name, read when the configuration was loaded.
+    pub api_keys: BTreeMap<String, ApiKey>,
+}
+
+/// Everything `build_api_handler` needs (DESIGN.md "Key types").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApiConfiguration {
+    /// The mode used when none is asked for.
+    pub default_mode: Mode,
+    pub plan: ModeSettings,
+    pub act: ModeSettings,
+    pub providers: ProviderSettings,
+}
+
+/// The file's shape.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ConfigFile {
+    mode: Option<Mode>,
+    act: Option<ModeSettings>,
+    plan: Option<ModeSettings>,
+    providers: BTreeMap<String, ProviderEndpoint>,
+}
+
+/// A configuration problem a user can fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be parsed; names the file, line, column and field.
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse { file: String, line: usize, column: usize, message: String },
+    /// The file could not be read.
+    #[error("cannot read the configuration file {file}: {message}")]
+    Read { file: String, message: String },
+    /// The provider needs a key and none of its variables is set.
+    #[error(
+        "no API key for provider `{provider}`: set the environment variable {var} (or name another variable with `api_key_env` under [providers.{provider}])"
+    )]
+    MissingApiKey { provider: String, var: String },
+    /// The provider id is known but its wire family is not built yet.
+    #[error(
+        "provider `{provider}` speaks {family}, which this build of Switchyard does not support yet; choose another provider"
+    )]
+    UnsupportedProvider { provider: String, family: String },
+    /// A `model_info` override does not fit `ModelInfo`.
+    #[error("[{mode}.model_info] is invalid: {message}")]
+    ModelInfo { mode: String, message: String },
+    /// A base URL is not an http(s) URL.
+    #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
+    BaseUrl { provider: String, url: String },
+}
+
+impl ApiConfiguration {
+    /// Parses a configuration file's text. `file` names it in errors; `env` looks up
+    /// environment variables (pass `|k| std::env::var(k).ok()`), read here for every key
+    /// variable a provider may use.
+    pub fn from_toml(
+        text: &str,
+        file: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| line_col(text, s.start))
+                .unwrap_or((1, 1));
+            ConfigError::Parse {
+                file: file.to_owned(),
+                line,
+                column,
+                message: e.message().trim().to_owned(),
+            }
+        })?;
+        let act = parsed.act.unwrap_or_default();
+        // Without a [plan] section both modes use the same settings, as the reference does
+        // when "use different models for plan and act" is off.
+        let plan = parsed.plan.unwrap_or_else(|| act.clone());
+        let mut config = Self {
+            default_mode: parsed.mode.unwrap_or_default(),
+            plan,
+            act,
+            providers: ProviderSettings { endpoints: parsed.providers, api_keys: BTreeMap::new() },
+        };
+        config.read_keys(env);
+        Ok(config)
+    }
+
+    /// Reads the configuration file at `path`.
+    pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Read { file: file.clone(), message: e.to_string() })?;
+        Self::from_toml(&text, &file, env)
+    }
+
+    /// (Re)reads every key variable that any preset or `api_key_env` names.
+    pub fn read_keys(&mut self, env: impl Fn(&str) -> Option<String>) {
+        let mut vars: Vec<String> = crate::providers::presets::PRESETS
+            .iter()
+            .flat_map(|p| p.api_key_env.iter().map(|v| (*v).to_owned()))
+            .collect();
+        vars.extend(self.providers.endpoints.values().filter_map(|e| e.api_key_env.clone()));
+        for var in vars {
+            if let Some(value) = env(&var).filter(|v| !v.trim().is_empty()) {
+                self.providers.api_keys.insert(var, ApiKey::new(value.trim()));
+            }
+        }
+    }
+
+    /// The settings of `mode`.
+    pub fn mode_settings(&self, mode: Mode) -> &ModeSettings {
+        match mode {
+            Mode::Plan => &self.plan,
+            Mode::Act => &self.act,
+        }
+    }
+
+    /// The settings of `mode`, mutable (for command-line overrides).
+    pub fn mode_settings_mut(&mut self, mode: Mode) -> &mut ModeSettings {
+        match mode {
+            Mode::Plan => &mut self.plan,
+            Mode::Act => &mut self.act,
+        }
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// A mode's choices resolved against the presets and model tables: what a handler is built
+/// from, and what `switchyard config check` prints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedMode {
+    pub mode: Mode,
+    /// The provider id in effect (after the Anthropic fallback).
+    pub provider_id: String,
+    pub preset: &'static ProviderPreset,
+    pub model_id: String,
+    pub model_info: ModelInfo,
+    /// Base URL without a trailing slash.
+    pub base_url: String,
+    /// The variable the key is read from, and the key when set.
+    pub api_key_env: String,
+    pub api_key: Option<ApiKey>,
+    pub headers: BTreeMap<String, String>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Thinking budget in tokens after the clip of SPEC R3.3.
+    pub thinking_budget_tokens: u64,
+    /// Warnings and notes for the user (unknown provider, unknown model, clipped budget).
+    pub notices: Vec<String>,
+}
+
+/// Resolves `mode`'s provider, model, endpoint and key (SPEC R3.2–R3.4, R2.3).
+///
+/// A missing key is not an error here (so `config check` can show everything else); see
+/// [`ResolvedMode::check_key`]. Errors: [`ConfigError::UnsupportedProvider`],
+/// [`ConfigError::ModelInfo`], [`ConfigError::BaseUrl`].
+pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMode, ConfigError> {
+    let settings = config.mode_settings(mode);
+    let mut notices = Vec::new();
+    let requested = settings.provider.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let preset = match requested.and_then(preset) {
+        Some(p) => p,
+        None => {
+            match requested {
+                Some(id) => notices.push(format!(
+                    "unknown provider id `{id}` for {} mode; falling back to `anthropic` (known ids: see `switchyard models`)",
+                    mode.as_str()
+                )),
+                None => notices.push(format!(
+                    "no provider set for {} mode; using `anthropic`",
+                    mode.as_str()
+                )),
+            }
+            preset("anthropic").ok_or_else(|| ConfigError::UnsupportedProvider {
+                provider: "anthropic".into(),
+                family: "Anthropic Messages".into(),
+            })?
+        }
+    };
+    if let WireFamily::NotYetSupported(family) = preset.family {
+        return Err(ConfigError::UnsupportedProvider {
+            provider: preset.id.to_owned(),
+            family: family.to_owned(),
+        });
+    }
+    let endpoint = config.providers.endpoints.get(preset.id).cloned().unwrap_or_default();
+
+    // Model id and info (SPEC R2.3).
+    let requested_model =
+        settings.model_id.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let table = model_table(preset.id);
+    let (model_id, mut model_info) = match (requested_model, table) {
+        (Some(id), Some(t)) => match t.models.get(id) {
+            Some(info) => (id.to_owned(), info.clone()),
+            None if preset.any_model_id => (id.to_owned(), ModelInfo::default()),
+            None => {
+                let (def, info) = t.default_model();
+                notices.push(format!(
+                    "unknown model id `{id}` for provider `{}`; using its default model `{def}`",
+                    preset.id
+                ));
+                (def, info)
+            }
+        },
+        (Some(id), None) => (id.to_owned(), ModelInfo::default()),
+        (None, Some(t)) => t.default_model(),
+        (None, None) => (preset.default_model.to_owned(), ModelInfo::default()),
+    };
+    if let Some(overrides) = &settings.model_info {
+        model_info = apply_model_info_overrides(&model_info, overrides).map_err(|message| {
+            ConfigError::ModelInfo { mode: mode.as_str().to_owned(), message }
+        })?;
+    }
+
+    // Thinking-budget clip (SPEC R3.3).
+    let mut budget = settings.thinking_budget_tokens;
+    if budget > 0 && model_info.max_tokens > 0 && budget > model_info.max_tokens {
+        let clipped = model_info.max_tokens - 1;
+        notices.push(format!(
+            "thinking budget {budget} exceeds the model's max output of {} tokens; using {clipped}",
+            model_info.max_tokens
+        ));
+        budget = clipped;
+    }
+
+    let base_url = endpoint
+        .base_url
+        .clone()
+        .unwrap_or_else(|| preset.base_url.to_owned())
+        .trim()
+        .trim_end_matches('/')
+        .to_owned();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError::BaseUrl { provider: preset.id.to_owned(), url: base_url });
+    }
+
+    // Key lookup: the configured variable, else the preset's variables in order.
+    let candidates: Vec<String> = match &endpoint.api_key_env {
+        Some(v) => vec![v.clone()],
+        None => preset.api_key_env.iter().map(|v| (*v).to_owned()).collect(),
+    };
+    let found = candidates
+        .iter()
+        .find_map(|v| config.providers.api_keys.get(v).map(|k| (v.clone(), k.clone())));
+    let (api_key_env, api_key) = match found {
+        Some((var, key)) => (var, Some(key)),
+        None => (candidates.first().cloned().unwrap_or_default(), None),
+    };
+
+    Ok(ResolvedMode {
+        mode,
+        provider_id: preset.id.to_owned(),
+        preset,
+        model_id,
+        model_info,
+        base_url,
+        api_key_env,
+        api_key,
+        headers: endpoint.headers,
+        reasoning_effort: settings.reasoning_effort,
+        thinking_budget_tokens: budget,
+        notices,
+    })
+}
+
+impl ResolvedMode {
+    /// True when the provider needs a key here: it requires one and the base URL is not on
+    /// this machine (local servers need none).
+    pub fn needs_key(&self) -> bool {
+        self.preset.key_required && !is_loopback(&self.base_url)
+    }
+
+    /// `Err(MissingApiKey)` naming the variable when a needed key is not set.
+    pub fn check_key(&self) -> Result<(), ConfigError> {
+        if self.api_key.is_none() && self.needs_key() {
+            return Err(ConfigError::MissingApiKey {
+                provider: self.provider_id.clone(),
+                var: self.api_key_env.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// True for URLs on this machine (`localhost`, `127.0.0.0/8`, `[::1]`): local servers need no key.
+pub fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = if let Some(h) = host.strip_prefix('[') {
+        h.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
+fn apply_model_info_overrides(base: &ModelInfo, overrides: &toml::Table) -> Result<ModelInfo, String> {
+    let mut table = toml::Table::try_from(base).map_err(|e| e.to_string())?;
+    for (k, v) in overrides {
+        table.insert(k.clone(), v.clone());
+    }
+    toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| e.message().to_owned())
+}
+
+/// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
+/// clip, checks the key ([`ConfigError::MissingApiKey`] names the variable), and constructs the provider's handler without any network request (R3.5).
+/// Notices (unknown provider → Anthropic, unknown model → default, clipped budget) are logged
+/// as warnings (R3.4).
+pub fn build_api_handler(
+    config: &ApiConfiguration,
+    mode: Mode,
+) -> Result<Box<dyn ApiHandler>, ConfigError> {
+    let resolved = resolve_mode(config, mode)?;
+    resolved.check_key()?;
+    for notice in &resolved.notices {
+        tracing::warn!("{notice}");
+    }
+    Ok(handler_for(resolved))
+}
+
+/// Builds the handler for an already resolved mode.
+pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
+    match resolved.preset.family {
+        WireFamily::Anthropic => Box::new(AnthropicHandler::new(resolved)),
+        WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
+            Box::new(OpenAiChatHandler::new(resolved))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn thinking_budget_is_clipped_to_max_tokens_minus_one() {
+        let text = r#"
+[act]
+provider = "anthropic"
+model = "claude-3-7-sonnet-20250219"
+thinking_budget_tokens = 20000
+"#;
+        let c = ApiConfiguration::from_toml(text, "c.toml", env(&[("ANTHROPIC_API_KEY", "sk-x")]))
+            .unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.model_info.max_tokens, 8192);
+        assert_eq!(r.thinking_budget_tokens, 8191);
+        // Within the limit: unchanged.
+        let text = text.replace("20000", "8192");
+        let c = ApiConfiguration::from_toml(&text, "c.toml", env(&[("ANTHROPIC_API_KEY", "k")]))
+            .unwrap();
+        assert_eq!(resolve_mode(&c, Mode::Act).unwrap().thinking_budget_tokens, 8192);
+    }
+
+    #[test]
+    fn unknown_provider_falls_back_to_anthropic_with_a_warning() {
+        let text = "[act]\nprovider = \"antropic\"\n";
+        let c = ApiConfiguration::from_toml(text, "c.toml", env(&[("ANTHROPIC_API_KEY", "k")]))
+            .unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.provider_id, "anthropic");
+        assert!(r.notices[0].contains("`antropic`"), "{:?}", r.notices);
+    }
+
+    #[test]
+    fn plan_and_act_are_separate_and_plan_defaults_to_act() {
+        let text = "[act]\nprovider = \"deepseek\"\n[plan]\nprovider = \"openrouter\"\nmodel = \"x/y\"\n";
+        let keys = env(&[("DEEPSEEK_API_KEY", "d"), ("OPENROUTER_API_KEY", "o")]);
+        let c = ApiConfiguration::from_toml(text, "c.toml", keys).unwrap();
+        assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().provider_id, "openrouter");
+        assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().model_id, "x/y");
+        assert_eq!(resolve_mode(&c, Mode::Act).unwrap().model_id, "deepseek-chat");
+        let c = ApiConfiguration::from_toml("[act]\nprovider = \"deepseek\"\n", "c", env(&[("DEEPSEEK_API_KEY", "d")])).unwrap();
+        assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().provider_id, "deepseek");
+    }
+
+    #[test]
+    fn unknown_model_of_fixed_table_uses_default_with_note() {
+        let c = ApiConfiguration::from_toml(
+            "[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-nope\"\n",
+            "c",
+            env(&[("DEEPSEEK_API_KEY", "d")]),
+        )
+        .unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.model_id, "deepseek-chat");
+        assert!(r.notices[0].contains("deepseek-nope"));
+    }
+
+    #[test]
+    fn missing_key_names_the_variable_and_loopback_needs_none() {
+        let c = ApiConfiguration::from_toml("[act]\nprovider = \"groq\"\n", "c", env(&[])).unwrap();
+        let e = build_api_handler(&c, Mode::Act).err().unwrap();
+        assert!(e.to_string().contains("GROQ_API_KEY"), "{e}");
+        let text = "[act]\nprovider = \"openai\"\nmodel = \"m\"\n[providers.openai]\nbase_url = \"http://127.0.0.1:8089/v1/\"\n";
+        let c = ApiConfiguration::from_toml(text, "c", env(&[])).unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.base_url, "http://127.0.0.1:8089/v1");
+        assert!(r.api_key.is_none());
+    }
+
+    #[test]
+    fn parse_errors_name_file_line_and_field() {
+        let text = "[act]\nprovider = \"anthropic\"\nmodle = \"x\"\n";
+        let e = ApiConfiguration::from_toml(text, "/tmp/c.toml", env(&[])).unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("/tmp/c.toml:3:"), "{s}");
+        assert!(s.contains("modle"), "{s}");
+    }
+
+    #[test]
+    fn keys_never_show_in_debug() {
+        let c = ApiConfiguration::from_toml("", "c", env(&[("ANTHROPIC_API_KEY", "sk-secret-123")]))
+            .unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert!(!format!("{c:?}{r:?}").contains("sk-secret-123"));
+    }
+
+    #[test]
+    fn model_info_overrides_apply_field_by_field() {
+        let text = "[act]\nprovider = \"openai\"\nmodel = \"local\"\n[act.model_info]\ncontext_window = 2048\nmax_tokens = 256\n[providers.openai]\nbase_url = \"http://localhost:1/v1\"\n";
+        let c = ApiConfiguration::from_toml(text, "c", env(&[])).unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!((r.model_info.context_window, r.model_info.max_tokens), (2048, 256));
+        let bad = text.replace("2048", "\"big\"");
+        let c = ApiConfiguration::from_toml(&bad, "c", env(&[])).unwrap();
+        assert!(matches!(resolve_mode(&c, Mode::Act), Err(ConfigError::ModelInfo { .. })));
+    }
+
+    #[test]
+    fn loopback_detection() {
+        assert!(is_loopback("http://127.0.0.1:8089/v1"));
+        assert!(is_loopback("http://localhost/v1"));
+        assert!(is_loopback("http://[::1]:80/v1"));
+        assert!(!is_loopback("https://api.openai.com/v1"));
+        assert!(!is_loopback("https://localhost.evil.com/v1"));
+    }
+}

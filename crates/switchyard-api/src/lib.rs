@@ -1,0 +1,25 @@
+//! Switchyard's provider layer: from an [`ApiConfiguration`] and a [`Mode`] to one
+//! [`ApiHandler`] whose `create_message` streams [`ApiStreamChunk`]s (SPEC R1–R5, R7).
+//!
+//! This crate knows nothing of tasks, files or terminals. Start at [`build_api_handler`].
+
+pub mod config;
+pub mod error;
+pub mod handler;
+pub mod message;
+pub mod model;
+pub mod providers;
+pub mod retry;
+pub mod stream;
+mod transport;
+pub mod wire;
+
+pub use config::{
+    ApiConfiguration, ApiKey, ConfigError, Mode, ModeSettings, ProviderEndpoint, ProviderSettings,
+    ReasoningEffort, ResolvedMode, build_api_handler, resolve_mode,
+};
+pub use error::{ApiError, ErrorKind, classify};
+pub use handler::{ApiHandler, ApiHandlerModel};
+pub use message::{ContentBlock, Message, Role, ToolSpec};
+pub use model::ModelInfo;
+pub use stream::{ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage};

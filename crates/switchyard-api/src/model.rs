@@ -1,0 +1,167 @@
+//! `ModelInfo`, price tiers and the model tables (SPEC R2.2–R2.4).
+//!
+//! The tables are data: one TOML file per provider under `crates/switchyard-api/models/`,
+//! compiled in with `include_str!` and parsed once. Adding a model is a data change.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+/// The context window assumed when a model's is unknown, in tokens (SPEC R2.3, R8.1).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// What we know of a model: limits in tokens, prices in USD per million tokens (SPEC R2.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelInfo {
+    /// Maximum output tokens; 0 when unknown (then no limit is sent where the API allows).
+    pub max_tokens: u64,
+    /// Context window in tokens.
+    pub context_window: u64,
+    pub supports_images: bool,
+    pub supports_prompt_cache: bool,
+    /// The model accepts a thinking budget or reasoning effort.
+    pub supports_reasoning: bool,
+    /// USD per million input tokens (non-cached).
+    pub input_price: f64,
+    /// USD per million output tokens.
+    pub output_price: f64,
+    /// USD per million tokens written to the prompt cache.
+    pub cache_writes_price: f64,
+    /// USD per million tokens read from the prompt cache.
+    pub cache_reads_price: f64,
+    /// Thinking limits and the output price while thinking, when they differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_config: Option<ThinkingConfig>,
+    /// Prices by context size, ascending by `context_window` (SPEC R9.2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<PriceTier>,
+    /// The temperature to send, when the model needs a specific one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The wire format the model needs when a provider offers several (e.g. `responses`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_format: Option<String>,
+}
+
+impl Default for ModelInfo {
+    /// The sane defaults for a model id we have no data on (SPEC R2.3): 128k context,
+    /// unknown max output, images allowed, no caching, no prices.
+    fn default() -> Self {
+        Self {
+            max_tokens: 0,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            supports_images: true,
+            supports_prompt_cache: false,
+            supports_reasoning: false,
+            input_price: 0.0,
+            output_price: 0.0,
+            cache_writes_price: 0.0,
+            cache_reads_price: 0.0,
+            thinking_config: None,
+            tiers: Vec::new(),
+            temperature: None,
+            api_format: None,
+        }
+    }
+}
+
+/// Thinking limits (SPEC R2.2).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ThinkingConfig {
+    /// The largest thinking budget the model accepts, in tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_budget: Option<u64>,
+    /// USD per million output tokens when a thinking budget is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
+}
+
+/// Prices that apply while the prompt is at most `context_window` tokens.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PriceTier {
+    pub context_window: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_writes_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_reads_price: Option<f64>,
+}
+
+/// One provider's model table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelTable {
+    /// The model used when none is configured or the configured id is unknown.
+    pub default: String,
+    /// Models by id, sorted.
+    pub models: BTreeMap<String, ModelInfo>,
+}
+
+impl ModelTable {
+    /// The default model's id and info.
+    pub fn default_model(&self) -> (String, ModelInfo) {
+        let info = self.models.get(&self.default).cloned().unwrap_or_default();
+        (self.default.clone(), info)
+    }
+}
+
+/// The embedded tables, by provider id. A parse failure is a bug in a data file and is caught
+/// by the tests (`every_table_parses`); at run time such a table is treated as absent.
+static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
+    let sources: [(&str, &str); 4] = [
+        ("anthropic", include_str!("../models/anthropic.toml")),
+        ("deepseek", include_str!("../models/deepseek.toml")),
+        ("openai-native", include_str!("../models/openai-native.toml")),
+        ("openrouter", include_str!("../models/openrouter.toml")),
+    ];
+    let mut tables = BTreeMap::new();
+    for (id, src) in sources {
+        match toml::from_str::<ModelTable>(src) {
+            Ok(t) => {
+                tables.insert(id, t);
+            }
+            Err(e) => tracing::error!("model table for {id} is invalid: {e}"),
+        }
+    }
+    tables
+});
+
+/// The model table of `provider_id`, if it has one.
+pub fn model_table(provider_id: &str) -> Option<&'static ModelTable> {
+    TABLES.get(provider_id)
+}
+
+/// Every provider id that has a model table.
+pub fn providers_with_tables() -> impl Iterator<Item = &'static str> {
+    TABLES.keys().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_parses_and_has_its_default() {
+        for src in [
+            include_str!("../models/anthropic.toml"),
+            include_str!("../models/deepseek.toml"),
+            include_str!("../models/openai-native.toml"),
+            include_str!("../models/openrouter.toml"),
+        ] {
+            let t: ModelTable = toml::from_str(src).unwrap();
+            assert!(t.models.contains_key(&t.default), "default {} missing", t.default);
+            for (id, m) in &t.models {
+                assert!(m.context_window > 0, "{id}");
+                assert!(m.max_tokens <= m.context_window, "{id}");
+            }
+        }
+        assert_eq!(providers_with_tables().count(), 4);
+    }
+}

@@ -1,0 +1,5 @@
+//! One module per wire family (SPEC R4.1); `presets` holds every provider id as data (R4.2).
+
+pub mod anthropic;
+pub mod openai_chat;
+pub mod presets;

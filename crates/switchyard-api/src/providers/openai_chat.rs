@@ -1,0 +1,403 @@
+//! OpenAI Chat Completions over SSE, for OpenAI and every OpenAI-compatible provider
+//! (SPEC R4.1, R4.2, R4.4, R4.5).
+//!
+//! Request: `POST {base_url}/chat/completions` with `stream: true` and
+//! `stream_options.include_usage` (platform.openai.com/docs/api-reference/chat-streaming).
+//! Stream: `data: {chat.completion.chunk}` lines, `data: [DONE]` at the end.
+//!
+//! Dialects, all handled here because they are small variations of one format:
+//! - OpenRouter (R4.4): `: OPENROUTER PROCESSING` comments (dropped by the SSE decoder), a
+//!   chunk carrying an `error` object or `finish_reason: "error"` is an error,
+//!   `delta.reasoning` and `delta.reasoning_details[]` are reasoning, `usage.cost` is the cost
+//!   (OpenRouter docs: api-reference/streaming, usage-accounting, reasoning-tokens).
+//! - DeepSeek (R4.5): `delta.reasoning_content` is reasoning; `usage.prompt_cache_hit_tokens`
+//!   are cache reads (api-docs.deepseek.com guides/reasoning_model, guides/kv_cache).
+//! - Reasoning-family model ids (o1/o3/o4/gpt-5, not "chat"): `developer` role, no
+//!   temperature, `reasoning_effort`, `max_completion_tokens` (R4.5).
+//!
+//! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
+//! `input_tokens = prompt_tokens − cached` where cached is
+//! `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter) or `prompt_cache_hit_tokens`
+//! (DeepSeek); `cache_read_tokens` = cached; `thoughts_tokens` =
+//! `completion_tokens_details.reasoning_tokens` (already inside `output_tokens`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{ApiHandler, ApiHandlerModel};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::providers::presets::ChatDialect;
+use crate::stream::{ApiStream, ApiStreamChunk, Usage};
+use crate::transport::{self, AbortSignal, EventParser, Framing, Origin};
+use crate::wire::sse::SseEvent;
+
+/// A handler for OpenAI Chat Completions and the OpenAI-compatible family.
+pub struct OpenAiChatHandler {
+    mode: ResolvedMode,
+    abort: AbortSignal,
+}
+
+/// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
+/// (SPEC R4.5). Provider prefixes such as `openai/` are ignored.
+pub fn is_reasoning_family(model_id: &str) -> bool {
+    let id = model_id.rsplit('/').next().unwrap_or(model_id).to_ascii_lowercase();
+    let family = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| id.starts_with(p));
+    family && !id.contains("chat")
+}
+
+fn is_azure(base_url: &str) -> bool {
+    base_url.contains(".openai.azure.com") || base_url.contains(".cognitiveservices.azure.com")
+}
+
+impl OpenAiChatHandler {
+    /// Builds the handler; no network request is made (SPEC R3.5).
+    pub fn new(mode: ResolvedMode) -> Self {
+        Self { mode, abort: AbortSignal::new() }
+    }
+
+    fn dialect(&self) -> ChatDialect {
+        self.mode.preset.dialect
+    }
+
+    /// The JSON request body.
+    pub(crate) fn request_body(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> Value {
+        let info = &self.mode.model_info;
+        let reasoning = is_reasoning_family(&self.mode.model_id);
+        let deepseek_reasoner = self.mode.model_id.contains("deepseek-reasoner");
+        let system_role = if reasoning { "developer" } else { "system" };
+        let mut wire = vec![json!({ "role": system_role, "content": system_prompt })];
+        wire.extend(convert_messages(messages));
+
+        let mut body = json!({
+            "model": self.mode.model_id,
+            "messages": wire,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+        });
+        if reasoning {
+            if let Some(effort) = self.mode.reasoning_effort.filter(|e| *e != ReasoningEffort::None) {
+                body["reasoning_effort"] = json!(effort.as_str());
+            }
+            if info.max_tokens > 0 {
+                body["max_completion_tokens"] = json!(info.max_tokens);
+            }
+        } else {
+            if !deepseek_reasoner {
+                body["temperature"] = json!(info.temperature.unwrap_or(0.0));
+            }
+            if info.max_tokens > 0 {
+                body["max_tokens"] = json!(info.max_tokens);
+            }
+        }
+        if self.dialect() == ChatDialect::OpenRouter {
+            body["usage"] = json!({ "include": true });
+            if self.mode.thinking_budget_tokens > 0 {
+                body["reasoning"] = json!({ "max_tokens": self.mode.thinking_budget_tokens });
+            }
+        }
+        if !tools.is_empty() {
+            body["tools"] = tools
+                .iter()
+                .map(|t| {
+                    json!({ "type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.input_schema } })
+                })
+                .collect();
+        }
+        body
+    }
+}
+
+/// Converts Anthropic-shaped messages into Chat Completions messages: tool results become
+/// `tool` messages (before the user's text), tool uses become `tool_calls`, images become
+/// `image_url` data URLs; thinking blocks are not sent back.
+fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in messages {
+        let mut texts: Vec<&str> = Vec::new();
+        let mut images: Vec<Value> = Vec::new();
+        let mut tool_calls: Vec<Value> = Vec::new();
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text } => texts.push(text),
+                ContentBlock::Image { source } => images.push(json!({
+                    "type": "image_url",
+                    "image_url": { "url": format!("data:{};base64,{}", source.media_type, source.data) },
+                })),
+                ContentBlock::ToolUse { id, name, input } => tool_calls.push(json!({
+                    "id": id, "type": "function",
+                    "function": { "name": name, "arguments": input.to_string() },
+                })),
+                ContentBlock::ToolResult { tool_use_id, content, .. } => {
+                    out.push(json!({ "role": "tool", "tool_call_id": tool_use_id, "content": content }));
+                }
+                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+            }
+        }
+        let text = texts.join("\n\n");
+        match m.role {
+            Role::User => {
+                if images.is_empty() {
+                    if !text.is_empty() {
+                        out.push(json!({ "role": "user", "content": text }));
+                    }
+                } else {
+                    let mut parts = vec![json!({ "type": "text", "text": text })];
+                    parts.extend(images);
+                    out.push(json!({ "role": "user", "content": parts }));
+                }
+            }
+            Role::Assistant => {
+                let mut msg = json!({ "role": "assistant", "content": text });
+                if !tool_calls.is_empty() {
+                    msg["tool_calls"] = Value::Array(tool_calls);
+                }
+                out.push(msg);
+            }
+        }
+    }
+    out
+}
+
+impl ApiHandler for OpenAiChatHandler {
+    fn create_message(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+        let body = self.request_body(system_prompt, messages, tools);
+        let origin = Origin {
+            provider_id: self.mode.provider_id.clone(),
+            model_id: self.mode.model_id.clone(),
+            base_url: self.mode.base_url.clone(),
+        };
+        let azure = is_azure(&self.mode.base_url);
+        let url = format!("{}/chat/completions", self.mode.base_url);
+        let mut request = transport::client()
+            .post(url)
+            .header("accept", "text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(key) = &self.mode.api_key {
+            request = if azure {
+                request.header("api-key", key.expose())
+            } else {
+                request.bearer_auth(key.expose())
+            };
+        }
+        if self.dialect() == ChatDialect::OpenRouter {
+            request = request
+                .header("HTTP-Referer", "https://github.com/switchyard")
+                .header("X-Title", "Switchyard");
+        }
+        for (k, v) in &self.mode.headers {
+            request = request.header(k, v);
+        }
+        let request = request.body(body.to_string());
+        let open_origin = origin.clone();
+        let open = async move { transport::open_stream(request, &open_origin, Framing::Sse).await };
+        let parser = ChatParser::new(self.dialect());
+        transport::sse_stream(open, parser, self.abort.subscribe(), origin)
+    }
+
+    fn get_model(&self) -> ApiHandlerModel {
+        ApiHandlerModel { id: self.mode.model_id.clone(), info: self.mode.model_info.clone() }
+    }
+
+    fn provider_id(&self) -> &str {
+        &self.mode.provider_id
+    }
+
+    fn abort(&self) {
+        self.abort.abort();
+    }
+}
+
+/// A tool call being assembled from deltas, by its `index`.
+#[derive(Debug, Default)]
+struct PendingToolCall {
+    id: Option<String>,
+    name: Option<String>,
+    /// Argument fragments that arrived before the id and name were known.
+    held: String,
+}
+
+/// Maps Chat Completions chunks to stream chunks.
+#[derive(Debug)]
+pub(crate) struct ChatParser {
+    dialect: ChatDialect,
+    tool_calls: BTreeMap<u64, PendingToolCall>,
+    finished: bool,
+    done: bool,
+}
+
+impl ChatParser {
+    pub(crate) fn new(dialect: ChatDialect) -> Self {
+        Self { dialect, tool_calls: BTreeMap::new(), finished: false, done: false }
+    }
+
+    fn on_tool_call_delta(&mut self, tc: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let pending = self.tool_calls.entry(index).or_default();
+        if let Some(id) = tc.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            pending.id.get_or_insert_with(|| id.to_owned());
+        }
+        let function = &tc["function"];
+        if let Some(name) = function.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            pending.name.get_or_insert_with(|| name.to_owned());
+        }
+        let args = function.get("arguments").and_then(Value::as_str).unwrap_or("");
+        match (&pending.id, &pending.name) {
+            (Some(id), Some(name)) => {
+                let mut delta = std::mem::take(&mut pending.held);
+                delta.push_str(args);
+                out.push(Ok(ApiStreamChunk::ToolCalls {
+                    call_id: None,
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments_delta: delta,
+                }));
+            }
+            _ => pending.held.push_str(args),
+        }
+    }
+
+    fn usage(&self, u: &Value) -> Usage {
+        let prompt = u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
+        let cached = match self.dialect {
+            ChatDialect::DeepSeek => u
+                .get("prompt_cache_hit_tokens")
+                .and_then(Value::as_u64)
+                .or_else(|| u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64)),
+            _ => u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64),
+        };
+        Usage {
+            input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
+            output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+            cache_write_tokens: None,
+            cache_read_tokens: cached,
+            thoughts_tokens: u.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
+            total_cost_usd: u.get("cost").and_then(Value::as_f64),
+            id: None,
+        }
+    }
+}
+
+fn in_stream_error(v: &Value) -> ApiError {
+    let e = &v["error"];
+    let message = e.get("message").and_then(Value::as_str).unwrap_or("the provider reported an error mid-stream");
+    let (status, code) = match e.get("code") {
+        Some(Value::Number(n)) => (n.as_u64().and_then(|n| u16::try_from(n).ok()), None),
+        Some(Value::String(s)) => (None, Some(s.as_str())),
+        _ => (None, e.get("type").and_then(Value::as_str)),
+    };
+    let mut err = ApiError::from_provider(status, code, message, None);
+    if err.kind == ErrorKind::InvalidRequest && status.is_none() && code.is_none() {
+        err.kind = ErrorKind::Server;
+    }
+    err
+}
+
+impl EventParser for ChatParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return;
+        }
+        let v = match transport::parse_json(data) {
+            Ok(v) => v,
+            Err(e) => return out.push(Err(e)),
+        };
+        if v.get("error").is_some_and(|e| !e.is_null()) {
+            return out.push(Err(in_stream_error(&v)));
+        }
+        if let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) {
+            let delta = &choice["delta"];
+            if let Some(r) = delta.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                out.push(Ok(ApiStreamChunk::reasoning(r)));
+            }
+            let details = delta.get("reasoning_details").filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
+            let reasoning_text = delta.get("reasoning").and_then(Value::as_str).filter(|s| !s.is_empty());
+            if let Some(r) = reasoning_text {
+                out.push(Ok(ApiStreamChunk::Reasoning {
+                    reasoning: r.to_owned(),
+                    details: details.cloned(),
+                    signature: None,
+                    redacted_data: None,
+                    id: None,
+                }));
+            }
+            for d in details.and_then(Value::as_array).into_iter().flatten() {
+                let text = d.get("text").and_then(Value::as_str).filter(|s| !s.is_empty());
+                let signature = d.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty());
+                let encrypted = (d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
+                    .then(|| d.get("data").and_then(Value::as_str))
+                    .flatten();
+                if reasoning_text.is_none() && text.is_some() {
+                    out.push(Ok(ApiStreamChunk::Reasoning {
+                        reasoning: text.unwrap_or_default().to_owned(),
+                        details: Some(d.clone()),
+                        signature: signature.map(str::to_owned),
+                        redacted_data: None,
+                        id: None,
+                    }));
+                } else if signature.is_some() || encrypted.is_some() {
+                    out.push(Ok(ApiStreamChunk::Reasoning {
+                        reasoning: String::new(),
+                        details: Some(d.clone()),
+                        signature: signature.map(str::to_owned),
+                        redacted_data: encrypted.map(str::to_owned),
+                        id: None,
+                    }));
+                }
+            }
+            if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                out.push(Ok(ApiStreamChunk::text(t)));
+            }
+            for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                self.on_tool_call_delta(tc, out);
+            }
+            match choice.get("finish_reason").and_then(Value::as_str) {
+                Some("error") => {
+                    return out.push(Err(ApiError::new(
+                        ErrorKind::Server,
+                        "the provider ended the stream with an error (finish_reason \"error\")",
+                    )));
+                }
+                Some(_) => self.finished = true,
+                None => {}
+            }
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            out.push(Ok(ApiStreamChunk::Usage(self.usage(u))));
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if !self.done && !self.finished {
+            out.push(Err(ApiError::new(
+                ErrorKind::Network,
+                "the stream ended before the response was complete (no finish_reason or [DONE])",
+            )));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_family_ids() {
+        for id in ["o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "openai/o3"] {
+            assert!(is_reasoning_family(id), "{id}");
+        }
+        for id in ["gpt-4o", "gpt-5-chat-latest", "gpt-4.1", "deepseek-chat", "smollm2"] {
+            assert!(!is_reasoning_family(id), "{id}");
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Every provider id Switchyard knows, as data: its wire family, default base URL, API-key
+//! variable(s) and default model (SPEC R4.2).
+//!
+//! Ids and spellings are the reference's (`ApiProvider` in Cline's `src/shared/api.ts`).
+//! Base URLs and key variable names are each provider's documented OpenAI-compatible endpoint
+//! and the variable its own SDKs and docs use.
+
+/// The wire protocol a provider speaks (SPEC R4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFamily {
+    /// Anthropic Messages over SSE (`providers/anthropic.rs`).
+    Anthropic,
+    /// OpenAI Chat Completions over SSE (`providers/openai_chat.rs`).
+    OpenAiChat,
+    /// A family this build does not speak yet (Gemini, Vertex, Bedrock): building a handler for
+    /// it is a clear error, never a silent fallback.
+    NotYetSupported(&'static str),
+}
+
+/// How a provider's Chat Completions stream differs from OpenAI's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatDialect {
+    /// Plain OpenAI-compatible.
+    Generic,
+    /// OpenRouter: comments, in-stream `error` chunks, `delta.reasoning`, `usage.cost` (R4.4).
+    OpenRouter,
+    /// DeepSeek: `delta.reasoning_content`, `prompt_cache_hit_tokens` (R4.5).
+    DeepSeek,
+}
+
+/// One provider id and how to reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderPreset {
+    /// The reference's provider id, e.g. `openrouter`.
+    pub id: &'static str,
+    pub family: WireFamily,
+    pub dialect: ChatDialect,
+    /// Default base URL, without a trailing slash.
+    pub base_url: &'static str,
+    /// Environment variables holding the API key, in the order they are looked up.
+    pub api_key_env: &'static [&'static str],
+    /// Whether a request needs a key (local servers do not).
+    pub key_required: bool,
+    /// Model used when none is configured (and when a fixed table lacks the configured id).
+    pub default_model: &'static str,
+    /// True when the provider accepts any model id (SPEC R2.3); false when its table is fixed.
+    pub any_model_id: bool,
+}
+
+const fn chat(
+    id: &'static str,
+    base_url: &'static str,
+    api_key_env: &'static [&'static str],
+    default_model: &'static str,
+) -> ProviderPreset {
+    ProviderPreset {
+        id,
+        family: WireFamily::OpenAiChat,
+        dialect: ChatDialect::Generic,
+        base_url,
+        api_key_env,
+        key_required: true,
+        default_model,
+        any_model_id: true,
+    }
+}
+
+const fn local(
+    id: &'static str,
+    base_url: &'static str,
+    api_key_env: &'static [&'static str],
+    default_model: &'static str,
+) -> ProviderPreset {
+    ProviderPreset { key_required: false, ..chat(id, base_url, api_key_env, default_model) }
+}
+
+const fn planned(id: &'static str, family: &'static str, key: &'static [&'static str]) -> ProviderPreset {
+    ProviderPreset {
+        id,
+        family: WireFamily::NotYetSupported(family),
+        dialect: ChatDialect::Generic,
+        base_url: "",
+        api_key_env: key,
+        key_required: true,
+        default_model: "",
+        any_model_id: false,
+    }
+}
+
+/// Every provider id, in the reference's spelling.
+pub const PRESETS: &[ProviderPreset] = &[
+    ProviderPreset {
+        id: "anthropic",
+        family: WireFamily::Anthropic,
+        dialect: ChatDialect::Generic,
+        base_url: "https://api.anthropic.com",
+        api_key_env: &["ANTHROPIC_API_KEY"],
+        key_required: true,
+        default_model: "claude-sonnet-4-5-20250929",
+        any_model_id: false,
+    },
+    ProviderPreset {
+        id: "minimax",
+        family: WireFamily::Anthropic,
+        dialect: ChatDialect::Generic,
+        base_url: "https://api.minimax.io/anthropic",
+        api_key_env: &["MINIMAX_API_KEY"],
+        key_required: true,
+        default_model: "MiniMax-M2",
+        any_model_id: true,
+    },
+    // `openai` is the reference's "OpenAI Compatible" provider: any base URL (Azure when the
+    // URL is an Azure OpenAI endpoint).
+    chat("openai", "https://api.openai.com/v1", &["OPENAI_API_KEY"], "gpt-4o"),
+    ProviderPreset {
+        any_model_id: false,
+        ..chat("openai-native", "https://api.openai.com/v1", &["OPENAI_API_KEY"], "gpt-4.1")
+    },
+    ProviderPreset {
+        dialect: ChatDialect::OpenRouter,
+        ..chat(
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            &["OPENROUTER_API_KEY"],
+            "anthropic/claude-sonnet-4.5",
+        )
+    },
+    ProviderPreset {
+        dialect: ChatDialect::DeepSeek,
+        any_model_id: false,
+        ..chat("deepseek", "https://api.deepseek.com/v1", &["DEEPSEEK_API_KEY"], "deepseek-chat")
+    },
+    chat("requesty", "https://router.requesty.ai/v1", &["REQUESTY_API_KEY"], "anthropic/claude-sonnet-4-5"),
+    chat(
+        "fireworks",
+        "https://api.fireworks.ai/inference/v1",
+        &["FIREWORKS_API_KEY"],
+        "accounts/fireworks/models/kimi-k2-instruct-0905",
+    ),
+    chat(
+        "together",
+        "https://api.together.xyz/v1",
+        &["TOGETHER_API_KEY"],
+        "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    ),
+    chat(
+        "qwen",
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        &["DASHSCOPE_API_KEY", "QWEN_API_KEY"],
+        "qwen-plus",
+    ),
+    chat("doubao", "https://ark.cn-beijing.volces.com/api/v3", &["ARK_API_KEY", "DOUBAO_API_KEY"], "doubao-seed-1-6-250615"),
+    chat("mistral", "https://api.mistral.ai/v1", &["MISTRAL_API_KEY"], "mistral-large-latest"),
+    local("litellm", "http://127.0.0.1:4000/v1", &["LITELLM_API_KEY"], "gpt-4o"),
+    chat("moonshot", "https://api.moonshot.ai/v1", &["MOONSHOT_API_KEY"], "kimi-k2-0905-preview"),
+    chat(
+        "huggingface",
+        "https://router.huggingface.co/v1",
+        &["HF_TOKEN", "HUGGINGFACE_API_KEY"],
+        "moonshotai/Kimi-K2-Instruct",
+    ),
+    chat(
+        "nebius",
+        "https://api.studio.nebius.com/v1",
+        &["NEBIUS_API_KEY"],
+        "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+    ),
+    chat("xai", "https://api.x.ai/v1", &["XAI_API_KEY"], "grok-4"),
+    chat("sambanova", "https://api.sambanova.ai/v1", &["SAMBANOVA_API_KEY"], "Meta-Llama-3.3-70B-Instruct"),
+    chat("cerebras", "https://api.cerebras.ai/v1", &["CEREBRAS_API_KEY"], "gpt-oss-120b"),
+    chat("groq", "https://api.groq.com/openai/v1", &["GROQ_API_KEY"], "openai/gpt-oss-120b"),
+    chat(
+        "baseten",
+        "https://inference.baseten.co/v1",
+        &["BASETEN_API_KEY"],
+        "moonshotai/Kimi-K2-Instruct-0905",
+    ),
+    chat(
+        "huawei-cloud-maas",
+        "https://api.modelarts-maas.com/v1",
+        &["HUAWEI_CLOUD_MAAS_API_KEY"],
+        "DeepSeek-V3",
+    ),
+    chat(
+        "vercel-ai-gateway",
+        "https://ai-gateway.vercel.sh/v1",
+        &["AI_GATEWAY_API_KEY"],
+        "anthropic/claude-sonnet-4.5",
+    ),
+    chat("zai", "https://api.z.ai/api/paas/v4", &["ZAI_API_KEY"], "glm-4.6"),
+    chat(
+        "nousResearch",
+        "https://inference-api.nousresearch.com/v1",
+        &["NOUS_API_KEY"],
+        "Hermes-4-405B",
+    ),
+    chat(
+        "wandb",
+        "https://api.inference.wandb.ai/v1",
+        &["WANDB_API_KEY"],
+        "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+    ),
+    chat("hicap", "https://api.hicap.ai/v1", &["HICAP_API_KEY"], "gpt-4.1"),
+    // Local servers: no key needed.
+    local("lmstudio", "http://127.0.0.1:1234/v1", &["LM_STUDIO_API_KEY"], "openai/gpt-oss-20b"),
+    // Ollama through its OpenAI-compatible `/v1` endpoint until the native `/api/chat` family
+    // lands; `num_ctx` cannot be sent this way, so the server's own default context applies.
+    local("ollama", "http://127.0.0.1:11434/v1", &["OLLAMA_API_KEY"], "llama3.2"),
+    planned("gemini", "Gemini streamGenerateContent", &["GEMINI_API_KEY"]),
+    planned("vertex", "Vertex AI", &[]),
+    planned("bedrock", "Bedrock ConverseStream", &[]),
+];
+
+/// The preset for `id`, if Switchyard knows it.
+pub fn preset(id: &str) -> Option<&'static ProviderPreset> {
+    PRESETS.iter().find(|p| p.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_complete() {
+        let spec_ids = [
+            "anthropic", "openrouter", "bedrock", "vertex", "openai", "openai-native", "ollama",
+            "lmstudio", "gemini", "deepseek", "requesty", "fireworks", "together", "qwen", "doubao",
+            "mistral", "litellm", "moonshot", "huggingface", "nebius", "xai", "sambanova",
+            "cerebras", "groq", "baseten", "huawei-cloud-maas", "vercel-ai-gateway", "zai",
+            "minimax", "nousResearch", "wandb", "hicap",
+        ];
+        for id in spec_ids {
+            assert!(preset(id).is_some(), "{id} missing");
+        }
+        let mut ids: Vec<_> = PRESETS.iter().map(|p| p.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), PRESETS.len());
+        for p in PRESETS {
+            assert!(!p.base_url.ends_with('/'), "{}", p.id);
+            if !matches!(p.family, WireFamily::NotYetSupported(_)) {
+                assert!(!p.default_model.is_empty(), "{}", p.id);
+                assert!(!p.api_key_env.is_empty(), "{}", p.id);
+            }
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! The HTTP plumbing every provider shares: one lazily built client, the POST that opens a
+//! stream, error bodies turned into [`ApiError`]s, content-type checks (SPEC R4.0), the
+//! abort signal (R1.4), and the driver that runs a provider's event parser over the body.
+
+use std::future::Future;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+use tokio::sync::watch;
+
+use crate::error::{ApiError, ErrorKind};
+use crate::stream::{ApiStream, ApiStreamChunk};
+use crate::wire::ndjson::NdjsonDecoder;
+use crate::wire::sse::{SseDecoder, SseEvent};
+
+/// Longest part of an error body we read, in bytes; the rest is never buffered.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The shared HTTP client (rustls, HTTP/2 when offered). Built on first use, so constructing a
+/// handler makes no network request and opens no socket (SPEC R3.5).
+static HTTP_CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_else(|e| {
+            tracing::error!("could not build the configured HTTP client ({e}); using defaults");
+            reqwest::Client::new()
+        })
+});
+
+/// The shared HTTP client.
+pub(crate) fn client() -> &'static reqwest::Client {
+    &HTTP_CLIENT
+}
+
+/// Who a request goes to, for error messages.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin {
+    pub provider_id: String,
+    pub model_id: String,
+    pub base_url: String,
+}
+
+/// The body framing a stream is expected in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    Sse,
+    #[allow(dead_code)] // Used by the Ollama native family.
+    Ndjson,
+}
+
+impl Framing {
+    fn accepts(self, content_type: &str) -> bool {
+        let ct = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match self {
+            Self::Sse => ct == "text/event-stream",
+            Self::Ndjson => {
+                ct == "application/x-ndjson" || ct == "application/jsonl" || ct == "application/json"
+            }
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Sse => "text/event-stream",
+            Self::Ndjson => "application/x-ndjson",
+        }
+    }
+}
+
+/// Aborts the streams of one handler (SPEC R1.4). Cloning shares the signal.
+#[derive(Debug, Clone)]
+pub(crate) struct AbortSignal {
+    tx: Arc<watch::Sender<u64>>,
+}
+
+impl AbortSignal {
+    pub(crate) fn new() -> Self {
+        Self { tx: Arc::new(watch::channel(0).0) }
+    }
+
+    /// Aborts every stream subscribed so far.
+    pub(crate) fn abort(&self) {
+        self.tx.send_modify(|generation| *generation += 1);
+    }
+
+    /// A listener that fires on the next `abort`, not on earlier ones.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        let mut rx = self.tx.subscribe();
+        rx.mark_unchanged();
+        rx
+    }
+}
+
+/// The request id a provider put in the response headers, if any.
+fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id", "x-amzn-requestid", "x-ds-trace-id"]
+        .iter()
+        .find_map(|h| headers.get(*h)?.to_str().ok().map(str::to_owned))
+}
+
+/// Sends `request` and returns the response once its status and content type say a stream
+/// of `framing` follows; otherwise the classified error.
+pub(crate) async fn open_stream(
+    request: reqwest::RequestBuilder,
+    origin: &Origin,
+    framing: Framing,
+) -> Result<reqwest::Response, ApiError> {
+    let response = request.send().await.map_err(|e| send_error(&e, origin))?;
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if !response.status().is_success() || (!content_type.is_empty() && !framing.accepts(&content_type))
+    {
+        let headers = response.headers().clone();
+        let body = read_limited(response).await;
+        let mut err = error_from_body(status, &content_type, &body, &headers, framing);
+        err.request_id = request_id(&headers);
+        return Err(err.with_origin(&origin.provider_id, &origin.model_id));
+    }
+    Ok(response)
+}
+
+fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
+    let mut cause = String::new();
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    if cause.is_empty() {
+        cause = e.to_string();
+    }
+    let (kind, message) = if e.is_timeout() {
+        (ErrorKind::Timeout, format!("no answer from {} in time ({cause})", origin.base_url))
+    } else {
+        (
+            ErrorKind::Network,
+            format!(
+                "could not connect to {} ({cause}); check that the server is running and the base URL is right",
+                origin.base_url
+            ),
+        )
+    };
+    ApiError::new(kind, message).with_origin(&origin.provider_id, &origin.model_id)
+}
+
+async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    body
+}
+
+/// Turns a non-stream response into an error: the provider's JSON error when there is one
+/// (OpenAI/Anthropic `{"error":{…}}`, Ollama `{"error":"…"}`, AWS `{"message":…}`, Google
+/// `{"error":{"status":…}}`), else a sentence naming the status and content type — an HTML
+/// page is never dumped (SPEC R4.0).
+pub(crate) fn error_from_body(
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    headers: &HeaderMap,
+    framing: Framing,
+) -> ApiError {
+    let retry_after = crate::retry::retry_after_from_headers(headers, SystemTime::now());
+    let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    if let Some((code, message)) = json.as_ref().and_then(provider_error_fields) {
+        let http_status = (status != 200).then_some(status);
+        let mut err = ApiError::from_provider(http_status, code.as_deref(), &message, retry_after);
+        err.status = Some(status);
+        return err;
+    }
+    let ct = if content_type.is_empty() { "no content type" } else { content_type };
+    if (200..300).contains(&status) {
+        return ApiError::decode(format!(
+            "expected a {} stream but the server answered HTTP {status} with {ct}; check the base URL points at the provider's API",
+            framing.name()
+        ))
+        .with_status(status);
+    }
+    let mut err = ApiError::from_provider(
+        Some(status),
+        None,
+        &format!("HTTP {status} with {ct} (body not shown)"),
+        retry_after,
+    );
+    if json.is_none() && !content_type.contains("json") && err.kind == ErrorKind::InvalidRequest {
+        // A 4xx HTML page usually means a wrong base URL (a proxy or website answered).
+        err.message = format!(
+            "HTTP {status} with {ct} (body not shown); check the base URL points at the provider's API"
+        );
+    }
+    err
+}
+
+/// Extracts `(code, message)` from the error shapes providers use.
+pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<String>, String)> {
+    let as_code = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    match v.get("error") {
+        Some(serde_json::Value::String(s)) => Some((None, s.clone())),
+        Some(e @ serde_json::Value::Object(_)) => {
+            let message = e.get("message").and_then(|m| m.as_str()).unwrap_or("").to_owned();
+            // Prefer the specific code (`insufficient_quota`) over the generic type.
+            let code = e
+                .get("code")
+                .and_then(|c| as_code(c).filter(|c| c.parse::<u16>().is_err()))
+                .or_else(|| e.get("status").and_then(as_code))
+                .or_else(|| e.get("type").and_then(as_code))
+                .or_else(|| e.get("code").and_then(as_code));
+            Some((code, message))
+        }
+        _ => {
+            let message = v.get("message").and_then(|m| m.as_str())?;
+            Some((v.get("__type").and_then(as_code), message.to_owned()))
+        }
+    }
+}
+
+/// A provider's mapping from decoded events to chunks: pure, no I/O.
+pub(crate) trait EventParser: Send + 'static {
+    /// The item type the decoder yields (an SSE event or an NDJSON line).
+    type Event: Send;
+    /// Handles one event, appending chunks or an error to `out`.
+    fn on_event(&mut self, event: Self::Event, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
+    /// Handles the clean end of the body: flushes what is pending, or reports a stream that
+    /// ended before the provider said it was complete.
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
+}
+
+/// Incremental decoding of a body into parser events.
+trait BodyDecoder: Send {
+    type Event;
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Self::Event>) -> Result<(), String>;
+    fn finish(&mut self, out: &mut Vec<Self::Event>) -> Result<(), String>;
+}
+
+impl BodyDecoder for SseDecoder {
+    type Event = SseEvent;
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
+        SseDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
+    }
+    fn finish(&mut self, _out: &mut Vec<SseEvent>) -> Result<(), String> {
+        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
+        // own completeness check reports the truncated stream.
+        SseDecoder::finish(self);
+        Ok(())
+    }
+}
+
+impl BodyDecoder for NdjsonDecoder {
+    type Event = String;
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) -> Result<(), String> {
+        NdjsonDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
+    }
+    fn finish(&mut self, out: &mut Vec<String>) -> Result<(), String> {
+        NdjsonDecoder::finish(self, out).map_err(|e| e.to_string())
+    }
+}
+
+/// Runs `parser` over an SSE body opened by `open`. See [`drive`].
+pub(crate) fn sse_stream<P>(
+    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+    parser: P,
+    abort: watch::Receiver<u64>,
+    origin: Origin,
+) -> ApiStream
+where
+    P: EventParser<Event = SseEvent>,
+{
+    drive(open, SseDecoder::new(), parser, abort, origin)
+}
+
+/// Runs `parser` over an NDJSON body opened by `open`. See [`drive`].
+#[allow(dead_code)] // Used by the Ollama native family.
+pub(crate) fn ndjson_stream<P>(
+    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+    parser: P,
+    abort: watch::Receiver<u64>,
+    origin: Origin,
+) -> ApiStream
+where
+    P: EventParser<Event = String>,
+{
+    drive(open, NdjsonDecoder::new(), parser, abort, origin)
+}
+
+/// The stream of one request: opens it, reads the body piece by piece, decodes, maps through
+/// the provider's parser and yields chunks. Ends after the first error. Dropping the stream
+/// drops the response, which closes the connection; an abort does the same and yields one
+/// `Cancelled` error (SPEC R1.4).
+fn drive<D, P>(
+    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+    mut decoder: D,
+    mut parser: P,
+    mut abort: watch::Receiver<u64>,
+    origin: Origin,
+) -> ApiStream
+where
+    D: BodyDecoder + 'static,
+    D::Event: Send,
+    P: EventParser<Event = D::Event>,
+{
+    let cancelled = |origin: &Origin| {
+        ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
+            .with_origin(&origin.provider_id, &origin.model_id)
+    };
+    Box::pin(async_stream::stream! {
+        let opened = tokio::select! {
+            biased;
+            _ = abort.changed() => Err(cancelled(&origin)),
+            r = open => r,
+        };
+        let mut response = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                yield Err(e);
+                return;
+            }
+        };
+        let request_id = request_id(response.headers());
+        let finish_err = |mut e: ApiError| {
+            if e.request_id.is_none() {
+                e.request_id = request_id.clone();
+            }
+            e.with_origin(&origin.provider_id, &origin.model_id)
+        };
+        let mut events = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = abort.changed() => Err(cancelled(&origin)),
+                c = response.chunk() => c.map_err(|e| {
+                    ApiError::new(
+                        ErrorKind::Network,
+                        format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
+                    )
+                }),
+            };
+            let ended = match next {
+                Ok(Some(bytes)) => {
+                    if let Err(msg) = decoder.feed(&bytes, &mut events) {
+                        yield Err(finish_err(ApiError::decode(msg)));
+                        return;
+                    }
+                    false
+                }
+                Ok(None) => {
+                    if let Err(msg) = decoder.finish(&mut events) {
+                        yield Err(finish_err(ApiError::decode(msg)));
+                        return;
+                    }
+                    true
+                }
+                Err(e) => {
+                    yield Err(finish_err(e));
+                    return;
+                }
+            };
+            for event in events.drain(..) {
+                parser.on_event(event, &mut out);
+            }
+            if ended {
+                parser.on_end(&mut out);
+            }
+            for item in out.drain(..) {
+                match item {
+                    Ok(chunk) => yield Ok(chunk),
+                    Err(e) => {
+                        yield Err(finish_err(e));
+                        return;
+                    }
+                }
+            }
+            if ended {
+                return;
+            }
+        }
+    })
+}
+
+fn innermost(e: &dyn std::error::Error) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
+/// Parses an event's JSON data, or reports a decode error quoting its start (never a key:
+/// response bodies do not carry request headers).
+pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, ApiError> {
+    serde_json::from_str(data).map_err(|e| {
+        let snippet: String = data.chars().take(120).collect();
+        ApiError::decode(format!("the provider sent an event that is not valid JSON ({e}): {snippet}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_bodies_are_never_dumped() {
+        let body = b"<html><body><h1>502 Bad Gateway</h1>secret page</body></html>";
+        let e = error_from_body(502, "text/html", body, &HeaderMap::new(), Framing::Sse);
+        assert_eq!(e.kind, ErrorKind::Server);
+        assert!(e.message.contains("HTTP 502 with text/html"), "{}", e.message);
+        assert!(!e.message.contains("secret page"));
+        let e = error_from_body(200, "text/html; charset=utf-8", body, &HeaderMap::new(), Framing::Sse);
+        assert_eq!(e.kind, ErrorKind::Decode);
+        assert!(e.message.contains("HTTP 200 with text/html"), "{}", e.message);
+    }
+
+    #[test]
+    fn provider_error_shapes() {
+        let v: serde_json::Value = serde_json::json!({"error":{"message":"m","type":"insufficient_quota","code":"insufficient_quota"}});
+        assert_eq!(provider_error_fields(&v), Some((Some("insufficient_quota".into()), "m".into())));
+        let v = serde_json::json!({"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}});
+        assert_eq!(provider_error_fields(&v), Some((Some("RESOURCE_EXHAUSTED".into()), "q".into())));
+        let v = serde_json::json!({"error":"model not found"});
+        assert_eq!(provider_error_fields(&v), Some((None, "model not found".into())));
+        let v = serde_json::json!({"type":"error","error":{"type":"rate_limit_error","message":"r"}});
+        assert_eq!(provider_error_fields(&v), Some((Some("rate_limit_error".into()), "r".into())));
+    }
+}

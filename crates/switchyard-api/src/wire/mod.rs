@@ -1,0 +1,28 @@
+//! Byte-level decoders for the wire formats providers stream in (SPEC R4.0).
+//!
+//! These are Switchyard's own: exact to their specs, fast, and independent of HTTP.
+//! Each decoder is fed the body's bytes in whatever pieces the network delivers and hands back
+//! complete items; a UTF-8 character or a line end split across reads is reassembled.
+
+pub mod ndjson;
+pub mod sse;
+
+/// The default cap on one line of a streamed body, in bytes (16 MiB).
+///
+/// A provider line of several megabytes (a large tool-call argument, a base64 image) is
+/// parsed; past this cap the decoder stops with [`WireError::LineTooLong`] instead of growing
+/// without bound.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A failure to decode a streamed body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// One line exceeded the configured cap.
+    #[error(
+        "one line of the response is longer than the {limit}-byte limit; raise the limit if this provider really sends lines this long"
+    )]
+    LineTooLong {
+        /// The cap in force, in bytes.
+        limit: usize,
+    },
+}

@@ -1,0 +1,459 @@
+//! Newline-delimited JSON (NDJSON, <https://github.com/ndjson/ndjson-spec>), as Ollama streams
+//! `/api/chat`: one JSON text per line, each line ended by LF (a CR before the LF is dropped).
+//!
+//! [`NdjsonDecoder`] only splits lines; the caller parses each line as JSON. Lines are found with
+//! `memchr` over the input, complete lines are taken straight from the input slice, and only the
+//! incomplete tail of a piece is copied, so a UTF-8 character or a CRLF split across reads is
+//! reassembled and a line of megabytes fed in tiny pieces costs linear time. Blank lines are
+//! skipped, and a leading UTF-8 BOM is skipped as RFC 8259 §8.1 allows a JSON parser to do.
+
+use std::borrow::Cow;
+
+use super::{DEFAULT_MAX_LINE_BYTES, WireError};
+
+/// The UTF-8 byte order mark, skipped once at the very start of a stream.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Past this capacity the reused line buffer is released after a long line.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// An incremental splitter of an `application/x-ndjson` body into lines.
+///
+/// Feed it the body's bytes in any pieces with [`feed`](Self::feed), then call
+/// [`finish`](Self::finish) at the end of the body. The lines produced do not depend on where the
+/// pieces were split. After an error the rest of the stream cannot be decoded reliably.
+#[derive(Debug)]
+pub struct NdjsonDecoder {
+    /// The incomplete line carried over from earlier pieces (never holds LF). At the start of
+    /// the stream it holds the part of the BOM seen so far.
+    partial: Vec<u8>,
+    /// The cap on one line, in bytes, not counting its LF.
+    limit: usize,
+    /// No byte past a possible BOM has been seen yet.
+    at_start: bool,
+}
+
+impl NdjsonDecoder {
+    /// A decoder whose lines may be up to [`DEFAULT_MAX_LINE_BYTES`] (16 MiB) long.
+    pub fn new() -> Self {
+        Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// A decoder whose lines may be up to `limit` bytes long (not counting the LF, but counting
+    /// a CR before it); a longer line is [`WireError::LineTooLong`].
+    pub fn with_max_line_bytes(limit: usize) -> Self {
+        Self {
+            partial: Vec::new(),
+            limit,
+            at_start: true,
+        }
+    }
+
+    /// Feeds the next piece of the body; appends each complete non-blank line (without its LF or
+    /// CRLF; UTF-8 decoded with replacement of invalid sequences) to `lines`.
+    ///
+    /// A blank line is one of nothing but spaces, tabs and CRs (JSON whitespace).
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
+    /// Lines completed before it have already been appended.
+    pub fn feed(&mut self, mut bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
+        if self.at_start {
+            while let Some((&byte, rest)) = bytes.split_first() {
+                if BOM.get(self.partial.len()) != Some(&byte) {
+                    self.at_start = false;
+                    break;
+                }
+                self.partial.push(byte);
+                bytes = rest;
+                if self.partial.len() == BOM.len() {
+                    self.partial.clear();
+                    self.at_start = false;
+                    break;
+                }
+            }
+            if self.at_start {
+                return Ok(());
+            }
+        }
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
+            if self.partial.is_empty() {
+                self.check(end)?;
+                push_line(&bytes[..end], lines);
+            } else {
+                self.check(self.partial.len() + end)?;
+                self.partial.extend_from_slice(&bytes[..end]);
+                push_line(&self.partial, lines);
+                if self.partial.capacity() > KEEP_BUFFER_BYTES {
+                    self.partial = Vec::new();
+                } else {
+                    self.partial.clear();
+                }
+            }
+            bytes = &bytes[end + 1..];
+        }
+        self.check(self.partial.len() + bytes.len())?;
+        self.partial.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Signals the end of the body: a final line without a trailing newline is still a line,
+    /// appended to `lines` if non-blank. The decoder is then reset for a new stream.
+    ///
+    /// # Errors
+    ///
+    /// None at present (every line was checked against the cap while it was fed); the `Result`
+    /// leaves room for end-of-body checks.
+    pub fn finish(&mut self, lines: &mut Vec<String>) -> Result<(), WireError> {
+        push_line(&self.partial, lines);
+        *self = Self::with_max_line_bytes(self.limit);
+        Ok(())
+    }
+
+    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
+    fn check(&mut self, len: usize) -> Result<(), WireError> {
+        if len > self.limit {
+            self.partial = Vec::new();
+            return Err(WireError::LineTooLong { limit: self.limit });
+        }
+        Ok(())
+    }
+}
+
+impl Default for NdjsonDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input (nearly all of
+/// it) takes `str::from_utf8`'s word-at-a-time path, several times faster than
+/// `String::from_utf8_lossy`'s byte-by-byte scan.
+fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// Appends `line` without a trailing CR, unless it is blank.
+fn push_line(line: &[u8], lines: &mut Vec<String>) {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+        return;
+    }
+    lines.push(utf8_lossy(line).into_owned());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::path::PathBuf;
+
+    fn decode_pieces<P: AsRef<[u8]>>(pieces: &[P]) -> Vec<String> {
+        let mut decoder = NdjsonDecoder::new();
+        let mut lines = Vec::new();
+        for piece in pieces {
+            decoder.feed(piece.as_ref(), &mut lines).unwrap();
+        }
+        decoder.finish(&mut lines).unwrap();
+        lines
+    }
+
+    fn decode_in_pieces_of(body: &[u8], size: usize) -> Vec<String> {
+        decode_pieces(&body.chunks(size).collect::<Vec<_>>())
+    }
+
+    /// Decodes `body` whole and in pieces of every size from 1 to 9, asserting they agree.
+    fn decode_all_ways(body: &[u8]) -> Vec<String> {
+        let whole = decode_pieces(&[body]);
+        for size in 1..10 {
+            assert_eq!(decode_in_pieces_of(body, size), whole, "pieces of {size}");
+        }
+        whole
+    }
+
+    #[test]
+    fn lf_and_crlf_line_ends() {
+        assert_eq!(
+            decode_all_ways(b"{\"a\":1}\n{\"b\":2}\r\n{\"c\":3}\n"),
+            ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]
+        );
+    }
+
+    #[test]
+    fn crlf_split_across_pieces() {
+        assert_eq!(decode_pieces(&["{}\r", "\n{}\r", "", "\n"]), ["{}", "{}"]);
+    }
+
+    #[test]
+    fn a_lone_cr_is_not_a_line_end() {
+        assert_eq!(decode_all_ways(b"{\"a\":\r1}\n"), ["{\"a\":\r1}"]);
+        // Only one trailing CR is dropped.
+        assert_eq!(decode_all_ways(b"{}\r\r\n"), ["{}\r"]);
+    }
+
+    #[test]
+    fn blank_lines_are_skipped() {
+        assert_eq!(
+            decode_all_ways(b"\n\r\n  \n\t\r\n{}\n\n \r\n{ }\n"),
+            ["{}", "{ }"]
+        );
+        assert_eq!(decode_all_ways(b" \r"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_kept() {
+        assert_eq!(decode_all_ways(b"  {} \n"), ["  {} "]);
+    }
+
+    #[test]
+    fn final_line_without_newline_is_a_line() {
+        assert_eq!(
+            decode_all_ways(b"{\"a\":1}\n{\"done\":true}"),
+            ["{\"a\":1}", "{\"done\":true}"]
+        );
+        assert_eq!(decode_all_ways(b"{\"done\":true}\r"), ["{\"done\":true}"]);
+        assert_eq!(decode_all_ways(b""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn utf8_split_across_pieces_is_reassembled() {
+        let body = "{\"content\":\"東京 — ₆ «x»\"}\n".as_bytes();
+        assert_eq!(decode_all_ways(body), ["{\"content\":\"東京 — ₆ «x»\"}"]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(
+            decode_all_ways(b"{\xFF}\n\xE6\x9D\n"),
+            ["{\u{FFFD}}", "\u{FFFD}"]
+        );
+    }
+
+    #[test]
+    fn leading_bom_is_skipped_only_at_the_start() {
+        assert_eq!(decode_all_ways(b"\xEF\xBB\xBF{}\n"), ["{}"]);
+        assert_eq!(decode_pieces(&[&b"\xEF"[..], b"\xBB", b"\xBF{}\n"]), ["{}"]);
+        assert_eq!(
+            decode_all_ways(b"{}\n\xEF\xBB\xBF{}\n"),
+            ["{}", "\u{FEFF}{}"]
+        );
+        assert_eq!(decode_all_ways(b"\xEF\xBB{}\n"), ["\u{FFFD}{}"]);
+        assert_eq!(decode_all_ways(b"\xEF\xBB"), ["\u{FFFD}"]);
+    }
+
+    #[test]
+    fn finish_resets_for_a_new_stream() {
+        let mut decoder = NdjsonDecoder::new();
+        let mut lines = Vec::new();
+        decoder.feed(b"{\"a\":1}\n{\"b\"", &mut lines).unwrap();
+        decoder.finish(&mut lines).unwrap();
+        decoder.feed(b"\xEF\xBB\xBF{}\n", &mut lines).unwrap();
+        decoder.finish(&mut lines).unwrap();
+        assert_eq!(lines, ["{\"a\":1}", "{\"b\"", "{}"]);
+    }
+
+    #[test]
+    fn five_megabyte_line_in_seven_byte_pieces() {
+        let payload: String = "0123456789abcdef東京₆«»—"
+            .chars()
+            .cycle()
+            .take(3_500_000)
+            .collect();
+        let body = format!("{{\"content\":\"{payload}\"}}\n{{\"done\":true}}\n");
+        assert!(body.len() > 5_000_000);
+        let mut decoder = NdjsonDecoder::new();
+        let mut lines = Vec::new();
+        for piece in body.as_bytes().chunks(7) {
+            decoder.feed(piece, &mut lines).unwrap();
+        }
+        decoder.finish(&mut lines).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0] == format!("{{\"content\":\"{payload}\"}}"));
+        assert_eq!(lines[1], "{\"done\":true}");
+    }
+
+    #[test]
+    fn line_over_the_cap_is_an_error() {
+        let limit = 8;
+        let mut lines = Vec::new();
+        let mut decoder = NdjsonDecoder::with_max_line_bytes(limit);
+        decoder.feed(b"12345678\n", &mut lines).unwrap();
+        decoder.feed(b"1234567\r\n", &mut lines).unwrap();
+        assert_eq!(
+            decoder.feed(b"123456789\n", &mut lines),
+            Err(WireError::LineTooLong { limit })
+        );
+        assert_eq!(lines, ["12345678", "1234567"]);
+        for size in 1..6 {
+            let mut decoder = NdjsonDecoder::with_max_line_bytes(limit);
+            let mut result = Ok(());
+            for piece in b"{\"a\":\"bcdefg\"".chunks(size) {
+                result = decoder.feed(piece, &mut lines);
+                if result.is_err() {
+                    break;
+                }
+                assert!(decoder.partial.len() <= limit);
+            }
+            assert_eq!(result, Err(WireError::LineTooLong { limit }), "{size}");
+        }
+        let mut decoder = NdjsonDecoder::default();
+        decoder
+            .feed(&vec![b'x'; DEFAULT_MAX_LINE_BYTES], &mut lines)
+            .unwrap();
+        assert_eq!(
+            decoder.feed(b"x", &mut lines),
+            Err(WireError::LineTooLong {
+                limit: DEFAULT_MAX_LINE_BYTES
+            })
+        );
+    }
+
+    // ---- property tests -------------------------------------------------------------------
+
+    const TEXT: &[char] = &[
+        'a', '0', ' ', '\t', '{', '}', '"', ':', ',', '«', '»', '—', '東', '京', '₆', '\r',
+        '\u{FEFF}',
+    ];
+
+    fn line_text() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(TEXT), 0..16)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    fn split_at(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
+        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        at.sort_unstable();
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for cut in at {
+            pieces.push(bytes[start..cut].to_vec());
+            start = cut;
+        }
+        pieces.push(bytes[start..].to_vec());
+        pieces
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_split_gives_the_lines_of_the_whole(
+            texts in prop::collection::vec((line_text(), any::<bool>()), 0..12),
+            last_newline in any::<bool>(),
+            bom in any::<bool>(),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let mut body = Vec::new();
+            let mut expected = Vec::new();
+            if bom {
+                body.extend_from_slice(&BOM);
+            }
+            for (i, (text, crlf)) in texts.iter().enumerate() {
+                body.extend_from_slice(text.as_bytes());
+                let last = i + 1 == texts.len();
+                if !last || last_newline {
+                    body.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+                }
+                // What the line is after its end is taken off.
+                let mut line = text.as_str();
+                if !(*crlf && (!last || last_newline)) {
+                    line = line.strip_suffix('\r').unwrap_or(line);
+                }
+                // A BOM the text starts the body with is skipped too.
+                if i == 0 && !bom {
+                    line = line.strip_prefix('\u{FEFF}').unwrap_or(line);
+                }
+                if !line.chars().all(|c| matches!(c, ' ' | '\t' | '\r')) {
+                    expected.push(line.to_owned());
+                }
+            }
+            let whole = decode_pieces(&[&body]);
+            prop_assert_eq!(&whole, &expected);
+            prop_assert_eq!(decode_pieces(&split_at(&body, &cuts)), whole.clone());
+            prop_assert_eq!(decode_in_pieces_of(&body, 1), whole);
+        }
+
+        #[test]
+        fn any_split_of_arbitrary_bytes_gives_the_same_result(
+            body in prop::collection::vec(
+                prop::sample::select(&[b'{', b'a', b' ', b'\r', b'\n', 0xEF, 0xBB, 0xBF, 0xE6, 0x9D, 0xB1][..]),
+                0..64,
+            ),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            limit in 0usize..10,
+        ) {
+            let whole = decode_pieces(&[&body]);
+            prop_assert_eq!(decode_pieces(&split_at(&body, &cuts)), whole.clone());
+            prop_assert_eq!(decode_in_pieces_of(&body, 1), whole);
+            let run = |pieces: &[Vec<u8>]| {
+                let mut decoder = NdjsonDecoder::with_max_line_bytes(limit);
+                let mut lines = Vec::new();
+                for piece in pieces {
+                    if let Err(err) = decoder.feed(piece, &mut lines) {
+                        return (lines, Err(err));
+                    }
+                }
+                let result = decoder.finish(&mut lines);
+                (lines, result)
+            };
+            prop_assert_eq!(run(&split_at(&body, &cuts)), run(std::slice::from_ref(&body)));
+        }
+    }
+
+    // ---- recorded provider streams ---------------------------------------------------------
+
+    /// `shared/` beside the repository: `$SWITCHYARD_SHARED_DIR` when set, else found from this
+    /// crate's manifest directory (`crates/switchyard-api` → `../../../shared`).
+    fn shared_dir() -> PathBuf {
+        match std::env::var_os("SWITCHYARD_SHARED_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        }
+    }
+
+    #[test]
+    fn fixtures_decode_the_same_in_any_pieces() {
+        let dir = shared_dir().join("fixtures");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.starts_with("ollama_") && name.ends_with(".http")) {
+                continue;
+            }
+            let raw = std::fs::read(&path).unwrap();
+            let split = memchr::memmem::find(&raw, b"\r\n\r\n").unwrap();
+            let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+            if !head.contains("content-type: application/x-ndjson") {
+                continue;
+            }
+            let body = &raw[split + 4..];
+            let whole = decode_pieces(&[body]);
+            assert!(!whole.is_empty(), "{name}: no lines");
+            assert!(
+                whole
+                    .iter()
+                    .all(|line| line.starts_with('{') && line.ends_with('}')),
+                "{name}: {whole:?}"
+            );
+            assert_eq!(
+                whole.len(),
+                body.iter().filter(|&&b| b == b'\n').count(),
+                "{name}"
+            );
+            for size in [1, 5, 7] {
+                assert_eq!(decode_in_pieces_of(body, size), whole, "{name} in {size}s");
+            }
+            checked += 1;
+        }
+        assert!(
+            checked >= 2,
+            "only {checked} NDJSON fixtures in {}",
+            dir.display()
+        );
+    }
+}

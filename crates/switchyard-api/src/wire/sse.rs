@@ -1,0 +1,1038 @@
+//! Server-sent events, decoded exactly as the WHATWG HTML standard says (§9.2 "Server-sent
+//! events", sections "Parsing an event stream" and "Interpreting an event stream",
+//! <https://html.spec.whatwg.org/multipage/server-sent-events.html>).
+//!
+//! [`SseDecoder`] is fed the body in whatever pieces the network delivers and appends every
+//! event completed by a piece. It works on bytes: line ends are found with `memchr2` over the
+//! input, complete lines are parsed straight from the input slice, and only the incomplete tail
+//! of a piece is copied, into one reused buffer. So a CR/LF pair, a UTF-8 character or the BOM
+//! split across reads is reassembled, and a line of megabytes fed in tiny pieces costs linear
+//! time. Each complete line is decoded as UTF-8 with replacement of invalid sequences (the
+//! standard's "UTF-8 decode"), and a line longer than the cap is an error rather than unbounded
+//! growth.
+
+use std::borrow::Cow;
+
+use super::{DEFAULT_MAX_LINE_BYTES, WireError};
+
+/// The UTF-8 byte order mark, skipped once at the very start of a stream.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Past this capacity the reused line buffer is released after a long line, so one line of
+/// megabytes does not pin that memory for the rest of the stream.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// One dispatched server-sent event (WHATWG HTML §9.2 "Server-sent events", event stream
+/// interpretation: "dispatch the event").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseEvent {
+    /// The event type: the value of the last `event` field of this event, or `"message"` when
+    /// there was none (or it was empty).
+    pub event: String,
+    /// The `data` field values of this event joined by LF (`"a\nb"` for two `data` lines), with
+    /// no trailing LF.
+    pub data: String,
+    /// The stream's last event ID buffer at dispatch: set by the last valid `id` field of this or
+    /// any earlier event (it persists across events, as the standard says), `None` if no valid
+    /// `id` field was ever seen. An `id` field with an empty value gives `Some("")`.
+    pub id: Option<String>,
+    /// The reconnection time in milliseconds from a valid `retry` field (ASCII digits only) of
+    /// this event; `None` when this event had none. A value too large for `u64` is ignored, and
+    /// a `retry` in a block without `data` (which dispatches nothing) is dropped with it.
+    pub retry: Option<u64>,
+}
+
+/// The event being built: the standard's data, event type and last event ID buffers.
+#[derive(Debug, Default)]
+struct EventBuilder {
+    /// The event type buffer.
+    event_type: String,
+    /// The data buffer without its trailing LF: the values joined by LF.
+    data: String,
+    /// Whether any `data` field was seen since the last dispatch, i.e. whether the standard's
+    /// data buffer (which ends in LF after each value) is non-empty.
+    has_data: bool,
+    /// The last event ID buffer.
+    last_event_id: Option<String>,
+    /// The valid `retry` value seen in this event, if any.
+    retry: Option<u64>,
+}
+
+impl EventBuilder {
+    /// Processes one complete line (without its line end).
+    fn line(&mut self, line: &[u8], events: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            self.dispatch(events);
+            return;
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            // A line starting with a colon is a comment.
+            Some(0) => return,
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            // No colon: the whole line is the field name and the value is empty.
+            None => (line, &[][..]),
+        };
+        match field {
+            b"data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(&utf8_lossy(value));
+                self.has_data = true;
+            }
+            b"event" => {
+                self.event_type.clear();
+                self.event_type.push_str(&utf8_lossy(value));
+            }
+            // An id containing NUL is ignored.
+            b"id" if memchr::memchr(0, value).is_none() => {
+                let value = utf8_lossy(value);
+                match &mut self.last_event_id {
+                    Some(id) => {
+                        id.clear();
+                        id.push_str(&value);
+                    }
+                    None => self.last_event_id = Some(value.into_owned()),
+                }
+            }
+            // A retry that is not all ASCII digits is ignored.
+            b"retry" => {
+                if let Some(ms) = parse_retry(value) {
+                    self.retry = Some(ms);
+                }
+            }
+            // Any other field is ignored.
+            _ => {}
+        }
+    }
+
+    /// An empty line: dispatch the event, or only reset the buffers when there is no data.
+    fn dispatch(&mut self, events: &mut Vec<SseEvent>) {
+        let retry = self.retry.take();
+        if !self.has_data {
+            self.event_type.clear();
+            return;
+        }
+        self.has_data = false;
+        let event = if self.event_type.is_empty() {
+            String::from("message")
+        } else {
+            std::mem::take(&mut self.event_type)
+        };
+        events.push(SseEvent {
+            event,
+            data: std::mem::take(&mut self.data),
+            id: self.last_event_id.clone(),
+            retry,
+        });
+    }
+}
+
+/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input (nearly all of
+/// it) takes `str::from_utf8`'s word-at-a-time path, several times faster than
+/// `String::from_utf8_lossy`'s byte-by-byte scan.
+fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// A `retry` value: one or more ASCII digits, in base ten, fitting in a `u64`.
+fn parse_retry(value: &[u8]) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.iter().try_fold(0u64, |acc, &b| {
+        if b.is_ascii_digit() {
+            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+/// An incremental decoder of a `text/event-stream` body (WHATWG HTML §9.2, "Interpreting an event
+/// stream").
+///
+/// Feed it the body's bytes in any pieces with [`feed`](Self::feed), then call
+/// [`finish`](Self::finish) at the end of the body. The events produced do not depend on where
+/// the pieces were split.
+///
+/// After [`feed`](Self::feed) returns an error the rest of the stream cannot be decoded
+/// reliably; abandon it (or call [`finish`](Self::finish) to start over).
+#[derive(Debug)]
+pub struct SseDecoder {
+    builder: EventBuilder,
+    /// The incomplete line carried over from earlier pieces; never holds CR or LF. At the start
+    /// of the stream it holds the part of the BOM seen so far.
+    partial: Vec<u8>,
+    /// The cap on one line, in bytes, not counting its line end.
+    limit: usize,
+    /// No byte past a possible BOM has been seen yet.
+    at_start: bool,
+    /// The last piece ended with a CR, so an LF starting the next piece ends no further line.
+    after_cr: bool,
+}
+
+impl SseDecoder {
+    /// A decoder whose lines may be up to [`DEFAULT_MAX_LINE_BYTES`] (16 MiB) long.
+    pub fn new() -> Self {
+        Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// A decoder whose lines may be up to `limit` bytes long (not counting the line end); a
+    /// longer line makes [`feed`](Self::feed) fail with [`WireError::LineTooLong`].
+    pub fn with_max_line_bytes(limit: usize) -> Self {
+        Self {
+            builder: EventBuilder::default(),
+            partial: Vec::new(),
+            limit,
+            at_start: true,
+            after_cr: false,
+        }
+    }
+
+    /// Feeds the next piece of the body; appends every event completed by it to `events`.
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
+    /// Events completed before that line have already been appended.
+    pub fn feed(&mut self, mut bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
+        if self.at_start {
+            // Match the BOM byte by byte, keeping the matched bytes in `partial`: if the match
+            // fails they are ordinary line content.
+            while let Some((&byte, rest)) = bytes.split_first() {
+                if BOM.get(self.partial.len()) != Some(&byte) {
+                    self.at_start = false;
+                    break;
+                }
+                self.partial.push(byte);
+                bytes = rest;
+                if self.partial.len() == BOM.len() {
+                    self.partial.clear();
+                    self.at_start = false;
+                    break;
+                }
+            }
+            if self.at_start {
+                return Ok(());
+            }
+        }
+        if self.after_cr {
+            match bytes.split_first() {
+                None => return Ok(()),
+                Some((b'\n', rest)) => bytes = rest,
+                Some(_) => {}
+            }
+            self.after_cr = false;
+        }
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) {
+            if self.partial.is_empty() {
+                self.check(end)?;
+                self.builder.line(&bytes[..end], events);
+            } else {
+                self.check(self.partial.len() + end)?;
+                self.partial.extend_from_slice(&bytes[..end]);
+                self.builder.line(&self.partial, events);
+                self.clear_partial();
+            }
+            let cr = bytes[end] == b'\r';
+            bytes = &bytes[end + 1..];
+            if cr {
+                match bytes.split_first() {
+                    Some((b'\n', rest)) => bytes = rest,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+        }
+        self.check(self.partial.len() + bytes.len())?;
+        self.partial.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Signals the end of the body and resets the decoder to the start of a new stream.
+    ///
+    /// As the standard says, an event not yet dispatched by an empty line is discarded. Returns
+    /// `true` when something was discarded (an incomplete last line, or `data` of an event with
+    /// no closing empty line), so the caller can report a truncated stream.
+    pub fn finish(&mut self) -> bool {
+        let discarded = !self.partial.is_empty() || self.builder.has_data;
+        *self = Self::with_max_line_bytes(self.limit);
+        discarded
+    }
+
+    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
+    fn check(&mut self, len: usize) -> Result<(), WireError> {
+        if len > self.limit {
+            self.partial = Vec::new();
+            return Err(WireError::LineTooLong { limit: self.limit });
+        }
+        Ok(())
+    }
+
+    fn clear_partial(&mut self) {
+        if self.partial.capacity() > KEEP_BUFFER_BYTES {
+            self.partial = Vec::new();
+        } else {
+            self.partial.clear();
+        }
+    }
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::path::PathBuf;
+
+    fn ev(event: &str, data: &str, id: Option<&str>, retry: Option<u64>) -> SseEvent {
+        SseEvent {
+            event: event.to_owned(),
+            data: data.to_owned(),
+            id: id.map(str::to_owned),
+            retry,
+        }
+    }
+
+    fn msg(data: &str) -> SseEvent {
+        ev("message", data, None, None)
+    }
+
+    /// Feeds `pieces` in order, then finishes; returns the events and `finish()`'s result.
+    fn decode_pieces<P: AsRef<[u8]>>(pieces: &[P]) -> (Vec<SseEvent>, bool) {
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        for piece in pieces {
+            decoder.feed(piece.as_ref(), &mut events).unwrap();
+        }
+        let discarded = decoder.finish();
+        (events, discarded)
+    }
+
+    fn decode(body: &[u8]) -> Vec<SseEvent> {
+        let (events, discarded) = decode_pieces(&[body]);
+        assert!(!discarded, "unexpected truncation of {body:?}");
+        events
+    }
+
+    fn decode_in_pieces_of(body: &[u8], size: usize) -> (Vec<SseEvent>, bool) {
+        decode_pieces(&body.chunks(size).collect::<Vec<_>>())
+    }
+
+    /// Decodes `body` whole and in pieces of every size from 1 to 9, asserting they agree.
+    fn decode_all_ways(body: &[u8]) -> Vec<SseEvent> {
+        let whole = decode_pieces(&[body]);
+        for size in 1..10 {
+            assert_eq!(decode_in_pieces_of(body, size), whole, "pieces of {size}");
+        }
+        assert!(!whole.1, "unexpected truncation of {body:?}");
+        whole.0
+    }
+
+    #[test]
+    fn lf_line_ends() {
+        assert_eq!(
+            decode_all_ways(b"data: a\n\ndata: b\n\n"),
+            [msg("a"), msg("b")]
+        );
+    }
+
+    #[test]
+    fn cr_line_ends() {
+        assert_eq!(
+            decode_all_ways(b"data: a\r\rdata: b\r\r"),
+            [msg("a"), msg("b")]
+        );
+    }
+
+    #[test]
+    fn crlf_line_ends() {
+        assert_eq!(
+            decode_all_ways(b"data: a\r\n\r\ndata: b\r\n\r\n"),
+            [msg("a"), msg("b")]
+        );
+    }
+
+    #[test]
+    fn mixed_line_ends() {
+        assert_eq!(
+            decode_all_ways(b"data: a\rdata: b\r\ndata: c\n\r\ndata: d\r\n\rdata: e\n\n"),
+            [msg("a\nb\nc"), msg("d"), msg("e")]
+        );
+    }
+
+    #[test]
+    fn cr_and_lf_split_across_pieces_are_one_line_end() {
+        // Were the CR and the LF two line ends, the empty line between them would dispatch "a".
+        let (events, discarded) = decode_pieces(&["data: a\r", "\ndata: b\r\n\r\n"]);
+        assert_eq!(events, [msg("a\nb")]);
+        assert!(!discarded);
+        // Also with empty pieces between them.
+        let (events, _) = decode_pieces(&["data: a\r", "", "", "\ndata: b\r", "\n", "\r", "\n"]);
+        assert_eq!(events, [msg("a\nb")]);
+    }
+
+    #[test]
+    fn cr_at_end_of_piece_followed_by_other_bytes() {
+        let (events, _) = decode_pieces(&["data: a\r", "data: b\r", "\r"]);
+        assert_eq!(events, [msg("a\nb")]);
+        let (events, _) = decode_pieces(&["data: a\r", "\r", "data: b\r", "\r"]);
+        assert_eq!(events, [msg("a"), msg("b")]);
+    }
+
+    #[test]
+    fn comments_are_ignored() {
+        assert_eq!(
+            decode_all_ways(b": OPENROUTER PROCESSING\n\ndata: x\n:keep-alive\ndata: y\n\n:\n\n"),
+            [msg("x\ny")]
+        );
+    }
+
+    #[test]
+    fn bom_is_skipped() {
+        assert_eq!(decode_all_ways(b"\xEF\xBB\xBFdata: x\n\n"), [msg("x")]);
+        assert_eq!(decode_all_ways(b"\xEF\xBB\xBF\n"), []);
+    }
+
+    #[test]
+    fn bom_split_across_pieces_is_skipped() {
+        for pieces in [
+            &[&b"\xEF"[..], b"\xBB\xBFdata: x\n\n"][..],
+            &[b"\xEF\xBB", b"\xBFdata: x\n\n"],
+            &[b"\xEF", b"\xBB", b"\xBF", b"data: x\n\n"],
+            &[
+                b"",
+                b"\xEF",
+                b"",
+                b"\xBB",
+                b"",
+                b"\xBF",
+                b"",
+                b"data: x\n\n",
+            ],
+        ] {
+            assert_eq!(decode_pieces(pieces), (vec![msg("x")], false));
+        }
+    }
+
+    #[test]
+    fn bom_only_at_the_very_start() {
+        // A second BOM is part of the field name, so the `data` line becomes an unknown field.
+        assert_eq!(decode_all_ways(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\n"), []);
+        assert_eq!(
+            decode_all_ways(b"data: x\n\n\xEF\xBB\xBFdata: y\n\ndata: z\n\n"),
+            [msg("x"), msg("z")]
+        );
+        // A BOM inside a value is kept.
+        assert_eq!(
+            decode_all_ways(b"data: \xEF\xBB\xBFx\n\n"),
+            [msg("\u{FEFF}x")]
+        );
+    }
+
+    #[test]
+    fn incomplete_bom_is_line_content() {
+        // The two bytes are an invalid sequence glued to the field name: an unknown field.
+        assert_eq!(decode_all_ways(b"\xEF\xBBdata: x\n\n"), []);
+        assert_eq!(decode_all_ways(b"\xEF\n\ndata: x\n\n"), [msg("x")]);
+        assert_eq!(decode_pieces(&[b"\xEF\xBB"]), (vec![], true));
+    }
+
+    #[test]
+    fn space_after_colon() {
+        assert_eq!(
+            decode_all_ways(b"data:x\n\ndata: x\n\ndata:  x\n\ndata:\tx\n\n"),
+            [msg("x"), msg("x"), msg(" x"), msg("\tx")]
+        );
+        assert_eq!(
+            decode_all_ways(b"event:a\ndata:1\n\nevent: a\ndata:1\n\nevent:  a\ndata:1\n\n"),
+            [
+                ev("a", "1", None, None),
+                ev("a", "1", None, None),
+                ev(" a", "1", None, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_first_colon_separates() {
+        assert_eq!(
+            decode_all_ways(b"data: a: b:c\n\ndata::\n\n"),
+            [msg("a: b:c"), msg(":")]
+        );
+    }
+
+    #[test]
+    fn line_without_colon_is_a_field_with_empty_value() {
+        assert_eq!(decode_all_ways(b"data\n\n"), [msg("")]);
+        assert_eq!(decode_all_ways(b"data\ndata\n\n"), [msg("\n")]);
+        assert_eq!(decode_all_ways(b"event: a\nevent\ndata: x\n\n"), [msg("x")]);
+        assert_eq!(decode_all_ways(b"data:\n\ndata: \n\n"), [msg(""), msg("")]);
+    }
+
+    #[test]
+    fn multi_line_data_is_joined_by_lf() {
+        assert_eq!(
+            decode_all_ways(b"data: a\ndata:\ndata: b\ndata:  c\n\n"),
+            [msg("a\n\nb\n c")]
+        );
+        assert_eq!(decode_all_ways(b"data: a\ndata: \n\n"), [msg("a\n")]);
+    }
+
+    #[test]
+    fn event_field_sets_the_type() {
+        assert_eq!(
+            decode_all_ways(b"event: content_block_delta\ndata: {}\n\n"),
+            [ev("content_block_delta", "{}", None, None)]
+        );
+        // The last event field wins, and an empty one means "message".
+        assert_eq!(
+            decode_all_ways(b"event: a\nevent: b\ndata: 1\n\nevent: c\nevent:\ndata: 2\n\n"),
+            [ev("b", "1", None, None), msg("2")]
+        );
+    }
+
+    #[test]
+    fn event_type_is_reset_after_dispatch() {
+        assert_eq!(
+            decode_all_ways(b"event: a\ndata: 1\n\ndata: 2\n\n"),
+            [ev("a", "1", None, None), msg("2")]
+        );
+    }
+
+    #[test]
+    fn empty_data_buffer_is_not_dispatched_and_resets_the_type() {
+        assert_eq!(decode_all_ways(b"event: ping\n\ndata: x\n\n"), [msg("x")]);
+        assert_eq!(decode_all_ways(b"\n\n\r\n\r\r"), []);
+        assert_eq!(decode_all_ways(b"event: a\nid: 1\nretry: 5\n\n"), []);
+    }
+
+    #[test]
+    fn id_persists_and_is_set_by_valid_fields_only() {
+        assert_eq!(
+            decode_all_ways(b"data: 0\n\nid: 1\ndata: a\n\nid: 2\0x\ndata: b\n\ndata: c\n\n"),
+            [
+                msg("0"),
+                ev("message", "a", Some("1"), None),
+                ev("message", "b", Some("1"), None),
+                ev("message", "c", Some("1"), None),
+            ]
+        );
+        // An id in a block without data still sets the buffer; an empty id sets it to "".
+        assert_eq!(
+            decode_all_ways(b"id: 7\n\ndata: a\n\nid\ndata: b\n\nid: \xE6\x9D\xB1\ndata: c\n\n"),
+            [
+                ev("message", "a", Some("7"), None),
+                ev("message", "b", Some(""), None),
+                ev("message", "c", Some("東"), None),
+            ]
+        );
+        // A NUL anywhere in the value, even as the only byte.
+        assert_eq!(
+            decode_all_ways(b"id: \0\ndata: a\n\nid:x\0\ndata: b\n\n"),
+            [msg("a"), msg("b")]
+        );
+    }
+
+    #[test]
+    fn retry_valid_and_invalid() {
+        assert_eq!(
+            decode_all_ways(b"retry: 1500\ndata: x\n\n"),
+            [ev("message", "x", None, Some(1500))]
+        );
+        assert_eq!(
+            decode_all_ways(b"retry:0\ndata: x\n\n"),
+            [ev("message", "x", None, Some(0))]
+        );
+        // The last valid one wins; an invalid one does not clear it.
+        assert_eq!(
+            decode_all_ways(b"retry: 10\nretry: 20\nretry: x\ndata: x\n\n"),
+            [ev("message", "x", None, Some(20))]
+        );
+        for invalid in [
+            "retry: 15a0",
+            "retry: -1",
+            "retry: +1",
+            "retry: 1.5",
+            "retry: ",
+            "retry",
+            "retry:  1500",
+            "retry: 1500 ",
+            "retry: \u{0661}",
+            "retry: 99999999999999999999999",
+        ] {
+            let body = format!("{invalid}\ndata: x\n\n");
+            assert_eq!(decode_all_ways(body.as_bytes()), [msg("x")], "{invalid}");
+        }
+    }
+
+    #[test]
+    fn retry_belongs_to_one_event() {
+        assert_eq!(
+            decode_all_ways(b"retry: 5\ndata: a\n\ndata: b\n\nretry: 7\n\ndata: c\n\n"),
+            [ev("message", "a", None, Some(5)), msg("b"), msg("c")]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        assert_eq!(
+            decode_all_ways(b"foo: bar\nDATA: no\nData: no\ndata : no\n data: no\ndata: y\nx\n\n"),
+            [msg("y")]
+        );
+    }
+
+    #[test]
+    fn utf8_split_across_pieces_is_reassembled() {
+        let body = "event: «тип»\ndata: 東京 — ₆ «x»\nid: ₆\n\n".as_bytes();
+        assert_eq!(
+            decode_all_ways(body),
+            [ev("«тип»", "東京 — ₆ «x»", Some("₆"), None)]
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        assert_eq!(
+            decode_all_ways(b"data: a\xFFb\xE6\x9D\n\n"),
+            [msg("a\u{FFFD}b\u{FFFD}")]
+        );
+        // An incomplete sequence at the end of a line does not swallow the line end.
+        assert_eq!(
+            decode_all_ways(b"data: \xE6\x9D\ndata: z\n\n"),
+            [msg("\u{FFFD}\nz")]
+        );
+    }
+
+    #[test]
+    fn finish_discards_an_incomplete_event() {
+        assert_eq!(decode_pieces(&["data: x\n"]), (vec![], true));
+        assert_eq!(decode_pieces(&["data: x"]), (vec![], true));
+        assert_eq!(
+            decode_pieces(&["data: a\n\ndata: x\r"]),
+            (vec![msg("a")], true)
+        );
+        assert_eq!(
+            decode_pieces(&["data: a\n\n: partial"]),
+            (vec![msg("a")], true)
+        );
+        // Nothing to discard: a complete stream, or only fields that would dispatch nothing.
+        assert_eq!(decode_pieces(&["data: a\n\n"]), (vec![msg("a")], false));
+        assert_eq!(decode_pieces(&["data: a\r\r"]), (vec![msg("a")], false));
+        assert_eq!(decode_pieces(&["event: x\nid: 1\n: c\n"]), (vec![], false));
+        assert_eq!(decode_pieces::<&str>(&[]), (vec![], false));
+    }
+
+    #[test]
+    fn finish_resets_for_a_new_stream() {
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        decoder
+            .feed(b"\xEF\xBB\xBFid: 1\nevent: e\ndata: a\r", &mut events)
+            .unwrap();
+        assert!(decoder.finish());
+        decoder
+            .feed(b"\xEF\xBB\xBF\ndata: b\n\n", &mut events)
+            .unwrap();
+        assert!(!decoder.finish());
+        assert_eq!(events, [msg("b")]);
+    }
+
+    #[test]
+    fn five_megabyte_line_in_seven_byte_pieces() {
+        let payload: String = "0123456789abcdef東京₆«»—"
+            .chars()
+            .cycle()
+            .take(3_500_000)
+            .collect();
+        assert!(payload.len() > 5_000_000);
+        let body = format!("event: big\ndata: {payload}\n\ndata: after\n\n");
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        for piece in body.as_bytes().chunks(7) {
+            decoder.feed(piece, &mut events).unwrap();
+        }
+        assert!(!decoder.finish());
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].event, "big");
+        assert!(events[0].data == payload, "the big line differs");
+        assert_eq!(events[1], msg("after"));
+    }
+
+    #[test]
+    fn line_over_the_cap_is_an_error() {
+        let limit = 16;
+        let ok = b"data: 0123456789"; // exactly 16 bytes
+        let long = b"data: 0123456789a";
+        let mut events = Vec::new();
+        let mut decoder = SseDecoder::with_max_line_bytes(limit);
+        decoder.feed(ok, &mut events).unwrap();
+        decoder.feed(b"\r\n\r\n", &mut events).unwrap();
+        assert_eq!(events, [msg("0123456789")]);
+
+        // Complete line in one piece.
+        let mut decoder = SseDecoder::with_max_line_bytes(limit);
+        let err = decoder.feed(&[&long[..], b"\n\n"].concat(), &mut events);
+        assert_eq!(err, Err(WireError::LineTooLong { limit }));
+
+        // Incomplete line, detected while buffering, whatever the pieces.
+        for size in 1..8 {
+            let mut decoder = SseDecoder::with_max_line_bytes(limit);
+            let mut result = Ok(());
+            for piece in long.chunks(size) {
+                result = decoder.feed(piece, &mut events);
+                if result.is_err() {
+                    break;
+                }
+                assert!(decoder.partial.len() <= limit);
+            }
+            assert_eq!(result, Err(WireError::LineTooLong { limit }), "{size}");
+        }
+
+        // Events before the long line are still delivered.
+        let mut decoder = SseDecoder::with_max_line_bytes(limit);
+        let mut events = Vec::new();
+        let body = [&b"data: a\n\n"[..], long, b"\n"].concat();
+        assert!(decoder.feed(&body, &mut events).is_err());
+        assert_eq!(events, [msg("a")]);
+    }
+
+    #[test]
+    fn default_cap_is_the_module_default() {
+        let mut decoder = SseDecoder::default();
+        let mut events = Vec::new();
+        let line = vec![b'x'; DEFAULT_MAX_LINE_BYTES];
+        decoder.feed(&line, &mut events).unwrap();
+        assert_eq!(
+            decoder.feed(b"y", &mut events),
+            Err(WireError::LineTooLong {
+                limit: DEFAULT_MAX_LINE_BYTES
+            })
+        );
+    }
+
+    #[test]
+    fn events_accumulate_in_the_callers_vec() {
+        let mut decoder = SseDecoder::new();
+        let mut events = vec![msg("earlier")];
+        decoder
+            .feed(b"data: a\n\ndata: b\n\nda", &mut events)
+            .unwrap();
+        decoder.feed(b"ta: c\n\n", &mut events).unwrap();
+        assert_eq!(events, [msg("earlier"), msg("a"), msg("b"), msg("c")]);
+    }
+
+    // ---- property tests -------------------------------------------------------------------
+
+    /// One block of a generated stream.
+    #[derive(Debug, Clone)]
+    enum Block {
+        Event {
+            event: Option<String>,
+            data: Vec<String>,
+            id: Option<String>,
+            retry: Option<u64>,
+        },
+        Comment(String),
+    }
+
+    fn text(chars: &'static [char]) -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(chars), 0..12)
+            .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    const TEXT: &[char] = &[
+        'a', 'b', 'Z', '0', '9', ' ', ' ', ':', '{', '"', '«', '»', '—', '東', '京', '₆', '\t',
+        '\u{FEFF}',
+    ];
+    const ID: &[char] = &['a', '1', ' ', '₆', '東', '\0'];
+
+    fn block() -> impl Strategy<Value = Block> {
+        prop_oneof![
+            4 => (
+                prop::option::of(text(TEXT)),
+                prop::collection::vec(text(TEXT), 0..4),
+                prop::option::of(text(ID)),
+                prop::option::of(0u64..100_000),
+            )
+                .prop_map(|(event, data, id, retry)| Block::Event { event, data, id, retry }),
+            1 => text(TEXT).prop_map(Block::Comment),
+        ]
+    }
+
+    /// Writes `blocks` as an event stream, choosing the line ends and the optional space from
+    /// `choices`, and returns it with the events the standard says it holds.
+    fn render(blocks: &[Block], choices: &[u8], bom: bool) -> (Vec<u8>, Vec<SseEvent>) {
+        let mut out: Vec<u8> = Vec::new();
+        let mut expected = Vec::new();
+        let mut last_id: Option<String> = None;
+        let mut n = 0usize;
+        let mut next_choice = || {
+            n += 1;
+            choices[n % choices.len()]
+        };
+        let mut prev_cr = false;
+        let mut line = |out: &mut Vec<u8>, content: &str, choice: u8| {
+            out.extend_from_slice(content.as_bytes());
+            // A CR line end followed by an empty line ended by a bare LF would be one CRLF.
+            let end = match choice % 3 {
+                0 if prev_cr && content.is_empty() => "\r\n",
+                0 => "\n",
+                1 => "\r",
+                _ => "\r\n",
+            };
+            prev_cr = end == "\r";
+            out.extend_from_slice(end.as_bytes());
+        };
+        if bom {
+            out.extend_from_slice(&BOM);
+        }
+        for block in blocks {
+            match block {
+                Block::Comment(text) => line(&mut out, &format!(":{text}"), next_choice()),
+                Block::Event {
+                    event,
+                    data,
+                    id,
+                    retry,
+                } => {
+                    let mut field = |out: &mut Vec<u8>, name: &str, value: &str| {
+                        let choice = next_choice();
+                        let space = if choice >= 3 || value.starts_with(' ') {
+                            " "
+                        } else {
+                            ""
+                        };
+                        line(out, &format!("{name}:{space}{value}"), choice);
+                    };
+                    if let Some(event) = event {
+                        field(&mut out, "event", event);
+                    }
+                    for value in data {
+                        field(&mut out, "data", value);
+                    }
+                    if let Some(id) = id {
+                        field(&mut out, "id", id);
+                    }
+                    if let Some(retry) = retry {
+                        field(&mut out, "retry", &retry.to_string());
+                    }
+                    line(&mut out, "", next_choice());
+                    if let Some(id) = id.as_ref().filter(|id| !id.contains('\0')) {
+                        last_id = Some(id.clone());
+                    }
+                    if !data.is_empty() {
+                        expected.push(SseEvent {
+                            event: event
+                                .clone()
+                                .filter(|e| !e.is_empty())
+                                .unwrap_or_else(|| "message".to_owned()),
+                            data: data.join("\n"),
+                            id: last_id.clone(),
+                            retry: *retry,
+                        });
+                    }
+                }
+            }
+        }
+        (out, expected)
+    }
+
+    /// Cuts `bytes` at the given positions.
+    fn split_at(bytes: &[u8], cuts: &[prop::sample::Index]) -> Vec<Vec<u8>> {
+        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        at.sort_unstable();
+        let mut pieces = Vec::new();
+        let mut start = 0;
+        for cut in at {
+            pieces.push(bytes[start..cut].to_vec());
+            start = cut;
+        }
+        pieces.push(bytes[start..].to_vec());
+        pieces
+    }
+
+    /// Tokens for arbitrary, mostly malformed streams.
+    const TOKENS: &[&[u8]] = &[
+        b"data",
+        b"event",
+        b"id",
+        b"retry",
+        b":",
+        b" ",
+        b"\r",
+        b"\n",
+        b"\r\n",
+        b"x",
+        b"7",
+        b"\0",
+        b"\xEF\xBB\xBF",
+        b"\xEF",
+        b"\xBB",
+        b"\xE6\x9D\xB1",
+        b"\xE6",
+        b"\xFF",
+        "«".as_bytes(),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_split_gives_the_events_of_the_whole(
+            blocks in prop::collection::vec(block(), 0..10),
+            choices in prop::collection::vec(0u8..6, 1..32),
+            bom in any::<bool>(),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let (body, expected) = render(&blocks, &choices, bom);
+            let whole = decode_pieces(&[&body]);
+            prop_assert_eq!(&whole, &(expected, false));
+            prop_assert_eq!(decode_pieces(&split_at(&body, &cuts)), whole.clone());
+            prop_assert_eq!(decode_in_pieces_of(&body, 1), whole);
+        }
+
+        #[test]
+        fn any_split_of_arbitrary_bytes_gives_the_same_result(
+            tokens in prop::collection::vec(prop::sample::select(TOKENS), 0..40),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let body = tokens.concat();
+            let whole = decode_pieces(&[&body]);
+            prop_assert_eq!(decode_pieces(&split_at(&body, &cuts)), whole.clone());
+            prop_assert_eq!(decode_in_pieces_of(&body, 1), whole);
+        }
+
+        #[test]
+        fn the_cap_error_does_not_depend_on_the_split(
+            tokens in prop::collection::vec(prop::sample::select(TOKENS), 0..40),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            limit in 0usize..12,
+        ) {
+            let body = tokens.concat();
+            let run = |pieces: &[Vec<u8>]| {
+                let mut decoder = SseDecoder::with_max_line_bytes(limit);
+                let mut events = Vec::new();
+                for piece in pieces {
+                    if let Err(err) = decoder.feed(piece, &mut events) {
+                        return (events, Err(err));
+                    }
+                }
+                (events, Ok(decoder.finish()))
+            };
+            let whole = run(std::slice::from_ref(&body));
+            prop_assert_eq!(run(&split_at(&body, &cuts)), whole);
+        }
+    }
+
+    // ---- recorded provider streams ---------------------------------------------------------
+
+    /// `shared/` beside the repository: `$SWITCHYARD_SHARED_DIR` when set, else found from this
+    /// crate's manifest directory (`crates/switchyard-api` → `../../../shared`).
+    fn shared_dir() -> PathBuf {
+        match std::env::var_os("SWITCHYARD_SHARED_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        }
+    }
+
+    /// The bodies of the fixtures whose content type starts with `content_type`, by file name.
+    fn fixture_bodies(content_type: &str) -> Vec<(String, Vec<u8>)> {
+        let dir = shared_dir().join("fixtures");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|ext| ext != "http") {
+                continue;
+            }
+            let raw = std::fs::read(&path).unwrap();
+            let split = memchr::memmem::find(&raw, b"\r\n\r\n").unwrap();
+            let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+            let matches = head.lines().any(|line| {
+                line.strip_prefix("content-type:")
+                    .is_some_and(|value| value.trim().starts_with(content_type))
+            });
+            if matches {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                found.push((name, raw[split + 4..].to_vec()));
+            }
+        }
+        found.sort();
+        found
+    }
+
+    #[test]
+    fn fixtures_decode_the_same_in_any_pieces() {
+        let fixtures = fixture_bodies("text/event-stream");
+        assert!(fixtures.len() >= 10, "only {} SSE fixtures", fixtures.len());
+        for (name, body) in &fixtures {
+            let whole = decode_pieces(&[body]);
+            assert!(!whole.0.is_empty(), "{name}: no events");
+            assert!(!whole.1, "{name}: truncated");
+            for size in [1, 5, 7] {
+                assert_eq!(decode_in_pieces_of(body, size), whole, "{name} in {size}s");
+            }
+        }
+    }
+
+    #[test]
+    fn fixtures_agree_with_eventsource_stream() {
+        use futures_util::StreamExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (name, body) in fixture_bodies("text/event-stream") {
+            let ours = decode(&body);
+            let theirs: Vec<SseEvent> = runtime.block_on(async {
+                let pieces = body
+                    .chunks(5)
+                    .map(|piece| Ok::<_, std::convert::Infallible>(piece.to_vec()));
+                eventsource_stream::EventStream::new(futures_util::stream::iter(pieces))
+                    .map(|event| {
+                        let event = event.unwrap();
+                        SseEvent {
+                            event: event.event,
+                            data: event.data,
+                            id: Some(event.id).filter(|id| !id.is_empty()),
+                            retry: event.retry.map(|d| u64::try_from(d.as_millis()).unwrap()),
+                        }
+                    })
+                    .collect()
+                    .await
+            });
+            assert_eq!(ours, theirs, "{name}");
+        }
+    }
+
+    #[test]
+    fn openrouter_comments_and_anthropic_event_types() {
+        let fixtures = fixture_bodies("text/event-stream");
+        let body = |wanted: &str| {
+            let (_, body) = fixtures.iter().find(|(name, _)| name == wanted).unwrap();
+            decode(body)
+        };
+        let openrouter = body("openrouter_stream.http");
+        assert!(
+            openrouter
+                .iter()
+                .all(|e| !e.data.contains("OPENROUTER PROCESSING"))
+        );
+        assert_eq!(openrouter.last().unwrap().data, "[DONE]");
+        let anthropic = body("anthropic_text.http");
+        assert_eq!(anthropic.first().unwrap().event, "message_start");
+        assert_eq!(anthropic.last().unwrap().event, "message_stop");
+        assert!(anthropic.iter().all(|e| e.data.starts_with('{')));
+    }
+}

@@ -1,0 +1,318 @@
+//! Every Anthropic, OpenAI Chat, OpenRouter and DeepSeek fixture of `../shared/fixtures`,
+//! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
+//! `.expected.json`, normalised as `shared/fixtures/README.md` says.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use switchyard_api::{
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, ToolSpec,
+    build_api_handler,
+};
+use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split, shared_dir};
+
+const KEY: &str = "sk-test-key-never-shown-0123456789";
+
+/// A handler for `provider` / `model` whose base URL is the mock server.
+fn handler(provider: &str, model: &str, base_url: &str, extra: &str) -> Box<dyn ApiHandler> {
+    let text = format!(
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{extra}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
+    );
+    let config = ApiConfiguration::from_toml(&text, "test.toml", |_| Some(KEY.to_owned())).unwrap();
+    build_api_handler(&config, Mode::Act).unwrap()
+}
+
+/// Which provider replays a fixture, and how its usage maps back to the raw wire numbers.
+fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
+    if fixture.starts_with("anthropic") {
+        ("anthropic", "claude-sonnet-4-5-20250929", "")
+    } else if fixture.starts_with("openrouter") {
+        ("openrouter", "anthropic/claude-sonnet-4.5", "/api/v1")
+    } else if fixture.starts_with("deepseek") {
+        ("deepseek", "deepseek-reasoner", "/v1")
+    } else {
+        ("openai-native", "o4-mini", "/v1")
+    }
+}
+
+fn class(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::RateLimited => "rate_limit",
+        ErrorKind::Overloaded => "overloaded",
+        ErrorKind::ContextWindowExceeded => "context_window",
+        ErrorKind::Auth => "auth",
+        ErrorKind::QuotaExceeded => "quota",
+        ErrorKind::Server => "server",
+        ErrorKind::InvalidRequest => "invalid_request",
+        other => other.as_str(),
+    }
+}
+
+/// Normalises our items into the fixtures' expected shape: tool-call fragments assembled per
+/// id (placed at their last fragment), usage mapped back to the provider's raw numbers
+/// (OpenAI-family `prompt_tokens` include cache reads; we yield non-cached input, SPEC R1.3).
+fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut tool_pos: Vec<(String, usize)> = Vec::new();
+    for item in items {
+        match item {
+            Ok(ApiStreamChunk::Text { text, .. }) => out.push(json!({"type": "text", "text": text})),
+            Ok(ApiStreamChunk::Reasoning { reasoning, signature, redacted_data, .. }) => {
+                let mut v = json!({"type": "reasoning", "reasoning": reasoning});
+                if let Some(d) = redacted_data {
+                    v["signature"] = json!(d);
+                    v["redacted"] = json!(true);
+                } else if let Some(s) = signature {
+                    v["signature"] = json!(s);
+                }
+                out.push(v);
+            }
+            Ok(ApiStreamChunk::ToolCalls { id, name, arguments_delta, .. }) => {
+                if let Some(i) = tool_pos.iter().position(|(tid, _)| tid == id) {
+                    let (_, at) = tool_pos.remove(i);
+                    let mut call = out.remove(at);
+                    for (_, p) in tool_pos.iter_mut() {
+                        if *p > at {
+                            *p -= 1;
+                        }
+                    }
+                    let args = call["arguments"].as_str().unwrap().to_owned() + arguments_delta;
+                    call["arguments"] = json!(args);
+                    out.push(call);
+                } else {
+                    out.push(json!({"type": "tool_call", "id": id, "name": name, "arguments": arguments_delta}));
+                }
+                tool_pos.push((id.clone(), out.len() - 1));
+            }
+            Ok(ApiStreamChunk::Usage(u)) => {
+                let raw_input = if provider == "anthropic" {
+                    u.input_tokens
+                } else {
+                    u.input_tokens + u.cache_read_tokens.unwrap_or(0)
+                };
+                let mut v = json!({"type": "usage", "input_tokens": raw_input, "output_tokens": u.output_tokens});
+                if let Some(n) = u.cache_read_tokens {
+                    v["cache_read_tokens"] = json!(n);
+                }
+                if let Some(n) = u.cache_write_tokens {
+                    v["cache_write_tokens"] = json!(n);
+                }
+                if let Some(n) = u.thoughts_tokens {
+                    v["reasoning_tokens"] = json!(n);
+                }
+                if let Some(c) = u.total_cost_usd {
+                    v["cost"] = json!(c);
+                }
+                out.push(v);
+            }
+            Err(e) => {
+                let mut v = json!({"type": "error", "class": class(e.kind)});
+                if let Some(d) = e.retry_after {
+                    v["retry_after_s"] = json!(d.as_secs());
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+async fn replay(fixture: &str, split: Split) -> (Vec<Result<ApiStreamChunk, ApiError>>, MockServer) {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(fixture)).split(split)]).await;
+    let (provider, model, prefix) = provider_for(fixture);
+    let h = handler(provider, model, &format!("{}{prefix}", server.url()), "");
+    let items: Vec<_> = h
+        .create_message("You are terse.", &[Message::user_text("hi")], &[])
+        .collect()
+        .await;
+    (items, server)
+}
+
+fn fixtures() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(shared_dir().join("fixtures"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".http").map(str::to_owned))
+        .filter(|n| {
+            n.starts_with("anthropic_")
+                || n.starts_with("openai_chat_")
+                || n == "openai_context_length"
+                || n == "openai_insufficient_quota"
+                || n.starts_with("openrouter_")
+                || n == "deepseek_reasoner"
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn every_fixture_matches_its_expected_chunks_in_every_split() {
+    let names = fixtures();
+    assert_eq!(names.len(), 13, "{names:?}");
+    for name in &names {
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        for split in [Split::Whole, Split::Every(1), Split::Every(5), Split::Every(7), Split::Every(4096)] {
+            let label = format!("{name} {split:?}");
+            let (items, server) = replay(name, split).await;
+            let got = Value::Array(normalise(provider_for(name).0, &items));
+            assert_eq!(got, expected, "{label}");
+            assert_eq!(server.request_count(), 1, "{label}");
+            // An error is always the last item and carries the provider and model.
+            if let Some(Err(e)) = items.last() {
+                assert_eq!(e.provider_id.as_deref(), Some(provider_for(name).0), "{label}");
+                assert!(!e.to_string().contains(KEY));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn anthropic_request_shape() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let h = handler(
+        "anthropic",
+        "claude-3-7-sonnet-20250219",
+        &server.url(),
+        "thinking_budget_tokens = 50000",
+    );
+    let tools = [ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file".into(),
+        input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }];
+    let messages = [
+        Message::user_text("one"),
+        Message::assistant_text("two"),
+        Message::user_text("three"),
+        Message::assistant_text("four"),
+        Message::user_text("five"),
+    ];
+    let _: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    let req = &server.requests()[0];
+    assert_eq!(req.method, "POST");
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    let body = req.json();
+    assert_eq!(body["model"], "claude-3-7-sonnet-20250219");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["max_tokens"], 8192);
+    // 50000 > max_tokens 8192: clipped to 8191 (SPEC R3.3); thinking means no temperature.
+    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 8191}));
+    assert!(body.get("temperature").is_none());
+    assert_eq!(body["system"][0], json!({"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}));
+    // The last block of the last two user messages is marked; the first user message is not.
+    let msgs = body["messages"].as_array().unwrap();
+    assert!(msgs[0]["content"][0].get("cache_control").is_none());
+    assert_eq!(msgs[2]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(msgs[4]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(msgs[3]["content"][0].get("cache_control").is_none());
+    assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+}
+
+#[tokio::test]
+async fn anthropic_1m_model_sends_beta_header_and_plain_id() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929:1m", &server.url(), "");
+    let _: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let req = &server.requests()[0];
+    assert_eq!(req.header("anthropic-beta"), Some("context-1m-2025-08-07"));
+    assert_eq!(req.json()["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(req.json()["temperature"], 0.0);
+}
+
+#[tokio::test]
+async fn openai_reasoning_family_request_shape() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let h = handler("openai-native", "o4-mini", &format!("{}/v1", server.url()), "reasoning_effort = \"high\"");
+    let _: Vec<_> = h.create_message("SYS", &[Message::user_text("q")], &[]).collect().await;
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(req.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    let body = req.json();
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["messages"][0], json!({"role": "developer", "content": "SYS"}));
+    assert_eq!(body["reasoning_effort"], "high");
+    assert!(body.get("temperature").is_none());
+    assert_eq!(body["max_completion_tokens"], 100000);
+}
+
+#[tokio::test]
+async fn openai_compatible_request_shape_and_tools() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_tool_calls"))]).await;
+    let h = handler("openai", "gpt-4o", &format!("{}/v1", server.url()), "reasoning_effort = \"bogus\"");
+    let tools = [ToolSpec { name: "t".into(), description: "d".into(), input_schema: json!({"type": "object"}) }];
+    let _: Vec<_> = h.create_message("SYS", &[Message::user_text("q")], &tools).collect().await;
+    let body = server.requests()[0].json();
+    assert_eq!(body["messages"][0]["role"], "system");
+    assert_eq!(body["temperature"], 0.0);
+    assert!(body.get("reasoning_effort").is_none());
+    assert_eq!(body["tools"][0], json!({"type": "function", "function": {"name": "t", "description": "d", "parameters": {"type": "object"}}}));
+}
+
+#[tokio::test]
+async fn html_and_wrong_content_type_are_clear_errors() {
+    let page = "<!doctype html><html><body>Bad gateway — secret internals</body></html>";
+    for (status, want) in [(502, ErrorKind::Server), (200, ErrorKind::Decode), (404, ErrorKind::InvalidRequest)] {
+        let resp = HttpResponse::new(status, &[("content-type", "text/html; charset=utf-8")], page);
+        let server = MockServer::start(vec![Reply::new(resp)]).await;
+        let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
+        let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+        let [Err(e)] = items.as_slice() else { panic!("{items:?}") };
+        assert_eq!(e.kind, want);
+        let text = e.to_string();
+        assert!(text.contains(&format!("HTTP {status}")), "{text}");
+        assert!(text.contains("text/html"), "{text}");
+        assert!(!text.contains("secret internals"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn unreachable_base_url_is_named() {
+    // Bind then drop a listener so the port is closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let h = handler("openai", "m", &url, "");
+    let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let [Err(e)] = items.as_slice() else { panic!("{items:?}") };
+    assert_eq!(e.kind, ErrorKind::Network);
+    assert!(e.to_string().contains(&url), "{e}");
+}
+
+#[tokio::test]
+async fn a_stream_cut_before_completion_is_an_error_not_a_success() {
+    // The body stops after the second text delta: no message_stop.
+    let fixture = HttpResponse::fixture("anthropic_text");
+    let cut = fixture.body.windows(13).position(|w| w == b"event: messag").unwrap();
+    let cut = fixture.body[cut + 1..].windows(13).position(|w| w == b"event: messag").unwrap() + cut + 1;
+    let server = MockServer::start(vec![Reply::new(fixture).drop_at(cut)]).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
+    let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let last = items.last().unwrap();
+    assert!(matches!(last, Err(e) if e.kind == ErrorKind::Network), "{items:?}");
+}
+
+#[tokio::test]
+async fn abort_ends_a_stalled_stream_promptly() {
+    let resp = HttpResponse::sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n");
+    let server = MockServer::start(vec![Reply::new(resp).after_body(AfterBody::HoldOpen(Duration::from_secs(60)))]).await;
+    let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
+    let mut stream = h.create_message("s", &[Message::user_text("x")], &[]);
+    let first = stream.next().await.unwrap().unwrap();
+    assert_eq!(first, ApiStreamChunk::text("Hel"));
+    h.abort();
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.next()).await.unwrap();
+    assert!(matches!(next, Some(Err(ref e)) if e.kind == ErrorKind::Cancelled), "{next:?}");
+    assert!(stream.next().await.is_none());
+    // A new request after the abort is unaffected.
+    let server2 = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let h2 = handler("openai", "m", &format!("{}/v1", server2.url()), "");
+    h2.abort();
+    let items: Vec<_> = h2.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+}

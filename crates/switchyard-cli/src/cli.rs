@@ -1,0 +1,74 @@
+//! Command-line arguments (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Switchyard: stream a task's answer from any LLM provider.
+#[derive(Debug, Parser)]
+#[command(name = "switchyard", version, about, long_about = None)]
+pub struct Cli {
+    /// Configuration file (default: $SWITCHYARD_HOME/config.toml, else ~/.config/switchyard/config.toml).
+    #[arg(long, global = true, value_name = "FILE", env = "SWITCHYARD_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a task: send PROMPT to the model and stream its answer.
+    Task(TaskArgs),
+    /// List the providers and their model tables (context windows, max output, prices).
+    Models {
+        /// Only this provider.
+        #[arg(long, value_name = "ID")]
+        provider: Option<String>,
+    },
+    /// Inspect the configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the resolved plan and act provider and model (keys redacted) and every problem found.
+    Check(SelectionArgs),
+}
+
+/// Choices that override the configuration file for one run.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SelectionArgs {
+    /// Provider id (anthropic, openai, openrouter, deepseek, …; see `switchyard models`).
+    #[arg(long, value_name = "ID")]
+    pub provider: Option<String>,
+    /// Model id.
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+    /// Base URL of the provider's API, e.g. http://127.0.0.1:8089/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// What to ask the model.
+    pub prompt: String,
+    /// Task mode; each mode has its own provider and model.
+    #[arg(long, value_parser = ["plan", "act"])]
+    pub mode: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Print one JSON object per line on stdout instead of text (see README "JSON output").
+    #[arg(long)]
+    pub json: bool,
+    /// Do not show reasoning (thinking) text.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// System prompt sent with the task.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+}

@@ -1,0 +1,75 @@
+//! `switchyard config check`: the resolved plan and act settings and every problem found.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use switchyard_api::{Mode, resolve_mode};
+
+use crate::cli::SelectionArgs;
+use crate::settings;
+
+/// Prints the configuration in effect for both modes, keys redacted. Exits 1 when a problem
+/// would stop a task, 0 otherwise (warnings alone do not fail).
+pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
+    let (config, source, default_mode) = match settings::load(config_path, selection, None) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("problems:\n  - {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("configuration: {}", source.describe());
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for mode in [Mode::Act, Mode::Plan] {
+        let default = if mode == default_mode { " (default)" } else { "" };
+        println!("{} mode{default}:", mode.as_str());
+        match resolve_mode(&config, mode) {
+            Ok(r) => {
+                println!("  provider   {}", r.provider_id);
+                println!("  model      {}", r.model_id);
+                println!("  base URL   {}", r.base_url);
+                let key = match (&r.api_key, r.needs_key()) {
+                    (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
+                    (None, false) => "not needed (local server)".to_owned(),
+                    (None, true) => format!("MISSING: set ${}", r.api_key_env),
+                };
+                println!("  API key    {key}");
+                println!(
+                    "  limits     context {} tokens · max output {}",
+                    r.model_info.context_window,
+                    if r.model_info.max_tokens > 0 {
+                        format!("{} tokens", r.model_info.max_tokens)
+                    } else {
+                        "unknown".to_owned()
+                    }
+                );
+                let effort = r.reasoning_effort.map_or("default", |e| e.as_str());
+                println!(
+                    "  thinking   budget {} tokens · reasoning effort {effort}",
+                    r.thinking_budget_tokens
+                );
+                if let Err(e) = r.check_key() {
+                    errors.push(format!("{} mode: {e}", mode.as_str()));
+                }
+                warnings.extend(r.notices.iter().map(|n| format!("{} mode: {n}", mode.as_str())));
+            }
+            Err(e) => {
+                println!("  (cannot be used)");
+                errors.push(format!("{} mode: {e}", mode.as_str()));
+            }
+        }
+    }
+    if errors.is_empty() && warnings.is_empty() {
+        println!("no problems found");
+        return ExitCode::SUCCESS;
+    }
+    println!("problems:");
+    for e in &errors {
+        println!("  - error: {e}");
+    }
+    for w in &warnings {
+        println!("  - warning: {w}");
+    }
+    if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}

@@ -1,0 +1,88 @@
+//! `switchyard models [--provider ID]`: providers and their model tables.
+
+use std::process::ExitCode;
+
+use switchyard_api::model::{DEFAULT_CONTEXT_WINDOW, model_table};
+use switchyard_api::providers::presets::{PRESETS, ProviderPreset, WireFamily, preset};
+
+/// Prints every provider (or one) with its family, endpoint, key variable and models.
+pub fn run(provider: Option<&str>) -> ExitCode {
+    let presets: Vec<&ProviderPreset> = match provider {
+        Some(id) => match preset(id) {
+            Some(p) => vec![p],
+            None => {
+                let ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
+                eprintln!("error: unknown provider id `{id}`; known ids: {}", ids.join(", "));
+                return ExitCode::from(2);
+            }
+        },
+        None => PRESETS.iter().collect(),
+    };
+    for (i, p) in presets.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        print_provider(p);
+    }
+    ExitCode::SUCCESS
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn print_provider(p: &ProviderPreset) {
+    let family = match p.family {
+        WireFamily::Anthropic => "Anthropic Messages".to_owned(),
+        WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
+        WireFamily::NotYetSupported(f) => {
+            println!("{} — {f}: not supported by this build yet", p.id);
+            return;
+        }
+    };
+    let key = if p.key_required {
+        format!("key ${}", p.api_key_env.join(" or $"))
+    } else {
+        "no key needed".to_owned()
+    };
+    println!("{} — {family} · {} · {key}", p.id, p.base_url);
+    match model_table(p.id) {
+        Some(table) => {
+            println!(
+                "  {:<34} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                "MODEL (USD per million tokens)", "CONTEXT", "MAX OUT", "IN", "OUT", "CACHE W", "CACHE R"
+            );
+            for (id, m) in &table.models {
+                let mark = if *id == table.default { '*' } else { ' ' };
+                println!(
+                    "{mark} {:<34} {:>10} {:>9} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+                    id,
+                    thousands(m.context_window),
+                    thousands(m.max_tokens),
+                    m.input_price,
+                    m.output_price,
+                    m.cache_writes_price,
+                    m.cache_reads_price
+                );
+            }
+            if p.any_model_id {
+                println!("  (* default; any other model id is accepted with a {} context assumed)", thousands(DEFAULT_CONTEXT_WINDOW));
+            } else {
+                println!("  (* default; an unknown model id falls back to the default)");
+            }
+        }
+        None => println!(
+            "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
+            p.default_model,
+            thousands(DEFAULT_CONTEXT_WINDOW)
+        ),
+    }
+}

@@ -1,0 +1,68 @@
+//! `switchyard`: the command-line front end (DESIGN.md "The CLI").
+
+mod cli;
+mod commands;
+mod render;
+mod settings;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use cli::{Cli, Command, ConfigCommand};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let config = cli.config.as_deref();
+    match cli.command {
+        Command::Task(args) => runtime.block_on(commands::task::run(config, args)),
+        Command::Models { provider } => commands::models::run(provider.as_deref()),
+        Command::Config { command: ConfigCommand::Check(sel) } => commands::config_check::run(config, &sel),
+    }
+}
+
+/// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.
+fn init_logging() {
+    let filter = EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .event_format(LineFormat)
+        .init();
+}
+
+/// `warning: message` / `error: message`, no timestamps: these lines are for people.
+struct LineFormat;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LineFormat
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            tracing::Level::DEBUG => "debug",
+            tracing::Level::TRACE => "trace",
+        };
+        write!(writer, "{level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}

@@ -1,0 +1,122 @@
+//! Where the configuration comes from: the file, the built-in local default, and the
+//! command-line overrides (SPEC R3.6, DESIGN.md "Configuration").
+
+use std::path::{Path, PathBuf};
+
+use switchyard_api::{ApiConfiguration, ConfigError, Mode, ModeSettings, ProviderEndpoint};
+
+use crate::cli::SelectionArgs;
+
+/// The model id the local server (`scripts/local-model.sh`) serves.
+pub const LOCAL_MODEL_ID: &str = "smollm2-135m-instruct";
+/// The local server's default port.
+pub const LOCAL_MODEL_PORT: u16 = 8089;
+
+/// Where the configuration in effect came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// A configuration file.
+    File(PathBuf),
+    /// No file exists and no provider was named: the local model server, no key needed.
+    BuiltInLocal,
+    /// No file exists; a provider was named on the command line.
+    Flags,
+}
+
+impl ConfigSource {
+    /// A short description for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::File(p) => format!("file {}", p.display()),
+            Self::BuiltInLocal => {
+                "built-in default: the local model server of scripts/local-model.sh (no configuration file found)".to_owned()
+            }
+            Self::Flags => "command-line flags (no configuration file found)".to_owned(),
+        }
+    }
+}
+
+/// The default configuration file: `$SWITCHYARD_HOME/config.toml`, else
+/// `~/.config/switchyard/config.toml` (the platform's config directory).
+pub fn default_config_path() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("SWITCHYARD_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(home).join("config.toml"));
+    }
+    directories::ProjectDirs::from("", "", "switchyard").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// The local model server's base URL (`SWITCHYARD_LOCAL_MODEL_PORT` overrides the port).
+pub fn local_model_base_url() -> String {
+    let port = std::env::var("SWITCHYARD_LOCAL_MODEL_PORT")
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(LOCAL_MODEL_PORT);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+/// The built-in configuration used when there is no file: the OpenAI-compatible local server.
+fn built_in_local(env: impl Fn(&str) -> Option<String>) -> ApiConfiguration {
+    let mut model_info = toml::Table::new();
+    // SmolLM2 is served with a 2048-token context; keep answers short.
+    model_info.insert("context_window".into(), toml::Value::Integer(2048));
+    model_info.insert("max_tokens".into(), toml::Value::Integer(512));
+    let act = ModeSettings {
+        provider: Some("openai".into()),
+        model_id: Some(LOCAL_MODEL_ID.into()),
+        model_info: Some(model_info),
+        ..ModeSettings::default()
+    };
+    let mut config = ApiConfiguration { plan: act.clone(), act, ..ApiConfiguration::default() };
+    config.providers.endpoints.insert(
+        "openai".into(),
+        ProviderEndpoint { base_url: Some(local_model_base_url()), ..ProviderEndpoint::default() },
+    );
+    config.read_keys(env);
+    config
+}
+
+/// Loads the configuration: `explicit` must exist; the default path is used when present;
+/// otherwise the built-in local default (or, when `--provider` is given, the presets alone).
+/// Then applies `selection` to `mode`.
+pub fn load(
+    explicit: Option<&Path>,
+    selection: &SelectionArgs,
+    mode: Option<Mode>,
+) -> Result<(ApiConfiguration, ConfigSource, Mode), ConfigError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let (mut config, source) = match explicit {
+        Some(p) => (ApiConfiguration::load(p, env)?, ConfigSource::File(p.to_owned())),
+        None => match default_config_path().filter(|p| p.exists()) {
+            Some(p) => (ApiConfiguration::load(&p, env)?, ConfigSource::File(p)),
+            None if selection.provider.is_some() => {
+                let mut c = ApiConfiguration::default();
+                c.read_keys(env);
+                (c, ConfigSource::Flags)
+            }
+            None => (built_in_local(env), ConfigSource::BuiltInLocal),
+        },
+    };
+    let mode = mode.unwrap_or(config.default_mode);
+    apply_selection(&mut config, mode, selection);
+    Ok((config, source, mode))
+}
+
+/// Applies `--provider`, `--model` and `--base-url` to `mode`'s settings.
+pub fn apply_selection(config: &mut ApiConfiguration, mode: Mode, selection: &SelectionArgs) {
+    let settings = config.mode_settings_mut(mode);
+    if let Some(p) = &selection.provider {
+        if settings.provider.as_deref() != Some(p.as_str()) {
+            // A different provider: the file's model and model overrides were for the old one.
+            settings.model_id = None;
+            settings.model_info = None;
+        }
+        settings.provider = Some(p.clone());
+    }
+    if let Some(m) = &selection.model {
+        settings.model_id = Some(m.clone());
+    }
+    if let Some(url) = &selection.base_url {
+        let provider = settings.provider.clone().unwrap_or_else(|| "anthropic".into());
+        config.providers.endpoints.entry(provider).or_default().base_url = Some(url.clone());
+    }
+}

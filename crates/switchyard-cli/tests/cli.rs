@@ -1,0 +1,559 @@
+//! The `switchyard` binary run as a person would: a clean environment (only `PATH`,
+//! `SWITCHYARD_HOME` pointing at a fresh temporary directory, and the key variables a test
+//! names), against the testkit's mock server on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+use tempfile::TempDir;
+
+/// A key that must never be printed.
+const KEY: &str = "sk-test-cli-key-must-never-be-printed-7f3a9c";
+
+/// One finished run of the binary.
+#[derive(Debug)]
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// Stderr lines without trailing whitespace, empty lines dropped.
+    fn stderr_lines(&self) -> Vec<&str> {
+        self.stderr.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect()
+    }
+
+    /// The `error: …` lines of stderr.
+    fn error_lines(&self) -> Vec<&str> {
+        self.stderr_lines().into_iter().filter(|l| l.starts_with("error:")).collect()
+    }
+
+    /// The `warning: …` lines of stderr.
+    fn warning_lines(&self) -> Vec<&str> {
+        self.stderr_lines().into_iter().filter(|l| l.starts_with("warning:")).collect()
+    }
+
+    /// Every stdout line parsed as a JSON object with a string `type`.
+    fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}\n{self:#?}"));
+                assert!(v.is_object(), "stdout line is not an object: {line:?}");
+                assert!(v["type"].is_string(), "stdout line has no `type`: {line:?}");
+                v
+            })
+            .collect()
+    }
+
+    fn types(&self) -> Vec<String> {
+        self.json_lines().iter().map(|v| v["type"].as_str().unwrap().to_owned()).collect()
+    }
+
+    /// Neither stream shows the key.
+    fn assert_no_key(&self) {
+        assert!(!self.stdout.contains(KEY), "the key leaked to stdout: {self:#?}");
+        assert!(!self.stderr.contains(KEY), "the key leaked to stderr: {self:#?}");
+    }
+}
+
+/// A fresh `SWITCHYARD_HOME`.
+fn home() -> TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `switchyard ARGS` with a clean environment: `PATH`, `SWITCHYARD_HOME=home` and `vars`.
+/// The child runs on a blocking thread so the mock server keeps serving; it is killed after 60 s.
+async fn switchyard(home: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", home)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || run_blocking(cmd)).await.unwrap()
+}
+
+fn run_blocking(mut cmd: Command) -> Run {
+    let mut child = cmd.spawn().expect("cannot start the switchyard binary");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        out.read_to_end(&mut v).map(|_| v)
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        err.read_to_end(&mut v).map(|_| v)
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("switchyard did not finish within 60 s: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = String::from_utf8(out_reader.join().unwrap().unwrap()).expect("stdout is UTF-8");
+    let stderr = String::from_utf8(err_reader.join().unwrap().unwrap()).expect("stderr is UTF-8");
+    Run { code: status.code(), stdout, stderr }
+}
+
+async fn serve(response: HttpResponse) -> MockServer {
+    MockServer::start(vec![Reply::new(response)]).await
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Streaming text
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_mode_streams_text_to_stdout_and_reasoning_and_usage_to_stderr() {
+    let server = serve(HttpResponse::fixture("anthropic_thinking")).await;
+    let home = home();
+    let url = server.url();
+    let run = switchyard(
+        home.path(),
+        &["task", "What is 27 * 453?", "--provider", "anthropic", "--base-url", &url],
+        &[("ANTHROPIC_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert_eq!(run.stdout, "27 * 453 = **12,231** (10,800 + 1,350 + 81).\n", "{run:#?}");
+    let reasoning = "Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3\n3. 27 * 400 = 10800, 27 * 50 = 1350, 27 * 3 = 81\n4. 10800 + 1350 + 81 = 12231";
+    assert!(run.stderr.contains(reasoning), "{run:#?}");
+    let last = *run.stderr_lines().last().unwrap();
+    assert!(last.contains("52 in"), "{last}");
+    assert!(last.contains("137 out"), "{last}");
+    assert!(last.contains('$'), "{last}");
+    assert!(!last.contains("failed"), "{last}");
+    // No colour codes when stderr is not a terminal.
+    assert!(!run.stderr.contains('\x1b'), "{run:#?}");
+    assert!(run.error_lines().is_empty(), "{run:#?}");
+    run.assert_no_key();
+
+    // The request went to the mock with the key in its header and the default model.
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(req.json()["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(req.json()["messages"][0]["content"][0]["text"], "What is 27 * 453?");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_hides_reasoning() {
+    let server = serve(HttpResponse::fixture("anthropic_thinking")).await;
+    let home = home();
+    let url = server.url();
+    let run = switchyard(
+        home.path(),
+        &["task", "What is 27 * 453?", "--quiet", "--provider", "anthropic", "--base-url", &url],
+        &[("ANTHROPIC_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert_eq!(run.stdout, "27 * 453 = **12,231** (10,800 + 1,350 + 81).\n", "{run:#?}");
+    assert!(!run.stderr.contains("step by step"), "{run:#?}");
+    assert!(!run.stderr.contains("12231"), "{run:#?}");
+    let last = *run.stderr_lines().last().unwrap();
+    assert!(last.contains("52 in") && last.contains("137 out") && last.contains('$'), "{last}");
+    run.assert_no_key();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The --json contract
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_lines_follow_the_contract_for_a_tool_call() {
+    let server = serve(HttpResponse::fixture("anthropic_tool_use")).await;
+    let home = home();
+    let url = server.url();
+    let run = switchyard(
+        home.path(),
+        &["task", "Weather in SF?", "--json", "--provider", "anthropic", "--base-url", &url],
+        &[("ANTHROPIC_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    run.assert_no_key();
+    let lines = run.json_lines();
+    assert_eq!(
+        run.types(),
+        ["task_started", "text", "text", "text", "tool_call", "usage", "task_finished"],
+        "{run:#?}"
+    );
+
+    let started = &lines[0];
+    assert!(!started["task_id"].as_str().unwrap().is_empty(), "{started}");
+    assert_eq!(started["mode"], "act");
+    assert_eq!(started["provider"], "anthropic");
+    assert_eq!(started["model"], "claude-sonnet-4-5-20250929");
+
+    let text: String = lines[1..4].iter().map(|v| v["text"].as_str().unwrap()).collect();
+    assert_eq!(text, "Okay, let's check the weather for San Francisco, CA:");
+
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(shared_dir().join("fixtures/anthropic_tool_use.expected.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let want = expected.as_array().unwrap().iter().find(|v| v["type"] == "tool_call").unwrap();
+    let call = &lines[4];
+    assert_eq!(call["id"], want["id"]);
+    assert_eq!(call["name"], want["name"]);
+    assert!(call["arguments"].is_string(), "{call}");
+    assert_eq!(call["arguments"], want["arguments"]);
+
+    let usage = &lines[5];
+    assert_eq!(usage["input_tokens"], 472);
+    assert_eq!(usage["output_tokens"], 89);
+    assert_eq!(usage["cache_read_tokens"], 0);
+    assert_eq!(usage["cache_write_tokens"], 0);
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    let want_cost = (472.0 * 3.0 + 89.0 * 15.0) / 1e6;
+    assert!((cost - want_cost).abs() < 1e-12, "{cost} vs {want_cost}");
+
+    let finished = &lines[6];
+    assert_eq!(finished["status"], "completed");
+    assert!(finished["duration_ms"].is_u64(), "{finished}");
+    assert!(finished["first_token_ms"].is_u64(), "{finished}");
+    // Human notes stay off stdout; stderr has no error.
+    assert!(run.error_lines().is_empty(), "{run:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_error_line_for_insufficient_quota() {
+    let server = serve(HttpResponse::fixture("openai_insufficient_quota")).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let run = switchyard(
+        home.path(),
+        &["task", "hello", "--json", "--provider", "openai", "--model", "gpt-4o", "--base-url", &url],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    run.assert_no_key();
+    let lines = run.json_lines();
+    assert_eq!(run.types(), ["task_started", "error", "task_finished"], "{run:#?}");
+    let error = &lines[1];
+    assert_eq!(error["kind"], "quota_exceeded");
+    assert_eq!(error["status"], 429);
+    assert!(error["message"].as_str().unwrap().contains("quota"), "{error}");
+    assert_eq!(lines[2]["status"], "failed");
+    assert_eq!(server.request_count(), 1, "a quota error is not retried");
+    assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Bad input: one clear line on stderr, a non-zero exit, nothing but JSON on stdout
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_key_names_the_variable() {
+    let home = home();
+    let run = switchyard(home.path(), &["task", "hello", "--provider", "anthropic"], &[]).await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    assert_eq!(run.stdout, "", "{run:#?}");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    assert!(errors[0].contains("ANTHROPIC_API_KEY"), "{run:#?}");
+
+    // The same in --json mode: stdout holds only JSON lines.
+    let run = switchyard(home.path(), &["task", "hello", "--json", "--provider", "anthropic"], &[])
+        .await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    let lines = run.json_lines();
+    let error = lines.iter().find(|v| v["type"] == "error").expect("an error line");
+    assert!(error["message"].as_str().unwrap().contains("ANTHROPIC_API_KEY"), "{error}");
+    assert_eq!(lines.last().unwrap()["type"], "task_finished");
+    assert_eq!(lines.last().unwrap()["status"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unreachable_base_url_is_named() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let home = home();
+    let run = switchyard(
+        home.path(),
+        &["task", "hello", "--provider", "openai", "--model", "m", "--base-url", &url],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(run.stdout, "", "{run:#?}");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    assert!(errors[0].contains(&url), "{run:#?}");
+    run.assert_no_key();
+
+    let run = switchyard(
+        home.path(),
+        &["task", "hello", "--json", "--provider", "openai", "--model", "m", "--base-url", &url],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(run.types(), ["task_started", "error", "task_finished"], "{run:#?}");
+    let lines = run.json_lines();
+    assert_eq!(lines[1]["kind"], "network");
+    assert!(lines[1]["message"].as_str().unwrap().contains(&url), "{run:#?}");
+    run.assert_no_key();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_config_names_file_line_and_field_and_is_left_alone() {
+    let home = home();
+    let cases = [
+        // An unknown (misspelt) field: line 3, `modle`.
+        ("typo.toml", "[act]\nprovider = \"anthropic\"\nmodle = \"x\"\n", 3, "modle"),
+        // A TOML syntax error: an unquoted value on line 3 for `model`.
+        ("syntax.toml", "[act]\nprovider = \"anthropic\"\nmodel = claude\n", 3, "model"),
+    ];
+    for (name, text, line, field) in cases {
+        let path = write_file(home.path(), name, text);
+        let file = path.to_str().unwrap();
+        for json in [false, true] {
+            let mut args = vec!["--config", file, "task", "hello"];
+            if json {
+                args.push("--json");
+            }
+            let run = switchyard(home.path(), &args, &[("ANTHROPIC_API_KEY", KEY)]).await;
+            let label = format!("{name} json={json}");
+            assert_eq!(run.code, Some(2), "{label}: {run:#?}");
+            run.assert_no_key();
+            let message = if json {
+                let lines = run.json_lines();
+                let error = lines.iter().find(|v| v["type"] == "error").expect("an error line");
+                assert_eq!(lines.last().unwrap()["status"], "failed", "{label}");
+                error["message"].as_str().unwrap().to_owned()
+            } else {
+                assert_eq!(run.stdout, "", "{label}: {run:#?}");
+                let errors = run.error_lines();
+                assert_eq!(errors.len(), 1, "{label}: {run:#?}");
+                errors[0].to_owned()
+            };
+            assert!(message.contains(&format!("{file}:{line}:")), "{label}: {message}");
+            assert!(message.contains(field), "{label}: field `{field}` not named: {message}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{label}: file changed");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_provider_in_config_warns_and_falls_back_to_anthropic() {
+    let server = serve(HttpResponse::fixture("anthropic_text")).await;
+    let home = home();
+    // The default location: $SWITCHYARD_HOME/config.toml.
+    let text = format!(
+        "[act]\nprovider = \"antropic\"\n\n[providers.anthropic]\nbase_url = \"{}\"\n",
+        server.url()
+    );
+    let path = write_file(home.path(), "config.toml", &text);
+    let run = switchyard(home.path(), &["task", "capital of France?"], &[("ANTHROPIC_API_KEY", KEY)])
+        .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    run.assert_no_key();
+    let warnings = run.warning_lines();
+    assert!(warnings.iter().any(|w| w.contains("antropic")), "{run:#?}");
+    let warning_at = run.stderr_lines().iter().position(|l| l.contains("antropic")).unwrap();
+    let started_at = run.stderr_lines().iter().position(|l| l.contains("act mode")).unwrap();
+    assert!(warning_at < started_at, "the warning comes first: {run:#?}");
+    assert_eq!(
+        run.stdout,
+        "The capital of France is Paris, often called « la Ville Lumière » — the City of Light.\n\nWant more facts?\n"
+    );
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_model_of_a_fixed_table_warns_and_uses_the_default() {
+    let server = serve(HttpResponse::fixture("deepseek_reasoner")).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let run = switchyard(
+        home.path(),
+        &["task", "9.11 or 9.8?", "--provider", "deepseek", "--model", "deepseek-nope", "--base-url", &url],
+        &[("DEEPSEEK_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    run.assert_no_key();
+    let warnings = run.warning_lines();
+    assert!(
+        warnings.iter().any(|w| w.contains("deepseek-nope") && w.contains("deepseek-chat")),
+        "{run:#?}"
+    );
+    assert_eq!(run.stdout, "9.8 is greater than 9.11.\n", "{run:#?}");
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(req.json()["model"], "deepseek-chat");
+    assert_eq!(req.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn html_502_is_summarised_without_the_page() {
+    let page = "<!doctype html><html><body><h1>502</h1>secret upstream internals</body></html>";
+    let server = serve(HttpResponse::new(502, &[("content-type", "text/html")], page)).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let run = switchyard(
+        home.path(),
+        &["task", "hello", "--provider", "openai", "--model", "m", "--base-url", &url],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert_eq!(run.stdout, "", "{run:#?}");
+    run.assert_no_key();
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    assert!(errors[0].contains("HTTP 502"), "{run:#?}");
+    assert!(errors[0].contains("text/html"), "{run:#?}");
+    assert!(!run.stderr.contains("secret upstream internals"), "{run:#?}");
+    assert!(!run.stderr.contains("<html"), "{run:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_prompt_is_rejected() {
+    let home = home();
+    for prompt in ["", "   \n\t"] {
+        let run = switchyard(home.path(), &["task", prompt, "--provider", "anthropic"], &[("ANTHROPIC_API_KEY", KEY)])
+            .await;
+        assert_eq!(run.code, Some(2), "{run:#?}");
+        assert_eq!(run.stdout, "", "{run:#?}");
+        let errors = run.error_lines();
+        assert_eq!(errors.len(), 1, "{run:#?}");
+        assert!(errors[0].contains("prompt"), "{run:#?}");
+        run.assert_no_key();
+
+        let run = switchyard(
+            home.path(),
+            &["task", prompt, "--json", "--provider", "anthropic"],
+            &[("ANTHROPIC_API_KEY", KEY)],
+        )
+        .await;
+        assert_eq!(run.code, Some(2), "{run:#?}");
+        assert_eq!(run.types(), ["error", "task_finished"], "{run:#?}");
+        assert!(run.json_lines()[0]["message"].as_str().unwrap().contains("prompt"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. config check
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_check_shows_both_modes_and_redacts_keys() {
+    let home = home();
+    let text = "[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-reasoner\"\n\n[plan]\nprovider = \"openrouter\"\nmodel = \"anthropic/claude-sonnet-4.5\"\n";
+    let path = write_file(home.path(), "switchyard.toml", text);
+    let run = switchyard(
+        home.path(),
+        &["config", "check", "--config", path.to_str().unwrap()],
+        &[("DEEPSEEK_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    run.assert_no_key();
+    let out = format!("{}{}", run.stdout, run.stderr);
+    for want in ["deepseek", "deepseek-reasoner", "openrouter", "anthropic/claude-sonnet-4.5"] {
+        assert!(out.contains(want), "`{want}` missing: {run:#?}");
+    }
+    assert!(out.contains("act mode"), "{run:#?}");
+    assert!(out.contains("plan mode"), "{run:#?}");
+    assert!(out.contains("[redacted]"), "{run:#?}");
+    assert!(
+        out.lines().any(|l| l.contains("DEEPSEEK_API_KEY") && l.contains("[redacted]")),
+        "{run:#?}"
+    );
+    assert!(
+        out.lines().any(|l| l.contains("error") && l.contains("OPENROUTER_API_KEY")),
+        "{run:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn config_check_without_a_file_shows_the_local_default() {
+    let home = home();
+    let run = switchyard(home.path(), &["config", "check"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let out = format!("{}{}", run.stdout, run.stderr);
+    for want in ["openai", "smollm2-135m-instruct", "http://127.0.0.1:8089/v1"] {
+        assert!(out.contains(want), "`{want}` missing: {run:#?}");
+    }
+    assert!(out.contains("built-in"), "{run:#?}");
+    assert!(!out.contains("error"), "{run:#?}");
+    // Nothing was written into the fresh home.
+    assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. models
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_lists_anthropic_with_its_table() {
+    let home = home();
+    let run = switchyard(home.path(), &["models"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("claude-sonnet-4-5-20250929"))
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(line.contains("200,000"), "{line}");
+    assert!(run.stdout.lines().any(|l| l.starts_with("anthropic")), "{run:#?}");
+
+    let run = switchyard(home.path(), &["models", "--provider", "anthropic"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.starts_with("anthropic"), "{run:#?}");
+    assert!(!run.stdout.contains("deepseek-chat"), "only the one provider: {run:#?}");
+    assert!(
+        run.stdout.lines().any(|l| l.contains("claude-sonnet-4-5-20250929") && l.contains("200,000")),
+        "{run:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_with_an_unknown_provider_names_the_known_ids() {
+    let home = home();
+    let run = switchyard(home.path(), &["models", "--provider", "nope"], &[]).await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    assert_eq!(run.stdout, "", "{run:#?}");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    for want in ["nope", "anthropic", "openrouter", "deepseek"] {
+        assert!(errors[0].contains(want), "`{want}` missing: {run:#?}");
+    }
+}

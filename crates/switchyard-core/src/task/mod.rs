@@ -1,0 +1,58 @@
+//! A task's events and the consumption of one streamed request (SPEC R9.1, R9.2, R9.4).
+//!
+//! [`TaskEvent`] is what a user interface renders; serialised with serde it is exactly the
+//! `--json` line contract of the CLI (README "JSON output").
+
+mod request;
+
+pub use request::{RequestOutcome, RequestStatus, run_request};
+
+use serde::Serialize;
+
+/// One thing that happened in a task, in the order it happened.
+///
+/// Serialised as one JSON object with a `type` field (`task_started`, `text`, …); these are the
+/// CLI's `--json` lines. Token counts are tokens, costs USD, durations milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TaskEvent {
+    /// The task began: its id, mode, and the provider and model in effect.
+    TaskStarted { task_id: String, mode: String, provider: String, model: String },
+    /// Assistant text, as it streamed.
+    Text { text: String },
+    /// Reasoning (thinking) text, as it streamed.
+    Reasoning { text: String },
+    /// A tool call, once complete (`arguments` is the JSON text the model produced).
+    ToolCall { id: String, name: String, arguments: String },
+    /// The tokens and cost of one request, once it ended. Cache fields are 0 when the
+    /// provider reported none; `estimated` is true when the provider reported no usage and
+    /// the counts are estimates (4 bytes per token).
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_tokens: u64,
+        cache_write_tokens: u64,
+        cost_usd: f64,
+        estimated: bool,
+    },
+    /// A failure: its kind (`rate_limited`, `auth`, … see `ErrorKind`), a one-line message,
+    /// and the HTTP status when there was one.
+    Error { kind: String, message: String, status: Option<u16> },
+    /// The task ended: `completed`, `failed` or `cancelled`, with the time to the first
+    /// content chunk and the whole duration.
+    TaskFinished {
+        status: TaskStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        first_token_ms: Option<u64>,
+        duration_ms: u64,
+    },
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Completed,
+    Failed,
+    Cancelled,
+}

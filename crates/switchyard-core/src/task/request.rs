@@ -1,0 +1,197 @@
+//! Consuming one streamed request: chunks become [`TaskEvent`]s, usage is summed and costed,
+//! tool-call fragments are joined, and the assistant's message is assembled for the history.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use switchyard_api::{
+    ApiError, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, Role,
+    ToolCallAccumulator, ToolSpec, Usage,
+};
+use tokio::time::Instant;
+
+use super::TaskEvent;
+use crate::cost::UsageTotals;
+
+/// How one request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestStatus {
+    /// The stream ended normally with content.
+    Completed,
+    /// The request failed before or during the stream.
+    Failed(ApiError),
+}
+
+/// What one request produced.
+#[derive(Debug, Clone)]
+pub struct RequestOutcome {
+    pub status: RequestStatus,
+    /// The assistant message assembled from the chunks (text, thinking, tool uses); kept even
+    /// when the stream failed part-way.
+    pub assistant_message: Message,
+    pub usage: UsageTotals,
+    /// Cost of the request in USD.
+    pub cost_usd: f64,
+    /// Time from the request's start to its first content chunk.
+    pub first_token: Option<Duration>,
+    pub duration: Duration,
+    /// True when the provider reported no usage and the token counts are estimates.
+    pub usage_estimated: bool,
+}
+
+/// Tokens estimated from a byte count: 4 bytes per token, rounded up (SPEC R8.2).
+fn estimate_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+/// The byte length of a block's text, for estimates.
+fn block_len(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text { text } => text.len(),
+        ContentBlock::Thinking { thinking, .. } => thinking.len(),
+        ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+        ContentBlock::ToolResult { content, .. } => content.len(),
+        ContentBlock::Image { .. } | ContentBlock::RedactedThinking { .. } => 0,
+    }
+}
+
+/// Streams one request through `handler` and reports every chunk to `on_event` as it arrives.
+///
+/// Text and reasoning are forwarded as they stream; tool calls are reported once the stream
+/// ends (when their arguments are complete); usage is summed (tokens) with the provider's cost
+/// taking the latest value, else computed from the model's prices (SPEC R9.2), and reported
+/// once, whether the request succeeded or not. When the provider reports no usage at all
+/// (neither in the stream nor through `get_api_stream_usage`), tokens are estimated at 4 bytes
+/// per token and the usage event says `estimated: true`. A stream that ends without any content is an
+/// error, "the provider returned an empty response" (SPEC R9.4).
+pub async fn run_request(
+    handler: &dyn ApiHandler,
+    system_prompt: &str,
+    messages: &[Message],
+    tools: &[ToolSpec],
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> RequestOutcome {
+    let started = Instant::now();
+    let model = handler.get_model();
+    let mut stream = handler.create_message(system_prompt, messages, tools);
+    let mut usage = UsageTotals::default();
+    let mut tools_acc = ToolCallAccumulator::default();
+    let mut text = String::new();
+    let mut thinking = String::new();
+    let mut thinking_signature = String::new();
+    let mut redacted: Vec<String> = Vec::new();
+    let mut first_token = None;
+    let mut failure = None;
+
+    while let Some(item) = stream.next().await {
+        let chunk = match item {
+            Ok(c) => c,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
+        if chunk.is_content() && first_token.is_none() {
+            first_token = Some(started.elapsed());
+        }
+        match chunk {
+            ApiStreamChunk::Text { text: t, .. } => {
+                text.push_str(&t);
+                on_event(TaskEvent::Text { text: t });
+            }
+            ApiStreamChunk::Reasoning { reasoning, signature, redacted_data, .. } => {
+                if let Some(s) = signature {
+                    thinking_signature.push_str(&s);
+                }
+                if let Some(d) = redacted_data {
+                    redacted.push(d);
+                }
+                if !reasoning.is_empty() {
+                    thinking.push_str(&reasoning);
+                    on_event(TaskEvent::Reasoning { text: reasoning });
+                }
+            }
+            ApiStreamChunk::ToolCalls { call_id, id, name, arguments_delta } => {
+                tools_acc.push(call_id.as_deref(), &id, &name, &arguments_delta);
+            }
+            ApiStreamChunk::Usage(u) => usage.add(&u),
+        }
+    }
+    drop(stream);
+
+    let mut content = Vec::new();
+    if !thinking.is_empty() || !thinking_signature.is_empty() {
+        content.push(ContentBlock::Thinking { thinking, signature: thinking_signature });
+    }
+    content.extend(redacted.into_iter().map(|data| ContentBlock::RedactedThinking { data }));
+    if !text.is_empty() {
+        content.push(ContentBlock::Text { text });
+    }
+    for call in tools_acc.finish() {
+        on_event(TaskEvent::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let input = serde_json::from_str(&call.arguments)
+            .unwrap_or(serde_json::Value::String(call.arguments));
+        content.push(ContentBlock::ToolUse { id: call.id, name: call.name, input });
+    }
+
+    if failure.is_none() && first_token.is_none() {
+        failure = Some(
+            ApiError::new(ErrorKind::Server, "the provider returned an empty response")
+                .with_origin(handler.provider_id(), &model.id),
+        );
+    }
+    if !usage.reported {
+        if let Some(late) = handler.get_api_stream_usage().await {
+            usage.add(&late);
+        }
+    }
+    let mut estimated = false;
+    if !usage.reported && first_token.is_some() {
+        // Some OpenAI-compatible servers (llama-cpp-python) never report usage. Estimate it
+        // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so.
+        let output_bytes: usize = content.iter().map(block_len).sum();
+        usage.add(&Usage {
+            input_tokens: estimate_tokens(
+                system_prompt.len() + messages.iter().flat_map(|m| &m.content).map(block_len).sum::<usize>(),
+            ),
+            output_tokens: estimate_tokens(output_bytes),
+            ..Usage::default()
+        });
+        estimated = true;
+    }
+    let cost_usd = usage.cost_usd(&model.info);
+    if usage.reported {
+        on_event(TaskEvent::Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            cost_usd,
+            estimated,
+        });
+    }
+    let status = match failure {
+        Some(e) => {
+            on_event(TaskEvent::Error {
+                kind: e.kind.as_str().to_owned(),
+                message: e.to_string(),
+                status: e.status,
+            });
+            RequestStatus::Failed(e)
+        }
+        None => RequestStatus::Completed,
+    };
+    RequestOutcome {
+        status,
+        assistant_message: Message { role: Role::Assistant, content },
+        usage,
+        cost_usd,
+        first_token,
+        duration: started.elapsed(),
+        usage_estimated: estimated,
+    }
+}

