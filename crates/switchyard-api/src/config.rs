@@ -179,7 +179,12 @@ struct ConfigFile {
 pub enum ConfigError {
     /// The file could not be parsed; names the file, line, column and field.
     #[error("{file}:{line}:{column}: {message}")]
-    Parse { file: String, line: usize, column: usize, message: String },
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// The file could not be read.
     #[error("cannot read the configuration file {file}: {message}")]
     Read { file: String, message: String },
@@ -211,15 +216,17 @@ impl ApiConfiguration {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| line_col(text, s.start))
-                .unwrap_or((1, 1));
+            let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+            let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            let mut message = e.message().trim().to_owned();
+            if !source_line.is_empty() && !message.contains(source_line) {
+                message = format!("{message} (in `{source_line}`)");
+            }
             ConfigError::Parse {
                 file: file.to_owned(),
                 line,
                 column,
-                message: e.message().trim().to_owned(),
+                message,
             }
         })?;
         let act = parsed.act.unwrap_or_default();
@@ -230,7 +237,10 @@ impl ApiConfiguration {
             default_mode: parsed.mode.unwrap_or_default(),
             plan,
             act,
-            providers: ProviderSettings { endpoints: parsed.providers, api_keys: BTreeMap::new() },
+            providers: ProviderSettings {
+                endpoints: parsed.providers,
+                api_keys: BTreeMap::new(),
+            },
         };
         config.read_keys(env);
         Ok(config)
@@ -239,8 +249,10 @@ impl ApiConfiguration {
     /// Reads the configuration file at `path`.
     pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::Read { file: file.clone(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
         Self::from_toml(&text, &file, env)
     }
 
@@ -250,10 +262,17 @@ impl ApiConfiguration {
             .iter()
             .flat_map(|p| p.api_key_env.iter().map(|v| (*v).to_owned()))
             .collect();
-        vars.extend(self.providers.endpoints.values().filter_map(|e| e.api_key_env.clone()));
+        vars.extend(
+            self.providers
+                .endpoints
+                .values()
+                .filter_map(|e| e.api_key_env.clone()),
+        );
         for var in vars {
             if let Some(value) = env(&var).filter(|v| !v.trim().is_empty()) {
-                self.providers.api_keys.insert(var, ApiKey::new(value.trim()));
+                self.providers
+                    .api_keys
+                    .insert(var, ApiKey::new(value.trim()));
             }
         }
     }
@@ -313,7 +332,11 @@ pub struct ResolvedMode {
 pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMode, ConfigError> {
     let settings = config.mode_settings(mode);
     let mut notices = Vec::new();
-    let requested = settings.provider.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let requested = settings
+        .provider
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
     let preset = match requested.and_then(preset) {
         Some(p) => p,
         None => {
@@ -339,11 +362,19 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
             family: family.to_owned(),
         });
     }
-    let endpoint = config.providers.endpoints.get(preset.id).cloned().unwrap_or_default();
+    let endpoint = config
+        .providers
+        .endpoints
+        .get(preset.id)
+        .cloned()
+        .unwrap_or_default();
 
     // Model id and info (SPEC R2.3).
-    let requested_model =
-        settings.model_id.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    let requested_model = settings
+        .model_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
     let table = model_table(preset.id);
     let (model_id, mut model_info) = match (requested_model, table) {
         (Some(id), Some(t)) => match t.models.get(id) {
@@ -364,7 +395,10 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
     };
     if let Some(overrides) = &settings.model_info {
         model_info = apply_model_info_overrides(&model_info, overrides).map_err(|message| {
-            ConfigError::ModelInfo { mode: mode.as_str().to_owned(), message }
+            ConfigError::ModelInfo {
+                mode: mode.as_str().to_owned(),
+                message,
+            }
         })?;
     }
 
@@ -387,7 +421,10 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         .trim_end_matches('/')
         .to_owned();
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ConfigError::BaseUrl { provider: preset.id.to_owned(), url: base_url });
+        return Err(ConfigError::BaseUrl {
+            provider: preset.id.to_owned(),
+            url: base_url,
+        });
     }
 
     // Key lookup: the configured variable, else the preset's variables in order.
@@ -395,9 +432,13 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         Some(v) => vec![v.clone()],
         None => preset.api_key_env.iter().map(|v| (*v).to_owned()).collect(),
     };
-    let found = candidates
-        .iter()
-        .find_map(|v| config.providers.api_keys.get(v).map(|k| (v.clone(), k.clone())));
+    let found = candidates.iter().find_map(|v| {
+        config
+            .providers
+            .api_keys
+            .get(v)
+            .map(|k| (v.clone(), k.clone()))
+    });
     let (api_key_env, api_key) = match found {
         Some((var, key)) => (var, Some(key)),
         None => (candidates.first().cloned().unwrap_or_default(), None),
@@ -450,12 +491,17 @@ pub fn is_loopback(url: &str) -> bool {
     host == "localhost" || host == "::1" || host.starts_with("127.")
 }
 
-fn apply_model_info_overrides(base: &ModelInfo, overrides: &toml::Table) -> Result<ModelInfo, String> {
+fn apply_model_info_overrides(
+    base: &ModelInfo,
+    overrides: &toml::Table,
+) -> Result<ModelInfo, String> {
     let mut table = toml::Table::try_from(base).map_err(|e| e.to_string())?;
     for (k, v) in overrides {
         table.insert(k.clone(), v.clone());
     }
-    toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| e.message().to_owned())
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().to_owned())
 }
 
 /// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
@@ -489,7 +535,12 @@ mod tests {
     use super::*;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
     }
 
     #[test]
@@ -509,7 +560,10 @@ thinking_budget_tokens = 20000
         let text = text.replace("20000", "8192");
         let c = ApiConfiguration::from_toml(&text, "c.toml", env(&[("ANTHROPIC_API_KEY", "k")]))
             .unwrap();
-        assert_eq!(resolve_mode(&c, Mode::Act).unwrap().thinking_budget_tokens, 8192);
+        assert_eq!(
+            resolve_mode(&c, Mode::Act).unwrap().thinking_budget_tokens,
+            8192
+        );
     }
 
     #[test]
@@ -524,14 +578,29 @@ thinking_budget_tokens = 20000
 
     #[test]
     fn plan_and_act_are_separate_and_plan_defaults_to_act() {
-        let text = "[act]\nprovider = \"deepseek\"\n[plan]\nprovider = \"openrouter\"\nmodel = \"x/y\"\n";
+        let text =
+            "[act]\nprovider = \"deepseek\"\n[plan]\nprovider = \"openrouter\"\nmodel = \"x/y\"\n";
         let keys = env(&[("DEEPSEEK_API_KEY", "d"), ("OPENROUTER_API_KEY", "o")]);
         let c = ApiConfiguration::from_toml(text, "c.toml", keys).unwrap();
-        assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().provider_id, "openrouter");
+        assert_eq!(
+            resolve_mode(&c, Mode::Plan).unwrap().provider_id,
+            "openrouter"
+        );
         assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().model_id, "x/y");
-        assert_eq!(resolve_mode(&c, Mode::Act).unwrap().model_id, "deepseek-chat");
-        let c = ApiConfiguration::from_toml("[act]\nprovider = \"deepseek\"\n", "c", env(&[("DEEPSEEK_API_KEY", "d")])).unwrap();
-        assert_eq!(resolve_mode(&c, Mode::Plan).unwrap().provider_id, "deepseek");
+        assert_eq!(
+            resolve_mode(&c, Mode::Act).unwrap().model_id,
+            "deepseek-chat"
+        );
+        let c = ApiConfiguration::from_toml(
+            "[act]\nprovider = \"deepseek\"\n",
+            "c",
+            env(&[("DEEPSEEK_API_KEY", "d")]),
+        )
+        .unwrap();
+        assert_eq!(
+            resolve_mode(&c, Mode::Plan).unwrap().provider_id,
+            "deepseek"
+        );
     }
 
     #[test]
@@ -570,8 +639,9 @@ thinking_budget_tokens = 20000
 
     #[test]
     fn keys_never_show_in_debug() {
-        let c = ApiConfiguration::from_toml("", "c", env(&[("ANTHROPIC_API_KEY", "sk-secret-123")]))
-            .unwrap();
+        let c =
+            ApiConfiguration::from_toml("", "c", env(&[("ANTHROPIC_API_KEY", "sk-secret-123")]))
+                .unwrap();
         let r = resolve_mode(&c, Mode::Act).unwrap();
         assert!(!format!("{c:?}{r:?}").contains("sk-secret-123"));
     }
@@ -581,10 +651,16 @@ thinking_budget_tokens = 20000
         let text = "[act]\nprovider = \"openai\"\nmodel = \"local\"\n[act.model_info]\ncontext_window = 2048\nmax_tokens = 256\n[providers.openai]\nbase_url = \"http://localhost:1/v1\"\n";
         let c = ApiConfiguration::from_toml(text, "c", env(&[])).unwrap();
         let r = resolve_mode(&c, Mode::Act).unwrap();
-        assert_eq!((r.model_info.context_window, r.model_info.max_tokens), (2048, 256));
+        assert_eq!(
+            (r.model_info.context_window, r.model_info.max_tokens),
+            (2048, 256)
+        );
         let bad = text.replace("2048", "\"big\"");
         let c = ApiConfiguration::from_toml(&bad, "c", env(&[])).unwrap();
-        assert!(matches!(resolve_mode(&c, Mode::Act), Err(ConfigError::ModelInfo { .. })));
+        assert!(matches!(
+            resolve_mode(&c, Mode::Act),
+            Err(ConfigError::ModelInfo { .. })
+        ));
     }
 
     #[test]

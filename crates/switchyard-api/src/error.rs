@@ -64,7 +64,10 @@ impl ErrorKind {
 
     /// Kinds that are never retried automatically (SPEC R6.7).
     pub fn is_never_retried(self) -> bool {
-        matches!(self, Self::Auth | Self::SpendLimit | Self::QuotaExceeded | Self::Entitlement)
+        matches!(
+            self,
+            Self::Auth | Self::SpendLimit | Self::QuotaExceeded | Self::Entitlement
+        )
     }
 }
 
@@ -126,7 +129,8 @@ impl ApiError {
 
     /// Sets the provider and model the error came from, unless already set.
     pub fn with_origin(mut self, provider_id: &str, model_id: &str) -> Self {
-        self.provider_id.get_or_insert_with(|| provider_id.to_owned());
+        self.provider_id
+            .get_or_insert_with(|| provider_id.to_owned());
         self.model_id.get_or_insert_with(|| model_id.to_owned());
         self
     }
@@ -223,7 +227,9 @@ pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> Error
     if is_context_window(&code_l, &msg, status) {
         return ErrorKind::ContextWindowExceeded;
     }
-    if code_l.contains("spend_limit") || msg.contains("spend limit") || msg.contains("spending limit")
+    if code_l.contains("spend_limit")
+        || msg.contains("spend limit")
+        || msg.contains("spending limit")
     {
         return ErrorKind::SpendLimit;
     }
@@ -234,13 +240,19 @@ pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> Error
         "permission_error" | "permission_denied" | "accessdeniedexception" => {
             return ErrorKind::Auth;
         }
-        "rate_limit_error" | "rate_limit_exceeded" | "resource_exhausted" | "throttlingexception" => {
+        "rate_limit_error"
+        | "rate_limit_exceeded"
+        | "resource_exhausted"
+        | "throttlingexception" => {
             return ErrorKind::RateLimited;
         }
         "overloaded_error" | "unavailable" | "serviceunavailableexception" => {
             return ErrorKind::Overloaded;
         }
-        "api_error" | "server_error" | "internal" | "internalserverexception"
+        "api_error"
+        | "server_error"
+        | "internal"
+        | "internalserverexception"
         | "modelstreamerrorexception" => return ErrorKind::Server,
         "model_not_found" | "not_found_error" => return ErrorKind::InvalidRequest,
         _ => {}
@@ -299,7 +311,8 @@ fn is_context_window(code: &str, msg: &str, status: Option<u16>) -> bool {
         || msg.contains("input length and max_tokens exceed context limit")
         || msg.contains("too many total text bytes")
         || msg.contains("please reduce the length of the messages")
-        || (status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens")))
+        || (status == Some(400)
+            && (msg.contains("tokens exceed") || msg.contains("too many tokens")))
 }
 
 #[cfg(test)]
@@ -309,23 +322,97 @@ mod tests {
     #[test]
     fn classifies_fixture_wordings() {
         let cases: &[(Option<u16>, Option<&str>, &str, ErrorKind)] = &[
-            (Some(429), Some("insufficient_quota"), "You exceeded your current quota", ErrorKind::QuotaExceeded),
-            (Some(429), Some("rate_limit_error"), "Number of request tokens has exceeded your per-minute rate limit", ErrorKind::RateLimited),
-            (Some(400), Some("context_length_exceeded"), "This model's maximum context length is 128000 tokens.", ErrorKind::ContextWindowExceeded),
-            (Some(400), Some("invalid_request_error"), "prompt is too long: 208310 tokens > 200000 maximum", ErrorKind::ContextWindowExceeded),
-            (Some(400), Some("invalid_request_error"), "messages: roles must alternate", ErrorKind::InvalidRequest),
-            (Some(404), None, "model not found", ErrorKind::InvalidRequest),
-            (Some(413), None, "request entity too large", ErrorKind::ContextWindowExceeded),
-            (Some(402), None, "Insufficient credits", ErrorKind::QuotaExceeded),
-            (Some(401), Some("authentication_error"), "invalid x-api-key", ErrorKind::Auth),
-            (Some(529), Some("overloaded_error"), "Overloaded", ErrorKind::Overloaded),
-            (Some(200), Some("overloaded_error"), "Overloaded", ErrorKind::Overloaded),
-            (None, Some("server_error"), "Provider disconnected unexpectedly", ErrorKind::Server),
-            (Some(500), None, "the request exceeds the context size", ErrorKind::ContextWindowExceeded),
-            (Some(400), Some("invalid_request_error"), "Your credit balance is too low to access the Anthropic API.", ErrorKind::QuotaExceeded),
+            (
+                Some(429),
+                Some("insufficient_quota"),
+                "You exceeded your current quota",
+                ErrorKind::QuotaExceeded,
+            ),
+            (
+                Some(429),
+                Some("rate_limit_error"),
+                "Number of request tokens has exceeded your per-minute rate limit",
+                ErrorKind::RateLimited,
+            ),
+            (
+                Some(400),
+                Some("context_length_exceeded"),
+                "This model's maximum context length is 128000 tokens.",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "prompt is too long: 208310 tokens > 200000 maximum",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "messages: roles must alternate",
+                ErrorKind::InvalidRequest,
+            ),
+            (
+                Some(404),
+                None,
+                "model not found",
+                ErrorKind::InvalidRequest,
+            ),
+            (
+                Some(413),
+                None,
+                "request entity too large",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(402),
+                None,
+                "Insufficient credits",
+                ErrorKind::QuotaExceeded,
+            ),
+            (
+                Some(401),
+                Some("authentication_error"),
+                "invalid x-api-key",
+                ErrorKind::Auth,
+            ),
+            (
+                Some(529),
+                Some("overloaded_error"),
+                "Overloaded",
+                ErrorKind::Overloaded,
+            ),
+            (
+                Some(200),
+                Some("overloaded_error"),
+                "Overloaded",
+                ErrorKind::Overloaded,
+            ),
+            (
+                None,
+                Some("server_error"),
+                "Provider disconnected unexpectedly",
+                ErrorKind::Server,
+            ),
+            (
+                Some(500),
+                None,
+                "the request exceeds the context size",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "Your credit balance is too low to access the Anthropic API.",
+                ErrorKind::QuotaExceeded,
+            ),
         ];
         for (status, code, msg, want) in cases {
-            assert_eq!(classify(*status, *code, msg), *want, "{status:?} {code:?} {msg}");
+            assert_eq!(
+                classify(*status, *code, msg),
+                *want,
+                "{status:?} {code:?} {msg}"
+            );
         }
     }
 

@@ -29,8 +29,12 @@ pub trait ApiHandler: Send + Sync {
     ///
     /// Failures before and during the stream arrive as `Err(ApiError)` items; the stream ends
     /// after the first error.
-    fn create_message(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec])
-    -> ApiStream;
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream;
 
     /// The model this handler uses.
     fn get_model(&self) -> ApiHandlerModel;

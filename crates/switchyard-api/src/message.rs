@@ -22,12 +22,18 @@ pub struct Message {
 impl Message {
     /// A user message holding one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+        Self {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
     }
 
     /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, content: vec![ContentBlock::Text { text: text.into() }] }
+        Self {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
     }
 }
 

@@ -118,7 +118,10 @@ static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
     let sources: [(&str, &str); 4] = [
         ("anthropic", include_str!("../models/anthropic.toml")),
         ("deepseek", include_str!("../models/deepseek.toml")),
-        ("openai-native", include_str!("../models/openai-native.toml")),
+        (
+            "openai-native",
+            include_str!("../models/openai-native.toml"),
+        ),
         ("openrouter", include_str!("../models/openrouter.toml")),
     ];
     let mut tables = BTreeMap::new();
@@ -156,7 +159,11 @@ mod tests {
             include_str!("../models/openrouter.toml"),
         ] {
             let t: ModelTable = toml::from_str(src).unwrap();
-            assert!(t.models.contains_key(&t.default), "default {} missing", t.default);
+            assert!(
+                t.models.contains_key(&t.default),
+                "default {} missing",
+                t.default
+            );
             for (id, m) in &t.models {
                 assert!(m.context_window > 0, "{id}");
                 assert!(m.max_tokens <= m.context_window, "{id}");

@@ -44,12 +44,18 @@ mod tests {
     fn seconds_dates_and_timestamps() {
         let now = UNIX_EPOCH + Duration::from_secs(1_767_225_600); // 2026-01-01T00:00:00Z
         assert_eq!(parse_retry_value("17", now), Some(Duration::from_secs(17)));
-        assert_eq!(parse_retry_value("0.915", now), Some(Duration::from_secs_f64(0.915)));
+        assert_eq!(
+            parse_retry_value("0.915", now),
+            Some(Duration::from_secs_f64(0.915))
+        );
         assert_eq!(
             parse_retry_value("Thu, 01 Jan 2026 00:00:07 GMT", now),
             Some(Duration::from_secs(7))
         );
-        assert_eq!(parse_retry_value("1767225630", now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_retry_value("1767225630", now),
+            Some(Duration::from_secs(30))
+        );
         assert_eq!(parse_retry_value("soon", now), None);
         assert_eq!(parse_retry_value("-1", now), None);
     }

@@ -59,7 +59,11 @@ pub enum ApiStreamChunk {
 impl ApiStreamChunk {
     /// Builds a plain text chunk.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text { text: text.into(), id: None, signature: None }
+        Self::Text {
+            text: text.into(),
+            id: None,
+            signature: None,
+        }
     }
 
     /// Builds a plain reasoning chunk.

@@ -54,11 +54,18 @@ pub(crate) enum Framing {
 
 impl Framing {
     fn accepts(self, content_type: &str) -> bool {
-        let ct = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let ct = content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         match self {
             Self::Sse => ct == "text/event-stream",
             Self::Ndjson => {
-                ct == "application/x-ndjson" || ct == "application/jsonl" || ct == "application/json"
+                ct == "application/x-ndjson"
+                    || ct == "application/jsonl"
+                    || ct == "application/json"
             }
         }
     }
@@ -79,7 +86,9 @@ pub(crate) struct AbortSignal {
 
 impl AbortSignal {
     pub(crate) fn new() -> Self {
-        Self { tx: Arc::new(watch::channel(0).0) }
+        Self {
+            tx: Arc::new(watch::channel(0).0),
+        }
     }
 
     /// Aborts every stream subscribed so far.
@@ -97,9 +106,14 @@ impl AbortSignal {
 
 /// The request id a provider put in the response headers, if any.
 fn request_id(headers: &HeaderMap) -> Option<String> {
-    ["request-id", "x-request-id", "x-amzn-requestid", "x-ds-trace-id"]
-        .iter()
-        .find_map(|h| headers.get(*h)?.to_str().ok().map(str::to_owned))
+    [
+        "request-id",
+        "x-request-id",
+        "x-amzn-requestid",
+        "x-ds-trace-id",
+    ]
+    .iter()
+    .find_map(|h| headers.get(*h)?.to_str().ok().map(str::to_owned))
 }
 
 /// Sends `request` and returns the response once its status and content type say a stream
@@ -117,7 +131,8 @@ pub(crate) async fn open_stream(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if !response.status().is_success() || (!content_type.is_empty() && !framing.accepts(&content_type))
+    if !response.status().is_success()
+        || (!content_type.is_empty() && !framing.accepts(&content_type))
     {
         let headers = response.headers().clone();
         let body = read_limited(response).await;
@@ -139,7 +154,10 @@ fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
         cause = e.to_string();
     }
     let (kind, message) = if e.is_timeout() {
-        (ErrorKind::Timeout, format!("no answer from {} in time ({cause})", origin.base_url))
+        (
+            ErrorKind::Timeout,
+            format!("no answer from {} in time ({cause})", origin.base_url),
+        )
     } else {
         (
             ErrorKind::Network,
@@ -183,7 +201,11 @@ pub(crate) fn error_from_body(
         err.status = Some(status);
         return err;
     }
-    let ct = if content_type.is_empty() { "no content type" } else { content_type };
+    let ct = if content_type.is_empty() {
+        "no content type"
+    } else {
+        content_type
+    };
     if (200..300).contains(&status) {
         return ApiError::decode(format!(
             "expected a {} stream but the server answered HTTP {status} with {ct}; check the base URL points at the provider's API",
@@ -216,7 +238,11 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
     match v.get("error") {
         Some(serde_json::Value::String(s)) => Some((None, s.clone())),
         Some(e @ serde_json::Value::Object(_)) => {
-            let message = e.get("message").and_then(|m| m.as_str()).unwrap_or("").to_owned();
+            let message = e
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("")
+                .to_owned();
             // Prefer the specific code (`insufficient_quota`) over the generic type.
             let code = e
                 .get("code")
@@ -408,10 +434,12 @@ fn innermost(e: &dyn std::error::Error) -> String {
 
 /// Parses an event's JSON data, or reports a decode error quoting its start (never a key:
 /// response bodies do not carry request headers).
-pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, ApiError> {
+pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, Box<ApiError>> {
     serde_json::from_str(data).map_err(|e| {
         let snippet: String = data.chars().take(120).collect();
-        ApiError::decode(format!("the provider sent an event that is not valid JSON ({e}): {snippet}"))
+        Box::new(ApiError::decode(format!(
+            "the provider sent an event that is not valid JSON ({e}): {snippet}"
+        )))
     })
 }
 
@@ -424,22 +452,50 @@ mod tests {
         let body = b"<html><body><h1>502 Bad Gateway</h1>secret page</body></html>";
         let e = error_from_body(502, "text/html", body, &HeaderMap::new(), Framing::Sse);
         assert_eq!(e.kind, ErrorKind::Server);
-        assert!(e.message.contains("HTTP 502 with text/html"), "{}", e.message);
+        assert!(
+            e.message.contains("HTTP 502 with text/html"),
+            "{}",
+            e.message
+        );
         assert!(!e.message.contains("secret page"));
-        let e = error_from_body(200, "text/html; charset=utf-8", body, &HeaderMap::new(), Framing::Sse);
+        let e = error_from_body(
+            200,
+            "text/html; charset=utf-8",
+            body,
+            &HeaderMap::new(),
+            Framing::Sse,
+        );
         assert_eq!(e.kind, ErrorKind::Decode);
-        assert!(e.message.contains("HTTP 200 with text/html"), "{}", e.message);
+        assert!(
+            e.message.contains("HTTP 200 with text/html"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn provider_error_shapes() {
         let v: serde_json::Value = serde_json::json!({"error":{"message":"m","type":"insufficient_quota","code":"insufficient_quota"}});
-        assert_eq!(provider_error_fields(&v), Some((Some("insufficient_quota".into()), "m".into())));
-        let v = serde_json::json!({"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}});
-        assert_eq!(provider_error_fields(&v), Some((Some("RESOURCE_EXHAUSTED".into()), "q".into())));
+        assert_eq!(
+            provider_error_fields(&v),
+            Some((Some("insufficient_quota".into()), "m".into()))
+        );
+        let v =
+            serde_json::json!({"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}});
+        assert_eq!(
+            provider_error_fields(&v),
+            Some((Some("RESOURCE_EXHAUSTED".into()), "q".into()))
+        );
         let v = serde_json::json!({"error":"model not found"});
-        assert_eq!(provider_error_fields(&v), Some((None, "model not found".into())));
-        let v = serde_json::json!({"type":"error","error":{"type":"rate_limit_error","message":"r"}});
-        assert_eq!(provider_error_fields(&v), Some((Some("rate_limit_error".into()), "r".into())));
+        assert_eq!(
+            provider_error_fields(&v),
+            Some((None, "model not found".into()))
+        );
+        let v =
+            serde_json::json!({"type":"error","error":{"type":"rate_limit_error","message":"r"}});
+        assert_eq!(
+            provider_error_fields(&v),
+            Some((Some("rate_limit_error".into()), "r".into()))
+        );
     }
 }

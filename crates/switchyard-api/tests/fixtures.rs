@@ -1,6 +1,7 @@
 //! Every Anthropic, OpenAI Chat, OpenRouter and DeepSeek fixture of `../shared/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
 //! `.expected.json`, normalised as `shared/fixtures/README.md` says.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
@@ -57,8 +58,15 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
     let mut tool_pos: Vec<(String, usize)> = Vec::new();
     for item in items {
         match item {
-            Ok(ApiStreamChunk::Text { text, .. }) => out.push(json!({"type": "text", "text": text})),
-            Ok(ApiStreamChunk::Reasoning { reasoning, signature, redacted_data, .. }) => {
+            Ok(ApiStreamChunk::Text { text, .. }) => {
+                out.push(json!({"type": "text", "text": text}))
+            }
+            Ok(ApiStreamChunk::Reasoning {
+                reasoning,
+                signature,
+                redacted_data,
+                ..
+            }) => {
                 let mut v = json!({"type": "reasoning", "reasoning": reasoning});
                 if let Some(d) = redacted_data {
                     v["signature"] = json!(d);
@@ -68,7 +76,12 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
                 }
                 out.push(v);
             }
-            Ok(ApiStreamChunk::ToolCalls { id, name, arguments_delta, .. }) => {
+            Ok(ApiStreamChunk::ToolCalls {
+                id,
+                name,
+                arguments_delta,
+                ..
+            }) => {
                 if let Some(i) = tool_pos.iter().position(|(tid, _)| tid == id) {
                     let (_, at) = tool_pos.remove(i);
                     let mut call = out.remove(at);
@@ -118,8 +131,14 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
     out
 }
 
-async fn replay(fixture: &str, split: Split) -> (Vec<Result<ApiStreamChunk, ApiError>>, MockServer) {
-    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(fixture)).split(split)]).await;
+async fn replay(
+    fixture: &str,
+    split: Split,
+) -> (Vec<Result<ApiStreamChunk, ApiError>>, MockServer) {
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture(fixture)).split(split),
+    ])
+    .await;
     let (provider, model, prefix) = provider_for(fixture);
     let h = handler(provider, model, &format!("{}{prefix}", server.url()), "");
     let items: Vec<_> = h
@@ -153,10 +172,17 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     assert_eq!(names.len(), 13, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json"))).unwrap(),
+            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+                .unwrap(),
         )
         .unwrap();
-        for split in [Split::Whole, Split::Every(1), Split::Every(5), Split::Every(7), Split::Every(4096)] {
+        for split in [
+            Split::Whole,
+            Split::Every(1),
+            Split::Every(5),
+            Split::Every(7),
+            Split::Every(4096),
+        ] {
             let label = format!("{name} {split:?}");
             let (items, server) = replay(name, split).await;
             let got = Value::Array(normalise(provider_for(name).0, &items));
@@ -164,7 +190,11 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
             assert_eq!(server.request_count(), 1, "{label}");
             // An error is always the last item and carries the provider and model.
             if let Some(Err(e)) = items.last() {
-                assert_eq!(e.provider_id.as_deref(), Some(provider_for(name).0), "{label}");
+                assert_eq!(
+                    e.provider_id.as_deref(),
+                    Some(provider_for(name).0),
+                    "{label}"
+                );
                 assert!(!e.to_string().contains(KEY));
             }
         }
@@ -203,14 +233,26 @@ async fn anthropic_request_shape() {
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], 8192);
     // 50000 > max_tokens 8192: clipped to 8191 (SPEC R3.3); thinking means no temperature.
-    assert_eq!(body["thinking"], json!({"type": "enabled", "budget_tokens": 8191}));
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 8191})
+    );
     assert!(body.get("temperature").is_none());
-    assert_eq!(body["system"][0], json!({"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}));
+    assert_eq!(
+        body["system"][0],
+        json!({"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}})
+    );
     // The last block of the last two user messages is marked; the first user message is not.
     let msgs = body["messages"].as_array().unwrap();
     assert!(msgs[0]["content"][0].get("cache_control").is_none());
-    assert_eq!(msgs[2]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
-    assert_eq!(msgs[4]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        msgs[2]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        msgs[4]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert!(msgs[3]["content"][0].get("cache_control").is_none());
     assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
 }
@@ -218,8 +260,16 @@ async fn anthropic_request_shape() {
 #[tokio::test]
 async fn anthropic_1m_model_sends_beta_header_and_plain_id() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
-    let h = handler("anthropic", "claude-sonnet-4-5-20250929:1m", &server.url(), "");
-    let _: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let h = handler(
+        "anthropic",
+        "claude-sonnet-4-5-20250929:1m",
+        &server.url(),
+        "",
+    );
+    let _: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
     let req = &server.requests()[0];
     assert_eq!(req.header("anthropic-beta"), Some("context-1m-2025-08-07"));
     assert_eq!(req.json()["model"], "claude-sonnet-4-5-20250929");
@@ -228,15 +278,30 @@ async fn anthropic_1m_model_sends_beta_header_and_plain_id() {
 
 #[tokio::test]
 async fn openai_reasoning_family_request_shape() {
-    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
-    let h = handler("openai-native", "o4-mini", &format!("{}/v1", server.url()), "reasoning_effort = \"high\"");
-    let _: Vec<_> = h.create_message("SYS", &[Message::user_text("q")], &[]).collect().await;
+    let server =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let h = handler(
+        "openai-native",
+        "o4-mini",
+        &format!("{}/v1", server.url()),
+        "reasoning_effort = \"high\"",
+    );
+    let _: Vec<_> = h
+        .create_message("SYS", &[Message::user_text("q")], &[])
+        .collect()
+        .await;
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/chat/completions");
-    assert_eq!(req.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
     let body = req.json();
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
-    assert_eq!(body["messages"][0], json!({"role": "developer", "content": "SYS"}));
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "developer", "content": "SYS"})
+    );
     assert_eq!(body["reasoning_effort"], "high");
     assert!(body.get("temperature").is_none());
     assert_eq!(body["max_completion_tokens"], 100000);
@@ -244,26 +309,57 @@ async fn openai_reasoning_family_request_shape() {
 
 #[tokio::test]
 async fn openai_compatible_request_shape_and_tools() {
-    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_tool_calls"))]).await;
-    let h = handler("openai", "gpt-4o", &format!("{}/v1", server.url()), "reasoning_effort = \"bogus\"");
-    let tools = [ToolSpec { name: "t".into(), description: "d".into(), input_schema: json!({"type": "object"}) }];
-    let _: Vec<_> = h.create_message("SYS", &[Message::user_text("q")], &tools).collect().await;
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(
+        "openai_chat_tool_calls",
+    ))])
+    .await;
+    let h = handler(
+        "openai",
+        "gpt-4o",
+        &format!("{}/v1", server.url()),
+        "reasoning_effort = \"bogus\"",
+    );
+    let tools = [ToolSpec {
+        name: "t".into(),
+        description: "d".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    let _: Vec<_> = h
+        .create_message("SYS", &[Message::user_text("q")], &tools)
+        .collect()
+        .await;
     let body = server.requests()[0].json();
     assert_eq!(body["messages"][0]["role"], "system");
     assert_eq!(body["temperature"], 0.0);
     assert!(body.get("reasoning_effort").is_none());
-    assert_eq!(body["tools"][0], json!({"type": "function", "function": {"name": "t", "description": "d", "parameters": {"type": "object"}}}));
+    assert_eq!(
+        body["tools"][0],
+        json!({"type": "function", "function": {"name": "t", "description": "d", "parameters": {"type": "object"}}})
+    );
 }
 
 #[tokio::test]
 async fn html_and_wrong_content_type_are_clear_errors() {
     let page = "<!doctype html><html><body>Bad gateway — secret internals</body></html>";
-    for (status, want) in [(502, ErrorKind::Server), (200, ErrorKind::Decode), (404, ErrorKind::InvalidRequest)] {
-        let resp = HttpResponse::new(status, &[("content-type", "text/html; charset=utf-8")], page);
+    for (status, want) in [
+        (502, ErrorKind::Server),
+        (200, ErrorKind::Decode),
+        (404, ErrorKind::InvalidRequest),
+    ] {
+        let resp = HttpResponse::new(
+            status,
+            &[("content-type", "text/html; charset=utf-8")],
+            page,
+        );
         let server = MockServer::start(vec![Reply::new(resp)]).await;
         let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
-        let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
-        let [Err(e)] = items.as_slice() else { panic!("{items:?}") };
+        let items: Vec<_> = h
+            .create_message("s", &[Message::user_text("x")], &[])
+            .collect()
+            .await;
+        let [Err(e)] = items.as_slice() else {
+            panic!("{items:?}")
+        };
         assert_eq!(e.kind, want);
         let text = e.to_string();
         assert!(text.contains(&format!("HTTP {status}")), "{text}");
@@ -275,11 +371,20 @@ async fn html_and_wrong_content_type_are_clear_errors() {
 #[tokio::test]
 async fn unreachable_base_url_is_named() {
     // Bind then drop a listener so the port is closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("http://127.0.0.1:{port}/v1");
     let h = handler("openai", "m", &url, "");
-    let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
-    let [Err(e)] = items.as_slice() else { panic!("{items:?}") };
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    let [Err(e)] = items.as_slice() else {
+        panic!("{items:?}")
+    };
     assert_eq!(e.kind, ErrorKind::Network);
     assert!(e.to_string().contains(&url), "{e}");
 }
@@ -288,31 +393,60 @@ async fn unreachable_base_url_is_named() {
 async fn a_stream_cut_before_completion_is_an_error_not_a_success() {
     // The body stops after the second text delta: no message_stop.
     let fixture = HttpResponse::fixture("anthropic_text");
-    let cut = fixture.body.windows(13).position(|w| w == b"event: messag").unwrap();
-    let cut = fixture.body[cut + 1..].windows(13).position(|w| w == b"event: messag").unwrap() + cut + 1;
+    let cut = fixture
+        .body
+        .windows(13)
+        .position(|w| w == b"event: messag")
+        .unwrap();
+    let cut = fixture.body[cut + 1..]
+        .windows(13)
+        .position(|w| w == b"event: messag")
+        .unwrap()
+        + cut
+        + 1;
     let server = MockServer::start(vec![Reply::new(fixture).drop_at(cut)]).await;
     let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
-    let items: Vec<_> = h.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
     let last = items.last().unwrap();
-    assert!(matches!(last, Err(e) if e.kind == ErrorKind::Network), "{items:?}");
+    assert!(
+        matches!(last, Err(e) if e.kind == ErrorKind::Network),
+        "{items:?}"
+    );
 }
 
 #[tokio::test]
 async fn abort_ends_a_stalled_stream_promptly() {
-    let resp = HttpResponse::sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n");
-    let server = MockServer::start(vec![Reply::new(resp).after_body(AfterBody::HoldOpen(Duration::from_secs(60)))]).await;
+    let resp = HttpResponse::sse(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+    );
+    let server = MockServer::start(vec![
+        Reply::new(resp).after_body(AfterBody::HoldOpen(Duration::from_secs(60))),
+    ])
+    .await;
     let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
     let mut stream = h.create_message("s", &[Message::user_text("x")], &[]);
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(first, ApiStreamChunk::text("Hel"));
     h.abort();
-    let next = tokio::time::timeout(Duration::from_secs(5), stream.next()).await.unwrap();
-    assert!(matches!(next, Some(Err(ref e)) if e.kind == ErrorKind::Cancelled), "{next:?}");
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(next, Some(Err(ref e)) if e.kind == ErrorKind::Cancelled),
+        "{next:?}"
+    );
     assert!(stream.next().await.is_none());
     // A new request after the abort is unaffected.
-    let server2 = MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let server2 =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
     let h2 = handler("openai", "m", &format!("{}/v1", server2.url()), "");
     h2.abort();
-    let items: Vec<_> = h2.create_message("s", &[Message::user_text("x")], &[]).collect().await;
+    let items: Vec<_> = h2
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
 }

@@ -15,7 +15,10 @@ use cli::{Cli, Command, ConfigCommand};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -26,13 +29,16 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Task(args) => runtime.block_on(commands::task::run(config, args)),
         Command::Models { provider } => commands::models::run(provider.as_deref()),
-        Command::Config { command: ConfigCommand::Check(sel) } => commands::config_check::run(config, &sel),
+        Command::Config {
+            command: ConfigCommand::Check(sel),
+        } => commands::config_check::run(config, &sel),
     }
 }
 
 /// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.
 fn init_logging() {
-    let filter = EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter =
+        EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

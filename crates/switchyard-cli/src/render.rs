@@ -42,7 +42,12 @@ impl Renderer {
             return;
         }
         match event {
-            TaskEvent::TaskStarted { provider, model, mode, .. } => {
+            TaskEvent::TaskStarted {
+                provider,
+                model,
+                mode,
+                ..
+            } => {
                 self.note(&format!("{provider} · {model} · {mode} mode"));
             }
             TaskEvent::Text { text } => {
@@ -64,7 +69,9 @@ impl Renderer {
                 let _ = err.write_all(text.as_bytes());
                 let _ = err.flush();
             }
-            TaskEvent::ToolCall { name, arguments, .. } => {
+            TaskEvent::ToolCall {
+                name, arguments, ..
+            } => {
                 self.close_reasoning();
                 self.close_text();
                 self.note(&format!("tool call: {name} {arguments}"));
@@ -75,7 +82,11 @@ impl Renderer {
                 self.close_text();
                 eprintln!("error: {message}");
             }
-            TaskEvent::TaskFinished { status, first_token_ms, duration_ms } => {
+            TaskEvent::TaskFinished {
+                status,
+                first_token_ms,
+                duration_ms,
+            } => {
                 self.close_reasoning();
                 self.close_text();
                 let mut line = match &self.usage {
@@ -88,8 +99,9 @@ impl Renderer {
                         estimated,
                     }) => {
                         let approx = if *estimated { "~" } else { "" };
-                        let mut s =
-                            format!("{approx}{input_tokens} in · {approx}{output_tokens} out tokens");
+                        let mut s = format!(
+                            "{approx}{input_tokens} in · {approx}{output_tokens} out tokens"
+                        );
                         if *estimated {
                             s.push_str(" (estimated: the provider reported no usage)");
                         }

@@ -66,10 +66,17 @@ fn built_in_local(env: impl Fn(&str) -> Option<String>) -> ApiConfiguration {
         model_info: Some(model_info),
         ..ModeSettings::default()
     };
-    let mut config = ApiConfiguration { plan: act.clone(), act, ..ApiConfiguration::default() };
+    let mut config = ApiConfiguration {
+        plan: act.clone(),
+        act,
+        ..ApiConfiguration::default()
+    };
     config.providers.endpoints.insert(
         "openai".into(),
-        ProviderEndpoint { base_url: Some(local_model_base_url()), ..ProviderEndpoint::default() },
+        ProviderEndpoint {
+            base_url: Some(local_model_base_url()),
+            ..ProviderEndpoint::default()
+        },
     );
     config.read_keys(env);
     config
@@ -85,7 +92,10 @@ pub fn load(
 ) -> Result<(ApiConfiguration, ConfigSource, Mode), ConfigError> {
     let env = |k: &str| std::env::var(k).ok();
     let (mut config, source) = match explicit {
-        Some(p) => (ApiConfiguration::load(p, env)?, ConfigSource::File(p.to_owned())),
+        Some(p) => (
+            ApiConfiguration::load(p, env)?,
+            ConfigSource::File(p.to_owned()),
+        ),
         None => match default_config_path().filter(|p| p.exists()) {
             Some(p) => (ApiConfiguration::load(&p, env)?, ConfigSource::File(p)),
             None if selection.provider.is_some() => {
@@ -116,7 +126,19 @@ pub fn apply_selection(config: &mut ApiConfiguration, mode: Mode, selection: &Se
         settings.model_id = Some(m.clone());
     }
     if let Some(url) = &selection.base_url {
-        let provider = settings.provider.clone().unwrap_or_else(|| "anthropic".into());
-        config.providers.endpoints.entry(provider).or_default().base_url = Some(url.clone());
+        // The provider in effect after the unknown-id fallback (SPEC R3.4), so the URL is
+        // never lost and the key never goes to the default host by surprise.
+        let provider = settings
+            .provider
+            .as_deref()
+            .map(str::trim)
+            .and_then(switchyard_api::providers::presets::preset)
+            .map_or("anthropic", |p| p.id);
+        config
+            .providers
+            .endpoints
+            .entry(provider.to_owned())
+            .or_default()
+            .base_url = Some(url.clone());
     }
 }

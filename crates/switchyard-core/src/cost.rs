@@ -63,7 +63,11 @@ pub fn calculate_cost(
     cache_read_tokens: u64,
 ) -> f64 {
     let prompt = input_tokens + cache_write_tokens + cache_read_tokens;
-    let tier = info.tiers.iter().find(|t| prompt <= t.context_window).or(info.tiers.last());
+    let tier = info
+        .tiers
+        .iter()
+        .find(|t| prompt <= t.context_window)
+        .or(info.tiers.last());
     let pick = |tiered: Option<f64>, base: f64| tiered.unwrap_or(base);
     let (p_in, p_out, p_cw, p_cr) = match tier {
         Some(t) => (
@@ -72,7 +76,12 @@ pub fn calculate_cost(
             pick(t.cache_writes_price, info.cache_writes_price),
             pick(t.cache_reads_price, info.cache_reads_price),
         ),
-        None => (info.input_price, info.output_price, info.cache_writes_price, info.cache_reads_price),
+        None => (
+            info.input_price,
+            info.output_price,
+            info.cache_writes_price,
+            info.cache_reads_price,
+        ),
     };
     let per_million = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
     per_million(input_tokens, p_in)
@@ -108,8 +117,16 @@ mod tests {
     fn tiers_by_prompt_size() {
         let mut info = sonnet();
         info.tiers = vec![
-            PriceTier { context_window: 200_000, input_price: Some(3.0), ..Default::default() },
-            PriceTier { context_window: 1_000_000, input_price: Some(6.0), ..Default::default() },
+            PriceTier {
+                context_window: 200_000,
+                input_price: Some(3.0),
+                ..Default::default()
+            },
+            PriceTier {
+                context_window: 1_000_000,
+                input_price: Some(6.0),
+                ..Default::default()
+            },
         ];
         assert!((calculate_cost(&info, 100_000, 0, 0, 0) - 0.3).abs() < 1e-12);
         // 150k non-cached + 100k cache reads = 250k prompt: the upper tier's input price.
@@ -120,8 +137,18 @@ mod tests {
     #[test]
     fn provider_cost_wins_and_tokens_sum() {
         let mut t = UsageTotals::default();
-        t.add(&Usage { input_tokens: 10, output_tokens: 5, total_cost_usd: Some(0.1), ..Default::default() });
-        t.add(&Usage { input_tokens: 1, output_tokens: 2, total_cost_usd: Some(0.2), ..Default::default() });
+        t.add(&Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            total_cost_usd: Some(0.1),
+            ..Default::default()
+        });
+        t.add(&Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            total_cost_usd: Some(0.2),
+            ..Default::default()
+        });
         assert_eq!((t.input_tokens, t.output_tokens), (11, 7));
         assert_eq!(t.cost_usd(&sonnet()), 0.2);
     }

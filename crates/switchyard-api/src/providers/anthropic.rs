@@ -40,20 +40,36 @@ pub struct AnthropicHandler {
 impl AnthropicHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self { mode, abort: AbortSignal::new() }
+        Self {
+            mode,
+            abort: AbortSignal::new(),
+        }
     }
 
     /// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
     fn wire_model_id(&self) -> &str {
-        self.mode.model_id.strip_suffix(":1m").unwrap_or(&self.mode.model_id)
+        self.mode
+            .model_id
+            .strip_suffix(":1m")
+            .unwrap_or(&self.mode.model_id)
     }
 
     /// The JSON request body (public within the crate for request-shape tests).
-    pub(crate) fn request_body(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> Value {
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
         let info = &self.mode.model_info;
-        let max_tokens = if info.max_tokens > 0 { info.max_tokens } else { DEFAULT_MAX_TOKENS };
+        let max_tokens = if info.max_tokens > 0 {
+            info.max_tokens
+        } else {
+            DEFAULT_MAX_TOKENS
+        };
         let budget = self.mode.thinking_budget_tokens;
-        let thinking = info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
+        let thinking =
+            info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
         let cache = info.supports_prompt_cache;
 
         let mut system = json!({ "type": "text", "text": system_prompt });
@@ -113,7 +129,12 @@ impl AnthropicHandler {
 }
 
 impl ApiHandler for AnthropicHandler {
-    fn create_message(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let origin = Origin {
             provider_id: self.mode.provider_id.clone(),
@@ -137,11 +158,19 @@ impl ApiHandler for AnthropicHandler {
         let request = request.body(body.to_string());
         let open_origin = origin.clone();
         let open = async move { transport::open_stream(request, &open_origin, Framing::Sse).await };
-        transport::sse_stream(open, AnthropicParser::default(), self.abort.subscribe(), origin)
+        transport::sse_stream(
+            open,
+            AnthropicParser::default(),
+            self.abort.subscribe(),
+            origin,
+        )
     }
 
     fn get_model(&self) -> ApiHandlerModel {
-        ApiHandlerModel { id: self.mode.model_id.clone(), info: self.mode.model_info.clone() }
+        ApiHandlerModel {
+            id: self.mode.model_id.clone(),
+            info: self.mode.model_info.clone(),
+        }
     }
 
     fn provider_id(&self) -> &str {
@@ -192,9 +221,12 @@ impl EventParser for AnthropicParser {
         }
         let v = match transport::parse_json(&event.data) {
             Ok(v) => v,
-            Err(e) => return out.push(Err(e)),
+            Err(e) => return out.push(Err(*e)),
         };
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event.as_str());
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
         match kind {
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
@@ -265,7 +297,9 @@ impl EventParser for AnthropicParser {
                     }
                     Some("input_json_delta") => {
                         let part = delta["partial_json"].as_str().unwrap_or("");
-                        if let (false, Some((id, name))) = (part.is_empty(), self.tool_blocks.get(&index)) {
+                        if let (false, Some((id, name))) =
+                            (part.is_empty(), self.tool_blocks.get(&index))
+                        {
                             out.push(Ok(ApiStreamChunk::ToolCalls {
                                 call_id: None,
                                 id: id.clone(),
@@ -289,7 +323,10 @@ impl EventParser for AnthropicParser {
                 let code = e.get("type").and_then(Value::as_str);
                 let message = e.get("message").and_then(Value::as_str).unwrap_or("");
                 let mut err = ApiError::from_provider(None, code, message, None);
-                err.request_id = v.get("request_id").and_then(Value::as_str).map(str::to_owned);
+                err.request_id = v
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 out.push(Err(err));
             }
             _ => {} // ping, content_block_stop, and future event types.

@@ -43,8 +43,14 @@ pub struct OpenAiChatHandler {
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
 /// (SPEC R4.5). Provider prefixes such as `openai/` are ignored.
 pub fn is_reasoning_family(model_id: &str) -> bool {
-    let id = model_id.rsplit('/').next().unwrap_or(model_id).to_ascii_lowercase();
-    let family = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| id.starts_with(p));
+    let id = model_id
+        .rsplit('/')
+        .next()
+        .unwrap_or(model_id)
+        .to_ascii_lowercase();
+    let family = ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|p| id.starts_with(p));
     family && !id.contains("chat")
 }
 
@@ -55,7 +61,10 @@ fn is_azure(base_url: &str) -> bool {
 impl OpenAiChatHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self { mode, abort: AbortSignal::new() }
+        Self {
+            mode,
+            abort: AbortSignal::new(),
+        }
     }
 
     fn dialect(&self) -> ChatDialect {
@@ -63,7 +72,12 @@ impl OpenAiChatHandler {
     }
 
     /// The JSON request body.
-    pub(crate) fn request_body(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> Value {
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
         let info = &self.mode.model_info;
         let reasoning = is_reasoning_family(&self.mode.model_id);
         let deepseek_reasoner = self.mode.model_id.contains("deepseek-reasoner");
@@ -78,7 +92,11 @@ impl OpenAiChatHandler {
             "stream_options": { "include_usage": true },
         });
         if reasoning {
-            if let Some(effort) = self.mode.reasoning_effort.filter(|e| *e != ReasoningEffort::None) {
+            if let Some(effort) = self
+                .mode
+                .reasoning_effort
+                .filter(|e| *e != ReasoningEffort::None)
+            {
                 body["reasoning_effort"] = json!(effort.as_str());
             }
             if info.max_tokens > 0 {
@@ -163,7 +181,12 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
 }
 
 impl ApiHandler for OpenAiChatHandler {
-    fn create_message(&self, system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let origin = Origin {
             provider_id: self.mode.provider_id.clone(),
@@ -199,7 +222,10 @@ impl ApiHandler for OpenAiChatHandler {
     }
 
     fn get_model(&self) -> ApiHandlerModel {
-        ApiHandlerModel { id: self.mode.model_id.clone(), info: self.mode.model_info.clone() }
+        ApiHandlerModel {
+            id: self.mode.model_id.clone(),
+            info: self.mode.model_info.clone(),
+        }
     }
 
     fn provider_id(&self) -> &str {
@@ -231,20 +257,36 @@ pub(crate) struct ChatParser {
 
 impl ChatParser {
     pub(crate) fn new(dialect: ChatDialect) -> Self {
-        Self { dialect, tool_calls: BTreeMap::new(), finished: false, done: false }
+        Self {
+            dialect,
+            tool_calls: BTreeMap::new(),
+            finished: false,
+            done: false,
+        }
     }
 
     fn on_tool_call_delta(&mut self, tc: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
         let pending = self.tool_calls.entry(index).or_default();
-        if let Some(id) = tc.get("id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(id) = tc
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             pending.id.get_or_insert_with(|| id.to_owned());
         }
         let function = &tc["function"];
-        if let Some(name) = function.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        if let Some(name) = function
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             pending.name.get_or_insert_with(|| name.to_owned());
         }
-        let args = function.get("arguments").and_then(Value::as_str).unwrap_or("");
+        let args = function
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         match (&pending.id, &pending.name) {
             (Some(id), Some(name)) => {
                 let mut delta = std::mem::take(&mut pending.held);
@@ -266,15 +308,25 @@ impl ChatParser {
             ChatDialect::DeepSeek => u
                 .get("prompt_cache_hit_tokens")
                 .and_then(Value::as_u64)
-                .or_else(|| u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64)),
-            _ => u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64),
+                .or_else(|| {
+                    u.pointer("/prompt_tokens_details/cached_tokens")
+                        .and_then(Value::as_u64)
+                }),
+            _ => u
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .and_then(Value::as_u64),
         };
         Usage {
             input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
-            output_tokens: u.get("completion_tokens").and_then(Value::as_u64).unwrap_or(0),
+            output_tokens: u
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
             cache_write_tokens: None,
             cache_read_tokens: cached,
-            thoughts_tokens: u.pointer("/completion_tokens_details/reasoning_tokens").and_then(Value::as_u64),
+            thoughts_tokens: u
+                .pointer("/completion_tokens_details/reasoning_tokens")
+                .and_then(Value::as_u64),
             total_cost_usd: u.get("cost").and_then(Value::as_f64),
             id: None,
         }
@@ -283,7 +335,10 @@ impl ChatParser {
 
 fn in_stream_error(v: &Value) -> ApiError {
     let e = &v["error"];
-    let message = e.get("message").and_then(Value::as_str).unwrap_or("the provider reported an error mid-stream");
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the provider reported an error mid-stream");
     let (status, code) = match e.get("code") {
         Some(Value::Number(n)) => (n.as_u64().and_then(|n| u16::try_from(n).ok()), None),
         Some(Value::String(s)) => (None, Some(s.as_str())),
@@ -310,18 +365,31 @@ impl EventParser for ChatParser {
         }
         let v = match transport::parse_json(data) {
             Ok(v) => v,
-            Err(e) => return out.push(Err(e)),
+            Err(e) => return out.push(Err(*e)),
         };
         if v.get("error").is_some_and(|e| !e.is_null()) {
             return out.push(Err(in_stream_error(&v)));
         }
-        if let Some(choice) = v.get("choices").and_then(Value::as_array).and_then(|c| c.first()) {
+        if let Some(choice) = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        {
             let delta = &choice["delta"];
-            if let Some(r) = delta.get("reasoning_content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(r) = delta
+                .get("reasoning_content")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 out.push(Ok(ApiStreamChunk::reasoning(r)));
             }
-            let details = delta.get("reasoning_details").filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
-            let reasoning_text = delta.get("reasoning").and_then(Value::as_str).filter(|s| !s.is_empty());
+            let details = delta
+                .get("reasoning_details")
+                .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
+            let reasoning_text = delta
+                .get("reasoning")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
             if let Some(r) = reasoning_text {
                 out.push(Ok(ApiStreamChunk::Reasoning {
                     reasoning: r.to_owned(),
@@ -332,11 +400,18 @@ impl EventParser for ChatParser {
                 }));
             }
             for d in details.and_then(Value::as_array).into_iter().flatten() {
-                let text = d.get("text").and_then(Value::as_str).filter(|s| !s.is_empty());
-                let signature = d.get("signature").and_then(Value::as_str).filter(|s| !s.is_empty());
-                let encrypted = (d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
-                    .then(|| d.get("data").and_then(Value::as_str))
-                    .flatten();
+                let text = d
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let signature = d
+                    .get("signature")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let encrypted = (d.get("type").and_then(Value::as_str)
+                    == Some("reasoning.encrypted"))
+                .then(|| d.get("data").and_then(Value::as_str))
+                .flatten();
                 if reasoning_text.is_none() && text.is_some() {
                     out.push(Ok(ApiStreamChunk::Reasoning {
                         reasoning: text.unwrap_or_default().to_owned(),
@@ -355,10 +430,19 @@ impl EventParser for ChatParser {
                     }));
                 }
             }
-            if let Some(t) = delta.get("content").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(t) = delta
+                .get("content")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 out.push(Ok(ApiStreamChunk::text(t)));
             }
-            for tc in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            for tc in delta
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 self.on_tool_call_delta(tc, out);
             }
             match choice.get("finish_reason").and_then(Value::as_str) {
@@ -393,10 +477,23 @@ mod tests {
 
     #[test]
     fn reasoning_family_ids() {
-        for id in ["o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "openai/o3"] {
+        for id in [
+            "o1",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "openai/o3",
+        ] {
             assert!(is_reasoning_family(id), "{id}");
         }
-        for id in ["gpt-4o", "gpt-5-chat-latest", "gpt-4.1", "deepseek-chat", "smollm2"] {
+        for id in [
+            "gpt-4o",
+            "gpt-5-chat-latest",
+            "gpt-4.1",
+            "deepseek-chat",
+            "smollm2",
+        ] {
             assert!(!is_reasoning_family(id), "{id}");
         }
     }

@@ -71,10 +71,17 @@ const fn local(
     api_key_env: &'static [&'static str],
     default_model: &'static str,
 ) -> ProviderPreset {
-    ProviderPreset { key_required: false, ..chat(id, base_url, api_key_env, default_model) }
+    ProviderPreset {
+        key_required: false,
+        ..chat(id, base_url, api_key_env, default_model)
+    }
 }
 
-const fn planned(id: &'static str, family: &'static str, key: &'static [&'static str]) -> ProviderPreset {
+const fn planned(
+    id: &'static str,
+    family: &'static str,
+    key: &'static [&'static str],
+) -> ProviderPreset {
     ProviderPreset {
         id,
         family: WireFamily::NotYetSupported(family),
@@ -111,10 +118,20 @@ pub const PRESETS: &[ProviderPreset] = &[
     },
     // `openai` is the reference's "OpenAI Compatible" provider: any base URL (Azure when the
     // URL is an Azure OpenAI endpoint).
-    chat("openai", "https://api.openai.com/v1", &["OPENAI_API_KEY"], "gpt-4o"),
+    chat(
+        "openai",
+        "https://api.openai.com/v1",
+        &["OPENAI_API_KEY"],
+        "gpt-4o",
+    ),
     ProviderPreset {
         any_model_id: false,
-        ..chat("openai-native", "https://api.openai.com/v1", &["OPENAI_API_KEY"], "gpt-4.1")
+        ..chat(
+            "openai-native",
+            "https://api.openai.com/v1",
+            &["OPENAI_API_KEY"],
+            "gpt-4.1",
+        )
     },
     ProviderPreset {
         dialect: ChatDialect::OpenRouter,
@@ -128,9 +145,19 @@ pub const PRESETS: &[ProviderPreset] = &[
     ProviderPreset {
         dialect: ChatDialect::DeepSeek,
         any_model_id: false,
-        ..chat("deepseek", "https://api.deepseek.com/v1", &["DEEPSEEK_API_KEY"], "deepseek-chat")
+        ..chat(
+            "deepseek",
+            "https://api.deepseek.com/v1",
+            &["DEEPSEEK_API_KEY"],
+            "deepseek-chat",
+        )
     },
-    chat("requesty", "https://router.requesty.ai/v1", &["REQUESTY_API_KEY"], "anthropic/claude-sonnet-4-5"),
+    chat(
+        "requesty",
+        "https://router.requesty.ai/v1",
+        &["REQUESTY_API_KEY"],
+        "anthropic/claude-sonnet-4-5",
+    ),
     chat(
         "fireworks",
         "https://api.fireworks.ai/inference/v1",
@@ -149,10 +176,30 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["DASHSCOPE_API_KEY", "QWEN_API_KEY"],
         "qwen-plus",
     ),
-    chat("doubao", "https://ark.cn-beijing.volces.com/api/v3", &["ARK_API_KEY", "DOUBAO_API_KEY"], "doubao-seed-1-6-250615"),
-    chat("mistral", "https://api.mistral.ai/v1", &["MISTRAL_API_KEY"], "mistral-large-latest"),
-    local("litellm", "http://127.0.0.1:4000/v1", &["LITELLM_API_KEY"], "gpt-4o"),
-    chat("moonshot", "https://api.moonshot.ai/v1", &["MOONSHOT_API_KEY"], "kimi-k2-0905-preview"),
+    chat(
+        "doubao",
+        "https://ark.cn-beijing.volces.com/api/v3",
+        &["ARK_API_KEY", "DOUBAO_API_KEY"],
+        "doubao-seed-1-6-250615",
+    ),
+    chat(
+        "mistral",
+        "https://api.mistral.ai/v1",
+        &["MISTRAL_API_KEY"],
+        "mistral-large-latest",
+    ),
+    local(
+        "litellm",
+        "http://127.0.0.1:4000/v1",
+        &["LITELLM_API_KEY"],
+        "gpt-4o",
+    ),
+    chat(
+        "moonshot",
+        "https://api.moonshot.ai/v1",
+        &["MOONSHOT_API_KEY"],
+        "kimi-k2-0905-preview",
+    ),
     chat(
         "huggingface",
         "https://router.huggingface.co/v1",
@@ -166,9 +213,24 @@ pub const PRESETS: &[ProviderPreset] = &[
         "Qwen/Qwen3-Coder-480B-A35B-Instruct",
     ),
     chat("xai", "https://api.x.ai/v1", &["XAI_API_KEY"], "grok-4"),
-    chat("sambanova", "https://api.sambanova.ai/v1", &["SAMBANOVA_API_KEY"], "Meta-Llama-3.3-70B-Instruct"),
-    chat("cerebras", "https://api.cerebras.ai/v1", &["CEREBRAS_API_KEY"], "gpt-oss-120b"),
-    chat("groq", "https://api.groq.com/openai/v1", &["GROQ_API_KEY"], "openai/gpt-oss-120b"),
+    chat(
+        "sambanova",
+        "https://api.sambanova.ai/v1",
+        &["SAMBANOVA_API_KEY"],
+        "Meta-Llama-3.3-70B-Instruct",
+    ),
+    chat(
+        "cerebras",
+        "https://api.cerebras.ai/v1",
+        &["CEREBRAS_API_KEY"],
+        "gpt-oss-120b",
+    ),
+    chat(
+        "groq",
+        "https://api.groq.com/openai/v1",
+        &["GROQ_API_KEY"],
+        "openai/gpt-oss-120b",
+    ),
     chat(
         "baseten",
         "https://inference.baseten.co/v1",
@@ -187,7 +249,12 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["AI_GATEWAY_API_KEY"],
         "anthropic/claude-sonnet-4.5",
     ),
-    chat("zai", "https://api.z.ai/api/paas/v4", &["ZAI_API_KEY"], "glm-4.6"),
+    chat(
+        "zai",
+        "https://api.z.ai/api/paas/v4",
+        &["ZAI_API_KEY"],
+        "glm-4.6",
+    ),
     chat(
         "nousResearch",
         "https://inference-api.nousresearch.com/v1",
@@ -200,13 +267,32 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["WANDB_API_KEY"],
         "Qwen/Qwen3-Coder-480B-A35B-Instruct",
     ),
-    chat("hicap", "https://api.hicap.ai/v1", &["HICAP_API_KEY"], "gpt-4.1"),
+    chat(
+        "hicap",
+        "https://api.hicap.ai/v1",
+        &["HICAP_API_KEY"],
+        "gpt-4.1",
+    ),
     // Local servers: no key needed.
-    local("lmstudio", "http://127.0.0.1:1234/v1", &["LM_STUDIO_API_KEY"], "openai/gpt-oss-20b"),
+    local(
+        "lmstudio",
+        "http://127.0.0.1:1234/v1",
+        &["LM_STUDIO_API_KEY"],
+        "openai/gpt-oss-20b",
+    ),
     // Ollama through its OpenAI-compatible `/v1` endpoint until the native `/api/chat` family
     // lands; `num_ctx` cannot be sent this way, so the server's own default context applies.
-    local("ollama", "http://127.0.0.1:11434/v1", &["OLLAMA_API_KEY"], "llama3.2"),
-    planned("gemini", "Gemini streamGenerateContent", &["GEMINI_API_KEY"]),
+    local(
+        "ollama",
+        "http://127.0.0.1:11434/v1",
+        &["OLLAMA_API_KEY"],
+        "llama3.2",
+    ),
+    planned(
+        "gemini",
+        "Gemini streamGenerateContent",
+        &["GEMINI_API_KEY"],
+    ),
     planned("vertex", "Vertex AI", &[]),
     planned("bedrock", "Bedrock ConverseStream", &[]),
 ];
@@ -223,11 +309,38 @@ mod tests {
     #[test]
     fn ids_are_unique_and_complete() {
         let spec_ids = [
-            "anthropic", "openrouter", "bedrock", "vertex", "openai", "openai-native", "ollama",
-            "lmstudio", "gemini", "deepseek", "requesty", "fireworks", "together", "qwen", "doubao",
-            "mistral", "litellm", "moonshot", "huggingface", "nebius", "xai", "sambanova",
-            "cerebras", "groq", "baseten", "huawei-cloud-maas", "vercel-ai-gateway", "zai",
-            "minimax", "nousResearch", "wandb", "hicap",
+            "anthropic",
+            "openrouter",
+            "bedrock",
+            "vertex",
+            "openai",
+            "openai-native",
+            "ollama",
+            "lmstudio",
+            "gemini",
+            "deepseek",
+            "requesty",
+            "fireworks",
+            "together",
+            "qwen",
+            "doubao",
+            "mistral",
+            "litellm",
+            "moonshot",
+            "huggingface",
+            "nebius",
+            "xai",
+            "sambanova",
+            "cerebras",
+            "groq",
+            "baseten",
+            "huawei-cloud-maas",
+            "vercel-ai-gateway",
+            "zai",
+            "minimax",
+            "nousResearch",
+            "wandb",
+            "hicap",
         ];
         for id in spec_ids {
             assert!(preset(id).is_some(), "{id} missing");

@@ -22,7 +22,11 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for mode in [Mode::Act, Mode::Plan] {
-        let default = if mode == default_mode { " (default)" } else { "" };
+        let default = if mode == default_mode {
+            " (default)"
+        } else {
+            ""
+        };
         println!("{} mode{default}:", mode.as_str());
         match resolve_mode(&config, mode) {
             Ok(r) => {
@@ -52,7 +56,11 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                 if let Err(e) = r.check_key() {
                     errors.push(format!("{} mode: {e}", mode.as_str()));
                 }
-                warnings.extend(r.notices.iter().map(|n| format!("{} mode: {n}", mode.as_str())));
+                warnings.extend(
+                    r.notices
+                        .iter()
+                        .map(|n| format!("{} mode: {n}", mode.as_str())),
+                );
             }
             Err(e) => {
                 println!("  (cannot be used)");
@@ -71,5 +79,9 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
     for w in &warnings {
         println!("  - warning: {w}");
     }
-    if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -12,7 +12,10 @@ pub fn run(provider: Option<&str>) -> ExitCode {
             Some(p) => vec![p],
             None => {
                 let ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
-                eprintln!("error: unknown provider id `{id}`; known ids: {}", ids.join(", "));
+                eprintln!(
+                    "error: unknown provider id `{id}`; known ids: {}",
+                    ids.join(", ")
+                );
                 return ExitCode::from(2);
             }
         },
@@ -58,7 +61,13 @@ fn print_provider(p: &ProviderPreset) {
         Some(table) => {
             println!(
                 "  {:<34} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                "MODEL (USD per million tokens)", "CONTEXT", "MAX OUT", "IN", "OUT", "CACHE W", "CACHE R"
+                "MODEL (USD per million tokens)",
+                "CONTEXT",
+                "MAX OUT",
+                "IN",
+                "OUT",
+                "CACHE W",
+                "CACHE R"
             );
             for (id, m) in &table.models {
                 let mark = if *id == table.default { '*' } else { ' ' };
@@ -74,7 +83,10 @@ fn print_provider(p: &ProviderPreset) {
                 );
             }
             if p.any_model_id {
-                println!("  (* default; any other model id is accepted with a {} context assumed)", thousands(DEFAULT_CONTEXT_WINDOW));
+                println!(
+                    "  (* default; any other model id is accepted with a {} context assumed)",
+                    thousands(DEFAULT_CONTEXT_WINDOW)
+                );
             } else {
                 println!("  (* default; an unknown model id falls back to the default)");
             }

@@ -19,7 +19,11 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
     let mut renderer = Renderer::new(args.json, args.quiet);
     let mode = args.mode.as_deref().and_then(|m| m.parse::<Mode>().ok());
     let fail = |renderer: &mut Renderer, kind: &str, message: String| {
-        renderer.event(&TaskEvent::Error { kind: kind.to_owned(), message, status: None });
+        renderer.event(&TaskEvent::Error {
+            kind: kind.to_owned(),
+            message,
+            status: None,
+        });
         if args.json {
             renderer.event(&TaskEvent::TaskFinished {
                 status: TaskStatus::Failed,

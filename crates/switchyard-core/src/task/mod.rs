@@ -17,13 +17,22 @@ use serde::Serialize;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TaskEvent {
     /// The task began: its id, mode, and the provider and model in effect.
-    TaskStarted { task_id: String, mode: String, provider: String, model: String },
+    TaskStarted {
+        task_id: String,
+        mode: String,
+        provider: String,
+        model: String,
+    },
     /// Assistant text, as it streamed.
     Text { text: String },
     /// Reasoning (thinking) text, as it streamed.
     Reasoning { text: String },
     /// A tool call, once complete (`arguments` is the JSON text the model produced).
-    ToolCall { id: String, name: String, arguments: String },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+    },
     /// The tokens and cost of one request, once it ended. Cache fields are 0 when the
     /// provider reported none; `estimated` is true when the provider reported no usage and
     /// the counts are estimates (4 bytes per token).
@@ -37,7 +46,11 @@ pub enum TaskEvent {
     },
     /// A failure: its kind (`rate_limited`, `auth`, … see `ErrorKind`), a one-line message,
     /// and the HTTP status when there was one.
-    Error { kind: String, message: String, status: Option<u16> },
+    Error {
+        kind: String,
+        message: String,
+        status: Option<u16>,
+    },
     /// The task ended: `completed`, `failed` or `cancelled`, with the time to the first
     /// content chunk and the whole duration.
     TaskFinished {

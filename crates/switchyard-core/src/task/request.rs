@@ -99,7 +99,12 @@ pub async fn run_request(
                 text.push_str(&t);
                 on_event(TaskEvent::Text { text: t });
             }
-            ApiStreamChunk::Reasoning { reasoning, signature, redacted_data, .. } => {
+            ApiStreamChunk::Reasoning {
+                reasoning,
+                signature,
+                redacted_data,
+                ..
+            } => {
                 if let Some(s) = signature {
                     thinking_signature.push_str(&s);
                 }
@@ -111,7 +116,12 @@ pub async fn run_request(
                     on_event(TaskEvent::Reasoning { text: reasoning });
                 }
             }
-            ApiStreamChunk::ToolCalls { call_id, id, name, arguments_delta } => {
+            ApiStreamChunk::ToolCalls {
+                call_id,
+                id,
+                name,
+                arguments_delta,
+            } => {
                 tools_acc.push(call_id.as_deref(), &id, &name, &arguments_delta);
             }
             ApiStreamChunk::Usage(u) => usage.add(&u),
@@ -121,9 +131,16 @@ pub async fn run_request(
 
     let mut content = Vec::new();
     if !thinking.is_empty() || !thinking_signature.is_empty() {
-        content.push(ContentBlock::Thinking { thinking, signature: thinking_signature });
+        content.push(ContentBlock::Thinking {
+            thinking,
+            signature: thinking_signature,
+        });
     }
-    content.extend(redacted.into_iter().map(|data| ContentBlock::RedactedThinking { data }));
+    content.extend(
+        redacted
+            .into_iter()
+            .map(|data| ContentBlock::RedactedThinking { data }),
+    );
     if !text.is_empty() {
         content.push(ContentBlock::Text { text });
     }
@@ -135,7 +152,11 @@ pub async fn run_request(
         });
         let input = serde_json::from_str(&call.arguments)
             .unwrap_or(serde_json::Value::String(call.arguments));
-        content.push(ContentBlock::ToolUse { id: call.id, name: call.name, input });
+        content.push(ContentBlock::ToolUse {
+            id: call.id,
+            name: call.name,
+            input,
+        });
     }
 
     if failure.is_none() && first_token.is_none() {
@@ -150,13 +171,19 @@ pub async fn run_request(
         }
     }
     let mut estimated = false;
-    if !usage.reported && first_token.is_some() {
+    if !usage.reported && first_token.is_some() && failure.is_none() {
         // Some OpenAI-compatible servers (llama-cpp-python) never report usage. Estimate it
-        // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so.
+        // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so. A failed
+        // stream is not estimated: its usage is unknown, not small.
         let output_bytes: usize = content.iter().map(block_len).sum();
         usage.add(&Usage {
             input_tokens: estimate_tokens(
-                system_prompt.len() + messages.iter().flat_map(|m| &m.content).map(block_len).sum::<usize>(),
+                system_prompt.len()
+                    + messages
+                        .iter()
+                        .flat_map(|m| &m.content)
+                        .map(block_len)
+                        .sum::<usize>(),
             ),
             output_tokens: estimate_tokens(output_bytes),
             ..Usage::default()
@@ -187,7 +214,10 @@ pub async fn run_request(
     };
     RequestOutcome {
         status,
-        assistant_message: Message { role: Role::Assistant, content },
+        assistant_message: Message {
+            role: Role::Assistant,
+            content,
+        },
         usage,
         cost_usd,
         first_token,
