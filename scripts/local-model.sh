@@ -94,7 +94,7 @@ for arg in "$@"; do
     --all) STOP_ALL=1 ;;
     -h|--help|help) CMD=help ;;
     -*) die "unknown option: $arg" ;;
-    *) [[ -z "$CMD" ]] && CMD="$arg" || die "unexpected argument: $arg" ;;
+    *) if [[ -z "$CMD" ]]; then CMD="$arg"; else die "unexpected argument: $arg"; fi ;;
   esac
 done
 [[ "$MODE" == python || "$MODE" == native ]] || die "SWITCHYARD_LOCAL_MODEL_SERVER must be python or native (got '$MODE')"
@@ -111,13 +111,20 @@ served_models() {
   "$HOST_PY" "$HELPER" models "$(base_url "$1")/models"
 }
 
-# Pid from the mode's pid file if that process is still alive.
+# Pid from the mode's pid file if that process is alive and is still our server (its
+# command line names our GGUF — guards against a recycled pid).
 live_pid() {
-  local f; f="$(pid_file "$1")"
+  local f pid
+  f="$(pid_file "$1")"
   [[ -f "$f" ]] || return 1
-  local pid; pid="$(cat "$f" 2>/dev/null || true)"
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+  pid="$(cat "$f" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF "$GGUF" || return 1
+  echo "$pid"
 }
+
+# The --port a running server of ours was started with.
+pid_port() { tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -xF -A1 -- --port | tail -n 1; }
 
 # ---------------------------------------------------------------- setup (python server + GGUF)
 ensure_venv() {
@@ -131,7 +138,7 @@ ensure_python_server() {
     log "llama-cpp-python server: already installed in $VENV"
     return 0
   fi
-  log "llama-cpp-python server: building $LLAMA_CPP_PKG from source (takes ~3 min on 2 cores)"
+  log "llama-cpp-python server: installing $LLAMA_CPP_PKG (first time: compiled from source, ~3 min on 2 cores)"
   # Build only the library (no llava/mtmd, tests or examples); pip caches the built wheel,
   # so a second venv on the same machine installs in seconds.
   run_logged "install $LLAMA_CPP_PKG" env \
@@ -223,6 +230,14 @@ cmd_setup_native() {
 }
 
 # ---------------------------------------------------------------- start / stop / status
+# Serialise setup/start between concurrent invocations (e.g. two test runs at once).
+take_lock() {
+  mkdir -p "$STATE_DIR"
+  command -v flock >/dev/null || return 0
+  exec 9>"$STATE_DIR/.lock"
+  flock 9
+}
+
 cmd_start() {
   local mode="$1" port url pid
   port="$(port_for "$mode")"
@@ -233,7 +248,7 @@ cmd_start() {
   if models="$(served_models "$mode")"; then
     grep -qxF "$MODEL_ALIAS" <<<"$models" \
       || die "port $port already serves other models ($(tr '\n' ' ' <<<"$models")); set SWITCHYARD_LOCAL_MODEL_PORT"
-    log "$mode server already running at $url"
+    log "smollm2 server already answering at $url (nothing to do)"
     echo "$url"
     return 0
   fi
@@ -251,9 +266,12 @@ cmd_start() {
     log "starting $mode server on 127.0.0.1:$port (log: $logf)"
     printf '=== %s\n$ %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" >>"$logf"
     # setsid + nohup: detached from this shell's session/terminal, survives its exit.
-    setsid nohup "${cmd[@]}" >>"$logf" 2>&1 </dev/null &
+    # 9>&-: the server must not inherit (and so hold forever) the lock.
+    setsid nohup "${cmd[@]}" >>"$logf" 2>&1 </dev/null 9>&- &
     pid=$!
     echo "$pid" >"$(pid_file "$mode")"
+  elif [[ "$(pid_port "$pid")" != "$port" ]]; then
+    die "our $mode server (pid $pid) runs on port $(pid_port "$pid"), not $port; '$0 stop' it first"
   else
     log "$mode server (pid $pid) is starting; waiting for it"
   fi
@@ -300,9 +318,9 @@ cmd_status() {
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 case "$CMD" in
-  setup) cmd_setup ;;
-  setup-native) cmd_setup_native ;;
-  start) cmd_start "$MODE" ;;
+  setup) take_lock; cmd_setup ;;
+  setup-native) take_lock; cmd_setup_native ;;
+  start) take_lock; cmd_start "$MODE" ;;
   stop)
     if (( STOP_ALL )); then cmd_stop python; cmd_stop native; else cmd_stop "$MODE"; fi ;;
   status) cmd_status "$MODE" ;;

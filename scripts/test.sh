@@ -11,10 +11,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/local-model.sh start --python
-urls="$(scripts/local-model.sh url --python)"
+urls="python=$(scripts/local-model.sh url --python)"
 if [ "${SWITCHYARD_E2E_NATIVE:-1}" != 0 ]; then
   scripts/local-model.sh start --native
-  urls="$urls,$(scripts/local-model.sh url --native)"
+  urls="$urls,native=$(scripts/local-model.sh url --native)"
 fi
 echo "end-to-end servers: $urls"
 

@@ -461,6 +461,14 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
 }
 
 impl ResolvedMode {
+    /// The model id and info a handler built from this reports.
+    pub fn handler_model(&self) -> crate::handler::ApiHandlerModel {
+        crate::handler::ApiHandlerModel {
+            id: self.model_id.clone(),
+            info: self.model_info.clone(),
+        }
+    }
+
     /// True when the provider needs a key here: it requires one and the base URL is not on
     /// this machine (local servers need none).
     pub fn needs_key(&self) -> bool {

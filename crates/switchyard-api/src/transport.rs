@@ -300,6 +300,37 @@ impl BodyDecoder for NdjsonDecoder {
     }
 }
 
+impl Origin {
+    /// The origin of requests made for `mode`.
+    pub(crate) fn of(mode: &crate::config::ResolvedMode) -> Self {
+        Self {
+            provider_id: mode.provider_id.clone(),
+            model_id: mode.model_id.clone(),
+            base_url: mode.base_url.clone(),
+        }
+    }
+}
+
+/// Sends `request` (built for `mode`, with the configured extra headers added here) and runs
+/// `parser` over its SSE body: the whole life of one provider request.
+pub(crate) fn post_sse<P>(
+    mode: &crate::config::ResolvedMode,
+    mut request: reqwest::RequestBuilder,
+    parser: P,
+    abort: &AbortSignal,
+) -> ApiStream
+where
+    P: EventParser<Event = SseEvent>,
+{
+    for (k, v) in &mode.headers {
+        request = request.header(k, v);
+    }
+    let origin = Origin::of(mode);
+    let open_origin = origin.clone();
+    let open = async move { open_stream(request, &open_origin, Framing::Sse).await };
+    sse_stream(open, parser, abort.subscribe(), origin)
+}
+
 /// Runs `parser` over an SSE body opened by `open`. See [`drive`].
 pub(crate) fn sse_stream<P>(
     open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,

@@ -2,22 +2,30 @@
 //! OpenAI-compatible servers serving SmolLM2-135M, started by `scripts/local-model.sh`).
 //!
 //! Compiled only with `--features e2e`; `scripts/test.sh` starts the servers and passes their
-//! base URLs in `SWITCHYARD_E2E_BASE_URLS` (comma-separated). Without it this test fails: it
-//! never skips silently.
+//! base URLs in `SWITCHYARD_E2E_BASE_URLS` as comma-separated `NAME=URL` entries
+//! (`python=…,native=…`). Without it this test fails: it never skips silently.
+//!
+//! llama.cpp's native server reports usage in the stream (`stream_options.include_usage`), so
+//! for the entry named `native` the usage must be the server's, not an estimate;
+//! llama-cpp-python's server reports none, so its usage is the labelled estimate.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 
 use serde_json::Value;
 
-fn base_urls() -> Vec<String> {
+/// `(name, base URL)` pairs.
+fn base_urls() -> Vec<(String, String)> {
     let urls = std::env::var("SWITCHYARD_E2E_BASE_URLS").expect(
         "SWITCHYARD_E2E_BASE_URLS is not set: run scripts/test.sh, which starts the local model servers",
     );
     urls.split(',')
         .map(str::trim)
         .filter(|u| !u.is_empty())
-        .map(str::to_owned)
+        .map(|entry| match entry.split_once('=') {
+            Some((name, url)) => (name.to_owned(), url.to_owned()),
+            None => (entry.to_owned(), entry.to_owned()),
+        })
         .collect()
 }
 
@@ -35,7 +43,7 @@ fn streams_a_real_answer_with_usage_from_every_local_server() {
     assert!(!urls.is_empty());
     let home = std::env::temp_dir().join(format!("switchyard-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&home).unwrap();
-    for url in urls {
+    for (name, url) in urls {
         let out = switchyard(&home)
             .args([
                 "task",
@@ -89,7 +97,7 @@ fn streams_a_real_answer_with_usage_from_every_local_server() {
         assert_eq!(finished["status"], "completed");
         let first_token_ms = finished["first_token_ms"].as_u64().expect("first_token_ms");
         eprintln!(
-            "{url}: {texts} text chunks, usage {} in / {} out (estimated: {}), first token {first_token_ms} ms, total {} ms",
+            "{name} {url}: {texts} text chunks, usage {} in / {} out (estimated: {}), first token {first_token_ms} ms, total {} ms",
             usage["input_tokens"],
             usage["output_tokens"],
             usage["estimated"],

@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::handler::{ApiHandler, ApiHandlerModel};
 use crate::message::{Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser, Framing, Origin};
+use crate::transport::{self, AbortSignal, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// `max_tokens` sent when the model's is unknown (SPEC R4.3).
@@ -136,11 +136,6 @@ impl ApiHandler for AnthropicHandler {
         tools: &[ToolSpec],
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
-        let origin = Origin {
-            provider_id: self.mode.provider_id.clone(),
-            model_id: self.mode.model_id.clone(),
-            base_url: self.mode.base_url.clone(),
-        };
         let mut request = transport::client()
             .post(format!("{}/v1/messages", self.mode.base_url))
             .header("anthropic-version", "2023-06-01")
@@ -152,25 +147,12 @@ impl ApiHandler for AnthropicHandler {
         if self.mode.model_id.ends_with(":1m") {
             request = request.header("anthropic-beta", CONTEXT_1M_BETA);
         }
-        for (k, v) in &self.mode.headers {
-            request = request.header(k, v);
-        }
         let request = request.body(body.to_string());
-        let open_origin = origin.clone();
-        let open = async move { transport::open_stream(request, &open_origin, Framing::Sse).await };
-        transport::sse_stream(
-            open,
-            AnthropicParser::default(),
-            self.abort.subscribe(),
-            origin,
-        )
+        transport::post_sse(&self.mode, request, AnthropicParser::default(), &self.abort)
     }
 
     fn get_model(&self) -> ApiHandlerModel {
-        ApiHandlerModel {
-            id: self.mode.model_id.clone(),
-            info: self.mode.model_info.clone(),
-        }
+        self.mode.handler_model()
     }
 
     fn provider_id(&self) -> &str {

@@ -31,7 +31,7 @@ use crate::handler::{ApiHandler, ApiHandlerModel};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::presets::ChatDialect;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser, Framing, Origin};
+use crate::transport::{self, AbortSignal, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// A handler for OpenAI Chat Completions and the OpenAI-compatible family.
@@ -188,11 +188,6 @@ impl ApiHandler for OpenAiChatHandler {
         tools: &[ToolSpec],
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
-        let origin = Origin {
-            provider_id: self.mode.provider_id.clone(),
-            model_id: self.mode.model_id.clone(),
-            base_url: self.mode.base_url.clone(),
-        };
         let azure = is_azure(&self.mode.base_url);
         let url = format!("{}/chat/completions", self.mode.base_url);
         let mut request = transport::client()
@@ -211,21 +206,17 @@ impl ApiHandler for OpenAiChatHandler {
                 .header("HTTP-Referer", "https://github.com/switchyard")
                 .header("X-Title", "Switchyard");
         }
-        for (k, v) in &self.mode.headers {
-            request = request.header(k, v);
-        }
         let request = request.body(body.to_string());
-        let open_origin = origin.clone();
-        let open = async move { transport::open_stream(request, &open_origin, Framing::Sse).await };
-        let parser = ChatParser::new(self.dialect());
-        transport::sse_stream(open, parser, self.abort.subscribe(), origin)
+        transport::post_sse(
+            &self.mode,
+            request,
+            ChatParser::new(self.dialect()),
+            &self.abort,
+        )
     }
 
     fn get_model(&self) -> ApiHandlerModel {
-        ApiHandlerModel {
-            id: self.mode.model_id.clone(),
-            info: self.mode.model_info.clone(),
-        }
+        self.mode.handler_model()
     }
 
     fn provider_id(&self) -> &str {
