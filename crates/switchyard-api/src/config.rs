@@ -101,7 +101,8 @@ pub struct ModeSettings {
     pub model_id: Option<String>,
     /// Overrides of the model's info (context window, max tokens, prices, …), field by field.
     pub model_info: Option<toml::Table>,
-    pub reasoning_effort: Option<ReasoningEffort>,
+    /// `none|low|medium|high|xhigh`; anything else reads as `medium`, with a warning.
+    pub reasoning_effort: Option<String>,
     /// Thinking budget in tokens; 0 disables extended thinking.
     pub thinking_budget_tokens: u64,
 }
@@ -402,6 +403,17 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         })?;
     }
 
+    let reasoning_effort = settings.reasoning_effort.as_deref().map(|raw| {
+        let effort = ReasoningEffort::parse_lenient(raw);
+        if effort.as_str() != raw.trim().to_ascii_lowercase() {
+            notices.push(format!(
+                "unknown reasoning effort `{raw}` for {} mode; using `medium` (known: none, low, medium, high, xhigh)",
+                mode.as_str()
+            ));
+        }
+        effort
+    });
+
     // Thinking-budget clip (SPEC R3.3).
     let mut budget = settings.thinking_budget_tokens;
     if budget > 0 && model_info.max_tokens > 0 && budget > model_info.max_tokens {
@@ -454,7 +466,7 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         api_key_env,
         api_key,
         headers: endpoint.headers,
-        reasoning_effort: settings.reasoning_effort,
+        reasoning_effort,
         thinking_budget_tokens: budget,
         notices,
     })
@@ -521,10 +533,10 @@ pub fn build_api_handler(
     mode: Mode,
 ) -> Result<Box<dyn ApiHandler>, ConfigError> {
     let resolved = resolve_mode(config, mode)?;
-    resolved.check_key()?;
     for notice in &resolved.notices {
         tracing::warn!("{notice}");
     }
+    resolved.check_key()?;
     Ok(handler_for(resolved))
 }
 
@@ -669,6 +681,29 @@ thinking_budget_tokens = 20000
             resolve_mode(&c, Mode::Act),
             Err(ConfigError::ModelInfo { .. })
         ));
+    }
+
+    #[test]
+    fn unknown_reasoning_effort_reads_as_medium_with_a_warning() {
+        let text =
+            "[act]\nprovider = \"openai-native\"\nmodel = \"o3\"\nreasoning_effort = \"extreme\"\n";
+        let c = ApiConfiguration::from_toml(text, "c", env(&[("OPENAI_API_KEY", "k")])).unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.reasoning_effort, Some(ReasoningEffort::Medium));
+        assert!(
+            r.notices.iter().any(|n| n.contains("`extreme`")),
+            "{:?}",
+            r.notices
+        );
+        let c = ApiConfiguration::from_toml(
+            &text.replace("extreme", "High"),
+            "c",
+            env(&[("OPENAI_API_KEY", "k")]),
+        )
+        .unwrap();
+        let r = resolve_mode(&c, Mode::Act).unwrap();
+        assert_eq!(r.reasoning_effort, Some(ReasoningEffort::High));
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
     }
 
     #[test]

@@ -135,9 +135,14 @@ pub(crate) async fn open_stream(
         || (!content_type.is_empty() && !framing.accepts(&content_type))
     {
         let headers = response.headers().clone();
+        let url = response.url().clone();
         let body = read_limited(response).await;
         let mut err = error_from_body(status, &content_type, &body, &headers, framing);
         err.request_id = request_id(&headers);
+        if matches!(status, 404 | 405) {
+            // Usually a base URL with a missing or doubled path part: show what was asked.
+            err.message = format!("{} (POST {url}; check the base URL)", err.message);
+        }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
     }
     Ok(response)
@@ -216,13 +221,13 @@ pub(crate) fn error_from_body(
     let mut err = ApiError::from_provider(
         Some(status),
         None,
-        &format!("HTTP {status} with {ct} (body not shown)"),
+        &format!("the response was {ct} (body not shown)"),
         retry_after,
     );
     if json.is_none() && !content_type.contains("json") && err.kind == ErrorKind::InvalidRequest {
         // A 4xx HTML page usually means a wrong base URL (a proxy or website answered).
         err.message = format!(
-            "HTTP {status} with {ct} (body not shown); check the base URL points at the provider's API"
+            "the response was {ct} (body not shown); check the base URL points at the provider's API"
         );
     }
     err
@@ -484,9 +489,9 @@ mod tests {
         let e = error_from_body(502, "text/html", body, &HeaderMap::new(), Framing::Sse);
         assert_eq!(e.kind, ErrorKind::Server);
         assert!(
-            e.message.contains("HTTP 502 with text/html"),
-            "{}",
-            e.message
+            e.to_string()
+                .contains("(HTTP 502): the response was text/html"),
+            "{e}"
         );
         assert!(!e.message.contains("secret page"));
         let e = error_from_body(

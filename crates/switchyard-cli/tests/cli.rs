@@ -409,6 +409,28 @@ async fn missing_key_names_the_variable() {
     );
     assert_eq!(lines.last().unwrap()["type"], "task_finished");
     assert_eq!(lines.last().unwrap()["status"], "failed");
+    // The field is always present: null when no content arrived.
+    assert_eq!(lines.last().unwrap()["first_token_ms"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_provider_warning_comes_before_the_missing_key_error() {
+    let home = home();
+    let config = write_file(home.path(), "c.toml", "[act]\nprovider = \"antropic\"\n");
+    let config = config.to_str().unwrap();
+    let run = switchyard(home.path(), &["--config", config, "task", "hello"], &[]).await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    let lines = run.stderr_lines();
+    let warning = lines
+        .iter()
+        .position(|l| l.starts_with("warning:") && l.contains("`antropic`"));
+    let error = lines
+        .iter()
+        .position(|l| l.starts_with("error:") && l.contains("ANTHROPIC_API_KEY"));
+    assert!(
+        matches!((warning, error), (Some(w), Some(e)) if w < e),
+        "{run:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -59,25 +59,41 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
     let system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM_PROMPT);
     let messages = [Message::user_text(args.prompt.clone())];
     let started = tokio::time::Instant::now();
+    // The first content as the user saw it, so a cancelled task still reports it.
+    let mut first_content: Option<std::time::Duration> = None;
     let outcome = {
-        let mut on_event = |e: TaskEvent| renderer.event(&e);
+        let mut on_event = |e: TaskEvent| {
+            if first_content.is_none()
+                && matches!(
+                    e,
+                    TaskEvent::Text { .. }
+                        | TaskEvent::Reasoning { .. }
+                        | TaskEvent::ToolCall { .. }
+                )
+            {
+                first_content = Some(started.elapsed());
+            }
+            renderer.event(&e);
+        };
         tokio::select! {
             o = run_request(handler.as_ref(), system, &messages, &[], &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
-    let (status, first_token_ms, code) = match &outcome {
+    let first_token_ms = outcome
+        .as_ref()
+        .and_then(|o| o.first_token)
+        .or(first_content)
+        .map(|d| d.as_millis() as u64);
+    let (status, code) = match &outcome {
         None => {
             handler.abort();
-            (TaskStatus::Cancelled, None, ExitCode::from(130))
+            (TaskStatus::Cancelled, ExitCode::from(130))
         }
-        Some(o) => {
-            let ms = o.first_token.map(|d| d.as_millis() as u64);
-            match o.status {
-                RequestStatus::Completed => (TaskStatus::Completed, ms, ExitCode::SUCCESS),
-                RequestStatus::Failed(_) => (TaskStatus::Failed, ms, ExitCode::from(1)),
-            }
-        }
+        Some(o) => match o.status {
+            RequestStatus::Completed => (TaskStatus::Completed, ExitCode::SUCCESS),
+            RequestStatus::Failed(_) => (TaskStatus::Failed, ExitCode::from(1)),
+        },
     };
     renderer.event(&TaskEvent::TaskFinished {
         status,

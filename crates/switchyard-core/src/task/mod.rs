@@ -52,10 +52,9 @@ pub enum TaskEvent {
         status: Option<u16>,
     },
     /// The task ended: `completed`, `failed` or `cancelled`, with the time to the first
-    /// content chunk and the whole duration.
+    /// content chunk (`null` when none arrived) and the whole duration.
     TaskFinished {
         status: TaskStatus,
-        #[serde(skip_serializing_if = "Option::is_none")]
         first_token_ms: Option<u64>,
         duration_ms: u64,
     },
