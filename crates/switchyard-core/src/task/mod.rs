@@ -3,7 +3,10 @@
 //! [`TaskEvent`] is what a user interface renders; serialised with serde it is exactly the
 //! `--json` line contract of the CLI (README "JSON output").
 
+mod assembler;
 mod request;
+
+pub use assembler::MessageAssembler;
 
 pub use request::{RequestOutcome, RequestStatus, run_request};
 

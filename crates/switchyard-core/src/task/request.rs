@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, Role,
-    ToolCallAccumulator, ToolSpec, Usage,
+    ApiError, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolSpec, Usage,
 };
 use tokio::time::Instant;
 
 use super::TaskEvent;
+use super::assembler::MessageAssembler;
 use crate::cost::UsageTotals;
 
 /// How one request ended.
@@ -75,11 +75,7 @@ pub async fn run_request(
     let model = handler.get_model();
     let mut stream = handler.create_message(system_prompt, messages, tools);
     let mut usage = UsageTotals::default();
-    let mut tools_acc = ToolCallAccumulator::default();
-    let mut text = String::new();
-    let mut thinking = String::new();
-    let mut thinking_signature = String::new();
-    let mut redacted: Vec<String> = Vec::new();
+    let mut assembler = MessageAssembler::default();
     let mut first_token = None;
     let mut failure = None;
 
@@ -94,68 +90,24 @@ pub async fn run_request(
         if chunk.is_content() && first_token.is_none() {
             first_token = Some(started.elapsed());
         }
+        assembler.push(&chunk);
         match chunk {
-            ApiStreamChunk::Text { text: t, .. } => {
-                text.push_str(&t);
-                on_event(TaskEvent::Text { text: t });
-            }
-            ApiStreamChunk::Reasoning {
-                reasoning,
-                signature,
-                redacted_data,
-                ..
-            } => {
-                if let Some(s) = signature {
-                    thinking_signature.push_str(&s);
-                }
-                if let Some(d) = redacted_data {
-                    redacted.push(d);
-                }
-                if !reasoning.is_empty() {
-                    thinking.push_str(&reasoning);
-                    on_event(TaskEvent::Reasoning { text: reasoning });
-                }
-            }
-            ApiStreamChunk::ToolCalls {
-                call_id,
-                id,
-                name,
-                arguments_delta,
-            } => {
-                tools_acc.push(call_id.as_deref(), &id, &name, &arguments_delta);
+            ApiStreamChunk::Text { text, .. } => on_event(TaskEvent::Text { text }),
+            ApiStreamChunk::Reasoning { reasoning, .. } if !reasoning.is_empty() => {
+                on_event(TaskEvent::Reasoning { text: reasoning });
             }
             ApiStreamChunk::Usage(u) => usage.add(&u),
+            ApiStreamChunk::Reasoning { .. } | ApiStreamChunk::ToolCalls { .. } => {}
         }
     }
     drop(stream);
 
-    let mut content = Vec::new();
-    if !thinking.is_empty() || !thinking_signature.is_empty() {
-        content.push(ContentBlock::Thinking {
-            thinking,
-            signature: thinking_signature,
-        });
-    }
-    content.extend(
-        redacted
-            .into_iter()
-            .map(|data| ContentBlock::RedactedThinking { data }),
-    );
-    if !text.is_empty() {
-        content.push(ContentBlock::Text { text });
-    }
-    for call in tools_acc.finish() {
+    let (assistant_message, calls) = assembler.finish();
+    for call in calls {
         on_event(TaskEvent::ToolCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-        });
-        let input = serde_json::from_str(&call.arguments)
-            .unwrap_or(serde_json::Value::String(call.arguments));
-        content.push(ContentBlock::ToolUse {
             id: call.id,
             name: call.name,
-            input,
+            arguments: call.arguments,
         });
     }
 
@@ -175,7 +127,7 @@ pub async fn run_request(
         // Some OpenAI-compatible servers (llama-cpp-python) never report usage. Estimate it
         // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so. A failed
         // stream is not estimated: its usage is unknown, not small.
-        let output_bytes: usize = content.iter().map(block_len).sum();
+        let output_bytes: usize = assistant_message.content.iter().map(block_len).sum();
         usage.add(&Usage {
             input_tokens: estimate_tokens(
                 system_prompt.len()
@@ -214,10 +166,7 @@ pub async fn run_request(
     };
     RequestOutcome {
         status,
-        assistant_message: Message {
-            role: Role::Assistant,
-            content,
-        },
+        assistant_message,
         usage,
         cost_usd,
         first_token,

@@ -1,0 +1,213 @@
+//! Assembling the assistant's message from streamed chunks, block by block in stream order.
+//!
+//! Each thinking block keeps its own text and signature (a signature chunk closes the block it
+//! follows), so a message with two thinking blocks replays with two correctly paired
+//! signatures (shared/cases C19; the reference pairs the second signature with both texts).
+
+use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, ToolCallAccumulator};
+
+/// Builds one assistant [`Message`] from the chunks of a stream.
+#[derive(Debug, Default)]
+pub struct MessageAssembler {
+    blocks: Vec<ContentBlock>,
+    /// True while the last block is a thinking block still receiving text.
+    thinking_open: bool,
+    tools: ToolCallAccumulator,
+    /// Where each tool call's block goes, by call id.
+    tool_slots: Vec<(String, usize)>,
+}
+
+impl MessageAssembler {
+    /// Adds one chunk. Usage chunks carry no content and are ignored here.
+    pub fn push(&mut self, chunk: &ApiStreamChunk) {
+        match chunk {
+            ApiStreamChunk::Text { text, .. } => {
+                self.thinking_open = false;
+                if text.is_empty() {
+                    return;
+                }
+                if let Some(ContentBlock::Text { text: last }) = self.blocks.last_mut() {
+                    last.push_str(text);
+                } else {
+                    self.blocks.push(ContentBlock::Text { text: text.clone() });
+                }
+            }
+            ApiStreamChunk::Reasoning {
+                reasoning,
+                signature,
+                redacted_data,
+                ..
+            } => {
+                if let Some(data) = redacted_data {
+                    self.thinking_open = false;
+                    self.blocks
+                        .push(ContentBlock::RedactedThinking { data: data.clone() });
+                }
+                if !reasoning.is_empty() {
+                    match (self.thinking_open, self.blocks.last_mut()) {
+                        (true, Some(ContentBlock::Thinking { thinking, .. })) => {
+                            thinking.push_str(reasoning);
+                        }
+                        _ => {
+                            self.blocks.push(ContentBlock::Thinking {
+                                thinking: reasoning.clone(),
+                                signature: String::new(),
+                            });
+                            self.thinking_open = true;
+                        }
+                    }
+                }
+                if let Some(sig) = signature.as_ref().filter(|s| !s.is_empty()) {
+                    match (self.thinking_open, self.blocks.last_mut()) {
+                        (true, Some(ContentBlock::Thinking { signature, .. })) => {
+                            signature.push_str(sig);
+                        }
+                        _ => self.blocks.push(ContentBlock::Thinking {
+                            thinking: String::new(),
+                            signature: sig.clone(),
+                        }),
+                    }
+                    self.thinking_open = false;
+                }
+            }
+            ApiStreamChunk::ToolCalls {
+                call_id,
+                id,
+                name,
+                arguments_delta,
+            } => {
+                self.thinking_open = false;
+                if !self.tool_slots.iter().any(|(slot_id, _)| slot_id == id) {
+                    self.tool_slots.push((id.clone(), self.blocks.len()));
+                    // A placeholder, filled in by `finish` once the arguments are complete.
+                    self.blocks.push(ContentBlock::ToolUse {
+                        id: id.clone(),
+                        name: name.clone(),
+                        input: serde_json::Value::Null,
+                    });
+                }
+                self.tools
+                    .push(call_id.as_deref(), id, name, arguments_delta);
+            }
+            ApiStreamChunk::Usage(_) => {}
+        }
+    }
+
+    /// True when no content arrived.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The assembled message and its complete tool calls (in first-appearance order).
+    /// Arguments that are not valid JSON are kept as a JSON string, so nothing is lost.
+    pub fn finish(mut self) -> (Message, Vec<ToolCall>) {
+        let calls = std::mem::take(&mut self.tools).finish();
+        for call in &calls {
+            let Some((_, at)) = self.tool_slots.iter().find(|(id, _)| *id == call.id) else {
+                continue;
+            };
+            if let Some(ContentBlock::ToolUse { input, .. }) = self.blocks.get_mut(*at) {
+                *input = serde_json::from_str(&call.arguments)
+                    .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+            }
+        }
+        (
+            Message {
+                role: Role::Assistant,
+                content: self.blocks,
+            },
+            calls,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reasoning(text: &str, signature: Option<&str>) -> ApiStreamChunk {
+        ApiStreamChunk::Reasoning {
+            reasoning: text.into(),
+            details: None,
+            signature: signature.map(Into::into),
+            redacted_data: None,
+            id: None,
+        }
+    }
+
+    #[test]
+    fn two_thinking_blocks_keep_their_own_signatures_in_order() {
+        let mut a = MessageAssembler::default();
+        a.push(&reasoning("I should read", None));
+        a.push(&reasoning(" the file first.", None));
+        a.push(&reasoning("", Some("SIG0")));
+        a.push(&ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id: "t1".into(),
+            name: "read_file".into(),
+            arguments_delta: String::new(),
+        });
+        a.push(&ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id: "t1".into(),
+            name: "read_file".into(),
+            arguments_delta: "{\"path\":\"src/main.rs\"}".into(),
+        });
+        a.push(&ApiStreamChunk::Reasoning {
+            reasoning: String::new(),
+            details: None,
+            signature: None,
+            redacted_data: Some("REDACTED".into()),
+            id: None,
+        });
+        a.push(&reasoning("Then summarise.", None));
+        a.push(&reasoning("", Some("SIG3")));
+        a.push(&ApiStreamChunk::text("Done"));
+        a.push(&ApiStreamChunk::text("."));
+        let (message, calls) = a.finish();
+        assert_eq!(
+            message.content,
+            vec![
+                ContentBlock::Thinking {
+                    thinking: "I should read the file first.".into(),
+                    signature: "SIG0".into()
+                },
+                ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({"path": "src/main.rs"}),
+                },
+                ContentBlock::RedactedThinking {
+                    data: "REDACTED".into()
+                },
+                ContentBlock::Thinking {
+                    thinking: "Then summarise.".into(),
+                    signature: "SIG3".into()
+                },
+                ContentBlock::Text {
+                    text: "Done.".into()
+                },
+            ]
+        );
+        assert_eq!(calls.len(), 1);
+    }
+
+    #[test]
+    fn empty_arguments_become_an_empty_object_and_bad_json_is_kept() {
+        let mut a = MessageAssembler::default();
+        for (id, args) in [("a", ""), ("b", "{\"cut")] {
+            a.push(&ApiStreamChunk::ToolCalls {
+                call_id: None,
+                id: id.into(),
+                name: "n".into(),
+                arguments_delta: args.into(),
+            });
+        }
+        let (message, calls) = a.finish();
+        assert_eq!(calls[0].arguments, "{}");
+        let ContentBlock::ToolUse { input, .. } = &message.content[1] else {
+            panic!()
+        };
+        assert_eq!(input, &serde_json::Value::String("{\"cut".into()));
+    }
+}
