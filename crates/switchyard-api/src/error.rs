@@ -79,10 +79,11 @@ impl fmt::Display for ErrorKind {
 
 /// A failure of one request (DESIGN.md "Key types", SPEC R6.11).
 ///
-/// `Display` is one clear sentence. No field ever holds an API key: messages are built from
-/// provider error bodies (which do not echo keys) and from our own wording.
+/// `Display` is one clear sentence on one line. No field ever holds an API key: messages are
+/// built from provider error bodies (which do not echo keys) and from our own wording.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiError {
+    /// What kind of failure this is (SPEC R7.1); decides retry and recovery.
     pub kind: ErrorKind,
     /// The HTTP status, when the failure came with one.
     pub status: Option<u16>,
@@ -90,11 +91,18 @@ pub struct ApiError {
     pub message: String,
     /// The provider's request id (`request-id`, `x-request-id`, …) when present.
     pub request_id: Option<String>,
-    /// The provider's error type or code (`rate_limit_error`, `context_length_exceeded`, …).
+    /// The provider's error type or code (`rate_limit_error`, `context_length_exceeded`,
+    /// `RESOURCE_EXHAUSTED`, AWS `ThrottlingException`, …).
     pub code: Option<String>,
+    /// The provider id the request went to (`anthropic`, `openrouter`, …).
     pub provider_id: Option<String>,
+    /// The model id the request asked for.
     pub model_id: Option<String>,
-    /// How long the server asked us to wait before retrying.
+    /// How long the server asked us to wait before retrying (SPEC R5.2): from the response
+    /// headers (`retry-after-ms`, `retry-after`, rate-limit reset headers), Gemini's
+    /// `RetryInfo.retryDelay`, or a "try again in 915ms" message. For
+    /// [`ErrorKind::QuotaExceeded`] it is the time until the quota resets, when known (C09).
+    /// Serialized as seconds (a float).
     #[serde(serialize_with = "serialize_secs")]
     pub retry_after: Option<Duration>,
 }
@@ -141,7 +149,15 @@ impl ApiError {
     }
 
     /// Builds the error for an HTTP response that failed or carried an in-stream error event,
-    /// classifying it by status, provider error type/code and message (SPEC R7).
+    /// classifying it by status, provider error type/code and message with [`classify`]
+    /// (SPEC R7).
+    ///
+    /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when
+    /// it is `None`, a wait named in the message ("Please try again in 915ms", C07) is used
+    /// instead ([`crate::retry::retry_after_from_message`], measured from the local clock).
+    /// The hint is kept whatever the kind: the provider level retries only rate limits
+    /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
+    /// quota error carries the time until its reset (C09).
     pub fn from_provider(
         status: Option<u16>,
         code: Option<&str>,
@@ -149,10 +165,13 @@ impl ApiError {
         retry_after: Option<Duration>,
     ) -> Self {
         let kind = classify(status, code, message);
+        let retry_after = retry_after.or_else(|| {
+            crate::retry::retry_after_from_message(message, std::time::SystemTime::now())
+        });
         Self {
             kind,
             status,
-            message: if message.is_empty() {
+            message: if message.trim().is_empty() {
                 default_message(kind, status)
             } else {
                 message.to_owned()
@@ -161,11 +180,7 @@ impl ApiError {
             code: code.map(str::to_owned),
             provider_id: None,
             model_id: None,
-            retry_after: if kind == ErrorKind::RateLimited || kind == ErrorKind::Overloaded {
-                retry_after
-            } else {
-                None
-            },
+            retry_after,
         }
     }
 }
@@ -174,6 +189,18 @@ fn default_message(kind: ErrorKind, status: Option<u16>) -> String {
     match status {
         Some(s) => format!("the provider answered HTTP {s} ({kind})"),
         None => format!("the provider reported an error ({kind})"),
+    }
+}
+
+/// A rough human reading of a wait: "45 s", "12 min", "5 h".
+fn human_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 90.0 {
+        format!("{} s", secs.ceil())
+    } else if secs < 90.0 * 60.0 {
+        format!("{} min", (secs / 60.0).round())
+    } else {
+        format!("{} h", (secs / 3600.0).round())
     }
 }
 
@@ -199,7 +226,27 @@ impl fmt::Display for ApiError {
         if let Some(status) = self.status {
             write!(f, " (HTTP {status})")?;
         }
-        write!(f, ": {}", self.message)?;
+        // One line: provider messages may hold newlines (Gemini's quota list, C23b).
+        let message = self
+            .message
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let hint = match self.kind {
+            // Unless the provider's message already says when (C09b).
+            ErrorKind::QuotaExceeded if !self.message.to_ascii_lowercase().contains("reset") => {
+                self.retry_after
+                    .map(|d| format!("it resets in about {}", human_duration(d)))
+            }
+            ErrorKind::Auth if is_expired_credentials(self.code.as_deref(), &self.message) => {
+                Some("refresh the credentials and try again".to_owned())
+            }
+            _ => None,
+        };
+        match hint {
+            Some(hint) => write!(f, ": {}; {hint}", message.trim_end_matches('.'))?,
+            None => write!(f, ": {message}")?,
+        }
         if let Some(id) = &self.request_id {
             write!(f, " [request id {id}]")?;
         }
@@ -209,110 +256,321 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+fn is_expired_credentials(code: Option<&str>, message: &str) -> bool {
+    let code = normalize_code(code.unwrap_or(""));
+    let msg = message.to_ascii_lowercase();
+    code == "expiredtokenexception"
+        || code == "expiredtoken"
+        || msg.contains("token is expired")
+        || msg.contains("token has expired")
+        || msg.contains("is expired")
+        || msg.contains("api key expired")
+}
+
 /// Maps a failure to its [`ErrorKind`] from the HTTP status (if any), the provider's error
 /// type or code (if any) and its message (SPEC R7).
 ///
-/// Order matters: quota and context-window wordings are checked before the status-based
-/// defaults, because OpenAI sends `insufficient_quota` as a 429 (fixture
-/// `openai_insufficient_quota`) and context overflows arrive as 400 or 413.
-/// Unlike the reference, a 404 is not "auth" and a bare `invalid_request_error` is not an
-/// overflow (SPEC R7.2 **Improve**).
+/// `status` is the HTTP status of an error response; `None` (or a 2xx) for an error event
+/// inside a 200 stream, in which case a numeric `code` in 400–599 (OpenRouter's
+/// `"code": 429`) stands in for it. `code` is the provider's most specific error code or
+/// type: OpenAI `code`/`type`, Anthropic `error.type`, Gemini `error.status`
+/// (`RESOURCE_EXHAUSTED`), AWS `x-amzn-ErrorType` / `__type` (`ThrottlingException`, with or
+/// without its `:http://…` or `…#` decoration). Case does not matter.
+///
+/// Precedence, first match wins:
+///
+/// 1. **Spend limits** set by the user or organisation ("spend limit", "spending limit",
+///    LiteLLM's "budget has been exceeded"), whatever the status.
+/// 2. **Quota and credits** (R7.3) — OpenAI `insufficient_quota`, Anthropic `billing_error`
+///    and "credit balance is too low", HTTP 402 (OpenRouter "insufficient credits", DeepSeek
+///    "Insufficient Balance"), codes like `usage_quota_exceeded`, and a rate limit whose
+///    wording names a long window ("free-models-per-day", "5-hour usage quota": C09, C09b).
+///    Checked before the error type because quotas arrive as 429s.
+/// 3. **The provider's error type/code** when it is specific: auth, permission, rate limit
+///    (`rate_limit_error`, `RESOURCE_EXHAUSTED`, `ThrottlingException`), overload, server,
+///    timeout, context length, not found. Generic codes (`invalid_request_error`,
+///    `INVALID_ARGUMENT`, `ValidationException`) only decide the fallback.
+/// 4. **The HTTP status**: 401 auth; 403 auth, or entitlement / invalid request by wording;
+///    408 timeout; 413 context window; 429 rate limited; 503 and 529 overloaded.
+/// 5. **Message wordings**, only now: context window (R7.2, every provider's wording), then
+///    invalid credentials; so Bedrock's `ThrottlingException` "Too many tokens" (C16) is a
+///    rate limit, never an overflow.
+/// 6. **Defaults**: other 4xx invalid request, 5xx server; without a status, "overloaded" /
+///    "rate limit" wordings, a generic request code, else server.
+///
+/// **Improve** over the reference (R7.2): a bare Anthropic `invalid_request_error` is not an
+/// overflow (C19c, C20, C20b, C37 are invalid requests) and 404 / 413 are not "auth".
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
-    let code_l = code.unwrap_or("").to_ascii_lowercase();
-    let msg = message.to_ascii_lowercase();
+    let code = normalize_code(code.unwrap_or(""));
+    let msg = strip_urls(&message.to_ascii_lowercase());
+    let status = status
+        .filter(|s| !(200..300).contains(s))
+        .or_else(|| code.parse::<u16>().ok().filter(|c| (400..600).contains(c)));
+    let code_kind = kind_from_code(&code, &msg);
+    let rate_class =
+        status == Some(429) || code_kind == Some(CodeKind::Definite(ErrorKind::RateLimited));
 
-    if is_quota(&code_l, &msg, status) {
-        return ErrorKind::QuotaExceeded;
-    }
-    if is_context_window(&code_l, &msg, status) {
-        return ErrorKind::ContextWindowExceeded;
-    }
-    if code_l.contains("spend_limit")
+    if code.contains("spend_limit")
         || msg.contains("spend limit")
         || msg.contains("spending limit")
+        || msg.contains("budget has been exceeded")
     {
         return ErrorKind::SpendLimit;
     }
-    match code_l.as_str() {
-        "authentication_error" | "invalid_api_key" | "unauthenticated" | "unauthorized" => {
-            return ErrorKind::Auth;
+    if is_quota(&code, &msg, status, rate_class) {
+        return ErrorKind::QuotaExceeded;
+    }
+    if let Some(CodeKind::Definite(kind)) = code_kind {
+        return kind;
+    }
+    match status {
+        Some(401) => return ErrorKind::Auth,
+        Some(402) => return ErrorKind::QuotaExceeded,
+        Some(403) => {
+            return if is_entitlement(&msg) {
+                ErrorKind::Entitlement
+            } else if is_content_blocked(&msg) {
+                ErrorKind::InvalidRequest
+            } else {
+                ErrorKind::Auth
+            };
         }
+        Some(408) => return ErrorKind::Timeout,
+        Some(413) => return ErrorKind::ContextWindowExceeded,
+        Some(429) => return ErrorKind::RateLimited,
+        Some(503) | Some(529) => return ErrorKind::Overloaded,
+        _ => {}
+    }
+    if is_context_window(&msg, status) {
+        return ErrorKind::ContextWindowExceeded;
+    }
+    if is_bad_credentials(&msg) {
+        return ErrorKind::Auth;
+    }
+    if is_entitlement(&msg) && matches!(status, Some(400..=499) | None) {
+        return ErrorKind::Entitlement;
+    }
+    match status {
+        Some(s) if (400..500).contains(&s) => ErrorKind::InvalidRequest,
+        Some(s) if s >= 500 => ErrorKind::Server,
+        _ if msg.contains("overloaded") => ErrorKind::Overloaded,
+        _ if msg.contains("rate limit")
+            || msg.contains("too many requests")
+            || msg.contains("throttl") =>
+        {
+            ErrorKind::RateLimited
+        }
+        _ if code_kind == Some(CodeKind::Generic) => ErrorKind::InvalidRequest,
+        _ => ErrorKind::Server,
+    }
+}
+
+/// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
+/// `com.amazonaws.bedrock#ThrottlingException` both become `throttlingexception`.
+fn normalize_code(code: &str) -> String {
+    let code = code.trim();
+    let code = code.split_once(':').map_or(code, |(head, _)| head);
+    let code = code.rsplit_once('#').map_or(code, |(_, tail)| tail);
+    code.trim().to_ascii_lowercase()
+}
+
+/// The message without URLs, so a documentation link such as
+/// `…/extended-thinking#max-tokens-and-context-window-size` (C20) cannot match a wording.
+fn strip_urls(msg: &str) -> String {
+    msg.split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a provider error code says on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CodeKind {
+    /// The code decides the kind (`rate_limit_error`, `ThrottlingException`, …).
+    Definite(ErrorKind),
+    /// A generic "bad request" code: the status and message decide; invalid request if nothing
+    /// more specific matches.
+    Generic,
+}
+
+/// The kind a provider error type or code names (lower-cased, see [`normalize_code`]).
+/// Sources: Anthropic error types (docs.claude.com/en/api/errors), OpenAI error codes, Google
+/// `google.rpc.Code` names, AWS Bedrock Runtime exceptions (botocore `bedrock-runtime`
+/// service model), llama.cpp's `exceed_context_size_error`.
+fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
+    use ErrorKind::*;
+    let definite = match code {
+        "authentication_error"
+        | "invalid_api_key"
+        | "invalid_authentication"
+        | "unauthenticated"
+        | "unauthorized"
+        | "expiredtokenexception"
+        | "expiredtoken"
+        | "unrecognizedclientexception"
+        | "invalidsignatureexception"
+        | "incompletesignature"
+        | "missingauthenticationtokenexception" => Auth,
         "permission_error" | "permission_denied" | "accessdeniedexception" => {
-            return ErrorKind::Auth;
+            if is_entitlement(msg) {
+                Entitlement
+            } else {
+                Auth
+            }
         }
         "rate_limit_error"
         | "rate_limit_exceeded"
         | "resource_exhausted"
-        | "throttlingexception" => {
-            return ErrorKind::RateLimited;
-        }
-        "overloaded_error" | "unavailable" | "serviceunavailableexception" => {
-            return ErrorKind::Overloaded;
-        }
+        | "throttlingexception"
+        | "too_many_requests" => RateLimited,
+        "overloaded_error"
+        | "unavailable"
+        | "serviceunavailableexception"
+        | "modelnotreadyexception" => Overloaded,
         "api_error"
         | "server_error"
         | "internal"
+        | "internal_error"
         | "internalserverexception"
-        | "modelstreamerrorexception" => return ErrorKind::Server,
-        "model_not_found" | "not_found_error" => return ErrorKind::InvalidRequest,
-        _ => {}
-    }
-    match status {
-        Some(401) => ErrorKind::Auth,
-        Some(403) => {
-            if msg.contains("not available") || msg.contains("access to model") {
-                ErrorKind::Entitlement
-            } else {
-                ErrorKind::Auth
-            }
+        | "modelstreamerrorexception"
+        | "modelerrorexception" => Server,
+        "deadline_exceeded" | "modeltimeoutexception" => Timeout,
+        "context_length_exceeded"
+        | "exceed_context_size_error"
+        | "model_context_window_exceeded" => ContextWindowExceeded,
+        "not_found_error" | "not_found" | "model_not_found" | "resourcenotfoundexception" => {
+            InvalidRequest
         }
-        Some(408) => ErrorKind::Timeout,
-        Some(413) => ErrorKind::ContextWindowExceeded,
-        Some(429) => ErrorKind::RateLimited,
-        Some(503) | Some(529) => ErrorKind::Overloaded,
-        Some(s) if s >= 500 => ErrorKind::Server,
-        Some(s) if (400..500).contains(&s) => ErrorKind::InvalidRequest,
-        _ => {
-            if msg.contains("overloaded") {
-                ErrorKind::Overloaded
-            } else if msg.contains("rate limit") {
-                ErrorKind::RateLimited
-            } else {
-                ErrorKind::Server
-            }
-        }
-    }
+        "invalid_request_error"
+        | "invalid_request"
+        | "invalid_argument"
+        | "failed_precondition"
+        | "bad_request"
+        | "validationexception"
+        | "request_too_large" => return Some(CodeKind::Generic),
+        _ => return None,
+    };
+    Some(CodeKind::Definite(definite))
 }
 
-fn is_quota(code: &str, msg: &str, status: Option<u16>) -> bool {
-    code == "insufficient_quota"
-        || code == "billing_error"
+/// Quota or credits used up (SPEC R7.3, CASES C09).
+fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> bool {
+    let quota_code = matches!(
+        code,
+        "insufficient_quota"
+            | "billing_error"
+            | "usage_quota_exceeded"
+            | "quota_exceeded"
+            | "insufficient_credits"
+            | "insufficient_balance"
+            | "payment_required"
+            | "servicequotaexceededexception"
+    );
+    // Gemini's per-minute RESOURCE_EXHAUSTED says "You exceeded your current quota" too
+    // (fixture gemini_429, a rate limit); OpenAI's insufficient_quota says the same words.
+    let openai_quota_words =
+        msg.contains("exceeded your current quota") && code != "resource_exhausted";
+    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b).
+    let long_window = rate_class
+        && [
+            "per-day",
+            "per day",
+            "daily",
+            "usage quota",
+            "per month",
+            "monthly",
+        ]
+        .iter()
+        .any(|w| msg.contains(w));
+    quota_code
         || status == Some(402)
+        || openai_quota_words
+        || long_window
         || msg.contains("insufficient credits")
         || msg.contains("insufficient balance")
         || msg.contains("credit balance is too low")
-        || msg.contains("exceeded your current quota")
+        || msg.contains("out of credits")
 }
 
-fn is_context_window(code: &str, msg: &str, status: Option<u16>) -> bool {
-    if code == "context_length_exceeded" || status == Some(413) {
+/// Every provider's context-window wording (SPEC R7.2; CASES C10–C12, C15). `msg` is lower
+/// case. Only consulted after the error type and status, so a throttle that says "Too many
+/// tokens" (C16, a 429) never gets here.
+fn is_context_window(msg: &str, status: Option<u16>) -> bool {
+    const WORDINGS: &[&str] = &[
+        // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
+        "prompt is too long",
+        // OpenAI, DeepSeek, OpenRouter, vLLM, Mistral: "This model's maximum context length is
+        // 128000 tokens", "This endpoint's maximum context length is …"; OpenRouter (SPEC
+        // R7.2) "maximum context".
+        "maximum context",
+        "context length exceeded",
+        "context_length_exceeded",
+        // OpenAI Responses: "Your input exceeds the context window of this model".
+        "exceeds the context window",
+        // Anthropic 413 (C10b): "Request size exceeds model context window".
+        "exceeds model context window",
+        "context window exceeded",
+        // Anthropic via Databricks / Bedrock (C10c): "input length and `max_tokens` exceed
+        // context limit: 196758 + 8192 > 200000".
+        "exceed context limit",
+        "exceeds context limit",
+        "exceeds the context limit",
+        // OpenAI, Groq, Cerebras, DeepSeek: "Please reduce the length of the messages or
+        // completion".
+        "reduce the length of the messages",
+        // Bedrock ValidationException (C15): "Input is too long for requested model."
+        "input is too long",
+        "too many total text bytes",
+        // xAI: "This model's maximum prompt length is 131072 but the request contains …".
+        "maximum prompt length",
+        // Cline's fallback for OpenAI-compatible servers: "Input tokens exceed the configured
+        // limit".
+        "input tokens exceed",
+    ];
+    if WORDINGS.iter().any(|w| msg.contains(w)) {
         return true;
     }
-    // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
-    msg.contains("prompt is too long")
-        || msg.contains("context length")
-        || msg.contains("context_length")
-        || msg.contains("maximum context")
-        || msg.contains("context window")
-        || msg.contains("exceeds the context size")
-        || msg.contains("input token count exceeds the maximum")
-        || msg.contains("input is too long")
-        || msg.contains("input length and `max_tokens` exceed context limit")
-        || msg.contains("input length and max_tokens exceed context limit")
-        || msg.contains("too many total text bytes")
-        || msg.contains("please reduce the length of the messages")
-        || (status == Some(400)
-            && (msg.contains("tokens exceed") || msg.contains("too many tokens")))
+    // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
+    // (1048576)."
+    if msg.contains("input token count") && msg.contains("exceeds the maximum") {
+        return true;
+    }
+    // llama.cpp / Ollama: "the request exceeds the available context size, try increasing it".
+    if msg.contains("context size") && msg.contains("exceed") {
+        return true;
+    }
+    // LM Studio and others: "… context length of only 4096 tokens", "context overflow".
+    if msg.contains("context length") || msg.contains("context overflow") {
+        return true;
+    }
+    // OpenRouter 400s (SPEC R7.2): "tokens exceed", "too many tokens" — only on a 400, where
+    // they cannot be a throughput limit.
+    status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens"))
+}
+
+/// Wordings of a bad or expired key sent with a 400 (Gemini "API key not valid", "API key
+/// expired") or without a status.
+fn is_bad_credentials(msg: &str) -> bool {
+    msg.contains("api key not valid")
+        || msg.contains("invalid api key")
+        || msg.contains("incorrect api key")
+        || msg.contains("api key expired")
+        || msg.contains("invalid x-api-key")
+}
+
+/// The account may not use this model, feature or region.
+fn is_entitlement(msg: &str) -> bool {
+    msg.contains("access to model")
+        || msg.contains("access to the model")
+        || msg.contains("not available in your")
+        || msg.contains("location is not supported")
+        || msg.contains("model is not available")
+        || msg.contains("not allowed to use")
+}
+
+/// A moderation or guardrail refusal (OpenRouter 403 "your input was flagged").
+fn is_content_blocked(msg: &str) -> bool {
+    msg.contains("flagged") || msg.contains("moderation") || msg.contains("guardrail")
 }
 
 #[cfg(test)]
@@ -417,6 +675,41 @@ mod tests {
     }
 
     #[test]
+    fn aws_codes_are_normalized() {
+        assert_eq!(
+            normalize_code(
+                "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"
+            ),
+            "throttlingexception"
+        );
+        assert_eq!(
+            normalize_code("com.amazonaws.bedrock#ValidationException"),
+            "validationexception"
+        );
+        assert_eq!(normalize_code(" RESOURCE_EXHAUSTED "), "resource_exhausted");
+    }
+
+    #[test]
+    fn numeric_code_stands_in_for_a_missing_status() {
+        assert_eq!(
+            classify(None, Some("429"), "slow down"),
+            ErrorKind::RateLimited
+        );
+        assert_eq!(
+            classify(None, Some("502"), "bad gateway"),
+            ErrorKind::Server
+        );
+        assert_eq!(
+            classify(
+                None,
+                Some("400"),
+                "This endpoint's maximum context length is 1 tokens."
+            ),
+            ErrorKind::ContextWindowExceeded
+        );
+    }
+
+    #[test]
     fn display_is_one_sentence_with_status_and_request_id() {
         let mut e = ApiError::from_provider(Some(429), Some("rate_limit_error"), "slow down", None);
         e.provider_id = Some("anthropic".into());
@@ -425,5 +718,70 @@ mod tests {
             e.to_string(),
             "anthropic is rate limiting requests (HTTP 429): slow down [request id req_1]"
         );
+    }
+
+    #[test]
+    fn display_joins_lines_and_names_quota_reset_and_expired_credentials() {
+        let mut e = ApiError::from_provider(
+            Some(400),
+            Some("INVALID_ARGUMENT"),
+            "* contents[23].parts: must not be empty.\n",
+            None,
+        );
+        e.provider_id = Some("gemini".into());
+        assert_eq!(
+            e.to_string(),
+            "gemini rejected the request (HTTP 400): * contents[23].parts: must not be empty."
+        );
+        let e = ApiError::from_provider(
+            Some(429),
+            Some("usage_quota_exceeded"),
+            "You have exceeded the 5-hour usage quota.",
+            Some(Duration::from_secs(5 * 3600)),
+        );
+        assert_eq!(
+            e.to_string(),
+            "the provider reports the quota or credits are used up (HTTP 429): You have exceeded \
+             the 5-hour usage quota; it resets in about 5 h"
+        );
+        let e = ApiError::from_provider(
+            Some(403),
+            Some("ExpiredTokenException"),
+            "The security token included in the request is expired",
+            None,
+        );
+        assert_eq!(e.kind, ErrorKind::Auth);
+        assert!(
+            e.to_string()
+                .ends_with("is expired; refresh the credentials and try again"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn message_hint_fills_a_missing_retry_after() {
+        let e = ApiError::from_provider(
+            None,
+            Some("rate_limit_exceeded"),
+            "Rate limit reached for gpt-4o. Please try again in 915ms.",
+            None,
+        );
+        assert_eq!(e.kind, ErrorKind::RateLimited);
+        assert_eq!(e.retry_after, Some(Duration::from_millis(915)));
+        // A header hint wins over the message.
+        let e = ApiError::from_provider(
+            Some(429),
+            None,
+            "Please try again in 915ms.",
+            Some(Duration::from_secs(3)),
+        );
+        assert_eq!(e.retry_after, Some(Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn human_durations() {
+        assert_eq!(human_duration(Duration::from_millis(7200)), "8 s");
+        assert_eq!(human_duration(Duration::from_secs(600)), "10 min");
+        assert_eq!(human_duration(Duration::from_secs(86_400)), "24 h");
     }
 }

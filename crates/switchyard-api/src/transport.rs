@@ -198,10 +198,29 @@ pub(crate) fn error_from_body(
     headers: &HeaderMap,
     framing: Framing,
 ) -> ApiError {
-    let retry_after = crate::retry::retry_after_from_headers(headers, SystemTime::now());
+    let now = SystemTime::now();
     let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    // AWS names the error type in a header (`x-amzn-ErrorType: ThrottlingException:http://…`);
+    // it is the code when the body has none (C15, C16, C17, bedrock_429).
+    let aws_type = headers
+        .get("x-amzn-errortype")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(':').next().unwrap_or(v).trim().to_owned())
+        .filter(|v| !v.is_empty());
+    // Hints (SPEC R5.2): headers, then Gemini's RetryInfo, then the message (below).
+    let retry_after = crate::retry::retry_after_from_headers(headers, now)
+        .or_else(|| json.as_ref().and_then(crate::retry::retry_delay_from_body));
     if let Some((code, message)) = json.as_ref().and_then(provider_error_fields) {
         let http_status = (status != 200).then_some(status);
+        // Absolute reset times in the message ("will reset at …", C09b) are measured from the
+        // response's Date, like the headers' (ApiError::from_provider would use the local clock).
+        let retry_after = retry_after.or_else(|| {
+            crate::retry::retry_after_from_message(
+                &message,
+                crate::retry::response_clock(headers, now),
+            )
+        });
+        let code = code.or_else(|| aws_type.clone());
         let mut err = ApiError::from_provider(http_status, code.as_deref(), &message, retry_after);
         err.status = Some(status);
         return err;
@@ -220,7 +239,7 @@ pub(crate) fn error_from_body(
     }
     let mut err = ApiError::from_provider(
         Some(status),
-        None,
+        aws_type.as_deref(),
         &format!("the response was {ct} (body not shown)"),
         retry_after,
     );
@@ -240,14 +259,28 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
     };
+    // Gemini's streamGenerateContent without `alt=sse` wraps the error in a one-element array.
+    if let Some(first) = v.as_array().and_then(|items| items.first()) {
+        return provider_error_fields(first);
+    }
     match v.get("error") {
         Some(serde_json::Value::String(s)) => Some((None, s.clone())),
         Some(e @ serde_json::Value::Object(_)) => {
-            let message = e
+            let mut message = e
                 .get("message")
                 .and_then(|m| m.as_str())
                 .unwrap_or("")
                 .to_owned();
+            // OpenRouter passes the upstream provider's own error in `metadata.raw` (its
+            // errors docs): keep its start, so "prompt is too long" behind a generic
+            // "Provider returned error" is still classified. Never an HTML page.
+            if let Some(raw) = e.pointer("/metadata/raw").and_then(|r| r.as_str()) {
+                let raw = raw.trim();
+                if !raw.is_empty() && !raw.starts_with('<') && !message.contains(raw) {
+                    let raw: String = raw.chars().take(300).collect();
+                    message = format!("{message} (upstream: {raw})");
+                }
+            }
             // Prefer the specific code (`insufficient_quota`) over the generic type.
             let code = e
                 .get("code")
@@ -258,7 +291,11 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
             Some((code, message))
         }
         _ => {
-            let message = v.get("message").and_then(|m| m.as_str())?;
+            // AWS JSON errors: `{"message":…}` (or `Message`), the type in `__type` or the
+            // `x-amzn-ErrorType` header; FastAPI-style servers: `{"detail":"…"}`.
+            let message = ["message", "Message", "detail"]
+                .iter()
+                .find_map(|k| v.get(*k)?.as_str())?;
             Some((v.get("__type").and_then(as_code), message.to_owned()))
         }
     }

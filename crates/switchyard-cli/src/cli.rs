@@ -71,4 +71,13 @@ pub struct TaskArgs {
     /// System prompt sent with the task.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
+    /// What to do when automatic retries are used up: `fail` (exit non-zero) or `retry`
+    /// (three more automatic retries; auth, quota, spend-limit and entitlement errors still
+    /// fail). Default: ask in a terminal, else `fail`.
+    #[arg(long, value_name = "POLICY", value_parser = ["fail", "retry"])]
+    pub on_failure: Option<String>,
+    /// Automatic retries of a failed request before `--on-failure` applies (waits 2 s, 4 s,
+    /// 8 s, … or the provider's longer retry-after).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod decide;
 mod render;
 mod settings;
 

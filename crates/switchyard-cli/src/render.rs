@@ -16,6 +16,16 @@ pub struct Renderer {
     text_open: bool,
     reasoning_open: bool,
     usage: Option<TaskEvent>,
+    /// The live "retrying in N s" line while a retry waits.
+    countdown: Option<tokio::task::JoinHandle<()>>,
+    /// The last error line printed, so the final error is not repeated.
+    last_error: Option<String>,
+}
+
+/// The part of an error sentence before its details: "anthropic is rate limiting requests
+/// (HTTP 429)".
+fn headline(message: &str) -> &str {
+    message.split_once(": ").map_or(message, |(head, _)| head)
 }
 
 impl Renderer {
@@ -28,6 +38,8 @@ impl Renderer {
             text_open: false,
             reasoning_open: false,
             usage: None,
+            countdown: None,
+            last_error: None,
         }
     }
 
@@ -80,7 +92,35 @@ impl Renderer {
             TaskEvent::Error { message, .. } => {
                 self.close_reasoning();
                 self.close_text();
+                if self.last_error.as_deref() != Some(message.as_str()) {
+                    eprintln!("error: {message}");
+                }
+            }
+            TaskEvent::ErrorRetry {
+                attempt,
+                max_attempts,
+                delay_seconds,
+                error_message,
+                failed,
+            } => {
+                self.close_reasoning();
+                self.close_text();
+                if !*failed {
+                    self.start_countdown(
+                        headline(error_message),
+                        *delay_seconds,
+                        *attempt,
+                        *max_attempts,
+                    );
+                }
+            }
+            TaskEvent::ApiReqRetried => self.stop_countdown(),
+            TaskEvent::ApiReqFailed { message, .. } => {
+                self.stop_countdown();
+                self.close_reasoning();
+                self.close_text();
                 eprintln!("error: {message}");
+                self.last_error = Some(message.clone());
             }
             TaskEvent::TaskFinished {
                 status,
@@ -126,6 +166,40 @@ impl Renderer {
                 }
                 self.note(&line);
             }
+        }
+    }
+
+    /// Shows "… — retrying in N s (attempt a of m)", counting down live on a terminal.
+    fn start_countdown(&mut self, what: &str, delay_seconds: f64, attempt: u32, max: u32) {
+        self.stop_countdown();
+        let what = what.to_owned();
+        if !self.color {
+            eprintln!(
+                "{what} — retrying in {} s (attempt {attempt} of {max})",
+                delay_seconds.ceil()
+            );
+            return;
+        }
+        let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
+        self.countdown = Some(tokio::spawn(async move {
+            loop {
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                let secs = left.as_secs_f64().ceil();
+                eprint!(
+                    "\r\x1b[2K{DIM}{what} — retrying in {secs} s (attempt {attempt} of {max}){RESET}"
+                );
+                if left.is_zero() {
+                    return;
+                }
+                tokio::time::sleep(left.min(std::time::Duration::from_secs(1))).await;
+            }
+        }));
+    }
+
+    fn stop_countdown(&mut self) {
+        if let Some(handle) = self.countdown.take() {
+            handle.abort();
+            eprintln!();
         }
     }
 

@@ -353,17 +353,17 @@ async fn json_error_line_for_insufficient_quota() {
     let lines = run.json_lines();
     assert_eq!(
         run.types(),
-        ["task_started", "error", "task_finished"],
+        ["task_started", "api_req_failed", "error", "task_finished"],
         "{run:#?}"
     );
-    let error = &lines[1];
+    let error = &lines[2];
     assert_eq!(error["kind"], "quota_exceeded");
     assert_eq!(error["status"], 429);
     assert!(
         error["message"].as_str().unwrap().contains("quota"),
         "{error}"
     );
-    assert_eq!(lines[2]["status"], "failed");
+    assert_eq!(lines[3]["status"], "failed");
     assert_eq!(server.request_count(), 1, "a quota error is not retried");
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
 }
@@ -453,6 +453,8 @@ async fn unreachable_base_url_is_named() {
             "m",
             "--base-url",
             &url,
+            "--retries",
+            "0",
         ],
         &[("OPENAI_API_KEY", KEY)],
     )
@@ -476,6 +478,8 @@ async fn unreachable_base_url_is_named() {
             "m",
             "--base-url",
             &url,
+            "--retries",
+            "0",
         ],
         &[("OPENAI_API_KEY", KEY)],
     )
@@ -483,11 +487,11 @@ async fn unreachable_base_url_is_named() {
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
         run.types(),
-        ["task_started", "error", "task_finished"],
+        ["task_started", "api_req_failed", "error", "task_finished"],
         "{run:#?}"
     );
     let lines = run.json_lines();
-    assert_eq!(lines[1]["kind"], "network");
+    assert_eq!(lines[2]["kind"], "network");
     assert!(
         lines[1]["message"].as_str().unwrap().contains(&url),
         "{run:#?}"
@@ -699,6 +703,8 @@ async fn html_502_is_summarised_without_the_page() {
             "m",
             "--base-url",
             &url,
+            "--retries",
+            "0",
         ],
         &[("OPENAI_API_KEY", KEY)],
     )

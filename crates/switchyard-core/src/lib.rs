@@ -4,5 +4,7 @@
 //! Today it holds cost accounting ([`cost`]) and the consumption of one streamed request
 //! into task events ([`task`]); retries and recovery (SPEC R6) build on [`task::run_request`].
 
+pub mod context;
 pub mod cost;
+pub mod prompt;
 pub mod task;

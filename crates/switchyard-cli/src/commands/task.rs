@@ -3,10 +3,16 @@
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use switchyard_api::ApiHandler;
 use switchyard_api::{Message, Mode, build_api_handler};
-use switchyard_core::task::{RequestStatus, TaskEvent, TaskStatus, run_request};
+use switchyard_core::context::apply_deleted_range;
+use switchyard_core::task::{
+    ApiRequestContext, AttemptSettings, Conversation, NoMcpServers, RequestOutcome, RequestStatus,
+    TaskEvent, TaskStatus, attempt_api_request, consume_stream,
+};
 
 use crate::cli::TaskArgs;
+use crate::decide::OnFailure;
 use crate::render::Renderer;
 use crate::settings;
 
@@ -57,7 +63,11 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
     });
 
     let system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM_PROMPT);
-    let messages = [Message::user_text(args.prompt.clone())];
+    let mut conversation = Conversation {
+        api_conversation_history: vec![Message::user_text(args.prompt.clone())],
+        conversation_history_deleted_range: None,
+    };
+    let decider = OnFailure::choose(args.on_failure.as_deref(), args.json);
     let started = tokio::time::Instant::now();
     // The first content as the user saw it, so a cancelled task still reports it.
     let mut first_content: Option<std::time::Duration> = None;
@@ -76,7 +86,7 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             renderer.event(&e);
         };
         tokio::select! {
-            o = run_request(handler.as_ref(), system, &messages, &[], &mut on_event) => Some(o),
+            o = request(handler.as_ref(), system, &mut conversation, &decider, args.retries, &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
@@ -101,4 +111,41 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         duration_ms: started.elapsed().as_millis() as u64,
     });
     code
+}
+
+/// One request: prepared, probed and recovered by `attempt_api_request` (SPEC R6), then
+/// consumed into task events.
+async fn request(
+    handler: &dyn ApiHandler,
+    system: &str,
+    conversation: &mut Conversation,
+    decider: &OnFailure,
+    max_auto_retries: u32,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> RequestOutcome {
+    let started = tokio::time::Instant::now();
+    let system_prompt = move || (system.to_owned(), Vec::new());
+    let ctx = ApiRequestContext {
+        handler,
+        mcp_hub: &NoMcpServers,
+        decider,
+        system_prompt: &system_prompt,
+        previous_request_total_tokens: 0,
+        settings: AttemptSettings {
+            max_auto_retries,
+            ..AttemptSettings::default()
+        },
+    };
+    // Nothing is persisted yet (the task store comes later): the range lives in memory.
+    let mut on_range_changed = |_range| {};
+    match attempt_api_request(&ctx, conversation, &mut on_range_changed, on_event).await {
+        Ok(stream) => {
+            let messages = apply_deleted_range(
+                &conversation.api_conversation_history,
+                conversation.conversation_history_deleted_range,
+            );
+            consume_stream(handler, stream, started, system, &messages, on_event).await
+        }
+        Err(e) => RequestOutcome::failed_before_content(e, started.elapsed(), on_event),
+    }
 }

@@ -4,11 +4,16 @@
 //! `--json` line contract of the CLI (README "JSON output").
 
 mod assembler;
+mod attempt;
 mod request;
 
 pub use assembler::MessageAssembler;
+pub use attempt::{
+    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
+    FixedDecision, McpHub, NoMcpServers, attempt_api_request, task_retry_delay,
+};
 
-pub use request::{RequestOutcome, RequestStatus, run_request};
+pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
 
 use serde::Serialize;
 
@@ -54,6 +59,20 @@ pub enum TaskEvent {
         message: String,
         status: Option<u16>,
     },
+    /// An automatic retry is scheduled (`failed: false`, after `delay_seconds`), or automatic
+    /// retries are used up (`failed: true`) (SPEC R6.8, R6.9).
+    ErrorRetry {
+        attempt: u32,
+        max_attempts: u32,
+        delay_seconds: f64,
+        error_message: String,
+        failed: bool,
+    },
+    /// The request step runs again after a retry (SPEC R6.10).
+    ApiReqRetried,
+    /// Automatic recovery ended: the user (or `--on-failure`) decides to retry or cancel
+    /// (SPEC R6.9).
+    ApiReqFailed { kind: String, message: String },
     /// The task ended: `completed`, `failed` or `cancelled`, with the time to the first
     /// content chunk (`null` when none arrived) and the whole duration.
     TaskFinished {

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolSpec, Usage,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolSpec,
+    Usage,
 };
 use tokio::time::Instant;
 
@@ -37,6 +38,34 @@ pub struct RequestOutcome {
     pub duration: Duration,
     /// True when the provider reported no usage and the token counts are estimates.
     pub usage_estimated: bool,
+}
+
+impl RequestOutcome {
+    /// The outcome of a request that failed before any content (e.g. recovery gave up):
+    /// reports the error to `on_event` and carries it.
+    pub fn failed_before_content(
+        error: ApiError,
+        duration: Duration,
+        on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    ) -> Self {
+        on_event(TaskEvent::Error {
+            kind: error.kind.as_str().to_owned(),
+            message: error.to_string(),
+            status: error.status,
+        });
+        Self {
+            status: RequestStatus::Failed(error),
+            assistant_message: Message {
+                role: switchyard_api::Role::Assistant,
+                content: Vec::new(),
+            },
+            usage: UsageTotals::default(),
+            cost_usd: 0.0,
+            first_token: None,
+            duration,
+            usage_estimated: false,
+        }
+    }
 }
 
 /// Tokens estimated from a byte count: 4 bytes per token, rounded up (SPEC R8.2).
@@ -72,8 +101,22 @@ pub async fn run_request(
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> RequestOutcome {
     let started = Instant::now();
+    let stream = handler.create_message(system_prompt, messages, tools);
+    consume_stream(handler, stream, started, system_prompt, messages, on_event).await
+}
+
+/// Consumes a stream created at `started` by `handler` for `system_prompt` and `messages`
+/// (for example one returned by `attempt_api_request`, already probed), exactly as
+/// [`run_request`] does.
+pub async fn consume_stream(
+    handler: &dyn ApiHandler,
+    mut stream: ApiStream,
+    started: Instant,
+    system_prompt: &str,
+    messages: &[Message],
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> RequestOutcome {
     let model = handler.get_model();
-    let mut stream = handler.create_message(system_prompt, messages, tools);
     let mut usage = UsageTotals::default();
     let mut assembler = MessageAssembler::default();
     let mut first_token = None;

@@ -1,0 +1,63 @@
+//! The `api_req_failed` question (SPEC R6.9): asked in a terminal, answered by
+//! `--on-failure` otherwise.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use switchyard_api::ApiError;
+use switchyard_core::task::{BoxFuture, FailureDecider, FailureDecision};
+
+/// How failures that automatic recovery could not fix are decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Ask the user on the terminal: retry or cancel.
+    Ask,
+    /// Cancel: the task fails with a non-zero exit.
+    Fail,
+    /// Retry retryable errors (auth, quota, spend-limit and entitlement errors still fail).
+    Retry,
+}
+
+impl OnFailure {
+    /// `--on-failure` if given; else ask when both stdin and stderr are terminals and the
+    /// output is not JSON; else fail.
+    pub fn choose(flag: Option<&str>, json: bool) -> Self {
+        match flag {
+            Some("retry") => Self::Retry,
+            Some(_) => Self::Fail,
+            None if !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+                Self::Ask
+            }
+            None => Self::Fail,
+        }
+    }
+}
+
+impl FailureDecider for OnFailure {
+    fn api_req_failed<'a>(&'a self, error: &'a ApiError) -> BoxFuture<'a, FailureDecision> {
+        Box::pin(async move {
+            match self {
+                Self::Fail => FailureDecision::Cancel,
+                Self::Retry if error.kind.is_never_retried() => FailureDecision::Cancel,
+                Self::Retry => FailureDecision::Retry,
+                Self::Ask => tokio::task::spawn_blocking(ask)
+                    .await
+                    .unwrap_or(FailureDecision::Cancel),
+            }
+        })
+    }
+}
+
+/// Asks on stderr, reads one line from stdin: `r`/`retry`/empty retries, anything else cancels.
+fn ask() -> FailureDecision {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "The request failed. Retry? [R]etry / [c]ancel: ");
+    let _ = err.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
+        return FailureDecision::Cancel;
+    }
+    match line.trim().to_ascii_lowercase().as_str() {
+        "" | "r" | "retry" | "y" | "yes" => FailureDecision::Retry,
+        _ => FailureDecision::Cancel,
+    }
+}

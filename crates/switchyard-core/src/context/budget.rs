@@ -1,0 +1,214 @@
+//! How many tokens a request may use before the history is truncated (SPEC R8.1, R8.2), and a
+//! rough token estimate of what is about to be sent (the R8.2 improvement).
+
+use switchyard_api::model::DEFAULT_CONTEXT_WINDOW;
+use switchyard_api::{ContentBlock, Message, ModelInfo};
+
+use super::truncation::TruncationKeep;
+
+/// The token budget of one model (SPEC R8.1). Both fields are in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextBudget {
+    /// The model's context window, in tokens (128,000 when the model's is unknown or 0).
+    pub context_window: u64,
+    /// The largest total (input + output + cache writes + cache reads, in tokens) a request
+    /// may reach before the next one truncates the history. Always below `context_window`,
+    /// leaving room for the reply and for estimation error.
+    pub max_allowed_size: u64,
+}
+
+/// The budget of a model (SPEC R8.1).
+///
+/// The context window comes from `info.context_window`, or 128,000 tokens when it is 0. The
+/// max allowed size is 37,000 for a 64,000 window, 98,000 for 128,000, 160,000 for 200,000,
+/// and otherwise `max(cw − 40,000, 0.8 × cw)`. `0.8 × cw` is rounded up (`cw − floor(cw/5)`),
+/// so `total >= max_allowed_size` on integer totals is exactly the reference's comparison
+/// against the fractional value.
+pub fn context_budget(info: &ModelInfo) -> ContextBudget {
+    let context_window = match info.context_window {
+        0 => DEFAULT_CONTEXT_WINDOW,
+        cw => cw,
+    };
+    let max_allowed_size = match context_window {
+        64_000 => 37_000,
+        128_000 => 98_000,
+        200_000 => 160_000,
+        cw => cw.saturating_sub(40_000).max(cw - cw / 5),
+    };
+    ContextBudget {
+        context_window,
+        max_allowed_size,
+    }
+}
+
+/// Whether the previous request came close enough to the window to truncate before the next
+/// one, and how hard (SPEC R8.2).
+///
+/// `previous_total_tokens` is the previous request's input + output + cache writes + cache
+/// reads, in tokens. At or above `budget.max_allowed_size` the answer is
+/// [`TruncationKeep::Quarter`] when half the total still exceeds the max allowed size (the
+/// user switched to a smaller model; halving would not be enough), else
+/// [`TruncationKeep::Half`]. Below it, `None`.
+///
+/// "Half the total exceeds" is computed exactly on integers as `total > 2 × max_allowed_size`.
+pub fn should_truncate(
+    previous_total_tokens: u64,
+    budget: ContextBudget,
+) -> Option<TruncationKeep> {
+    if previous_total_tokens < budget.max_allowed_size {
+        return None;
+    }
+    if previous_total_tokens > budget.max_allowed_size.saturating_mul(2) {
+        Some(TruncationKeep::Quarter)
+    } else {
+        Some(TruncationKeep::Half)
+    }
+}
+
+/// The flat estimate for one image block, in tokens. Providers bill images by pixel size
+/// (Anthropic ≈ width × height / 750, at most ≈ 1,600 for a full-size image); counting the
+/// base64 bytes would overestimate a screenshot by two orders of magnitude, so each image
+/// counts as 1,000 tokens.
+pub const IMAGE_TOKENS: u64 = 1_000;
+
+/// A rough token count for `bytes` bytes of text: `ceil(bytes / 4)` (DESIGN.md: bytes/4 where
+/// no tokenizer is known).
+pub fn estimate_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4)
+}
+
+/// A rough token count of a request about to be sent (SPEC R8.2 **Improve**), in tokens.
+///
+/// Sums the bytes of the system prompt and, in every message, of text blocks, tool calls
+/// (name plus input serialized as compact JSON), tool results, thinking text and redacted
+/// thinking data, then applies [`estimate_tokens`] once to the total; each image adds
+/// [`IMAGE_TOKENS`]. Signatures, ids and message framing are not counted. It is an estimate
+/// for deciding whether to truncate, not a bill.
+pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
+    let mut bytes = system.len();
+    let mut images: u64 = 0;
+    for block in messages.iter().flat_map(|m| &m.content) {
+        bytes += match block {
+            ContentBlock::Text { text } => text.len(),
+            ContentBlock::Image { .. } => {
+                images += 1;
+                0
+            }
+            ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+            ContentBlock::ToolResult { content, .. } => content.len(),
+            ContentBlock::Thinking { thinking, .. } => thinking.len(),
+            ContentBlock::RedactedThinking { data } => data.len(),
+        };
+    }
+    estimate_tokens(bytes).saturating_add(images.saturating_mul(IMAGE_TOKENS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchyard_api::Role;
+    use switchyard_api::message::ImageSource;
+
+    fn budget_for(cw: u64) -> ContextBudget {
+        context_budget(&ModelInfo {
+            context_window: cw,
+            ..ModelInfo::default()
+        })
+    }
+
+    #[test]
+    fn fixed_windows() {
+        assert_eq!(budget_for(64_000).max_allowed_size, 37_000);
+        assert_eq!(budget_for(128_000).max_allowed_size, 98_000);
+        assert_eq!(budget_for(200_000).max_allowed_size, 160_000);
+    }
+
+    #[test]
+    fn unknown_window_is_128k() {
+        let b = budget_for(0);
+        assert_eq!(b.context_window, 128_000);
+        assert_eq!(b.max_allowed_size, 98_000);
+    }
+
+    #[test]
+    fn other_windows_use_the_larger_of_minus_40k_and_80_percent() {
+        // Large windows: cw − 40k wins.
+        assert_eq!(budget_for(1_000_000).max_allowed_size, 960_000);
+        assert_eq!(budget_for(400_000).max_allowed_size, 360_000);
+        // Small windows: 80 % wins (rounded up).
+        assert_eq!(budget_for(32_768).max_allowed_size, 26_215);
+        assert_eq!(budget_for(100_000).max_allowed_size, 80_000);
+        assert_eq!(budget_for(8_000).max_allowed_size, 6_400);
+        // The crossover is 200k, which has its own value.
+        assert_eq!(budget_for(199_999).max_allowed_size, 160_000);
+        assert_eq!(budget_for(200_001).max_allowed_size, 160_001);
+        assert_eq!(budget_for(1).max_allowed_size, 1);
+        assert_eq!(budget_for(u64::MAX).context_window, u64::MAX);
+    }
+
+    #[test]
+    fn should_truncate_thresholds() {
+        let b = budget_for(200_000); // max 160k
+        assert_eq!(should_truncate(0, b), None);
+        assert_eq!(should_truncate(159_999, b), None);
+        assert_eq!(should_truncate(160_000, b), Some(TruncationKeep::Half));
+        assert_eq!(should_truncate(320_000, b), Some(TruncationKeep::Half));
+        assert_eq!(should_truncate(320_001, b), Some(TruncationKeep::Quarter));
+        // Switching from a 200k model to a 64k one: 150k / 2 > 37k → quarter.
+        assert_eq!(
+            should_truncate(150_000, budget_for(64_000)),
+            Some(TruncationKeep::Quarter)
+        );
+        assert_eq!(should_truncate(u64::MAX, b), Some(TruncationKeep::Quarter));
+    }
+
+    #[test]
+    fn estimate_tokens_rounds_up() {
+        assert_eq!(estimate_tokens(0), 0);
+        assert_eq!(estimate_tokens(1), 1);
+        assert_eq!(estimate_tokens(4), 1);
+        assert_eq!(estimate_tokens(5), 2);
+        assert_eq!(estimate_tokens(4_000), 1_000);
+    }
+
+    #[test]
+    fn estimate_message_tokens_counts_every_block() {
+        let messages = vec![
+            Message::user_text("a".repeat(40)), // 40
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Thinking {
+                        thinking: "t".repeat(8), // 8
+                        signature: "ignored-signature".into(),
+                    },
+                    ContentBlock::ToolUse {
+                        id: "toolu_ignored".into(),
+                        name: "read".into(),                        // 4
+                        input: serde_json::json!({"path": "a.rs"}), // {"path":"a.rs"} = 15
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "toolu_ignored".into(),
+                        content: "r".repeat(12), // 12
+                        is_error: false,
+                    },
+                    ContentBlock::Image {
+                        source: ImageSource {
+                            kind: "base64".into(),
+                            media_type: "image/png".into(),
+                            data: "x".repeat(100_000),
+                        },
+                    },
+                ],
+            },
+        ];
+        // system 3 + 40 + 8 + 4 + 15 + 12 = 82 bytes → 21 tokens, plus one image.
+        assert_eq!(estimate_message_tokens("sys", &messages), 21 + IMAGE_TOKENS);
+        assert_eq!(estimate_message_tokens("", &[]), 0);
+    }
+}

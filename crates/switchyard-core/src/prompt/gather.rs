@@ -1,0 +1,235 @@
+//! Reading a [`SystemPromptContext`] from the machine and the workspace (SPEC R6.2).
+//!
+//! Nothing here fails: a missing file is simply absent, and a file that cannot be used (an I/O
+//! error, not UTF-8, over [`MAX_RULE_FILE_BYTES`]) is skipped with a warning that names it, so a
+//! broken rules file never stops a task.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use switchyard_api::Mode;
+
+use super::{RuleFile, SystemPromptContext};
+
+/// The largest rules or `.clineignore` file read (64 KiB); larger files are skipped.
+pub const MAX_RULE_FILE_BYTES: u64 = 64 * 1024;
+/// The workspace rules: a file, or a directory of `.md`/`.txt` files.
+pub const CLINERULES: &str = ".clinerules";
+/// The workspace's agent instructions file (agents.md convention).
+pub const AGENTS_MD: &str = "AGENTS.md";
+/// Paths the assistant must not touch, in gitignore syntax.
+pub const CLINEIGNORE: &str = ".clineignore";
+
+impl SystemPromptContext {
+    /// Gathers the context for a request in `cwd` (SPEC R6.2).
+    ///
+    /// Rules are read in this order: every `.md`/`.txt` file directly in `global_rules_dir` (by
+    /// name), the workspace's `.clinerules` (the file, or its directory's `.md`/`.txt` files by
+    /// name), the workspace's `AGENTS.md`. Blank files are left out. MCP servers, preferred
+    /// language and native tool calling start empty/unset/false; set them with the `with_*`
+    /// setters.
+    pub fn gather(
+        cwd: &Path,
+        global_rules_dir: Option<&Path>,
+        provider_id: &str,
+        model_id: &str,
+        mode: Mode,
+    ) -> Self {
+        let mut rules = Vec::new();
+        if let Some(dir) = global_rules_dir {
+            read_rules_dir(dir, &mut rules);
+        }
+        let local = cwd.join(CLINERULES);
+        match fs::metadata(&local) {
+            Ok(meta) if meta.is_dir() => read_rules_dir(&local, &mut rules),
+            Ok(_) => push_rule(local, &mut rules),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => tracing::warn!("skipping rules {}: {err}", local.display()),
+        }
+        push_rule(cwd.join(AGENTS_MD), &mut rules);
+
+        let clineignore = read_small_text(&cwd.join(CLINEIGNORE))
+            .map(|text| clean(&text).to_owned())
+            .filter(|text| !text.is_empty());
+
+        Self {
+            cwd: cwd.to_path_buf(),
+            os: os_description(),
+            shell: detect_shell(),
+            provider_id: provider_id.to_owned(),
+            model_id: model_id.to_owned(),
+            mode,
+            rules,
+            clineignore,
+            mcp_servers: Vec::new(),
+            preferred_language: None,
+            native_tool_calling: false,
+        }
+    }
+}
+
+/// Cline's global rules directory, `~/Documents/Cline/Rules` (home from `$HOME`, or
+/// `%USERPROFILE%` on Windows); `None` when the home directory is unknown.
+pub fn default_global_rules_dir() -> Option<PathBuf> {
+    let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    let home = std::env::var_os(home_var).filter(|home| !home.is_empty())?;
+    Some(
+        PathBuf::from(home)
+            .join("Documents")
+            .join("Cline")
+            .join("Rules"),
+    )
+}
+
+/// Appends the `.md`/`.txt` files directly in `dir`, sorted by file name. A missing directory
+/// adds nothing; any other failure to list it is warned about.
+fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return,
+        Err(err) => {
+            tracing::warn!("skipping rules directory {}: {err}", dir.display());
+            return;
+        }
+    };
+    let mut files: Vec<(OsString, PathBuf)> = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => {
+                let path = entry.path();
+                if is_rules_file_name(&path) && path.is_file() {
+                    files.push((entry.file_name(), path));
+                }
+            }
+            Err(err) => tracing::warn!("skipping an entry of {}: {err}", dir.display()),
+        }
+    }
+    files.sort();
+    for (_, path) in files {
+        push_rule(path, rules);
+    }
+}
+
+/// True for `*.md` and `*.txt` (any case).
+fn is_rules_file_name(path: &Path) -> bool {
+    path.extension()
+        .and_then(|ext| ext.to_str())
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("md") || ext.eq_ignore_ascii_case("txt"))
+}
+
+/// Reads `path` and appends it when it has content.
+fn push_rule(path: PathBuf, rules: &mut Vec<RuleFile>) {
+    if let Some(text) = read_small_text(&path) {
+        let content = clean(&text);
+        if !content.is_empty() {
+            rules.push(RuleFile {
+                content: content.to_owned(),
+                path,
+            });
+        }
+    }
+}
+
+/// A UTF-8 BOM and surrounding whitespace removed.
+fn clean(text: &str) -> &str {
+    text.trim_start_matches('\u{feff}').trim()
+}
+
+/// The file's text, or `None`: silently when it does not exist, with a warning naming it when
+/// it cannot be read, is larger than [`MAX_RULE_FILE_BYTES`] or is not UTF-8. Reads at most one
+/// byte past the limit, so a huge file costs nothing.
+fn read_small_text(path: &Path) -> Option<String> {
+    // Checked first so a directory or a named pipe (which would block `open`) is skipped.
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            tracing::warn!("skipping {}: not a regular file", path.display());
+            return None;
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(err) => {
+            tracing::warn!("skipping {}: {err}", path.display());
+            return None;
+        }
+    }
+    let file = match fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(err) => {
+            tracing::warn!("skipping {}: {err}", path.display());
+            return None;
+        }
+    };
+    let mut bytes = Vec::new();
+    if let Err(err) = file
+        .take(MAX_RULE_FILE_BYTES.saturating_add(1))
+        .read_to_end(&mut bytes)
+    {
+        tracing::warn!("skipping {}: {err}", path.display());
+        return None;
+    }
+    if u64::try_from(bytes.len()).map_or(true, |len| len > MAX_RULE_FILE_BYTES) {
+        tracing::warn!(
+            "skipping {}: larger than {} KiB",
+            path.display(),
+            MAX_RULE_FILE_BYTES / 1024
+        );
+        return None;
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(_) => {
+            tracing::warn!("skipping {}: not valid UTF-8", path.display());
+            None
+        }
+    }
+}
+
+/// E.g. `Linux (linux, x86_64)`: a readable name, then `std::env::consts::{OS, ARCH}`.
+pub(super) fn os_description() -> String {
+    let raw = std::env::consts::OS;
+    format!(
+        "{} ({raw}, {})",
+        friendly_os_name(raw),
+        std::env::consts::ARCH
+    )
+}
+
+/// The usual spelling of a `std::env::consts::OS` value; unknown values pass through.
+pub(super) fn friendly_os_name(os: &str) -> &str {
+    match os {
+        "linux" => "Linux",
+        "macos" => "macOS",
+        "windows" => "Windows",
+        "ios" => "iOS",
+        "android" => "Android",
+        "freebsd" => "FreeBSD",
+        "netbsd" => "NetBSD",
+        "openbsd" => "OpenBSD",
+        "dragonfly" => "DragonFly BSD",
+        "solaris" => "Solaris",
+        "illumos" => "illumos",
+        other => other,
+    }
+}
+
+/// The default shell's file name: `$SHELL` (`COMSPEC` on Windows).
+fn detect_shell() -> String {
+    if cfg!(windows) {
+        shell_name(std::env::var_os("COMSPEC"), "cmd.exe")
+    } else {
+        shell_name(std::env::var_os("SHELL"), "sh")
+    }
+}
+
+/// The file name of `var`'s path, or `fallback` when unset or empty.
+pub(super) fn shell_name(var: Option<OsString>, fallback: &str) -> String {
+    var.as_deref()
+        .map(Path::new)
+        .and_then(Path::file_name)
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| fallback.to_owned())
+}

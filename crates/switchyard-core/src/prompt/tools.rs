@@ -1,0 +1,115 @@
+//! Naming MCP tools for native tool calling (SPEC R6.2).
+//!
+//! Providers accept function names matching `^[A-Za-z0-9_-]{1,64}$` (OpenAI, Anthropic), and a
+//! name must say which server to call. Each tool becomes `{server}__{tool}` with every other
+//! character replaced by `_`, cut to 64 characters; a name already taken gets `_2`, `_3`, …
+//! (the base cut shorter so the whole stays within 64). Sanitising loses information, so the
+//! task layer maps a called name back through [`McpToolBinding`] rather than by splitting it.
+//!
+//! (Cline joins the server and tool with `0mcp0` instead; `__` reads better and is what the
+//! task layer here expects.)
+
+use std::collections::HashSet;
+
+use switchyard_api::ToolSpec;
+
+use super::McpServerInfo;
+
+/// The longest function name providers accept.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+/// Joins the server and tool names in a function name.
+pub const MCP_TOOL_SEPARATOR: &str = "__";
+
+/// One MCP tool as offered to the model: the function name it calls, and the server and tool
+/// (original, unsanitised names) to route that call to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpToolBinding {
+    pub function_name: String,
+    pub server: String,
+    pub tool: String,
+}
+
+/// The function name of every MCP tool, in prompt order: servers by name, then tools by name
+/// (a stable sort, so duplicates keep their given order). Deterministic for a given input.
+pub fn mcp_tool_bindings(servers: &[McpServerInfo]) -> Vec<McpToolBinding> {
+    bind_mcp_tools(servers)
+        .into_iter()
+        .flat_map(|server| server.tools)
+        .map(|(binding, _)| binding)
+        .collect()
+}
+
+/// A server in prompt order, with each of its tools and that tool's binding.
+pub(super) struct BoundServer<'a> {
+    pub(super) name: &'a str,
+    pub(super) tools: Vec<(McpToolBinding, &'a ToolSpec)>,
+}
+
+/// The servers sorted by name, each with its tools sorted by name and bound to unique
+/// function names (servers without tools included, with an empty list).
+pub(super) fn bind_mcp_tools(servers: &[McpServerInfo]) -> Vec<BoundServer<'_>> {
+    let mut sorted: Vec<&McpServerInfo> = servers.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut taken = HashSet::new();
+    sorted
+        .into_iter()
+        .map(|server| {
+            let mut tools: Vec<&ToolSpec> = server.tools.iter().collect();
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            let tools = tools
+                .into_iter()
+                .map(|tool| {
+                    let base = sanitize_tool_name(&format!(
+                        "{}{MCP_TOOL_SEPARATOR}{}",
+                        server.name, tool.name
+                    ));
+                    let binding = McpToolBinding {
+                        function_name: make_unique(base, &mut taken),
+                        server: server.name.clone(),
+                        tool: tool.name.clone(),
+                    };
+                    (binding, tool)
+                })
+                .collect();
+            BoundServer {
+                name: &server.name,
+                tools,
+            }
+        })
+        .collect()
+}
+
+/// Every character outside `[A-Za-z0-9_-]` becomes `_`; the result is cut to
+/// [`MAX_TOOL_NAME_LEN`] characters (all ASCII, so also bytes).
+pub(super) fn sanitize_tool_name(raw: &str) -> String {
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(MAX_TOOL_NAME_LEN);
+    name
+}
+
+/// `base`, or `base_N` for the smallest N ≥ 2 not yet taken (base cut to fit 64); records it.
+fn make_unique(base: String, taken: &mut HashSet<String>) -> String {
+    if taken.insert(base.clone()) {
+        return base;
+    }
+    let mut n: usize = 2;
+    loop {
+        let suffix = format!("_{n}");
+        let mut candidate = base.clone();
+        candidate.truncate(MAX_TOOL_NAME_LEN.saturating_sub(suffix.len()));
+        candidate.push_str(&suffix);
+        if taken.insert(candidate.clone()) {
+            return candidate;
+        }
+        n += 1;
+    }
+}

@@ -1,0 +1,378 @@
+//! `attempt_api_request`: one prepared, probed and recovered request (SPEC R6).
+//!
+//! The step: wait (bounded) for MCP servers, build the system prompt, truncate the context when
+//! the previous request came near the window (persisting the deleted range before sending),
+//! create the stream and probe it up to the first *content* chunk. A failure before that point
+//! is clean — nothing reached the user — and is recovered here: a context-window overflow
+//! truncates once and retries at once; other retryable errors wait 2 s, 4 s, 8 s (or the
+//! server's longer retry-after); auth, spend-limit, quota and entitlement errors are never
+//! retried; when retries run out the user decides (retry resets the counter, or cancel). After
+//! the probe, every chunk and error passes straight to the caller.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use switchyard_api::{
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ErrorKind, Message, ToolSpec,
+};
+use tokio::time::Instant;
+
+use super::TaskEvent;
+use crate::context::{
+    DeletedRange, TruncationKeep, apply_deleted_range, context_budget, estimate_message_tokens,
+    get_next_truncation_range, should_truncate,
+};
+
+/// How long to wait for MCP servers still connecting before a request (SPEC R6.1), in seconds.
+pub const MCP_WAIT: Duration = Duration::from_secs(10);
+/// Automatic retries before the user is asked (SPEC R6.7).
+pub const MAX_AUTO_RETRIES: u32 = 3;
+/// Default deadline for the first content chunk (SPEC R6.4).
+pub const DEFAULT_FIRST_CONTENT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default deadline between chunks once the stream is flowing (SPEC R6.4).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest server-requested wait honoured between automatic retries (SPEC R5.2).
+pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+
+/// A boxed future, for the small async traits below.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
+pub trait McpHub: Send + Sync {
+    /// True while at least one server is still connecting.
+    fn is_connecting(&self) -> bool;
+}
+
+/// A hub with no servers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoMcpServers;
+
+impl McpHub for NoMcpServers {
+    fn is_connecting(&self) -> bool {
+        false
+    }
+}
+
+/// The user's answer when automatic recovery is exhausted (SPEC R6.9, `api_req_failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureDecision {
+    /// Try again: the automatic retry counter starts over.
+    Retry,
+    /// Give up on this request.
+    Cancel,
+}
+
+/// Asks the user what to do about a failed request; non-interactive runs answer by policy.
+pub trait FailureDecider: Send + Sync {
+    /// Called with the error that ended automatic recovery.
+    fn api_req_failed<'a>(&'a self, error: &'a ApiError) -> BoxFuture<'a, FailureDecision>;
+}
+
+/// Answers every failure the same way (`--on-failure fail|retry`).
+#[derive(Debug, Clone, Copy)]
+pub struct FixedDecision(pub FailureDecision);
+
+impl FailureDecider for FixedDecision {
+    fn api_req_failed<'a>(&'a self, _error: &'a ApiError) -> BoxFuture<'a, FailureDecision> {
+        Box::pin(std::future::ready(self.0))
+    }
+}
+
+/// The conversation as the request step sees it: the stored history (never cut) and the range
+/// hidden from the model (SPEC R8.4).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    pub api_conversation_history: Vec<Message>,
+    pub conversation_history_deleted_range: Option<DeletedRange>,
+}
+
+/// Deadlines and limits of the step.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptSettings {
+    /// Automatic retries before the user is asked (default 3, SPEC R6.7).
+    pub max_auto_retries: u32,
+    pub first_content_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub retry_after_cap: Duration,
+}
+
+impl Default for AttemptSettings {
+    fn default() -> Self {
+        Self {
+            max_auto_retries: MAX_AUTO_RETRIES,
+            first_content_timeout: DEFAULT_FIRST_CONTENT_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
+        }
+    }
+}
+
+/// Everything one request step uses.
+pub struct ApiRequestContext<'a> {
+    pub handler: &'a dyn ApiHandler,
+    pub mcp_hub: &'a dyn McpHub,
+    pub decider: &'a dyn FailureDecider,
+    /// Builds `(system_prompt, tools)`; called again for every run of the step (SPEC R6.10).
+    pub system_prompt: &'a (dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
+    /// Total tokens of the previous request (in + out + cache writes + cache reads), for R8.2.
+    pub previous_request_total_tokens: u64,
+    pub settings: AttemptSettings,
+}
+
+/// The retry delay before automatic retry `n` (1-based): 2 s, 4 s, 8 s, or the error's
+/// retry-after when longer, capped at `cap` (SPEC R6.7 **Improve**, R5.2).
+pub fn task_retry_delay(n: u32, retry_after: Option<Duration>, cap: Duration) -> Duration {
+    let scheduled = Duration::from_secs(1u64 << n.clamp(1, 6));
+    match retry_after {
+        Some(hint) if hint > scheduled => hint.min(cap).max(scheduled),
+        _ => scheduled,
+    }
+}
+
+/// Prepares, sends and probes one request, recovering failures before the first content chunk
+/// as SPEC R6 says. Returns the stream positioned at its first content (held usage chunks are
+/// yielded first), wrapped with the idle deadline; or the error the user chose not to retry.
+///
+/// `conversation` is updated in place when truncation changes the deleted range, and
+/// `on_range_changed` is awaited with the new range before the request is sent (R6.3), so the
+/// caller can persist it.
+pub async fn attempt_api_request(
+    ctx: &ApiRequestContext<'_>,
+    conversation: &mut Conversation,
+    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<ApiStream, ApiError> {
+    let mut auto_retries: u32 = 0;
+    // Set when this request already truncated for an overflow (R6.5); cleared after a retry.
+    let mut did_automatically_retry = false;
+    let mut previous_total = ctx.previous_request_total_tokens;
+    loop {
+        wait_for_mcp(ctx.mcp_hub).await;
+        let (system_prompt, tools) = (ctx.system_prompt)();
+
+        // R8.2 / R6.3: truncate before the request when the last one came near the window,
+        // or (**Improve**) when what is about to be sent is estimated to (4 bytes per token),
+        // so a first request or a pasted file cannot overflow unseen.
+        let budget = context_budget(&ctx.handler.get_model().info);
+        let keep = should_truncate(previous_total, budget).or_else(|| {
+            let visible = apply_deleted_range(
+                &conversation.api_conversation_history,
+                conversation.conversation_history_deleted_range,
+            );
+            should_truncate(estimate_message_tokens(&system_prompt, &visible), budget)
+        });
+        if let Some(keep) = keep {
+            truncate(conversation, keep, on_range_changed);
+        }
+        previous_total = 0;
+
+        let messages = apply_deleted_range(
+            &conversation.api_conversation_history,
+            conversation.conversation_history_deleted_range,
+        );
+        let stream = ctx
+            .handler
+            .create_message(&system_prompt, &messages, &tools);
+        let error = match probe(stream, ctx.settings).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => e,
+        };
+
+        // R6.5: the first overflow of this request truncates to a quarter and retries at once.
+        if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
+            truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+            did_automatically_retry = true;
+            on_event(TaskEvent::ApiReqRetried);
+            continue;
+        }
+        let mut error = error;
+        if error.kind == ErrorKind::ContextWindowExceeded {
+            // R6.6: a second overflow. With more than 3 visible messages a manual retry can
+            // truncate further; with 3 or fewer nothing is left to cut: show the original error.
+            let visible = apply_deleted_range(
+                &conversation.api_conversation_history,
+                conversation.conversation_history_deleted_range,
+            )
+            .len();
+            if visible > 3 {
+                error.message =
+                    "context window exceeded; retry to truncate the conversation further".into();
+            }
+        } else if !error.kind.is_never_retried() && auto_retries < ctx.settings.max_auto_retries {
+            // R6.7 / R6.8: automatic retry after 2 s, 4 s, 8 s (or a longer retry-after).
+            auto_retries += 1;
+            let delay = task_retry_delay(
+                auto_retries,
+                error.retry_after,
+                ctx.settings.retry_after_cap,
+            );
+            on_event(TaskEvent::ErrorRetry {
+                attempt: auto_retries,
+                max_attempts: ctx.settings.max_auto_retries,
+                delay_seconds: delay.as_secs_f64(),
+                error_message: error.to_string(),
+                failed: false,
+            });
+            tokio::time::sleep(delay).await;
+            on_event(TaskEvent::ApiReqRetried);
+            did_automatically_retry = false;
+            continue;
+        }
+
+        // R6.9: retries used up, or never retryable.
+        let retryable = !error.kind.is_never_retried();
+        if retryable
+            && error.kind != ErrorKind::ContextWindowExceeded
+            && ctx.settings.max_auto_retries > 0
+        {
+            on_event(TaskEvent::ErrorRetry {
+                attempt: auto_retries,
+                max_attempts: ctx.settings.max_auto_retries,
+                delay_seconds: 0.0,
+                error_message: error.to_string(),
+                failed: true,
+            });
+        }
+        on_event(TaskEvent::ApiReqFailed {
+            kind: error.kind.as_str().to_owned(),
+            message: error.to_string(),
+        });
+        match ctx.decider.api_req_failed(&error).await {
+            FailureDecision::Cancel => return Err(error),
+            FailureDecision::Retry => {
+                auto_retries = 0;
+                if error.kind == ErrorKind::ContextWindowExceeded {
+                    truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+                }
+                // R6.10: record the retry, clear the flag, and run the whole step again.
+                on_event(TaskEvent::ApiReqRetried);
+                did_automatically_retry = false;
+            }
+        }
+    }
+}
+
+/// Applies the next truncation range for `keep` and reports it when it changed.
+fn truncate(
+    conversation: &mut Conversation,
+    keep: TruncationKeep,
+    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+) {
+    let next = get_next_truncation_range(
+        &conversation.api_conversation_history,
+        conversation.conversation_history_deleted_range,
+        keep,
+    );
+    let next = (next.1 >= next.0)
+        .then_some(next)
+        .or(conversation.conversation_history_deleted_range);
+    if next != conversation.conversation_history_deleted_range {
+        conversation.conversation_history_deleted_range = next;
+        on_range_changed(next);
+    }
+}
+
+/// Waits while MCP servers are connecting, at most [`MCP_WAIT`]; never fails (SPEC R6.1).
+async fn wait_for_mcp(hub: &dyn McpHub) {
+    let deadline = Instant::now() + MCP_WAIT;
+    while hub.is_connecting() {
+        if Instant::now() >= deadline {
+            tracing::warn!(
+                "MCP servers are still connecting after {} s; sending the request without them",
+                MCP_WAIT.as_secs()
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Reads `stream` up to its first content chunk (SPEC R6.4 **Improve**): usage chunks before it
+/// are held and released with it. A stream that ends first is an empty response (R9.4); one that
+/// sends no content within the first-content deadline is a `Timeout`.
+async fn probe(mut stream: ApiStream, settings: AttemptSettings) -> Result<ApiStream, ApiError> {
+    let deadline = Instant::now() + settings.first_content_timeout;
+    let mut held: Vec<ApiStreamChunk> = Vec::new();
+    loop {
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Err(_) => {
+                return Err(ApiError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no content arrived within {} s of the request",
+                        settings.first_content_timeout.as_secs()
+                    ),
+                ));
+            }
+            Ok(None) => {
+                return Err(ApiError::new(
+                    ErrorKind::Server,
+                    "the provider returned an empty response",
+                ));
+            }
+            Ok(Some(Err(e))) => return Err(e),
+            Ok(Some(Ok(chunk))) => {
+                let content = chunk.is_content();
+                held.push(chunk);
+                if content {
+                    return Ok(with_idle_deadline(held, stream, settings.idle_timeout));
+                }
+            }
+        }
+    }
+}
+
+/// `held` chunks first, then the rest of `stream`, ending with a `Timeout` error when no item
+/// arrives for `idle` (SPEC R6.4).
+fn with_idle_deadline(
+    held: Vec<ApiStreamChunk>,
+    mut stream: ApiStream,
+    idle: Duration,
+) -> ApiStream {
+    Box::pin(async_stream::stream! {
+        for chunk in held {
+            yield Ok(chunk);
+        }
+        loop {
+            match tokio::time::timeout(idle, stream.next()).await {
+                Ok(Some(item)) => {
+                    let failed = item.is_err();
+                    yield item;
+                    if failed {
+                        return;
+                    }
+                }
+                Ok(None) => return,
+                Err(_) => {
+                    yield Err(ApiError::new(
+                        ErrorKind::Timeout,
+                        format!("the stream stalled: nothing arrived for {} s", idle.as_secs()),
+                    ));
+                    return;
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delays_are_2_4_8_or_a_longer_capped_hint() {
+        let cap = DEFAULT_RETRY_AFTER_CAP;
+        let s = Duration::from_secs;
+        assert_eq!(task_retry_delay(1, None, cap), s(2));
+        assert_eq!(task_retry_delay(2, None, cap), s(4));
+        assert_eq!(task_retry_delay(3, None, cap), s(8));
+        assert_eq!(task_retry_delay(1, Some(s(7)), cap), s(7));
+        assert_eq!(
+            task_retry_delay(1, Some(Duration::from_millis(915)), cap),
+            s(2)
+        );
+        assert_eq!(task_retry_delay(1, Some(s(3600)), cap), s(60));
+    }
+}

@@ -1,0 +1,444 @@
+//! `attempt_api_request` over the real HTTP path: the testkit server replays the cases of
+//! `../shared/cases` and fixtures, tokio's clock is paused so the 2 s / 4 s / 8 s waits take no
+//! real time, and each test checks the requests the server saw, the delays between them, the
+//! events recorded and the chunks the consumer got (SPEC R6).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use switchyard_api::{
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode,
+    build_api_handler,
+};
+use switchyard_core::task::{
+    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
+    FixedDecision, McpHub, NoMcpServers, TaskEvent, attempt_api_request,
+};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, case_replies};
+
+fn anthropic(url: &str) -> Box<dyn ApiHandler> {
+    handler("anthropic", "claude-sonnet-4-5-20250929", url)
+}
+
+fn handler(provider: &str, model: &str, url: &str) -> Box<dyn ApiHandler> {
+    let text = format!(
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n[providers.{provider}]\nbase_url = \"{url}\"\n"
+    );
+    let config = ApiConfiguration::from_toml(&text, "t.toml", |_| Some("sk-test".into())).unwrap();
+    build_api_handler(&config, Mode::Act).unwrap()
+}
+
+fn conversation(n: usize) -> Conversation {
+    let history = (0..n)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user_text(format!("user {i}"))
+            } else {
+                Message::assistant_text(format!("assistant {i}"))
+            }
+        })
+        .collect();
+    Conversation {
+        api_conversation_history: history,
+        conversation_history_deleted_range: None,
+    }
+}
+
+struct Outcome {
+    result: Result<Vec<ApiStreamChunk>, ApiError>,
+    events: Vec<TaskEvent>,
+    ranges: Vec<Option<(usize, usize)>>,
+    conversation: Conversation,
+}
+
+async fn run_with(
+    server: &MockServer,
+    conv: Conversation,
+    decider: &dyn FailureDecider,
+    hub: &dyn McpHub,
+) -> Outcome {
+    let handler = anthropic(&server.url());
+    run_handler(handler.as_ref(), conv, decider, hub).await
+}
+
+async fn run_handler(
+    handler: &dyn ApiHandler,
+    mut conv: Conversation,
+    decider: &dyn FailureDecider,
+    hub: &dyn McpHub,
+) -> Outcome {
+    let prompt = || ("SYSTEM".to_owned(), Vec::new());
+    let ctx = ApiRequestContext {
+        handler,
+        mcp_hub: hub,
+        decider,
+        system_prompt: &prompt,
+        previous_request_total_tokens: 0,
+        settings: AttemptSettings::default(),
+    };
+    let mut events = Vec::new();
+    let mut ranges = Vec::new();
+    let mut on_range = |r| ranges.push(r);
+    let mut on_event = |e| events.push(e);
+    let result = match attempt_api_request(&ctx, &mut conv, &mut on_range, &mut on_event).await {
+        Ok(stream) => {
+            let items: Vec<_> = stream.collect().await;
+            Ok(items.into_iter().map(|i| i.unwrap()).collect())
+        }
+        Err(e) => Err(e),
+    };
+    Outcome {
+        result,
+        events,
+        ranges,
+        conversation: conv,
+    }
+}
+
+async fn run(server: &MockServer, conv: Conversation) -> Outcome {
+    run_with(
+        server,
+        conv,
+        &FixedDecision(FailureDecision::Cancel),
+        &NoMcpServers,
+    )
+    .await
+}
+
+/// Seconds between consecutive requests the server saw.
+fn gaps(server: &MockServer) -> Vec<u64> {
+    let reqs = server.requests();
+    reqs.windows(2)
+        .map(|w| (w[1].at - w[0].at).as_secs())
+        .collect()
+}
+
+fn text_of(chunks: &[ApiStreamChunk]) -> String {
+    chunks
+        .iter()
+        .filter_map(|c| match c {
+            ApiStreamChunk::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn retries(events: &[TaskEvent]) -> Vec<(u32, f64, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TaskEvent::ErrorRetry {
+                attempt,
+                delay_seconds,
+                failed,
+                ..
+            } => Some((*attempt, *delay_seconds, *failed)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn c04_overloaded_529_retries_after_2_then_4_seconds() {
+    let server = MockServer::start(case_replies("C04")).await;
+    let out = run(&server, conversation(1)).await;
+    let chunks = out.result.unwrap();
+    assert_eq!(text_of(&chunks), "Done.");
+    assert_eq!(server.request_count(), 3);
+    assert_eq!(gaps(&server), vec![2, 4]);
+    assert_eq!(retries(&out.events), vec![(1, 2.0, false), (2, 4.0, false)]);
+    let retried = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, TaskEvent::ApiReqRetried))
+        .count();
+    assert_eq!(retried, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn c03_overloaded_after_usage_only_prefix_is_a_clean_pre_stream_failure() {
+    let server = MockServer::start(case_replies("C03")).await;
+    let out = run(&server, conversation(1)).await;
+    let chunks = out.result.unwrap();
+    assert_eq!(text_of(&chunks), "Done.");
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(gaps(&server), vec![2]);
+    // Usage comes only from the successful attempt: the failed one's was dropped with it.
+    let usages = chunks
+        .iter()
+        .filter(|c| matches!(c, ApiStreamChunk::Usage(_)))
+        .count();
+    assert_eq!(usages, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn c03b_error_after_text_is_passed_through_not_retried() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::case("C03b"))]).await;
+    let handler = anthropic(&server.url());
+    let prompt = || ("S".to_owned(), Vec::new());
+    let ctx = ApiRequestContext {
+        handler: handler.as_ref(),
+        mcp_hub: &NoMcpServers,
+        decider: &FixedDecision(FailureDecision::Retry),
+        system_prompt: &prompt,
+        previous_request_total_tokens: 0,
+        settings: AttemptSettings::default(),
+    };
+    let mut conv = conversation(1);
+    let mut events = Vec::new();
+    let stream = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |e| events.push(e))
+        .await
+        .unwrap();
+    let items: Vec<_> = stream.collect().await;
+    assert!(matches!(items.last(), Some(Err(e)) if e.kind == ErrorKind::Overloaded));
+    let text: String = items
+        .iter()
+        .filter_map(|i| match i {
+            Ok(ApiStreamChunk::Text { text, .. }) => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "I'll start by reading");
+    assert_eq!(
+        server.request_count(),
+        1,
+        "never replayed into the same consumer"
+    );
+    assert!(events.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn c08_persistent_502_waits_2_4_8_then_asks_and_cancel_surfaces_it() {
+    let server = MockServer::start(case_replies("C08")).await;
+    let out = run(&server, conversation(1)).await;
+    let err = out.result.err().unwrap();
+    assert_eq!(err.kind, ErrorKind::Server);
+    assert_eq!(err.status, Some(502));
+    assert_eq!(server.request_count(), 4);
+    assert_eq!(gaps(&server), vec![2, 4, 8]);
+    assert_eq!(
+        retries(&out.events),
+        vec![
+            (1, 2.0, false),
+            (2, 4.0, false),
+            (3, 8.0, false),
+            (3, 0.0, true)
+        ]
+    );
+    assert!(
+        matches!(out.events.last(), Some(TaskEvent::ApiReqFailed { kind, .. }) if kind == "server")
+    );
+}
+
+/// Retries once when asked, then cancels.
+struct RetryOnce(AtomicBool);
+
+impl FailureDecider for RetryOnce {
+    fn api_req_failed<'a>(&'a self, _e: &'a ApiError) -> BoxFuture<'a, FailureDecision> {
+        let first = !self.0.swap(true, Ordering::SeqCst);
+        Box::pin(async move {
+            if first {
+                FailureDecision::Retry
+            } else {
+                FailureDecision::Cancel
+            }
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_user_retry_resets_the_counter_for_three_fresh_retries() {
+    let server = MockServer::start(case_replies("C08")).await;
+    let decider = RetryOnce(AtomicBool::new(false));
+    let out = run_with(&server, conversation(1), &decider, &NoMcpServers).await;
+    assert!(out.result.is_err());
+    assert_eq!(server.request_count(), 8);
+    assert_eq!(gaps(&server), vec![2, 4, 8, 0, 2, 4, 8]);
+    let failed = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, TaskEvent::ApiReqFailed { .. }))
+        .count();
+    assert_eq!(failed, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn c05_retry_after_longer_than_the_schedule_is_honoured() {
+    let server = MockServer::start(case_replies("C05")).await;
+    let out = run(&server, conversation(1)).await;
+    assert_eq!(text_of(&out.result.unwrap()), "Done.");
+    assert_eq!(gaps(&server), vec![7]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn never_retried_kinds_make_one_request_and_ask_at_once() {
+    for (reply, kind) in [
+        (
+            HttpResponse::fixture("openai_insufficient_quota"),
+            ErrorKind::QuotaExceeded,
+        ),
+        (HttpResponse::case("C17"), ErrorKind::Auth),
+    ] {
+        let server = MockServer::start(vec![Reply::new(reply)]).await;
+        let out = run(&server, conversation(1)).await;
+        assert_eq!(out.result.err().unwrap().kind, kind);
+        assert_eq!(server.request_count(), 1);
+        assert!(retries(&out.events).is_empty(), "{:?}", out.events);
+        assert!(matches!(
+            out.events.last(),
+            Some(TaskEvent::ApiReqFailed { .. })
+        ));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_truncates_once_persists_the_range_first_and_retries_at_once() {
+    let replies = vec![
+        Reply::new(HttpResponse::fixture("anthropic_prompt_too_long")),
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+    ];
+    let server = MockServer::start(replies).await;
+    let out = run(&server, conversation(11)).await;
+    assert!(out.result.is_ok());
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(gaps(&server), vec![0]);
+    // 11 messages, quarter: n = 9 after the first two, remove floor(27/8)*2 = 6 → [2, 7].
+    assert_eq!(out.ranges, vec![Some((2, 7))]);
+    assert_eq!(
+        out.conversation.conversation_history_deleted_range,
+        Some((2, 7))
+    );
+    assert_eq!(
+        out.conversation.api_conversation_history.len(),
+        11,
+        "the stored history is never cut"
+    );
+    let sent = server.requests()[1].json();
+    let first_sent = server.requests()[0].json();
+    assert!(
+        sent["messages"].as_array().unwrap().len()
+            < first_sent["messages"].as_array().unwrap().len()
+    );
+    assert!(retries(&out.events).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_overflow_asks_with_the_truncate_further_message() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(
+        "anthropic_prompt_too_long",
+    ))])
+    .await;
+    let out = run(&server, conversation(11)).await;
+    let err = out.result.err().unwrap();
+    assert_eq!(err.kind, ErrorKind::ContextWindowExceeded);
+    assert_eq!(
+        err.message,
+        "context window exceeded; retry to truncate the conversation further"
+    );
+    assert_eq!(server.request_count(), 2);
+
+    // Three messages: nothing left to cut, the original error is shown.
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(
+        "anthropic_prompt_too_long",
+    ))])
+    .await;
+    let out = run(&server, conversation(3)).await;
+    let err = out.result.err().unwrap();
+    assert!(err.message.contains("prompt is too long"), "{err}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn c33_a_stream_silent_after_headers_times_out_and_is_retried() {
+    let server = MockServer::start(case_replies("C33")).await;
+    let h = handler("openai", "test-model", &format!("{}/v1", server.url()));
+    let decider = FixedDecision(FailureDecision::Cancel);
+    let out = run_handler(h.as_ref(), conversation(1), &decider, &NoMcpServers).await;
+    assert!(out.result.is_ok(), "{:?}", out.events);
+    assert_eq!(server.request_count(), 2);
+    // 120 s first-content deadline, then the 2 s retry delay.
+    assert_eq!(gaps(&server), vec![122]);
+    let (_, _, failed) = retries(&out.events)[0];
+    assert!(!failed);
+}
+
+/// A hub whose servers never finish connecting.
+struct Hanging(AtomicU32);
+
+impl McpHub for Hanging {
+    fn is_connecting(&self) -> bool {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hanging_mcp_server_delays_the_request_at_most_ten_seconds() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let start = tokio::time::Instant::now();
+    let hub = Hanging(AtomicU32::new(0));
+    let out = run_with(
+        &server,
+        conversation(1),
+        &FixedDecision(FailureDecision::Cancel),
+        &hub,
+    )
+    .await;
+    assert!(out.result.is_ok());
+    let waited = server.requests()[0].at - start;
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(11),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
+    let server = MockServer::start(case_replies("C04")).await;
+    let handler = anthropic(&server.url());
+    let calls = Mutex::new(0u32);
+    let prompt = || {
+        let mut n = calls.lock().unwrap();
+        *n += 1;
+        (format!("SYSTEM {n}"), Vec::new())
+    };
+    let ctx = ApiRequestContext {
+        handler: handler.as_ref(),
+        mcp_hub: &NoMcpServers,
+        decider: &FixedDecision(FailureDecision::Cancel),
+        system_prompt: &prompt,
+        previous_request_total_tokens: 0,
+        settings: AttemptSettings::default(),
+    };
+    let mut conv = conversation(1);
+    let _ = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |_| {})
+        .await
+        .unwrap();
+    let systems: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.json()["system"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(systems, vec!["SYSTEM 1", "SYSTEM 2", "SYSTEM 3"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_oversized_conversation_is_truncated_before_the_first_request() {
+    // 20 messages of 50 kB each ≈ 250k estimated tokens > 160k allowed for a 200k window.
+    let mut conv = conversation(20);
+    for m in &mut conv.api_conversation_history {
+        m.content = vec![switchyard_api::ContentBlock::Text {
+            text: "x".repeat(50_000),
+        }];
+    }
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let out = run(&server, conv).await;
+    assert!(out.result.is_ok());
+    assert_eq!(server.request_count(), 1);
+    // Quarter (estimate/2 > allowed is false here: 125k < 160k → half): n = 18, remove 8 → (2, 9).
+    assert_eq!(out.ranges, vec![Some((2, 9))]);
+    let sent = server.requests()[0].json();
+    assert!(sent["messages"].as_array().unwrap().len() < 20);
+}
