@@ -3,9 +3,10 @@
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use switchyard_api::ApiHandler;
+use switchyard_api::{ApiHandler, ToolSpec};
 use switchyard_api::{Message, Mode, build_api_handler};
 use switchyard_core::context::apply_deleted_range;
+use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
 use switchyard_core::task::{
     ApiRequestContext, AttemptSettings, Conversation, NoMcpServers, RequestOutcome, RequestStatus,
     TaskEvent, TaskStatus, attempt_api_request, consume_stream,
@@ -15,9 +16,6 @@ use crate::cli::TaskArgs;
 use crate::decide::OnFailure;
 use crate::render::Renderer;
 use crate::settings;
-
-/// The system prompt until the task layer builds one from a `SystemPromptContext`.
-const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer clearly and concisely.";
 
 /// Runs the task; returns 0 when it completed, 1 when it failed, 130 when cancelled, 2 for a
 /// configuration problem.
@@ -62,7 +60,21 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         model: model.id.clone(),
     });
 
-    let system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM_PROMPT);
+    // One SystemPromptContext feeds the system prompt (SPEC R6.2): the working directory, OS
+    // and shell, the mode, and the user's rules files. `--system` replaces it entirely.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let prompt_context = SystemPromptContext::gather(
+        &cwd,
+        default_global_rules_dir().as_deref(),
+        handler.provider_id(),
+        &model.id,
+        mode,
+    );
+    let system_override = args.system.clone();
+    let build_prompt = move || match &system_override {
+        Some(text) => (text.clone(), Vec::new()),
+        None => get_system_prompt(&prompt_context),
+    };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(args.prompt.clone())],
         conversation_history_deleted_range: None,
@@ -86,7 +98,7 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             renderer.event(&e);
         };
         tokio::select! {
-            o = request(handler.as_ref(), system, &mut conversation, &decider, args.retries, &mut on_event) => Some(o),
+            o = request(handler.as_ref(), &build_prompt, &mut conversation, &decider, args.retries, &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
@@ -117,19 +129,18 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
 /// consumed into task events.
 async fn request(
     handler: &dyn ApiHandler,
-    system: &str,
+    build_prompt: &(dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
     conversation: &mut Conversation,
     decider: &OnFailure,
     max_auto_retries: u32,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> RequestOutcome {
     let started = tokio::time::Instant::now();
-    let system_prompt = move || (system.to_owned(), Vec::new());
     let ctx = ApiRequestContext {
         handler,
         mcp_hub: &NoMcpServers,
         decider,
-        system_prompt: &system_prompt,
+        system_prompt: build_prompt,
         previous_request_total_tokens: 0,
         settings: AttemptSettings {
             max_auto_retries,
@@ -144,7 +155,8 @@ async fn request(
                 &conversation.api_conversation_history,
                 conversation.conversation_history_deleted_range,
             );
-            consume_stream(handler, stream, started, system, &messages, on_event).await
+            let (system, _) = build_prompt();
+            consume_stream(handler, stream, started, &system, &messages, on_event).await
         }
         Err(e) => RequestOutcome::failed_before_content(e, started.elapsed(), on_event),
     }
