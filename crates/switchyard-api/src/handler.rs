@@ -6,6 +6,7 @@ use std::pin::Pin;
 use crate::message::{Message, ToolSpec};
 use crate::model::ModelInfo;
 use crate::stream::{ApiStream, Usage};
+pub use crate::transport::{RetryObserver, RetryStatus};
 
 /// The model a handler talks to: its id as sent to the provider and what we know of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +48,10 @@ pub trait ApiHandler: Send + Sync {
     fn get_api_stream_usage(&self) -> UsageFuture<'_> {
         Box::pin(std::future::ready(None))
     }
+
+    /// Sets (or clears) the receiver of provider-level retry reports (SPEC R5.3): each retry
+    /// of a rate-limited request before its stream starts is reported before the wait.
+    fn set_retry_observer(&self, _observer: Option<RetryObserver>) {}
 
     /// Aborts every stream this handler has open: each yields `ErrorKind::Cancelled` once
     /// and closes its connection (SPEC R1.4). Streams started afterwards are unaffected.

@@ -360,6 +360,7 @@ pub(crate) fn post_sse<P>(
     mut request: reqwest::RequestBuilder,
     parser: P,
     abort: &AbortSignal,
+    observer: Option<RetryObserver>,
 ) -> ApiStream
 where
     P: EventParser<Event = SseEvent>,
@@ -369,9 +370,82 @@ where
     }
     let origin = Origin::of(mode);
     let open_origin = origin.clone();
-    let open = async move { open_stream(request, &open_origin, Framing::Sse).await };
+    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
+    let open = open_with_retry(request, open_origin, Framing::Sse, policy, observer);
     sse_stream(open, parser, abort.subscribe(), origin)
 }
+
+/// Opens the stream, retrying the failures SPEC R5.1 retries at this level (rate limits, and
+/// connection errors for local servers) up to the provider's attempt count, with the delay of
+/// [`crate::retry::RetryPolicy::delay_for`] (server hints honoured, capped at 60 s, ±10 %
+/// jitter). Only failures before the body are retried here, so nothing is ever yielded twice
+/// (R5.4). Each retry is reported to `observer` first (R5.3).
+async fn open_with_retry(
+    request: reqwest::RequestBuilder,
+    origin: Origin,
+    framing: Framing,
+    policy: crate::retry::RetryPolicy,
+    observer: Option<RetryObserver>,
+) -> Result<reqwest::Response, ApiError> {
+    let mut attempt = 1;
+    loop {
+        // A body that cannot be cloned (never the case for our JSON bodies) is sent once.
+        let Some(this_try) = request.try_clone() else {
+            return open_stream(request, &origin, framing).await;
+        };
+        let err = match open_stream(this_try, &origin, framing).await {
+            Ok(response) => return Ok(response),
+            Err(e) => e,
+        };
+        if attempt >= policy.max_attempts || !crate::retry::is_provider_retryable(&err, &policy) {
+            return Err(err);
+        }
+        let delay = policy.delay_for(
+            attempt,
+            err.retry_after,
+            crate::retry::DEFAULT_RETRY_AFTER_CAP,
+            jitter_unit(),
+        );
+        if let Some(observer) = &observer {
+            observer(RetryStatus {
+                attempt,
+                max_attempts: policy.max_attempts,
+                delay,
+                error: err,
+            });
+        }
+        tokio::time::sleep(delay).await;
+        attempt += 1;
+    }
+}
+
+/// A number in [0, 1) for retry jitter. Not cryptographic: it only spreads retries apart.
+fn jitter_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// One provider-level retry, reported before its wait (SPEC R5.3).
+#[derive(Debug, Clone)]
+pub struct RetryStatus {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// Requests in all under the provider's policy.
+    pub max_attempts: u32,
+    /// The wait before the next attempt.
+    pub delay: Duration,
+    /// Why the attempt failed.
+    pub error: ApiError,
+}
+
+/// Receives provider-level retry reports; set with `ApiHandler::set_retry_observer`.
+pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 
 /// Runs `parser` over an SSE body opened by `open`. See [`drive`].
 pub(crate) fn sse_stream<P>(

@@ -166,7 +166,7 @@ fn fixtures() -> Vec<String> {
     names
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     let names = fixtures();
     assert_eq!(names.len(), 13, "{names:?}");
@@ -187,7 +187,15 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
             let (items, server) = replay(name, split).await;
             let got = Value::Array(normalise(provider_for(name).0, &items));
             assert_eq!(got, expected, "{label}");
-            assert_eq!(server.request_count(), 1, "{label}");
+            // A rate limit is retried at the provider level before the stream (SPEC R5.1): the
+            // same 429 is served to all 3 attempts. Everything else is sent once.
+            let rate_limited =
+                matches!(items.last(), Some(Err(e)) if e.kind == ErrorKind::RateLimited);
+            assert_eq!(
+                server.request_count(),
+                if rate_limited { 3 } else { 1 },
+                "{label}"
+            );
             // An error is always the last item and carries the provider and model.
             if let Some(Err(e)) = items.last() {
                 assert_eq!(
@@ -449,4 +457,56 @@ async fn abort_ends_a_stalled_stream_promptly() {
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_is_retried_at_the_provider_level_honouring_retry_after() {
+    // anthropic_429 says retry-after: 17; the third request succeeds.
+    let replies = vec![
+        Reply::new(HttpResponse::fixture("anthropic_429")),
+        Reply::new(HttpResponse::fixture("anthropic_429")),
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+    ];
+    let server = MockServer::start(replies).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
+    let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    h.set_retry_observer(Some(std::sync::Arc::new(
+        move |s: switchyard_api::handler::RetryStatus| {
+            sink.lock()
+                .unwrap()
+                .push((s.attempt, s.max_attempts, s.delay, s.error.kind));
+        },
+    )));
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(server.request_count(), 3);
+    let reqs = server.requests();
+    for pair in reqs.windows(2) {
+        let gap = pair[1].at - pair[0].at;
+        // 17 s ± 10 % jitter.
+        assert!(
+            gap >= Duration::from_millis(15_300) && gap <= Duration::from_millis(18_700),
+            "{gap:?}"
+        );
+    }
+    let reports = reports.lock().unwrap().clone();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(
+        (reports[0].0, reports[0].1, reports[0].3),
+        (1, 3, ErrorKind::RateLimited)
+    );
+    assert_eq!(reports[1].0, 2);
+    // Overload is not retried here (it goes to the task level, SPEC R5.1).
+    let server = MockServer::start(vec![Reply::new(HttpResponse::case("C04"))]).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    assert!(matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Overloaded));
+    assert_eq!(server.request_count(), 1);
 }

@@ -53,6 +53,12 @@ impl Renderer {
             }
             return;
         }
+        if !matches!(
+            event,
+            TaskEvent::ErrorRetry { failed: false, .. } | TaskEvent::RetryStatus { .. }
+        ) {
+            self.stop_countdown();
+        }
         match event {
             TaskEvent::TaskStarted {
                 provider,
@@ -113,6 +119,18 @@ impl Renderer {
                         *max_attempts,
                     );
                 }
+            }
+            TaskEvent::RetryStatus {
+                attempt,
+                max_attempts,
+                delay_seconds,
+                error_snippet,
+            } => {
+                self.close_reasoning();
+                self.close_text();
+                // `max_attempts` counts requests; the user sees retries.
+                let retries = max_attempts.saturating_sub(1);
+                self.start_countdown(headline(error_snippet), *delay_seconds, *attempt, retries);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
             TaskEvent::ApiReqFailed { message, .. } => {

@@ -266,11 +266,30 @@ async fn a_user_retry_resets_the_counter_for_three_fresh_retries() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn c05_retry_after_longer_than_the_schedule_is_honoured() {
+async fn c05_retry_after_is_honoured_by_the_provider_level_retry() {
     let server = MockServer::start(case_replies("C05")).await;
     let out = run(&server, conversation(1)).await;
     assert_eq!(text_of(&out.result.unwrap()), "Done.");
-    assert_eq!(gaps(&server), vec![7]);
+    // The provider level retries the 429 after its retry-after: 7 s ± 10 % jitter (SPEC R5.2),
+    // and reports it (R5.3); the task level never saw a failure.
+    let reqs = server.requests();
+    let gap = reqs[1].at - reqs[0].at;
+    assert!(
+        gap >= Duration::from_millis(6_300) && gap <= Duration::from_millis(7_700),
+        "{gap:?}"
+    );
+    assert!(
+        matches!(
+            out.events.as_slice(),
+            [TaskEvent::RetryStatus {
+                attempt: 1,
+                max_attempts: 3,
+                ..
+            }]
+        ),
+        "{:?}",
+        out.events
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -441,4 +460,30 @@ async fn an_oversized_conversation_is_truncated_before_the_first_request() {
     assert_eq!(out.ranges, vec![Some((2, 9))]);
     let sent = server.requests()[0].json();
     assert!(sent["messages"].as_array().unwrap().len() < 20);
+}
+
+#[tokio::test(start_paused = true)]
+async fn c16_persistent_throttling_is_retried_at_both_levels_then_surfaced_never_truncated() {
+    // Bedrock-style 429 ThrottlingException on every request. Each task-level attempt makes 3
+    // provider-level requests (SPEC R5.1); the task retries 3 times after 2/4/8 s (R6.7).
+    let server = MockServer::start(vec![Reply::new(HttpResponse::case("C16"))]).await;
+    let out = run(&server, conversation(11)).await;
+    let err = out.result.err().unwrap();
+    assert_eq!(err.kind, ErrorKind::RateLimited);
+    assert_eq!(server.request_count(), 12);
+    assert!(
+        out.ranges.is_empty(),
+        "throttling is never treated as an overflow"
+    );
+    let task_retries: Vec<_> = retries(&out.events).into_iter().filter(|r| !r.2).collect();
+    assert_eq!(
+        task_retries.iter().map(|r| r.1).collect::<Vec<_>>(),
+        vec![2.0, 4.0, 8.0]
+    );
+    let provider_retries = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, TaskEvent::RetryStatus { .. }))
+        .count();
+    assert_eq!(provider_retries, 8);
 }

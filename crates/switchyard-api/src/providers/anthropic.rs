@@ -14,11 +14,13 @@
 
 use std::collections::HashMap;
 
+use std::sync::Mutex;
+
 use serde_json::{Value, json};
 
 use crate::config::ResolvedMode;
 use crate::error::ApiError;
-use crate::handler::{ApiHandler, ApiHandlerModel};
+use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
 use crate::message::{Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
 use crate::transport::{self, AbortSignal, EventParser};
@@ -35,6 +37,7 @@ const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 pub struct AnthropicHandler {
     mode: ResolvedMode,
     abort: AbortSignal,
+    retry_observer: Mutex<Option<RetryObserver>>,
 }
 
 impl AnthropicHandler {
@@ -43,7 +46,13 @@ impl AnthropicHandler {
         Self {
             mode,
             abort: AbortSignal::new(),
+            retry_observer: Mutex::new(None),
         }
+    }
+
+    /// The current retry observer, if any.
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     /// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
@@ -148,7 +157,13 @@ impl ApiHandler for AnthropicHandler {
             request = request.header("anthropic-beta", CONTEXT_1M_BETA);
         }
         let request = request.body(body.to_string());
-        transport::post_sse(&self.mode, request, AnthropicParser::default(), &self.abort)
+        transport::post_sse(
+            &self.mode,
+            request,
+            AnthropicParser::default(),
+            &self.abort,
+            self.observer(),
+        )
     }
 
     fn get_model(&self) -> ApiHandlerModel {
@@ -157,6 +172,12 @@ impl ApiHandler for AnthropicHandler {
 
     fn provider_id(&self) -> &str {
         &self.mode.provider_id
+    }
+
+    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
     }
 
     fn abort(&self) {

@@ -23,11 +23,13 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Mutex;
+
 use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{ApiHandler, ApiHandlerModel};
+use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::presets::ChatDialect;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
@@ -38,6 +40,7 @@ use crate::wire::sse::SseEvent;
 pub struct OpenAiChatHandler {
     mode: ResolvedMode,
     abort: AbortSignal,
+    retry_observer: Mutex<Option<RetryObserver>>,
 }
 
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
@@ -64,7 +67,13 @@ impl OpenAiChatHandler {
         Self {
             mode,
             abort: AbortSignal::new(),
+            retry_observer: Mutex::new(None),
         }
+    }
+
+    /// The current retry observer, if any.
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     fn dialect(&self) -> ChatDialect {
@@ -212,6 +221,7 @@ impl ApiHandler for OpenAiChatHandler {
             request,
             ChatParser::new(self.dialect()),
             &self.abort,
+            self.observer(),
         )
     }
 
@@ -221,6 +231,12 @@ impl ApiHandler for OpenAiChatHandler {
 
     fn provider_id(&self) -> &str {
         &self.mode.provider_id
+    }
+
+    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
     }
 
     fn abort(&self) {

@@ -14,6 +14,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use std::sync::Arc;
+
+use switchyard_api::handler::RetryStatus;
+use switchyard_api::retry::task_retry_delay;
 use switchyard_api::{
     ApiError, ApiHandler, ApiStream, ApiStreamChunk, ErrorKind, Message, ToolSpec,
 };
@@ -34,7 +38,7 @@ pub const DEFAULT_FIRST_CONTENT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default deadline between chunks once the stream is flowing (SPEC R6.4).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest server-requested wait honoured between automatic retries (SPEC R5.2).
-pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RETRY_AFTER_CAP;
 
 /// A boxed future, for the small async traits below.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -121,16 +125,6 @@ pub struct ApiRequestContext<'a> {
     pub settings: AttemptSettings,
 }
 
-/// The retry delay before automatic retry `n` (1-based): 2 s, 4 s, 8 s, or the error's
-/// retry-after when longer, capped at `cap` (SPEC R6.7 **Improve**, R5.2).
-pub fn task_retry_delay(n: u32, retry_after: Option<Duration>, cap: Duration) -> Duration {
-    let scheduled = Duration::from_secs(1u64 << n.clamp(1, 6));
-    match retry_after {
-        Some(hint) if hint > scheduled => hint.min(cap).max(scheduled),
-        _ => scheduled,
-    }
-}
-
 /// Prepares, sends and probes one request, recovering failures before the first content chunk
 /// as SPEC R6 says. Returns the stream positioned at its first content (held usage chunks are
 /// yielded first), wrapped with the idle deadline; or the error the user chose not to retry.
@@ -172,10 +166,18 @@ pub async fn attempt_api_request(
             &conversation.api_conversation_history,
             conversation.conversation_history_deleted_range,
         );
+        // Provider-level retries (SPEC R5.3) are reported through a channel while probing.
+        let (retry_tx, mut retry_rx) = tokio::sync::mpsc::unbounded_channel();
+        ctx.handler
+            .set_retry_observer(Some(Arc::new(move |status: RetryStatus| {
+                let _ = retry_tx.send(status);
+            })));
         let stream = ctx
             .handler
             .create_message(&system_prompt, &messages, &tools);
-        let error = match probe(stream, ctx.settings).await {
+        let probed = probe(stream, ctx.settings, &mut retry_rx, on_event).await;
+        ctx.handler.set_retry_observer(None);
+        let error = match probed {
             Ok(stream) => return Ok(stream),
             Err(e) => e,
         };
@@ -292,11 +294,31 @@ async fn wait_for_mcp(hub: &dyn McpHub) {
 /// Reads `stream` up to its first content chunk (SPEC R6.4 **Improve**): usage chunks before it
 /// are held and released with it. A stream that ends first is an empty response (R9.4); one that
 /// sends no content within the first-content deadline is a `Timeout`.
-async fn probe(mut stream: ApiStream, settings: AttemptSettings) -> Result<ApiStream, ApiError> {
-    let deadline = Instant::now() + settings.first_content_timeout;
+async fn probe(
+    mut stream: ApiStream,
+    settings: AttemptSettings,
+    retries: &mut tokio::sync::mpsc::UnboundedReceiver<RetryStatus>,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<ApiStream, ApiError> {
+    let mut deadline = Instant::now() + settings.first_content_timeout;
     let mut held: Vec<ApiStreamChunk> = Vec::new();
     loop {
-        match tokio::time::timeout_at(deadline, stream.next()).await {
+        let next = tokio::select! {
+            biased;
+            Some(status) = retries.recv() => {
+                // The provider waits before retrying: that wait does not count against it.
+                deadline += status.delay;
+                on_event(TaskEvent::RetryStatus {
+                    attempt: status.attempt,
+                    max_attempts: status.max_attempts,
+                    delay_seconds: status.delay.as_secs_f64(),
+                    error_snippet: status.error.to_string().chars().take(200).collect(),
+                });
+                continue;
+            }
+            next = tokio::time::timeout_at(deadline, stream.next()) => next,
+        };
+        match next {
             Err(_) => {
                 return Err(ApiError::new(
                     ErrorKind::Timeout,
@@ -355,24 +377,4 @@ fn with_idle_deadline(
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_delays_are_2_4_8_or_a_longer_capped_hint() {
-        let cap = DEFAULT_RETRY_AFTER_CAP;
-        let s = Duration::from_secs;
-        assert_eq!(task_retry_delay(1, None, cap), s(2));
-        assert_eq!(task_retry_delay(2, None, cap), s(4));
-        assert_eq!(task_retry_delay(3, None, cap), s(8));
-        assert_eq!(task_retry_delay(1, Some(s(7)), cap), s(7));
-        assert_eq!(
-            task_retry_delay(1, Some(Duration::from_millis(915)), cap),
-            s(2)
-        );
-        assert_eq!(task_retry_delay(1, Some(s(3600)), cap), s(60));
-    }
 }

@@ -10,7 +10,7 @@ mod request;
 pub use assembler::MessageAssembler;
 pub use attempt::{
     ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
-    FixedDecision, McpHub, NoMcpServers, attempt_api_request, task_retry_delay,
+    FixedDecision, McpHub, NoMcpServers, attempt_api_request,
 };
 
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
@@ -67,6 +67,14 @@ pub enum TaskEvent {
         delay_seconds: f64,
         error_message: String,
         failed: bool,
+    },
+    /// The provider layer retries a rate-limited request before its stream started, after
+    /// `delay_seconds` (SPEC R5.3, the `retry_status` of the request).
+    RetryStatus {
+        attempt: u32,
+        max_attempts: u32,
+        delay_seconds: f64,
+        error_snippet: String,
     },
     /// The request step runs again after a retry (SPEC R6.10).
     ApiReqRetried,
