@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use switchyard_core::task::{TaskEvent, TaskStatus};
+use switchyard_core::task::{CancelReason, TaskEvent, TaskStatus};
 
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
@@ -133,6 +133,17 @@ impl Renderer {
                 self.start_countdown(headline(error_snippet), *delay_seconds, *attempt, retries);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
+            TaskEvent::ApiReqStarted { .. } => {}
+            TaskEvent::ApiReqFinished { cancel_reason, .. } => {
+                if *cancel_reason == Some(CancelReason::StreamingFailed) {
+                    // The partial answer stays; what follows is a new response.
+                    self.close_reasoning();
+                    if self.text_open {
+                        self.close_text();
+                    }
+                    self.note("[Response interrupted by API Error]");
+                }
+            }
             TaskEvent::ApiReqFailed { message, .. } => {
                 self.stop_countdown();
                 self.close_reasoning();

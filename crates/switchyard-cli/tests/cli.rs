@@ -267,6 +267,7 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
         run.types(),
         [
             "task_started",
+            "api_req_started",
             "text",
             "text",
             "text",
@@ -286,7 +287,7 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
     assert_eq!(started["provider"], "anthropic");
     assert_eq!(started["model"], "claude-sonnet-4-5-20250929");
 
-    let text: String = lines[1..4]
+    let text: String = lines[2..5]
         .iter()
         .map(|v| v["text"].as_str().unwrap())
         .collect();
@@ -303,13 +304,13 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
         .iter()
         .find(|v| v["type"] == "tool_call")
         .unwrap();
-    let call = &lines[4];
+    let call = &lines[5];
     assert_eq!(call["id"], want["id"]);
     assert_eq!(call["name"], want["name"]);
     assert!(call["arguments"].is_string(), "{call}");
     assert_eq!(call["arguments"], want["arguments"]);
 
-    let usage = &lines[5];
+    let usage = &lines[6];
     assert_eq!(usage["input_tokens"], 472);
     assert_eq!(usage["output_tokens"], 89);
     assert_eq!(usage["cache_read_tokens"], 0);
@@ -319,7 +320,7 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
     let want_cost = (472.0 * 3.0 + 89.0 * 15.0) / 1e6;
     assert!((cost - want_cost).abs() < 1e-12, "{cost} vs {want_cost}");
 
-    let finished = &lines[6];
+    let finished = &lines[7];
     assert_eq!(finished["status"], "completed");
     assert!(finished["duration_ms"].is_u64(), "{finished}");
     assert!(finished["first_token_ms"].is_u64(), "{finished}");
@@ -353,17 +354,23 @@ async fn json_error_line_for_insufficient_quota() {
     let lines = run.json_lines();
     assert_eq!(
         run.types(),
-        ["task_started", "api_req_failed", "error", "task_finished"],
+        [
+            "task_started",
+            "api_req_started",
+            "api_req_failed",
+            "error",
+            "task_finished"
+        ],
         "{run:#?}"
     );
-    let error = &lines[2];
+    let error = &lines[3];
     assert_eq!(error["kind"], "quota_exceeded");
     assert_eq!(error["status"], 429);
     assert!(
         error["message"].as_str().unwrap().contains("quota"),
         "{error}"
     );
-    assert_eq!(lines[3]["status"], "failed");
+    assert_eq!(lines[4]["status"], "failed");
     assert_eq!(server.request_count(), 1, "a quota error is not retried");
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
 }
@@ -487,13 +494,19 @@ async fn unreachable_base_url_is_named() {
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert_eq!(
         run.types(),
-        ["task_started", "api_req_failed", "error", "task_finished"],
+        [
+            "task_started",
+            "api_req_started",
+            "api_req_failed",
+            "error",
+            "task_finished"
+        ],
         "{run:#?}"
     );
     let lines = run.json_lines();
-    assert_eq!(lines[2]["kind"], "network");
+    assert_eq!(lines[3]["kind"], "network");
     assert!(
-        lines[1]["message"].as_str().unwrap().contains(&url),
+        lines[2]["message"].as_str().unwrap().contains(&url),
         "{run:#?}"
     );
     run.assert_no_key();

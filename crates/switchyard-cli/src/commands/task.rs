@@ -5,11 +5,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use switchyard_api::{ApiHandler, ToolSpec};
 use switchyard_api::{Message, Mode, build_api_handler};
-use switchyard_core::context::apply_deleted_range;
 use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
 use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, Conversation, NoMcpServers, RequestOutcome, RequestStatus,
-    TaskEvent, TaskStatus, attempt_api_request, consume_stream,
+    ApiRequestContext, AttemptSettings, CancelReason, Conversation, NoMcpServers, RequestStatus,
+    TaskEvent, TaskStatus, TurnOutcome, run_turn,
 };
 
 use crate::cli::TaskArgs;
@@ -80,6 +79,7 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         conversation_history_deleted_range: None,
     };
     let decider = OnFailure::choose(args.on_failure.as_deref(), args.json);
+    let mut request_index = 0;
     let started = tokio::time::Instant::now();
     // The first content as the user saw it, so a cancelled task still reports it.
     let mut first_content: Option<std::time::Duration> = None;
@@ -98,7 +98,7 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             renderer.event(&e);
         };
         tokio::select! {
-            o = request(handler.as_ref(), &build_prompt, &mut conversation, &decider, args.retries, &mut on_event) => Some(o),
+            o = turn(handler.as_ref(), &build_prompt, &mut conversation, &mut request_index, &decider, args.retries, &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
@@ -109,7 +109,14 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         .map(|d| d.as_millis() as u64);
     let (status, code) = match &outcome {
         None => {
+            // R9.5: the stream is dropped (its connection closed) and the request recorded as
+            // cancelled by the user.
             handler.abort();
+            renderer.event(&TaskEvent::ApiReqFinished {
+                request_index,
+                cancel_reason: Some(CancelReason::UserCancelled),
+                streaming_failed_message: None,
+            });
             (TaskStatus::Cancelled, ExitCode::from(130))
         }
         Some(o) => match o.status {
@@ -125,17 +132,17 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
     code
 }
 
-/// One request: prepared, probed and recovered by `attempt_api_request` (SPEC R6), then
-/// consumed into task events.
-async fn request(
+/// One turn: requests prepared, probed and recovered by `attempt_api_request` (SPEC R6) and
+/// consumed by the request loop (R9), which also recovers a stream that fails part-way.
+async fn turn(
     handler: &dyn ApiHandler,
     build_prompt: &(dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
     conversation: &mut Conversation,
+    request_index: &mut u32,
     decider: &OnFailure,
     max_auto_retries: u32,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
-) -> RequestOutcome {
-    let started = tokio::time::Instant::now();
+) -> TurnOutcome {
     let ctx = ApiRequestContext {
         handler,
         mcp_hub: &NoMcpServers,
@@ -149,15 +156,12 @@ async fn request(
     };
     // Nothing is persisted yet (the task store comes later): the range lives in memory.
     let mut on_range_changed = |_range| {};
-    match attempt_api_request(&ctx, conversation, &mut on_range_changed, on_event).await {
-        Ok(stream) => {
-            let messages = apply_deleted_range(
-                &conversation.api_conversation_history,
-                conversation.conversation_history_deleted_range,
-            );
-            let (system, _) = build_prompt();
-            consume_stream(handler, stream, started, &system, &messages, on_event).await
-        }
-        Err(e) => RequestOutcome::failed_before_content(e, started.elapsed(), on_event),
-    }
+    run_turn(
+        &ctx,
+        conversation,
+        request_index,
+        &mut on_range_changed,
+        on_event,
+    )
+    .await
 }

@@ -6,6 +6,7 @@
 mod assembler;
 mod attempt;
 mod request;
+mod turn;
 
 pub use assembler::MessageAssembler;
 pub use attempt::{
@@ -14,6 +15,9 @@ pub use attempt::{
 };
 
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
+pub use turn::{
+    CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome, run_turn,
+};
 
 use serde::Serialize;
 
@@ -58,6 +62,16 @@ pub enum TaskEvent {
         kind: String,
         message: String,
         status: Option<u16>,
+    },
+    /// A request of the task starts (the reference's `api_req_started` row); numbered from 1
+    /// across the task.
+    ApiReqStarted { request_index: u32 },
+    /// A request ended early: `cancel_reason` `streaming_failed` (with the error) or
+    /// `user_cancelled` (SPEC R9.1, R9.3, R9.5).
+    ApiReqFinished {
+        request_index: u32,
+        cancel_reason: Option<CancelReason>,
+        streaming_failed_message: Option<String>,
     },
     /// An automatic retry is scheduled (`failed: false`, after `delay_seconds`), or automatic
     /// retries are used up (`failed: true`) (SPEC R6.8, R6.9).

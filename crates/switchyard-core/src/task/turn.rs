@@ -1,0 +1,196 @@
+//! The request loop of one user turn (SPEC R9): requests are started, probed and recovered by
+//! `attempt_api_request`, consumed into events and the history, and a failure after the first
+//! chunk is handled without tearing the task down (R9.3 **Improve**).
+
+use std::time::Duration;
+
+use switchyard_api::retry::task_retry_delay;
+use switchyard_api::{ApiError, ContentBlock, Message};
+use tokio::time::Instant;
+
+use super::TaskEvent;
+use super::attempt::{ApiRequestContext, Conversation, attempt_api_request};
+use super::request::{RequestStatus, consume_stream};
+use crate::context::{DeletedRange, apply_deleted_range};
+use crate::cost::UsageTotals;
+
+/// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
+pub const INTERRUPTED_MARKER: &str = "[Response interrupted by API Error]";
+
+/// The user message that asks the model to go on after an interrupted response.
+pub const CONTINUE_AFTER_INTERRUPTION: &str =
+    "[The previous response was interrupted by an API error. Continue exactly where it stopped.]";
+
+/// Why a request ended early (the reference's `cancelReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// The stream failed after content had arrived.
+    StreamingFailed,
+    /// The user cancelled (Ctrl-C).
+    UserCancelled,
+}
+
+/// How one turn ended.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// `Completed`, or `Failed` with the error that ended the turn.
+    pub status: RequestStatus,
+    /// Tokens and provider cost of every request of the turn, summed.
+    pub usage: UsageTotals,
+    /// Cost of the turn in USD.
+    pub cost_usd: f64,
+    /// Total tokens of the turn's last request (for the next request's R8.2 check).
+    pub last_request_total_tokens: u64,
+    /// Time from the turn's start to its first content chunk.
+    pub first_token: Option<Duration>,
+    /// Requests started (each `api_req_started`).
+    pub requests: u32,
+}
+
+/// Runs requests until the assistant answered the last user message of `conversation`, or
+/// the user (or policy) gave up. The assistant's message (complete, or partial with
+/// [`INTERRUPTED_MARKER`]) is appended to the history; a failure after the first chunk is
+/// retried up to `settings.max_auto_retries` times after 2 s, 4 s, 8 s, except errors that are
+/// never retried (spend limit, quota, auth, entitlement) (SPEC R9.3).
+///
+/// `request_index` numbers `api_req_started` events across the task.
+pub async fn run_turn(
+    ctx: &ApiRequestContext<'_>,
+    conversation: &mut Conversation,
+    request_index: &mut u32,
+    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> TurnOutcome {
+    let turn_started = Instant::now();
+    let mut totals = UsageTotals::default();
+    let mut cost_usd = 0.0;
+    let mut first_token = None;
+    let mut requests = 0;
+    let mut midstream_retries = 0;
+    let mut previous_total = ctx.previous_request_total_tokens;
+    loop {
+        *request_index += 1;
+        requests += 1;
+        on_event(TaskEvent::ApiReqStarted {
+            request_index: *request_index,
+        });
+        let request_ctx = ApiRequestContext {
+            previous_request_total_tokens: previous_total,
+            ..*ctx
+        };
+        let started = Instant::now();
+        let stream =
+            match attempt_api_request(&request_ctx, conversation, on_range_changed, on_event).await
+            {
+                Ok(stream) => stream,
+                Err(error) => {
+                    on_event(error_event(&error));
+                    return TurnOutcome {
+                        status: RequestStatus::Failed(error),
+                        usage: totals,
+                        cost_usd,
+                        last_request_total_tokens: previous_total,
+                        first_token,
+                        requests,
+                    };
+                }
+            };
+        let (system_prompt, _) = (ctx.system_prompt)();
+        let visible = apply_deleted_range(
+            &conversation.api_conversation_history,
+            conversation.conversation_history_deleted_range,
+        );
+        let outcome = consume_stream(
+            ctx.handler,
+            stream,
+            started,
+            &system_prompt,
+            &visible,
+            on_event,
+        )
+        .await;
+        if first_token.is_none() {
+            first_token = outcome.first_token.map(|d| d + (started - turn_started));
+        }
+        add_totals(&mut totals, &outcome.usage);
+        cost_usd += outcome.cost_usd;
+        previous_total = outcome.usage.total_tokens();
+
+        let error = match outcome.status {
+            RequestStatus::Completed => {
+                conversation
+                    .api_conversation_history
+                    .push(outcome.assistant_message);
+                return TurnOutcome {
+                    status: RequestStatus::Completed,
+                    usage: totals,
+                    cost_usd,
+                    last_request_total_tokens: previous_total,
+                    first_token,
+                    requests,
+                };
+            }
+            RequestStatus::Failed(error) => error,
+        };
+
+        // R9.3: keep what arrived, marked, and record why the request ended.
+        let mut partial = outcome.assistant_message;
+        partial.content.push(ContentBlock::Text {
+            text: INTERRUPTED_MARKER.to_owned(),
+        });
+        conversation.api_conversation_history.push(partial);
+        on_event(TaskEvent::ApiReqFinished {
+            request_index: *request_index,
+            cancel_reason: Some(CancelReason::StreamingFailed),
+            streaming_failed_message: Some(error.to_string()),
+        });
+        if error.kind.is_never_retried() || midstream_retries >= ctx.settings.max_auto_retries {
+            return TurnOutcome {
+                status: RequestStatus::Failed(error),
+                usage: totals,
+                cost_usd,
+                last_request_total_tokens: previous_total,
+                first_token,
+                requests,
+            };
+        }
+        midstream_retries += 1;
+        let delay = task_retry_delay(
+            midstream_retries,
+            error.retry_after,
+            ctx.settings.retry_after_cap,
+        );
+        on_event(TaskEvent::ErrorRetry {
+            attempt: midstream_retries,
+            max_attempts: ctx.settings.max_auto_retries,
+            delay_seconds: delay.as_secs_f64(),
+            error_message: error.to_string(),
+            failed: false,
+        });
+        tokio::time::sleep(delay).await;
+        on_event(TaskEvent::ApiReqRetried);
+        conversation
+            .api_conversation_history
+            .push(Message::user_text(CONTINUE_AFTER_INTERRUPTION));
+    }
+}
+
+fn error_event(error: &ApiError) -> TaskEvent {
+    TaskEvent::Error {
+        kind: error.kind.as_str().to_owned(),
+        message: error.to_string(),
+        status: error.status,
+    }
+}
+
+fn add_totals(into: &mut UsageTotals, from: &UsageTotals) {
+    into.input_tokens += from.input_tokens;
+    into.output_tokens += from.output_tokens;
+    into.cache_write_tokens += from.cache_write_tokens;
+    into.cache_read_tokens += from.cache_read_tokens;
+    if let Some(cost) = from.provider_cost_usd {
+        into.provider_cost_usd = Some(into.provider_cost_usd.unwrap_or(0.0) + cost);
+    }
+    into.reported |= from.reported;
+}
