@@ -112,12 +112,8 @@ impl Renderer {
                 self.close_reasoning();
                 self.close_text();
                 if !*failed {
-                    self.start_countdown(
-                        headline(error_message),
-                        *delay_seconds,
-                        *attempt,
-                        *max_attempts,
-                    );
+                    let label = format!("attempt {attempt} of {max_attempts}");
+                    self.start_countdown(headline(error_message), *delay_seconds, &label);
                 }
             }
             TaskEvent::RetryStatus {
@@ -130,7 +126,8 @@ impl Renderer {
                 self.close_text();
                 // `max_attempts` counts requests; the user sees retries.
                 let retries = max_attempts.saturating_sub(1);
-                self.start_countdown(headline(error_snippet), *delay_seconds, *attempt, retries);
+                let label = format!("quick retry {attempt} of {retries}");
+                self.start_countdown(headline(error_snippet), *delay_seconds, &label);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
             TaskEvent::ApiReqStarted { .. } => {}
@@ -198,15 +195,13 @@ impl Renderer {
         }
     }
 
-    /// Shows "… — retrying in N s (attempt a of m)", counting down live on a terminal.
-    fn start_countdown(&mut self, what: &str, delay_seconds: f64, attempt: u32, max: u32) {
+    /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
+    fn start_countdown(&mut self, what: &str, delay_seconds: f64, label: &str) {
         self.stop_countdown();
         let what = what.to_owned();
+        let label = label.to_owned();
         if !self.color {
-            eprintln!(
-                "{what} — retrying in {} s (attempt {attempt} of {max})",
-                delay_seconds.ceil()
-            );
+            eprintln!("{what} — retrying in {} s ({label})", delay_seconds.ceil());
             return;
         }
         let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
@@ -214,9 +209,7 @@ impl Renderer {
             loop {
                 let left = end.saturating_duration_since(tokio::time::Instant::now());
                 let secs = left.as_secs_f64().ceil();
-                eprint!(
-                    "\r\x1b[2K{DIM}{what} — retrying in {secs} s (attempt {attempt} of {max}){RESET}"
-                );
+                eprint!("\r\x1b[2K{DIM}{what} — retrying in {secs} s ({label}){RESET}");
                 if left.is_zero() {
                     return;
                 }
