@@ -878,3 +878,102 @@ async fn models_with_an_unknown_provider_names_the_known_ids() {
         assert!(errors[0].contains(want), "`{want}` missing: {run:#?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Ctrl-C (SPEC R9.5)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_mid_stream_cancels_records_it_and_exits_130() {
+    use std::io::BufRead;
+    // One text delta in one chunk of a chunked body, then the server holds the stream open.
+    let event = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Once upon\"}}]}\n\n";
+    let body = format!("{:x}\r\n{event}\r\n", event.len());
+    let response = HttpResponse::new(
+        200,
+        &[
+            ("content-type", "text/event-stream"),
+            ("transfer-encoding", "chunked"),
+        ],
+        body,
+    );
+    let reply = Reply::new(response).after_body(switchyard_testkit::AfterBody::HoldOpen(
+        Duration::from_secs(60),
+    ));
+    let server = MockServer::start(vec![reply]).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", home.path())
+        .env("OPENAI_API_KEY", KEY)
+        .args([
+            "task",
+            "--json",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "story",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let lines = tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut lines = Vec::new();
+        // Wait until the text arrived, then press Ctrl-C.
+        loop {
+            let mut line = String::new();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "stdout closed early: {lines:?}"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            let is_text = v["type"] == "text";
+            lines.push(v);
+            if is_text {
+                break;
+            }
+        }
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        lines.extend(
+            rest.lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+        );
+        let status = child.wait().unwrap();
+        (lines, status.code())
+    })
+    .await
+    .unwrap();
+    let (lines, code) = lines;
+    assert_eq!(code, Some(130), "{lines:?}");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "task_started",
+            "api_req_started",
+            "text",
+            "api_req_finished",
+            "task_finished"
+        ],
+        "{lines:?}"
+    );
+    assert_eq!(lines[3]["cancel_reason"], "user_cancelled");
+    assert_eq!(lines[4]["status"], "cancelled");
+    assert!(lines[4]["first_token_ms"].is_u64());
+}
