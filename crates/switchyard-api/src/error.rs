@@ -62,11 +62,16 @@ impl ErrorKind {
         }
     }
 
-    /// Kinds that are never retried automatically (SPEC R6.7).
+    /// Kinds that are never retried automatically (SPEC R6.7), and a cancellation, which is
+    /// the user's own choice (R9.5).
     pub fn is_never_retried(self) -> bool {
         matches!(
             self,
-            Self::Auth | Self::SpendLimit | Self::QuotaExceeded | Self::Entitlement
+            Self::Auth
+                | Self::SpendLimit
+                | Self::QuotaExceeded
+                | Self::Entitlement
+                | Self::Cancelled
         )
     }
 }

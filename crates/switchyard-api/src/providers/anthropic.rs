@@ -191,6 +191,8 @@ pub(crate) struct AnthropicParser {
     usage: Usage,
     /// Tool-use blocks by content-block index: (id, name).
     tool_blocks: HashMap<u64, (String, String)>,
+    /// Tool-use blocks started but not yet stopped, with the argument bytes received.
+    open_tool_blocks: HashMap<u64, usize>,
     stopped: bool,
 }
 
@@ -270,6 +272,7 @@ impl EventParser for AnthropicParser {
                             arguments_delta: String::new(),
                         }));
                         self.tool_blocks.insert(index, (id, name));
+                        self.open_tool_blocks.insert(index, 0);
                     }
                     _ => {}
                 }
@@ -300,6 +303,9 @@ impl EventParser for AnthropicParser {
                     }
                     Some("input_json_delta") => {
                         let part = delta["partial_json"].as_str().unwrap_or("");
+                        if let Some(bytes) = self.open_tool_blocks.get_mut(&index) {
+                            *bytes += part.len();
+                        }
                         if let (false, Some((id, name))) =
                             (part.is_empty(), self.tool_blocks.get(&index))
                         {
@@ -314,7 +320,25 @@ impl EventParser for AnthropicParser {
                     _ => {}
                 }
             }
+            "content_block_stop" => {
+                let index = opt_u64(&v, "index").unwrap_or(0);
+                self.open_tool_blocks.remove(&index);
+            }
             "message_delta" => {
+                // A tool call cut off by max_tokens is half a JSON object: never hand it over
+                // as a call to run (shared/cases C22).
+                let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
+                if stop_reason == Some("max_tokens") {
+                    if let Some((index, bytes)) = self.open_tool_blocks.iter().next() {
+                        let name = self.tool_blocks.get(index).map_or("", |(_, n)| n.as_str());
+                        return out.push(Err(ApiError::new(
+                            crate::error::ErrorKind::Decode,
+                            format!(
+                                "the response hit its max_tokens limit while writing the arguments of tool `{name}` ({bytes} bytes received); the incomplete call was dropped"
+                            ),
+                        )));
+                    }
+                }
                 if let Some(u) = v.get("usage") {
                     self.merge_usage(u);
                     out.push(Ok(ApiStreamChunk::Usage(self.usage.clone())));

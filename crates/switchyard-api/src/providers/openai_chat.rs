@@ -377,6 +377,11 @@ impl EventParser for ChatParser {
         if v.get("error").is_some_and(|e| !e.is_null()) {
             return out.push(Err(in_stream_error(&v)));
         }
+        if v.get("object").and_then(Value::as_str) == Some("error") {
+            // vLLM and similar servers: a bare error object as an event (shared/cases C31c).
+            let wrapped = serde_json::json!({ "error": v });
+            return out.push(Err(in_stream_error(&wrapped)));
+        }
         if let Some(choice) = v
             .get("choices")
             .and_then(Value::as_array)
@@ -457,6 +462,14 @@ impl EventParser for ChatParser {
                     return out.push(Err(ApiError::new(
                         ErrorKind::Server,
                         "the provider ended the stream with an error (finish_reason \"error\")",
+                    )));
+                }
+                Some("length") if !self.tool_calls.is_empty() => {
+                    // A tool call cut off by the token limit is half a JSON object: never hand
+                    // it over as a call to run (shared/cases C22).
+                    return out.push(Err(ApiError::new(
+                        ErrorKind::Decode,
+                        "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
                     )));
                 }
                 Some(_) => self.finished = true,

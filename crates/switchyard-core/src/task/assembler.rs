@@ -98,6 +98,24 @@ impl MessageAssembler {
         self.blocks.is_empty()
     }
 
+    /// The message of a stream that failed or was cancelled part-way: only complete blocks
+    /// are kept (shared/cases C37). Text is kept; a tool call whose arguments are not a
+    /// complete JSON object is dropped (it must never be run or replayed), and so is a thinking
+    /// block that never got its signature (providers reject it when it is sent back).
+    pub fn finish_partial(self) -> Message {
+        let (mut message, calls) = self.finish();
+        message.content.retain(|block| match block {
+            ContentBlock::ToolUse { id, .. } => calls.iter().any(|c| {
+                c.id == *id
+                    && serde_json::from_str::<serde_json::Value>(&c.arguments)
+                        .is_ok_and(|v| v.is_object())
+            }),
+            ContentBlock::Thinking { signature, .. } => !signature.is_empty(),
+            _ => true,
+        });
+        message
+    }
+
     /// The assembled message and its complete tool calls (in first-appearance order).
     /// Arguments that are not valid JSON are kept as a JSON string, so nothing is lost.
     pub fn finish(mut self) -> (Message, Vec<ToolCall>) {

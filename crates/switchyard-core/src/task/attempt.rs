@@ -179,8 +179,12 @@ pub async fn attempt_api_request(
         ctx.handler.set_retry_observer(None);
         let error = match probed {
             Ok(stream) => return Ok(stream),
-            Err(e) => e,
+            Err(e) => e.with_origin(ctx.handler.provider_id(), &ctx.handler.get_model().id),
         };
+        // A cancellation is the user's choice: no retry, no question (SPEC R9.5).
+        if error.kind == ErrorKind::Cancelled {
+            return Err(error);
+        }
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
         if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {

@@ -145,14 +145,21 @@ pub async fn consume_stream(
     }
     drop(stream);
 
-    let (assistant_message, calls) = assembler.finish();
-    for call in calls {
-        on_event(TaskEvent::ToolCall {
-            id: call.id,
-            name: call.name,
-            arguments: call.arguments,
-        });
-    }
+    // Tool calls are handed over only when the stream completed; a failed or cancelled
+    // stream keeps only its complete blocks (shared/cases C22, C37).
+    let assistant_message = if failure.is_none() {
+        let (message, calls) = assembler.finish();
+        for call in calls {
+            on_event(TaskEvent::ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            });
+        }
+        message
+    } else {
+        assembler.finish_partial()
+    };
 
     if failure.is_none() && first_token.is_none() {
         failure = Some(

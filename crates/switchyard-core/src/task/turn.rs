@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use switchyard_api::retry::task_retry_delay;
-use switchyard_api::{ApiError, ContentBlock, Message};
+use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message};
 use tokio::time::Instant;
 
 use super::TaskEvent;
@@ -85,6 +85,13 @@ pub async fn run_turn(
             {
                 Ok(stream) => stream,
                 Err(error) => {
+                    if error.kind == ErrorKind::Cancelled {
+                        on_event(TaskEvent::ApiReqFinished {
+                            request_index: *request_index,
+                            cancel_reason: Some(CancelReason::UserCancelled),
+                            streaming_failed_message: None,
+                        });
+                    }
                     on_event(error_event(&error));
                     return TurnOutcome {
                         status: RequestStatus::Failed(error),
@@ -133,6 +140,28 @@ pub async fn run_turn(
             }
             RequestStatus::Failed(error) => error,
         };
+
+        if error.kind == ErrorKind::Cancelled {
+            // R9.5: keep what was received (complete blocks only) and stop, no retry.
+            if !outcome.assistant_message.content.is_empty() {
+                conversation
+                    .api_conversation_history
+                    .push(outcome.assistant_message);
+            }
+            on_event(TaskEvent::ApiReqFinished {
+                request_index: *request_index,
+                cancel_reason: Some(CancelReason::UserCancelled),
+                streaming_failed_message: None,
+            });
+            return TurnOutcome {
+                status: RequestStatus::Failed(error),
+                usage: totals,
+                cost_usd,
+                last_request_total_tokens: previous_total,
+                first_token,
+                requests,
+            };
+        }
 
         // R9.3: keep what arrived, marked, and record why the request ended.
         let mut partial = outcome.assistant_message;
