@@ -77,6 +77,7 @@ async fn run_handler(
         decider,
         system_prompt: &prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings::default(),
     };
     let mut events = Vec::new();
@@ -185,6 +186,7 @@ async fn c03b_error_after_text_is_passed_through_not_retried() {
         decider: &FixedDecision(FailureDecision::Retry),
         system_prompt: &prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings::default(),
     };
     let mut conv = conversation(1);
@@ -429,6 +431,7 @@ async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
         decider: &FixedDecision(FailureDecision::Cancel),
         system_prompt: &prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings::default(),
     };
     let mut conv = conversation(1);
@@ -486,4 +489,29 @@ async fn c16_persistent_throttling_is_retried_at_both_levels_then_surfaced_never
         .filter(|e| matches!(e, TaskEvent::RetryStatus { .. }))
         .count();
     assert_eq!(provider_retries, 8);
+}
+
+#[tokio::test(start_paused = true)]
+async fn r6_8_each_automatic_retry_marks_the_request_streaming_failed_with_the_serialized_error() {
+    let server = MockServer::start(case_replies("C04")).await;
+    let out = run(&server, conversation(1)).await;
+    assert!(out.result.is_ok());
+    let marks: Vec<serde_json::Value> = out
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            TaskEvent::ApiReqFinished {
+                cancel_reason: Some(switchyard_core::task::CancelReason::StreamingFailed),
+                streaming_failed_message: Some(json),
+                ..
+            } => Some(serde_json::from_str(json).unwrap()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(marks.len(), 2);
+    assert_eq!(marks[0]["kind"], "overloaded");
+    assert_eq!(marks[0]["status"], 529);
+    assert_eq!(marks[0]["provider_id"], "anthropic");
+    assert_eq!(marks[0]["model_id"], "claude-sonnet-4-5-20250929");
+    assert!(!marks[0].to_string().contains("sk-test"));
 }

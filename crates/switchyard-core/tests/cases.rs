@@ -98,6 +98,7 @@ fn context<'a>(
         decider,
         system_prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings::default(),
     }
 }
@@ -473,7 +474,7 @@ async fn c02b_error_as_the_first_event_is_retried_after_2_s_then_ok() {
     assert_eq!(gaps(&server), secs(&[2]));
     assert_eq!(retries(&out.events), vec![(1, 2.0, false)]);
     assert!(
-        matches!(&out.events[0], TaskEvent::ErrorRetry { error_message, .. } if error_message.contains("server error")),
+        matches!(out.events.iter().find(|e| matches!(e, TaskEvent::ErrorRetry { .. })).unwrap(), TaskEvent::ErrorRetry { error_message, .. } if error_message.contains("server error")),
         "{:?}",
         out.events
     );
@@ -991,7 +992,7 @@ async fn c33b_headers_then_silence_times_out_at_the_first_content_deadline_then_
     assert_eq!(gaps(&server), secs(&[122]));
     assert_eq!(retries(&out.events), vec![(1, 2.0, false)]);
     assert!(
-        matches!(&out.events[0], TaskEvent::ErrorRetry { error_message, .. } if error_message.contains("took too long")),
+        matches!(out.events.iter().find(|e| matches!(e, TaskEvent::ErrorRetry { .. })).unwrap(), TaskEvent::ErrorRetry { error_message, .. } if error_message.contains("took too long")),
         "{:?}",
         out.events
     );

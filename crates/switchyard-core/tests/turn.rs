@@ -29,6 +29,7 @@ async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<
         decider: &FixedDecision(FailureDecision::Cancel),
         system_prompt: &prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings::default(),
     };
     let mut events = Vec::new();

@@ -149,6 +149,7 @@ async fn turn(
         decider,
         system_prompt: build_prompt,
         previous_request_total_tokens: 0,
+        request_index: 1,
         settings: AttemptSettings {
             max_auto_retries,
             ..AttemptSettings::default()

@@ -24,6 +24,7 @@ use switchyard_api::{
 use tokio::time::Instant;
 
 use super::TaskEvent;
+use super::turn::CancelReason;
 use crate::context::{
     DeletedRange, TruncationKeep, apply_deleted_range, context_budget, estimate_message_tokens,
     get_next_truncation_range, should_truncate,
@@ -122,6 +123,8 @@ pub struct ApiRequestContext<'a> {
     pub system_prompt: &'a (dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
     /// Total tokens of the previous request (in + out + cache writes + cache reads), for R8.2.
     pub previous_request_total_tokens: u64,
+    /// The index of this request's `api_req_started` event (SPEC R9.1); the request loop sets it.
+    pub request_index: u32,
     pub settings: AttemptSettings,
 }
 
@@ -209,6 +212,13 @@ pub async fn attempt_api_request(
         } else if !error.kind.is_never_retried() && auto_retries < ctx.settings.max_auto_retries {
             // R6.7 / R6.8: automatic retry after 2 s, 4 s, 8 s (or a longer retry-after).
             auto_retries += 1;
+            // R6.8: the failed request is marked streaming_failed with the serialized error
+            // (R6.11: message, status, request id, code, provider, model; never a key).
+            on_event(TaskEvent::ApiReqFinished {
+                request_index: ctx.request_index,
+                cancel_reason: Some(CancelReason::StreamingFailed),
+                streaming_failed_message: serde_json::to_string(&error).ok(),
+            });
             let delay = task_retry_delay(
                 auto_retries,
                 error.retry_after,

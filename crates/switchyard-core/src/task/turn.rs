@@ -77,6 +77,7 @@ pub async fn run_turn(
         });
         let request_ctx = ApiRequestContext {
             previous_request_total_tokens: previous_total,
+            request_index: *request_index,
             ..*ctx
         };
         let started = Instant::now();
