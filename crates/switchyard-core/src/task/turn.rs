@@ -69,6 +69,19 @@ pub async fn run_turn(
     let mut requests = 0;
     let mut midstream_retries = 0;
     let mut previous_total = ctx.previous_request_total_tokens;
+    // The outcome of the turn so far, ended with `status`.
+    macro_rules! finish {
+        ($status:expr) => {
+            TurnOutcome {
+                status: $status,
+                usage: totals,
+                cost_usd,
+                last_request_total_tokens: previous_total,
+                first_token,
+                requests,
+            }
+        };
+    }
     loop {
         *request_index += 1;
         requests += 1;
@@ -94,14 +107,7 @@ pub async fn run_turn(
                         });
                     }
                     on_event(error_event(&error));
-                    return TurnOutcome {
-                        status: RequestStatus::Failed(error),
-                        usage: totals,
-                        cost_usd,
-                        last_request_total_tokens: previous_total,
-                        first_token,
-                        requests,
-                    };
+                    return finish!(RequestStatus::Failed(error));
                 }
             };
         let (system_prompt, _) = (ctx.system_prompt)();
@@ -130,14 +136,7 @@ pub async fn run_turn(
                 conversation
                     .api_conversation_history
                     .push(outcome.assistant_message);
-                return TurnOutcome {
-                    status: RequestStatus::Completed,
-                    usage: totals,
-                    cost_usd,
-                    last_request_total_tokens: previous_total,
-                    first_token,
-                    requests,
-                };
+                return finish!(RequestStatus::Completed);
             }
             RequestStatus::Failed(error) => error,
         };
@@ -154,14 +153,7 @@ pub async fn run_turn(
                 cancel_reason: Some(CancelReason::UserCancelled),
                 streaming_failed_message: None,
             });
-            return TurnOutcome {
-                status: RequestStatus::Failed(error),
-                usage: totals,
-                cost_usd,
-                last_request_total_tokens: previous_total,
-                first_token,
-                requests,
-            };
+            return finish!(RequestStatus::Failed(error));
         }
 
         // R9.3: keep what arrived, marked, and record why the request ended.
@@ -176,14 +168,7 @@ pub async fn run_turn(
             streaming_failed_message: Some(error.to_string()),
         });
         if error.kind.is_never_retried() || midstream_retries >= ctx.settings.max_auto_retries {
-            return TurnOutcome {
-                status: RequestStatus::Failed(error),
-                usage: totals,
-                cost_usd,
-                last_request_total_tokens: previous_total,
-                first_token,
-                requests,
-            };
+            return finish!(RequestStatus::Failed(error));
         }
         midstream_retries += 1;
         let delay = task_retry_delay(
