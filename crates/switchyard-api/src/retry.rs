@@ -467,7 +467,8 @@ impl RetryPolicy {
     /// Then ±10 % jitter: the delay is multiplied by `1 + 0.2 × (jitter_unit − 0.5)`, where
     /// the caller draws `jitter_unit` uniformly from [0, 1) so that tests can fix it.
     /// **`jitter_unit = 0.5` means no jitter**; 0 gives −10 %, values towards 1 give up to
-    /// +10 %; values outside [0, 1] are clamped and NaN counts as 0.5. A hinted delay never
+    /// +10 %; values outside [0, 1] are clamped and NaN counts as 0.5. A hinted delay is only
+    /// jittered upward (0 … +10 %), so a retry never comes before the server asked, and never
     /// exceeds `cap`, even after jitter.
     pub fn delay_for(
         &self,
@@ -477,7 +478,8 @@ impl RetryPolicy {
         jitter_unit: f64,
     ) -> Duration {
         match hint {
-            Some(h) => jitter(h.min(cap), jitter_unit).min(cap),
+            // Never earlier than the server asked: a hint is only jittered upward.
+            Some(h) => jitter(h.min(cap), 0.5 + (jitter_unit - 0.5).max(0.0)).min(cap),
             None => jitter(self.scheduled_delay(attempt), jitter_unit),
         }
     }
@@ -977,10 +979,14 @@ mod tests {
             ),
             Duration::from_secs(30)
         );
-        // Downward jitter still applies under the cap.
+        // A hint is never shortened by jitter, only lengthened (up to +10 %, within the cap).
         assert_eq!(
-            p.delay_for(1, Some(Duration::from_secs(90)), cap, 0.0),
-            Duration::from_secs(54)
+            p.delay_for(1, Some(Duration::from_secs(7)), cap, 0.0),
+            Duration::from_secs(7)
+        );
+        assert_eq!(
+            p.delay_for(1, Some(Duration::from_secs(10)), cap, 1.0),
+            Duration::from_secs(11)
         );
     }
 

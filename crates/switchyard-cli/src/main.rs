@@ -1,5 +1,13 @@
 //! `switchyard`: the command-line front end (DESIGN.md "The CLI").
 
+/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod commands;
 mod decide;

@@ -20,6 +20,8 @@ pub struct Renderer {
     countdown: Option<tokio::task::JoinHandle<()>>,
     /// The last error line printed, so the final error is not repeated.
     last_error: Option<String>,
+    /// Whether the current request showed any text or reasoning.
+    content_shown: bool,
 }
 
 /// The part of an error sentence before its details: "anthropic is rate limiting requests
@@ -40,6 +42,7 @@ impl Renderer {
             usage: None,
             countdown: None,
             last_error: None,
+            content_shown: false,
         }
     }
 
@@ -69,6 +72,7 @@ impl Renderer {
                 self.note(&format!("{provider} · {model} · {mode} mode"));
             }
             TaskEvent::Text { text } => {
+                self.content_shown = true;
                 self.close_reasoning();
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(text.as_bytes());
@@ -76,6 +80,7 @@ impl Renderer {
                 self.text_open = !text.ends_with('\n');
             }
             TaskEvent::Reasoning { text } => {
+                self.content_shown = true;
                 if self.quiet {
                     return;
                 }
@@ -130,9 +135,11 @@ impl Renderer {
                 self.start_countdown(headline(error_snippet), *delay_seconds, &label);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
-            TaskEvent::ApiReqStarted { .. } => {}
+            TaskEvent::ApiReqStarted { .. } => self.content_shown = false,
             TaskEvent::ApiReqFinished { cancel_reason, .. } => {
-                if *cancel_reason == Some(CancelReason::StreamingFailed) {
+                // Only a request that showed something was interrupted; a failure before any
+                // content is reported by the retry line alone.
+                if *cancel_reason == Some(CancelReason::StreamingFailed) && self.content_shown {
                     // The partial answer stays; what follows is a new response.
                     self.close_reasoning();
                     if self.text_open {

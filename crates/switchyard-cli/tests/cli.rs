@@ -977,3 +977,27 @@ async fn ctrl_c_mid_stream_cancels_records_it_and_exits_130() {
     assert_eq!(lines[4]["status"], "cancelled");
     assert!(lines[4]["first_token_ms"].is_u64());
 }
+
+#[test]
+fn models_survives_a_closed_pipe() {
+    use std::io::BufRead;
+    // `switchyard models | head -1`: the reader goes away after one line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .arg("models")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.starts_with("anthropic"), "{first}");
+    drop(out);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -14,11 +14,11 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
     let (config, source, default_mode) = match settings::load(config_path, selection, None) {
         Ok(c) => c,
         Err(e) => {
-            println!("problems:\n  - {e}");
+            say!("problems:\n  - {e}");
             return ExitCode::from(1);
         }
     };
-    println!("configuration: {}", source.describe());
+    say!("configuration: {}", source.describe());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for mode in [Mode::Act, Mode::Plan] {
@@ -27,19 +27,19 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
         } else {
             ""
         };
-        println!("{} mode{default}:", mode.as_str());
+        say!("{} mode{default}:", mode.as_str());
         match resolve_mode(&config, mode) {
             Ok(r) => {
-                println!("  provider   {}", r.provider_id);
-                println!("  model      {}", r.model_id);
-                println!("  base URL   {}", r.base_url);
+                say!("  provider   {}", r.provider_id);
+                say!("  model      {}", r.model_id);
+                say!("  base URL   {}", r.base_url);
                 let key = match (&r.api_key, r.needs_key()) {
                     (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
                     (None, false) => "not needed (local server)".to_owned(),
                     (None, true) => format!("MISSING: set ${}", r.api_key_env),
                 };
-                println!("  API key    {key}");
-                println!(
+                say!("  API key    {key}");
+                say!(
                     "  limits     context {} tokens · max output {}",
                     r.model_info.context_window,
                     if r.model_info.max_tokens > 0 {
@@ -49,7 +49,7 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                     }
                 );
                 let effort = r.reasoning_effort.map_or("default", |e| e.as_str());
-                println!(
+                say!(
                     "  thinking   budget {} tokens · reasoning effort {effort}",
                     r.thinking_budget_tokens
                 );
@@ -63,21 +63,21 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                 );
             }
             Err(e) => {
-                println!("  (cannot be used)");
+                say!("  (cannot be used)");
                 errors.push(format!("{} mode: {e}", mode.as_str()));
             }
         }
     }
     if errors.is_empty() && warnings.is_empty() {
-        println!("no problems found");
+        say!("no problems found");
         return ExitCode::SUCCESS;
     }
-    println!("problems:");
+    say!("problems:");
     for e in &errors {
-        println!("  - error: {e}");
+        say!("  - error: {e}");
     }
     for w in &warnings {
-        println!("  - warning: {w}");
+        say!("  - warning: {w}");
     }
     if errors.is_empty() {
         ExitCode::SUCCESS

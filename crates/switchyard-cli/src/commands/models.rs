@@ -23,7 +23,7 @@ pub fn run(provider: Option<&str>) -> ExitCode {
     };
     for (i, p) in presets.iter().enumerate() {
         if i > 0 {
-            println!();
+            say!();
         }
         print_provider(p);
     }
@@ -47,7 +47,7 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::Anthropic => "Anthropic Messages".to_owned(),
         WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
         WireFamily::NotYetSupported(f) => {
-            println!("{} — {f}: not supported by this build yet", p.id);
+            say!("{} — {f}: not supported by this build yet", p.id);
             return;
         }
     };
@@ -56,10 +56,10 @@ fn print_provider(p: &ProviderPreset) {
     } else {
         "no key needed".to_owned()
     };
-    println!("{} — {family} · {} · {key}", p.id, p.base_url);
+    say!("{} — {family} · {} · {key}", p.id, p.base_url);
     match model_table(p.id) {
         Some(table) => {
-            println!(
+            say!(
                 "  {:<34} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
                 "MODEL (USD per million tokens)",
                 "CONTEXT",
@@ -71,7 +71,7 @@ fn print_provider(p: &ProviderPreset) {
             );
             for (id, m) in &table.models {
                 let mark = if *id == table.default { '*' } else { ' ' };
-                println!(
+                say!(
                     "{mark} {:<34} {:>10} {:>9} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
                     id,
                     thousands(m.context_window),
@@ -83,15 +83,15 @@ fn print_provider(p: &ProviderPreset) {
                 );
             }
             if p.any_model_id {
-                println!(
+                say!(
                     "  (* default; any other model id is accepted with a {} context assumed)",
                     thousands(DEFAULT_CONTEXT_WINDOW)
                 );
             } else {
-                println!("  (* default; an unknown model id falls back to the default)");
+                say!("  (* default; an unknown model id falls back to the default)");
             }
         }
-        None => println!(
+        None => say!(
             "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
             p.default_model,
             thousands(DEFAULT_CONTEXT_WINDOW)
