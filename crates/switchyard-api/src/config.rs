@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::handler::ApiHandler;
 use crate::model::{ModelInfo, model_table};
 use crate::providers::anthropic::AnthropicHandler;
+use crate::providers::ollama::OllamaHandler;
 use crate::providers::openai_chat::OpenAiChatHandler;
 use crate::providers::presets::{ProviderPreset, WireFamily, preset};
 
@@ -544,6 +545,7 @@ pub fn build_api_handler(
 pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
     match resolved.preset.family {
         WireFamily::Anthropic => Box::new(AnthropicHandler::new(resolved)),
+        WireFamily::Ollama => Box::new(OllamaHandler::new(resolved)),
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
             Box::new(OpenAiChatHandler::new(resolved))
         }

@@ -48,7 +48,6 @@ pub(crate) struct Origin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Framing {
     Sse,
-    #[allow(dead_code)] // Used by the Ollama native family.
     Ndjson,
 }
 
@@ -357,7 +356,7 @@ impl Origin {
 /// `parser` over its SSE body: the whole life of one provider request.
 pub(crate) fn post_sse<P>(
     mode: &crate::config::ResolvedMode,
-    mut request: reqwest::RequestBuilder,
+    request: reqwest::RequestBuilder,
     parser: P,
     abort: &AbortSignal,
     observer: Option<RetryObserver>,
@@ -365,14 +364,42 @@ pub(crate) fn post_sse<P>(
 where
     P: EventParser<Event = SseEvent>,
 {
+    let (open, origin) = prepare(mode, request, Framing::Sse, observer);
+    sse_stream(open, parser, abort.subscribe(), origin)
+}
+
+/// Like [`post_sse`] for an NDJSON body (Ollama's `/api/chat`).
+pub(crate) fn post_ndjson<P>(
+    mode: &crate::config::ResolvedMode,
+    request: reqwest::RequestBuilder,
+    parser: P,
+    abort: &AbortSignal,
+    observer: Option<RetryObserver>,
+) -> ApiStream
+where
+    P: EventParser<Event = String>,
+{
+    let (open, origin) = prepare(mode, request, Framing::Ndjson, observer);
+    ndjson_stream(open, parser, abort.subscribe(), origin)
+}
+
+/// Adds the configured extra headers and wraps the send in the provider-level retry.
+fn prepare(
+    mode: &crate::config::ResolvedMode,
+    mut request: reqwest::RequestBuilder,
+    framing: Framing,
+    observer: Option<RetryObserver>,
+) -> (
+    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+    Origin,
+) {
     for (k, v) in &mode.headers {
         request = request.header(k, v);
     }
     let origin = Origin::of(mode);
-    let open_origin = origin.clone();
     let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
-    let open = open_with_retry(request, open_origin, Framing::Sse, policy, observer);
-    sse_stream(open, parser, abort.subscribe(), origin)
+    let open = open_with_retry(request, origin.clone(), framing, policy, observer);
+    (open, origin)
 }
 
 /// Opens the stream, retrying the failures SPEC R5.1 retries at this level (rate limits, and
@@ -461,7 +488,6 @@ where
 }
 
 /// Runs `parser` over an NDJSON body opened by `open`. See [`drive`].
-#[allow(dead_code)] // Used by the Ollama native family.
 pub(crate) fn ndjson_stream<P>(
     open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
     parser: P,

@@ -1,4 +1,4 @@
-//! Every Anthropic, OpenAI Chat, OpenRouter and DeepSeek fixture of `../shared/fixtures`,
+//! Every Anthropic, OpenAI Chat, OpenRouter, DeepSeek and Ollama fixture of `../shared/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
 //! `.expected.json`, normalised as `shared/fixtures/README.md` says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -30,6 +30,8 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
         ("anthropic", "claude-sonnet-4-5-20250929", "")
     } else if fixture.starts_with("openrouter") {
         ("openrouter", "anthropic/claude-sonnet-4.5", "/api/v1")
+    } else if fixture.starts_with("ollama") {
+        ("ollama", "qwen3:8b", "")
     } else if fixture.starts_with("deepseek") {
         ("deepseek", "deepseek-reasoner", "/v1")
     } else {
@@ -160,6 +162,7 @@ fn fixtures() -> Vec<String> {
                 || n == "openai_insufficient_quota"
                 || n.starts_with("openrouter_")
                 || n == "deepseek_reasoner"
+                || n.starts_with("ollama_")
         })
         .collect();
     names.sort();
@@ -169,7 +172,7 @@ fn fixtures() -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     let names = fixtures();
-    assert_eq!(names.len(), 13, "{names:?}");
+    assert_eq!(names.len(), 15, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
@@ -509,4 +512,49 @@ async fn a_rate_limit_is_retried_at_the_provider_level_honouring_retry_after() {
         .await;
     assert!(matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Overloaded));
     assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn ollama_request_shape() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("ollama_chat"))]).await;
+    // A base URL copied from the OpenAI-compatible setup still reaches the native API.
+    let h = handler("ollama", "qwen3:8b", &format!("{}/v1", server.url()), "");
+    assert_eq!(h.get_model().info.context_window, 32_768);
+    let tools = [ToolSpec {
+        name: "get_weather".into(),
+        description: "Weather".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    let _: Vec<_> = h
+        .create_message("SYS", &[Message::user_text("q")], &tools)
+        .collect()
+        .await;
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/api/chat");
+    let body = req.json();
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["options"]["num_ctx"], 32_768);
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "SYS"})
+    );
+    assert_eq!(body["messages"][1], json!({"role": "user", "content": "q"}));
+    assert_eq!(
+        body["tools"][0],
+        json!({"type": "function", "function": {"name": "get_weather", "description": "Weather", "parameters": {"type": "object"}}})
+    );
+    // A configured context window is sent as num_ctx and reported.
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("ollama_chat"))]).await;
+    let h = handler(
+        "ollama",
+        "qwen3:8b",
+        &server.url(),
+        "[act.model_info]\ncontext_window = 8192",
+    );
+    assert_eq!(h.get_model().info.context_window, 8192);
+    let _: Vec<_> = h
+        .create_message("s", &[Message::user_text("q")], &[])
+        .collect()
+        .await;
+    assert_eq!(server.requests()[0].json()["options"]["num_ctx"], 8192);
 }

@@ -12,6 +12,8 @@ pub enum WireFamily {
     Anthropic,
     /// OpenAI Chat Completions over SSE (`providers/openai_chat.rs`).
     OpenAiChat,
+    /// Ollama's native `/api/chat` over NDJSON (`providers/ollama.rs`).
+    Ollama,
     /// A family this build does not speak yet (Gemini, Vertex, Bedrock): building a handler for
     /// it is a clear error, never a silent fallback.
     NotYetSupported(&'static str),
@@ -280,14 +282,16 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["LM_STUDIO_API_KEY"],
         "openai/gpt-oss-20b",
     ),
-    // Ollama through its OpenAI-compatible `/v1` endpoint until the native `/api/chat` family
-    // lands; `num_ctx` cannot be sent this way, so the server's own default context applies.
-    local(
-        "ollama",
-        "http://127.0.0.1:11434/v1",
-        &["OLLAMA_API_KEY"],
-        "llama3.2",
-    ),
+    // Ollama's native `/api/chat` (NDJSON), which takes `num_ctx` (SPEC R4.6).
+    ProviderPreset {
+        family: WireFamily::Ollama,
+        ..local(
+            "ollama",
+            "http://127.0.0.1:11434",
+            &["OLLAMA_API_KEY"],
+            "llama3.2",
+        )
+    },
     planned(
         "gemini",
         "Gemini streamGenerateContent",

@@ -46,6 +46,7 @@ fn print_provider(p: &ProviderPreset) {
     let family = match p.family {
         WireFamily::Anthropic => "Anthropic Messages".to_owned(),
         WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
+        WireFamily::Ollama => "Ollama /api/chat".to_owned(),
         WireFamily::NotYetSupported(f) => {
             say!("{} — {f}: not supported by this build yet", p.id);
             return;

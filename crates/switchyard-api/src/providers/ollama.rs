@@ -1,0 +1,300 @@
+//! Ollama's native chat API over NDJSON (SPEC R4.1, R4.6).
+//!
+//! Request: `POST {base_url}/api/chat` with `stream: true`, `options.num_ctx` and, for tools,
+//! `tools: [{type: function, function: {name, description, parameters}}]` (ollama/ollama
+//! `docs/api.md`, "Generate a chat completion"). Response: `application/x-ndjson`, one JSON
+//! object per line: `message.thinking`, `message.content`, `message.tool_calls` (whole calls
+//! with the arguments as a JSON object), a last line with `done: true`, `done_reason` and the
+//! counts; an `{"error": "…"}` line ends a failed stream with status 200 (`docs/api/errors.mdx`).
+//!
+//! Usage rule (SPEC R1.3): `prompt_eval_count` (omitted when 0) is the whole prompt, Ollama has
+//! no cache split, so it is `input_tokens` as is; `eval_count` is `output_tokens`.
+
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::config::ResolvedMode;
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::model::DEFAULT_CONTEXT_WINDOW;
+use crate::stream::{ApiStream, ApiStreamChunk, Usage};
+use crate::transport::{self, AbortSignal, EventParser};
+
+/// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
+pub const DEFAULT_NUM_CTX: u64 = 32_768;
+
+/// A handler for Ollama's `/api/chat`.
+pub struct OllamaHandler {
+    mode: ResolvedMode,
+    abort: AbortSignal,
+    retry_observer: Mutex<Option<RetryObserver>>,
+}
+
+impl OllamaHandler {
+    /// Builds the handler; no network request is made (SPEC R3.5). The context window is the
+    /// configured `model_info.context_window`, else [`DEFAULT_NUM_CTX`], and is what the model
+    /// reports (R4.6). A base URL ending in `/v1` (Ollama's OpenAI-compatible path) is taken
+    /// back to the server root.
+    pub fn new(mut mode: ResolvedMode) -> Self {
+        if mode.model_info.context_window == DEFAULT_CONTEXT_WINDOW {
+            mode.model_info.context_window = DEFAULT_NUM_CTX;
+        }
+        if let Some(root) = mode.base_url.strip_suffix("/v1") {
+            mode.base_url = root.to_owned();
+        }
+        Self {
+            mode,
+            abort: AbortSignal::new(),
+            retry_observer: Mutex::new(None),
+        }
+    }
+
+    /// The current retry observer, if any.
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
+    }
+
+    /// The JSON request body.
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
+        let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
+        for m in messages {
+            wire.extend(convert_message(m));
+        }
+        let info = &self.mode.model_info;
+        let mut options = json!({
+            "num_ctx": info.context_window,
+            "temperature": info.temperature.unwrap_or(0.0),
+        });
+        if info.max_tokens > 0 {
+            options["num_predict"] = json!(info.max_tokens);
+        }
+        let mut body = json!({
+            "model": self.mode.model_id,
+            "messages": wire,
+            "stream": true,
+            "options": options,
+        });
+        if info.supports_reasoning || self.mode.thinking_budget_tokens > 0 {
+            body["think"] = json!(true);
+        }
+        if !tools.is_empty() {
+            body["tools"] = tools
+                .iter()
+                .map(|t| {
+                    json!({ "type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.input_schema } })
+                })
+                .collect();
+        }
+        body
+    }
+}
+
+/// One conversation message as Ollama messages: tool results become `tool` messages, tool
+/// uses `tool_calls` with object arguments, images base64 `images`; thinking is not sent back.
+fn convert_message(m: &Message) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut text = Vec::new();
+    let mut images = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in &m.content {
+        match block {
+            ContentBlock::Text { text: t } => text.push(t.as_str()),
+            ContentBlock::Image { source } => images.push(json!(source.data)),
+            ContentBlock::ToolUse { name, input, .. } => {
+                tool_calls.push(json!({ "function": { "name": name, "arguments": input } }));
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                out.push(json!({ "role": "tool", "content": content }));
+            }
+            ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+        }
+    }
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    if !text.is_empty() || !images.is_empty() || !tool_calls.is_empty() {
+        let mut msg = json!({ "role": role, "content": text.join("\n\n") });
+        if !images.is_empty() {
+            msg["images"] = Value::Array(images);
+        }
+        if !tool_calls.is_empty() {
+            msg["tool_calls"] = Value::Array(tool_calls);
+        }
+        out.push(msg);
+    }
+    out
+}
+
+impl ApiHandler for OllamaHandler {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
+        let body = self.request_body(system_prompt, messages, tools);
+        let mut request = transport::client()
+            .post(format!("{}/api/chat", self.mode.base_url))
+            .header("content-type", "application/json");
+        if let Some(key) = &self.mode.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let request = request.body(body.to_string());
+        transport::post_ndjson(
+            &self.mode,
+            request,
+            OllamaParser::default(),
+            &self.abort,
+            self.observer(),
+        )
+    }
+
+    fn get_model(&self) -> ApiHandlerModel {
+        self.mode.handler_model()
+    }
+
+    fn provider_id(&self) -> &str {
+        &self.mode.provider_id
+    }
+
+    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
+    }
+
+    fn abort(&self) {
+        self.abort.abort();
+    }
+}
+
+/// One line of the stream (only the fields we use).
+#[derive(Debug, Deserialize)]
+struct ChatLine<'a> {
+    #[serde(borrow, default)]
+    message: Option<LineMessage<'a>>,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    done_reason: Option<String>,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LineMessage<'a> {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(borrow, default)]
+    tool_calls: Vec<LineToolCall<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LineToolCall<'a> {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(borrow)]
+    function: LineFunction<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LineFunction<'a> {
+    name: String,
+    /// Kept as the server's own JSON text, so arguments are byte-exact.
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+/// Maps NDJSON lines to chunks.
+#[derive(Debug, Default)]
+pub(crate) struct OllamaParser {
+    done: bool,
+    /// Tool calls seen, for generated ids.
+    tool_calls: usize,
+}
+
+impl EventParser for OllamaParser {
+    type Event = String;
+
+    fn on_event(&mut self, line: String, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let parsed: ChatLine<'_> = match serde_json::from_str(&line) {
+            Ok(p) => p,
+            Err(e) => {
+                let snippet: String = line.chars().take(120).collect();
+                return out.push(Err(ApiError::decode(format!(
+                    "the server sent a line that is not a chat response ({e}): {snippet}"
+                ))));
+            }
+        };
+        if let Some(error) = parsed.error {
+            let message = error
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return out.push(Err(ApiError::from_provider(None, None, &message, None)));
+        }
+        if let Some(message) = parsed.message {
+            if let Some(t) = message.thinking.filter(|t| !t.is_empty()) {
+                out.push(Ok(ApiStreamChunk::reasoning(t)));
+            }
+            if let Some(t) = message.content.filter(|t| !t.is_empty()) {
+                out.push(Ok(ApiStreamChunk::text(t)));
+            }
+            for call in message.tool_calls {
+                self.tool_calls += 1;
+                // Ollama sends whole calls; older servers send no id, so one is generated.
+                let id = call
+                    .id
+                    .filter(|i| !i.is_empty())
+                    .unwrap_or_else(|| format!("call_{}", self.tool_calls));
+                let arguments = call
+                    .function
+                    .arguments
+                    .map_or("{}", RawValue::get)
+                    .to_owned();
+                out.push(Ok(ApiStreamChunk::ToolCalls {
+                    call_id: None,
+                    id,
+                    name: call.function.name,
+                    arguments_delta: arguments,
+                }));
+            }
+        }
+        if parsed.done {
+            self.done = true;
+            if parsed.done_reason.as_deref() == Some("length") {
+                tracing::warn!("the answer was cut off by the token limit (done_reason: length)");
+            }
+            out.push(Ok(ApiStreamChunk::Usage(Usage {
+                input_tokens: parsed.prompt_eval_count.unwrap_or(0),
+                output_tokens: parsed.eval_count.unwrap_or(0),
+                ..Usage::default()
+            })));
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if !self.done {
+            out.push(Err(ApiError::new(
+                ErrorKind::Network,
+                "the stream ended before the response was complete (no line with done: true)",
+            )));
+        }
+    }
+}
