@@ -16,6 +16,7 @@ use crate::model::{ModelInfo, model_table};
 use crate::providers::anthropic::AnthropicHandler;
 use crate::providers::ollama::OllamaHandler;
 use crate::providers::openai_chat::OpenAiChatHandler;
+use crate::providers::openai_responses::OpenAiResponsesHandler;
 use crate::providers::presets::{ProviderPreset, WireFamily, preset};
 
 /// The task's mode (SPEC R3.1). Each mode has its own provider and model.
@@ -541,11 +542,17 @@ pub fn build_api_handler(
     Ok(handler_for(resolved))
 }
 
-/// Builds the handler for an already resolved mode.
+/// Builds the handler for an already resolved mode: the preset's wire family, and for the
+/// OpenAI family the Responses API when the model's `api_format` is `responses`.
 pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
     match resolved.preset.family {
         WireFamily::Anthropic => Box::new(AnthropicHandler::new(resolved)),
         WireFamily::Ollama => Box::new(OllamaHandler::new(resolved)),
+        WireFamily::OpenAiChat
+            if resolved.model_info.api_format.as_deref() == Some("responses") =>
+        {
+            Box::new(OpenAiResponsesHandler::new(resolved))
+        }
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
             Box::new(OpenAiChatHandler::new(resolved))
         }

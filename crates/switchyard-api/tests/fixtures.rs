@@ -1,4 +1,4 @@
-//! Every Anthropic, OpenAI Chat, OpenRouter, DeepSeek and Ollama fixture of `../shared/fixtures`,
+//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek and Ollama fixture of `../shared/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
 //! `.expected.json`, normalised as `shared/fixtures/README.md` says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -30,6 +30,8 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
         ("anthropic", "claude-sonnet-4-5-20250929", "")
     } else if fixture.starts_with("openrouter") {
         ("openrouter", "anthropic/claude-sonnet-4.5", "/api/v1")
+    } else if fixture == "openai_responses" {
+        ("openai-native", "gpt-5", "/v1")
     } else if fixture.starts_with("ollama") {
         ("ollama", "qwen3:8b", "")
     } else if fixture.starts_with("deepseek") {
@@ -163,6 +165,7 @@ fn fixtures() -> Vec<String> {
                 || n.starts_with("openrouter_")
                 || n == "deepseek_reasoner"
                 || n.starts_with("ollama_")
+                || n == "openai_responses"
         })
         .collect();
     names.sort();
@@ -172,7 +175,7 @@ fn fixtures() -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     let names = fixtures();
-    assert_eq!(names.len(), 15, "{names:?}");
+    assert_eq!(names.len(), 16, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
@@ -557,4 +560,89 @@ async fn ollama_request_shape() {
         .collect()
         .await;
     assert_eq!(server.requests()[0].json()["options"]["num_ctx"], 8192);
+}
+
+#[tokio::test]
+async fn openai_responses_request_shape() {
+    let server =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_responses"))]).await;
+    let h = handler(
+        "openai-native",
+        "gpt-5",
+        &format!("{}/v1", server.url()),
+        "reasoning_effort = \"high\"",
+    );
+    let tools = [ToolSpec {
+        name: "t".into(),
+        description: "d".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    let messages = [
+        Message::user_text("q"),
+        Message {
+            role: switchyard_api::Role::Assistant,
+            content: vec![switchyard_api::ContentBlock::ToolUse {
+                id: "call_1".into(),
+                name: "t".into(),
+                input: json!({"a": 1}),
+            }],
+        },
+        Message {
+            role: switchyard_api::Role::User,
+            content: vec![switchyard_api::ContentBlock::ToolResult {
+                tool_use_id: "call_1".into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        },
+    ];
+    let items: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    assert!(items.iter().all(Result::is_ok));
+    let req = &server.requests()[0];
+    assert_eq!(req.path, "/v1/responses");
+    let body = req.json();
+    assert_eq!(body["instructions"], "SYS");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["store"], false);
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "high", "summary": "auto"})
+    );
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(
+        body["input"][0],
+        json!({"role": "user", "content": [{"type": "input_text", "text": "q"}]})
+    );
+    assert_eq!(
+        body["input"][1],
+        json!({"type": "function_call", "call_id": "call_1", "name": "t", "arguments": "{\"a\":1}"})
+    );
+    assert_eq!(
+        body["input"][2],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "ok"})
+    );
+    assert_eq!(
+        body["tools"][0],
+        json!({"type": "function", "name": "t", "description": "d", "parameters": {"type": "object"}})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn c07_a_rate_limit_error_event_inside_a_responses_stream() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::case("C07"))]).await;
+    let h = handler(
+        "openai-native",
+        "gpt-5",
+        &format!("{}/v1", server.url()),
+        "",
+    );
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    let [Err(e)] = items.as_slice() else {
+        panic!("{items:?}")
+    };
+    assert_eq!(e.kind, ErrorKind::RateLimited);
+    assert_eq!(e.retry_after, Some(Duration::from_millis(915)));
 }

@@ -3,4 +3,5 @@
 pub mod anthropic;
 pub mod ollama;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod presets;

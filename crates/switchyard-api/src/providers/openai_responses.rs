@@ -1,0 +1,310 @@
+//! OpenAI Responses over SSE (SPEC R4.1), used when a model's `api_format` is `responses`.
+//!
+//! Request: `POST {base_url}/responses` with `instructions`, `input` items, `stream: true`,
+//! `store: false` and `include: ["reasoning.encrypted_content"]`
+//! (platform.openai.com/docs/api-reference/responses). Stream: typed events, dispatched on the
+//! JSON `type` (the `event:` line is not needed), with or without a final `data: [DONE]`:
+//! `response.reasoning_summary_text.delta` → reasoning, `response.output_text.delta` → text,
+//! `response.output_item.added` (function_call: `call_id`, `name`) and
+//! `response.function_call_arguments.delta` (by `item_id`) → tool calls, a reasoning item's
+//! `encrypted_content` at `response.output_item.done` → redacted reasoning,
+//! `response.completed` → usage; `error` and `response.failed` → errors.
+//!
+//! Usage rule (SPEC R1.3): `input_tokens` includes cached tokens, so
+//! `input_tokens = input_tokens − input_tokens_details.cached_tokens`; cache reads = cached;
+//! `thoughts_tokens` = `output_tokens_details.reasoning_tokens` (inside `output_tokens`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::stream::{ApiStream, ApiStreamChunk, Usage};
+use crate::transport::{self, AbortSignal, EventParser};
+use crate::wire::sse::SseEvent;
+
+/// A handler for the OpenAI Responses API.
+pub struct OpenAiResponsesHandler {
+    mode: ResolvedMode,
+    abort: AbortSignal,
+    retry_observer: Mutex<Option<RetryObserver>>,
+}
+
+impl OpenAiResponsesHandler {
+    /// Builds the handler; no network request is made (SPEC R3.5).
+    pub fn new(mode: ResolvedMode) -> Self {
+        Self {
+            mode,
+            abort: AbortSignal::new(),
+            retry_observer: Mutex::new(None),
+        }
+    }
+
+    /// The current retry observer, if any.
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
+    }
+
+    /// The JSON request body.
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
+        let info = &self.mode.model_info;
+        let mut body = json!({
+            "model": self.mode.model_id,
+            "instructions": system_prompt,
+            "input": convert_messages(messages),
+            "stream": true,
+            "store": false,
+        });
+        if info.supports_reasoning {
+            let effort = self.mode.reasoning_effort.unwrap_or_default();
+            if effort != ReasoningEffort::None {
+                body["reasoning"] = json!({ "effort": effort.as_str(), "summary": "auto" });
+                body["include"] = json!(["reasoning.encrypted_content"]);
+            }
+        } else {
+            body["temperature"] = json!(info.temperature.unwrap_or(0.0));
+        }
+        if info.max_tokens > 0 {
+            body["max_output_tokens"] = json!(info.max_tokens);
+        }
+        if !tools.is_empty() {
+            body["tools"] = tools
+                .iter()
+                .map(|t| {
+                    json!({ "type": "function", "name": t.name, "description": t.description,
+                            "parameters": t.input_schema })
+                })
+                .collect();
+        }
+        body
+    }
+}
+
+/// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
+/// message content, tool uses as `function_call`, tool results as `function_call_output`,
+/// images as `input_image` data URLs; thinking is not sent back (store is off).
+fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    let mut items = Vec::new();
+    for m in messages {
+        let (role, text_type) = match m.role {
+            Role::User => ("user", "input_text"),
+            Role::Assistant => ("assistant", "output_text"),
+        };
+        let mut content = Vec::new();
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text } => content.push(json!({ "type": text_type, "text": text })),
+                ContentBlock::Image { source } => content.push(json!({
+                    "type": "input_image",
+                    "image_url": format!("data:{};base64,{}", source.media_type, source.data),
+                })),
+                ContentBlock::ToolUse { id, name, input } => items.push(json!({
+                    "type": "function_call", "call_id": id, "name": name, "arguments": input.to_string(),
+                })),
+                ContentBlock::ToolResult { tool_use_id, content: output, .. } => items.push(json!({
+                    "type": "function_call_output", "call_id": tool_use_id, "output": output,
+                })),
+                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+            }
+        }
+        if !content.is_empty() {
+            items.push(json!({ "role": role, "content": content }));
+        }
+    }
+    items
+}
+
+impl ApiHandler for OpenAiResponsesHandler {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
+        let body = self.request_body(system_prompt, messages, tools);
+        let mut request = transport::client()
+            .post(format!("{}/responses", self.mode.base_url))
+            .header("accept", "text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(key) = &self.mode.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let request = request.body(body.to_string());
+        transport::post_sse(
+            &self.mode,
+            request,
+            ResponsesParser::default(),
+            &self.abort,
+            self.observer(),
+        )
+    }
+
+    fn get_model(&self) -> ApiHandlerModel {
+        self.mode.handler_model()
+    }
+
+    fn provider_id(&self) -> &str {
+        &self.mode.provider_id
+    }
+
+    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
+    }
+
+    fn abort(&self) {
+        self.abort.abort();
+    }
+}
+
+/// Maps Responses events to chunks.
+#[derive(Debug, Default)]
+pub(crate) struct ResponsesParser {
+    /// Function-call items by item id: (call_id, name).
+    calls: HashMap<String, (String, String)>,
+    completed: bool,
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+fn error_from(e: &Value) -> ApiError {
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the provider reported an error");
+    let code = e
+        .get("code")
+        .and_then(Value::as_str)
+        .or_else(|| e.get("type").and_then(Value::as_str));
+    ApiError::from_provider(None, code, message, None)
+}
+
+impl EventParser for ResponsesParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return;
+        }
+        let v = match transport::parse_json(data) {
+            Ok(v) => v,
+            Err(e) => return out.push(Err(*e)),
+        };
+        match v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str())
+        {
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                if let Some(d) = str_at(&v, "/delta").filter(|d| !d.is_empty()) {
+                    out.push(Ok(ApiStreamChunk::reasoning(d)));
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let Some(d) = str_at(&v, "/delta").filter(|d| !d.is_empty()) {
+                    out.push(Ok(ApiStreamChunk::text(d)));
+                }
+            }
+            "response.output_item.added" => {
+                let item = &v["item"];
+                if str_at(item, "/type") == Some("function_call") {
+                    let item_id = str_at(item, "/id").unwrap_or_default().to_owned();
+                    let call_id = str_at(item, "/call_id").unwrap_or(&item_id).to_owned();
+                    let name = str_at(item, "/name").unwrap_or_default().to_owned();
+                    let initial = str_at(item, "/arguments").unwrap_or_default().to_owned();
+                    out.push(Ok(ApiStreamChunk::ToolCalls {
+                        call_id: Some(call_id.clone()),
+                        id: call_id.clone(),
+                        name: name.clone(),
+                        arguments_delta: initial,
+                    }));
+                    self.calls.insert(item_id, (call_id, name));
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let item_id = str_at(&v, "/item_id").unwrap_or_default();
+                let delta = str_at(&v, "/delta").unwrap_or_default();
+                if let (false, Some((call_id, name))) = (delta.is_empty(), self.calls.get(item_id))
+                {
+                    out.push(Ok(ApiStreamChunk::ToolCalls {
+                        call_id: Some(call_id.clone()),
+                        id: call_id.clone(),
+                        name: name.clone(),
+                        arguments_delta: delta.to_owned(),
+                    }));
+                }
+            }
+            "response.output_item.done" => {
+                let item = &v["item"];
+                if str_at(item, "/type") == Some("reasoning") {
+                    if let Some(enc) = str_at(item, "/encrypted_content").filter(|e| !e.is_empty())
+                    {
+                        out.push(Ok(ApiStreamChunk::Reasoning {
+                            reasoning: String::new(),
+                            details: None,
+                            signature: None,
+                            redacted_data: Some(enc.to_owned()),
+                            id: str_at(item, "/id").map(str::to_owned),
+                        }));
+                    }
+                }
+            }
+            "response.completed" => {
+                self.completed = true;
+                if let Some(u) = v.pointer("/response/usage").filter(|u| u.is_object()) {
+                    let input = u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                    let cached = u
+                        .pointer("/input_tokens_details/cached_tokens")
+                        .and_then(Value::as_u64);
+                    out.push(Ok(ApiStreamChunk::Usage(Usage {
+                        input_tokens: input.saturating_sub(cached.unwrap_or(0)),
+                        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+                        cache_write_tokens: None,
+                        cache_read_tokens: cached,
+                        thoughts_tokens: u
+                            .pointer("/output_tokens_details/reasoning_tokens")
+                            .and_then(Value::as_u64),
+                        total_cost_usd: None,
+                        id: None,
+                    })));
+                }
+            }
+            "response.incomplete" => {
+                let reason = str_at(&v, "/response/incomplete_details/reason").unwrap_or("unknown");
+                out.push(Err(ApiError::new(
+                    ErrorKind::Decode,
+                    format!("the response ended incomplete ({reason})"),
+                )));
+            }
+            "response.failed" => {
+                out.push(Err(error_from(
+                    v.pointer("/response/error").unwrap_or(&Value::Null),
+                )));
+            }
+            "error" => out.push(Err(error_from(v.get("error").unwrap_or(&v)))),
+            _ => {}
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if !self.completed {
+            out.push(Err(ApiError::new(
+                ErrorKind::Network,
+                "the stream ended before the response was complete (no response.completed)",
+            )));
+        }
+    }
+}
