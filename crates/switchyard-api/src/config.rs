@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::handler::ApiHandler;
 use crate::model::{ModelInfo, model_table};
 use crate::providers::anthropic::AnthropicHandler;
+use crate::providers::gemini::GeminiHandler;
 use crate::providers::ollama::OllamaHandler;
 use crate::providers::openai_chat::OpenAiChatHandler;
 use crate::providers::openai_responses::OpenAiResponsesHandler;
@@ -548,6 +549,7 @@ pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
     match resolved.preset.family {
         WireFamily::Anthropic => Box::new(AnthropicHandler::new(resolved)),
         WireFamily::Ollama => Box::new(OllamaHandler::new(resolved)),
+        WireFamily::Gemini => Box::new(GeminiHandler::new(resolved)),
         WireFamily::OpenAiChat
             if resolved.model_info.api_format.as_deref() == Some("responses") =>
         {

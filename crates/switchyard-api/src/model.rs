@@ -115,9 +115,10 @@ impl ModelTable {
 /// The embedded tables, by provider id. A parse failure is a bug in a data file and is caught
 /// by the tests (`every_table_parses`); at run time such a table is treated as absent.
 static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
-    let sources: [(&str, &str); 4] = [
+    let sources: [(&str, &str); 5] = [
         ("anthropic", include_str!("../models/anthropic.toml")),
         ("deepseek", include_str!("../models/deepseek.toml")),
+        ("gemini", include_str!("../models/gemini.toml")),
         (
             "openai-native",
             include_str!("../models/openai-native.toml"),
@@ -155,6 +156,7 @@ mod tests {
         for src in [
             include_str!("../models/anthropic.toml"),
             include_str!("../models/deepseek.toml"),
+            include_str!("../models/gemini.toml"),
             include_str!("../models/openai-native.toml"),
             include_str!("../models/openrouter.toml"),
         ] {
@@ -169,6 +171,6 @@ mod tests {
                 assert!(m.max_tokens <= m.context_window, "{id}");
             }
         }
-        assert_eq!(providers_with_tables().count(), 4);
+        assert_eq!(providers_with_tables().count(), 5);
     }
 }

@@ -1,4 +1,4 @@
-//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek and Ollama fixture of `../shared/fixtures`,
+//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek, Gemini and Ollama fixture of `../shared/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
 //! `.expected.json`, normalised as `shared/fixtures/README.md` says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use switchyard_api::retry::RetryPolicy;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, ToolSpec,
     build_api_handler,
@@ -30,6 +31,8 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
         ("anthropic", "claude-sonnet-4-5-20250929", "")
     } else if fixture.starts_with("openrouter") {
         ("openrouter", "anthropic/claude-sonnet-4.5", "/api/v1")
+    } else if fixture.starts_with("gemini") {
+        ("gemini", "gemini-2.5-flash", "")
     } else if fixture == "openai_responses" {
         ("openai-native", "gpt-5", "/v1")
     } else if fixture.starts_with("ollama") {
@@ -108,7 +111,13 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
                 } else {
                     u.input_tokens + u.cache_read_tokens.unwrap_or(0)
                 };
-                let mut v = json!({"type": "usage", "input_tokens": raw_input, "output_tokens": u.output_tokens});
+                // Gemini's candidatesTokenCount excludes thoughts; we bill them as output.
+                let raw_output = if provider == "gemini" {
+                    u.output_tokens - u.thoughts_tokens.unwrap_or(0)
+                } else {
+                    u.output_tokens
+                };
+                let mut v = json!({"type": "usage", "input_tokens": raw_input, "output_tokens": raw_output});
                 if let Some(n) = u.cache_read_tokens {
                     v["cache_read_tokens"] = json!(n);
                 }
@@ -166,6 +175,7 @@ fn fixtures() -> Vec<String> {
                 || n == "deepseek_reasoner"
                 || n.starts_with("ollama_")
                 || n == "openai_responses"
+                || n.starts_with("gemini_")
         })
         .collect();
     names.sort();
@@ -175,7 +185,7 @@ fn fixtures() -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     let names = fixtures();
-    assert_eq!(names.len(), 16, "{names:?}");
+    assert_eq!(names.len(), 19, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
@@ -199,7 +209,11 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
                 matches!(items.last(), Some(Err(e)) if e.kind == ErrorKind::RateLimited);
             assert_eq!(
                 server.request_count(),
-                if rate_limited { 3 } else { 1 },
+                if rate_limited {
+                    RetryPolicy::for_provider(provider_for(name).0).max_attempts as usize
+                } else {
+                    1
+                },
                 "{label}"
             );
             // An error is always the last item and carries the provider and model.
@@ -645,4 +659,70 @@ async fn c07_a_rate_limit_error_event_inside_a_responses_stream() {
     };
     assert_eq!(e.kind, ErrorKind::RateLimited);
     assert_eq!(e.retry_after, Some(Duration::from_millis(915)));
+}
+
+#[tokio::test]
+async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("gemini_stream"))]).await;
+    let h = handler(
+        "gemini",
+        "gemini-2.5-flash",
+        &server.url(),
+        "thinking_budget_tokens = 50000",
+    );
+    let tools = [ToolSpec {
+        name: "t".into(),
+        description: "d".into(),
+        input_schema: json!({"type": "object"}),
+    }];
+    let messages = [
+        Message::user_text("q"),
+        Message {
+            role: switchyard_api::Role::Assistant,
+            content: vec![switchyard_api::ContentBlock::ToolUse {
+                id: "call_1".into(),
+                name: "t".into(),
+                input: json!({"a": 1}),
+            }],
+        },
+        Message {
+            role: switchyard_api::Role::User,
+            content: vec![switchyard_api::ContentBlock::ToolResult {
+                tool_use_id: "call_1".into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        },
+    ];
+    let items: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let req = &server.requests()[0];
+    assert_eq!(
+        req.path,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
+    assert!(!req.path.contains(KEY));
+    assert_eq!(req.header("x-goog-api-key"), Some(KEY));
+    let body = req.json();
+    assert_eq!(
+        body["systemInstruction"],
+        json!({"parts": [{"text": "SYS"}]})
+    );
+    // 50000 is clipped to the model's max output − 1 (R3.3), then capped at its thinking max (R4.7).
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"],
+        json!({"includeThoughts": true, "thinkingBudget": 24576})
+    );
+    assert_eq!(
+        body["contents"][1],
+        json!({"role": "model", "parts": [{"functionCall": {"name": "t", "args": {"a": 1}}}]})
+    );
+    assert_eq!(
+        body["contents"][2],
+        json!({"role": "user", "parts": [{"functionResponse": {"name": "t", "response": {"content": "ok"}}}]})
+    );
+    assert_eq!(
+        body["tools"],
+        json!([{"functionDeclarations": [{"name": "t", "description": "d", "parameters": {"type": "object"}}]}])
+    );
 }

@@ -14,6 +14,8 @@ pub enum WireFamily {
     OpenAiChat,
     /// Ollama's native `/api/chat` over NDJSON (`providers/ollama.rs`).
     Ollama,
+    /// Gemini `streamGenerateContent` over SSE (`providers/gemini.rs`).
+    Gemini,
     /// A family this build does not speak yet (Gemini, Vertex, Bedrock): building a handler for
     /// it is a clear error, never a silent fallback.
     NotYetSupported(&'static str),
@@ -292,11 +294,16 @@ pub const PRESETS: &[ProviderPreset] = &[
             "llama3.2",
         )
     },
-    planned(
-        "gemini",
-        "Gemini streamGenerateContent",
-        &["GEMINI_API_KEY"],
-    ),
+    ProviderPreset {
+        family: WireFamily::Gemini,
+        any_model_id: false,
+        ..chat(
+            "gemini",
+            "https://generativelanguage.googleapis.com",
+            &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            "gemini-2.5-pro",
+        )
+    },
     planned("vertex", "Vertex AI", &[]),
     planned("bedrock", "Bedrock ConverseStream", &[]),
 ];

@@ -47,6 +47,7 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::Anthropic => "Anthropic Messages".to_owned(),
         WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
         WireFamily::Ollama => "Ollama /api/chat".to_owned(),
+        WireFamily::Gemini => "Gemini streamGenerateContent".to_owned(),
         WireFamily::NotYetSupported(f) => {
             say!("{} — {f}: not supported by this build yet", p.id);
             return;

@@ -1,0 +1,337 @@
+//! Gemini `streamGenerateContent?alt=sse` (SPEC R4.1, R4.7).
+//!
+//! Request: `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in
+//! the `x-goog-api-key` header — never in the URL, where error messages and logs would carry it
+//! (shared/cases C38). Body: `contents` (roles `user`/`model`), `systemInstruction`,
+//! `generationConfig` (`thinkingConfig` with `thinkingBudget` capped at the model's maximum —
+//! 24,576 when unknown — or `thinkingLevel` for Gemini 3, `includeThoughts`), `tools`
+//! (`functionDeclarations`) (ai.google.dev/api/generate-content, /gemini-api/docs/thinking).
+//! Stream: each event a `GenerateContentResponse`: parts with `thought: true` are reasoning,
+//! other text parts text (with any `thoughtSignature`), `functionCall` parts whole tool calls;
+//! `promptFeedback.blockReason` or a `SAFETY`-like finish is an error with a clear message.
+//!
+//! Usage rule (SPEC R1.3), from the last `usageMetadata`: `promptTokenCount` includes cached
+//! tokens, so `input_tokens = promptTokenCount − cachedContentTokenCount`; cache reads =
+//! `cachedContentTokenCount`; `candidatesTokenCount` excludes thoughts, which are billed as
+//! output, so `output_tokens = candidatesTokenCount + thoughtsTokenCount` and
+//! `thoughts_tokens = thoughtsTokenCount`.
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::stream::{ApiStream, ApiStreamChunk, Usage};
+use crate::transport::{self, AbortSignal, EventParser};
+use crate::wire::sse::SseEvent;
+
+/// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
+pub const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
+
+/// Finish reasons that mean the answer was withheld.
+const BLOCKING_FINISHES: &[&str] = &[
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+];
+
+/// A handler for the Gemini API.
+pub struct GeminiHandler {
+    mode: ResolvedMode,
+    abort: AbortSignal,
+    retry_observer: Mutex<Option<RetryObserver>>,
+}
+
+impl GeminiHandler {
+    /// Builds the handler; no network request is made (SPEC R3.5).
+    pub fn new(mode: ResolvedMode) -> Self {
+        Self {
+            mode,
+            abort: AbortSignal::new(),
+            retry_observer: Mutex::new(None),
+        }
+    }
+
+    /// The current retry observer, if any.
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
+    }
+
+    /// The JSON request body.
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
+        let info = &self.mode.model_info;
+        let mut generation = json!({ "temperature": info.temperature.unwrap_or(0.0) });
+        if info.max_tokens > 0 {
+            generation["maxOutputTokens"] = json!(info.max_tokens);
+        }
+        if self.mode.model_id.contains("gemini-3") {
+            // Gemini 3 takes a thinking level instead of a budget.
+            let level = match self.mode.reasoning_effort.unwrap_or_default() {
+                ReasoningEffort::None | ReasoningEffort::Low => "low",
+                _ => "high",
+            };
+            generation["thinkingConfig"] =
+                json!({ "thinkingLevel": level, "includeThoughts": true });
+        } else if self.mode.thinking_budget_tokens > 0 || info.supports_reasoning {
+            let max = info
+                .thinking_config
+                .as_ref()
+                .and_then(|t| t.max_budget)
+                .unwrap_or(DEFAULT_MAX_THINKING_BUDGET);
+            let mut config = json!({ "includeThoughts": true });
+            if self.mode.thinking_budget_tokens > 0 {
+                config["thinkingBudget"] = json!(self.mode.thinking_budget_tokens.min(max));
+            }
+            generation["thinkingConfig"] = config;
+        }
+        let mut body = json!({
+            "contents": convert_messages(messages),
+            "systemInstruction": { "parts": [{ "text": system_prompt }] },
+            "generationConfig": generation,
+        });
+        if !tools.is_empty() {
+            let declarations: Vec<Value> = tools
+                .iter()
+                .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.input_schema }))
+                .collect();
+            body["tools"] = json!([{ "functionDeclarations": declarations }]);
+        }
+        body
+    }
+}
+
+/// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
+/// `functionCall`, tool results → `functionResponse` named after their call, images →
+/// `inlineData`; thinking is not sent back.
+fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    let mut tool_names: Vec<(&str, &str)> = Vec::new();
+    let mut contents = Vec::new();
+    for m in messages {
+        let mut parts = Vec::new();
+        for block in &m.content {
+            match block {
+                ContentBlock::Text { text } => parts.push(json!({ "text": text })),
+                ContentBlock::Image { source } => parts.push(json!({
+                    "inlineData": { "mimeType": source.media_type, "data": source.data },
+                })),
+                ContentBlock::ToolUse { id, name, input } => {
+                    tool_names.push((id, name));
+                    parts.push(json!({ "functionCall": { "name": name, "args": input } }));
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    ..
+                } => {
+                    let name = tool_names
+                        .iter()
+                        .find(|(id, _)| id == tool_use_id)
+                        .map_or(tool_use_id.as_str(), |(_, n)| n);
+                    parts.push(json!({
+                        "functionResponse": { "name": name, "response": { "content": content } },
+                    }));
+                }
+                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
+            }
+        }
+        if !parts.is_empty() {
+            let role = if m.role == Role::Assistant {
+                "model"
+            } else {
+                "user"
+            };
+            contents.push(json!({ "role": role, "parts": parts }));
+        }
+    }
+    contents
+}
+
+impl ApiHandler for GeminiHandler {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
+        let body = self.request_body(system_prompt, messages, tools);
+        let url = format!(
+            "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
+            self.mode.base_url, self.mode.model_id
+        );
+        let mut request = transport::client()
+            .post(url)
+            .header("accept", "text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(key) = &self.mode.api_key {
+            request = request.header("x-goog-api-key", key.expose());
+        }
+        let request = request.body(body.to_string());
+        transport::post_sse(
+            &self.mode,
+            request,
+            GeminiParser::default(),
+            &self.abort,
+            self.observer(),
+        )
+    }
+
+    fn get_model(&self) -> ApiHandlerModel {
+        self.mode.handler_model()
+    }
+
+    fn provider_id(&self) -> &str {
+        &self.mode.provider_id
+    }
+
+    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
+    }
+
+    fn abort(&self) {
+        self.abort.abort();
+    }
+}
+
+/// Maps Gemini stream events to chunks.
+#[derive(Debug, Default)]
+pub(crate) struct GeminiParser {
+    finished: bool,
+    tool_calls: usize,
+}
+
+fn count(meta: &Value, key: &str) -> Option<u64> {
+    meta.get(key).and_then(Value::as_u64)
+}
+
+impl EventParser for GeminiParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        let v = match transport::parse_json(data) {
+            Ok(v) => v,
+            Err(e) => return out.push(Err(*e)),
+        };
+        if let Some(e) = v.get("error") {
+            let message = e
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the provider reported an error");
+            let code = e.get("status").and_then(Value::as_str);
+            return out.push(Err(ApiError::from_provider(None, code, message, None)));
+        }
+        if let Some(reason) = v
+            .pointer("/promptFeedback/blockReason")
+            .and_then(Value::as_str)
+        {
+            return out.push(Err(ApiError::new(
+                ErrorKind::InvalidRequest,
+                format!("Gemini blocked the prompt ({reason}); rephrase the request or remove the flagged content"),
+            )));
+        }
+        let Some(candidate) = v.pointer("/candidates/0") else {
+            return;
+        };
+        for part in candidate
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let signature = part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if let Some(call) = part.get("functionCall") {
+                self.tool_calls += 1;
+                let id = call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("call_{}", self.tool_calls), str::to_owned);
+                out.push(Ok(ApiStreamChunk::ToolCalls {
+                    call_id: None,
+                    id,
+                    name: call
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    arguments_delta: call
+                        .get("args")
+                        .map_or_else(|| "{}".to_owned(), Value::to_string),
+                }));
+                continue;
+            }
+            let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+            if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                if !text.is_empty() || signature.is_some() {
+                    out.push(Ok(ApiStreamChunk::Reasoning {
+                        reasoning: text.to_owned(),
+                        details: None,
+                        signature,
+                        redacted_data: None,
+                        id: None,
+                    }));
+                }
+            } else if !text.is_empty() || signature.is_some() {
+                out.push(Ok(ApiStreamChunk::Text {
+                    text: text.to_owned(),
+                    id: None,
+                    signature,
+                }));
+            }
+        }
+        let Some(finish) = candidate.get("finishReason").and_then(Value::as_str) else {
+            return;
+        };
+        if BLOCKING_FINISHES.contains(&finish) {
+            return out.push(Err(ApiError::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "Gemini withheld the answer (finish reason {finish}); rephrase the request"
+                ),
+            )));
+        }
+        self.finished = true;
+        if let Some(meta) = v.get("usageMetadata") {
+            let prompt = count(meta, "promptTokenCount").unwrap_or(0);
+            let cached = count(meta, "cachedContentTokenCount");
+            let thoughts = count(meta, "thoughtsTokenCount");
+            out.push(Ok(ApiStreamChunk::Usage(Usage {
+                input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
+                output_tokens: count(meta, "candidatesTokenCount").unwrap_or(0)
+                    + thoughts.unwrap_or(0),
+                cache_write_tokens: None,
+                cache_read_tokens: cached,
+                thoughts_tokens: thoughts,
+                total_cost_usd: None,
+                id: None,
+            })));
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if !self.finished {
+            out.push(Err(ApiError::new(
+                ErrorKind::Network,
+                "the stream ended before the response was complete (no finishReason)",
+            )));
+        }
+    }
+}
