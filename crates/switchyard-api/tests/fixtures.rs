@@ -106,7 +106,7 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
                 tool_pos.push((id.clone(), out.len() - 1));
             }
             Ok(ApiStreamChunk::Usage(u)) => {
-                let raw_input = if provider == "anthropic" {
+                let raw_input = if provider == "anthropic" || provider == "bedrock" {
                     u.input_tokens
                 } else {
                     u.input_tokens + u.cache_read_tokens.unwrap_or(0)
@@ -725,4 +725,42 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
         body["tools"],
         json!([{"functionDeclarations": [{"name": "t", "description": "d", "parameters": {"type": "object"}}]}])
     );
+}
+
+#[test]
+fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
+    use switchyard_api::providers::bedrock::ConverseStreamParser;
+    use switchyard_api::wire::eventstream::EventStreamDecoder;
+    for name in [
+        "bedrock_converse_stream",
+        "bedrock_throttling_midstream",
+        "bedrock_model_stream_error",
+    ] {
+        let bytes = std::fs::read(shared_dir().join(format!("fixtures/{name}.bin"))).unwrap();
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        for piece in [1, 5, 7, bytes.len()] {
+            let mut decoder = EventStreamDecoder::new();
+            let mut parser = ConverseStreamParser::default();
+            let mut frames = Vec::new();
+            let mut items = Vec::new();
+            for chunk in bytes.chunks(piece) {
+                decoder.feed(chunk, &mut frames).unwrap();
+                for frame in frames.drain(..) {
+                    parser.on_message(&frame, &mut items);
+                }
+            }
+            decoder.finish().unwrap();
+            parser.on_end(&mut items);
+            // Like the stream driver: nothing after the first error.
+            if let Some(at) = items.iter().position(Result::is_err) {
+                items.truncate(at + 1);
+            }
+            let got = Value::Array(normalise("bedrock", &items));
+            assert_eq!(got, expected, "{name} in {piece}-byte pieces");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! Each decoder is fed the body's bytes in whatever pieces the network delivers and hands back
 //! complete items; a UTF-8 character or a line end split across reads is reassembled.
 
+pub mod eventstream;
 pub mod ndjson;
 pub mod sse;
 
@@ -25,4 +26,19 @@ pub enum WireError {
         /// The cap in force, in bytes.
         limit: usize,
     },
+    /// An AWS event-stream frame failed its prelude or message CRC.
+    #[error(
+        "an event-stream frame is corrupt: its {which} CRC is {actual:#010x}, expected {expected:#010x}"
+    )]
+    Crc {
+        /// `prelude` or `message`.
+        which: &'static str,
+        /// The CRC carried by the frame.
+        expected: u32,
+        /// The CRC computed over the bytes received.
+        actual: u32,
+    },
+    /// An AWS event-stream frame is malformed (bad lengths, header types, or cut off).
+    #[error("an event-stream frame is malformed: {0}")]
+    Frame(String),
 }
