@@ -352,9 +352,67 @@ impl Origin {
     }
 }
 
+/// What every handler keeps between requests: the abort signal of its streams (SPEC R1.4)
+/// and the receiver of provider-level retry reports (R5.3).
+#[derive(Default)]
+pub(crate) struct RequestControls {
+    abort: AbortSignal,
+    retry_observer: std::sync::Mutex<Option<RetryObserver>>,
+}
+
+impl Default for AbortSignal {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RequestControls {
+    /// Sets or clears the retry observer.
+    pub(crate) fn set_retry_observer(&self, observer: Option<RetryObserver>) {
+        if let Ok(mut slot) = self.retry_observer.lock() {
+            *slot = observer;
+        }
+    }
+
+    /// Aborts every stream opened so far.
+    pub(crate) fn abort(&self) {
+        self.abort.abort();
+    }
+
+    fn observer(&self) -> Option<RetryObserver> {
+        self.retry_observer.lock().ok().and_then(|o| o.clone())
+    }
+
+    /// [`post_sse`] with this handler's abort signal and retry observer.
+    pub(crate) fn post_sse<P>(
+        &self,
+        mode: &crate::config::ResolvedMode,
+        request: reqwest::RequestBuilder,
+        parser: P,
+    ) -> ApiStream
+    where
+        P: EventParser<Event = SseEvent>,
+    {
+        post_sse(mode, request, parser, &self.abort, self.observer())
+    }
+
+    /// [`post_ndjson`] with this handler's abort signal and retry observer.
+    pub(crate) fn post_ndjson<P>(
+        &self,
+        mode: &crate::config::ResolvedMode,
+        request: reqwest::RequestBuilder,
+        parser: P,
+    ) -> ApiStream
+    where
+        P: EventParser<Event = String>,
+    {
+        post_ndjson(mode, request, parser, &self.abort, self.observer())
+    }
+}
+
 /// Sends `request` (built for `mode`, with the configured extra headers added here) and runs
 /// `parser` over its SSE body: the whole life of one provider request.
-pub(crate) fn post_sse<P>(
+fn post_sse<P>(
     mode: &crate::config::ResolvedMode,
     request: reqwest::RequestBuilder,
     parser: P,
@@ -369,7 +427,7 @@ where
 }
 
 /// Like [`post_sse`] for an NDJSON body (Ollama's `/api/chat`).
-pub(crate) fn post_ndjson<P>(
+fn post_ndjson<P>(
     mode: &crate::config::ResolvedMode,
     request: reqwest::RequestBuilder,
     parser: P,

@@ -14,16 +14,14 @@
 
 use std::collections::HashMap;
 
-use std::sync::Mutex;
-
 use serde_json::{Value, json};
 
 use crate::config::ResolvedMode;
 use crate::error::ApiError;
-use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::handler::ApiHandler;
 use crate::message::{Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser};
+use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::sse::SseEvent;
 
 /// `max_tokens` sent when the model's is unknown (SPEC R4.3).
@@ -36,8 +34,7 @@ const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 /// A handler for the Anthropic Messages API.
 pub struct AnthropicHandler {
     mode: ResolvedMode,
-    abort: AbortSignal,
-    retry_observer: Mutex<Option<RetryObserver>>,
+    controls: RequestControls,
 }
 
 impl AnthropicHandler {
@@ -45,14 +42,8 @@ impl AnthropicHandler {
     pub fn new(mode: ResolvedMode) -> Self {
         Self {
             mode,
-            abort: AbortSignal::new(),
-            retry_observer: Mutex::new(None),
+            controls: RequestControls::default(),
         }
-    }
-
-    /// The current retry observer, if any.
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     /// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
@@ -157,32 +148,11 @@ impl ApiHandler for AnthropicHandler {
             request = request.header("anthropic-beta", CONTEXT_1M_BETA);
         }
         let request = request.body(body.to_string());
-        transport::post_sse(
-            &self.mode,
-            request,
-            AnthropicParser::default(),
-            &self.abort,
-            self.observer(),
-        )
+        self.controls
+            .post_sse(&self.mode, request, AnthropicParser::default())
     }
 
-    fn get_model(&self) -> ApiHandlerModel {
-        self.mode.handler_model()
-    }
-
-    fn provider_id(&self) -> &str {
-        &self.mode.provider_id
-    }
-
-    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    fn abort(&self) {
-        self.abort.abort();
-    }
+    handler_plumbing!();
 }
 
 /// Maps Anthropic stream events to chunks.

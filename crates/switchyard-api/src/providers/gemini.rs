@@ -16,16 +16,14 @@
 //! output, so `output_tokens = candidatesTokenCount + thoughtsTokenCount` and
 //! `thoughts_tokens = thoughtsTokenCount`.
 
-use std::sync::Mutex;
-
 use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser};
+use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::sse::SseEvent;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
@@ -44,8 +42,7 @@ const BLOCKING_FINISHES: &[&str] = &[
 /// A handler for the Gemini API.
 pub struct GeminiHandler {
     mode: ResolvedMode,
-    abort: AbortSignal,
-    retry_observer: Mutex<Option<RetryObserver>>,
+    controls: RequestControls,
 }
 
 impl GeminiHandler {
@@ -53,14 +50,8 @@ impl GeminiHandler {
     pub fn new(mode: ResolvedMode) -> Self {
         Self {
             mode,
-            abort: AbortSignal::new(),
-            retry_observer: Mutex::new(None),
+            controls: RequestControls::default(),
         }
-    }
-
-    /// The current retry observer, if any.
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     /// The JSON request body.
@@ -177,32 +168,11 @@ impl ApiHandler for GeminiHandler {
             request = request.header("x-goog-api-key", key.expose());
         }
         let request = request.body(body.to_string());
-        transport::post_sse(
-            &self.mode,
-            request,
-            GeminiParser::default(),
-            &self.abort,
-            self.observer(),
-        )
+        self.controls
+            .post_sse(&self.mode, request, GeminiParser::default())
     }
 
-    fn get_model(&self) -> ApiHandlerModel {
-        self.mode.handler_model()
-    }
-
-    fn provider_id(&self) -> &str {
-        &self.mode.provider_id
-    }
-
-    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    fn abort(&self) {
-        self.abort.abort();
-    }
+    handler_plumbing!();
 }
 
 /// Maps Gemini stream events to chunks.

@@ -10,19 +10,17 @@
 //! Usage rule (SPEC R1.3): `prompt_eval_count` (omitted when 0) is the whole prompt, Ollama has
 //! no cache split, so it is `input_tokens` as is; `eval_count` is `output_tokens`.
 
-use std::sync::Mutex;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser};
+use crate::transport::{self, EventParser, RequestControls};
 
 /// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
 pub const DEFAULT_NUM_CTX: u64 = 32_768;
@@ -30,8 +28,7 @@ pub const DEFAULT_NUM_CTX: u64 = 32_768;
 /// A handler for Ollama's `/api/chat`.
 pub struct OllamaHandler {
     mode: ResolvedMode,
-    abort: AbortSignal,
-    retry_observer: Mutex<Option<RetryObserver>>,
+    controls: RequestControls,
 }
 
 impl OllamaHandler {
@@ -48,14 +45,8 @@ impl OllamaHandler {
         }
         Self {
             mode,
-            abort: AbortSignal::new(),
-            retry_observer: Mutex::new(None),
+            controls: RequestControls::default(),
         }
-    }
-
-    /// The current retry observer, if any.
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     /// The JSON request body.
@@ -151,32 +142,11 @@ impl ApiHandler for OllamaHandler {
             request = request.bearer_auth(key.expose());
         }
         let request = request.body(body.to_string());
-        transport::post_ndjson(
-            &self.mode,
-            request,
-            OllamaParser::default(),
-            &self.abort,
-            self.observer(),
-        )
+        self.controls
+            .post_ndjson(&self.mode, request, OllamaParser::default())
     }
 
-    fn get_model(&self) -> ApiHandlerModel {
-        self.mode.handler_model()
-    }
-
-    fn provider_id(&self) -> &str {
-        &self.mode.provider_id
-    }
-
-    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    fn abort(&self) {
-        self.abort.abort();
-    }
+    handler_plumbing!();
 }
 
 /// One line of the stream (only the fields we use).

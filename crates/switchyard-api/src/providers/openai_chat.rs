@@ -23,24 +23,21 @@
 
 use std::collections::BTreeMap;
 
-use std::sync::Mutex;
-
 use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::presets::ChatDialect;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser};
+use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::sse::SseEvent;
 
 /// A handler for OpenAI Chat Completions and the OpenAI-compatible family.
 pub struct OpenAiChatHandler {
     mode: ResolvedMode,
-    abort: AbortSignal,
-    retry_observer: Mutex<Option<RetryObserver>>,
+    controls: RequestControls,
 }
 
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
@@ -66,14 +63,8 @@ impl OpenAiChatHandler {
     pub fn new(mode: ResolvedMode) -> Self {
         Self {
             mode,
-            abort: AbortSignal::new(),
-            retry_observer: Mutex::new(None),
+            controls: RequestControls::default(),
         }
-    }
-
-    /// The current retry observer, if any.
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     fn dialect(&self) -> ChatDialect {
@@ -216,32 +207,11 @@ impl ApiHandler for OpenAiChatHandler {
                 .header("X-Title", "Switchyard");
         }
         let request = request.body(body.to_string());
-        transport::post_sse(
-            &self.mode,
-            request,
-            ChatParser::new(self.dialect()),
-            &self.abort,
-            self.observer(),
-        )
+        self.controls
+            .post_sse(&self.mode, request, ChatParser::new(self.dialect()))
     }
 
-    fn get_model(&self) -> ApiHandlerModel {
-        self.mode.handler_model()
-    }
-
-    fn provider_id(&self) -> &str {
-        &self.mode.provider_id
-    }
-
-    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    fn abort(&self) {
-        self.abort.abort();
-    }
+    handler_plumbing!();
 }
 
 /// A tool call being assembled from deltas, by its `index`.

@@ -15,23 +15,21 @@
 //! `thoughts_tokens` = `output_tokens_details.reasoning_tokens` (inside `output_tokens`).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{ApiHandler, ApiHandlerModel, RetryObserver};
+use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, AbortSignal, EventParser};
+use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::sse::SseEvent;
 
 /// A handler for the OpenAI Responses API.
 pub struct OpenAiResponsesHandler {
     mode: ResolvedMode,
-    abort: AbortSignal,
-    retry_observer: Mutex<Option<RetryObserver>>,
+    controls: RequestControls,
 }
 
 impl OpenAiResponsesHandler {
@@ -39,14 +37,8 @@ impl OpenAiResponsesHandler {
     pub fn new(mode: ResolvedMode) -> Self {
         Self {
             mode,
-            abort: AbortSignal::new(),
-            retry_observer: Mutex::new(None),
+            controls: RequestControls::default(),
         }
-    }
-
-    /// The current retry observer, if any.
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
     }
 
     /// The JSON request body.
@@ -139,32 +131,11 @@ impl ApiHandler for OpenAiResponsesHandler {
             request = request.bearer_auth(key.expose());
         }
         let request = request.body(body.to_string());
-        transport::post_sse(
-            &self.mode,
-            request,
-            ResponsesParser::default(),
-            &self.abort,
-            self.observer(),
-        )
+        self.controls
+            .post_sse(&self.mode, request, ResponsesParser::default())
     }
 
-    fn get_model(&self) -> ApiHandlerModel {
-        self.mode.handler_model()
-    }
-
-    fn provider_id(&self) -> &str {
-        &self.mode.provider_id
-    }
-
-    fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    fn abort(&self) {
-        self.abort.abort();
-    }
+    handler_plumbing!();
 }
 
 /// Maps Responses events to chunks.
