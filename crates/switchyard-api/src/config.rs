@@ -14,11 +14,13 @@ use serde::{Deserialize, Serialize};
 use crate::handler::ApiHandler;
 use crate::model::{ModelInfo, model_table};
 use crate::providers::anthropic::AnthropicHandler;
+use crate::providers::bedrock::BedrockHandler;
 use crate::providers::gemini::GeminiHandler;
 use crate::providers::ollama::OllamaHandler;
 use crate::providers::openai_chat::OpenAiChatHandler;
 use crate::providers::openai_responses::OpenAiResponsesHandler;
 use crate::providers::presets::{ProviderPreset, WireFamily, preset};
+use crate::providers::vertex::VertexHandler;
 
 /// The task's mode (SPEC R3.1). Each mode has its own provider and model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +122,25 @@ pub struct ProviderEndpoint {
     pub api_key_env: Option<String>,
     /// Extra HTTP headers sent with every request (never keys: use `api_key_env`).
     pub headers: BTreeMap<String, String>,
+    /// Bedrock and Vertex: the cloud region (`us-east-1`, `us-east5`, `global`, …). Bedrock
+    /// falls back to `AWS_REGION`, `AWS_DEFAULT_REGION`, then the AWS profile's region;
+    /// Vertex to `GOOGLE_CLOUD_LOCATION`, `CLOUD_ML_REGION`, then `global`.
+    pub region: Option<String>,
+    /// Bedrock: the AWS profile of `~/.aws/config` to use (else `AWS_PROFILE`, else `default`).
+    pub profile: Option<String>,
+    /// Vertex: the Google Cloud project id (else `GOOGLE_CLOUD_PROJECT`, `GCLOUD_PROJECT`,
+    /// then the project of the credentials).
+    pub project: Option<String>,
+    /// Vertex: a service-account or authorized-user JSON file (else
+    /// `GOOGLE_APPLICATION_CREDENTIALS`, then gcloud's application-default credentials, then
+    /// the metadata server).
+    pub credentials_file: Option<String>,
+    /// Bedrock: send Anthropic models through the region group's cross-region inference
+    /// profile (`us.`, `eu.`, `apac.`, `jp.`; SPEC R4.8). Default false, as in the reference.
+    pub use_cross_region_inference: Option<bool>,
+    /// Bedrock: with cross-region inference, use the `global.` profile for models that have
+    /// one. Default false.
+    pub use_global_inference: Option<bool>,
 }
 
 /// An API key. `Debug` and `Display` print `[redacted]`; only the HTTP layer reads it.
@@ -156,7 +177,30 @@ pub struct ProviderSettings {
     pub endpoints: BTreeMap<String, ProviderEndpoint>,
     /// Keys by environment variable name, read when the configuration was loaded.
     pub api_keys: BTreeMap<String, ApiKey>,
+    /// Non-secret cloud settings from the environment ([`CLOUD_SETTING_VARS`]), by name.
+    pub env: BTreeMap<String, String>,
 }
+
+/// Secret environment variables read for Bedrock besides the presets' key variables: the
+/// static credentials of the AWS chain's first link (AWS "Environment variables" docs).
+pub const AWS_SECRET_VARS: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+];
+
+/// Non-secret environment variables read for Bedrock and Vertex: regions, profile, project
+/// and the Google credentials file path.
+pub const CLOUD_SETTING_VARS: &[&str] = &[
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_PROFILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "CLOUD_ML_REGION",
+];
 
 /// Everything `build_api_handler` needs (DESIGN.md "Key types").
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -244,6 +288,7 @@ impl ApiConfiguration {
             providers: ProviderSettings {
                 endpoints: parsed.providers,
                 api_keys: BTreeMap::new(),
+                env: BTreeMap::new(),
             },
         };
         config.read_keys(env);
@@ -272,6 +317,14 @@ impl ApiConfiguration {
                 .values()
                 .filter_map(|e| e.api_key_env.clone()),
         );
+        vars.extend(AWS_SECRET_VARS.iter().map(|v| (*v).to_owned()));
+        for var in CLOUD_SETTING_VARS {
+            if let Some(value) = env(var).filter(|v| !v.trim().is_empty()) {
+                self.providers
+                    .env
+                    .insert((*var).to_owned(), value.trim().to_owned());
+            }
+        }
         for var in vars {
             if let Some(value) = env(&var).filter(|v| !v.trim().is_empty()) {
                 self.providers
@@ -321,11 +374,107 @@ pub struct ResolvedMode {
     pub api_key_env: String,
     pub api_key: Option<ApiKey>,
     pub headers: BTreeMap<String, String>,
+    /// Region, project, profile and credentials for Bedrock and Vertex (empty for others).
+    pub cloud: CloudSettings,
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Thinking budget in tokens after the clip of SPEC R3.3.
     pub thinking_budget_tokens: u64,
     /// Warnings and notes for the user (unknown provider, unknown model, clipped budget).
     pub notices: Vec<String>,
+}
+
+/// Bedrock and Vertex settings resolved from `[providers.ID]` and the environment. Every
+/// secret is an [`ApiKey`], so `Debug` never shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CloudSettings {
+    /// The region when known before any request (Bedrock may still find one in the AWS
+    /// profile at request time).
+    pub region: Option<String>,
+    /// Where the region came from (`[providers.bedrock] region`, `$AWS_REGION`, `default`).
+    pub region_source: Option<String>,
+    /// The AWS profile named in the settings or `AWS_PROFILE`.
+    pub profile: Option<String>,
+    /// The Google Cloud project when known before any request (else the credentials').
+    pub project: Option<String>,
+    /// Where the project came from.
+    pub project_source: Option<String>,
+    /// The Google credentials file named in the settings or `GOOGLE_APPLICATION_CREDENTIALS`.
+    pub credentials_file: Option<String>,
+    /// Bedrock cross-region inference (SPEC R4.8).
+    pub use_cross_region_inference: bool,
+    /// Bedrock `global.` inference profiles, with cross-region inference on.
+    pub use_global_inference: bool,
+    /// Static AWS credentials from the environment, when both parts are set.
+    pub aws_access_key_id: Option<ApiKey>,
+    pub aws_secret_access_key: Option<ApiKey>,
+    pub aws_session_token: Option<ApiKey>,
+    /// True when `base_url` was configured (tests, VPC endpoints, proxies): requests go there
+    /// instead of the region's host.
+    pub base_url_overridden: bool,
+}
+
+fn resolve_cloud(
+    preset: &ProviderPreset,
+    endpoint: &ProviderEndpoint,
+    providers: &ProviderSettings,
+) -> CloudSettings {
+    let env = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| providers.env.get(*n).map(|v| (v.clone(), format!("${n}"))))
+    };
+    let configured = |v: &Option<String>, field: &str| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| (v.to_owned(), format!("[providers.{}] {field}", preset.id)))
+    };
+    let mut cloud = CloudSettings {
+        base_url_overridden: endpoint.base_url.is_some(),
+        use_cross_region_inference: endpoint.use_cross_region_inference.unwrap_or(false),
+        use_global_inference: endpoint.use_global_inference.unwrap_or(false),
+        ..CloudSettings::default()
+    };
+    let region = match preset.family {
+        WireFamily::Bedrock => configured(&endpoint.region, "region")
+            .or_else(|| env(&["AWS_REGION", "AWS_DEFAULT_REGION"])),
+        WireFamily::Vertex => configured(&endpoint.region, "region")
+            .or_else(|| env(&["GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION"]))
+            .or_else(|| Some(("global".to_owned(), "default".to_owned()))),
+        _ => None,
+    };
+    if let Some((r, src)) = region {
+        cloud.region = Some(r);
+        cloud.region_source = Some(src);
+    }
+    match preset.family {
+        WireFamily::Bedrock => {
+            cloud.profile = configured(&endpoint.profile, "profile")
+                .or_else(|| env(&["AWS_PROFILE"]))
+                .map(|(p, _)| p);
+            let key = |n: &str| providers.api_keys.get(n).cloned();
+            if let (Some(id), Some(secret)) =
+                (key("AWS_ACCESS_KEY_ID"), key("AWS_SECRET_ACCESS_KEY"))
+            {
+                cloud.aws_access_key_id = Some(id);
+                cloud.aws_secret_access_key = Some(secret);
+                cloud.aws_session_token = key("AWS_SESSION_TOKEN");
+            }
+        }
+        WireFamily::Vertex => {
+            if let Some((p, src)) = configured(&endpoint.project, "project")
+                .or_else(|| env(&["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"]))
+            {
+                cloud.project = Some(p);
+                cloud.project_source = Some(src);
+            }
+            cloud.credentials_file = configured(&endpoint.credentials_file, "credentials_file")
+                .or_else(|| env(&["GOOGLE_APPLICATION_CREDENTIALS"]))
+                .map(|(p, _)| p);
+        }
+        _ => {}
+    }
+    cloud
 }
 
 /// Resolves `mode`'s provider, model, endpoint and key (SPEC R3.2–R3.4, R2.3).
@@ -381,7 +530,13 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         .filter(|s| !s.is_empty());
     let table = model_table(preset.id);
     let (model_id, mut model_info) = match (requested_model, table) {
-        (Some(id), Some(t)) => match t.models.get(id) {
+        (Some(id), Some(t)) => match t.models.get(id).or_else(|| {
+            // A Bedrock inference-profile id (`us.anthropic.…`) has its base model's info.
+            (preset.family == WireFamily::Bedrock)
+                .then(|| crate::providers::bedrock::strip_cross_region_prefix(id))
+                .flatten()
+                .and_then(|base| t.models.get(base))
+        }) {
             Some(info) => (id.to_owned(), info.clone()),
             None if preset.any_model_id => (id.to_owned(), ModelInfo::default()),
             None => {
@@ -428,10 +583,16 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         budget = clipped;
     }
 
+    let cloud = resolve_cloud(preset, &endpoint, &config.providers);
+    let default_base_url = match preset.family {
+        WireFamily::Bedrock => crate::providers::bedrock::default_base_url(cloud.region.as_deref()),
+        WireFamily::Vertex => crate::providers::vertex::default_base_url(cloud.region.as_deref()),
+        _ => preset.base_url.to_owned(),
+    };
     let base_url = endpoint
         .base_url
         .clone()
-        .unwrap_or_else(|| preset.base_url.to_owned())
+        .unwrap_or(default_base_url)
         .trim()
         .trim_end_matches('/')
         .to_owned();
@@ -469,6 +630,7 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         api_key_env,
         api_key,
         headers: endpoint.headers,
+        cloud,
         reasoning_effort,
         thinking_budget_tokens: budget,
         notices,
@@ -550,6 +712,8 @@ pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
         WireFamily::Anthropic => Box::new(AnthropicHandler::new(resolved)),
         WireFamily::Ollama => Box::new(OllamaHandler::new(resolved)),
         WireFamily::Gemini => Box::new(GeminiHandler::new(resolved)),
+        WireFamily::Bedrock => Box::new(BedrockHandler::new(resolved)),
+        WireFamily::Vertex => Box::new(VertexHandler::new(resolved)),
         WireFamily::OpenAiChat
             if resolved.model_info.api_format.as_deref() == Some("responses") =>
         {

@@ -3,6 +3,7 @@
 //!
 //! This crate knows nothing of tasks, files or terminals. Start at [`build_api_handler`].
 
+pub mod auth;
 pub mod config;
 pub mod error;
 pub mod handler;
@@ -15,8 +16,8 @@ mod transport;
 pub mod wire;
 
 pub use config::{
-    ApiConfiguration, ApiKey, ConfigError, Mode, ModeSettings, ProviderEndpoint, ProviderSettings,
-    ReasoningEffort, ResolvedMode, build_api_handler, resolve_mode,
+    ApiConfiguration, ApiKey, CloudSettings, ConfigError, Mode, ModeSettings, ProviderEndpoint,
+    ProviderSettings, ReasoningEffort, ResolvedMode, build_api_handler, resolve_mode,
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{ApiHandler, ApiHandlerModel};

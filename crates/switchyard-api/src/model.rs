@@ -43,6 +43,12 @@ pub struct ModelInfo {
     /// The wire format the model needs when a provider offers several (e.g. `responses`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_format: Option<String>,
+    /// Bedrock: the model has a `global.` cross-region inference profile (SPEC R4.8).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_global_endpoint: bool,
+    /// Bedrock: the model has a `jp.` cross-region inference profile (Tokyo, Osaka).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_jp_endpoint: bool,
 }
 
 impl Default for ModelInfo {
@@ -63,6 +69,8 @@ impl Default for ModelInfo {
             tiers: Vec::new(),
             temperature: None,
             api_format: None,
+            supports_global_endpoint: false,
+            supports_jp_endpoint: false,
         }
     }
 }
@@ -115,8 +123,9 @@ impl ModelTable {
 /// The embedded tables, by provider id. A parse failure is a bug in a data file and is caught
 /// by the tests (`every_table_parses`); at run time such a table is treated as absent.
 static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
-    let sources: [(&str, &str); 5] = [
+    let sources: [(&str, &str); 7] = [
         ("anthropic", include_str!("../models/anthropic.toml")),
+        ("bedrock", include_str!("../models/bedrock.toml")),
         ("deepseek", include_str!("../models/deepseek.toml")),
         ("gemini", include_str!("../models/gemini.toml")),
         (
@@ -124,6 +133,7 @@ static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
             include_str!("../models/openai-native.toml"),
         ),
         ("openrouter", include_str!("../models/openrouter.toml")),
+        ("vertex", include_str!("../models/vertex.toml")),
     ];
     let mut tables = BTreeMap::new();
     for (id, src) in sources {
@@ -155,6 +165,8 @@ mod tests {
     fn every_table_parses_and_has_its_default() {
         for src in [
             include_str!("../models/anthropic.toml"),
+            include_str!("../models/bedrock.toml"),
+            include_str!("../models/vertex.toml"),
             include_str!("../models/deepseek.toml"),
             include_str!("../models/gemini.toml"),
             include_str!("../models/openai-native.toml"),
@@ -171,6 +183,6 @@ mod tests {
                 assert!(m.max_tokens <= m.context_window, "{id}");
             }
         }
-        assert_eq!(providers_with_tables().count(), 5);
+        assert_eq!(providers_with_tables().count(), 7);
     }
 }

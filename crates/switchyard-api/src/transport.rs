@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::stream::{ApiStream, ApiStreamChunk};
+use crate::wire::eventstream::{EventStreamDecoder, EventStreamMessage};
 use crate::wire::ndjson::NdjsonDecoder;
 use crate::wire::sse::{SseDecoder, SseEvent};
 
@@ -49,6 +50,8 @@ pub(crate) struct Origin {
 pub(crate) enum Framing {
     Sse,
     Ndjson,
+    /// AWS event-stream binary framing (Bedrock ConverseStream).
+    EventStream,
 }
 
 impl Framing {
@@ -66,6 +69,7 @@ impl Framing {
                     || ct == "application/jsonl"
                     || ct == "application/json"
             }
+            Self::EventStream => ct == "application/vnd.amazon.eventstream",
         }
     }
 
@@ -73,6 +77,7 @@ impl Framing {
         match self {
             Self::Sse => "text/event-stream",
             Self::Ndjson => "application/x-ndjson",
+            Self::EventStream => "application/vnd.amazon.eventstream",
         }
     }
 }
@@ -341,6 +346,16 @@ impl BodyDecoder for NdjsonDecoder {
     }
 }
 
+impl BodyDecoder for EventStreamDecoder {
+    type Event = EventStreamMessage;
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<EventStreamMessage>) -> Result<(), String> {
+        EventStreamDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
+    }
+    fn finish(&mut self, _out: &mut Vec<EventStreamMessage>) -> Result<(), String> {
+        EventStreamDecoder::finish(self).map_err(|e| e.to_string())
+    }
+}
+
 impl Origin {
     /// The origin of requests made for `mode`.
     pub(crate) fn of(mode: &crate::config::ResolvedMode) -> Self {
@@ -408,6 +423,78 @@ impl RequestControls {
     {
         post_ndjson(mode, request, parser, &self.abort, self.observer())
     }
+}
+
+impl RequestControls {
+    /// Like [`RequestControls::post_sse`] for a request that needs async work before it can be
+    /// sent (fetching an OAuth token, signing with freshly loaded credentials): `build` runs
+    /// once, inside the stream, and its error is the stream's only item. Retries resend the
+    /// built request (SPEC R5.1); a SigV4 signature stays valid for 15 minutes, far longer
+    /// than the capped retry delays.
+    pub(crate) fn post_sse_built<P, F>(
+        &self,
+        mode: &crate::config::ResolvedMode,
+        build: F,
+        parser: P,
+    ) -> ApiStream
+    where
+        P: EventParser<Event = SseEvent>,
+        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
+    {
+        let (open, origin) = prepare_built(mode, build, Framing::Sse, self.observer());
+        sse_stream(open, parser, self.abort.subscribe(), origin)
+    }
+
+    /// [`RequestControls::post_sse_built`] for an AWS event-stream body (Bedrock).
+    pub(crate) fn post_eventstream_built<P, F>(
+        &self,
+        mode: &crate::config::ResolvedMode,
+        build: F,
+        parser: P,
+    ) -> ApiStream
+    where
+        P: EventParser<Event = EventStreamMessage>,
+        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
+    {
+        let (open, origin) = prepare_built(mode, build, Framing::EventStream, self.observer());
+        drive(
+            open,
+            EventStreamDecoder::new(),
+            parser,
+            self.abort.subscribe(),
+            origin,
+        )
+    }
+}
+
+/// [`prepare`] for a request built asynchronously: the configured extra headers are added
+/// after `build` (so they are never part of a signature) and a build error carries the origin.
+fn prepare_built<F>(
+    mode: &crate::config::ResolvedMode,
+    build: F,
+    framing: Framing,
+    observer: Option<RetryObserver>,
+) -> (
+    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+    Origin,
+)
+where
+    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
+{
+    let origin = Origin::of(mode);
+    let headers = mode.headers.clone();
+    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
+    let o = origin.clone();
+    let open = async move {
+        let mut request = build
+            .await
+            .map_err(|e| e.with_origin(&o.provider_id, &o.model_id))?;
+        for (k, v) in &headers {
+            request = request.header(k, v);
+        }
+        open_with_retry(request, o, framing, policy, observer).await
+    };
+    (open, origin)
 }
 
 /// Sends `request` (built for `mode`, with the configured extra headers added here) and runs

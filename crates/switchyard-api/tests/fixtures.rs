@@ -1,4 +1,4 @@
-//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek, Gemini and Ollama fixture of `../shared/fixtures`,
+//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek, Gemini, Ollama and Bedrock fixture of `../shared/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
 //! `.expected.json`, normalised as `shared/fixtures/README.md` says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -18,8 +18,15 @@ const KEY: &str = "sk-test-key-never-shown-0123456789";
 
 /// A handler for `provider` / `model` whose base URL is the mock server.
 fn handler(provider: &str, model: &str, base_url: &str, extra: &str) -> Box<dyn ApiHandler> {
+    // Bedrock needs a region (for the model id's cross-region prefix); the key then goes as
+    // a Bedrock API key (bearer token). tests/bedrock.rs covers SigV4.
+    let region = if provider == "bedrock" {
+        "region = \"us-east-1\"\n"
+    } else {
+        ""
+    };
     let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{extra}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{extra}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n{region}"
     );
     let config = ApiConfiguration::from_toml(&text, "test.toml", |_| Some(KEY.to_owned())).unwrap();
     build_api_handler(&config, Mode::Act).unwrap()
@@ -37,6 +44,8 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
         ("openai-native", "gpt-5", "/v1")
     } else if fixture.starts_with("ollama") {
         ("ollama", "qwen3:8b", "")
+    } else if fixture.starts_with("bedrock") {
+        ("bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", "")
     } else if fixture.starts_with("deepseek") {
         ("deepseek", "deepseek-reasoner", "/v1")
     } else {
@@ -176,6 +185,7 @@ fn fixtures() -> Vec<String> {
                 || n.starts_with("ollama_")
                 || n == "openai_responses"
                 || n.starts_with("gemini_")
+                || n.starts_with("bedrock_")
         })
         .collect();
     names.sort();
@@ -185,7 +195,7 @@ fn fixtures() -> Vec<String> {
 #[tokio::test(start_paused = true)]
 async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     let names = fixtures();
-    assert_eq!(names.len(), 19, "{names:?}");
+    assert_eq!(names.len(), 23, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
@@ -203,10 +213,11 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
             let (items, server) = replay(name, split).await;
             let got = Value::Array(normalise(provider_for(name).0, &items));
             assert_eq!(got, expected, "{label}");
-            // A rate limit is retried at the provider level before the stream (SPEC R5.1): the
-            // same 429 is served to all 3 attempts. Everything else is sent once.
+            // A rate limit before the stream is retried at the provider level (SPEC R5.1): the
+            // same 429 is served to all 3 attempts. Everything else, and a throttling
+            // exception after chunks arrived (R5.4), is sent once.
             let rate_limited =
-                matches!(items.last(), Some(Err(e)) if e.kind == ErrorKind::RateLimited);
+                matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::RateLimited);
             assert_eq!(
                 server.request_count(),
                 if rate_limited {

@@ -1,26 +1,357 @@
-//! Bedrock ConverseStream (SPEC R4.1, R4.8): the mapping from decoded AWS event-stream frames
-//! to chunks.
+//! Bedrock ConverseStream (SPEC R4.1, R4.8): the request, signed with SigV4, and the mapping
+//! from decoded AWS event-stream frames to chunks.
+//!
+//! Request (AWS Bedrock API reference, `ConverseStream`): `POST
+//! https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse-stream`, the model id
+//! percent-encoded (`:` → `%3A`), a JSON body of `messages` (content blocks `text`, `image`,
+//! `toolUse`, `toolResult`, `reasoningContent`, `cachePoint`), `system`, `inferenceConfig`
+//! (`maxTokens`, `temperature`), `toolConfig` and `additionalModelRequestFields` (Claude's
+//! `thinking` budget and `anthropic_beta`). Signed with SigV4 (service `bedrock`) by
+//! `aws-sigv4`, with credentials from [`crate::auth::aws`]; a Bedrock API key
+//! (`AWS_BEARER_TOKEN_BEDROCK`) is sent as a bearer token instead.
+//!
+//! Model id on the wire (SPEC R4.8, the reference's `getModelId`): with
+//! `use_cross_region_inference`, `global.` when `use_global_inference` is on and the model has
+//! a global profile, else by the region's first three letters `us-` → `us.`, `eu-` → `eu.`,
+//! `ap-` → `jp.` for models with a Japan profile in `ap-northeast-1`/`-3`, else `apac.`; other
+//! regions keep the plain id. Ids that already carry a prefix, and ARNs, are sent as given.
 //!
 //! Frames (botocore `bedrock-runtime` 2023-09-30 `ConverseStreamOutput`): events
 //! `messageStart`, `contentBlockStart` (`start.toolUse{toolUseId,name}`), `contentBlockDelta`
 //! (`delta.text`, `delta.toolUse.input` fragments, `delta.reasoningContent.{text, signature,
 //! redactedContent}`), `contentBlockStop`, `messageStop` (`stopReason`), `metadata` (`usage`);
 //! `:message-type=exception` frames (`throttlingException`, `modelStreamErrorException`,
-//! `validationException`, …) and `:message-type=error` frames become errors.
+//! `validationException`, …) and `:message-type=error` frames become errors. An HTTP error
+//! names its type in `x-amzn-ErrorType` and its message in the JSON body (transport.rs).
 //!
 //! Usage rule (SPEC R1.3): for Claude on Bedrock `inputTokens` is already the uncached part;
-//! `cacheReadInputTokens` → cache reads, `cacheWriteInputTokens` → cache writes.
-//!
-//! The request side (SigV4 signing with the AWS credential chain, cross-region prefixes) is not
-//! in this build yet; `bedrock` still reports itself unsupported.
+//! `cacheReadInputTokens` → cache reads, `cacheWriteInputTokens` → cache writes; so the cost
+//! is the Anthropic rule of R9.2 on these numbers.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::auth::aws::AwsAuth;
+use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::stream::{ApiStreamChunk, Usage};
+use crate::handler::ApiHandler;
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::stream::{ApiStream, ApiStreamChunk, Usage};
+use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::eventstream::EventStreamMessage;
+
+/// `maxTokens` sent when the model's is unknown.
+const DEFAULT_MAX_TOKENS: u64 = 8192;
+/// The smallest thinking budget Claude accepts, in tokens.
+const MIN_THINKING_BUDGET: u64 = 1024;
+/// The `anthropic_beta` value enabling the 1M-token context window for `:1m` model ids.
+const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
+/// Cross-region inference prefixes Bedrock uses in inference-profile ids.
+const CROSS_REGION_PREFIXES: &[&str] = &[
+    "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
+];
+
+/// The regional endpoint, `https://bedrock-runtime.{region}.amazonaws.com`; with no region
+/// known yet, the same with a literal `{region}` that the handler fills in at request time.
+pub fn default_base_url(region: Option<&str>) -> String {
+    format!(
+        "https://bedrock-runtime.{}.amazonaws.com",
+        region.unwrap_or("{region}")
+    )
+}
+
+/// The base model id of an inference-profile id (`us.anthropic.x` → `anthropic.x`), or `None`
+/// when `id` has no cross-region prefix.
+pub fn strip_cross_region_prefix(id: &str) -> Option<&str> {
+    CROSS_REGION_PREFIXES
+        .iter()
+        .find_map(|p| id.strip_prefix(p))
+        .filter(|rest| rest.contains('.'))
+}
+
+/// The model id to send for `model_id` in `region` (SPEC R4.8; rules in the module docs).
+pub fn wire_model_id(
+    model_id: &str,
+    region: &str,
+    info: &crate::model::ModelInfo,
+    use_cross_region_inference: bool,
+    use_global_inference: bool,
+) -> String {
+    let id = model_id.strip_suffix(":1m").unwrap_or(model_id);
+    if !use_cross_region_inference
+        || id.starts_with("arn:")
+        || strip_cross_region_prefix(id).is_some()
+    {
+        return id.to_owned();
+    }
+    if use_global_inference && info.supports_global_endpoint {
+        return format!("global.{id}");
+    }
+    match region.get(..3) {
+        Some("us-") => format!("us.{id}"),
+        Some("eu-") => format!("eu.{id}"),
+        Some("ap-")
+            if info.supports_jp_endpoint
+                && matches!(region, "ap-northeast-1" | "ap-northeast-3") =>
+        {
+            format!("jp.{id}")
+        }
+        Some("ap-") => format!("apac.{id}"),
+        _ => id.to_owned(),
+    }
+}
+
+/// Percent-encodes a model id or ARN for the URL path: everything but RFC 3986 unreserved
+/// characters (so `:` → `%3A`, `/` → `%2F`), as the AWS SDKs do for `{modelId}`.
+fn encode_path_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A handler for Bedrock's ConverseStream.
+pub struct BedrockHandler {
+    mode: ResolvedMode,
+    controls: RequestControls,
+    auth: Arc<AwsAuth>,
+}
+
+impl BedrockHandler {
+    /// Builds the handler; no network request is made and no credential is loaded until the
+    /// first request (SPEC R3.5).
+    pub fn new(mode: ResolvedMode) -> Self {
+        let auth = Arc::new(AwsAuth::new(&mode.cloud));
+        Self {
+            mode,
+            controls: RequestControls::default(),
+            auth,
+        }
+    }
+
+    fn is_claude(&self) -> bool {
+        self.mode.model_id.contains("anthropic.") || self.mode.model_id.contains("claude")
+    }
+
+    /// The Converse JSON request body (public within the crate for request-shape tests).
+    pub(crate) fn request_body(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Value {
+        let info = &self.mode.model_info;
+        let max_tokens = if info.max_tokens > 0 {
+            info.max_tokens
+        } else {
+            DEFAULT_MAX_TOKENS
+        };
+        let budget = self.mode.thinking_budget_tokens;
+        let thinking = self.is_claude()
+            && info.supports_reasoning
+            && budget >= MIN_THINKING_BUDGET
+            && budget < max_tokens;
+        let cache = info.supports_prompt_cache;
+
+        let mut system = vec![json!({ "text": system_prompt })];
+        if cache {
+            system.push(json!({ "cachePoint": { "type": "default" } }));
+        }
+        // Cache points after the last two user messages, as for Anthropic (SPEC R4.3).
+        let cached_users: Vec<usize> = if cache {
+            messages
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.role == Role::User)
+                .map(|(i, _)| i)
+                .rev()
+                .take(2)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let wire_messages: Vec<Value> = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                let mut content: Vec<Value> = m.content.iter().filter_map(convert_block).collect();
+                if content.is_empty() {
+                    return None;
+                }
+                if cached_users.contains(&i) {
+                    content.push(json!({ "cachePoint": { "type": "default" } }));
+                }
+                Some(json!({ "role": m.role, "content": content }))
+            })
+            .collect();
+
+        let mut inference = json!({ "maxTokens": max_tokens });
+        if !thinking {
+            inference["temperature"] = json!(info.temperature.unwrap_or(0.0));
+        }
+        let mut body = json!({
+            "messages": wire_messages,
+            "system": system,
+            "inferenceConfig": inference,
+        });
+        let mut additional = serde_json::Map::new();
+        if thinking {
+            additional.insert(
+                "thinking".into(),
+                json!({ "type": "enabled", "budget_tokens": budget }),
+            );
+        }
+        if self.mode.model_id.ends_with(":1m") {
+            additional.insert("anthropic_beta".into(), json!([CONTEXT_1M_BETA]));
+        }
+        if !additional.is_empty() {
+            body["additionalModelRequestFields"] = Value::Object(additional);
+        }
+        if !tools.is_empty() {
+            let specs: Vec<Value> = tools
+                .iter()
+                .map(|t| {
+                    json!({ "toolSpec": {
+                        "name": t.name,
+                        "description": t.description,
+                        "inputSchema": { "json": t.input_schema },
+                    } })
+                })
+                .collect();
+            body["toolConfig"] = json!({ "tools": specs, "toolChoice": { "auto": {} } });
+        }
+        body
+    }
+}
+
+/// One Anthropic-shaped content block as a Converse content block; empty text is dropped
+/// (Bedrock rejects blank text blocks), and so is thinking without its signature (Bedrock
+/// rejects unsigned reasoning sent back).
+fn convert_block(block: &ContentBlock) -> Option<Value> {
+    Some(match block {
+        ContentBlock::Text { text } if text.trim().is_empty() => return None,
+        ContentBlock::Text { text } => json!({ "text": text }),
+        ContentBlock::Image { source } => {
+            let format = source
+                .media_type
+                .strip_prefix("image/")
+                .unwrap_or(&source.media_type)
+                .replace("jpg", "jpeg");
+            json!({ "image": { "format": format, "source": { "bytes": source.data } } })
+        }
+        ContentBlock::ToolUse { id, name, input } => {
+            json!({ "toolUse": { "toolUseId": id, "name": name, "input": input } })
+        }
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let text = if content.is_empty() {
+                "(empty)"
+            } else {
+                content
+            };
+            json!({ "toolResult": {
+                "toolUseId": tool_use_id,
+                "content": [{ "text": text }],
+                "status": if *is_error { "error" } else { "success" },
+            } })
+        }
+        ContentBlock::Thinking { signature, .. } if signature.is_empty() => return None,
+        ContentBlock::Thinking {
+            thinking,
+            signature,
+        } => json!({ "reasoningContent": { "reasoningText": {
+            "text": thinking,
+            "signature": signature,
+        } } }),
+        ContentBlock::RedactedThinking { data } => {
+            json!({ "reasoningContent": { "redactedContent": data } })
+        }
+    })
+}
+
+impl ApiHandler for BedrockHandler {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> ApiStream {
+        let body = self
+            .request_body(system_prompt, messages, tools)
+            .to_string();
+        let auth = Arc::clone(&self.auth);
+        let mode = self.mode.clone();
+        let bearer = self.mode.api_key.clone();
+        let build = async move {
+            let region = auth.region().await.ok_or_else(|| {
+                ApiError::new(
+                    ErrorKind::Auth,
+                    "no AWS region for Bedrock: set `region` under [providers.bedrock], or AWS_REGION, or a region in your AWS profile",
+                )
+            })?;
+            let model_id = wire_model_id(
+                &mode.model_id,
+                &region,
+                &mode.model_info,
+                mode.cloud.use_cross_region_inference,
+                mode.cloud.use_global_inference,
+            );
+            let base_url = if mode.cloud.base_url_overridden {
+                mode.base_url.clone()
+            } else {
+                default_base_url(Some(&region))
+            };
+            let url = format!(
+                "{base_url}/model/{}/converse-stream",
+                encode_path_segment(&model_id)
+            );
+            let mut headers: Vec<(String, String)> = vec![
+                ("content-type".into(), "application/json".into()),
+                ("accept".into(), "application/vnd.amazon.eventstream".into()),
+            ];
+            match &bearer {
+                // A Bedrock API key replaces SigV4.
+                Some(key) => {
+                    headers.push(("authorization".into(), format!("Bearer {}", key.expose())))
+                }
+                None => {
+                    let credentials = auth.credentials().await?;
+                    let signed = crate::auth::aws::sign_request(
+                        "POST",
+                        &url,
+                        &headers,
+                        body.as_bytes(),
+                        &credentials,
+                        &region,
+                        "bedrock",
+                        std::time::SystemTime::now(),
+                    )
+                    .map_err(|e| ApiError::new(ErrorKind::InvalidRequest, e))?;
+                    headers.extend(signed);
+                }
+            }
+            let mut request = transport::client().post(url);
+            for (k, v) in &headers {
+                request = request.header(k, v);
+            }
+            Ok(request.body(body))
+        };
+        self.controls
+            .post_eventstream_built(&self.mode, build, ConverseStreamParser::default())
+    }
+
+    handler_plumbing!();
+}
 
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
@@ -180,5 +511,88 @@ impl ConverseStreamParser {
                 "the stream ended before the response was complete (no messageStop)",
             )));
         }
+    }
+}
+
+impl EventParser for ConverseStreamParser {
+    type Event = EventStreamMessage;
+
+    fn on_event(
+        &mut self,
+        event: EventStreamMessage,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        self.on_message(&event, out);
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        ConverseStreamParser::on_end(self, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelInfo;
+
+    #[test]
+    fn cross_region_prefixes_follow_the_region() {
+        let plain = ModelInfo::default();
+        let global = ModelInfo {
+            supports_global_endpoint: true,
+            supports_jp_endpoint: true,
+            ..ModelInfo::default()
+        };
+        let id = "anthropic.claude-sonnet-4-5-20250929-v1:0";
+        let w = |region, info, cross, glob| wire_model_id(id, region, info, cross, glob);
+        assert_eq!(w("us-east-1", &plain, false, false), id);
+        assert_eq!(w("us-east-1", &plain, true, false), format!("us.{id}"));
+        assert_eq!(w("eu-west-1", &plain, true, false), format!("eu.{id}"));
+        assert_eq!(
+            w("ap-southeast-2", &plain, true, false),
+            format!("apac.{id}")
+        );
+        assert_eq!(
+            w("ap-northeast-1", &plain, true, false),
+            format!("apac.{id}")
+        );
+        assert_eq!(
+            w("ap-northeast-1", &global, true, false),
+            format!("jp.{id}")
+        );
+        assert_eq!(
+            w("ap-southeast-1", &global, true, false),
+            format!("apac.{id}")
+        );
+        assert_eq!(w("sa-east-1", &plain, true, false), id);
+        assert_eq!(w("eu-west-1", &global, true, true), format!("global.{id}"));
+        // Global asked for but the model has no global profile: the region's group.
+        assert_eq!(w("eu-west-1", &plain, true, true), format!("eu.{id}"));
+        // Already a profile id, or an ARN: as given.
+        assert_eq!(
+            wire_model_id(&format!("eu.{id}"), "us-east-1", &plain, true, false),
+            format!("eu.{id}")
+        );
+        let arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc";
+        assert_eq!(wire_model_id(arn, "us-east-1", &plain, true, false), arn);
+        // The 1M-context suffix is ours.
+        assert_eq!(
+            wire_model_id(&format!("{id}:1m"), "us-east-1", &plain, true, false),
+            format!("us.{id}")
+        );
+        assert_eq!(strip_cross_region_prefix(&format!("apac.{id}")), Some(id));
+        assert_eq!(strip_cross_region_prefix(id), None);
+    }
+
+    #[test]
+    fn model_ids_are_percent_encoded_in_the_path() {
+        assert_eq!(
+            encode_path_segment("us.anthropic.claude-3-5-haiku-20241022-v1:0"),
+            "us.anthropic.claude-3-5-haiku-20241022-v1%3A0"
+        );
+        assert_eq!(
+            encode_path_segment("arn:aws:bedrock:x/y"),
+            "arn%3Aaws%3Abedrock%3Ax%2Fy"
+        );
     }
 }

@@ -32,3 +32,4 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod presets;
+pub mod vertex;

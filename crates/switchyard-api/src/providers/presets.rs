@@ -16,8 +16,13 @@ pub enum WireFamily {
     Ollama,
     /// Gemini `streamGenerateContent` over SSE (`providers/gemini.rs`).
     Gemini,
-    /// A family this build does not speak yet (Gemini, Vertex, Bedrock): building a handler for
-    /// it is a clear error, never a silent fallback.
+    /// Bedrock ConverseStream over AWS event-stream, SigV4-signed (`providers/bedrock.rs`).
+    Bedrock,
+    /// Vertex AI: Gemini models over `streamGenerateContent`, Claude models over
+    /// `streamRawPredict`, with Google OAuth tokens (`providers/vertex.rs`).
+    Vertex,
+    /// A family this build does not speak: building a handler for it is a clear error, never
+    /// a silent fallback. No preset uses it today.
     NotYetSupported(&'static str),
 }
 
@@ -78,23 +83,6 @@ const fn local(
     ProviderPreset {
         key_required: false,
         ..chat(id, base_url, api_key_env, default_model)
-    }
-}
-
-const fn planned(
-    id: &'static str,
-    family: &'static str,
-    key: &'static [&'static str],
-) -> ProviderPreset {
-    ProviderPreset {
-        id,
-        family: WireFamily::NotYetSupported(family),
-        dialect: ChatDialect::Generic,
-        base_url: "",
-        api_key_env: key,
-        key_required: true,
-        default_model: "",
-        any_model_id: false,
     }
 }
 
@@ -304,8 +292,30 @@ pub const PRESETS: &[ProviderPreset] = &[
             "gemini-2.5-pro",
         )
     },
-    planned("vertex", "Vertex AI", &[]),
-    planned("bedrock", "Bedrock ConverseStream", &[]),
+    // Vertex AI: Google credentials (service account, gcloud, metadata server), no key
+    // variable; the base URL follows the region (`providers/vertex.rs`).
+    ProviderPreset {
+        id: "vertex",
+        family: WireFamily::Vertex,
+        dialect: ChatDialect::Generic,
+        base_url: "https://aiplatform.googleapis.com",
+        api_key_env: &[],
+        key_required: false,
+        default_model: "claude-sonnet-4-5@20250929",
+        any_model_id: true,
+    },
+    // Bedrock: the AWS credential chain, or a Bedrock API key sent as a bearer token; the
+    // base URL follows the region (`providers/bedrock.rs`). Any model id or ARN is accepted.
+    ProviderPreset {
+        id: "bedrock",
+        family: WireFamily::Bedrock,
+        dialect: ChatDialect::Generic,
+        base_url: "https://bedrock-runtime.us-east-1.amazonaws.com",
+        api_key_env: &["AWS_BEARER_TOKEN_BEDROCK"],
+        key_required: false,
+        default_model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        any_model_id: true,
+    },
 ];
 
 /// The preset for `id`, if Switchyard knows it.
@@ -362,8 +372,9 @@ mod tests {
         assert_eq!(ids.len(), PRESETS.len());
         for p in PRESETS {
             assert!(!p.base_url.ends_with('/'), "{}", p.id);
-            if !matches!(p.family, WireFamily::NotYetSupported(_)) {
-                assert!(!p.default_model.is_empty(), "{}", p.id);
+            assert!(!p.default_model.is_empty(), "{}", p.id);
+            assert!(p.base_url.starts_with("http"), "{}", p.id);
+            if p.family != WireFamily::Vertex {
                 assert!(!p.api_key_env.is_empty(), "{}", p.id);
             }
         }

@@ -48,17 +48,29 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
         WireFamily::Ollama => "Ollama /api/chat".to_owned(),
         WireFamily::Gemini => "Gemini streamGenerateContent".to_owned(),
+        WireFamily::Bedrock => "Bedrock ConverseStream (SigV4)".to_owned(),
+        WireFamily::Vertex => "Vertex AI (Gemini and Claude)".to_owned(),
         WireFamily::NotYetSupported(f) => {
             say!("{} — {f}: not supported by this build yet", p.id);
             return;
         }
     };
-    let key = if p.key_required {
-        format!("key ${}", p.api_key_env.join(" or $"))
-    } else {
-        "no key needed".to_owned()
+    let key = match p.family {
+        WireFamily::Bedrock => {
+            "AWS credential chain (env, profile, SSO, web identity, instance role) or $AWS_BEARER_TOKEN_BEDROCK".to_owned()
+        }
+        WireFamily::Vertex => {
+            "Google credentials ($GOOGLE_APPLICATION_CREDENTIALS, gcloud, metadata server)".to_owned()
+        }
+        _ if p.key_required => format!("key ${}", p.api_key_env.join(" or $")),
+        _ => "no key needed".to_owned(),
     };
-    say!("{} — {family} · {} · {key}", p.id, p.base_url);
+    let base_url = match p.family {
+        WireFamily::Bedrock => "https://bedrock-runtime.{region}.amazonaws.com",
+        WireFamily::Vertex => "https://{region}-aiplatform.googleapis.com",
+        _ => p.base_url,
+    };
+    say!("{} — {family} · {base_url} · {key}", p.id);
     match model_table(p.id) {
         Some(table) => {
             say!(

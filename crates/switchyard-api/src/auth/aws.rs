@@ -1,0 +1,198 @@
+//! AWS credentials and SigV4 signing for Bedrock.
+//!
+//! Credentials come from the standard AWS chain in this order: the static keys
+//! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`) read with the
+//! rest of the configuration, then `aws-config`'s default chain — environment, the profile of
+//! `~/.aws/config` and `~/.aws/credentials` (`profile` setting or `AWS_PROFILE`; static keys,
+//! `credential_process`, SSO, assumed roles), web identity tokens, ECS and EC2 instance
+//! metadata. Fetched credentials are reused until five minutes before they expire.
+//!
+//! Signing is AWS Signature Version 4 by the `aws-sigv4` crate, in headers: `x-amz-date`,
+//! `x-amz-security-token` when the credentials carry a session token, and `authorization:
+//! AWS4-HMAC-SHA256 Credential=AKID/YYYYMMDD/region/service/aws4_request, SignedHeaders=…,
+//! Signature=…`.
+
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use aws_config::BehaviorVersion;
+use aws_credential_types::Credentials;
+use aws_credential_types::provider::ProvideCredentials;
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use tokio::sync::OnceCell;
+
+use crate::config::CloudSettings;
+use crate::error::{ApiError, ErrorKind};
+
+/// Credentials closer than this to their expiry are fetched again.
+const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
+
+/// The default chain once loaded: its credentials provider and the region it found.
+struct Chain {
+    provider: Option<aws_credential_types::provider::SharedCredentialsProvider>,
+    region: Option<String>,
+}
+
+/// Where a Bedrock handler gets its region and credentials. Cheap to build; the default chain
+/// is loaded on first use.
+pub struct AwsAuth {
+    static_credentials: Option<Credentials>,
+    region: Option<String>,
+    profile: Option<String>,
+    chain: OnceCell<Chain>,
+    cached: Mutex<Option<Credentials>>,
+}
+
+impl AwsAuth {
+    /// From resolved settings: static keys when both parts are set, the region and profile
+    /// when configured.
+    pub fn new(cloud: &CloudSettings) -> Self {
+        let static_credentials = match (&cloud.aws_access_key_id, &cloud.aws_secret_access_key) {
+            (Some(id), Some(secret)) => Some(Credentials::new(
+                id.expose(),
+                secret.expose(),
+                cloud
+                    .aws_session_token
+                    .as_ref()
+                    .map(|t| t.expose().to_owned()),
+                None,
+                "Environment",
+            )),
+            _ => None,
+        };
+        Self {
+            static_credentials,
+            region: cloud.region.clone(),
+            profile: cloud.profile.clone(),
+            chain: OnceCell::new(),
+            cached: Mutex::new(None),
+        }
+    }
+
+    async fn chain(&self) -> &Chain {
+        self.chain
+            .get_or_init(|| async {
+                let mut loader = aws_config::defaults(BehaviorVersion::latest());
+                if let Some(profile) = &self.profile {
+                    loader = loader.profile_name(profile);
+                }
+                if let Some(region) = &self.region {
+                    loader = loader.region(aws_config::Region::new(region.clone()));
+                }
+                let config = loader.load().await;
+                Chain {
+                    provider: config.credentials_provider(),
+                    region: config.region().map(|r| r.as_ref().to_owned()),
+                }
+            })
+            .await
+    }
+
+    /// The region: the configured one, else the default chain's (`AWS_REGION`, the profile's
+    /// `region`, instance metadata).
+    pub async fn region(&self) -> Option<String> {
+        if let Some(r) = &self.region {
+            return Some(r.clone());
+        }
+        self.chain().await.region.clone()
+    }
+
+    /// Credentials for the next request.
+    ///
+    /// # Errors
+    ///
+    /// An [`ErrorKind::Auth`] error saying how to provide credentials when the chain finds
+    /// none (the chain's own reason is kept; it never holds a secret).
+    pub async fn credentials(&self) -> Result<Credentials, ApiError> {
+        if let Some(c) = &self.static_credentials {
+            return Ok(c.clone());
+        }
+        let fresh = |c: &Credentials| {
+            c.expiry()
+                .is_none_or(|at| at > SystemTime::now() + REFRESH_BEFORE_EXPIRY)
+        };
+        if let Some(c) = self.cached.lock().ok().and_then(|c| c.clone()) {
+            if fresh(&c) {
+                return Ok(c);
+            }
+        }
+        let no_credentials = |why: String| {
+            ApiError::new(
+                ErrorKind::Auth,
+                format!(
+                    "no AWS credentials for Bedrock ({why}): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, choose a profile with `profile` under [providers.bedrock] or AWS_PROFILE (run `aws sso login` for SSO profiles), or set AWS_BEARER_TOKEN_BEDROCK to a Bedrock API key"
+                ),
+            )
+        };
+        let provider =
+            self.chain().await.provider.clone().ok_or_else(|| {
+                no_credentials("the AWS credential chain is not available".into())
+            })?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| no_credentials(innermost(&e)))?;
+        if let Ok(mut slot) = self.cached.lock() {
+            *slot = Some(credentials.clone());
+        }
+        Ok(credentials)
+    }
+}
+
+fn innermost(e: &dyn std::error::Error) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
+
+/// Signs a request with SigV4 and returns the headers to add (`x-amz-date`, `authorization`,
+/// and `x-amz-security-token` with a session token). `url` must already be percent-encoded;
+/// `headers` are the headers sent with the request, all of which are signed along with `host`.
+///
+/// # Errors
+///
+/// A sentence saying why the request cannot be signed (the URL is not a valid URI). It never
+/// holds a secret.
+#[allow(clippy::too_many_arguments)]
+pub fn sign_request(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    credentials: &Credentials,
+    region: &str,
+    service: &str,
+    time: SystemTime,
+) -> Result<Vec<(String, String)>, String> {
+    let identity: Identity = credentials.clone().into();
+    let params = v4::SigningParams::builder()
+        .identity(&identity)
+        .region(region)
+        .name(service)
+        .time(time)
+        .settings(SigningSettings::default())
+        .build()
+        .map_err(|e| format!("cannot sign the request: {e}"))?
+        .into();
+    let signable = SignableRequest::new(
+        method,
+        url,
+        headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        SignableBody::Bytes(body),
+    )
+    .map_err(|e| format!("cannot sign the request to {url}: {e}"))?;
+    let (instructions, _signature) = sign(signable, &params)
+        .map_err(|e| format!("cannot sign the request to {url}: {e}"))?
+        .into_parts();
+    let (signed_headers, _params) = instructions.into_parts();
+    Ok(signed_headers
+        .into_iter()
+        .map(|h| (h.name().to_owned(), h.value().to_owned()))
+        .collect())
+}

@@ -1,0 +1,94 @@
+//! Google Cloud credentials for Vertex AI, by the `gcp_auth` crate.
+//!
+//! Lookup order: the service-account JSON named by `credentials_file` under
+//! `[providers.vertex]` or `GOOGLE_APPLICATION_CREDENTIALS` (a JWT signed with its key is
+//! exchanged at its `token_uri`), else gcp_auth's standard chain: gcloud's
+//! application-default user credentials (`gcloud auth application-default login`), the
+//! metadata server (GCE, Cloud Run, GKE), then the `gcloud` command. Tokens (scope
+//! `cloud-platform`) are cached by gcp_auth until they expire.
+
+use std::sync::Arc;
+
+use gcp_auth::{CustomServiceAccount, TokenProvider};
+use tokio::sync::OnceCell;
+
+use crate::error::{ApiError, ErrorKind};
+
+/// The OAuth scope Vertex AI requests need.
+pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+
+/// Where a Vertex handler gets its access tokens. Cheap to build; nothing is read until the
+/// first request.
+pub struct GoogleAuth {
+    credentials_file: Option<String>,
+    provider: OnceCell<Arc<dyn TokenProvider>>,
+}
+
+impl GoogleAuth {
+    /// With an explicit credentials file, or `None` for the standard chain.
+    pub fn new(credentials_file: Option<String>) -> Self {
+        Self {
+            credentials_file,
+            provider: OnceCell::new(),
+        }
+    }
+
+    async fn provider(&self) -> Result<&Arc<dyn TokenProvider>, ApiError> {
+        self.provider
+            .get_or_try_init(|| async {
+                match &self.credentials_file {
+                    Some(path) => CustomServiceAccount::from_file(path)
+                        .map(|sa| Arc::new(sa) as Arc<dyn TokenProvider>)
+                        .map_err(|e| {
+                            auth_error(format!(
+                                "cannot use the Google credentials file {path} ({}); it must be a service-account key JSON",
+                                innermost(&e)
+                            ))
+                        }),
+                    None => gcp_auth::provider().await.map_err(|e| {
+                        auth_error(format!(
+                            "no Google Cloud credentials found ({}): set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run `gcloud auth application-default login`",
+                            innermost(&e)
+                        ))
+                    }),
+                }
+            })
+            .await
+    }
+
+    /// An access token for the `cloud-platform` scope.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Auth`] when no credentials are found or the token exchange fails.
+    pub async fn token(&self) -> Result<String, ApiError> {
+        let provider = self.provider().await?;
+        let token = provider.token(&[CLOUD_PLATFORM_SCOPE]).await.map_err(|e| {
+            auth_error(format!(
+                "could not get a Google Cloud access token ({}); check the credentials",
+                innermost(&e)
+            ))
+        })?;
+        Ok(token.as_str().to_owned())
+    }
+
+    /// The project of the credentials, when they name one.
+    pub async fn project_id(&self) -> Option<String> {
+        let provider = self.provider().await.ok()?;
+        provider.project_id().await.ok().map(|p| p.to_string())
+    }
+}
+
+fn auth_error(message: String) -> ApiError {
+    ApiError::new(ErrorKind::Auth, message)
+}
+
+fn innermost(e: &dyn std::error::Error) -> String {
+    let mut last = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    last
+}
