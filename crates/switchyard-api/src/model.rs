@@ -120,26 +120,43 @@ impl ModelTable {
     }
 }
 
+/// Every table's source, by provider id: one TOML file per provider under `models/`.
+const SOURCES: &[(&str, &str)] = &[
+    ("anthropic", include_str!("../models/anthropic.toml")),
+    ("baseten", include_str!("../models/baseten.toml")),
+    ("bedrock", include_str!("../models/bedrock.toml")),
+    ("cerebras", include_str!("../models/cerebras.toml")),
+    ("deepseek", include_str!("../models/deepseek.toml")),
+    ("doubao", include_str!("../models/doubao.toml")),
+    ("fireworks", include_str!("../models/fireworks.toml")),
+    ("gemini", include_str!("../models/gemini.toml")),
+    ("groq", include_str!("../models/groq.toml")),
+    ("minimax", include_str!("../models/minimax.toml")),
+    ("mistral", include_str!("../models/mistral.toml")),
+    ("moonshot", include_str!("../models/moonshot.toml")),
+    ("nebius", include_str!("../models/nebius.toml")),
+    ("nousResearch", include_str!("../models/nousResearch.toml")),
+    (
+        "openai-native",
+        include_str!("../models/openai-native.toml"),
+    ),
+    ("openrouter", include_str!("../models/openrouter.toml")),
+    ("qwen", include_str!("../models/qwen.toml")),
+    ("sambanova", include_str!("../models/sambanova.toml")),
+    ("together", include_str!("../models/together.toml")),
+    ("vertex", include_str!("../models/vertex.toml")),
+    ("xai", include_str!("../models/xai.toml")),
+    ("zai", include_str!("../models/zai.toml")),
+];
+
 /// The embedded tables, by provider id. A parse failure is a bug in a data file and is caught
 /// by the tests (`every_table_parses`); at run time such a table is treated as absent.
 static TABLES: LazyLock<BTreeMap<&'static str, ModelTable>> = LazyLock::new(|| {
-    let sources: [(&str, &str); 7] = [
-        ("anthropic", include_str!("../models/anthropic.toml")),
-        ("bedrock", include_str!("../models/bedrock.toml")),
-        ("deepseek", include_str!("../models/deepseek.toml")),
-        ("gemini", include_str!("../models/gemini.toml")),
-        (
-            "openai-native",
-            include_str!("../models/openai-native.toml"),
-        ),
-        ("openrouter", include_str!("../models/openrouter.toml")),
-        ("vertex", include_str!("../models/vertex.toml")),
-    ];
     let mut tables = BTreeMap::new();
-    for (id, src) in sources {
+    for (id, src) in SOURCES {
         match toml::from_str::<ModelTable>(src) {
             Ok(t) => {
-                tables.insert(id, t);
+                tables.insert(*id, t);
             }
             Err(e) => tracing::error!("model table for {id} is invalid: {e}"),
         }
@@ -163,26 +180,32 @@ mod tests {
 
     #[test]
     fn every_table_parses_and_has_its_default() {
-        for src in [
-            include_str!("../models/anthropic.toml"),
-            include_str!("../models/bedrock.toml"),
-            include_str!("../models/vertex.toml"),
-            include_str!("../models/deepseek.toml"),
-            include_str!("../models/gemini.toml"),
-            include_str!("../models/openai-native.toml"),
-            include_str!("../models/openrouter.toml"),
-        ] {
-            let t: ModelTable = toml::from_str(src).unwrap();
+        for (provider, src) in SOURCES {
+            let t: ModelTable =
+                toml::from_str(src).unwrap_or_else(|e| panic!("models/{provider}.toml: {e}"));
             assert!(
                 t.models.contains_key(&t.default),
                 "default {} missing",
                 t.default
             );
+            // The table's default is the preset's, so "no model configured" means one model.
+            let preset = crate::providers::presets::preset(provider)
+                .unwrap_or_else(|| panic!("models/{provider}.toml names no known provider"));
+            assert_eq!(preset.default_model, t.default, "{provider}");
             for (id, m) in &t.models {
-                assert!(m.context_window > 0, "{id}");
-                assert!(m.max_tokens <= m.context_window, "{id}");
+                assert!(m.context_window > 0, "{provider} {id}");
+                assert!(m.max_tokens <= m.context_window, "{provider} {id}");
+                assert!(
+                    m.input_price >= 0.0 && m.output_price >= 0.0,
+                    "{provider} {id}"
+                );
+                let mut last = 0;
+                for tier in &m.tiers {
+                    assert!(tier.context_window > last, "{provider} {id}: tiers ascend");
+                    last = tier.context_window;
+                }
             }
         }
-        assert_eq!(providers_with_tables().count(), 7);
+        assert_eq!(providers_with_tables().count(), SOURCES.len());
     }
 }

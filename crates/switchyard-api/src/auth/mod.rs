@@ -3,4 +3,5 @@
 //! (SPEC R3.5), and no secret ever reaches an error message or a log line (R3.6).
 
 pub mod aws;
+pub mod check;
 pub mod google;

@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use switchyard_api::{Mode, resolve_mode};
+use switchyard_api::auth::check::{check_bedrock, check_vertex};
+use switchyard_api::providers::presets::WireFamily;
+use switchyard_api::{Mode, ResolvedMode, resolve_mode};
 
 use crate::cli::SelectionArgs;
 use crate::settings;
@@ -32,13 +34,41 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             Ok(r) => {
                 say!("  provider   {}", r.provider_id);
                 say!("  model      {}", r.model_id);
-                say!("  base URL   {}", r.base_url);
-                let key = match (&r.api_key, r.needs_key()) {
-                    (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
-                    (None, false) => "not needed (local server)".to_owned(),
-                    (None, true) => format!("MISSING: set ${}", r.api_key_env),
+                let env = |k: &str| std::env::var(k).ok();
+                let cloud = match r.preset.family {
+                    WireFamily::Bedrock => Some(check_bedrock(&r, &env)),
+                    WireFamily::Vertex => Some(check_vertex(&r, &env)),
+                    _ => None,
                 };
-                say!("  API key    {key}");
+                match &cloud {
+                    Some(check) => {
+                        let base = if r.cloud.base_url_overridden {
+                            r.base_url.clone()
+                        } else {
+                            format!("{} (from the region)", r.base_url)
+                        };
+                        say!("  base URL   {base}");
+                        for (label, value) in &check.facts {
+                            say!("  {label:<10} {value}");
+                        }
+                        errors.extend(
+                            check
+                                .errors
+                                .iter()
+                                .map(|e| format!("{} mode: {e}", mode.as_str())),
+                        );
+                        warnings.extend(
+                            check
+                                .warnings
+                                .iter()
+                                .map(|w| format!("{} mode: {w}", mode.as_str())),
+                        );
+                    }
+                    None => {
+                        say!("  base URL   {}", r.base_url);
+                        say!("  API key    {}", key_line(&r));
+                    }
+                }
                 say!(
                     "  limits     context {} tokens · max output {}",
                     r.model_info.context_window,
@@ -53,7 +83,7 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                     "  thinking   budget {} tokens · reasoning effort {effort}",
                     r.thinking_budget_tokens
                 );
-                if let Err(e) = r.check_key() {
+                if let (None, Err(e)) = (&cloud, r.check_key()) {
                     errors.push(format!("{} mode: {e}", mode.as_str()));
                 }
                 warnings.extend(
@@ -83,5 +113,27 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// Where the key comes from, or which variable to set (every candidate named).
+fn key_line(r: &ResolvedMode) -> String {
+    match (&r.api_key, r.needs_key()) {
+        (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
+        (None, false) => "not needed (local server)".to_owned(),
+        (None, true) => {
+            let others: Vec<String> = r
+                .preset
+                .api_key_env
+                .iter()
+                .filter(|v| **v != r.api_key_env)
+                .map(|v| format!("${v}"))
+                .collect();
+            if others.is_empty() {
+                format!("MISSING: set ${}", r.api_key_env)
+            } else {
+                format!("MISSING: set ${} (or {})", r.api_key_env, others.join(", "))
+            }
+        }
     }
 }

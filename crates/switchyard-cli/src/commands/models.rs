@@ -73,8 +73,15 @@ fn print_provider(p: &ProviderPreset) {
     say!("{} — {family} · {base_url} · {key}", p.id);
     match model_table(p.id) {
         Some(table) => {
+            let width = table
+                .models
+                .keys()
+                .map(|id| id.len())
+                .max()
+                .unwrap_or(0)
+                .max(34);
             say!(
-                "  {:<34} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                "  {:<width$} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
                 "MODEL (USD per million tokens)",
                 "CONTEXT",
                 "MAX OUT",
@@ -86,7 +93,7 @@ fn print_provider(p: &ProviderPreset) {
             for (id, m) in &table.models {
                 let mark = if *id == table.default { '*' } else { ' ' };
                 say!(
-                    "{mark} {:<34} {:>10} {:>9} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+                    "{mark} {:<width$} {:>10} {:>9} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
                     id,
                     thousands(m.context_window),
                     thousands(m.max_tokens),

@@ -1,0 +1,269 @@
+//! What `switchyard config check` says about cloud credentials, found without any network
+//! request and without ever printing a secret: for Bedrock the region and where credentials
+//! would come from, for Vertex the project, region and credentials.
+//!
+//! The checks look where the AWS chain and Google's lookup look (environment variables,
+//! `~/.aws/config` and `~/.aws/credentials` or `AWS_CONFIG_FILE` / `AWS_SHARED_CREDENTIALS_FILE`,
+//! the credentials JSON, gcloud's application-default credentials). Instance metadata (EC2,
+//! GCE) cannot be checked offline, so a missing local source is a warning, not an error.
+
+use std::path::PathBuf;
+
+use crate::config::ResolvedMode;
+
+/// The result of a check: facts to print (label, value — never a secret), problems that stop
+/// a request, and warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CloudCheck {
+    pub facts: Vec<(String, String)>,
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn home(env: Env<'_>) -> Option<PathBuf> {
+    env("HOME")
+        .or_else(|| env("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The `key = value` pairs of `section` in an AWS INI-style file.
+fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
+    let mut current: Option<&str> = None;
+    let mut found = false;
+    let mut pairs = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            current = Some(name.trim());
+            if current == Some(section) {
+                found = true;
+            }
+            continue;
+        }
+        if current == Some(section) {
+            if let Some((k, v)) = line.split_once('=') {
+                pairs.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+            }
+        }
+    }
+    found.then_some(pairs)
+}
+
+/// Checks what a Bedrock request for `r` would use.
+pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
+    let mut c = CloudCheck::default();
+    let profile = r
+        .cloud
+        .profile
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
+    let aws_dir = home(env).map(|h| h.join(".aws"));
+    let config_path = env("AWS_CONFIG_FILE")
+        .map(PathBuf::from)
+        .or_else(|| aws_dir.as_ref().map(|d| d.join("config")));
+    let credentials_path = env("AWS_SHARED_CREDENTIALS_FILE")
+        .map(PathBuf::from)
+        .or_else(|| aws_dir.as_ref().map(|d| d.join("credentials")));
+    let read = |p: &Option<PathBuf>| p.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let config_section = read(&config_path).and_then(|t| {
+        let name = if profile == "default" {
+            "default".to_owned()
+        } else {
+            format!("profile {profile}")
+        };
+        ini_section(&t, &name)
+    });
+    let credentials_section = read(&credentials_path).and_then(|t| ini_section(&t, &profile));
+    let get = |key: &str| {
+        config_section
+            .iter()
+            .chain(credentials_section.iter())
+            .flatten()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+
+    // Region.
+    match (&r.cloud.region, &r.cloud.region_source) {
+        (Some(region), Some(src)) => c
+            .facts
+            .push(("region".into(), format!("{region} (from {src})"))),
+        _ => match get("region") {
+            Some(region) => c.facts.push((
+                "region".into(),
+                format!("{region} (from AWS profile `{profile}`)"),
+            )),
+            None => c.errors.push(
+                "bedrock: no AWS region: set `region` under [providers.bedrock], or AWS_REGION"
+                    .into(),
+            ),
+        },
+    }
+    if r.cloud.use_cross_region_inference {
+        let kind = if r.cloud.use_global_inference {
+            "on (global profile when the model has one)"
+        } else {
+            "on"
+        };
+        c.facts
+            .push(("cross-region inference".into(), kind.to_owned()));
+    }
+
+    // Credentials, in the order they are used.
+    let source = if r.api_key.is_some() {
+        Some(format!(
+            "Bedrock API key in ${} ([redacted])",
+            r.api_key_env
+        ))
+    } else if r.cloud.aws_access_key_id.is_some() {
+        let token = if r.cloud.aws_session_token.is_some() {
+            " with $AWS_SESSION_TOKEN"
+        } else {
+            ""
+        };
+        Some(format!(
+            "static keys in $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY{token} ([redacted])"
+        ))
+    } else if env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some() && env("AWS_ROLE_ARN").is_some() {
+        Some("web identity token ($AWS_WEB_IDENTITY_TOKEN_FILE, $AWS_ROLE_ARN)".into())
+    } else if config_section.is_some() || credentials_section.is_some() {
+        let kind = if get("sso_session").is_some() || get("sso_start_url").is_some() {
+            "SSO; run `aws sso login` if the session expired"
+        } else if get("credential_process").is_some() {
+            "credential_process"
+        } else if get("role_arn").is_some() {
+            "assumed role"
+        } else if get("aws_access_key_id").is_some() {
+            "static keys, [redacted]"
+        } else {
+            "no credentials in it"
+        };
+        Some(format!("AWS profile `{profile}` ({kind})"))
+    } else if env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
+        || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
+    {
+        Some("container credentials (ECS/EKS)".into())
+    } else {
+        None
+    };
+    match source {
+        Some(s) => c.facts.push(("credential".into(), s)),
+        None => {
+            c.facts.push((
+                "credential".into(),
+                "none found in the environment or the AWS config files".into(),
+            ));
+            if r.cloud.profile.is_some() {
+                c.errors.push(format!(
+                    "bedrock: AWS profile `{profile}` is not in {} or {}",
+                    config_path.map_or("~/.aws/config".into(), |p| p.display().to_string()),
+                    credentials_path
+                        .map_or("~/.aws/credentials".into(), |p| p.display().to_string())
+                ));
+            } else {
+                c.warnings.push(
+                    "bedrock: no AWS credentials found locally (only an EC2 instance role could still work): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile with `profile` under [providers.bedrock] or AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK".into(),
+                );
+            }
+        }
+    }
+    c
+}
+
+/// Checks what a Vertex request for `r` would use.
+pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
+    let mut c = CloudCheck::default();
+    let region = r.cloud.region.clone().unwrap_or_else(|| "global".into());
+    let src = r
+        .cloud
+        .region_source
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    c.facts
+        .push(("region".into(), format!("{region} (from {src})")));
+
+    // Credentials: the named file, else gcloud's application-default credentials.
+    let adc = env("CLOUDSDK_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| home(env).map(|h| h.join(".config").join("gcloud")))
+        .map(|d| d.join("application_default_credentials.json"));
+    let mut credentials_project = None;
+    match &r.cloud.credentials_file {
+        Some(path) => match std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
+            Some(v) if v["type"] == "service_account" => {
+                credentials_project = v["project_id"].as_str().map(str::to_owned);
+                let email = v["client_email"].as_str().unwrap_or("?");
+                c.facts.push((
+                    "credential".into(),
+                    format!("service account {email} ({path}; key [redacted])"),
+                ));
+            }
+            Some(v) => c.errors.push(format!(
+                "vertex: {path} is a `{}` credentials file; Switchyard needs a service-account key there (for your own account run `gcloud auth application-default login` and unset it)",
+                v["type"].as_str().unwrap_or("unknown")
+            )),
+            None => c.errors.push(format!(
+                "vertex: cannot read the Google credentials file {path} as JSON"
+            )),
+        },
+        None => match adc.filter(|p| p.exists()) {
+            Some(p) => c.facts.push((
+                "credential".into(),
+                format!("gcloud application-default credentials ({})", p.display()),
+            )),
+            None => {
+                c.facts.push((
+                    "credential".into(),
+                    "none found locally".into(),
+                ));
+                c.warnings.push(
+                    "vertex: no Google credentials found locally (only the metadata server on Google Cloud could still work): set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file or run `gcloud auth application-default login`".into(),
+                );
+            }
+        },
+    }
+
+    match (&r.cloud.project, &r.cloud.project_source, credentials_project) {
+        (Some(p), Some(src), _) => c
+            .facts
+            .push(("project".into(), format!("{p} (from {src})"))),
+        (_, _, Some(p)) => c
+            .facts
+            .push(("project".into(), format!("{p} (from the service account)"))),
+        _ if r.cloud.credentials_file.is_none() => c.warnings.push(
+            "vertex: no project set: set `project` under [providers.vertex] or GOOGLE_CLOUD_PROJECT (the metadata server's project is used otherwise)".into(),
+        ),
+        _ => c.errors.push(
+            "vertex: no Google Cloud project: set `project` under [providers.vertex] or GOOGLE_CLOUD_PROJECT".into(),
+        ),
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ini_sections_are_found_by_name() {
+        let text = "[default]\nregion = us-east-1\n\n[profile work]\nsso_session = corp\nregion=eu-west-1\n";
+        assert_eq!(
+            ini_section(text, "profile work").unwrap(),
+            vec![
+                ("sso_session".to_owned(), "corp".to_owned()),
+                ("region".to_owned(), "eu-west-1".to_owned())
+            ]
+        );
+        assert!(ini_section(text, "profile other").is_none());
+        assert_eq!(ini_section(text, "default").unwrap().len(), 1);
+    }
+}
