@@ -170,8 +170,9 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// Connection settings and the keys found in the environment.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Connection settings and the keys found in the environment. `Debug` shows keys as
+/// `[redacted]` and names the cloud settings read from the environment without their values.
+#[derive(Clone, Default, PartialEq)]
 pub struct ProviderSettings {
     /// `[providers.ID]` sections of the file, by provider id.
     pub endpoints: BTreeMap<String, ProviderEndpoint>,
@@ -179,6 +180,16 @@ pub struct ProviderSettings {
     pub api_keys: BTreeMap<String, ApiKey>,
     /// Non-secret cloud settings from the environment ([`CLOUD_SETTING_VARS`]), by name.
     pub env: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for ProviderSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderSettings")
+            .field("endpoints", &self.endpoints)
+            .field("api_keys", &self.api_keys)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 /// Secret environment variables read for Bedrock besides the presets' key variables: the

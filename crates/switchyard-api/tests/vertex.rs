@@ -302,3 +302,45 @@ async fn no_project_anywhere_is_a_clear_error() {
     assert!(e.to_string().contains("GOOGLE_CLOUD_PROJECT"), "{e}");
     assert_eq!(server.request_count(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_is_retried_with_the_same_token() {
+    let server = MockServer::start(vec![
+        token_reply(),
+        Reply::new(HttpResponse::fixture("gemini_429")),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let sa = service_account(&dir, &format!("{}/token", server.url()), Some("p"));
+    let h = handler(
+        "gemini-2.5-pro",
+        &format!(
+            "base_url = \"{}\"\ncredentials_file = \"{sa}\"",
+            server.url()
+        ),
+        vec![],
+    );
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    let [Err(e)] = items.as_slice() else {
+        panic!("{items:?}")
+    };
+    assert_eq!(e.kind, ErrorKind::RateLimited, "{e}");
+    assert_eq!(e.provider_id.as_deref(), Some("vertex"));
+    let reqs = server.requests();
+    // One token exchange, then the provider-level attempts (SPEC R5.1), all with the token.
+    assert_eq!(reqs.iter().filter(|r| r.path == "/token").count(), 1);
+    let streams: Vec<_> = reqs.iter().filter(|r| r.path != "/token").collect();
+    assert_eq!(
+        streams.len(),
+        switchyard_api::retry::RetryPolicy::for_provider("vertex").max_attempts as usize
+    );
+    for r in streams {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {ACCESS_TOKEN}").as_str())
+        );
+    }
+}
