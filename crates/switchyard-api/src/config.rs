@@ -206,6 +206,8 @@ pub const CLOUD_SETTING_VARS: &[&str] = &[
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
     "AWS_PROFILE",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "GOOGLE_CLOUD_PROJECT",
     "GCLOUD_PROJECT",
@@ -405,6 +407,10 @@ pub struct CloudSettings {
     pub region_source: Option<String>,
     /// The AWS profile named in the settings or `AWS_PROFILE`.
     pub profile: Option<String>,
+    /// `AWS_CONFIG_FILE` and `AWS_SHARED_CREDENTIALS_FILE` when set (else `~/.aws/config` and
+    /// `~/.aws/credentials`).
+    pub aws_config_file: Option<String>,
+    pub aws_shared_credentials_file: Option<String>,
     /// The Google Cloud project when known before any request (else the credentials').
     pub project: Option<String>,
     /// Where the project came from.
@@ -463,6 +469,9 @@ fn resolve_cloud(
             cloud.profile = configured(&endpoint.profile, "profile")
                 .or_else(|| env(&["AWS_PROFILE"]))
                 .map(|(p, _)| p);
+            cloud.aws_config_file = env(&["AWS_CONFIG_FILE"]).map(|(p, _)| p);
+            cloud.aws_shared_credentials_file =
+                env(&["AWS_SHARED_CREDENTIALS_FILE"]).map(|(p, _)| p);
             let key = |n: &str| providers.api_keys.get(n).cloned();
             if let (Some(id), Some(secret)) =
                 (key("AWS_ACCESS_KEY_ID"), key("AWS_SECRET_ACCESS_KEY"))

@@ -482,3 +482,70 @@ fn secrets_never_show_in_the_resolved_configuration() {
     }
     let _ = Value::Null;
 }
+
+#[tokio::test]
+async fn the_aws_credential_chain_reads_the_profile_files() {
+    // No keys in the environment: aws-config's default chain finds the profile `test` in the
+    // files AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE name, with its region and keys.
+    let dir = tempfile::tempdir().unwrap();
+    let config_file = dir.path().join("config");
+    let credentials_file = dir.path().join("credentials");
+    std::fs::write(&config_file, "[profile test]\nregion = ca-central-1\n").unwrap();
+    std::fs::write(
+        &credentials_file,
+        "[default]\naws_access_key_id = AKIDWRONGPROFILE0000\naws_secret_access_key = wrong\n\n[test]\naws_access_key_id = AKIDPROFILETEST00001\naws_secret_access_key = profileSecretKey/Switchyard+Test0000000\n",
+    )
+    .unwrap();
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(
+        "bedrock_converse_stream",
+    ))])
+    .await;
+    let text = format!(
+        "[act]\nprovider = \"bedrock\"\n[providers.bedrock]\nbase_url = \"{}\"\nprofile = \"test\"\n",
+        server.url()
+    );
+    let (cf, cr) = (
+        config_file.display().to_string(),
+        credentials_file.display().to_string(),
+    );
+    let c = ApiConfiguration::from_toml(&text, "test.toml", |k| match k {
+        "AWS_CONFIG_FILE" => Some(cf.clone()),
+        "AWS_SHARED_CREDENTIALS_FILE" => Some(cr.clone()),
+        _ => None,
+    })
+    .unwrap();
+    let items: Vec<_> = handler(&c)
+        .create_message("s", &[Message::user_text("x")], &[])
+        .collect()
+        .await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let req = &server.requests()[0];
+    let amz_date = req.header("x-amz-date").unwrap();
+    let (credential, signed, signature) = parse_authorization(req.header("authorization").unwrap());
+    assert_eq!(
+        credential,
+        format!(
+            "AKIDPROFILETEST00001/{}/ca-central-1/bedrock/aws4_request",
+            &amz_date[..8]
+        )
+    );
+    let headers: Vec<(&str, &str)> = req
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        signature,
+        sigv4(
+            "POST",
+            &req.path,
+            &headers,
+            &signed,
+            &req.body,
+            amz_date,
+            "ca-central-1",
+            "bedrock",
+            "profileSecretKey/Switchyard+Test0000000"
+        )
+    );
+}

@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use aws_config::BehaviorVersion;
 use aws_credential_types::Credentials;
 use aws_credential_types::provider::ProvideCredentials;
+use aws_runtime::env_config::file::{EnvConfigFileKind, EnvConfigFiles};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
@@ -41,6 +42,8 @@ pub struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
     profile: Option<String>,
+    config_file: Option<String>,
+    credentials_file: Option<String>,
     chain: OnceCell<Chain>,
     cached: Mutex<Option<Credentials>>,
 }
@@ -66,6 +69,8 @@ impl AwsAuth {
             static_credentials,
             region: cloud.region.clone(),
             profile: cloud.profile.clone(),
+            config_file: cloud.aws_config_file.clone(),
+            credentials_file: cloud.aws_shared_credentials_file.clone(),
             chain: OnceCell::new(),
             cached: Mutex::new(None),
         }
@@ -80,6 +85,20 @@ impl AwsAuth {
                 }
                 if let Some(region) = &self.region {
                     loader = loader.region(aws_config::Region::new(region.clone()));
+                }
+                if self.config_file.is_some() || self.credentials_file.is_some() {
+                    // The files the configuration's environment named (the process's own
+                    // environment is read by aws-config as well).
+                    let mut files = EnvConfigFiles::builder();
+                    match &self.config_file {
+                        Some(p) => files = files.with_file(EnvConfigFileKind::Config, p),
+                        None => files = files.include_default_config_file(true),
+                    }
+                    match &self.credentials_file {
+                        Some(p) => files = files.with_file(EnvConfigFileKind::Credentials, p),
+                        None => files = files.include_default_credentials_file(true),
+                    }
+                    loader = loader.profile_files(files.build());
                 }
                 let config = loader.load().await;
                 Chain {

@@ -159,6 +159,8 @@ impl BedrockHandler {
             && budget >= MIN_THINKING_BUDGET
             && budget < max_tokens;
         let cache = info.supports_prompt_cache;
+        // `toolResult.status` is only accepted by Claude and Nova models (Converse API docs).
+        let status_supported = self.is_claude() || self.mode.model_id.contains("amazon.nova");
 
         let mut system = vec![json!({ "text": system_prompt })];
         if cache {
@@ -181,7 +183,11 @@ impl BedrockHandler {
             .iter()
             .enumerate()
             .filter_map(|(i, m)| {
-                let mut content: Vec<Value> = m.content.iter().filter_map(convert_block).collect();
+                let mut content: Vec<Value> = m
+                    .content
+                    .iter()
+                    .filter_map(|b| convert_block(b, status_supported))
+                    .collect();
                 if content.is_empty() {
                     return None;
                 }
@@ -233,8 +239,9 @@ impl BedrockHandler {
 
 /// One Anthropic-shaped content block as a Converse content block; empty text is dropped
 /// (Bedrock rejects blank text blocks), and so is thinking without its signature (Bedrock
-/// rejects unsigned reasoning sent back).
-fn convert_block(block: &ContentBlock) -> Option<Value> {
+/// rejects unsigned reasoning sent back). `status` marks failed tool results for the models
+/// that accept it.
+fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> {
     Some(match block {
         ContentBlock::Text { text } if text.trim().is_empty() => return None,
         ContentBlock::Text { text } => json!({ "text": text }),
@@ -259,11 +266,11 @@ fn convert_block(block: &ContentBlock) -> Option<Value> {
             } else {
                 content
             };
-            json!({ "toolResult": {
-                "toolUseId": tool_use_id,
-                "content": [{ "text": text }],
-                "status": if *is_error { "error" } else { "success" },
-            } })
+            let mut result = json!({ "toolUseId": tool_use_id, "content": [{ "text": text }] });
+            if status_supported {
+                result["status"] = json!(if *is_error { "error" } else { "success" });
+            }
+            json!({ "toolResult": result })
         }
         ContentBlock::Thinking { signature, .. } if signature.is_empty() => return None,
         ContentBlock::Thinking {
@@ -582,6 +589,43 @@ mod tests {
         );
         assert_eq!(strip_cross_region_prefix(&format!("apac.{id}")), Some(id));
         assert_eq!(strip_cross_region_prefix(id), None);
+    }
+
+    fn body_for(model: &str, messages: &[Message]) -> Value {
+        let text = format!(
+            "[act]\nprovider = \"bedrock\"\nmodel = \"{model}\"\n[providers.bedrock]\nregion = \"us-east-1\"\n"
+        );
+        let config = crate::config::ApiConfiguration::from_toml(&text, "t", |_| None).unwrap();
+        let mode = crate::config::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        BedrockHandler::new(mode).request_body("s", messages, &[])
+    }
+
+    #[test]
+    fn tool_result_status_only_for_models_that_accept_it() {
+        let messages = [Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: String::new(),
+                is_error: false,
+            }],
+        }];
+        let result = |model: &str| body_for(model, &messages)["messages"][0]["content"][0].clone();
+        assert_eq!(
+            result("meta.llama3-3-70b-instruct-v1:0"),
+            json!({"toolResult": {"toolUseId": "t1", "content": [{"text": "(empty)"}]}})
+        );
+        assert_eq!(
+            result("amazon.nova-micro-v1:0")["toolResult"]["status"],
+            "success"
+        );
+        // Claude without a budget: temperature 0, no thinking; no cache points for Llama.
+        let body = body_for("meta.llama3-3-70b-instruct-v1:0", &messages);
+        assert_eq!(body["system"], json!([{"text": "s"}]));
+        assert_eq!(
+            body["inferenceConfig"],
+            json!({"maxTokens": 8192, "temperature": 0.0})
+        );
     }
 
     #[test]
