@@ -166,8 +166,9 @@ impl BedrockHandler {
         if cache {
             system.push(json!({ "cachePoint": { "type": "default" } }));
         }
-        // Cache points after the last two user messages, as for Anthropic (SPEC R4.3).
-        let cached_users: Vec<usize> = if cache {
+        // Cache points after the last two user messages, as for Anthropic (SPEC R4.3); other
+        // caching models (Nova) take one, after the system prompt only.
+        let cached_users: Vec<usize> = if cache && self.is_claude() {
             messages
                 .iter()
                 .enumerate()
@@ -622,6 +623,13 @@ mod tests {
         // Claude without a budget: temperature 0, no thinking; no cache points for Llama.
         let body = body_for("meta.llama3-3-70b-instruct-v1:0", &messages);
         assert_eq!(body["system"], json!([{"text": "s"}]));
+        // Nova caches the system prompt only.
+        let nova = body_for("amazon.nova-pro-v1:0", &[Message::user_text("q")]);
+        assert_eq!(
+            nova["system"],
+            json!([{"text": "s"}, {"cachePoint": {"type": "default"}}])
+        );
+        assert_eq!(nova["messages"][0]["content"], json!([{"text": "q"}]));
         assert_eq!(
             body["inferenceConfig"],
             json!({"maxTokens": 8192, "temperature": 0.0})
