@@ -255,3 +255,132 @@ fn models_lists_the_cloud_and_preset_tables() {
         );
     }
 }
+
+/// `switchyard task` against each cloud family on the mock server, with only credentials,
+/// a region and a model id: the answer streams to stdout.
+mod task {
+    use super::*;
+    use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+
+    fn fixture_text(name: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["type"] == "text")
+            .map(|c| c["text"].as_str().unwrap())
+            .collect()
+    }
+
+    async fn run(home: &Path, args: Vec<String>, vars: Vec<(&'static str, String)>) -> Run {
+        let home = home.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            switchyard(&home, &args, &vars)
+        })
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn bedrock_task_streams_with_aws_keys_and_a_region() {
+        let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(
+            "bedrock_converse_stream",
+        ))])
+        .await;
+        let home = tempfile::tempdir().unwrap();
+        let out = run(
+            home.path(),
+            [
+                "task",
+                "--provider",
+                "bedrock",
+                "--base-url",
+                &server.url(),
+                "Weather?",
+            ]
+            .map(String::from)
+            .to_vec(),
+            vec![
+                ("AWS_ACCESS_KEY_ID", AKID.to_owned()),
+                ("AWS_SECRET_ACCESS_KEY", SECRET.to_owned()),
+                ("AWS_REGION", "us-west-2".to_owned()),
+            ],
+        )
+        .await;
+        assert_eq!(out.code, Some(0), "{}", out.out);
+        assert!(
+            out.out.contains(&fixture_text("bedrock_converse_stream")),
+            "{}",
+            out.out
+        );
+        assert!(!out.out.contains(SECRET), "{}", out.out);
+        let req = &server.requests()[0];
+        assert!(
+            req.header("authorization")
+                .unwrap()
+                .contains("/us-west-2/bedrock/aws4_request"),
+            "{req:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn vertex_task_streams_with_a_service_account() {
+        let server = MockServer::start(vec![
+            Reply::new(HttpResponse::json(
+                200,
+                r#"{"access_token":"ya29.cli-test","expires_in":3599,"token_type":"Bearer"}"#,
+            )),
+            Reply::new(HttpResponse::fixture("gemini_stream")),
+        ])
+        .await;
+        let home = tempfile::tempdir().unwrap();
+        let sa = home.path().join("sa.json");
+        let key = serde_json::json!({
+            "type": "service_account",
+            "project_id": "cli-project",
+            "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCwn6ORI70VKB0T\nlbnJlTF8eJr3YReFRnUggYfFZY2ZAq/ubf5FyAQ8WLjv7CQbu9/C1OJ0vLFTpRuT\nGBmmUsosgG747ecZQx0C+SO1H/WXs30GmIUz5uMC7Frpx7MN8OVlrz5vUNdUqNVz\navih41SgQzOMt01Int4v+x+4+P0q8Q90aSXBrJSuVFpeyCLy3QxHY7q6/s1bFIqK\njtW746us3R53B5G8JAoWDxKNr1SAs1JaKzJhXLyjSN3aU2GD/FumiFVdBllIZnd6\nFFEmmNQXbHnlLEofHHYN6BUzP7aqIDx4nDQbm4xub08sFUPFnqznBCnjjj9Q6yx7\nWLWxASb/AgMBAAECggEAMgJBUcsIsoDVGsJ+BDGV/WQ4nGqFOlsktrt2MdH7MaOt\nJJlIMYHckSmd03DNGH0tcgDMzbjPjJtnH1LnkExIqikDQsA5etGh2UGpdpNB+l37\nvG5a6MMq65z4cND2RbA7g3sG9oWxMmtLZI6ZL10qjOX6JpGP9EvnJTa5WKpHJGz8\nB20NXWuys6o7j5dSk19wJsXFfQw0BoJKPd7UK0Ezgn2QDrVsDXv0DbIlNp/jOvHd\ns5vfxDIAj0ThYT9MuNLtcj+TYnqn92egWOnWu86NHjGV+JqB/FQ4jdVE/20TjZAZ\nTCERFSszy0lOezbBOJxQwi/+SxpHUvdf/Y2Yl+oMgQKBgQDihsGmJKADFW/8kLB8\nV+X6b0kyH5FB26QOUkZkuLmB3+oGPnH7cUnVInSusTWFSvzcLe7FsQNtbGZ7ZLJ9\nlKjPS6eu1b6uJ+JbD2oJjmGR3JOLbU8zRkAkDq5udMrIYJIxRvRLSjhu9p87LlQz\nf5znfqP6c6e+kZ0jJAyJ9ShkEQKBgQDHmrKGQbRTzLJ9kOiMd0nMK8qtpvAmv8Ca\nPOdYGHJqpXpfEu2fhfRl7rdunI6ku+fl2HHL4X5iA8OHEpAykh/5jGtAPlpz2+12\nFW4wVtwi/DsoRWsnMp10BHFLEr/wu/TsSaDiYr0bgJJpr2451gRKbCxOL+8UBFu8\nkRva3jCqDwKBgQCUicSli1KZcw8x0DbJ8mFNbHfUtDptsvbKpUyfcznBXfB5E61u\nMYU2ixd0DaOIuflA76WoYEBdGj3BH/CixD5FX9ienm4giOq2x07C4Wg9WyQswwqy\nFpisjCv5JgBqkFiMk3hRfmOu72zOQ7zW4BElAzfHXNtb7OPbTSIjvGw14QKBgGSf\necvwp4VvNbPTL0hQgmVo1h3AgGQoWmHmvgFNIbDdhtkS47N9hf004EfkqIwnJfpa\nqNNM87dZimI3W3YC8BePUCnsxRCPGCBlIU1BHGyOlwvwItp5y6JG8w4Tf6tONWRA\nodg+SnLo1+ZrR7fkSflymss3ouCGafCffllRlVrFAoGAPr+dnSbw19L4pVG6383s\nmZrzorU5uhJIg62opk1J9cY74JT/yXdKyPZk5DDRgHKbpTFG863AvSMKtciggyV6\ng/0/0pnBA6zYa7d1UBpMKQsraOHe959NXTUuqBXHtfxTqhTo2rF5He4OMP9I8AZe\nb2aIxWbirZ5R+SWqlEjgT/U=\n-----END PRIVATE KEY-----\n",
+            "client_email": "cli@cli-project.iam.gserviceaccount.com",
+            "token_uri": format!("{}/token", server.url()),
+        });
+        std::fs::write(&sa, key.to_string()).unwrap();
+        let out = run(
+            home.path(),
+            [
+                "task",
+                "--provider",
+                "vertex",
+                "--model",
+                "gemini-2.5-flash",
+                "--base-url",
+                &server.url(),
+                "Hi",
+            ]
+            .map(String::from)
+            .to_vec(),
+            vec![("GOOGLE_APPLICATION_CREDENTIALS", sa.display().to_string())],
+        )
+        .await;
+        assert_eq!(out.code, Some(0), "{}", out.out);
+        assert!(
+            out.out.contains(&fixture_text("gemini_stream")),
+            "{}",
+            out.out
+        );
+        let reqs = server.requests();
+        assert_eq!(reqs[0].path, "/token");
+        assert_eq!(
+            reqs[1].path,
+            "/v1/projects/cli-project/locations/global/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            reqs[1].header("authorization"),
+            Some("Bearer ya29.cli-test")
+        );
+    }
+}
