@@ -636,6 +636,58 @@ mod tests {
         );
     }
 
+    fn exception(kind: &str, message: &str) -> EventStreamMessage {
+        use crate::wire::eventstream::HeaderValue;
+        EventStreamMessage {
+            headers: vec![
+                (
+                    ":message-type".into(),
+                    HeaderValue::String("exception".into()),
+                ),
+                (":exception-type".into(), HeaderValue::String(kind.into())),
+                (
+                    ":content-type".into(),
+                    HeaderValue::String("application/json".into()),
+                ),
+            ],
+            payload: json!({ "message": message }).to_string().into_bytes(),
+        }
+    }
+
+    #[test]
+    fn exception_events_map_to_error_kinds() {
+        for (kind, message, want) in [
+            (
+                "validationException",
+                "Input is too long for requested model.",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                "throttlingException",
+                "Too many tokens, please wait before trying again.",
+                ErrorKind::RateLimited,
+            ),
+            (
+                "serviceUnavailableException",
+                "Bedrock is unable to process your request.",
+                ErrorKind::Overloaded,
+            ),
+            (
+                "validationException",
+                "messages.1: tool_use ids must be unique",
+                ErrorKind::InvalidRequest,
+            ),
+        ] {
+            let mut out = Vec::new();
+            ConverseStreamParser::default().on_message(&exception(kind, message), &mut out);
+            let [Err(e)] = out.as_slice() else {
+                panic!("{out:?}")
+            };
+            assert_eq!(e.kind, want, "{kind}: {message}");
+            assert!(e.message.contains(message), "{e}");
+        }
+    }
+
     #[test]
     fn model_ids_are_percent_encoded_in_the_path() {
         assert_eq!(
