@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use cli::{Cli, Command, ConfigCommand};
+use cli::{Cli, Command, ConfigCommand, McpCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -41,13 +41,17 @@ fn main() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Check(sel),
         } => commands::config_check::run(config, &sel),
+        Command::Mcp {
+            command: McpCommand::List(args),
+        } => runtime.block_on(commands::mcp::list(&args)),
     }
 }
 
 /// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.
+/// The MCP SDK's own log lines are off by default: server failures are reported in plain words.
 fn init_logging() {
-    let filter =
-        EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("SWITCHYARD_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

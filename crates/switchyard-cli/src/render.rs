@@ -99,6 +99,42 @@ impl Renderer {
                 self.close_text();
                 self.note(&format!("tool call: {name} {arguments}"));
             }
+            TaskEvent::ToolResult {
+                name,
+                content,
+                is_error,
+                ..
+            } => {
+                self.close_reasoning();
+                self.close_text();
+                let first: String = content
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect();
+                let more = if content.lines().nth(1).is_some()
+                    || first.len() < content.lines().next().unwrap_or("").len()
+                {
+                    " …"
+                } else {
+                    ""
+                };
+                let what = if *is_error {
+                    "tool error"
+                } else {
+                    "tool result"
+                };
+                self.note(&format!("{what}: {name}: {first}{more}"));
+            }
+            TaskEvent::McpServerUnavailable { server, reason } => {
+                self.close_reasoning();
+                self.close_text();
+                eprintln!(
+                    "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
+                );
+            }
             TaskEvent::Usage { .. } => self.usage = Some(event.clone()),
             TaskEvent::Error { message, .. } => {
                 self.close_reasoning();
