@@ -75,6 +75,9 @@ pub struct McpServerHub {
     servers: Vec<Arc<Server>>,
     /// Problems already reported to the task (name → reason), so each is said once.
     reported: Mutex<HashMap<String, String>>,
+    /// The connection tasks, aborted by [`McpServerHub::shutdown`] (a server still connecting
+    /// is stopped too).
+    connecting: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 struct Server {
@@ -124,14 +127,15 @@ impl McpServerHub {
                 })
             })
             .collect();
-        for server in &servers {
-            if !server.config.disabled {
-                tokio::spawn(connect(Arc::clone(server)));
-            }
-        }
+        let connecting = servers
+            .iter()
+            .filter(|s| !s.config.disabled)
+            .map(|s| tokio::spawn(connect(Arc::clone(s))).abort_handle())
+            .collect();
         Arc::new(Self {
             servers,
             reported: Mutex::new(HashMap::new()),
+            connecting: Mutex::new(connecting),
         })
     }
 
@@ -246,13 +250,22 @@ impl McpServerHub {
         }
     }
 
-    /// Closes every connection (stdio servers are stopped).
+    /// Closes every connection and stops servers still connecting (stdio servers' processes
+    /// are killed with their process group).
     pub async fn shutdown(&self) {
+        for task in lock(&self.connecting).drain(..) {
+            task.abort();
+        }
         for s in &self.servers {
             if let Some(service) = s.service.lock().await.take() {
                 let _ = service.cancel().await;
             }
-            lock(&s.state).peer = None;
+            let mut state = lock(&s.state);
+            state.peer = None;
+            if state.status == McpServerStatus::Connecting {
+                state.status = McpServerStatus::Failed;
+                state.error = Some("stopped before it finished connecting".to_owned());
+            }
         }
     }
 
