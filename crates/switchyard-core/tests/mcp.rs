@@ -113,6 +113,26 @@ fn tool_call_reply(id: &str, name: &str, arguments: &Value) -> Reply {
     Reply::new(HttpResponse::sse(&body))
 }
 
+/// A Chat Completions stream with several tool calls `(id, name, arguments)`.
+fn tool_call_reply_many(calls: &[(&str, &str, Value)]) -> Reply {
+    let deltas: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (id, name, args))| {
+            json!({"index": i, "id": id, "type": "function",
+            "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect();
+    let body = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        json!({"id": "c3", "object": "chat.completion.chunk", "choices": [{"index": 0,
+               "delta": {"role": "assistant", "tool_calls": deltas}, "finish_reason": null}]}),
+        json!({"id": "c3", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    );
+    Reply::new(HttpResponse::sse(&body))
+}
+
 /// A Chat Completions stream answering `text`.
 fn text_reply(text: &str) -> Reply {
     let body = format!(
@@ -764,7 +784,11 @@ async fn unknown_tools_get_an_error_result_and_the_rounds_are_capped() {
     }}})))
     .await;
     let server = MockServer::start(vec![
-        tool_call_reply("call_a", "nowhere__tool", &json!({})),
+        // An unknown tool next to a real one: both get a result, in call order.
+        tool_call_reply_many(&[
+            ("call_a", "nowhere__tool", json!({})),
+            ("call_e", "everything__echo", json!({"message": "first"})),
+        ]),
         tool_call_reply("call_b", "everything__echo", &json!({"message": "again"})),
         text_reply("never reached"),
     ])
@@ -778,18 +802,56 @@ async fn unknown_tools_get_an_error_result_and_the_rounds_are_capped() {
         ToolLoopSettings { max_rounds: 1 },
     )
     .await;
-    // Round 1: the unknown tool gets an error result; the second answer calls again: stop.
+    // Round 1 answered; the second answer calls again: the limit stops the loop.
+    assert_eq!(server.request_count(), 2, "{events:?}");
     let results = tool_messages(&server.requests()[1].json());
-    assert!(
-        results[0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("no tool named \"nowhere__tool\"")
-    );
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["tool_call_id"], "call_a");
+    let text = results[0]["content"].as_str().unwrap();
+    assert!(text.contains("no tool named \"nowhere__tool\""), "{text}");
+    assert_eq!(results[1]["tool_call_id"], "call_e");
+    assert!(results[1]["content"].as_str().unwrap().contains("first"));
     match outcome.status {
         RequestStatus::Failed(e) => assert!(e.message.contains("1 rounds"), "{e}"),
         other => panic!("expected a failure, got {other:?} {events:?}"),
     }
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::Error { kind, .. } if kind == "tool_rounds_exceeded"))
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_calling_no_mcp_tool_ends_the_turn_as_before() {
+    let Some(bin) = npm_servers() else { return };
+    let hub = settled(settings(json!({"mcpServers": {"everything": {
+        "command": bin.join("mcp-server-everything"), "args": ["stdio"],
+    }}})))
+    .await;
+    let server =
+        MockServer::start(vec![tool_call_reply("call_w", "get_weather", &json!({}))]).await;
+    let approver = Recorder::new(true);
+    let (outcome, events, conversation) = run_with_tools(
+        &hub,
+        &server.url(),
+        &approver,
+        "Weather?",
+        ToolLoopSettings::default(),
+    )
+    .await;
+    assert!(
+        matches!(outcome.status, RequestStatus::Completed),
+        "{events:?}"
+    );
+    assert_eq!(server.request_count(), 1);
+    assert!(approver.asked.lock().unwrap().is_empty());
+    assert_eq!(conversation.api_conversation_history.len(), 2);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::ToolResult { .. }))
+    );
     hub.shutdown().await;
 }

@@ -15,7 +15,8 @@ pub use attempt::{
     FixedDecision, MCP_WAIT, McpHub, McpServerProblem, NoMcpServers, attempt_api_request,
 };
 pub use tools::{
-    DEFAULT_MAX_TOOL_ROUNDS, ToolApprover, ToolCallRequest, ToolLoopSettings, run_task_with_tools,
+    DEFAULT_MAX_TOOL_ROUNDS, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover, ToolCallRequest,
+    ToolLoopSettings, run_task_with_tools,
 };
 
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};

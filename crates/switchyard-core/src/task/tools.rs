@@ -60,15 +60,21 @@ pub trait ToolApprover: Send + Sync {
     fn approve<'a>(&'a self, call: &'a ToolCallRequest) -> BoxFuture<'a, bool>;
 }
 
+/// The `kind` of the `error` event when the round limit stops the loop.
+pub const TOOL_ROUNDS_EXCEEDED: &str = "tool_rounds_exceeded";
+
 /// The text of the tool result of a denied call.
 pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
 
 /// Runs one user turn with its tool calls: [`run_turn`], then, while the model's answer calls
 /// tools, carries out the calls on `hub` and runs the next request with their results.
 ///
+/// An answer whose tool calls include none of the MCP tools offered ends the turn as it is.
+/// Otherwise every call of the answer gets a result (an unknown tool an error result).
+///
 /// The returned outcome sums the tokens and cost of every request; its status is that of the
-/// last request, or `Failed` (kind `invalid_request`) when `settings.max_rounds` rounds of tool
-/// calls did not end the turn.
+/// last request, or `Failed` when `settings.max_rounds` rounds of tool calls did not end the
+/// turn (then an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was emitted).
 #[allow(clippy::too_many_arguments)]
 pub async fn run_task_with_tools(
     ctx: &ApiRequestContext<'_>,
@@ -103,27 +109,29 @@ pub async fn run_task_with_tools(
             return sum;
         }
         let calls = pending_tool_calls(conversation);
-        if calls.is_empty() {
+        let bindings = mcp_tool_bindings(&hub.connected_servers());
+        // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
+        // the turn as it is (its calls were shown as `tool_call` events).
+        if !calls
+            .iter()
+            .any(|(_, name, _)| bindings.iter().any(|b| &b.function_name == name))
+        {
             return sum;
         }
         if rounds >= settings.max_rounds {
-            let error = ApiError::new(
-                ErrorKind::InvalidRequest,
-                format!(
-                    "stopped after {} rounds of tool calls: the model kept calling tools",
-                    settings.max_rounds
-                ),
+            let message = format!(
+                "stopped after {} rounds of tool calls: the model kept calling tools",
+                settings.max_rounds
             );
             on_event(TaskEvent::Error {
-                kind: error.kind.as_str().to_owned(),
-                message: error.to_string(),
+                kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
+                message: message.clone(),
                 status: None,
             });
-            sum.status = RequestStatus::Failed(error);
+            sum.status = RequestStatus::Failed(ApiError::new(ErrorKind::InvalidRequest, message));
             return sum;
         }
         rounds += 1;
-        let bindings = mcp_tool_bindings(&hub.connected_servers());
         let mut results = Vec::with_capacity(calls.len());
         for (id, function_name, input) in calls {
             let output = match bindings.iter().find(|b| b.function_name == function_name) {
