@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         }
     };
     let config = cli.config.as_deref();
-    match cli.command {
+    let code = match cli.command {
         Command::Task(args) => runtime.block_on(commands::task::run(config, args)),
         Command::Models { provider } => commands::models::run(provider.as_deref()),
         Command::Config {
@@ -44,7 +44,11 @@ fn main() -> ExitCode {
         Command::Mcp {
             command: McpCommand::List(args),
         } => runtime.block_on(commands::mcp::list(&args)),
-    }
+    };
+    // A question still waiting for a line on stdin (a tool approval or a retry question
+    // interrupted by Ctrl-C) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
 }
 
 /// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.

@@ -135,7 +135,38 @@ impl Renderer {
                     "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
                 );
             }
-            TaskEvent::Usage { .. } => self.usage = Some(event.clone()),
+            // The last line shows the whole task: every request's usage (tool rounds, retries)
+            // summed.
+            TaskEvent::Usage { .. } => {
+                self.usage = Some(match (self.usage.take(), event.clone()) {
+                    (
+                        Some(TaskEvent::Usage {
+                            input_tokens: i0,
+                            output_tokens: o0,
+                            cache_read_tokens: r0,
+                            cache_write_tokens: w0,
+                            cost_usd: c0,
+                            estimated: e0,
+                        }),
+                        TaskEvent::Usage {
+                            input_tokens,
+                            output_tokens,
+                            cache_read_tokens,
+                            cache_write_tokens,
+                            cost_usd,
+                            estimated,
+                        },
+                    ) => TaskEvent::Usage {
+                        input_tokens: i0 + input_tokens,
+                        output_tokens: o0 + output_tokens,
+                        cache_read_tokens: r0 + cache_read_tokens,
+                        cache_write_tokens: w0 + cache_write_tokens,
+                        cost_usd: c0 + cost_usd,
+                        estimated: e0 || estimated,
+                    },
+                    (_, e) => e,
+                });
+            }
             TaskEvent::Error { message, .. } => {
                 self.close_reasoning();
                 self.close_text();

@@ -110,7 +110,8 @@ fn tool_call_reply(id: &str, name: &str, arguments: &Value) -> Reply {
                "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
                "function": {"name": name, "arguments": arguments.to_string()}}]}, "finish_reason": null}]}),
         json!({"id": "c1", "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}),
     );
     Reply::new(HttpResponse::sse(&body))
 }
@@ -121,7 +122,8 @@ fn text_reply(text: &str) -> Reply {
         json!({"id": "c2", "object": "chat.completion.chunk",
                "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]}),
         json!({"id": "c2", "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "usage": {"prompt_tokens": 150, "completion_tokens": 10, "total_tokens": 160}}),
     );
     Reply::new(HttpResponse::sse(&body))
 }
@@ -330,6 +332,9 @@ async fn without_a_terminal_or_yes_a_tool_call_is_denied_with_a_hint() {
         "{run:#?}"
     );
     assert_eq!(run.stdout.trim_end(), "Understood.");
+    // The last line sums both requests of the task.
+    let last = run.stderr.lines().last().unwrap();
+    assert!(last.starts_with("250 in · 30 out tokens"), "{last}");
     let second = server.requests()[1].json();
     let tool_msg = second["messages"]
         .as_array()

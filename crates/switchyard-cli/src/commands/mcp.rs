@@ -86,9 +86,13 @@ impl ToolApprover for TerminalApprover {
 }
 
 fn ask(prompt: &str) -> bool {
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "\n{prompt}");
-    let _ = err.flush();
+    // The stderr lock is released before waiting for the answer: a Ctrl-C meanwhile is
+    // reported on stderr, and holding the lock would deadlock it.
+    {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\n{prompt}");
+        let _ = err.flush();
+    }
     let mut line = String::new();
     if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
         return false;
