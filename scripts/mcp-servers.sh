@@ -4,14 +4,15 @@
 #
 #   scripts/mcp-servers.sh          install (or check) them
 #
-# The tests find them at .mcp-servers/node_modules/.bin/ (or where SWITCHYARD_MCP_SERVERS_DIR
-# points). Needs node and npm on PATH.
+# The tests find them at .mcp-servers/node_modules/.bin/ (or under SWITCHYARD_MCP_SERVERS_DIR,
+# an absolute path, when set). Needs node and npm on PATH.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 EVERYTHING_VERSION=2026.8.31
 FILESYSTEM_VERSION=2026.8.31
 DIR="${SWITCHYARD_MCP_SERVERS_DIR:-.mcp-servers}"
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 
 for tool in node npm; do
   command -v "$tool" >/dev/null || { echo "scripts/mcp-servers.sh needs $tool on PATH" >&2; exit 1; }
@@ -19,7 +20,7 @@ done
 
 installed() {
   node -e "const p=require(process.argv[1]); process.exit(p.version===process.argv[2]?0:1)" \
-    "$PWD/$DIR/node_modules/$1/package.json" "$2" 2>/dev/null
+    "$DIR/node_modules/$1/package.json" "$2" 2>/dev/null
 }
 
 if installed @modelcontextprotocol/server-everything "$EVERYTHING_VERSION" \

@@ -855,3 +855,48 @@ async fn an_answer_calling_no_mcp_tool_ends_the_turn_as_before() {
     );
     hub.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_dies_after_connecting_is_reported_and_its_calls_fail_cleanly() {
+    let Some(bin) = npm_servers() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    // `exec` keeps the pid, so the test can kill the real server process.
+    let script = format!(
+        "echo $$ > '{}'; exec '{}' stdio",
+        pidfile.display(),
+        bin.join("mcp-server-everything").display()
+    );
+    let hub = settled(settings(json!({"mcpServers": {"everything": {
+        "command": "sh", "args": ["-c", script],
+    }}})))
+    .await;
+    assert_eq!(state(&hub, "everything").status, McpServerStatus::Connected);
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_owned();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // The call fails with a plain reason (the model would see it), and the server is failed.
+    let out = hub
+        .call_tool("everything", "echo", json!({"message": "anyone?"}))
+        .await;
+    assert!(out.is_error, "{out:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state(&hub, "everything").status != McpServerStatus::Failed {
+        assert!(std::time::Instant::now() < deadline, "{:?}", hub.states());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let s = state(&hub, "everything");
+    let e = s.error.unwrap();
+    assert!(e.contains("closed") || e.contains("exited"), "{e}");
+    assert!(s.tools.is_empty());
+    assert!(hub.connected_servers().is_empty());
+    let problems = hub.newly_unavailable();
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].server, "everything");
+    hub.shutdown().await;
+}

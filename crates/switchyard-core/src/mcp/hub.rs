@@ -100,6 +100,38 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+impl Server {
+    /// The server's state, first marking a connected server whose connection has closed since
+    /// (its process exited, or the HTTP session ended) as failed, with its last stderr line.
+    fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
+        let mut state = lock(&self.state);
+        if state.status == McpServerStatus::Connected
+            && state.peer.as_ref().is_some_and(Peer::is_transport_closed)
+        {
+            let mut reason = "the connection to the server closed".to_owned();
+            if matches!(self.config.transport, McpTransport::Stdio { .. }) {
+                reason = "the server process exited or closed its output".to_owned();
+                if let Some(line) = last_line(&lock(&self.stderr_tail)) {
+                    reason = format!("{reason}; its last output: {line}");
+                }
+            }
+            state.status = McpServerStatus::Failed;
+            state.error = Some(reason);
+            state.tools.clear();
+            state.peer = None;
+        }
+        state
+    }
+}
+
+/// The last non-blank line of a stderr tail, trimmed to 300 characters.
+fn last_line(tail: &VecDeque<String>) -> Option<String> {
+    tail.iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().chars().take(300).collect())
+}
+
 impl McpServerHub {
     /// Starts connecting every enabled server of `settings` at once and returns immediately.
     /// Must be called inside a tokio runtime.
@@ -149,7 +181,7 @@ impl McpServerHub {
         self.servers
             .iter()
             .map(|s| {
-                let state = lock(&s.state);
+                let state = s.state();
                 McpServerState {
                     name: s.name.clone(),
                     transport: s.config.transport.kind(),
@@ -166,7 +198,7 @@ impl McpServerHub {
         self.servers
             .iter()
             .filter_map(|s| {
-                let state = lock(&s.state);
+                let state = s.state();
                 (state.status == McpServerStatus::Connected).then(|| McpServerInfo {
                     name: s.name.clone(),
                     tools: state.tools.clone(),
@@ -200,7 +232,7 @@ impl McpServerHub {
             return error(format!("there is no MCP server named \"{server}\""));
         };
         let peer = {
-            let state = lock(&s.state);
+            let state = s.state();
             match (&state.peer, state.status) {
                 (Some(peer), McpServerStatus::Connected) => peer.clone(),
                 _ => {
@@ -237,11 +269,8 @@ impl McpServerHub {
                     e,
                     ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 ) {
-                    let mut state = lock(&s.state);
-                    state.status = McpServerStatus::Failed;
-                    state.error = Some(format!("the connection was lost: {message}"));
-                    state.tools.clear();
-                    state.peer = None;
+                    // Marks the server failed, with the reason, once its connection is closed.
+                    drop(s.state());
                 }
                 error(format!(
                     "the MCP server \"{server}\" failed to run {tool}: {message}"
@@ -278,14 +307,14 @@ impl McpHub for McpServerHub {
     fn is_connecting(&self) -> bool {
         self.servers
             .iter()
-            .any(|s| lock(&s.state).status == McpServerStatus::Connecting)
+            .any(|s| s.state().status == McpServerStatus::Connecting)
     }
 
     fn newly_unavailable(&self) -> Vec<McpServerProblem> {
         let mut reported = lock(&self.reported);
         let mut out = Vec::new();
         for s in &self.servers {
-            let state = lock(&s.state);
+            let state = s.state();
             let reason = match state.status {
                 McpServerStatus::Connected | McpServerStatus::Disabled => {
                     reported.remove(&s.name);
@@ -540,12 +569,8 @@ async fn with_stderr(server: &Server, reason: String) -> String {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let tail = lock(&server.stderr_tail);
-    match tail.iter().rev().find(|l| !l.trim().is_empty()) {
-        Some(line) => {
-            let line: String = line.trim().chars().take(300).collect();
-            format!("{reason}; its last output: {line}")
-        }
+    match last_line(&lock(&server.stderr_tail)) {
+        Some(line) => format!("{reason}; its last output: {line}"),
         None => reason,
     }
 }
