@@ -31,6 +31,27 @@ pub enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// MCP servers (from the `mcpServers` settings file).
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Connect to every configured MCP server and show its state, its tools and its errors.
+    List(McpListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpListArgs {
+    /// MCP settings file (default: mcp_settings.json in the configuration directory).
+    #[arg(long, value_name = "FILE", env = "SWITCHYARD_MCP_CONFIG")]
+    pub mcp_config: Option<PathBuf>,
+    /// Print one JSON object per server instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -80,4 +101,12 @@ pub struct TaskArgs {
     /// 8 s, … or the provider's longer retry-after).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
+    /// MCP settings file in the common `mcpServers` shape (Cline's `cline_mcp_settings.json`
+    /// works as is). Default: mcp_settings.json in the configuration directory.
+    #[arg(long, value_name = "FILE", env = "SWITCHYARD_MCP_CONFIG")]
+    pub mcp_config: Option<PathBuf>,
+    /// Run the model's MCP tool calls without asking (tools in a server's `autoApprove` list
+    /// never ask).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }

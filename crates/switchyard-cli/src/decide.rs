@@ -49,9 +49,13 @@ impl FailureDecider for OnFailure {
 
 /// Asks on stderr, reads one line from stdin: `r`/`retry`/empty retries, anything else cancels.
 fn ask() -> FailureDecision {
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "The request failed. Retry? [R]etry / [c]ancel: ");
-    let _ = err.flush();
+    // The stderr lock is released before waiting for the answer (a Ctrl-C meanwhile is
+    // reported on stderr; holding the lock would deadlock it).
+    {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "The request failed. Retry? [R]etry / [c]ancel: ");
+        let _ = err.flush();
+    }
     let mut line = String::new();
     if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
         return FailureDecision::Cancel;

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use cli::{Cli, Command, ConfigCommand};
+use cli::{Cli, Command, ConfigCommand, McpCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -35,19 +35,27 @@ fn main() -> ExitCode {
         }
     };
     let config = cli.config.as_deref();
-    match cli.command {
+    let code = match cli.command {
         Command::Task(args) => runtime.block_on(commands::task::run(config, args)),
         Command::Models { provider } => commands::models::run(provider.as_deref()),
         Command::Config {
             command: ConfigCommand::Check(sel),
         } => commands::config_check::run(config, &sel),
-    }
+        Command::Mcp {
+            command: McpCommand::List(args),
+        } => runtime.block_on(commands::mcp::list(&args)),
+    };
+    // A question still waiting for a line on stdin (a tool approval or a retry question
+    // interrupted by Ctrl-C) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
 }
 
 /// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.
+/// The MCP SDK's own log lines are off by default: server failures are reported in plain words.
 fn init_logging() {
-    let filter =
-        EnvFilter::try_from_env("SWITCHYARD_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+    let filter = EnvFilter::try_from_env("SWITCHYARD_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -99,7 +99,74 @@ impl Renderer {
                 self.close_text();
                 self.note(&format!("tool call: {name} {arguments}"));
             }
-            TaskEvent::Usage { .. } => self.usage = Some(event.clone()),
+            TaskEvent::ToolResult {
+                name,
+                content,
+                is_error,
+                ..
+            } => {
+                self.close_reasoning();
+                self.close_text();
+                let first: String = content
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(200)
+                    .collect();
+                let more = if content.lines().nth(1).is_some()
+                    || first.len() < content.lines().next().unwrap_or("").len()
+                {
+                    " …"
+                } else {
+                    ""
+                };
+                let what = if *is_error {
+                    "tool error"
+                } else {
+                    "tool result"
+                };
+                self.note(&format!("{what}: {name}: {first}{more}"));
+            }
+            TaskEvent::McpServerUnavailable { server, reason } => {
+                self.close_reasoning();
+                self.close_text();
+                eprintln!(
+                    "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
+                );
+            }
+            // The last line shows the whole task: every request's usage (tool rounds, retries)
+            // summed.
+            TaskEvent::Usage { .. } => {
+                self.usage = Some(match (self.usage.take(), event.clone()) {
+                    (
+                        Some(TaskEvent::Usage {
+                            input_tokens: i0,
+                            output_tokens: o0,
+                            cache_read_tokens: r0,
+                            cache_write_tokens: w0,
+                            cost_usd: c0,
+                            estimated: e0,
+                        }),
+                        TaskEvent::Usage {
+                            input_tokens,
+                            output_tokens,
+                            cache_read_tokens,
+                            cache_write_tokens,
+                            cost_usd,
+                            estimated,
+                        },
+                    ) => TaskEvent::Usage {
+                        input_tokens: i0 + input_tokens,
+                        output_tokens: o0 + output_tokens,
+                        cache_read_tokens: r0 + cache_read_tokens,
+                        cache_write_tokens: w0 + cache_write_tokens,
+                        cost_usd: c0 + cost_usd,
+                        estimated: e0 || estimated,
+                    },
+                    (_, e) => e,
+                });
+            }
             TaskEvent::Error { message, .. } => {
                 self.close_reasoning();
                 self.close_text();

@@ -6,5 +6,6 @@
 
 pub mod context;
 pub mod cost;
+pub mod mcp;
 pub mod prompt;
 pub mod task;

@@ -7,8 +7,8 @@ use switchyard_api::{ApiHandler, ToolSpec};
 use switchyard_api::{Message, Mode, build_api_handler};
 use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
 use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, CancelReason, Conversation, NoMcpServers, RequestStatus,
-    TaskEvent, TaskStatus, TurnOutcome, run_turn,
+    ApiRequestContext, AttemptSettings, CancelReason, Conversation, RequestStatus, TaskEvent,
+    TaskStatus, ToolLoopSettings, TurnOutcome, run_task_with_tools,
 };
 
 use crate::cli::TaskArgs;
@@ -47,6 +47,11 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         Ok(h) => h,
         Err(e) => return fail(&mut renderer, "config", e.to_string()),
     };
+    // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
+    let mcp_hub = match crate::commands::mcp::start_hub(args.mcp_config.as_deref()) {
+        Ok(h) => h,
+        Err(e) => return fail(&mut renderer, "config", e),
+    };
     let model = handler.get_model();
     let task_id = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -70,9 +75,12 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         mode,
     );
     let system_override = args.system.clone();
-    let build_prompt = move || match &system_override {
-        Some(text) => (text.clone(), Vec::new()),
-        None => get_system_prompt(&prompt_context),
+    let prompt_hub = std::sync::Arc::clone(&mcp_hub);
+    let build_prompt = move || {
+        let ctx = prompt_context.clone().with_native_tool_calling(true);
+        let (text, tools) =
+            get_system_prompt(&ctx.with_mcp_servers(prompt_hub.connected_servers()));
+        (system_override.clone().unwrap_or(text), tools)
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(args.prompt.clone())],
@@ -98,10 +106,11 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             renderer.event(&e);
         };
         tokio::select! {
-            o = turn(handler.as_ref(), &build_prompt, &mut conversation, &mut request_index, &decider, args.retries, &mut on_event) => Some(o),
+            o = turn(handler.as_ref(), &build_prompt, &mut conversation, &mut request_index, &decider, args.retries, &mcp_hub, args.yes, &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
+    mcp_hub.shutdown().await;
     let first_token_ms = outcome
         .as_ref()
         .and_then(|o| o.first_token)
@@ -134,6 +143,7 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
 
 /// One turn: requests prepared, probed and recovered by `attempt_api_request` (SPEC R6) and
 /// consumed by the request loop (R9), which also recovers a stream that fails part-way.
+#[allow(clippy::too_many_arguments)]
 async fn turn(
     handler: &dyn ApiHandler,
     build_prompt: &(dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
@@ -141,11 +151,13 @@ async fn turn(
     request_index: &mut u32,
     decider: &OnFailure,
     max_auto_retries: u32,
+    mcp_hub: &switchyard_core::mcp::McpServerHub,
+    yes: bool,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> TurnOutcome {
     let ctx = ApiRequestContext {
         handler,
-        mcp_hub: &NoMcpServers,
+        mcp_hub,
         decider,
         system_prompt: build_prompt,
         previous_request_total_tokens: 0,
@@ -157,8 +169,13 @@ async fn turn(
     };
     // Nothing is persisted yet (the task store comes later): the range lives in memory.
     let mut on_range_changed = |_range| {};
-    run_turn(
+    // The model's MCP tool calls are approved, run and answered until it stops calling tools.
+    let approver = crate::commands::mcp::TerminalApprover { yes };
+    run_task_with_tools(
         &ctx,
+        mcp_hub,
+        &approver,
+        ToolLoopSettings::default(),
         conversation,
         request_index,
         &mut on_range_changed,

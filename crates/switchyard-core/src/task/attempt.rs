@@ -48,6 +48,20 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait McpHub: Send + Sync {
     /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
+
+    /// Enabled servers that are not connected (still connecting, or failed) and were not yet
+    /// reported with this same reason; each is reported once until its state changes. The
+    /// request step emits them as [`TaskEvent::McpServerUnavailable`] after its wait.
+    fn newly_unavailable(&self) -> Vec<McpServerProblem> {
+        Vec::new()
+    }
+}
+
+/// An MCP server the request goes out without, and why, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerProblem {
+    pub server: String,
+    pub reason: String,
 }
 
 /// A hub with no servers.
@@ -101,6 +115,8 @@ pub struct AttemptSettings {
     pub first_content_timeout: Duration,
     pub idle_timeout: Duration,
     pub retry_after_cap: Duration,
+    /// How long to wait for MCP servers still connecting (default [`MCP_WAIT`], 10 s, SPEC R6.1).
+    pub mcp_wait: Duration,
 }
 
 impl Default for AttemptSettings {
@@ -110,6 +126,7 @@ impl Default for AttemptSettings {
             first_content_timeout: DEFAULT_FIRST_CONTENT_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
+            mcp_wait: MCP_WAIT,
         }
     }
 }
@@ -146,7 +163,13 @@ pub async fn attempt_api_request(
     let mut did_automatically_retry = false;
     let mut previous_total = ctx.previous_request_total_tokens;
     loop {
-        wait_for_mcp(ctx.mcp_hub).await;
+        wait_for_mcp(ctx.mcp_hub, ctx.settings.mcp_wait).await;
+        for problem in ctx.mcp_hub.newly_unavailable() {
+            on_event(TaskEvent::McpServerUnavailable {
+                server: problem.server,
+                reason: problem.reason,
+            });
+        }
         let (system_prompt, tools) = (ctx.system_prompt)();
 
         // R8.2 / R6.3: truncate before the request when the last one came near the window,
@@ -290,18 +313,19 @@ fn truncate(
     }
 }
 
-/// Waits while MCP servers are connecting, at most [`MCP_WAIT`]; never fails (SPEC R6.1).
-async fn wait_for_mcp(hub: &dyn McpHub) {
-    let deadline = Instant::now() + MCP_WAIT;
+/// Waits while MCP servers are connecting, at most `wait` ([`MCP_WAIT`] by default); never
+/// fails (SPEC R6.1). Polls every 50 ms.
+async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
+    let deadline = Instant::now() + wait;
     while hub.is_connecting() {
         if Instant::now() >= deadline {
-            tracing::warn!(
+            tracing::debug!(
                 "MCP servers are still connecting after {} s; sending the request without them",
-                MCP_WAIT.as_secs()
+                wait.as_secs_f64()
             );
             return;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(50).min(wait)).await;
     }
 }
 

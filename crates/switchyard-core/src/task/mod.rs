@@ -6,12 +6,17 @@
 mod assembler;
 mod attempt;
 mod request;
+mod tools;
 mod turn;
 
 pub use assembler::MessageAssembler;
 pub use attempt::{
     ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
-    FixedDecision, McpHub, NoMcpServers, attempt_api_request,
+    FixedDecision, MCP_WAIT, McpHub, McpServerProblem, NoMcpServers, attempt_api_request,
+};
+pub use tools::{
+    DEFAULT_MAX_TOOL_ROUNDS, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover, ToolCallRequest,
+    ToolLoopSettings, run_task_with_tools,
 };
 
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
@@ -45,6 +50,17 @@ pub enum TaskEvent {
         name: String,
         arguments: String,
     },
+    /// The result of a tool call, as it goes back to the model (`id` is the tool call's id,
+    /// `name` its function name; `is_error` when the call failed or was denied).
+    ToolResult {
+        id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+    /// An MCP server the request goes out without (SPEC R6.1, R11.2): still connecting after
+    /// the wait, or failed, with the reason in plain words. Said once per server and reason.
+    McpServerUnavailable { server: String, reason: String },
     /// The tokens and cost of one request, once it ended. Cache fields are 0 when the
     /// provider reported none; `estimated` is true when the provider reported no usage and
     /// the counts are estimates (4 bytes per token).

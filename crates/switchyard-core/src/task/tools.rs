@@ -1,0 +1,222 @@
+//! The tool loop of a user turn (SPEC R11.2, issue 7): when the model's answer calls MCP tools,
+//! each call is approved (by the server's `autoApprove` list, or by asking through
+//! [`ToolApprover`]), carried out on its server with the server's timeout, and its result goes
+//! back to the model as a `tool_result` block of a new user message; then the next request is
+//! sent. The loop ends when the model answers without a tool call, when a request fails, or
+//! after [`ToolLoopSettings::max_rounds`] rounds of tool calls.
+//!
+//! Every tool call of an answer gets exactly one result, in call order (providers reject an
+//! answer whose calls lack results): a denied call, a call to an unknown tool, or a failed call
+//! gets an error result (`is_error`) with the reason in plain words, so the model can go on.
+
+use serde_json::Value;
+use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message, Role};
+
+use super::TaskEvent;
+use super::attempt::{ApiRequestContext, BoxFuture, Conversation};
+use super::request::RequestStatus;
+use super::turn::{TurnOutcome, run_turn};
+use crate::context::DeletedRange;
+use crate::mcp::McpServerHub;
+use crate::prompt::mcp_tool_bindings;
+
+/// The default limit of tool-call rounds in one user turn.
+pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 25;
+
+/// Limits of the tool loop.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolLoopSettings {
+    /// Rounds of tool calls (answers with calls, each followed by their results) before the loop
+    /// stops with an error; default [`DEFAULT_MAX_TOOL_ROUNDS`].
+    pub max_rounds: u32,
+}
+
+impl Default for ToolLoopSettings {
+    fn default() -> Self {
+        Self {
+            max_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+        }
+    }
+}
+
+/// One tool call that needs the user's approval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRequest {
+    /// The tool call's id (as the model gave it).
+    pub id: String,
+    /// The function name the model called (`{server}__{tool}`, see `mcp_tool_bindings`).
+    pub function_name: String,
+    /// The MCP server and tool it routes to (names as configured and as the server gives them).
+    pub server: String,
+    pub tool: String,
+    /// The arguments the model gave (a JSON object).
+    pub arguments: Value,
+}
+
+/// Decides whether a tool call may run (the CLI asks in a terminal, or `--yes` approves all).
+/// Not consulted for tools in their server's `autoApprove` list.
+pub trait ToolApprover: Send + Sync {
+    /// True to run the call; false to deny it (the model is told it was denied).
+    fn approve<'a>(&'a self, call: &'a ToolCallRequest) -> BoxFuture<'a, bool>;
+}
+
+/// The `kind` of the `error` event when the round limit stops the loop.
+pub const TOOL_ROUNDS_EXCEEDED: &str = "tool_rounds_exceeded";
+
+/// The text of the tool result of a denied call.
+pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
+
+/// Runs one user turn with its tool calls: [`run_turn`], then, while the model's answer calls
+/// tools, carries out the calls on `hub` and runs the next request with their results.
+///
+/// An answer whose tool calls include none of the MCP tools offered ends the turn as it is.
+/// Otherwise every call of the answer gets a result (an unknown tool an error result).
+///
+/// The returned outcome sums the tokens and cost of every request; its status is that of the
+/// last request, or `Failed` when `settings.max_rounds` rounds of tool calls did not end the
+/// turn (then an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was emitted).
+#[allow(clippy::too_many_arguments)]
+pub async fn run_task_with_tools(
+    ctx: &ApiRequestContext<'_>,
+    hub: &McpServerHub,
+    approver: &dyn ToolApprover,
+    settings: ToolLoopSettings,
+    conversation: &mut Conversation,
+    request_index: &mut u32,
+    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> TurnOutcome {
+    let mut total: Option<TurnOutcome> = None;
+    let mut previous_total = ctx.previous_request_total_tokens;
+    let mut rounds: u32 = 0;
+    loop {
+        let round_ctx = ApiRequestContext {
+            previous_request_total_tokens: previous_total,
+            ..*ctx
+        };
+        let outcome = run_turn(
+            &round_ctx,
+            conversation,
+            request_index,
+            on_range_changed,
+            on_event,
+        )
+        .await;
+        previous_total = outcome.last_request_total_tokens;
+        let completed = matches!(outcome.status, RequestStatus::Completed);
+        let mut sum = merge(total.take(), outcome);
+        if !completed {
+            return sum;
+        }
+        let calls = pending_tool_calls(conversation);
+        let bindings = mcp_tool_bindings(&hub.connected_servers());
+        // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
+        // the turn as it is (its calls were shown as `tool_call` events).
+        if !calls
+            .iter()
+            .any(|(_, name, _)| bindings.iter().any(|b| &b.function_name == name))
+        {
+            return sum;
+        }
+        if rounds >= settings.max_rounds {
+            let message = format!(
+                "stopped after {} rounds of tool calls: the model kept calling tools",
+                settings.max_rounds
+            );
+            on_event(TaskEvent::Error {
+                kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
+                message: message.clone(),
+                status: None,
+            });
+            sum.status = RequestStatus::Failed(ApiError::new(ErrorKind::InvalidRequest, message));
+            return sum;
+        }
+        rounds += 1;
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, function_name, input) in calls {
+            let output = match bindings.iter().find(|b| b.function_name == function_name) {
+                None => (
+                    format!(
+                        "There is no tool named \"{function_name}\" (its MCP server may have \
+                         disconnected). Use one of the tools offered."
+                    ),
+                    true,
+                ),
+                Some(binding) => {
+                    let request = ToolCallRequest {
+                        id: id.clone(),
+                        function_name: function_name.clone(),
+                        server: binding.server.clone(),
+                        tool: binding.tool.clone(),
+                        arguments: input,
+                    };
+                    let approved = hub.is_auto_approved(&request.server, &request.tool)
+                        || approver.approve(&request).await;
+                    if approved {
+                        let out = hub
+                            .call_tool(&request.server, &request.tool, request.arguments)
+                            .await;
+                        (out.content, out.is_error)
+                    } else {
+                        (TOOL_CALL_DENIED.to_owned(), true)
+                    }
+                }
+            };
+            on_event(TaskEvent::ToolResult {
+                id: id.clone(),
+                name: function_name,
+                content: output.0.clone(),
+                is_error: output.1,
+            });
+            results.push(ContentBlock::ToolResult {
+                tool_use_id: id,
+                content: output.0,
+                is_error: output.1,
+            });
+        }
+        conversation.api_conversation_history.push(Message {
+            role: Role::User,
+            content: results,
+        });
+        total = Some(sum);
+    }
+}
+
+/// The tool calls `(id, function name, input)` of the last message, when it is the assistant's.
+fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value)> {
+    match conversation.api_conversation_history.last() {
+        Some(m) if m.role == Role::Assistant => m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => {
+                    Some((id.clone(), name.clone(), input.clone()))
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `next` added to `sum`: tokens, cost and requests summed, the first token time kept from the
+/// first turn, the status and last request's total from `next`.
+fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
+    let Some(mut sum) = sum else {
+        return next;
+    };
+    sum.usage.input_tokens += next.usage.input_tokens;
+    sum.usage.output_tokens += next.usage.output_tokens;
+    sum.usage.cache_write_tokens += next.usage.cache_write_tokens;
+    sum.usage.cache_read_tokens += next.usage.cache_read_tokens;
+    if let Some(cost) = next.usage.provider_cost_usd {
+        sum.usage.provider_cost_usd = Some(sum.usage.provider_cost_usd.unwrap_or(0.0) + cost);
+    }
+    sum.usage.reported |= next.usage.reported;
+    sum.cost_usd += next.cost_usd;
+    sum.requests += next.requests;
+    sum.first_token = sum.first_token.or(next.first_token);
+    sum.last_request_total_tokens = next.last_request_total_tokens;
+    sum.status = next.status;
+    sum
+}
