@@ -7,4 +7,5 @@
 pub mod context;
 pub mod cost;
 pub mod prompt;
+pub mod store;
 pub mod task;

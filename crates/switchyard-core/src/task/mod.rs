@@ -6,6 +6,7 @@
 mod assembler;
 mod attempt;
 mod request;
+pub mod runner;
 mod turn;
 
 pub use assembler::MessageAssembler;
@@ -17,6 +18,7 @@ pub use attempt::{
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
 pub use turn::{
     CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome, run_turn,
+    run_turn_observed,
 };
 
 use serde::Serialize;
