@@ -368,3 +368,12 @@ impl TaskStore {
         Ok(max.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
     }
 }
+
+impl TaskStore {
+    /// The history of an existing task: [`StoreError::TaskNotFound`] for an unknown id (where
+    /// [`TaskStore::messages`] returns an empty list).
+    pub fn messages_of_task(&self, id: &str) -> Result<Vec<Message>, StoreError> {
+        self.task(id)?;
+        self.messages(id)
+    }
+}

@@ -34,6 +34,7 @@
 //! than this build's is refused with a [`StoreError`] before anything is written to it.
 
 mod history;
+mod import;
 mod schema;
 mod tasks;
 
@@ -43,6 +44,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OpenFlags};
 
 pub use history::{ContextEdit, StoredEvent};
+pub use import::{ImportError, messages_from_reference};
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskRecord, TaskUsage};
 
