@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, Read};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -340,16 +339,14 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
         drop(store);
 
         // Resumed: the cut-off turn is handled as R9.3 / R10.3 say, and the task goes on.
-        let (code, stdout, stderr) = env
-            .run(&[
-                "resume",
-                &id,
-                "Go on",
-                "--json",
-                "--base-url",
-                &format!("{url}/v1"),
-            ])
-            .await;
+        // After a cut-off answer no prompt is needed: the model is asked to continue.
+        let base = format!("{url}/v1");
+        let mut resume = vec!["resume", id.as_str()];
+        if shown.is_empty() {
+            resume.push("Go on");
+        }
+        resume.extend(["--json", "--base-url", &base]);
+        let (code, stdout, stderr) = env.run(&resume).await;
         assert_eq!(code, Some(0), "offset {offset}: {stdout}{stderr}");
         let sent = sent_messages(&server, 2);
         let store = env.store();
@@ -399,7 +396,12 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
                 assistant(&[&shown, "[Response interrupted by API Error]"]),
                 "offset {offset}"
             );
-            assert_eq!(final_history[4], user("Go on"));
+            assert_eq!(
+                final_history[4],
+                user(
+                    "[The previous response was interrupted by an API error. Continue exactly where it stopped.]"
+                )
+            );
             assert_eq!(final_history.len(), 6, "offset {offset}");
         }
         assert_eq!(final_history[0], user("First question"));
@@ -579,5 +581,60 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
             .count();
         assert_eq!(texts, 4);
     }
-    let _ = Path::new("");
+}
+
+/// In a terminal, `switchyard task` asks for a follow-up after each answer until an empty
+/// line. The terminal is a pseudo-terminal from util-linux `script`; without it the test is
+/// skipped with a note (it is installed wherever util-linux is).
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_terminal_the_task_asks_for_follow_ups_until_an_empty_line() {
+    use std::io::Write;
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let server = MockServer::start(vec![complete_reply("One."), complete_reply("Two.")]).await;
+    let env = Env::new();
+    let inner = format!(
+        "{} task --provider openai --model m --base-url {}/v1 'First question'",
+        env!("CARGO_BIN_EXE_switchyard"),
+        server.url()
+    );
+    let mut script = Command::new("script");
+    script
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", env.home.path())
+        .env("SWITCHYARD_DATA_DIR", env.data.path())
+        .env("OPENAI_API_KEY", KEY)
+        .env("TERM", "dumb")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = script.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // Typed ahead: the terminal holds the lines until each question reads one.
+        stdin.write_all(b"Second question\n\n").unwrap();
+        let output = child.wait_with_output().unwrap();
+        drop(stdin);
+        output
+    })
+    .await
+    .unwrap();
+    let transcript = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{transcript}");
+    assert!(
+        transcript.contains("One.") && transcript.contains("Two."),
+        "{transcript}"
+    );
+    assert_eq!(server.request_count(), 2, "{transcript}");
+    let sent = sent_messages(&server, 1);
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(sent[2]["content"], "Second question");
+    let store = env.store();
+    let tasks = store.list_tasks().unwrap();
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].message_count, 4);
 }

@@ -288,15 +288,7 @@ impl TaskRunner {
                 .is_some()
         };
         let mut on_history_changed = |conversation: &Conversation| -> Result<(), ApiError> {
-            let result = (|| {
-                let history = &conversation.api_conversation_history;
-                for (i, message) in history.iter().enumerate().skip(*persisted) {
-                    store.append_message(task_id, i, message)?;
-                    *persisted = i + 1;
-                }
-                record_dedupe(store, task_id, conversation, recorded)
-            })();
-            if let Err(e) = result {
+            if let Err(e) = persist_history(store, task_id, conversation, persisted, recorded) {
                 fail(e);
             }
             if failed() {
@@ -423,6 +415,23 @@ fn store_event(
         )?;
     }
     Ok(())
+}
+
+/// Stores the messages of `conversation` from index `persisted` on, then any new file-read
+/// dedupe.
+fn persist_history(
+    store: &TaskStore,
+    task_id: &str,
+    conversation: &Conversation,
+    persisted: &mut usize,
+    recorded: &mut HashSet<(usize, usize, String)>,
+) -> Result<(), StoreError> {
+    let history = &conversation.api_conversation_history;
+    for (i, message) in history.iter().enumerate().skip(*persisted) {
+        store.append_message(task_id, i, message)?;
+        *persisted = i + 1;
+    }
+    record_dedupe(store, task_id, conversation, recorded)
 }
 
 /// Records each file-read dedupe (R8.6) the next request will apply and that is not recorded
