@@ -287,15 +287,15 @@ impl TaskRunner {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .is_some()
         };
-        let mut on_history_changed = |conversation: &Conversation| -> Result<(), ApiError> {
+        let mut on_history_changed = |conversation: &Conversation| -> Result<(), Box<ApiError>> {
             if let Err(e) = persist_history(store, task_id, conversation, persisted, recorded) {
                 fail(e);
             }
             if failed() {
-                return Err(ApiError::new(
+                return Err(Box::new(ApiError::new(
                     ErrorKind::Server,
                     "the task could not be saved",
-                ));
+                )));
             }
             Ok(())
         };

@@ -82,7 +82,7 @@ pub async fn run_turn_observed(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
     request_index: &mut u32,
-    on_history_changed: &mut (dyn FnMut(&Conversation) -> Result<(), ApiError> + Send),
+    on_history_changed: &mut (dyn FnMut(&Conversation) -> Result<(), Box<ApiError>> + Send),
     on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> TurnOutcome {
@@ -161,7 +161,7 @@ pub async fn run_turn_observed(
                     .api_conversation_history
                     .push(outcome.assistant_message);
                 if let Err(e) = on_history_changed(conversation) {
-                    return finish!(RequestStatus::Failed(e));
+                    return finish!(RequestStatus::Failed(*e));
                 }
                 return finish!(RequestStatus::Completed);
             }
@@ -175,7 +175,7 @@ pub async fn run_turn_observed(
                     .api_conversation_history
                     .push(outcome.assistant_message);
                 if let Err(e) = on_history_changed(conversation) {
-                    return finish!(RequestStatus::Failed(e));
+                    return finish!(RequestStatus::Failed(*e));
                 }
             }
             on_event(TaskEvent::ApiReqFinished {
@@ -193,7 +193,7 @@ pub async fn run_turn_observed(
         });
         conversation.api_conversation_history.push(partial);
         if let Err(e) = on_history_changed(conversation) {
-            return finish!(RequestStatus::Failed(e));
+            return finish!(RequestStatus::Failed(*e));
         }
         on_event(TaskEvent::ApiReqFinished {
             request_index: *request_index,
@@ -222,7 +222,7 @@ pub async fn run_turn_observed(
             .api_conversation_history
             .push(Message::user_text(CONTINUE_AFTER_INTERRUPTION));
         if let Err(e) = on_history_changed(conversation) {
-            return finish!(RequestStatus::Failed(e));
+            return finish!(RequestStatus::Failed(*e));
         }
     }
 }
