@@ -308,3 +308,64 @@ async fn a_dedupe_saving_30_percent_replaces_the_truncation_the_last_request_cal
         .collect();
     assert_eq!(kinds, ["file_read_dedupe"]);
 }
+
+/// Deletes the task behind the runner's back when the first request is created.
+struct DeleteTaskOnFirstRequest {
+    inner: Box<dyn ApiHandler>,
+    db: std::path::PathBuf,
+    task_id: String,
+}
+
+impl ApiHandler for DeleteTaskOnFirstRequest {
+    fn create_message(&self, system: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+        let conn = rusqlite::Connection::open(&self.db).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        conn.execute("DELETE FROM tasks WHERE id = ?1", [&self.task_id])
+            .unwrap();
+        self.inner.create_message(system, messages, tools)
+    }
+    fn get_model(&self) -> ApiHandlerModel {
+        self.inner.get_model()
+    }
+    fn provider_id(&self) -> &str {
+        self.inner.provider_id()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_that_cannot_be_saved_stops_the_turn_before_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(TaskStore::open(dir.path()).unwrap());
+    // C34: the first stream breaks after text; the turn would send a second request.
+    let server = MockServer::start(case_replies("C34")).await;
+    let toml = format!(
+        "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5-20250929\"\n[providers.anthropic]\nbase_url = \"{}\"\n",
+        server.url()
+    );
+    let config = ApiConfiguration::from_toml(&toml, "t.toml", |_| Some("sk-test".into())).unwrap();
+    let mut runner = TaskRunner::create(store.clone(), &new_task()).unwrap();
+    runner.add_user_message("Write hello in Python.").unwrap();
+    let h = DeleteTaskOnFirstRequest {
+        inner: build_api_handler(&config, Mode::Act).unwrap(),
+        db: store.path().to_owned(),
+        task_id: runner.task_id().to_owned(),
+    };
+    let prompt = || ("SYSTEM".to_owned(), Vec::new());
+    let ctx = ApiRequestContext {
+        handler: &h,
+        mcp_hub: &NoMcpServers,
+        decider: &FixedDecision(FailureDecision::Cancel),
+        system_prompt: &prompt,
+        previous_request_total_tokens: 0,
+        request_index: 1,
+        settings: AttemptSettings::default(),
+    };
+    let result = runner.run_turn(&ctx, &mut |_| {}).await;
+    let err = result.unwrap_err();
+    assert!(
+        matches!(err, switchyard_core::store::StoreError::TaskNotFound { .. }),
+        "{err}"
+    );
+    // The partial answer could not be saved, so no second request was sent.
+    assert_eq!(server.request_count(), 1);
+}

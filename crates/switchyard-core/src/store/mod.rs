@@ -121,8 +121,15 @@ impl std::fmt::Debug for TaskStore {
 
 impl TaskStore {
     /// Opens (creating when missing) `data_dir/switchyard.db`, creating `data_dir` too.
+    ///
+    /// A directory it creates is private to the user (mode 0700 on Unix): conversations can
+    /// hold code and secrets pasted by the user.
     pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Io {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(data_dir).map_err(|source| StoreError::Io {
             path: data_dir.to_owned(),
             source,
         })?;
