@@ -467,17 +467,16 @@ async fn ctrl_c_keeps_the_partial_answer_and_the_task_resumes() {
         ]
     );
     let (code, stdout, _) = env
-        .run(&[
-            "resume",
-            &id,
-            "Finish it",
-            "--json",
-            "--base-url",
-            &format!("{url}/v1"),
-        ])
+        .run(&["resume", &id, "--json", "--base-url", &format!("{url}/v1")])
         .await;
     assert_eq!(code, Some(0), "{stdout}");
-    assert_eq!(sent_messages(&server, 1).len(), 3);
+    // No prompt needed: the cut-off answer is continued.
+    let sent = sent_messages(&server, 1);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        sent[2]["content"],
+        "[The previous response was interrupted by an API error. Continue exactly where it stopped.]"
+    );
 }
 
 fn assert_refused(stderr: &str, words: &str) {
@@ -637,4 +636,62 @@ async fn in_a_terminal_the_task_asks_for_follow_ups_until_an_empty_line() {
     let tasks = store.list_tasks().unwrap();
     assert_eq!(tasks.len(), 1);
     assert_eq!(tasks[0].message_count, 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cline_task_directory_is_imported_exported_and_resumed() {
+    let env = Env::new();
+    let src = tempfile::tempdir().unwrap();
+    let dir = src.path().join("1733000000000");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("api_conversation_history.json"),
+        r#"[{"role":"user","content":[{"type":"text","text":"<task>\nhi\n</task>"}],"ts":1733000000001},
+            {"role":"assistant","content":"Hello!","ts":1733000000002}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("ui_messages.json"),
+        r#"[{"ts":1733000000000,"type":"say","say":"task","text":"hi","modelInfo":{"providerId":"openai","modelId":"m","mode":"act"}},
+            {"ts":1733000000001,"type":"say","say":"api_req_started","text":"{\"tokensIn\":3,\"tokensOut\":2,\"cost\":0.5}"},
+            {"ts":1733000000002,"type":"say","say":"text","text":"Hello!"}]"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = env.run(&["import", dir.to_str().unwrap()]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "1733000000000");
+    assert!(stderr.contains("imported 2 messages"), "{stderr}");
+    let (_, export, _) = env.run(&["export", "1733000000000"]).await;
+    let export: Value = serde_json::from_str(&export).unwrap();
+    assert_eq!(
+        export,
+        serde_json::json!([user("<task>\nhi\n</task>"), assistant(&["Hello!"])])
+    );
+    let (_, listing, _) = env.run(&["tasks", "--json"]).await;
+    let t: Value = serde_json::from_str(listing.trim()).unwrap();
+    assert_eq!(t["first_prompt"], "hi");
+    assert_eq!(t["model"], "m");
+    assert_eq!(t["cost_usd"], 0.5);
+
+    let server = MockServer::start(vec![complete_reply("Again.")]).await;
+    let base = format!("{}/v1", server.url());
+    let (code, stdout, _) = env
+        .run(&[
+            "resume",
+            "1733000000000",
+            "More",
+            "--json",
+            "--base-url",
+            &base,
+        ])
+        .await;
+    assert_eq!(code, Some(0), "{stdout}");
+    let sent = sent_messages(&server, 0);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[1]["content"], "Hello!");
+
+    // Not a task directory: a clear error, nothing imported.
+    let (code, _, stderr) = env.run(&["import", src.path().to_str().unwrap()]).await;
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("api_conversation_history.json"), "{stderr}");
 }

@@ -128,9 +128,6 @@ pub async fn session(
     renderer.info(&format!(
         "task {id} (continue it with: switchyard resume {id})"
     ));
-    let cut_off = report
-        .as_ref()
-        .is_some_and(|r| r.interrupted_request.is_some());
     if let Some(report) = report.filter(|r| r.recovered_partial_bytes > 0) {
         renderer.info(&format!(
             "the previous answer was cut off; its {} bytes were kept",
@@ -157,8 +154,9 @@ pub async fn session(
 
     // The first message: the prompt, or (resume without one) the unanswered last message.
     let mut next = Some(args.prompt.clone()).filter(|p| !p.trim().is_empty());
-    if next.is_none() && cut_off && !runner.awaits_answer() {
-        // Resumed after an answer was cut off (R9.3): the model goes on where it stopped.
+    if next.is_none() && runner.last_answer_was_cut_off() {
+        // Resumed after an answer was cut off (a failure, Ctrl-C, or a crash; R9.3): the
+        // model goes on where it stopped.
         next = Some(CONTINUE_AFTER_INTERRUPTION.to_owned());
     }
     if next.is_none() && !runner.awaits_answer() && !interactive {

@@ -204,6 +204,20 @@ impl TaskRunner {
         self.last_role() == Some(Role::User)
     }
 
+    /// True when the last message is an answer that was cut off (it ends with
+    /// [`INTERRUPTED_MARKER`] or [`INTERRUPTED_BY_USER_MARKER`]): a stream failure, a
+    /// cancellation, or a crash repaired by [`Self::resume`].
+    pub fn last_answer_was_cut_off(&self) -> bool {
+        match self.conversation.api_conversation_history.last() {
+            Some(m) if m.role == Role::Assistant => matches!(
+                m.content.last(),
+                Some(ContentBlock::Text { text })
+                    if text == INTERRUPTED_MARKER || text == INTERRUPTED_BY_USER_MARKER
+            ),
+            _ => false,
+        }
+    }
+
     fn last_role(&self) -> Option<Role> {
         self.conversation
             .api_conversation_history
