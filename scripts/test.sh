@@ -10,6 +10,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The real MCP servers the MCP tests run (pinned, from the npm registry, into .mcp-servers/).
+if command -v npm >/dev/null; then
+  scripts/mcp-servers.sh
+else
+  echo "npm not found: the MCP tests against real servers will say SKIPPED" >&2
+fi
+
 scripts/local-model.sh start --python
 urls="python=$(scripts/local-model.sh url --python)"
 if [ "${SWITCHYARD_E2E_NATIVE:-1}" != 0 ]; then

@@ -12,14 +12,40 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHYARD_CONFIG")]
     pub config: Option<PathBuf>,
 
+    /// Directory of the task database (default: $SWITCHYARD_HOME/data when SWITCHYARD_HOME is
+    /// set, else ~/.local/share/switchyard).
+    #[arg(long, global = true, value_name = "DIR", env = "SWITCHYARD_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a task: send PROMPT to the model and stream its answer.
+    /// Run a task: send PROMPT to the model and stream its answer; in a terminal, ask for a
+    /// follow-up after each answer (an empty line or Ctrl-D ends the task).
     Task(TaskArgs),
+    /// Continue a saved task, with PROMPT as the next message (or answer its last message).
+    Resume(ResumeArgs),
+    /// List the saved tasks: id, date, model, tokens, cost and first prompt.
+    Tasks {
+        /// One JSON object per task.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a task's conversation as JSON (Anthropic message shape, like the reference's
+    /// api_conversation_history.json).
+    Export {
+        /// The task id (see `switchyard tasks`).
+        task_id: String,
+    },
+    /// Import a task directory written by Cline (api_conversation_history.json,
+    /// ui_messages.json, context_history.json).
+    Import {
+        /// The task directory, e.g. ~/.cline/data/tasks/1764471234567.
+        dir: PathBuf,
+    },
     /// List the providers and their model tables (context windows, max output, prices).
     Models {
         /// Only this provider.
@@ -109,4 +135,61 @@ pub struct TaskArgs {
     /// never ask).
     #[arg(long, short = 'y')]
     pub yes: bool,
+}
+
+/// `switchyard resume TASK_ID [PROMPT]`: the task options of `switchyard task`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The task id (see `switchyard tasks`).
+    pub task_id: String,
+    /// The next message; without it, an unanswered last message is answered.
+    pub prompt: Option<String>,
+    /// Task mode (default: the task's).
+    #[arg(long, value_parser = ["plan", "act"])]
+    pub mode: Option<String>,
+    /// Provider, model and base URL (default: the task's provider and model).
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Print one JSON object per line on stdout instead of text (see README "JSON output").
+    #[arg(long)]
+    pub json: bool,
+    /// Do not show reasoning (thinking) text.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// System prompt sent with the task.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
+    /// What to do when automatic retries are used up: `fail` or `retry` (see `task --help`).
+    #[arg(long, value_name = "POLICY", value_parser = ["fail", "retry"])]
+    pub on_failure: Option<String>,
+    /// Automatic retries of a failed request before `--on-failure` applies.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
+    pub retries: u32,
+    /// MCP settings file (see `task --help`).
+    #[arg(long, value_name = "FILE", env = "SWITCHYARD_MCP_CONFIG")]
+    pub mcp_config: Option<PathBuf>,
+    /// Run the model's MCP tool calls without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+impl ResumeArgs {
+    /// The same options as a [`TaskArgs`] (the prompt empty when none was given).
+    pub fn into_task_args(self) -> (String, TaskArgs) {
+        (
+            self.task_id,
+            TaskArgs {
+                prompt: self.prompt.unwrap_or_default(),
+                mode: self.mode,
+                selection: self.selection,
+                json: self.json,
+                quiet: self.quiet,
+                system: self.system,
+                on_failure: self.on_failure,
+                retries: self.retries,
+                mcp_config: self.mcp_config,
+                yes: self.yes,
+            },
+        )
+    }
 }

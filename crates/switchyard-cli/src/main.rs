@@ -34,9 +34,24 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Ctrl-C is handled (R9.5) from the first instant: the handler is installed before any
+    // output, so a SIGINT that arrives before a command starts listening never kills the
+    // process mid-write (each command then listens with `tokio::signal::ctrl_c`).
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Err(e) = runtime.block_on(async { signal(SignalKind::interrupt()).map(drop) }) {
+            tracing::warn!("Ctrl-C cannot be handled: {e}");
+        }
+    }
     let config = cli.config.as_deref();
+    let data_dir = cli.data_dir.as_deref();
     let code = match cli.command {
-        Command::Task(args) => runtime.block_on(commands::task::run(config, args)),
+        Command::Task(args) => runtime.block_on(commands::task::run(config, data_dir, args)),
+        Command::Resume(args) => runtime.block_on(commands::resume::run(config, data_dir, args)),
+        Command::Tasks { json } => commands::tasks::run(data_dir, json),
+        Command::Export { task_id } => commands::export::run(data_dir, &task_id),
+        Command::Import { dir } => commands::import::run(data_dir, &dir),
         Command::Models { provider } => commands::models::run(provider.as_deref()),
         Command::Config {
             command: ConfigCommand::Check(sel),

@@ -299,6 +299,15 @@ impl Renderer {
         }
     }
 
+    /// A dimmed line on stderr in text mode; nothing with `--json`.
+    pub fn info(&mut self, text: &str) {
+        if !self.json {
+            self.close_reasoning();
+            self.close_text();
+            self.note(text);
+        }
+    }
+
     fn note(&self, text: &str) {
         if self.color {
             eprintln!("{DIM}{text}{RESET}");

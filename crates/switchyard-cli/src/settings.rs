@@ -142,3 +142,27 @@ pub fn apply_selection(config: &mut ApiConfiguration, mode: Mode, selection: &Se
             .base_url = Some(url.clone());
     }
 }
+
+/// The data directory holding the task database (DESIGN.md "Configuration"): `--data-dir` or
+/// `$SWITCHYARD_DATA_DIR` (`explicit`), else `$SWITCHYARD_HOME/data` when `SWITCHYARD_HOME` is
+/// set (so one variable relocates everything Switchyard keeps), else the platform's data
+/// directory (`~/.local/share/switchyard` on Linux).
+pub fn data_dir(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(dir) = explicit.filter(|d| !d.as_os_str().is_empty()) {
+        return Ok(dir.to_owned());
+    }
+    if let Some(home) = std::env::var_os("SWITCHYARD_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home).join("data"));
+    }
+    directories::ProjectDirs::from("", "", "switchyard")
+        .map(|d| d.data_dir().to_owned())
+        .ok_or_else(|| {
+            "cannot find a home directory for the task database; pass --data-dir DIR or set SWITCHYARD_DATA_DIR".to_owned()
+        })
+}
+
+/// Opens the task database in the data directory (see [`data_dir`]).
+pub fn open_store(explicit: Option<&Path>) -> Result<switchyard_core::store::TaskStore, String> {
+    let dir = data_dir(explicit)?;
+    switchyard_core::store::TaskStore::open(&dir).map_err(|e| e.to_string())
+}

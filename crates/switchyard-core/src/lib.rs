@@ -8,4 +8,5 @@ pub mod context;
 pub mod cost;
 pub mod mcp;
 pub mod prompt;
+pub mod store;
 pub mod task;

@@ -1,6 +1,10 @@
 //! One module per subcommand.
 
 pub mod config_check;
+pub mod export;
+pub mod import;
 pub mod mcp;
 pub mod models;
+pub mod resume;
 pub mod task;
+pub mod tasks;

@@ -1,26 +1,49 @@
-//! `switchyard task PROMPT`: one request, streamed to the terminal or as JSON lines.
+//! `switchyard task PROMPT` and `switchyard resume TASK_ID [PROMPT]`: a persisted conversation,
+//! streamed to the terminal or as JSON lines. In a terminal (and without `--json`) the user is
+//! asked for a follow-up after each answer until an empty line, Ctrl-D or Ctrl-C.
 
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use switchyard_api::{ApiHandler, ToolSpec};
-use switchyard_api::{Message, Mode, build_api_handler};
+use switchyard_api::{Mode, build_api_handler};
 use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
+use switchyard_core::store::{NewTask, StoreError};
+use switchyard_core::task::runner::TaskRunner;
 use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, CancelReason, Conversation, RequestStatus, TaskEvent,
-    TaskStatus, ToolLoopSettings, TurnOutcome, run_task_with_tools,
+    ApiRequestContext, AttemptSettings, CONTINUE_AFTER_INTERRUPTION, RequestStatus, TaskEvent,
+    TaskStatus, ToolLoopSettings, TurnOutcome,
 };
 
-use crate::cli::TaskArgs;
+use crate::cli::{SelectionArgs, TaskArgs};
 use crate::decide::OnFailure;
 use crate::render::Renderer;
 use crate::settings;
 
-/// Runs the task; returns 0 when it completed, 1 when it failed, 130 when cancelled, 2 for a
-/// configuration problem.
-pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitCode {
+/// What the session starts from.
+pub enum Start {
+    /// A new task with `TaskArgs::prompt`.
+    New,
+    /// A saved task; `TaskArgs::prompt` (may be empty) is the next message.
+    Resume(String),
+}
+
+/// Runs a new task; returns 0 when it completed, 1 when it failed, 130 when cancelled, 2 for a
+/// configuration, input or task-database problem.
+pub async fn run(config_path: Option<&Path>, data_dir: Option<&Path>, args: TaskArgs) -> ExitCode {
+    session(config_path, data_dir, args, Start::New).await
+}
+
+/// Runs a new or resumed task (see [`run`] for the exit codes).
+pub async fn session(
+    config_path: Option<&Path>,
+    data_dir: Option<&Path>,
+    args: TaskArgs,
+    start: Start,
+) -> ExitCode {
     let mut renderer = Renderer::new(args.json, args.quiet);
-    let mode = args.mode.as_deref().and_then(|m| m.parse::<Mode>().ok());
     let fail = |renderer: &mut Renderer, kind: &str, message: String| {
         renderer.event(&TaskEvent::Error {
             kind: kind.to_owned(),
@@ -36,10 +59,34 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         }
         ExitCode::from(2)
     };
-    if args.prompt.trim().is_empty() {
+    if matches!(start, Start::New) && args.prompt.trim().is_empty() {
         return fail(&mut renderer, "config", "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\"".into());
     }
-    let (config, _source, mode) = match settings::load(config_path, &args.selection, mode) {
+    let store = match settings::open_store(data_dir) {
+        Ok(s) => Arc::new(s),
+        Err(e) => return fail(&mut renderer, "store", e),
+    };
+    // A resumed task keeps its mode, provider and model unless the flags say otherwise.
+    let saved = match &start {
+        Start::New => None,
+        Start::Resume(id) => match store.task(id) {
+            Ok(t) => Some(t),
+            Err(e) => return fail(&mut renderer, "store", e.to_string()),
+        },
+    };
+    let mut selection = args.selection.clone();
+    let mut mode = args.mode.as_deref().and_then(|m| m.parse::<Mode>().ok());
+    if let Some(task) = &saved {
+        mode = mode.or_else(|| task.mode.parse::<Mode>().ok());
+        if selection.provider.is_none() && selection.model.is_none() {
+            selection = SelectionArgs {
+                provider: Some(task.provider.clone()),
+                model: Some(task.model.clone()),
+                ..selection
+            };
+        }
+    }
+    let (config, _source, mode) = match settings::load(config_path, &selection, mode) {
         Ok(c) => c,
         Err(e) => return fail(&mut renderer, "config", e.to_string()),
     };
@@ -53,20 +100,48 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
         Err(e) => return fail(&mut renderer, "config", e),
     };
     let model = handler.get_model();
-    let task_id = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis().to_string())
-        .unwrap_or_default();
-    renderer.event(&TaskEvent::TaskStarted {
-        task_id,
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
+    let opened = match &start {
+        Start::New => TaskRunner::create(
+            store,
+            &NewTask {
+                cwd: cwd.display().to_string(),
+                mode: mode.as_str().to_owned(),
+                provider: handler.provider_id().to_owned(),
+                model: model.id.clone(),
+                first_prompt: args.prompt.clone(),
+            },
+        )
+        .map(|r| (r, None)),
+        Start::Resume(id) => TaskRunner::resume(store, id).map(|(r, report)| (r, Some(report))),
+    };
+    let (mut runner, report) = match opened {
+        Ok(r) => r,
+        Err(e) => return fail(&mut renderer, "store", e.to_string()),
+    };
+    let started_event = TaskEvent::TaskStarted {
+        task_id: runner.task_id().to_owned(),
         mode: mode.as_str().to_owned(),
         provider: handler.provider_id().to_owned(),
         model: model.id.clone(),
-    });
+    };
+    if let Err(e) = runner.record_event(&started_event) {
+        return fail(&mut renderer, "store", e.to_string());
+    }
+    renderer.event(&started_event);
+    let id = runner.task_id().to_owned();
+    renderer.info(&format!(
+        "task {id} (continue it with: switchyard resume {id})"
+    ));
+    if let Some(report) = report.filter(|r| r.recovered_partial_bytes > 0) {
+        renderer.info(&format!(
+            "the previous answer was cut off; its {} bytes were kept",
+            report.recovered_partial_bytes
+        ));
+    }
 
     // One SystemPromptContext feeds the system prompt (SPEC R6.2): the working directory, OS
     // and shell, the mode, and the user's rules files. `--system` replaces it entirely.
-    let cwd = std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."));
     let prompt_context = SystemPromptContext::gather(
         &cwd,
         default_global_rules_dir().as_deref(),
@@ -82,16 +157,45 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             get_system_prompt(&ctx.with_mcp_servers(prompt_hub.connected_servers()));
         (system_override.clone().unwrap_or(text), tools)
     };
-    let mut conversation = Conversation {
-        api_conversation_history: vec![Message::user_text(args.prompt.clone())],
-        conversation_history_deleted_range: None,
-    };
     let decider = OnFailure::choose(args.on_failure.as_deref(), args.json);
-    let mut request_index = 0;
+    let interactive = !args.json && std::io::stdin().is_terminal();
+
+    // The first message: the prompt, or (resume without one) the unanswered last message.
+    let mut next = Some(args.prompt.clone()).filter(|p| !p.trim().is_empty());
+    if next.is_none() && runner.last_answer_was_cut_off() {
+        // Resumed after an answer was cut off (a failure, Ctrl-C, or a crash; R9.3): the
+        // model goes on where it stopped.
+        next = Some(CONTINUE_AFTER_INTERRUPTION.to_owned());
+    }
+    if next.is_none() && !runner.awaits_answer() && !interactive {
+        return fail(
+            &mut renderer,
+            "config",
+            format!(
+                "task {id} has been answered; pass the next message: switchyard resume {id} \"PROMPT\""
+            ),
+        );
+    }
     let started = tokio::time::Instant::now();
     // The first content as the user saw it, so a cancelled task still reports it.
     let mut first_content: Option<std::time::Duration> = None;
-    let outcome = {
+    let mut first_token: Option<std::time::Duration> = None;
+    let (status, code) = loop {
+        if let Some(prompt) = next.take() {
+            if let Err(e) = runner.add_user_message(&prompt) {
+                break store_failed(&mut renderer, &e);
+            }
+        }
+        if !runner.awaits_answer() {
+            // Resumed in a terminal with nothing to answer: ask first.
+            match ask_follow_up().await {
+                Some(line) => {
+                    next = Some(line);
+                    continue;
+                }
+                None => break (TaskStatus::Completed, ExitCode::SUCCESS),
+            }
+        }
         let mut on_event = |e: TaskEvent| {
             if first_content.is_none()
                 && matches!(
@@ -105,56 +209,97 @@ pub async fn run(config_path: Option<&std::path::Path>, args: TaskArgs) -> ExitC
             }
             renderer.event(&e);
         };
-        tokio::select! {
-            o = turn(handler.as_ref(), &build_prompt, &mut conversation, &mut request_index, &decider, args.retries, &mcp_hub, args.yes, &mut on_event) => Some(o),
+        let outcome = tokio::select! {
+            o = user_turn(&mut runner, handler.as_ref(), &build_prompt, &decider, args.retries, &mcp_hub, args.yes, &mut on_event) => Some(o),
             _ = tokio::signal::ctrl_c() => None,
+        };
+        let outcome = match outcome {
+            None => {
+                // R9.5: the stream is dropped (its connection closed), what streamed is kept
+                // and the request recorded as cancelled by the user.
+                handler.abort();
+                if let Err(e) = runner.record_cancelled(&mut on_event) {
+                    break store_failed(&mut renderer, &e);
+                }
+                break (TaskStatus::Cancelled, ExitCode::from(130));
+            }
+            Some(Err(e)) => break store_failed(&mut renderer, &e),
+            Some(Ok(o)) => o,
+        };
+        if first_token.is_none() {
+            first_token = outcome.first_token;
+        }
+        if let RequestStatus::Failed(_) = outcome.status {
+            break (TaskStatus::Failed, ExitCode::from(1));
+        }
+        if !interactive {
+            break (TaskStatus::Completed, ExitCode::SUCCESS);
+        }
+        match ask_follow_up().await {
+            Some(line) => next = Some(line),
+            None => break (TaskStatus::Completed, ExitCode::SUCCESS),
         }
     };
     mcp_hub.shutdown().await;
-    let first_token_ms = outcome
-        .as_ref()
-        .and_then(|o| o.first_token)
-        .or(first_content)
-        .map(|d| d.as_millis() as u64);
-    let (status, code) = match &outcome {
-        None => {
-            // R9.5: the stream is dropped (its connection closed) and the request recorded as
-            // cancelled by the user.
-            handler.abort();
-            renderer.event(&TaskEvent::ApiReqFinished {
-                request_index,
-                cancel_reason: Some(CancelReason::UserCancelled),
-                streaming_failed_message: None,
-            });
-            (TaskStatus::Cancelled, ExitCode::from(130))
-        }
-        Some(o) => match o.status {
-            RequestStatus::Completed => (TaskStatus::Completed, ExitCode::SUCCESS),
-            RequestStatus::Failed(_) => (TaskStatus::Failed, ExitCode::from(1)),
-        },
-    };
-    renderer.event(&TaskEvent::TaskFinished {
+    let first_token_ms = first_token.or(first_content).map(|d| d.as_millis() as u64);
+    let finished = TaskEvent::TaskFinished {
         status,
         first_token_ms,
         duration_ms: started.elapsed().as_millis() as u64,
-    });
+    };
+    if let Err(e) = runner.record_event(&finished) {
+        store_failed(&mut renderer, &e);
+    }
+    renderer.event(&finished);
     code
 }
 
-/// One turn: requests prepared, probed and recovered by `attempt_api_request` (SPEC R6) and
-/// consumed by the request loop (R9), which also recovers a stream that fails part-way.
+/// Reports a task-database failure; the task fails with exit code 1.
+fn store_failed(renderer: &mut Renderer, e: &StoreError) -> (TaskStatus, ExitCode) {
+    renderer.event(&TaskEvent::Error {
+        kind: "store".to_owned(),
+        message: e.to_string(),
+        status: None,
+    });
+    (TaskStatus::Failed, ExitCode::from(1))
+}
+
+/// Asks for the next message on stderr and reads a line from stdin on its own thread (so
+/// Ctrl-C is still heard). `None` on an empty line, end of input (Ctrl-D) or Ctrl-C.
+async fn ask_follow_up() -> Option<String> {
+    use std::io::{BufRead, Write};
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\n> ");
+        let _ = err.flush();
+        drop(err);
+        let mut line = String::new();
+        let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
+        let _ = tx.send((read > 0).then_some(line));
+    });
+    let line = tokio::select! {
+        line = rx => line.ok().flatten(),
+        _ = tokio::signal::ctrl_c() => None,
+    }?;
+    let line = line.trim_end_matches(['\n', '\r']).to_owned();
+    (!line.trim().is_empty()).then_some(line)
+}
+
+/// One user turn, persisted by the runner: requests prepared, probed and recovered by
+/// `attempt_api_request` (SPEC R6) and consumed by the request loop (R9), which also recovers
+/// a stream that fails part-way. The one place a turn runs, so a tool loop can take its place.
 #[allow(clippy::too_many_arguments)]
-async fn turn(
+async fn user_turn(
+    runner: &mut TaskRunner,
     handler: &dyn ApiHandler,
     build_prompt: &(dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
-    conversation: &mut Conversation,
-    request_index: &mut u32,
     decider: &OnFailure,
     max_auto_retries: u32,
     mcp_hub: &switchyard_core::mcp::McpServerHub,
     yes: bool,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
-) -> TurnOutcome {
+) -> Result<TurnOutcome, StoreError> {
     let ctx = ApiRequestContext {
         handler,
         mcp_hub,
@@ -167,19 +312,15 @@ async fn turn(
             ..AttemptSettings::default()
         },
     };
-    // Nothing is persisted yet (the task store comes later): the range lives in memory.
-    let mut on_range_changed = |_range| {};
     // The model's MCP tool calls are approved, run and answered until it stops calling tools.
     let approver = crate::commands::mcp::TerminalApprover { yes };
-    run_task_with_tools(
-        &ctx,
-        mcp_hub,
-        &approver,
-        ToolLoopSettings::default(),
-        conversation,
-        request_index,
-        &mut on_range_changed,
-        on_event,
-    )
-    .await
+    runner
+        .run_turn_with_tools(
+            &ctx,
+            mcp_hub,
+            &approver,
+            ToolLoopSettings::default(),
+            on_event,
+        )
+        .await
 }

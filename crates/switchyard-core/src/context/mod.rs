@@ -22,11 +22,16 @@
 //!   like their calls, so every request is valid. The first user message gets a notice that
 //!   earlier history was removed.
 //!
+//! - [`dedupe`]: earlier copies of a file read again later are replaced by a short notice
+//!   ([`messages_for_request`], R8.6); when that saves 30 % of the request, no truncation is
+//!   needed ([`dedupe_saves_enough`]).
+//!
 //! All of it is pure: functions of the history, the range and the model info, with no I/O.
 //! The task layer decides when to call them (R6.3, R6.5) and persists the range.
 
 pub mod apply;
 pub mod budget;
+pub mod dedupe;
 pub mod truncation;
 
 pub use apply::{
@@ -35,6 +40,10 @@ pub use apply::{
 pub use budget::{
     ContextBudget, IMAGE_TOKENS, context_budget, estimate_message_tokens, estimate_tokens,
     should_truncate,
+};
+pub use dedupe::{
+    FILE_READ_NOTICE, FileReadEdit, apply_file_read_edits, dedupe_saves_enough,
+    find_duplicate_file_reads, messages_for_request,
 };
 pub use truncation::{
     DeletedRange, EMPTY_RANGE, TruncationKeep, get_next_truncation_range, range_is_empty,

@@ -26,8 +26,8 @@ use tokio::time::Instant;
 use super::TaskEvent;
 use super::turn::CancelReason;
 use crate::context::{
-    DeletedRange, TruncationKeep, apply_deleted_range, context_budget, estimate_message_tokens,
-    get_next_truncation_range, should_truncate,
+    DeletedRange, TruncationKeep, apply_deleted_range, context_budget, dedupe_saves_enough,
+    estimate_message_tokens, get_next_truncation_range, messages_for_request, should_truncate,
 };
 
 /// How long to wait for MCP servers still connecting before a request (SPEC R6.1), in seconds.
@@ -175,20 +175,35 @@ pub async fn attempt_api_request(
         // R8.2 / R6.3: truncate before the request when the last one came near the window,
         // or (**Improve**) when what is about to be sent is estimated to (4 bytes per token),
         // so a first request or a pasted file cannot overflow unseen.
+        // R8.6: when replacing earlier copies of re-read files saves 30 % of the request, the
+        // previous request's size no longer calls for truncation.
         let budget = context_budget(&ctx.handler.get_model().info);
-        let keep = should_truncate(previous_total, budget).or_else(|| {
-            let visible = apply_deleted_range(
+        let estimate = |conversation: &Conversation| {
+            let visible = messages_for_request(
                 &conversation.api_conversation_history,
                 conversation.conversation_history_deleted_range,
             );
-            should_truncate(estimate_message_tokens(&system_prompt, &visible), budget)
-        });
+            estimate_message_tokens(&system_prompt, &visible)
+        };
+        let keep = should_truncate(previous_total, budget)
+            .filter(|_| {
+                !dedupe_saves_enough(
+                    &conversation.api_conversation_history,
+                    conversation.conversation_history_deleted_range,
+                )
+            })
+            .or_else(|| should_truncate(estimate(conversation), budget));
         if let Some(keep) = keep {
             truncate(conversation, keep, on_range_changed);
+            // Improve: keep cutting while the estimate is still over the budget and a cut
+            // still hides something, so one pasted file cannot overflow the first request.
+            while estimate(conversation) >= budget.max_allowed_size
+                && truncate(conversation, TruncationKeep::Quarter, on_range_changed)
+            {}
         }
         previous_total = 0;
 
-        let messages = apply_deleted_range(
+        let messages = messages_for_request(
             &conversation.api_conversation_history,
             conversation.conversation_history_deleted_range,
         );
@@ -214,7 +229,7 @@ pub async fn attempt_api_request(
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
         if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
-            truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+            let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
             did_automatically_retry = true;
             on_event(TaskEvent::ApiReqRetried);
             continue;
@@ -283,7 +298,7 @@ pub async fn attempt_api_request(
             FailureDecision::Retry => {
                 auto_retries = 0;
                 if error.kind == ErrorKind::ContextWindowExceeded {
-                    truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+                    let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
                 }
                 // R6.10: record the retry, clear the flag, and run the whole step again.
                 on_event(TaskEvent::ApiReqRetried);
@@ -293,12 +308,13 @@ pub async fn attempt_api_request(
     }
 }
 
-/// Applies the next truncation range for `keep` and reports it when it changed.
+/// Applies the next truncation range for `keep` and reports it when it changed; returns
+/// whether it changed.
 fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,
     on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-) {
+) -> bool {
     let next = get_next_truncation_range(
         &conversation.api_conversation_history,
         conversation.conversation_history_deleted_range,
@@ -310,6 +326,9 @@ fn truncate(
     if next != conversation.conversation_history_deleted_range {
         conversation.conversation_history_deleted_range = next;
         on_range_changed(next);
+        true
+    } else {
+        false
     }
 }
 

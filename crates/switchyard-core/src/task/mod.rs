@@ -6,6 +6,7 @@
 mod assembler;
 mod attempt;
 mod request;
+pub mod runner;
 mod tools;
 mod turn;
 
@@ -16,12 +17,13 @@ pub use attempt::{
 };
 pub use tools::{
     DEFAULT_MAX_TOOL_ROUNDS, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover, ToolCallRequest,
-    ToolLoopSettings, run_task_with_tools,
+    ToolLoopSettings, ToolStep, run_task_with_tools, tool_step,
 };
 
 pub use request::{RequestOutcome, RequestStatus, consume_stream, run_request};
 pub use turn::{
     CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome, run_turn,
+    run_turn_observed,
 };
 
 use serde::Serialize;

@@ -108,78 +108,116 @@ pub async fn run_task_with_tools(
         if !completed {
             return sum;
         }
-        let calls = pending_tool_calls(conversation);
-        let bindings = mcp_tool_bindings(&hub.connected_servers());
-        // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
-        // the turn as it is (its calls were shown as `tool_call` events).
-        if !calls
-            .iter()
-            .any(|(_, name, _)| bindings.iter().any(|b| &b.function_name == name))
-        {
-            return sum;
+        match tool_step(hub, approver, settings, &mut rounds, conversation, on_event).await {
+            ToolStep::Answered => return sum,
+            ToolStep::Stopped(error) => {
+                sum.status = RequestStatus::Failed(error);
+                return sum;
+            }
+            ToolStep::Results(message) => conversation.api_conversation_history.push(message),
         }
-        if rounds >= settings.max_rounds {
-            let message = format!(
-                "stopped after {} rounds of tool calls: the model kept calling tools",
-                settings.max_rounds
-            );
-            on_event(TaskEvent::Error {
-                kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
-                message: message.clone(),
-                status: None,
-            });
-            sum.status = RequestStatus::Failed(ApiError::new(ErrorKind::InvalidRequest, message));
-            return sum;
-        }
-        rounds += 1;
-        let mut results = Vec::with_capacity(calls.len());
-        for (id, function_name, input) in calls {
-            let output = match bindings.iter().find(|b| b.function_name == function_name) {
-                None => (
-                    format!(
-                        "There is no tool named \"{function_name}\" (its MCP server may have \
-                         disconnected). Use one of the tools offered."
-                    ),
-                    true,
-                ),
-                Some(binding) => {
-                    let request = ToolCallRequest {
-                        id: id.clone(),
-                        function_name: function_name.clone(),
-                        server: binding.server.clone(),
-                        tool: binding.tool.clone(),
-                        arguments: input,
-                    };
-                    let approved = hub.is_auto_approved(&request.server, &request.tool)
-                        || approver.approve(&request).await;
-                    if approved {
-                        let out = hub
-                            .call_tool(&request.server, &request.tool, request.arguments)
-                            .await;
-                        (out.content, out.is_error)
-                    } else {
-                        (TOOL_CALL_DENIED.to_owned(), true)
-                    }
-                }
-            };
-            on_event(TaskEvent::ToolResult {
-                id: id.clone(),
-                name: function_name,
-                content: output.0.clone(),
-                is_error: output.1,
-            });
-            results.push(ContentBlock::ToolResult {
-                tool_use_id: id,
-                content: output.0,
-                is_error: output.1,
-            });
-        }
-        conversation.api_conversation_history.push(Message {
-            role: Role::User,
-            content: results,
-        });
         total = Some(sum);
     }
+}
+
+/// What follows a completed request in the tool loop (see [`tool_step`]).
+#[derive(Debug)]
+pub enum ToolStep {
+    /// The answer calls none of the MCP tools offered: the turn is over.
+    Answered,
+    /// The calls were carried out: this user message of `tool_result` blocks (one per call, in
+    /// call order) goes into the history, and the next request is sent.
+    Results(Message),
+    /// The round limit was reached; an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was
+    /// emitted and the turn fails with this error.
+    Stopped(ApiError),
+}
+
+/// One step of the tool loop after a completed request: when the last assistant message of
+/// `conversation` calls offered MCP tools, each call is approved (the server's `autoApprove`
+/// list, else `approver`), carried out on `hub` with the server's timeout, reported as a
+/// `tool_result` event, and answered in the returned user message. `rounds` counts the steps
+/// that carried out calls; at `settings.max_rounds` the loop stops instead.
+///
+/// Shared by [`run_task_with_tools`] (history in memory) and the task runner (history in the
+/// task store), which differ only in where the message goes.
+pub async fn tool_step(
+    hub: &McpServerHub,
+    approver: &dyn ToolApprover,
+    settings: ToolLoopSettings,
+    rounds: &mut u32,
+    conversation: &Conversation,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> ToolStep {
+    let calls = pending_tool_calls(conversation);
+    let bindings = mcp_tool_bindings(&hub.connected_servers());
+    // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
+    // the turn as it is (its calls were shown as `tool_call` events).
+    if !calls
+        .iter()
+        .any(|(_, name, _)| bindings.iter().any(|b| &b.function_name == name))
+    {
+        return ToolStep::Answered;
+    }
+    if *rounds >= settings.max_rounds {
+        let message = format!(
+            "stopped after {} rounds of tool calls: the model kept calling tools",
+            settings.max_rounds
+        );
+        on_event(TaskEvent::Error {
+            kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
+            message: message.clone(),
+            status: None,
+        });
+        return ToolStep::Stopped(ApiError::new(ErrorKind::InvalidRequest, message));
+    }
+    *rounds += 1;
+    let mut results = Vec::with_capacity(calls.len());
+    for (id, function_name, input) in calls {
+        let output = match bindings.iter().find(|b| b.function_name == function_name) {
+            None => (
+                format!(
+                    "There is no tool named \"{function_name}\" (its MCP server may have \
+                     disconnected). Use one of the tools offered."
+                ),
+                true,
+            ),
+            Some(binding) => {
+                let request = ToolCallRequest {
+                    id: id.clone(),
+                    function_name: function_name.clone(),
+                    server: binding.server.clone(),
+                    tool: binding.tool.clone(),
+                    arguments: input,
+                };
+                let approved = hub.is_auto_approved(&request.server, &request.tool)
+                    || approver.approve(&request).await;
+                if approved {
+                    let out = hub
+                        .call_tool(&request.server, &request.tool, request.arguments)
+                        .await;
+                    (out.content, out.is_error)
+                } else {
+                    (TOOL_CALL_DENIED.to_owned(), true)
+                }
+            }
+        };
+        on_event(TaskEvent::ToolResult {
+            id: id.clone(),
+            name: function_name,
+            content: output.0.clone(),
+            is_error: output.1,
+        });
+        results.push(ContentBlock::ToolResult {
+            tool_use_id: id,
+            content: output.0,
+            is_error: output.1,
+        });
+    }
+    ToolStep::Results(Message {
+        role: Role::User,
+        content: results,
+    })
 }
 
 /// The tool calls `(id, function name, input)` of the last message, when it is the assistant's.
@@ -201,7 +239,8 @@ fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value
 
 /// `next` added to `sum`: tokens, cost and requests summed, the first token time kept from the
 /// first turn, the status and last request's total from `next`.
-fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
+/// Sums two outcomes of one user turn: tokens and cost added, the later status kept.
+pub(crate) fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
     let Some(mut sum) = sum else {
         return next;
     };

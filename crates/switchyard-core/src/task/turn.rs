@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::TaskEvent;
 use super::attempt::{ApiRequestContext, Conversation, attempt_api_request};
 use super::request::{RequestStatus, consume_stream};
-use crate::context::{DeletedRange, apply_deleted_range};
+use crate::context::{DeletedRange, messages_for_request};
 use crate::cost::UsageTotals;
 
 /// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
@@ -59,6 +59,30 @@ pub async fn run_turn(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
     request_index: &mut u32,
+    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> TurnOutcome {
+    run_turn_observed(
+        ctx,
+        conversation,
+        request_index,
+        &mut |_| Ok(()),
+        on_range_changed,
+        on_event,
+    )
+    .await
+}
+
+/// [`run_turn`], with `on_history_changed` called after every message the turn appends to
+/// the history (the assistant's answer, a partial answer, the "continue" request after an
+/// interruption) and before the next request is sent, so a task store can make each message
+/// durable first (SPEC R10.2). When it returns an error the turn ends at once with that
+/// error (no retry, no event: the caller reports it).
+pub async fn run_turn_observed(
+    ctx: &ApiRequestContext<'_>,
+    conversation: &mut Conversation,
+    request_index: &mut u32,
+    on_history_changed: &mut (dyn FnMut(&Conversation) -> Result<(), Box<ApiError>> + Send),
     on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> TurnOutcome {
@@ -111,7 +135,7 @@ pub async fn run_turn(
                 }
             };
         let (system_prompt, _) = (ctx.system_prompt)();
-        let visible = apply_deleted_range(
+        let visible = messages_for_request(
             &conversation.api_conversation_history,
             conversation.conversation_history_deleted_range,
         );
@@ -136,6 +160,9 @@ pub async fn run_turn(
                 conversation
                     .api_conversation_history
                     .push(outcome.assistant_message);
+                if let Err(e) = on_history_changed(conversation) {
+                    return finish!(RequestStatus::Failed(*e));
+                }
                 return finish!(RequestStatus::Completed);
             }
             RequestStatus::Failed(error) => error,
@@ -147,6 +174,9 @@ pub async fn run_turn(
                 conversation
                     .api_conversation_history
                     .push(outcome.assistant_message);
+                if let Err(e) = on_history_changed(conversation) {
+                    return finish!(RequestStatus::Failed(*e));
+                }
             }
             on_event(TaskEvent::ApiReqFinished {
                 request_index: *request_index,
@@ -162,6 +192,9 @@ pub async fn run_turn(
             text: INTERRUPTED_MARKER.to_owned(),
         });
         conversation.api_conversation_history.push(partial);
+        if let Err(e) = on_history_changed(conversation) {
+            return finish!(RequestStatus::Failed(*e));
+        }
         on_event(TaskEvent::ApiReqFinished {
             request_index: *request_index,
             cancel_reason: Some(CancelReason::StreamingFailed),
@@ -188,6 +221,9 @@ pub async fn run_turn(
         conversation
             .api_conversation_history
             .push(Message::user_text(CONTINUE_AFTER_INTERRUPTION));
+        if let Err(e) = on_history_changed(conversation) {
+            return finish!(RequestStatus::Failed(*e));
+        }
     }
 }
 

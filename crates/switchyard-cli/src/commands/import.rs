@@ -1,0 +1,32 @@
+//! `switchyard import DIR`: bring a task written by Cline over (its
+//! `api_conversation_history.json`, `ui_messages.json` and `context_history.json`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::settings;
+
+/// Imports the directory and prints the new task's id; 2 on any problem.
+pub fn run(data_dir: Option<&Path>, dir: &Path) -> ExitCode {
+    let store = match settings::open_store(data_dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match store.import_reference_dir(dir) {
+        Ok(task) => {
+            say!("{}", task.id);
+            eprintln!(
+                "imported {} messages as task {} (continue it with: switchyard resume {} \"PROMPT\")",
+                task.message_count, task.id, task.id
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

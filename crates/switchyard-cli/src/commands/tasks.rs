@@ -1,0 +1,112 @@
+//! `switchyard tasks`: the saved tasks, oldest first.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::settings;
+
+/// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
+/// opened.
+pub fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
+    let tasks = match settings::open_store(data_dir)
+        .and_then(|s| s.list_tasks().map_err(|e| e.to_string()))
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        for t in &tasks {
+            let line = serde_json::json!({
+                "task_id": t.id,
+                "created_ms": t.created_ms,
+                "mode": t.mode,
+                "provider": t.provider,
+                "model": t.model,
+                "first_prompt": t.first_prompt,
+                "messages": t.message_count,
+                "tokens_in": t.usage.tokens_in,
+                "tokens_out": t.usage.tokens_out,
+                "cache_writes": t.usage.cache_writes,
+                "cache_reads": t.usage.cache_reads,
+                "cost_usd": t.usage.cost_usd,
+            });
+            say!("{line}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if tasks.is_empty() {
+        eprintln!("no saved tasks yet; `switchyard task \"PROMPT\"` starts one");
+        return ExitCode::SUCCESS;
+    }
+    say!(
+        "{:<15} {:<16} {:<28} {:>15} {:>10}  FIRST PROMPT",
+        "ID",
+        "DATE (UTC)",
+        "MODEL",
+        "TOKENS IN/OUT",
+        "COST"
+    );
+    for t in &tasks {
+        let prompt: String = t
+            .first_prompt
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let prompt = if prompt.chars().count() > 60 {
+            format!("{}…", prompt.chars().take(59).collect::<String>())
+        } else {
+            prompt
+        };
+        say!(
+            "{:<15} {:<16} {:<28} {:>15} {:>10}  {}",
+            t.id,
+            utc_minute(t.created_ms),
+            t.model,
+            format!(
+                "{}/{}",
+                t.usage.tokens_in + t.usage.cache_reads + t.usage.cache_writes,
+                t.usage.tokens_out
+            ),
+            format!("${:.4}", t.usage.cost_usd),
+            prompt
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) of a Unix time in milliseconds.
+pub fn utc_minute(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_minute;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00");
+        assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(utc_minute(1_764_471_234_567), "2025-11-30 02:53");
+    }
+}

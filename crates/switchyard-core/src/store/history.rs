@@ -1,0 +1,379 @@
+//! Conversation rows: API messages, UI events and context edits, each appended in its own
+//! transaction.
+
+use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
+use serde_json::Value;
+use switchyard_api::Message;
+
+use super::{StoreError, TaskRecord, TaskStore, now_ms};
+use crate::context::DeletedRange;
+
+/// One stored UI event (a [`crate::task::TaskEvent`] as its JSON object, or a row imported
+/// from the reference's `ui_messages.json`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    /// Position in the task's event list (not necessarily contiguous: R10.3 drops rows).
+    pub seq: i64,
+    /// When it was recorded, Unix milliseconds.
+    pub ts_ms: i64,
+    /// The event's `type` (`api_req_started`, `text`, …).
+    pub kind: String,
+    /// The whole event as JSON.
+    pub event: Value,
+}
+
+/// One recorded context edit (`truncation`, `file_read_dedupe`, or an imported reference
+/// `context_history` entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextEdit {
+    pub seq: i64,
+    /// Unix milliseconds.
+    pub ts_ms: i64,
+    pub kind: String,
+    pub detail: Value,
+}
+
+pub(super) fn insert_context_edit(
+    tx: &Transaction<'_>,
+    id: &str,
+    kind: &str,
+    detail: &Value,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO context_edits (task_id, seq, ts_ms, kind, detail)
+         VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM context_edits WHERE task_id = ?1), ?2, ?3, ?4)",
+        params![id, now_ms(), kind, detail.to_string()],
+    )?;
+    Ok(())
+}
+
+fn is_constraint(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
+}
+
+impl TaskStore {
+    /// Appends `message` as message `index` of task `id` (indices count from 0 and must follow
+    /// the stored ones). One insert, one transaction; the cost does not grow with the history.
+    ///
+    /// A row already at `index` means another process appended to the same task:
+    /// [`StoreError::Conflict`]. An unknown task is [`StoreError::TaskNotFound`].
+    pub fn append_message(
+        &self,
+        id: &str,
+        index: usize,
+        message: &Message,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
+            id: id.to_owned(),
+            source,
+        })?;
+        let conn = self.conn();
+        match conn.execute(
+            "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, ?2, ?3, ?4)",
+            params![id, index as i64, now_ms(), json],
+        ) {
+            Ok(_) => Ok(()),
+            Err(e) if is_constraint(&e) => {
+                let known: bool = conn
+                    .query_row("SELECT 1 FROM tasks WHERE id = ?1", [id], |_| Ok(true))
+                    .optional()
+                    .map_err(|e| self.err(e))?
+                    .unwrap_or(false);
+                Err(if known {
+                    StoreError::Conflict { id: id.to_owned() }
+                } else {
+                    StoreError::TaskNotFound { id: id.to_owned() }
+                })
+            }
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
+    /// unanswered user message so roles keep alternating). One update, one transaction.
+    pub fn replace_message(
+        &self,
+        id: &str,
+        index: usize,
+        message: &Message,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
+            id: id.to_owned(),
+            source,
+        })?;
+        let conn = self.conn();
+        let n = conn
+            .execute(
+                "UPDATE messages SET message = ?3, ts_ms = ?4 WHERE task_id = ?1 AND idx = ?2",
+                params![id, index as i64, json, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::Conflict { id: id.to_owned() });
+        }
+        Ok(())
+    }
+
+    /// The task's API conversation history, in order.
+    pub fn messages(&self, id: &str) -> Result<Vec<Message>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT message FROM messages WHERE task_id = ?1 ORDER BY idx")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let text = row.map_err(|e| self.err(e))?;
+            out.push(
+                serde_json::from_str(&text).map_err(|source| StoreError::Json {
+                    id: id.to_owned(),
+                    source,
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Appends a UI event (`kind` is its `type`). `durable_now = false` commits it with
+    /// `synchronous = NORMAL`: it survives the process being killed, and reaches the disk
+    /// with the next full commit (used for streamed text chunks). Returns its `seq`.
+    pub fn append_event(
+        &self,
+        id: &str,
+        kind: &str,
+        event: &Value,
+        durable_now: bool,
+    ) -> Result<i64, StoreError> {
+        let conn = self.conn();
+        if !durable_now {
+            conn.execute_batch("PRAGMA synchronous = NORMAL")
+                .map_err(|e| self.err(e))?;
+        }
+        let result = conn.query_row(
+            "INSERT INTO ui_events (task_id, seq, ts_ms, kind, event)
+             VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM ui_events WHERE task_id = ?1), ?2, ?3, ?4)
+             RETURNING seq",
+            params![id, now_ms(), kind, event.to_string()],
+            |r| r.get::<_, i64>(0),
+        );
+        if !durable_now {
+            conn.execute_batch("PRAGMA synchronous = FULL")
+                .map_err(|e| self.err(e))?;
+        }
+        match result {
+            Ok(seq) => Ok(seq),
+            Err(e) if is_constraint(&e) => Err(StoreError::TaskNotFound { id: id.to_owned() }),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// The task's UI events in order.
+    pub fn events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        self.events_from(id, 0)
+    }
+
+    /// The task's UI events with `seq >= from`, in order.
+    pub fn events_from(&self, id: &str, from: i64) -> Result<Vec<StoredEvent>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = ?1 AND seq >= ?2 ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![id, from], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, ts_ms, kind, text) = row.map_err(|e| self.err(e))?;
+            let event = serde_json::from_str(&text).map_err(|source| StoreError::Json {
+                id: id.to_owned(),
+                source,
+            })?;
+            out.push(StoredEvent {
+                seq,
+                ts_ms,
+                kind,
+                event,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The `seq` of the task's last event of kind `kind`.
+    pub fn last_event_of_kind(&self, id: &str, kind: &str) -> Result<Option<i64>, StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            "SELECT seq FROM ui_events WHERE task_id = ?1 AND kind = ?2 ORDER BY seq DESC LIMIT 1",
+            params![id, kind],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+
+    /// Deletes one UI event (SPEC R10.3 drops a trailing `api_req_started`).
+    pub fn delete_event(&self, id: &str, seq: i64) -> Result<(), StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "DELETE FROM ui_events WHERE task_id = ?1 AND seq = ?2",
+            params![id, seq],
+        )
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Records a context edit of `kind` (one insert, one transaction).
+    pub fn add_context_edit(&self, id: &str, kind: &str, detail: &Value) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        insert_context_edit(&tx, id, kind, detail).map_err(|e| {
+            if is_constraint(&e) {
+                StoreError::TaskNotFound { id: id.to_owned() }
+            } else {
+                self.err(e)
+            }
+        })?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// The task's context edits in order.
+    pub fn context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare("SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = ?1 ORDER BY seq")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, ts_ms, kind, text) = row.map_err(|e| self.err(e))?;
+            let detail = serde_json::from_str(&text).map_err(|source| StoreError::Json {
+                id: id.to_owned(),
+                source,
+            })?;
+            out.push(ContextEdit {
+                seq,
+                ts_ms,
+                kind,
+                detail,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Stores a whole task at once (import): the task row with its totals and range, its
+    /// messages, UI events `(ts_ms, kind, event)` and context edits `(kind, detail)`, in one
+    /// transaction, so a failed import leaves nothing behind. Returns the new task.
+    pub fn import_task(
+        &self,
+        task: &TaskRecord,
+        messages: &[Message],
+        events: &[(i64, String, Value)],
+        edits: &[(String, Value)],
+    ) -> Result<TaskRecord, StoreError> {
+        let json_err = |source| StoreError::Json {
+            id: task.id.clone(),
+            source,
+        };
+        {
+            let mut conn = self.conn();
+            let tx = conn.transaction().map_err(|e| self.err(e))?;
+            let range: Option<DeletedRange> = task.conversation_history_deleted_range;
+            tx.execute(
+                "INSERT INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
+                 tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
+                 deleted_range_start, deleted_range_end)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                params![
+                    task.id,
+                    task.created_ms,
+                    task.updated_ms,
+                    task.cwd,
+                    task.mode,
+                    task.provider,
+                    task.model,
+                    task.first_prompt,
+                    task.usage.tokens_in as i64,
+                    task.usage.tokens_out as i64,
+                    task.usage.cache_writes as i64,
+                    task.usage.cache_reads as i64,
+                    task.usage.cost_usd,
+                    task.last_request_tokens as i64,
+                    range.map(|r| r.0 as i64),
+                    range.map(|r| r.1 as i64)
+                ],
+            )
+            .map_err(|e| {
+                if is_constraint(&e) {
+                    StoreError::Conflict { id: task.id.clone() }
+                } else {
+                    self.err(e)
+                }
+            })?;
+            for (i, m) in messages.iter().enumerate() {
+                let json = serde_json::to_string(m).map_err(json_err)?;
+                tx.execute(
+                    "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, ?2, ?3, ?4)",
+                    params![task.id, i as i64, task.created_ms, json],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            for (i, (ts, kind, event)) in events.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO ui_events (task_id, seq, ts_ms, kind, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![task.id, i as i64 + 1, ts, kind, event.to_string()],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            for (kind, detail) in edits {
+                insert_context_edit(&tx, &task.id, kind, detail).map_err(|e| self.err(e))?;
+            }
+            tx.commit().map_err(|e| self.err(e))?;
+        }
+        self.task(&task.id)
+    }
+}
+
+impl TaskStore {
+    /// The largest `request_index` among the task's `api_req_started` events (0 when none),
+    /// so a resumed task numbers its requests on.
+    pub fn max_request_index(&self, id: &str) -> Result<u32, StoreError> {
+        let conn = self.conn();
+        let max: Option<i64> = conn
+            .query_row(
+                "SELECT max(json_extract(event, '$.request_index')) FROM ui_events
+                 WHERE task_id = ?1 AND kind = 'api_req_started'",
+                [id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(max.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
+    }
+}
+
+impl TaskStore {
+    /// The history of an existing task: [`StoreError::TaskNotFound`] for an unknown id (where
+    /// [`TaskStore::messages`] returns an empty list).
+    pub fn messages_of_task(&self, id: &str) -> Result<Vec<Message>, StoreError> {
+        self.task(id)?;
+        self.messages(id)
+    }
+}

@@ -1,0 +1,84 @@
+//! The schema and its forward migrations (`PRAGMA user_version`).
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{StoreError, classify};
+
+/// The schema version this build writes. A file with a larger `user_version` is refused.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: the first schema.
+    "CREATE TABLE tasks (
+        id TEXT PRIMARY KEY NOT NULL,
+        created_ms INTEGER NOT NULL,
+        updated_ms INTEGER NOT NULL,
+        cwd TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        first_prompt TEXT NOT NULL,
+        tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0,
+        cache_writes INTEGER NOT NULL DEFAULT 0,
+        cache_reads INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        last_request_tokens INTEGER NOT NULL DEFAULT 0,
+        deleted_range_start INTEGER,
+        deleted_range_end INTEGER
+    ) STRICT;
+    CREATE INDEX tasks_by_created ON tasks (created_ms);
+    CREATE TABLE messages (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (task_id, idx)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE ui_events (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (task_id, seq)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE context_edits (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (task_id, seq)
+    ) STRICT, WITHOUT ROWID;",
+];
+
+/// Brings the database to [`SCHEMA_VERSION`] in one immediate transaction (so two processes
+/// opening a new file at once migrate it once).
+pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| classify(path, e))?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.to_owned(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
+        tx.execute_batch(sql).map_err(|e| classify(path, e))?;
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
+        .map_err(|e| classify(path, e))?;
+    tx.commit().map_err(|e| classify(path, e))
+}

@@ -1,0 +1,206 @@
+//! Task rows: creation, listing, totals and the deleted range.
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{StoreError, TaskStore, now_ms};
+use crate::context::DeletedRange;
+
+/// What a new task is created with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    pub cwd: String,
+    /// `plan` or `act`.
+    pub mode: String,
+    pub provider: String,
+    pub model: String,
+    /// The task's first prompt, for listings.
+    pub first_prompt: String,
+}
+
+/// Token and cost totals of a task (tokens; USD).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskUsage {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cache_writes: u64,
+    pub cache_reads: u64,
+    pub cost_usd: f64,
+}
+
+/// One stored task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The id the user resumes with (Unix milliseconds at creation, as the reference's).
+    pub id: String,
+    /// Creation time, Unix milliseconds.
+    pub created_ms: i64,
+    /// Last change, Unix milliseconds.
+    pub updated_ms: i64,
+    pub cwd: String,
+    pub mode: String,
+    pub provider: String,
+    pub model: String,
+    pub first_prompt: String,
+    pub usage: TaskUsage,
+    /// Total tokens of the task's last request (in + out + cache writes + cache reads), for
+    /// the R8.2 check of the next request after a resume.
+    pub last_request_tokens: u64,
+    /// The range of stored messages hidden from the model (SPEC R8.4), inclusive.
+    pub conversation_history_deleted_range: Option<DeletedRange>,
+    /// Messages in the API conversation history.
+    pub message_count: usize,
+}
+
+const TASK_COLUMNS: &str = "id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
+    tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
+    deleted_range_start, deleted_range_end,
+    (SELECT count(*) FROM messages m WHERE m.task_id = tasks.id)";
+
+fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
+    let start: Option<i64> = r.get(14)?;
+    let end: Option<i64> = r.get(15)?;
+    Ok(TaskRecord {
+        id: r.get(0)?,
+        created_ms: r.get(1)?,
+        updated_ms: r.get(2)?,
+        cwd: r.get(3)?,
+        mode: r.get(4)?,
+        provider: r.get(5)?,
+        model: r.get(6)?,
+        first_prompt: r.get(7)?,
+        usage: TaskUsage {
+            tokens_in: r.get::<_, i64>(8)?.max(0) as u64,
+            tokens_out: r.get::<_, i64>(9)?.max(0) as u64,
+            cache_writes: r.get::<_, i64>(10)?.max(0) as u64,
+            cache_reads: r.get::<_, i64>(11)?.max(0) as u64,
+            cost_usd: r.get(12)?,
+        },
+        last_request_tokens: r.get::<_, i64>(13)?.max(0) as u64,
+        conversation_history_deleted_range: match (start, end) {
+            (Some(s), Some(e)) => Some((s.max(0) as usize, e.max(0) as usize)),
+            _ => None,
+        },
+        message_count: r.get::<_, i64>(16)?.max(0) as usize,
+    })
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl TaskStore {
+    /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
+    /// reference's task id form), made unique if another task already has it.
+    pub fn create_task(&self, new: &NewTask) -> Result<TaskRecord, StoreError> {
+        let now = now_ms();
+        let id = {
+            let conn = self.conn();
+            let mut candidate = now;
+            loop {
+                let inserted = conn
+                    .execute(
+                        "INSERT OR IGNORE INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt)
+                         VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        params![
+                            candidate.to_string(),
+                            now,
+                            new.cwd,
+                            new.mode,
+                            new.provider,
+                            new.model,
+                            new.first_prompt
+                        ],
+                    )
+                    .map_err(|e| self.err(e))?;
+                if inserted == 1 {
+                    break candidate.to_string();
+                }
+                candidate += 1;
+            }
+        };
+        self.task(&id)
+    }
+
+    /// The task `id`, or [`StoreError::TaskNotFound`].
+    pub fn task(&self, id: &str) -> Result<TaskRecord, StoreError> {
+        let conn = self.conn();
+        conn.query_row(
+            &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
+            [id],
+            task_from_row,
+        )
+        .optional()
+        .map_err(|e| self.err(e))?
+        .ok_or_else(|| StoreError::TaskNotFound { id: id.to_owned() })
+    }
+
+    /// Every task, oldest first.
+    pub fn list_tasks(&self) -> Result<Vec<TaskRecord>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {TASK_COLUMNS} FROM tasks ORDER BY created_ms, id"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([], task_from_row).map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Adds one request's usage to the task's totals and records its total tokens as the last
+    /// request's (tokens; cost in USD). One statement, one transaction.
+    pub fn add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
+        let total = usage.tokens_in + usage.tokens_out + usage.cache_writes + usage.cache_reads;
+        let conn = self.conn();
+        let n = conn
+            .execute(
+                "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
+                 cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
+                 cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
+                 WHERE id = ?1",
+                params![
+                    id,
+                    to_i64(usage.tokens_in),
+                    to_i64(usage.tokens_out),
+                    to_i64(usage.cache_writes),
+                    to_i64(usage.cache_reads),
+                    usage.cost_usd,
+                    to_i64(total),
+                    now_ms()
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::TaskNotFound { id: id.to_owned() });
+        }
+        Ok(())
+    }
+
+    /// Sets the task's `conversation_history_deleted_range` and records the change as a
+    /// `truncation` context edit, in one transaction (SPEC R6.3: called before the request).
+    pub fn set_deleted_range(
+        &self,
+        id: &str,
+        range: Option<DeletedRange>,
+        detail: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let n = tx
+            .execute(
+                "UPDATE tasks SET deleted_range_start = ?2, deleted_range_end = ?3, updated_ms = ?4 WHERE id = ?1",
+                params![
+                    id,
+                    range.map(|r| r.0 as i64),
+                    range.map(|r| r.1 as i64),
+                    now_ms()
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::TaskNotFound { id: id.to_owned() });
+        }
+        super::history::insert_context_edit(&tx, id, "truncation", detail)
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+}
