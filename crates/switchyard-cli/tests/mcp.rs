@@ -291,6 +291,28 @@ async fn task_json_runs_the_models_tool_call_with_yes_and_reports_broken_servers
         .unwrap();
     assert_eq!(tool_msg["tool_call_id"], "call_1");
     assert!(tool_msg["content"].as_str().unwrap().contains("ping-7"));
+    // The tool round is in the task store: the exported history holds the call, its result
+    // and the final answer, in order.
+    let task_id = of("task_started")[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let export = switchyard(home.path(), &["export", &task_id]).await;
+    assert_eq!(export.code, Some(0), "{export:#?}");
+    let history: Value = serde_json::from_str(&export.stdout).unwrap();
+    let history = history.as_array().unwrap();
+    let roles: Vec<_> = history
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "user", "assistant"],
+        "{history:#?}"
+    );
+    assert_eq!(history[1]["content"][0]["type"], "tool_use");
+    assert_eq!(history[2]["content"][0]["type"], "tool_result");
+    assert_eq!(history[2]["content"][0]["tool_use_id"], "call_1");
 }
 
 #[tokio::test(flavor = "multi_thread")]
