@@ -40,8 +40,8 @@ ANTHROPIC_MODEL = "claude-haiku-4-5-20251001"
 
 # Per size: throughput rounds, time-to-first-token runs per client, concurrent streams.
 PLANS = {
-    "full": {"rounds": 5, "ttft_runs": 30, "streams": 1000},
-    "tiny": {"rounds": 1, "ttft_runs": 3, "streams": 100},
+    "full": {"rounds": 5, "ttft_runs": 30, "streams": 1000, "conc_runs": 3},
+    "tiny": {"rounds": 1, "ttft_runs": 3, "streams": 100, "conc_runs": 1},
 }
 
 
@@ -253,18 +253,25 @@ def first_token(runs, server, env, paths):
 # ----------------------------------------------------------------------------- concurrency
 
 
-def concurrency(streams, server, env, paths, manifest):
+def concurrency(streams, runs, server, env, paths, manifest):
+    """`runs` runs of `streams` streams at once in one process; every stream must succeed."""
     base = f"{server.url}/s/openai_conc/v1"
     cmd = [paths["bench_bin"], "consume", "--provider", "openai", "--base-url", base,
            "--model", OPENAI_MODEL, "--streams", str(streams)]
-    before = server_cpu_ms(server.proc.pid)
-    m = measure(cmd, env)
-    m["server_cpu_ms"] = server_cpu_ms(server.proc.pid) - before
-    r = m["report"]
-    if r.get("errors") != 0 or r.get("mismatched") != 0 or r.get("streams") != streams:
-        raise BenchFailure(f"concurrency run had errors or mismatches: {r}")
-    check_counts(f"{streams} concurrent streams", r, manifest)
-    return m
+    results = []
+    for i in range(runs):
+        before = server_cpu_ms(server.proc.pid)
+        m = measure(cmd, env)
+        m["server_cpu_ms"] = server_cpu_ms(server.proc.pid) - before
+        m.pop("stdout", None)
+        r = m["report"]
+        if r.get("errors") != 0 or r.get("mismatched") != 0 or r.get("streams") != streams:
+            raise BenchFailure(f"concurrency run had errors or mismatches: {r}")
+        check_counts(f"{streams} concurrent streams", r, manifest)
+        print(f"  run {i + 1}/{runs}: {r['stream_ms']:.0f} ms, peak RSS "
+              f"{r['peak_rss_kb'] / 1024:.0f} MB, 0 errors", flush=True)
+        results.append(m)
+    return results
 
 
 # ----------------------------------------------------------------------------- decoder
@@ -274,7 +281,9 @@ def decoder_bench(size, profile):
     """Runs the criterion SSE decoder benchmark; returns [(name, time, throughput)]."""
     if size == "tiny":
         # Smoke: criterion's test mode runs each variant once (and checks their counts agree).
-        cmd = ["cargo", "test", "-p", "switchyard-api", "--bench", "sse_decoder"]
+        # The flags of scripts/test.sh (and run.sh's dev build), so nothing is rebuilt.
+        cmd = ["cargo", "test", "--workspace", "--features", "switchyard-cli/e2e", "--bench",
+               "sse_decoder"]
         if profile == "release":
             cmd.insert(2, "--release")
     else:
@@ -424,26 +433,36 @@ def render(result):
         "(median).",
         "",
     ]
-    c = result["concurrency"]
-    r = c["report"]
-    n = r["streams"]
+    runs = result["concurrency"]
+    reps = [c["report"] for c in runs]
+    n = reps[0]["streams"]
     stream_bytes = result["conc_manifest"]["bytes"]
-    per_stream = (r["peak_rss_kb"] - r["baseline_rss_kb"]) / n
+    wall = [r["stream_ms"] for r in reps]
+    mbps = [n * stream_bytes / 1e6 / (r["stream_ms"] / 1000) for r in reps]
+    chunks = [r["chunks"] / (r["stream_ms"] / 1000) for r in reps]
+    base = [r["baseline_rss_kb"] / 1024 for r in reps]
+    peak = [r["peak_rss_kb"] / 1024 for r in reps]
+    per = [(r["peak_rss_kb"] - r["baseline_rss_kb"]) / n for r in reps]
+
+    def rng(values, f="{:,.0f}"):
+        lo, hi = spread(values)
+        return f"{f.format(med(values))} ({f.format(lo)}–{f.format(hi)})"
+
     out += [
         "### Concurrency",
         "",
         f"{n:,} streams of {stream_bytes / 1e3:,.0f} kB ({result['conc_manifest']['events']:,} "
-        "events) in one `switchyard-bench` process (multi-thread tokio runtime); each stream "
-        "waits until all are open before reading on.",
+        "events, OpenAI Chat Completions) at once in one `switchyard-bench` process "
+        "(multi-thread tokio runtime, one shared `ApiHandler`); each stream waits until all "
+        f"{n:,} are open before reading on. {len(runs)} run(s): median (min–max). Every stream "
+        "of every run ended without error and with the generator's counts.",
         "",
-        "| streams | errors | wall, ms | throughput | CPU, ms | RSS before → peak | "
-        "peak RSS per stream | server CPU, ms |",
-        "|---|---|---|---|---|---|---|---|",
-        f"| {n:,} | {r['errors']} | {r['stream_ms']:,.0f} | "
-        f"{n * stream_bytes / 1e6 / (r['stream_ms'] / 1000):,.0f} MB/s, "
-        f"{r['chunks'] / (r['stream_ms'] / 1000):,.0f} chunks/s | {c['cpu_ms']:,.0f} | "
-        f"{r['baseline_rss_kb'] / 1024:.1f} → {r['peak_rss_kb'] / 1024:.1f} MB | "
-        f"{per_stream:,.0f} kB | {c['server_cpu_ms']:,.0f} |",
+        "| streams | errors | wall, ms | MB/s | chunks/s | process CPU, ms | "
+        "RSS before, MB | peak RSS, MB | peak RSS per stream, kB | server CPU, ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {n:,} | {sum(r['errors'] for r in reps)} | {rng(wall)} | {rng(mbps)} | "
+        f"{rng(chunks)} | {rng([c['cpu_ms'] for c in runs])} | {rng(base, '{:.1f}')} | "
+        f"{rng(peak)} | {rng(per)} | {rng([c['server_cpu_ms'] for c in runs])} |",
         "",
         "### SSE decoder micro-benchmark",
         "",
@@ -510,8 +529,8 @@ def main():
         print(f"time to first token: {plan['ttft_runs']} runs each", flush=True)
         result["ttft"] = first_token(plan["ttft_runs"], server, env, paths)
         print(f"concurrency: {plan['streams']} streams", flush=True)
-        result["concurrency"] = concurrency(plan["streams"], server, env, paths,
-                                            manifests["openai_conc"])
+        result["concurrency"] = concurrency(plan["streams"], plan["conc_runs"], server, env,
+                                            paths, manifests["openai_conc"])
         result["conc_manifest"] = manifests["openai_conc"]
     finally:
         server.stop()
@@ -525,7 +544,6 @@ def main():
         for runs in t["runs"].values():
             for r in runs:
                 r.pop("stdout", None)
-    result["concurrency"].pop("stdout", None)
     (out_dir / f"results-{a.size}.json").write_text(json.dumps(result, indent=1))
     print()
     print(table)

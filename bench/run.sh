@@ -34,13 +34,19 @@ for tool in cargo python3 node npm curl; do
 done
 
 echo "== building switchyard and switchyard-bench ($profile profile)"
-cargo build --profile "$profile" -p switchyard-cli -p switchyard-bench
+if [[ "$profile" == dev ]]; then
+  # The flags of scripts/test.sh, so that after the tests (as in CI) only this package builds.
+  cargo build --workspace --all-targets --features switchyard-cli/e2e
+else
+  cargo build --profile "$profile" -p switchyard-cli -p switchyard-bench
+fi
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 out_dir="$target_dir/$([[ "$profile" == dev ]] && echo debug || echo "$profile")"
 
 echo "== installing the Node SDKs (bench/clients/node)"
-if ! cmp -s bench/clients/node/package-lock.json bench/clients/node/node_modules/.package-lock.json 2>/dev/null; then
+if ! cmp -s bench/clients/node/package-lock.json bench/clients/node/node_modules/.bench-installed 2>/dev/null; then
   (cd bench/clients/node && npm ci --no-audit --no-fund --loglevel=error)
+  cp bench/clients/node/package-lock.json bench/clients/node/node_modules/.bench-installed
 fi
 
 echo "== installing the Python SDKs (bench/.venv)"
