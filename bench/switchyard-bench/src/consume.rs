@@ -250,3 +250,49 @@ fn proc_status_kb(field: &str) -> Option<u64> {
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use switchyard_api::Usage;
+
+    #[test]
+    fn counts_only_non_empty_deltas_in_code_points() {
+        let mut counts = Counts::default();
+        counts.add(&ApiStreamChunk::text(""));
+        counts.add(&ApiStreamChunk::text(" (東京)"));
+        counts.add(&ApiStreamChunk::reasoning("°C"));
+        counts.add(&ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id: "call_1".into(),
+            name: "write_to_file".into(),
+            arguments_delta: String::new(),
+        });
+        counts.add(&ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id: "call_1".into(),
+            name: "write_to_file".into(),
+            arguments_delta: "{\"a\"".into(),
+        });
+        counts.add(&ApiStreamChunk::Usage(Usage {
+            output_tokens: 7,
+            ..Usage::default()
+        }));
+        assert_eq!(
+            counts,
+            Counts {
+                chunks: 6,
+                text: 1,
+                text_chars: 5,
+                reasoning: 1,
+                reasoning_chars: 2,
+                tool_args: 1,
+                tool_args_chars: 4,
+                usage: 1,
+                output_tokens: 7,
+            }
+        );
+    }
+}

@@ -162,3 +162,82 @@ async fn handle(mut socket: TcpStream, streams: Streams) -> std::io::Result<()> 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// Decodes a chunked body back into its bytes, checking every chunk's framing.
+    fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+        let mut body = Vec::new();
+        loop {
+            let line_end = find(rest, b"\r\n").expect("chunk size line");
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&rest[..line_end]).unwrap(), 16).unwrap();
+            rest = &rest[line_end + 2..];
+            if size == 0 {
+                assert_eq!(rest, b"\r\n", "the last chunk ends the body");
+                return body;
+            }
+            assert!(size <= CHUNK_BYTES);
+            body.extend_from_slice(&rest[..size]);
+            assert_eq!(&rest[size..size + 2], b"\r\n");
+            rest = &rest[size + 2..];
+        }
+    }
+
+    #[test]
+    fn responses_are_chunked_event_streams_holding_the_whole_file() {
+        for len in [0, 1, CHUNK_BYTES - 1, CHUNK_BYTES, CHUNK_BYTES * 3 + 7] {
+            let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let response = encode_response(&body);
+            let head_end = find(&response, b"\r\n\r\n").unwrap() + 4;
+            let head = std::str::from_utf8(&response[..head_end]).unwrap();
+            assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+            assert!(head.contains("content-type: text/event-stream"), "{head}");
+            assert!(head.contains("transfer-encoding: chunked"), "{head}");
+            assert_eq!(dechunk(&response[head_end..]), body, "length {len}");
+        }
+    }
+
+    #[tokio::test]
+    async fn serves_the_named_stream_and_404s_others_on_one_connection() {
+        let streams: Streams = Arc::new(HashMap::from([(
+            "demo".to_owned(),
+            Bytes::from(encode_response(b"data: hi\n\n")),
+        )]));
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            let _ = handle(socket, streams).await;
+        });
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        let body = "{\"stream\":true}";
+        let request = |path: &str| {
+            format!(
+                "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        client
+            .write_all(request("/s/demo/v1/chat/completions").as_bytes())
+            .await
+            .unwrap();
+        client
+            .write_all(request("/s/other/v1/messages").as_bytes())
+            .await
+            .unwrap();
+        client.shutdown().await.unwrap();
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.unwrap();
+        let text = String::from_utf8(got).unwrap();
+        let (first, second) = text.split_once("0\r\n\r\n").unwrap();
+        assert!(first.starts_with("HTTP/1.1 200 OK"), "{first}");
+        assert!(first.ends_with("a\r\ndata: hi\n\n\r\n"), "{first}");
+        assert!(second.starts_with("HTTP/1.1 404 Not Found"), "{second}");
+        assert!(second.contains("no stream named `other`"), "{second}");
+    }
+}
