@@ -40,7 +40,7 @@ ANTHROPIC_MODEL = "claude-haiku-4-5-20251001"
 
 # Per size: throughput rounds, time-to-first-token runs per client, concurrent streams.
 PLANS = {
-    "full": {"rounds": 5, "ttft_runs": 30, "streams": 1000, "conc_runs": 3},
+    "full": {"rounds": 7, "ttft_runs": 50, "streams": 1000, "conc_runs": 3},
     "tiny": {"rounds": 1, "ttft_runs": 3, "streams": 100, "conc_runs": 1},
 }
 
@@ -374,18 +374,19 @@ def throughput_table(wire, manifest, runs):
         "lengths, checked against the generator's manifest.",
         "",
         "| client | stream time, ms: median (min–max) | × Switchyard | stream CPU, ms | "
-        "× Switchyard | whole process CPU, ms | peak RSS, MB | MB/s |",
-        "|---|---|---|---|---|---|---|---|",
+        "× Switchyard | whole process CPU, ms | peak RSS, MB | MB/s | first text, ms |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, ms in runs.items():
         stream, cpu = col(ms, "stream_ms"), col(ms, "stream_cpu_ms")
-        rss = col(ms, "peak_rss_kb")
+        rss, first = col(ms, "peak_rss_kb"), col(ms, "first_text_ms")
         rows.append(
             f"| {name} | {fmt_ms(stream)} | {med(stream) / sy_stream:.1f}× | "
             f"{fmt_ms(cpu)} | {med(cpu) / sy_cpu:.1f}× | "
             f"{med([r['cpu_ms'] for r in ms]):,.0f} | "
             f"{(f'{med(rss) / 1024:.1f}' if rss else '–')} | "
-            f"{manifest['bytes'] / 1e6 / (med(stream) / 1000):,.0f} |"
+            f"{manifest['bytes'] / 1e6 / (med(stream) / 1000):,.0f} | "
+            f"{(f'{med(first):,.1f}' if first else '–')} |"
         )
     return rows
 
@@ -406,7 +407,8 @@ def render(result):
         "",
         "Each client measures its own stream: time and CPU time (user + system, all "
         "threads) from sending the request to the end of the stream, and its peak RSS "
-        "(`VmHWM`). \"Whole process CPU\" is measured from outside with `wait4`: it adds "
+        "(`VmHWM`), and the time from the request to its first text delta (median). "
+        "\"Whole process CPU\" is measured from outside with `wait4`: it adds "
         "interpreter start and SDK imports. curl only reads the bytes to /dev/null (whole "
         "process): the floor set by the server and the kernel.",
         "",
