@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -45,8 +46,32 @@ PLANS = {
 }
 
 
+# Longest any one client process may run, in seconds, before it is killed and the run fails.
+PROCESS_TIMEOUT_S = 300
+
+
 class BenchFailure(Exception):
     """A client failed or saw different content: the run is invalid."""
+
+
+def kill_after(proc, what):
+    """Starts a timer that kills `proc` after PROCESS_TIMEOUT_S; `.fired` tells if it did."""
+    def fire():
+        timer.fired = True
+        proc.kill()
+
+    timer = threading.Timer(PROCESS_TIMEOUT_S, fire)
+    timer.fired = False
+    timer.what = what
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def check_timer(timer):
+    timer.cancel()
+    if timer.fired:
+        raise BenchFailure(f"{timer.what} did not finish within {PROCESS_TIMEOUT_S} s")
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -57,9 +82,11 @@ def measure(cmd, env, cwd=None):
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        timer = kill_after(proc, " ".join(map(str, cmd[:4])))
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
+        check_timer(timer)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
@@ -189,6 +216,7 @@ def first_text_cli(cmd, env, cwd):
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd, bufsize=0)
+    timer = kill_after(proc, "switchyard task")
     first, own = None, None
     for raw in proc.stdout:
         line = raw.decode()
@@ -197,7 +225,9 @@ def first_text_cli(cmd, env, cwd):
         if '"type":"task_finished"' in line:
             own = json.loads(line).get("first_token_ms")
     err = proc.stderr.read().decode()
-    if proc.wait() != 0 or first is None:
+    code = proc.wait()
+    check_timer(timer)
+    if code != 0 or first is None:
         raise BenchFailure(f"switchyard task failed or printed no text: {err[-2000:]}")
     return first, own
 
@@ -207,13 +237,16 @@ def first_text_curl(cmd, env):
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             bufsize=0)
+    timer = kill_after(proc, "curl -N")
     first = None
     for raw in proc.stdout:
         if first is None and raw.startswith(b"data: {"):
             chunk = json.loads(raw[6:])
             if any(c.get("delta", {}).get("content") for c in chunk.get("choices", [])):
                 first = (time.perf_counter() - started) * 1000
-    if proc.wait() != 0 or first is None:
+    code = proc.wait()
+    check_timer(timer)
+    if code != 0 or first is None:
         raise BenchFailure(f"curl -N failed or saw no text: {proc.stderr.read().decode()}")
     return first
 
