@@ -369,10 +369,11 @@ def versions(paths):
         return json.loads((node_mods / pkg / "package.json").read_text())["version"]
 
     py = tool_version([paths["python"], "-c",
-                       "import importlib.metadata as m, sys; print(sys.version.split()[0], "
-                       "m.version('openai'), m.version('anthropic'), m.version('httpx2') "
-                       "if any(d.metadata['Name']=='httpx2' for d in m.distributions()) "
-                       "else m.version('httpx'))"]).split()
+                       "import importlib.metadata as m, sys\n"
+                       "names = {d.metadata['Name'] for d in m.distributions()}\n"
+                       "http = 'httpx2' if 'httpx2' in names else 'httpx'\n"
+                       "print(sys.version.split()[0], m.version('openai'), "
+                       "m.version('anthropic'), http, m.version(http))"]).split()
     return {
         "switchyard": tool_version([paths["cli"], "--version"]).removeprefix("switchyard "),
         "git_commit": tool_version(["git", "rev-parse", "--short", "HEAD"]),
@@ -383,7 +384,7 @@ def versions(paths):
         "python": py[0] if py else "?",
         "pypi openai": py[1] if len(py) > 1 else "?",
         "pypi anthropic": py[2] if len(py) > 2 else "?",
-        "pypi httpx": py[3] if len(py) > 3 else "?",
+        f"pypi {py[3] if len(py) > 4 else 'httpx'}": py[4] if len(py) > 4 else "?",
         "curl": (tool_version([paths["curl"], "--version"]).split() + ["?", "?"])[1],
     }
 
