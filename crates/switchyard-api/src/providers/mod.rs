@@ -27,6 +27,7 @@ macro_rules! handler_plumbing {
 
 pub mod anthropic;
 pub mod bedrock;
+mod fast_json;
 pub mod gemini;
 pub mod ollama;
 pub mod openai_chat;

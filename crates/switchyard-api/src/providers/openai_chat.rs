@@ -328,50 +328,17 @@ fn in_stream_error(v: &Value) -> ApiError {
     err
 }
 
-impl EventParser for ChatParser {
-    type Event = SseEvent;
-
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() {
-            return;
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            return;
-        }
-        let v = match transport::parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
-        };
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            return out.push(Err(in_stream_error(&v)));
-        }
-        if v.get("object").and_then(Value::as_str) == Some("error") {
-            // vLLM and similar servers: a bare error object as an event (shared/cases C31c).
-            let wrapped = serde_json::json!({ "error": v });
-            return out.push(Err(in_stream_error(&wrapped)));
-        }
-        if let Some(choice) = v
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        {
-            let delta = &choice["delta"];
-            if let Some(r) = delta
-                .get("reasoning_content")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
+impl ChatParser {
+    /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
+    fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if c.has_choice {
+            if let Some(r) = c.reasoning_content.filter(|s| !s.is_empty()) {
                 out.push(Ok(ApiStreamChunk::reasoning(r)));
             }
-            let details = delta
-                .get("reasoning_details")
+            let details = c
+                .reasoning_details
                 .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
-            let reasoning_text = delta
-                .get("reasoning")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
+            let reasoning_text = c.reasoning.filter(|s| !s.is_empty());
             if let Some(r) = reasoning_text {
                 out.push(Ok(ApiStreamChunk::Reasoning {
                     reasoning: r.to_owned(),
@@ -412,22 +379,13 @@ impl EventParser for ChatParser {
                     }));
                 }
             }
-            if let Some(t) = delta
-                .get("content")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
+            if let Some(t) = c.content.filter(|s| !s.is_empty()) {
                 out.push(Ok(ApiStreamChunk::text(t)));
             }
-            for tc in delta
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for tc in c.tool_calls {
                 self.on_tool_call_delta(tc, out);
             }
-            match choice.get("finish_reason").and_then(Value::as_str) {
+            match c.finish_reason {
                 Some("error") => {
                     return out.push(Err(ApiError::new(
                         ErrorKind::Server,
@@ -446,9 +404,68 @@ impl EventParser for ChatParser {
                 None => {}
             }
         }
-        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        if let Some(u) = c.usage.filter(|u| u.is_object()) {
             out.push(Ok(ApiStreamChunk::Usage(self.usage(u))));
         }
+    }
+}
+
+impl EventParser for ChatParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return;
+        }
+        // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
+        // `Value` tree per event was most of the CPU). Errors, and shapes the typed reading
+        // does not accept, take the general path below with the same mapping.
+        if let Ok(chunk) = serde_json::from_str::<wire::Chunk<'_>>(data) {
+            if chunk.error.is_none() && chunk.object.as_deref() != Some("error") {
+                return self.on_chunk(chunk.view(), out);
+            }
+        }
+        let v = match transport::parse_json(data) {
+            Ok(v) => v,
+            Err(e) => return out.push(Err(*e)),
+        };
+        if v.get("error").is_some_and(|e| !e.is_null()) {
+            return out.push(Err(in_stream_error(&v)));
+        }
+        if v.get("object").and_then(Value::as_str) == Some("error") {
+            // vLLM and similar servers: a bare error object as an event (shared/cases C31c).
+            let wrapped = serde_json::json!({ "error": v });
+            return out.push(Err(in_stream_error(&wrapped)));
+        }
+        let choice = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first());
+        let delta = choice.and_then(|c| c.get("delta"));
+        let text = |key: &str| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
+        self.on_chunk(
+            ChunkView {
+                has_choice: choice.is_some(),
+                reasoning_content: text("reasoning_content"),
+                reasoning: text("reasoning"),
+                reasoning_details: delta.and_then(|d| d.get("reasoning_details")),
+                content: text("content"),
+                tool_calls: delta
+                    .and_then(|d| d.get("tool_calls"))
+                    .and_then(Value::as_array)
+                    .map_or(&[], Vec::as_slice),
+                finish_reason: choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .and_then(Value::as_str),
+                usage: v.get("usage"),
+            },
+            out,
+        );
     }
 
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
@@ -461,9 +478,139 @@ impl EventParser for ChatParser {
     }
 }
 
+/// The parts of one stream chunk the mapping reads, borrowed from where they were parsed:
+/// the typed fast path ([`wire::Chunk`]) or a `serde_json::Value`.
+struct ChunkView<'a> {
+    /// `choices[0]` exists; the delta fields and `finish_reason` are read from it.
+    has_choice: bool,
+    reasoning_content: Option<&'a str>,
+    reasoning: Option<&'a str>,
+    reasoning_details: Option<&'a Value>,
+    content: Option<&'a str>,
+    tool_calls: &'a [Value],
+    finish_reason: Option<&'a str>,
+    usage: Option<&'a Value>,
+}
+
+/// The typed reading of a `chat.completion.chunk`: only the fields the mapping reads, strings
+/// borrowed from the event when they have no escapes, everything else skipped without being
+/// built. String fields accept any JSON value (a non-string reads as absent, as the general
+/// path's `as_str` does), so only a chunk of an odd shape (`choices` not an array, say) falls
+/// back to the general path.
+mod wire {
+    use serde::Deserialize;
+    use serde::de::IgnoredAny;
+    use serde_json::Value;
+
+    use super::ChunkView;
+    use crate::providers::fast_json::MaybeStr;
+
+    #[derive(Deserialize)]
+    pub(super) struct Chunk<'a> {
+        #[serde(default, borrow)]
+        choices: Option<Vec<Choice<'a>>>,
+        #[serde(default)]
+        usage: Option<Value>,
+        #[serde(default)]
+        pub(super) error: Option<IgnoredAny>,
+        #[serde(default, borrow)]
+        pub(super) object: MaybeStr<'a>,
+    }
+
+    #[derive(Deserialize)]
+    struct Choice<'a> {
+        #[serde(default, borrow)]
+        delta: Option<Delta<'a>>,
+        #[serde(default, borrow)]
+        finish_reason: MaybeStr<'a>,
+    }
+
+    #[derive(Deserialize)]
+    struct Delta<'a> {
+        #[serde(default, borrow)]
+        content: MaybeStr<'a>,
+        #[serde(default, borrow)]
+        reasoning_content: MaybeStr<'a>,
+        #[serde(default, borrow)]
+        reasoning: MaybeStr<'a>,
+        #[serde(default)]
+        reasoning_details: Option<Value>,
+        #[serde(default)]
+        tool_calls: Option<Vec<Value>>,
+    }
+
+    impl<'a> Chunk<'a> {
+        pub(super) fn view(&'a self) -> ChunkView<'a> {
+            let choice = self.choices.as_deref().and_then(<[Choice<'a>]>::first);
+            let delta = choice.and_then(|c| c.delta.as_ref());
+            ChunkView {
+                has_choice: choice.is_some(),
+                reasoning_content: delta.and_then(|d| d.reasoning_content.as_deref()),
+                reasoning: delta.and_then(|d| d.reasoning.as_deref()),
+                reasoning_details: delta.and_then(|d| d.reasoning_details.as_ref()),
+                content: delta.and_then(|d| d.content.as_deref()),
+                tool_calls: delta
+                    .and_then(|d| d.tool_calls.as_deref())
+                    .unwrap_or_default(),
+                finish_reason: choice.and_then(|c| c.finish_reason.as_deref()),
+                usage: self.usage.as_ref(),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn map(data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
+        let mut parser = ChatParser::new(ChatDialect::Generic);
+        let mut out = Vec::new();
+        parser.on_event(
+            SseEvent {
+                data: data.to_owned(),
+                ..SseEvent::default()
+            },
+            &mut out,
+        );
+        out
+    }
+
+    fn texts(out: &[Result<ApiStreamChunk, ApiError>]) -> Vec<String> {
+        out.iter()
+            .map(|c| match c {
+                Ok(ApiStreamChunk::Text { text, .. }) => text.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_typed_reading_keeps_escaped_and_borrowed_text_alike() {
+        let out = map(r#"{"choices":[{"index":0,"delta":{"content":"a\nb \"q\" \u00e9"}}]}"#);
+        assert_eq!(texts(&out), ["a\nb \"q\" \u{e9}"]);
+        let out = map(r#"{"choices":[{"index":0,"delta":{"content":"plain"}}]}"#);
+        assert_eq!(texts(&out), ["plain"]);
+    }
+
+    #[test]
+    fn odd_shapes_read_as_the_general_path_reads_them() {
+        // A non-string content is absent, as `as_str` reads it; never an error.
+        assert!(map(r#"{"choices":[{"delta":{"content":["x",{"y":1}],"role":7}}]}"#).is_empty());
+        assert!(map(r#"{"choices":[{"delta":{"content":null},"finish_reason":null}]}"#).is_empty());
+        // `choices` that is not an array: the general path, which finds no choice.
+        assert!(map(r#"{"choices":"weird","x":[1,2]}"#).is_empty());
+        assert!(map(r#"{"choices":[{"delta":null}]}"#).is_empty());
+        // Broken JSON is still a decode error.
+        let out = map(r#"{"choices":[{"delta":{"content":"x"}"#);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.kind == ErrorKind::Decode),
+            "{out:?}"
+        );
+        // An error object still wins over the fast path.
+        let out = map(r#"{"error":{"message":"boom","code":502},"choices":[]}"#);
+        assert!(matches!(&out[..], [Err(_)]), "{out:?}");
+    }
 
     #[test]
     fn reasoning_family_ids() {
