@@ -146,8 +146,12 @@ fn sent_messages(server: &MockServer, i: usize) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_is_saved_listed_exported_and_resumed() {
-    let server =
-        MockServer::start(vec![complete_reply("Hi there."), complete_reply("Sure.")]).await;
+    let server = MockServer::start(vec![
+        complete_reply("Hi there."),
+        complete_reply("Sure."),
+        complete_reply("Yes."),
+    ])
+    .await;
     let env = Env::new();
     let url = server.url();
     let mut args: Vec<String> = vec!["task".into()];
@@ -210,6 +214,24 @@ async fn a_task_is_saved_listed_exported_and_resumed() {
     let task = store.task(&id).unwrap();
     assert_eq!(task.usage.tokens_in, 14);
     assert_eq!(store.max_request_index(&id).unwrap(), 2);
+
+    // Resumed with another model (the provider stays the task's): the task records it.
+    let (code, stdout, _) = env
+        .run(&[
+            "resume",
+            &id,
+            "Once more",
+            "--model",
+            "m2",
+            "--json",
+            "--base-url",
+            &format!("{url}/v1"),
+        ])
+        .await;
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(server.requests()[2].json()["model"], "m2");
+    assert_eq!(env.store().task(&id).unwrap().model, "m2");
+    assert_eq!(env.store().task(&id).unwrap().provider, "openai");
 
     // Resuming an answered task without a prompt outside a terminal is a clear error.
     let (code, _, stderr) = env.run(&["resume", &id]).await;

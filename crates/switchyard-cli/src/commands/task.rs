@@ -78,10 +78,12 @@ pub async fn session(
     let mut mode = args.mode.as_deref().and_then(|m| m.parse::<Mode>().ok());
     if let Some(task) = &saved {
         mode = mode.or_else(|| task.mode.parse::<Mode>().ok());
-        if selection.provider.is_none() && selection.model.is_none() {
+        // `--model` alone keeps the task's provider; `--provider` alone takes that provider's
+        // configured (or default) model.
+        if selection.provider.is_none() {
             selection = SelectionArgs {
                 provider: Some(task.provider.clone()),
-                model: Some(task.model.clone()),
+                model: selection.model.or_else(|| Some(task.model.clone())),
                 ..selection
             };
         }
@@ -119,6 +121,9 @@ pub async fn session(
         Ok(r) => r,
         Err(e) => return fail(&mut renderer, "store", e.to_string()),
     };
+    if let Err(e) = runner.set_model(mode.as_str(), handler.provider_id(), &model.id) {
+        return fail(&mut renderer, "store", e.to_string());
+    }
     let started_event = TaskEvent::TaskStarted {
         task_id: runner.task_id().to_owned(),
         mode: mode.as_str().to_owned(),

@@ -175,6 +175,28 @@ impl TaskStore {
         Ok(())
     }
 
+    /// Records the mode, provider and model the task now runs with (a resume with other
+    /// flags), so `switchyard tasks` shows what the task last used. One statement.
+    pub fn set_task_model(
+        &self,
+        id: &str,
+        mode: &str,
+        provider: &str,
+        model: &str,
+    ) -> Result<(), StoreError> {
+        let n = self
+            .conn()
+            .execute(
+                "UPDATE tasks SET mode = ?2, provider = ?3, model = ?4, updated_ms = ?5 WHERE id = ?1",
+                params![id, mode, provider, model, now_ms()],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::TaskNotFound { id: id.to_owned() });
+        }
+        Ok(())
+    }
+
     /// Sets the task's `conversation_history_deleted_range` and records the change as a
     /// `truncation` context edit, in one transaction (SPEC R6.3: called before the request).
     pub fn set_deleted_range(

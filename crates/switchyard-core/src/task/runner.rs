@@ -197,6 +197,25 @@ impl TaskRunner {
         &self.task
     }
 
+    /// Records that the task now runs with this mode, provider and model (a resume whose flags
+    /// chose others); nothing is written when they are the task's already.
+    pub fn set_model(&mut self, mode: &str, provider: &str, model: &str) -> Result<(), StoreError> {
+        if (
+            self.task.mode.as_str(),
+            self.task.provider.as_str(),
+            self.task.model.as_str(),
+        ) == (mode, provider, model)
+        {
+            return Ok(());
+        }
+        self.store
+            .set_task_model(&self.task.id, mode, provider, model)?;
+        self.task.mode = mode.to_owned();
+        self.task.provider = provider.to_owned();
+        self.task.model = model.to_owned();
+        Ok(())
+    }
+
     /// The conversation so far.
     pub fn conversation(&self) -> &Conversation {
         &self.conversation
