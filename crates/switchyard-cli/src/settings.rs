@@ -55,7 +55,11 @@ pub fn local_model_base_url() -> String {
 }
 
 /// The built-in configuration used when there is no file: the OpenAI-compatible local server.
-fn built_in_local(env: impl Fn(&str) -> Option<String>) -> ApiConfiguration {
+///
+/// Keys are read only when `read_keys` (the user gave `--base-url`, so chose where requests
+/// go): the built-in server needs none, and a user's `OPENAI_API_KEY` must not go to whatever
+/// listens on the local port.
+fn built_in_local(env: impl Fn(&str) -> Option<String>, read_keys: bool) -> ApiConfiguration {
     let mut model_info = toml::Table::new();
     // SmolLM2 is served with a 2048-token context; keep answers short.
     model_info.insert("context_window".into(), toml::Value::Integer(2048));
@@ -78,7 +82,9 @@ fn built_in_local(env: impl Fn(&str) -> Option<String>) -> ApiConfiguration {
             ..ProviderEndpoint::default()
         },
     );
-    config.read_keys(env);
+    if read_keys {
+        config.read_keys(env);
+    }
     config
 }
 
@@ -103,7 +109,10 @@ pub fn load(
                 c.read_keys(env);
                 (c, ConfigSource::Flags)
             }
-            None => (built_in_local(env), ConfigSource::BuiltInLocal),
+            None => (
+                built_in_local(env, selection.base_url.is_some()),
+                ConfigSource::BuiltInLocal,
+            ),
         },
     };
     let mode = mode.unwrap_or(config.default_mode);

@@ -78,7 +78,17 @@ impl Env {
 
     /// Runs to the end on a blocking thread (the mock server keeps serving).
     async fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        self.run_with(args, &[]).await
+    }
+
+    /// [`Self::run`] with extra environment variables.
+    async fn run_with(
+        &self,
+        args: &[&str],
+        vars: &[(&str, &str)],
+    ) -> (Option<i32>, String, String) {
         let mut cmd = self.command(args);
+        cmd.envs(vars.iter().copied());
         tokio::task::spawn_blocking(move || {
             let out = cmd.output().unwrap();
             let stdout = String::from_utf8(out.stdout).unwrap();
@@ -716,4 +726,34 @@ async fn a_cline_task_directory_is_imported_exported_and_resumed() {
     let (code, _, stderr) = env.run(&["import", src.path().to_str().unwrap()]).await;
     assert_eq!(code, Some(2));
     assert!(stderr.contains("api_conversation_history.json"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_on_the_built_in_local_default_resumes_there_and_never_gets_the_users_key() {
+    // No configuration file and no --provider: the built-in local model server, here the mock
+    // server on the port SWITCHYARD_LOCAL_MODEL_PORT names.
+    let server =
+        MockServer::start(vec![complete_reply("Hi there."), complete_reply("Sure.")]).await;
+    let port = server.url().rsplit(':').next().unwrap().to_owned();
+    let vars = [("SWITCHYARD_LOCAL_MODEL_PORT", port.as_str())];
+    let env = Env::new();
+    let (code, stdout, stderr) = env.run_with(&["task", "--json", "Say hi"], &vars).await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let id = task_id(&lines(&stdout));
+    // Resumed with no flags: the same local server and model, with the whole history.
+    let (code, stdout, stderr) = env
+        .run_with(&["resume", &id, "Again", "--json"], &vars)
+        .await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(sent_messages(&server, 1).len(), 3);
+    for request in server.requests() {
+        assert_eq!(request.json()["model"], "smollm2-135m-instruct");
+        // The user's OPENAI_API_KEY (set by Env) is not sent to whatever listens locally.
+        let auth = request.header("authorization").unwrap_or_default();
+        assert!(
+            !auth.contains(KEY),
+            "the key went to the local default: {auth}"
+        );
+    }
 }

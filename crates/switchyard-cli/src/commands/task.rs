@@ -10,7 +10,7 @@ use std::sync::Arc;
 use switchyard_api::{ApiHandler, ToolSpec};
 use switchyard_api::{Mode, build_api_handler};
 use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
-use switchyard_core::store::{NewTask, StoreError};
+use switchyard_core::store::{NewTask, StoreError, UNKNOWN_MODEL};
 use switchyard_core::task::runner::TaskRunner;
 use switchyard_core::task::{
     ApiRequestContext, AttemptSettings, CONTINUE_AFTER_INTERRUPTION, RequestStatus, TaskEvent,
@@ -74,24 +74,36 @@ pub async fn session(
             Err(e) => return fail(&mut renderer, "store", e.to_string()),
         },
     };
-    let mut selection = args.selection.clone();
+    let selection = args.selection.clone();
     let mut mode = args.mode.as_deref().and_then(|m| m.parse::<Mode>().ok());
     if let Some(task) = &saved {
         mode = mode.or_else(|| task.mode.parse::<Mode>().ok());
-        // `--model` alone keeps the task's provider; `--provider` alone takes that provider's
-        // configured (or default) model.
-        if selection.provider.is_none() {
-            selection = SelectionArgs {
-                provider: Some(task.provider.clone()),
-                model: selection.model.or_else(|| Some(task.model.clone())),
-                ..selection
-            };
-        }
     }
-    let (config, _source, mode) = match settings::load(config_path, &selection, mode) {
+    let (mut config, _source, mode) = match settings::load(config_path, &selection, mode) {
         Ok(c) => c,
         Err(e) => return fail(&mut renderer, "config", e.to_string()),
     };
+    if let Some(task) = saved.as_ref().filter(|_| selection.provider.is_none()) {
+        // A resumed task keeps its provider and model when the configuration (file or
+        // built-in default, with its endpoint) now says otherwise: `--model` alone keeps the
+        // task's provider; `--provider` takes that provider's configured model. An imported
+        // task that named no model (`unknown`) runs with the configuration's.
+        let in_effect = config.mode_settings(mode);
+        let same = in_effect.provider.as_deref() == Some(task.provider.as_str())
+            && (selection.model.is_some()
+                || in_effect.model_id.as_deref() == Some(task.model.as_str()));
+        if !same && task.model != UNKNOWN_MODEL {
+            let keep = SelectionArgs {
+                provider: Some(task.provider.clone()),
+                model: selection.model.clone().or_else(|| Some(task.model.clone())),
+                ..selection.clone()
+            };
+            config = match settings::load(config_path, &keep, Some(mode)) {
+                Ok((c, _, _)) => c,
+                Err(e) => return fail(&mut renderer, "config", e.to_string()),
+            };
+        }
+    }
     let handler = match build_api_handler(&config, mode) {
         Ok(h) => h,
         Err(e) => return fail(&mut renderer, "config", e.to_string()),

@@ -108,6 +108,10 @@ fn block(b: &Value) -> ContentBlock {
     }
 }
 
+/// The model an imported task records when its directory names none (no
+/// `task_metadata.json`); a resume then runs with the configuration's model.
+pub const UNKNOWN_MODEL: &str = "unknown";
+
 /// The reference's `api_conversation_history.json` as our messages.
 pub fn messages_from_reference(history: &Value, path: &Path) -> Result<Vec<Message>, ImportError> {
     let shape = |detail: String| ImportError::Shape {
@@ -257,7 +261,7 @@ impl TaskStore {
             cwd: String::new(),
             mode: text(&model_info["mode"], "act"),
             provider: text(&model_info["providerId"], "anthropic"),
-            model: text(&model_info["modelId"], "unknown"),
+            model: text(&model_info["modelId"], UNKNOWN_MODEL),
             first_prompt,
             usage,
             last_request_tokens,

@@ -44,7 +44,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OpenFlags};
 
 pub use history::{ContextEdit, StoredEvent};
-pub use import::{ImportError, messages_from_reference};
+pub use import::{ImportError, UNKNOWN_MODEL, messages_from_reference};
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{NewTask, TaskRecord, TaskUsage};
 
