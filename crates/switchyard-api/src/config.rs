@@ -267,6 +267,36 @@ pub enum ConfigError {
     BaseUrl { provider: String, url: String },
 }
 
+/// A TOML line as it may be shown in an error: when its key names something secret (a key,
+/// token, secret, password, authorization or header value) the value is replaced by `…`, and
+/// the value is returned so the error message can drop it too.
+fn redact_secret_value(line: &str) -> (String, Option<&str>) {
+    const SECRET_WORDS: [&str; 7] = [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "auth",
+        "header",
+        "credential",
+    ];
+    let Some((name, value)) = line.split_once('=') else {
+        return (line.to_owned(), None);
+    };
+    let lower = name.to_ascii_lowercase();
+    let value = value.trim().trim_matches(['"', '\'']);
+    let value_looks_secret =
+        value.starts_with("sk-") || (value.len() >= 32 && !value.contains(['/', '.', ' ']));
+    if SECRET_WORDS.iter().any(|w| lower.contains(w)) || value_looks_secret {
+        (
+            format!("{} = …", name.trim()),
+            Some(value).filter(|v| !v.is_empty()),
+        )
+    } else {
+        (line.to_owned(), None)
+    }
+}
+
 impl ApiConfiguration {
     /// Parses a configuration file's text. `file` names it in errors; `env` looks up
     /// environment variables (pass `|k| std::env::var(k).ok()`), read here for every key
@@ -278,10 +308,21 @@ impl ApiConfiguration {
     ) -> Result<Self, ConfigError> {
         let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
             let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
-            let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            let raw_line = text.lines().nth(line - 1).unwrap_or("").trim();
             let mut message = e.message().trim().to_owned();
-            if !source_line.is_empty() && !message.contains(source_line) {
+            // The offending line is quoted to help, but a value that may be a secret (a key
+            // written into the file by mistake) is never echoed.
+            let (source_line, secret) = redact_secret_value(raw_line);
+            if let Some(secret) = secret {
+                message = message.replace(secret, "…");
+            }
+            if !source_line.is_empty() && !message.contains(&source_line) {
                 message = format!("{message} (in `{source_line}`)");
+            }
+            if message.contains("unknown field `api_key`") || message.contains("unknown field `key`") {
+                message.push_str(
+                    "; keys are read from environment variables only: set the provider's variable (e.g. OPENAI_API_KEY) or name one with api_key_env",
+                );
             }
             ConfigError::Parse {
                 file: file.to_owned(),
@@ -748,6 +789,31 @@ pub fn handler_for(resolved: ResolvedMode) -> Box<dyn ApiHandler> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_written_into_the_file_is_never_echoed_in_the_error() {
+        let text = "[act]\nprovider = \"openai\"\napi_key = \"sk-inline-SECRET123\"\n";
+        let e = ApiConfiguration::from_toml(text, "c.toml", |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("SECRET123"), "{e}");
+        assert!(
+            e.contains("api_key = …") && e.contains("environment variables only"),
+            "{e}"
+        );
+        // A type error on a secret-looking value drops it from toml's own message too.
+        let text = "[act]\nmax_tokens = \"sk-ant-SECRET456\"\n";
+        let e = ApiConfiguration::from_toml(text, "c.toml", |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("SECRET456"), "{e}");
+        // Ordinary lines are still quoted.
+        let text = "[act]\nprovider = 7\n";
+        let e = ApiConfiguration::from_toml(text, "c.toml", |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("provider = 7"), "{e}");
+    }
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| {
