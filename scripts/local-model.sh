@@ -295,6 +295,8 @@ cmd_stop() {
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
     log "$mode server (pid $pid) stopped"
+  elif served_models "$mode" >/dev/null; then
+    log "$mode server: a server answers at $(base_url "$mode") but this checkout did not start it (no live pid in $(pid_file "$mode")); leaving it running"
   else
     log "$mode server: not running (no live pid in $(pid_file "$mode"))"
   fi

@@ -247,7 +247,9 @@ pub enum ConfigError {
         message: String,
     },
     /// The file could not be read.
-    #[error("cannot read the configuration file {file}: {message}")]
+    #[error(
+        "cannot read the configuration file {file}: {message}; check the path (or leave out --config to use the default file, or none)"
+    )]
     Read { file: String, message: String },
     /// The provider needs a key and none of its variables is set.
     #[error(

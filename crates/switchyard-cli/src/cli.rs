@@ -34,14 +34,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print a task's conversation as JSON (Anthropic message shape, like the reference's
+    /// Print a task's conversation as JSON (Anthropic message shape, like Cline's
     /// api_conversation_history.json).
     Export {
         /// The task id (see `switchyard tasks`).
         task_id: String,
     },
     /// Import a task directory written by Cline (api_conversation_history.json,
-    /// ui_messages.json, context_history.json).
+    /// ui_messages.json, context_history.json, task_metadata.json).
     Import {
         /// The task directory, e.g. ~/.cline/data/tasks/1764471234567.
         dir: PathBuf,
@@ -115,7 +115,7 @@ pub struct TaskArgs {
     /// Do not show reasoning (thinking) text.
     #[arg(long, short)]
     pub quiet: bool,
-    /// System prompt sent with the task.
+    /// Replace the built-in system prompt with this text.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
     /// What to do when automatic retries are used up: `fail` (exit non-zero) or `retry`
@@ -156,7 +156,7 @@ pub struct ResumeArgs {
     /// Do not show reasoning (thinking) text.
     #[arg(long, short)]
     pub quiet: bool,
-    /// System prompt sent with the task.
+    /// Replace the built-in system prompt with this text.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
     /// What to do when automatic retries are used up: `fail` or `retry` (see `task --help`).

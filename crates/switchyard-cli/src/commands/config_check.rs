@@ -122,11 +122,14 @@ fn key_line(r: &ResolvedMode) -> String {
         (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
         (None, false) => "not needed (local server)".to_owned(),
         (None, true) => {
+            // A variable named by `api_key_env` is the only one read; the preset's variables
+            // are alternatives only when it is one of them.
+            let custom = !r.preset.api_key_env.contains(&r.api_key_env.as_str());
             let others: Vec<String> = r
                 .preset
                 .api_key_env
                 .iter()
-                .filter(|v| **v != r.api_key_env)
+                .filter(|v| !custom && **v != r.api_key_env)
                 .map(|v| format!("${v}"))
                 .collect();
             if others.is_empty() {

@@ -45,6 +45,10 @@ fn thousands(n: u64) -> String {
 fn print_provider(p: &ProviderPreset) {
     let family = match p.family {
         WireFamily::Anthropic => "Anthropic Messages".to_owned(),
+        // Models whose table says `api_format = "responses"` (GPT-5) use the Responses API.
+        WireFamily::OpenAiChat if p.id == "openai-native" => {
+            "OpenAI Chat Completions, or Responses for models marked so".to_owned()
+        }
         WireFamily::OpenAiChat => "OpenAI Chat Completions".to_owned(),
         WireFamily::Ollama => "Ollama /api/chat".to_owned(),
         WireFamily::Gemini => "Gemini streamGenerateContent".to_owned(),

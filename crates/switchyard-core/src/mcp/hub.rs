@@ -525,6 +525,10 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
         };
         if let Some(r) = client {
             if r.is_connect() {
+                let chain = error_chain(r).to_ascii_lowercase();
+                if chain.contains("dns error") || chain.contains("failed to lookup address") {
+                    return "its host name could not be resolved (check the url)".to_owned();
+                }
                 return "nothing answered at that address (is the server running?)".to_owned();
             }
             if r.is_timeout() {
