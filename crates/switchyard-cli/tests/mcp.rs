@@ -366,3 +366,84 @@ async fn without_a_terminal_or_yes_a_tool_call_is_denied_with_a_hint() {
         .unwrap();
     assert_eq!(tool_msg["content"], "The user denied this tool call.");
 }
+
+/// In a terminal (a pseudo-terminal from util-linux `script`), a tool call not in
+/// `autoApprove` is asked about: `y` runs it and its result goes to the model; `n` does not
+/// run it and the model is told the user denied it. Typed ahead: the terminal holds the lines
+/// until each question reads one (the last, empty line ends the follow-up question).
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_terminal_each_tool_call_is_asked_about_and_the_answer_is_kept() {
+    use std::io::Write;
+    let Some(bin) = npm_servers() else { return };
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: util-linux `script` is not installed");
+        return;
+    }
+    for (answer, ran) in [("y", true), ("n", false)] {
+        let home = tempfile::tempdir().unwrap();
+        let file = write_settings(
+            home.path(),
+            "servers.json",
+            json!({"everything": {"command": bin.join("mcp-server-everything"), "args": ["stdio"]}}),
+        );
+        let server = MockServer::start(vec![
+            tool_call_reply(
+                "call_9",
+                "everything__echo",
+                &json!({"message": "pty-ping"}),
+            ),
+            text_reply("Done."),
+        ])
+        .await;
+        let inner = format!(
+            "{} task --provider openai --model m --base-url {} --mcp-config {} 'Echo pty-ping'",
+            env!("CARGO_BIN_EXE_switchyard"),
+            server.url(),
+            file.display()
+        );
+        let mut script = Command::new("script");
+        script
+            .args(["-q", "-e", "-c", &inner, "/dev/null"])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("SWITCHYARD_HOME", home.path())
+            .env("OPENAI_API_KEY", "sk-test-pty")
+            .env("TERM", "dumb")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let output = tokio::task::spawn_blocking(move || {
+            let mut child = script.spawn().unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(format!("{answer}\n\n").as_bytes()).unwrap();
+            let output = child.wait_with_output().unwrap();
+            drop(stdin);
+            output
+        })
+        .await
+        .unwrap();
+        let transcript = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{transcript}");
+        assert!(
+            transcript.contains("Run the tool echo of MCP server \"everything\""),
+            "{transcript}"
+        );
+        assert!(transcript.contains("Done."), "{transcript}");
+        assert_eq!(server.request_count(), 2, "{transcript}");
+        let second = server.requests()[1].json();
+        let tool_msg = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()
+            .clone();
+        let content = tool_msg["content"].as_str().unwrap();
+        if ran {
+            assert!(content.contains("pty-ping"), "{content}");
+        } else {
+            assert!(content.contains("denied"), "{content}");
+            assert!(!content.contains("Echo: pty-ping"), "{content}");
+        }
+    }
+}
