@@ -515,3 +515,39 @@ async fn r6_8_each_automatic_retry_marks_the_request_streaming_failed_with_the_s
     assert_eq!(marks[0]["model_id"], "claude-sonnet-4-5-20250929");
     assert!(!marks[0].to_string().contains("sk-test"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_models_tokenizer_decides_near_the_limit_where_bytes_over_four_undercounts() {
+    // 20 messages of 17,500 digits: 350 kB, 87.5k tokens at 4 bytes a token — under the 98k
+    // allowed for a 128k window — but about 117k tokens for OpenAI's o200k tokenizer, which
+    // cuts numbers into pieces of at most three digits (SPEC R8.2 Improve, DESIGN.md).
+    let digits = || {
+        let mut conv = conversation(20);
+        for m in &mut conv.api_conversation_history {
+            m.content = vec![switchyard_api::ContentBlock::Text {
+                text: "1234567890".repeat(1_750),
+            }];
+        }
+        conv
+    };
+    for (model, truncated) in [("gpt-4o", true), ("some-local-model", false)] {
+        let server =
+            MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+        let h = handler("openai", model, &server.url());
+        let out = run_handler(
+            h.as_ref(),
+            digits(),
+            &FixedDecision(FailureDecision::Cancel),
+            &NoMcpServers,
+        )
+        .await;
+        assert!(out.result.is_ok(), "{model}");
+        assert_eq!(h.get_model().info.context_window, 128_000, "{model}");
+        assert_eq!(
+            !out.ranges.is_empty(),
+            truncated,
+            "{model}: {:?}",
+            out.ranges
+        );
+    }
+}

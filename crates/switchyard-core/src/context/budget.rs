@@ -1,6 +1,8 @@
 //! How many tokens a request may use before the history is truncated (SPEC R8.1, R8.2), and a
 //! rough token estimate of what is about to be sent (the R8.2 improvement).
 
+use std::sync::OnceLock;
+
 use switchyard_api::model::DEFAULT_CONTEXT_WINDOW;
 use switchyard_api::{ContentBlock, Message, ModelInfo};
 
@@ -103,6 +105,102 @@ pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
     estimate_tokens(bytes).saturating_add(images.saturating_mul(IMAGE_TOKENS))
 }
 
+/// How the tokens of text are counted for a model (SPEC R8.2 **Improve**: "tokenizer where
+/// known, else bytes/4"; DESIGN.md: tiktoken for OpenAI-family models).
+///
+/// OpenAI's encodings (from tiktoken's model table, via the `tiktoken-rs` crate): `o200k_base`
+/// for GPT-4o, GPT-4.1, GPT-4.5, GPT-5, gpt-oss and the o1/o3/o4 reasoning models;
+/// `cl100k_base` for GPT-4 and GPT-3.5. Every other model is counted at 4 bytes per token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// `ceil(bytes / 4)`.
+    Bytes,
+    /// OpenAI's `o200k_base`.
+    O200kBase,
+    /// OpenAI's `cl100k_base`.
+    Cl100kBase,
+}
+
+impl Tokenizer {
+    /// The tokenizer of `model_id` (a provider prefix such as `openai/` is ignored).
+    pub fn for_model(model_id: &str) -> Self {
+        let id = model_id
+            .rsplit('/')
+            .next()
+            .unwrap_or(model_id)
+            .to_ascii_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| id.starts_with(p));
+        if starts(&[
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "gpt-oss",
+            "chatgpt-4o",
+            "o1",
+            "o3",
+            "o4",
+        ]) {
+            Self::O200kBase
+        } else if starts(&["gpt-4", "gpt-3.5"]) {
+            Self::Cl100kBase
+        } else {
+            Self::Bytes
+        }
+    }
+
+    /// The tokens of `text` (tokens). The BPE tables are built once per process, on first use
+    /// (about 0.1 s in a release build); if they cannot be built, bytes/4 is used.
+    pub fn count(self, text: &str) -> u64 {
+        match self.bpe() {
+            Some(bpe) => bpe.count_ordinary(text) as u64,
+            None => estimate_tokens(text.len()),
+        }
+    }
+
+    fn bpe(self) -> Option<&'static tiktoken_rs::CoreBPE> {
+        static O200K: OnceLock<Option<tiktoken_rs::CoreBPE>> = OnceLock::new();
+        static CL100K: OnceLock<Option<tiktoken_rs::CoreBPE>> = OnceLock::new();
+        match self {
+            Self::Bytes => None,
+            Self::O200kBase => O200K
+                .get_or_init(|| tiktoken_rs::o200k_base().ok())
+                .as_ref(),
+            Self::Cl100kBase => CL100K
+                .get_or_init(|| tiktoken_rs::cl100k_base().ok())
+                .as_ref(),
+        }
+    }
+}
+
+/// [`estimate_message_tokens`] with `tokenizer` counting the text (tokens). With
+/// [`Tokenizer::Bytes`] it is exactly [`estimate_message_tokens`]; otherwise each text piece
+/// (system prompt, text, tool name and input, tool result, thinking) is tokenized, redacted
+/// thinking (opaque data) counts at 4 bytes per token, and each image adds [`IMAGE_TOKENS`].
+pub fn estimate_message_tokens_with(
+    tokenizer: Tokenizer,
+    system: &str,
+    messages: &[Message],
+) -> u64 {
+    if tokenizer == Tokenizer::Bytes {
+        return estimate_message_tokens(system, messages);
+    }
+    let mut tokens = tokenizer.count(system);
+    for block in messages.iter().flat_map(|m| &m.content) {
+        tokens = tokens.saturating_add(match block {
+            ContentBlock::Text { text } => tokenizer.count(text),
+            ContentBlock::Image { .. } => IMAGE_TOKENS,
+            ContentBlock::ToolUse { name, input, .. } => {
+                tokenizer.count(name) + tokenizer.count(&input.to_string())
+            }
+            ContentBlock::ToolResult { content, .. } => tokenizer.count(content),
+            ContentBlock::Thinking { thinking, .. } => tokenizer.count(thinking),
+            ContentBlock::RedactedThinking { data } => estimate_tokens(data.len()),
+        });
+    }
+    tokens
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +258,38 @@ mod tests {
             Some(TruncationKeep::Quarter)
         );
         assert_eq!(should_truncate(u64::MAX, b), Some(TruncationKeep::Quarter));
+    }
+
+    #[test]
+    fn tokenizers_by_model() {
+        assert_eq!(Tokenizer::for_model("gpt-4o-mini"), Tokenizer::O200kBase);
+        assert_eq!(Tokenizer::for_model("openai/gpt-5"), Tokenizer::O200kBase);
+        assert_eq!(Tokenizer::for_model("o3-mini"), Tokenizer::O200kBase);
+        assert_eq!(Tokenizer::for_model("gpt-4-turbo"), Tokenizer::Cl100kBase);
+        assert_eq!(Tokenizer::for_model("claude-sonnet-4-5"), Tokenizer::Bytes);
+        assert_eq!(Tokenizer::for_model("deepseek-chat"), Tokenizer::Bytes);
+    }
+
+    #[test]
+    fn the_tokenizer_counts_what_bytes_over_four_misjudges() {
+        // o200k: "hello world" is two tokens ("hello", " world").
+        assert_eq!(Tokenizer::O200kBase.count("hello world"), 2);
+        assert_eq!(Tokenizer::Cl100kBase.count("hello world"), 2);
+        // Numbers: tokens of at most three digits, where bytes/4 assumes four.
+        let digits = "1234567890".repeat(30);
+        let bytes_estimate = estimate_tokens(digits.len());
+        let counted = Tokenizer::O200kBase.count(&digits);
+        assert!(counted > bytes_estimate, "{counted} vs {bytes_estimate}");
+        let cjk = "上下文窗口管理".repeat(20);
+        let messages = [Message::user_text(cjk.clone())];
+        assert_eq!(
+            estimate_message_tokens_with(Tokenizer::Bytes, "sys", &messages),
+            estimate_message_tokens("sys", &messages)
+        );
+        assert_eq!(
+            estimate_message_tokens_with(Tokenizer::O200kBase, "", &messages),
+            Tokenizer::O200kBase.count(&cjk)
+        );
     }
 
     #[test]

@@ -38,8 +38,8 @@ pub use apply::{
     MISSING_TOOL_RESULT, REMOVED_TOOL_RESULTS, TRUNCATION_NOTICE, apply_deleted_range,
 };
 pub use budget::{
-    ContextBudget, IMAGE_TOKENS, context_budget, estimate_message_tokens, estimate_tokens,
-    should_truncate,
+    ContextBudget, IMAGE_TOKENS, Tokenizer, context_budget, estimate_message_tokens,
+    estimate_message_tokens_with, estimate_tokens, should_truncate,
 };
 pub use dedupe::{
     FILE_READ_NOTICE, FileReadEdit, apply_file_read_edits, dedupe_saves_enough,

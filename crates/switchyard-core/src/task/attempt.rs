@@ -26,8 +26,9 @@ use tokio::time::Instant;
 use super::TaskEvent;
 use super::turn::CancelReason;
 use crate::context::{
-    DeletedRange, TruncationKeep, apply_deleted_range, context_budget, dedupe_saves_enough,
-    estimate_message_tokens, get_next_truncation_range, messages_for_request, should_truncate,
+    DeletedRange, Tokenizer, TruncationKeep, apply_deleted_range, context_budget,
+    dedupe_saves_enough, estimate_message_tokens, estimate_message_tokens_with,
+    get_next_truncation_range, messages_for_request, should_truncate,
 };
 
 /// How long to wait for MCP servers still connecting before a request (SPEC R6.1), in seconds.
@@ -177,13 +178,22 @@ pub async fn attempt_api_request(
         // so a first request or a pasted file cannot overflow unseen.
         // R8.6: when replacing earlier copies of re-read files saves 30 % of the request, the
         // previous request's size no longer calls for truncation.
-        let budget = context_budget(&ctx.handler.get_model().info);
+        let model = ctx.handler.get_model();
+        let budget = context_budget(&model.info);
+        let tokenizer = Tokenizer::for_model(&model.id);
         let estimate = |conversation: &Conversation| {
             let visible = messages_for_request(
                 &conversation.api_conversation_history,
                 conversation.conversation_history_deleted_range,
             );
-            estimate_message_tokens(&system_prompt, &visible)
+            // bytes/4 first; the model's tokenizer, where one is known, decides once the
+            // rough figure reaches half the budget (bytes/4 is off by well under 2× for text).
+            let rough = estimate_message_tokens(&system_prompt, &visible);
+            if rough >= budget.max_allowed_size / 2 {
+                estimate_message_tokens_with(tokenizer, &system_prompt, &visible)
+            } else {
+                rough
+            }
         };
         let keep = should_truncate(previous_total, budget)
             .filter(|_| {
