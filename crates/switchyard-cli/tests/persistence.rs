@@ -538,8 +538,7 @@ async fn bad_database_files_are_refused_with_a_clear_error_and_left_untouched() 
 
     // Newer schema: a real database whose user_version (header bytes 60..64) says 99.
     std::fs::remove_file(&db).unwrap();
-    let (code, _, _) = env.run(&["tasks"]).await;
-    assert_eq!(code, Some(0));
+    drop(env.store());
     let mut bytes = std::fs::read(&db).unwrap();
     bytes[60..64].copy_from_slice(&99u32.to_be_bytes());
     std::fs::write(&db, &bytes).unwrap();
@@ -756,4 +755,22 @@ async fn a_task_on_the_built_in_local_default_resumes_there_and_never_gets_the_u
             "the key went to the local default: {auth}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn listing_tasks_on_a_fresh_data_dir_creates_nothing() {
+    let env = Env::new();
+    let (code, stdout, stderr) = env.run(&["tasks"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("no saved tasks yet"), "{stderr}");
+    let (code, stdout, _) = env.run(&["tasks", "--json"]).await;
+    assert_eq!((code, stdout.as_str()), (Some(0), ""));
+    assert!(
+        !env.data
+            .path()
+            .join(switchyard_core::store::DB_FILE)
+            .exists(),
+        "listing created the database"
+    );
 }

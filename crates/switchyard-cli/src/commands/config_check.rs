@@ -13,13 +13,21 @@ use crate::settings;
 /// Prints the configuration in effect for both modes, keys redacted. Exits 1 when a problem
 /// would stop a task, 0 otherwise (warnings alone do not fail).
 pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
-    let (config, source, default_mode) = match settings::load(config_path, selection, None) {
+    let (mut config, source, default_mode) = match settings::load(config_path, selection, None) {
         Ok(c) => c,
         Err(e) => {
             say!("problems:\n  - {e}");
             return ExitCode::from(1);
         }
     };
+    // `--provider`, `--model` and `--base-url` apply to whichever mode a task runs in: show
+    // both modes with them.
+    let other_mode = if default_mode == Mode::Act {
+        Mode::Plan
+    } else {
+        Mode::Act
+    };
+    settings::apply_selection(&mut config, other_mode, selection);
     say!("configuration: {}", source.describe());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();

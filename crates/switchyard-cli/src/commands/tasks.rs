@@ -8,9 +8,16 @@ use crate::settings;
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
 /// opened.
 pub fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
-    let tasks = match settings::open_store(data_dir)
-        .and_then(|s| s.list_tasks().map_err(|e| e.to_string()))
-    {
+    // Listing never creates the database: no file yet means no tasks yet.
+    let exists = settings::data_dir(data_dir)
+        .map(|d| d.join(switchyard_core::store::DB_FILE).exists())
+        .unwrap_or(true);
+    let listed = if exists {
+        settings::open_store(data_dir).and_then(|s| s.list_tasks().map_err(|e| e.to_string()))
+    } else {
+        Ok(Vec::new())
+    };
+    let tasks = match listed {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -41,8 +48,15 @@ pub fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
         eprintln!("no saved tasks yet; `switchyard task \"PROMPT\"` starts one");
         return ExitCode::SUCCESS;
     }
+    // The model column fits the longest model id (Bedrock's are long).
+    let model_width = tasks
+        .iter()
+        .map(|t| t.model.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("MODEL".len());
     say!(
-        "{:<15} {:<16} {:<28} {:>15} {:>10}  FIRST PROMPT",
+        "{:<15} {:<16} {:<model_width$} {:>15} {:>10}  FIRST PROMPT",
         "ID",
         "DATE (UTC)",
         "MODEL",
@@ -61,7 +75,7 @@ pub fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
             prompt
         };
         say!(
-            "{:<15} {:<16} {:<28} {:>15} {:>10}  {}",
+            "{:<15} {:<16} {:<model_width$} {:>15} {:>10}  {}",
             t.id,
             utc_minute(t.created_ms),
             t.model,
