@@ -24,7 +24,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a task: send PROMPT to the model and stream its answer; in a terminal, ask for a
-    /// follow-up after each answer (an empty line or Ctrl-D ends the task).
+    /// follow-up after each answer (an empty line, Ctrl-D or Ctrl-C ends the task).
     Task(TaskArgs),
     /// Continue a saved task, with PROMPT as the next message (or answer its last message).
     Resume(ResumeArgs),
@@ -104,7 +104,15 @@ pub struct SelectionArgs {
 pub struct TaskArgs {
     /// What to ask the model.
     pub prompt: String,
-    /// Task mode; each mode has its own provider and model.
+    #[command(flatten)]
+    pub options: TaskOptions,
+}
+
+/// The options `switchyard task` and `switchyard resume` share.
+#[derive(Debug, Args)]
+pub struct TaskOptions {
+    /// Task mode; each mode has its own provider and model (a resumed task keeps its own
+    /// unless this is given).
     #[arg(long, value_parser = ["plan", "act"])]
     pub mode: Option<String>,
     #[command(flatten)]
@@ -144,33 +152,9 @@ pub struct ResumeArgs {
     pub task_id: String,
     /// The next message; without it, an unanswered last message is answered.
     pub prompt: Option<String>,
-    /// Task mode (default: the task's).
-    #[arg(long, value_parser = ["plan", "act"])]
-    pub mode: Option<String>,
-    /// Provider, model and base URL (default: the task's provider and model).
+    /// The provider and model default to the task's.
     #[command(flatten)]
-    pub selection: SelectionArgs,
-    /// Print one JSON object per line on stdout instead of text (see README "JSON output").
-    #[arg(long)]
-    pub json: bool,
-    /// Do not show reasoning (thinking) text.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Replace the built-in system prompt with this text.
-    #[arg(long, value_name = "TEXT")]
-    pub system: Option<String>,
-    /// What to do when automatic retries are used up: `fail` or `retry` (see `task --help`).
-    #[arg(long, value_name = "POLICY", value_parser = ["fail", "retry"])]
-    pub on_failure: Option<String>,
-    /// Automatic retries of a failed request before `--on-failure` applies.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
-    pub retries: u32,
-    /// MCP settings file (see `task --help`).
-    #[arg(long, value_name = "FILE", env = "SWITCHYARD_MCP_CONFIG")]
-    pub mcp_config: Option<PathBuf>,
-    /// Run the model's MCP tool calls without asking.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub options: TaskOptions,
 }
 
 impl ResumeArgs {
@@ -180,15 +164,7 @@ impl ResumeArgs {
             self.task_id,
             TaskArgs {
                 prompt: self.prompt.unwrap_or_default(),
-                mode: self.mode,
-                selection: self.selection,
-                json: self.json,
-                quiet: self.quiet,
-                system: self.system,
-                on_failure: self.on_failure,
-                retries: self.retries,
-                mcp_config: self.mcp_config,
-                yes: self.yes,
+                options: self.options,
             },
         )
     }

@@ -43,6 +43,10 @@ pub async fn session(
     args: TaskArgs,
     start: Start,
 ) -> ExitCode {
+    let TaskArgs {
+        prompt,
+        options: args,
+    } = args;
     let mut renderer = Renderer::new(args.json, args.quiet);
     let fail = |renderer: &mut Renderer, kind: &str, message: String| {
         renderer.event(&TaskEvent::Error {
@@ -59,7 +63,7 @@ pub async fn session(
         }
         ExitCode::from(2)
     };
-    if matches!(start, Start::New) && args.prompt.trim().is_empty() {
+    if matches!(start, Start::New) && prompt.trim().is_empty() {
         return fail(&mut renderer, "config", "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\"".into());
     }
     let store = match settings::open_store(data_dir) {
@@ -123,7 +127,7 @@ pub async fn session(
                 mode: mode.as_str().to_owned(),
                 provider: handler.provider_id().to_owned(),
                 model: model.id.clone(),
-                first_prompt: args.prompt.clone(),
+                first_prompt: prompt.clone(),
             },
         )
         .map(|r| (r, None)),
@@ -178,7 +182,7 @@ pub async fn session(
     let interactive = !args.json && std::io::stdin().is_terminal();
 
     // The first message: the prompt, or (resume without one) the unanswered last message.
-    let mut next = Some(args.prompt.clone()).filter(|p| !p.trim().is_empty());
+    let mut next = Some(prompt.clone()).filter(|p| !p.trim().is_empty());
     if next.is_none() && runner.last_answer_was_cut_off() {
         // Resumed after an answer was cut off (a failure, Ctrl-C, or a crash; R9.3): the
         // model goes on where it stopped.
