@@ -51,6 +51,18 @@ pub struct ModelInfo {
     pub supports_jp_endpoint: bool,
 }
 
+impl ModelInfo {
+    /// `max_tokens`, or `default` when the model's is unknown (0), in tokens: for APIs that
+    /// require a limit (Anthropic Messages, Bedrock Converse).
+    pub fn max_tokens_or(&self, default: u64) -> u64 {
+        if self.max_tokens > 0 {
+            self.max_tokens
+        } else {
+            default
+        }
+    }
+}
+
 impl Default for ModelInfo {
     /// The sane defaults for a model id we have no data on (SPEC R2.3): 128k context,
     /// unknown max output, images allowed, no caching, no prices.

@@ -24,10 +24,10 @@ use crate::stream::{ApiStream, ApiStreamChunk, Usage};
 use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::sse::SseEvent;
 
-/// `max_tokens` sent when the model's is unknown (SPEC R4.3).
-const DEFAULT_MAX_TOKENS: u64 = 8192;
-/// The smallest thinking budget the API accepts, in tokens.
-const MIN_THINKING_BUDGET: u64 = 1024;
+/// `max_tokens` sent when the model's is unknown (SPEC R4.3); also Bedrock's `maxTokens`.
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
+/// The smallest thinking budget Claude accepts, in tokens (here and on Bedrock).
+pub(crate) const MIN_THINKING_BUDGET: u64 = 1024;
 /// Beta header value enabling the 1M-token context window for `:1m` model ids.
 const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
@@ -62,11 +62,7 @@ impl AnthropicHandler {
         tools: &[ToolSpec],
     ) -> Value {
         let info = &self.mode.model_info;
-        let max_tokens = if info.max_tokens > 0 {
-            info.max_tokens
-        } else {
-            DEFAULT_MAX_TOKENS
-        };
+        let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
         let budget = self.mode.thinking_budget_tokens;
         let thinking =
             info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;

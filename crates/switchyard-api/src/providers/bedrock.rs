@@ -38,14 +38,11 @@ use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
 use crate::transport::{self, EventParser, RequestControls};
 use crate::wire::eventstream::EventStreamMessage;
 
-/// `maxTokens` sent when the model's is unknown.
-const DEFAULT_MAX_TOKENS: u64 = 8192;
-/// The smallest thinking budget Claude accepts, in tokens.
-const MIN_THINKING_BUDGET: u64 = 1024;
 /// The `anthropic_beta` value enabling the 1M-token context window for `:1m` model ids.
 const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 /// Cross-region inference prefixes Bedrock uses in inference-profile ids.
@@ -148,11 +145,7 @@ impl BedrockHandler {
         tools: &[ToolSpec],
     ) -> Value {
         let info = &self.mode.model_info;
-        let max_tokens = if info.max_tokens > 0 {
-            info.max_tokens
-        } else {
-            DEFAULT_MAX_TOKENS
-        };
+        let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
         let budget = self.mode.thinking_budget_tokens;
         let thinking = self.is_claude()
             && info.supports_reasoning

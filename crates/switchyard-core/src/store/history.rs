@@ -176,14 +176,34 @@ impl TaskStore {
 
     /// The task's UI events with `seq >= from`, in order.
     pub fn events_from(&self, id: &str, from: i64) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows = self.json_rows(
+            id,
+            "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = ?1 AND seq >= ?2 ORDER BY seq",
+            params![id, from],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, ts_ms, kind, event)| StoredEvent {
+                seq,
+                ts_ms,
+                kind,
+                event,
+            })
+            .collect())
+    }
+
+    /// Rows of `(seq, ts_ms, kind, JSON text)` from `sql` (UI events and context edits share
+    /// this shape), the JSON parsed; a row that is not JSON is [`StoreError::Json`].
+    fn json_rows(
+        &self,
+        id: &str,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<(i64, i64, String, Value)>, StoreError> {
         let conn = self.conn();
-        let mut stmt = conn
-            .prepare(
-                "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = ?1 AND seq >= ?2 ORDER BY seq",
-            )
-            .map_err(|e| self.err(e))?;
+        let mut stmt = conn.prepare(sql).map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![id, from], |r| {
+            .query_map(params, |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, i64>(1)?,
@@ -195,16 +215,11 @@ impl TaskStore {
         let mut out = Vec::new();
         for row in rows {
             let (seq, ts_ms, kind, text) = row.map_err(|e| self.err(e))?;
-            let event = serde_json::from_str(&text).map_err(|source| StoreError::Json {
+            let value = serde_json::from_str(&text).map_err(|source| StoreError::Json {
                 id: id.to_owned(),
                 source,
             })?;
-            out.push(StoredEvent {
-                seq,
-                ts_ms,
-                kind,
-                event,
-            });
+            out.push((seq, ts_ms, kind, value));
         }
         Ok(out)
     }
@@ -248,35 +263,20 @@ impl TaskStore {
 
     /// The task's context edits in order.
     pub fn context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare("SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = ?1 ORDER BY seq")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, ts_ms, kind, text) = row.map_err(|e| self.err(e))?;
-            let detail = serde_json::from_str(&text).map_err(|source| StoreError::Json {
-                id: id.to_owned(),
-                source,
-            })?;
-            out.push(ContextEdit {
+        let rows = self.json_rows(
+            id,
+            "SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = ?1 ORDER BY seq",
+            [id],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, ts_ms, kind, detail)| ContextEdit {
                 seq,
                 ts_ms,
                 kind,
                 detail,
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     }
 
     /// Stores a whole task at once (import): the task row with its totals and range, its
