@@ -562,7 +562,7 @@ mod tests {
         h
     }
 
-    /// The headers of a stored `.http` file (testkit's `shared/` folder).
+    /// The headers of a stored `.http` file (the repository.s `tests/` folder).
     fn file_headers(resp: &switchyard_testkit::HttpResponse) -> HeaderMap {
         let head = String::from_utf8(resp.head.clone()).unwrap();
         let pairs: Vec<(&str, &str)> = head

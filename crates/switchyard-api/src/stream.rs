@@ -115,7 +115,7 @@ pub struct ToolCall {
     pub call_id: Option<String>,
     pub name: String,
     /// The byte-exact concatenation of the fragments; `{}` when the model sent none
-    /// (an empty argument string is not valid JSON, see shared/cases C22).
+    /// (an empty argument string is not valid JSON, see tests/cases C22).
     pub arguments: String,
 }
 

@@ -1,7 +1,7 @@
 //! Error classification (SPEC R7) and retry hints (R5.2), table-driven:
 //!
 //! * one row per provider wording, through [`classify`] and [`ApiError::from_provider`];
-//! * every stored response of `shared/fixtures` and `shared/cases` whose status is not 2xx,
+//! * every stored response of `tests/fixtures` and `tests/cases` whose status is not 2xx,
 //!   served by the testkit server and read through the real HTTP error path of two providers,
 //!   against a table keyed by file name. A new non-2xx file fails the test until it has a row.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ErrorKind, Message, Mode, build_api_handler, classify,
 };
-use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
 use ErrorKind::{
     Auth, ContextWindowExceeded as Context, Entitlement, InvalidRequest, Overloaded,
@@ -31,7 +31,7 @@ type Row = (
     ErrorKind,
 );
 
-/// Every wording of SPEC R7.2/R7.3, `shared/fixtures/README.md` "Error classes" and the cases.
+/// Every wording of SPEC R7.2/R7.3, `tests/fixtures/README.md` "Error classes" and the cases.
 const WORDINGS: &[Row] = &[
     // --- Context window (SPEC R7.2) ---
     (
@@ -755,7 +755,7 @@ fn dechunk(mut framed: &[u8]) -> Vec<u8> {
 
 #[test]
 fn dechunking_a_truncated_chunked_body() {
-    let raw = std::fs::read(shared_dir().join("cases/C31.http")).unwrap();
+    let raw = std::fs::read(test_data_dir().join("cases/C31.http")).unwrap();
     let resp = parse_http(&raw);
     assert_eq!(resp.status, 200);
     let body = String::from_utf8(resp.body).unwrap();
@@ -768,18 +768,18 @@ fn dechunking_a_truncated_chunked_body() {
     );
 }
 
-/// Every `.http` file of `shared/fixtures` and `shared/cases` as `folder/name`.
+/// Every `.http` file of `tests/fixtures` and `tests/cases` as `folder/name`.
 fn stored_files() -> Vec<(String, RawResponse)> {
     let mut out = Vec::new();
     for folder in ["fixtures", "cases"] {
-        let mut names: Vec<String> = std::fs::read_dir(shared_dir().join(folder))
+        let mut names: Vec<String> = std::fs::read_dir(test_data_dir().join(folder))
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter_map(|n| n.strip_suffix(".http").map(str::to_owned))
             .collect();
         names.sort();
         for name in names {
-            let raw = std::fs::read(shared_dir().join(format!("{folder}/{name}.http"))).unwrap();
+            let raw = std::fs::read(test_data_dir().join(format!("{folder}/{name}.http"))).unwrap();
             out.push((format!("{folder}/{name}"), parse_http(&raw)));
         }
     }
@@ -791,7 +791,7 @@ fn every_non_2xx_file_has_a_row() {
     let table: BTreeMap<&str, _> = STORED.iter().map(|(n, k, r)| (*n, (k, r))).collect();
     assert_eq!(table.len(), STORED.len(), "duplicate rows");
     let files = stored_files();
-    assert!(files.len() > 60, "shared/ not found? {}", files.len());
+    assert!(files.len() > 60, "tests/ not found? {}", files.len());
     let errors: Vec<&str> = files
         .iter()
         .filter(|(_, r)| !(200..300).contains(&r.status))

@@ -1,6 +1,6 @@
-//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek, Gemini, Ollama and Bedrock fixture of `../shared/fixtures`,
+//! Every Anthropic, OpenAI Chat and Responses, OpenRouter, DeepSeek, Gemini, Ollama and Bedrock fixture of `tests/fixtures`,
 //! replayed byte for byte by the testkit server in several splits, must yield the chunks of its
-//! `.expected.json`, normalised as `shared/fixtures/README.md` says.
+//! `.expected.json`, normalised as `tests/fixtures/README.md` says.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -12,7 +12,7 @@ use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, ToolSpec,
     build_api_handler,
 };
-use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split, shared_dir};
+use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split, test_data_dir};
 
 const KEY: &str = "sk-test-key-never-shown-0123456789";
 
@@ -171,7 +171,7 @@ async fn replay(
 }
 
 fn fixtures() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(shared_dir().join("fixtures"))
+    let mut names: Vec<String> = std::fs::read_dir(test_data_dir().join("fixtures"))
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter_map(|n| n.strip_suffix(".http").map(str::to_owned))
@@ -198,7 +198,7 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     assert_eq!(names.len(), 23, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
                 .unwrap(),
         )
         .unwrap();
@@ -747,9 +747,9 @@ fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
         "bedrock_throttling_midstream",
         "bedrock_model_stream_error",
     ] {
-        let bytes = std::fs::read(shared_dir().join(format!("fixtures/{name}.bin"))).unwrap();
+        let bytes = std::fs::read(test_data_dir().join(format!("fixtures/{name}.bin"))).unwrap();
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
                 .unwrap(),
         )
         .unwrap();

@@ -8,13 +8,13 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use switchyard_api::providers::presets::{PRESETS, WireFamily};
 use switchyard_api::{ApiConfiguration, ApiStreamChunk, Message, Mode, build_api_handler};
-use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
 const KEY: &str = "sk-preset-test-key-0123456789";
 
 fn fixture_text(name: &str) -> String {
     let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+        &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
             .unwrap(),
     )
     .unwrap();

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 use tempfile::TempDir;
 
 /// A key that must never be printed.
@@ -294,7 +294,7 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
     assert_eq!(text, "Okay, let's check the weather for San Francisco, CA:");
 
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(shared_dir().join("fixtures/anthropic_tool_use.expected.json"))
+        &std::fs::read_to_string(test_data_dir().join("fixtures/anthropic_tool_use.expected.json"))
             .unwrap(),
     )
     .unwrap();

@@ -260,11 +260,11 @@ fn models_lists_the_cloud_and_preset_tables() {
 /// a region and a model id: the answer streams to stdout.
 mod task {
     use super::*;
-    use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+    use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
     fn fixture_text(name: &str) -> String {
         let v: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(shared_dir().join(format!("fixtures/{name}.expected.json")))
+            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
                 .unwrap(),
         )
         .unwrap();

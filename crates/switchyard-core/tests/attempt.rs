@@ -1,5 +1,5 @@
 //! `attempt_api_request` over the real HTTP path: the testkit server replays the cases of
-//! `../shared/cases` and fixtures, tokio's clock is paused so the 2 s / 4 s / 8 s waits take no
+//! `tests/cases` and fixtures, tokio's clock is paused so the 2 s / 4 s / 8 s waits take no
 //! real time, and each test checks the requests the server saw, the delays between them, the
 //! events recorded and the chunks the consumer got (SPEC R6).
 #![allow(clippy::unwrap_used, clippy::expect_used)]

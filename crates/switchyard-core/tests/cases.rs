@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! One test per case of `shared/cases/CASES.md` that concerns the request layer, each named
+//! One test per case of `tests/cases/CASES.md` that concerns the request layer, each named
 //! after its id. Every case is replayed byte for byte by the testkit's mock server through the
 //! real HTTP path (`build_api_handler` → `attempt_api_request` / `run_request` / `run_turn`),
 //! with tokio's clock paused so that retry waits take no real time and the gaps between the

@@ -20,7 +20,7 @@ use serde_json::Value;
 use switchyard_api::model::ModelInfo;
 use switchyard_api::{ApiConfiguration, ApiStreamChunk, Message, Mode, build_api_handler};
 use switchyard_core::cost::UsageTotals;
-use switchyard_testkit::{HttpResponse, MockServer, Reply, shared_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
 #[derive(Clone, Copy, Debug)]
 enum Rule {
@@ -176,7 +176,7 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
         assert!(totals.reported, "{fixture}: no usage");
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(
-                shared_dir().join(format!("fixtures/{fixture}.expected.json")),
+                test_data_dir().join(format!("fixtures/{fixture}.expected.json")),
             )
             .unwrap(),
         )

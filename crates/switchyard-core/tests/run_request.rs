@@ -1,5 +1,5 @@
 //! `run_request` driven end to end: handlers from `build_api_handler` against the testkit's
-//! mock server replaying `shared/fixtures`, checking the events, their order, the usage and
+//! mock server replaying `tests/fixtures`, checking the events, their order, the usage and
 //! cost, and the assistant message assembled for the history.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

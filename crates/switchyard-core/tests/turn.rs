@@ -107,7 +107,7 @@ async fn c34_a_stream_reset_after_text_keeps_the_partial_and_continues_after_2_s
     let sent = reqs[1].json();
     assert_eq!(sent["messages"].as_array().unwrap().len(), 3);
     // Usage comes from the completed request: a stream that fails before Anthropic's
-    // message_delta reports none (shared/fixtures README, rule 6).
+    // message_delta reports none (tests/fixtures README, rule 6).
     assert_eq!(outcome.usage.input_tokens, 2048);
 }
 

@@ -4,8 +4,8 @@
 //! # Overview
 //!
 //! * [`HttpResponse`] is a raw response as it goes on the wire: the head (status line, headers,
-//!   blank line) and the body bytes. Load one from `shared/fixtures` with
-//!   [`HttpResponse::fixture`], from `shared/cases` with [`HttpResponse::case`], or build one
+//!   blank line) and the body bytes. Load one from `tests/fixtures` with
+//!   [`HttpResponse::fixture`], from `tests/cases` with [`HttpResponse::case`], or build one
 //!   with [`HttpResponse::new`], [`HttpResponse::json`] or [`HttpResponse::sse`].
 //! * [`Reply`] wraps a response with a script: how the body is cut into socket writes
 //!   ([`Split`]), delays, a stall, a drop, and what happens after the last body byte
@@ -13,7 +13,7 @@
 //! * [`MockServer::start`] serves a list of replies: request 1 gets `replies[0]`, request 2
 //!   `replies[1]`, and so on; the last reply repeats. Every request is recorded
 //!   ([`RecordedRequest`]) before it is answered.
-//! * [`case_replies`] turns a `shared/cases/{id}.meta.json` (or a lone `{id}.http`) into the
+//! * [`case_replies`] turns a `tests/cases/{id}.meta.json` (or a lone `{id}.http`) into the
 //!   reply list the case describes.
 //!
 //! ```no_run
@@ -104,17 +104,13 @@ pub use reply::{AfterBody, Reply, Split, case_replies};
 pub use response::HttpResponse;
 pub use server::{MockServer, RecordedRequest};
 
-/// Root of the `shared/` folder that holds `fixtures/` and `cases/`.
-///
-/// `$SWITCHYARD_SHARED_DIR` if set, else `<workspace root>/../shared` (computed from this
-/// crate's `CARGO_MANIFEST_DIR` as `../../../shared`).
-pub fn shared_dir() -> PathBuf {
-    match std::env::var_os("SWITCHYARD_SHARED_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("..")
-            .join("..")
-            .join("shared"),
-    }
+/// The repository's test data: `<workspace root>/tests`, holding `fixtures/` (recorded wire
+/// responses), `cases/` (failure cases from public bug reports) and `reference/` (the
+/// reference's model and provider tables as JSON). Found from this crate's
+/// `CARGO_MANIFEST_DIR`, so a fresh clone runs its tests with nothing beside it.
+pub fn test_data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+        .join("tests")
 }

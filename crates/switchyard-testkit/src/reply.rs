@@ -1,4 +1,4 @@
-//! Scripted replies and the loader for `shared/cases/*.meta.json`.
+//! Scripted replies and the loader for `tests/cases/*.meta.json`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -130,7 +130,7 @@ impl From<HttpResponse> for Reply {
     }
 }
 
-/// The replay directives of a `shared/cases/{id}.meta.json`.
+/// The replay directives of a `tests/cases/{id}.meta.json`.
 #[derive(Deserialize)]
 struct CaseMeta {
     #[serde(default)]
@@ -149,7 +149,7 @@ const DEFAULT_HOLD_OPEN: Duration = Duration::from_secs(600);
 /// The scripted reply sequence of case `id` (`"C33"`; a trailing `.http` is ignored): request 1
 /// gets element 0, request 2 element 1, and so on; [`crate::MockServer`] repeats the last one.
 ///
-/// Without `shared/cases/{id}.meta.json` this is the single reply `{id}.http`. With it:
+/// Without `tests/cases/{id}.meta.json` this is the single reply `{id}.http`. With it:
 ///
 /// * `sequence` lists the files for request 1, 2, 3 … (a missing `.http` suffix is added);
 ///   without `sequence` the list is just `{id}.http`.
@@ -165,7 +165,7 @@ const DEFAULT_HOLD_OPEN: Duration = Duration::from_secs(600);
 /// If a file is missing, the meta.json is not valid JSON of that shape, or `after_body` has an
 /// unknown value.
 pub fn case_replies(id: &str) -> Vec<Reply> {
-    case_replies_in(&crate::shared_dir().join("cases"), id)
+    case_replies_in(&crate::test_data_dir().join("cases"), id)
 }
 
 /// [`case_replies`] for an explicit cases directory.

@@ -52,27 +52,27 @@ impl HttpResponse {
         Self::parse(&raw)
     }
 
-    /// Loads `shared/fixtures/{name}.http` (see [`crate::shared_dir`]).
+    /// Loads `tests/fixtures/{name}.http` (see [`crate::test_data_dir`]).
     ///
     /// # Panics
     ///
     /// If the fixture is missing or malformed.
     pub fn fixture(name: &str) -> Self {
         Self::load(
-            crate::shared_dir()
+            crate::test_data_dir()
                 .join("fixtures")
                 .join(format!("{name}.http")),
         )
     }
 
-    /// Loads `shared/cases/{name}.http` (see [`crate::shared_dir`]).
+    /// Loads `tests/cases/{name}.http` (see [`crate::test_data_dir`]).
     ///
     /// # Panics
     ///
     /// If the case file is missing or malformed.
     pub fn case(name: &str) -> Self {
         Self::load(
-            crate::shared_dir()
+            crate::test_data_dir()
                 .join("cases")
                 .join(format!("{name}.http")),
         )

@@ -1,13 +1,13 @@
-//! `case_replies` against every `shared/cases/*.meta.json`.
+//! `case_replies` against every `tests/cases/*.meta.json`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failing loudly is the point
 
 use std::time::Duration;
 
-use switchyard_testkit::{AfterBody, HttpResponse, Split, case_replies, shared_dir};
+use switchyard_testkit::{AfterBody, HttpResponse, Split, case_replies, test_data_dir};
 
 #[test]
-fn shared_dir_holds_fixtures_and_cases() {
-    let dir = shared_dir();
+fn test_data_dir_holds_fixtures_and_cases() {
+    let dir = test_data_dir();
     assert!(
         dir.join("fixtures").join("anthropic_text.http").is_file(),
         "{}",
@@ -22,7 +22,7 @@ fn shared_dir_holds_fixtures_and_cases() {
 
 #[test]
 fn every_meta_json_parses() {
-    let cases = shared_dir().join("cases");
+    let cases = test_data_dir().join("cases");
     let mut ids = Vec::new();
     for entry in std::fs::read_dir(&cases).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();

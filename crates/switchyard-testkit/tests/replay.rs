@@ -1,4 +1,4 @@
-//! Byte-exact replay of every shared fixture and case, in several write splits.
+//! Byte-exact replay of every fixture and case in tests/, in several write splits.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: failing loudly is the point
 
 mod common;

@@ -372,7 +372,7 @@ impl EventParser for AnthropicParser {
             }
             "message_delta" => {
                 // A tool call cut off by max_tokens is half a JSON object: never hand it over
-                // as a call to run (shared/cases C22).
+                // as a call to run (tests/cases C22).
                 let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
                 if stop_reason == Some("max_tokens") {
                     if let Some((index, bytes)) = self.open_tool_blocks.iter().next() {

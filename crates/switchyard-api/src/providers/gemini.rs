@@ -2,7 +2,7 @@
 //!
 //! Request: `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in
 //! the `x-goog-api-key` header — never in the URL, where error messages and logs would carry it
-//! (shared/cases C38). Body: `contents` (roles `user`/`model`), `systemInstruction`,
+//! (tests/cases C38). Body: `contents` (roles `user`/`model`), `systemInstruction`,
 //! `generationConfig` (`thinkingConfig` with `thinkingBudget` capped at the model's maximum —
 //! 24,576 when unknown — or `thinkingLevel` for Gemini 3, `includeThoughts`), `tools`
 //! (`functionDeclarations`) (ai.google.dev/api/generate-content, /gemini-api/docs/thinking).

@@ -394,7 +394,7 @@ impl ChatParser {
                 }
                 Some("length") if !self.tool_calls.is_empty() => {
                     // A tool call cut off by the token limit is half a JSON object: never hand
-                    // it over as a call to run (shared/cases C22).
+                    // it over as a call to run (tests/cases C22).
                     return out.push(Err(ApiError::new(
                         ErrorKind::Decode,
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
@@ -438,7 +438,7 @@ impl EventParser for ChatParser {
             return out.push(Err(in_stream_error(&v)));
         }
         if v.get("object").and_then(Value::as_str) == Some("error") {
-            // vLLM and similar servers: a bare error object as an event (shared/cases C31c).
+            // vLLM and similar servers: a bare error object as an event (tests/cases C31c).
             let wrapped = serde_json::json!({ "error": v });
             return out.push(Err(in_stream_error(&wrapped)));
         }

@@ -243,9 +243,8 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        let dir = std::env::var("SWITCHYARD_SHARED_DIR")
-            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared").to_owned());
-        std::fs::read(format!("{dir}/fixtures/{name}.bin")).unwrap()
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
+        std::fs::read(format!("{dir}/{name}.bin")).unwrap()
     }
 
     fn decode_in_pieces(bytes: &[u8], piece: usize) -> Result<Vec<EventStreamMessage>, WireError> {

@@ -406,18 +406,15 @@ mod tests {
 
     // ---- recorded provider streams ---------------------------------------------------------
 
-    /// `shared/` beside the repository: `$SWITCHYARD_SHARED_DIR` when set, else found from this
-    /// crate's manifest directory (`crates/switchyard-api` → `../../../shared`).
-    fn shared_dir() -> PathBuf {
-        match std::env::var_os("SWITCHYARD_SHARED_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-        }
+    /// The repository's test data (`tests/` at the workspace root, found from this crate's
+    /// manifest directory).
+    fn test_data_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests")
     }
 
     #[test]
     fn fixtures_decode_the_same_in_any_pieces() {
-        let dir = shared_dir().join("fixtures");
+        let dir = test_data_dir().join("fixtures");
         let mut checked = 0;
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.unwrap().path();

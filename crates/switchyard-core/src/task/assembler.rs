@@ -2,7 +2,7 @@
 //!
 //! Each thinking block keeps its own text and signature (a signature chunk closes the block it
 //! follows), so a message with two thinking blocks replays with two correctly paired
-//! signatures (shared/cases C19; the reference pairs the second signature with both texts).
+//! signatures (tests/cases C19; the reference pairs the second signature with both texts).
 
 use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, ToolCallAccumulator};
 
@@ -99,7 +99,7 @@ impl MessageAssembler {
     }
 
     /// The message of a stream that failed or was cancelled part-way: only complete blocks
-    /// are kept (shared/cases C37). Text is kept; a tool call whose arguments are not a
+    /// are kept (tests/cases C37). Text is kept; a tool call whose arguments are not a
     /// complete JSON object is dropped (it must never be run or replayed), and so is a thinking
     /// block that never got its signature (providers reject it when it is sent back).
     pub fn finish_partial(self) -> Message {

@@ -146,7 +146,7 @@ pub async fn consume_stream(
     drop(stream);
 
     // Tool calls are handed over only when the stream completed; a failed or cancelled
-    // stream keeps only its complete blocks (shared/cases C22, C37).
+    // stream keeps only its complete blocks (tests/cases C22, C37).
     let assistant_message = if failure.is_none() {
         let (message, calls) = assembler.finish();
         for call in calls {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use switchyard_testkit::{MockServer, shared_dir};
+use switchyard_testkit::{MockServer, test_data_dir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -68,11 +68,11 @@ pub async fn get_raw(server: &MockServer, path: &str) -> Vec<u8> {
     read_to_end(&mut stream).await
 }
 
-/// Every `*.http` file in shared/fixtures and shared/cases, sorted.
+/// Every `*.http` file in tests/fixtures and tests/cases, sorted.
 pub fn all_http_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     for dir in ["fixtures", "cases"] {
-        for entry in std::fs::read_dir(shared_dir().join(dir)).unwrap() {
+        for entry in std::fs::read_dir(test_data_dir().join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "http") {
                 files.push(path);
@@ -82,7 +82,7 @@ pub fn all_http_files() -> Vec<PathBuf> {
     files.sort();
     assert!(
         files.len() >= 60,
-        "expected the shared fixtures and cases, found {}",
+        "expected the fixtures and cases in tests/, found {}",
         files.len()
     );
     files
