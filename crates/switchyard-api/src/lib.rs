@@ -20,7 +20,10 @@ pub use config::{
     ProviderSettings, ReasoningEffort, ResolvedMode, build_api_handler, resolve_mode,
 };
 pub use error::{ApiError, ErrorKind, classify};
-pub use handler::{ApiHandler, ApiHandlerModel};
+pub use handler::{
+    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, RetryObserver,
+    RetryStatus,
+};
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
 pub use stream::{ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage};

@@ -1,15 +1,17 @@
 //! The HTTP plumbing every provider shares: one lazily built client, the POST that opens a
-//! stream, error bodies turned into [`ApiError`]s, content-type checks (SPEC R4.0), the
-//! abort signal (R1.4), and the driver that runs a provider's event parser over the body.
+//! stream, error bodies turned into [`ApiError`]s, content-type checks (SPEC R4.0), and the
+//! driver that runs a provider's event parser over the body under one request's options
+//! (cancellation R1.4, retry reports R5.3, deadlines R6.4).
 
 use std::future::Future;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
-use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::{DEFAULT_DEADLINES, RequestOptions, RetryObserver, RetryStatus};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::wire::eventstream::{EventStreamDecoder, EventStreamMessage};
 use crate::wire::ndjson::NdjsonDecoder;
@@ -82,32 +84,6 @@ impl Framing {
     }
 }
 
-/// Aborts the streams of one handler (SPEC R1.4). Cloning shares the signal.
-#[derive(Debug, Clone)]
-pub(crate) struct AbortSignal {
-    tx: Arc<watch::Sender<u64>>,
-}
-
-impl AbortSignal {
-    pub(crate) fn new() -> Self {
-        Self {
-            tx: Arc::new(watch::channel(0).0),
-        }
-    }
-
-    /// Aborts every stream subscribed so far.
-    pub(crate) fn abort(&self) {
-        self.tx.send_modify(|generation| *generation += 1);
-    }
-
-    /// A listener that fires on the next `abort`, not on earlier ones.
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        let mut rx = self.tx.subscribe();
-        rx.mark_unchanged();
-        rx
-    }
-}
-
 /// The request id a provider put in the response headers, if any.
 fn request_id(headers: &HeaderMap) -> Option<String> {
     [
@@ -122,7 +98,7 @@ fn request_id(headers: &HeaderMap) -> Option<String> {
 
 /// Sends `request` and returns the response once its status and content type say a stream
 /// of `framing` follows; otherwise the classified error.
-pub(crate) async fn open_stream(
+async fn open_stream(
     request: reqwest::RequestBuilder,
     origin: &Origin,
     framing: Framing,
@@ -367,205 +343,124 @@ impl Origin {
     }
 }
 
-/// What every handler keeps between requests: the abort signal of its streams (SPEC R1.4)
-/// and the receiver of provider-level retry reports (R5.3).
-#[derive(Default)]
-pub(crate) struct RequestControls {
-    abort: AbortSignal,
-    retry_observer: std::sync::Mutex<Option<RetryObserver>>,
-}
-
-impl Default for AbortSignal {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl RequestControls {
-    /// Sets or clears the retry observer.
-    pub(crate) fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    /// Aborts every stream opened so far.
-    pub(crate) fn abort(&self) {
-        self.abort.abort();
-    }
-
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
-    }
-
-    /// [`post_sse`] with this handler's abort signal and retry observer.
-    pub(crate) fn post_sse<P>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        request: reqwest::RequestBuilder,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = SseEvent>,
-    {
-        post_sse(mode, request, parser, &self.abort, self.observer())
-    }
-
-    /// [`post_ndjson`] with this handler's abort signal and retry observer.
-    pub(crate) fn post_ndjson<P>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        request: reqwest::RequestBuilder,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = String>,
-    {
-        post_ndjson(mode, request, parser, &self.abort, self.observer())
-    }
-}
-
-impl RequestControls {
-    /// Like [`RequestControls::post_sse`] for a request that needs async work before it can be
-    /// sent (fetching an OAuth token, signing with freshly loaded credentials): `build` runs
-    /// once, inside the stream, and its error is the stream's only item. Retries resend the
-    /// built request (SPEC R5.1); a SigV4 signature stays valid for 15 minutes, far longer
-    /// than the capped retry delays.
-    pub(crate) fn post_sse_built<P, F>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        build: F,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = SseEvent>,
-        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-    {
-        let (open, origin) = prepare_built(mode, build, Framing::Sse, self.observer());
-        sse_stream(open, parser, self.abort.subscribe(), origin)
-    }
-
-    /// [`RequestControls::post_sse_built`] for an AWS event-stream body (Bedrock).
-    pub(crate) fn post_eventstream_built<P, F>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        build: F,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = EventStreamMessage>,
-        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-    {
-        let (open, origin) = prepare_built(mode, build, Framing::EventStream, self.observer());
-        drive(
-            open,
-            EventStreamDecoder::new(),
-            parser,
-            self.abort.subscribe(),
-            origin,
-        )
-    }
-}
-
-/// [`prepare`] for a request built asynchronously: the configured extra headers are added
-/// after `build` (so they are never part of a signature) and a build error carries the origin.
-fn prepare_built<F>(
-    mode: &crate::config::ResolvedMode,
-    build: F,
-    framing: Framing,
-    observer: Option<RetryObserver>,
-) -> (
-    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    Origin,
-)
-where
-    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-{
-    let origin = Origin::of(mode);
-    let headers = mode.headers.clone();
-    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
-    let o = origin.clone();
-    let open = async move {
-        let mut request = build
-            .await
-            .map_err(|e| e.with_origin(&o.provider_id, &o.model_id))?;
-        for (k, v) in &headers {
-            request = request.header(k, v);
-        }
-        open_with_retry(request, o, framing, policy, observer).await
-    };
-    (open, origin)
-}
-
-/// Sends `request` (built for `mode`, with the configured extra headers added here) and runs
-/// `parser` over its SSE body: the whole life of one provider request.
-fn post_sse<P>(
+/// Sends `request` (built for `mode`) and runs `parser` over its SSE body: the whole life of
+/// one provider request, under `options` (see [`drive`]).
+pub(crate) fn post_sse<P>(
     mode: &crate::config::ResolvedMode,
     request: reqwest::RequestBuilder,
     parser: P,
-    abort: &AbortSignal,
-    observer: Option<RetryObserver>,
+    options: RequestOptions,
 ) -> ApiStream
 where
     P: EventParser<Event = SseEvent>,
 {
-    let (open, origin) = prepare(mode, request, Framing::Sse, observer);
-    sse_stream(open, parser, abort.subscribe(), origin)
+    let build = std::future::ready(Ok(request));
+    drive(
+        mode,
+        build,
+        Framing::Sse,
+        SseDecoder::new(),
+        parser,
+        options,
+    )
 }
 
 /// Like [`post_sse`] for an NDJSON body (Ollama's `/api/chat`).
-fn post_ndjson<P>(
+pub(crate) fn post_ndjson<P>(
     mode: &crate::config::ResolvedMode,
     request: reqwest::RequestBuilder,
     parser: P,
-    abort: &AbortSignal,
-    observer: Option<RetryObserver>,
+    options: RequestOptions,
 ) -> ApiStream
 where
     P: EventParser<Event = String>,
 {
-    let (open, origin) = prepare(mode, request, Framing::Ndjson, observer);
-    ndjson_stream(open, parser, abort.subscribe(), origin)
+    let build = std::future::ready(Ok(request));
+    drive(
+        mode,
+        build,
+        Framing::Ndjson,
+        NdjsonDecoder::new(),
+        parser,
+        options,
+    )
 }
 
-/// Adds the configured extra headers and wraps the send in the provider-level retry.
-fn prepare(
+/// Like [`post_sse`] for a request that needs async work before it can be sent (fetching an
+/// OAuth token, signing with freshly loaded credentials): `build` runs once, inside the
+/// stream, and its error is the stream's only item. Retries resend the built request (SPEC
+/// R5.1); a SigV4 signature stays valid for 15 minutes, far longer than the capped retry
+/// delays.
+pub(crate) fn post_sse_built<P, F>(
     mode: &crate::config::ResolvedMode,
-    mut request: reqwest::RequestBuilder,
-    framing: Framing,
-    observer: Option<RetryObserver>,
-) -> (
-    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    Origin,
-) {
-    for (k, v) in &mode.headers {
-        request = request.header(k, v);
-    }
-    let origin = Origin::of(mode);
-    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
-    let open = open_with_retry(request, origin.clone(), framing, policy, observer);
-    (open, origin)
+    build: F,
+    parser: P,
+    options: RequestOptions,
+) -> ApiStream
+where
+    P: EventParser<Event = SseEvent>,
+    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
+{
+    drive(
+        mode,
+        build,
+        Framing::Sse,
+        SseDecoder::new(),
+        parser,
+        options,
+    )
+}
+
+/// [`post_sse_built`] for an AWS event-stream body (Bedrock).
+pub(crate) fn post_eventstream_built<P, F>(
+    mode: &crate::config::ResolvedMode,
+    build: F,
+    parser: P,
+    options: RequestOptions,
+) -> ApiStream
+where
+    P: EventParser<Event = EventStreamMessage>,
+    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
+{
+    drive(
+        mode,
+        build,
+        Framing::EventStream,
+        EventStreamDecoder::new(),
+        parser,
+        options,
+    )
 }
 
 /// Opens the stream, retrying the failures SPEC R5.1 retries at this level (rate limits, and
 /// connection errors for local servers) up to the provider's attempt count, with the delay of
 /// [`crate::retry::RetryPolicy::delay_for`] (server hints honoured, capped at 60 s, ±10 %
 /// jitter). Only failures before the body are retried here, so nothing is ever yielded twice
-/// (R5.4). Each retry is reported to `observer` first (R5.3).
+/// (R5.4). Each retry is reported to `observer` first (R5.3), and its wait moves the
+/// first-content deadline `deadline` by as much (the wait is not the provider's slowness).
 async fn open_with_retry(
     request: reqwest::RequestBuilder,
-    origin: Origin,
+    origin: &Origin,
     framing: Framing,
     policy: crate::retry::RetryPolicy,
-    observer: Option<RetryObserver>,
+    observer: Option<&RetryObserver>,
+    deadline: &mut Option<Instant>,
+    first_content: Duration,
 ) -> Result<reqwest::Response, ApiError> {
     let mut attempt = 1;
     loop {
+        let at = *deadline;
+        let send = |request| async move {
+            match before(at, open_stream(request, origin, framing)).await {
+                Some(sent) => sent,
+                None => Err(first_content_timeout(first_content, origin)),
+            }
+        };
         // A body that cannot be cloned (never the case for our JSON bodies) is sent once.
         let Some(this_try) = request.try_clone() else {
-            return open_stream(request, &origin, framing).await;
+            return send(request).await;
         };
-        let err = match open_stream(this_try, &origin, framing).await {
+        let err = match send(this_try).await {
             Ok(response) => return Ok(response),
             Err(e) => e,
         };
@@ -578,13 +473,16 @@ async fn open_with_retry(
             crate::retry::DEFAULT_RETRY_AFTER_CAP,
             jitter_unit(),
         );
-        if let Some(observer) = &observer {
+        if let Some(observer) = observer {
             observer(RetryStatus {
                 attempt,
                 max_attempts: policy.max_attempts,
                 delay,
                 error: err,
             });
+        }
+        if let Some(at) = deadline.as_mut() {
+            *at += delay;
         }
         tokio::time::sleep(delay).await;
         attempt += 1;
@@ -603,72 +501,137 @@ fn jitter_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// One provider-level retry, reported before its wait (SPEC R5.3).
-#[derive(Debug, Clone)]
-pub struct RetryStatus {
-    /// The attempt that failed, from 1.
-    pub attempt: u32,
-    /// Requests in all under the provider's policy.
-    pub max_attempts: u32,
-    /// The wait before the next attempt.
-    pub delay: Duration,
-    /// Why the attempt failed.
-    pub error: ApiError,
+/// `Some(now + d)`, or `None` (no deadline) when that is past what the clock can hold
+/// ([`Duration::MAX`] means "no deadline").
+fn deadline_after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
 }
 
-/// Receives provider-level retry reports; set with `ApiHandler::set_retry_observer`.
-pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
-
-/// Runs `parser` over an SSE body opened by `open`. See [`drive`].
-pub(crate) fn sse_stream<P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    parser: P,
-    abort: watch::Receiver<u64>,
-    origin: Origin,
-) -> ApiStream
-where
-    P: EventParser<Event = SseEvent>,
-{
-    drive(open, SseDecoder::new(), parser, abort, origin)
+/// Runs `fut` until `deadline`: `None` when the deadline passed first.
+async fn before<T>(deadline: Option<Instant>, fut: impl Future<Output = T>) -> Option<T> {
+    match deadline {
+        Some(at) => tokio::time::timeout_at(at, fut).await.ok(),
+        None => Some(fut.await),
+    }
 }
 
-/// Runs `parser` over an NDJSON body opened by `open`. See [`drive`].
-pub(crate) fn ndjson_stream<P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    parser: P,
-    abort: watch::Receiver<u64>,
-    origin: Origin,
-) -> ApiStream
-where
-    P: EventParser<Event = String>,
-{
-    drive(open, NdjsonDecoder::new(), parser, abort, origin)
+fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
+    ApiError::new(
+        ErrorKind::Timeout,
+        format!(
+            "no content arrived within {} s of the request",
+            limit.as_secs()
+        ),
+    )
+    .with_origin(&origin.provider_id, &origin.model_id)
 }
 
-/// The stream of one request: opens it, reads the body piece by piece, decodes, maps through
-/// the provider's parser and yields chunks. Ends after the first error. Dropping the stream
-/// drops the response, which closes the connection; an abort does the same and yields one
-/// `Cancelled` error (SPEC R1.4).
-fn drive<D, P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
+fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
+    ApiError::new(
+        ErrorKind::Timeout,
+        format!(
+            "the stream stalled: nothing arrived for {} s",
+            limit.as_secs()
+        ),
+    )
+    .with_origin(&origin.provider_id, &origin.model_id)
+}
+
+/// The extra headers of one request as a header map, or the name of the first one that is
+/// not valid HTTP (its value is never shown: it may be a credential).
+fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name_ok = reqwest::header::HeaderName::from_bytes(name.as_bytes());
+        let value_ok = reqwest::header::HeaderValue::from_str(value);
+        match (name_ok, value_ok) {
+            (Ok(n), Ok(v)) => {
+                map.append(n, v);
+            }
+            _ => return Err(name),
+        }
+    }
+    Ok(map)
+}
+
+/// The stream of one request: builds it (`build`: a ready request, or the async signing or
+/// token fetch of Bedrock and Vertex), adds the configured then the request's extra headers,
+/// opens it with the provider-level retry, reads the body piece by piece, decodes, maps
+/// through the provider's parser and yields chunks. Ends after the first error.
+///
+/// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
+/// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
+/// hears each provider-level retry (R5.3); the deadlines turn a silent stream into one
+/// `Timeout` error (R6.4). Dropping the stream drops the response, which closes the
+/// connection.
+fn drive<F, D, P>(
+    mode: &crate::config::ResolvedMode,
+    build: F,
+    framing: Framing,
     mut decoder: D,
     mut parser: P,
-    mut abort: watch::Receiver<u64>,
-    origin: Origin,
+    options: RequestOptions,
 ) -> ApiStream
 where
+    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
     D: BodyDecoder + 'static,
     D::Event: Send,
     P: EventParser<Event = D::Event>,
 {
+    let origin = Origin::of(mode);
+    let configured = mode.headers.clone();
+    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
+    let deadlines = DEFAULT_DEADLINES.with(options.deadlines);
+    let RequestOptions {
+        cancel,
+        on_retry,
+        headers: extra,
+        ..
+    } = options;
     let cancelled = |origin: &Origin| {
         ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
             .with_origin(&origin.provider_id, &origin.model_id)
     };
     Box::pin(async_stream::stream! {
+        let extra = match extra_headers(&extra) {
+            Ok(map) => map,
+            Err(name) => {
+                yield Err(ApiError::new(
+                    ErrorKind::InvalidRequest,
+                    format!(
+                        "the extra request header `{name}` is not a valid HTTP header name and value; fix it in the request options"
+                    ),
+                )
+                .with_origin(&origin.provider_id, &origin.model_id));
+                return;
+            }
+        };
+        let mut deadline = deadline_after(deadlines.first_content);
+        let open = async {
+            let built = match before(deadline, build).await {
+                Some(built) => built,
+                None => Err(first_content_timeout(deadlines.first_content, &origin)),
+            };
+            let mut request = built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?;
+            // Added after `build`, so never part of a signature.
+            for (k, v) in &configured {
+                request = request.header(k, v);
+            }
+            let request = request.headers(extra);
+            open_with_retry(
+                request,
+                &origin,
+                framing,
+                policy,
+                on_retry.as_ref(),
+                &mut deadline,
+                deadlines.first_content,
+            )
+            .await
+        };
         let opened = tokio::select! {
             biased;
-            _ = abort.changed() => Err(cancelled(&origin)),
+            _ = cancel.cancelled() => Err(cancelled(&origin)),
             r = open => r,
         };
         let mut response = match opened {
@@ -687,16 +650,28 @@ where
         };
         let mut events = Vec::new();
         let mut out = Vec::new();
+        // Until the first content chunk the first-content deadline runs; from then on the idle
+        // deadline restarts whenever the consumer comes back for more after a chunk.
+        let mut content_seen = false;
+        let mut restart_idle = false;
         loop {
+            if restart_idle {
+                deadline = deadline_after(deadlines.idle);
+                restart_idle = false;
+            }
             let next = tokio::select! {
                 biased;
-                _ = abort.changed() => Err(cancelled(&origin)),
-                c = response.chunk() => c.map_err(|e| {
-                    ApiError::new(
-                        ErrorKind::Network,
-                        format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
-                    )
-                }),
+                _ = cancel.cancelled() => Err(cancelled(&origin)),
+                c = before(deadline, response.chunk()) => match c {
+                    None if content_seen => Err(idle_timeout(deadlines.idle, &origin)),
+                    None => Err(first_content_timeout(deadlines.first_content, &origin)),
+                    Some(c) => c.map_err(|e| {
+                        ApiError::new(
+                            ErrorKind::Network,
+                            format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
+                        )
+                    }),
+                },
             };
             let ended = match next {
                 Ok(Some(bytes)) => {
@@ -725,8 +700,17 @@ where
                 parser.on_end(&mut out);
             }
             for item in out.drain(..) {
+                // A cancellation between two chunks of one read takes effect at once.
+                if cancel.is_cancelled() {
+                    yield Err(cancelled(&origin));
+                    return;
+                }
                 match item {
-                    Ok(chunk) => yield Ok(chunk),
+                    Ok(chunk) => {
+                        content_seen |= chunk.is_content();
+                        restart_idle = content_seen;
+                        yield Ok(chunk);
+                    }
                     Err(e) => {
                         yield Err(finish_err(e));
                         return;

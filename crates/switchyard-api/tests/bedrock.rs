@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use switchyard_api::message::ImageSource;
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, Mode, Role,
-    ToolSpec, build_api_handler,
+    ApiConfiguration, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, Mode,
+    RequestOptions, Role, ToolSpec, build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
@@ -255,7 +255,10 @@ async fn converse_stream_request_is_signed_and_shaped() {
             }],
         },
     ];
-    let items: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    let items: Vec<_> = h
+        .create_message("SYS", &messages, &tools, RequestOptions::default())
+        .collect()
+        .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     assert!(
         items.iter().any(
@@ -380,7 +383,12 @@ async fn without_session_token_and_with_a_profile_id() {
     let h = handler(&c);
     assert_eq!(h.get_model().info.context_window, 300_000);
     let _: Vec<_> = h
-        .create_message("SYS", &[Message::user_text("hi")], &[])
+        .create_message(
+            "SYS",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let req = &server.requests()[0];
@@ -418,7 +426,12 @@ async fn a_bedrock_api_key_is_sent_as_a_bearer_token() {
     let c = config("", "", &server.url(), ENV);
     let h = handler(&c);
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -450,7 +463,12 @@ async fn http_errors_map_to_kinds_and_never_show_secrets() {
             STATIC_WITH_SESSION,
         );
         let items: Vec<_> = handler(&c)
-            .create_message("s", &[Message::user_text("x")], &[])
+            .create_message(
+                "s",
+                &[Message::user_text("x")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         let [Err(e)] = items.as_slice() else {
@@ -515,7 +533,12 @@ async fn the_aws_credential_chain_reads_the_profile_files() {
     })
     .unwrap();
     let items: Vec<_> = handler(&c)
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode,
-    build_api_handler,
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
+    Mode, build_api_handler,
 };
 use switchyard_core::task::{
     ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
@@ -79,6 +79,7 @@ async fn run_handler(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut events = Vec::new();
     let mut ranges = Vec::new();
@@ -188,6 +189,7 @@ async fn c03b_error_after_text_is_passed_through_not_retried() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conv = conversation(1);
     let mut events = Vec::new();
@@ -433,6 +435,7 @@ async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conv = conversation(1);
     let _ = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |_| {})

@@ -14,7 +14,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_api::{ApiConfiguration, ApiHandler, Message, Mode, build_api_handler};
+use switchyard_api::{
+    ApiConfiguration, ApiHandler, CancellationToken, Message, Mode, build_api_handler,
+};
 use switchyard_core::mcp::{McpServerHub, McpServerStatus, McpSettings};
 use switchyard_core::prompt::{SystemPromptContext, get_system_prompt};
 use switchyard_core::task::{
@@ -188,6 +190,7 @@ async fn run_with_tools(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(prompt)],
@@ -379,6 +382,7 @@ async fn a_server_hanging_on_initialize_does_not_hold_the_request_back() {
             mcp_wait: Duration::from_millis(500),
             ..AttemptSettings::default()
         },
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
@@ -433,6 +437,7 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, Role, build_api_handler,
+    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, RequestOptions, Role,
+    build_api_handler,
 };
 use switchyard_core::task::{RequestOutcome, RequestStatus, TaskEvent, run_request};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split};
@@ -31,7 +32,15 @@ async fn run(h: &dyn ApiHandler) -> (RequestOutcome, Vec<TaskEvent>) {
     let messages = [Message::user_text("hi")];
     let outcome = {
         let mut on_event = |e: TaskEvent| events.push(e);
-        run_request(h, "You are terse.", &messages, &[], &mut on_event).await
+        run_request(
+            h,
+            "You are terse.",
+            &messages,
+            &[],
+            RequestOptions::default(),
+            &mut on_event,
+        )
+        .await
     };
     (outcome, events)
 }
@@ -185,7 +194,15 @@ async fn text_is_forwarded_as_it_streams() {
     let messages = [Message::user_text("hi")];
     let out = {
         let mut on_event = |e: TaskEvent| stamped.push((start.elapsed(), e));
-        run_request(h.as_ref(), "s", &messages, &[], &mut on_event).await
+        run_request(
+            h.as_ref(),
+            "s",
+            &messages,
+            &[],
+            RequestOptions::default(),
+            &mut on_event,
+        )
+        .await
     };
     assert_eq!(out.status, RequestStatus::Completed);
     assert_eq!(stamped[0].1, text("The capital of France is"));

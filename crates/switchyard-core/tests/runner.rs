@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ApiHandlerModel, ApiStream, ContentBlock, Message, Mode, Role,
-    ToolSpec, build_api_handler,
+    ApiConfiguration, ApiHandler, ApiHandlerModel, ApiStream, CancellationToken, ContentBlock,
+    Message, Mode, RequestOptions, Role, ToolSpec, build_api_handler,
 };
 use switchyard_core::context::{DeletedRange, FILE_READ_NOTICE};
 use switchyard_core::store::{NewTask, TaskStore};
@@ -30,7 +30,13 @@ struct Probe {
 }
 
 impl ApiHandler for Probe {
-    fn create_message(&self, system: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+    fn create_message(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        options: RequestOptions,
+    ) -> ApiStream {
         if let Some(id) = self.task_id.lock().unwrap().clone() {
             let stored = self.store.messages(&id).unwrap();
             let range = self
@@ -40,7 +46,7 @@ impl ApiHandler for Probe {
                 .conversation_history_deleted_range;
             self.snapshots.lock().unwrap().push((stored, range));
         }
-        self.inner.create_message(system, messages, tools)
+        self.inner.create_message(system, messages, tools, options)
     }
     fn get_model(&self) -> ApiHandlerModel {
         self.inner.get_model()
@@ -80,6 +86,7 @@ async fn run(runner: &mut TaskRunner, h: &Probe) -> (RequestStatus, Vec<TaskEven
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut events = Vec::new();
     let outcome = runner
@@ -317,12 +324,18 @@ struct DeleteTaskOnFirstRequest {
 }
 
 impl ApiHandler for DeleteTaskOnFirstRequest {
-    fn create_message(&self, system: &str, messages: &[Message], tools: &[ToolSpec]) -> ApiStream {
+    fn create_message(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        options: RequestOptions,
+    ) -> ApiStream {
         let conn = rusqlite::Connection::open(&self.db).unwrap();
         conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
         conn.execute("DELETE FROM tasks WHERE id = ?1", [&self.task_id])
             .unwrap();
-        self.inner.create_message(system, messages, tools)
+        self.inner.create_message(system, messages, tools, options)
     }
     fn get_model(&self) -> ApiHandlerModel {
         self.inner.get_model()
@@ -359,6 +372,7 @@ async fn a_change_that_cannot_be_saved_stops_the_turn_before_the_next_request() 
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let result = runner.run_turn(&ctx, &mut |_| {}).await;
     let err = result.unwrap_err();

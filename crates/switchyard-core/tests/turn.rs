@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, Role, build_api_handler,
+    ApiConfiguration, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, Role,
+    build_api_handler,
 };
 use switchyard_core::task::{
     ApiRequestContext, AttemptSettings, CONTINUE_AFTER_INTERRUPTION, CancelReason, Conversation,
@@ -31,6 +32,7 @@ async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut events = Vec::new();
     let mut index = 0;

@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 use crate::config::ResolvedMode;
 use crate::error::ApiError;
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// `max_tokens` sent when the model's is unknown (SPEC R4.3); also Bedrock's `maxTokens`.
@@ -34,16 +34,12 @@ const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 /// A handler for the Anthropic Messages API.
 pub struct AnthropicHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
 }
 
 impl AnthropicHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+        Self { mode }
     }
 
     /// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
@@ -130,6 +126,7 @@ impl ApiHandler for AnthropicHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let mut request = transport::client()
@@ -144,8 +141,7 @@ impl ApiHandler for AnthropicHandler {
             request = request.header("anthropic-beta", CONTEXT_1M_BETA);
         }
         let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, AnthropicParser::default())
+        transport::post_sse(&self.mode, request, AnthropicParser::default(), options)
     }
 
     handler_plumbing!();

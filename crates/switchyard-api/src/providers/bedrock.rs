@@ -36,11 +36,11 @@ use serde_json::{Value, json};
 use crate::auth::aws::AwsAuth;
 use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 use crate::wire::eventstream::EventStreamMessage;
 
 /// The `anthropic_beta` value enabling the 1M-token context window for `:1m` model ids.
@@ -117,7 +117,6 @@ fn encode_path_segment(s: &str) -> String {
 /// A handler for Bedrock's ConverseStream.
 pub struct BedrockHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
     auth: Arc<AwsAuth>,
 }
 
@@ -126,11 +125,7 @@ impl BedrockHandler {
     /// first request (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
         let auth = Arc::new(AwsAuth::new(&mode.cloud));
-        Self {
-            mode,
-            controls: RequestControls::default(),
-            auth,
-        }
+        Self { mode, auth }
     }
 
     fn is_claude(&self) -> bool {
@@ -286,6 +281,7 @@ impl ApiHandler for BedrockHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self
             .request_body(system_prompt, messages, tools)
@@ -347,8 +343,12 @@ impl ApiHandler for BedrockHandler {
             }
             Ok(request.body(body))
         };
-        self.controls
-            .post_eventstream_built(&self.mode, build, ConverseStreamParser::default())
+        transport::post_eventstream_built(
+            &self.mode,
+            build,
+            ConverseStreamParser::default(),
+            options,
+        )
     }
 
     handler_plumbing!();

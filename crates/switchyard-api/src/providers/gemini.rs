@@ -20,10 +20,10 @@ use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
@@ -42,16 +42,12 @@ const BLOCKING_FINISHES: &[&str] = &[
 /// A handler for the Gemini API.
 pub struct GeminiHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
 }
 
 impl GeminiHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+        Self { mode }
     }
 
     /// The JSON request body.
@@ -154,6 +150,7 @@ impl ApiHandler for GeminiHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let url = format!(
@@ -168,8 +165,7 @@ impl ApiHandler for GeminiHandler {
             request = request.header("x-goog-api-key", key.expose());
         }
         let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, GeminiParser::default())
+        transport::post_sse(&self.mode, request, GeminiParser::default(), options)
     }
 
     handler_plumbing!();

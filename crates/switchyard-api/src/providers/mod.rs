@@ -1,10 +1,11 @@
 //! One module per wire family (SPEC R4.1); `presets` holds every provider id as data (R4.2).
 //!
-//! Every handler holds its `ResolvedMode` as `mode` and its `RequestControls` as `controls`;
-//! [`handler_plumbing`] writes the `ApiHandler` methods that only read those.
+//! Every handler holds its `ResolvedMode` as `mode`; [`handler_plumbing`] writes the
+//! `ApiHandler` methods that only read it. Nothing per-request is stored on a handler: each
+//! request's cancellation, retry observer, headers and deadlines come in its `RequestOptions`.
 
-/// The `ApiHandler` methods shared by every provider: model, provider id, retry observer and
-/// abort, from the handler's `mode` and `controls` fields.
+/// The `ApiHandler` methods shared by every provider: model and provider id, from the
+/// handler's `mode` field.
 macro_rules! handler_plumbing {
     () => {
         fn get_model(&self) -> crate::handler::ApiHandlerModel {
@@ -13,14 +14,6 @@ macro_rules! handler_plumbing {
 
         fn provider_id(&self) -> &str {
             &self.mode.provider_id
-        }
-
-        fn set_retry_observer(&self, observer: Option<crate::handler::RetryObserver>) {
-            self.controls.set_retry_observer(observer);
-        }
-
-        fn abort(&self) {
-            self.controls.abort();
         }
     };
 }

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 
 use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 
 /// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
 pub const DEFAULT_NUM_CTX: u64 = 32_768;
@@ -28,7 +28,6 @@ pub const DEFAULT_NUM_CTX: u64 = 32_768;
 /// A handler for Ollama's `/api/chat`.
 pub struct OllamaHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
 }
 
 impl OllamaHandler {
@@ -43,10 +42,7 @@ impl OllamaHandler {
         if let Some(root) = mode.base_url.strip_suffix("/v1") {
             mode.base_url = root.to_owned();
         }
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+        Self { mode }
     }
 
     /// The JSON request body.
@@ -133,6 +129,7 @@ impl ApiHandler for OllamaHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let mut request = transport::client()
@@ -142,8 +139,7 @@ impl ApiHandler for OllamaHandler {
             request = request.bearer_auth(key.expose());
         }
         let request = request.body(body.to_string());
-        self.controls
-            .post_ndjson(&self.mode, request, OllamaParser::default())
+        transport::post_ndjson(&self.mode, request, OllamaParser::default(), options)
     }
 
     handler_plumbing!();

@@ -27,17 +27,16 @@ use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::presets::ChatDialect;
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// A handler for OpenAI Chat Completions and the OpenAI-compatible family.
 pub struct OpenAiChatHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
 }
 
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
@@ -61,10 +60,7 @@ fn is_azure(base_url: &str) -> bool {
 impl OpenAiChatHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+        Self { mode }
     }
 
     fn dialect(&self) -> ChatDialect {
@@ -186,6 +182,7 @@ impl ApiHandler for OpenAiChatHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let azure = is_azure(&self.mode.base_url);
@@ -207,8 +204,12 @@ impl ApiHandler for OpenAiChatHandler {
                 .header("X-Title", "Switchyard");
         }
         let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, ChatParser::new(self.dialect()))
+        transport::post_sse(
+            &self.mode,
+            request,
+            ChatParser::new(self.dialect()),
+            options,
+        )
     }
 
     handler_plumbing!();

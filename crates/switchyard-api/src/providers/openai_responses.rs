@@ -20,25 +20,21 @@ use serde_json::{Value, json};
 
 use crate::config::{ReasoningEffort, ResolvedMode};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::transport::{self, EventParser};
 use crate::wire::sse::SseEvent;
 
 /// A handler for the OpenAI Responses API.
 pub struct OpenAiResponsesHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
 }
 
 impl OpenAiResponsesHandler {
     /// Builds the handler; no network request is made (SPEC R3.5).
     pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+        Self { mode }
     }
 
     /// The JSON request body.
@@ -121,6 +117,7 @@ impl ApiHandler for OpenAiResponsesHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let body = self.request_body(system_prompt, messages, tools);
         let mut request = transport::client()
@@ -131,8 +128,7 @@ impl ApiHandler for OpenAiResponsesHandler {
             request = request.bearer_auth(key.expose());
         }
         let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, ResponsesParser::default())
+        transport::post_sse(&self.mode, request, ResponsesParser::default(), options)
     }
 
     handler_plumbing!();

@@ -26,12 +26,12 @@ use serde_json::json;
 use crate::auth::google::GoogleAuth;
 use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
+use crate::handler::{ApiHandler, RequestOptions};
 use crate::message::{Message, ToolSpec};
 use crate::providers::anthropic::{AnthropicHandler, AnthropicParser};
 use crate::providers::gemini::{GeminiHandler, GeminiParser};
 use crate::stream::ApiStream;
-use crate::transport::{self, RequestControls};
+use crate::transport;
 
 /// The `anthropic_version` Vertex's Anthropic endpoint takes in the body.
 pub const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
@@ -53,7 +53,6 @@ pub fn is_claude(model_id: &str) -> bool {
 /// A handler for Vertex AI.
 pub struct VertexHandler {
     mode: ResolvedMode,
-    controls: RequestControls,
     auth: Arc<GoogleAuth>,
     gemini: GeminiHandler,
     anthropic: AnthropicHandler,
@@ -68,7 +67,6 @@ impl VertexHandler {
             gemini: GeminiHandler::new(mode.clone()),
             anthropic: AnthropicHandler::new(mode.clone()),
             mode,
-            controls: RequestControls::default(),
             auth,
         }
     }
@@ -99,6 +97,7 @@ impl ApiHandler for VertexHandler {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream {
         let claude = is_claude(&self.mode.model_id);
         let body = if claude {
@@ -142,11 +141,9 @@ impl ApiHandler for VertexHandler {
             Ok(request.body(body))
         };
         if claude {
-            self.controls
-                .post_sse_built(&self.mode, build, AnthropicParser::default())
+            transport::post_sse_built(&self.mode, build, AnthropicParser::default(), options)
         } else {
-            self.controls
-                .post_sse_built(&self.mode, build, GeminiParser::default())
+            transport::post_sse_built(&self.mode, build, GeminiParser::default(), options)
         }
     }
 

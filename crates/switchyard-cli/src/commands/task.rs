@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_api::{ApiHandler, ToolSpec};
+use switchyard_api::{ApiHandler, CancellationToken, ToolSpec};
 use switchyard_api::{Mode, build_api_handler};
 use switchyard_core::prompt::{SystemPromptContext, default_global_rules_dir, get_system_prompt};
 use switchyard_core::store::{NewTask, StoreError, UNKNOWN_MODEL};
@@ -238,7 +238,6 @@ pub async fn session(
             None => {
                 // R9.5: the stream is dropped (its connection closed), what streamed is kept
                 // and the request recorded as cancelled by the user.
-                handler.abort();
                 if let Err(e) = runner.record_cancelled(&mut on_event) {
                     break store_failed(&mut renderer, &e);
                 }
@@ -332,6 +331,7 @@ async fn user_turn(
             max_auto_retries,
             ..AttemptSettings::default()
         },
+        cancel: CancellationToken::new(),
     };
     // The model's MCP tool calls are approved, run and answered until it stops calling tools.
     let approver = crate::commands::mcp::TerminalApprover { yes };

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use switchyard_api::handler::RetryStatus;
 use switchyard_api::retry::task_retry_delay;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ErrorKind, Message, ToolSpec,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, CancellationToken, Deadlines, ErrorKind,
+    Message, RequestOptions, ToolSpec,
 };
 use tokio::time::Instant;
 
@@ -35,10 +36,6 @@ use crate::context::{
 pub const MCP_WAIT: Duration = Duration::from_secs(10);
 /// Automatic retries before the user is asked (SPEC R6.7).
 pub const MAX_AUTO_RETRIES: u32 = 3;
-/// Default deadline for the first content chunk (SPEC R6.4).
-pub const DEFAULT_FIRST_CONTENT_TIMEOUT: Duration = Duration::from_secs(120);
-/// Default deadline between chunks once the stream is flowing (SPEC R6.4).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest server-requested wait honoured between automatic retries (SPEC R5.2).
 pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RETRY_AFTER_CAP;
 
@@ -113,8 +110,9 @@ pub struct Conversation {
 pub struct AttemptSettings {
     /// Automatic retries before the user is asked (default 3, SPEC R6.7).
     pub max_auto_retries: u32,
-    pub first_content_timeout: Duration,
-    pub idle_timeout: Duration,
+    /// First-content and idle deadlines of each request (SPEC R6.4), enforced by the provider
+    /// layer; unset values take the provider's configured ones (120 s and 300 s by default).
+    pub deadlines: Deadlines,
     pub retry_after_cap: Duration,
     /// How long to wait for MCP servers still connecting (default [`MCP_WAIT`], 10 s, SPEC R6.1).
     pub mcp_wait: Duration,
@@ -124,8 +122,7 @@ impl Default for AttemptSettings {
     fn default() -> Self {
         Self {
             max_auto_retries: MAX_AUTO_RETRIES,
-            first_content_timeout: DEFAULT_FIRST_CONTENT_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            deadlines: Deadlines::default(),
             retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
             mcp_wait: MCP_WAIT,
         }
@@ -144,6 +141,9 @@ pub struct ApiRequestContext<'a> {
     /// The index of this request's `api_req_started` event (SPEC R9.1); the request loop sets it.
     pub request_index: u32,
     pub settings: AttemptSettings,
+    /// Cancels the step's requests (SPEC R9.5): a cancelled request ends with
+    /// `ErrorKind::Cancelled`, which is never retried.
+    pub cancel: CancellationToken,
 }
 
 /// Prepares, sends and probes one request, recovering failures before the first content chunk
@@ -219,15 +219,18 @@ pub async fn attempt_api_request(
         );
         // Provider-level retries (SPEC R5.3) are reported through a channel while probing.
         let (retry_tx, mut retry_rx) = tokio::sync::mpsc::unbounded_channel();
-        ctx.handler
-            .set_retry_observer(Some(Arc::new(move |status: RetryStatus| {
+        let options = RequestOptions {
+            cancel: ctx.cancel.clone(),
+            on_retry: Some(Arc::new(move |status: RetryStatus| {
                 let _ = retry_tx.send(status);
-            })));
+            })),
+            deadlines: ctx.settings.deadlines,
+            ..RequestOptions::default()
+        };
         let stream = ctx
             .handler
-            .create_message(&system_prompt, &messages, &tools);
-        let probed = probe(stream, ctx.settings, &mut retry_rx, on_event).await;
-        ctx.handler.set_retry_observer(None);
+            .create_message(&system_prompt, &messages, &tools, options);
+        let probed = probe(stream, &mut retry_rx, on_event).await;
         let error = match probed {
             Ok(stream) => return Ok(stream),
             Err(e) => e.with_origin(ctx.handler.provider_id(), &ctx.handler.get_model().id),
@@ -359,22 +362,19 @@ async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
 }
 
 /// Reads `stream` up to its first content chunk (SPEC R6.4 **Improve**): usage chunks before it
-/// are held and released with it. A stream that ends first is an empty response (R9.4); one that
-/// sends no content within the first-content deadline is a `Timeout`.
+/// are held and released with it. A stream that ends first is an empty response (R9.4). The
+/// first-content and idle deadlines are the provider layer's (`RequestOptions::deadlines`): a
+/// stream that sends no content in time ends with a `Timeout` error.
 async fn probe(
     mut stream: ApiStream,
-    settings: AttemptSettings,
     retries: &mut tokio::sync::mpsc::UnboundedReceiver<RetryStatus>,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> Result<ApiStream, ApiError> {
-    let mut deadline = Instant::now() + settings.first_content_timeout;
     let mut held: Vec<ApiStreamChunk> = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             Some(status) = retries.recv() => {
-                // The provider waits before retrying: that wait does not count against it.
-                deadline += status.delay;
                 on_event(TaskEvent::RetryStatus {
                     attempt: status.attempt,
                     max_attempts: status.max_attempts,
@@ -383,65 +383,28 @@ async fn probe(
                 });
                 continue;
             }
-            next = tokio::time::timeout_at(deadline, stream.next()) => next,
+            next = stream.next() => next,
         };
         match next {
-            Err(_) => {
-                return Err(ApiError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no content arrived within {} s of the request",
-                        settings.first_content_timeout.as_secs()
-                    ),
-                ));
-            }
-            Ok(None) => {
+            None => {
                 return Err(ApiError::new(
                     ErrorKind::Server,
                     "the provider returned an empty response",
                 ));
             }
-            Ok(Some(Err(e))) => return Err(e),
-            Ok(Some(Ok(chunk))) => {
+            Some(Err(e)) => return Err(e),
+            Some(Ok(chunk)) => {
                 let content = chunk.is_content();
                 held.push(chunk);
                 if content {
-                    return Ok(with_idle_deadline(held, stream, settings.idle_timeout));
+                    return Ok(with_held(held, stream));
                 }
             }
         }
     }
 }
 
-/// `held` chunks first, then the rest of `stream`, ending with a `Timeout` error when no item
-/// arrives for `idle` (SPEC R6.4).
-fn with_idle_deadline(
-    held: Vec<ApiStreamChunk>,
-    mut stream: ApiStream,
-    idle: Duration,
-) -> ApiStream {
-    Box::pin(async_stream::stream! {
-        for chunk in held {
-            yield Ok(chunk);
-        }
-        loop {
-            match tokio::time::timeout(idle, stream.next()).await {
-                Ok(Some(item)) => {
-                    let failed = item.is_err();
-                    yield item;
-                    if failed {
-                        return;
-                    }
-                }
-                Ok(None) => return,
-                Err(_) => {
-                    yield Err(ApiError::new(
-                        ErrorKind::Timeout,
-                        format!("the stream stalled: nothing arrived for {} s", idle.as_secs()),
-                    ));
-                    return;
-                }
-            }
-        }
-    })
+/// `held` chunks first, then the rest of `stream`.
+fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
+    Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolSpec,
-    Usage,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message,
+    RequestOptions, ToolSpec, Usage,
 };
 use tokio::time::Instant;
 
@@ -84,7 +84,8 @@ fn block_len(block: &ContentBlock) -> usize {
     }
 }
 
-/// Streams one request through `handler` and reports every chunk to `on_event` as it arrives.
+/// Streams one request through `handler`, under `options` (cancellation, retry observer,
+/// headers, deadlines), and reports every chunk to `on_event` as it arrives.
 ///
 /// Text and reasoning are forwarded as they stream; tool calls are reported once the stream
 /// ends (when their arguments are complete); usage is summed (tokens) with the provider's cost
@@ -98,10 +99,11 @@ pub async fn run_request(
     system_prompt: &str,
     messages: &[Message],
     tools: &[ToolSpec],
+    options: RequestOptions,
     on_event: &mut (dyn FnMut(TaskEvent) + Send),
 ) -> RequestOutcome {
     let started = Instant::now();
-    let stream = handler.create_message(system_prompt, messages, tools);
+    let stream = handler.create_message(system_prompt, messages, tools, options);
     consume_stream(handler, stream, started, system_prompt, messages, on_event).await
 }
 

@@ -301,6 +301,7 @@ impl TaskRunner {
     ) -> Result<TurnOutcome, StoreError> {
         let ctx = ApiRequestContext {
             previous_request_total_tokens: self.last_request_total_tokens,
+            cancel: ctx.cancel.clone(),
             ..*ctx
         };
         let latch: Mutex<Option<StoreError>> = Mutex::new(None);

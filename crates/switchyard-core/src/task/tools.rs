@@ -92,6 +92,7 @@ pub async fn run_task_with_tools(
     loop {
         let round_ctx = ApiRequestContext {
             previous_request_total_tokens: previous_total,
+            cancel: ctx.cancel.clone(),
             ..*ctx
         };
         let outcome = run_turn(

@@ -115,6 +115,7 @@ pub async fn run_turn_observed(
         let request_ctx = ApiRequestContext {
             previous_request_total_tokens: previous_total,
             request_index: *request_index,
+            cancel: ctx.cancel.clone(),
             ..*ctx
         };
         let started = Instant::now();
