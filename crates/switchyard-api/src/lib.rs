@@ -11,13 +11,14 @@ pub mod message;
 pub mod model;
 pub mod providers;
 pub mod retry;
+pub mod retry_after;
 pub mod stream;
 mod transport;
 pub mod wire;
 
 pub use config::{
-    ApiConfiguration, ApiKey, CloudSettings, ConfigError, Mode, ModeSettings, ProviderEndpoint,
-    ProviderSettings, ReasoningEffort, ResolvedMode, build_api_handler, resolve_mode,
+    ApiConfiguration, ApiKey, ConfigError, HttpSettings, Mode, ModeSettings, ProviderEndpoint,
+    ProviderSettings, Proxy, ReasoningEffort,
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{
@@ -26,4 +27,5 @@ pub use handler::{
 };
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
+pub use providers::{CloudSettings, ResolvedMode, build_api_handler, handler_for, resolve_mode};
 pub use stream::{ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage};

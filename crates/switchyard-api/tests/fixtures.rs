@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use switchyard_api::retry::RetryPolicy;
+use switchyard_api::providers::preset;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
     Mode, RequestOptions, ToolSpec, build_api_handler,
@@ -228,7 +228,7 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
             assert_eq!(
                 server.request_count(),
                 if rate_limited {
-                    RetryPolicy::for_provider(provider_for(name).0).max_attempts as usize
+                    preset(provider_for(name).0).unwrap().retry.max_attempts as usize
                 } else {
                     1
                 },
@@ -835,10 +835,10 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
     );
 }
 
-#[test]
-fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
-    use switchyard_api::providers::bedrock::ConverseStreamParser;
-    use switchyard_api::wire::eventstream::EventStreamDecoder;
+#[tokio::test(start_paused = true)]
+async fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
+    // The raw `.bin` event streams (made by make_bedrock_fixture.py), served as the body of a
+    // ConverseStream response in 1-, 5-, 7-byte and whole writes.
     for name in [
         "bedrock_converse_stream",
         "bedrock_throttling_midstream",
@@ -853,22 +853,24 @@ fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
         )
         .unwrap();
         for piece in [1, 5, 7, bytes.len()] {
-            let mut decoder = EventStreamDecoder::new();
-            let mut parser = ConverseStreamParser::default();
-            let mut frames = Vec::new();
-            let mut items = Vec::new();
-            for chunk in bytes.chunks(piece) {
-                decoder.feed(chunk, &mut frames).unwrap();
-                for frame in frames.drain(..) {
-                    parser.on_message(&frame, &mut items);
-                }
-            }
-            decoder.finish().unwrap();
-            parser.on_end(&mut items);
-            // Like the stream driver: nothing after the first error.
-            if let Some(at) = items.iter().position(Result::is_err) {
-                items.truncate(at + 1);
-            }
+            let response = HttpResponse::new(
+                200,
+                &[("content-type", "application/vnd.amazon.eventstream")],
+                bytes.clone(),
+            );
+            let server =
+                MockServer::start(vec![Reply::new(response).split(Split::Every(piece))]).await;
+            let (provider, model, _) = provider_for(name);
+            let h = handler(provider, model, &server.url(), "");
+            let items: Vec<_> = h
+                .create_message(
+                    "You are terse.",
+                    &[Message::user_text("hi")],
+                    &[],
+                    RequestOptions::default(),
+                )
+                .collect()
+                .await;
             let got = Value::Array(normalise("bedrock", &items));
             assert_eq!(got, expected, "{name} in {piece}-byte pieces");
         }

@@ -390,7 +390,7 @@ fn chunked(body: &str) -> String {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_first_content_deadline_comes_from_the_request_or_the_default() {
+async fn the_first_content_deadline_comes_from_the_request_the_provider_or_the_default() {
     // Headers, then silence: the request's own deadline (5 s) ends it.
     let server = MockServer::start(vec![then_silent("")]).await;
     let h = handler(&format!("{}/v1", server.url()), "");
@@ -412,6 +412,36 @@ async fn the_first_content_deadline_comes_from_the_request_or_the_default() {
         "{items:?}"
     );
     assert_eq!(started.elapsed(), Duration::from_secs(5));
+    // The provider's setting when the request sets none; the request's wins over it.
+    let server = MockServer::start(vec![then_silent("")]).await;
+    let h = handler(
+        &format!("{}/v1", server.url()),
+        "first_content_timeout_seconds = 9",
+    );
+    for (options, secs) in [
+        (RequestOptions::default(), 9),
+        (
+            RequestOptions {
+                deadlines: Deadlines {
+                    first_content: Some(Duration::from_secs(4)),
+                    idle: None,
+                },
+                ..RequestOptions::default()
+            },
+            4,
+        ),
+    ] {
+        let started = Instant::now();
+        let items: Vec<_> = h
+            .create_message("s", &[Message::user_text("x")], &[], options)
+            .collect()
+            .await;
+        assert!(
+            matches!(items.as_slice(), [Err(e)] if e.message == format!("no content arrived within {secs} s of the request")),
+            "{items:?}"
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(secs));
+    }
     // Without one, the default 120 s; usage before content does not count as content.
     let usage =
         "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":0}}\n\n";

@@ -361,7 +361,10 @@ async fn a_rate_limit_is_retried_with_the_same_token() {
     let streams: Vec<_> = reqs.iter().filter(|r| r.path != "/token").collect();
     assert_eq!(
         streams.len(),
-        switchyard_api::retry::RetryPolicy::for_provider("vertex").max_attempts as usize
+        switchyard_api::providers::preset("vertex")
+            .unwrap()
+            .retry
+            .max_attempts as usize
     );
     for r in streams {
         assert_eq!(

@@ -24,8 +24,9 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use tokio::sync::OnceCell;
 
-use crate::config::CloudSettings;
+use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
+use crate::providers::resolve::CloudSettings;
 
 /// Credentials closer than this to their expiry are fetched again.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
@@ -158,16 +159,6 @@ impl AwsAuth {
         }
         Ok(credentials)
     }
-}
-
-fn innermost(e: &dyn std::error::Error) -> String {
-    let mut last = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
 }
 
 /// Signs a request with SigV4 and returns the headers to add (`x-amz-date`, `authorization`,

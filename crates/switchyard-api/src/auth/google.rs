@@ -12,6 +12,7 @@ use std::sync::Arc;
 use gcp_auth::{CustomServiceAccount, TokenProvider};
 use tokio::sync::OnceCell;
 
+use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 
 /// The OAuth scope Vertex AI requests need.
@@ -81,14 +82,4 @@ impl GoogleAuth {
 
 fn auth_error(message: String) -> ApiError {
     ApiError::new(ErrorKind::Auth, message)
-}
-
-fn innermost(e: &dyn std::error::Error) -> String {
-    let mut last = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
 }
