@@ -12,10 +12,14 @@
 //! | OpenAI Responses (models whose `api_format` is `responses`) | `openai_responses.rs` | SSE |
 //! | Gemini `streamGenerateContent` | `gemini.rs` | SSE |
 //! | Ollama `/api/chat` | `ollama.rs` | NDJSON |
-//! | Bedrock ConverseStream | `bedrock.rs` | AWS event-stream, SigV4 |
-//! | Vertex AI (Claude and Gemini) | `vertex.rs` | SSE, Google OAuth |
+//! | Bedrock ConverseStream (feature `bedrock`) | `bedrock.rs` | AWS event-stream, SigV4 |
+//! | Vertex AI, Claude and Gemini (feature `vertex`) | `vertex.rs` | SSE, Google OAuth |
+//!
+//! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
+//! and building its handler is [`ConfigError::FeatureDisabled`].
 
 mod anthropic;
+#[cfg(feature = "bedrock")]
 mod bedrock;
 mod fast_json;
 mod gemini;
@@ -25,6 +29,7 @@ mod openai_responses;
 pub mod presets;
 mod provider;
 pub mod resolve;
+#[cfg(feature = "vertex")]
 mod vertex;
 
 pub use openai_chat::is_reasoning_family;
@@ -73,14 +78,26 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
             ProviderHandler::boxed(resolved, ollama::Ollama)
         }
         WireFamily::Gemini => ProviderHandler::boxed(resolved, gemini::Gemini),
+        #[cfg(feature = "bedrock")]
         WireFamily::Bedrock => {
             let provider = bedrock::Bedrock::new(&resolved);
             ProviderHandler::boxed(resolved, provider)
         }
+        #[cfg(feature = "vertex")]
         WireFamily::Vertex => {
             let provider = vertex::Vertex::new(&resolved);
             ProviderHandler::boxed(resolved, provider)
         }
+        #[cfg(not(feature = "bedrock"))]
+        WireFamily::Bedrock => Err(ConfigError::FeatureDisabled {
+            provider: resolved.provider_id,
+            feature: "bedrock",
+        }),
+        #[cfg(not(feature = "vertex"))]
+        WireFamily::Vertex => Err(ConfigError::FeatureDisabled {
+            provider: resolved.provider_id,
+            feature: "vertex",
+        }),
         WireFamily::OpenAiChat
             if resolved.model_info.api_format.as_deref() == Some("responses") =>
         {
