@@ -3,7 +3,7 @@
 //! task level's schedule (R6.7).
 //!
 //! The policies are data (`providers::presets` gives each provider its own); the hints a
-//! response gives are read by [`crate::retry_after`]. Only the loop ([`send_with_retry`])
+//! response gives are read by `retry_after.rs`. Only the loop (`send_with_retry`)
 //! sleeps.
 
 use std::future::Future;

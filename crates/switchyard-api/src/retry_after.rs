@@ -41,7 +41,7 @@ const UNIX_MS_THRESHOLD: f64 = 1e11;
 /// response's own `Date` header when it has one — the server's clock, so a skewed local
 /// clock does not distort the wait — else from `now`. A time in the past gives a zero wait.
 /// The result is not capped here; callers cap it ([`DEFAULT_RETRY_AFTER_CAP`]).
-pub fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let clock = response_clock(headers, now);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
@@ -91,7 +91,7 @@ fn latest_exhausted_reset(
 
 /// The clock absolute reset times are measured from: the response's `Date` header (an HTTP
 /// date, RFC 9110 §6.6.1) when present and valid, else `now`.
-pub fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime {
+pub(crate) fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime {
     headers
         .get("date")
         .and_then(|v| v.to_str().ok())
@@ -110,7 +110,7 @@ pub fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime {
 /// * a duration with units (`12ms`, `1s`, `6m0s`, see [`parse_duration`]).
 ///
 /// Returns `None` for anything else, and for negative or non-finite numbers.
-pub fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(n) = value.parse::<f64>() {
         if !n.is_finite() || n < 0.0 {
@@ -141,7 +141,7 @@ pub fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration> {
 /// "retryDelay":"36s"}]}}` → 36 s). The value is a protobuf `Duration` in JSON: seconds with
 /// up to nine decimals and an `s` suffix (`"36.218s"`). Accepts the body as an object or as
 /// the one-element array `streamGenerateContent` returns without `alt=sse`.
-pub fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration> {
+pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration> {
     let body = match body {
         serde_json::Value::Array(items) => items.first()?,
         other => other,
@@ -172,7 +172,7 @@ pub fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration> {
 ///   and may precede the offset, and `+0000` may lack its colon, as Go prints times).
 ///
 /// The first relative hint wins over an absolute one. Returns `None` when there is neither.
-pub fn retry_after_from_message(message: &str, now: SystemTime) -> Option<Duration> {
+pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     for phrase in ["try again in ", "retry in ", "retry after ", "wait "] {
         for (at, _) in lower.match_indices(phrase) {
@@ -222,7 +222,7 @@ fn duration_prefix(s: &str) -> Option<Duration> {
 /// (`12ms`, `1s`, `1.5s`, `6m0s`, `1h2m3s`, `250us`): one or more number–unit pairs with
 /// units `h`, `m`, `s`, `ms`, `us`/`µs`, `ns`. A bare number has no unit and is rejected
 /// (use [`parse_retry_value`] for delta seconds).
-pub fn parse_duration(s: &str) -> Option<Duration> {
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let mut rest = s.trim();
     if rest.is_empty() {
         return None;
@@ -262,7 +262,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 ///
 /// Written here rather than taken from a date crate: the need is one format in a few
 /// headers, and this ~60-line parser (tested below) avoids a new dependency.
-pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     let (t, rest) = parse_rfc3339_prefix(s.trim())?;
     rest.trim().is_empty().then_some(t)
 }

@@ -39,7 +39,7 @@ struct Chain {
 
 /// Where a Bedrock handler gets its region and credentials. Cheap to build; the default chain
 /// is loaded on first use.
-pub struct AwsAuth {
+pub(crate) struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
     profile: Option<String>,
@@ -170,7 +170,7 @@ impl AwsAuth {
 /// A sentence saying why the request cannot be signed (the URL is not a valid URI). It never
 /// holds a secret.
 #[allow(clippy::too_many_arguments)]
-pub fn sign_request(
+pub(crate) fn sign_request(
     method: &str,
     url: &str,
     headers: &[(String, String)],
@@ -205,4 +205,50 @@ pub fn sign_request(
         .into_iter()
         .map(|h| (h.name().to_owned(), h.value().to_owned()))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn signer_matches_the_aws_sigv4_test_suite_get_vanilla() {
+        // aws-sig-v4-test-suite `get-vanilla`: AKIDEXAMPLE, 2015-08-30T12:36:00Z, us-east-1,
+        // service "service", `GET /` to example.amazonaws.com.
+        let credentials = aws_credential_types::Credentials::new(
+            "AKIDEXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            None,
+            None,
+            "test",
+        );
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_440_938_160);
+        let headers = sign_request(
+            "GET",
+            "https://example.amazonaws.com/",
+            &[],
+            b"",
+            &credentials,
+            "us-east-1",
+            "service",
+            time,
+        )
+        .unwrap();
+        let get = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("x-amz-date").as_deref(), Some("20150830T123600Z"));
+        assert_eq!(
+            get("authorization").as_deref(),
+            Some(
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"
+            )
+        );
+        assert_eq!(get("x-amz-security-token"), None);
+    }
 }

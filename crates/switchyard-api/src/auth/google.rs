@@ -16,11 +16,11 @@ use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 
 /// The OAuth scope Vertex AI requests need.
-pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+pub(crate) const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// Where a Vertex handler gets its access tokens. Cheap to build; nothing is read until the
 /// first request.
-pub struct GoogleAuth {
+pub(crate) struct GoogleAuth {
     credentials_file: Option<String>,
     provider: OnceCell<Arc<dyn TokenProvider>>,
 }

@@ -7,7 +7,7 @@
 //! there.
 
 #[cfg(feature = "bedrock")]
-pub mod aws;
+pub(crate) mod aws;
 pub mod check;
 #[cfg(feature = "vertex")]
-pub mod google;
+pub(crate) mod google;

@@ -161,7 +161,7 @@ impl ApiError {
     ///
     /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when
     /// it is `None`, a wait named in the message ("Please try again in 915ms", C07) is used
-    /// instead ([`crate::retry_after::retry_after_from_message`], measured from the local clock).
+    /// instead (`retry_after_from_message`, measured from the local clock).
     /// The hint is kept whatever the kind: the provider level retries only rate limits
     /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
     /// quota error carries the time until its reset (C09).

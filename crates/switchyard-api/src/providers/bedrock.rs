@@ -44,7 +44,7 @@ use crate::transport::{EventParser, PendingRequest, WireRequest};
 use crate::wire::eventstream::EventStreamMessage;
 
 /// The model id to send for `model_id` in `region` (SPEC R4.8; rules in the module docs).
-pub fn wire_model_id(
+pub(crate) fn wire_model_id(
     model_id: &str,
     region: &str,
     info: &crate::model::ModelInfo,
@@ -311,7 +311,7 @@ impl Provider for Bedrock {
 
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
-pub struct ConverseStreamParser {
+pub(crate) struct ConverseStreamParser {
     /// Tool-use blocks by content-block index: (id, name, argument bytes so far).
     tools: HashMap<u64, (String, String, usize)>,
     stopped: bool,

@@ -28,7 +28,7 @@ use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
-pub const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
+pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
 
 /// Finish reasons that mean the answer was withheld.
 const BLOCKING_FINISHES: &[&str] = &[

@@ -3,7 +3,7 @@
 //! ([`resolve`]), and the handler built for it ([`build_api_handler`]).
 //!
 //! One file per wire family (SPEC R4.1), each a pure request builder plus a stream mapper
-//! ([`provider::Provider`]) run over the one shared transport:
+//! (`provider::Provider`) run over the one shared transport:
 //!
 //! | family | file | wire |
 //! |---|---|---|
@@ -32,7 +32,6 @@ pub mod resolve;
 #[cfg(feature = "vertex")]
 mod vertex;
 
-pub use openai_chat::is_reasoning_family;
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{CloudSettings, ResolvedMode, is_loopback, resolve_mode};
 

@@ -25,7 +25,7 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 
 /// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
-pub const DEFAULT_NUM_CTX: u64 = 32_768;
+pub(crate) const DEFAULT_NUM_CTX: u64 = 32_768;
 
 /// Ollama's `/api/chat` (the mode adjusted by [`prepare`]).
 pub(crate) struct Ollama;

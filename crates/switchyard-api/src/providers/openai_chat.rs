@@ -40,7 +40,7 @@ pub(crate) struct OpenAiChat;
 
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
 /// (SPEC R4.5). Provider prefixes such as `openai/` are ignored.
-pub fn is_reasoning_family(model_id: &str) -> bool {
+pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
     let id = model_id
         .rsplit('/')
         .next()

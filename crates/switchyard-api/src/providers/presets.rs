@@ -368,7 +368,7 @@ pub const CLOUD_SETTING_VARS: &[&str] = &[
 
 /// Every secret variable a configuration reads for the presets: their key variables and
 /// [`AWS_SECRET_VARS`] (each once per preset naming it).
-pub fn secret_variables() -> impl Iterator<Item = &'static str> {
+pub(crate) fn secret_variables() -> impl Iterator<Item = &'static str> {
     PRESETS
         .iter()
         .flat_map(|p| p.api_key_env.iter().copied())

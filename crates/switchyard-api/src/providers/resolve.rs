@@ -19,7 +19,7 @@ const CROSS_REGION_PREFIXES: &[&str] = &[
 
 /// The base model id of a Bedrock inference-profile id (`us.anthropic.x` → `anthropic.x`), or
 /// `None` when `id` has no cross-region prefix.
-pub fn strip_cross_region_prefix(id: &str) -> Option<&str> {
+pub(crate) fn strip_cross_region_prefix(id: &str) -> Option<&str> {
     CROSS_REGION_PREFIXES
         .iter()
         .find_map(|p| id.strip_prefix(p))
@@ -29,7 +29,7 @@ pub fn strip_cross_region_prefix(id: &str) -> Option<&str> {
 /// Bedrock's regional endpoint, `https://bedrock-runtime.{region}.amazonaws.com`; with no
 /// region known yet, the same with a literal `{region}` that the handler fills in at request
 /// time (AWS API reference, "Amazon Bedrock endpoints").
-pub fn bedrock_base_url(region: Option<&str>) -> String {
+pub(crate) fn bedrock_base_url(region: Option<&str>) -> String {
     format!(
         "https://bedrock-runtime.{}.amazonaws.com",
         region.unwrap_or("{region}")
@@ -39,7 +39,7 @@ pub fn bedrock_base_url(region: Option<&str>) -> String {
 /// The Vertex AI host for `region`: `https://aiplatform.googleapis.com` for `global` (and when
 /// unknown), else `https://{region}-aiplatform.googleapis.com`
 /// (cloud.google.com/vertex-ai/docs/reference/rest).
-pub fn vertex_base_url(region: Option<&str>) -> String {
+pub(crate) fn vertex_base_url(region: Option<&str>) -> String {
     match region {
         None | Some("global") => "https://aiplatform.googleapis.com".to_owned(),
         Some(r) => format!("https://{r}-aiplatform.googleapis.com"),
