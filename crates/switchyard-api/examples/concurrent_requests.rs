@@ -10,7 +10,6 @@
 //! The endpoint is `SWITCHYARD_EXAMPLE_BASE_URL` (default the local server,
 //! `http://127.0.0.1:8089/v1`) with model `SWITCHYARD_EXAMPLE_MODEL`.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,17 +18,6 @@ use switchyard_api::{
     ApiConfiguration, ApiHandler, ApiStreamChunk, CancellationToken, Deadlines, ErrorKind, Message,
     Mode, RequestOptions, RetryStatus, build_api_handler,
 };
-
-#[tokio::main]
-async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
 
 /// How one request ended.
 struct Outcome {
@@ -40,7 +28,8 @@ struct Outcome {
     result: String,
 }
 
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let count: usize = std::env::args()
         .nth(1)
         .map(|n| n.parse())

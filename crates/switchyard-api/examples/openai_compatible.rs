@@ -12,7 +12,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::process::ExitCode;
 
 use futures_util::StreamExt;
 use switchyard_api::{
@@ -21,17 +20,7 @@ use switchyard_api::{
 };
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base_url = std::env::var("SWITCHYARD_EXAMPLE_BASE_URL")
         .unwrap_or_else(|_| "http://127.0.0.1:8089/v1".to_owned());
     let model = std::env::var("SWITCHYARD_EXAMPLE_MODEL")

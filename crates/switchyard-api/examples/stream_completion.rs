@@ -11,7 +11,6 @@
 //! (`SWITCHYARD_EXAMPLE_BASE_URL`, default `http://127.0.0.1:8089/v1`).
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use futures_util::StreamExt;
 use switchyard_api::{
@@ -19,17 +18,7 @@ use switchyard_api::{
 };
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let prompt = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "Say hello in five words.".to_owned());

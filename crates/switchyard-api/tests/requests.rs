@@ -63,6 +63,16 @@ fn rate_limited(i: usize) -> HttpResponse {
     )
 }
 
+/// Every item of one request (`x`) with `options`.
+async fn collect(
+    h: &dyn ApiHandler,
+    options: RequestOptions,
+) -> Vec<Result<ApiStreamChunk, ApiError>> {
+    h.create_message("s", &[Message::user_text("x")], &[], options)
+        .collect()
+        .await
+}
+
 fn text_of(items: &[Result<ApiStreamChunk, ApiError>]) -> String {
     items
         .iter()
@@ -312,20 +322,9 @@ async fn extra_headers_go_with_their_request_only_and_replace_configured_ones() 
         ],
         ..RequestOptions::default()
     };
-    let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[], options)
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), options).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
-    let items: Vec<_> = h
-        .create_message(
-            "s",
-            &[Message::user_text("x")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), RequestOptions::default()).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     let reqs = server.requests();
     let values = |i: usize, name: &str| -> Vec<&str> {
@@ -354,10 +353,7 @@ async fn an_invalid_extra_header_fails_before_sending_and_never_shows_its_value(
     };
     let shown = format!("{options:?}");
     assert!(!shown.contains("sk-secret"), "{shown}");
-    let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[], options)
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), options).await;
     let [Err(e)] = items.as_slice() else {
         panic!("{items:?}")
     };
@@ -402,10 +398,7 @@ async fn the_first_content_deadline_comes_from_the_request_the_provider_or_the_d
         },
         ..RequestOptions::default()
     };
-    let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[], options)
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), options).await;
     assert!(
         matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Timeout
             && e.message == "no content arrived within 5 s of the request"),
@@ -432,10 +425,7 @@ async fn the_first_content_deadline_comes_from_the_request_the_provider_or_the_d
         ),
     ] {
         let started = Instant::now();
-        let items: Vec<_> = h
-            .create_message("s", &[Message::user_text("x")], &[], options)
-            .collect()
-            .await;
+        let items = collect(h.as_ref(), options).await;
         assert!(
             matches!(items.as_slice(), [Err(e)] if e.message == format!("no content arrived within {secs} s of the request")),
             "{items:?}"
@@ -448,15 +438,7 @@ async fn the_first_content_deadline_comes_from_the_request_the_provider_or_the_d
     let server = MockServer::start(vec![then_silent(usage)]).await;
     let h = handler(&format!("{}/v1", server.url()), "");
     let started = Instant::now();
-    let items: Vec<_> = h
-        .create_message(
-            "s",
-            &[Message::user_text("x")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), RequestOptions::default()).await;
     assert!(
         matches!(&items[..], [Ok(ApiStreamChunk::Usage(_)), Err(e)] if e.kind == ErrorKind::Timeout),
         "{items:?}"
@@ -511,10 +493,7 @@ async fn retry_waits_do_not_count_against_the_first_content_deadline() {
         },
         ..RequestOptions::default()
     };
-    let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[], options)
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), options).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     assert_eq!(text_of(&items), "made it");
     assert_eq!(server.request_count(), 3);
@@ -532,10 +511,7 @@ async fn duration_max_means_no_deadline() {
         ..RequestOptions::default()
     };
     let started = Instant::now();
-    let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[], options)
-        .collect()
-        .await;
+    let items = collect(h.as_ref(), options).await;
     // The server gives up after its 600 s hold; no deadline fired before.
     assert!(
         matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Network),
