@@ -1,8 +1,5 @@
 //! Switchyard's task layer: everything between the user and one `ApiHandler`
 //! (DESIGN.md: the request loop, context management, persistence and MCP live here).
-//!
-//! Today it holds cost accounting ([`cost`]) and the consumption of one streamed request
-//! into task events ([`task`]); retries and recovery (SPEC R6) build on [`task::run_request`].
 
 pub mod context;
 pub mod cost;
@@ -10,3 +7,6 @@ pub mod mcp;
 pub mod prompt;
 pub mod store;
 pub mod task;
+
+pub use store::{SqliteStore, TaskStore};
+pub use task::{Task, TaskBuilder, TaskError, TaskEvent, TaskStatus};

@@ -18,7 +18,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::settings::{McpServerConfig, McpSettings, McpTransport};
 use crate::prompt::McpServerInfo;
-use crate::task::{McpHub, McpServerProblem};
+use crate::task::attempt::{McpHub, McpServerProblem};
 
 /// Lines of a stdio server's stderr kept to explain a failure.
 const STDERR_TAIL_LINES: usize = 20;

@@ -25,6 +25,7 @@ use switchyard_api::{
 use tokio::time::Instant;
 
 use super::TaskEvent;
+use super::observer::TurnObserver;
 use super::turn::CancelReason;
 use crate::context::{
     DeletedRange, Tokenizer, TruncationKeep, apply_deleted_range, context_budget,
@@ -43,7 +44,7 @@ pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RET
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
-pub trait McpHub: Send + Sync {
+pub(crate) trait McpHub: Send + Sync {
     /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
 
@@ -57,15 +58,17 @@ pub trait McpHub: Send + Sync {
 
 /// An MCP server the request goes out without, and why, in plain words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerProblem {
+pub(crate) struct McpServerProblem {
     pub server: String,
     pub reason: String,
 }
 
 /// A hub with no servers.
+#[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoMcpServers;
+pub(crate) struct NoMcpServers;
 
+#[cfg(test)]
 impl McpHub for NoMcpServers {
     fn is_connecting(&self) -> bool {
         false
@@ -100,7 +103,7 @@ impl FailureDecider for FixedDecision {
 /// The conversation as the request step sees it: the stored history (never cut) and the range
 /// hidden from the model (SPEC R8.4).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Conversation {
+pub(crate) struct Conversation {
     pub api_conversation_history: Vec<Message>,
     pub conversation_history_deleted_range: Option<DeletedRange>,
 }
@@ -113,6 +116,8 @@ pub struct AttemptSettings {
     /// First-content and idle deadlines of each request (SPEC R6.4), enforced by the provider
     /// layer; unset values take the provider's configured ones (120 s and 300 s by default).
     pub deadlines: Deadlines,
+    /// The longest server-requested wait honoured between automatic retries (default 60 s,
+    /// SPEC R5.2).
     pub retry_after_cap: Duration,
     /// How long to wait for MCP servers still connecting (default [`MCP_WAIT`], 10 s, SPEC R6.1).
     pub mcp_wait: Duration,
@@ -130,7 +135,7 @@ impl Default for AttemptSettings {
 }
 
 /// Everything one request step uses.
-pub struct ApiRequestContext<'a> {
+pub(crate) struct ApiRequestContext<'a> {
     pub handler: &'a dyn ApiHandler,
     pub mcp_hub: &'a dyn McpHub,
     pub decider: &'a dyn FailureDecider,
@@ -151,13 +156,12 @@ pub struct ApiRequestContext<'a> {
 /// yielded first), wrapped with the idle deadline; or the error the user chose not to retry.
 ///
 /// `conversation` is updated in place when truncation changes the deleted range, and
-/// `on_range_changed` is awaited with the new range before the request is sent (R6.3), so the
-/// caller can persist it.
-pub async fn attempt_api_request(
+/// `observer.range_changed` is awaited with the new range before the request is sent (R6.3),
+/// so the caller can persist it.
+pub(crate) async fn attempt_api_request(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> Result<ApiStream, ApiError> {
     let mut auto_retries: u32 = 0;
     // Set when this request already truncated for an overflow (R6.5); cleared after a retry.
@@ -166,10 +170,12 @@ pub async fn attempt_api_request(
     loop {
         wait_for_mcp(ctx.mcp_hub, ctx.settings.mcp_wait).await;
         for problem in ctx.mcp_hub.newly_unavailable() {
-            on_event(TaskEvent::McpServerUnavailable {
-                server: problem.server,
-                reason: problem.reason,
-            });
+            observer
+                .event(TaskEvent::McpServerUnavailable {
+                    server: problem.server,
+                    reason: problem.reason,
+                })
+                .await;
         }
         let (system_prompt, tools) = (ctx.system_prompt)();
 
@@ -204,11 +210,11 @@ pub async fn attempt_api_request(
             })
             .or_else(|| should_truncate(estimate(conversation), budget));
         if let Some(keep) = keep {
-            truncate(conversation, keep, on_range_changed);
+            truncate(conversation, keep, observer).await;
             // Improve: keep cutting while the estimate is still over the budget and a cut
             // still hides something, so one pasted file cannot overflow the first request.
             while estimate(conversation) >= budget.max_allowed_size
-                && truncate(conversation, TruncationKeep::Quarter, on_range_changed)
+                && truncate(conversation, TruncationKeep::Quarter, observer).await
             {}
         }
         previous_total = 0;
@@ -230,7 +236,7 @@ pub async fn attempt_api_request(
         let stream = ctx
             .handler
             .create_message(&system_prompt, &messages, &tools, options);
-        let probed = probe(stream, &mut retry_rx, on_event).await;
+        let probed = probe(stream, &mut retry_rx, observer).await;
         let error = match probed {
             Ok(stream) => return Ok(stream),
             Err(e) => e.with_origin(ctx.handler.provider_id(), &ctx.handler.get_model().id),
@@ -242,9 +248,9 @@ pub async fn attempt_api_request(
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
         if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
-            let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+            let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
             did_automatically_retry = true;
-            on_event(TaskEvent::ApiReqRetried);
+            observer.event(TaskEvent::ApiReqRetried).await;
             continue;
         }
         let mut error = error;
@@ -265,25 +271,29 @@ pub async fn attempt_api_request(
             auto_retries += 1;
             // R6.8: the failed request is marked streaming_failed with the serialized error
             // (R6.11: message, status, request id, code, provider, model; never a key).
-            on_event(TaskEvent::ApiReqFinished {
-                request_index: ctx.request_index,
-                cancel_reason: Some(CancelReason::StreamingFailed),
-                streaming_failed_message: serde_json::to_string(&error).ok(),
-            });
+            observer
+                .event(TaskEvent::ApiReqFinished {
+                    request_index: ctx.request_index,
+                    cancel_reason: Some(CancelReason::StreamingFailed),
+                    streaming_failed_message: serde_json::to_string(&error).ok(),
+                })
+                .await;
             let delay = task_retry_delay(
                 auto_retries,
                 error.retry_after,
                 ctx.settings.retry_after_cap,
             );
-            on_event(TaskEvent::ErrorRetry {
-                attempt: auto_retries,
-                max_attempts: ctx.settings.max_auto_retries,
-                delay_seconds: delay.as_secs_f64(),
-                error_message: error.to_string(),
-                failed: false,
-            });
+            observer
+                .event(TaskEvent::ErrorRetry {
+                    attempt: auto_retries,
+                    max_attempts: ctx.settings.max_auto_retries,
+                    delay_seconds: delay.as_secs_f64(),
+                    error_message: error.to_string(),
+                    failed: false,
+                })
+                .await;
             tokio::time::sleep(delay).await;
-            on_event(TaskEvent::ApiReqRetried);
+            observer.event(TaskEvent::ApiReqRetried).await;
             did_automatically_retry = false;
             continue;
         }
@@ -294,27 +304,31 @@ pub async fn attempt_api_request(
             && error.kind != ErrorKind::ContextWindowExceeded
             && ctx.settings.max_auto_retries > 0
         {
-            on_event(TaskEvent::ErrorRetry {
-                attempt: auto_retries,
-                max_attempts: ctx.settings.max_auto_retries,
-                delay_seconds: 0.0,
-                error_message: error.to_string(),
-                failed: true,
-            });
+            observer
+                .event(TaskEvent::ErrorRetry {
+                    attempt: auto_retries,
+                    max_attempts: ctx.settings.max_auto_retries,
+                    delay_seconds: 0.0,
+                    error_message: error.to_string(),
+                    failed: true,
+                })
+                .await;
         }
-        on_event(TaskEvent::ApiReqFailed {
-            kind: error.kind.as_str().to_owned(),
-            message: error.to_string(),
-        });
+        observer
+            .event(TaskEvent::ApiReqFailed {
+                kind: error.kind.as_str().to_owned(),
+                message: error.to_string(),
+            })
+            .await;
         match ctx.decider.api_req_failed(&error).await {
             FailureDecision::Cancel => return Err(error),
             FailureDecision::Retry => {
                 auto_retries = 0;
                 if error.kind == ErrorKind::ContextWindowExceeded {
-                    let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+                    let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
                 }
                 // R6.10: record the retry, clear the flag, and run the whole step again.
-                on_event(TaskEvent::ApiReqRetried);
+                observer.event(TaskEvent::ApiReqRetried).await;
                 did_automatically_retry = false;
             }
         }
@@ -323,10 +337,10 @@ pub async fn attempt_api_request(
 
 /// Applies the next truncation range for `keep` and reports it when it changed; returns
 /// whether it changed.
-fn truncate(
+async fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> bool {
     let next = get_next_truncation_range(
         &conversation.api_conversation_history,
@@ -338,7 +352,7 @@ fn truncate(
         .or(conversation.conversation_history_deleted_range);
     if next != conversation.conversation_history_deleted_range {
         conversation.conversation_history_deleted_range = next;
-        on_range_changed(next);
+        observer.range_changed(next).await;
         true
     } else {
         false
@@ -368,19 +382,19 @@ async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
 async fn probe(
     mut stream: ApiStream,
     retries: &mut tokio::sync::mpsc::UnboundedReceiver<RetryStatus>,
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> Result<ApiStream, ApiError> {
     let mut held: Vec<ApiStreamChunk> = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             Some(status) = retries.recv() => {
-                on_event(TaskEvent::RetryStatus {
+                observer.event(TaskEvent::RetryStatus {
                     attempt: status.attempt,
                     max_attempts: status.max_attempts,
                     delay_seconds: status.delay.as_secs_f64(),
                     error_snippet: status.error.to_string().chars().take(200).collect(),
-                });
+                }).await;
                 continue;
             }
             next = stream.next() => next,

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! One test per case of `tests/cases/CASES.md` that concerns the request layer, each named
 //! after its id. Every case is replayed byte for byte by the testkit's mock server through the
 //! real HTTP path (`build_api_handler` → `attempt_api_request` / `run_request` / `run_turn`),
@@ -13,16 +12,19 @@
 
 use std::time::Duration;
 
+use super::Recorded;
+use crate::task::TaskEvent;
+use crate::task::attempt::{
+    ApiRequestContext, AttemptSettings, Conversation, FailureDecision, FixedDecision, NoMcpServers,
+    attempt_api_request,
+};
+use crate::task::request::{RequestOutcome, RequestStatus, consume_stream, run_request};
+use crate::task::turn::{CancelReason, TurnOutcome, run_turn};
 use futures_util::StreamExt;
 use serde_json::json;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ContentBlock,
     ErrorKind, Message, Mode, RequestOptions, Role, Usage, build_api_handler,
-};
-use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, CancelReason, Conversation, FailureDecision, FixedDecision,
-    NoMcpServers, RequestOutcome, RequestStatus, TaskEvent, TurnOutcome, attempt_api_request,
-    consume_stream, run_request, run_turn,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split, case_replies};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -127,20 +129,15 @@ async fn attempt_cancelled_by(
     cancel: CancellationToken,
 ) -> Attempt {
     let ctx = context(h, &CANCEL, &prompt, cancel);
-    let mut events = Vec::new();
-    let mut ranges = Vec::new();
-    let result = {
-        let mut on_range = |r| ranges.push(r);
-        let mut on_event = |e| events.push(e);
-        match attempt_api_request(&ctx, &mut conv, &mut on_range, &mut on_event).await {
-            Ok(stream) => Ok(stream.collect().await),
-            Err(e) => Err(e),
-        }
+    let mut seen = Recorded::default();
+    let result = match attempt_api_request(&ctx, &mut conv, &mut seen).await {
+        Ok(stream) => Ok(stream.collect().await),
+        Err(e) => Err(e),
     };
     Attempt {
         result,
-        events,
-        ranges,
+        events: seen.events,
+        ranges: seen.ranges,
         conversation: conv,
     }
 }
@@ -158,7 +155,7 @@ async fn turn_cancelled_by(
     let ctx = context(h, &CANCEL, &prompt, cancel);
     let mut events = Vec::new();
     let mut index = 0;
-    let outcome = run_turn(&ctx, conv, &mut index, &mut |_| {}, &mut |e| events.push(e)).await;
+    let outcome = run_turn(&ctx, conv, &mut index, &mut |e: TaskEvent| events.push(e)).await;
     (outcome, events)
 }
 
@@ -455,7 +452,7 @@ async fn c02_openrouter_error_after_content_is_surfaced_with_the_partial_not_rep
     let mut conv = conversation(1);
     let mut attempt_events = Vec::new();
     let started = Instant::now();
-    let stream = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |e| {
+    let stream = attempt_api_request(&ctx, &mut conv, &mut |e: TaskEvent| {
         attempt_events.push(e);
     })
     .await
@@ -467,7 +464,7 @@ async fn c02_openrouter_error_after_content_is_surfaced_with_the_partial_not_rep
         started,
         "SYSTEM",
         &conv.api_conversation_history,
-        &mut |e| events.push(e),
+        &mut |e: TaskEvent| events.push(e),
     )
     .await;
 

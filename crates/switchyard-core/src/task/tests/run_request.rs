@@ -2,16 +2,15 @@
 //! mock server replaying `tests/fixtures`, checking the events, their order, the usage and
 //! cost, and the assistant message assembled for the history.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::Duration;
 
+use crate::task::TaskEvent;
+use crate::task::request::{RequestOutcome, RequestStatus, run_request};
 use serde_json::json;
 use switchyard_api::{
     ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, RequestOptions, Role,
     build_api_handler,
 };
-use switchyard_core::task::{RequestOutcome, RequestStatus, TaskEvent, run_request};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split};
 use tokio::time::Instant;
 

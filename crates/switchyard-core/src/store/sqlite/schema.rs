@@ -4,7 +4,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{StoreError, classify};
+use super::classify;
+use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -67,7 +68,7 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
         .map_err(|e| classify(path, e))?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema {
-            path: path.to_owned(),
+            location: path.display().to_string(),
             found: version,
             supported: SCHEMA_VERSION,
         });
