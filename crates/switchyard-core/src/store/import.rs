@@ -22,15 +22,25 @@ use super::{ImportedEdit, ImportedEvent, StoreError, TaskRecord, TaskStore, Task
 /// Why a directory could not be imported. `Display` is one sentence saying what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// A file of the directory could not be read.
     #[error(
         "cannot read {path}: {source}; pass a Cline task directory (it holds api_conversation_history.json)"
     )]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// A file is not what the reference writes.
     #[error("{path} is not valid JSON of the reference's shape: {detail}")]
-    Shape { path: PathBuf, detail: String },
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The task could not be stored.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -8,10 +8,13 @@ use crate::context::DeletedRange;
 /// What a new task is created with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTask {
+    /// The working directory the task runs in.
     pub cwd: String,
     /// `plan` or `act`.
     pub mode: String,
+    /// The provider id.
     pub provider: String,
+    /// The model id.
     pub model: String,
     /// The task's first prompt, for listings.
     pub first_prompt: String,
@@ -20,10 +23,15 @@ pub struct NewTask {
 /// Token and cost totals of a task (tokens; USD).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TaskUsage {
+    /// Non-cached input tokens.
     pub tokens_in: u64,
+    /// Output tokens.
     pub tokens_out: u64,
+    /// Tokens written to the prompt cache.
     pub cache_writes: u64,
+    /// Tokens read from the prompt cache.
     pub cache_reads: u64,
+    /// USD.
     pub cost_usd: f64,
 }
 
@@ -44,11 +52,17 @@ pub struct TaskRecord {
     pub created_ms: i64,
     /// Last change, Unix milliseconds.
     pub updated_ms: i64,
+    /// The working directory it was created in.
     pub cwd: String,
+    /// `plan` or `act`, as it last ran.
     pub mode: String,
+    /// The provider id it last ran with.
     pub provider: String,
+    /// The model id it last ran with.
     pub model: String,
+    /// Its first prompt, for listings.
     pub first_prompt: String,
+    /// Totals of every request.
     pub usage: TaskUsage,
     /// Total tokens of the task's last request (in + out + cache writes + cache reads), for
     /// the R8.2 check of the next request after a resume.
@@ -77,10 +91,13 @@ pub struct StoredEvent {
 /// `context_history` entry).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextEdit {
+    /// Position in the task's list of edits.
     pub seq: i64,
     /// Unix milliseconds.
     pub ts_ms: i64,
+    /// `truncation`, `file_read_dedupe` or `reference_context_history`.
     pub kind: String,
+    /// What was done (the range; the message, block and path; the reference's entry).
     pub detail: Value,
 }
 

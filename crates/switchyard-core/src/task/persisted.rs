@@ -35,7 +35,10 @@ pub enum TaskError {
     EmptyMessage,
     /// [`Task::run_turn`] without a message on a task whose last message was answered.
     #[error("task {task_id} has been answered; pass the next message")]
-    NothingToAnswer { task_id: String },
+    NothingToAnswer {
+        /// The task's id.
+        task_id: String,
+    },
 }
 
 impl TaskError {

@@ -46,8 +46,9 @@ pub struct ToolCallRequest {
     pub id: String,
     /// The function name the model called (`{server}__{tool}`, see `mcp_tool_bindings`).
     pub function_name: String,
-    /// The MCP server and tool it routes to (names as configured and as the server gives them).
+    /// The MCP server it routes to (its name in the settings file).
     pub server: String,
+    /// The tool it routes to (its name as the server gives it).
     pub tool: String,
     /// The arguments the model gave (a JSON object).
     pub arguments: Value,
