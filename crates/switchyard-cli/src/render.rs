@@ -3,6 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
+use switchyard_core::store::TaskUsage;
 use switchyard_core::task::{CancelReason, TaskEvent, TaskStatus};
 
 const DIM: &str = "\x1b[2m";
@@ -24,60 +25,49 @@ pub struct Renderer {
     content_shown: bool,
 }
 
-/// Every request's usage of the task, summed (tokens; USD).
+/// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
+/// counts were.
 #[derive(Debug, Default)]
 struct UsageSum {
-    reported: bool,
-    input_tokens: u64,
-    output_tokens: u64,
-    cache_read_tokens: u64,
-    cache_write_tokens: u64,
-    cost_usd: f64,
+    total: Option<TaskUsage>,
     estimated: bool,
 }
 
 impl UsageSum {
     /// Adds a `usage` event.
     fn add(&mut self, event: &TaskEvent) {
-        if let TaskEvent::Usage {
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            cost_usd,
-            estimated,
-        } = event
-        {
-            self.reported = true;
-            self.input_tokens += input_tokens;
-            self.output_tokens += output_tokens;
-            self.cache_read_tokens += cache_read_tokens;
-            self.cache_write_tokens += cache_write_tokens;
-            self.cost_usd += cost_usd;
-            self.estimated |= estimated;
+        if let Some(usage) = event.usage() {
+            *self.total.get_or_insert_with(TaskUsage::default) += usage;
+            self.estimated |= matches!(
+                event,
+                TaskEvent::Usage {
+                    estimated: true,
+                    ..
+                }
+            );
         }
     }
 
     /// "N in · M out tokens · cache … · $C", or "no usage reported".
     fn line(&self) -> String {
-        if !self.reported {
+        let Some(total) = &self.total else {
             return "no usage reported".to_owned();
-        }
+        };
         let approx = if self.estimated { "~" } else { "" };
         let mut s = format!(
             "{approx}{} in · {approx}{} out tokens",
-            self.input_tokens, self.output_tokens
+            total.tokens_in, total.tokens_out
         );
         if self.estimated {
             s.push_str(" (estimated: the provider reported no usage)");
         }
-        if self.cache_read_tokens > 0 || self.cache_write_tokens > 0 {
+        if total.cache_reads > 0 || total.cache_writes > 0 {
             s.push_str(&format!(
                 " · cache {} read / {} written",
-                self.cache_read_tokens, self.cache_write_tokens
+                total.cache_reads, total.cache_writes
             ));
         }
-        s.push_str(&format!(" · ${:.6}", self.cost_usd));
+        s.push_str(&format!(" · ${:.6}", total.cost_usd));
         s
     }
 }

@@ -35,6 +35,17 @@ pub struct TaskUsage {
     pub cost_usd: f64,
 }
 
+impl std::ops::AddAssign for TaskUsage {
+    /// Adds `other`'s tokens and cost.
+    fn add_assign(&mut self, other: Self) {
+        self.tokens_in += other.tokens_in;
+        self.tokens_out += other.tokens_out;
+        self.cache_writes += other.cache_writes;
+        self.cache_reads += other.cache_reads;
+        self.cost_usd += other.cost_usd;
+    }
+}
+
 impl TaskUsage {
     /// All tokens of the request: in + out + cache writes + cache reads (what SPEC R8.2 compares
     /// with the context budget).

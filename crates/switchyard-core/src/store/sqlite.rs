@@ -131,13 +131,7 @@ impl SqliteStore {
             r.get::<_, i64>(0)
         })
         .map_err(|e| classify(path, e))?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema {
-                location: path.display().to_string(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
+        schema::refuse_newer(path, version)?;
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
             .map_err(|e| classify(path, e))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
@@ -179,6 +173,34 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// `read` of task `id`.
+    fn by_id<T: Send + 'static>(
+        &self,
+        id: &str,
+        read: fn(&Db, &str) -> Result<T, StoreError>,
+    ) -> StoreFuture<'static, T> {
+        let id = id.to_owned();
+        self.call(move |db| read(db, &id))
+    }
+
+    /// `write` (append or replace) of message `index` of task `id`, as JSON.
+    fn write_message(
+        &self,
+        id: &str,
+        index: usize,
+        message: &Message,
+        write: fn(&Db, &str, usize, &str) -> Result<(), StoreError>,
+    ) -> StoreFuture<'static, ()> {
+        let id = id.to_owned();
+        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
+            id: id.clone(),
+            source,
+        });
+        self.call(move |db| write(db, &id, index, &json?))
+    }
+}
+
 impl Db {
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave a transaction half-applied (SQLite rolls
@@ -200,8 +222,7 @@ impl TaskStore for SqliteStore {
     }
 
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskRecord> {
-        let id = id.to_owned();
-        self.call(move |db| db.task(&id))
+        self.by_id(id, Db::task)
     }
 
     fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>> {
@@ -245,8 +266,7 @@ impl TaskStore for SqliteStore {
         index: usize,
         message: &'a Message,
     ) -> StoreFuture<'a, ()> {
-        let (id, message) = (id.to_owned(), message.clone());
-        self.call(move |db| db.append_message(&id, index, &message))
+        self.write_message(id, index, message, Db::append_message)
     }
 
     fn replace_message<'a>(
@@ -255,13 +275,11 @@ impl TaskStore for SqliteStore {
         index: usize,
         message: &'a Message,
     ) -> StoreFuture<'a, ()> {
-        let (id, message) = (id.to_owned(), message.clone());
-        self.call(move |db| db.replace_message(&id, index, &message))
+        self.write_message(id, index, message, Db::replace_message)
     }
 
     fn messages<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
-        let id = id.to_owned();
-        self.call(move |db| db.messages(&id))
+        self.by_id(id, Db::messages)
     }
 
     fn append_event<'a>(
@@ -295,8 +313,7 @@ impl TaskStore for SqliteStore {
     }
 
     fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32> {
-        let id = id.to_owned();
-        self.call(move |db| db.max_request_index(&id))
+        self.by_id(id, Db::max_request_index)
     }
 
     fn add_context_edit<'a>(
@@ -310,8 +327,7 @@ impl TaskStore for SqliteStore {
     }
 
     fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>> {
-        let id = id.to_owned();
-        self.call(move |db| db.context_edits(&id))
+        self.by_id(id, Db::context_edits)
     }
 
     fn import_task<'a>(

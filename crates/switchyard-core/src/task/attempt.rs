@@ -278,22 +278,7 @@ pub(crate) async fn attempt_api_request(
                     streaming_failed_message: serde_json::to_string(&error).ok(),
                 })
                 .await;
-            let delay = task_retry_delay(
-                auto_retries,
-                error.retry_after,
-                ctx.settings.retry_after_cap,
-            );
-            observer
-                .event(TaskEvent::ErrorRetry {
-                    attempt: auto_retries,
-                    max_attempts: ctx.settings.max_auto_retries,
-                    delay_seconds: delay.as_secs_f64(),
-                    error_message: error.to_string(),
-                    failed: false,
-                })
-                .await;
-            tokio::time::sleep(delay).await;
-            observer.event(TaskEvent::ApiReqRetried).await;
+            wait_and_retry(&ctx.settings, auto_retries, &error, observer).await;
             did_automatically_retry = false;
             continue;
         }
@@ -333,6 +318,29 @@ pub(crate) async fn attempt_api_request(
             }
         }
     }
+}
+
+/// Automatic retry `attempt` (from 1) after `error` (SPEC R6.8, R9.3): says so with
+/// `error_retry`, waits 2 s, 4 s, 8 s … (or the error's longer retry-after, capped), then says
+/// `api_req_retried`.
+pub(super) async fn wait_and_retry(
+    settings: &AttemptSettings,
+    attempt: u32,
+    error: &ApiError,
+    observer: &mut dyn TurnObserver,
+) {
+    let delay = task_retry_delay(attempt, error.retry_after, settings.retry_after_cap);
+    observer
+        .event(TaskEvent::ErrorRetry {
+            attempt,
+            max_attempts: settings.max_auto_retries,
+            delay_seconds: delay.as_secs_f64(),
+            error_message: error.to_string(),
+            failed: false,
+        })
+        .await;
+    tokio::time::sleep(delay).await;
+    observer.event(TaskEvent::ApiReqRetried).await;
 }
 
 /// Applies the next truncation range for `keep` and reports it when it changed; returns

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::turn::CancelReason;
+use crate::store::TaskUsage;
 
 /// One thing that happened in a task, in the order it happened.
 ///
@@ -145,6 +146,30 @@ pub enum TaskEvent {
         /// Milliseconds the run took.
         duration_ms: u64,
     },
+}
+
+impl TaskEvent {
+    /// The tokens and cost of a `usage` event, as a task's totals count them; `None` for
+    /// every other event.
+    pub fn usage(&self) -> Option<TaskUsage> {
+        match self {
+            Self::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                cost_usd,
+                ..
+            } => Some(TaskUsage {
+                tokens_in: *input_tokens,
+                tokens_out: *output_tokens,
+                cache_writes: *cache_write_tokens,
+                cache_reads: *cache_read_tokens,
+                cost_usd: *cost_usd,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// How a task ended.

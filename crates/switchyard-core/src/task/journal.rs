@@ -25,7 +25,7 @@ use super::TaskEvent;
 use super::attempt::{BoxFuture, Conversation};
 use super::observer::TurnObserver;
 use crate::context::{DeletedRange, find_duplicate_file_reads};
-use crate::store::{StoreError, TaskStore, TaskUsage};
+use crate::store::{StoreError, TaskStore};
 
 /// The context edit kind of a file-read dedupe (SPEC R8.6).
 const FILE_READ_DEDUPE: &str = "file_read_dedupe";
@@ -131,22 +131,7 @@ pub(super) async fn store_event(
     store
         .append_event(task_id, &kind, &value, !streamed)
         .await?;
-    if let TaskEvent::Usage {
-        input_tokens,
-        output_tokens,
-        cache_read_tokens,
-        cache_write_tokens,
-        cost_usd,
-        ..
-    } = event
-    {
-        let usage = TaskUsage {
-            tokens_in: *input_tokens,
-            tokens_out: *output_tokens,
-            cache_writes: *cache_write_tokens,
-            cache_reads: *cache_read_tokens,
-            cost_usd: *cost_usd,
-        };
+    if let Some(usage) = event.usage() {
         store.add_usage(task_id, &usage).await?;
     }
     Ok(())

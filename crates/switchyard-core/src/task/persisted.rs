@@ -12,7 +12,7 @@ use super::attempt::{ApiRequestContext, AttemptSettings, Conversation, FailureDe
 use super::journal::{Journal, JournalState, store_event};
 use super::request::RequestStatus;
 use super::tools::{ToolApprover, ToolLoop, ToolLoopSettings, run_turn_with_tools};
-use super::turn::{CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome};
+use super::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, user_cancelled};
 use super::{ResumeReport, TaskBuilder, TaskEvent, TaskStatus};
 use crate::context::DeletedRange;
 use crate::cost::UsageTotals;
@@ -365,11 +365,7 @@ impl Task {
             .await?;
         }
         if request_started {
-            let event = TaskEvent::ApiReqFinished {
-                request_index: self.request_index,
-                cancel_reason: Some(CancelReason::UserCancelled),
-                streaming_failed_message: None,
-            };
+            let event = user_cancelled(self.request_index);
             self.record_event(&event).await?;
             on_event(event);
         }

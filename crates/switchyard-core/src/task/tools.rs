@@ -16,7 +16,7 @@ use super::TaskEvent;
 use super::attempt::{ApiRequestContext, BoxFuture, Conversation};
 use super::observer::TurnObserver;
 use super::request::RequestStatus;
-use super::turn::{TurnOutcome, run_turn};
+use super::turn::{TurnOutcome, append, run_turn};
 use crate::mcp::McpServerHub;
 use crate::prompt::mcp_tool_bindings;
 
@@ -119,8 +119,7 @@ pub(crate) async fn run_turn_with_tools(
                 return sum;
             }
             ToolStep::Results(message) => {
-                conversation.api_conversation_history.push(message);
-                if let Err(e) = observer.history_changed(conversation).await {
+                if let Err(e) = append(conversation, message, observer).await {
                     sum.status = RequestStatus::Failed(e);
                     return sum;
                 }

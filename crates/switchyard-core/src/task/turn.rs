@@ -4,12 +4,11 @@
 
 use std::time::Duration;
 
-use switchyard_api::retry::task_retry_delay;
 use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message};
 use tokio::time::Instant;
 
 use super::TaskEvent;
-use super::attempt::{ApiRequestContext, Conversation, attempt_api_request};
+use super::attempt::{ApiRequestContext, Conversation, attempt_api_request, wait_and_retry};
 use super::observer::TurnObserver;
 use super::request::{RequestStatus, consume_stream};
 use crate::context::messages_for_request;
@@ -104,13 +103,7 @@ pub(crate) async fn run_turn(
             Ok(stream) => stream,
             Err(error) => {
                 if error.kind == ErrorKind::Cancelled {
-                    observer
-                        .event(TaskEvent::ApiReqFinished {
-                            request_index: *request_index,
-                            cancel_reason: Some(CancelReason::UserCancelled),
-                            streaming_failed_message: None,
-                        })
-                        .await;
+                    observer.event(user_cancelled(*request_index)).await;
                 }
                 observer.event(error_event(&error)).await;
                 return finish!(RequestStatus::Failed(error));
@@ -139,10 +132,7 @@ pub(crate) async fn run_turn(
 
         let error = match outcome.status {
             RequestStatus::Completed => {
-                conversation
-                    .api_conversation_history
-                    .push(outcome.assistant_message);
-                if let Err(e) = observer.history_changed(conversation).await {
+                if let Err(e) = append(conversation, outcome.assistant_message, observer).await {
                     return finish!(RequestStatus::Failed(e));
                 }
                 return finish!(RequestStatus::Completed);
@@ -153,20 +143,11 @@ pub(crate) async fn run_turn(
         if error.kind == ErrorKind::Cancelled {
             // R9.5: keep what was received (complete blocks only) and stop, no retry.
             if !outcome.assistant_message.content.is_empty() {
-                conversation
-                    .api_conversation_history
-                    .push(outcome.assistant_message);
-                if let Err(e) = observer.history_changed(conversation).await {
+                if let Err(e) = append(conversation, outcome.assistant_message, observer).await {
                     return finish!(RequestStatus::Failed(e));
                 }
             }
-            observer
-                .event(TaskEvent::ApiReqFinished {
-                    request_index: *request_index,
-                    cancel_reason: Some(CancelReason::UserCancelled),
-                    streaming_failed_message: None,
-                })
-                .await;
+            observer.event(user_cancelled(*request_index)).await;
             return finish!(RequestStatus::Failed(error));
         }
 
@@ -175,8 +156,7 @@ pub(crate) async fn run_turn(
         partial.content.push(ContentBlock::Text {
             text: INTERRUPTED_MARKER.to_owned(),
         });
-        conversation.api_conversation_history.push(partial);
-        if let Err(e) = observer.history_changed(conversation).await {
+        if let Err(e) = append(conversation, partial, observer).await {
             return finish!(RequestStatus::Failed(e));
         }
         observer
@@ -190,28 +170,30 @@ pub(crate) async fn run_turn(
             return finish!(RequestStatus::Failed(error));
         }
         midstream_retries += 1;
-        let delay = task_retry_delay(
-            midstream_retries,
-            error.retry_after,
-            ctx.settings.retry_after_cap,
-        );
-        observer
-            .event(TaskEvent::ErrorRetry {
-                attempt: midstream_retries,
-                max_attempts: ctx.settings.max_auto_retries,
-                delay_seconds: delay.as_secs_f64(),
-                error_message: error.to_string(),
-                failed: false,
-            })
-            .await;
-        tokio::time::sleep(delay).await;
-        observer.event(TaskEvent::ApiReqRetried).await;
-        conversation
-            .api_conversation_history
-            .push(Message::user_text(CONTINUE_AFTER_INTERRUPTION));
-        if let Err(e) = observer.history_changed(conversation).await {
+        wait_and_retry(&ctx.settings, midstream_retries, &error, observer).await;
+        let next = Message::user_text(CONTINUE_AFTER_INTERRUPTION);
+        if let Err(e) = append(conversation, next, observer).await {
             return finish!(RequestStatus::Failed(e));
         }
+    }
+}
+
+/// Appends `message` to the history, then lets the observer store it before the turn goes on.
+pub(super) async fn append(
+    conversation: &mut Conversation,
+    message: Message,
+    observer: &mut dyn TurnObserver,
+) -> Result<(), ApiError> {
+    conversation.api_conversation_history.push(message);
+    observer.history_changed(conversation).await
+}
+
+/// The `api_req_finished` of request `request_index`, cancelled by the user (SPEC R9.5).
+pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
+    TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::UserCancelled),
+        streaming_failed_message: None,
     }
 }
 

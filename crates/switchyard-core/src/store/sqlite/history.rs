@@ -30,7 +30,7 @@ fn is_constraint(e: &rusqlite::Error) -> bool {
 }
 
 impl Db {
-    /// Appends `message` as message `index` of task `id` (indices count from 0 and must follow
+    /// Appends the message `json` as message `index` of task `id` (indices count from 0 and must follow
     /// the stored ones). One insert, one transaction; the cost does not grow with the history.
     ///
     /// A row already at `index` means another process appended to the same task:
@@ -39,12 +39,8 @@ impl Db {
         &self,
         id: &str,
         index: usize,
-        message: &Message,
+        json: &str,
     ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
-            id: id.to_owned(),
-            source,
-        })?;
         let conn = self.conn();
         match conn.execute(
             "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, ?2, ?3, ?4)",
@@ -67,20 +63,16 @@ impl Db {
         }
     }
 
-    /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
+    /// Replaces the stored message `index` with `json` (used once per resume, to add a new prompt to an
     /// unanswered user message so roles keep alternating). One update, one transaction.
     pub(super) fn replace_message(
         &self,
         id: &str,
         index: usize,
-        message: &Message,
+        json: &str,
     ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
-            id: id.to_owned(),
-            source,
-        })?;
-        let conn = self.conn();
-        let n = conn
+        let n = self
+            .conn()
             .execute(
                 "UPDATE messages SET message = ?3, ts_ms = ?4 WHERE task_id = ?1 AND idx = ?2",
                 params![id, index as i64, json, now_ms()],

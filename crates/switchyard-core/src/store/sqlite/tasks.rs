@@ -104,30 +104,23 @@ impl Db {
     /// Adds one request's usage to the task's totals and records its total tokens as the last
     /// request's (tokens; cost in USD). One statement, one transaction.
     pub(super) fn add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
-        let total = usage.total_tokens();
-        let conn = self.conn();
-        let n = conn
-            .execute(
-                "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
-                 cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
-                 cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
-                 WHERE id = ?1",
-                params![
-                    id,
-                    to_i64(usage.tokens_in),
-                    to_i64(usage.tokens_out),
-                    to_i64(usage.cache_writes),
-                    to_i64(usage.cache_reads),
-                    usage.cost_usd,
-                    to_i64(total),
-                    now_ms()
-                ],
-            )
-            .map_err(|e| self.err(e))?;
-        if n == 0 {
-            return Err(StoreError::TaskNotFound { id: id.to_owned() });
-        }
-        Ok(())
+        self.update_task(
+            id,
+            "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
+             cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
+             cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
+             WHERE id = ?1",
+            params![
+                id,
+                to_i64(usage.tokens_in),
+                to_i64(usage.tokens_out),
+                to_i64(usage.cache_writes),
+                to_i64(usage.cache_reads),
+                usage.cost_usd,
+                to_i64(usage.total_tokens()),
+                now_ms()
+            ],
+        )
     }
 
     /// Records the mode, provider and model the task now runs with (a resume with other
@@ -139,13 +132,22 @@ impl Db {
         provider: &str,
         model: &str,
     ) -> Result<(), StoreError> {
-        let n = self
-            .conn()
-            .execute(
-                "UPDATE tasks SET mode = ?2, provider = ?3, model = ?4, updated_ms = ?5 WHERE id = ?1",
-                params![id, mode, provider, model, now_ms()],
-            )
-            .map_err(|e| self.err(e))?;
+        self.update_task(
+            id,
+            "UPDATE tasks SET mode = ?2, provider = ?3, model = ?4, updated_ms = ?5 WHERE id = ?1",
+            params![id, mode, provider, model, now_ms()],
+        )
+    }
+
+    /// Runs the one-statement update `sql` of task `id`; no row changed:
+    /// [`StoreError::TaskNotFound`].
+    fn update_task(
+        &self,
+        id: &str,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<(), StoreError> {
+        let n = self.conn().execute(sql, params).map_err(|e| self.err(e))?;
         if n == 0 {
             return Err(StoreError::TaskNotFound { id: id.to_owned() });
         }
