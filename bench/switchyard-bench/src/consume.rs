@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 use switchyard_api::{
     ApiConfiguration, ApiHandler, ApiStream, ApiStreamChunk, Message, Mode, ProviderEndpoint,
-    build_api_handler,
+    RequestOptions, build_api_handler,
 };
 use tokio::sync::Barrier;
 
@@ -131,7 +131,12 @@ fn start(handler: &dyn ApiHandler) -> ApiStream {
     let messages = [Message::user_text(
         "Benchmark request: stream the whole answer.",
     )];
-    handler.create_message("You are a benchmark peer.", &messages, &[])
+    handler.create_message(
+        "You are a benchmark peer.",
+        &messages,
+        &[],
+        RequestOptions::default(),
+    )
 }
 
 /// One stream, consumed to the end.

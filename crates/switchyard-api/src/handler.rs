@@ -1,12 +1,23 @@
-//! The narrow trait every provider implements (SPEC R2.1).
+//! The narrow trait every provider implements, and what travels with one request
+//! (SPEC R2.1, R1.4, R5.3, R6.4).
+//!
+//! A handler holds only configuration: the provider, model, endpoint and key. Everything that
+//! belongs to one request — its cancellation, who hears about its retries, extra headers, its
+//! deadlines — is in the [`RequestOptions`] passed to [`ApiHandler::create_message`], so one
+//! handler serves any number of concurrent requests and none of them can disturb another.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
+pub use tokio_util::sync::CancellationToken;
+
+use crate::error::ApiError;
 use crate::message::{Message, ToolSpec};
 use crate::model::ModelInfo;
 use crate::stream::{ApiStream, Usage};
-pub use crate::transport::{RetryObserver, RetryStatus};
 
 /// The model a handler talks to: its id as sent to the provider and what we know of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,13 +31,133 @@ pub struct ApiHandlerModel {
 /// A future returned by [`ApiHandler::get_api_stream_usage`].
 pub type UsageFuture<'a> = Pin<Box<dyn Future<Output = Option<Usage>> + Send + 'a>>;
 
+/// One provider-level retry of a request, reported before its wait (SPEC R5.3).
+#[derive(Debug, Clone)]
+pub struct RetryStatus {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// Requests in all under the provider's retry policy (the first included).
+    pub max_attempts: u32,
+    /// The wait before the next attempt (the schedule or the server's hint, capped at 60 s,
+    /// with jitter).
+    pub delay: Duration,
+    /// Why the attempt failed.
+    pub error: ApiError,
+}
+
+/// Receives the provider-level retry reports of one request ([`RequestOptions::on_retry`]).
+/// Called on the task polling the stream, before each wait; keep it short (send on a channel).
+pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
+
+/// The deadlines of one request (SPEC R6.4, R12.4). `None` takes the provider's configured
+/// value (`first_content_timeout_seconds`, `idle_timeout_seconds` under `[providers.ID]`;
+/// 120 s and 300 s unless configured); [`Duration::MAX`] means no deadline.
+///
+/// A deadline that passes ends the stream with one [`ErrorKind::Timeout`] error.
+///
+/// [`ErrorKind::Timeout`]: crate::ErrorKind::Timeout
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deadlines {
+    /// Longest time from the start of the request (the first poll of its stream) to its first
+    /// content chunk — text, reasoning or a tool call; usage chunks do not count. Waits between
+    /// provider-level retries are not counted against it.
+    pub first_content: Option<Duration>,
+    /// Longest time without a chunk once content is flowing, measured while the stream is
+    /// being polled (a slow consumer does not trip it).
+    pub idle: Option<Duration>,
+}
+
+/// The first-content and idle deadlines used when neither the request nor the provider's
+/// configuration sets one: 120 s and 300 s (SPEC R6.4).
+pub(crate) const DEFAULT_DEADLINES: ResolvedDeadlines = ResolvedDeadlines {
+    first_content: Duration::from_secs(120),
+    idle: Duration::from_secs(300),
+};
+
+/// Deadlines with every value decided, in effect for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ResolvedDeadlines {
+    /// See [`Deadlines::first_content`].
+    pub(crate) first_content: Duration,
+    /// See [`Deadlines::idle`].
+    pub(crate) idle: Duration,
+}
+
+impl ResolvedDeadlines {
+    /// These deadlines with the values `overrides` sets replacing them.
+    pub(crate) fn with(self, overrides: Deadlines) -> Self {
+        Self {
+            first_content: overrides.first_content.unwrap_or(self.first_content),
+            idle: overrides.idle.unwrap_or(self.idle),
+        }
+    }
+}
+
+impl Default for ResolvedDeadlines {
+    fn default() -> Self {
+        DEFAULT_DEADLINES
+    }
+}
+
+/// Everything that belongs to one request rather than to the handler (SPEC R2.1 **Improve**).
+/// `RequestOptions::default()` is a plain request: never cancelled from outside, retries
+/// unobserved, no extra headers, the provider's deadlines.
+///
+/// Cloning shares the cancellation token and the observer: cancelling a clone cancels the
+/// original. Give each request its own token (or a [`CancellationToken::child_token`] of a
+/// task-wide one) to cancel them one by one.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// Cancels this request: its stream yields one [`ErrorKind::Cancelled`] error at the next
+    /// poll, sends no further request, and closes its connection (SPEC R1.4). A token already
+    /// cancelled when the stream is first polled sends nothing.
+    ///
+    /// [`ErrorKind::Cancelled`]: crate::ErrorKind::Cancelled
+    pub cancel: CancellationToken,
+    /// Hears each provider-level retry of this request before its wait (SPEC R5.3).
+    pub on_retry: Option<RetryObserver>,
+    /// Extra HTTP headers for this request only, as `(name, value)`. They replace headers of
+    /// the same name set by the provider or under `[providers.ID] headers`. A name or value
+    /// that is not valid in HTTP makes the stream fail with `ErrorKind::InvalidRequest`
+    /// before anything is sent. Values are never logged or shown in errors.
+    pub headers: Vec<(String, String)>,
+    /// Deadlines overriding the provider's configured ones.
+    pub deadlines: Deadlines,
+}
+
+impl fmt::Debug for RequestOptions {
+    /// Header values are not shown: they may carry credentials.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("RequestOptions")
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("on_retry", &self.on_retry.is_some())
+            .field("header_names", &names)
+            .field("deadlines", &self.deadlines)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Options cancelled by `cancel` (and nothing else set).
+    pub fn with_cancel(cancel: CancellationToken) -> Self {
+        Self {
+            cancel,
+            ..Self::default()
+        }
+    }
+}
+
 /// One configured provider and model, ready to stream (SPEC R2.1).
 ///
 /// Construction makes no network request (SPEC R3.5); the HTTP request starts when the
 /// returned [`ApiStream`] is first polled, and dropping the stream closes the connection.
+/// A handler keeps no per-request state: share one (`Arc<dyn ApiHandler>` or a reference)
+/// between any number of concurrent requests.
 pub trait ApiHandler: Send + Sync {
     /// Starts one streaming request with `system_prompt`, the conversation `messages`
-    /// (Anthropic-shaped, oldest first) and the `tools` the model may call.
+    /// (Anthropic-shaped, oldest first), the `tools` the model may call, and this request's
+    /// `options` (cancellation, retry observer, extra headers, deadlines).
     ///
     /// Failures before and during the stream arrive as `Err(ApiError)` items; the stream ends
     /// after the first error.
@@ -35,6 +166,7 @@ pub trait ApiHandler: Send + Sync {
         system_prompt: &str,
         messages: &[Message],
         tools: &[ToolSpec],
+        options: RequestOptions,
     ) -> ApiStream;
 
     /// The model this handler uses.
@@ -48,12 +180,4 @@ pub trait ApiHandler: Send + Sync {
     fn get_api_stream_usage(&self) -> UsageFuture<'_> {
         Box::pin(std::future::ready(None))
     }
-
-    /// Sets (or clears) the receiver of provider-level retry reports (SPEC R5.3): each retry
-    /// of a rate-limited request before its stream starts is reported before the wait.
-    fn set_retry_observer(&self, _observer: Option<RetryObserver>) {}
-
-    /// Aborts every stream this handler has open: each yields `ErrorKind::Cancelled` once
-    /// and closes its connection (SPEC R1.4). Streams started afterwards are unaffected.
-    fn abort(&self) {}
 }

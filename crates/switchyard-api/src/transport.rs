@@ -1,131 +1,231 @@
-//! The HTTP plumbing every provider shares: one lazily built client, the POST that opens a
-//! stream, error bodies turned into [`ApiError`]s, content-type checks (SPEC R4.0), the
-//! abort signal (R1.4), and the driver that runs a provider's event parser over the body.
+//! The one transport every provider goes through: HTTP clients built from each provider's
+//! connection settings (SPEC R12.4), and the driver that sends one provider request and runs
+//! its stream mapper over the body under that request's options — cancellation (R1.4),
+//! provider-level retry and its reports (R5), deadlines (R6.4) — checking status and content
+//! type on the way (R4.0).
+//!
+//! Providers never touch HTTP: they hand the driver a [`WireRequest`] (pure data) and an
+//! [`EventParser`] (pure mapping).
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, LazyLock};
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
 
 use reqwest::header::HeaderMap;
-use tokio::sync::watch;
+use tokio::time::Instant;
 
+use crate::config::{HttpSettings, Proxy};
+use crate::error::body::{error_from_body, innermost, request_id};
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::{RequestOptions, ResolvedDeadlines};
+use crate::retry::{RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
-use crate::wire::eventstream::{EventStreamDecoder, EventStreamMessage};
-use crate::wire::ndjson::NdjsonDecoder;
-use crate::wire::sse::{SseDecoder, SseEvent};
+use crate::wire::Framing;
 
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
-/// The shared HTTP client (rustls, HTTP/2 when offered). Built on first use, so constructing a
-/// handler makes no network request and opens no socket (SPEC R3.5).
-static HTTP_CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .tcp_nodelay(true)
-        .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|e| {
-            tracing::error!("could not build the configured HTTP client ({e}); using defaults");
-            reqwest::Client::new()
-        })
-});
+/// What makes two clients interchangeable: the settings, and whether TLS is set up at all.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ClientKey {
+    settings: HttpSettings,
+    /// False for `http://` base URLs: no certificate is ever loaded for them.
+    tls: bool,
+}
 
-/// The shared HTTP client.
-pub(crate) fn client() -> &'static reqwest::Client {
-    &HTTP_CLIENT
+/// The clients alive in this process, by settings: handlers whose providers have equal
+/// connection settings share one client and so one connection pool.
+static CLIENTS: LazyLock<Mutex<HashMap<ClientKey, Weak<HttpClient>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// An HTTP client for one set of connection settings (rustls, HTTP/2 when offered).
+///
+/// Built on the first request, so constructing a handler makes no network request and loads
+/// no certificate (SPEC R3.5). A client for an `http://` base URL is built without any root
+/// certificate: loading the platform's roots (about 150 PEM files on Linux) is skipped.
+pub(crate) struct HttpClient {
+    key: ClientKey,
+    /// Extra roots from the `ca_bundle` file, read when the handler was built.
+    extra_roots: Vec<reqwest::Certificate>,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+impl HttpClient {
+    /// The client for `settings` and requests to `base_url`: the one already alive for equal
+    /// settings, or a new one (reading the CA bundle now, so a bad file is a configuration
+    /// error before any request). Errors name the problem in one sentence.
+    pub(crate) fn shared(settings: &HttpSettings, base_url: &str) -> Result<Arc<Self>, String> {
+        let key = ClientKey {
+            settings: settings.clone(),
+            tls: !base_url.starts_with("http://"),
+        };
+        let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(client) = clients.get(&key).and_then(Weak::upgrade) {
+            return Ok(client);
+        }
+        let extra_roots = match (&key.settings.ca_bundle, key.tls) {
+            (Some(path), true) => read_ca_bundle(path)?,
+            _ => Vec::new(),
+        };
+        let client = Arc::new(Self {
+            key: key.clone(),
+            extra_roots,
+            client: OnceLock::new(),
+        });
+        clients.retain(|_, c| c.strong_count() > 0);
+        clients.insert(key, Arc::downgrade(&client));
+        Ok(client)
+    }
+
+    /// The reqwest client, built on first use.
+    fn get(&self) -> Result<&reqwest::Client, String> {
+        self.client
+            .get_or_init(|| self.build())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn build(&self) -> Result<reqwest::Client, String> {
+        let settings = &self.key.settings;
+        let mut builder = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")));
+        if let Some(timeout) = settings.connect_timeout {
+            builder = builder.connect_timeout(timeout);
+        }
+        builder = match &settings.proxy {
+            // reqwest reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY by default.
+            Proxy::Environment => builder,
+            Proxy::Off => builder.no_proxy(),
+            Proxy::Url(url) => {
+                let proxy = reqwest::Proxy::all(url.expose())
+                    .map_err(|_| format!("the proxy {url} is not a usable proxy URL"))?
+                    .no_proxy(reqwest::NoProxy::from_env());
+                builder.proxy(proxy)
+            }
+        };
+        builder = if self.key.tls {
+            builder.tls_certs_merge(self.extra_roots.iter().cloned())
+        } else {
+            // http:// only: an empty root store instead of the platform's.
+            builder.tls_certs_only(Vec::new())
+        };
+        builder.build().map_err(|e| {
+            format!(
+                "could not set up the HTTP client ({}); check the proxy and ca_bundle settings and that the system has CA certificates",
+                innermost(&e)
+            )
+        })
+    }
+}
+
+/// The certificates of a PEM file (one or more `CERTIFICATE` blocks).
+fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, String> {
+    let pem = std::fs::read(path)
+        .map_err(|e| format!("cannot read the CA bundle {}: {e}", path.display()))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+        format!(
+            "the CA bundle {} is not a PEM file of certificates ({})",
+            path.display(),
+            innermost(&e)
+        )
+    })?;
+    if certs.is_empty() {
+        return Err(format!(
+            "the CA bundle {} holds no PEM certificate",
+            path.display()
+        ));
+    }
+    Ok(certs)
 }
 
 /// Who a request goes to, for error messages.
 #[derive(Debug, Clone)]
 pub(crate) struct Origin {
-    pub provider_id: String,
-    pub model_id: String,
-    pub base_url: String,
+    pub(crate) provider_id: String,
+    pub(crate) model_id: String,
+    pub(crate) base_url: String,
 }
 
-/// The body framing a stream is expected in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
-    Sse,
-    Ndjson,
-    /// AWS event-stream binary framing (Bedrock ConverseStream).
-    EventStream,
+/// Everything about a provider's requests that is the same for all of them: the client, where
+/// they go, the configured extra headers, the retry policy and the deadlines.
+pub(crate) struct Endpoint {
+    pub(crate) client: Arc<HttpClient>,
+    pub(crate) origin: Origin,
+    /// `[providers.ID] headers`, added to every request after the provider's own.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) deadlines: ResolvedDeadlines,
 }
 
-impl Framing {
-    fn accepts(self, content_type: &str) -> bool {
-        let ct = content_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        match self {
-            Self::Sse => ct == "text/event-stream",
-            Self::Ndjson => {
-                ct == "application/x-ndjson"
-                    || ct == "application/jsonl"
-                    || ct == "application/json"
-            }
-            Self::EventStream => ct == "application/vnd.amazon.eventstream",
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Sse => "text/event-stream",
-            Self::Ndjson => "application/x-ndjson",
-            Self::EventStream => "application/vnd.amazon.eventstream",
-        }
-    }
+/// One HTTP POST as a provider builds it: pure data. Header values may hold the key; this type
+/// has no `Debug` so they cannot be printed by accident.
+pub(crate) struct WireRequest {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
 }
 
-/// Aborts the streams of one handler (SPEC R1.4). Cloning shares the signal.
-#[derive(Debug, Clone)]
-pub(crate) struct AbortSignal {
-    tx: Arc<watch::Sender<u64>>,
-}
-
-impl AbortSignal {
-    pub(crate) fn new() -> Self {
+impl WireRequest {
+    /// A POST of the JSON `body` to `url`.
+    pub(crate) fn json(url: String, body: &serde_json::Value) -> Self {
         Self {
-            tx: Arc::new(watch::channel(0).0),
+            url,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string(),
         }
     }
 
-    /// Aborts every stream subscribed so far.
-    pub(crate) fn abort(&self) {
-        self.tx.send_modify(|generation| *generation += 1);
+    /// [`WireRequest::json`] answered with server-sent events.
+    pub(crate) fn sse(url: String, body: &serde_json::Value) -> Self {
+        Self::json(url, body).header("accept", "text/event-stream")
     }
 
-    /// A listener that fires on the next `abort`, not on earlier ones.
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        let mut rx = self.tx.subscribe();
-        rx.mark_unchanged();
-        rx
+    /// Adds a header.
+    pub(crate) fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// Adds the header `name: value` when there is a value (a key that may be missing).
+    pub(crate) fn header_opt(self, name: &str, value: Option<&str>) -> Self {
+        match value {
+            Some(v) => self.header(name, v),
+            None => self,
+        }
+    }
+
+    /// Adds `authorization: Bearer {key}` when there is a key.
+    pub(crate) fn bearer(self, key: Option<&str>) -> Self {
+        match key {
+            Some(k) => self.header("authorization", format!("Bearer {k}")),
+            None => self,
+        }
     }
 }
 
-/// The request id a provider put in the response headers, if any.
-fn request_id(headers: &HeaderMap) -> Option<String> {
-    [
-        "request-id",
-        "x-request-id",
-        "x-amzn-requestid",
-        "x-ds-trace-id",
-    ]
-    .iter()
-    .find_map(|h| headers.get(*h)?.to_str().ok().map(str::to_owned))
+/// A provider's mapping from decoded items to chunks: pure, no I/O.
+pub(crate) trait EventParser: Send + 'static {
+    /// The item the body decodes into (an SSE event, an NDJSON line, an event-stream frame);
+    /// it decides the decoder and the content types accepted.
+    type Event: Framing;
+    /// Handles one item, appending chunks or an error to `out`.
+    fn on_event(&mut self, event: Self::Event, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
+    /// Handles the clean end of the body: flushes what is pending, or reports a stream that
+    /// ended before the provider said it was complete.
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
 }
+
+/// A future that finishes a [`WireRequest`] (a token fetched, a signature added).
+pub(crate) type PendingRequest =
+    std::pin::Pin<Box<dyn Future<Output = Result<WireRequest, ApiError>> + Send>>;
 
 /// Sends `request` and returns the response once its status and content type say a stream
-/// of `framing` follows; otherwise the classified error.
-pub(crate) async fn open_stream(
+/// of `F` follows; otherwise the classified error.
+async fn open_stream<F: Framing>(
     request: reqwest::RequestBuilder,
     origin: &Origin,
-    framing: Framing,
 ) -> Result<reqwest::Response, ApiError> {
     let response = request.send().await.map_err(|e| send_error(&e, origin))?;
     let status = response.status().as_u16();
@@ -135,13 +235,11 @@ pub(crate) async fn open_stream(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if !response.status().is_success()
-        || (!content_type.is_empty() && !framing.accepts(&content_type))
-    {
+    if !response.status().is_success() || (!content_type.is_empty() && !F::accepts(&content_type)) {
         let headers = response.headers().clone();
         let url = response.url().clone();
         let body = read_limited(response).await;
-        let mut err = error_from_body(status, &content_type, &body, &headers, framing);
+        let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
         if matches!(status, 404 | 405) {
             // Usually a base URL with a missing or doubled path part: show what was asked.
@@ -153,15 +251,7 @@ pub(crate) async fn open_stream(
 }
 
 fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
-    let mut cause = String::new();
-    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
-    while let Some(s) = source {
-        cause = s.to_string();
-        source = s.source();
-    }
-    if cause.is_empty() {
-        cause = e.to_string();
-    }
+    let cause = innermost(e);
     let (kind, message) = if e.is_timeout() {
         (
             ErrorKind::Timeout,
@@ -191,484 +281,143 @@ async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
     body
 }
 
-/// Turns a non-stream response into an error: the provider's JSON error when there is one
-/// (OpenAI/Anthropic `{"error":{…}}`, Ollama `{"error":"…"}`, AWS `{"message":…}`, Google
-/// `{"error":{"status":…}}`), else a sentence naming the status and content type — an HTML
-/// page is never dumped (SPEC R4.0).
-pub(crate) fn error_from_body(
-    status: u16,
-    content_type: &str,
-    body: &[u8],
-    headers: &HeaderMap,
-    framing: Framing,
-) -> ApiError {
-    let now = SystemTime::now();
-    let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
-    // AWS names the error type in a header (`x-amzn-ErrorType: ThrottlingException:http://…`);
-    // it is the code when the body has none (C15, C16, C17, bedrock_429).
-    let aws_type = headers
-        .get("x-amzn-errortype")
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(':').next().unwrap_or(v).trim().to_owned())
-        .filter(|v| !v.is_empty());
-    // Hints (SPEC R5.2): headers, then Gemini's RetryInfo, then the message (below).
-    let retry_after = crate::retry::retry_after_from_headers(headers, now)
-        .or_else(|| json.as_ref().and_then(crate::retry::retry_delay_from_body));
-    if let Some((code, message)) = json.as_ref().and_then(provider_error_fields) {
-        let http_status = (status != 200).then_some(status);
-        // Absolute reset times in the message ("will reset at …", C09b) are measured from the
-        // response's Date, like the headers' (ApiError::from_provider would use the local clock).
-        let retry_after = retry_after.or_else(|| {
-            crate::retry::retry_after_from_message(
-                &message,
-                crate::retry::response_clock(headers, now),
-            )
-        });
-        let code = code.or_else(|| aws_type.clone());
-        let mut err = ApiError::from_provider(http_status, code.as_deref(), &message, retry_after);
-        err.status = Some(status);
-        return err;
-    }
-    let ct = if content_type.is_empty() {
-        "no content type"
-    } else {
-        content_type
-    };
-    if (200..300).contains(&status) {
-        return ApiError::decode(format!(
-            "expected a {} stream but the server answered HTTP {status} with {ct}; check the base URL points at the provider's API",
-            framing.name()
-        ))
-        .with_status(status);
-    }
-    let mut err = ApiError::from_provider(
-        Some(status),
-        aws_type.as_deref(),
-        &format!("the response was {ct} (body not shown)"),
-        retry_after,
-    );
-    if json.is_none() && !content_type.contains("json") && err.kind == ErrorKind::InvalidRequest {
-        // A 4xx HTML page usually means a wrong base URL (a proxy or website answered).
-        err.message = format!(
-            "the response was {ct} (body not shown); check the base URL points at the provider's API"
-        );
-    }
-    err
+/// `Some(now + d)`, or `None` (no deadline) when that is past what the clock can hold
+/// ([`Duration::MAX`] means "no deadline").
+fn deadline_after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
 }
 
-/// Extracts `(code, message)` from the error shapes providers use.
-pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<String>, String)> {
-    let as_code = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    };
-    // Gemini's streamGenerateContent without `alt=sse` wraps the error in a one-element array.
-    if let Some(first) = v.as_array().and_then(|items| items.first()) {
-        return provider_error_fields(first);
+/// Runs `fut` until `deadline`: `None` when the deadline passed first.
+async fn before<T>(deadline: Option<Instant>, fut: impl Future<Output = T>) -> Option<T> {
+    match deadline {
+        Some(at) => tokio::time::timeout_at(at, fut).await.ok(),
+        None => Some(fut.await),
     }
-    match v.get("error") {
-        Some(serde_json::Value::String(s)) => Some((None, s.clone())),
-        Some(e @ serde_json::Value::Object(_)) => {
-            let mut message = e
-                .get("message")
-                .and_then(|m| m.as_str())
-                .unwrap_or("")
-                .to_owned();
-            // OpenRouter passes the upstream provider's own error in `metadata.raw` (its
-            // errors docs): keep its start, so "prompt is too long" behind a generic
-            // "Provider returned error" is still classified. Never an HTML page.
-            if let Some(raw) = e.pointer("/metadata/raw").and_then(|r| r.as_str()) {
-                let raw = raw.trim();
-                if !raw.is_empty() && !raw.starts_with('<') && !message.contains(raw) {
-                    let raw: String = raw.chars().take(300).collect();
-                    message = format!("{message} (upstream: {raw})");
-                }
+}
+
+fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
+    ApiError::new(
+        ErrorKind::Timeout,
+        format!(
+            "no content arrived within {} s of the request",
+            limit.as_secs()
+        ),
+    )
+    .with_origin(&origin.provider_id, &origin.model_id)
+}
+
+fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
+    ApiError::new(
+        ErrorKind::Timeout,
+        format!(
+            "the stream stalled: nothing arrived for {} s",
+            limit.as_secs()
+        ),
+    )
+    .with_origin(&origin.provider_id, &origin.model_id)
+}
+
+fn cancelled(origin: &Origin) -> ApiError {
+    ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
+        .with_origin(&origin.provider_id, &origin.model_id)
+}
+
+/// The extra headers of one request as a header map, or the name of the first one that is
+/// not valid HTTP (its value is never shown: it may be a credential).
+fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name_ok = reqwest::header::HeaderName::from_bytes(name.as_bytes());
+        let value_ok = reqwest::header::HeaderValue::from_str(value);
+        match (name_ok, value_ok) {
+            (Ok(n), Ok(v)) => {
+                map.append(n, v);
             }
-            // Prefer the specific code (`insufficient_quota`) over the generic type.
-            let code = e
-                .get("code")
-                .and_then(|c| as_code(c).filter(|c| c.parse::<u16>().is_err()))
-                .or_else(|| e.get("status").and_then(as_code))
-                .or_else(|| e.get("type").and_then(as_code))
-                .or_else(|| e.get("code").and_then(as_code));
-            Some((code, message))
-        }
-        _ => {
-            // AWS JSON errors: `{"message":…}` (or `Message`), the type in `__type` or the
-            // `x-amzn-ErrorType` header; FastAPI-style servers: `{"detail":"…"}`.
-            let message = ["message", "Message", "detail"]
-                .iter()
-                .find_map(|k| v.get(*k)?.as_str())?;
-            Some((v.get("__type").and_then(as_code), message.to_owned()))
+            _ => return Err(name),
         }
     }
+    Ok(map)
 }
 
-/// A provider's mapping from decoded events to chunks: pure, no I/O.
-pub(crate) trait EventParser: Send + 'static {
-    /// The item type the decoder yields (an SSE event or an NDJSON line).
-    type Event: Send;
-    /// Handles one event, appending chunks or an error to `out`.
-    fn on_event(&mut self, event: Self::Event, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
-    /// Handles the clean end of the body: flushes what is pending, or reports a stream that
-    /// ended before the provider said it was complete.
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
-}
-
-/// Incremental decoding of a body into parser events.
-trait BodyDecoder: Send {
-    type Event;
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Self::Event>) -> Result<(), String>;
-    fn finish(&mut self, out: &mut Vec<Self::Event>) -> Result<(), String>;
-}
-
-impl BodyDecoder for SseDecoder {
-    type Event = SseEvent;
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), String> {
-        SseDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
-    }
-    fn finish(&mut self, _out: &mut Vec<SseEvent>) -> Result<(), String> {
-        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
-        // own completeness check reports the truncated stream.
-        SseDecoder::finish(self);
-        Ok(())
-    }
-}
-
-impl BodyDecoder for NdjsonDecoder {
-    type Event = String;
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<String>) -> Result<(), String> {
-        NdjsonDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
-    }
-    fn finish(&mut self, out: &mut Vec<String>) -> Result<(), String> {
-        NdjsonDecoder::finish(self, out).map_err(|e| e.to_string())
-    }
-}
-
-impl BodyDecoder for EventStreamDecoder {
-    type Event = EventStreamMessage;
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<EventStreamMessage>) -> Result<(), String> {
-        EventStreamDecoder::feed(self, bytes, out).map_err(|e| e.to_string())
-    }
-    fn finish(&mut self, _out: &mut Vec<EventStreamMessage>) -> Result<(), String> {
-        EventStreamDecoder::finish(self).map_err(|e| e.to_string())
-    }
-}
-
-impl Origin {
-    /// The origin of requests made for `mode`.
-    pub(crate) fn of(mode: &crate::config::ResolvedMode) -> Self {
-        Self {
-            provider_id: mode.provider_id.clone(),
-            model_id: mode.model_id.clone(),
-            base_url: mode.base_url.clone(),
-        }
-    }
-}
-
-/// What every handler keeps between requests: the abort signal of its streams (SPEC R1.4)
-/// and the receiver of provider-level retry reports (R5.3).
-#[derive(Default)]
-pub(crate) struct RequestControls {
-    abort: AbortSignal,
-    retry_observer: std::sync::Mutex<Option<RetryObserver>>,
-}
-
-impl Default for AbortSignal {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl RequestControls {
-    /// Sets or clears the retry observer.
-    pub(crate) fn set_retry_observer(&self, observer: Option<RetryObserver>) {
-        if let Ok(mut slot) = self.retry_observer.lock() {
-            *slot = observer;
-        }
-    }
-
-    /// Aborts every stream opened so far.
-    pub(crate) fn abort(&self) {
-        self.abort.abort();
-    }
-
-    fn observer(&self) -> Option<RetryObserver> {
-        self.retry_observer.lock().ok().and_then(|o| o.clone())
-    }
-
-    /// [`post_sse`] with this handler's abort signal and retry observer.
-    pub(crate) fn post_sse<P>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        request: reqwest::RequestBuilder,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = SseEvent>,
-    {
-        post_sse(mode, request, parser, &self.abort, self.observer())
-    }
-
-    /// [`post_ndjson`] with this handler's abort signal and retry observer.
-    pub(crate) fn post_ndjson<P>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        request: reqwest::RequestBuilder,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = String>,
-    {
-        post_ndjson(mode, request, parser, &self.abort, self.observer())
-    }
-}
-
-impl RequestControls {
-    /// Like [`RequestControls::post_sse`] for a request that needs async work before it can be
-    /// sent (fetching an OAuth token, signing with freshly loaded credentials): `build` runs
-    /// once, inside the stream, and its error is the stream's only item. Retries resend the
-    /// built request (SPEC R5.1); a SigV4 signature stays valid for 15 minutes, far longer
-    /// than the capped retry delays.
-    pub(crate) fn post_sse_built<P, F>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        build: F,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = SseEvent>,
-        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-    {
-        let (open, origin) = prepare_built(mode, build, Framing::Sse, self.observer());
-        sse_stream(open, parser, self.abort.subscribe(), origin)
-    }
-
-    /// [`RequestControls::post_sse_built`] for an AWS event-stream body (Bedrock).
-    pub(crate) fn post_eventstream_built<P, F>(
-        &self,
-        mode: &crate::config::ResolvedMode,
-        build: F,
-        parser: P,
-    ) -> ApiStream
-    where
-        P: EventParser<Event = EventStreamMessage>,
-        F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-    {
-        let (open, origin) = prepare_built(mode, build, Framing::EventStream, self.observer());
-        drive(
-            open,
-            EventStreamDecoder::new(),
-            parser,
-            self.abort.subscribe(),
-            origin,
-        )
-    }
-}
-
-/// [`prepare`] for a request built asynchronously: the configured extra headers are added
-/// after `build` (so they are never part of a signature) and a build error carries the origin.
-fn prepare_built<F>(
-    mode: &crate::config::ResolvedMode,
-    build: F,
-    framing: Framing,
-    observer: Option<RetryObserver>,
-) -> (
-    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    Origin,
-)
-where
-    F: Future<Output = Result<reqwest::RequestBuilder, ApiError>> + Send + 'static,
-{
-    let origin = Origin::of(mode);
-    let headers = mode.headers.clone();
-    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
-    let o = origin.clone();
-    let open = async move {
-        let mut request = build
-            .await
-            .map_err(|e| e.with_origin(&o.provider_id, &o.model_id))?;
-        for (k, v) in &headers {
-            request = request.header(k, v);
-        }
-        open_with_retry(request, o, framing, policy, observer).await
-    };
-    (open, origin)
-}
-
-/// Sends `request` (built for `mode`, with the configured extra headers added here) and runs
-/// `parser` over its SSE body: the whole life of one provider request.
-fn post_sse<P>(
-    mode: &crate::config::ResolvedMode,
-    request: reqwest::RequestBuilder,
-    parser: P,
-    abort: &AbortSignal,
-    observer: Option<RetryObserver>,
-) -> ApiStream
-where
-    P: EventParser<Event = SseEvent>,
-{
-    let (open, origin) = prepare(mode, request, Framing::Sse, observer);
-    sse_stream(open, parser, abort.subscribe(), origin)
-}
-
-/// Like [`post_sse`] for an NDJSON body (Ollama's `/api/chat`).
-fn post_ndjson<P>(
-    mode: &crate::config::ResolvedMode,
-    request: reqwest::RequestBuilder,
-    parser: P,
-    abort: &AbortSignal,
-    observer: Option<RetryObserver>,
-) -> ApiStream
-where
-    P: EventParser<Event = String>,
-{
-    let (open, origin) = prepare(mode, request, Framing::Ndjson, observer);
-    ndjson_stream(open, parser, abort.subscribe(), origin)
-}
-
-/// Adds the configured extra headers and wraps the send in the provider-level retry.
-fn prepare(
-    mode: &crate::config::ResolvedMode,
-    mut request: reqwest::RequestBuilder,
-    framing: Framing,
-    observer: Option<RetryObserver>,
-) -> (
-    impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    Origin,
-) {
-    for (k, v) in &mode.headers {
+/// The reqwest request for `wire`: its headers, then the configured ones, then the request's
+/// extra headers (replacing same-named ones), and its body.
+fn http_request(
+    client: &reqwest::Client,
+    wire: &WireRequest,
+    configured: &[(String, String)],
+    extra: &HeaderMap,
+) -> reqwest::RequestBuilder {
+    let mut request = client.post(&wire.url);
+    for (k, v) in wire.headers.iter().chain(configured) {
         request = request.header(k, v);
     }
-    let origin = Origin::of(mode);
-    let policy = crate::retry::RetryPolicy::for_provider(&mode.provider_id);
-    let open = open_with_retry(request, origin.clone(), framing, policy, observer);
-    (open, origin)
+    request.headers(extra.clone()).body(wire.body.clone())
 }
 
-/// Opens the stream, retrying the failures SPEC R5.1 retries at this level (rate limits, and
-/// connection errors for local servers) up to the provider's attempt count, with the delay of
-/// [`crate::retry::RetryPolicy::delay_for`] (server hints honoured, capped at 60 s, ±10 %
-/// jitter). Only failures before the body are retried here, so nothing is ever yielded twice
-/// (R5.4). Each retry is reported to `observer` first (R5.3).
-async fn open_with_retry(
-    request: reqwest::RequestBuilder,
-    origin: Origin,
-    framing: Framing,
-    policy: crate::retry::RetryPolicy,
-    observer: Option<RetryObserver>,
-) -> Result<reqwest::Response, ApiError> {
-    let mut attempt = 1;
-    loop {
-        // A body that cannot be cloned (never the case for our JSON bodies) is sent once.
-        let Some(this_try) = request.try_clone() else {
-            return open_stream(request, &origin, framing).await;
-        };
-        let err = match open_stream(this_try, &origin, framing).await {
-            Ok(response) => return Ok(response),
-            Err(e) => e,
-        };
-        if attempt >= policy.max_attempts || !crate::retry::is_provider_retryable(&err, &policy) {
-            return Err(err);
-        }
-        let delay = policy.delay_for(
-            attempt,
-            err.retry_after,
-            crate::retry::DEFAULT_RETRY_AFTER_CAP,
-            jitter_unit(),
-        );
-        if let Some(observer) = &observer {
-            observer(RetryStatus {
-                attempt,
-                max_attempts: policy.max_attempts,
-                delay,
-                error: err,
-            });
-        }
-        tokio::time::sleep(delay).await;
-        attempt += 1;
-    }
-}
-
-/// A number in [0, 1) for retry jitter. Not cryptographic: it only spreads retries apart.
-fn jitter_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// One provider-level retry, reported before its wait (SPEC R5.3).
-#[derive(Debug, Clone)]
-pub struct RetryStatus {
-    /// The attempt that failed, from 1.
-    pub attempt: u32,
-    /// Requests in all under the provider's policy.
-    pub max_attempts: u32,
-    /// The wait before the next attempt.
-    pub delay: Duration,
-    /// Why the attempt failed.
-    pub error: ApiError,
-}
-
-/// Receives provider-level retry reports; set with `ApiHandler::set_retry_observer`.
-pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
-
-/// Runs `parser` over an SSE body opened by `open`. See [`drive`].
-pub(crate) fn sse_stream<P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    parser: P,
-    abort: watch::Receiver<u64>,
-    origin: Origin,
-) -> ApiStream
-where
-    P: EventParser<Event = SseEvent>,
-{
-    drive(open, SseDecoder::new(), parser, abort, origin)
-}
-
-/// Runs `parser` over an NDJSON body opened by `open`. See [`drive`].
-pub(crate) fn ndjson_stream<P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    parser: P,
-    abort: watch::Receiver<u64>,
-    origin: Origin,
-) -> ApiStream
-where
-    P: EventParser<Event = String>,
-{
-    drive(open, NdjsonDecoder::new(), parser, abort, origin)
-}
-
-/// The stream of one request: opens it, reads the body piece by piece, decodes, maps through
-/// the provider's parser and yields chunks. Ends after the first error. Dropping the stream
-/// drops the response, which closes the connection; an abort does the same and yields one
-/// `Cancelled` error (SPEC R1.4).
-fn drive<D, P>(
-    open: impl Future<Output = Result<reqwest::Response, ApiError>> + Send + 'static,
-    mut decoder: D,
+/// The stream of one request to `endpoint`: finishes the request (`pending`: ready, or the
+/// token fetch or signing of Bedrock and Vertex; configured headers are added after it, so
+/// they are never signed), opens it under the provider-level retry, reads the body piece by
+/// piece, decodes, maps through `parser` and yields chunks. Ends after the first error.
+///
+/// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
+/// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
+/// hears each provider-level retry (R5.3); the deadlines (the request's, else the endpoint's)
+/// turn a silent stream into one `Timeout` error (R6.4). Dropping the stream drops the
+/// response, which closes the connection.
+pub(crate) fn stream<P: EventParser>(
+    endpoint: &Endpoint,
+    pending: PendingRequest,
     mut parser: P,
-    mut abort: watch::Receiver<u64>,
-    origin: Origin,
-) -> ApiStream
-where
-    D: BodyDecoder + 'static,
-    D::Event: Send,
-    P: EventParser<Event = D::Event>,
-{
-    let cancelled = |origin: &Origin| {
-        ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
-            .with_origin(&origin.provider_id, &origin.model_id)
-    };
+    options: RequestOptions,
+) -> ApiStream {
+    let client = Arc::clone(&endpoint.client);
+    let origin = endpoint.origin.clone();
+    let configured = endpoint.headers.clone();
+    let policy = endpoint.retry;
+    let deadlines = endpoint.deadlines.with(options.deadlines);
+    let RequestOptions {
+        cancel,
+        on_retry,
+        headers: extra,
+        ..
+    } = options;
     Box::pin(async_stream::stream! {
+        let extra = match extra_headers(&extra) {
+            Ok(map) => map,
+            Err(name) => {
+                yield Err(ApiError::new(
+                    ErrorKind::InvalidRequest,
+                    format!(
+                        "the extra request header `{name}` is not a valid HTTP header name and value; fix it in the request options"
+                    ),
+                )
+                .with_origin(&origin.provider_id, &origin.model_id));
+                return;
+            }
+        };
+        let mut deadline = deadline_after(deadlines.first_content);
+        let open = async {
+            let client = client.get().map_err(|message| {
+                ApiError::new(ErrorKind::InvalidRequest, message)
+                    .with_origin(&origin.provider_id, &origin.model_id)
+            })?;
+            let wire = match before(deadline, pending).await {
+                Some(built) => built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?,
+                None => return Err(first_content_timeout(deadlines.first_content, &origin)),
+            };
+            let (wire, origin, configured, extra) = (&wire, &origin, &configured, &extra);
+            send_with_retry(policy, on_retry.as_ref(), &mut deadline, |at| async move {
+                let request = http_request(client, wire, configured, extra);
+                match before(at, open_stream::<P::Event>(request, origin)).await {
+                    Some(sent) => sent,
+                    None => Err(first_content_timeout(deadlines.first_content, origin)),
+                }
+            })
+            .await
+        };
         let opened = tokio::select! {
             biased;
-            _ = abort.changed() => Err(cancelled(&origin)),
+            _ = cancel.cancelled() => Err(cancelled(&origin)),
             r = open => r,
         };
         let mut response = match opened {
@@ -685,39 +434,44 @@ where
             }
             e.with_origin(&origin.provider_id, &origin.model_id)
         };
+        let mut decoder = <P::Event as Framing>::decoder();
         let mut events = Vec::new();
         let mut out = Vec::new();
+        // Until the first content chunk the first-content deadline runs; from then on the idle
+        // deadline restarts whenever the consumer comes back for more after a chunk.
+        let mut content_seen = false;
+        let mut restart_idle = false;
         loop {
+            if restart_idle {
+                deadline = deadline_after(deadlines.idle);
+                restart_idle = false;
+            }
             let next = tokio::select! {
                 biased;
-                _ = abort.changed() => Err(cancelled(&origin)),
-                c = response.chunk() => c.map_err(|e| {
-                    ApiError::new(
-                        ErrorKind::Network,
-                        format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
-                    )
-                }),
+                _ = cancel.cancelled() => Err(cancelled(&origin)),
+                c = before(deadline, response.chunk()) => match c {
+                    None if content_seen => Err(idle_timeout(deadlines.idle, &origin)),
+                    None => Err(first_content_timeout(deadlines.first_content, &origin)),
+                    Some(c) => c.map_err(|e| {
+                        ApiError::new(
+                            ErrorKind::Network,
+                            format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
+                        )
+                    }),
+                },
             };
-            let ended = match next {
-                Ok(Some(bytes)) => {
-                    if let Err(msg) = decoder.feed(&bytes, &mut events) {
-                        yield Err(finish_err(ApiError::decode(msg)));
-                        return;
-                    }
-                    false
-                }
-                Ok(None) => {
-                    if let Err(msg) = decoder.finish(&mut events) {
-                        yield Err(finish_err(ApiError::decode(msg)));
-                        return;
-                    }
-                    true
-                }
+            let (decoded, ended) = match next {
+                Ok(Some(bytes)) => (<P::Event as Framing>::feed(&mut decoder, &bytes, &mut events), false),
+                Ok(None) => (<P::Event as Framing>::finish(&mut decoder, &mut events), true),
                 Err(e) => {
                     yield Err(finish_err(e));
                     return;
                 }
             };
+            if let Err(e) = decoded {
+                yield Err(finish_err(ApiError::decode(e.to_string())));
+                return;
+            }
             for event in events.drain(..) {
                 parser.on_event(event, &mut out);
             }
@@ -725,8 +479,17 @@ where
                 parser.on_end(&mut out);
             }
             for item in out.drain(..) {
+                // A cancellation between two chunks of one read takes effect at once.
+                if cancel.is_cancelled() {
+                    yield Err(cancelled(&origin));
+                    return;
+                }
                 match item {
-                    Ok(chunk) => yield Ok(chunk),
+                    Ok(chunk) => {
+                        content_seen |= chunk.is_content();
+                        restart_idle = content_seen;
+                        yield Ok(chunk);
+                    }
                     Err(e) => {
                         yield Err(finish_err(e));
                         return;
@@ -740,80 +503,34 @@ where
     })
 }
 
-fn innermost(e: &dyn std::error::Error) -> String {
-    let mut last = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
-}
-
-/// Parses an event's JSON data, or reports a decode error quoting its start (never a key:
-/// response bodies do not carry request headers).
-pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, Box<ApiError>> {
-    serde_json::from_str(data).map_err(|e| {
-        let snippet: String = data.chars().take(120).collect();
-        Box::new(ApiError::decode(format!(
-            "the provider sent an event that is not valid JSON ({e}): {snippet}"
-        )))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn html_bodies_are_never_dumped() {
-        let body = b"<html><body><h1>502 Bad Gateway</h1>secret page</body></html>";
-        let e = error_from_body(502, "text/html", body, &HeaderMap::new(), Framing::Sse);
-        assert_eq!(e.kind, ErrorKind::Server);
+    fn clients_are_shared_by_equal_settings_and_scheme() {
+        let settings = HttpSettings::default();
+        let a = HttpClient::shared(&settings, "https://api.example.com/v1").unwrap();
+        let b = HttpClient::shared(&settings, "https://other.example.com").unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "equal settings share one client");
+        let plain = HttpClient::shared(&settings, "http://127.0.0.1:8089/v1").unwrap();
         assert!(
-            e.to_string()
-                .contains("(HTTP 502): the response was text/html"),
-            "{e}"
+            !Arc::ptr_eq(&a, &plain),
+            "http:// gets its own client, without TLS roots"
         );
-        assert!(!e.message.contains("secret page"));
-        let e = error_from_body(
-            200,
-            "text/html; charset=utf-8",
-            body,
-            &HeaderMap::new(),
-            Framing::Sse,
-        );
-        assert_eq!(e.kind, ErrorKind::Decode);
+        assert!(!plain.key.tls);
+        let other = HttpSettings {
+            connect_timeout: Some(Duration::from_secs(1)),
+            ..HttpSettings::default()
+        };
+        let c = HttpClient::shared(&other, "https://api.example.com/v1").unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        // A client lives while a handler holds it; then the next one is built afresh.
+        drop((a, b));
+        let d = HttpClient::shared(&settings, "https://api.example.com/v1").unwrap();
         assert!(
-            e.message.contains("HTTP 200 with text/html"),
-            "{}",
-            e.message
-        );
-    }
-
-    #[test]
-    fn provider_error_shapes() {
-        let v: serde_json::Value = serde_json::json!({"error":{"message":"m","type":"insufficient_quota","code":"insufficient_quota"}});
-        assert_eq!(
-            provider_error_fields(&v),
-            Some((Some("insufficient_quota".into()), "m".into()))
-        );
-        let v =
-            serde_json::json!({"error":{"code":429,"message":"q","status":"RESOURCE_EXHAUSTED"}});
-        assert_eq!(
-            provider_error_fields(&v),
-            Some((Some("RESOURCE_EXHAUSTED".into()), "q".into()))
-        );
-        let v = serde_json::json!({"error":"model not found"});
-        assert_eq!(
-            provider_error_fields(&v),
-            Some((None, "model not found".into()))
-        );
-        let v =
-            serde_json::json!({"type":"error","error":{"type":"rate_limit_error","message":"r"}});
-        assert_eq!(
-            provider_error_fields(&v),
-            Some((Some("rate_limit_error".into()), "r".into()))
+            d.client.get().is_none(),
+            "nothing built before the first request"
         );
     }
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ErrorKind, Message, Mode, build_api_handler, classify,
+    ApiConfiguration, ApiError, ApiHandler, ErrorKind, Message, Mode, RequestOptions,
+    build_api_handler, classify,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
@@ -824,7 +825,12 @@ async fn error_via_http(provider: &str, resp: HttpResponse) -> ApiError {
     let server = MockServer::start(vec![Reply::new(resp)]).await;
     let h = handler(provider, &server);
     let items: Vec<_> = h
-        .create_message("You are terse.", &[Message::user_text("hi")], &[])
+        .create_message(
+            "You are terse.",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let e = match <[_; 1]>::try_from(items) {

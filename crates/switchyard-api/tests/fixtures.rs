@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use switchyard_api::retry::RetryPolicy;
+use switchyard_api::providers::preset;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, ToolSpec,
-    build_api_handler,
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
+    Mode, RequestOptions, ToolSpec, build_api_handler,
 };
 use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split, test_data_dir};
 
@@ -164,7 +164,12 @@ async fn replay(
     let (provider, model, prefix) = provider_for(fixture);
     let h = handler(provider, model, &format!("{}{prefix}", server.url()), "");
     let items: Vec<_> = h
-        .create_message("You are terse.", &[Message::user_text("hi")], &[])
+        .create_message(
+            "You are terse.",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     (items, server)
@@ -198,8 +203,10 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     assert_eq!(names.len(), 23, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read_to_string(
+                test_data_dir().join(format!("fixtures/{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         for split in [
@@ -221,7 +228,7 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
             assert_eq!(
                 server.request_count(),
                 if rate_limited {
-                    RetryPolicy::for_provider(provider_for(name).0).max_attempts as usize
+                    preset(provider_for(name).0).unwrap().retry.max_attempts as usize
                 } else {
                     1
                 },
@@ -261,7 +268,10 @@ async fn anthropic_request_shape() {
         Message::assistant_text("four"),
         Message::user_text("five"),
     ];
-    let _: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    let _: Vec<_> = h
+        .create_message("SYS", &messages, &tools, RequestOptions::default())
+        .collect()
+        .await;
     let req = &server.requests()[0];
     assert_eq!(req.method, "POST");
     assert_eq!(req.path, "/v1/messages");
@@ -306,7 +316,12 @@ async fn anthropic_1m_model_sends_beta_header_and_plain_id() {
         "",
     );
     let _: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let req = &server.requests()[0];
@@ -326,7 +341,12 @@ async fn openai_reasoning_family_request_shape() {
         "reasoning_effort = \"high\"",
     );
     let _: Vec<_> = h
-        .create_message("SYS", &[Message::user_text("q")], &[])
+        .create_message(
+            "SYS",
+            &[Message::user_text("q")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let req = &server.requests()[0];
@@ -364,7 +384,12 @@ async fn openai_compatible_request_shape_and_tools() {
         input_schema: json!({"type": "object"}),
     }];
     let _: Vec<_> = h
-        .create_message("SYS", &[Message::user_text("q")], &tools)
+        .create_message(
+            "SYS",
+            &[Message::user_text("q")],
+            &tools,
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let body = server.requests()[0].json();
@@ -393,7 +418,12 @@ async fn html_and_wrong_content_type_are_clear_errors() {
         let server = MockServer::start(vec![Reply::new(resp)]).await;
         let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
         let items: Vec<_> = h
-            .create_message("s", &[Message::user_text("x")], &[])
+            .create_message(
+                "s",
+                &[Message::user_text("x")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         let [Err(e)] = items.as_slice() else {
@@ -418,7 +448,12 @@ async fn unreachable_base_url_is_named() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let h = handler("openai", "m", &url, "");
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -446,7 +481,12 @@ async fn a_stream_cut_before_completion_is_an_error_not_a_success() {
     let server = MockServer::start(vec![Reply::new(fixture).drop_at(cut)]).await;
     let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let last = items.last().unwrap();
@@ -457,7 +497,7 @@ async fn a_stream_cut_before_completion_is_an_error_not_a_success() {
 }
 
 #[tokio::test]
-async fn abort_ends_a_stalled_stream_promptly() {
+async fn cancelling_ends_a_stalled_stream_promptly() {
     let resp = HttpResponse::sse(
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
     );
@@ -466,10 +506,16 @@ async fn abort_ends_a_stalled_stream_promptly() {
     ])
     .await;
     let h = handler("openai", "m", &format!("{}/v1", server.url()), "");
-    let mut stream = h.create_message("s", &[Message::user_text("x")], &[]);
+    let cancel = CancellationToken::new();
+    let mut stream = h.create_message(
+        "s",
+        &[Message::user_text("x")],
+        &[],
+        RequestOptions::with_cancel(cancel.clone()),
+    );
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(first, ApiStreamChunk::text("Hel"));
-    h.abort();
+    cancel.cancel();
     let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
         .await
         .unwrap();
@@ -478,16 +524,38 @@ async fn abort_ends_a_stalled_stream_promptly() {
         "{next:?}"
     );
     assert!(stream.next().await.is_none());
-    // A new request after the abort is unaffected.
+    // A request whose token is cancelled before it starts sends nothing; the next request
+    // on the same handler, with its own options, is unaffected.
     let server2 =
         MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
     let h2 = handler("openai", "m", &format!("{}/v1", server2.url()), "");
-    h2.abort();
+    let cancelled = CancellationToken::new();
+    cancelled.cancel();
     let items: Vec<_> = h2
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::with_cancel(cancelled),
+        )
+        .collect()
+        .await;
+    assert!(
+        matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Cancelled),
+        "{items:?}"
+    );
+    assert_eq!(server2.request_count(), 0);
+    let items: Vec<_> = h2
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(server2.request_count(), 1);
 }
 
 #[tokio::test(start_paused = true)]
@@ -502,15 +570,18 @@ async fn a_rate_limit_is_retried_at_the_provider_level_honouring_retry_after() {
     let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
     let reports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = reports.clone();
-    h.set_retry_observer(Some(std::sync::Arc::new(
-        move |s: switchyard_api::handler::RetryStatus| {
-            sink.lock()
-                .unwrap()
-                .push((s.attempt, s.max_attempts, s.delay, s.error.kind));
-        },
-    )));
+    let options = RequestOptions {
+        on_retry: Some(std::sync::Arc::new(
+            move |s: switchyard_api::handler::RetryStatus| {
+                sink.lock()
+                    .unwrap()
+                    .push((s.attempt, s.max_attempts, s.delay, s.error.kind));
+            },
+        )),
+        ..RequestOptions::default()
+    };
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message("s", &[Message::user_text("x")], &[], options)
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -535,7 +606,12 @@ async fn a_rate_limit_is_retried_at_the_provider_level_honouring_retry_after() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C04"))]).await;
     let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert!(matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::Overloaded));
@@ -554,7 +630,12 @@ async fn ollama_request_shape() {
         input_schema: json!({"type": "object"}),
     }];
     let _: Vec<_> = h
-        .create_message("SYS", &[Message::user_text("q")], &tools)
+        .create_message(
+            "SYS",
+            &[Message::user_text("q")],
+            &tools,
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let req = &server.requests()[0];
@@ -581,7 +662,12 @@ async fn ollama_request_shape() {
     );
     assert_eq!(h.get_model().info.context_window, 8192);
     let _: Vec<_> = h
-        .create_message("s", &[Message::user_text("q")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("q")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert_eq!(server.requests()[0].json()["options"]["num_ctx"], 8192);
@@ -621,7 +707,10 @@ async fn openai_responses_request_shape() {
             }],
         },
     ];
-    let items: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    let items: Vec<_> = h
+        .create_message("SYS", &messages, &tools, RequestOptions::default())
+        .collect()
+        .await;
     assert!(items.iter().all(Result::is_ok));
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/responses");
@@ -662,7 +751,12 @@ async fn c07_a_rate_limit_error_event_inside_a_responses_stream() {
         "",
     );
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -705,7 +799,10 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
             }],
         },
     ];
-    let items: Vec<_> = h.create_message("SYS", &messages, &tools).collect().await;
+    let items: Vec<_> = h
+        .create_message("SYS", &messages, &tools, RequestOptions::default())
+        .collect()
+        .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     let req = &server.requests()[0];
     assert_eq!(
@@ -738,10 +835,10 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
     );
 }
 
-#[test]
-fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
-    use switchyard_api::providers::bedrock::ConverseStreamParser;
-    use switchyard_api::wire::eventstream::EventStreamDecoder;
+#[tokio::test(start_paused = true)]
+async fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
+    // The raw `.bin` event streams (made by make_bedrock_fixture.py), served as the body of a
+    // ConverseStream response in 1-, 5-, 7-byte and whole writes.
     for name in [
         "bedrock_converse_stream",
         "bedrock_throttling_midstream",
@@ -749,27 +846,31 @@ fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
     ] {
         let bytes = std::fs::read(test_data_dir().join(format!("fixtures/{name}.bin"))).unwrap();
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read_to_string(
+                test_data_dir().join(format!("fixtures/{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         for piece in [1, 5, 7, bytes.len()] {
-            let mut decoder = EventStreamDecoder::new();
-            let mut parser = ConverseStreamParser::default();
-            let mut frames = Vec::new();
-            let mut items = Vec::new();
-            for chunk in bytes.chunks(piece) {
-                decoder.feed(chunk, &mut frames).unwrap();
-                for frame in frames.drain(..) {
-                    parser.on_message(&frame, &mut items);
-                }
-            }
-            decoder.finish().unwrap();
-            parser.on_end(&mut items);
-            // Like the stream driver: nothing after the first error.
-            if let Some(at) = items.iter().position(Result::is_err) {
-                items.truncate(at + 1);
-            }
+            let response = HttpResponse::new(
+                200,
+                &[("content-type", "application/vnd.amazon.eventstream")],
+                bytes.clone(),
+            );
+            let server =
+                MockServer::start(vec![Reply::new(response).split(Split::Every(piece))]).await;
+            let (provider, model, _) = provider_for(name);
+            let h = handler(provider, model, &server.url(), "");
+            let items: Vec<_> = h
+                .create_message(
+                    "You are terse.",
+                    &[Message::user_text("hi")],
+                    &[],
+                    RequestOptions::default(),
+                )
+                .collect()
+                .await;
             let got = Value::Array(normalise("bedrock", &items));
             assert_eq!(got, expected, "{name} in {piece}-byte pieces");
         }

@@ -7,7 +7,9 @@
 use futures_util::StreamExt;
 use serde_json::Value;
 use switchyard_api::providers::presets::{PRESETS, WireFamily};
-use switchyard_api::{ApiConfiguration, ApiStreamChunk, Message, Mode, build_api_handler};
+use switchyard_api::{
+    ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions, build_api_handler,
+};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
 const KEY: &str = "sk-preset-test-key-0123456789";
@@ -79,7 +81,12 @@ async fn every_preset_streams_with_its_key_and_default_model() {
             preset.id
         );
         let items: Vec<_> = handler
-            .create_message("s", &[Message::user_text("hi")], &[])
+            .create_message(
+                "s",
+                &[Message::user_text("hi")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         assert!(items.iter().all(Result::is_ok), "{}: {items:?}", preset.id);

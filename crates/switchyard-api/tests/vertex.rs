@@ -8,7 +8,8 @@
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, build_api_handler,
+    ApiConfiguration, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, RequestOptions,
+    build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
@@ -153,7 +154,12 @@ async fn claude_on_vertex_exchanges_a_token_then_streams_raw_predict() {
         vec![],
     );
     let items: Vec<_> = h
-        .create_message("SYS", &[Message::user_text("hi")], &[])
+        .create_message(
+            "SYS",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -206,7 +212,12 @@ async fn gemini_on_vertex_uses_the_credentials_project_and_the_global_location()
     );
     for round in 0..2 {
         let items: Vec<_> = h
-            .create_message("SYS", &[Message::user_text("hi")], &[])
+            .create_message(
+                "SYS",
+                &[Message::user_text("hi")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -264,7 +275,12 @@ async fn a_refused_token_exchange_is_an_auth_error_and_nothing_is_streamed() {
         vec![],
     );
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -292,7 +308,12 @@ async fn no_project_anywhere_is_a_clear_error() {
         vec![],
     );
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -321,7 +342,12 @@ async fn a_rate_limit_is_retried_with_the_same_token() {
         vec![],
     );
     let items: Vec<_> = h
-        .create_message("s", &[Message::user_text("x")], &[])
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -335,7 +361,10 @@ async fn a_rate_limit_is_retried_with_the_same_token() {
     let streams: Vec<_> = reqs.iter().filter(|r| r.path != "/token").collect();
     assert_eq!(
         streams.len(),
-        switchyard_api::retry::RetryPolicy::for_provider("vertex").max_attempts as usize
+        switchyard_api::providers::preset("vertex")
+            .unwrap()
+            .retry
+            .max_attempts as usize
     );
     for r in streams {
         assert_eq!(

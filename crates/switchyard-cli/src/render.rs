@@ -3,6 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
+use switchyard_core::store::TaskUsage;
 use switchyard_core::task::{CancelReason, TaskEvent, TaskStatus};
 
 const DIM: &str = "\x1b[2m";
@@ -15,13 +16,60 @@ pub struct Renderer {
     color: bool,
     text_open: bool,
     reasoning_open: bool,
-    usage: Option<TaskEvent>,
+    usage: UsageSum,
     /// The live "retrying in N s" line while a retry waits.
     countdown: Option<tokio::task::JoinHandle<()>>,
     /// The last error line printed, so the final error is not repeated.
     last_error: Option<String>,
     /// Whether the current request showed any text or reasoning.
     content_shown: bool,
+}
+
+/// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
+/// counts were.
+#[derive(Debug, Default)]
+struct UsageSum {
+    total: Option<TaskUsage>,
+    estimated: bool,
+}
+
+impl UsageSum {
+    /// Adds a `usage` event.
+    fn add(&mut self, event: &TaskEvent) {
+        if let Some(usage) = event.usage() {
+            *self.total.get_or_insert_with(TaskUsage::default) += usage;
+            self.estimated |= matches!(
+                event,
+                TaskEvent::Usage {
+                    estimated: true,
+                    ..
+                }
+            );
+        }
+    }
+
+    /// "N in · M out tokens · cache … · $C", or "no usage reported".
+    fn line(&self) -> String {
+        let Some(total) = &self.total else {
+            return "no usage reported".to_owned();
+        };
+        let approx = if self.estimated { "~" } else { "" };
+        let mut s = format!(
+            "{approx}{} in · {approx}{} out tokens",
+            total.tokens_in, total.tokens_out
+        );
+        if self.estimated {
+            s.push_str(" (estimated: the provider reported no usage)");
+        }
+        if total.cache_reads > 0 || total.cache_writes > 0 {
+            s.push_str(&format!(
+                " · cache {} read / {} written",
+                total.cache_reads, total.cache_writes
+            ));
+        }
+        s.push_str(&format!(" · ${:.6}", total.cost_usd));
+        s
+    }
 }
 
 /// The part of an error sentence before its details: "anthropic is rate limiting requests
@@ -39,7 +87,7 @@ impl Renderer {
             color: std::io::stderr().is_terminal(),
             text_open: false,
             reasoning_open: false,
-            usage: None,
+            usage: UsageSum::default(),
             countdown: None,
             last_error: None,
             content_shown: false,
@@ -71,32 +119,12 @@ impl Renderer {
             } => {
                 self.note(&format!("{provider} · {model} · {mode} mode"));
             }
-            TaskEvent::Text { text } => {
-                self.content_shown = true;
-                self.close_reasoning();
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-                self.text_open = !text.ends_with('\n');
-            }
-            TaskEvent::Reasoning { text } => {
-                self.content_shown = true;
-                if self.quiet {
-                    return;
-                }
-                let mut err = std::io::stderr().lock();
-                if !self.reasoning_open && self.color {
-                    let _ = err.write_all(DIM.as_bytes());
-                }
-                self.reasoning_open = true;
-                let _ = err.write_all(text.as_bytes());
-                let _ = err.flush();
-            }
+            TaskEvent::Text { text } => self.text(text),
+            TaskEvent::Reasoning { text } => self.reasoning(text),
             TaskEvent::ToolCall {
                 name, arguments, ..
             } => {
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 self.note(&format!("tool call: {name} {arguments}"));
             }
             TaskEvent::ToolResult {
@@ -104,72 +132,18 @@ impl Renderer {
                 content,
                 is_error,
                 ..
-            } => {
-                self.close_reasoning();
-                self.close_text();
-                let first: String = content
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .chars()
-                    .take(200)
-                    .collect();
-                let more = if content.lines().nth(1).is_some()
-                    || first.len() < content.lines().next().unwrap_or("").len()
-                {
-                    " …"
-                } else {
-                    ""
-                };
-                let what = if *is_error {
-                    "tool error"
-                } else {
-                    "tool result"
-                };
-                self.note(&format!("{what}: {name}: {first}{more}"));
-            }
+            } => self.tool_result(name, content, *is_error),
             TaskEvent::McpServerUnavailable { server, reason } => {
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 eprintln!(
                     "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
                 );
             }
             // The last line shows the whole task: every request's usage (tool rounds, retries)
             // summed.
-            TaskEvent::Usage { .. } => {
-                self.usage = Some(match (self.usage.take(), event.clone()) {
-                    (
-                        Some(TaskEvent::Usage {
-                            input_tokens: i0,
-                            output_tokens: o0,
-                            cache_read_tokens: r0,
-                            cache_write_tokens: w0,
-                            cost_usd: c0,
-                            estimated: e0,
-                        }),
-                        TaskEvent::Usage {
-                            input_tokens,
-                            output_tokens,
-                            cache_read_tokens,
-                            cache_write_tokens,
-                            cost_usd,
-                            estimated,
-                        },
-                    ) => TaskEvent::Usage {
-                        input_tokens: i0 + input_tokens,
-                        output_tokens: o0 + output_tokens,
-                        cache_read_tokens: r0 + cache_read_tokens,
-                        cache_write_tokens: w0 + cache_write_tokens,
-                        cost_usd: c0 + cost_usd,
-                        estimated: e0 || estimated,
-                    },
-                    (_, e) => e,
-                });
-            }
+            TaskEvent::Usage { .. } => self.usage.add(event),
             TaskEvent::Error { message, .. } => {
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 if self.last_error.as_deref() != Some(message.as_str()) {
                     eprintln!("error: {message}");
                 }
@@ -181,8 +155,7 @@ impl Renderer {
                 error_message,
                 failed,
             } => {
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 if !*failed {
                     let label = format!("attempt {attempt} of {max_attempts}");
                     self.start_countdown(headline(error_message), *delay_seconds, &label);
@@ -194,8 +167,7 @@ impl Renderer {
                 delay_seconds,
                 error_snippet,
             } => {
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 // `max_attempts` counts requests; the user sees retries.
                 let retries = max_attempts.saturating_sub(1);
                 let label = format!("quick retry {attempt} of {retries}");
@@ -208,17 +180,13 @@ impl Renderer {
                 // content is reported by the retry line alone.
                 if *cancel_reason == Some(CancelReason::StreamingFailed) && self.content_shown {
                     // The partial answer stays; what follows is a new response.
-                    self.close_reasoning();
-                    if self.text_open {
-                        self.close_text();
-                    }
+                    self.close_blocks();
                     self.note("[Response interrupted by API Error]");
                 }
             }
             TaskEvent::ApiReqFailed { message, .. } => {
                 self.stop_countdown();
-                self.close_reasoning();
-                self.close_text();
+                self.close_blocks();
                 eprintln!("error: {message}");
                 self.last_error = Some(message.clone());
             }
@@ -226,47 +194,67 @@ impl Renderer {
                 status,
                 first_token_ms,
                 duration_ms,
-            } => {
-                self.close_reasoning();
-                self.close_text();
-                let mut line = match &self.usage {
-                    Some(TaskEvent::Usage {
-                        input_tokens,
-                        output_tokens,
-                        cache_read_tokens,
-                        cache_write_tokens,
-                        cost_usd,
-                        estimated,
-                    }) => {
-                        let approx = if *estimated { "~" } else { "" };
-                        let mut s = format!(
-                            "{approx}{input_tokens} in · {approx}{output_tokens} out tokens"
-                        );
-                        if *estimated {
-                            s.push_str(" (estimated: the provider reported no usage)");
-                        }
-                        if *cache_read_tokens > 0 || *cache_write_tokens > 0 {
-                            s.push_str(&format!(
-                                " · cache {cache_read_tokens} read / {cache_write_tokens} written"
-                            ));
-                        }
-                        s.push_str(&format!(" · ${cost_usd:.6}"));
-                        s
-                    }
-                    _ => "no usage reported".to_owned(),
-                };
-                if let Some(ms) = first_token_ms {
-                    line.push_str(&format!(" · first token {ms} ms"));
-                }
-                line.push_str(&format!(" · {:.1} s", *duration_ms as f64 / 1000.0));
-                match status {
-                    TaskStatus::Completed => {}
-                    TaskStatus::Failed => line.push_str(" · failed"),
-                    TaskStatus::Cancelled => line.push_str(" · cancelled"),
-                }
-                self.note(&line);
-            }
+            } => self.finished(*status, *first_token_ms, *duration_ms),
         }
+    }
+
+    /// The last line: the task's usage, time to the first token, duration and how it ended.
+    fn finished(&mut self, status: TaskStatus, first_token_ms: Option<u64>, duration_ms: u64) {
+        self.close_blocks();
+        let mut line = self.usage.line();
+        if let Some(ms) = first_token_ms {
+            line.push_str(&format!(" · first token {ms} ms"));
+        }
+        line.push_str(&format!(" · {:.1} s", duration_ms as f64 / 1000.0));
+        match status {
+            TaskStatus::Completed => {}
+            TaskStatus::Failed => line.push_str(" · failed"),
+            TaskStatus::Cancelled => line.push_str(" · cancelled"),
+        }
+        self.note(&line);
+    }
+
+    /// Assistant text on stdout, as it streams.
+    fn text(&mut self, text: &str) {
+        self.content_shown = true;
+        self.close_reasoning();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.text_open = !text.ends_with('\n');
+    }
+
+    /// Reasoning dimmed on stderr (hidden with `--quiet`).
+    fn reasoning(&mut self, text: &str) {
+        self.content_shown = true;
+        if self.quiet {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        if !self.reasoning_open && self.color {
+            let _ = err.write_all(DIM.as_bytes());
+        }
+        self.reasoning_open = true;
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    }
+
+    /// "tool result: NAME: first line …" (at most 200 characters of it).
+    fn tool_result(&mut self, name: &str, content: &str, is_error: bool) {
+        self.close_blocks();
+        let first_line = content.lines().next().unwrap_or("");
+        let first: String = first_line.chars().take(200).collect();
+        let more = if content.lines().nth(1).is_some() || first.len() < first_line.len() {
+            " …"
+        } else {
+            ""
+        };
+        let what = if is_error {
+            "tool error"
+        } else {
+            "tool result"
+        };
+        self.note(&format!("{what}: {name}: {first}{more}"));
     }
 
     /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
@@ -302,8 +290,7 @@ impl Renderer {
     /// A dimmed line on stderr in text mode; nothing with `--json`.
     pub fn info(&mut self, text: &str) {
         if !self.json {
-            self.close_reasoning();
-            self.close_text();
+            self.close_blocks();
             self.note(text);
         }
     }
@@ -322,6 +309,12 @@ impl Renderer {
             let _ = err.write_all(if self.color { b"\x1b[0m\n" } else { b"\n" });
             self.reasoning_open = false;
         }
+    }
+
+    /// Ends open reasoning and text lines before a line of its own.
+    fn close_blocks(&mut self) {
+        self.close_reasoning();
+        self.close_text();
     }
 
     fn close_text(&mut self) {

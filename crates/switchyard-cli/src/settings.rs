@@ -171,7 +171,7 @@ pub fn data_dir(explicit: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// Opens the task database in the data directory (see [`data_dir`]).
-pub fn open_store(explicit: Option<&Path>) -> Result<switchyard_core::store::TaskStore, String> {
+pub fn open_store(explicit: Option<&Path>) -> Result<switchyard_core::SqliteStore, String> {
     let dir = data_dir(explicit)?;
-    switchyard_core::store::TaskStore::open(&dir).map_err(|e| e.to_string())
+    switchyard_core::SqliteStore::open(&dir).map_err(|e| e.to_string())
 }

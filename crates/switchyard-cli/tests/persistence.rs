@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use switchyard_core::store::TaskStore;
+use switchyard_core::{SqliteStore, TaskStore};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split};
 use tempfile::TempDir;
 
@@ -100,8 +100,8 @@ impl Env {
         .unwrap()
     }
 
-    fn store(&self) -> TaskStore {
-        TaskStore::open(self.data.path()).unwrap()
+    fn store(&self) -> SqliteStore {
+        SqliteStore::open(self.data.path()).unwrap()
     }
 }
 
@@ -221,9 +221,9 @@ async fn a_task_is_saved_listed_exported_and_resumed() {
 
     // Totals add up over both runs; request numbering goes on.
     let store = env.store();
-    let task = store.task(&id).unwrap();
+    let task = store.task(&id).await.unwrap();
     assert_eq!(task.usage.tokens_in, 14);
-    assert_eq!(store.max_request_index(&id).unwrap(), 2);
+    assert_eq!(store.max_request_index(&id).await.unwrap(), 2);
 
     // Resumed with another model (the provider stays the task's): the task records it.
     let (code, stdout, _) = env
@@ -240,8 +240,8 @@ async fn a_task_is_saved_listed_exported_and_resumed() {
         .await;
     assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(server.requests()[2].json()["model"], "m2");
-    assert_eq!(env.store().task(&id).unwrap().model, "m2");
-    assert_eq!(env.store().task(&id).unwrap().provider, "openai");
+    assert_eq!(env.store().task(&id).await.unwrap().model, "m2");
+    assert_eq!(env.store().task(&id).await.unwrap().provider, "openai");
 
     // Resuming an answered task without a prompt outside a terminal is a clear error.
     let (code, _, stderr) = env.run(&["resume", &id]).await;
@@ -345,7 +345,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
 
         // Reopened: the earlier turn is intact, the question is stored, nothing is half-written.
         let store = env.store();
-        let stored = store.messages(&id).unwrap();
+        let stored = store.messages(&id).await.unwrap();
         assert_eq!(stored.len(), 3, "offset {offset}");
         let stored_json: Vec<Value> = stored
             .iter()
@@ -362,6 +362,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
         );
         let streamed: String = store
             .events(&id)
+            .await
             .unwrap()
             .iter()
             .filter(|e| e.kind == "text")
@@ -382,7 +383,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
         assert_eq!(code, Some(0), "offset {offset}: {stdout}{stderr}");
         let sent = sent_messages(&server, 2);
         let store = env.store();
-        let events = store.events(&id).unwrap();
+        let events = store.events(&id).await.unwrap();
         let started_rows: Vec<&Value> = events
             .iter()
             .filter(|e| e.kind == "api_req_started")
@@ -395,6 +396,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
             .collect();
         let final_history: Vec<Value> = store
             .messages(&id)
+            .await
             .unwrap()
             .iter()
             .map(|m| serde_json::to_value(m).unwrap())
@@ -487,6 +489,7 @@ async fn ctrl_c_keeps_the_partial_answer_and_the_task_resumes() {
     let history: Vec<Value> = env
         .store()
         .messages(&id)
+        .await
         .unwrap()
         .iter()
         .map(|m| serde_json::to_value(m).unwrap())
@@ -595,16 +598,17 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
     ids.dedup();
     assert_eq!(ids.len(), 4, "every task has its own id");
     let store = env.store();
-    let tasks = store.list_tasks().unwrap();
+    let tasks = store.list_tasks().await.unwrap();
     assert_eq!(tasks.len(), 4);
     for task in tasks {
-        let history = store.messages(&task.id).unwrap();
+        let history = store.messages(&task.id).await.unwrap();
         assert_eq!(history.len(), 2);
         let json = serde_json::to_value(&history[1]).unwrap();
         assert_eq!(json, assistant(&["Once upon a time."]));
         assert_eq!(task.usage.tokens_out, 4);
         let texts = store
             .events(&task.id)
+            .await
             .unwrap()
             .iter()
             .filter(|e| e.kind == "text")
@@ -664,7 +668,7 @@ async fn in_a_terminal_the_task_asks_for_follow_ups_until_an_empty_line() {
     assert_eq!(sent.len(), 3, "{sent:?}");
     assert_eq!(sent[2]["content"], "Second question");
     let store = env.store();
-    let tasks = store.list_tasks().unwrap();
+    let tasks = store.list_tasks().await.unwrap();
     assert_eq!(tasks.len(), 1);
     assert_eq!(tasks[0].message_count, 4);
 }

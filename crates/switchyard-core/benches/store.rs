@@ -14,6 +14,9 @@
 //!   reads the rows and writes one small row; the reference parses the JSON file and rewrites
 //!   it whole.
 //!
+//! The store's figures include its async interface: each call runs its statement on tokio's
+//! blocking pool and is awaited (`block_on` here), as a task does.
+//!
 //! Run: `cargo bench -p switchyard-core --bench store`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -27,7 +30,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use switchyard_api::{ContentBlock, Message, Role};
 use switchyard_core::context::{TruncationKeep, apply_deleted_range, get_next_truncation_range};
-use switchyard_core::store::{NewTask, TaskRecord, TaskStore};
+use switchyard_core::store::{NewTask, SqliteStore, TaskRecord, TaskStore};
+use tokio::runtime::Runtime;
 
 fn message(i: usize) -> Message {
     let role = if i % 2 == 0 {
@@ -47,23 +51,32 @@ fn history(n: usize) -> Vec<Message> {
     (0..n).map(message).collect()
 }
 
+/// The runtime the store's futures are awaited on.
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A store in `dir` holding one task of `n` messages (written in one import transaction).
-fn store_with(dir: &Path, n: usize) -> (TaskStore, String) {
-    let store = TaskStore::open(dir).unwrap();
-    let base = store
-        .create_task(&NewTask {
+fn store_with(rt: &Runtime, dir: &Path, n: usize) -> (SqliteStore, String) {
+    let store = SqliteStore::open(dir).unwrap();
+    let base = rt
+        .block_on(store.create_task(&NewTask {
             cwd: "/w".into(),
             mode: "act".into(),
             provider: "anthropic".into(),
             model: "m".into(),
             first_prompt: "p".into(),
-        })
+        }))
         .unwrap();
     let record = TaskRecord {
         id: format!("{}0", base.id),
         ..base
     };
-    store.import_task(&record, &history(n), &[], &[]).unwrap();
+    rt.block_on(store.import_task(&record, &history(n), &[], &[]))
+        .unwrap();
     (store, record.id)
 }
 
@@ -88,11 +101,13 @@ fn append(c: &mut Criterion) {
     for n in [10usize, 1_000, 10_000] {
         group.bench_with_input(BenchmarkId::new("store", n), &n, |b, &n| {
             let dir = tempfile::tempdir().unwrap();
-            let (store, id) = store_with(dir.path(), n);
+            let rt = runtime();
+            let (store, id) = store_with(&rt, dir.path(), n);
             let mut index = n;
             let m = message(n);
             b.iter(|| {
-                store.append_message(&id, index, black_box(&m)).unwrap();
+                rt.block_on(store.append_message(&id, index, black_box(&m)))
+                    .unwrap();
                 index += 1;
             });
         });
@@ -129,12 +144,12 @@ fn load_and_truncate(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(6));
     group.bench_function("store", |b| {
         let dir = tempfile::tempdir().unwrap();
-        let (store, id) = store_with(dir.path(), n);
+        let rt = runtime();
+        let (store, id) = store_with(&rt, dir.path(), n);
         b.iter(|| {
-            let h = store.messages(&id).unwrap();
+            let h = rt.block_on(store.messages(&id)).unwrap();
             let range = get_next_truncation_range(&h, None, TruncationKeep::Half);
-            store
-                .set_deleted_range(&id, Some(range), &json!({ "range": range }))
+            rt.block_on(store.set_deleted_range(&id, Some(range), &json!({ "range": range })))
                 .unwrap();
             black_box(apply_deleted_range(&h, Some(range)))
         });

@@ -11,9 +11,13 @@ use switchyard_api::{ModelInfo, Usage};
 /// Running totals of one request or task, in tokens and USD.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageTotals {
+    /// Non-cached input tokens (SPEC R1.3).
     pub input_tokens: u64,
+    /// Output tokens (reasoning included).
     pub output_tokens: u64,
+    /// Tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
+    /// Tokens read from the provider's prompt cache.
     pub cache_read_tokens: u64,
     /// The provider's own cost, when it reported one (the latest value wins, SPEC R9.2).
     pub provider_cost_usd: Option<f64>,

@@ -18,7 +18,9 @@
 use futures_util::StreamExt;
 use serde_json::Value;
 use switchyard_api::model::ModelInfo;
-use switchyard_api::{ApiConfiguration, ApiStreamChunk, Message, Mode, build_api_handler};
+use switchyard_api::{
+    ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions, build_api_handler,
+};
 use switchyard_core::cost::UsageTotals;
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
@@ -165,7 +167,12 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
         assert!(info.input_price > 0.0, "{fixture}: {model} has no prices");
         let mut totals = UsageTotals::default();
         let items: Vec<_> = handler
-            .create_message("s", &[Message::user_text("x")], &[])
+            .create_message(
+                "s",
+                &[Message::user_text("x")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         for item in &items {

@@ -24,8 +24,9 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use tokio::sync::OnceCell;
 
-use crate::config::CloudSettings;
+use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
+use crate::providers::resolve::CloudSettings;
 
 /// Credentials closer than this to their expiry are fetched again.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
@@ -38,7 +39,7 @@ struct Chain {
 
 /// Where a Bedrock handler gets its region and credentials. Cheap to build; the default chain
 /// is loaded on first use.
-pub struct AwsAuth {
+pub(crate) struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
     profile: Option<String>,
@@ -160,16 +161,6 @@ impl AwsAuth {
     }
 }
 
-fn innermost(e: &dyn std::error::Error) -> String {
-    let mut last = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
-}
-
 /// Signs a request with SigV4 and returns the headers to add (`x-amz-date`, `authorization`,
 /// and `x-amz-security-token` with a session token). `url` must already be percent-encoded;
 /// `headers` are the headers sent with the request, all of which are signed along with `host`.
@@ -179,7 +170,7 @@ fn innermost(e: &dyn std::error::Error) -> String {
 /// A sentence saying why the request cannot be signed (the URL is not a valid URI). It never
 /// holds a secret.
 #[allow(clippy::too_many_arguments)]
-pub fn sign_request(
+pub(crate) fn sign_request(
     method: &str,
     url: &str,
     headers: &[(String, String)],
@@ -214,4 +205,50 @@ pub fn sign_request(
         .into_iter()
         .map(|h| (h.name().to_owned(), h.value().to_owned()))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn signer_matches_the_aws_sigv4_test_suite_get_vanilla() {
+        // aws-sig-v4-test-suite `get-vanilla`: AKIDEXAMPLE, 2015-08-30T12:36:00Z, us-east-1,
+        // service "service", `GET /` to example.amazonaws.com.
+        let credentials = aws_credential_types::Credentials::new(
+            "AKIDEXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            None,
+            None,
+            "test",
+        );
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_440_938_160);
+        let headers = sign_request(
+            "GET",
+            "https://example.amazonaws.com/",
+            &[],
+            b"",
+            &credentials,
+            "us-east-1",
+            "service",
+            time,
+        )
+        .unwrap();
+        let get = |n: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(n))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("x-amz-date").as_deref(), Some("20150830T123600Z"));
+        assert_eq!(
+            get("authorization").as_deref(),
+            Some(
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"
+            )
+        );
+        assert_eq!(get("x-amz-security-token"), None);
+    }
 }

@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::ResolvedMode;
+use crate::providers::resolve::ResolvedMode;
 
 /// The result of a check: facts to print (label, value — never a secret), problems that stop
 /// a request, and warnings.

@@ -12,14 +12,15 @@ use std::sync::Arc;
 use gcp_auth::{CustomServiceAccount, TokenProvider};
 use tokio::sync::OnceCell;
 
+use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 
 /// The OAuth scope Vertex AI requests need.
-pub const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+pub(crate) const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
 /// Where a Vertex handler gets its access tokens. Cheap to build; nothing is read until the
 /// first request.
-pub struct GoogleAuth {
+pub(crate) struct GoogleAuth {
     credentials_file: Option<String>,
     provider: OnceCell<Arc<dyn TokenProvider>>,
 }
@@ -81,14 +82,4 @@ impl GoogleAuth {
 
 fn auth_error(message: String) -> ApiError {
     ApiError::new(ErrorKind::Auth, message)
-}
-
-fn innermost(e: &dyn std::error::Error) -> String {
-    let mut last = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    last
 }

@@ -1,7 +1,13 @@
 //! Cloud credentials for the providers that do not take a plain API key: AWS (Bedrock) and
 //! Google Cloud (Vertex). Credentials are loaded on the first request, never at construction
 //! (SPEC R3.5), and no secret ever reaches an error message or a log line (R3.6).
+//!
+//! `aws` needs the `bedrock` feature and `google` the `vertex` feature; `check` (what
+//! `switchyard config check` says about them, from files and the environment only) is always
+//! there.
 
-pub mod aws;
+#[cfg(feature = "bedrock")]
+pub(crate) mod aws;
 pub mod check;
-pub mod google;
+#[cfg(feature = "vertex")]
+pub(crate) mod google;

@@ -16,12 +16,13 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::config::ResolvedMode;
+use crate::config::ApiKey;
 use crate::error::ApiError;
-use crate::handler::ApiHandler;
-use crate::message::{Message, Role, ToolSpec};
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::message::{Message, Role};
+use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// `max_tokens` sent when the model's is unknown (SPEC R4.3); also Bedrock's `maxTokens`.
@@ -29,126 +30,106 @@ pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
 /// The smallest thinking budget Claude accepts, in tokens (here and on Bedrock).
 pub(crate) const MIN_THINKING_BUDGET: u64 = 1024;
 /// Beta header value enabling the 1M-token context window for `:1m` model ids.
-const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
+pub(crate) const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
-/// A handler for the Anthropic Messages API.
-pub struct AnthropicHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
+/// The Anthropic Messages API (also MiniMax's Anthropic-compatible endpoint).
+pub(crate) struct Anthropic;
+
+/// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
+pub(crate) fn wire_model_id(model_id: &str) -> &str {
+    model_id.strip_suffix(":1m").unwrap_or(model_id)
 }
 
-impl AnthropicHandler {
-    /// Builds the handler; no network request is made (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+/// The `anthropic-beta` header value a model id asks for: the 1M-token context window for
+/// `:1m` ids (SPEC R4.3).
+pub(crate) fn beta_header(model_id: &str) -> Option<&'static str> {
+    model_id.ends_with(":1m").then_some(CONTEXT_1M_BETA)
+}
+
+/// The indices of the last two user messages, the last first: where prompt caching puts its
+/// marks (SPEC R4.3; Bedrock's cache points for Claude too). None when caching is off.
+pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<usize> {
+    if !caching {
+        return Vec::new();
     }
+    messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.role == Role::User)
+        .map(|(i, _)| i)
+        .rev()
+        .take(2)
+        .collect()
+}
 
-    /// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
-    fn wire_model_id(&self) -> &str {
-        self.mode
-            .model_id
-            .strip_suffix(":1m")
-            .unwrap_or(&self.mode.model_id)
+/// The JSON request body (also Vertex's, without `model`).
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
+    let budget = mode.thinking_budget_tokens;
+    let thinking = info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
+    let cache = info.supports_prompt_cache;
+
+    let mut system = json!({ "type": "text", "text": prompt.system_prompt });
+    if cache {
+        system["cache_control"] = json!({ "type": "ephemeral" });
     }
-
-    /// The JSON request body (public within the crate for request-shape tests).
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let info = &self.mode.model_info;
-        let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
-        let budget = self.mode.thinking_budget_tokens;
-        let thinking =
-            info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
-        let cache = info.supports_prompt_cache;
-
-        let mut system = json!({ "type": "text", "text": system_prompt });
-        if cache {
-            system["cache_control"] = json!({ "type": "ephemeral" });
-        }
-        // Prompt caching marks the last block of the last two user messages (SPEC R4.3).
-        let user_indices: Vec<usize> = messages
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.role == Role::User)
-            .map(|(i, _)| i)
-            .collect();
-        let cached_users: Vec<usize> = if cache {
-            user_indices.iter().rev().take(2).copied().collect()
-        } else {
-            Vec::new()
-        };
-        let wire_messages: Vec<Value> = messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let mut content: Vec<Value> = m
-                    .content
-                    .iter()
-                    .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
-                    .collect();
-                if cached_users.contains(&i) {
-                    if let Some(last) = content.last_mut() {
-                        last["cache_control"] = json!({ "type": "ephemeral" });
-                    }
-                }
-                json!({ "role": m.role, "content": content })
-            })
-            .collect();
-
-        let mut body = json!({
-            "model": self.wire_model_id(),
-            "max_tokens": max_tokens,
-            "system": [system],
-            "messages": wire_messages,
-            "stream": true,
-        });
-        if thinking {
-            body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
-        } else {
-            body["temperature"] = json!(info.temperature.unwrap_or(0.0));
-        }
-        if !tools.is_empty() {
-            body["tools"] = tools
+    // Prompt caching marks the last block of the last two user messages (SPEC R4.3).
+    let cached_users = cached_user_messages(prompt.messages, cache);
+    let wire_messages: Vec<Value> = prompt
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut content: Vec<Value> = m
+                .content
                 .iter()
-                .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
+                .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
                 .collect();
-        }
-        body
+            if cached_users.contains(&i) {
+                if let Some(last) = content.last_mut() {
+                    last["cache_control"] = json!({ "type": "ephemeral" });
+                }
+            }
+            json!({ "role": m.role, "content": content })
+        })
+        .collect();
+
+    let mut body = json!({
+        "model": wire_model_id(&mode.model_id),
+        "max_tokens": max_tokens,
+        "system": [system],
+        "messages": wire_messages,
+        "stream": true,
+    });
+    if thinking {
+        body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
+    } else {
+        body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
+    if !prompt.tools.is_empty() {
+        body["tools"] = prompt.tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
+            .collect();
+    }
+    body
 }
 
-impl ApiHandler for AnthropicHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self.request_body(system_prompt, messages, tools);
-        let mut request = transport::client()
-            .post(format!("{}/v1/messages", self.mode.base_url))
+impl Provider for Anthropic {
+    type Parser = AnthropicParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
+        WireRequest::sse(format!("{}/v1/messages", mode.base_url), &body)
             .header("anthropic-version", "2023-06-01")
-            .header("accept", "text/event-stream")
-            .header("content-type", "application/json");
-        if let Some(key) = &self.mode.api_key {
-            request = request.header("x-api-key", key.expose());
-        }
-        if self.mode.model_id.ends_with(":1m") {
-            request = request.header("anthropic-beta", CONTEXT_1M_BETA);
-        }
-        let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, AnthropicParser::default())
+            .header_opt("x-api-key", mode.api_key.as_ref().map(ApiKey::expose))
+            .header_opt("anthropic-beta", beta_header(&mode.model_id))
     }
 
-    handler_plumbing!();
+    fn parser(&self, _mode: &ResolvedMode) -> AnthropicParser {
+        AnthropicParser::default()
+    }
 }
 
 /// Maps Anthropic stream events to chunks.
@@ -298,7 +279,7 @@ impl EventParser for AnthropicParser {
                 return self.on_delta(d.view(), out);
             }
         }
-        let v = match transport::parse_json(&event.data) {
+        let v = match parse_json(&event.data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };

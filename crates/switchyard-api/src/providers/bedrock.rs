@@ -34,42 +34,17 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::auth::aws::AwsAuth;
-use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
-use crate::message::{ContentBlock, Message, Role, ToolSpec};
-use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET};
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::message::ContentBlock;
+use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, cached_user_messages};
+use crate::providers::provider::{Prompt, Provider};
+use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_region_prefix};
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, PendingRequest, WireRequest};
 use crate::wire::eventstream::EventStreamMessage;
 
-/// The `anthropic_beta` value enabling the 1M-token context window for `:1m` model ids.
-const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
-/// Cross-region inference prefixes Bedrock uses in inference-profile ids.
-const CROSS_REGION_PREFIXES: &[&str] = &[
-    "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
-];
-
-/// The regional endpoint, `https://bedrock-runtime.{region}.amazonaws.com`; with no region
-/// known yet, the same with a literal `{region}` that the handler fills in at request time.
-pub fn default_base_url(region: Option<&str>) -> String {
-    format!(
-        "https://bedrock-runtime.{}.amazonaws.com",
-        region.unwrap_or("{region}")
-    )
-}
-
-/// The base model id of an inference-profile id (`us.anthropic.x` → `anthropic.x`), or `None`
-/// when `id` has no cross-region prefix.
-pub fn strip_cross_region_prefix(id: &str) -> Option<&str> {
-    CROSS_REGION_PREFIXES
-        .iter()
-        .find_map(|p| id.strip_prefix(p))
-        .filter(|rest| rest.contains('.'))
-}
-
 /// The model id to send for `model_id` in `region` (SPEC R4.8; rules in the module docs).
-pub fn wire_model_id(
+pub(crate) fn wire_model_id(
     model_id: &str,
     region: &str,
     info: &crate::model::ModelInfo,
@@ -114,121 +89,107 @@ fn encode_path_segment(s: &str) -> String {
     out
 }
 
-/// A handler for Bedrock's ConverseStream.
-pub struct BedrockHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
+/// Bedrock's ConverseStream, with the AWS credentials of one configuration.
+pub(crate) struct Bedrock {
     auth: Arc<AwsAuth>,
 }
 
-impl BedrockHandler {
-    /// Builds the handler; no network request is made and no credential is loaded until the
-    /// first request (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        let auth = Arc::new(AwsAuth::new(&mode.cloud));
+impl Bedrock {
+    /// No network request is made and no credential is loaded until the first request
+    /// (SPEC R3.5).
+    pub(crate) fn new(mode: &ResolvedMode) -> Self {
         Self {
-            mode,
-            controls: RequestControls::default(),
-            auth,
+            auth: Arc::new(AwsAuth::new(&mode.cloud)),
         }
     }
+}
 
-    fn is_claude(&self) -> bool {
-        self.mode.model_id.contains("anthropic.") || self.mode.model_id.contains("claude")
+/// True for Anthropic models (ids with `anthropic.` or `claude`): thinking, cache points after
+/// user messages, `toolResult.status`.
+fn is_claude(model_id: &str) -> bool {
+    model_id.contains("anthropic.") || model_id.contains("claude")
+}
+
+/// The Converse JSON request body (public within the crate for request-shape tests).
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
+    let budget = mode.thinking_budget_tokens;
+    let thinking = is_claude(&mode.model_id)
+        && info.supports_reasoning
+        && budget >= MIN_THINKING_BUDGET
+        && budget < max_tokens;
+    let cache = info.supports_prompt_cache;
+    // `toolResult.status` is only accepted by Claude and Nova models (Converse API docs).
+    let status_supported = is_claude(&mode.model_id) || mode.model_id.contains("amazon.nova");
+
+    let mut system = vec![json!({ "text": prompt.system_prompt })];
+    if cache {
+        system.push(json!({ "cachePoint": { "type": "default" } }));
     }
-
-    /// The Converse JSON request body (public within the crate for request-shape tests).
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let info = &self.mode.model_info;
-        let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
-        let budget = self.mode.thinking_budget_tokens;
-        let thinking = self.is_claude()
-            && info.supports_reasoning
-            && budget >= MIN_THINKING_BUDGET
-            && budget < max_tokens;
-        let cache = info.supports_prompt_cache;
-        // `toolResult.status` is only accepted by Claude and Nova models (Converse API docs).
-        let status_supported = self.is_claude() || self.mode.model_id.contains("amazon.nova");
-
-        let mut system = vec![json!({ "text": system_prompt })];
-        if cache {
-            system.push(json!({ "cachePoint": { "type": "default" } }));
-        }
-        // Cache points after the last two user messages, as for Anthropic (SPEC R4.3); other
-        // caching models (Nova) take one, after the system prompt only.
-        let cached_users: Vec<usize> = if cache && self.is_claude() {
-            messages
+    // Cache points after the last two user messages, as for Anthropic (SPEC R4.3); other
+    // caching models (Nova) take one, after the system prompt only.
+    let cached_users = cached_user_messages(prompt.messages, cache && is_claude(&mode.model_id));
+    let wire_messages: Vec<Value> = prompt
+        .messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let mut content: Vec<Value> = m
+                .content
                 .iter()
-                .enumerate()
-                .filter(|(_, m)| m.role == Role::User)
-                .map(|(i, _)| i)
-                .rev()
-                .take(2)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let wire_messages: Vec<Value> = messages
+                .filter_map(|b| convert_block(b, status_supported))
+                .collect();
+            if content.is_empty() {
+                return None;
+            }
+            if cached_users.contains(&i) {
+                content.push(json!({ "cachePoint": { "type": "default" } }));
+            }
+            Some(json!({ "role": m.role, "content": content }))
+        })
+        .collect();
+
+    let mut inference = json!({ "maxTokens": max_tokens });
+    if !thinking {
+        inference["temperature"] = json!(info.temperature.unwrap_or(0.0));
+    }
+    let mut body = json!({
+        "messages": wire_messages,
+        "system": system,
+        "inferenceConfig": inference,
+    });
+    let mut additional = serde_json::Map::new();
+    if thinking {
+        additional.insert(
+            "thinking".into(),
+            json!({ "type": "enabled", "budget_tokens": budget }),
+        );
+    }
+    if mode.model_id.ends_with(":1m") {
+        additional.insert(
+            "anthropic_beta".into(),
+            json!([crate::providers::anthropic::CONTEXT_1M_BETA]),
+        );
+    }
+    if !additional.is_empty() {
+        body["additionalModelRequestFields"] = Value::Object(additional);
+    }
+    if !prompt.tools.is_empty() {
+        let specs: Vec<Value> = prompt
+            .tools
             .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let mut content: Vec<Value> = m
-                    .content
-                    .iter()
-                    .filter_map(|b| convert_block(b, status_supported))
-                    .collect();
-                if content.is_empty() {
-                    return None;
-                }
-                if cached_users.contains(&i) {
-                    content.push(json!({ "cachePoint": { "type": "default" } }));
-                }
-                Some(json!({ "role": m.role, "content": content }))
+            .map(|t| {
+                json!({ "toolSpec": {
+                    "name": t.name,
+                    "description": t.description,
+                    "inputSchema": { "json": t.input_schema },
+                } })
             })
             .collect();
-
-        let mut inference = json!({ "maxTokens": max_tokens });
-        if !thinking {
-            inference["temperature"] = json!(info.temperature.unwrap_or(0.0));
-        }
-        let mut body = json!({
-            "messages": wire_messages,
-            "system": system,
-            "inferenceConfig": inference,
-        });
-        let mut additional = serde_json::Map::new();
-        if thinking {
-            additional.insert(
-                "thinking".into(),
-                json!({ "type": "enabled", "budget_tokens": budget }),
-            );
-        }
-        if self.mode.model_id.ends_with(":1m") {
-            additional.insert("anthropic_beta".into(), json!([CONTEXT_1M_BETA]));
-        }
-        if !additional.is_empty() {
-            body["additionalModelRequestFields"] = Value::Object(additional);
-        }
-        if !tools.is_empty() {
-            let specs: Vec<Value> = tools
-                .iter()
-                .map(|t| {
-                    json!({ "toolSpec": {
-                        "name": t.name,
-                        "description": t.description,
-                        "inputSchema": { "json": t.input_schema },
-                    } })
-                })
-                .collect();
-            body["toolConfig"] = json!({ "tools": specs, "toolChoice": { "auto": {} } });
-        }
-        body
+        body["toolConfig"] = json!({ "tools": specs, "toolChoice": { "auto": {} } });
     }
+    body
 }
 
 /// One Anthropic-shaped content block as a Converse content block; empty text is dropped
@@ -280,20 +241,28 @@ fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> 
     })
 }
 
-impl ApiHandler for BedrockHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self
-            .request_body(system_prompt, messages, tools)
-            .to_string();
+impl Provider for Bedrock {
+    type Parser = ConverseStreamParser;
+
+    /// The body, and the headers to sign; the URL is completed by [`Provider::authorize`]
+    /// once the region is known.
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
+        WireRequest::json(String::new(), &body)
+            .header("accept", "application/vnd.amazon.eventstream")
+    }
+
+    fn parser(&self, _mode: &ResolvedMode) -> ConverseStreamParser {
+        ConverseStreamParser::default()
+    }
+
+    /// The region (from the settings, else the AWS profile), the model id on the wire and the
+    /// URL; then the Bedrock API key as a bearer token, or a SigV4 signature over the
+    /// credentials of the AWS chain.
+    fn authorize(&self, mode: &ResolvedMode, mut request: WireRequest) -> PendingRequest {
         let auth = Arc::clone(&self.auth);
-        let mode = self.mode.clone();
-        let bearer = self.mode.api_key.clone();
-        let build = async move {
+        let mode = mode.clone();
+        Box::pin(async move {
             let region = auth.region().await.ok_or_else(|| {
                 ApiError::new(
                     ErrorKind::Auth,
@@ -310,53 +279,39 @@ impl ApiHandler for BedrockHandler {
             let base_url = if mode.cloud.base_url_overridden {
                 mode.base_url.clone()
             } else {
-                default_base_url(Some(&region))
+                bedrock_base_url(Some(&region))
             };
-            let url = format!(
+            request.url = format!(
                 "{base_url}/model/{}/converse-stream",
                 encode_path_segment(&model_id)
             );
-            let mut headers: Vec<(String, String)> = vec![
-                ("content-type".into(), "application/json".into()),
-                ("accept".into(), "application/vnd.amazon.eventstream".into()),
-            ];
-            match &bearer {
+            match &mode.api_key {
                 // A Bedrock API key replaces SigV4.
-                Some(key) => {
-                    headers.push(("authorization".into(), format!("Bearer {}", key.expose())))
-                }
+                Some(key) => Ok(request.bearer(Some(key.expose()))),
                 None => {
                     let credentials = auth.credentials().await?;
                     let signed = crate::auth::aws::sign_request(
                         "POST",
-                        &url,
-                        &headers,
-                        body.as_bytes(),
+                        &request.url,
+                        &request.headers,
+                        request.body.as_bytes(),
                         &credentials,
                         &region,
                         "bedrock",
                         std::time::SystemTime::now(),
                     )
                     .map_err(|e| ApiError::new(ErrorKind::InvalidRequest, e))?;
-                    headers.extend(signed);
+                    request.headers.extend(signed);
+                    Ok(request)
                 }
             }
-            let mut request = transport::client().post(url);
-            for (k, v) in &headers {
-                request = request.header(k, v);
-            }
-            Ok(request.body(body))
-        };
-        self.controls
-            .post_eventstream_built(&self.mode, build, ConverseStreamParser::default())
+        })
     }
-
-    handler_plumbing!();
 }
 
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
-pub struct ConverseStreamParser {
+pub(crate) struct ConverseStreamParser {
     /// Tool-use blocks by content-block index: (id, name, argument bytes so far).
     tools: HashMap<u64, (String, String, usize)>,
     stopped: bool,
@@ -534,6 +489,7 @@ impl EventParser for ConverseStreamParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::{Message, Role};
     use crate::model::ModelInfo;
 
     #[test]
@@ -590,8 +546,13 @@ mod tests {
             "[act]\nprovider = \"bedrock\"\nmodel = \"{model}\"\n[providers.bedrock]\nregion = \"us-east-1\"\n"
         );
         let config = crate::config::ApiConfiguration::from_toml(&text, "t", |_| None).unwrap();
-        let mode = crate::config::resolve_mode(&config, crate::config::Mode::Act).unwrap();
-        BedrockHandler::new(mode).request_body("s", messages, &[])
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let prompt = Prompt {
+            system_prompt: "s",
+            messages,
+            tools: &[],
+        };
+        request_body(&mode, &prompt)
     }
 
     #[test]

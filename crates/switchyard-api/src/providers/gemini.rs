@@ -18,16 +18,17 @@
 
 use serde_json::{Value, json};
 
-use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
-use crate::message::{ContentBlock, Message, Role, ToolSpec};
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::message::{ContentBlock, Message, Role};
+use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
-pub const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
+pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
 
 /// Finish reasons that mean the answer was withheld.
 const BLOCKING_FINISHES: &[&str] = &[
@@ -39,67 +40,48 @@ const BLOCKING_FINISHES: &[&str] = &[
     "IMAGE_SAFETY",
 ];
 
-/// A handler for the Gemini API.
-pub struct GeminiHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
-}
+/// The Gemini API.
+pub(crate) struct Gemini;
 
-impl GeminiHandler {
-    /// Builds the handler; no network request is made (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+/// The JSON request body (also Vertex's for Gemini models).
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let mut generation = json!({ "temperature": info.temperature.unwrap_or(0.0) });
+    if info.max_tokens > 0 {
+        generation["maxOutputTokens"] = json!(info.max_tokens);
     }
-
-    /// The JSON request body.
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let info = &self.mode.model_info;
-        let mut generation = json!({ "temperature": info.temperature.unwrap_or(0.0) });
-        if info.max_tokens > 0 {
-            generation["maxOutputTokens"] = json!(info.max_tokens);
+    if mode.model_id.contains("gemini-3") {
+        // Gemini 3 takes a thinking level instead of a budget.
+        let level = match mode.reasoning_effort.unwrap_or_default() {
+            ReasoningEffort::None | ReasoningEffort::Low => "low",
+            _ => "high",
+        };
+        generation["thinkingConfig"] = json!({ "thinkingLevel": level, "includeThoughts": true });
+    } else if mode.thinking_budget_tokens > 0 || info.supports_reasoning {
+        let max = info
+            .thinking_config
+            .as_ref()
+            .and_then(|t| t.max_budget)
+            .unwrap_or(DEFAULT_MAX_THINKING_BUDGET);
+        let mut config = json!({ "includeThoughts": true });
+        if mode.thinking_budget_tokens > 0 {
+            config["thinkingBudget"] = json!(mode.thinking_budget_tokens.min(max));
         }
-        if self.mode.model_id.contains("gemini-3") {
-            // Gemini 3 takes a thinking level instead of a budget.
-            let level = match self.mode.reasoning_effort.unwrap_or_default() {
-                ReasoningEffort::None | ReasoningEffort::Low => "low",
-                _ => "high",
-            };
-            generation["thinkingConfig"] =
-                json!({ "thinkingLevel": level, "includeThoughts": true });
-        } else if self.mode.thinking_budget_tokens > 0 || info.supports_reasoning {
-            let max = info
-                .thinking_config
-                .as_ref()
-                .and_then(|t| t.max_budget)
-                .unwrap_or(DEFAULT_MAX_THINKING_BUDGET);
-            let mut config = json!({ "includeThoughts": true });
-            if self.mode.thinking_budget_tokens > 0 {
-                config["thinkingBudget"] = json!(self.mode.thinking_budget_tokens.min(max));
-            }
-            generation["thinkingConfig"] = config;
-        }
-        let mut body = json!({
-            "contents": convert_messages(messages),
-            "systemInstruction": { "parts": [{ "text": system_prompt }] },
-            "generationConfig": generation,
-        });
-        if !tools.is_empty() {
-            let declarations: Vec<Value> = tools
-                .iter()
-                .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.input_schema }))
-                .collect();
-            body["tools"] = json!([{ "functionDeclarations": declarations }]);
-        }
-        body
+        generation["thinkingConfig"] = config;
     }
+    let mut body = json!({
+        "contents": convert_messages(prompt.messages),
+        "systemInstruction": { "parts": [{ "text": prompt.system_prompt }] },
+        "generationConfig": generation,
+    });
+    if !prompt.tools.is_empty() {
+        let declarations: Vec<Value> = prompt.tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.input_schema }))
+            .collect();
+        body["tools"] = json!([{ "functionDeclarations": declarations }]);
+    }
+    body
 }
 
 /// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
@@ -148,31 +130,22 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
     contents
 }
 
-impl ApiHandler for GeminiHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self.request_body(system_prompt, messages, tools);
+impl Provider for Gemini {
+    type Parser = GeminiParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
         let url = format!(
             "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
-            self.mode.base_url, self.mode.model_id
+            mode.base_url, mode.model_id
         );
-        let mut request = transport::client()
-            .post(url)
-            .header("accept", "text/event-stream")
-            .header("content-type", "application/json");
-        if let Some(key) = &self.mode.api_key {
-            request = request.header("x-goog-api-key", key.expose());
-        }
-        let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, GeminiParser::default())
+        WireRequest::sse(url, &body)
+            .header_opt("x-goog-api-key", mode.api_key.as_ref().map(ApiKey::expose))
     }
 
-    handler_plumbing!();
+    fn parser(&self, _mode: &ResolvedMode) -> GeminiParser {
+        GeminiParser::default()
+    }
 }
 
 /// Maps Gemini stream events to chunks.
@@ -194,7 +167,7 @@ impl EventParser for GeminiParser {
         if data.is_empty() {
             return;
         }
-        let v = match transport::parse_json(data) {
+        let v = match parse_json(data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };

@@ -14,80 +14,62 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use crate::config::ResolvedMode;
+use crate::config::ApiKey;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
-use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::message::{ContentBlock, Message, Role};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::providers::openai_chat::function_tools;
+use crate::providers::provider::{Prompt, Provider};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
 
 /// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
-pub const DEFAULT_NUM_CTX: u64 = 32_768;
+pub(crate) const DEFAULT_NUM_CTX: u64 = 32_768;
 
-/// A handler for Ollama's `/api/chat`.
-pub struct OllamaHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
+/// Ollama's `/api/chat` (the mode adjusted by [`prepare`]).
+pub(crate) struct Ollama;
+
+/// Adjusts a resolved mode for Ollama's native API: the context window is the configured
+/// `model_info.context_window`, else [`DEFAULT_NUM_CTX`], and is what the model reports
+/// (SPEC R4.6); a base URL ending in `/v1` (Ollama's OpenAI-compatible path) is taken back to
+/// the server root.
+pub(crate) fn prepare(mode: &mut ResolvedMode) {
+    if mode.model_info.context_window == DEFAULT_CONTEXT_WINDOW {
+        mode.model_info.context_window = DEFAULT_NUM_CTX;
+    }
+    if let Some(root) = mode.base_url.strip_suffix("/v1") {
+        mode.base_url = root.to_owned();
+    }
 }
 
-impl OllamaHandler {
-    /// Builds the handler; no network request is made (SPEC R3.5). The context window is the
-    /// configured `model_info.context_window`, else [`DEFAULT_NUM_CTX`], and is what the model
-    /// reports (R4.6). A base URL ending in `/v1` (Ollama's OpenAI-compatible path) is taken
-    /// back to the server root.
-    pub fn new(mut mode: ResolvedMode) -> Self {
-        if mode.model_info.context_window == DEFAULT_CONTEXT_WINDOW {
-            mode.model_info.context_window = DEFAULT_NUM_CTX;
-        }
-        if let Some(root) = mode.base_url.strip_suffix("/v1") {
-            mode.base_url = root.to_owned();
-        }
-        Self {
-            mode,
-            controls: RequestControls::default(),
-        }
+/// The JSON request body.
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let mut wire = vec![json!({ "role": "system", "content": prompt.system_prompt })];
+    for m in prompt.messages {
+        wire.extend(convert_message(m));
     }
-
-    /// The JSON request body.
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let mut wire = vec![json!({ "role": "system", "content": system_prompt })];
-        for m in messages {
-            wire.extend(convert_message(m));
-        }
-        let info = &self.mode.model_info;
-        let mut options = json!({
-            "num_ctx": info.context_window,
-            "temperature": info.temperature.unwrap_or(0.0),
-        });
-        if info.max_tokens > 0 {
-            options["num_predict"] = json!(info.max_tokens);
-        }
-        let mut body = json!({
-            "model": self.mode.model_id,
-            "messages": wire,
-            "stream": true,
-            "options": options,
-        });
-        if info.supports_reasoning || self.mode.thinking_budget_tokens > 0 {
-            body["think"] = json!(true);
-        }
-        if !tools.is_empty() {
-            body["tools"] = tools
-                .iter()
-                .map(|t| {
-                    json!({ "type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.input_schema } })
-                })
-                .collect();
-        }
-        body
+    let info = &mode.model_info;
+    let mut options = json!({
+        "num_ctx": info.context_window,
+        "temperature": info.temperature.unwrap_or(0.0),
+    });
+    if info.max_tokens > 0 {
+        options["num_predict"] = json!(info.max_tokens);
     }
+    let mut body = json!({
+        "model": mode.model_id,
+        "messages": wire,
+        "stream": true,
+        "options": options,
+    });
+    if info.supports_reasoning || mode.thinking_budget_tokens > 0 {
+        body["think"] = json!(true);
+    }
+    if !prompt.tools.is_empty() {
+        body["tools"] = function_tools(prompt.tools);
+    }
+    body
 }
 
 /// One conversation message as Ollama messages: tool results become `tool` messages, tool
@@ -127,26 +109,18 @@ fn convert_message(m: &Message) -> Vec<Value> {
     out
 }
 
-impl ApiHandler for OllamaHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self.request_body(system_prompt, messages, tools);
-        let mut request = transport::client()
-            .post(format!("{}/api/chat", self.mode.base_url))
-            .header("content-type", "application/json");
-        if let Some(key) = &self.mode.api_key {
-            request = request.bearer_auth(key.expose());
-        }
-        let request = request.body(body.to_string());
-        self.controls
-            .post_ndjson(&self.mode, request, OllamaParser::default())
+impl Provider for Ollama {
+    type Parser = OllamaParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
+        WireRequest::json(format!("{}/api/chat", mode.base_url), &body)
+            .bearer(mode.api_key.as_ref().map(ApiKey::expose))
     }
 
-    handler_plumbing!();
+    fn parser(&self, _mode: &ResolvedMode) -> OllamaParser {
+        OllamaParser::default()
+    }
 }
 
 /// One line of the stream (only the fields we use).

@@ -25,24 +25,22 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::presets::ChatDialect;
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
-/// A handler for OpenAI Chat Completions and the OpenAI-compatible family.
-pub struct OpenAiChatHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
-}
+/// OpenAI Chat Completions and the OpenAI-compatible family.
+pub(crate) struct OpenAiChat;
 
 /// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
 /// (SPEC R4.5). Provider prefixes such as `openai/` are ignored.
-pub fn is_reasoning_family(model_id: &str) -> bool {
+pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
     let id = model_id
         .rsplit('/')
         .next()
@@ -58,75 +56,61 @@ fn is_azure(base_url: &str) -> bool {
     base_url.contains(".openai.azure.com") || base_url.contains(".cognitiveservices.azure.com")
 }
 
-impl OpenAiChatHandler {
-    /// Builds the handler; no network request is made (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
+/// The JSON request body.
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let reasoning = is_reasoning_family(&mode.model_id);
+    let deepseek_reasoner = mode.model_id.contains("deepseek-reasoner");
+    let system_role = if reasoning { "developer" } else { "system" };
+    let mut wire = vec![json!({ "role": system_role, "content": prompt.system_prompt })];
+    wire.extend(convert_messages(prompt.messages));
+
+    let mut body = json!({
+        "model": mode.model_id,
+        "messages": wire,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    if reasoning {
+        if let Some(effort) = mode
+            .reasoning_effort
+            .filter(|e| *e != ReasoningEffort::None)
+        {
+            body["reasoning_effort"] = json!(effort.as_str());
+        }
+        if info.max_tokens > 0 {
+            body["max_completion_tokens"] = json!(info.max_tokens);
+        }
+    } else {
+        if !deepseek_reasoner {
+            body["temperature"] = json!(info.temperature.unwrap_or(0.0));
+        }
+        if info.max_tokens > 0 {
+            body["max_tokens"] = json!(info.max_tokens);
         }
     }
-
-    fn dialect(&self) -> ChatDialect {
-        self.mode.preset.dialect
+    if mode.preset.dialect == ChatDialect::OpenRouter {
+        body["usage"] = json!({ "include": true });
+        if mode.thinking_budget_tokens > 0 {
+            body["reasoning"] = json!({ "max_tokens": mode.thinking_budget_tokens });
+        }
     }
-
-    /// The JSON request body.
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let info = &self.mode.model_info;
-        let reasoning = is_reasoning_family(&self.mode.model_id);
-        let deepseek_reasoner = self.mode.model_id.contains("deepseek-reasoner");
-        let system_role = if reasoning { "developer" } else { "system" };
-        let mut wire = vec![json!({ "role": system_role, "content": system_prompt })];
-        wire.extend(convert_messages(messages));
-
-        let mut body = json!({
-            "model": self.mode.model_id,
-            "messages": wire,
-            "stream": true,
-            "stream_options": { "include_usage": true },
-        });
-        if reasoning {
-            if let Some(effort) = self
-                .mode
-                .reasoning_effort
-                .filter(|e| *e != ReasoningEffort::None)
-            {
-                body["reasoning_effort"] = json!(effort.as_str());
-            }
-            if info.max_tokens > 0 {
-                body["max_completion_tokens"] = json!(info.max_tokens);
-            }
-        } else {
-            if !deepseek_reasoner {
-                body["temperature"] = json!(info.temperature.unwrap_or(0.0));
-            }
-            if info.max_tokens > 0 {
-                body["max_tokens"] = json!(info.max_tokens);
-            }
-        }
-        if self.dialect() == ChatDialect::OpenRouter {
-            body["usage"] = json!({ "include": true });
-            if self.mode.thinking_budget_tokens > 0 {
-                body["reasoning"] = json!({ "max_tokens": self.mode.thinking_budget_tokens });
-            }
-        }
-        if !tools.is_empty() {
-            body["tools"] = tools
-                .iter()
-                .map(|t| {
-                    json!({ "type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.input_schema } })
-                })
-                .collect();
-        }
-        body
+    if !prompt.tools.is_empty() {
+        body["tools"] = function_tools(prompt.tools);
     }
+    body
+}
+
+/// Tools in the Chat Completions shape, `[{type: function, function: {name, description,
+/// parameters}}]` (also Ollama's `/api/chat`).
+pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            json!({ "type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.input_schema } })
+        })
+        .collect()
 }
 
 /// Converts Anthropic-shaped messages into Chat Completions messages: tool results become
@@ -180,38 +164,30 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
     out
 }
 
-impl ApiHandler for OpenAiChatHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self.request_body(system_prompt, messages, tools);
-        let azure = is_azure(&self.mode.base_url);
-        let url = format!("{}/chat/completions", self.mode.base_url);
-        let mut request = transport::client()
-            .post(url)
-            .header("accept", "text/event-stream")
-            .header("content-type", "application/json");
-        if let Some(key) = &self.mode.api_key {
-            request = if azure {
-                request.header("api-key", key.expose())
-            } else {
-                request.bearer_auth(key.expose())
-            };
-        }
-        if self.dialect() == ChatDialect::OpenRouter {
-            request = request
+impl Provider for OpenAiChat {
+    type Parser = ChatParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
+        let key = mode.api_key.as_ref().map(ApiKey::expose);
+        let request = WireRequest::sse(format!("{}/chat/completions", mode.base_url), &body);
+        let request = if is_azure(&mode.base_url) {
+            request.header_opt("api-key", key)
+        } else {
+            request.bearer(key)
+        };
+        if mode.preset.dialect == ChatDialect::OpenRouter {
+            request
                 .header("HTTP-Referer", "https://github.com/switchyard")
-                .header("X-Title", "Switchyard");
+                .header("X-Title", "Switchyard")
+        } else {
+            request
         }
-        let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, ChatParser::new(self.dialect()))
     }
 
-    handler_plumbing!();
+    fn parser(&self, mode: &ResolvedMode) -> ChatParser {
+        ChatParser::new(mode.preset.dialect)
+    }
 }
 
 /// A tool call being assembled from deltas, by its `index`.
@@ -430,7 +406,7 @@ impl EventParser for ChatParser {
                 return self.on_chunk(chunk.view(), out);
             }
         }
-        let v = match transport::parse_json(data) {
+        let v = match parse_json(data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };

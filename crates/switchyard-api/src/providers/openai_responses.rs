@@ -18,67 +18,51 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::config::{ReasoningEffort, ResolvedMode};
+use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
-use crate::message::{ContentBlock, Message, Role, ToolSpec};
-use crate::stream::{ApiStream, ApiStreamChunk, Usage};
-use crate::transport::{self, EventParser, RequestControls};
+use crate::message::{ContentBlock, Message, Role};
+use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
-/// A handler for the OpenAI Responses API.
-pub struct OpenAiResponsesHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
-}
+/// The OpenAI Responses API.
+pub(crate) struct OpenAiResponses;
 
-impl OpenAiResponsesHandler {
-    /// Builds the handler; no network request is made (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        Self {
-            mode,
-            controls: RequestControls::default(),
+/// The JSON request body.
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let mut body = json!({
+        "model": mode.model_id,
+        "instructions": prompt.system_prompt,
+        "input": convert_messages(prompt.messages),
+        "stream": true,
+        "store": false,
+    });
+    if info.supports_reasoning {
+        let effort = mode.reasoning_effort.unwrap_or_default();
+        if effort != ReasoningEffort::None {
+            body["reasoning"] = json!({ "effort": effort.as_str(), "summary": "auto" });
+            body["include"] = json!(["reasoning.encrypted_content"]);
         }
+    } else {
+        body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
-
-    /// The JSON request body.
-    pub(crate) fn request_body(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> Value {
-        let info = &self.mode.model_info;
-        let mut body = json!({
-            "model": self.mode.model_id,
-            "instructions": system_prompt,
-            "input": convert_messages(messages),
-            "stream": true,
-            "store": false,
-        });
-        if info.supports_reasoning {
-            let effort = self.mode.reasoning_effort.unwrap_or_default();
-            if effort != ReasoningEffort::None {
-                body["reasoning"] = json!({ "effort": effort.as_str(), "summary": "auto" });
-                body["include"] = json!(["reasoning.encrypted_content"]);
-            }
-        } else {
-            body["temperature"] = json!(info.temperature.unwrap_or(0.0));
-        }
-        if info.max_tokens > 0 {
-            body["max_output_tokens"] = json!(info.max_tokens);
-        }
-        if !tools.is_empty() {
-            body["tools"] = tools
-                .iter()
-                .map(|t| {
-                    json!({ "type": "function", "name": t.name, "description": t.description,
-                            "parameters": t.input_schema })
-                })
-                .collect();
-        }
-        body
+    if info.max_tokens > 0 {
+        body["max_output_tokens"] = json!(info.max_tokens);
     }
+    if !prompt.tools.is_empty() {
+        body["tools"] = prompt
+            .tools
+            .iter()
+            .map(|t| {
+                json!({ "type": "function", "name": t.name, "description": t.description,
+                        "parameters": t.input_schema })
+            })
+            .collect();
+    }
+    body
 }
 
 /// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
@@ -115,27 +99,18 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
     items
 }
 
-impl ApiHandler for OpenAiResponsesHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let body = self.request_body(system_prompt, messages, tools);
-        let mut request = transport::client()
-            .post(format!("{}/responses", self.mode.base_url))
-            .header("accept", "text/event-stream")
-            .header("content-type", "application/json");
-        if let Some(key) = &self.mode.api_key {
-            request = request.bearer_auth(key.expose());
-        }
-        let request = request.body(body.to_string());
-        self.controls
-            .post_sse(&self.mode, request, ResponsesParser::default())
+impl Provider for OpenAiResponses {
+    type Parser = ResponsesParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = request_body(mode, prompt);
+        WireRequest::sse(format!("{}/responses", mode.base_url), &body)
+            .bearer(mode.api_key.as_ref().map(ApiKey::expose))
     }
 
-    handler_plumbing!();
+    fn parser(&self, _mode: &ResolvedMode) -> ResponsesParser {
+        ResponsesParser::default()
+    }
 }
 
 /// Maps Responses events to chunks.
@@ -170,7 +145,7 @@ impl EventParser for ResponsesParser {
         if data.is_empty() || data == "[DONE]" {
             return;
         }
-        let v = match transport::parse_json(data) {
+        let v = match parse_json(data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };

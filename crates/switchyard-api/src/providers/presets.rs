@@ -1,9 +1,11 @@
 //! Every provider id Switchyard knows, as data: its wire family, default base URL, API-key
-//! variable(s) and default model (SPEC R4.2).
+//! variable(s), default model and provider-level retry policy (SPEC R4.2, R5.1).
 //!
 //! Ids and spellings are the reference's (`ApiProvider` in Cline's `src/shared/api.ts`).
 //! Base URLs and key variable names are each provider's documented OpenAI-compatible endpoint
 //! and the variable its own SDKs and docs use.
+
+use crate::retry::RetryPolicy;
 
 /// The wire protocol a provider speaks (SPEC R4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,18 @@ pub struct ProviderPreset {
     pub default_model: &'static str,
     /// True when the provider accepts any model id (SPEC R2.3); false when its table is fixed.
     pub any_model_id: bool,
+    /// How rate-limited requests are retried before any chunk (SPEC R5.1):
+    ///
+    /// | provider | attempts | delays | connection errors |
+    /// |---|---|---|---|
+    /// | `gemini` | 4 | 2 s, 4 s, 8 s (2–15 s) | no |
+    /// | `cerebras` | 6 | 5 s, 10 s, 20 s, 40 s, 60 s (5–60 s) | no |
+    /// | `ollama`, `lmstudio` | 3 | 1 s, 2 s | retried |
+    /// | any other | 3 | 1 s, 2 s (1–10 s) | no |
+    ///
+    /// The overrides are SPEC R5.1's, read from the reference's per-provider `@withRetry`
+    /// options (v4.0.12).
+    pub retry: RetryPolicy,
 }
 
 const fn chat(
@@ -71,18 +85,7 @@ const fn chat(
         key_required: true,
         default_model,
         any_model_id: true,
-    }
-}
-
-const fn local(
-    id: &'static str,
-    base_url: &'static str,
-    api_key_env: &'static [&'static str],
-    default_model: &'static str,
-) -> ProviderPreset {
-    ProviderPreset {
-        key_required: false,
-        ..chat(id, base_url, api_key_env, default_model)
+        retry: RetryPolicy::STANDARD,
     }
 }
 
@@ -97,6 +100,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         key_required: true,
         default_model: "claude-sonnet-4-5-20250929",
         any_model_id: false,
+        retry: RetryPolicy::STANDARD,
     },
     ProviderPreset {
         id: "minimax",
@@ -107,6 +111,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         key_required: true,
         default_model: "MiniMax-M2",
         any_model_id: true,
+        retry: RetryPolicy::STANDARD,
     },
     // `openai` is the reference's "OpenAI Compatible" provider: any base URL (Azure when the
     // URL is an Azure OpenAI endpoint).
@@ -180,12 +185,15 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["MISTRAL_API_KEY"],
         "mistral-large-latest",
     ),
-    local(
-        "litellm",
-        "http://127.0.0.1:4000/v1",
-        &["LITELLM_API_KEY"],
-        "gpt-4o",
-    ),
+    ProviderPreset {
+        key_required: false,
+        ..chat(
+            "litellm",
+            "http://127.0.0.1:4000/v1",
+            &["LITELLM_API_KEY"],
+            "gpt-4o",
+        )
+    },
     chat(
         "moonshot",
         "https://api.moonshot.ai/v1",
@@ -211,12 +219,15 @@ pub const PRESETS: &[ProviderPreset] = &[
         &["SAMBANOVA_API_KEY"],
         "Meta-Llama-3.3-70B-Instruct",
     ),
-    chat(
-        "cerebras",
-        "https://api.cerebras.ai/v1",
-        &["CEREBRAS_API_KEY"],
-        "gpt-oss-120b",
-    ),
+    ProviderPreset {
+        retry: RetryPolicy::CEREBRAS,
+        ..chat(
+            "cerebras",
+            "https://api.cerebras.ai/v1",
+            &["CEREBRAS_API_KEY"],
+            "gpt-oss-120b",
+        )
+    },
     chat(
         "groq",
         "https://api.groq.com/openai/v1",
@@ -266,16 +277,22 @@ pub const PRESETS: &[ProviderPreset] = &[
         "gpt-4.1",
     ),
     // Local servers: no key needed.
-    local(
-        "lmstudio",
-        "http://127.0.0.1:1234/v1",
-        &["LM_STUDIO_API_KEY"],
-        "openai/gpt-oss-20b",
-    ),
+    ProviderPreset {
+        key_required: false,
+        retry: RetryPolicy::LOCAL_SERVER,
+        ..chat(
+            "lmstudio",
+            "http://127.0.0.1:1234/v1",
+            &["LM_STUDIO_API_KEY"],
+            "openai/gpt-oss-20b",
+        )
+    },
     // Ollama's native `/api/chat` (NDJSON), which takes `num_ctx` (SPEC R4.6).
     ProviderPreset {
         family: WireFamily::Ollama,
-        ..local(
+        key_required: false,
+        retry: RetryPolicy::LOCAL_SERVER,
+        ..chat(
             "ollama",
             "http://127.0.0.1:11434",
             &["OLLAMA_API_KEY"],
@@ -285,6 +302,7 @@ pub const PRESETS: &[ProviderPreset] = &[
     ProviderPreset {
         family: WireFamily::Gemini,
         any_model_id: false,
+        retry: RetryPolicy::GEMINI,
         ..chat(
             "gemini",
             "https://generativelanguage.googleapis.com",
@@ -303,6 +321,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         key_required: false,
         default_model: "claude-sonnet-4-5@20250929",
         any_model_id: true,
+        retry: RetryPolicy::STANDARD,
     },
     // Bedrock: the AWS credential chain, or a Bedrock API key sent as a bearer token; the
     // base URL follows the region (`providers/bedrock.rs`). Any model id or ARN is accepted.
@@ -315,6 +334,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         key_required: false,
         default_model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
         any_model_id: true,
+        retry: RetryPolicy::STANDARD,
     },
 ];
 
@@ -323,8 +343,42 @@ pub fn preset(id: &str) -> Option<&'static ProviderPreset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
+/// Secret environment variables read for Bedrock besides the presets' key variables: the
+/// static credentials of the AWS chain's first link (AWS "Environment variables" docs).
+pub const AWS_SECRET_VARS: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+];
+
+/// Non-secret environment variables read for Bedrock and Vertex: regions, profile, project
+/// and the Google credentials file path.
+pub const CLOUD_SETTING_VARS: &[&str] = &[
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_PROFILE",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "CLOUD_ML_REGION",
+];
+
+/// Every secret variable a configuration reads for the presets: their key variables and
+/// [`AWS_SECRET_VARS`] (each once per preset naming it).
+pub(crate) fn secret_variables() -> impl Iterator<Item = &'static str> {
+    PRESETS
+        .iter()
+        .flat_map(|p| p.api_key_env.iter().copied())
+        .chain(AWS_SECRET_VARS.iter().copied())
+}
+
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -376,6 +430,41 @@ mod tests {
             assert!(p.base_url.starts_with("http"), "{}", p.id);
             if p.family != WireFamily::Vertex {
                 assert!(!p.api_key_env.is_empty(), "{}", p.id);
+            }
+        }
+    }
+
+    #[test]
+    fn policies_per_provider() {
+        let policy = |id: &str| preset(id).unwrap().retry;
+        let d = policy("anthropic");
+        assert_eq!(d, RetryPolicy::default());
+        assert_eq!(
+            (
+                d.max_attempts,
+                d.base_delay,
+                d.max_delay,
+                d.retry_connection_errors
+            ),
+            (3, Duration::from_secs(1), Duration::from_secs(10), false)
+        );
+        let g = policy("gemini");
+        assert_eq!(
+            (g.max_attempts, g.base_delay, g.max_delay),
+            (4, Duration::from_secs(2), Duration::from_secs(15))
+        );
+        let c = policy("cerebras");
+        assert_eq!(
+            (c.max_attempts, c.base_delay, c.max_delay),
+            (6, Duration::from_secs(5), Duration::from_secs(60))
+        );
+        assert!(policy("ollama").retry_connection_errors);
+        assert!(policy("lmstudio").retry_connection_errors);
+        assert!(!policy("openai").retry_connection_errors);
+        // Every other provider has the standard policy.
+        for p in PRESETS {
+            if !["gemini", "cerebras", "ollama", "lmstudio"].contains(&p.id) {
+                assert_eq!(p.retry, RetryPolicy::STANDARD, "{}", p.id);
             }
         }
     }

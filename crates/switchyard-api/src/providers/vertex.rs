@@ -24,103 +24,88 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::auth::google::GoogleAuth;
-use crate::config::ResolvedMode;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::ApiHandler;
-use crate::message::{Message, ToolSpec};
-use crate::providers::anthropic::{AnthropicHandler, AnthropicParser};
-use crate::providers::gemini::{GeminiHandler, GeminiParser};
-use crate::stream::ApiStream;
-use crate::transport::{self, RequestControls};
+use crate::providers::anthropic::{self, AnthropicParser};
+use crate::providers::gemini::{self, GeminiParser};
+use crate::providers::provider::{Prompt, Provider};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::ApiStreamChunk;
+use crate::transport::{EventParser, PendingRequest, WireRequest};
+use crate::wire::sse::SseEvent;
 
 /// The `anthropic_version` Vertex's Anthropic endpoint takes in the body.
-pub const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
-
-/// The Vertex host for `region`: `https://aiplatform.googleapis.com` for `global` (and when
-/// unknown), else `https://{region}-aiplatform.googleapis.com`.
-pub fn default_base_url(region: Option<&str>) -> String {
-    match region {
-        None | Some("global") => "https://aiplatform.googleapis.com".to_owned(),
-        Some(r) => format!("https://{r}-aiplatform.googleapis.com"),
-    }
-}
+pub(crate) const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
 
 /// True when `model_id` is served by Vertex's Anthropic endpoint.
-pub fn is_claude(model_id: &str) -> bool {
+pub(crate) fn is_claude(model_id: &str) -> bool {
     model_id.starts_with("claude")
 }
 
-/// A handler for Vertex AI.
-pub struct VertexHandler {
-    mode: ResolvedMode,
-    controls: RequestControls,
-    auth: Arc<GoogleAuth>,
-    gemini: GeminiHandler,
-    anthropic: AnthropicHandler,
+/// The request path below the host, for `project`.
+fn path(mode: &ResolvedMode, project: &str) -> String {
+    let region = mode.cloud.region.as_deref().unwrap_or("global");
+    let (publisher, method) = if is_claude(&mode.model_id) {
+        ("anthropic", "streamRawPredict")
+    } else {
+        ("google", "streamGenerateContent?alt=sse")
+    };
+    // `:1m` is Switchyard's marker for the 1M-context beta header, not part of the id.
+    let model = anthropic::wire_model_id(&mode.model_id);
+    format!(
+        "/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}"
+    )
 }
 
-impl VertexHandler {
-    /// Builds the handler; no network request is made and no credential is read until the
-    /// first request (SPEC R3.5).
-    pub fn new(mode: ResolvedMode) -> Self {
-        let auth = Arc::new(GoogleAuth::new(mode.cloud.credentials_file.clone()));
+/// Vertex AI, with the Google credentials of one configuration.
+pub(crate) struct Vertex {
+    auth: Arc<GoogleAuth>,
+}
+
+impl Vertex {
+    /// No network request is made and no credential is read until the first request
+    /// (SPEC R3.5).
+    pub(crate) fn new(mode: &ResolvedMode) -> Self {
         Self {
-            gemini: GeminiHandler::new(mode.clone()),
-            anthropic: AnthropicHandler::new(mode.clone()),
-            mode,
-            controls: RequestControls::default(),
-            auth,
+            auth: Arc::new(GoogleAuth::new(mode.cloud.credentials_file.clone())),
         }
     }
-
-    /// The request path below the host, for `project`.
-    fn path(&self, project: &str) -> String {
-        let region = self.mode.cloud.region.as_deref().unwrap_or("global");
-        let (publisher, method) = if is_claude(&self.mode.model_id) {
-            ("anthropic", "streamRawPredict")
-        } else {
-            ("google", "streamGenerateContent?alt=sse")
-        };
-        // `:1m` is Switchyard's marker for the 1M-context beta header, not part of the id.
-        let model = self
-            .mode
-            .model_id
-            .strip_suffix(":1m")
-            .unwrap_or(&self.mode.model_id);
-        format!(
-            "/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}"
-        )
-    }
 }
 
-impl ApiHandler for VertexHandler {
-    fn create_message(
-        &self,
-        system_prompt: &str,
-        messages: &[Message],
-        tools: &[ToolSpec],
-    ) -> ApiStream {
-        let claude = is_claude(&self.mode.model_id);
-        let body = if claude {
-            let mut body = self.anthropic.request_body(system_prompt, messages, tools);
+impl Provider for Vertex {
+    type Parser = VertexParser;
+
+    /// The body of the model's family; the URL (it names the project) and the token are added
+    /// by [`Provider::authorize`].
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = if is_claude(&mode.model_id) {
+            let mut body = anthropic::request_body(mode, prompt);
             if let Some(obj) = body.as_object_mut() {
                 obj.remove("model");
                 obj.insert("anthropic_version".into(), json!(VERTEX_ANTHROPIC_VERSION));
             }
             body
         } else {
-            self.gemini.request_body(system_prompt, messages, tools)
-        }
-        .to_string();
-        let auth = Arc::clone(&self.auth);
-        let configured_project = self.mode.cloud.project.clone();
-        let base_url = self.mode.base_url.clone();
-        let one_m = self.mode.model_id.ends_with(":1m");
-        let path_for = {
-            let template = self.path("{project}");
-            move |project: &str| template.replacen("{project}", project, 1)
+            gemini::request_body(mode, prompt)
         };
-        let build = async move {
+        WireRequest::sse(String::new(), &body)
+            .header_opt("anthropic-beta", anthropic::beta_header(&mode.model_id))
+    }
+
+    fn parser(&self, mode: &ResolvedMode) -> VertexParser {
+        if is_claude(&mode.model_id) {
+            VertexParser::Anthropic(AnthropicParser::default())
+        } else {
+            VertexParser::Gemini(GeminiParser::default())
+        }
+    }
+
+    /// The project (configured, else the credentials'), the URL, and an access token.
+    fn authorize(&self, mode: &ResolvedMode, mut request: WireRequest) -> PendingRequest {
+        let auth = Arc::clone(&self.auth);
+        let configured_project = mode.cloud.project.clone();
+        let base_url = mode.base_url.clone();
+        let template = path(mode, "{project}");
+        Box::pin(async move {
             let project = match configured_project {
                 Some(p) => p,
                 None => auth.project_id().await.ok_or_else(|| {
@@ -131,26 +116,34 @@ impl ApiHandler for VertexHandler {
                 })?,
             };
             let token = auth.token().await?;
-            let mut request = transport::client()
-                .post(format!("{base_url}{}", path_for(&project)))
-                .header("content-type", "application/json")
-                .header("accept", "text/event-stream")
-                .header("authorization", format!("Bearer {token}"));
-            if one_m {
-                request = request.header("anthropic-beta", "context-1m-2025-08-07");
-            }
-            Ok(request.body(body))
-        };
-        if claude {
-            self.controls
-                .post_sse_built(&self.mode, build, AnthropicParser::default())
-        } else {
-            self.controls
-                .post_sse_built(&self.mode, build, GeminiParser::default())
+            request.url = format!("{base_url}{}", template.replacen("{project}", &project, 1));
+            Ok(request.bearer(Some(&token)))
+        })
+    }
+}
+
+/// The stream mapper of the model's family.
+pub(crate) enum VertexParser {
+    Anthropic(AnthropicParser),
+    Gemini(GeminiParser),
+}
+
+impl EventParser for VertexParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        match self {
+            Self::Anthropic(p) => p.on_event(event, out),
+            Self::Gemini(p) => p.on_event(event, out),
         }
     }
 
-    handler_plumbing!();
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        match self {
+            Self::Anthropic(p) => p.on_end(out),
+            Self::Gemini(p) => p.on_end(out),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -159,12 +152,13 @@ mod tests {
 
     #[test]
     fn hosts_follow_the_region() {
+        use crate::providers::resolve::vertex_base_url;
         assert_eq!(
-            default_base_url(Some("global")),
+            vertex_base_url(Some("global")),
             "https://aiplatform.googleapis.com"
         );
         assert_eq!(
-            default_base_url(Some("us-east5")),
+            vertex_base_url(Some("us-east5")),
             "https://us-east5-aiplatform.googleapis.com"
         );
         assert!(is_claude("claude-sonnet-4-5@20250929"));

@@ -42,3 +42,92 @@ pub enum WireError {
     #[error("an event-stream frame is malformed: {0}")]
     Frame(String),
 }
+
+/// A body framing as the transport sees it: how the body is decoded into items, and which
+/// content types announce it.
+pub(crate) trait Framing: Send + Sized + 'static {
+    /// The decoder that turns body bytes into items of this framing.
+    type Decoder: Send + 'static;
+    /// A fresh decoder.
+    fn decoder() -> Self::Decoder;
+    /// Feeds body bytes, appending complete items to `out`.
+    fn feed(
+        decoder: &mut Self::Decoder,
+        bytes: &[u8],
+        out: &mut Vec<Self>,
+    ) -> Result<(), WireError>;
+    /// The body ended: appends what is still pending, or fails when the body was cut short.
+    fn finish(decoder: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError>;
+    /// The content type this framing is named by in errors.
+    const CONTENT_TYPE: &'static str;
+    /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
+    fn accepts(content_type: &str) -> bool;
+}
+
+/// The media type of a `content-type` value: lower case, without parameters.
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+impl Framing for sse::SseEvent {
+    type Decoder = sse::SseDecoder;
+    fn decoder() -> Self::Decoder {
+        sse::SseDecoder::new()
+    }
+    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
+        d.feed(bytes, out)
+    }
+    fn finish(d: &mut Self::Decoder, _out: &mut Vec<Self>) -> Result<(), WireError> {
+        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
+        // own completeness check reports the truncated stream.
+        d.finish();
+        Ok(())
+    }
+    const CONTENT_TYPE: &'static str = "text/event-stream";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}
+
+/// One NDJSON line (Ollama's `/api/chat`).
+impl Framing for String {
+    type Decoder = ndjson::NdjsonDecoder;
+    fn decoder() -> Self::Decoder {
+        ndjson::NdjsonDecoder::new()
+    }
+    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
+        d.feed(bytes, out)
+    }
+    fn finish(d: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError> {
+        d.finish(out)
+    }
+    const CONTENT_TYPE: &'static str = "application/x-ndjson";
+    fn accepts(content_type: &str) -> bool {
+        matches!(
+            media_type(content_type).as_str(),
+            "application/x-ndjson" | "application/jsonl" | "application/json"
+        )
+    }
+}
+
+impl Framing for eventstream::EventStreamMessage {
+    type Decoder = eventstream::EventStreamDecoder;
+    fn decoder() -> Self::Decoder {
+        eventstream::EventStreamDecoder::new()
+    }
+    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
+        d.feed(bytes, out)
+    }
+    fn finish(d: &mut Self::Decoder, _out: &mut Vec<Self>) -> Result<(), WireError> {
+        d.finish()
+    }
+    const CONTENT_TYPE: &'static str = "application/vnd.amazon.eventstream";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}

@@ -5,12 +5,19 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use switchyard_core::TaskStore;
+
 use crate::settings;
 
 /// Prints the conversation; 2 when the database cannot be opened or the task is unknown.
-pub fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
-    let messages = settings::open_store(data_dir)
-        .and_then(|s| s.messages_of_task(task_id).map_err(|e| e.to_string()));
+pub async fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
+    let messages = match settings::open_store(data_dir) {
+        Ok(store) => store
+            .messages_of_task(task_id)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
     match messages.and_then(|m| serde_json::to_string_pretty(&m).map_err(|e| e.to_string())) {
         Ok(json) => {
             say!("{json}");

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::settings;
 
 /// Imports the directory and prints the new task's id; 2 on any problem.
-pub fn run(data_dir: Option<&Path>, dir: &Path) -> ExitCode {
+pub async fn run(data_dir: Option<&Path>, dir: &Path) -> ExitCode {
     let store = match settings::open_store(data_dir) {
         Ok(s) => s,
         Err(e) => {
@@ -15,7 +15,7 @@ pub fn run(data_dir: Option<&Path>, dir: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match store.import_reference_dir(dir) {
+    match switchyard_core::store::import_reference_dir(&store, dir).await {
         Ok(task) => {
             say!("{}", task.id);
             eprintln!(

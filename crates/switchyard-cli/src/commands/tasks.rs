@@ -3,19 +3,21 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use switchyard_core::TaskStore;
+
 use crate::settings;
 
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
 /// opened.
-pub fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
+pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
     // Listing never creates the database: no file yet means no tasks yet.
     let exists = settings::data_dir(data_dir)
         .map(|d| d.join(switchyard_core::store::DB_FILE).exists())
         .unwrap_or(true);
-    let listed = if exists {
-        settings::open_store(data_dir).and_then(|s| s.list_tasks().map_err(|e| e.to_string()))
-    } else {
-        Ok(Vec::new())
+    let listed = match exists.then(|| settings::open_store(data_dir)) {
+        Some(Ok(store)) => store.list_tasks().await.map_err(|e| e.to_string()),
+        Some(Err(e)) => Err(e),
+        None => Ok(Vec::new()),
     };
     let tasks = match listed {
         Ok(t) => t,

@@ -18,7 +18,7 @@ use tokio::io::AsyncBufReadExt;
 
 use super::settings::{McpServerConfig, McpSettings, McpTransport};
 use crate::prompt::McpServerInfo;
-use crate::task::{McpHub, McpServerProblem};
+use crate::task::attempt::{McpHub, McpServerProblem};
 
 /// Lines of a stdio server's stderr kept to explain a failure.
 const STDERR_TAIL_LINES: usize = 20;
@@ -52,9 +52,11 @@ impl McpServerStatus {
 /// A snapshot of one server for display (`switchyard mcp list`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct McpServerState {
+    /// The server's name in the settings file.
     pub name: String,
     /// `stdio`, `streamableHttp` or `sse`.
     pub transport: &'static str,
+    /// Connecting, connected, failed or disabled.
     pub status: McpServerStatus,
     /// The server's tools (names as the server gives them); empty unless connected.
     pub tools: Vec<ToolSpec>,
@@ -65,7 +67,9 @@ pub struct McpServerState {
 /// What a tool call gave back: its text for the model, and whether it is an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpToolOutput {
+    /// The result's text, as the model is sent it.
     pub content: String,
+    /// The call failed (the server said so, timed out, or could not be reached).
     pub is_error: bool,
 }
 

@@ -5,7 +5,7 @@
 //!   `cline_mcp_settings.json` is read as is.
 //! - [`McpServerHub`] (in `hub.rs`) starts every enabled server at once in the background:
 //!   stdio child processes (each in its own process group, stopped with the hub) and streamable
-//!   HTTP. It implements [`McpHub`](crate::task::McpHub), so `attempt_api_request` waits for it
+//!   HTTP. The request step (`attempt_api_request`) waits for servers still connecting
 //!   at most 10 s (R6.1) and then says which servers are missing and why. Its connected servers
 //!   feed the system prompt and the tools array ([`McpServerHub::connected_servers`]), and
 //!   [`McpServerHub::call_tool`] carries out the model's calls with the server's timeout.

@@ -28,12 +28,14 @@ pub const DEFAULT_MCP_TIMEOUT_SECONDS: u64 = 60;
 /// Every configured server, by name (sorted).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct McpSettings {
+    /// Each server's configuration, by its name in the file.
     pub servers: BTreeMap<String, McpServerConfig>,
 }
 
 /// One server's configuration.
 #[derive(Clone, PartialEq)]
 pub struct McpServerConfig {
+    /// How the server is reached.
     pub transport: McpTransport,
     /// A disabled server is listed but never started.
     pub disabled: bool,
@@ -49,20 +51,28 @@ pub enum McpTransport {
     /// A child process speaking JSON-RPC on stdin/stdout. `env` is added to this process's
     /// environment; `cwd` defaults to the current directory.
     Stdio {
+        /// The program (looked up on `PATH`).
         command: String,
+        /// Its arguments.
         args: Vec<String>,
+        /// Variables added to its environment.
         env: BTreeMap<String, String>,
+        /// Its working directory.
         cwd: Option<PathBuf>,
     },
     /// MCP streamable HTTP at `url`, with extra request `headers`.
     StreamableHttp {
+        /// The server's endpoint.
         url: String,
+        /// Sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
     },
     /// A server configured as legacy HTTP+SSE. rmcp speaks streamable HTTP only, so the hub
     /// tries that at `url` and says so if it fails.
     Sse {
+        /// The server's endpoint.
         url: String,
+        /// Sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
     },
 }
@@ -117,24 +127,36 @@ impl std::fmt::Debug for McpServerConfig {
 /// A settings file that cannot be used; `Display` is one sentence naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum McpSettingsError {
+    /// The file could not be read.
     #[error("cannot read the MCP settings file {path}: {source}")]
     Read {
+        /// The settings file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// The file is not JSON.
     #[error(
         "the MCP settings file {path} is not valid JSON at line {line}, column {column}: {message}"
     )]
     Json {
+        /// The settings file.
         path: PathBuf,
+        /// Where (from 1).
         line: usize,
+        /// Where (from 1).
         column: usize,
+        /// The parser's message.
         message: String,
     },
+    /// A server's entry is unusable.
     #[error("the MCP settings file {path}: server \"{server}\" {problem}")]
     Server {
+        /// The settings file.
         path: PathBuf,
+        /// The server's name.
         server: String,
+        /// What is wrong, in plain words.
         problem: String,
     },
 }

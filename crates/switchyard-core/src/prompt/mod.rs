@@ -81,7 +81,9 @@ pub struct SystemPromptContext {
 /// One rules file: where it was read from and its content (trimmed, BOM removed, never empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleFile {
+    /// Where it was read from.
     pub path: PathBuf,
+    /// Its text.
     pub content: String,
 }
 
@@ -89,7 +91,9 @@ pub struct RuleFile {
 /// gives them; input schemas are JSON Schema objects).
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpServerInfo {
+    /// The server's name in the settings file.
     pub name: String,
+    /// Its tools.
     pub tools: Vec<ToolSpec>,
 }
 

@@ -24,8 +24,11 @@ pub const MCP_TOOL_SEPARATOR: &str = "__";
 /// (original, unsanitised names) to route that call to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpToolBinding {
+    /// The function name the model calls (`{server}__{tool}`, sanitised).
     pub function_name: String,
+    /// The server's name in the settings file.
     pub server: String,
+    /// The tool's name as the server gives it.
     pub tool: String,
 }
 

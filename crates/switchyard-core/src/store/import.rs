@@ -17,20 +17,30 @@ use serde_json::Value;
 use switchyard_api::message::ImageSource;
 use switchyard_api::{ContentBlock, Message, Role};
 
-use super::{StoreError, TaskRecord, TaskStore, TaskUsage, now_ms};
+use super::{ImportedEdit, ImportedEvent, StoreError, TaskRecord, TaskStore, TaskUsage, now_ms};
 
 /// Why a directory could not be imported. `Display` is one sentence saying what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// A file of the directory could not be read.
     #[error(
         "cannot read {path}: {source}; pass a Cline task directory (it holds api_conversation_history.json)"
     )]
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// A file is not what the reference writes.
     #[error("{path} is not valid JSON of the reference's shape: {detail}")]
-    Shape { path: PathBuf, detail: String },
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The task could not be stored.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -113,7 +123,7 @@ fn block(b: &Value) -> ContentBlock {
 pub const UNKNOWN_MODEL: &str = "unknown";
 
 /// The reference's `api_conversation_history.json` as our messages.
-pub fn messages_from_reference(history: &Value, path: &Path) -> Result<Vec<Message>, ImportError> {
+fn messages_from_reference(history: &Value, path: &Path) -> Result<Vec<Message>, ImportError> {
     let shape = |detail: String| ImportError::Shape {
         path: path.to_owned(),
         detail,
@@ -140,231 +150,180 @@ pub fn messages_from_reference(history: &Value, path: &Path) -> Result<Vec<Messa
         .collect()
 }
 
-impl TaskStore {
-    /// Imports the reference task directory `dir` as a new task (see the module docs). The
-    /// task keeps the directory's name as its id when that is free (the reference's ids are
-    /// Unix milliseconds too), else gets a new one. One transaction: a failed import leaves
-    /// nothing behind.
-    pub fn import_reference_dir(&self, dir: &Path) -> Result<TaskRecord, ImportError> {
-        let history_path = dir.join("api_conversation_history.json");
-        let history = read_json(&history_path, true)?.unwrap_or(Value::Null);
-        let messages = messages_from_reference(&history, &history_path)?;
-        let ui_path = dir.join("ui_messages.json");
-        let mut ui: Vec<Value> = match read_json(&ui_path, false)? {
-            Some(Value::Array(rows)) => rows,
-            Some(_) => {
-                return Err(ImportError::Shape {
-                    path: ui_path,
-                    detail: "expected an array of messages".into(),
-                });
+/// Imports the reference task directory `dir` into `store` as a new task (see the module
+/// docs). The task keeps the directory's name as its id when that is free (the reference's ids
+/// are Unix milliseconds too), else gets a new one. One transaction: a failed import leaves
+/// nothing behind.
+pub async fn import_reference_dir(
+    store: &dyn TaskStore,
+    dir: &Path,
+) -> Result<TaskRecord, ImportError> {
+    let owned = dir.to_owned();
+    let read = tokio::task::spawn_blocking(move || read_reference_dir(&owned))
+        .await
+        .map_err(|e| ImportError::Shape {
+            path: dir.to_owned(),
+            detail: format!("the import stopped: {e}"),
+        })??;
+    let mut record = read.record;
+    record.id = match read.dir_id {
+        Some(id) if store.task(&id).await.is_err() => id,
+        _ => {
+            let mut candidate = now_ms();
+            while store.task(&candidate.to_string()).await.is_ok() {
+                candidate += 1;
             }
-            None => Vec::new(),
-        };
-        let context = match read_json(&dir.join("context_history.json"), false)? {
-            Some(Value::Array(entries)) => entries,
-            _ => Vec::new(),
-        };
-        let metadata = read_json(&dir.join("task_metadata.json"), false)?.unwrap_or(Value::Null);
-
-        let info = |m: &Value| -> Value {
-            serde_json::from_str(m["text"].as_str().unwrap_or("{}")).unwrap_or(Value::Null)
-        };
-        let is_req = |m: &Value| m["type"] == "say" && m["say"] == "api_req_started";
-        // R10.3: a trailing api_req_started with neither cost nor cancel reason is dropped.
-        if let Some(last) = ui.iter().rposition(is_req) {
-            let i = info(&ui[last]);
-            if i.get("cost").is_none_or(Value::is_null)
-                && i.get("cancelReason").is_none_or(Value::is_null)
-            {
-                ui.remove(last);
-            }
+            candidate.to_string()
         }
-        let mut usage = TaskUsage::default();
-        let mut last_request_tokens = 0;
-        for m in ui.iter().filter(|m| is_req(m)) {
-            let i = info(m);
-            let n = |k: &str| i[k].as_u64().unwrap_or(0);
-            usage.tokens_in += n("tokensIn");
-            usage.tokens_out += n("tokensOut");
-            usage.cache_writes += n("cacheWrites");
-            usage.cache_reads += n("cacheReads");
-            usage.cost_usd += i["cost"].as_f64().unwrap_or(0.0);
-            last_request_tokens =
-                n("tokensIn") + n("tokensOut") + n("cacheWrites") + n("cacheReads");
-        }
-        let range = ui
-            .iter()
-            .rev()
-            .find_map(|m| m["conversationHistoryDeletedRange"].as_array().cloned())
-            .and_then(|r| Some((r.first()?.as_u64()? as usize, r.get(1)?.as_u64()? as usize)));
-        let first_prompt = ui
-            .iter()
-            .find(|m| m["say"] == "task")
-            .and_then(|m| m["text"].as_str().map(str::to_owned))
-            .or_else(|| {
-                messages
-                    .iter()
-                    .find(|m| m.role == Role::User)
-                    .and_then(|m| {
-                        m.content.iter().find_map(|b| match b {
-                            ContentBlock::Text { text } => Some(text.clone()),
-                            _ => None,
-                        })
-                    })
-            })
-            .unwrap_or_default();
-        let model_info = ui
-            .iter()
-            .rev()
-            .find_map(|m| m.get("modelInfo").filter(|v| v.is_object()).cloned())
-            .or_else(|| {
-                metadata["model_usage"]
-                    .as_array()
-                    .and_then(|u| u.last())
-                    .map(|u| {
-                        serde_json::json!({
-                            "providerId": u["model_provider_id"],
-                            "modelId": u["model_id"],
-                            "mode": u["mode"],
-                        })
-                    })
-            })
-            .unwrap_or(Value::Null);
-        let text = |v: &Value, default: &str| v.as_str().unwrap_or(default).to_owned();
-        let created_ms = ui
-            .first()
-            .and_then(|m| m["ts"].as_i64())
-            .or_else(|| dir.file_name()?.to_str()?.parse().ok())
-            .unwrap_or_else(now_ms);
-        let dir_id = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-            .map(str::to_owned);
-        let id = match dir_id {
-            Some(id) if self.task(&id).is_err() => id,
-            _ => {
-                let mut candidate = now_ms();
-                while self.task(&candidate.to_string()).is_ok() {
-                    candidate += 1;
-                }
-                candidate.to_string()
-            }
-        };
-        let record = TaskRecord {
-            id,
-            created_ms,
-            updated_ms: ui
-                .last()
-                .and_then(|m| m["ts"].as_i64())
-                .unwrap_or(created_ms),
-            cwd: String::new(),
-            mode: text(&model_info["mode"], "act"),
-            provider: text(&model_info["providerId"], "anthropic"),
-            model: text(&model_info["modelId"], UNKNOWN_MODEL),
-            first_prompt,
-            usage,
-            last_request_tokens,
-            conversation_history_deleted_range: range,
-            message_count: messages.len(),
-        };
-        let events: Vec<(i64, String, Value)> = ui
-            .into_iter()
-            .map(|m| {
-                let kind = match (m["type"].as_str(), m["say"].as_str(), m["ask"].as_str()) {
-                    (Some("say"), Some(say), _) => format!("reference_say_{say}"),
-                    (Some("ask"), _, Some(ask)) => format!("reference_ask_{ask}"),
-                    _ => "reference_message".to_owned(),
-                };
-                (m["ts"].as_i64().unwrap_or(created_ms), kind, m)
-            })
-            .collect();
-        let edits: Vec<(String, Value)> = context
-            .into_iter()
-            .map(|e| ("reference_context_history".to_owned(), e))
-            .collect();
-        Ok(self.import_task(&record, &messages, &events, &edits)?)
-    }
+    };
+    Ok(store
+        .import_task(&record, &read.messages, &read.events, &read.edits)
+        .await?)
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
+/// A reference task directory, read: the task (its id still to choose), what it holds, and the
+/// directory's name when it is a reference task id.
+struct ReferenceTask {
+    record: TaskRecord,
+    dir_id: Option<String>,
+    messages: Vec<Message>,
+    events: Vec<ImportedEvent>,
+    edits: Vec<ImportedEdit>,
+}
 
-    #[test]
-    fn a_reference_task_directory_is_imported() {
-        let data = tempfile::tempdir().unwrap();
-        let store = TaskStore::open(data.path()).unwrap();
-        let src = tempfile::tempdir().unwrap();
-        let dir = src.path().join("1733000000000");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(
-            dir.join("api_conversation_history.json"),
-            r#"[{"role":"user","content":[{"type":"text","text":"<task>\nfix it\n</task>"}],"ts":1},
-                {"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"text","text":"Reading."},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a.rs"}}]},
-                {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"fn main() {}"}]},{"type":"document","source":{}}]},
-                {"role":"assistant","content":"Done."}]"#,
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("ui_messages.json"),
-            r#"[{"ts":1733000000000,"type":"say","say":"task","text":"fix it"},
-                {"ts":1733000000001,"type":"say","say":"api_req_started","text":"{\"request\":\"x\",\"tokensIn\":100,\"tokensOut\":20,\"cacheWrites\":5,\"cacheReads\":7,\"cost\":0.01}","conversationHistoryDeletedRange":[2,3]},
-                {"ts":1733000000002,"type":"say","say":"text","text":"Reading."},
-                {"ts":1733000000003,"type":"say","say":"api_req_started","text":"{\"request\":\"y\"}"}]"#,
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("context_history.json"),
-            r#"[[2,[0,[[0,[[1733000000001,"text",["[NOTE] removed"],[]]]]]]]]"#,
-        )
-        .unwrap();
-        let task = store.import_reference_dir(&dir).unwrap();
-        assert_eq!(task.id, "1733000000000");
-        assert_eq!(task.first_prompt, "fix it");
-        assert_eq!(task.message_count, 4);
-        assert_eq!(task.usage.tokens_in, 100);
-        assert_eq!(task.usage.cache_reads, 7);
-        assert!((task.usage.cost_usd - 0.01).abs() < 1e-12);
-        assert_eq!(task.conversation_history_deleted_range, Some((2, 3)));
-        let messages = store.messages(&task.id).unwrap();
-        assert_eq!(
-            messages[2].content,
-            vec![
-                ContentBlock::ToolResult {
-                    tool_use_id: "t1".into(),
-                    content: "fn main() {}".into(),
-                    is_error: false
-                },
-                ContentBlock::Text {
-                    text: "[document block omitted on import]".into()
-                }
-            ]
-        );
-        assert_eq!(messages[3], Message::assistant_text("Done."));
-        // The trailing api_req_started without cost or cancel reason was dropped (R10.3).
-        let events = store.events(&task.id).unwrap();
-        assert_eq!(events.len(), 3);
-        assert_eq!(events[1].kind, "reference_say_api_req_started");
-        assert_eq!(store.context_edits(&task.id).unwrap().len(), 1);
-        // A second import of the same directory gets a new id.
-        let again = store.import_reference_dir(&dir).unwrap();
-        assert_ne!(again.id, task.id);
-    }
+/// Reads and converts the files of `dir` (blocking file reads).
+fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
+    let history_path = dir.join("api_conversation_history.json");
+    let history = read_json(&history_path, true)?.unwrap_or(Value::Null);
+    let messages = messages_from_reference(&history, &history_path)?;
+    let ui_path = dir.join("ui_messages.json");
+    let mut ui: Vec<Value> = match read_json(&ui_path, false)? {
+        Some(Value::Array(rows)) => rows,
+        Some(_) => {
+            return Err(ImportError::Shape {
+                path: ui_path,
+                detail: "expected an array of messages".into(),
+            });
+        }
+        None => Vec::new(),
+    };
+    let context = match read_json(&dir.join("context_history.json"), false)? {
+        Some(Value::Array(entries)) => entries,
+        _ => Vec::new(),
+    };
+    let metadata = read_json(&dir.join("task_metadata.json"), false)?.unwrap_or(Value::Null);
 
-    #[test]
-    fn a_directory_without_a_history_is_a_clear_error() {
-        let data = tempfile::tempdir().unwrap();
-        let store = TaskStore::open(data.path()).unwrap();
-        let err = store.import_reference_dir(data.path()).unwrap_err();
-        assert!(
-            err.to_string().contains("api_conversation_history.json"),
-            "{err}"
-        );
-        std::fs::write(data.path().join("api_conversation_history.json"), "{}").unwrap();
-        let err = store.import_reference_dir(data.path()).unwrap_err();
-        assert!(err.to_string().contains("array"), "{err}");
-        assert!(store.list_tasks().unwrap().is_empty());
+    let info = |m: &Value| -> Value {
+        serde_json::from_str(m["text"].as_str().unwrap_or("{}")).unwrap_or(Value::Null)
+    };
+    let is_req = |m: &Value| m["type"] == "say" && m["say"] == "api_req_started";
+    // R10.3: a trailing api_req_started with neither cost nor cancel reason is dropped.
+    if let Some(last) = ui.iter().rposition(is_req) {
+        let i = info(&ui[last]);
+        if i.get("cost").is_none_or(Value::is_null)
+            && i.get("cancelReason").is_none_or(Value::is_null)
+        {
+            ui.remove(last);
+        }
     }
+    let mut usage = TaskUsage::default();
+    let mut last_request_tokens = 0;
+    for m in ui.iter().filter(|m| is_req(m)) {
+        let i = info(m);
+        let n = |k: &str| i[k].as_u64().unwrap_or(0);
+        usage.tokens_in += n("tokensIn");
+        usage.tokens_out += n("tokensOut");
+        usage.cache_writes += n("cacheWrites");
+        usage.cache_reads += n("cacheReads");
+        usage.cost_usd += i["cost"].as_f64().unwrap_or(0.0);
+        last_request_tokens = n("tokensIn") + n("tokensOut") + n("cacheWrites") + n("cacheReads");
+    }
+    let range = ui
+        .iter()
+        .rev()
+        .find_map(|m| m["conversationHistoryDeletedRange"].as_array().cloned())
+        .and_then(|r| Some((r.first()?.as_u64()? as usize, r.get(1)?.as_u64()? as usize)));
+    let first_prompt = ui
+        .iter()
+        .find(|m| m["say"] == "task")
+        .and_then(|m| m["text"].as_str().map(str::to_owned))
+        .or_else(|| {
+            messages
+                .iter()
+                .find(|m| m.role == Role::User)
+                .and_then(|m| {
+                    m.content.iter().find_map(|b| match b {
+                        ContentBlock::Text { text } => Some(text.clone()),
+                        _ => None,
+                    })
+                })
+        })
+        .unwrap_or_default();
+    let model_info = ui
+        .iter()
+        .rev()
+        .find_map(|m| m.get("modelInfo").filter(|v| v.is_object()).cloned())
+        .or_else(|| {
+            metadata["model_usage"]
+                .as_array()
+                .and_then(|u| u.last())
+                .map(|u| {
+                    serde_json::json!({
+                        "providerId": u["model_provider_id"],
+                        "modelId": u["model_id"],
+                        "mode": u["mode"],
+                    })
+                })
+        })
+        .unwrap_or(Value::Null);
+    let text = |v: &Value, default: &str| v.as_str().unwrap_or(default).to_owned();
+    let created_ms = ui
+        .first()
+        .and_then(|m| m["ts"].as_i64())
+        .or_else(|| dir.file_name()?.to_str()?.parse().ok())
+        .unwrap_or_else(now_ms);
+    let dir_id = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_owned);
+    let record = TaskRecord {
+        id: String::new(),
+        created_ms,
+        updated_ms: ui
+            .last()
+            .and_then(|m| m["ts"].as_i64())
+            .unwrap_or(created_ms),
+        cwd: String::new(),
+        mode: text(&model_info["mode"], "act"),
+        provider: text(&model_info["providerId"], "anthropic"),
+        model: text(&model_info["modelId"], UNKNOWN_MODEL),
+        first_prompt,
+        usage,
+        last_request_tokens,
+        conversation_history_deleted_range: range,
+        message_count: messages.len(),
+    };
+    let events: Vec<ImportedEvent> = ui
+        .into_iter()
+        .map(|m| {
+            let kind = match (m["type"].as_str(), m["say"].as_str(), m["ask"].as_str()) {
+                (Some("say"), Some(say), _) => format!("reference_say_{say}"),
+                (Some("ask"), _, Some(ask)) => format!("reference_ask_{ask}"),
+                _ => "reference_message".to_owned(),
+            };
+            (m["ts"].as_i64().unwrap_or(created_ms), kind, m)
+        })
+        .collect();
+    let edits: Vec<ImportedEdit> = context
+        .into_iter()
+        .map(|e| ("reference_context_history".to_owned(), e))
+        .collect();
+    Ok(ReferenceTask {
+        record,
+        dir_id,
+        messages,
+        events,
+        edits,
+    })
 }

@@ -1,58 +1,79 @@
-//! The durable task store (SPEC R10): one SQLite file holds every task.
+//! The durable task store (SPEC R10, R13.1): the [`TaskStore`] trait, and [`SqliteStore`], its
+//! default implementation on one SQLite file.
 //!
 //! The reference rewrites whole JSON files (`api_conversation_history.json`,
 //! `ui_messages.json`) on every change, so a long task costs more per message the longer it
-//! gets, and a crash in the middle of a write can lose the file. Here each change is one small
-//! transaction that touches only its own rows: appending a message inserts one row, a usage
-//! report updates one task row, a streamed text chunk inserts one event row. Nothing is ever
-//! rewritten whole, and SQLite's write-ahead log makes every commit atomic.
+//! gets, and a crash in the middle of a write can lose the file. A store instead makes each
+//! change one small transaction that touches only its own rows: appending a message inserts
+//! one row, a usage report updates one task row, a streamed text chunk inserts one event row.
+//! Nothing is ever rewritten whole.
 //!
-//! # Layout (schema version [`SCHEMA_VERSION`], in `PRAGMA user_version`)
+//! # What a store holds (SPEC R10.1)
 //!
-//! - `tasks`: id, created (Unix ms), cwd, mode, provider, model, first prompt, totals (tokens
-//!   in/out, cache writes/reads, cost in USD), the previous request's total tokens (for R8.2
-//!   after a resume) and `conversation_history_deleted_range` (R8.4).
-//! - `messages`: the API conversation history, one row per message, `(task_id, idx)` with the
-//!   message as JSON in the Anthropic shape (`{"role", "content": [blocks]}`).
-//! - `ui_events`: the task's [`crate::task::TaskEvent`]s in order (the reference's
-//!   `ui_messages.json`), one row each, `kind` the event's `type`.
-//! - `context_edits`: what context management did (truncation ranges, file-read dedupe), in
-//!   order, so a task's context history can be inspected.
+//! - tasks: id, creation time, cwd, mode, provider, model, first prompt, totals (tokens in/out,
+//!   cache writes/reads, cost in USD), the previous request's total tokens (for R8.2 after a
+//!   resume) and `conversation_history_deleted_range` (R8.4) — a [`TaskRecord`];
+//! - the API conversation history, one row per message in the Anthropic shape
+//!   (`{"role", "content": [blocks]}`);
+//! - the UI events, the task's [`crate::task::TaskEvent`]s in order (the reference's
+//!   `ui_messages.json`) — [`StoredEvent`]s;
+//! - the context edits: what context management did (truncation ranges, file-read dedupe) —
+//!   [`ContextEdit`]s.
 //!
-//! # Durability
+//! # Why the trait is async and object-safe
 //!
-//! The database runs in WAL mode with `synchronous = FULL`: a committed message, usage report
-//! or range survives a crash of the process and of the machine. Streamed text chunks are
-//! committed with `synchronous = NORMAL`: they survive the process being killed at any instant
-//! (so a SIGKILL loses at most the chunk being received) and are synced to disk with the next
-//! full commit. `busy_timeout` lets two `switchyard` processes share one file; writers wait
-//! for each other instead of failing.
+//! A store is shared as `Arc<dyn TaskStore>`: a [`crate::Task`] holds one, several tasks in
+//! one process share one, and the backend is chosen at run time from the configuration (SQLite
+//! by default, PostgreSQL for teams, R13.1), so the trait must be object-safe. Its methods
+//! return boxed futures ([`StoreFuture`]) rather than blocking, because the next backend talks
+//! to a server over the network with an async client: a blocking trait would tie a runtime
+//! thread to every round trip. [`SqliteStore`] runs each statement on tokio's blocking pool, so
+//! a commit's `fsync` never stalls the tasks sharing a runtime thread.
 //!
-//! # Refusing files it must not touch
+//! # Contract every implementation keeps (the suite in `store/suite.rs` checks it)
 //!
-//! A file that is not a SQLite database (corrupt), that is read-only, or whose schema is newer
-//! than this build's is refused with a [`StoreError`] before anything is written to it.
+//! - Each method is one transaction: done entirely or not at all. A method that returns `Ok`
+//!   has made its change durable (survives a crash of the process and of the machine), except
+//!   [`TaskStore::append_event`] with `durable_now = false`, which survives the process being
+//!   killed and reaches the disk with the next durable commit (used for streamed text chunks,
+//!   so a SIGKILL loses at most the chunk being received, R10.2).
+//! - Several processes may share one store: writers wait for each other instead of failing, and
+//!   two processes appending to the same task at the same index get
+//!   [`StoreError::Conflict`], never a lost row.
+//! - Data it must not touch (damaged, read-only, written by a newer Switchyard) is refused with
+//!   a [`StoreError`] before anything is written.
+//!
+//! # What comes next
+//!
+//! The failover cooldowns, spend and rate-limit state of SPEC R12 (issues 15 and 16) live in
+//! the same store so every process on it shares them. They go in their own trait beside this
+//! one (in `src/limits/`), implemented by the same backends on the same connection, with the
+//! same rules (async, one atomic statement or transaction per update, versioned schema), so a
+//! task keeps one `Arc` per backend and this trait stays about tasks.
 
-mod history;
 mod import;
-mod schema;
-mod tasks;
+mod records;
+mod sqlite;
+#[cfg(test)]
+pub(crate) mod suite;
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
 
-use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+use switchyard_api::Message;
 
-pub use history::{ContextEdit, StoredEvent};
-pub use import::{ImportError, UNKNOWN_MODEL, messages_from_reference};
-pub use schema::SCHEMA_VERSION;
-pub use tasks::{NewTask, TaskRecord, TaskUsage};
+use crate::context::DeletedRange;
 
-/// The database file name inside the data directory.
-pub const DB_FILE: &str = "switchyard.db";
+pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
+pub use records::{
+    ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
+};
+pub use sqlite::{BUSY_TIMEOUT_MS, DB_FILE, SCHEMA_VERSION, SqliteStore};
 
-/// How long a writer waits for another process holding the write lock, in milliseconds.
-pub const BUSY_TIMEOUT_MS: u64 = 10_000;
+/// The future a [`TaskStore`] method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// A failure of the task store. `Display` is one sentence saying what to do.
 #[derive(Debug, thiserror::Error)]
@@ -61,181 +82,197 @@ pub enum StoreError {
     #[error(
         "the task database {path} is damaged or is not a Switchyard database ({detail}); it was left untouched: move it away (or point --data-dir elsewhere) to start a new one"
     )]
-    Corrupt { path: PathBuf, detail: String },
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's message.
+        detail: String,
+    },
     /// The file (or its directory) cannot be written.
     #[error(
         "the task database {path} is read-only; make it writable or point --data-dir (or SWITCHYARD_DATA_DIR) at a writable directory"
     )]
-    ReadOnly { path: PathBuf },
-    /// The file was written by a newer Switchyard.
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The store was written by a newer Switchyard.
     #[error(
-        "the task database {path} has schema version {found}, newer than this Switchyard supports ({supported}); upgrade Switchyard (the file was left untouched)"
+        "the task database {location} has schema version {found}, newer than this Switchyard supports ({supported}); upgrade Switchyard (the file was left untouched)"
     )]
     NewerSchema {
-        path: PathBuf,
+        /// The file, or the server without its password.
+        location: String,
+        /// The store's schema version.
         found: i64,
+        /// The newest this build knows ([`SCHEMA_VERSION`]).
         supported: i64,
     },
     /// No task has this id.
     #[error("no task with id {id}; `switchyard tasks` lists the saved tasks")]
-    TaskNotFound { id: String },
+    TaskNotFound {
+        /// The id asked for.
+        id: String,
+    },
     /// Another process changed the same task at the same time.
     #[error(
         "task {id} was changed by another switchyard process at the same time; run one process per task"
     )]
-    Conflict { id: String },
+    Conflict {
+        /// The task's id.
+        id: String,
+    },
     /// The data directory could not be created or read.
     #[error("cannot use the data directory {path}: {source}")]
     Io {
+        /// The data directory.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
     /// A stored row could not be decoded.
     #[error("a stored record of task {id} could not be read: {source}")]
     Json {
+        /// The task's id.
         id: String,
+        /// The decoder's error.
         source: serde_json::Error,
     },
-    /// Any other SQLite failure (disk full, I/O error, locked for longer than the timeout).
-    #[error("the task database {path} could not be used: {source}")]
-    Sqlite {
-        path: PathBuf,
-        source: rusqlite::Error,
+    /// Any other failure of the database (disk full, I/O error, locked for longer than the
+    /// timeout, a lost connection).
+    #[error("the task database {location} could not be used: {source}")]
+    Backend {
+        /// The file, or the server without its password.
+        location: String,
+        /// The database's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
-/// The task store: one SQLite connection, shared by reference (`&TaskStore` is `Sync`; calls
-/// are serialised by an internal mutex). Every method is one transaction.
-pub struct TaskStore {
-    conn: Mutex<Connection>,
-    path: PathBuf,
-}
+/// Where tasks are kept (see the module docs for the contract every implementation keeps).
+///
+/// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
+/// Every method fails with [`StoreError::TaskNotFound`] for an unknown task where it says so,
+/// and with [`StoreError::Backend`] when the database itself fails.
+pub trait TaskStore: Send + Sync {
+    /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
+    /// reference's task id form), made unique if another task already has it.
+    fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;
 
-impl std::fmt::Debug for TaskStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskStore")
-            .field("path", &self.path)
-            .finish()
+    /// The task `id`, or [`StoreError::TaskNotFound`].
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskRecord>;
+
+    /// Every task, oldest first.
+    fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>>;
+
+    /// Adds one request's usage to the task's totals and records its total tokens as the last
+    /// request's (tokens; cost in USD).
+    fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()>;
+
+    /// Records the mode, provider and model the task now runs with (a resume with other
+    /// choices), so listings show what the task last used.
+    fn set_task_model<'a>(
+        &'a self,
+        id: &'a str,
+        mode: &'a str,
+        provider: &'a str,
+        model: &'a str,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Sets the task's `conversation_history_deleted_range` and records the change as a
+    /// `truncation` context edit with `detail`, in one transaction (SPEC R6.3: called before
+    /// the request).
+    fn set_deleted_range<'a>(
+        &'a self,
+        id: &'a str,
+        range: Option<DeletedRange>,
+        detail: &'a Value,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Appends `message` as message `index` of task `id` (indices must follow the stored
+    /// ones). The cost does not grow with the history. A message already at `index` means
+    /// another process appended to the same task: [`StoreError::Conflict`].
+    fn append_message<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        message: &'a Message,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
+    /// unanswered user message so roles keep alternating). No message there:
+    /// [`StoreError::Conflict`].
+    fn replace_message<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        message: &'a Message,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The task's API conversation history, in order (empty for an unknown task; see
+    /// [`TaskStore::messages_of_task`]).
+    fn messages<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>>;
+
+    /// Appends a UI event (`kind` is its `type`) and returns its `seq`. `durable_now = false`
+    /// lets the commit skip waiting for the disk: it survives the process being killed and
+    /// reaches the disk with the next durable commit (streamed text chunks).
+    fn append_event<'a>(
+        &'a self,
+        id: &'a str,
+        kind: &'a str,
+        event: &'a Value,
+        durable_now: bool,
+    ) -> StoreFuture<'a, i64>;
+
+    /// The task's UI events with `seq >= from`, in order.
+    fn events_from<'a>(&'a self, id: &'a str, from: i64) -> StoreFuture<'a, Vec<StoredEvent>>;
+
+    /// The `seq` of the task's last event of kind `kind`.
+    fn last_event_of_kind<'a>(&'a self, id: &'a str, kind: &'a str)
+    -> StoreFuture<'a, Option<i64>>;
+
+    /// Deletes one UI event (SPEC R10.3 drops a trailing `api_req_started`).
+    fn delete_event<'a>(&'a self, id: &'a str, seq: i64) -> StoreFuture<'a, ()>;
+
+    /// The largest `request_index` among the task's `api_req_started` events (0 when none),
+    /// so a resumed task numbers its requests on.
+    fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32>;
+
+    /// Records a context edit of `kind`.
+    fn add_context_edit<'a>(
+        &'a self,
+        id: &'a str,
+        kind: &'a str,
+        detail: &'a Value,
+    ) -> StoreFuture<'a, ()>;
+
+    /// The task's context edits in order.
+    fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>>;
+
+    /// Stores a whole task at once (import, copying between stores): the task row with its
+    /// totals and range, its messages, UI events and context edits, in one transaction, so a
+    /// failed import leaves nothing behind. A task with the same id:
+    /// [`StoreError::Conflict`]. Returns the stored task.
+    fn import_task<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        messages: &'a [Message],
+        events: &'a [ImportedEvent],
+        edits: &'a [ImportedEdit],
+    ) -> StoreFuture<'a, TaskRecord>;
+
+    /// The task's UI events in order.
+    fn events<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<StoredEvent>> {
+        self.events_from(id, 0)
     }
-}
 
-impl TaskStore {
-    /// Opens (creating when missing) `data_dir/switchyard.db`, creating `data_dir` too.
-    ///
-    /// A directory it creates is private to the user (mode 0700 on Unix): conversations can
-    /// hold code and secrets pasted by the user.
-    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(data_dir).map_err(|source| StoreError::Io {
-            path: data_dir.to_owned(),
-            source,
-        })?;
-        Self::open_file(&data_dir.join(DB_FILE))
-    }
-
-    /// Opens (creating when missing) the database file `path`.
-    ///
-    /// An existing file is checked before anything is written: read-only permissions
-    /// ([`StoreError::ReadOnly`], even for root), not a database or damaged
-    /// ([`StoreError::Corrupt`]), a schema newer than [`SCHEMA_VERSION`]
-    /// ([`StoreError::NewerSchema`]). Then WAL mode, foreign keys and the busy timeout are set
-    /// and older schemas are migrated forward in one transaction.
-    pub fn open_file(path: &Path) -> Result<Self, StoreError> {
-        let exists = path.exists();
-        if exists {
-            let meta = std::fs::metadata(path).map_err(|source| StoreError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-            if meta.permissions().readonly() {
-                return Err(StoreError::ReadOnly {
-                    path: path.to_owned(),
-                });
-            }
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
-        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
-            .map_err(|e| classify(path, e))?;
-        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
-            return Err(StoreError::ReadOnly {
-                path: path.to_owned(),
-            });
-        }
-        // Read before any write: a file that is not a database fails here (SQLITE_NOTADB),
-        // a newer schema is refused, and neither is modified.
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| classify(path, e))?;
-        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-            r.get::<_, i64>(0)
+    /// The history of an existing task: [`StoreError::TaskNotFound`] for an unknown id (where
+    /// [`TaskStore::messages`] returns an empty list).
+    fn messages_of_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
+        Box::pin(async move {
+            self.task(id).await?;
+            self.messages(id).await
         })
-        .map_err(|e| classify(path, e))?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema {
-                path: path.to_owned(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
-        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            .map_err(|e| classify(path, e))?;
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
-            .map_err(|e| classify(path, e))?;
-        let mut conn = conn;
-        schema::migrate(&mut conn, path)?;
-        Ok(Self {
-            conn: Mutex::new(conn),
-            path: path.to_owned(),
-        })
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave a transaction half-applied (SQLite rolls
-        // it back when the statement or transaction is dropped), so a poisoned lock is usable.
-        self.conn
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn err(&self, e: rusqlite::Error) -> StoreError {
-        classify(&self.path, e)
-    }
-}
-
-/// Maps a SQLite error to the [`StoreError`] a user can act on.
-fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
-    use rusqlite::ErrorCode;
-    if let rusqlite::Error::SqliteFailure(f, ref msg) = e {
-        match f.code {
-            ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
-                return StoreError::Corrupt {
-                    path: path.to_owned(),
-                    detail: msg.clone().unwrap_or_else(|| f.to_string()),
-                };
-            }
-            ErrorCode::ReadOnly => {
-                return StoreError::ReadOnly {
-                    path: path.to_owned(),
-                };
-            }
-            _ => {}
-        }
-    }
-    StoreError::Sqlite {
-        path: path.to_owned(),
-        source: e,
     }
 }
 
@@ -246,6 +283,3 @@ pub(crate) fn now_ms() -> i64 {
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
-
-#[cfg(test)]
-mod tests;

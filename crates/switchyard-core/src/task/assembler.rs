@@ -8,7 +8,7 @@ use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, Tool
 
 /// Builds one assistant [`Message`] from the chunks of a stream.
 #[derive(Debug, Default)]
-pub struct MessageAssembler {
+pub(crate) struct MessageAssembler {
     blocks: Vec<ContentBlock>,
     /// True while the last block is a thinking block still receiving text.
     thinking_open: bool,
@@ -91,11 +91,6 @@ impl MessageAssembler {
             }
             ApiStreamChunk::Usage(_) => {}
         }
-    }
-
-    /// True when no content arrived.
-    pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
     }
 
     /// The message of a stream that failed or was cancelled part-way: only complete blocks

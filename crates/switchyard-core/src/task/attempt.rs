@@ -19,11 +19,13 @@ use std::sync::Arc;
 use switchyard_api::handler::RetryStatus;
 use switchyard_api::retry::task_retry_delay;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ErrorKind, Message, ToolSpec,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, CancellationToken, Deadlines, ErrorKind,
+    Message, RequestOptions, ToolSpec,
 };
 use tokio::time::Instant;
 
 use super::TaskEvent;
+use super::observer::TurnObserver;
 use super::turn::CancelReason;
 use crate::context::{
     DeletedRange, Tokenizer, TruncationKeep, apply_deleted_range, context_budget,
@@ -35,10 +37,6 @@ use crate::context::{
 pub const MCP_WAIT: Duration = Duration::from_secs(10);
 /// Automatic retries before the user is asked (SPEC R6.7).
 pub const MAX_AUTO_RETRIES: u32 = 3;
-/// Default deadline for the first content chunk (SPEC R6.4).
-pub const DEFAULT_FIRST_CONTENT_TIMEOUT: Duration = Duration::from_secs(120);
-/// Default deadline between chunks once the stream is flowing (SPEC R6.4).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// The longest server-requested wait honoured between automatic retries (SPEC R5.2).
 pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RETRY_AFTER_CAP;
 
@@ -46,7 +44,7 @@ pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RET
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
-pub trait McpHub: Send + Sync {
+pub(crate) trait McpHub: Send + Sync {
     /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
 
@@ -60,15 +58,17 @@ pub trait McpHub: Send + Sync {
 
 /// An MCP server the request goes out without, and why, in plain words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerProblem {
+pub(crate) struct McpServerProblem {
     pub server: String,
     pub reason: String,
 }
 
 /// A hub with no servers.
+#[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoMcpServers;
+pub(crate) struct NoMcpServers;
 
+#[cfg(test)]
 impl McpHub for NoMcpServers {
     fn is_connecting(&self) -> bool {
         false
@@ -103,7 +103,7 @@ impl FailureDecider for FixedDecision {
 /// The conversation as the request step sees it: the stored history (never cut) and the range
 /// hidden from the model (SPEC R8.4).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Conversation {
+pub(crate) struct Conversation {
     pub api_conversation_history: Vec<Message>,
     pub conversation_history_deleted_range: Option<DeletedRange>,
 }
@@ -113,8 +113,11 @@ pub struct Conversation {
 pub struct AttemptSettings {
     /// Automatic retries before the user is asked (default 3, SPEC R6.7).
     pub max_auto_retries: u32,
-    pub first_content_timeout: Duration,
-    pub idle_timeout: Duration,
+    /// First-content and idle deadlines of each request (SPEC R6.4), enforced by the provider
+    /// layer; unset values take the provider's configured ones (120 s and 300 s by default).
+    pub deadlines: Deadlines,
+    /// The longest server-requested wait honoured between automatic retries (default 60 s,
+    /// SPEC R5.2).
     pub retry_after_cap: Duration,
     /// How long to wait for MCP servers still connecting (default [`MCP_WAIT`], 10 s, SPEC R6.1).
     pub mcp_wait: Duration,
@@ -124,8 +127,7 @@ impl Default for AttemptSettings {
     fn default() -> Self {
         Self {
             max_auto_retries: MAX_AUTO_RETRIES,
-            first_content_timeout: DEFAULT_FIRST_CONTENT_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            deadlines: Deadlines::default(),
             retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
             mcp_wait: MCP_WAIT,
         }
@@ -133,7 +135,7 @@ impl Default for AttemptSettings {
 }
 
 /// Everything one request step uses.
-pub struct ApiRequestContext<'a> {
+pub(crate) struct ApiRequestContext<'a> {
     pub handler: &'a dyn ApiHandler,
     pub mcp_hub: &'a dyn McpHub,
     pub decider: &'a dyn FailureDecider,
@@ -144,6 +146,9 @@ pub struct ApiRequestContext<'a> {
     /// The index of this request's `api_req_started` event (SPEC R9.1); the request loop sets it.
     pub request_index: u32,
     pub settings: AttemptSettings,
+    /// Cancels the step's requests (SPEC R9.5): a cancelled request ends with
+    /// `ErrorKind::Cancelled`, which is never retried.
+    pub cancel: CancellationToken,
 }
 
 /// Prepares, sends and probes one request, recovering failures before the first content chunk
@@ -151,13 +156,12 @@ pub struct ApiRequestContext<'a> {
 /// yielded first), wrapped with the idle deadline; or the error the user chose not to retry.
 ///
 /// `conversation` is updated in place when truncation changes the deleted range, and
-/// `on_range_changed` is awaited with the new range before the request is sent (R6.3), so the
-/// caller can persist it.
-pub async fn attempt_api_request(
+/// `observer.range_changed` is awaited with the new range before the request is sent (R6.3),
+/// so the caller can persist it.
+pub(crate) async fn attempt_api_request(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> Result<ApiStream, ApiError> {
     let mut auto_retries: u32 = 0;
     // Set when this request already truncated for an overflow (R6.5); cleared after a retry.
@@ -166,10 +170,12 @@ pub async fn attempt_api_request(
     loop {
         wait_for_mcp(ctx.mcp_hub, ctx.settings.mcp_wait).await;
         for problem in ctx.mcp_hub.newly_unavailable() {
-            on_event(TaskEvent::McpServerUnavailable {
-                server: problem.server,
-                reason: problem.reason,
-            });
+            observer
+                .event(TaskEvent::McpServerUnavailable {
+                    server: problem.server,
+                    reason: problem.reason,
+                })
+                .await;
         }
         let (system_prompt, tools) = (ctx.system_prompt)();
 
@@ -204,11 +210,11 @@ pub async fn attempt_api_request(
             })
             .or_else(|| should_truncate(estimate(conversation), budget));
         if let Some(keep) = keep {
-            truncate(conversation, keep, on_range_changed);
+            truncate(conversation, keep, observer).await;
             // Improve: keep cutting while the estimate is still over the budget and a cut
             // still hides something, so one pasted file cannot overflow the first request.
             while estimate(conversation) >= budget.max_allowed_size
-                && truncate(conversation, TruncationKeep::Quarter, on_range_changed)
+                && truncate(conversation, TruncationKeep::Quarter, observer).await
             {}
         }
         previous_total = 0;
@@ -219,15 +225,18 @@ pub async fn attempt_api_request(
         );
         // Provider-level retries (SPEC R5.3) are reported through a channel while probing.
         let (retry_tx, mut retry_rx) = tokio::sync::mpsc::unbounded_channel();
-        ctx.handler
-            .set_retry_observer(Some(Arc::new(move |status: RetryStatus| {
+        let options = RequestOptions {
+            cancel: ctx.cancel.clone(),
+            on_retry: Some(Arc::new(move |status: RetryStatus| {
                 let _ = retry_tx.send(status);
-            })));
+            })),
+            deadlines: ctx.settings.deadlines,
+            ..RequestOptions::default()
+        };
         let stream = ctx
             .handler
-            .create_message(&system_prompt, &messages, &tools);
-        let probed = probe(stream, ctx.settings, &mut retry_rx, on_event).await;
-        ctx.handler.set_retry_observer(None);
+            .create_message(&system_prompt, &messages, &tools, options);
+        let probed = probe(stream, &mut retry_rx, observer).await;
         let error = match probed {
             Ok(stream) => return Ok(stream),
             Err(e) => e.with_origin(ctx.handler.provider_id(), &ctx.handler.get_model().id),
@@ -239,9 +248,9 @@ pub async fn attempt_api_request(
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
         if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
-            let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+            let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
             did_automatically_retry = true;
-            on_event(TaskEvent::ApiReqRetried);
+            observer.event(TaskEvent::ApiReqRetried).await;
             continue;
         }
         let mut error = error;
@@ -262,25 +271,14 @@ pub async fn attempt_api_request(
             auto_retries += 1;
             // R6.8: the failed request is marked streaming_failed with the serialized error
             // (R6.11: message, status, request id, code, provider, model; never a key).
-            on_event(TaskEvent::ApiReqFinished {
-                request_index: ctx.request_index,
-                cancel_reason: Some(CancelReason::StreamingFailed),
-                streaming_failed_message: serde_json::to_string(&error).ok(),
-            });
-            let delay = task_retry_delay(
-                auto_retries,
-                error.retry_after,
-                ctx.settings.retry_after_cap,
-            );
-            on_event(TaskEvent::ErrorRetry {
-                attempt: auto_retries,
-                max_attempts: ctx.settings.max_auto_retries,
-                delay_seconds: delay.as_secs_f64(),
-                error_message: error.to_string(),
-                failed: false,
-            });
-            tokio::time::sleep(delay).await;
-            on_event(TaskEvent::ApiReqRetried);
+            observer
+                .event(TaskEvent::ApiReqFinished {
+                    request_index: ctx.request_index,
+                    cancel_reason: Some(CancelReason::StreamingFailed),
+                    streaming_failed_message: serde_json::to_string(&error).ok(),
+                })
+                .await;
+            wait_and_retry(&ctx.settings, auto_retries, &error, observer).await;
             did_automatically_retry = false;
             continue;
         }
@@ -291,39 +289,66 @@ pub async fn attempt_api_request(
             && error.kind != ErrorKind::ContextWindowExceeded
             && ctx.settings.max_auto_retries > 0
         {
-            on_event(TaskEvent::ErrorRetry {
-                attempt: auto_retries,
-                max_attempts: ctx.settings.max_auto_retries,
-                delay_seconds: 0.0,
-                error_message: error.to_string(),
-                failed: true,
-            });
+            observer
+                .event(TaskEvent::ErrorRetry {
+                    attempt: auto_retries,
+                    max_attempts: ctx.settings.max_auto_retries,
+                    delay_seconds: 0.0,
+                    error_message: error.to_string(),
+                    failed: true,
+                })
+                .await;
         }
-        on_event(TaskEvent::ApiReqFailed {
-            kind: error.kind.as_str().to_owned(),
-            message: error.to_string(),
-        });
+        observer
+            .event(TaskEvent::ApiReqFailed {
+                kind: error.kind.as_str().to_owned(),
+                message: error.to_string(),
+            })
+            .await;
         match ctx.decider.api_req_failed(&error).await {
             FailureDecision::Cancel => return Err(error),
             FailureDecision::Retry => {
                 auto_retries = 0;
                 if error.kind == ErrorKind::ContextWindowExceeded {
-                    let _ = truncate(conversation, TruncationKeep::Quarter, on_range_changed);
+                    let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
                 }
                 // R6.10: record the retry, clear the flag, and run the whole step again.
-                on_event(TaskEvent::ApiReqRetried);
+                observer.event(TaskEvent::ApiReqRetried).await;
                 did_automatically_retry = false;
             }
         }
     }
 }
 
+/// Automatic retry `attempt` (from 1) after `error` (SPEC R6.8, R9.3): says so with
+/// `error_retry`, waits 2 s, 4 s, 8 s … (or the error's longer retry-after, capped), then says
+/// `api_req_retried`.
+pub(super) async fn wait_and_retry(
+    settings: &AttemptSettings,
+    attempt: u32,
+    error: &ApiError,
+    observer: &mut dyn TurnObserver,
+) {
+    let delay = task_retry_delay(attempt, error.retry_after, settings.retry_after_cap);
+    observer
+        .event(TaskEvent::ErrorRetry {
+            attempt,
+            max_attempts: settings.max_auto_retries,
+            delay_seconds: delay.as_secs_f64(),
+            error_message: error.to_string(),
+            failed: false,
+        })
+        .await;
+    tokio::time::sleep(delay).await;
+    observer.event(TaskEvent::ApiReqRetried).await;
+}
+
 /// Applies the next truncation range for `keep` and reports it when it changed; returns
 /// whether it changed.
-fn truncate(
+async fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> bool {
     let next = get_next_truncation_range(
         &conversation.api_conversation_history,
@@ -335,7 +360,7 @@ fn truncate(
         .or(conversation.conversation_history_deleted_range);
     if next != conversation.conversation_history_deleted_range {
         conversation.conversation_history_deleted_range = next;
-        on_range_changed(next);
+        observer.range_changed(next).await;
         true
     } else {
         false
@@ -359,89 +384,49 @@ async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
 }
 
 /// Reads `stream` up to its first content chunk (SPEC R6.4 **Improve**): usage chunks before it
-/// are held and released with it. A stream that ends first is an empty response (R9.4); one that
-/// sends no content within the first-content deadline is a `Timeout`.
+/// are held and released with it. A stream that ends first is an empty response (R9.4). The
+/// first-content and idle deadlines are the provider layer's (`RequestOptions::deadlines`): a
+/// stream that sends no content in time ends with a `Timeout` error.
 async fn probe(
     mut stream: ApiStream,
-    settings: AttemptSettings,
     retries: &mut tokio::sync::mpsc::UnboundedReceiver<RetryStatus>,
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> Result<ApiStream, ApiError> {
-    let mut deadline = Instant::now() + settings.first_content_timeout;
     let mut held: Vec<ApiStreamChunk> = Vec::new();
     loop {
         let next = tokio::select! {
             biased;
             Some(status) = retries.recv() => {
-                // The provider waits before retrying: that wait does not count against it.
-                deadline += status.delay;
-                on_event(TaskEvent::RetryStatus {
+                observer.event(TaskEvent::RetryStatus {
                     attempt: status.attempt,
                     max_attempts: status.max_attempts,
                     delay_seconds: status.delay.as_secs_f64(),
                     error_snippet: status.error.to_string().chars().take(200).collect(),
-                });
+                }).await;
                 continue;
             }
-            next = tokio::time::timeout_at(deadline, stream.next()) => next,
+            next = stream.next() => next,
         };
         match next {
-            Err(_) => {
-                return Err(ApiError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no content arrived within {} s of the request",
-                        settings.first_content_timeout.as_secs()
-                    ),
-                ));
-            }
-            Ok(None) => {
+            None => {
                 return Err(ApiError::new(
                     ErrorKind::Server,
                     "the provider returned an empty response",
                 ));
             }
-            Ok(Some(Err(e))) => return Err(e),
-            Ok(Some(Ok(chunk))) => {
+            Some(Err(e)) => return Err(e),
+            Some(Ok(chunk)) => {
                 let content = chunk.is_content();
                 held.push(chunk);
                 if content {
-                    return Ok(with_idle_deadline(held, stream, settings.idle_timeout));
+                    return Ok(with_held(held, stream));
                 }
             }
         }
     }
 }
 
-/// `held` chunks first, then the rest of `stream`, ending with a `Timeout` error when no item
-/// arrives for `idle` (SPEC R6.4).
-fn with_idle_deadline(
-    held: Vec<ApiStreamChunk>,
-    mut stream: ApiStream,
-    idle: Duration,
-) -> ApiStream {
-    Box::pin(async_stream::stream! {
-        for chunk in held {
-            yield Ok(chunk);
-        }
-        loop {
-            match tokio::time::timeout(idle, stream.next()).await {
-                Ok(Some(item)) => {
-                    let failed = item.is_err();
-                    yield item;
-                    if failed {
-                        return;
-                    }
-                }
-                Ok(None) => return,
-                Err(_) => {
-                    yield Err(ApiError::new(
-                        ErrorKind::Timeout,
-                        format!("the stream stalled: nothing arrived for {} s", idle.as_secs()),
-                    ));
-                    return;
-                }
-            }
-        }
-    })
+/// `held` chunks first, then the rest of `stream`.
+fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
+    Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
 }

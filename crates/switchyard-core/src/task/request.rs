@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolSpec,
-    Usage,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, Usage,
 };
 use tokio::time::Instant;
 
 use super::TaskEvent;
 use super::assembler::MessageAssembler;
+use super::observer::TurnObserver;
 use crate::cost::UsageTotals;
 
 /// How one request ended.
@@ -25,7 +25,7 @@ pub enum RequestStatus {
 
 /// What one request produced.
 #[derive(Debug, Clone)]
-pub struct RequestOutcome {
+pub(crate) struct RequestOutcome {
     pub status: RequestStatus,
     /// The assistant message assembled from the chunks (text, thinking, tool uses); kept even
     /// when the stream failed part-way.
@@ -35,37 +35,9 @@ pub struct RequestOutcome {
     pub cost_usd: f64,
     /// Time from the request's start to its first content chunk.
     pub first_token: Option<Duration>,
+    /// From the request's start to the stream's end (the tests time requests with it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub duration: Duration,
-    /// True when the provider reported no usage and the token counts are estimates.
-    pub usage_estimated: bool,
-}
-
-impl RequestOutcome {
-    /// The outcome of a request that failed before any content (e.g. recovery gave up):
-    /// reports the error to `on_event` and carries it.
-    pub fn failed_before_content(
-        error: ApiError,
-        duration: Duration,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Self {
-        on_event(TaskEvent::Error {
-            kind: error.kind.as_str().to_owned(),
-            message: error.to_string(),
-            status: error.status,
-        });
-        Self {
-            status: RequestStatus::Failed(error),
-            assistant_message: Message {
-                role: switchyard_api::Role::Assistant,
-                content: Vec::new(),
-            },
-            usage: UsageTotals::default(),
-            cost_usd: 0.0,
-            first_token: None,
-            duration,
-            usage_estimated: false,
-        }
-    }
 }
 
 /// Tokens estimated from a byte count: 4 bytes per token, rounded up (SPEC R8.2).
@@ -84,7 +56,8 @@ fn block_len(block: &ContentBlock) -> usize {
     }
 }
 
-/// Streams one request through `handler` and reports every chunk to `on_event` as it arrives.
+/// Streams one request through `handler`, under `options` (cancellation, retry observer,
+/// headers, deadlines), and reports every chunk to `observer` as it arrives.
 ///
 /// Text and reasoning are forwarded as they stream; tool calls are reported once the stream
 /// ends (when their arguments are complete); usage is summed (tokens) with the provider's cost
@@ -93,28 +66,30 @@ fn block_len(block: &ContentBlock) -> usize {
 /// (neither in the stream nor through `get_api_stream_usage`), tokens are estimated at 4 bytes
 /// per token and the usage event says `estimated: true`. A stream that ends without any content is an
 /// error, "the provider returned an empty response" (SPEC R9.4).
-pub async fn run_request(
+#[cfg(test)]
+pub(crate) async fn run_request(
     handler: &dyn ApiHandler,
     system_prompt: &str,
     messages: &[Message],
-    tools: &[ToolSpec],
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    tools: &[switchyard_api::ToolSpec],
+    options: switchyard_api::RequestOptions,
+    observer: &mut dyn TurnObserver,
 ) -> RequestOutcome {
     let started = Instant::now();
-    let stream = handler.create_message(system_prompt, messages, tools);
-    consume_stream(handler, stream, started, system_prompt, messages, on_event).await
+    let stream = handler.create_message(system_prompt, messages, tools, options);
+    consume_stream(handler, stream, started, system_prompt, messages, observer).await
 }
 
 /// Consumes a stream created at `started` by `handler` for `system_prompt` and `messages`
 /// (for example one returned by `attempt_api_request`, already probed), exactly as
 /// [`run_request`] does.
-pub async fn consume_stream(
+pub(crate) async fn consume_stream(
     handler: &dyn ApiHandler,
     mut stream: ApiStream,
     started: Instant,
     system_prompt: &str,
     messages: &[Message],
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> RequestOutcome {
     let model = handler.get_model();
     let mut usage = UsageTotals::default();
@@ -135,9 +110,11 @@ pub async fn consume_stream(
         }
         assembler.push(&chunk);
         match chunk {
-            ApiStreamChunk::Text { text, .. } => on_event(TaskEvent::Text { text }),
+            ApiStreamChunk::Text { text, .. } => observer.event(TaskEvent::Text { text }).await,
             ApiStreamChunk::Reasoning { reasoning, .. } if !reasoning.is_empty() => {
-                on_event(TaskEvent::Reasoning { text: reasoning });
+                observer
+                    .event(TaskEvent::Reasoning { text: reasoning })
+                    .await;
             }
             ApiStreamChunk::Usage(u) => usage.add(&u),
             ApiStreamChunk::Reasoning { .. } | ApiStreamChunk::ToolCalls { .. } => {}
@@ -150,11 +127,13 @@ pub async fn consume_stream(
     let assistant_message = if failure.is_none() {
         let (message, calls) = assembler.finish();
         for call in calls {
-            on_event(TaskEvent::ToolCall {
-                id: call.id,
-                name: call.name,
-                arguments: call.arguments,
-            });
+            observer
+                .event(TaskEvent::ToolCall {
+                    id: call.id,
+                    name: call.name,
+                    arguments: call.arguments,
+                })
+                .await;
         }
         message
     } else {
@@ -194,22 +173,26 @@ pub async fn consume_stream(
     }
     let cost_usd = usage.cost_usd(&model.info);
     if usage.reported {
-        on_event(TaskEvent::Usage {
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            cache_read_tokens: usage.cache_read_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            cost_usd,
-            estimated,
-        });
+        observer
+            .event(TaskEvent::Usage {
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+                cache_read_tokens: usage.cache_read_tokens,
+                cache_write_tokens: usage.cache_write_tokens,
+                cost_usd,
+                estimated,
+            })
+            .await;
     }
     let status = match failure {
         Some(e) => {
-            on_event(TaskEvent::Error {
-                kind: e.kind.as_str().to_owned(),
-                message: e.to_string(),
-                status: e.status,
-            });
+            observer
+                .event(TaskEvent::Error {
+                    kind: e.kind.as_str().to_owned(),
+                    message: e.to_string(),
+                    status: e.status,
+                })
+                .await;
             RequestStatus::Failed(e)
         }
         None => RequestStatus::Completed,
@@ -221,6 +204,5 @@ pub async fn consume_stream(
         cost_usd,
         first_token,
         duration: started.elapsed(),
-        usage_estimated: estimated,
     }
 }

@@ -14,9 +14,9 @@ use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message, Role};
 
 use super::TaskEvent;
 use super::attempt::{ApiRequestContext, BoxFuture, Conversation};
+use super::observer::TurnObserver;
 use super::request::RequestStatus;
-use super::turn::{TurnOutcome, run_turn};
-use crate::context::DeletedRange;
+use super::turn::{TurnOutcome, append, run_turn};
 use crate::mcp::McpServerHub;
 use crate::prompt::mcp_tool_bindings;
 
@@ -46,8 +46,9 @@ pub struct ToolCallRequest {
     pub id: String,
     /// The function name the model called (`{server}__{tool}`, see `mcp_tool_bindings`).
     pub function_name: String,
-    /// The MCP server and tool it routes to (names as configured and as the server gives them).
+    /// The MCP server it routes to (its name in the settings file).
     pub server: String,
+    /// The tool it routes to (its name as the server gives it).
     pub tool: String,
     /// The arguments the model gave (a JSON object).
     pub arguments: Value,
@@ -60,6 +61,17 @@ pub trait ToolApprover: Send + Sync {
     fn approve<'a>(&'a self, call: &'a ToolCallRequest) -> BoxFuture<'a, bool>;
 }
 
+/// Denies every tool call that needs approval (the default of a [`crate::Task`]): the model
+/// gets [`TOOL_CALL_DENIED`] as the call's result and can go on.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyToolCalls;
+
+impl ToolApprover for DenyToolCalls {
+    fn approve<'a>(&'a self, _call: &'a ToolCallRequest) -> BoxFuture<'a, bool> {
+        Box::pin(std::future::ready(false))
+    }
+}
+
 /// The `kind` of the `error` event when the round limit stops the loop.
 pub const TOOL_ROUNDS_EXCEEDED: &str = "tool_rounds_exceeded";
 
@@ -67,7 +79,9 @@ pub const TOOL_ROUNDS_EXCEEDED: &str = "tool_rounds_exceeded";
 pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
 
 /// Runs one user turn with its tool calls: [`run_turn`], then, while the model's answer calls
-/// tools, carries out the calls on `hub` and runs the next request with their results.
+/// tools, carries out the calls on `hub`, adds their results to the history (reported to
+/// `observer.history_changed` before the next request, so a store makes them durable first)
+/// and runs the next request.
 ///
 /// An answer whose tool calls include none of the MCP tools offered ends the turn as it is.
 /// Otherwise every call of the answer gets a result (an unknown tool an error result).
@@ -75,16 +89,12 @@ pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
 /// The returned outcome sums the tokens and cost of every request; its status is that of the
 /// last request, or `Failed` when `settings.max_rounds` rounds of tool calls did not end the
 /// turn (then an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was emitted).
-#[allow(clippy::too_many_arguments)]
-pub async fn run_task_with_tools(
+pub(crate) async fn run_turn_with_tools(
     ctx: &ApiRequestContext<'_>,
-    hub: &McpServerHub,
-    approver: &dyn ToolApprover,
-    settings: ToolLoopSettings,
+    tools: &ToolLoop<'_>,
     conversation: &mut Conversation,
     request_index: &mut u32,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> TurnOutcome {
     let mut total: Option<TurnOutcome> = None;
     let mut previous_total = ctx.previous_request_total_tokens;
@@ -92,37 +102,46 @@ pub async fn run_task_with_tools(
     loop {
         let round_ctx = ApiRequestContext {
             previous_request_total_tokens: previous_total,
+            cancel: ctx.cancel.clone(),
             ..*ctx
         };
-        let outcome = run_turn(
-            &round_ctx,
-            conversation,
-            request_index,
-            on_range_changed,
-            on_event,
-        )
-        .await;
+        let outcome = run_turn(&round_ctx, conversation, request_index, observer).await;
         previous_total = outcome.last_request_total_tokens;
         let completed = matches!(outcome.status, RequestStatus::Completed);
         let mut sum = merge(total.take(), outcome);
         if !completed {
             return sum;
         }
-        match tool_step(hub, approver, settings, &mut rounds, conversation, on_event).await {
+        match tool_step(tools, &mut rounds, conversation, observer).await {
             ToolStep::Answered => return sum,
             ToolStep::Stopped(error) => {
                 sum.status = RequestStatus::Failed(error);
                 return sum;
             }
-            ToolStep::Results(message) => conversation.api_conversation_history.push(message),
+            ToolStep::Results(message) => {
+                if let Err(e) = append(conversation, message, observer).await {
+                    sum.status = RequestStatus::Failed(e);
+                    return sum;
+                }
+            }
         }
         total = Some(sum);
     }
 }
 
+/// Where a turn's tool calls run and who approves them.
+#[derive(Clone, Copy)]
+pub(crate) struct ToolLoop<'a> {
+    /// The MCP servers whose tools were offered.
+    pub hub: &'a McpServerHub,
+    /// Asked for calls of tools not in their server's `autoApprove` list.
+    pub approver: &'a dyn ToolApprover,
+    pub settings: ToolLoopSettings,
+}
+
 /// What follows a completed request in the tool loop (see [`tool_step`]).
 #[derive(Debug)]
-pub enum ToolStep {
+enum ToolStep {
     /// The answer calls none of the MCP tools offered: the turn is over.
     Answered,
     /// The calls were carried out: this user message of `tool_result` blocks (one per call, in
@@ -139,16 +158,17 @@ pub enum ToolStep {
 /// `tool_result` event, and answered in the returned user message. `rounds` counts the steps
 /// that carried out calls; at `settings.max_rounds` the loop stops instead.
 ///
-/// Shared by [`run_task_with_tools`] (history in memory) and the task runner (history in the
-/// task store), which differ only in where the message goes.
-pub async fn tool_step(
-    hub: &McpServerHub,
-    approver: &dyn ToolApprover,
-    settings: ToolLoopSettings,
+async fn tool_step(
+    tools: &ToolLoop<'_>,
     rounds: &mut u32,
     conversation: &Conversation,
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> ToolStep {
+    let ToolLoop {
+        hub,
+        approver,
+        settings,
+    } = *tools;
     let calls = pending_tool_calls(conversation);
     let bindings = mcp_tool_bindings(&hub.connected_servers());
     // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
@@ -164,11 +184,13 @@ pub async fn tool_step(
             "stopped after {} rounds of tool calls: the model kept calling tools",
             settings.max_rounds
         );
-        on_event(TaskEvent::Error {
-            kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
-            message: message.clone(),
-            status: None,
-        });
+        observer
+            .event(TaskEvent::Error {
+                kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
+                message: message.clone(),
+                status: None,
+            })
+            .await;
         return ToolStep::Stopped(ApiError::new(ErrorKind::InvalidRequest, message));
     }
     *rounds += 1;
@@ -202,12 +224,14 @@ pub async fn tool_step(
                 }
             }
         };
-        on_event(TaskEvent::ToolResult {
-            id: id.clone(),
-            name: function_name,
-            content: output.0.clone(),
-            is_error: output.1,
-        });
+        observer
+            .event(TaskEvent::ToolResult {
+                id: id.clone(),
+                name: function_name,
+                content: output.0.clone(),
+                is_error: output.1,
+            })
+            .await;
         results.push(ContentBlock::ToolResult {
             tool_use_id: id,
             content: output.0,
@@ -239,8 +263,7 @@ fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value
 
 /// `next` added to `sum`: tokens, cost and requests summed, the first token time kept from the
 /// first turn, the status and last request's total from `next`.
-/// Sums two outcomes of one user turn: tokens and cost added, the later status kept.
-pub(crate) fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
+fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
     let Some(mut sum) = sum else {
         return next;
     };

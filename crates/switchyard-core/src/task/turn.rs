@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use switchyard_api::retry::task_retry_delay;
 use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message};
 use tokio::time::Instant;
 
 use super::TaskEvent;
-use super::attempt::{ApiRequestContext, Conversation, attempt_api_request};
+use super::attempt::{ApiRequestContext, Conversation, attempt_api_request, wait_and_retry};
+use super::observer::TurnObserver;
 use super::request::{RequestStatus, consume_stream};
-use crate::context::{DeletedRange, messages_for_request};
+use crate::context::messages_for_request;
 use crate::cost::UsageTotals;
 
 /// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
@@ -54,37 +54,15 @@ pub struct TurnOutcome {
 /// retried up to `settings.max_auto_retries` times after 2 s, 4 s, 8 s, except errors that are
 /// never retried (spend limit, quota, auth, entitlement) (SPEC R9.3).
 ///
-/// `request_index` numbers `api_req_started` events across the task.
-pub async fn run_turn(
+/// `request_index` numbers `api_req_started` events across the task. `observer` gets every
+/// event, every change of the deleted range and every message appended to the history, each
+/// awaited before the turn goes on (a store makes each durable first, SPEC R10.2); when its
+/// `history_changed` fails, the turn ends at once with that error.
+pub(crate) async fn run_turn(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
     request_index: &mut u32,
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
-) -> TurnOutcome {
-    run_turn_observed(
-        ctx,
-        conversation,
-        request_index,
-        &mut |_| Ok(()),
-        on_range_changed,
-        on_event,
-    )
-    .await
-}
-
-/// [`run_turn`], with `on_history_changed` called after every message the turn appends to
-/// the history (the assistant's answer, a partial answer, the "continue" request after an
-/// interruption) and before the next request is sent, so a task store can make each message
-/// durable first (SPEC R10.2). When it returns an error the turn ends at once with that
-/// error (no retry, no event: the caller reports it).
-pub async fn run_turn_observed(
-    ctx: &ApiRequestContext<'_>,
-    conversation: &mut Conversation,
-    request_index: &mut u32,
-    on_history_changed: &mut (dyn FnMut(&Conversation) -> Result<(), Box<ApiError>> + Send),
-    on_range_changed: &mut (dyn FnMut(Option<DeletedRange>) + Send),
-    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    observer: &mut dyn TurnObserver,
 ) -> TurnOutcome {
     let turn_started = Instant::now();
     let mut totals = UsageTotals::default();
@@ -109,31 +87,28 @@ pub async fn run_turn_observed(
     loop {
         *request_index += 1;
         requests += 1;
-        on_event(TaskEvent::ApiReqStarted {
-            request_index: *request_index,
-        });
+        observer
+            .event(TaskEvent::ApiReqStarted {
+                request_index: *request_index,
+            })
+            .await;
         let request_ctx = ApiRequestContext {
             previous_request_total_tokens: previous_total,
             request_index: *request_index,
+            cancel: ctx.cancel.clone(),
             ..*ctx
         };
         let started = Instant::now();
-        let stream =
-            match attempt_api_request(&request_ctx, conversation, on_range_changed, on_event).await
-            {
-                Ok(stream) => stream,
-                Err(error) => {
-                    if error.kind == ErrorKind::Cancelled {
-                        on_event(TaskEvent::ApiReqFinished {
-                            request_index: *request_index,
-                            cancel_reason: Some(CancelReason::UserCancelled),
-                            streaming_failed_message: None,
-                        });
-                    }
-                    on_event(error_event(&error));
-                    return finish!(RequestStatus::Failed(error));
+        let stream = match attempt_api_request(&request_ctx, conversation, observer).await {
+            Ok(stream) => stream,
+            Err(error) => {
+                if error.kind == ErrorKind::Cancelled {
+                    observer.event(user_cancelled(*request_index)).await;
                 }
-            };
+                observer.event(error_event(&error)).await;
+                return finish!(RequestStatus::Failed(error));
+            }
+        };
         let (system_prompt, _) = (ctx.system_prompt)();
         let visible = messages_for_request(
             &conversation.api_conversation_history,
@@ -145,7 +120,7 @@ pub async fn run_turn_observed(
             started,
             &system_prompt,
             &visible,
-            on_event,
+            observer,
         )
         .await;
         if first_token.is_none() {
@@ -157,11 +132,8 @@ pub async fn run_turn_observed(
 
         let error = match outcome.status {
             RequestStatus::Completed => {
-                conversation
-                    .api_conversation_history
-                    .push(outcome.assistant_message);
-                if let Err(e) = on_history_changed(conversation) {
-                    return finish!(RequestStatus::Failed(*e));
+                if let Err(e) = append(conversation, outcome.assistant_message, observer).await {
+                    return finish!(RequestStatus::Failed(e));
                 }
                 return finish!(RequestStatus::Completed);
             }
@@ -171,18 +143,11 @@ pub async fn run_turn_observed(
         if error.kind == ErrorKind::Cancelled {
             // R9.5: keep what was received (complete blocks only) and stop, no retry.
             if !outcome.assistant_message.content.is_empty() {
-                conversation
-                    .api_conversation_history
-                    .push(outcome.assistant_message);
-                if let Err(e) = on_history_changed(conversation) {
-                    return finish!(RequestStatus::Failed(*e));
+                if let Err(e) = append(conversation, outcome.assistant_message, observer).await {
+                    return finish!(RequestStatus::Failed(e));
                 }
             }
-            on_event(TaskEvent::ApiReqFinished {
-                request_index: *request_index,
-                cancel_reason: Some(CancelReason::UserCancelled),
-                streaming_failed_message: None,
-            });
+            observer.event(user_cancelled(*request_index)).await;
             return finish!(RequestStatus::Failed(error));
         }
 
@@ -191,39 +156,44 @@ pub async fn run_turn_observed(
         partial.content.push(ContentBlock::Text {
             text: INTERRUPTED_MARKER.to_owned(),
         });
-        conversation.api_conversation_history.push(partial);
-        if let Err(e) = on_history_changed(conversation) {
-            return finish!(RequestStatus::Failed(*e));
+        if let Err(e) = append(conversation, partial, observer).await {
+            return finish!(RequestStatus::Failed(e));
         }
-        on_event(TaskEvent::ApiReqFinished {
-            request_index: *request_index,
-            cancel_reason: Some(CancelReason::StreamingFailed),
-            streaming_failed_message: Some(error.to_string()),
-        });
+        observer
+            .event(TaskEvent::ApiReqFinished {
+                request_index: *request_index,
+                cancel_reason: Some(CancelReason::StreamingFailed),
+                streaming_failed_message: Some(error.to_string()),
+            })
+            .await;
         if error.kind.is_never_retried() || midstream_retries >= ctx.settings.max_auto_retries {
             return finish!(RequestStatus::Failed(error));
         }
         midstream_retries += 1;
-        let delay = task_retry_delay(
-            midstream_retries,
-            error.retry_after,
-            ctx.settings.retry_after_cap,
-        );
-        on_event(TaskEvent::ErrorRetry {
-            attempt: midstream_retries,
-            max_attempts: ctx.settings.max_auto_retries,
-            delay_seconds: delay.as_secs_f64(),
-            error_message: error.to_string(),
-            failed: false,
-        });
-        tokio::time::sleep(delay).await;
-        on_event(TaskEvent::ApiReqRetried);
-        conversation
-            .api_conversation_history
-            .push(Message::user_text(CONTINUE_AFTER_INTERRUPTION));
-        if let Err(e) = on_history_changed(conversation) {
-            return finish!(RequestStatus::Failed(*e));
+        wait_and_retry(&ctx.settings, midstream_retries, &error, observer).await;
+        let next = Message::user_text(CONTINUE_AFTER_INTERRUPTION);
+        if let Err(e) = append(conversation, next, observer).await {
+            return finish!(RequestStatus::Failed(e));
         }
+    }
+}
+
+/// Appends `message` to the history, then lets the observer store it before the turn goes on.
+pub(super) async fn append(
+    conversation: &mut Conversation,
+    message: Message,
+    observer: &mut dyn TurnObserver,
+) -> Result<(), ApiError> {
+    conversation.api_conversation_history.push(message);
+    observer.history_changed(conversation).await
+}
+
+/// The `api_req_finished` of request `request_index`, cancelled by the user (SPEC R9.5).
+pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
+    TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::UserCancelled),
+        streaming_failed_message: None,
     }
 }
 

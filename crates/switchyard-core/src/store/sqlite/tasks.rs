@@ -2,54 +2,9 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::{StoreError, TaskStore, now_ms};
+use super::Db;
 use crate::context::DeletedRange;
-
-/// What a new task is created with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewTask {
-    pub cwd: String,
-    /// `plan` or `act`.
-    pub mode: String,
-    pub provider: String,
-    pub model: String,
-    /// The task's first prompt, for listings.
-    pub first_prompt: String,
-}
-
-/// Token and cost totals of a task (tokens; USD).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TaskUsage {
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    pub cache_writes: u64,
-    pub cache_reads: u64,
-    pub cost_usd: f64,
-}
-
-/// One stored task.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskRecord {
-    /// The id the user resumes with (Unix milliseconds at creation, as the reference's).
-    pub id: String,
-    /// Creation time, Unix milliseconds.
-    pub created_ms: i64,
-    /// Last change, Unix milliseconds.
-    pub updated_ms: i64,
-    pub cwd: String,
-    pub mode: String,
-    pub provider: String,
-    pub model: String,
-    pub first_prompt: String,
-    pub usage: TaskUsage,
-    /// Total tokens of the task's last request (in + out + cache writes + cache reads), for
-    /// the R8.2 check of the next request after a resume.
-    pub last_request_tokens: u64,
-    /// The range of stored messages hidden from the model (SPEC R8.4), inclusive.
-    pub conversation_history_deleted_range: Option<DeletedRange>,
-    /// Messages in the API conversation history.
-    pub message_count: usize,
-}
+use crate::store::{NewTask, StoreError, TaskRecord, TaskUsage, now_ms};
 
 const TASK_COLUMNS: &str = "id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
     tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
@@ -88,10 +43,10 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-impl TaskStore {
+impl Db {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
-    pub fn create_task(&self, new: &NewTask) -> Result<TaskRecord, StoreError> {
+    pub(super) fn create_task(&self, new: &NewTask) -> Result<TaskRecord, StoreError> {
         let now = now_ms();
         let id = {
             let conn = self.conn();
@@ -122,7 +77,7 @@ impl TaskStore {
     }
 
     /// The task `id`, or [`StoreError::TaskNotFound`].
-    pub fn task(&self, id: &str) -> Result<TaskRecord, StoreError> {
+    pub(super) fn task(&self, id: &str) -> Result<TaskRecord, StoreError> {
         let conn = self.conn();
         conn.query_row(
             &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
@@ -135,7 +90,7 @@ impl TaskStore {
     }
 
     /// Every task, oldest first.
-    pub fn list_tasks(&self) -> Result<Vec<TaskRecord>, StoreError> {
+    pub(super) fn list_tasks(&self) -> Result<Vec<TaskRecord>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare(&format!(
@@ -148,49 +103,51 @@ impl TaskStore {
 
     /// Adds one request's usage to the task's totals and records its total tokens as the last
     /// request's (tokens; cost in USD). One statement, one transaction.
-    pub fn add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
-        let total = usage.tokens_in + usage.tokens_out + usage.cache_writes + usage.cache_reads;
-        let conn = self.conn();
-        let n = conn
-            .execute(
-                "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
-                 cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
-                 cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
-                 WHERE id = ?1",
-                params![
-                    id,
-                    to_i64(usage.tokens_in),
-                    to_i64(usage.tokens_out),
-                    to_i64(usage.cache_writes),
-                    to_i64(usage.cache_reads),
-                    usage.cost_usd,
-                    to_i64(total),
-                    now_ms()
-                ],
-            )
-            .map_err(|e| self.err(e))?;
-        if n == 0 {
-            return Err(StoreError::TaskNotFound { id: id.to_owned() });
-        }
-        Ok(())
+    pub(super) fn add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
+        self.update_task(
+            id,
+            "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
+             cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
+             cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
+             WHERE id = ?1",
+            params![
+                id,
+                to_i64(usage.tokens_in),
+                to_i64(usage.tokens_out),
+                to_i64(usage.cache_writes),
+                to_i64(usage.cache_reads),
+                usage.cost_usd,
+                to_i64(usage.total_tokens()),
+                now_ms()
+            ],
+        )
     }
 
     /// Records the mode, provider and model the task now runs with (a resume with other
     /// flags), so `switchyard tasks` shows what the task last used. One statement.
-    pub fn set_task_model(
+    pub(super) fn set_task_model(
         &self,
         id: &str,
         mode: &str,
         provider: &str,
         model: &str,
     ) -> Result<(), StoreError> {
-        let n = self
-            .conn()
-            .execute(
-                "UPDATE tasks SET mode = ?2, provider = ?3, model = ?4, updated_ms = ?5 WHERE id = ?1",
-                params![id, mode, provider, model, now_ms()],
-            )
-            .map_err(|e| self.err(e))?;
+        self.update_task(
+            id,
+            "UPDATE tasks SET mode = ?2, provider = ?3, model = ?4, updated_ms = ?5 WHERE id = ?1",
+            params![id, mode, provider, model, now_ms()],
+        )
+    }
+
+    /// Runs the one-statement update `sql` of task `id`; no row changed:
+    /// [`StoreError::TaskNotFound`].
+    fn update_task(
+        &self,
+        id: &str,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<(), StoreError> {
+        let n = self.conn().execute(sql, params).map_err(|e| self.err(e))?;
         if n == 0 {
             return Err(StoreError::TaskNotFound { id: id.to_owned() });
         }
@@ -199,11 +156,11 @@ impl TaskStore {
 
     /// Sets the task's `conversation_history_deleted_range` and records the change as a
     /// `truncation` context edit, in one transaction (SPEC R6.3: called before the request).
-    pub fn set_deleted_range(
+    pub(super) fn set_deleted_range(
         &self,
         id: &str,
         range: Option<DeletedRange>,
-        detail: &serde_json::Value,
+        detail: &str,
     ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.err(e))?;

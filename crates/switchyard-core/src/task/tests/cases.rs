@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! One test per case of `tests/cases/CASES.md` that concerns the request layer, each named
 //! after its id. Every case is replayed byte for byte by the testkit's mock server through the
 //! real HTTP path (`build_api_handler` → `attempt_api_request` / `run_request` / `run_turn`),
@@ -13,16 +12,19 @@
 
 use std::time::Duration;
 
+use super::Recorded;
+use crate::task::TaskEvent;
+use crate::task::attempt::{
+    ApiRequestContext, AttemptSettings, Conversation, FailureDecision, FixedDecision, NoMcpServers,
+    attempt_api_request,
+};
+use crate::task::request::{RequestOutcome, RequestStatus, consume_stream, run_request};
+use crate::task::turn::{CancelReason, TurnOutcome, run_turn};
 use futures_util::StreamExt;
 use serde_json::json;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ContentBlock, ErrorKind, Message, Mode,
-    Role, Usage, build_api_handler,
-};
-use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, CancelReason, Conversation, FailureDecision, FixedDecision,
-    NoMcpServers, RequestOutcome, RequestStatus, TaskEvent, TurnOutcome, attempt_api_request,
-    consume_stream, run_request, run_turn,
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ContentBlock,
+    ErrorKind, Message, Mode, RequestOptions, Role, Usage, build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split, case_replies};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -91,6 +93,7 @@ fn context<'a>(
     h: &'a dyn ApiHandler,
     decider: &'a FixedDecision,
     system_prompt: &'a (dyn Fn() -> (String, Vec<switchyard_api::ToolSpec>) + Send + Sync),
+    cancel: CancellationToken,
 ) -> ApiRequestContext<'a> {
     ApiRequestContext {
         handler: h,
@@ -100,6 +103,7 @@ fn context<'a>(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel,
     }
 }
 
@@ -114,40 +118,60 @@ struct Attempt {
     conversation: Conversation,
 }
 
-async fn attempt(h: &dyn ApiHandler, mut conv: Conversation) -> Attempt {
-    let ctx = context(h, &CANCEL, &prompt);
-    let mut events = Vec::new();
-    let mut ranges = Vec::new();
-    let result = {
-        let mut on_range = |r| ranges.push(r);
-        let mut on_event = |e| events.push(e);
-        match attempt_api_request(&ctx, &mut conv, &mut on_range, &mut on_event).await {
-            Ok(stream) => Ok(stream.collect().await),
-            Err(e) => Err(e),
-        }
+async fn attempt(h: &dyn ApiHandler, conv: Conversation) -> Attempt {
+    attempt_cancelled_by(h, conv, CancellationToken::new()).await
+}
+
+/// [`attempt`] with its requests cancelled by `cancel`.
+async fn attempt_cancelled_by(
+    h: &dyn ApiHandler,
+    mut conv: Conversation,
+    cancel: CancellationToken,
+) -> Attempt {
+    let ctx = context(h, &CANCEL, &prompt, cancel);
+    let mut seen = Recorded::default();
+    let result = match attempt_api_request(&ctx, &mut conv, &mut seen).await {
+        Ok(stream) => Ok(stream.collect().await),
+        Err(e) => Err(e),
     };
     Attempt {
         result,
-        events,
-        ranges,
+        events: seen.events,
+        ranges: seen.ranges,
         conversation: conv,
     }
 }
 
 async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<TaskEvent>) {
-    let ctx = context(h, &CANCEL, &prompt);
+    turn_cancelled_by(h, conv, CancellationToken::new()).await
+}
+
+/// [`turn`] with its requests cancelled by `cancel`.
+async fn turn_cancelled_by(
+    h: &dyn ApiHandler,
+    conv: &mut Conversation,
+    cancel: CancellationToken,
+) -> (TurnOutcome, Vec<TaskEvent>) {
+    let ctx = context(h, &CANCEL, &prompt, cancel);
     let mut events = Vec::new();
     let mut index = 0;
-    let outcome = run_turn(&ctx, conv, &mut index, &mut |_| {}, &mut |e| events.push(e)).await;
+    let outcome = run_turn(&ctx, conv, &mut index, &mut |e: TaskEvent| events.push(e)).await;
     (outcome, events)
 }
 
 async fn request(h: &dyn ApiHandler) -> (RequestOutcome, Vec<TaskEvent>) {
     let mut events = Vec::new();
     let messages = [Message::user_text("hi")];
-    let outcome = run_request(h, "SYSTEM", &messages, &[], &mut |e: TaskEvent| {
-        events.push(e);
-    })
+    let outcome = run_request(
+        h,
+        "SYSTEM",
+        &messages,
+        &[],
+        RequestOptions::default(),
+        &mut |e: TaskEvent| {
+            events.push(e);
+        },
+    )
     .await;
     (outcome, events)
 }
@@ -158,7 +182,12 @@ async fn http_error(case: &str, provider: &str, model: &str) -> ApiError {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case(case))]).await;
     let h = handler(provider, model, &server, "");
     let items: Vec<_> = h
-        .create_message("SYSTEM", &[Message::user_text("hi")], &[])
+        .create_message(
+            "SYSTEM",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     match <[_; 1]>::try_from(items) {
@@ -386,7 +415,12 @@ async fn c01_comment_lines_are_ignored_wherever_they_appear() {
         .await;
         let h = handler("openrouter", "anthropic/claude-sonnet-4", &server, "");
         let items: Vec<_> = h
-            .create_message("SYSTEM", &[Message::user_text("hi")], &[])
+            .create_message(
+                "SYSTEM",
+                &[Message::user_text("hi")],
+                &[],
+                RequestOptions::default(),
+            )
             .collect()
             .await;
         assert_eq!(
@@ -414,11 +448,11 @@ async fn c01_comment_lines_are_ignored_wherever_they_appear() {
 async fn c02_openrouter_error_after_content_is_surfaced_with_the_partial_not_replayed() {
     let server = MockServer::start(case_replies("C02")).await;
     let h = handler("openrouter", "anthropic/claude-sonnet-4", &server, "");
-    let ctx = context(h.as_ref(), &CANCEL, &prompt);
+    let ctx = context(h.as_ref(), &CANCEL, &prompt, CancellationToken::new());
     let mut conv = conversation(1);
     let mut attempt_events = Vec::new();
     let started = Instant::now();
-    let stream = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |e| {
+    let stream = attempt_api_request(&ctx, &mut conv, &mut |e: TaskEvent| {
         attempt_events.push(e);
     })
     .await
@@ -430,7 +464,7 @@ async fn c02_openrouter_error_after_content_is_surfaced_with_the_partial_not_rep
         started,
         "SYSTEM",
         &conv.api_conversation_history,
-        &mut |e| events.push(e),
+        &mut |e: TaskEvent| events.push(e),
     )
     .await;
 
@@ -657,7 +691,12 @@ async fn c18_deepseek_reasoning_content_is_reasoning_and_null_content_is_not_tex
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C18"))]).await;
     let h = handler("deepseek", "deepseek-reasoner", &server, "");
     let items: Vec<_> = h
-        .create_message("SYSTEM", &[Message::user_text("list files")], &[])
+        .create_message(
+            "SYSTEM",
+            &[Message::user_text("list files")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     // prompt_tokens 20 with 0 cache hits: 20 non-cached input (SPEC R1.3).
@@ -939,7 +978,12 @@ async fn c31b_bare_server_error_as_the_first_event_is_retried_after_2_s_then_ok(
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C31b"))]).await;
     let h = handler("openai", "gpt-4o", &server, "");
     let items: Vec<_> = h
-        .create_message("SYSTEM", &[Message::user_text("hi")], &[])
+        .create_message(
+            "SYSTEM",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Err(e)] = items.as_slice() else {
@@ -961,7 +1005,12 @@ async fn c31c_vllm_error_object_after_content_is_a_server_error_with_the_partial
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C31c"))]).await;
     let h = handler("openai", "local-vllm", &server, "");
     let items: Vec<_> = h
-        .create_message("SYSTEM", &[Message::user_text("hi")], &[])
+        .create_message(
+            "SYSTEM",
+            &[Message::user_text("hi")],
+            &[],
+            RequestOptions::default(),
+        )
         .collect()
         .await;
     let [Ok(first), Err(e)] = items.as_slice() else {
@@ -1024,10 +1073,12 @@ async fn c37_abort_mid_tool_call_yields_cancelled_and_keeps_only_complete_blocks
     let messages = [Message::user_text("read main.rs")];
     let mut events = Vec::new();
     let mut on_event = |e: TaskEvent| events.push(e);
-    let run = run_request(h.as_ref(), "SYSTEM", &messages, &[], &mut on_event);
+    let cancel = CancellationToken::new();
+    let options = RequestOptions::with_cancel(cancel.clone());
+    let run = run_request(h.as_ref(), "SYSTEM", &messages, &[], options, &mut on_event);
     let abort = async {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        h.abort();
+        cancel.cancel();
     };
     let (out, ()) = tokio::join!(run, abort);
 
@@ -1073,10 +1124,11 @@ async fn c37_an_aborted_turn_is_not_retried_and_stores_only_complete_blocks() {
         api_conversation_history: vec![Message::user_text("read main.rs")],
         conversation_history_deleted_range: None,
     };
-    let run = turn(h.as_ref(), &mut conv);
+    let cancel = CancellationToken::new();
+    let run = turn_cancelled_by(h.as_ref(), &mut conv, cancel.clone());
     let abort = async {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        h.abort();
+        cancel.cancel();
     };
     let ((outcome, events), ()) = tokio::join!(run, abort);
 
@@ -1123,10 +1175,11 @@ async fn c37_an_abort_before_content_is_returned_as_cancelled_not_retried() {
     // Headers, then silence (C33b): abort after 1 s, well before the first-content deadline.
     let server = MockServer::start(case_replies("C33b")).await;
     let h = handler("openai", "gpt-4o", &server, "");
-    let run = attempt(h.as_ref(), conversation(1));
+    let cancel = CancellationToken::new();
+    let run = attempt_cancelled_by(h.as_ref(), conversation(1), cancel.clone());
     let abort = async {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        h.abort();
+        cancel.cancel();
     };
     let (out, ()) = tokio::join!(run, abort);
     let err = match out.result {
@@ -1185,7 +1238,12 @@ async fn c37_dropping_the_stream_mid_way_closes_the_connection() {
     });
 
     let h = build_api_handler(&config("anthropic", SONNET, &url, ""), Mode::Act).unwrap();
-    let mut stream = h.create_message("SYSTEM", &[Message::user_text("read main.rs")], &[]);
+    let mut stream = h.create_message(
+        "SYSTEM",
+        &[Message::user_text("read main.rs")],
+        &[],
+        RequestOptions::default(),
+    );
     loop {
         let chunk = stream
             .next()

@@ -5,44 +5,22 @@ use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
 use serde_json::Value;
 use switchyard_api::Message;
 
-use super::{StoreError, TaskRecord, TaskStore, now_ms};
+use super::Db;
 use crate::context::DeletedRange;
-
-/// One stored UI event (a [`crate::task::TaskEvent`] as its JSON object, or a row imported
-/// from the reference's `ui_messages.json`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredEvent {
-    /// Position in the task's event list (not necessarily contiguous: R10.3 drops rows).
-    pub seq: i64,
-    /// When it was recorded, Unix milliseconds.
-    pub ts_ms: i64,
-    /// The event's `type` (`api_req_started`, `text`, …).
-    pub kind: String,
-    /// The whole event as JSON.
-    pub event: Value,
-}
-
-/// One recorded context edit (`truncation`, `file_read_dedupe`, or an imported reference
-/// `context_history` entry).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContextEdit {
-    pub seq: i64,
-    /// Unix milliseconds.
-    pub ts_ms: i64,
-    pub kind: String,
-    pub detail: Value,
-}
+use crate::store::{
+    ContextEdit, ImportedEdit, ImportedEvent, StoreError, StoredEvent, TaskRecord, now_ms,
+};
 
 pub(super) fn insert_context_edit(
     tx: &Transaction<'_>,
     id: &str,
     kind: &str,
-    detail: &Value,
+    detail: &str,
 ) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO context_edits (task_id, seq, ts_ms, kind, detail)
          VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM context_edits WHERE task_id = ?1), ?2, ?3, ?4)",
-        params![id, now_ms(), kind, detail.to_string()],
+        params![id, now_ms(), kind, detail],
     )?;
     Ok(())
 }
@@ -51,22 +29,18 @@ fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
 }
 
-impl TaskStore {
-    /// Appends `message` as message `index` of task `id` (indices count from 0 and must follow
+impl Db {
+    /// Appends the message `json` as message `index` of task `id` (indices count from 0 and must follow
     /// the stored ones). One insert, one transaction; the cost does not grow with the history.
     ///
     /// A row already at `index` means another process appended to the same task:
     /// [`StoreError::Conflict`]. An unknown task is [`StoreError::TaskNotFound`].
-    pub fn append_message(
+    pub(super) fn append_message(
         &self,
         id: &str,
         index: usize,
-        message: &Message,
+        json: &str,
     ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
-            id: id.to_owned(),
-            source,
-        })?;
         let conn = self.conn();
         match conn.execute(
             "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, ?2, ?3, ?4)",
@@ -89,20 +63,16 @@ impl TaskStore {
         }
     }
 
-    /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
+    /// Replaces the stored message `index` with `json` (used once per resume, to add a new prompt to an
     /// unanswered user message so roles keep alternating). One update, one transaction.
-    pub fn replace_message(
+    pub(super) fn replace_message(
         &self,
         id: &str,
         index: usize,
-        message: &Message,
+        json: &str,
     ) -> Result<(), StoreError> {
-        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
-            id: id.to_owned(),
-            source,
-        })?;
-        let conn = self.conn();
-        let n = conn
+        let n = self
+            .conn()
             .execute(
                 "UPDATE messages SET message = ?3, ts_ms = ?4 WHERE task_id = ?1 AND idx = ?2",
                 params![id, index as i64, json, now_ms()],
@@ -115,7 +85,7 @@ impl TaskStore {
     }
 
     /// The task's API conversation history, in order.
-    pub fn messages(&self, id: &str) -> Result<Vec<Message>, StoreError> {
+    pub(super) fn messages(&self, id: &str) -> Result<Vec<Message>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
             .prepare("SELECT message FROM messages WHERE task_id = ?1 ORDER BY idx")
@@ -139,11 +109,11 @@ impl TaskStore {
     /// Appends a UI event (`kind` is its `type`). `durable_now = false` commits it with
     /// `synchronous = NORMAL`: it survives the process being killed, and reaches the disk
     /// with the next full commit (used for streamed text chunks). Returns its `seq`.
-    pub fn append_event(
+    pub(super) fn append_event(
         &self,
         id: &str,
         kind: &str,
-        event: &Value,
+        event: &str,
         durable_now: bool,
     ) -> Result<i64, StoreError> {
         let conn = self.conn();
@@ -155,7 +125,7 @@ impl TaskStore {
             "INSERT INTO ui_events (task_id, seq, ts_ms, kind, event)
              VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM ui_events WHERE task_id = ?1), ?2, ?3, ?4)
              RETURNING seq",
-            params![id, now_ms(), kind, event.to_string()],
+            params![id, now_ms(), kind, event],
             |r| r.get::<_, i64>(0),
         );
         if !durable_now {
@@ -169,13 +139,8 @@ impl TaskStore {
         }
     }
 
-    /// The task's UI events in order.
-    pub fn events(&self, id: &str) -> Result<Vec<StoredEvent>, StoreError> {
-        self.events_from(id, 0)
-    }
-
     /// The task's UI events with `seq >= from`, in order.
-    pub fn events_from(&self, id: &str, from: i64) -> Result<Vec<StoredEvent>, StoreError> {
+    pub(super) fn events_from(&self, id: &str, from: i64) -> Result<Vec<StoredEvent>, StoreError> {
         let rows = self.json_rows(
             id,
             "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = ?1 AND seq >= ?2 ORDER BY seq",
@@ -225,7 +190,11 @@ impl TaskStore {
     }
 
     /// The `seq` of the task's last event of kind `kind`.
-    pub fn last_event_of_kind(&self, id: &str, kind: &str) -> Result<Option<i64>, StoreError> {
+    pub(super) fn last_event_of_kind(
+        &self,
+        id: &str,
+        kind: &str,
+    ) -> Result<Option<i64>, StoreError> {
         let conn = self.conn();
         conn.query_row(
             "SELECT seq FROM ui_events WHERE task_id = ?1 AND kind = ?2 ORDER BY seq DESC LIMIT 1",
@@ -237,7 +206,7 @@ impl TaskStore {
     }
 
     /// Deletes one UI event (SPEC R10.3 drops a trailing `api_req_started`).
-    pub fn delete_event(&self, id: &str, seq: i64) -> Result<(), StoreError> {
+    pub(super) fn delete_event(&self, id: &str, seq: i64) -> Result<(), StoreError> {
         let conn = self.conn();
         conn.execute(
             "DELETE FROM ui_events WHERE task_id = ?1 AND seq = ?2",
@@ -248,7 +217,12 @@ impl TaskStore {
     }
 
     /// Records a context edit of `kind` (one insert, one transaction).
-    pub fn add_context_edit(&self, id: &str, kind: &str, detail: &Value) -> Result<(), StoreError> {
+    pub(super) fn add_context_edit(
+        &self,
+        id: &str,
+        kind: &str,
+        detail: &str,
+    ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
         insert_context_edit(&tx, id, kind, detail).map_err(|e| {
@@ -262,7 +236,7 @@ impl TaskStore {
     }
 
     /// The task's context edits in order.
-    pub fn context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
+    pub(super) fn context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
         let rows = self.json_rows(
             id,
             "SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = ?1 ORDER BY seq",
@@ -282,12 +256,12 @@ impl TaskStore {
     /// Stores a whole task at once (import): the task row with its totals and range, its
     /// messages, UI events `(ts_ms, kind, event)` and context edits `(kind, detail)`, in one
     /// transaction, so a failed import leaves nothing behind. Returns the new task.
-    pub fn import_task(
+    pub(super) fn import_task(
         &self,
         task: &TaskRecord,
         messages: &[Message],
-        events: &[(i64, String, Value)],
-        edits: &[(String, Value)],
+        events: &[ImportedEvent],
+        edits: &[ImportedEdit],
     ) -> Result<TaskRecord, StoreError> {
         let json_err = |source| StoreError::Json {
             id: task.id.clone(),
@@ -344,7 +318,8 @@ impl TaskStore {
                 .map_err(|e| self.err(e))?;
             }
             for (kind, detail) in edits {
-                insert_context_edit(&tx, &task.id, kind, detail).map_err(|e| self.err(e))?;
+                insert_context_edit(&tx, &task.id, kind, &detail.to_string())
+                    .map_err(|e| self.err(e))?;
             }
             tx.commit().map_err(|e| self.err(e))?;
         }
@@ -352,10 +327,10 @@ impl TaskStore {
     }
 }
 
-impl TaskStore {
+impl Db {
     /// The largest `request_index` among the task's `api_req_started` events (0 when none),
     /// so a resumed task numbers its requests on.
-    pub fn max_request_index(&self, id: &str) -> Result<u32, StoreError> {
+    pub(super) fn max_request_index(&self, id: &str) -> Result<u32, StoreError> {
         let conn = self.conn();
         let max: Option<i64> = conn
             .query_row(
@@ -366,14 +341,5 @@ impl TaskStore {
             )
             .map_err(|e| self.err(e))?;
         Ok(max.unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32)
-    }
-}
-
-impl TaskStore {
-    /// The history of an existing task: [`StoreError::TaskNotFound`] for an unknown id (where
-    /// [`TaskStore::messages`] returns an empty list).
-    pub fn messages_of_task(&self, id: &str) -> Result<Vec<Message>, StoreError> {
-        self.task(id)?;
-        self.messages(id)
     }
 }

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::{StoreError, classify};
+use super::classify;
+use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -56,6 +57,18 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT, WITHOUT ROWID;",
 ];
 
+/// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].
+pub(super) fn refuse_newer(path: &Path, version: i64) -> Result<(), StoreError> {
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            location: path.display().to_string(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
 /// Brings the database to [`SCHEMA_VERSION`] in one immediate transaction (so two processes
 /// opening a new file at once migrate it once).
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
@@ -65,13 +78,7 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let version: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| classify(path, e))?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
-            path: path.to_owned(),
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
-    }
+    refuse_newer(path, version)?;
     if version == SCHEMA_VERSION {
         return Ok(());
     }

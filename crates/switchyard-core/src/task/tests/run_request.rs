@@ -2,15 +2,15 @@
 //! mock server replaying `tests/fixtures`, checking the events, their order, the usage and
 //! cost, and the assistant message assembled for the history.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::time::Duration;
 
+use crate::task::TaskEvent;
+use crate::task::request::{RequestOutcome, RequestStatus, run_request};
 use serde_json::json;
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, Role, build_api_handler,
+    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, RequestOptions, Role,
+    build_api_handler,
 };
-use switchyard_core::task::{RequestOutcome, RequestStatus, TaskEvent, run_request};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, Split};
 use tokio::time::Instant;
 
@@ -31,7 +31,15 @@ async fn run(h: &dyn ApiHandler) -> (RequestOutcome, Vec<TaskEvent>) {
     let messages = [Message::user_text("hi")];
     let outcome = {
         let mut on_event = |e: TaskEvent| events.push(e);
-        run_request(h, "You are terse.", &messages, &[], &mut on_event).await
+        run_request(
+            h,
+            "You are terse.",
+            &messages,
+            &[],
+            RequestOptions::default(),
+            &mut on_event,
+        )
+        .await
     };
     (outcome, events)
 }
@@ -185,7 +193,15 @@ async fn text_is_forwarded_as_it_streams() {
     let messages = [Message::user_text("hi")];
     let out = {
         let mut on_event = |e: TaskEvent| stamped.push((start.elapsed(), e));
-        run_request(h.as_ref(), "s", &messages, &[], &mut on_event).await
+        run_request(
+            h.as_ref(),
+            "s",
+            &messages,
+            &[],
+            RequestOptions::default(),
+            &mut on_event,
+        )
+        .await
     };
     assert_eq!(out.status, RequestStatus::Completed);
     assert_eq!(stamped[0].1, text("The capital of France is"));

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub(crate) mod body;
+
 /// What kind of failure happened (SPEC R7.1). Decides retry and recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -159,7 +161,7 @@ impl ApiError {
     ///
     /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when
     /// it is `None`, a wait named in the message ("Please try again in 915ms", C07) is used
-    /// instead ([`crate::retry::retry_after_from_message`], measured from the local clock).
+    /// instead (`retry_after_from_message`, measured from the local clock).
     /// The hint is kept whatever the kind: the provider level retries only rate limits
     /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
     /// quota error carries the time until its reset (C09).
@@ -171,7 +173,7 @@ impl ApiError {
     ) -> Self {
         let kind = classify(status, code, message);
         let retry_after = retry_after.or_else(|| {
-            crate::retry::retry_after_from_message(message, std::time::SystemTime::now())
+            crate::retry_after::retry_after_from_message(message, std::time::SystemTime::now())
         });
         Self {
             kind,

@@ -7,20 +7,26 @@
 //!
 //! The npm servers' tests skip with a message when the servers are not installed, unless
 //! `SWITCHYARD_REQUIRE_MCP_SERVERS=1` (set by `.ci/run`), which makes them mandatory.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use switchyard_api::{ApiConfiguration, ApiHandler, Message, Mode, build_api_handler};
-use switchyard_core::mcp::{McpServerHub, McpServerStatus, McpSettings};
-use switchyard_core::prompt::{SystemPromptContext, get_system_prompt};
-use switchyard_core::task::{
+use crate::mcp::{McpServerHub, McpServerStatus, McpSettings};
+use crate::prompt::{SystemPromptContext, get_system_prompt};
+use crate::task::TaskEvent;
+use crate::task::attempt::{
     ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecision, FixedDecision,
-    McpHub, RequestStatus, TaskEvent, ToolApprover, ToolCallRequest, ToolLoopSettings, TurnOutcome,
-    run_task_with_tools, run_turn,
+    McpHub,
+};
+use crate::task::request::RequestStatus;
+use crate::task::tools::{
+    ToolApprover, ToolCallRequest, ToolLoop, ToolLoopSettings, run_turn_with_tools,
+};
+use crate::task::turn::{TurnOutcome, run_turn};
+use serde_json::{Value, json};
+use switchyard_api::{
+    ApiConfiguration, ApiHandler, CancellationToken, Message, Mode, build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
@@ -67,7 +73,7 @@ async fn settled(settings: McpSettings) -> std::sync::Arc<McpServerHub> {
     hub
 }
 
-fn state(hub: &McpServerHub, name: &str) -> switchyard_core::mcp::McpServerState {
+fn state(hub: &McpServerHub, name: &str) -> crate::mcp::McpServerState {
     hub.states().into_iter().find(|s| s.name == name).unwrap()
 }
 
@@ -188,6 +194,7 @@ async fn run_with_tools(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(prompt)],
@@ -195,15 +202,17 @@ async fn run_with_tools(
     };
     let mut events = Vec::new();
     let mut index = 0;
-    let outcome = run_task_with_tools(
-        &ctx,
+    let tools = ToolLoop {
         hub,
         approver,
-        loop_settings,
+        settings: loop_settings,
+    };
+    let outcome = run_turn_with_tools(
+        &ctx,
+        &tools,
         &mut conversation,
         &mut index,
-        &mut |_| {},
-        &mut |e| events.push(e),
+        &mut |e: TaskEvent| events.push(e),
     )
     .await;
     (outcome, events, conversation)
@@ -379,6 +388,7 @@ async fn a_server_hanging_on_initialize_does_not_hold_the_request_back() {
             mcp_wait: Duration::from_millis(500),
             ..AttemptSettings::default()
         },
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
@@ -387,7 +397,7 @@ async fn a_server_hanging_on_initialize_does_not_hold_the_request_back() {
     let mut events = Vec::new();
     let mut index = 0;
     let started = std::time::Instant::now();
-    let outcome = run_turn(&ctx, &mut conversation, &mut index, &mut |_| {}, &mut |e| {
+    let outcome = run_turn(&ctx, &mut conversation, &mut index, &mut |e: TaskEvent| {
         events.push(e)
     })
     .await;
@@ -433,6 +443,7 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
@@ -440,14 +451,7 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
     };
     let started = tokio::time::Instant::now();
     let mut index = 0;
-    let outcome = run_turn(
-        &ctx,
-        &mut conversation,
-        &mut index,
-        &mut |_| {},
-        &mut |_| {},
-    )
-    .await;
+    let outcome = run_turn(&ctx, &mut conversation, &mut index, &mut |_: TaskEvent| {}).await;
     assert!(matches!(outcome.status, RequestStatus::Completed));
     let sent = server.requests()[0].at - started;
     assert!(

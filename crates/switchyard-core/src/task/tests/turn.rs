@@ -1,15 +1,18 @@
 //! The request loop of a turn (SPEC R9) over the real HTTP path with a paused clock: a stream
 //! that fails after content keeps its partial answer, marked, and is retried after 2 s, 4 s,
 //! 8 s without tearing anything down; quota errors are not retried.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use switchyard_api::{
-    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, Role, build_api_handler,
+use crate::task::TaskEvent;
+use crate::task::attempt::{
+    ApiRequestContext, AttemptSettings, Conversation, FailureDecision, FixedDecision, NoMcpServers,
 };
-use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, CONTINUE_AFTER_INTERRUPTION, CancelReason, Conversation,
-    FailureDecision, FixedDecision, INTERRUPTED_MARKER, NoMcpServers, RequestStatus, TaskEvent,
-    TurnOutcome, run_turn,
+use crate::task::request::RequestStatus;
+use crate::task::turn::{
+    CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome, run_turn,
+};
+use switchyard_api::{
+    ApiConfiguration, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, Role,
+    build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, case_replies};
 
@@ -31,10 +34,11 @@ async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut events = Vec::new();
     let mut index = 0;
-    let outcome = run_turn(&ctx, conv, &mut index, &mut |_| {}, &mut |e| events.push(e)).await;
+    let outcome = run_turn(&ctx, conv, &mut index, &mut |e: TaskEvent| events.push(e)).await;
     (outcome, events)
 }
 

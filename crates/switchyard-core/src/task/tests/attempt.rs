@@ -2,20 +2,21 @@
 //! `tests/cases` and fixtures, tokio's clock is paused so the 2 s / 4 s / 8 s waits take no
 //! real time, and each test checks the requests the server saw, the delays between them, the
 //! events recorded and the chunks the consumer got (SPEC R6).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+use super::Recorded;
+use crate::task::TaskEvent;
+use crate::task::attempt::{
+    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
+    FixedDecision, McpHub, NoMcpServers, attempt_api_request,
+};
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode,
-    build_api_handler,
-};
-use switchyard_core::task::{
-    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
-    FixedDecision, McpHub, NoMcpServers, TaskEvent, attempt_api_request,
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
+    Mode, build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, case_replies};
 
@@ -79,12 +80,10 @@ async fn run_handler(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
-    let mut events = Vec::new();
-    let mut ranges = Vec::new();
-    let mut on_range = |r| ranges.push(r);
-    let mut on_event = |e| events.push(e);
-    let result = match attempt_api_request(&ctx, &mut conv, &mut on_range, &mut on_event).await {
+    let mut seen = Recorded::default();
+    let result = match attempt_api_request(&ctx, &mut conv, &mut seen).await {
         Ok(stream) => {
             let items: Vec<_> = stream.collect().await;
             Ok(items.into_iter().map(|i| i.unwrap()).collect())
@@ -93,8 +92,8 @@ async fn run_handler(
     };
     Outcome {
         result,
-        events,
-        ranges,
+        events: seen.events,
+        ranges: seen.ranges,
         conversation: conv,
     }
 }
@@ -188,10 +187,11 @@ async fn c03b_error_after_text_is_passed_through_not_retried() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conv = conversation(1);
     let mut events = Vec::new();
-    let stream = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |e| events.push(e))
+    let stream = attempt_api_request(&ctx, &mut conv, &mut |e: TaskEvent| events.push(e))
         .await
         .unwrap();
     let items: Vec<_> = stream.collect().await;
@@ -433,9 +433,10 @@ async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
     };
     let mut conv = conversation(1);
-    let _ = attempt_api_request(&ctx, &mut conv, &mut |_| {}, &mut |_| {})
+    let _ = attempt_api_request(&ctx, &mut conv, &mut |_: TaskEvent| {})
         .await
         .unwrap();
     let systems: Vec<String> = server
@@ -501,7 +502,7 @@ async fn r6_8_each_automatic_retry_marks_the_request_streaming_failed_with_the_s
         .iter()
         .filter_map(|e| match e {
             TaskEvent::ApiReqFinished {
-                cancel_reason: Some(switchyard_core::task::CancelReason::StreamingFailed),
+                cancel_reason: Some(crate::task::CancelReason::StreamingFailed),
                 streaming_failed_message: Some(json),
                 ..
             } => Some(serde_json::from_str(json).unwrap()),

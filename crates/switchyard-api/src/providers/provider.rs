@@ -1,0 +1,135 @@
+//! What a provider is: a pure request builder plus a stream mapper ([`Provider`]), and the one
+//! handler that runs any of them over the shared transport ([`ProviderHandler`]).
+//!
+//! A provider file says how its wire format looks — the URL, headers and JSON body of a
+//! request, and how each streamed event maps to [`ApiStreamChunk`]s — and nothing about
+//! sending, retrying, cancelling or timing out, which `transport` does the same way for all.
+//!
+//! [`ApiStreamChunk`]: crate::ApiStreamChunk
+
+use crate::config::ConfigError;
+use crate::error::ApiError;
+use crate::handler::{ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions};
+use crate::message::{Message, ToolSpec};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::ApiStream;
+use crate::transport::{
+    self, Endpoint, EventParser, HttpClient, Origin, PendingRequest, WireRequest,
+};
+
+/// What one request asks of the model: the system prompt, the conversation (Anthropic-shaped,
+/// oldest first) and the tools it may call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Prompt<'a> {
+    pub(crate) system_prompt: &'a str,
+    pub(crate) messages: &'a [Message],
+    pub(crate) tools: &'a [ToolSpec],
+}
+
+/// One wire family's request builder and stream mapper. Implementations do no I/O except in
+/// [`Provider::authorize`], which only fetches credentials.
+pub(crate) trait Provider: Send + Sync + 'static {
+    /// The stream mapper of one response.
+    type Parser: EventParser;
+
+    /// The request for `prompt` under `mode`: URL, headers (the key among them) and body.
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest;
+
+    /// A fresh mapper for one response.
+    fn parser(&self, mode: &ResolvedMode) -> Self::Parser;
+
+    /// Finishes `request` with what needs I/O (an OAuth token, a signature over fresh
+    /// credentials); runs inside the stream, under its deadline and cancellation. Default:
+    /// the request as built.
+    fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
+        Box::pin(std::future::ready(Ok(request)))
+    }
+}
+
+/// The [`ApiHandler`] of any [`Provider`]: the resolved mode (configuration only, nothing
+/// per request), the transport endpoint and the provider.
+pub(crate) struct ProviderHandler<P> {
+    mode: ResolvedMode,
+    endpoint: Endpoint,
+    provider: P,
+}
+
+impl<P: Provider> ProviderHandler<P> {
+    /// The handler for `mode`, sharing the HTTP client of every handler with equal connection
+    /// settings. No network request is made (SPEC R3.5); a CA bundle that cannot be read is
+    /// [`ConfigError::Http`].
+    pub(crate) fn boxed(
+        mode: ResolvedMode,
+        provider: P,
+    ) -> Result<Box<dyn ApiHandler>, ConfigError> {
+        let client = HttpClient::shared(&mode.http, &mode.base_url).map_err(|message| {
+            ConfigError::Http {
+                provider: mode.provider_id.clone(),
+                message,
+            }
+        })?;
+        let endpoint = Endpoint {
+            client,
+            origin: Origin {
+                provider_id: mode.provider_id.clone(),
+                model_id: mode.model_id.clone(),
+                base_url: mode.base_url.clone(),
+            },
+            headers: mode
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            retry: mode.preset.retry,
+            deadlines: DEFAULT_DEADLINES.with(mode.deadlines),
+        };
+        Ok(Box::new(Self {
+            mode,
+            endpoint,
+            provider,
+        }))
+    }
+}
+
+impl<P: Provider> ApiHandler for ProviderHandler<P> {
+    fn create_message(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        options: RequestOptions,
+    ) -> ApiStream {
+        let prompt = Prompt {
+            system_prompt,
+            messages,
+            tools,
+        };
+        let request = self.provider.request(&self.mode, &prompt);
+        let pending = self.provider.authorize(&self.mode, request);
+        transport::stream(
+            &self.endpoint,
+            pending,
+            self.provider.parser(&self.mode),
+            options,
+        )
+    }
+
+    fn get_model(&self) -> ApiHandlerModel {
+        self.mode.handler_model()
+    }
+
+    fn provider_id(&self) -> &str {
+        &self.mode.provider_id
+    }
+}
+
+/// Parses an event's JSON data, or reports a decode error quoting its start (never a key:
+/// response bodies do not carry request headers).
+pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, Box<ApiError>> {
+    serde_json::from_str(data).map_err(|e| {
+        let snippet: String = data.chars().take(120).collect();
+        Box::new(ApiError::decode(format!(
+            "the provider sent an event that is not valid JSON ({e}): {snippet}"
+        )))
+    })
+}

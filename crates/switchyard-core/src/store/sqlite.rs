@@ -1,0 +1,376 @@
+//! [`SqliteStore`]: the task store on one SQLite file (the default, DESIGN.md "Choices already
+//! made": rusqlite, bundled, WAL mode).
+//!
+//! # Layout (schema version [`SCHEMA_VERSION`], in `PRAGMA user_version`)
+//!
+//! - `tasks`: one row per [`super::TaskRecord`] (totals, last request's tokens, deleted range).
+//! - `messages`: the API conversation history, `(task_id, idx)` with the message as JSON.
+//! - `ui_events`: the task's events in order, `kind` the event's `type`.
+//! - `context_edits`: what context management did, in order.
+//!
+//! # Durability
+//!
+//! The database runs in WAL mode with `synchronous = FULL`: a committed message, usage report
+//! or range survives a crash of the process and of the machine. Events appended with
+//! `durable_now = false` (streamed text chunks) are committed with `synchronous = NORMAL`: they
+//! survive the process being killed at any instant and are synced to disk with the next full
+//! commit. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
+//! other instead of failing.
+//!
+//! # Refusing files it must not touch
+//!
+//! A file that is not a SQLite database (corrupt), that is read-only, or whose schema is newer
+//! than this build's is refused with a [`StoreError`] before anything is written to it.
+//!
+//! # Threads
+//!
+//! One connection, behind a mutex, serves every handle cloned from a [`SqliteStore`]. Each
+//! [`TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
+//! is a blocking library, and a commit waits for `fsync`.
+
+mod history;
+mod schema;
+mod tasks;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+use switchyard_api::Message;
+
+use super::{
+    ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoreError, StoreFuture, StoredEvent,
+    TaskRecord, TaskStore, TaskUsage,
+};
+use crate::context::DeletedRange;
+
+pub use schema::SCHEMA_VERSION;
+
+/// The database file name inside the data directory.
+pub const DB_FILE: &str = "switchyard.db";
+
+/// How long a writer waits for another process holding the write lock, in milliseconds.
+pub const BUSY_TIMEOUT_MS: u64 = 10_000;
+
+/// The task store on one SQLite file. Cloning gives another handle on the same connection.
+#[derive(Clone)]
+pub struct SqliteStore {
+    db: Arc<Db>,
+}
+
+/// The connection and the blocking statements behind every [`TaskStore`] method.
+pub(super) struct Db {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("path", &self.db.path)
+            .finish()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating when missing) `data_dir/switchyard.db`, creating `data_dir` too.
+    ///
+    /// A directory it creates is private to the user (mode 0700 on Unix): conversations can
+    /// hold code and secrets pasted by the user.
+    pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(data_dir).map_err(|source| StoreError::Io {
+            path: data_dir.to_owned(),
+            source,
+        })?;
+        Self::open_file(&data_dir.join(DB_FILE))
+    }
+
+    /// Opens (creating when missing) the database file `path`.
+    ///
+    /// An existing file is checked before anything is written: read-only permissions
+    /// ([`StoreError::ReadOnly`], even for root), not a database or damaged
+    /// ([`StoreError::Corrupt`]), a schema newer than [`SCHEMA_VERSION`]
+    /// ([`StoreError::NewerSchema`]). Then WAL mode, foreign keys and the busy timeout are set
+    /// and older schemas are migrated forward in one transaction.
+    pub fn open_file(path: &Path) -> Result<Self, StoreError> {
+        let exists = path.exists();
+        if exists {
+            let meta = std::fs::metadata(path).map_err(|source| StoreError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            if meta.permissions().readonly() {
+                return Err(StoreError::ReadOnly {
+                    path: path.to_owned(),
+                });
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(|e| classify(path, e))?;
+        if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(StoreError::ReadOnly {
+                path: path.to_owned(),
+            });
+        }
+        // Read before any write: a file that is not a database fails here (SQLITE_NOTADB),
+        // a newer schema is refused, and neither is modified.
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| classify(path, e))?;
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(|e| classify(path, e))?;
+        schema::refuse_newer(path, version)?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            .map_err(|e| classify(path, e))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+            .map_err(|e| classify(path, e))?;
+        let mut conn = conn;
+        schema::migrate(&mut conn, path)?;
+        Ok(Self {
+            db: Arc::new(Db {
+                conn: Mutex::new(conn),
+                path: path.to_owned(),
+            }),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.db.path
+    }
+
+    /// Runs `f` on the blocking pool with the connection; its result is the future's.
+    fn call<T, F>(&self, f: F) -> StoreFuture<'static, T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
+    {
+        let db = Arc::clone(&self.db);
+        Box::pin(async move {
+            let location = db.path.display().to_string();
+            tokio::task::spawn_blocking(move || f(&db))
+                .await
+                .unwrap_or_else(|e| {
+                    // A panic in a statement, or the runtime shutting down under it.
+                    Err(StoreError::Backend {
+                        location,
+                        source: Box::new(e),
+                    })
+                })
+        })
+    }
+}
+
+impl SqliteStore {
+    /// `read` of task `id`.
+    fn by_id<T: Send + 'static>(
+        &self,
+        id: &str,
+        read: fn(&Db, &str) -> Result<T, StoreError>,
+    ) -> StoreFuture<'static, T> {
+        let id = id.to_owned();
+        self.call(move |db| read(db, &id))
+    }
+
+    /// `write` (append or replace) of message `index` of task `id`, as JSON.
+    fn write_message(
+        &self,
+        id: &str,
+        index: usize,
+        message: &Message,
+        write: fn(&Db, &str, usize, &str) -> Result<(), StoreError>,
+    ) -> StoreFuture<'static, ()> {
+        let id = id.to_owned();
+        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
+            id: id.clone(),
+            source,
+        });
+        self.call(move |db| write(db, &id, index, &json?))
+    }
+}
+
+impl Db {
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave a transaction half-applied (SQLite rolls
+        // it back when the statement or transaction is dropped), so a poisoned lock is usable.
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, e)
+    }
+}
+
+impl TaskStore for SqliteStore {
+    fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord> {
+        let new = new.clone();
+        self.call(move |db| db.create_task(&new))
+    }
+
+    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskRecord> {
+        self.by_id(id, Db::task)
+    }
+
+    fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>> {
+        self.call(Db::list_tasks)
+    }
+
+    fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()> {
+        let (id, usage) = (id.to_owned(), *usage);
+        self.call(move |db| db.add_usage(&id, &usage))
+    }
+
+    fn set_task_model<'a>(
+        &'a self,
+        id: &'a str,
+        mode: &'a str,
+        provider: &'a str,
+        model: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        let (id, mode, provider, model) = (
+            id.to_owned(),
+            mode.to_owned(),
+            provider.to_owned(),
+            model.to_owned(),
+        );
+        self.call(move |db| db.set_task_model(&id, &mode, &provider, &model))
+    }
+
+    fn set_deleted_range<'a>(
+        &'a self,
+        id: &'a str,
+        range: Option<DeletedRange>,
+        detail: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        let (id, detail) = (id.to_owned(), detail.to_string());
+        self.call(move |db| db.set_deleted_range(&id, range, &detail))
+    }
+
+    fn append_message<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        message: &'a Message,
+    ) -> StoreFuture<'a, ()> {
+        self.write_message(id, index, message, Db::append_message)
+    }
+
+    fn replace_message<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        message: &'a Message,
+    ) -> StoreFuture<'a, ()> {
+        self.write_message(id, index, message, Db::replace_message)
+    }
+
+    fn messages<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
+        self.by_id(id, Db::messages)
+    }
+
+    fn append_event<'a>(
+        &'a self,
+        id: &'a str,
+        kind: &'a str,
+        event: &'a Value,
+        durable_now: bool,
+    ) -> StoreFuture<'a, i64> {
+        let (id, kind, event) = (id.to_owned(), kind.to_owned(), event.to_string());
+        self.call(move |db| db.append_event(&id, &kind, &event, durable_now))
+    }
+
+    fn events_from<'a>(&'a self, id: &'a str, from: i64) -> StoreFuture<'a, Vec<StoredEvent>> {
+        let id = id.to_owned();
+        self.call(move |db| db.events_from(&id, from))
+    }
+
+    fn last_event_of_kind<'a>(
+        &'a self,
+        id: &'a str,
+        kind: &'a str,
+    ) -> StoreFuture<'a, Option<i64>> {
+        let (id, kind) = (id.to_owned(), kind.to_owned());
+        self.call(move |db| db.last_event_of_kind(&id, &kind))
+    }
+
+    fn delete_event<'a>(&'a self, id: &'a str, seq: i64) -> StoreFuture<'a, ()> {
+        let id = id.to_owned();
+        self.call(move |db| db.delete_event(&id, seq))
+    }
+
+    fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32> {
+        self.by_id(id, Db::max_request_index)
+    }
+
+    fn add_context_edit<'a>(
+        &'a self,
+        id: &'a str,
+        kind: &'a str,
+        detail: &'a Value,
+    ) -> StoreFuture<'a, ()> {
+        let (id, kind, detail) = (id.to_owned(), kind.to_owned(), detail.to_string());
+        self.call(move |db| db.add_context_edit(&id, &kind, &detail))
+    }
+
+    fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>> {
+        self.by_id(id, Db::context_edits)
+    }
+
+    fn import_task<'a>(
+        &'a self,
+        task: &'a TaskRecord,
+        messages: &'a [Message],
+        events: &'a [ImportedEvent],
+        edits: &'a [ImportedEdit],
+    ) -> StoreFuture<'a, TaskRecord> {
+        let (task, messages, events, edits) = (
+            task.clone(),
+            messages.to_vec(),
+            events.to_vec(),
+            edits.to_vec(),
+        );
+        self.call(move |db| db.import_task(&task, &messages, &events, &edits))
+    }
+}
+
+/// Maps a SQLite error to the [`StoreError`] a user can act on.
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    if let rusqlite::Error::SqliteFailure(f, ref msg) = e {
+        match f.code {
+            ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
+                return StoreError::Corrupt {
+                    path: path.to_owned(),
+                    detail: msg.clone().unwrap_or_else(|| f.to_string()),
+                };
+            }
+            ErrorCode::ReadOnly => {
+                return StoreError::ReadOnly {
+                    path: path.to_owned(),
+                };
+            }
+            _ => {}
+        }
+    }
+    StoreError::Backend {
+        location: path.display().to_string(),
+        source: Box::new(e),
+    }
+}
+
+#[cfg(test)]
+mod tests;

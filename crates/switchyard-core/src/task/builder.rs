@@ -1,0 +1,233 @@
+//! [`TaskBuilder`]: what a [`Task`] is made of, and creating or reopening one.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use switchyard_api::{ApiHandler, Message, Mode};
+
+use super::attempt::{
+    AttemptSettings, Conversation, FailureDecider, FailureDecision, FixedDecision,
+};
+use super::journal::JournalState;
+use super::tools::{DenyToolCalls, ToolApprover, ToolLoopSettings};
+use super::{Task, TaskError};
+use crate::mcp::McpServerHub;
+use crate::prompt::{SystemPromptContext, default_global_rules_dir};
+use crate::store::{NewTask, TaskRecord, TaskStore};
+
+/// Builds a [`Task`]: the handler it sends requests through and the store it writes itself to
+/// are given; everything else has a default.
+///
+/// | setting | default |
+/// |---|---|
+/// | [`mcp_hub`](Self::mcp_hub) | no MCP servers |
+/// | [`failure_decider`](Self::failure_decider) | cancel (fail) when automatic recovery gives up |
+/// | [`tool_approver`](Self::tool_approver) | deny tool calls outside a server's `autoApprove` list |
+/// | [`attempt_settings`](Self::attempt_settings) | 3 automatic retries, 120 s first-content and 300 s idle deadlines, 60 s retry-after cap, 10 s MCP wait |
+/// | [`tool_loop`](Self::tool_loop) | 25 rounds of tool calls |
+/// | [`cwd`](Self::cwd) | the process's working directory |
+/// | [`global_rules_dir`](Self::global_rules_dir) | `~/Documents/Cline/Rules` |
+/// | [`system_prompt`](Self::system_prompt) | the built-in prompt (SPEC R6.2) |
+pub struct TaskBuilder {
+    handler: Arc<dyn ApiHandler>,
+    mode: Mode,
+    store: Arc<dyn TaskStore>,
+    mcp_hub: Option<Arc<McpServerHub>>,
+    decider: Arc<dyn FailureDecider>,
+    approver: Arc<dyn ToolApprover>,
+    attempt: AttemptSettings,
+    tool_loop: ToolLoopSettings,
+    cwd: Option<PathBuf>,
+    global_rules_dir: Option<Option<PathBuf>>,
+    system_prompt: Option<String>,
+}
+
+impl std::fmt::Debug for TaskBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskBuilder")
+            .field("provider", &self.handler.provider_id())
+            .field("model", &self.handler.get_model().id)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskBuilder {
+    pub(super) fn new(handler: Arc<dyn ApiHandler>, mode: Mode, store: Arc<dyn TaskStore>) -> Self {
+        Self {
+            handler,
+            mode,
+            store,
+            mcp_hub: None,
+            decider: Arc::new(FixedDecision(FailureDecision::Cancel)),
+            approver: Arc::new(DenyToolCalls),
+            attempt: AttemptSettings::default(),
+            tool_loop: ToolLoopSettings::default(),
+            cwd: None,
+            global_rules_dir: None,
+            system_prompt: None,
+        }
+    }
+
+    /// The MCP servers whose tools the model may call (SPEC R11). The task waits for servers
+    /// still connecting before each request (at most [`AttemptSettings::mcp_wait`]); shutting
+    /// the hub down is the caller's, after the task.
+    pub fn mcp_hub(mut self, hub: Arc<McpServerHub>) -> Self {
+        self.mcp_hub = Some(hub);
+        self
+    }
+
+    /// Decides what happens when automatic recovery gives up (SPEC R6.9, `api_req_failed`):
+    /// ask a person, or answer by policy ([`FixedDecision`]).
+    pub fn failure_decider(mut self, decider: Arc<dyn FailureDecider>) -> Self {
+        self.decider = decider;
+        self
+    }
+
+    /// Approves the model's calls of tools that are not in their server's `autoApprove` list.
+    pub fn tool_approver(mut self, approver: Arc<dyn ToolApprover>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Retries, deadlines and the MCP wait of each request (SPEC R6).
+    pub fn attempt_settings(mut self, settings: AttemptSettings) -> Self {
+        self.attempt = settings;
+        self
+    }
+
+    /// Automatic retries of a request that failed before any content (default 3, SPEC R6.7),
+    /// and of a stream that failed part-way (R9.3), before the failure decider is asked.
+    pub fn max_auto_retries(mut self, retries: u32) -> Self {
+        self.attempt.max_auto_retries = retries;
+        self
+    }
+
+    /// The limit of tool-call rounds in one turn.
+    pub fn tool_loop(mut self, settings: ToolLoopSettings) -> Self {
+        self.tool_loop = settings;
+        self
+    }
+
+    /// The workspace: where `.clinerules`, `AGENTS.md` and `.clineignore` are read, and the
+    /// directory the system prompt names.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// The directory of global rules files (`None`: no global rules).
+    pub fn global_rules_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.global_rules_dir = Some(dir);
+        self
+    }
+
+    /// Replaces the built-in system prompt with `text` (the tools are still offered).
+    pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.system_prompt = Some(text.into());
+        self
+    }
+
+    /// Creates a new task in the store whose first message is `first_message` (stored before
+    /// this returns); [`Task::run_turn`] with `None` answers it.
+    ///
+    /// Errors: [`TaskError::EmptyMessage`] for a blank message (nothing is stored), a
+    /// [`TaskError::Store`] when the task cannot be written.
+    pub async fn create(self, first_message: &str) -> Result<Task, TaskError> {
+        if first_message.trim().is_empty() {
+            return Err(TaskError::EmptyMessage);
+        }
+        let cwd = self.workspace();
+        let model = self.handler.get_model();
+        let record = self
+            .store
+            .create_task(&NewTask {
+                cwd: cwd.display().to_string(),
+                mode: self.mode.as_str().to_owned(),
+                provider: self.handler.provider_id().to_owned(),
+                model: model.id,
+                first_prompt: first_message.to_owned(),
+            })
+            .await?;
+        let journal = JournalState::reload(self.store.as_ref(), &record.id).await?;
+        let mut task = self.into_task(record, Vec::new(), 0, journal);
+        task.add_user_message(first_message).await?;
+        Ok(task)
+    }
+
+    /// Reopens task `task_id`: its history, deleted range, request numbering and last request
+    /// size (for R8.2), repairs a turn a crash cut short (see [`super::ResumeReport`], reported by
+    /// [`Task::resume_report`]), and records the mode, provider and model it now runs with
+    /// when they changed.
+    ///
+    /// Errors: [`TaskError::Store`] ([`crate::store::StoreError::TaskNotFound`] for an unknown
+    /// id).
+    pub async fn resume(self, task_id: &str) -> Result<Task, TaskError> {
+        let record = self.store.task(task_id).await?;
+        let history = self.store.messages(task_id).await?;
+        let request_index = self.store.max_request_index(task_id).await?;
+        let journal = JournalState::reload(self.store.as_ref(), task_id).await?;
+        let mut task = self.into_task(record, history, request_index, journal);
+        let report = task.repair_interrupted_turn().await?;
+        task.resume_report = Some(report);
+        let (mode, provider, model) = (
+            task.mode.as_str(),
+            task.handler.provider_id().to_owned(),
+            task.handler.get_model().id,
+        );
+        task.set_model(mode, &provider, &model).await?;
+        Ok(task)
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.cwd
+            .clone()
+            .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
+    }
+
+    fn into_task(
+        self,
+        record: TaskRecord,
+        history: Vec<Message>,
+        request_index: u32,
+        journal: JournalState,
+    ) -> Task {
+        let rules_dir = self
+            .global_rules_dir
+            .clone()
+            .unwrap_or_else(default_global_rules_dir);
+        // One SystemPromptContext feeds every request's system prompt (SPEC R6.2): the working
+        // directory, OS and shell, the mode, and the user's rules files.
+        let prompt_context = SystemPromptContext::gather(
+            &self.workspace(),
+            rules_dir.as_deref(),
+            self.handler.provider_id(),
+            &self.handler.get_model().id,
+            self.mode,
+        )
+        .with_native_tool_calling(true);
+        Task {
+            conversation: Conversation {
+                api_conversation_history: history,
+                conversation_history_deleted_range: record.conversation_history_deleted_range,
+            },
+            last_request_total_tokens: record.last_request_tokens,
+            request_index,
+            record,
+            journal,
+            handler: self.handler,
+            mode: self.mode,
+            store: self.store,
+            mcp_hub: self.mcp_hub.unwrap_or_else(McpServerHub::empty),
+            decider: self.decider,
+            approver: self.approver,
+            attempt: self.attempt,
+            tool_loop: self.tool_loop,
+            prompt_context,
+            system_prompt: self.system_prompt,
+            resume_report: None,
+            first_token: None,
+            started: false,
+        }
+    }
+}

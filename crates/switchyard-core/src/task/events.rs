@@ -1,0 +1,185 @@
+//! [`TaskEvent`]: what happened in a task, in order; what a user interface renders.
+
+use serde::Serialize;
+
+use super::turn::CancelReason;
+use crate::store::TaskUsage;
+
+/// One thing that happened in a task, in the order it happened.
+///
+/// Serialised as one JSON object with a `type` field (`task_started`, `text`, …); these are the
+/// CLI's `--json` lines. Token counts are tokens, costs USD, durations milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TaskEvent {
+    /// The task began: its id, mode, and the provider and model in effect.
+    TaskStarted {
+        /// The id to resume it with.
+        task_id: String,
+        /// `plan` or `act`.
+        mode: String,
+        /// The provider id (`anthropic`, `openai`, …).
+        provider: String,
+        /// The model id as sent to the provider.
+        model: String,
+    },
+    /// Assistant text, as it streamed.
+    Text {
+        /// The piece that arrived.
+        text: String,
+    },
+    /// Reasoning (thinking) text, as it streamed.
+    Reasoning {
+        /// The piece that arrived.
+        text: String,
+    },
+    /// A tool call, once complete.
+    ToolCall {
+        /// The call's id (as the model gave it).
+        id: String,
+        /// The function called.
+        name: String,
+        /// The JSON text of its arguments, as the model produced it.
+        arguments: String,
+    },
+    /// The result of a tool call, as it goes back to the model.
+    ToolResult {
+        /// The tool call's id.
+        id: String,
+        /// Its function name.
+        name: String,
+        /// The text the model is sent.
+        content: String,
+        /// The call failed or was denied.
+        is_error: bool,
+    },
+    /// An MCP server the request goes out without (SPEC R6.1, R11.2): still connecting after
+    /// the wait, or failed. Said once per server and reason.
+    McpServerUnavailable {
+        /// The server's name in the settings file.
+        server: String,
+        /// Why, in plain words.
+        reason: String,
+    },
+    /// The tokens and cost of one request, once it ended. Cache fields are 0 when the
+    /// provider reported none.
+    Usage {
+        /// Non-cached input tokens (SPEC R1.3).
+        input_tokens: u64,
+        /// Output tokens.
+        output_tokens: u64,
+        /// Input tokens read from the prompt cache.
+        cache_read_tokens: u64,
+        /// Input tokens written to the prompt cache.
+        cache_write_tokens: u64,
+        /// USD: the provider's reported cost, else computed from the model's prices.
+        cost_usd: f64,
+        /// The provider reported no usage: the counts are estimates (4 bytes per token).
+        estimated: bool,
+    },
+    /// A failure.
+    Error {
+        /// `rate_limited`, `auth`, … (see `ErrorKind`), or `config`, `store`,
+        /// `tool_rounds_exceeded`.
+        kind: String,
+        /// One sentence saying what happened and what to do.
+        message: String,
+        /// The HTTP status, when there was one.
+        status: Option<u16>,
+    },
+    /// A request of the task starts (the reference's `api_req_started` row).
+    ApiReqStarted {
+        /// Numbered from 1 across the task (a resumed task numbers on).
+        request_index: u32,
+    },
+    /// A request ended early (SPEC R9.1, R9.3, R9.5).
+    ApiReqFinished {
+        /// The request's [`TaskEvent::ApiReqStarted::request_index`].
+        request_index: u32,
+        /// `streaming_failed` or `user_cancelled`.
+        cancel_reason: Option<CancelReason>,
+        /// The error that ended it (serialized as JSON before content, its sentence after).
+        streaming_failed_message: Option<String>,
+    },
+    /// An automatic retry is scheduled (`failed: false`), or automatic retries are used up
+    /// (`failed: true`) (SPEC R6.8, R6.9).
+    ErrorRetry {
+        /// The retry, from 1 (the last one made when `failed`).
+        attempt: u32,
+        /// Automatic retries allowed.
+        max_attempts: u32,
+        /// Seconds until the retry (0 when `failed`).
+        delay_seconds: f64,
+        /// The error's sentence.
+        error_message: String,
+        /// Retries are used up.
+        failed: bool,
+    },
+    /// The provider layer retries a rate-limited request before its stream started (SPEC
+    /// R5.3, the `retry_status` of the request).
+    RetryStatus {
+        /// The attempt that failed, from 1.
+        attempt: u32,
+        /// Requests in all under the provider's retry policy.
+        max_attempts: u32,
+        /// Seconds until the next attempt.
+        delay_seconds: f64,
+        /// The start of the error's sentence (at most 200 characters).
+        error_snippet: String,
+    },
+    /// The request step runs again after a retry (SPEC R6.10).
+    ApiReqRetried,
+    /// Automatic recovery ended: the user (or `--on-failure`) decides to retry or cancel
+    /// (SPEC R6.9).
+    ApiReqFailed {
+        /// The error's kind.
+        kind: String,
+        /// The error's sentence.
+        message: String,
+    },
+    /// The task (this run of it) ended.
+    TaskFinished {
+        /// `completed`, `failed` or `cancelled`.
+        status: TaskStatus,
+        /// Milliseconds to the first content chunk (`null` when none arrived).
+        first_token_ms: Option<u64>,
+        /// Milliseconds the run took.
+        duration_ms: u64,
+    },
+}
+
+impl TaskEvent {
+    /// The tokens and cost of a `usage` event, as a task's totals count them; `None` for
+    /// every other event.
+    pub fn usage(&self) -> Option<TaskUsage> {
+        match self {
+            Self::Usage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_write_tokens,
+                cost_usd,
+                ..
+            } => Some(TaskUsage {
+                tokens_in: *input_tokens,
+                tokens_out: *output_tokens,
+                cache_writes: *cache_write_tokens,
+                cache_reads: *cache_read_tokens,
+                cost_usd: *cost_usd,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Every turn was answered.
+    Completed,
+    /// A request failed and was not retried, or the task could not be saved.
+    Failed,
+    /// The user cancelled (Ctrl-C, a cancelled token).
+    Cancelled,
+}

@@ -1,0 +1,268 @@
+//! How a [`Task`](super::Task) writes itself down (SPEC R10.2): every change of a turn goes to
+//! the store before the turn goes on, each a small transaction:
+//! - every [`TaskEvent`] as a UI event row, as it happens, before it is shown; streamed text
+//!   chunks too, so a process killed mid-answer loses at most the chunk being received;
+//! - each usage report into the task's totals;
+//! - every message appended to the API conversation history, before the next request;
+//! - the deleted range, the moment truncation changes it, before the request (R6.3);
+//! - each new file-read dedupe (R8.6) as a context edit, before the request that uses it.
+//!
+//! A turn can be dropped at any await (the user cancels, R9.5), also while a write is under
+//! way. So each write runs to its end in its own tokio task, holding the task's write lock
+//! ([`shielded`]): the cancellation waits for that lock, then reads back what the store holds
+//! ([`JournalState::reload`]) before it records what streamed.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchyard_api::{ApiError, ErrorKind};
+use tokio::time::Instant;
+
+use super::TaskEvent;
+use super::attempt::{BoxFuture, Conversation};
+use super::observer::TurnObserver;
+use crate::context::{DeletedRange, find_duplicate_file_reads};
+use crate::store::{StoreError, TaskStore};
+
+/// The context edit kind of a file-read dedupe (SPEC R8.6).
+const FILE_READ_DEDUPE: &str = "file_read_dedupe";
+
+/// What a task's journal keeps between turns.
+#[derive(Debug)]
+pub(super) struct JournalState {
+    /// Messages of the conversation already stored.
+    pub persisted: usize,
+    /// File-read dedupe edits already recorded: (message, block, path).
+    pub recorded_dedupe: HashSet<(usize, usize, String)>,
+    /// What streamed since the last `api_req_started`.
+    pub streaming: Streaming,
+    /// When the caller started the task (its `task_started`), and how long after that the
+    /// first content chunk was recorded.
+    pub started: Instant,
+    pub first_content: Option<Duration>,
+    /// Held by each store write while it runs (see [`shielded`]).
+    writing: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// What streamed since the last `api_req_started`.
+#[derive(Debug, Default)]
+pub(super) struct Streaming {
+    /// The assistant text so far.
+    pub text: String,
+    /// Text, reasoning or a tool call arrived.
+    pub content_seen: bool,
+}
+
+impl Streaming {
+    /// Follows `event`: a new request starts over; content is noted, text kept.
+    fn observe(&mut self, event: &TaskEvent) {
+        match event {
+            TaskEvent::ApiReqStarted { .. } => *self = Self::default(),
+            TaskEvent::Text { text } => {
+                self.text.push_str(text);
+                self.content_seen = true;
+            }
+            TaskEvent::Reasoning { .. } | TaskEvent::ToolCall { .. } => self.content_seen = true,
+            _ => {}
+        }
+    }
+}
+
+impl JournalState {
+    /// The state of task `id` as `store` holds it: its messages and recorded dedupe edits.
+    pub async fn reload(store: &dyn TaskStore, id: &str) -> Result<Self, StoreError> {
+        let persisted = store.task(id).await?.message_count;
+        let recorded_dedupe = store
+            .context_edits(id)
+            .await?
+            .into_iter()
+            .filter(|e| e.kind == FILE_READ_DEDUPE)
+            .filter_map(|e| {
+                Some((
+                    e.detail.get("message_index")?.as_u64()? as usize,
+                    e.detail.get("block_index")?.as_u64()? as usize,
+                    e.detail.get("path")?.as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+        Ok(Self {
+            persisted,
+            recorded_dedupe,
+            streaming: Streaming::default(),
+            started: Instant::now(),
+            first_content: None,
+            writing: Arc::default(),
+        })
+    }
+
+    /// Waits for a write a dropped turn left running, then takes the store's view of what was
+    /// written (messages, dedupe edits); what streamed stays.
+    pub async fn settle(&mut self, store: &dyn TaskStore, id: &str) -> Result<(), StoreError> {
+        drop(self.writing.lock().await);
+        let stored = Self::reload(store, id).await?;
+        self.persisted = stored.persisted;
+        self.recorded_dedupe = stored.recorded_dedupe;
+        Ok(())
+    }
+
+    /// Follows an event about to be stored: what streamed, and the first content's time.
+    pub fn observe(&mut self, event: &TaskEvent) {
+        self.streaming.observe(event);
+        if self.first_content.is_none() && self.streaming.content_seen {
+            self.first_content = Some(self.started.elapsed());
+        }
+    }
+}
+
+/// Stores one event (and, for a usage report, adds it to the totals).
+pub(super) async fn store_event(
+    store: &dyn TaskStore,
+    task_id: &str,
+    event: &TaskEvent,
+) -> Result<(), StoreError> {
+    let value = serde_json::to_value(event).unwrap_or(Value::Null);
+    let kind = value["type"].as_str().unwrap_or("unknown").to_owned();
+    // Streamed chunks survive a killed process at once and reach the disk with the next
+    // full commit; everything else is fully synced before the call returns.
+    let streamed = matches!(event, TaskEvent::Text { .. } | TaskEvent::Reasoning { .. });
+    store
+        .append_event(task_id, &kind, &value, !streamed)
+        .await?;
+    if let Some(usage) = event.usage() {
+        store.add_usage(task_id, &usage).await?;
+    }
+    Ok(())
+}
+
+/// Stores the messages of `conversation` from `state.persisted` on, then records each
+/// file-read dedupe (R8.6) the next request will apply and that is not recorded yet, as a
+/// `file_read_dedupe` context edit.
+pub(super) async fn persist_history(
+    store: &Arc<dyn TaskStore>,
+    task_id: &str,
+    state: &mut JournalState,
+    conversation: &Conversation,
+) -> Result<(), StoreError> {
+    let history = &conversation.api_conversation_history;
+    for (i, message) in history.iter().enumerate().skip(state.persisted) {
+        let (store, id, message) = (Arc::clone(store), task_id.to_owned(), message.clone());
+        shielded(&state.writing, async move {
+            store.append_message(&id, i, &message).await
+        })
+        .await?;
+        state.persisted = i + 1;
+    }
+    for edit in find_duplicate_file_reads(history, conversation.conversation_history_deleted_range)
+    {
+        let key = (edit.message_index, edit.block_index, edit.path.clone());
+        if state.recorded_dedupe.contains(&key) {
+            continue;
+        }
+        let detail = serde_json::to_value(&edit).unwrap_or(Value::Null);
+        let (store, id) = (Arc::clone(store), task_id.to_owned());
+        shielded(&state.writing, async move {
+            store.add_context_edit(&id, FILE_READ_DEDUPE, &detail).await
+        })
+        .await?;
+        state.recorded_dedupe.insert(key);
+    }
+    Ok(())
+}
+
+/// Runs one store write to its end even when the turn awaiting it is dropped: in its own
+/// tokio task, holding `lock` (which a cancellation waits for, see [`JournalState::settle`]).
+async fn shielded<T, F>(lock: &Arc<tokio::sync::Mutex<()>>, write: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: Future<Output = Result<T, StoreError>> + Send + 'static,
+{
+    let guard = Arc::clone(lock).lock_owned().await;
+    tokio::spawn(async move {
+        let result = write.await;
+        drop(guard);
+        result
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(StoreError::Backend {
+            location: "the task store".to_owned(),
+            source: Box::new(e),
+        })
+    })
+}
+
+/// The [`TurnObserver`] of a task's turn: each event, range and message goes to the store
+/// (events then to `on_event`). The first store failure is kept; the turn ends at the next
+/// history change, before another request is sent.
+pub(super) struct Journal<'a> {
+    pub store: &'a Arc<dyn TaskStore>,
+    pub task_id: &'a str,
+    pub state: &'a mut JournalState,
+    pub on_event: &'a mut (dyn FnMut(TaskEvent) + Send),
+    pub failure: Option<StoreError>,
+}
+
+impl Journal<'_> {
+    fn fail(&mut self, e: StoreError) {
+        self.failure.get_or_insert(e);
+    }
+}
+
+impl TurnObserver for Journal<'_> {
+    fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.state.observe(&event);
+            let (store, id, stored) = (
+                Arc::clone(self.store),
+                self.task_id.to_owned(),
+                event.clone(),
+            );
+            let written = shielded(&self.state.writing, async move {
+                store_event(store.as_ref(), &id, &stored).await
+            })
+            .await;
+            if let Err(e) = written {
+                self.fail(e);
+            }
+            (self.on_event)(event);
+        })
+    }
+
+    fn range_changed(&mut self, range: Option<DeletedRange>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let (store, id) = (Arc::clone(self.store), self.task_id.to_owned());
+            let written = shielded(&self.state.writing, async move {
+                store
+                    .set_deleted_range(&id, range, &json!({ "range": range }))
+                    .await
+            })
+            .await;
+            if let Err(e) = written {
+                self.fail(e);
+            }
+        })
+    }
+
+    fn history_changed<'a>(
+        &'a mut self,
+        conversation: &'a Conversation,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            if let Err(e) =
+                persist_history(self.store, self.task_id, self.state, conversation).await
+            {
+                self.fail(e);
+            }
+            if self.failure.is_some() {
+                return Err(ApiError::new(
+                    ErrorKind::Server,
+                    "the task could not be saved",
+                ));
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,42 @@
+//! What the request step (SPEC R6) and the request loop (R9) report as they go.
+
+use switchyard_api::ApiError;
+
+use super::TaskEvent;
+use super::attempt::{BoxFuture, Conversation};
+use crate::context::DeletedRange;
+
+/// Receives a turn's events and changes in order. Every call is awaited before the turn goes
+/// on, so an implementation can make each change durable first: the deleted range before the
+/// request that uses it (R6.3), each message before the next request (R10.2), each event before
+/// it is shown. A [`crate::Task`] stores them (`journal.rs`); a closure receives the events of
+/// a turn kept in memory.
+pub(crate) trait TurnObserver: Send {
+    /// One event, in the order it happened.
+    fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()>;
+
+    /// Truncation changed the deleted range of the conversation; called before the request
+    /// that uses it is sent.
+    fn range_changed(&mut self, _range: Option<DeletedRange>) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// Messages were appended to `conversation`'s history (the assistant's answer, a partial
+    /// answer, tool results, the "continue" request after an interruption); called before the
+    /// next request is sent. An error ends the turn at once with that error (no retry, no
+    /// event: the caller reports it).
+    fn history_changed<'a>(
+        &'a mut self,
+        _conversation: &'a Conversation,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// A closure receives the events; the history and the range stay in memory.
+impl<F: FnMut(TaskEvent) + Send> TurnObserver for F {
+    fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()> {
+        self(event);
+        Box::pin(std::future::ready(()))
+    }
+}

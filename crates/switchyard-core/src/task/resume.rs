@@ -1,0 +1,90 @@
+//! Reopening a task whose last turn a crash or kill cut short (SPEC R9.3, R10.3): a trailing
+//! `api_req_started` with neither a cost nor a cancel reason is dropped when nothing streamed
+//! after it; when text had streamed, that text is kept as the assistant's answer marked
+//! "[Response interrupted by API Error]" and the request gets `cancel_reason:
+//! streaming_failed`, exactly as for a stream that failed part-way.
+
+use switchyard_api::{ContentBlock, Message, Role};
+
+use super::turn::{CancelReason, INTERRUPTED_MARKER};
+use super::{Task, TaskEvent};
+use crate::store::StoreError;
+
+/// The `streaming_failed_message` recorded on resume for a request whose process ended while
+/// its answer streamed.
+pub const PROCESS_ENDED_MESSAGE: &str =
+    "switchyard stopped while the response was streaming (the process was killed or crashed)";
+
+/// What resuming a task found and did about an interrupted turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeReport {
+    /// Bytes of partial assistant text recovered into the history.
+    pub recovered_partial_bytes: usize,
+    /// A trailing `api_req_started` with nothing after it was dropped (R10.3).
+    pub dropped_request: bool,
+    /// The request that was marked `streaming_failed` on resume.
+    pub interrupted_request: Option<u32>,
+}
+
+impl Task {
+    /// Repairs the end of a reopened task (see the module docs) and says what it did.
+    pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
+        let mut report = ResumeReport::default();
+        let id = self.record.id.clone();
+        let Some(seq) = self
+            .store
+            .last_event_of_kind(&id, "api_req_started")
+            .await?
+        else {
+            return Ok(report);
+        };
+        let events = self.store.events_from(&id, seq).await?;
+        let Some((started, rest)) = events.split_first() else {
+            return Ok(report);
+        };
+        let has_cost = rest.iter().any(|e| e.kind == "usage");
+        let has_cancel = rest
+            .iter()
+            .any(|e| e.kind == "api_req_finished" && !e.event["cancel_reason"].is_null());
+        if has_cost || has_cancel {
+            return Ok(report);
+        }
+        let content_seen = rest
+            .iter()
+            .any(|e| matches!(e.kind.as_str(), "text" | "reasoning" | "tool_call"));
+        if !content_seen {
+            // R10.3: a request that never produced anything is dropped.
+            self.store.delete_event(&id, started.seq).await?;
+            report.dropped_request = true;
+            return Ok(report);
+        }
+        // R9.3: what streamed is kept, marked, and the request is recorded as failed.
+        let text: String = rest
+            .iter()
+            .filter(|e| e.kind == "text")
+            .filter_map(|e| e.event["text"].as_str())
+            .collect();
+        if !text.is_empty() && self.last_role() == Some(Role::User) {
+            report.recovered_partial_bytes = text.len();
+            self.append_message(Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text { text },
+                    ContentBlock::Text {
+                        text: INTERRUPTED_MARKER.to_owned(),
+                    },
+                ],
+            })
+            .await?;
+        }
+        let request_index = started.event["request_index"].as_u64().unwrap_or(0) as u32;
+        report.interrupted_request = Some(request_index);
+        self.record_event(&TaskEvent::ApiReqFinished {
+            request_index,
+            cancel_reason: Some(CancelReason::StreamingFailed),
+            streaming_failed_message: Some(PROCESS_ENDED_MESSAGE.to_owned()),
+        })
+        .await?;
+        Ok(report)
+    }
+}
