@@ -198,8 +198,10 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
     assert_eq!(names.len(), 23, "{names:?}");
     for name in &names {
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read_to_string(
+                test_data_dir().join(format!("fixtures/{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         for split in [
@@ -749,8 +751,10 @@ fn bedrock_event_streams_match_their_expected_chunks_in_every_split() {
     ] {
         let bytes = std::fs::read(test_data_dir().join(format!("fixtures/{name}.bin"))).unwrap();
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read_to_string(
+                test_data_dir().join(format!("fixtures/{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         for piece in [1, 5, 7, bytes.len()] {

@@ -264,8 +264,10 @@ mod task {
 
     fn fixture_text(name: &str) -> String {
         let v: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-                .unwrap(),
+            &std::fs::read_to_string(
+                test_data_dir().join(format!("fixtures/{name}.expected.json")),
+            )
+            .unwrap(),
         )
         .unwrap();
         v.as_array()
