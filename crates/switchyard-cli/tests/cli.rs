@@ -999,7 +999,7 @@ fn models_survives_a_closed_pipe() {
         "the output ({} bytes) must be several pipe buffers ({pipe_bytes} bytes) long",
         full.stdout.len()
     );
-    let mut child = {
+    let child = {
         // The `Command` holds the write end until it is dropped: only the child may keep it.
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
         cmd.arg("models").stdout(writer).stderr(Stdio::piped());

@@ -9,7 +9,7 @@
 //! (`switchyard_testkit::mcp_test_servers`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
