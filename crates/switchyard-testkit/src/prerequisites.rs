@@ -119,7 +119,11 @@ pub fn require_script() -> bool {
 pub fn mcp_test_servers() -> Option<PathBuf> {
     let dir = std::env::var_os("SWITCHYARD_MCP_SERVERS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::test_data_dir().join("..").join(".mcp-servers"));
+        .unwrap_or_else(|| {
+            // `<workspace>/tests/..`, written without the `..` when it resolves.
+            let root = crate::test_data_dir().join("..");
+            root.canonicalize().unwrap_or(root).join(".mcp-servers")
+        });
     let bin = dir.join("node_modules").join(".bin");
     let missing: Vec<&str> = ["mcp-server-everything", "mcp-server-filesystem"]
         .into_iter()
