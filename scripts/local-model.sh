@@ -309,8 +309,10 @@ cmd_start() {
     if [[ "$mode" == native ]]; then
       cmd=("$NATIVE_BIN" -m "$GGUF" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$port" -c "$N_CTX")
     else
+      # --interrupt_requests False: a second request waits for the first instead of cutting
+      # its stream off (the default), so clients sharing the server do not break each other.
       cmd=("$VENV_PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL_ALIAS"
-           --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX")
+           --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --interrupt_requests False)
     fi
     log "starting $mode server on 127.0.0.1:$port (log: $logf)"
     printf '=== %s\n$ %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" >>"$logf"
