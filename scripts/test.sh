@@ -1,28 +1,102 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: unit and property tests, fixture replays, the CLI tests,
-# and the end-to-end test of the built `switchyard` binary against two real local model
-# servers (llama-cpp-python's and llama.cpp's native `llama-server`, both serving
-# SmolLM2-135M on 127.0.0.1; see scripts/local-model.sh).
+# Runs every test of the workspace: unit and property tests, fixture replays, the CLI tests, the
+# MCP tests against real MCP servers from npm, and the end-to-end test of the built `switchyard`
+# binary against two real local model servers (llama-cpp-python's and llama.cpp's native
+# `llama-server`, both serving SmolLM2-135M on 127.0.0.1; see scripts/local-model.sh).
 #
 # The first run builds both servers (about 3 + 4 minutes on 2 cores); later runs reuse them,
 # and servers already running are left as they are. Extra arguments go to `cargo test`.
-# SWITCHYARD_E2E_NATIVE=0 skips the native server (the python one is always used).
+#
+# Ends with one line of counts, `N passed, N failed, N skipped` (also written to
+# target/test-summary.txt): passed and failed as the test harness counted them (every test binary
+# runs: --no-fail-fast), skipped = the tests the harness ignored plus the tests that could not
+# run here (a missing program, MCP server or model server), each listed above that line with its
+# reason. In CI (`CI` set, and not 0 or false) nothing is skipped: such a test fails instead.
+#
+# SWITCHYARD_E2E_NATIVE=0 leaves out the native server (its test is skipped; ignored in CI).
+# SWITCHYARD_LOCAL_MODEL_PORT moves the python server only; the native one stays on 8090.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# As switchyard_testkit::in_ci decides it.
+in_ci() {
+  local ci="${CI:-}"
+  ci="${ci//[[:space:]]/}"
+  case "${ci,,}" in "" | 0 | false) return 1 ;; *) return 0 ;; esac
+}
+
+target="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target"
+target="$(cd "$target" && pwd)"
+skips="$target/test-skips.txt"
+summary="$target/test-summary.txt"
+log="$target/test-output.log"
+rm -f "$summary"
 
 # The real MCP servers the MCP tests run (pinned, from the npm registry, into .mcp-servers/).
 if command -v npm >/dev/null; then
   scripts/mcp-servers.sh
 else
-  echo "npm not found: the MCP tests against real servers will say SKIPPED" >&2
+  echo "npm not found: the MCP tests against real servers are skipped (in CI they fail)" >&2
 fi
 
 scripts/local-model.sh start --python
 urls="python=$(scripts/local-model.sh url --python)"
-if [ "${SWITCHYARD_E2E_NATIVE:-1}" != 0 ]; then
-  scripts/local-model.sh start --native
-  urls="$urls,native=$(scripts/local-model.sh url --native)"
+native=1
+if [ "${SWITCHYARD_E2E_NATIVE:-1}" = 0 ]; then
+  if in_ci; then
+    echo "SWITCHYARD_E2E_NATIVE=0 is ignored in CI: the native server is tested too" >&2
+  else
+    native=0
+  fi
+fi
+if [ "$native" = 1 ]; then
+  # An empty SWITCHYARD_LOCAL_MODEL_PORT is the default port: the native server never shares
+  # the python server's port.
+  SWITCHYARD_LOCAL_MODEL_PORT='' scripts/local-model.sh start --native
+  native_url="$(SWITCHYARD_LOCAL_MODEL_PORT='' scripts/local-model.sh url --native)"
+  if [ "python=$native_url" = "$urls" ]; then
+    echo "scripts/test.sh: the python and native servers would share $native_url; set SWITCHYARD_LOCAL_MODEL_PORT to another port, or unset it" >&2
+    exit 2
+  fi
+  urls="$urls,native=$native_url"
 fi
 echo "end-to-end servers: $urls"
 
-SWITCHYARD_E2E_BASE_URLS="$urls" cargo test --workspace --features switchyard-cli/e2e "$@"
+: >"$skips"
+status=0
+SWITCHYARD_TEST_SKIPS="$skips" SWITCHYARD_E2E_BASE_URLS="$urls" \
+  cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
+
+# cargo's closing line of each test binary:
+# "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 3 filtered out; finished in …"
+read -r passed failed ignored < <(awk '/^test result: / {
+    for (i = 2; i <= NF; i++) {
+      if ($i ~ /^passed;?$/) p += $(i - 1)
+      if ($i ~ /^failed;?$/) f += $(i - 1)
+      if ($i ~ /^ignored;?$/) g += $(i - 1)
+    }
+  } END { print p + 0, f + 0, g + 0 }' "$log")
+# One line per skipped test: "SKIPPED <binary> <test>: <reason>". A skipped test returned, so
+# the harness counted it as passed.
+skipped_tests="$(sort -u "$skips" | awk '{ print $2, $3 }' | sort -u | wc -l)"
+passed=$((passed - skipped_tests))
+((passed >= 0)) || passed=0
+if ((status != 0 && failed == 0)); then
+  # A build error, or a test binary that died without its closing line.
+  echo "cargo test failed (exit $status) without a failed test in its counts: see above" >&2
+  failed=1
+fi
+
+echo
+if [ -s "$skips" ]; then
+  echo "Skipped, with the reason (in CI these fail):"
+  sort -u "$skips" | sed 's/^SKIPPED /  /'
+fi
+if ((ignored > 0)); then
+  echo "  $ignored test(s) marked #[ignore]"
+fi
+line="$passed passed, $failed failed, $((skipped_tests + ignored)) skipped"
+echo "$line" >"$summary"
+echo "$line"
+exit "$status"

@@ -978,26 +978,48 @@ async fn ctrl_c_mid_stream_cancels_records_it_and_exits_130() {
     assert!(lines[4]["first_token_ms"].is_u64());
 }
 
+/// `switchyard models | head -1`: the reader goes away after one line while `switchyard` still
+/// has most of its output to write, so its later writes fail (EPIPE); it must end quietly, with
+/// exit code 0. The pipe is shrunk to one page (`F_SETPIPE_SZ`) so that the output is several
+/// pipe buffers long: with the default 64 KiB pipe the whole listing (about 20 KiB) would fit
+/// in the pipe before the reader closed it, and no write could ever fail.
 #[test]
 fn models_survives_a_closed_pipe() {
     use std::io::BufRead;
-    // `switchyard models | head -1`: the reader goes away after one line.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+    let full = Command::new(env!("CARGO_BIN_EXE_switchyard"))
         .arg("models")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    assert_eq!(full.status.code(), Some(0));
+
+    let (reader, writer) = std::io::pipe().unwrap();
+    let pipe_bytes = rustix::pipe::fcntl_setpipe_size(&writer, 4096).unwrap();
+    assert!(
+        full.stdout.len() > 4 * pipe_bytes,
+        "the output ({} bytes) must be several pipe buffers ({pipe_bytes} bytes) long",
+        full.stdout.len()
+    );
+    let child = {
+        // The `Command` holds the write end until it is dropped: only the child may keep it.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+        cmd.arg("models").stdout(writer).stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let mut out = std::io::BufReader::new(reader);
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     assert!(first.starts_with("anthropic"), "{first}");
+    // What we took plus what the pipe can still hold is less than the whole output: the rest
+    // is written after the reader has gone.
+    let taken = first.len() + out.buffer().len();
+    assert!(
+        taken + pipe_bytes < full.stdout.len(),
+        "read {taken} of {} bytes",
+        full.stdout.len()
+    );
     drop(out);
     let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "not quiet: {stderr}");
 }

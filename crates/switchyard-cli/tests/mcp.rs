@@ -2,8 +2,8 @@
 //! environment, real MCP servers from npm (`scripts/mcp-servers.sh`) and real broken ones, and
 //! the testkit's scripted model on 127.0.0.1.
 //!
-//! The tests that need the npm servers skip with a message when they are not installed, unless
-//! `SWITCHYARD_REQUIRE_MCP_SERVERS=1` (set by `.ci/run`).
+//! Without the npm servers (or util-linux `script`, for the terminal test) the tests that need
+//! them fail in CI and are skipped visibly elsewhere (`switchyard_testkit::mcp_test_servers`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchyard_testkit::{HttpResponse, MockServer, Reply};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, mcp_test_servers, require_script};
 
 #[derive(Debug)]
 struct Run {
@@ -29,28 +29,6 @@ impl Run {
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
             .collect()
     }
-}
-
-fn npm_servers() -> Option<PathBuf> {
-    let dir = std::env::var_os("SWITCHYARD_MCP_SERVERS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.mcp-servers"));
-    let bin = dir.join("node_modules/.bin");
-    if bin.join("mcp-server-everything").exists() {
-        return Some(bin);
-    }
-    let required = std::env::var("SWITCHYARD_REQUIRE_MCP_SERVERS").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "the MCP test servers are not installed in {} and SWITCHYARD_REQUIRE_MCP_SERVERS=1: \
-         run scripts/mcp-servers.sh",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: the npm MCP test servers are not installed in {}; run scripts/mcp-servers.sh",
-        dir.display()
-    );
-    None
 }
 
 /// Runs `switchyard ARGS` with only `PATH` and `SWITCHYARD_HOME=home`, stdin not a terminal.
@@ -169,7 +147,9 @@ async fn mcp_list_explains_every_broken_server() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_list_reads_clines_file_and_shows_tools_of_a_real_server() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     // Only Cline's file name exists in the configuration directory: it is used.
     write_settings(
@@ -212,7 +192,9 @@ async fn mcp_list_without_servers_and_a_missing_file_given() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn task_json_runs_the_models_tool_call_with_yes_and_reports_broken_servers() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     let mut servers = broken_servers();
     servers["everything"] =
@@ -317,7 +299,9 @@ async fn task_json_runs_the_models_tool_call_with_yes_and_reports_broken_servers
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_terminal_or_yes_a_tool_call_is_denied_with_a_hint() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let home = tempfile::tempdir().unwrap();
     let file = write_settings(
         home.path(),
@@ -374,9 +358,10 @@ async fn without_a_terminal_or_yes_a_tool_call_is_denied_with_a_hint() {
 #[tokio::test(flavor = "multi_thread")]
 async fn in_a_terminal_each_tool_call_is_asked_about_and_the_answer_is_kept() {
     use std::io::Write;
-    let Some(bin) = npm_servers() else { return };
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: util-linux `script` is not installed");
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
+    if !require_script() {
         return;
     }
     for (answer, ran) in [("y", true), ("n", false)] {

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use switchyard_core::{SqliteStore, TaskStore};
-use switchyard_testkit::{HttpResponse, MockServer, Reply, Split};
+use switchyard_testkit::{Gate, HttpResponse, MockServer, Reply, Split};
 use tempfile::TempDir;
 
 const KEY: &str = "sk-test-persistence-key-never-printed-0b1c";
@@ -287,12 +287,12 @@ async fn kill_when(
         let line = line.unwrap_or_else(|_| panic!("no output for 30 s: {seen:?}"));
         seen.push(line.unwrap_or_else(|| panic!("stdout closed early: {seen:?}")));
     }
-    for _ in 0..3000 {
-        if server.request_count() >= requests {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let arrived =
+        tokio::time::timeout(Duration::from_secs(30), server.wait_for_requests(requests)).await;
+    assert!(
+        arrived.is_ok(),
+        "{requests} requests not seen in 30 s: {seen:?}"
+    );
     assert_eq!(server.request_count(), requests, "{seen:?}");
     child.kill().unwrap(); // SIGKILL
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
@@ -566,13 +566,17 @@ async fn bad_database_files_are_refused_with_a_clear_error_and_left_untouched() 
     assert_eq!(std::fs::read(&db).unwrap(), bytes);
 }
 
+/// Four processes share one data directory, and provably at the same time: every answer stops
+/// at a gate after its first two pieces, and the gate opens only once all four streams are
+/// there and the database holds all four tasks with their two pieces each. So each process
+/// wrote to the database while the others had their tasks open, and wrote again after them.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
-    let (body, _) = answer();
-    // Small pieces with gaps keep both streams (and their writes) going at the same time.
+    let (body, ends) = answer();
+    let gate = Gate::new();
     let reply = Reply::new(HttpResponse::sse(&body))
         .split(Split::Every(7))
-        .write_gap(Duration::from_millis(2));
+        .gate_at(ends[1], &gate);
     let server = MockServer::start(vec![reply]).await;
     let env = std::sync::Arc::new(Env::new());
     let url = server.url();
@@ -588,6 +592,37 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
             env.run(&argv).await
         }));
     }
+    tokio::time::timeout(Duration::from_secs(60), gate.wait_until_reached(4))
+        .await
+        .expect("four answers did not reach the gate within 60 s");
+    // The pieces sent before the gate are stored as they arrive: poll until all four
+    // processes have stored theirs (a deadline, not a guess).
+    let store = env.store();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tasks = store.list_tasks().await.unwrap();
+        let mut halfway = 0;
+        for t in &tasks {
+            let events = store.events(&t.id).await.unwrap();
+            if events.iter().filter(|e| e.kind == "text").count() == 2 {
+                halfway += 1;
+            }
+        }
+        if tasks.len() == 4 && halfway == 4 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} tasks, {halfway} with two pieces stored, 30 s after all four streams reached the gate",
+            tasks.len()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        runs.iter().all(|r| !r.is_finished()),
+        "a process ended before the gate opened"
+    );
+    gate.open();
     let mut ids = Vec::new();
     for run in runs {
         let (code, stdout, stderr) = run.await.unwrap();
@@ -597,7 +632,6 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 4, "every task has its own id");
-    let store = env.store();
     let tasks = store.list_tasks().await.unwrap();
     assert_eq!(tasks.len(), 4);
     for task in tasks {
@@ -618,13 +652,12 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
 }
 
 /// In a terminal, `switchyard task` asks for a follow-up after each answer until an empty
-/// line. The terminal is a pseudo-terminal from util-linux `script`; without it the test is
-/// skipped with a note (it is installed wherever util-linux is).
+/// line. The terminal is a pseudo-terminal from util-linux `script`; without it the test fails
+/// in CI and is skipped visibly elsewhere.
 #[tokio::test(flavor = "multi_thread")]
 async fn in_a_terminal_the_task_asks_for_follow_ups_until_an_empty_line() {
     use std::io::Write;
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
+    if !switchyard_testkit::require_script() {
         return;
     }
     let server = MockServer::start(vec![complete_reply("One."), complete_reply("Two.")]).await;

@@ -8,13 +8,18 @@
 //!   [`HttpResponse::fixture`], from `tests/cases` with [`HttpResponse::case`], or build one
 //!   with [`HttpResponse::new`], [`HttpResponse::json`] or [`HttpResponse::sse`].
 //! * [`Reply`] wraps a response with a script: how the body is cut into socket writes
-//!   ([`Split`]), delays, a stall, a drop, and what happens after the last body byte
-//!   ([`AfterBody`]).
+//!   ([`Split`]), delays, a stall, a [`Gate`] the test opens, a drop, and what happens after
+//!   the last body byte ([`AfterBody`]).
 //! * [`MockServer::start`] serves a list of replies: request 1 gets `replies[0]`, request 2
 //!   `replies[1]`, and so on; the last reply repeats. Every request is recorded
-//!   ([`RecordedRequest`]) before it is answered.
+//!   ([`RecordedRequest`]) before it is answered. [`MockServer::wait_for_requests`] and
+//!   [`MockServer::wait_for_closed`] are readiness signals: a test waits for the server to have
+//!   acted instead of sleeping and hoping it has.
 //! * [`case_replies`] turns a `tests/cases/{id}.meta.json` (or a lone `{id}.http`) into the
 //!   reply list the case describes.
+//! * [`skip_or_fail`], [`require_program`], [`require_script`] and [`mcp_test_servers`]: a test
+//!   whose program, server or file is missing fails in CI and is skipped visibly elsewhere
+//!   (recorded for `scripts/test.sh`'s closing count).
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -64,10 +69,11 @@
 //! # Paused clocks
 //!
 //! All waiting (delays, write gaps, stalls, holds) uses `tokio::time`, so tests with
-//! `#[tokio::test(start_paused = true)]` run instantly: a 600 s hold costs no real time. Start
-//! the server inside the test so it runs on the test's runtime (the paused clock exists only on
-//! the current-thread runtime, which is what `start_paused` gives you). The calling crate needs
-//! tokio's `test-util` feature in its dev-dependencies for `start_paused`.
+//! `#[tokio::test(start_paused = true)]` run instantly: a 600 s hold costs no real time (a
+//! [`Gate`] waits for the test, not for time). Start the server inside the test so it runs on
+//! the test's runtime (the paused clock exists only on the current-thread runtime, which is what
+//! `start_paused` gives you). The calling crate needs tokio's `test-util` feature in its
+//! dev-dependencies for `start_paused`.
 //!
 //! Caveats (`tests/paused_clock.rs` checks all but the fourth):
 //!
@@ -94,13 +100,17 @@
 #![allow(clippy::expect_used)]
 #![warn(missing_docs)]
 
+mod prerequisites;
 mod reply;
 mod response;
 mod server;
 
 use std::path::PathBuf;
 
-pub use reply::{AfterBody, Reply, Split, case_replies};
+pub use prerequisites::{
+    SKIPS_FILE_ENV, in_ci, mcp_test_servers, require_program, require_script, skip_or_fail,
+};
+pub use reply::{AfterBody, Gate, Reply, Split, case_replies};
 pub use response::HttpResponse;
 pub use server::{MockServer, RecordedRequest};
 

@@ -5,8 +5,66 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tokio::sync::watch;
 
 use crate::HttpResponse;
+
+/// A point that replies wait at until the test opens it: a barrier between the server's
+/// connections and the test, with no timing involved. Clones share one gate.
+///
+/// Give it to replies with [`Reply::gate_at`]; [`Gate::wait_until_reached`] tells the test when
+/// that many replies are waiting there (so that many clients are mid-stream at once), and
+/// [`Gate::open`] lets them all go on. An open gate stays open.
+#[derive(Clone, Debug)]
+pub struct Gate {
+    state: std::sync::Arc<watch::Sender<GateState>>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GateState {
+    open: bool,
+    /// How many replies have reached the gate so far (whether or not they have passed it).
+    reached: usize,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self {
+            state: std::sync::Arc::new(watch::Sender::new(GateState::default())),
+        }
+    }
+
+    /// Opens the gate: every reply waiting there goes on, and later ones do not stop.
+    pub fn open(&self) {
+        self.state.send_modify(|s| s.open = true);
+    }
+
+    /// How many replies have reached the gate so far.
+    pub fn reached(&self) -> usize {
+        self.state.borrow().reached
+    }
+
+    /// Resolves once `n` replies have reached the gate (at once, if they already have).
+    pub async fn wait_until_reached(&self, n: usize) {
+        let mut rx = self.state.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = rx.wait_for(|s| s.reached >= n).await;
+    }
+
+    /// Called by the server: counts this reply in and waits until the gate is open.
+    pub(crate) async fn pass(&self) {
+        let mut rx = self.state.subscribe();
+        self.state.send_modify(|s| s.reached += 1);
+        let _ = rx.wait_for(|s| s.open).await;
+    }
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// How the BODY of a reply is cut into separate socket writes (the head is always one write).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +107,9 @@ pub struct Reply {
     pub write_gap: Duration,
     /// Pause this long after this many body bytes have been written (`0` = after the head).
     pub stall_at: Option<(usize, Duration)>,
+    /// Wait at this gate once this many body bytes have been written (`0` = after the head),
+    /// after any stall there, until the test opens it.
+    pub gate_at: Option<(usize, Gate)>,
     /// Close the connection (no more bytes) after this many body bytes (`0` = right after the
     /// head). The close is a FIN, or a reset when `after_body` is [`AfterBody::Reset`]. An offset
     /// past the end of the body never triggers, but the connection is still closed after the
@@ -67,6 +128,7 @@ impl Reply {
             delay_before: Duration::ZERO,
             write_gap: Duration::ZERO,
             stall_at: None,
+            gate_at: None,
             drop_at: None,
         }
     }
@@ -101,14 +163,20 @@ impl Reply {
         self
     }
 
+    /// Waits at `gate` once `body_bytes` body bytes have been written, until the test opens it.
+    pub fn gate_at(mut self, body_bytes: usize, gate: &Gate) -> Self {
+        self.gate_at = Some((body_bytes, gate.clone()));
+        self
+    }
+
     /// Closes the connection once `body_bytes` body bytes have been written.
     pub fn drop_at(mut self, body_bytes: usize) -> Self {
         self.drop_at = Some(body_bytes);
         self
     }
 
-    /// Body offsets at which a write ends: the split points, the stall and drop points, and the
-    /// end of the body; sorted, unique, all in `1..=len`.
+    /// Body offsets at which a write ends: the split points, the stall, gate and drop points,
+    /// and the end of the body; sorted, unique, all in `1..=len`.
     pub(crate) fn write_ends(&self) -> Vec<usize> {
         let len = self.response.body.len();
         let mut ends = BTreeSet::new();
@@ -118,6 +186,7 @@ impl Reply {
             Split::At(offsets) => ends.extend(offsets.iter().copied()),
         }
         ends.extend(self.stall_at.map(|(at, _)| at));
+        ends.extend(self.gate_at.as_ref().map(|(at, _)| *at));
         ends.extend(self.drop_at);
         ends.insert(len);
         ends.into_iter().filter(|&e| e > 0 && e <= len).collect()
@@ -270,6 +339,7 @@ mod tests {
                 .write_ends(),
             vec![4, 8, 10]
         );
+        assert_eq!(r.clone().gate_at(3, &Gate::new()).write_ends(), vec![3, 10]);
         assert!(reply("").write_ends().is_empty());
     }
 

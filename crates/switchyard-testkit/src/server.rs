@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -59,6 +60,10 @@ impl RecordedRequest {
 struct State {
     replies: Vec<Reply>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// How many requests have been recorded, for [`MockServer::wait_for_requests`].
+    recorded: watch::Sender<usize>,
+    /// How many connections the server has closed, for [`MockServer::wait_for_closed`].
+    closed: watch::Sender<usize>,
 }
 
 impl State {
@@ -68,6 +73,7 @@ impl State {
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
         let index = requests.len();
         requests.push(request);
+        self.recorded.send_replace(index + 1);
         &self.replies[index.min(self.replies.len() - 1)]
     }
 }
@@ -103,6 +109,8 @@ impl MockServer {
         let state = Arc::new(State {
             replies,
             requests: Mutex::new(Vec::new()),
+            recorded: watch::Sender::new(0),
+            closed: watch::Sender::new(0),
         });
         let accept_task = tokio::spawn(accept_loop(listener, Arc::clone(&state)));
         Self {
@@ -133,6 +141,22 @@ impl MockServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .len()
+    }
+
+    /// Resolves once `n` requests have been received and recorded (at once, if they have).
+    /// Put a timeout around it: it waits as long as the clients take.
+    pub async fn wait_for_requests(&self, n: usize) {
+        let mut rx = self.state.recorded.subscribe();
+        // The sender lives in `self.state`, so the channel cannot close while we wait.
+        let _ = rx.wait_for(|&count| count >= n).await;
+    }
+
+    /// Resolves once the server has closed `n` connections after their replies (at once, if it
+    /// has): their last byte and their FIN or reset have been handed to the kernel. A client on loopback then
+    /// has them, so a test can read a connection that is already closed (or reset).
+    pub async fn wait_for_closed(&self, n: usize) {
+        let mut rx = self.state.closed.subscribe();
+        let _ = rx.wait_for(|&count| count >= n).await;
     }
 }
 
@@ -227,7 +251,7 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<State>) {
             Err(_) => return,
         };
         if dropped {
-            finish(stream, reply.after_body == AfterBody::Reset).await;
+            finish(stream, reply.after_body == AfterBody::Reset, &state).await;
             return;
         }
         match &reply.after_body {
@@ -235,24 +259,24 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<State>) {
                 if keep_alive && reply.drop_at.is_none() && reply.response.is_self_delimiting() {
                     continue;
                 }
-                finish(stream, false).await;
+                finish(stream, false, &state).await;
                 return;
             }
             AfterBody::HoldOpen(duration) => {
                 hold_open(&mut stream, *duration).await;
-                finish(stream, false).await;
+                finish(stream, false, &state).await;
                 return;
             }
             AfterBody::Reset => {
-                finish(stream, true).await;
+                finish(stream, true, &state).await;
                 return;
             }
         }
     }
 }
 
-/// Closes the connection: abortively (RST) or with a FIN.
-async fn finish(mut stream: TcpStream, reset: bool) {
+/// Closes the connection: abortively (RST) or with a FIN; then counts it as closed.
+async fn finish(mut stream: TcpStream, reset: bool, state: &State) {
     if reset {
         // An abortive close discards every byte the peer has not acknowledged yet, and tiny
         // pieces fill a slow reader's receive window quickly (see `wait_until_acked`).
@@ -262,6 +286,7 @@ async fn finish(mut stream: TcpStream, reset: bool) {
         let _ = stream.shutdown().await;
     }
     drop(stream);
+    state.closed.send_modify(|n| *n += 1);
 }
 
 /// Upper bound on how long [`wait_until_acked`] waits: this many rounds of a yield plus a 1 ms
@@ -362,11 +387,17 @@ async fn write_reply(stream: &mut TcpStream, reply: &Reply) -> io::Result<bool> 
     Ok(false)
 }
 
-/// Applies the stall and the drop scripted at `written` body bytes; `true` means drop now.
+/// Applies the stall, the gate and the drop scripted at `written` body bytes; `true` means drop
+/// now.
 async fn checkpoint(reply: &Reply, written: usize) -> bool {
     if let Some((at, pause)) = reply.stall_at {
         if at == written {
             tokio::time::sleep(pause).await;
+        }
+    }
+    if let Some((at, gate)) = &reply.gate_at {
+        if *at == written {
+            gate.pass().await;
         }
     }
     reply.drop_at == Some(written)

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{connect, get_raw, read_exact, read_to_end, read_until_close, send};
-use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split};
+use switchyard_testkit::{AfterBody, Gate, HttpResponse, MockServer, Reply, Split};
 use tokio::io::AsyncWriteExt;
 
 fn wire(response: &HttpResponse) -> Vec<u8> {
@@ -15,6 +15,14 @@ fn wire(response: &HttpResponse) -> Vec<u8> {
 
 fn body_of(raw: &[u8]) -> Vec<u8> {
     HttpResponse::parse(raw).body
+}
+
+/// Waits (at most 10 s) until the server has closed its one connection: its FIN or reset has
+/// been sent, and over loopback has reached the client.
+async fn closed(server: &MockServer) {
+    tokio::time::timeout(Duration::from_secs(10), server.wait_for_closed(1))
+        .await
+        .expect("the server did not close the connection within 10 s");
 }
 
 #[tokio::test]
@@ -101,10 +109,12 @@ async fn client_connection_close_is_honoured() {
     assert_eq!(read_to_end(&mut stream).await, wire(&response));
 }
 
-#[tokio::test]
+/// Under the paused clock the 600 s delay costs no real time, and no reply byte can be written
+/// before the test has looked: virtual time only moves while the test waits.
+#[tokio::test(start_paused = true)]
 async fn requests_are_recorded_before_the_reply() {
     let server = MockServer::start(vec![
-        Reply::new(HttpResponse::json(200, "{}")).delay_before(Duration::from_millis(200)),
+        Reply::new(HttpResponse::json(200, "{}")).delay_before(Duration::from_secs(600)),
     ])
     .await;
     let mut stream = connect(&server).await;
@@ -122,8 +132,16 @@ async fn requests_are_recorded_before_the_reply() {
     )
     .await;
     // The reply is delayed, but the request is already visible.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::timeout(Duration::from_secs(5), server.wait_for_requests(1))
+        .await
+        .expect("the request was not recorded");
     assert_eq!(server.request_count(), 1);
+    let mut nothing = [0u8; 1];
+    assert_eq!(
+        stream.try_read(&mut nothing).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::WouldBlock),
+        "a reply byte arrived before the delay"
+    );
     let request = &server.requests()[0];
     assert_eq!(request.method, "POST");
     assert_eq!(request.path, "/v1/messages?beta=true");
@@ -272,8 +290,8 @@ async fn drop_at_with_reset_aborts_the_connection() {
     .await;
     let mut stream = connect(&server).await;
     send(&mut stream, "GET", "/", &[], b"").await;
-    // Let the RST arrive before reading: the bytes sent before it are still readable.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Read only once the RST was sent: the bytes sent before it are still readable.
+    closed(&server).await;
     let (got, error) = read_until_close(&mut stream).await;
     assert_eq!(got, [&response.head[..], &response.body[..64]].concat());
     assert_eq!(
@@ -295,7 +313,7 @@ async fn reset_after_body_delivers_every_byte_then_a_reset() {
         .await;
         let mut stream = connect(&server).await;
         send(&mut stream, "GET", "/", &[], b"").await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        closed(&server).await;
         let (got, error) = read_until_close(&mut stream).await;
         assert_eq!(got, wire(&response));
         assert_eq!(
@@ -365,6 +383,49 @@ async fn concurrent_connections_each_get_one_reply() {
 }
 
 #[tokio::test]
+async fn a_gate_holds_every_reply_mid_body_until_it_opens() {
+    let response = HttpResponse::fixture("openai_chat_text");
+    let gate = Gate::new();
+    let server = MockServer::start(vec![
+        Reply::new(response.clone())
+            .split(Split::Every(7))
+            .gate_at(20, &gate),
+    ])
+    .await;
+    let mut streams = Vec::new();
+    for _ in 0..3 {
+        let mut stream = connect(&server).await;
+        send(&mut stream, "GET", "/", &[("connection", "close")], b"").await;
+        streams.push(stream);
+    }
+    tokio::time::timeout(Duration::from_secs(10), gate.wait_until_reached(3))
+        .await
+        .expect("three replies did not reach the gate");
+    assert_eq!(gate.reached(), 3);
+    assert_eq!(server.request_count(), 3);
+    let upto = response.head.len() + 20;
+    for stream in &mut streams {
+        // Everything before the gate has arrived, and nothing after it.
+        assert_eq!(read_exact(stream, upto).await, wire(&response)[..upto]);
+        let mut more = [0u8; 1];
+        assert_eq!(
+            stream.try_read(&mut more).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::WouldBlock)
+        );
+    }
+    gate.open();
+    for stream in &mut streams {
+        assert_eq!(read_to_end(stream).await, wire(&response)[upto..]);
+    }
+    tokio::time::timeout(Duration::from_secs(10), server.wait_for_closed(3))
+        .await
+        .expect("the server did not close its three connections");
+    // An open gate stays open.
+    assert_eq!(get_raw(&server, "/").await, wire(&response));
+    assert_eq!(gate.reached(), 4);
+}
+
+#[tokio::test]
 async fn dropping_the_server_stops_it() {
     let server = MockServer::start(vec![
         Reply::new(HttpResponse::case("C33"))
@@ -380,17 +441,17 @@ async fn dropping_the_server_stops_it() {
     // The held connection is closed by the abort, long before 600 s.
     let closed = tokio::time::timeout(Duration::from_secs(5), read_until_close(&mut held)).await;
     assert!(closed.is_ok(), "held connection not closed after drop");
-    // And the listener is gone.
+    // And the listener is gone. The abort takes effect when the runtime next polls the
+    // accept task, and a dropped server has no signal left to give: poll, within a deadline.
     let addr = url.strip_prefix("http://").unwrap().to_string();
-    let mut refused = false;
-    for _ in 0..50 {
-        if tokio::net::TcpStream::connect(&addr).await.is_err() {
-            refused = true;
-            break;
-        }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(&addr).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "listener still accepting 10 s after drop"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(refused, "listener still accepting after drop");
 }
 
 #[tokio::test]

@@ -5,10 +5,10 @@
 //! does not exist, one that exits at once, one that never answers the handshake). A scripted
 //! model (the testkit server replaying OpenAI tool-call streams) drives the tool loop.
 //!
-//! The npm servers' tests skip with a message when the servers are not installed, unless
-//! `SWITCHYARD_REQUIRE_MCP_SERVERS=1` (set by `.ci/run`), which makes them mandatory.
+//! Without the npm servers their tests fail in CI and are skipped visibly elsewhere
+//! (`switchyard_testkit::mcp_test_servers`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -28,38 +28,11 @@ use serde_json::{Value, json};
 use switchyard_api::{
     ApiConfiguration, ApiHandler, CancellationToken, Message, Mode, build_api_handler,
 };
-use switchyard_testkit::{HttpResponse, MockServer, Reply};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, mcp_test_servers};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// The folder of the installed servers' executables, or `None` (after saying why) when they are
-/// not installed and not required.
-fn npm_servers() -> Option<PathBuf> {
-    let dir = std::env::var_os("SWITCHYARD_MCP_SERVERS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.mcp-servers"));
-    let bin = dir.join("node_modules/.bin");
-    let installed = ["mcp-server-everything", "mcp-server-filesystem"]
-        .iter()
-        .all(|b| bin.join(b).exists());
-    if installed {
-        return Some(bin);
-    }
-    let required = std::env::var("SWITCHYARD_REQUIRE_MCP_SERVERS").is_ok_and(|v| v == "1");
-    assert!(
-        !required,
-        "the MCP test servers are not installed in {} and SWITCHYARD_REQUIRE_MCP_SERVERS=1: \
-         run scripts/mcp-servers.sh",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: the npm MCP test servers are not installed in {}; run scripts/mcp-servers.sh",
-        dir.display()
-    );
-    None
-}
 
 fn settings(json: Value) -> McpSettings {
     McpSettings::parse(&json.to_string(), Path::new("test.json")).unwrap()
@@ -468,7 +441,9 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn everything_server_over_stdio_lists_its_tools_and_runs_them() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let hub = settled(settings(json!({"mcpServers": {"everything": {
         "command": bin.join("mcp-server-everything"), "args": ["stdio"],
         "env": {"SWITCHYARD_TEST_VALUE": "passed-through-42"},
@@ -529,7 +504,9 @@ async fn everything_server_over_stdio_lists_its_tools_and_runs_them() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn everything_server_over_streamable_http_on_127_0_0_1() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -577,7 +554,9 @@ async fn everything_server_over_streamable_http_on_127_0_0_1() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_model_asks_the_filesystem_server_to_write_a_file_and_sees_the_result() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let hub = settled(settings(json!({"mcpServers": {"files": {
@@ -692,7 +671,9 @@ async fn the_model_asks_the_filesystem_server_to_write_a_file_and_sees_the_resul
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tool_error_goes_back_to_the_model_and_the_task_goes_on() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -746,7 +727,9 @@ async fn a_tool_error_goes_back_to_the_model_and_the_task_goes_on() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_denied_call_is_not_run_and_the_model_is_told() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let target = root.join("denied.txt");
@@ -782,7 +765,9 @@ async fn a_denied_call_is_not_run_and_the_model_is_told() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn unknown_tools_get_an_error_result_and_the_rounds_are_capped() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let hub = settled(settings(json!({"mcpServers": {"everything": {
         "command": bin.join("mcp-server-everything"), "args": ["stdio"], "autoApprove": ["echo"],
     }}})))
@@ -829,7 +814,9 @@ async fn unknown_tools_get_an_error_result_and_the_rounds_are_capped() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_calling_no_mcp_tool_ends_the_turn_as_before() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let hub = settled(settings(json!({"mcpServers": {"everything": {
         "command": bin.join("mcp-server-everything"), "args": ["stdio"],
     }}})))
@@ -862,7 +849,9 @@ async fn an_answer_calling_no_mcp_tool_ends_the_turn_as_before() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_that_dies_after_connecting_is_reported_and_its_calls_fail_cleanly() {
-    let Some(bin) = npm_servers() else { return };
+    let Some(bin) = mcp_test_servers() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     // `exec` keeps the pid, so the test can kill the real server process.
