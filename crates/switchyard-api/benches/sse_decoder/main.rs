@@ -6,13 +6,18 @@
 //! `data: [DONE]`), rebuilt byte for byte in memory by `openai_stream.rs` (its SHA-256 is
 //! checked) and cut into 16 KiB `Bytes` pieces as network reads would deliver it.
 //!
-//! - `switchyard_sync`: `SseDecoder::feed` over the pieces, the raw loop.
-//! - `switchyard_stream`: the same decoder wrapped as a `Stream` of events, driven by a
+//! - `switchyard_borrowed`: `SseDecoder::feed_with` over the pieces, each event handed to a
+//!   closure borrowed (from the piece, or from the decoder where an event spans two pieces).
+//! - `switchyard_owned`: `SseDecoder::feed` over the pieces, each event an owned `SseEvent`
+//!   pushed to a `Vec` (what the transport consumes today; named `switchyard_sync` before).
+//! - `switchyard_stream`: `feed` wrapped as a `Stream` of owned events, driven by a
 //!   current-thread tokio runtime exactly like the next one.
 //! - `eventsource_stream`: `eventsource_stream::EventStream` over the same pieces.
 //! - `memchr_upper_bound`: only counts `\n\n` with `memchr::memmem`, the floor of any decoder.
 //!
-//! Every variant counts the events it saw; the counts are checked equal before measuring.
+//! Every variant counts the events it saw; the counts are checked equal before measuring, and
+//! the events themselves are checked equal between Switchyard's two APIs and
+//! `eventsource-stream`.
 //! Run: `cargo bench --bench sse_decoder -- --warm-up-time 1 --measurement-time 3`.
 
 use std::collections::VecDeque;
@@ -54,9 +59,29 @@ fn pieces(body: Vec<u8>) -> Vec<Bytes> {
         .collect()
 }
 
-/// Our decoder, the plain loop.
+/// Our decoder, borrowed events.
 #[inline(never)]
-fn switchyard_sync(pieces: &[Bytes]) -> usize {
+fn switchyard_borrowed(pieces: &[Bytes]) -> usize {
+    let mut decoder = SseDecoder::new();
+    let mut count = 0;
+    for piece in pieces {
+        let fed = decoder.feed_with(piece, |event| {
+            count += 1;
+            black_box(event);
+        });
+        if fed.is_err() {
+            return 0;
+        }
+    }
+    if decoder.finish() {
+        return 0;
+    }
+    count
+}
+
+/// Our decoder, owned events.
+#[inline(never)]
+fn switchyard_owned(pieces: &[Bytes]) -> usize {
     let mut decoder = SseDecoder::new();
     let mut events = Vec::new();
     let mut count = 0;
@@ -133,9 +158,9 @@ fn body_stream(pieces: &[Bytes]) -> impl Stream<Item = Result<Bytes, Infallible>
     stream::iter(pieces.iter().cloned().map(Ok))
 }
 
-#[inline(never)]
-async fn switchyard_stream(pieces: &[Bytes]) -> usize {
-    let mut events = SseStream::new(body_stream(pieces));
+/// Drains a stream of events, counting the good ones.
+async fn count_events<T, E>(events: impl Stream<Item = Result<T, E>>) -> usize {
+    let mut events = pin!(events);
     let mut count = 0;
     while let Some(event) = events.next().await {
         if event.is_ok() {
@@ -147,16 +172,13 @@ async fn switchyard_stream(pieces: &[Bytes]) -> usize {
 }
 
 #[inline(never)]
+async fn switchyard_stream(pieces: &[Bytes]) -> usize {
+    count_events(SseStream::new(body_stream(pieces))).await
+}
+
+#[inline(never)]
 async fn eventsource_stream(pieces: &[Bytes]) -> usize {
-    let mut events = pin!(eventsource_stream::EventStream::new(body_stream(pieces)));
-    let mut count = 0;
-    while let Some(event) = events.next().await {
-        if event.is_ok() {
-            count += 1;
-        }
-        black_box(event).ok();
-    }
-    count
+    count_events(eventsource_stream::EventStream::new(body_stream(pieces))).await
 }
 
 /// Counts blank lines only: no decoder can be faster than this scan.
@@ -175,6 +197,37 @@ fn memchr_upper_bound(pieces: &[Bytes]) -> usize {
     count
 }
 
+/// Checks, once, that both of Switchyard's APIs and `eventsource-stream` see the same events.
+fn check_same_events(runtime: &tokio::runtime::Runtime, pieces: &[Bytes]) {
+    let mut decoder = SseDecoder::new();
+    let mut owned = Vec::new();
+    let mut borrowed = Vec::new();
+    for piece in pieces {
+        assert!(decoder.feed(piece, &mut owned).is_ok());
+    }
+    assert!(!decoder.finish());
+    for piece in pieces {
+        let fed = decoder.feed_with(piece, |event| borrowed.push(event.into_owned()));
+        assert!(fed.is_ok());
+    }
+    assert!(!decoder.finish());
+    assert!(owned == borrowed, "feed and feed_with differ");
+    let theirs: Vec<SseEvent> = runtime.block_on(
+        eventsource_stream::EventStream::new(body_stream(pieces))
+            .map(|event| match event {
+                Ok(event) => SseEvent {
+                    event: event.event,
+                    data: event.data,
+                    id: Some(event.id).filter(|id| !id.is_empty()),
+                    retry: None,
+                },
+                Err(err) => panic!("eventsource-stream: {err}"),
+            })
+            .collect(),
+    );
+    assert!(owned == theirs, "Switchyard and eventsource-stream differ");
+}
+
 fn bench(c: &mut Criterion) {
     let (body, expected) = openai_stream::openai_stream(EVENTS, 1);
     assert_eq!(
@@ -188,7 +241,13 @@ fn bench(c: &mut Criterion) {
         panic!("cannot build a tokio runtime");
     };
 
-    assert_eq!(switchyard_sync(&pieces), expected, "switchyard_sync");
+    check_same_events(&runtime, &pieces);
+    assert_eq!(
+        switchyard_borrowed(&pieces),
+        expected,
+        "switchyard_borrowed"
+    );
+    assert_eq!(switchyard_owned(&pieces), expected, "switchyard_owned");
     assert_eq!(
         runtime.block_on(switchyard_stream(&pieces)),
         expected,
@@ -208,8 +267,11 @@ fn bench(c: &mut Criterion) {
     ));
     group.throughput(Throughput::Bytes(len as u64));
     group.sample_size(20);
-    group.bench_function("switchyard_sync", |b| {
-        b.iter(|| switchyard_sync(black_box(&pieces)));
+    group.bench_function("switchyard_borrowed", |b| {
+        b.iter(|| switchyard_borrowed(black_box(&pieces)));
+    });
+    group.bench_function("switchyard_owned", |b| {
+        b.iter(|| switchyard_owned(black_box(&pieces)));
     });
     group.bench_function("switchyard_stream", |b| {
         b.iter(|| runtime.block_on(switchyard_stream(black_box(&pieces))));
