@@ -8,9 +8,10 @@
 //!
 //! - **Fast path.** An event in the shape providers send, `data: …` or `event: …` then
 //!   `data: …`, closed by an empty line (LF or CRLF line ends), that lies wholly in the piece is
-//!   recognised in one step: one `memchr2` for the data line's end, one UTF-8 validation of the
-//!   value (`simdutf8`, SIMD where the CPU allows), and the event is handed over borrowed from
-//!   the piece, with no copy and no allocation.
+//!   recognised in one step (one `memchr2` for the data line's end) and handed over borrowed
+//!   from the piece, with no copy and no allocation. Its text needs no validation of its own:
+//!   the piece's complete lines are UTF-8 validated together, in one SIMD pass (`simdutf8`)
+//!   when the first such event is found, and each value is a slice of that text.
 //! - **General path.** Everything else (comments, `id`, `retry`, several `data` lines, CR line
 //!   ends, an event split across pieces) goes line by line: line ends are found with `memchr2`,
 //!   complete lines are parsed straight from the input, `data` values are appended to one reused
@@ -22,8 +23,10 @@
 //! megabytes fed in tiny pieces costs linear time, and a line longer than the cap is an error
 //! rather than unbounded growth. Text is UTF-8 decoded with replacement of invalid sequences
 //! (the standard's "UTF-8 decode"); since CR, LF, `:` and space are ASCII and never part of a
-//! multi-byte sequence, decoding a value on its own gives what decoding the whole stream would.
+//! multi-byte sequence, decoding a value, or a run of whole lines, on its own gives what
+//! decoding the whole stream would.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
@@ -259,6 +262,18 @@ fn field_line(bytes: &[u8], name_len: usize, limit: usize) -> Option<(Range<usiz
     Some((start..end, next))
 }
 
+/// The text of `range` of `bytes`: a slice of `text` (the same bytes from the same start,
+/// already validated) when it covers the range, else `bytes[range]` UTF-8 decoded. `range` must
+/// start and end next to ASCII bytes (or at the ends of `bytes`), as every field value does, so
+/// it is a whole number of characters.
+#[inline]
+fn text_of<'a>(text: Option<&'a str>, bytes: &'a [u8], range: Range<usize>) -> Cow<'a, str> {
+    match text.and_then(|text| text.get(range.clone())) {
+        Some(slice) => Cow::Borrowed(slice),
+        None => utf8_lossy(&bytes[range]),
+    }
+}
+
 /// A `retry` value: one or more ASCII digits, in base ten, fitting in a `u64`.
 fn parse_retry(value: &[u8]) -> Option<u64> {
     if value.is_empty() {
@@ -383,14 +398,22 @@ impl SseDecoder {
             self.clear_partial();
             bytes = self.past_line_end(bytes, end);
         }
-        // From here `bytes` starts at a line start.
+        // From here `bytes` starts at a line start. The fast path takes its text from one UTF-8
+        // validation of all the complete lines of `bytes`, made when it finds its first event
+        // (`None` inside when they are not valid UTF-8: each event is then decoded on its own).
+        let mut validated: Option<Option<&str>> = None;
         let mut pos = 0;
         loop {
             if self.fast_path && self.builder.is_clean() {
                 while let Some(event) = fast_event(&bytes[pos..], self.limit) {
+                    let text = *validated.get_or_insert_with(|| {
+                        let complete =
+                            memchr::memrchr2(b'\n', b'\r', bytes).map_or(0, |end| end + 1);
+                        simdutf8::basic::from_utf8(&bytes[..complete]).ok()
+                    });
                     let shift = |range: Range<usize>| pos + range.start..pos + range.end;
-                    let data = utf8_lossy(&bytes[shift(event.data)]);
-                    let kind = event.event.map(|range| utf8_lossy(&bytes[shift(range)]));
+                    let data = text_of(text, bytes, shift(event.data));
+                    let kind = event.event.map(|range| text_of(text, bytes, shift(range)));
                     on_event(SseEventRef {
                         event: kind.as_deref().map_or(DEFAULT_EVENT_TYPE, event_type),
                         data: &data,
