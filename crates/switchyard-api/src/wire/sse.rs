@@ -65,8 +65,9 @@ pub struct SseEvent {
 /// callback. The fields mean what [`SseEvent`]'s do.
 ///
 /// The strings borrow from the piece being fed when the event lies wholly in it (the common
-/// case: nothing is copied), otherwise from the decoder's reused buffers; either way they live
-/// only for the callback. Call [`into_owned`](Self::into_owned) to keep the event.
+/// case: nothing is copied), otherwise from the decoder's reused buffers, or, for text that is
+/// not valid UTF-8, from a copy with U+FFFD in place of the invalid sequences; either way they
+/// live only for the callback. Call [`into_owned`](Self::into_owned) to keep the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEventRef<'a> {
     /// The event type, `"message"` when the event had no (or an empty) `event` field.
