@@ -1068,6 +1068,23 @@ mod tests {
     }
 
     #[test]
+    fn crlf_split_across_pieces_on_both_paths() {
+        // The pieces of rexxars/eventsource-parser#17, where a parser dispatched "A\nB" early.
+        let pieces = ["data: A\r\n", "data: B\r", "data: C\r\n", "\n"];
+        for decoder in [SseDecoder::new(), general_only(DEFAULT_MAX_LINE_BYTES)] {
+            assert_eq!(run(decoder, &pieces), (vec![msg("A\nB\nC")], Ok(false)));
+        }
+        // A CR ending the piece after a complete fast-path event's data line.
+        let pieces = ["data: a\n\ndata: b\r", "\n\r", "\ndata: c\n\n"];
+        for decoder in [SseDecoder::new(), general_only(DEFAULT_MAX_LINE_BYTES)] {
+            assert_eq!(
+                run(decoder, &pieces),
+                (vec![msg("a"), msg("b"), msg("c")], Ok(false))
+            );
+        }
+    }
+
+    #[test]
     fn character_split_after_the_last_line_end_of_a_piece() {
         // The piece's complete lines are valid UTF-8 and its tail is not yet.
         let pieces: [&[u8]; 3] = [b"data: a\n\ndata: \xE6", b"\x9D", b"\xB1\n\ndata: b\n\n"];
