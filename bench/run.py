@@ -338,6 +338,15 @@ def decoder_bench(size, profile):
     return {"command": " ".join(cmd), "results": results}
 
 
+def criterion_seconds(text):
+    """Criterion's printed time ("7.9741 ms", "703.47 µs") in seconds, None if unreadable."""
+    m = re.fullmatch(r"([\d.]+) (s|ms|µs|us|ns)", text)
+    if not m:
+        return None
+    scale = {"s": 1, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
 # ----------------------------------------------------------------------------- report
 
 
@@ -503,11 +512,17 @@ def render(result):
         "",
         f"`{result['decoder']['command']}`",
         "",
-        "| variant | time (median estimate) | throughput |",
-        "|---|---|---|",
+        "| variant | time (median estimate) | throughput | % of the memchr bound | "
+        "× eventsource-stream |",
+        "|---|---|---|---|---|",
     ]
+    seconds = {name: criterion_seconds(t) for name, t, _ in result["decoder"]["results"]}
+    bound, theirs = seconds.get("memchr_upper_bound"), seconds.get("eventsource_stream")
     for name, t, q in result["decoder"]["results"]:
-        out.append(f"| {name} | {t} | {q or '–'} |")
+        mine = seconds[name]
+        share = f"{100 * bound / mine:.1f} %" if bound and mine else "–"
+        ratio = f"{theirs / mine:.1f}×" if theirs and mine else "–"
+        out.append(f"| {name} | {t} | {q or '–'} | {share} | {ratio} |")
     if not result["decoder"]["results"]:
         out.append("| (test mode: each variant ran once, counts agreed) | – | – |")
     return "\n".join(out) + "\n"

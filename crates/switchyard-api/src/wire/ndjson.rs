@@ -2,14 +2,13 @@
 //! `/api/chat`: one JSON text per line, each line ended by LF (a CR before the LF is dropped).
 //!
 //! [`NdjsonDecoder`] only splits lines; the caller parses each line as JSON. Lines are found with
-//! `memchr` over the input, complete lines are taken straight from the input slice, and only the
-//! incomplete tail of a piece is copied, so a UTF-8 character or a CRLF split across reads is
-//! reassembled and a line of megabytes fed in tiny pieces costs linear time. Blank lines are
-//! skipped, and a leading UTF-8 BOM is skipped as RFC 8259 §8.1 allows a JSON parser to do.
+//! `memchr` over the input, complete lines are taken straight from the input slice and UTF-8
+//! validated once each, and only the incomplete tail of a piece is copied, so a UTF-8 character
+//! or a CRLF split across reads is reassembled and a line of megabytes fed in tiny pieces costs
+//! linear time. Blank lines are skipped, and a leading UTF-8 BOM is skipped as RFC 8259 §8.1
+//! allows a JSON parser to do.
 
-use std::borrow::Cow;
-
-use super::{DEFAULT_MAX_LINE_BYTES, WireError};
+use super::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
 
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
@@ -124,16 +123,6 @@ impl NdjsonDecoder {
 impl Default for NdjsonDecoder {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input (nearly all of
-/// it) takes `str::from_utf8`'s word-at-a-time path, several times faster than
-/// `String::from_utf8_lossy`'s byte-by-byte scan.
-fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 

@@ -2,28 +2,47 @@
 //! events", sections "Parsing an event stream" and "Interpreting an event stream",
 //! <https://html.spec.whatwg.org/multipage/server-sent-events.html>).
 //!
-//! [`SseDecoder`] is fed the body in whatever pieces the network delivers and appends every
-//! event completed by a piece. It works on bytes: line ends are found with `memchr2` over the
-//! input, complete lines are parsed straight from the input slice, and only the incomplete tail
-//! of a piece is copied, into one reused buffer. So a CR/LF pair, a UTF-8 character or the BOM
-//! split across reads is reassembled, and a line of megabytes fed in tiny pieces costs linear
-//! time. Each complete line is decoded as UTF-8 with replacement of invalid sequences (the
-//! standard's "UTF-8 decode"), and a line longer than the cap is an error rather than unbounded
-//! growth.
+//! [`SseDecoder`] is fed the body in whatever pieces the network delivers and hands over every
+//! event completed by a piece, borrowed ([`SseDecoder::feed_with`], [`SseEventRef`]) or owned
+//! ([`SseDecoder::feed`], [`SseEvent`]). It works on bytes:
+//!
+//! - **Fast path.** An event in the shape providers send, `data: …` or `event: …` then
+//!   `data: …`, closed by an empty line (LF or CRLF line ends), that lies wholly in the piece is
+//!   recognised in one step (one `memchr2` for the data line's end) and handed over borrowed
+//!   from the piece, with no copy and no allocation. Its text needs no validation of its own:
+//!   the piece's complete lines are UTF-8 validated together, in one SIMD pass (`simdutf8`)
+//!   when the first such event is found, and each value is a slice of that text.
+//! - **General path.** Everything else (comments, `id`, `retry`, several `data` lines, CR line
+//!   ends, an event split across pieces) goes line by line: line ends are found with `memchr2`,
+//!   complete lines are parsed straight from the input, `data` values are appended to one reused
+//!   byte buffer and UTF-8 validated once, when the event is dispatched. Only the incomplete
+//!   last line of a piece is copied, into another reused buffer.
+//!
+//! Both paths give the same events for any input and any split (a property test checks it). A
+//! CR/LF pair, a UTF-8 character or the BOM split across reads is reassembled, a line of
+//! megabytes fed in tiny pieces costs linear time, and a line longer than the cap is an error
+//! rather than unbounded growth. Text is UTF-8 decoded with replacement of invalid sequences
+//! (the standard's "UTF-8 decode"); since CR, LF, `:` and space are ASCII and never part of a
+//! multi-byte sequence, decoding a value, or a run of whole lines, on its own gives what
+//! decoding the whole stream would.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
-use super::{DEFAULT_MAX_LINE_BYTES, WireError};
+use super::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
 
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
-/// Past this capacity the reused line buffer is released after a long line, so one line of
+/// Past this capacity a reused buffer is released after a long line or event, so one line of
 /// megabytes does not pin that memory for the rest of the stream.
 const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
+/// The event type of an event without an `event` field (or with an empty one).
+const DEFAULT_EVENT_TYPE: &str = "message";
+
 /// One dispatched server-sent event (WHATWG HTML §9.2 "Server-sent events", event stream
-/// interpretation: "dispatch the event").
+/// interpretation: "dispatch the event"), owned. [`SseEventRef::into_owned`] makes one.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
     /// The event type: the value of the last `event` field of this event, or `"message"` when
@@ -42,13 +61,47 @@ pub struct SseEvent {
     pub retry: Option<u64>,
 }
 
-/// The event being built: the standard's data, event type and last event ID buffers.
+/// One dispatched server-sent event, borrowed: what [`SseDecoder::feed_with`] hands to its
+/// callback. The fields mean what [`SseEvent`]'s do.
+///
+/// The strings borrow from the piece being fed when the event lies wholly in it (the common
+/// case: nothing is copied), otherwise from the decoder's reused buffers, or, for text that is
+/// not valid UTF-8, from a copy with U+FFFD in place of the invalid sequences; either way they
+/// live only for the callback. Call [`into_owned`](Self::into_owned) to keep the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    /// The event type, `"message"` when the event had no (or an empty) `event` field.
+    pub event: &'a str,
+    /// The `data` field values joined by LF, with no trailing LF.
+    pub data: &'a str,
+    /// The stream's last event ID buffer at dispatch (see [`SseEvent::id`]).
+    pub id: Option<&'a str>,
+    /// The reconnection time in milliseconds from this event's valid `retry` field, if any.
+    pub retry: Option<u64>,
+}
+
+impl SseEventRef<'_> {
+    /// The same event, owned: one allocation for `data`, one for `event` and one for `id` when
+    /// there is one.
+    pub fn into_owned(self) -> SseEvent {
+        SseEvent {
+            event: self.event.to_owned(),
+            data: self.data.to_owned(),
+            id: self.id.map(str::to_owned),
+            retry: self.retry,
+        }
+    }
+}
+
+/// The event being built on the general path: the standard's data, event type and last event
+/// ID buffers.
 #[derive(Debug, Default)]
 struct EventBuilder {
     /// The event type buffer.
     event_type: String,
-    /// The data buffer without its trailing LF: the values joined by LF.
-    data: String,
+    /// The data buffer without its trailing LF: the values joined by LF, as received (UTF-8
+    /// decoded once, at dispatch).
+    data: Vec<u8>,
     /// Whether any `data` field was seen since the last dispatch, i.e. whether the standard's
     /// data buffer (which ends in LF after each value) is non-empty.
     has_data: bool,
@@ -59,10 +112,17 @@ struct EventBuilder {
 }
 
 impl EventBuilder {
+    /// Nothing is pending that would make the next event differ from what the fast path
+    /// dispatches: no data, no retry, no (or an empty, which means the same) event type. The
+    /// last event ID persists across events; the fast path reads it and never changes it.
+    fn is_clean(&self) -> bool {
+        !self.has_data && self.event_type.is_empty() && self.retry.is_none()
+    }
+
     /// Processes one complete line (without its line end).
-    fn line(&mut self, line: &[u8], events: &mut Vec<SseEvent>) {
+    fn line<F: FnMut(SseEventRef<'_>)>(&mut self, line: &[u8], on_event: &mut F) {
         if line.is_empty() {
-            self.dispatch(events);
+            self.dispatch(on_event);
             return;
         }
         let (field, value) = match memchr::memchr(b':', line) {
@@ -78,9 +138,9 @@ impl EventBuilder {
         match field {
             b"data" => {
                 if self.has_data {
-                    self.data.push('\n');
+                    self.data.push(b'\n');
                 }
-                self.data.push_str(&utf8_lossy(value));
+                self.data.extend_from_slice(value);
                 self.has_data = true;
             }
             b"event" => {
@@ -110,34 +170,108 @@ impl EventBuilder {
     }
 
     /// An empty line: dispatch the event, or only reset the buffers when there is no data.
-    fn dispatch(&mut self, events: &mut Vec<SseEvent>) {
+    fn dispatch<F: FnMut(SseEventRef<'_>)>(&mut self, on_event: &mut F) {
         let retry = self.retry.take();
-        if !self.has_data {
-            self.event_type.clear();
-            return;
+        if self.has_data {
+            self.has_data = false;
+            let data = utf8_lossy(&self.data);
+            on_event(SseEventRef {
+                event: event_type(&self.event_type),
+                data: &data,
+                id: self.last_event_id.as_deref(),
+                retry,
+            });
+            if self.data.capacity() > KEEP_BUFFER_BYTES {
+                self.data = Vec::new();
+            } else {
+                self.data.clear();
+            }
         }
-        self.has_data = false;
-        let event = if self.event_type.is_empty() {
-            String::from("message")
-        } else {
-            std::mem::take(&mut self.event_type)
-        };
-        events.push(SseEvent {
-            event,
-            data: std::mem::take(&mut self.data),
-            id: self.last_event_id.clone(),
-            retry,
-        });
+        self.event_type.clear();
     }
 }
 
-/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input (nearly all of
-/// it) takes `str::from_utf8`'s word-at-a-time path, several times faster than
-/// `String::from_utf8_lossy`'s byte-by-byte scan.
-fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
+/// The event type to dispatch for an event type buffer.
+fn event_type(buffer: &str) -> &str {
+    if buffer.is_empty() {
+        DEFAULT_EVENT_TYPE
+    } else {
+        buffer
+    }
+}
+
+/// An event in the fast path's shape, found wholly in the input by [`fast_event`]; the
+/// offsets are from the start of that input.
+struct FastEvent {
+    /// Where the value of the `event` line lies, if there was one.
+    event: Option<Range<usize>>,
+    /// Where the value of the `data` line lies.
+    data: Range<usize>,
+    /// The bytes the event took, up to and including the empty line's line end.
+    len: usize,
+}
+
+/// The event at the start of `bytes` (a line start, no field pending) if it has the common
+/// shape: an optional `event:` line, one `data:` line and an empty line, each ended by LF or
+/// CRLF, no line over `limit` bytes. `None` for anything else, which the general path then
+/// decodes; when it returns an event, the general path would dispatch the same one.
+fn fast_event(bytes: &[u8], limit: usize) -> Option<FastEvent> {
+    let mut start = 0;
+    let mut event = None;
+    if bytes.starts_with(b"event:") {
+        let (value, next) = field_line(bytes, b"event:".len(), limit)?;
+        event = Some(value);
+        start = next;
+    }
+    let rest = &bytes[start..];
+    if !rest.starts_with(b"data:") {
+        return None;
+    }
+    let (data, next) = field_line(rest, b"data:".len(), limit)?;
+    let end = match &rest[next..] {
+        [b'\n', ..] => 1,
+        [b'\r', b'\n', ..] => 2,
+        _ => return None,
+    };
+    Some(FastEvent {
+        event,
+        data: start + data.start..start + data.end,
+        len: start + next + end,
+    })
+}
+
+/// Where the value lies in the field line at the start of `bytes` whose name and colon take
+/// `name_len` bytes (the optional space after the colon left out), and the offset just past
+/// its LF or CRLF line end. `None` when the line does not end in `bytes`, ends in a CR that may
+/// or may not start a CRLF, or is longer than `limit`.
+#[inline]
+fn field_line(bytes: &[u8], name_len: usize, limit: usize) -> Option<(Range<usize>, usize)> {
+    let end = memchr::memchr2(b'\n', b'\r', bytes)?;
+    if end > limit {
+        return None;
+    }
+    let next = match bytes[end..] {
+        [b'\n', ..] => end + 1,
+        [b'\r', b'\n', ..] => end + 2,
+        _ => return None,
+    };
+    let start = if bytes.get(name_len) == Some(&b' ') {
+        name_len + 1
+    } else {
+        name_len
+    };
+    Some((start..end, next))
+}
+
+/// The text of `range` of `bytes`: a slice of `text` (the same bytes from the same start,
+/// already validated) when it covers the range, else `bytes[range]` UTF-8 decoded. `range` must
+/// start and end next to ASCII bytes (or at the ends of `bytes`), as every field value does, so
+/// it is a whole number of characters.
+#[inline]
+fn text_of<'a>(text: Option<&'a str>, bytes: &'a [u8], range: Range<usize>) -> Cow<'a, str> {
+    match text.and_then(|text| text.get(range.clone())) {
+        Some(slice) => Cow::Borrowed(slice),
+        None => utf8_lossy(&bytes[range]),
     }
 }
 
@@ -158,12 +292,12 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
 /// An incremental decoder of a `text/event-stream` body (WHATWG HTML §9.2, "Interpreting an event
 /// stream").
 ///
-/// Feed it the body's bytes in any pieces with [`feed`](Self::feed), then call
-/// [`finish`](Self::finish) at the end of the body. The events produced do not depend on where
-/// the pieces were split.
+/// Feed it the body's bytes in any pieces with [`feed_with`](Self::feed_with) (events borrowed)
+/// or [`feed`](Self::feed) (events owned), then call [`finish`](Self::finish) at the end of the
+/// body. The events produced do not depend on where the pieces were split.
 ///
-/// After [`feed`](Self::feed) returns an error the rest of the stream cannot be decoded
-/// reliably; abandon it (or call [`finish`](Self::finish) to start over).
+/// After a feed returns an error the rest of the stream cannot be decoded reliably; abandon it
+/// (or call [`finish`](Self::finish) to start over).
 #[derive(Debug)]
 pub struct SseDecoder {
     builder: EventBuilder,
@@ -176,6 +310,9 @@ pub struct SseDecoder {
     at_start: bool,
     /// The last piece ended with a CR, so an LF starting the next piece ends no further line.
     after_cr: bool,
+    /// Whether events in the common shape take the fast path; off only in the tests that check
+    /// the general path alone gives the same events.
+    fast_path: bool,
 }
 
 impl SseDecoder {
@@ -185,7 +322,7 @@ impl SseDecoder {
     }
 
     /// A decoder whose lines may be up to `limit` bytes long (not counting the line end); a
-    /// longer line makes [`feed`](Self::feed) fail with [`WireError::LineTooLong`].
+    /// longer line makes a feed fail with [`WireError::LineTooLong`].
     pub fn with_max_line_bytes(limit: usize) -> Self {
         Self {
             builder: EventBuilder::default(),
@@ -193,16 +330,34 @@ impl SseDecoder {
             limit,
             at_start: true,
             after_cr: false,
+            fast_path: true,
         }
     }
 
-    /// Feeds the next piece of the body; appends every event completed by it to `events`.
+    /// Feeds the next piece of the body; appends every event completed by it to `events`, owned
+    /// (see [`SseEventRef::into_owned`] for what that allocates). [`feed_with`](Self::feed_with)
+    /// hands the events over without copying them.
     ///
     /// # Errors
     ///
     /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
     /// Events completed before that line have already been appended.
-    pub fn feed(&mut self, mut bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
+    pub fn feed(&mut self, bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
+        self.feed_with(bytes, |event| events.push(event.into_owned()))
+    }
+
+    /// Feeds the next piece of the body; calls `on_event` with every event completed by it, in
+    /// order, borrowed from `bytes` where the event lies wholly in this piece and from the
+    /// decoder's buffers otherwise (see [`SseEventRef`]). Nothing is allocated per event.
+    ///
+    /// # Errors
+    ///
+    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
+    /// `on_event` has already been called for the events completed before that line.
+    pub fn feed_with<F>(&mut self, mut bytes: &[u8], mut on_event: F) -> Result<(), WireError>
+    where
+        F: FnMut(SseEventRef<'_>),
+    {
         if self.at_start {
             // Match the BOM byte by byte, keeping the matched bytes in `partial`: if the match
             // fails they are ordinary line content.
@@ -231,29 +386,74 @@ impl SseDecoder {
             }
             self.after_cr = false;
         }
-        while let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) {
-            if self.partial.is_empty() {
-                self.check(end)?;
-                self.builder.line(&bytes[..end], events);
-            } else {
-                self.check(self.partial.len() + end)?;
-                self.partial.extend_from_slice(&bytes[..end]);
-                self.builder.line(&self.partial, events);
-                self.clear_partial();
-            }
-            let cr = bytes[end] == b'\r';
-            bytes = &bytes[end + 1..];
-            if cr {
-                match bytes.split_first() {
-                    Some((b'\n', rest)) => bytes = rest,
-                    Some(_) => {}
-                    None => self.after_cr = true,
+        if !self.partial.is_empty() {
+            // The line carried over ends in this piece, or the whole piece extends it.
+            let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) else {
+                self.check(self.partial.len() + bytes.len())?;
+                self.partial.extend_from_slice(bytes);
+                return Ok(());
+            };
+            self.check(self.partial.len() + end)?;
+            self.partial.extend_from_slice(&bytes[..end]);
+            self.builder.line(&self.partial, &mut on_event);
+            self.clear_partial();
+            bytes = self.past_line_end(bytes, end);
+        }
+        // From here `bytes` starts at a line start. The fast path takes its text from one UTF-8
+        // validation of all the complete lines of `bytes`, made when it finds its first event
+        // (`None` inside when they are not valid UTF-8: each event is then decoded on its own).
+        let mut validated: Option<Option<&str>> = None;
+        let mut pos = 0;
+        loop {
+            if self.fast_path && self.builder.is_clean() {
+                while let Some(event) = fast_event(&bytes[pos..], self.limit) {
+                    let text = *validated.get_or_insert_with(|| {
+                        let complete =
+                            memchr::memrchr2(b'\n', b'\r', bytes).map_or(0, |end| end + 1);
+                        simdutf8::basic::from_utf8(&bytes[..complete]).ok()
+                    });
+                    let shift = |range: Range<usize>| pos + range.start..pos + range.end;
+                    let data = text_of(text, bytes, shift(event.data));
+                    let kind = event.event.map(|range| text_of(text, bytes, shift(range)));
+                    on_event(SseEventRef {
+                        event: kind.as_deref().map_or(DEFAULT_EVENT_TYPE, event_type),
+                        data: &data,
+                        id: self.builder.last_event_id.as_deref(),
+                        retry: None,
+                    });
+                    pos += event.len;
                 }
             }
+            let rest = &bytes[pos..];
+            let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
+                break;
+            };
+            self.check(end)?;
+            self.builder.line(&rest[..end], &mut on_event);
+            pos = bytes.len() - self.past_line_end(rest, end).len();
         }
-        self.check(self.partial.len() + bytes.len())?;
-        self.partial.extend_from_slice(bytes);
+        let tail = &bytes[pos..];
+        self.check(tail.len())?;
+        self.partial.extend_from_slice(tail);
         Ok(())
+    }
+
+    /// What follows the line end at `end` in `bytes`: past the LF, CR or CRLF. A CR that ends
+    /// the piece may be the first half of a CRLF whose LF starts the next piece: noted in
+    /// `after_cr`.
+    fn past_line_end<'b>(&mut self, bytes: &'b [u8], end: usize) -> &'b [u8] {
+        let rest = &bytes[end + 1..];
+        if bytes[end] != b'\r' {
+            return rest;
+        }
+        match rest.split_first() {
+            Some((b'\n', after)) => after,
+            Some(_) => rest,
+            None => {
+                self.after_cr = true;
+                rest
+            }
+        }
     }
 
     /// Signals the end of the body and resets the decoder to the start of a new stream.
@@ -263,7 +463,10 @@ impl SseDecoder {
     /// no closing empty line), so the caller can report a truncated stream.
     pub fn finish(&mut self) -> bool {
         let discarded = !self.partial.is_empty() || self.builder.has_data;
-        *self = Self::with_max_line_bytes(self.limit);
+        *self = Self {
+            fast_path: self.fast_path,
+            ..Self::with_max_line_bytes(self.limit)
+        };
         discarded
     }
 
@@ -734,6 +937,202 @@ mod tests {
         assert_eq!(events, [msg("earlier"), msg("a"), msg("b"), msg("c")]);
     }
 
+    // ---- the borrowed API and the fast path ----------------------------------------------
+
+    /// A decoder that never takes the fast path: the general path alone.
+    fn general_only(limit: usize) -> SseDecoder {
+        SseDecoder {
+            fast_path: false,
+            ..SseDecoder::with_max_line_bytes(limit)
+        }
+    }
+
+    /// Feeds `pieces` through `feed_with`, stopping at the first error; returns the events
+    /// (owned) and the error, or `finish()`'s result.
+    fn run<P: AsRef<[u8]>>(
+        mut decoder: SseDecoder,
+        pieces: &[P],
+    ) -> (Vec<SseEvent>, Result<bool, WireError>) {
+        let mut events = Vec::new();
+        for piece in pieces {
+            let fed = decoder.feed_with(piece.as_ref(), |event| events.push(event.into_owned()));
+            if let Err(err) = fed {
+                return (events, Err(err));
+            }
+        }
+        (events, Ok(decoder.finish()))
+    }
+
+    /// Decodes `body` in pieces of every size from 1 to 9 and whole, on both paths, asserting
+    /// that all agree; returns the events.
+    fn decode_both_paths(body: &[u8]) -> Vec<SseEvent> {
+        let whole = run(SseDecoder::new(), &[body]);
+        for size in 1..10 {
+            let pieces: Vec<&[u8]> = body.chunks(size).collect();
+            assert_eq!(run(SseDecoder::new(), &pieces), whole, "pieces of {size}");
+            assert_eq!(
+                run(general_only(DEFAULT_MAX_LINE_BYTES), &pieces),
+                whole,
+                "general path, pieces of {size}"
+            );
+        }
+        assert_eq!(whole.1, Ok(false), "unexpected truncation of {body:?}");
+        whole.0
+    }
+
+    #[test]
+    fn feed_with_borrows_from_the_piece_and_copies_only_across_pieces() {
+        let first: &[u8] =
+            b"data: a\n\nevent: e\r\ndata:b\r\n\r\nid: 7\ndata: c\n\ndata: x\ndata: y\n\ndata: sp";
+        let second: &[u8] = b"lit\n\ndata: d\n\n";
+        let mut decoder = SseDecoder::new();
+        let mut seen = Vec::new();
+        for piece in [first, second] {
+            let range = piece.as_ptr_range();
+            decoder
+                .feed_with(piece, |event| {
+                    let borrowed = range.contains(&event.data.as_ptr());
+                    seen.push((event.into_owned(), borrowed));
+                })
+                .unwrap();
+        }
+        assert!(!decoder.finish());
+        assert_eq!(
+            seen,
+            [
+                // The common shapes, LF or CRLF, with an `event` line or not: borrowed.
+                (msg("a"), true),
+                (ev("e", "b", None, None), true),
+                // An `id` line before the common shape: the id persists, the data is borrowed.
+                (ev("message", "c", Some("7"), None), true),
+                // Several `data` lines, or one split across pieces: from the decoder's buffer.
+                (ev("message", "x\ny", Some("7"), None), false),
+                (ev("message", "split", Some("7"), None), false),
+                (ev("message", "d", Some("7"), None), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn feed_and_feed_with_give_the_same_events() {
+        let body = b"retry: 5\ndata: a\n\nevent: e\ndata: b\n\n: c\nid: 1\ndata: c\rdata: d\r\r";
+        let mut owned = Vec::new();
+        let mut decoder = SseDecoder::new();
+        decoder.feed(body, &mut owned).unwrap();
+        assert!(!decoder.finish());
+        assert_eq!(run(SseDecoder::new(), &[body]), (owned.clone(), Ok(false)));
+        assert_eq!(
+            owned,
+            [
+                ev("message", "a", None, Some(5)),
+                ev("e", "b", None, None),
+                ev("message", "c\nd", Some("1"), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn fast_path_shapes_and_their_neighbours() {
+        // An empty `event` value means "message"; the type does not outlive its event.
+        assert_eq!(
+            decode_both_paths(b"event:\ndata: x\n\nevent: t\ndata: y\n\ndata: z\n\n"),
+            [msg("x"), ev("t", "y", None, None), msg("z")]
+        );
+        // Line ends mixed within one event, and a bare CR that is not a line end of the shape.
+        assert_eq!(
+            decode_both_paths(b"data: a\r\n\ndata: b\n\r\ndata: c\r\rdata: d\n\r"),
+            [msg("a"), msg("b"), msg("c"), msg("d")]
+        );
+        // A retry belongs to its event only, whichever path the next event takes.
+        assert_eq!(
+            decode_both_paths(b"retry: 5\ndata: a\n\ndata: b\n\n"),
+            [ev("message", "a", None, Some(5)), msg("b")]
+        );
+        // Fields pending from an unfinished block are not lost to the fast path.
+        assert_eq!(
+            decode_both_paths(b"event: t\n: c\ndata: a\n\ndata: p\ndata: q\n\n"),
+            [ev("t", "a", None, None), msg("p\nq")]
+        );
+        // An event line without data dispatches nothing and its type is dropped.
+        assert_eq!(decode_both_paths(b"event: t\n\ndata: a\n\n"), [msg("a")]);
+        // Not the shape: `data` without a colon, a second colon, a space before the colon.
+        assert_eq!(
+            decode_both_paths(b"data\n\ndata:: x\n\ndata : no\n\ndata:  two\n\n"),
+            [msg(""), msg(": x"), msg(" two")]
+        );
+        // Invalid UTF-8 in the piece: every event is still decoded with replacement.
+        assert_eq!(
+            decode_both_paths(b"data: a\n\nevent: \xFF\ndata: \xE6\x9D\n\ndata: \xE6\x9D\xB1\n\n"),
+            [msg("a"), ev("\u{FFFD}", "\u{FFFD}", None, None), msg("東")]
+        );
+    }
+
+    #[test]
+    fn crlf_split_across_pieces_on_both_paths() {
+        // The pieces of rexxars/eventsource-parser#17, where a parser dispatched "A\nB" early.
+        let pieces = ["data: A\r\n", "data: B\r", "data: C\r\n", "\n"];
+        for decoder in [SseDecoder::new(), general_only(DEFAULT_MAX_LINE_BYTES)] {
+            assert_eq!(run(decoder, &pieces), (vec![msg("A\nB\nC")], Ok(false)));
+        }
+        // A CR ending the piece after a complete fast-path event's data line.
+        let pieces = ["data: a\n\ndata: b\r", "\n\r", "\ndata: c\n\n"];
+        for decoder in [SseDecoder::new(), general_only(DEFAULT_MAX_LINE_BYTES)] {
+            assert_eq!(
+                run(decoder, &pieces),
+                (vec![msg("a"), msg("b"), msg("c")], Ok(false))
+            );
+        }
+    }
+
+    #[test]
+    fn character_split_after_the_last_line_end_of_a_piece() {
+        // The piece's complete lines are valid UTF-8 and its tail is not yet.
+        let pieces: [&[u8]; 3] = [b"data: a\n\ndata: \xE6", b"\x9D", b"\xB1\n\ndata: b\n\n"];
+        assert_eq!(
+            run(SseDecoder::new(), &pieces),
+            (vec![msg("a"), msg("東"), msg("b")], Ok(false))
+        );
+    }
+
+    #[test]
+    fn the_cap_applies_on_the_fast_path() {
+        let limit = 16;
+        // Lines of exactly 16 bytes.
+        let exactly = b"data: 0123456789\n\nevent: 012345678\ndata: x\n\n";
+        assert_eq!(
+            run(SseDecoder::with_max_line_bytes(limit), &[exactly]),
+            (
+                vec![msg("0123456789"), ev("012345678", "x", None, None)],
+                Ok(false)
+            )
+        );
+        for long in [
+            &b"data: a\n\ndata: 0123456789a\n\n"[..],
+            b"data: a\n\nevent: 0123456789\ndata: x\n\n",
+        ] {
+            assert_eq!(
+                run(SseDecoder::with_max_line_bytes(limit), &[long]),
+                (vec![msg("a")], Err(WireError::LineTooLong { limit }))
+            );
+        }
+    }
+
+    #[test]
+    fn fixtures_decode_the_same_on_both_paths() {
+        for (name, body) in fixture_bodies("text/event-stream") {
+            let fast = run(SseDecoder::new(), &[&body]);
+            assert_eq!(
+                run(general_only(DEFAULT_MAX_LINE_BYTES), &[&body]),
+                fast,
+                "{name}"
+            );
+            for size in [1, 5, 7] {
+                let pieces: Vec<&[u8]> = body.chunks(size).collect();
+                assert_eq!(run(SseDecoder::new(), &pieces), fast, "{name} in {size}s");
+            }
+        }
+    }
+
     // ---- property tests -------------------------------------------------------------------
 
     /// One block of a generated stream.
@@ -887,6 +1286,31 @@ mod tests {
         "«".as_bytes(),
     ];
 
+    /// Tokens for arbitrary streams rich in the fast path's shapes and in what borders them.
+    const SHAPED_TOKENS: &[&[u8]] = &[
+        b"data: ",
+        b"data:",
+        b"event: ",
+        b"event:",
+        b"id: 1\n",
+        b"retry: 5\n",
+        b": c\n",
+        b"\n",
+        b"\r\n",
+        b"\r",
+        b"\n\n",
+        b"\r\n\r\n",
+        b"{\"x\":1}",
+        b"x",
+        b" ",
+        b":",
+        b"\0",
+        b"\xE6\x9D\xB1",
+        b"\xE6",
+        b"\xFF",
+        b"\xEF\xBB\xBF",
+    ];
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -934,6 +1358,35 @@ mod tests {
             };
             let whole = run(std::slice::from_ref(&body));
             prop_assert_eq!(run(&split_at(&body, &cuts)), whole);
+        }
+
+        #[test]
+        fn fast_and_general_paths_agree_on_streams(
+            blocks in prop::collection::vec(block(), 0..10),
+            choices in prop::collection::vec(0u8..6, 1..32),
+            bom in any::<bool>(),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+        ) {
+            let (body, _) = render(&blocks, &choices, bom);
+            let pieces = split_at(&body, &cuts);
+            let general = run(general_only(DEFAULT_MAX_LINE_BYTES), &pieces);
+            prop_assert_eq!(run(SseDecoder::new(), &pieces), general.clone());
+            prop_assert_eq!(run(SseDecoder::new(), &[&body]), general);
+        }
+
+        #[test]
+        fn fast_and_general_paths_agree_on_arbitrary_bytes(
+            tokens in prop::collection::vec(prop::sample::select(SHAPED_TOKENS), 0..60),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            limit in prop::option::of(0usize..24),
+        ) {
+            let body = tokens.concat();
+            let limit = limit.unwrap_or(DEFAULT_MAX_LINE_BYTES);
+            let pieces = split_at(&body, &cuts);
+            let general = run(general_only(limit), &pieces);
+            prop_assert_eq!(run(SseDecoder::with_max_line_bytes(limit), &pieces), general.clone());
+            let whole = run(SseDecoder::with_max_line_bytes(limit), &[&body]);
+            prop_assert_eq!(whole, run(general_only(limit), &[&body]));
         }
     }
 

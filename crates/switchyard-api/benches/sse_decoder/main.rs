@@ -1,16 +1,23 @@
 //! Throughput of Switchyard's SSE decoder against the `eventsource-stream` crate (DESIGN.md).
 //!
-//! The input is a deterministic ~15 MB OpenAI Chat Completions stream in memory: 50,000
-//! `data: {chat.completion.chunk}\n\n` events with small deltas (some non-ASCII), a usage chunk
-//! and `data: [DONE]`, cut into 16 KiB `Bytes` pieces as network reads would deliver it.
+//! The input is the benchmark's OpenAI Chat Completions stream, `openai_full.sse` of
+//! `bench/gen_streams.py` (16.8 MB, 50,001 `data: {chat.completion.chunk}\n\n` events: small
+//! text deltas, some non-ASCII, two tool calls in 5,000 argument fragments, a usage chunk and
+//! `data: [DONE]`), rebuilt byte for byte in memory by `openai_stream.rs` (its SHA-256 is
+//! checked) and cut into 16 KiB `Bytes` pieces as network reads would deliver it.
 //!
-//! - `switchyard_sync`: `SseDecoder::feed` over the pieces, the raw loop.
-//! - `switchyard_stream`: the same decoder wrapped as a `Stream` of events, driven by a
+//! - `switchyard_borrowed`: `SseDecoder::feed_with` over the pieces, each event handed to a
+//!   closure borrowed (from the piece, or from the decoder where an event spans two pieces).
+//! - `switchyard_owned`: `SseDecoder::feed` over the pieces, each event an owned `SseEvent`
+//!   pushed to a `Vec` (what the transport consumes today; named `switchyard_sync` before).
+//! - `switchyard_stream`: `feed` wrapped as a `Stream` of owned events, driven by a
 //!   current-thread tokio runtime exactly like the next one.
 //! - `eventsource_stream`: `eventsource_stream::EventStream` over the same pieces.
 //! - `memchr_upper_bound`: only counts `\n\n` with `memchr::memmem`, the floor of any decoder.
 //!
-//! Every variant counts the events it saw; the counts are checked equal before measuring.
+//! Every variant counts the events it saw; the counts are checked equal before measuring, and
+//! the events themselves are checked equal between Switchyard's two APIs and
+//! `eventsource-stream`.
 //! Run: `cargo bench --bench sse_decoder -- --warm-up-time 1 --measurement-time 3`.
 
 use std::collections::VecDeque;
@@ -25,76 +32,22 @@ use futures_util::{Stream, StreamExt, stream};
 use switchyard_api::wire::WireError;
 use switchyard_api::wire::sse::{SseDecoder, SseEvent};
 
+mod openai_stream;
+
+/// The content events `bench/gen_streams.py` puts in `openai_full.sse` (plus role, finish,
+/// usage and `[DONE]`: 50,001 events in all).
 const EVENTS: usize = 50_000;
+/// The SHA-256 of `openai_full.sse` as `bench/gen_streams.py --size full` writes it.
+const OPENAI_FULL_SHA256: &str = "61c62d09383b064ec483f592d5d0d7aaa0171bea11b14fa8bac79df124fe3783";
+/// Network reads as hyper delivers them from a fast local server.
 const PIECE_BYTES: usize = 16 * 1024;
 
-/// Small deltas as models stream them, some non-ASCII.
-const DELTAS: &[&str] = &[
-    "The",
-    " weather",
-    " in",
-    " Tokyo",
-    " (東京)",
-    " is",
-    " 21",
-    "°C",
-    " with",
-    " light",
-    " rain",
-    " —",
-    " «",
-    "umbrella",
-    "»",
-    " advised",
-    ".",
-    "\\n\\n",
-    " CO₂",
-    " levels",
-    " are",
-    " \\\"normal\\\"",
-    " today",
-    "!",
-];
-
-/// A deterministic OpenAI-style stream of `events` content chunks plus usage and `[DONE]`.
-/// Returns the body and the number of events in it.
-fn openai_stream(events: usize) -> (Vec<u8>, usize) {
-    let mut body = Vec::with_capacity(events * 330);
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        // xorshift64*: deterministic, no dependency.
-        seed ^= seed >> 12;
-        seed ^= seed << 25;
-        seed ^= seed >> 27;
-        seed.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    let head = r#"{"id":"chatcmpl-C9qBenchStream000000000000001","object":"chat.completion.chunk","created":1756289702,"model":"gpt-4o-2024-08-06","service_tier":"default","system_fingerprint":"fp_07871e2ad8","choices":[{"index":0,"#;
-    for i in 0..events {
-        let delta = if i == 0 {
-            r#""role":"assistant","content":"","refusal":null"#.to_owned()
-        } else {
-            let mut text = String::new();
-            for _ in 0..=(next() % 3) {
-                let pick = usize::try_from(next() % DELTAS.len() as u64).unwrap_or(0);
-                text.push_str(DELTAS[pick]);
-            }
-            format!(r#""content":"{text}""#)
-        };
-        let obfuscation: String = (0..(next() % 12))
-            .map(|_| char::from(b'a' + u8::try_from(next() % 26).unwrap_or(0)))
-            .collect();
-        body.extend_from_slice(
-            format!(
-                "data: {head}\"delta\":{{{delta}}},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":null,\"obfuscation\":\"{obfuscation}\"}}\n\n"
-            )
-            .as_bytes(),
-        );
-    }
-    body.extend_from_slice(
-        format!("data: {head}\"delta\":{{}},\"logprobs\":null,\"finish_reason\":\"stop\"}}],\"usage\":{{\"prompt_tokens\":1187,\"completion_tokens\":{events},\"total_tokens\":{},\"prompt_tokens_details\":{{\"cached_tokens\":1024}}}}}}\n\ndata: [DONE]\n\n", events + 1187)
-            .as_bytes(),
-    );
-    (body, events + 2)
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The body cut into network-sized pieces.
@@ -106,8 +59,29 @@ fn pieces(body: Vec<u8>) -> Vec<Bytes> {
         .collect()
 }
 
-/// Our decoder, the plain loop.
-fn switchyard_sync(pieces: &[Bytes]) -> usize {
+/// Our decoder, borrowed events.
+#[inline(never)]
+fn switchyard_borrowed(pieces: &[Bytes]) -> usize {
+    let mut decoder = SseDecoder::new();
+    let mut count = 0;
+    for piece in pieces {
+        let fed = decoder.feed_with(piece, |event| {
+            count += 1;
+            black_box(event);
+        });
+        if fed.is_err() {
+            return 0;
+        }
+    }
+    if decoder.finish() {
+        return 0;
+    }
+    count
+}
+
+/// Our decoder, owned events.
+#[inline(never)]
+fn switchyard_owned(pieces: &[Bytes]) -> usize {
     let mut decoder = SseDecoder::new();
     let mut events = Vec::new();
     let mut count = 0;
@@ -184,8 +158,9 @@ fn body_stream(pieces: &[Bytes]) -> impl Stream<Item = Result<Bytes, Infallible>
     stream::iter(pieces.iter().cloned().map(Ok))
 }
 
-async fn switchyard_stream(pieces: &[Bytes]) -> usize {
-    let mut events = SseStream::new(body_stream(pieces));
+/// Drains a stream of events, counting the good ones.
+async fn count_events<T, E>(events: impl Stream<Item = Result<T, E>>) -> usize {
+    let mut events = pin!(events);
     let mut count = 0;
     while let Some(event) = events.next().await {
         if event.is_ok() {
@@ -196,19 +171,18 @@ async fn switchyard_stream(pieces: &[Bytes]) -> usize {
     count
 }
 
+#[inline(never)]
+async fn switchyard_stream(pieces: &[Bytes]) -> usize {
+    count_events(SseStream::new(body_stream(pieces))).await
+}
+
+#[inline(never)]
 async fn eventsource_stream(pieces: &[Bytes]) -> usize {
-    let mut events = pin!(eventsource_stream::EventStream::new(body_stream(pieces)));
-    let mut count = 0;
-    while let Some(event) = events.next().await {
-        if event.is_ok() {
-            count += 1;
-        }
-        black_box(event).ok();
-    }
-    count
+    count_events(eventsource_stream::EventStream::new(body_stream(pieces))).await
 }
 
 /// Counts blank lines only: no decoder can be faster than this scan.
+#[inline(never)]
 fn memchr_upper_bound(pieces: &[Bytes]) -> usize {
     let finder = memchr::memmem::Finder::new(b"\n\n");
     let mut count = 0;
@@ -223,15 +197,57 @@ fn memchr_upper_bound(pieces: &[Bytes]) -> usize {
     count
 }
 
+/// Checks, once, that both of Switchyard's APIs and `eventsource-stream` see the same events.
+fn check_same_events(runtime: &tokio::runtime::Runtime, pieces: &[Bytes]) {
+    let mut decoder = SseDecoder::new();
+    let mut owned = Vec::new();
+    let mut borrowed = Vec::new();
+    for piece in pieces {
+        assert!(decoder.feed(piece, &mut owned).is_ok());
+    }
+    assert!(!decoder.finish());
+    for piece in pieces {
+        let fed = decoder.feed_with(piece, |event| borrowed.push(event.into_owned()));
+        assert!(fed.is_ok());
+    }
+    assert!(!decoder.finish());
+    assert!(owned == borrowed, "feed and feed_with differ");
+    let theirs: Vec<SseEvent> = runtime.block_on(
+        eventsource_stream::EventStream::new(body_stream(pieces))
+            .map(|event| match event {
+                Ok(event) => SseEvent {
+                    event: event.event,
+                    data: event.data,
+                    id: Some(event.id).filter(|id| !id.is_empty()),
+                    retry: None,
+                },
+                Err(err) => panic!("eventsource-stream: {err}"),
+            })
+            .collect(),
+    );
+    assert!(owned == theirs, "Switchyard and eventsource-stream differ");
+}
+
 fn bench(c: &mut Criterion) {
-    let (body, expected) = openai_stream(EVENTS);
+    let (body, expected) = openai_stream::openai_stream(EVENTS, 1);
+    assert_eq!(
+        sha256_hex(&body),
+        OPENAI_FULL_SHA256,
+        "the generator no longer writes bench/gen_streams.py's openai_full.sse"
+    );
     let len = body.len();
     let pieces = pieces(body);
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().build() else {
         panic!("cannot build a tokio runtime");
     };
 
-    assert_eq!(switchyard_sync(&pieces), expected, "switchyard_sync");
+    check_same_events(&runtime, &pieces);
+    assert_eq!(
+        switchyard_borrowed(&pieces),
+        expected,
+        "switchyard_borrowed"
+    );
+    assert_eq!(switchyard_owned(&pieces), expected, "switchyard_owned");
     assert_eq!(
         runtime.block_on(switchyard_stream(&pieces)),
         expected,
@@ -251,8 +267,11 @@ fn bench(c: &mut Criterion) {
     ));
     group.throughput(Throughput::Bytes(len as u64));
     group.sample_size(20);
-    group.bench_function("switchyard_sync", |b| {
-        b.iter(|| switchyard_sync(black_box(&pieces)));
+    group.bench_function("switchyard_borrowed", |b| {
+        b.iter(|| switchyard_borrowed(black_box(&pieces)));
+    });
+    group.bench_function("switchyard_owned", |b| {
+        b.iter(|| switchyard_owned(black_box(&pieces)));
     });
     group.bench_function("switchyard_stream", |b| {
         b.iter(|| runtime.block_on(switchyard_stream(black_box(&pieces))));
