@@ -56,9 +56,12 @@ impl HttpClient {
     /// settings, or a new one (reading the CA bundle now, so a bad file is a configuration
     /// error before any request). Errors name the problem in one sentence.
     pub(crate) fn shared(settings: &HttpSettings, base_url: &str) -> Result<Arc<Self>, String> {
+        // TLS is needed for an https:// base URL, and for an https:// proxy whatever the URL.
+        let https_proxy =
+            matches!(&settings.proxy, Proxy::Url(url) if url.expose().starts_with("https://"));
         let key = ClientKey {
             settings: settings.clone(),
-            tls: !base_url.starts_with("http://"),
+            tls: !base_url.starts_with("http://") || https_proxy,
         };
         let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(client) = clients.get(&key).and_then(Weak::upgrade) {
@@ -519,6 +522,12 @@ mod tests {
             "http:// gets its own client, without TLS roots"
         );
         assert!(!plain.key.tls);
+        let via_https_proxy = HttpSettings {
+            proxy: Proxy::Url(crate::config::ProxyUrl::new("https://proxy.corp:3128").unwrap()),
+            ..HttpSettings::default()
+        };
+        let proxied = HttpClient::shared(&via_https_proxy, "http://127.0.0.1:8089/v1").unwrap();
+        assert!(proxied.key.tls, "an https:// proxy needs the roots");
         let other = HttpSettings {
             connect_timeout: Some(Duration::from_secs(1)),
             ..HttpSettings::default()

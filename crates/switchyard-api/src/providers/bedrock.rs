@@ -22,7 +22,7 @@
 //! redactedContent}`), `contentBlockStop`, `messageStop` (`stopReason`), `metadata` (`usage`);
 //! `:message-type=exception` frames (`throttlingException`, `modelStreamErrorException`,
 //! `validationException`, …) and `:message-type=error` frames become errors. An HTTP error
-//! names its type in `x-amzn-ErrorType` and its message in the JSON body (transport.rs).
+//! names its type in `x-amzn-ErrorType` and its message in the JSON body (error/body.rs).
 //!
 //! Usage rule (SPEC R1.3): for Claude on Bedrock `inputTokens` is already the uncached part;
 //! `cacheReadInputTokens` → cache reads, `cacheWriteInputTokens` → cache writes; so the cost
