@@ -24,7 +24,7 @@
 #
 # Usage: scripts/local-model.sh <command> [--native|--python]
 #   setup          create the venv, build/install the python server if needed, fetch the GGUF
-#   setup-native   setup + build .local-model/llama.cpp-build/bin/llama-server
+#   setup-native   setup + build llama-server (in the build cache, see BUILD_CACHE below)
 #   start          setup (if needed), start the server in the background unless one of this
 #                  kind already answers, wait (<=120 s) until /v1/models answers, check that
 #                  the server there is of this kind (llama-server's /props, llama-cpp-python's
@@ -36,11 +36,14 @@
 #
 # Environment:
 #   SWITCHYARD_LLM_VENV            venv for llama-cpp-python   (default <repo>/.venv-llm)
+#   SWITCHYARD_BUILD_CACHE         where compiled servers are kept (default ~/.cache/switchyard)
 #   SWITCHYARD_LOCAL_MODEL_SERVER  python | native             (default python)
 #   SWITCHYARD_LOCAL_MODEL_PORT    port                        (default 8089 python, 8090 native)
 #
 # Files (all git-ignored): .local-model/{SmolLM2-135M-Instruct.Q4_1.gguf, setup.log,
-#   server.{log,pid} (python), native-server.{log,pid}, llama.cpp-src/, llama.cpp-build/}
+#   server.{log,pid} (python), native-server.{log,pid}}
+# Build cache (outside the checkout, reused by every clone on this machine):
+#   ${SWITCHYARD_BUILD_CACHE:-~/.cache/switchyard}/{wheels-llama-cpp-python-V-KEY/, llama.cpp-V-KEY/{src,build}/}
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -66,12 +69,29 @@ READY_TIMEOUT_S=120
 # win over -march=native in GCC and clang.
 NO_AMX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
-NATIVE_SRC_DIR="$STATE_DIR/llama.cpp-src"
-NATIVE_BUILD_DIR="$STATE_DIR/llama.cpp-build"
-NATIVE_BIN="$NATIVE_BUILD_DIR/bin/llama-server"
-
 # Anything on the system python3 is enough for the helper (stdlib only).
 HOST_PY="$(command -v python3 || true)"
+
+# Compiled servers are kept outside the checkout, like pip's or ccache's caches, so a fresh clone
+# (CI) reuses an identical earlier build instead of compiling llama.cpp twice again (~15 min on
+# 2 cores). The key covers everything the binaries depend on: the llama.cpp version, our flags,
+# the compiler, the machine and its CPU features (the build is -march=native).
+BUILD_CACHE="${SWITCHYARD_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchyard}"
+build_key() {
+  {
+    echo "$LLAMA_CPP_VERSION $NO_AMX_FLAGS"
+    uname -m
+    cc --version 2>/dev/null | head -n 1
+    c++ --version 2>/dev/null | head -n 1
+    grep -m1 '^flags' /proc/cpuinfo 2>/dev/null
+  } | sha256sum | cut -c1-16
+}
+BUILD_KEY="$(build_key)"
+NATIVE_CACHE_DIR="$BUILD_CACHE/llama.cpp-$LLAMA_CPP_VERSION-$BUILD_KEY"
+NATIVE_SRC_DIR="$NATIVE_CACHE_DIR/src"
+NATIVE_BUILD_DIR="$NATIVE_CACHE_DIR/build"
+NATIVE_BIN="$NATIVE_BUILD_DIR/bin/llama-server"
+WHEEL_DIR="$BUILD_CACHE/wheels-llama-cpp-python-$LLAMA_CPP_VERSION-$BUILD_KEY"
 
 log() { printf '[local-model] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -182,12 +202,27 @@ ensure_python_server() {
   else
     log "llama-cpp-python server: installing $LLAMA_CPP_PKG (first time: compiled from source, ~3 min on 2 cores)"
   fi
-  # Build only the library (no llava/mtmd, tests or examples), without AMX (NO_AMX_FLAGS).
-  # --no-cache-dir: pip's wheel cache does not know build flags, and may hold an AMX build.
-  run_logged "install $pkg" env \
-    CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS='$NO_AMX_FLAGS' -DCMAKE_CXX_FLAGS='$NO_AMX_FLAGS'" \
-    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$VENV_PY" -m pip install --disable-pip-version-check --no-cache-dir "${extra[@]}" "$pkg"
+  # The wheel is built once per build key into $WHEEL_DIR (outside the checkout) and installed
+  # from there. Build only the library (no llava/mtmd, tests or examples), without AMX
+  # (NO_AMX_FLAGS). --no-cache-dir: pip's own wheel cache does not know build flags, and may hold
+  # an AMX build.
+  local wheel
+  wheel="$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl 2>/dev/null | head -n 1 || true)"
+  if [[ -z "$wheel" ]]; then
+    mkdir -p "$BUILD_CACHE"
+    rm -rf "$WHEEL_DIR.part"
+    run_logged "build the llama-cpp-python==$LLAMA_CPP_VERSION wheel (cached in $WHEEL_DIR)" env \
+      CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_C_FLAGS='$NO_AMX_FLAGS' -DCMAKE_CXX_FLAGS='$NO_AMX_FLAGS'" \
+      CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+      "$VENV_PY" -m pip wheel --disable-pip-version-check --no-cache-dir --no-deps \
+      -w "$WHEEL_DIR.part" "llama-cpp-python==$LLAMA_CPP_VERSION"
+    rm -rf "$WHEEL_DIR" && mv "$WHEEL_DIR.part" "$WHEEL_DIR"
+    wheel="$(ls "$WHEEL_DIR"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl | head -n 1)"
+  else
+    log "llama-cpp-python: using the wheel built earlier for this machine ($wheel)"
+  fi
+  if [[ "$pkg" == "$LLAMA_CPP_PKG" ]]; then pkg="$wheel[server]"; else pkg="$wheel"; fi
+  run_logged "install $pkg" "$VENV_PY" -m pip install --disable-pip-version-check "${extra[@]}" "$pkg"
   ! python_server_has_amx || die "llama-cpp-python in $VENV still has AMX after a rebuild without it (see $SETUP_LOG)"
 }
 
@@ -249,6 +284,20 @@ fetch_llama_cpp_source() (
 
 cmd_setup_native() {
   cmd_setup
+  mkdir -p "$NATIVE_CACHE_DIR"
+  # Another checkout may be building into the same cache directory: hold its lock while building
+  # (on fd 8, closed again before any server starts, so no server inherits it).
+  if command -v flock >/dev/null; then
+    exec 8>"$NATIVE_CACHE_DIR/.lock"
+    flock 8
+  fi
+  setup_native_locked
+  local rc=$?
+  exec 8>&-
+  return "$rc"
+}
+
+setup_native_locked() {
   if [[ -x "$NATIVE_BIN" ]] && "$NATIVE_BIN" --version >/dev/null 2>&1; then
     if grep -qxF "CMAKE_CXX_FLAGS:STRING=$NO_AMX_FLAGS" "$NATIVE_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
       log "llama-server: $NATIVE_BIN already built"
