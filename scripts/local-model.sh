@@ -200,7 +200,7 @@ ensure_python_server() {
     pkg="llama-cpp-python==$LLAMA_CPP_VERSION"
     extra=(--force-reinstall --no-deps)
   else
-    log "llama-cpp-python server: installing $LLAMA_CPP_PKG (first time: compiled from source, ~3 min on 2 cores)"
+    log "llama-cpp-python server: installing $LLAMA_CPP_PKG into $VENV (compiled from source the first time on this machine, ~3-10 min on 2 cores; then from the build cache)"
   fi
   # The wheel is built once per build key into $WHEEL_DIR (outside the checkout) and installed
   # from there. Build only the library (no llava/mtmd, tests or examples), without AMX
