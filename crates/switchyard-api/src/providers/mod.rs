@@ -21,7 +21,9 @@
 mod anthropic;
 #[cfg(feature = "bedrock")]
 mod bedrock;
+mod chat_body;
 mod fast_json;
+mod gateway_body;
 mod gemini;
 mod ollama;
 mod openai_chat;
@@ -105,5 +107,19 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
             ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
         }
+        WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
+            provider: resolved.provider_id,
+            reason: reason.to_owned(),
+        }),
+        WireFamily::Aihubmix
+        | WireFamily::AskSage
+        | WireFamily::Dify
+        | WireFamily::SapAiCore
+        | WireFamily::QwenCode
+        | WireFamily::OpenAiCodex
+        | WireFamily::ClaudeCode => Err(ConfigError::UnsupportedProvider {
+            provider: resolved.provider_id,
+            family: "its own wire format".into(),
+        }),
     }
 }
