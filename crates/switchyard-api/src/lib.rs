@@ -123,6 +123,7 @@ pub mod error;
 pub mod handler;
 pub mod message;
 pub mod model;
+mod process;
 pub mod providers;
 pub mod retry;
 mod retry_after;

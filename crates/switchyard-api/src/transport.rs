@@ -286,19 +286,22 @@ async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
 
 /// `Some(now + d)`, or `None` (no deadline) when that is past what the clock can hold
 /// ([`Duration::MAX`] means "no deadline").
-fn deadline_after(d: Duration) -> Option<Instant> {
+pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
 /// Runs `fut` until `deadline`: `None` when the deadline passed first.
-async fn before<T>(deadline: Option<Instant>, fut: impl Future<Output = T>) -> Option<T> {
+pub(crate) async fn before<T>(
+    deadline: Option<Instant>,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
     match deadline {
         Some(at) => tokio::time::timeout_at(at, fut).await.ok(),
         None => Some(fut.await),
     }
 }
 
-fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
+pub(crate) fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
     ApiError::new(
         ErrorKind::Timeout,
         format!(
@@ -309,7 +312,7 @@ fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
     .with_origin(&origin.provider_id, &origin.model_id)
 }
 
-fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
+pub(crate) fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
     ApiError::new(
         ErrorKind::Timeout,
         format!(
@@ -320,7 +323,7 @@ fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
     .with_origin(&origin.provider_id, &origin.model_id)
 }
 
-fn cancelled(origin: &Origin) -> ApiError {
+pub(crate) fn cancelled(origin: &Origin) -> ApiError {
     ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
         .with_origin(&origin.provider_id, &origin.model_id)
 }

@@ -14,6 +14,7 @@
 //! | Ollama `/api/chat` | `ollama.rs` | NDJSON |
 //! | Bedrock ConverseStream (feature `bedrock`) | `bedrock.rs` | AWS event-stream, SigV4 |
 //! | Vertex AI, Claude and Gemini (feature `vertex`) | `vertex.rs` | SSE, Google OAuth |
+//! | Claude Code, the `claude` CLI | `claude_code.rs` | a child process's NDJSON (`process.rs`) |
 //!
 //! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
 //! and building its handler is [`ConfigError::FeatureDisabled`].
@@ -22,6 +23,7 @@ mod anthropic;
 #[cfg(feature = "bedrock")]
 mod bedrock;
 mod chat_body;
+mod claude_code;
 mod fast_json;
 mod gateway_body;
 mod gemini;
@@ -107,6 +109,7 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
             ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
         }
+        WireFamily::ClaudeCode => Ok(claude_code::ClaudeCode::boxed(resolved)),
         WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
             provider: resolved.provider_id,
             reason: reason.to_owned(),
@@ -116,8 +119,7 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
         | WireFamily::Dify
         | WireFamily::SapAiCore
         | WireFamily::QwenCode
-        | WireFamily::OpenAiCodex
-        | WireFamily::ClaudeCode => Err(ConfigError::UnsupportedProvider {
+        | WireFamily::OpenAiCodex => Err(ConfigError::UnsupportedProvider {
             provider: resolved.provider_id,
             family: "its own wire format".into(),
         }),
