@@ -15,6 +15,8 @@
 //! | Bedrock ConverseStream (feature `bedrock`) | `bedrock.rs` | AWS event-stream, SigV4 |
 //! | Vertex AI, Claude and Gemini (feature `vertex`) | `vertex.rs` | SSE, Google OAuth |
 //! | Claude Code, the `claude` CLI | `claude_code.rs` | a child process's NDJSON (`process.rs`) |
+//! | Qwen Code, the Qwen CLI's sign-in | `qwen_code.rs` | SSE, OAuth file (`auth/qwen.rs`) |
+//! | ChatGPT's Codex backend, the Codex CLI's sign-in | `openai_codex.rs` | SSE, OAuth file (`auth/codex.rs`) |
 //!
 //! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
 //! and building its handler is [`ConfigError::FeatureDisabled`].
@@ -29,9 +31,11 @@ mod gateway_body;
 mod gemini;
 mod ollama;
 mod openai_chat;
+mod openai_codex;
 mod openai_responses;
 pub mod presets;
 mod provider;
+mod qwen_code;
 pub mod resolve;
 #[cfg(feature = "vertex")]
 mod vertex;
@@ -110,18 +114,23 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
             ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
         }
         WireFamily::ClaudeCode => Ok(claude_code::ClaudeCode::boxed(resolved)),
+        WireFamily::QwenCode => {
+            let provider = qwen_code::QwenCode::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+        WireFamily::OpenAiCodex => {
+            let provider = openai_codex::OpenAiCodex::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
         WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
             provider: resolved.provider_id,
             reason: reason.to_owned(),
         }),
-        WireFamily::Aihubmix
-        | WireFamily::AskSage
-        | WireFamily::Dify
-        | WireFamily::SapAiCore
-        | WireFamily::QwenCode
-        | WireFamily::OpenAiCodex => Err(ConfigError::UnsupportedProvider {
-            provider: resolved.provider_id,
-            family: "its own wire format".into(),
-        }),
+        WireFamily::Aihubmix | WireFamily::AskSage | WireFamily::Dify | WireFamily::SapAiCore => {
+            Err(ConfigError::UnsupportedProvider {
+                provider: resolved.provider_id,
+                family: "its own wire format".into(),
+            })
+        }
     }
 }

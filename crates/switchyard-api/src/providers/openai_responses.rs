@@ -68,7 +68,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
 /// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
 /// message content, tool uses as `function_call`, tool results as `function_call_output`,
 /// images as `input_image` data URLs; thinking is not sent back (store is off).
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for m in messages {
         let (role, text_type) = match m.role {

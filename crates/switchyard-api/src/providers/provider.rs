@@ -44,6 +44,18 @@ pub(crate) trait Provider: Send + Sync + 'static {
     fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         Box::pin(std::future::ready(Ok(request)))
     }
+
+    /// Whether a `401` answer should be sent once more through [`Provider::reauthorize`] (an
+    /// OAuth sign-in the server may stop accepting before its expiry). Default: no.
+    fn reauthorizes(&self) -> bool {
+        false
+    }
+
+    /// Like [`Provider::authorize`], after refreshing the sign-in whatever its expiry says;
+    /// used only when [`Provider::reauthorizes`]. Default: the request as built.
+    fn reauthorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
+        self.authorize(mode, request)
+    }
 }
 
 /// The [`ApiHandler`] of any [`Provider`]: the resolved mode (configuration only, nothing
@@ -105,10 +117,17 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             tools,
         };
         let request = self.provider.request(&self.mode, &prompt);
+        // The reauthorized request is built now and finished (its sign-in refreshed) only if
+        // a 401 asks for it.
+        let reauthorize = self
+            .provider
+            .reauthorizes()
+            .then(|| self.provider.reauthorize(&self.mode, request.clone()));
         let pending = self.provider.authorize(&self.mode, request);
         transport::stream(
             &self.endpoint,
             pending,
+            reauthorize,
             self.provider.parser(&self.mode),
             options,
         )
