@@ -1,6 +1,6 @@
 //! Credentials for the providers that do not take a plain API key: AWS (Bedrock), Google
-//! Cloud (Vertex), and the sign-ins other tools keep in files (the Qwen CLI's for
-//! `qwen-code`, the Codex CLI's for `openai-codex`). Credentials are loaded on the first
+//! Cloud (Vertex), SAP AI Core's service key, and the sign-ins other tools keep in files (the
+//! Qwen CLI's for `qwen-code`, the Codex CLI's for `openai-codex`). Credentials are loaded on the first
 //! request, never at construction (SPEC R3.5), and no secret ever reaches an error message or
 //! a log line (R3.6).
 //!
@@ -16,4 +16,5 @@ pub(crate) mod codex;
 pub(crate) mod google;
 pub(crate) mod oauth;
 pub(crate) mod qwen;
+pub(crate) mod sap;
 pub(crate) mod signin_file;

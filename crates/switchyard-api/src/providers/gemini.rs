@@ -87,7 +87,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
 /// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
 /// `functionCall`, tool results → `functionResponse` named after their call, images →
 /// `inlineData`; thinking is not sent back.
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut tool_names: Vec<(&str, &str)> = Vec::new();
     let mut contents = Vec::new();
     for m in messages {
