@@ -140,6 +140,7 @@ async fn qwen_code_sends_the_valid_token_and_the_reference_body() {
         let body = req.json();
         assert_eq!(body["model"], "qwen3-coder-plus");
         assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["max_completion_tokens"], 65536, "the model's limit");
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(
             body["messages"][0],

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::auth::oauth::{self, RefreshBody};
-use crate::auth::signin_file::{self, auth_error, jwt_claims, now_millis, parse_rfc3339};
+use crate::auth::signin_file::{self, Env, auth_error, jwt_claims, now_millis, parse_rfc3339};
 use crate::error::ApiError;
 use crate::transport::HttpClient;
 
@@ -121,6 +121,25 @@ fn token_of(tokens: &Tokens) -> CodexToken {
     }
 }
 
+/// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else
+/// `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`; `None` without a home folder.
+pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
+    match credentials_file {
+        Some(file) => Some(signin_file::expand_home(file, env)),
+        None => env("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| PathBuf::from(h).join("auth.json"))
+            .or_else(|| signin_file::in_home(".codex/auth.json", env)),
+    }
+}
+
+/// Whether `path` holds ChatGPT tokens: `Err` is the sentence saying why it cannot be used
+/// (missing, unreadable, an API-key login).
+pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
+    let file: AuthFile = signin_file::read(path, SIGN_IN)?;
+    file.tokens(path).map(|_| ())
+}
+
 /// One `openai-codex` handler's access to `auth.json`. Reads the file on each request;
 /// refreshes one at a time.
 pub(crate) struct CodexAuth {
@@ -138,14 +157,8 @@ impl CodexAuth {
         token_url: Option<&str>,
         client: Arc<HttpClient>,
     ) -> Self {
-        let path = credentials_file.map(signin_file::expand_home).or_else(|| {
-            std::env::var_os("CODEX_HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join("auth.json"))
-                .or_else(|| signin_file::in_home(".codex/auth.json"))
-        });
         Self {
-            path,
+            path: signin_path(credentials_file, &signin_file::process_env),
             token_url: token_url.unwrap_or(TOKEN_URL).to_owned(),
             client,
             refreshing: tokio::sync::Mutex::new(()),

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::auth::oauth::{self, RefreshBody};
-use crate::auth::signin_file::{self, LockFile, auth_error, now_millis};
+use crate::auth::signin_file::{self, Env, LockFile, auth_error, now_millis};
 use crate::error::ApiError;
 use crate::transport::HttpClient;
 
@@ -79,9 +79,7 @@ impl QwenAuth {
         client: Arc<HttpClient>,
     ) -> Self {
         Self {
-            path: credentials_file
-                .map(signin_file::expand_home)
-                .or_else(|| signin_file::in_home(".qwen/oauth_creds.json")),
+            path: signin_path(credentials_file, &signin_file::process_env),
             token_url: token_url.unwrap_or(TOKEN_URL).to_owned(),
             client,
             refreshing: tokio::sync::Mutex::new(()),
@@ -158,6 +156,20 @@ impl QwenAuth {
         signin_file::write_atomically(path, &creds).map_err(auth_error)?;
         Ok(token_of(&creds))
     }
+}
+
+/// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else
+/// `~/.qwen/oauth_creds.json`; `None` without a home folder.
+pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
+    match credentials_file {
+        Some(file) => Some(signin_file::expand_home(file, env)),
+        None => signin_file::in_home(".qwen/oauth_creds.json", env),
+    }
+}
+
+/// Whether `path` holds a Qwen sign-in: `Err` is the sentence saying why it cannot be used.
+pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
+    signin_file::read::<Credentials>(path, SIGN_IN).map(|_| ())
 }
 
 fn token_of(creds: &Credentials) -> QwenToken {

@@ -20,17 +20,28 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ErrorKind};
 
+/// Looks up an environment variable: `std::env::var`, or a test's or a check's own.
+pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment as an [`Env`].
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 /// `path` with a leading `~/` made the home folder (`$HOME`).
-pub(crate) fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
+    match (
+        path.strip_prefix("~/"),
+        env("HOME").filter(|h| !h.is_empty()),
+    ) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(path),
     }
 }
 
 /// The home folder's `relative` path, when the home folder is known.
-pub(crate) fn in_home(relative: &str) -> Option<PathBuf> {
-    std::env::var_os("HOME")
+pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
+    env("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(relative))
 }

@@ -496,7 +496,7 @@ fn image_part(source: &crate::message::ImageSource) -> Value {
 /// Converts Anthropic-shaped messages into Chat Completions messages (the reference's
 /// `convertToOpenAiMessages`): a user message's tool results become `tool` messages first,
 /// then its text and images (text alone as a string, else `text` and `image_url` parts); an
-/// assistant message's text blocks are joined with newlines and its tool uses become
+/// assistant message's text blocks are joined with a blank line and its tool uses become
 /// `tool_calls`, with `content: null` when there is no text. Thinking is not sent back.
 pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
@@ -545,7 +545,10 @@ pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
                         _ => {}
                     }
                 }
-                let text = texts.join("\n");
+                // A blank line between blocks: the task layer keeps "[Response interrupted
+                // by API Error]" as a block of its own, which the reference stores in the same
+                // text after a blank line.
+                let text = texts.join("\n\n");
                 let content = if !text.trim().is_empty() {
                     json!(text)
                 } else if !tool_calls.is_empty() {
