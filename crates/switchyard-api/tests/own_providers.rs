@@ -5,12 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ConfigError, ErrorKind, Message, Mode,
     RequestOptions, build_api_handler,
 };
-use switchyard_testkit::{HttpResponse, MockServer, Reply, Split, test_data_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, Split, fixture_text};
 
 const KEY: &str = "own-provider-test-key-0123456789";
 const SPLITS: [Split; 4] = [
@@ -53,18 +53,12 @@ fn text(items: &[Result<ApiStreamChunk, ApiError>]) -> String {
         .collect()
 }
 
-fn expected_text(fixture: &str) -> String {
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{fixture}.expected.json")))
-            .unwrap(),
-    )
-    .unwrap();
-    v.as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["type"] == "text")
-        .map(|c| c["text"].as_str().unwrap())
-        .collect()
+/// A server answering every request with `fixture` in `split` writes.
+async fn serve(fixture: &str, split: Split) -> MockServer {
+    MockServer::start(vec![
+        Reply::new(HttpResponse::fixture(fixture)).split(split),
+    ])
+    .await
 }
 
 fn usage(items: &[Result<ApiStreamChunk, ApiError>]) -> switchyard_api::Usage {
@@ -121,10 +115,7 @@ async fn aihubmix_routes_each_model_family_to_its_wire() {
     for (model, fixture, path, header, value) in rows {
         for split in SPLITS {
             let label = format!("{model} {split:?}");
-            let server = MockServer::start(vec![
-                Reply::new(HttpResponse::fixture(fixture)).split(split),
-            ])
-            .await;
+            let server = serve(fixture, split).await;
             let h = handler(
                 "aihubmix",
                 &format!("model = \"{model}\""),
@@ -135,7 +126,7 @@ async fn aihubmix_routes_each_model_family_to_its_wire() {
             .unwrap();
             let items = run(h.as_ref(), &[Message::user_text("hi")]).await;
             assert!(items.iter().all(Result::is_ok), "{model}: {items:?}");
-            assert_eq!(text(&items), expected_text(fixture), "{label}");
+            assert_eq!(text(&items), fixture_text(fixture), "{label}");
             let req = &server.requests()[0];
             assert_eq!(req.path, path, "{model}");
             assert_eq!(req.header(header), Some(value.as_str()), "{model}");
@@ -177,10 +168,7 @@ async fn aihubmix_routes_each_model_family_to_its_wire() {
 #[tokio::test]
 async fn asksage_posts_the_query_and_reads_the_one_json_answer() {
     for split in SPLITS {
-        let server = MockServer::start(vec![
-            Reply::new(HttpResponse::fixture("asksage_query")).split(split),
-        ])
-        .await;
+        let server = serve("asksage_query", split).await;
         let h = handler(
             "asksage",
             "",
@@ -269,10 +257,7 @@ async fn asksage_posts_the_query_and_reads_the_one_json_answer() {
 #[tokio::test]
 async fn dify_streams_text_chunks_and_prices_in_dollars() {
     for split in SPLITS {
-        let server = MockServer::start(vec![
-            Reply::new(HttpResponse::fixture("dify_chat_messages")).split(split),
-        ])
-        .await;
+        let server = serve("dify_chat_messages", split).await;
         let h = handler(
             "dify",
             "",
@@ -464,7 +449,7 @@ async fn sapaicore_configured_deployment_and_other_families() {
         );
         let items = run(h.as_ref(), &[Message::user_text("hi")]).await;
         assert!(items.iter().all(Result::is_ok), "{model}: {items:?}");
-        assert_eq!(text(&items), expected_text(fixture), "{model}");
+        assert_eq!(text(&items), fixture_text(fixture), "{model}");
         let requests = server.requests();
         assert_eq!(requests.len(), 2, "{model}: no deployment lookup");
         let call = &requests[1];

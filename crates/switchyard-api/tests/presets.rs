@@ -6,28 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures_util::StreamExt;
-use serde_json::Value;
 use switchyard_api::providers::presets::{PRESETS, WireFamily};
 use switchyard_api::{
     ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions, build_api_handler,
 };
-use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, fixture_text};
 
 const KEY: &str = "sk-preset-test-key-0123456789";
-
-fn fixture_text(name: &str) -> String {
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{name}.expected.json")))
-            .unwrap(),
-    )
-    .unwrap();
-    v.as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["type"] == "text")
-        .map(|c| c["text"].as_str().unwrap())
-        .collect()
-}
 
 #[tokio::test]
 async fn every_preset_streams_with_its_key_and_default_model() {

@@ -83,6 +83,11 @@ fn token_answer(access: &str, refresh: &str) -> Reply {
     ))
 }
 
+/// The paths of `requests`, in order.
+fn paths(requests: &[switchyard_testkit::RecordedRequest]) -> Vec<&str> {
+    requests.iter().map(|r| r.path.as_str()).collect()
+}
+
 /// The folder's file names, to see that no lock or temporary file is left behind.
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -262,7 +267,7 @@ async fn qwen_code_refreshes_once_after_a_401() {
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     let requests = server.requests();
     assert_eq!(
-        requests.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        paths(&requests),
         [
             "/v1/chat/completions",
             "/oauth/token",
@@ -527,7 +532,7 @@ async fn openai_codex_refreshes_once_after_a_401_and_reads_the_account_from_the_
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     let requests = server.requests();
     assert_eq!(
-        requests.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+        paths(&requests),
         [
             "/backend-api/codex/responses",
             "/oauth/token",

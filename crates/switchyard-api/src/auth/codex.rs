@@ -16,15 +16,15 @@
 //! `https://api.openai.com/auth` claim.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::auth::oauth::{self, RefreshBody};
-use crate::auth::signin_file::{self, Env, auth_error, jwt_claims, now_millis, parse_rfc3339};
+use crate::auth::signin_file::{
+    self, Env, SigninSource, auth_error, jwt_claims, now_millis, parse_rfc3339,
+};
 use crate::error::ApiError;
-use crate::transport::HttpClient;
 
 /// The Codex CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
@@ -142,47 +142,19 @@ pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
 
 /// One `openai-codex` handler's access to `auth.json`. Reads the file on each request;
 /// refreshes one at a time.
-pub(crate) struct CodexAuth {
-    path: Option<PathBuf>,
-    token_url: String,
-    client: Arc<HttpClient>,
-    refreshing: tokio::sync::Mutex<()>,
-}
+pub(crate) struct CodexAuth(pub(crate) SigninSource);
 
 impl CodexAuth {
-    /// `credentials_file` (else `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`),
-    /// `token_url` (else the CLI's). Nothing is read until the first request.
-    pub(crate) fn new(
-        credentials_file: Option<&str>,
-        token_url: Option<&str>,
-        client: Arc<HttpClient>,
-    ) -> Self {
-        Self {
-            path: signin_path(credentials_file, &signin_file::process_env),
-            token_url: token_url.unwrap_or(TOKEN_URL).to_owned(),
-            client,
-            refreshing: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    fn path(&self) -> Result<&PathBuf, String> {
-        self.path.as_ref().ok_or_else(|| {
-            format!(
-                "no home folder to find the Codex sign-in in: set `credentials_file` under [providers.openai-codex]; {SIGN_IN}"
-            )
-        })
-    }
-
     /// A valid access token and the account id: the file's, refreshed first when about to
     /// expire or when `force` (the backend refused it).
     pub(crate) async fn token(&self, force: bool) -> Result<CodexToken, ApiError> {
-        let path = self.path().map_err(auth_error)?;
+        let path = self.0.path("openai-codex", SIGN_IN).map_err(auth_error)?;
         let file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
         let used = file.tokens(path).map_err(auth_error)?.refresh_token.clone();
         if !force && file.fresh() {
             return Ok(token_of(file.tokens(path).map_err(auth_error)?));
         }
-        let _one_at_a_time = self.refreshing.lock().await;
+        let _one_at_a_time = self.0.refreshing.lock().await;
         // The CLI (or another Switchyard) may have refreshed meanwhile: its new tokens are the
         // ones to use, and the one read above is spent.
         let mut file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -191,8 +163,8 @@ impl CodexAuth {
             return Ok(token_of(current));
         }
         let answer = oauth::refresh(
-            &self.client,
-            &self.token_url,
+            &self.0.client,
+            &self.0.token_url,
             RefreshBody::Json(json!({
                 "client_id": CLIENT_ID,
                 "grant_type": "refresh_token",

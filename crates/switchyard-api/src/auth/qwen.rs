@@ -13,15 +13,13 @@
 //! too. The API base URL is `https://{resource_url}/v1` when the file names one.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::auth::oauth::{self, RefreshBody};
-use crate::auth::signin_file::{self, Env, LockFile, auth_error, now_millis};
+use crate::auth::signin_file::{self, Env, LockFile, SigninSource, auth_error, now_millis};
 use crate::error::ApiError;
-use crate::transport::HttpClient;
 
 /// The Qwen CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "f0304373b74a44d2b584a3fb70ca9e56";
@@ -63,46 +61,18 @@ pub(crate) struct QwenToken {
 
 /// One `qwen-code` handler's access to the sign-in file. Reads the file on each request (so a
 /// refresh by the CLI is seen at once); refreshes one at a time.
-pub(crate) struct QwenAuth {
-    path: Option<PathBuf>,
-    token_url: String,
-    client: Arc<HttpClient>,
-    refreshing: tokio::sync::Mutex<()>,
-}
+pub(crate) struct QwenAuth(pub(crate) SigninSource);
 
 impl QwenAuth {
-    /// `credentials_file` (else `~/.qwen/oauth_creds.json`), `token_url` (else the CLI's).
-    /// Nothing is read until the first request.
-    pub(crate) fn new(
-        credentials_file: Option<&str>,
-        token_url: Option<&str>,
-        client: Arc<HttpClient>,
-    ) -> Self {
-        Self {
-            path: signin_path(credentials_file, &signin_file::process_env),
-            token_url: token_url.unwrap_or(TOKEN_URL).to_owned(),
-            client,
-            refreshing: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    fn path(&self) -> Result<&PathBuf, String> {
-        self.path.as_ref().ok_or_else(|| {
-            format!(
-                "no home folder to find the Qwen sign-in in: set `credentials_file` under [providers.qwen-code]; {SIGN_IN}"
-            )
-        })
-    }
-
     /// A valid access token: the file's, refreshed first when it is about to expire or when
     /// `force` (the API refused it).
     pub(crate) async fn token(&self, force: bool) -> Result<QwenToken, ApiError> {
-        let path = self.path().map_err(auth_error)?;
+        let path = self.0.path("qwen-code", SIGN_IN).map_err(auth_error)?;
         let creds: Credentials = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
         if !force && creds.fresh() {
             return Ok(token_of(&creds));
         }
-        let _one_at_a_time = self.refreshing.lock().await;
+        let _one_at_a_time = self.0.refreshing.lock().await;
         let _lock = LockFile::acquire(path.with_file_name("oauth_creds.lock")).await?;
         // Another process may have refreshed while this one waited.
         let mut creds: Credentials = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -116,8 +86,8 @@ impl QwenAuth {
             )));
         }
         let answer = oauth::refresh(
-            &self.client,
-            &self.token_url,
+            &self.0.client,
+            &self.0.token_url,
             RefreshBody::Form(&[
                 ("grant_type", "refresh_token"),
                 ("refresh_token", &creds.refresh_token),

@@ -12,13 +12,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, ErrorKind};
+use crate::transport::HttpClient;
 
 /// Looks up an environment variable: `std::env::var`, or a test's or a check's own.
 pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -44,6 +45,37 @@ pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
     env("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(relative))
+}
+
+/// Where one handler finds another tool's sign-in and refreshes it: the file (`None` without
+/// a home folder), the token endpoint, the HTTP client, and a lock making this process refresh
+/// one at a time.
+pub(crate) struct SigninSource {
+    path: Option<PathBuf>,
+    pub(crate) token_url: String,
+    pub(crate) client: Arc<HttpClient>,
+    pub(crate) refreshing: tokio::sync::Mutex<()>,
+}
+
+impl SigninSource {
+    pub(crate) fn new(path: Option<PathBuf>, token_url: &str, client: Arc<HttpClient>) -> Self {
+        Self {
+            path,
+            token_url: token_url.to_owned(),
+            client,
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The file, or the sentence of an [`auth_error`] saying there is no home folder to find
+    /// it in (`provider`'s `credentials_file` names one; `sign_in` says how to sign in).
+    pub(crate) fn path(&self, provider: &str, sign_in: &str) -> Result<&PathBuf, String> {
+        self.path.as_ref().ok_or_else(|| {
+            format!(
+                "no home folder to find the sign-in in: set `credentials_file` under [providers.{provider}]; {sign_in}"
+            )
+        })
+    }
 }
 
 /// An [`ErrorKind::Auth`] error.
@@ -81,7 +113,6 @@ pub(crate) fn read<T: DeserializeOwned>(path: &Path, missing: &str) -> Result<T,
 /// printer: two-space indents, no final newline), atomically and readable by the user only.
 /// The error is the sentence of an [`auth_error`].
 pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let failed = |e: std::io::Error| {
         format!(
             "the refreshed sign-in could not be saved to {} ({e}); sign in again with its CLI if the next request is refused",
@@ -93,22 +124,8 @@ pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(
     let name = path
         .file_name()
         .map_or_else(|| "signin".to_owned(), |n| n.to_string_lossy().into_owned());
-    let temp = folder.join(format!(
-        ".{name}.switchyard-{}-{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options.open(&temp).and_then(|mut file| {
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
+    let temp = crate::private_file::unique_path(folder, &format!(".{name}.switchyard"), "tmp");
+    let written = crate::private_file::create(&temp, text.as_bytes());
     let renamed = written.and_then(|()| std::fs::rename(&temp, path));
     if let Err(e) = renamed {
         let _ = std::fs::remove_file(&temp);
@@ -189,23 +206,10 @@ pub(crate) fn now_millis() -> u64 {
 /// `secs` since the Unix epoch as RFC 3339 UTC with microseconds
 /// (`2025-10-01T12:34:56.123456Z`), the shape of the Codex CLI's `last_refresh`.
 pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's `civil_from_days`).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let t = crate::time::utc(i64::try_from(secs).unwrap_or(i64::MAX));
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{micros:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
     )
 }
 
@@ -225,9 +229,8 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     let (year, month, day) = (d.next()??, d.next()??, d.next()??);
     let clock = time.get(..8)?;
     let mut t = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-    let (h, m, s) = (t.next()??, t.next()??, t.next()??);
-    let zone = &time[8..];
-    let zone = zone.trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let (hour, minute, second) = (t.next()??, t.next()??, t.next()??);
+    let zone = time[8..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
     let offset = match zone {
         "Z" | "z" | "+00:00" | "" => 0,
         z => {
@@ -236,15 +239,15 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
             sign * (zh.parse::<i64>().ok()? * 3600 + zm.parse::<i64>().ok()? * 60)
         }
     };
-    // Days from civil (H. Hinnant's `days_from_civil`).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + h * 3600 + m * 60 + s - offset).ok()
+    let at = crate::time::UtcTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+    };
+    u64::try_from(crate::time::unix_seconds(at) - offset).ok()
 }
 
 /// The claims of a JWT (its middle part, base64url JSON), without checking the signature:

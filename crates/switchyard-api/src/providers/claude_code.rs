@@ -35,7 +35,6 @@
 //! provider is 600 s (the reference's ten-minute process timeout) unless configured.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -45,7 +44,9 @@ use crate::handler::{
     ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, Deadlines, RequestOptions, ResolvedDeadlines,
 };
 use crate::message::{ContentBlock, Message, ToolSpec};
+use crate::private_file;
 use crate::process::{self, ProcessRequest, TempFile};
+use crate::providers::anthropic;
 use crate::providers::presets::secret_variables;
 use crate::providers::provider::parse_json;
 use crate::providers::resolve::ResolvedMode;
@@ -159,24 +160,9 @@ impl ClaudeCode {
 
 /// A fresh file holding the system prompt (private to the user), removed with the request.
 fn write_prompt_file(text: &str) -> std::io::Result<TempFile> {
-    use std::io::Write;
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "switchyard-system-prompt-{}-{}.txt",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&path)?;
-    let guard = TempFile(path);
-    file.write_all(text.as_bytes())?;
-    Ok(guard)
+    let path = private_file::unique_path(&std::env::temp_dir(), "switchyard-system-prompt", "txt");
+    private_file::create(&path, text.as_bytes())?;
+    Ok(TempFile(path))
 }
 
 /// The conversation as the CLI reads it on standard input: the Anthropic message array as
@@ -281,26 +267,7 @@ fn api_error_text(text: &str) -> ApiError {
     err
 }
 
-fn opt_u64(v: &Value, key: &str) -> Option<u64> {
-    v.get(key).and_then(Value::as_u64)
-}
-
 impl ClaudeCodeParser {
-    fn take_usage(&mut self, u: &Value) {
-        if let Some(n) = opt_u64(u, "input_tokens") {
-            self.usage.input_tokens = n;
-        }
-        if let Some(n) = opt_u64(u, "output_tokens") {
-            self.usage.output_tokens = n;
-        }
-        if let Some(n) = opt_u64(u, "cache_creation_input_tokens") {
-            self.usage.cache_write_tokens = Some(n);
-        }
-        if let Some(n) = opt_u64(u, "cache_read_input_tokens") {
-            self.usage.cache_read_tokens = Some(n);
-        }
-    }
-
     fn on_assistant(&mut self, v: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         let message = &v["message"];
         let blocks = message
@@ -342,22 +309,12 @@ impl ClaudeCodeParser {
                         out.push(Ok(ApiStreamChunk::reasoning(text("thinking"))));
                     }
                     if !text("signature").is_empty() {
-                        out.push(Ok(ApiStreamChunk::Reasoning {
-                            reasoning: String::new(),
-                            details: None,
-                            signature: Some(text("signature").to_owned()),
-                            redacted_data: None,
-                            id: None,
-                        }));
+                        out.push(Ok(ApiStreamChunk::reasoning_signature(text("signature"))));
                     }
                 }
-                Some("redacted_thinking") => out.push(Ok(ApiStreamChunk::Reasoning {
-                    reasoning: String::new(),
-                    details: None,
-                    signature: None,
-                    redacted_data: Some(text("data").to_owned()),
-                    id: None,
-                })),
+                Some("redacted_thinking") => {
+                    out.push(Ok(ApiStreamChunk::redacted_reasoning(text("data"))));
+                }
                 Some("tool_use") => out.push(Ok(ApiStreamChunk::ToolCalls {
                     call_id: None,
                     id: text("id").to_owned(),
@@ -378,7 +335,7 @@ impl ClaudeCodeParser {
             }
         }
         if let Some(u) = message.get("usage") {
-            self.take_usage(u);
+            anthropic::merge_usage(&mut self.usage, u);
         }
     }
 
@@ -412,7 +369,7 @@ impl ClaudeCodeParser {
             return out.push(Err(err));
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            self.take_usage(u);
+            anthropic::merge_usage(&mut self.usage, u);
         }
         let cost = v.get("total_cost_usd").and_then(Value::as_f64);
         self.usage.total_cost_usd = match self.paid {

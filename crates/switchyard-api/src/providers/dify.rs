@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::config::ApiKey;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
-use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
@@ -117,13 +117,8 @@ impl EventParser for DifyParser {
     type Event = SseEvent;
 
     fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() {
+        let Some(v) = event_json(&event, out) else {
             return;
-        }
-        let v = match parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
         };
         let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
         let kind = v

@@ -22,13 +22,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::auth::codex::CodexAuth;
+use crate::auth::signin_file::{SigninSource, process_env};
 use crate::config::ConfigError;
 use crate::error::ApiError;
 use crate::providers::openai_responses::{self, ResponsesParser};
-use crate::providers::provider::{Prompt, Provider};
+use crate::providers::provider::{Prompt, Provider, http_client};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::ApiStreamChunk;
-use crate::transport::{EventParser, HttpClient, PendingRequest, WireRequest};
+use crate::transport::{EventParser, PendingRequest, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// The `openai-codex` provider: the sign-in of one configuration and its session id.
@@ -45,17 +46,16 @@ impl OpenAiCodex {
             .token_url
             .as_deref()
             .unwrap_or(crate::auth::codex::TOKEN_URL);
-        let client =
-            HttpClient::shared(&mode.http, token_url).map_err(|message| ConfigError::Http {
-                provider: mode.provider_id.clone(),
-                message,
-            })?;
+        let client = http_client(mode, token_url)?;
         Ok(Self {
-            auth: Arc::new(CodexAuth::new(
-                mode.options.credentials_file.as_deref(),
-                Some(token_url),
+            auth: Arc::new(CodexAuth(SigninSource::new(
+                crate::auth::codex::signin_path(
+                    mode.options.credentials_file.as_deref(),
+                    &process_env,
+                ),
+                token_url,
                 client,
-            )),
+            ))),
             session_id: session_id(),
         })
     }
@@ -114,14 +114,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         body["reasoning"] = json!({ "effort": effort.as_str(), "summary": "auto" });
     }
     if !prompt.tools.is_empty() {
-        body["tools"] = prompt
-            .tools
-            .iter()
-            .map(|t| {
-                json!({ "type": "function", "name": t.name, "description": t.description,
-                        "parameters": t.input_schema, "strict": false })
-            })
-            .collect();
+        body["tools"] = openai_responses::function_tools(prompt.tools, Some(false));
     }
     body
 }

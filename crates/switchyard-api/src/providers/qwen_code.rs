@@ -17,13 +17,14 @@
 use std::sync::Arc;
 
 use crate::auth::qwen::QwenAuth;
+use crate::auth::signin_file::{SigninSource, process_env};
 use crate::config::ConfigError;
 use crate::providers::chat_body;
 use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
-use crate::providers::provider::{Prompt, Provider};
+use crate::providers::provider::{Prompt, Provider, http_client};
 use crate::providers::resolve::ResolvedMode;
-use crate::transport::{HttpClient, PendingRequest, WireRequest};
+use crate::transport::{PendingRequest, WireRequest};
 
 /// The `qwen-code` provider: the sign-in of one configuration.
 pub(crate) struct QwenCode {
@@ -38,17 +39,16 @@ impl QwenCode {
             .token_url
             .as_deref()
             .unwrap_or(crate::auth::qwen::TOKEN_URL);
-        let client =
-            HttpClient::shared(&mode.http, token_url).map_err(|message| ConfigError::Http {
-                provider: mode.provider_id.clone(),
-                message,
-            })?;
+        let client = http_client(mode, token_url)?;
         Ok(Self {
-            auth: Arc::new(QwenAuth::new(
-                mode.options.credentials_file.as_deref(),
-                Some(token_url),
+            auth: Arc::new(QwenAuth(SigninSource::new(
+                crate::auth::qwen::signin_path(
+                    mode.options.credentials_file.as_deref(),
+                    &process_env,
+                ),
+                token_url,
                 client,
-            )),
+            ))),
         })
     }
 

@@ -41,10 +41,10 @@ use crate::providers::chat_body;
 use crate::providers::gemini::{self, GeminiParser};
 use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
-use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::provider::{Prompt, Provider, event_json, http_client};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
-use crate::transport::{EventParser, HttpClient, PendingRequest, WireRequest};
+use crate::transport::{EventParser, PendingRequest, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// Claude models on the Converse endpoint (the reference's `converseStreamModels`).
@@ -147,11 +147,7 @@ impl SapAiCore {
             });
         }
         let token_url = mode.options.token_url.clone();
-        let client = HttpClient::shared(&mode.http, token_url.as_deref().unwrap_or(&key.auth_url))
-            .map_err(|message| ConfigError::Http {
-                provider: mode.provider_id.clone(),
-                message,
-            })?;
+        let client = http_client(mode, token_url.as_deref().unwrap_or(&key.auth_url))?;
         Ok(Self {
             auth: Arc::new(SapAuth::new(key, token_url.as_deref(), client)),
         })
@@ -427,13 +423,8 @@ impl EventParser for ConverseParser {
     type Event = SseEvent;
 
     fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(v) = event_json(&event, out) else {
             return;
-        }
-        let v = match parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
         };
         if let Some(delta) = v.pointer("/contentBlockDelta/delta") {
             if let Some(t) = delta
@@ -452,13 +443,7 @@ impl EventParser for ConverseParser {
                     out.push(Ok(ApiStreamChunk::reasoning(t)));
                 }
                 if let Some(s) = r.get("signature").and_then(Value::as_str) {
-                    out.push(Ok(ApiStreamChunk::Reasoning {
-                        reasoning: String::new(),
-                        details: None,
-                        signature: Some(s.to_owned()),
-                        redacted_data: None,
-                        id: None,
-                    }));
+                    out.push(Ok(ApiStreamChunk::reasoning_signature(s)));
                 }
             }
         }
@@ -509,13 +494,8 @@ impl EventParser for CohereParser {
     type Event = SseEvent;
 
     fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(v) = event_json(&event, out) else {
             return;
-        }
-        let v = match parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
         };
         match v.get("type").and_then(Value::as_str) {
             Some("content-delta") => {
