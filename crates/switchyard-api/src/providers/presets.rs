@@ -457,7 +457,7 @@ pub const PRESETS: &[ProviderPreset] = &[
     ),
     unavailable(
         "oca",
-        "provider `oca` (Oracle Code Assist) needs an Oracle sign-in that only the Cline extension performs and keeps in the editor's secret storage, with no file or variable a terminal program could use; choose another provider, or `litellm` with a key if your OCA endpoint gives you one",
+        "provider `oca` (Oracle Code Assist) needs an Oracle sign-in that only the Cline extension performs and keeps in the editor's secret storage, with no file or variable a terminal program could use; choose another provider",
     ),
 ];
 
