@@ -125,9 +125,11 @@ pub struct ProviderEndpoint {
     /// Vertex: the Google Cloud project id (else `GOOGLE_CLOUD_PROJECT`, `GCLOUD_PROJECT`,
     /// then the project of the credentials).
     pub project: Option<String>,
-    /// Vertex: a service-account or authorized-user JSON file (else
+    /// A credentials file. Vertex: a service-account or authorized-user JSON file (else
     /// `GOOGLE_APPLICATION_CREDENTIALS`, then gcloud's application-default credentials, then
-    /// the metadata server).
+    /// the metadata server). `qwen-code`: the Qwen CLI's OAuth file (default
+    /// `~/.qwen/oauth_creds.json`). `openai-codex`: the Codex CLI's sign-in (default
+    /// `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`). A leading `~/` is the home folder.
     pub credentials_file: Option<String>,
     /// Bedrock: send Anthropic models through the region group's cross-region inference
     /// profile (`us.`, `eu.`, `apac.`, `jp.`; SPEC R4.8). Default false, as in the reference.
@@ -151,6 +153,24 @@ pub struct ProviderEndpoint {
     /// A PEM file of extra root certificates (a corporate TLS-inspecting proxy's CA), trusted
     /// besides the system's. A relative path is relative to the configuration file.
     pub ca_bundle: Option<PathBuf>,
+    /// OpenRouter: let the model call several tools in one answer (`parallel_tool_calls`).
+    /// Default true, as the reference's "enable parallel tool calling" setting.
+    pub parallel_tool_calls: Option<bool>,
+    /// OpenRouter: how OpenRouter orders the providers serving a model (`provider.sort`:
+    /// `price`, `throughput` or `latency`). Default: OpenRouter's own balancing.
+    pub provider_sorting: Option<String>,
+    /// OAuth token endpoint: SAP AI Core's (else the service key's `url`), or an override of
+    /// the Qwen or ChatGPT sign-in's (a proxy, a test server).
+    pub token_url: Option<String>,
+    /// SAP AI Core: the resource group (`AI-Resource-Group` header). Default `default`.
+    pub resource_group: Option<String>,
+    /// SAP AI Core: the deployment serving the model (else looked up among the running
+    /// deployments by model name).
+    pub deployment_id: Option<String>,
+    /// Claude Code: the `claude` executable (a name on `PATH` or a path). Default `claude`.
+    pub command: Option<String>,
+    /// AIhubmix: the `APP-Code` header, when you have one. Not sent by default.
+    pub app_code: Option<String>,
 }
 
 impl ProviderEndpoint {
@@ -394,6 +414,10 @@ pub enum ConfigError {
         "provider `{provider}` speaks {family}, which this build of Switchyard does not support yet; choose another provider"
     )]
     UnsupportedProvider { provider: String, family: String },
+    /// The provider needs something a terminal program cannot have (the reference's account
+    /// service, its editor host); `reason` is the whole sentence, naming the provider.
+    #[error("{reason}")]
+    ProviderUnavailable { provider: String, reason: String },
     /// The provider's support was left out of this build (a Cargo feature of switchyard-api).
     #[error(
         "provider `{provider}` is not compiled into this build: enable the `{feature}` feature of switchyard-api (the switchyard command has it)"

@@ -123,10 +123,13 @@ pub mod error;
 pub mod handler;
 pub mod message;
 pub mod model;
+mod private_file;
+mod process;
 pub mod providers;
 pub mod retry;
 mod retry_after;
 pub mod stream;
+pub mod time;
 mod transport;
 pub mod wire;
 

@@ -67,6 +67,11 @@ impl RetryPolicy {
         retry_connection_errors: false,
     };
 
+    /// Claude Code: 4 attempts, 2 s, 4 s, 8 s (2–15 s), the reference's `@withRetry` options on
+    /// its `ClaudeCodeHandler` (v4.0.10); a rate limit the CLI reports before any content
+    /// starts the CLI again.
+    pub const CLAUDE_CODE: Self = Self::GEMINI;
+
     /// Cerebras: 6 attempts, 5 s, 10 s, 20 s, 40 s, 60 s (5–60 s) (SPEC R5.1).
     pub const CEREBRAS: Self = Self {
         max_attempts: 6,

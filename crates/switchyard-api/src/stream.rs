@@ -77,6 +77,29 @@ impl ApiStreamChunk {
         }
     }
 
+    /// A thinking signature: a reasoning chunk with empty text and `signature` set (SPEC R1.2).
+    pub fn reasoning_signature(signature: impl Into<String>) -> Self {
+        Self::Reasoning {
+            reasoning: String::new(),
+            details: None,
+            signature: Some(signature.into()),
+            redacted_data: None,
+            id: None,
+        }
+    }
+
+    /// Redacted or encrypted thinking: a reasoning chunk with empty text and `redacted_data`
+    /// set (SPEC R1.2).
+    pub fn redacted_reasoning(data: impl Into<String>) -> Self {
+        Self::Reasoning {
+            reasoning: String::new(),
+            details: None,
+            signature: None,
+            redacted_data: Some(data.into()),
+            id: None,
+        }
+    }
+
     /// True for text, reasoning and tool calls: the chunks that commit a stream (SPEC R6.4).
     /// Usage chunks are not content.
     pub fn is_content(&self) -> bool {

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use crate::config::{HttpSettings, Proxy};
 use crate::error::body::{error_from_body, innermost, request_id};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{RequestOptions, ResolvedDeadlines};
+use crate::handler::{RequestOptions, ResolvedDeadlines, RetryObserver};
 use crate::retry::{RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::wire::Framing;
@@ -82,7 +82,7 @@ impl HttpClient {
     }
 
     /// The reqwest client, built on first use.
-    fn get(&self) -> Result<&reqwest::Client, String> {
+    pub(crate) fn get(&self) -> Result<&reqwest::Client, String> {
         self.client
             .get_or_init(|| self.build())
             .as_ref()
@@ -164,6 +164,7 @@ pub(crate) struct Endpoint {
 
 /// One HTTP POST as a provider builds it: pure data. Header values may hold the key; this type
 /// has no `Debug` so they cannot be printed by accident.
+#[derive(Clone)]
 pub(crate) struct WireRequest {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
@@ -223,6 +224,10 @@ pub(crate) trait EventParser: Send + 'static {
 /// A future that finishes a [`WireRequest`] (a token fetched, a signature added).
 pub(crate) type PendingRequest =
     std::pin::Pin<Box<dyn Future<Output = Result<WireRequest, ApiError>> + Send>>;
+
+/// The request to send instead after a `401`, made with a freshly refreshed sign-in (the OAuth
+/// providers', [`Provider::reauthorize`](crate::providers::provider)); polled only then.
+pub(crate) type Reauthorize = Option<PendingRequest>;
 
 /// Sends `request` and returns the response once its status and content type say a stream
 /// of `F` follows; otherwise the classified error.
@@ -286,19 +291,22 @@ async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
 
 /// `Some(now + d)`, or `None` (no deadline) when that is past what the clock can hold
 /// ([`Duration::MAX`] means "no deadline").
-fn deadline_after(d: Duration) -> Option<Instant> {
+pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
 /// Runs `fut` until `deadline`: `None` when the deadline passed first.
-async fn before<T>(deadline: Option<Instant>, fut: impl Future<Output = T>) -> Option<T> {
+pub(crate) async fn before<T>(
+    deadline: Option<Instant>,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
     match deadline {
         Some(at) => tokio::time::timeout_at(at, fut).await.ok(),
         None => Some(fut.await),
     }
 }
 
-fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
+pub(crate) fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
     ApiError::new(
         ErrorKind::Timeout,
         format!(
@@ -309,7 +317,7 @@ fn first_content_timeout(limit: Duration, origin: &Origin) -> ApiError {
     .with_origin(&origin.provider_id, &origin.model_id)
 }
 
-fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
+pub(crate) fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
     ApiError::new(
         ErrorKind::Timeout,
         format!(
@@ -320,7 +328,7 @@ fn idle_timeout(limit: Duration, origin: &Origin) -> ApiError {
     .with_origin(&origin.provider_id, &origin.model_id)
 }
 
-fn cancelled(origin: &Origin) -> ApiError {
+pub(crate) fn cancelled(origin: &Origin) -> ApiError {
     ApiError::new(ErrorKind::Cancelled, "the request was cancelled")
         .with_origin(&origin.provider_id, &origin.model_id)
 }
@@ -357,10 +365,42 @@ fn http_request(
     request.headers(extra.clone()).body(wire.body.clone())
 }
 
+/// What sending one request needs besides the request itself.
+struct Sending<'a> {
+    client: &'a reqwest::Client,
+    configured: &'a [(String, String)],
+    extra: &'a HeaderMap,
+    origin: &'a Origin,
+    policy: RetryPolicy,
+    on_retry: Option<&'a RetryObserver>,
+    first_content: Duration,
+}
+
+impl Sending<'_> {
+    /// Sends `wire` under the provider-level retry until a stream of `F` opens or fails.
+    async fn send<F: Framing>(
+        &self,
+        wire: &WireRequest,
+        deadline: &mut Option<Instant>,
+    ) -> Result<reqwest::Response, ApiError> {
+        send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
+            let request = http_request(self.client, wire, self.configured, self.extra);
+            match before(at, open_stream::<F>(request, self.origin)).await {
+                Some(sent) => sent,
+                None => Err(first_content_timeout(self.first_content, self.origin)),
+            }
+        })
+        .await
+    }
+}
+
 /// The stream of one request to `endpoint`: finishes the request (`pending`: ready, or the
 /// token fetch or signing of Bedrock and Vertex; configured headers are added after it, so
 /// they are never signed), opens it under the provider-level retry, reads the body piece by
 /// piece, decodes, maps through `parser` and yields chunks. Ends after the first error.
+///
+/// A `401` answer is sent once more with `reauthorize`'s request when there is one (an OAuth
+/// sign-in the server stopped accepting before its expiry), after the sign-in is refreshed.
 ///
 /// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
 /// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
@@ -370,6 +410,7 @@ fn http_request(
 pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
     pending: PendingRequest,
+    reauthorize: Reauthorize,
     mut parser: P,
     options: RequestOptions,
 ) -> ApiStream {
@@ -408,15 +449,25 @@ pub(crate) fn stream<P: EventParser>(
                 Some(built) => built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?,
                 None => return Err(first_content_timeout(deadlines.first_content, &origin)),
             };
-            let (wire, origin, configured, extra) = (&wire, &origin, &configured, &extra);
-            send_with_retry(policy, on_retry.as_ref(), &mut deadline, |at| async move {
-                let request = http_request(client, wire, configured, extra);
-                match before(at, open_stream::<P::Event>(request, origin)).await {
-                    Some(sent) => sent,
-                    None => Err(first_content_timeout(deadlines.first_content, origin)),
+            let sending = Sending {
+                client,
+                configured: &configured,
+                extra: &extra,
+                origin: &origin,
+                policy,
+                on_retry: on_retry.as_ref(),
+                first_content: deadlines.first_content,
+            };
+            match (sending.send::<P::Event>(&wire, &mut deadline).await, reauthorize) {
+                (Err(e), Some(fresh)) if e.status == Some(401) => {
+                    let wire = match before(deadline, fresh).await {
+                        Some(built) => built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?,
+                        None => return Err(first_content_timeout(deadlines.first_content, &origin)),
+                    };
+                    sending.send::<P::Event>(&wire, &mut deadline).await
                 }
-            })
-            .await
+                (sent, _) => sent,
+            }
         };
         let opened = tokio::select! {
             biased;

@@ -11,7 +11,7 @@ use switchyard_api::{
     ApiConfiguration, ApiHandler, ApiStreamChunk, ErrorKind, Message, Mode, RequestOptions,
     build_api_handler,
 };
-use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
+use switchyard_testkit::{HttpResponse, MockServer, Reply, fixture_text};
 
 /// A throwaway RSA key made for this test only (it signs nothing anywhere else).
 const TEST_PRIVATE_KEY: &str = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCwn6ORI70VKB0T\nlbnJlTF8eJr3YReFRnUggYfFZY2ZAq/ubf5FyAQ8WLjv7CQbu9/C1OJ0vLFTpRuT\nGBmmUsosgG747ecZQx0C+SO1H/WXs30GmIUz5uMC7Frpx7MN8OVlrz5vUNdUqNVz\navih41SgQzOMt01Int4v+x+4+P0q8Q90aSXBrJSuVFpeyCLy3QxHY7q6/s1bFIqK\njtW746us3R53B5G8JAoWDxKNr1SAs1JaKzJhXLyjSN3aU2GD/FumiFVdBllIZnd6\nFFEmmNQXbHnlLEofHHYN6BUzP7aqIDx4nDQbm4xub08sFUPFnqznBCnjjj9Q6yx7\nWLWxASb/AgMBAAECggEAMgJBUcsIsoDVGsJ+BDGV/WQ4nGqFOlsktrt2MdH7MaOt\nJJlIMYHckSmd03DNGH0tcgDMzbjPjJtnH1LnkExIqikDQsA5etGh2UGpdpNB+l37\nvG5a6MMq65z4cND2RbA7g3sG9oWxMmtLZI6ZL10qjOX6JpGP9EvnJTa5WKpHJGz8\nB20NXWuys6o7j5dSk19wJsXFfQw0BoJKPd7UK0Ezgn2QDrVsDXv0DbIlNp/jOvHd\ns5vfxDIAj0ThYT9MuNLtcj+TYnqn92egWOnWu86NHjGV+JqB/FQ4jdVE/20TjZAZ\nTCERFSszy0lOezbBOJxQwi/+SxpHUvdf/Y2Yl+oMgQKBgQDihsGmJKADFW/8kLB8\nV+X6b0kyH5FB26QOUkZkuLmB3+oGPnH7cUnVInSusTWFSvzcLe7FsQNtbGZ7ZLJ9\nlKjPS6eu1b6uJ+JbD2oJjmGR3JOLbU8zRkAkDq5udMrIYJIxRvRLSjhu9p87LlQz\nf5znfqP6c6e+kZ0jJAyJ9ShkEQKBgQDHmrKGQbRTzLJ9kOiMd0nMK8qtpvAmv8Ca\nPOdYGHJqpXpfEu2fhfRl7rdunI6ku+fl2HHL4X5iA8OHEpAykh/5jGtAPlpz2+12\nFW4wVtwi/DsoRWsnMp10BHFLEr/wu/TsSaDiYr0bgJJpr2451gRKbCxOL+8UBFu8\nkRva3jCqDwKBgQCUicSli1KZcw8x0DbJ8mFNbHfUtDptsvbKpUyfcznBXfB5E61u\nMYU2ixd0DaOIuflA76WoYEBdGj3BH/CixD5FX9ienm4giOq2x07C4Wg9WyQswwqy\nFpisjCv5JgBqkFiMk3hRfmOu72zOQ7zW4BElAzfHXNtb7OPbTSIjvGw14QKBgGSf\necvwp4VvNbPTL0hQgmVo1h3AgGQoWmHmvgFNIbDdhtkS47N9hf004EfkqIwnJfpa\nqNNM87dZimI3W3YC8BePUCnsxRCPGCBlIU1BHGyOlwvwItp5y6JG8w4Tf6tONWRA\nodg+SnLo1+ZrR7fkSflymss3ouCGafCffllRlVrFAoGAPr+dnSbw19L4pVG6383s\nmZrzorU5uhJIg62opk1J9cY74JT/yXdKyPZk5DDRgHKbpTFG863AvSMKtciggyV6\ng/0/0pnBA6zYa7d1UBpMKQsraOHe959NXTUuqBXHtfxTqhTo2rF5He4OMP9I8AZe\nb2aIxWbirZ5R+SWqlEjgT/U=\n-----END PRIVATE KEY-----\n";
@@ -111,20 +111,6 @@ fn check_token_exchange(server: &MockServer, token_uri: &str) {
     assert!(!parts[2].is_empty());
 }
 
-fn expected_text(fixture: &str) -> String {
-    let v: Value = serde_json::from_str(
-        &std::fs::read_to_string(test_data_dir().join(format!("fixtures/{fixture}.expected.json")))
-            .unwrap(),
-    )
-    .unwrap();
-    v.as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["type"] == "text")
-        .map(|c| c["text"].as_str().unwrap())
-        .collect()
-}
-
 fn text_of(items: &[Result<ApiStreamChunk, switchyard_api::ApiError>]) -> String {
     items
         .iter()
@@ -163,7 +149,7 @@ async fn claude_on_vertex_exchanges_a_token_then_streams_raw_predict() {
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
-    assert_eq!(text_of(&items), expected_text("anthropic_text"));
+    assert_eq!(text_of(&items), fixture_text("anthropic_text"));
     assert!(
         items
             .iter()
@@ -223,7 +209,7 @@ async fn gemini_on_vertex_uses_the_credentials_project_and_the_global_location()
         assert!(items.iter().all(Result::is_ok), "{items:?}");
         assert_eq!(
             text_of(&items),
-            expected_text("gemini_stream"),
+            fixture_text("gemini_stream"),
             "round {round}"
         );
     }

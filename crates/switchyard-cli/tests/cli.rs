@@ -880,6 +880,124 @@ async fn models_with_an_unknown_provider_names_the_known_ids() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Provider ids that need the reference's account or editor, and one that is a local program
+// (issue 11 item 4)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread")]
+async fn account_and_editor_providers_fail_with_one_sentence_and_exit_2() {
+    let home = home();
+    for (id, why) in [
+        ("cline", "needs a Cline account"),
+        ("cline-pass", "ClinePass"),
+        ("vscode-lm", "a running VS Code"),
+        ("oca", "Oracle Code Assist"),
+    ] {
+        let run = switchyard(home.path(), &["task", "hello", "--provider", id], &[]).await;
+        assert_eq!(run.code, Some(2), "{id}: {run:#?}");
+        let errors = run.error_lines();
+        assert_eq!(errors.len(), 1, "{id}: {run:#?}");
+        assert!(
+            errors[0].starts_with(&format!("error: provider `{id}`")),
+            "{run:#?}"
+        );
+        assert!(
+            errors[0].contains(why) && errors[0].contains("choose another provider"),
+            "{run:#?}"
+        );
+        assert!(
+            run.warning_lines().is_empty(),
+            "no unknown-id fallback: {run:#?}"
+        );
+        // The same sentence as a JSON error line.
+        let run = switchyard(
+            home.path(),
+            &["task", "hello", "--json", "--provider", id],
+            &[],
+        )
+        .await;
+        assert_eq!(run.code, Some(2), "{id}: {run:#?}");
+        let error = run
+            .json_lines()
+            .into_iter()
+            .find(|l| l["type"] == "error")
+            .unwrap_or_else(|| panic!("{run:#?}"));
+        assert_eq!(error["kind"], "config");
+        assert!(error["message"].as_str().unwrap().contains(why), "{run:#?}");
+    }
+    let run = switchyard(home.path(), &["models", "--provider", "vscode-lm"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("vscode-lm — unavailable: provider `vscode-lm`"),
+        "{run:#?}"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_runs_the_claude_cli_through_the_whole_task() {
+    use std::os::unix::fs::PermissionsExt;
+    if !switchyard_testkit::require_program("sh", "install a POSIX shell") {
+        return;
+    }
+    let home = home();
+    let fixture = test_data_dir().join("fixtures/claude_code/api_key.ndjson");
+    let stub = home.path().join("claude");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{0}/argv'\ncat > '{0}/stdin'\ncat '{1}'\n",
+            home.path().display(),
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = write_file(
+        home.path(),
+        "c.toml",
+        &format!(
+            "[act]\nprovider = \"claude-code\"\nmodel = \"claude-sonnet-4-5-20250929\"\n[providers.claude-code]\ncommand = \"{}\"\n",
+            stub.display()
+        ),
+    );
+    let run = switchyard(
+        home.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "task",
+            "--json",
+            "What is borrowing?",
+        ],
+        // A key in the environment never reaches the child.
+        &[("ANTHROPIC_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    run.assert_no_key();
+    let lines = run.json_lines();
+    let text: String = lines
+        .iter()
+        .filter(|l| l["type"] == "text")
+        .map(|l| l["text"].as_str().unwrap())
+        .collect();
+    assert!(text.starts_with("A value has one owner"), "{run:#?}");
+    let usage = lines.iter().find(|l| l["type"] == "usage").unwrap();
+    assert_eq!(usage["output_tokens"], 61);
+    assert_eq!(usage["cost_usd"], 0.0194283);
+    let argv = std::fs::read_to_string(home.path().join("argv")).unwrap();
+    assert!(
+        argv.lines().any(|l| l == "claude-sonnet-4-5-20250929"),
+        "{argv}"
+    );
+    let stdin = std::fs::read_to_string(home.path().join("stdin")).unwrap();
+    assert!(stdin.contains("What is borrowing?"), "{stdin}");
+    assert!(!stdin.contains(KEY));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Ctrl-C (SPEC R9.5)
 // ---------------------------------------------------------------------------------------------
 

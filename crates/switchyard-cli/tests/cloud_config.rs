@@ -386,3 +386,92 @@ mod task {
         );
     }
 }
+
+#[test]
+fn signed_in_providers_show_their_file_or_program() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    // No sign-in yet: the file looked for is named, with how to sign in.
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"qwen-code\"\n",
+        &[("HOME", h)],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.out);
+    assert!(
+        line_with(&run, "sign-in").contains(".qwen/oauth_creds.json (unusable)"),
+        "{}",
+        run.out
+    );
+    assert!(
+        run.out.contains("run `qwen` and sign in with Qwen OAuth"),
+        "{}",
+        run.out
+    );
+    // Signed in: ready, the token never shown.
+    std::fs::create_dir_all(home.path().join(".qwen")).unwrap();
+    std::fs::write(
+        home.path().join(".qwen/oauth_creds.json"),
+        r#"{"access_token":"QWEN-SECRET-ACCESS","token_type":"Bearer","refresh_token":"QWEN-SECRET-REFRESH","expiry_date":1}"#,
+    )
+    .unwrap();
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"qwen-code\"\n",
+        &[("HOME", h)],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.out);
+    assert!(!run.out.contains("QWEN-SECRET"), "{}", run.out);
+    // Codex: CODEX_HOME decides; an API-key login cannot be used.
+    std::fs::write(
+        home.path().join("auth.json"),
+        r#"{"OPENAI_API_KEY":"sk-CODEX-SECRET"}"#,
+    )
+    .unwrap();
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"openai-codex\"\n",
+        &[("CODEX_HOME", h)],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.out);
+    assert!(run.out.contains("signed in with an API key"), "{}", run.out);
+    assert!(!run.out.contains("CODEX-SECRET"), "{}", run.out);
+    // Claude Code: the program, found or not.
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"claude-code\"\n[providers.claude-code]\ncommand = \"/nonexistent/claude\"\n",
+        &[],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.out);
+    assert!(
+        line_with(&run, "program").contains("/nonexistent/claude (not found)"),
+        "{}",
+        run.out
+    );
+    // SAP AI Core: the service key's URLs, never its secret; a malformed key is named.
+    let key = r#"{"clientid":"id","clientsecret":"SAP-SECRET","url":"https://auth.example","serviceurls":{"AI_API_URL":"https://api.ai.example/"}}"#;
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"sapaicore\"\n",
+        &[("AICORE_SERVICE_KEY", key)],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.out);
+    assert!(
+        line_with(&run, "AI API").contains("https://api.ai.example"),
+        "{}",
+        run.out
+    );
+    assert!(!run.out.contains("SAP-SECRET"), "{}", run.out);
+    let run = check(
+        home.path(),
+        "[act]\nprovider = \"sapaicore\"\n",
+        &[("AICORE_SERVICE_KEY", "SAP-NOT-JSON")],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.out);
+    assert!(
+        run.out.contains("is not an SAP AI Core service key"),
+        "{}",
+        run.out
+    );
+    assert!(!run.out.contains("SAP-NOT-JSON"), "{}", run.out);
+}

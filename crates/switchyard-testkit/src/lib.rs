@@ -124,3 +124,24 @@ pub fn test_data_dir() -> PathBuf {
         .join("..")
         .join("tests")
 }
+
+/// The text a fixture's stream holds: its `tests/fixtures/{name}.expected.json` text chunks,
+/// joined in order.
+///
+/// # Panics
+///
+/// When the file is missing or is not a JSON array of chunks.
+pub fn fixture_text(name: &str) -> String {
+    let path = test_data_dir().join(format!("fixtures/{name}.expected.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let chunks: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    chunks
+        .as_array()
+        .expect("an .expected.json file is a JSON array of chunks")
+        .iter()
+        .filter(|c| c["type"] == "text")
+        .filter_map(|c| c["text"].as_str())
+        .collect()
+}

@@ -1,6 +1,7 @@
-//! What `switchyard config check` says about cloud credentials, found without any network
-//! request and without ever printing a secret: for Bedrock the region and where credentials
-//! would come from, for Vertex the project, region and credentials.
+//! What `switchyard config check` says about cloud credentials and sign-ins, found without any
+//! network request and without ever printing a secret: for Bedrock the region and where
+//! credentials would come from, for Vertex the project, region and credentials, for the
+//! providers signed in through another tool the file or program they use.
 //!
 //! The checks look where the AWS chain and Google's lookup look (environment variables,
 //! `~/.aws/config` and `~/.aws/credentials` or `AWS_CONFIG_FILE` / `AWS_SHARED_CREDENTIALS_FILE`,
@@ -247,6 +248,114 @@ pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
         ),
     }
     c
+}
+
+/// Whether a sign-in file can be used: `Err` is why not.
+type Usable = fn(&std::path::Path) -> Result<(), String>;
+
+/// Checks the sign-in or program of the providers that have one instead of an API key
+/// variable: `qwen-code` and `openai-codex` (the CLIs' sign-in files), `claude-code` (the
+/// `claude` program on `PATH`), `sapaicore` (the shape of its service key). `None` for other
+/// providers. Reads files, never sends anything, never prints a token.
+pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
+    use crate::providers::presets::WireFamily;
+    let mut c = CloudCheck::default();
+    let file = r.options.credentials_file.as_deref();
+    let (label, path, usable): (&str, _, Usable) = match r.preset.family {
+        WireFamily::QwenCode => (
+            "the Qwen CLI's",
+            crate::auth::qwen::signin_path(file, env),
+            crate::auth::qwen::usable,
+        ),
+        WireFamily::OpenAiCodex => (
+            "the Codex CLI's",
+            crate::auth::codex::signin_path(file, env),
+            crate::auth::codex::usable,
+        ),
+        WireFamily::ClaudeCode => {
+            let program = r
+                .options
+                .command
+                .clone()
+                .unwrap_or_else(|| "claude".to_owned());
+            match find_program(&program, env) {
+                Some(found) => c
+                    .facts
+                    .push(("program".into(), found.display().to_string())),
+                None => {
+                    c.facts
+                        .push(("program".into(), format!("{program} (not found)")));
+                    c.errors.push(format!(
+                            "the program `{program}` was not found: install Claude Code (npm install -g @anthropic-ai/claude-code) and sign in with `claude`, or name it with `command` under [providers.claude-code]"
+                        ));
+                }
+            }
+            c.facts
+                .push(("sign-in".into(), "the `claude` CLI's own".into()));
+            return Some(c);
+        }
+        WireFamily::SapAiCore => {
+            match &r.api_key {
+                    None => c.errors.push(format!(
+                        "no SAP AI Core service key: set ${} to the service key JSON of your AI Core instance",
+                        r.api_key_env
+                    )),
+                    Some(key) => match crate::auth::sap::ServiceKey::parse(key, &r.api_key_env) {
+                        Ok(k) => {
+                            c.facts.push(("key".into(), format!("${} is set ([redacted])", r.api_key_env)));
+                            c.facts.push(("AI API".into(), k.ai_api_url));
+                            let token = r.options.token_url.clone().unwrap_or(k.auth_url);
+                            c.facts.push(("token URL".into(), format!("{token}/oauth/token")));
+                        }
+                        Err(e) => c.errors.push(e.to_string()),
+                    },
+                }
+            let group = r.options.resource_group.as_deref().unwrap_or("default");
+            let deployment = r
+                .options
+                .deployment_id
+                .as_deref()
+                .unwrap_or("found among the running deployments");
+            c.facts.push((
+                "deployment".into(),
+                format!("{deployment} (resource group {group})"),
+            ));
+            return Some(c);
+        }
+        _ => return None,
+    };
+    match path {
+        None => c.errors.push(format!(
+            "no home folder to find {label} sign-in in: set `credentials_file` under [providers.{}]",
+            r.provider_id
+        )),
+        Some(path) => match usable(&path) {
+            Ok(()) => c
+                .facts
+                .push(("sign-in".into(), format!("{label}, {}", path.display()))),
+            Err(e) => {
+                c.facts
+                    .push(("sign-in".into(), format!("{label}, {} (unusable)", path.display())));
+                c.errors.push(e);
+            }
+        },
+    }
+    Some(c)
+}
+
+/// Where `program` would be started from: itself when it names a path, else the first
+/// executable of that name in `PATH`.
+fn find_program(program: &str, env: Env<'_>) -> Option<PathBuf> {
+    let is_file = |p: &std::path::Path| p.is_file();
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_file(&p).then_some(p);
+    }
+    env("PATH")?
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| PathBuf::from(d).join(program))
+        .find(|p| is_file(p))
 }
 
 #[cfg(test)]

@@ -147,20 +147,26 @@ fn opt_u64(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
+/// Takes an Anthropic `usage` object's non-null counts into `usage` (the rule of the module
+/// docs; also Claude Code's, whose messages carry the same object).
+pub(crate) fn merge_usage(usage: &mut Usage, u: &Value) {
+    if let Some(n) = opt_u64(u, "input_tokens") {
+        usage.input_tokens = n;
+    }
+    if let Some(n) = opt_u64(u, "output_tokens") {
+        usage.output_tokens = n;
+    }
+    if let Some(n) = opt_u64(u, "cache_creation_input_tokens") {
+        usage.cache_write_tokens = Some(n);
+    }
+    if let Some(n) = opt_u64(u, "cache_read_input_tokens") {
+        usage.cache_read_tokens = Some(n);
+    }
+}
+
 impl AnthropicParser {
     fn merge_usage(&mut self, u: &Value) {
-        if let Some(n) = opt_u64(u, "input_tokens") {
-            self.usage.input_tokens = n;
-        }
-        if let Some(n) = opt_u64(u, "output_tokens") {
-            self.usage.output_tokens = n;
-        }
-        if let Some(n) = opt_u64(u, "cache_creation_input_tokens") {
-            self.usage.cache_write_tokens = Some(n);
-        }
-        if let Some(n) = opt_u64(u, "cache_read_input_tokens") {
-            self.usage.cache_read_tokens = Some(n);
-        }
+        merge_usage(&mut self.usage, u);
     }
 }
 
@@ -189,13 +195,9 @@ impl AnthropicParser {
                 }
             }
             Some("signature_delta") => {
-                out.push(Ok(ApiStreamChunk::Reasoning {
-                    reasoning: String::new(),
-                    details: None,
-                    signature: Some(d.signature.unwrap_or("").to_owned()),
-                    redacted_data: None,
-                    id: None,
-                }));
+                out.push(Ok(ApiStreamChunk::reasoning_signature(
+                    d.signature.unwrap_or(""),
+                )));
             }
             Some("input_json_delta") => {
                 let part = d.partial_json.unwrap_or("");
@@ -308,14 +310,8 @@ impl EventParser for AnthropicParser {
                         }
                     }
                     Some("redacted_thinking") => {
-                        let data = block["data"].as_str().unwrap_or("").to_owned();
-                        out.push(Ok(ApiStreamChunk::Reasoning {
-                            reasoning: String::new(),
-                            details: None,
-                            signature: None,
-                            redacted_data: Some(data),
-                            id: None,
-                        }));
+                        let data = block["data"].as_str().unwrap_or("");
+                        out.push(Ok(ApiStreamChunk::redacted_reasoning(data)));
                     }
                     Some("tool_use") | Some("server_tool_use") => {
                         let id = block["id"].as_str().unwrap_or("").to_owned();

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
-use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
@@ -87,7 +87,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
 /// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
 /// `functionCall`, tool results → `functionResponse` named after their call, images →
 /// `inlineData`; thinking is not sent back.
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut tool_names: Vec<(&str, &str)> = Vec::new();
     let mut contents = Vec::new();
     for m in messages {
@@ -163,13 +163,8 @@ impl EventParser for GeminiParser {
     type Event = SseEvent;
 
     fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() {
+        let Some(v) = event_json(&event, out) else {
             return;
-        }
-        let v = match parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
         };
         if let Some(e) = v.get("error") {
             let message = e

@@ -14,21 +14,37 @@
 //! | Ollama `/api/chat` | `ollama.rs` | NDJSON |
 //! | Bedrock ConverseStream (feature `bedrock`) | `bedrock.rs` | AWS event-stream, SigV4 |
 //! | Vertex AI, Claude and Gemini (feature `vertex`) | `vertex.rs` | SSE, Google OAuth |
+//! | Claude Code, the `claude` CLI | `claude_code.rs` | a child process's NDJSON (`process.rs`) |
+//! | Qwen Code, the Qwen CLI's sign-in | `qwen_code.rs` | SSE, OAuth file (`auth/qwen.rs`) |
+//! | AIhubmix: Anthropic, Gemini, Responses or Chat by model id | `aihubmix.rs` | SSE |
+//! | A Dify app's `chat-messages` | `dify.rs` | SSE |
+//! | AskSage `/query` | `asksage.rs` | one JSON document |
+//! | SAP AI Core deployments | `sapaicore.rs` | SSE by model family, OAuth client credentials (`auth/sap.rs`) |
+//! | ChatGPT's Codex backend, the Codex CLI's sign-in | `openai_codex.rs` | SSE, OAuth file (`auth/codex.rs`) |
 //!
 //! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
 //! and building its handler is [`ConfigError::FeatureDisabled`].
 
+mod aihubmix;
 mod anthropic;
+mod asksage;
 #[cfg(feature = "bedrock")]
 mod bedrock;
+mod chat_body;
+mod claude_code;
+mod dify;
 mod fast_json;
+mod gateway_body;
 mod gemini;
 mod ollama;
 mod openai_chat;
+mod openai_codex;
 mod openai_responses;
 pub mod presets;
 mod provider;
+mod qwen_code;
 pub mod resolve;
+mod sapaicore;
 #[cfg(feature = "vertex")]
 mod vertex;
 
@@ -104,6 +120,33 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
         }
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
             ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
+        }
+        WireFamily::ClaudeCode => Ok(claude_code::ClaudeCode::boxed(resolved)),
+        WireFamily::QwenCode => {
+            let provider = qwen_code::QwenCode::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+        WireFamily::OpenAiCodex => {
+            let provider = openai_codex::OpenAiCodex::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+        WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
+            provider: resolved.provider_id,
+            reason: reason.to_owned(),
+        }),
+        WireFamily::Aihubmix => ProviderHandler::boxed(resolved, aihubmix::Aihubmix),
+        WireFamily::Dify => ProviderHandler::boxed(resolved, dify::Dify),
+        WireFamily::AskSage => {
+            // The whole answer arrives at once: wait longer for it unless configured.
+            resolved.deadlines.first_content = resolved
+                .deadlines
+                .first_content
+                .or(Some(std::time::Duration::from_secs(600)));
+            ProviderHandler::boxed(resolved, asksage::AskSage)
+        }
+        WireFamily::SapAiCore => {
+            let provider = sapaicore::SapAiCore::new(&mut resolved)?;
+            ProviderHandler::boxed(resolved, provider)
         }
     }
 }

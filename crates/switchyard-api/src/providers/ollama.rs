@@ -18,7 +18,7 @@ use crate::config::ApiKey;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
-use crate::providers::openai_chat::function_tools;
+use crate::providers::chat_body::function_tools;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};

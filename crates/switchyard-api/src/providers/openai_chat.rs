@@ -12,8 +12,8 @@
 //!   (OpenRouter docs: api-reference/streaming, usage-accounting, reasoning-tokens).
 //! - DeepSeek (R4.5): `delta.reasoning_content` is reasoning; `usage.prompt_cache_hit_tokens`
 //!   are cache reads (api-docs.deepseek.com guides/reasoning_model, guides/kv_cache).
-//! - Reasoning-family model ids (o1/o3/o4/gpt-5, not "chat"): `developer` role, no
-//!   temperature, `reasoning_effort`, `max_completion_tokens` (R4.5).
+//! - Request bodies, per provider and model family, are `chat_body.rs`'s (OpenRouter's and
+//!   the Vercel AI Gateway's `gateway_body.rs`'s).
 //!
 //! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
 //! `input_tokens = prompt_tokens − cached` where cached is
@@ -23,11 +23,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::config::{ApiKey, ReasoningEffort};
+use crate::config::ApiKey;
 use crate::error::{ApiError, ErrorKind};
-use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::providers::chat_body;
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
@@ -38,137 +38,15 @@ use crate::wire::sse::SseEvent;
 /// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
 
-/// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5, but not "chat" variants
-/// (SPEC R4.5). Provider prefixes such as `openai/` are ignored.
-pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
-    let id = model_id
-        .rsplit('/')
-        .next()
-        .unwrap_or(model_id)
-        .to_ascii_lowercase();
-    let family = ["o1", "o3", "o4", "gpt-5"]
-        .iter()
-        .any(|p| id.starts_with(p));
-    family && !id.contains("chat")
-}
-
 fn is_azure(base_url: &str) -> bool {
     base_url.contains(".openai.azure.com") || base_url.contains(".cognitiveservices.azure.com")
-}
-
-/// The JSON request body.
-pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
-    let info = &mode.model_info;
-    let reasoning = is_reasoning_family(&mode.model_id);
-    let deepseek_reasoner = mode.model_id.contains("deepseek-reasoner");
-    let system_role = if reasoning { "developer" } else { "system" };
-    let mut wire = vec![json!({ "role": system_role, "content": prompt.system_prompt })];
-    wire.extend(convert_messages(prompt.messages));
-
-    let mut body = json!({
-        "model": mode.model_id,
-        "messages": wire,
-        "stream": true,
-        "stream_options": { "include_usage": true },
-    });
-    if reasoning {
-        if let Some(effort) = mode
-            .reasoning_effort
-            .filter(|e| *e != ReasoningEffort::None)
-        {
-            body["reasoning_effort"] = json!(effort.as_str());
-        }
-        if info.max_tokens > 0 {
-            body["max_completion_tokens"] = json!(info.max_tokens);
-        }
-    } else {
-        if !deepseek_reasoner {
-            body["temperature"] = json!(info.temperature.unwrap_or(0.0));
-        }
-        if info.max_tokens > 0 {
-            body["max_tokens"] = json!(info.max_tokens);
-        }
-    }
-    if mode.preset.dialect == ChatDialect::OpenRouter {
-        body["usage"] = json!({ "include": true });
-        if mode.thinking_budget_tokens > 0 {
-            body["reasoning"] = json!({ "max_tokens": mode.thinking_budget_tokens });
-        }
-    }
-    if !prompt.tools.is_empty() {
-        body["tools"] = function_tools(prompt.tools);
-    }
-    body
-}
-
-/// Tools in the Chat Completions shape, `[{type: function, function: {name, description,
-/// parameters}}]` (also Ollama's `/api/chat`).
-pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
-    tools
-        .iter()
-        .map(|t| {
-            json!({ "type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.input_schema } })
-        })
-        .collect()
-}
-
-/// Converts Anthropic-shaped messages into Chat Completions messages: tool results become
-/// `tool` messages (before the user's text), tool uses become `tool_calls`, images become
-/// `image_url` data URLs; thinking blocks are not sent back.
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for m in messages {
-        let mut texts: Vec<&str> = Vec::new();
-        let mut images: Vec<Value> = Vec::new();
-        let mut tool_calls: Vec<Value> = Vec::new();
-        for block in &m.content {
-            match block {
-                ContentBlock::Text { text } => texts.push(text),
-                ContentBlock::Image { source } => images.push(json!({
-                    "type": "image_url",
-                    "image_url": { "url": format!("data:{};base64,{}", source.media_type, source.data) },
-                })),
-                ContentBlock::ToolUse { id, name, input } => tool_calls.push(json!({
-                    "id": id, "type": "function",
-                    "function": { "name": name, "arguments": input.to_string() },
-                })),
-                ContentBlock::ToolResult { tool_use_id, content, .. } => {
-                    out.push(json!({ "role": "tool", "tool_call_id": tool_use_id, "content": content }));
-                }
-                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
-            }
-        }
-        let text = texts.join("\n\n");
-        match m.role {
-            Role::User => {
-                if images.is_empty() {
-                    if !text.is_empty() {
-                        out.push(json!({ "role": "user", "content": text }));
-                    }
-                } else {
-                    let mut parts = vec![json!({ "type": "text", "text": text })];
-                    parts.extend(images);
-                    out.push(json!({ "role": "user", "content": parts }));
-                }
-            }
-            Role::Assistant => {
-                let mut msg = json!({ "role": "assistant", "content": text });
-                if !tool_calls.is_empty() {
-                    msg["tool_calls"] = Value::Array(tool_calls);
-                }
-                out.push(msg);
-            }
-        }
-    }
-    out
 }
 
 impl Provider for OpenAiChat {
     type Parser = ChatParser;
 
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
-        let body = request_body(mode, prompt);
+        let body = chat_body::request_body(mode, prompt);
         let key = mode.api_key.as_ref().map(ApiKey::expose);
         let request = WireRequest::sse(format!("{}/chat/completions", mode.base_url), &body);
         let request = if is_azure(&mode.base_url) {
@@ -586,28 +464,5 @@ mod tests {
         // An error object still wins over the fast path.
         let out = map(r#"{"error":{"message":"boom","code":502},"choices":[]}"#);
         assert!(matches!(&out[..], [Err(_)]), "{out:?}");
-    }
-
-    #[test]
-    fn reasoning_family_ids() {
-        for id in [
-            "o1",
-            "o3-mini",
-            "o4-mini",
-            "gpt-5",
-            "gpt-5-mini",
-            "openai/o3",
-        ] {
-            assert!(is_reasoning_family(id), "{id}");
-        }
-        for id in [
-            "gpt-4o",
-            "gpt-5-chat-latest",
-            "gpt-4.1",
-            "deepseek-chat",
-            "smollm2",
-        ] {
-            assert!(!is_reasoning_family(id), "{id}");
-        }
     }
 }

@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 
 use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::{ApiError, ErrorKind};
-use crate::message::{ContentBlock, Message, Role};
-use crate::providers::provider::{Prompt, Provider, parse_json};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
+use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
@@ -53,22 +53,31 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         body["max_output_tokens"] = json!(info.max_tokens);
     }
     if !prompt.tools.is_empty() {
-        body["tools"] = prompt
-            .tools
-            .iter()
-            .map(|t| {
-                json!({ "type": "function", "name": t.name, "description": t.description,
-                        "parameters": t.input_schema })
-            })
-            .collect();
+        body["tools"] = function_tools(prompt.tools, None);
     }
     body
+}
+
+/// Tools as Responses functions, `[{type: function, name, description, parameters}]`, with
+/// `strict` when given (the ChatGPT backend's requests carry it).
+pub(crate) fn function_tools(tools: &[ToolSpec], strict: Option<bool>) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            let mut tool = json!({ "type": "function", "name": t.name,
+                                   "description": t.description, "parameters": t.input_schema });
+            if let Some(strict) = strict {
+                tool["strict"] = json!(strict);
+            }
+            tool
+        })
+        .collect()
 }
 
 /// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
 /// message content, tool uses as `function_call`, tool results as `function_call_output`,
 /// images as `input_image` data URLs; thinking is not sent back (store is off).
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for m in messages {
         let (role, text_type) = match m.role {
@@ -141,13 +150,8 @@ impl EventParser for ResponsesParser {
     type Event = SseEvent;
 
     fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let data = event.data.trim();
-        if data.is_empty() || data == "[DONE]" {
+        let Some(v) = event_json(&event, out) else {
             return;
-        }
-        let v = match parse_json(data) {
-            Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
         };
         match v
             .get("type")

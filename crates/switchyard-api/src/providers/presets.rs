@@ -23,6 +23,26 @@ pub enum WireFamily {
     /// Vertex AI: Gemini models over `streamGenerateContent`, Claude models over
     /// `streamRawPredict`, with Google OAuth tokens (`providers/vertex.rs`).
     Vertex,
+    /// AIhubmix: one key, four wire formats chosen by the model id (`providers/aihubmix.rs`).
+    Aihubmix,
+    /// AskSage's REST API: one JSON answer per request (`providers/asksage.rs`).
+    AskSage,
+    /// A Dify app's `chat-messages` API over SSE (`providers/dify.rs`).
+    Dify,
+    /// SAP AI Core deployments, OAuth client credentials (`providers/sapaicore.rs`).
+    SapAiCore,
+    /// Chat Completions with the Qwen CLI's OAuth sign-in (`providers/qwen_code.rs`).
+    QwenCode,
+    /// Responses at the ChatGPT backend with the Codex CLI's sign-in
+    /// (`providers/openai_codex.rs`).
+    OpenAiCodex,
+    /// The `claude` CLI as a child process, its stream-json output (`providers/claude_code.rs`).
+    ClaudeCode,
+    /// A provider that needs something a terminal program cannot have (the reference's
+    /// account service, its editor host): building its handler is
+    /// [`ConfigError::ProviderUnavailable`](crate::ConfigError::ProviderUnavailable) with this
+    /// sentence.
+    Unavailable(&'static str),
     /// A family this build does not speak: building a handler for it is a clear error, never
     /// a silent fallback. No preset uses it today.
     NotYetSupported(&'static str),
@@ -62,6 +82,7 @@ pub struct ProviderPreset {
     /// |---|---|---|---|
     /// | `gemini` | 4 | 2 s, 4 s, 8 s (2–15 s) | no |
     /// | `cerebras` | 6 | 5 s, 10 s, 20 s, 40 s, 60 s (5–60 s) | no |
+    /// | `claude-code` | 4 | 2 s, 4 s, 8 s (2–15 s) | no |
     /// | `ollama`, `lmstudio` | 3 | 1 s, 2 s | retried |
     /// | any other | 3 | 1 s, 2 s (1–10 s) | no |
     ///
@@ -335,8 +356,124 @@ pub const PRESETS: &[ProviderPreset] = &[
         default_model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
+    }, // The providers whose wire, sign-in or transport is their own: their files say how each
+    // one works. `cline`, `cline-pass`, `vscode-lm` and `oca` are here so that choosing one is
+    // one clear sentence instead of the unknown-id fallback.
+    ProviderPreset {
+        id: "aihubmix",
+        family: WireFamily::Aihubmix,
+        dialect: ChatDialect::Generic,
+        base_url: "https://aihubmix.com",
+        api_key_env: &["AIHUBMIX_API_KEY"],
+        key_required: true,
+        default_model: "gpt-4o-mini",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
     },
+    ProviderPreset {
+        id: "asksage",
+        family: WireFamily::AskSage,
+        dialect: ChatDialect::Generic,
+        base_url: "https://api.asksage.ai/server",
+        api_key_env: &["ASKSAGE_API_KEY"],
+        key_required: true,
+        default_model: "claude-4-sonnet",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    },
+    // Dify Cloud's service API; a self-hosted Dify app sets its own base URL.
+    ProviderPreset {
+        id: "dify",
+        family: WireFamily::Dify,
+        dialect: ChatDialect::Generic,
+        base_url: "https://api.dify.ai/v1",
+        api_key_env: &["DIFY_API_KEY"],
+        key_required: true,
+        default_model: "dify-workflow",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    },
+    // The key is the SAP AI Core service key (JSON: clientid, clientsecret, url,
+    // serviceurls.AI_API_URL), as SAP's own SDKs read it; the base URL comes from it.
+    ProviderPreset {
+        id: "sapaicore",
+        family: WireFamily::SapAiCore,
+        dialect: ChatDialect::Generic,
+        base_url: "https://{AI_API_URL of AICORE_SERVICE_KEY}",
+        api_key_env: &["AICORE_SERVICE_KEY"],
+        key_required: true,
+        default_model: "anthropic--claude-3.5-sonnet",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    },
+    // The Qwen CLI's OAuth file, no key variable; the base URL follows the file's
+    // `resource_url` when it names one.
+    ProviderPreset {
+        id: "qwen-code",
+        family: WireFamily::QwenCode,
+        dialect: ChatDialect::Generic,
+        base_url: "https://dashscope.aliyuncs.com/compatible-mode/v1",
+        api_key_env: &[],
+        key_required: false,
+        default_model: "qwen3-coder-plus",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    },
+    // The Codex CLI's ChatGPT sign-in (`auth.json`), no key variable.
+    ProviderPreset {
+        id: "openai-codex",
+        family: WireFamily::OpenAiCodex,
+        dialect: ChatDialect::Generic,
+        base_url: "https://chatgpt.com/backend-api/codex",
+        api_key_env: &[],
+        key_required: false,
+        default_model: "gpt-5.3-codex",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    },
+    // No URL: the `claude` CLI talks to Anthropic with its own sign-in.
+    ProviderPreset {
+        id: "claude-code",
+        family: WireFamily::ClaudeCode,
+        dialect: ChatDialect::Generic,
+        base_url: "",
+        api_key_env: &[],
+        key_required: false,
+        default_model: "claude-sonnet-5",
+        any_model_id: true,
+        retry: RetryPolicy::CLAUDE_CODE,
+    },
+    unavailable(
+        "cline",
+        "provider `cline` needs a Cline account, which only the Cline extension signs in to; choose another provider (`openrouter` serves the same models with an OpenRouter key)",
+    ),
+    unavailable(
+        "cline-pass",
+        "provider `cline-pass` needs a Cline account with ClinePass, which only the Cline extension signs in to; choose another provider",
+    ),
+    unavailable(
+        "vscode-lm",
+        "provider `vscode-lm` uses the language models of a running VS Code (its Language Model API), which a terminal program cannot reach; choose another provider",
+    ),
+    unavailable(
+        "oca",
+        "provider `oca` (Oracle Code Assist) needs an Oracle sign-in that only the Cline extension performs and keeps in the editor's secret storage, with no file or variable a terminal program could use; choose another provider",
+    ),
 ];
+
+const fn unavailable(id: &'static str, why: &'static str) -> ProviderPreset {
+    ProviderPreset {
+        id,
+        family: WireFamily::Unavailable(why),
+        dialect: ChatDialect::Generic,
+        base_url: "",
+        api_key_env: &[],
+        key_required: false,
+        default_model: "",
+        any_model_id: true,
+        retry: RetryPolicy::STANDARD,
+    }
+}
 
 /// The preset for `id`, if Switchyard knows it.
 pub fn preset(id: &str) -> Option<&'static ProviderPreset> {
@@ -420,17 +557,51 @@ mod tests {
         for id in spec_ids {
             assert!(preset(id).is_some(), "{id} missing");
         }
+        // Issue 11 item 4: the reference's other ids, usable or a clear sentence.
+        let own = [
+            "aihubmix",
+            "asksage",
+            "dify",
+            "sapaicore",
+            "qwen-code",
+            "openai-codex",
+            "claude-code",
+        ];
+        for id in own {
+            let p = preset(id).unwrap_or_else(|| panic!("{id} missing"));
+            assert!(!matches!(p.family, WireFamily::Unavailable(_)), "{id}");
+        }
+        for id in ["cline", "cline-pass", "vscode-lm", "oca"] {
+            let p = preset(id).unwrap_or_else(|| panic!("{id} missing"));
+            let WireFamily::Unavailable(why) = p.family else {
+                panic!("{id} should be unavailable");
+            };
+            assert!(why.starts_with(&format!("provider `{id}`")), "{why}");
+            assert!(why.contains("choose another provider"), "{why}");
+        }
         let mut ids: Vec<_> = PRESETS.iter().map(|p| p.id).collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), PRESETS.len());
         for p in PRESETS {
             assert!(!p.base_url.ends_with('/'), "{}", p.id);
-            assert!(!p.default_model.is_empty(), "{}", p.id);
-            assert!(p.base_url.starts_with("http"), "{}", p.id);
-            if p.family != WireFamily::Vertex {
-                assert!(!p.api_key_env.is_empty(), "{}", p.id);
+            match p.family {
+                // No URL, no key, no model: one sentence.
+                WireFamily::Unavailable(_) => continue,
+                // A child process, not a URL.
+                WireFamily::ClaudeCode => assert!(p.base_url.is_empty()),
+                _ => assert!(p.base_url.starts_with("http"), "{}", p.id),
             }
+            assert!(!p.default_model.is_empty(), "{}", p.id);
+            // Sign-ins from the tools' own files or credential chains, no key variable.
+            let signed_in = matches!(
+                p.family,
+                WireFamily::Vertex
+                    | WireFamily::QwenCode
+                    | WireFamily::OpenAiCodex
+                    | WireFamily::ClaudeCode
+            );
+            assert_eq!(p.api_key_env.is_empty(), signed_in, "{}", p.id);
         }
     }
 
@@ -461,9 +632,10 @@ mod tests {
         assert!(policy("ollama").retry_connection_errors);
         assert!(policy("lmstudio").retry_connection_errors);
         assert!(!policy("openai").retry_connection_errors);
+        assert_eq!(policy("claude-code"), RetryPolicy::GEMINI);
         // Every other provider has the standard policy.
         for p in PRESETS {
-            if !["gemini", "cerebras", "ollama", "lmstudio"].contains(&p.id) {
+            if !["gemini", "cerebras", "ollama", "lmstudio", "claude-code"].contains(&p.id) {
                 assert_eq!(p.retry, RetryPolicy::STANDARD, "{}", p.id);
             }
         }

@@ -7,15 +7,18 @@
 //!
 //! [`ApiStreamChunk`]: crate::ApiStreamChunk
 
+use std::sync::Arc;
+
 use crate::config::ConfigError;
 use crate::error::ApiError;
 use crate::handler::{ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions};
 use crate::message::{Message, ToolSpec};
 use crate::providers::resolve::ResolvedMode;
-use crate::stream::ApiStream;
+use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::transport::{
     self, Endpoint, EventParser, HttpClient, Origin, PendingRequest, WireRequest,
 };
+use crate::wire::sse::SseEvent;
 
 /// What one request asks of the model: the system prompt, the conversation (Anthropic-shaped,
 /// oldest first) and the tools it may call.
@@ -44,6 +47,18 @@ pub(crate) trait Provider: Send + Sync + 'static {
     fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         Box::pin(std::future::ready(Ok(request)))
     }
+
+    /// Whether a `401` answer should be sent once more through [`Provider::reauthorize`] (an
+    /// OAuth sign-in the server may stop accepting before its expiry). Default: no.
+    fn reauthorizes(&self) -> bool {
+        false
+    }
+
+    /// Like [`Provider::authorize`], after refreshing the sign-in whatever its expiry says;
+    /// used only when [`Provider::reauthorizes`]. Default: the request as built.
+    fn reauthorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
+        self.authorize(mode, request)
+    }
 }
 
 /// The [`ApiHandler`] of any [`Provider`]: the resolved mode (configuration only, nothing
@@ -62,12 +77,7 @@ impl<P: Provider> ProviderHandler<P> {
         mode: ResolvedMode,
         provider: P,
     ) -> Result<Box<dyn ApiHandler>, ConfigError> {
-        let client = HttpClient::shared(&mode.http, &mode.base_url).map_err(|message| {
-            ConfigError::Http {
-                provider: mode.provider_id.clone(),
-                message,
-            }
-        })?;
+        let client = http_client(&mode, &mode.base_url)?;
         let endpoint = Endpoint {
             client,
             origin: Origin {
@@ -105,10 +115,17 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             tools,
         };
         let request = self.provider.request(&self.mode, &prompt);
+        // The reauthorized request is built now and finished (its sign-in refreshed) only if
+        // a 401 asks for it.
+        let reauthorize = self
+            .provider
+            .reauthorizes()
+            .then(|| self.provider.reauthorize(&self.mode, request.clone()));
         let pending = self.provider.authorize(&self.mode, request);
         transport::stream(
             &self.endpoint,
             pending,
+            reauthorize,
             self.provider.parser(&self.mode),
             options,
         )
@@ -120,6 +137,38 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
 
     fn provider_id(&self) -> &str {
         &self.mode.provider_id
+    }
+}
+
+/// The HTTP client of `mode`'s connection settings for requests to `url` (the provider's own
+/// base URL, or an OAuth token endpoint), shared with every handler of equal settings.
+///
+/// # Errors
+///
+/// [`ConfigError::Http`] when the CA bundle cannot be read.
+pub(crate) fn http_client(mode: &ResolvedMode, url: &str) -> Result<Arc<HttpClient>, ConfigError> {
+    HttpClient::shared(&mode.http, url).map_err(|message| ConfigError::Http {
+        provider: mode.provider_id.clone(),
+        message,
+    })
+}
+
+/// The JSON of one SSE event's data: `None` for an empty event or a `[DONE]` marker, and for
+/// data that is not JSON, whose decode error is pushed to `out`.
+pub(crate) fn event_json(
+    event: &SseEvent,
+    out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+) -> Option<serde_json::Value> {
+    let data = event.data.trim();
+    if data.is_empty() || data == "[DONE]" {
+        return None;
+    }
+    match parse_json(data) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            out.push(Err(*e));
+            None
+        }
     }
 }
 

@@ -72,8 +72,54 @@ pub struct ResolvedMode {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Thinking budget in tokens after the clip of SPEC R3.3.
     pub thinking_budget_tokens: u64,
+    /// The provider's own settings of `[providers.ID]` (OpenRouter routing, OAuth and SAP AI
+    /// Core endpoints, the `claude` executable, …).
+    pub options: ProviderOptions,
     /// Warnings and notes for the user (unknown provider, unknown model, clipped budget).
     pub notices: Vec<String>,
+}
+
+/// Settings of `[providers.ID]` that only some providers read (see [`ProviderEndpoint`]'s
+/// fields of the same names). None is secret.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderOptions {
+    /// OpenRouter's `parallel_tool_calls`; `None` is the reference's default, true.
+    pub parallel_tool_calls: Option<bool>,
+    /// OpenRouter's `provider.sort`.
+    pub provider_sorting: Option<String>,
+    /// An OAuth token endpoint (SAP AI Core; an override for `qwen-code`, `openai-codex`).
+    pub token_url: Option<String>,
+    /// SAP AI Core's resource group.
+    pub resource_group: Option<String>,
+    /// SAP AI Core's deployment id.
+    pub deployment_id: Option<String>,
+    /// The `claude` executable.
+    pub command: Option<String>,
+    /// AIhubmix's `APP-Code`.
+    pub app_code: Option<String>,
+    /// The credentials file of `qwen-code` and `openai-codex`.
+    pub credentials_file: Option<String>,
+}
+
+impl ProviderOptions {
+    fn from_endpoint(endpoint: &ProviderEndpoint) -> Self {
+        let text = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        Self {
+            parallel_tool_calls: endpoint.parallel_tool_calls,
+            provider_sorting: text(&endpoint.provider_sorting),
+            token_url: text(&endpoint.token_url).map(|u| u.trim_end_matches('/').to_owned()),
+            resource_group: text(&endpoint.resource_group),
+            deployment_id: text(&endpoint.deployment_id),
+            command: text(&endpoint.command),
+            app_code: text(&endpoint.app_code),
+            credentials_file: text(&endpoint.credentials_file),
+        }
+    }
 }
 
 /// Bedrock and Vertex settings resolved from `[providers.ID]` and the environment. Every
@@ -209,11 +255,20 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
             })?
         }
     };
-    if let WireFamily::NotYetSupported(family) = preset.family {
-        return Err(ConfigError::UnsupportedProvider {
-            provider: preset.id.to_owned(),
-            family: family.to_owned(),
-        });
+    match preset.family {
+        WireFamily::NotYetSupported(family) => {
+            return Err(ConfigError::UnsupportedProvider {
+                provider: preset.id.to_owned(),
+                family: family.to_owned(),
+            });
+        }
+        WireFamily::Unavailable(reason) => {
+            return Err(ConfigError::ProviderUnavailable {
+                provider: preset.id.to_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        _ => {}
     }
     let endpoint = config
         .providers
@@ -296,7 +351,14 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         .trim()
         .trim_end_matches('/')
         .to_owned();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+    // A child process has no URL; SAP AI Core's comes from its service key when the handler
+    // is built (`providers/sapaicore.rs`).
+    let url_later = match preset.family {
+        WireFamily::ClaudeCode => true,
+        WireFamily::SapAiCore => endpoint.base_url.is_none(),
+        _ => false,
+    };
+    if !(url_later || base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ConfigError::BaseUrl {
             provider: preset.id.to_owned(),
             url: base_url,
@@ -331,6 +393,7 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         api_key,
         http: endpoint.http_settings(),
         deadlines: endpoint.deadlines(),
+        options: ProviderOptions::from_endpoint(&endpoint),
         headers: endpoint.headers,
         cloud,
         reasoning_effort,

@@ -117,6 +117,37 @@ impl Framing for String {
     }
 }
 
+/// A body that is one JSON document, not a stream (AskSage's `/query`): nothing is handed on
+/// until the body ends, then the whole text once. Bodies past [`DEFAULT_MAX_LINE_BYTES`] are
+/// refused rather than buffered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JsonDocument(pub(crate) String);
+
+impl Framing for JsonDocument {
+    type Decoder = Vec<u8>;
+    fn decoder() -> Self::Decoder {
+        Vec::new()
+    }
+    fn feed(d: &mut Self::Decoder, bytes: &[u8], _out: &mut Vec<Self>) -> Result<(), WireError> {
+        if d.len() + bytes.len() > DEFAULT_MAX_LINE_BYTES {
+            return Err(WireError::LineTooLong {
+                limit: DEFAULT_MAX_LINE_BYTES,
+            });
+        }
+        d.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn finish(d: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError> {
+        out.push(Self(utf8_lossy(d).into_owned()));
+        d.clear();
+        Ok(())
+    }
+    const CONTENT_TYPE: &'static str = "application/json";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}
+
 impl Framing for eventstream::EventStreamMessage {
     type Decoder = eventstream::EventStreamDecoder;
     fn decoder() -> Self::Decoder {

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use switchyard_api::auth::check::{check_bedrock, check_vertex};
+use switchyard_api::auth::check::{check_bedrock, check_signin, check_vertex};
 use switchyard_api::providers::presets::WireFamily;
 use switchyard_api::{Mode, ResolvedMode, resolve_mode};
 
@@ -46,14 +46,21 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                 let cloud = match r.preset.family {
                     WireFamily::Bedrock => Some(check_bedrock(&r, &env)),
                     WireFamily::Vertex => Some(check_vertex(&r, &env)),
-                    _ => None,
+                    _ => check_signin(&r, &env),
                 };
                 match &cloud {
                     Some(check) => {
-                        let base = if r.cloud.base_url_overridden {
-                            r.base_url.clone()
-                        } else {
-                            format!("{} (from the region)", r.base_url)
+                        let base = match r.preset.family {
+                            WireFamily::ClaudeCode => "none (a local program)".to_owned(),
+                            _ if r.cloud.base_url_overridden => r.base_url.clone(),
+                            WireFamily::SapAiCore => "the service key's AI API URL".to_owned(),
+                            WireFamily::QwenCode => {
+                                format!("{} (or the sign-in's resource_url)", r.base_url)
+                            }
+                            WireFamily::Bedrock | WireFamily::Vertex => {
+                                format!("{} (from the region)", r.base_url)
+                            }
+                            _ => r.base_url.clone(),
                         };
                         say!("  base URL   {base}");
                         for (label, value) in &check.facts {

@@ -54,6 +54,19 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::Gemini => "Gemini streamGenerateContent".to_owned(),
         WireFamily::Bedrock => "Bedrock ConverseStream (SigV4)".to_owned(),
         WireFamily::Vertex => "Vertex AI (Gemini and Claude)".to_owned(),
+        WireFamily::Aihubmix => {
+            "Anthropic Messages, Gemini, Responses or Chat Completions by model id".to_owned()
+        }
+        WireFamily::AskSage => "AskSage /query (one JSON answer)".to_owned(),
+        WireFamily::Dify => "Dify chat-messages (SSE)".to_owned(),
+        WireFamily::SapAiCore => "SAP AI Core deployments (OAuth client credentials)".to_owned(),
+        WireFamily::QwenCode => "OpenAI Chat Completions (Qwen CLI sign-in)".to_owned(),
+        WireFamily::OpenAiCodex => "OpenAI Responses at ChatGPT (Codex CLI sign-in)".to_owned(),
+        WireFamily::ClaudeCode => "the `claude` CLI (stream-json)".to_owned(),
+        WireFamily::Unavailable(why) => {
+            say!("{} — unavailable: {why}", p.id);
+            return;
+        }
         WireFamily::NotYetSupported(f) => {
             say!("{} — {f}: not supported by this build yet", p.id);
             return;
@@ -66,12 +79,18 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::Vertex => {
             "Google credentials ($GOOGLE_APPLICATION_CREDENTIALS, gcloud, metadata server)".to_owned()
         }
+        WireFamily::QwenCode => "the Qwen CLI's sign-in (~/.qwen/oauth_creds.json)".to_owned(),
+        WireFamily::OpenAiCodex => "the Codex CLI's ChatGPT sign-in (~/.codex/auth.json)".to_owned(),
+        WireFamily::ClaudeCode => "the `claude` CLI's own sign-in".to_owned(),
+        WireFamily::SapAiCore => "service key $AICORE_SERVICE_KEY".to_owned(),
         _ if p.key_required => format!("key ${}", p.api_key_env.join(" or $")),
         _ => "no key needed".to_owned(),
     };
     let base_url = match p.family {
         WireFamily::Bedrock => "https://bedrock-runtime.{region}.amazonaws.com",
         WireFamily::Vertex => "https://{region}-aiplatform.googleapis.com",
+        WireFamily::ClaudeCode => "no URL",
+        WireFamily::SapAiCore => "AI_API_URL of the service key",
         _ => p.base_url,
     };
     say!("{} — {family} · {base_url} · {key}", p.id);

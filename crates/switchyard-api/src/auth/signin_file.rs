@@ -1,0 +1,371 @@
+//! Sign-ins that another tool keeps in a file (the Qwen CLI's `~/.qwen/oauth_creds.json`, the
+//! Codex CLI's `~/.codex/auth.json`): finding the file, reading it, refreshing its tokens at
+//! the OAuth token endpoint, and writing the refreshed tokens back.
+//!
+//! Why write back: both tools' refresh tokens are single-use (a refresh returns a new one and
+//! retires the old; the Codex CLI says "your refresh token was already used" otherwise), so a
+//! refresh that is not saved signs the user out of their own CLI. The file is written back in
+//! the tool's own shape — its fields in its order, pretty-printed JSON as the tool writes it,
+//! fields Switchyard does not know kept — atomically: a new file in the same folder (mode
+//! 0600) renamed over the old one, so a crash leaves the old or the new file, never half of
+//! one. Nothing else is ever stored, printed or logged: errors name the file, never a token.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, ErrorKind};
+use crate::transport::HttpClient;
+
+/// Looks up an environment variable: `std::env::var`, or a test's or a check's own.
+pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment as an [`Env`].
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// `path` with a leading `~/` made the home folder (`$HOME`).
+pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
+    match (
+        path.strip_prefix("~/"),
+        env("HOME").filter(|h| !h.is_empty()),
+    ) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The home folder's `relative` path, when the home folder is known.
+pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
+    env("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(relative))
+}
+
+/// Where one handler finds another tool's sign-in and refreshes it: the file (`None` without
+/// a home folder), the token endpoint, the HTTP client, and a lock making this process refresh
+/// one at a time.
+pub(crate) struct SigninSource {
+    path: Option<PathBuf>,
+    pub(crate) token_url: String,
+    pub(crate) client: Arc<HttpClient>,
+    pub(crate) refreshing: tokio::sync::Mutex<()>,
+}
+
+impl SigninSource {
+    pub(crate) fn new(path: Option<PathBuf>, token_url: &str, client: Arc<HttpClient>) -> Self {
+        Self {
+            path,
+            token_url: token_url.to_owned(),
+            client,
+            refreshing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The file, or the sentence of an [`auth_error`] saying there is no home folder to find
+    /// it in (`provider`'s `credentials_file` names one; `sign_in` says how to sign in).
+    pub(crate) fn path(&self, provider: &str, sign_in: &str) -> Result<&PathBuf, String> {
+        self.path.as_ref().ok_or_else(|| {
+            format!(
+                "no home folder to find the sign-in in: set `credentials_file` under [providers.{provider}]; {sign_in}"
+            )
+        })
+    }
+}
+
+/// An [`ErrorKind::Auth`] error.
+pub(crate) fn auth_error(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorKind::Auth, message)
+}
+
+/// Reads and parses the sign-in file at `path`. A missing file is `missing` (a sentence
+/// saying how to sign in); an unreadable or malformed one says so, naming the file. The error
+/// is the sentence of an [`auth_error`].
+pub(crate) fn read<T: DeserializeOwned>(path: &Path, missing: &str) -> Result<T, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("no sign-in found at {}: {missing}", path.display()));
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read the sign-in file {} ({e}); check its permissions",
+                path.display()
+            ));
+        }
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "the sign-in file {} is not in the expected shape (line {}, column {}): {missing}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+/// Writes `value` to `path` as the tools do (`JSON.stringify(v, null, 2)`, serde's pretty
+/// printer: two-space indents, no final newline), atomically and readable by the user only.
+/// The error is the sentence of an [`auth_error`].
+pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
+    let failed = |e: std::io::Error| {
+        format!(
+            "the refreshed sign-in could not be saved to {} ({e}); sign in again with its CLI if the next request is refused",
+            path.display()
+        )
+    };
+    let text = serde_json::to_string_pretty(value).map_err(|e| failed(std::io::Error::other(e)))?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "signin".to_owned(), |n| n.to_string_lossy().into_owned());
+    let temp = crate::private_file::unique_path(folder, &format!(".{name}.switchyard"), "tmp");
+    let written = crate::private_file::create(&temp, text.as_bytes());
+    let renamed = written.and_then(|()| std::fs::rename(&temp, path));
+    if let Err(e) = renamed {
+        let _ = std::fs::remove_file(&temp);
+        return Err(failed(e));
+    }
+    Ok(())
+}
+
+/// An exclusive lock file next to a sign-in file, as the Qwen CLI takes one before it
+/// refreshes (`oauth_creds.lock`, created exclusively, removed after; one older than 10 s is
+/// a crashed holder's and is taken over). Released when dropped.
+pub(crate) struct LockFile(PathBuf);
+
+/// How old a lock file may get before it counts as abandoned (the Qwen CLI's
+/// `LOCK_TIMEOUT_MS`).
+const STALE_LOCK: Duration = Duration::from_secs(10);
+
+impl LockFile {
+    /// Takes the lock at `path`, waiting (100 ms, growing to 1 s) for another holder for at
+    /// most about 12 s, the stale limit plus one wait.
+    pub(crate) async fn acquire(path: PathBuf) -> Result<Self, ApiError> {
+        let mut wait = Duration::from_millis(100);
+        let mut waited = Duration::ZERO;
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    let _ = write!(file, "switchyard {}", std::process::id());
+                    return Ok(Self(path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > STALE_LOCK);
+                    if stale {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    if waited > STALE_LOCK + Duration::from_secs(2) {
+                        return Err(auth_error(format!(
+                            "another program holds the sign-in lock {} and does not let go; try again",
+                            path.display()
+                        )));
+                    }
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                    wait = (wait * 3 / 2).min(Duration::from_secs(1));
+                }
+                Err(e) => {
+                    return Err(auth_error(format!(
+                        "cannot create the sign-in lock {} ({e}); check the folder's permissions",
+                        path.display()
+                    )));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds
+/// (`2025-10-01T12:34:56.123456Z`), the shape of the Codex CLI's `last_refresh`.
+pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
+    let t = crate::time::utc(i64::try_from(secs).unwrap_or(i64::MAX));
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+/// The current time as [`rfc3339`].
+pub(crate) fn rfc3339_now() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(now.as_secs(), now.subsec_micros())
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 UTC time (`…Z` or `…+00:00`), fractions
+/// ignored; `None` for anything else.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
+    let (date, time) = text.trim().split_once(['T', 't', ' '])?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
+    let clock = time.get(..8)?;
+    let mut t = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hour, minute, second) = (t.next()??, t.next()??, t.next()??);
+    let zone = time[8..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    let offset = match zone {
+        "Z" | "z" | "+00:00" | "" => 0,
+        z => {
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let (zh, zm) = z.get(1..)?.split_once(':')?;
+            sign * (zh.parse::<i64>().ok()? * 3600 + zm.parse::<i64>().ok()? * 60)
+        }
+    };
+    let at = crate::time::UtcTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+    };
+    u64::try_from(crate::time::unix_seconds(at) - offset).ok()
+}
+
+/// The claims of a JWT (its middle part, base64url JSON), without checking the signature:
+/// only to read when the token expires and whose account it is.
+pub(crate) fn jwt_claims(token: &str) -> Option<serde_json::Value> {
+    let payload = token.split('.').nth(1)?;
+    serde_json::from_slice(&base64url_decode(payload)?).ok()
+}
+
+fn base64url_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes().filter(|c| *c != b'=') {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(u8::try_from((acc >> bits) & 0xFF).ok()?);
+        }
+    }
+    Some(out)
+}
+
+/// The sentence for an OAuth token endpoint's refusal: `error` / `error_description` of its
+/// JSON body when present (never the body itself, which a server might fill with what it
+/// was sent).
+pub(crate) fn refusal(status: u16, body: &[u8]) -> String {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let code = v.get("error").and_then(|e| {
+        e.as_str()
+            .or_else(|| e.get("code").and_then(serde_json::Value::as_str))
+    });
+    let text = v
+        .get("error_description")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| {
+            v.get("error")
+                .and_then(|e| e.get("message"))
+                .and_then(serde_json::Value::as_str)
+        });
+    match (code, text) {
+        (Some(c), Some(t)) => format!("HTTP {status}, {c}: {t}"),
+        (Some(c), None) => format!("HTTP {status}, {c}"),
+        (None, Some(t)) => format!("HTTP {status}: {t}"),
+        (None, None) => format!("HTTP {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_round_trips() {
+        assert_eq!(rfc3339(0, 0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(
+            rfc3339(1_759_321_496, 123_456),
+            "2025-10-01T12:24:56.123456Z"
+        );
+        assert_eq!(rfc3339(951_782_400, 0), "2000-02-29T00:00:00.000000Z");
+        assert_eq!(
+            parse_rfc3339("2025-10-01T12:24:56.123456789Z"),
+            Some(1_759_321_496)
+        );
+        assert_eq!(
+            parse_rfc3339("2025-10-01T14:24:56+02:00"),
+            Some(1_759_321_496)
+        );
+        assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400));
+        assert_eq!(parse_rfc3339("yesterday"), None);
+    }
+
+    #[test]
+    fn jwt_claims_are_read_without_padding() {
+        // {"exp":1700000000,"sub":"u"}
+        let token = "eyJhbGciOiJub25lIn0.eyJleHAiOjE3MDAwMDAwMDAsInN1YiI6InUifQ.sig";
+        let claims = jwt_claims(token).unwrap();
+        assert_eq!(claims["exp"], 1_700_000_000);
+        assert!(jwt_claims("not-a-jwt").is_none());
+    }
+
+    #[test]
+    fn refusals_name_the_oauth_error_only() {
+        assert_eq!(
+            refusal(
+                400,
+                br#"{"error":"invalid_grant","error_description":"Refresh token expired"}"#
+            ),
+            "HTTP 400, invalid_grant: Refresh token expired"
+        );
+        assert_eq!(refusal(502, b"<html>bad gateway</html>"), "HTTP 502");
+    }
+
+    #[test]
+    fn atomic_writes_replace_the_file_with_mode_0600() {
+        let dir =
+            std::env::temp_dir().join(format!("switchyard-signin-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("creds.json");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, &serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n  \"a\": 1\n}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let leftovers = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,139 @@
+//! `aihubmix`: AIhubmix's gateway, one key for four wire formats chosen by the model id
+//! (the reference's `providers/aihubmix.ts`, `routeModel`):
+//!
+//! | model id | wire | URL |
+//! |---|---|---|
+//! | `claude…` | Anthropic Messages (`anthropic.rs`), key in `x-api-key` | `{base}/v1/messages` |
+//! | `gemini…`, but not `…-nothink` or `…-search` | Gemini (`gemini.rs`), key in `x-goog-api-key` and as a bearer token | `{base}/gemini/v1beta/models/{id}:streamGenerateContent?alt=sse` |
+//! | `gpt-5-pro`, `gpt-5-codex` | OpenAI Responses (`openai_responses.rs`) | `{base}/v1/responses` |
+//! | anything else | Chat Completions (`openai_chat.rs`; `chat_body.rs`'s aihubmix row: no limit, temperature 0) | `{base}/v1/chat/completions` |
+//!
+//! `base` is `https://aihubmix.com` unless configured. Each route's body and stream are its
+//! family's, tools included (the reference sends none). The `APP-Code` header is sent when
+//! `app_code` is configured: the reference sends Cline's own code by default, which credits
+//! Cline's account with the user's traffic.
+
+use crate::config::ApiKey;
+use crate::error::ApiError;
+use crate::providers::anthropic::{self, AnthropicParser};
+use crate::providers::gemini::{self, GeminiParser};
+use crate::providers::openai_chat::{ChatParser, OpenAiChat};
+use crate::providers::openai_responses::{OpenAiResponses, ResponsesParser};
+use crate::providers::presets::ChatDialect;
+use crate::providers::provider::{Prompt, Provider};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::ApiStreamChunk;
+use crate::transport::{EventParser, WireRequest};
+use crate::wire::sse::SseEvent;
+
+/// The wire a model id goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    Anthropic,
+    Gemini,
+    Responses,
+    Chat,
+}
+
+/// The route of `model_id` (the reference's `routeModel`).
+pub(crate) fn route(model_id: &str) -> Route {
+    if model_id.starts_with("claude") {
+        Route::Anthropic
+    } else if model_id.starts_with("gemini")
+        && !model_id.ends_with("-nothink")
+        && !model_id.ends_with("-search")
+    {
+        Route::Gemini
+    } else if matches!(model_id, "gpt-5-pro" | "gpt-5-codex") {
+        Route::Responses
+    } else {
+        Route::Chat
+    }
+}
+
+/// The AIhubmix provider.
+pub(crate) struct Aihubmix;
+
+/// `mode` with the base URL of `route`'s family under the gateway.
+fn routed(mode: &ResolvedMode, route: Route) -> ResolvedMode {
+    let mut inner = mode.clone();
+    inner.base_url = match route {
+        Route::Anthropic => mode.base_url.clone(),
+        Route::Gemini => format!("{}/gemini", mode.base_url),
+        Route::Responses | Route::Chat => format!("{}/v1", mode.base_url),
+    };
+    inner
+}
+
+impl Provider for Aihubmix {
+    type Parser = AihubmixParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let route = route(&mode.model_id);
+        let inner = routed(mode, route);
+        let request = match route {
+            Route::Anthropic => anthropic::Anthropic.request(&inner, prompt),
+            Route::Gemini => gemini::Gemini
+                .request(&inner, prompt)
+                .bearer(mode.api_key.as_ref().map(ApiKey::expose)),
+            Route::Responses => OpenAiResponses.request(&inner, prompt),
+            Route::Chat => OpenAiChat.request(&inner, prompt),
+        };
+        request.header_opt("APP-Code", mode.options.app_code.as_deref())
+    }
+
+    fn parser(&self, mode: &ResolvedMode) -> AihubmixParser {
+        match route(&mode.model_id) {
+            Route::Anthropic => AihubmixParser::Anthropic(AnthropicParser::default()),
+            Route::Gemini => AihubmixParser::Gemini(GeminiParser::default()),
+            Route::Responses => AihubmixParser::Responses(ResponsesParser::default()),
+            Route::Chat => AihubmixParser::Chat(ChatParser::new(ChatDialect::Generic)),
+        }
+    }
+}
+
+/// The stream mapper of the route's family.
+pub(crate) enum AihubmixParser {
+    Anthropic(AnthropicParser),
+    Gemini(GeminiParser),
+    Responses(ResponsesParser),
+    Chat(ChatParser),
+}
+
+impl EventParser for AihubmixParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        match self {
+            Self::Anthropic(p) => p.on_event(event, out),
+            Self::Gemini(p) => p.on_event(event, out),
+            Self::Responses(p) => p.on_event(event, out),
+            Self::Chat(p) => p.on_event(event, out),
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        match self {
+            Self::Anthropic(p) => p.on_end(out),
+            Self::Gemini(p) => p.on_end(out),
+            Self::Responses(p) => p.on_end(out),
+            Self::Chat(p) => p.on_end(out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_follow_the_reference() {
+        assert_eq!(route("claude-sonnet-4-5"), Route::Anthropic);
+        assert_eq!(route("gemini-2.5-pro"), Route::Gemini);
+        assert_eq!(route("gemini-2.5-flash-nothink"), Route::Chat);
+        assert_eq!(route("gemini-2.5-pro-search"), Route::Chat);
+        assert_eq!(route("gpt-5-codex"), Route::Responses);
+        assert_eq!(route("gpt-5"), Route::Chat);
+        assert_eq!(route("deepseek-v3"), Route::Chat);
+    }
+}

@@ -1,0 +1,219 @@
+//! `dify`: a Dify app's chat API (the reference's `providers/dify.ts`; Dify's API reference,
+//! "Send Chat Message"). The model is whatever the app is set up with; the handler reports the
+//! reference's `dify-workflow`.
+//!
+//! Request: `POST {base_url}/chat-messages` (Dify Cloud's `https://api.dify.ai/v1` unless
+//! configured) with `Authorization: Bearer {app key}` and `{"inputs": {}, "query": …,
+//! "response_mode": "streaming", "conversation_id": "", "user": "switchyard", "files": []}`.
+//!
+//! Conversation: Dify keeps a conversation's history on its side, under the
+//! `conversation_id` of its first answer. A handler keeps no state between requests (SPEC
+//! R2.1: one handler serves concurrent requests, and a resumed task is a new process), so each
+//! request is a new Dify conversation whose `query` holds the system prompt, a `---` line and
+//! the conversation so far: the reference's first request exactly (system prompt and the one
+//! user message), and later requests with the earlier turns written out (`User:`,
+//! `Assistant:`, tool calls and results as text) where the reference would send only the last
+//! user message and rely on Dify's memory. Images are not sent (Dify takes them as uploaded
+//! files); a note says so in their place.
+//!
+//! Stream (SSE, the event name in each JSON's `event`): `message` and `agent_message` carry
+//! text chunks (deltas: the reference treats them as the whole text so far and repeats it),
+//! `agent_thought` the agent's reasoning, `message_end` the usage (`metadata.usage`:
+//! `prompt_tokens`, `completion_tokens`, `total_price` as a string, `currency`), `error` a
+//! failure (`status`, `code`, `message`); `message_replace` (output moderation) replaces the
+//! answer, which is passed on when nothing was streamed yet and is an error otherwise (text
+//! already shown cannot be taken back); `ping`, `workflow_*`, `node_*`, `tts_*` are ignored.
+//!
+//! Usage rule (SPEC R1.3): Dify reports no cache, so `input_tokens` is `prompt_tokens`. The
+//! cost is Dify's `total_price` when its currency is USD.
+
+use serde_json::{Value, json};
+
+use crate::config::ApiKey;
+use crate::error::{ApiError, ErrorKind};
+use crate::message::{ContentBlock, Message, Role};
+use crate::providers::provider::{Prompt, Provider, event_json};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, Usage};
+use crate::transport::{EventParser, WireRequest};
+use crate::wire::sse::SseEvent;
+
+/// The Dify provider.
+pub(crate) struct Dify;
+
+/// The `query` of a request (see the module docs).
+pub(crate) fn query(system_prompt: &str, messages: &[Message]) -> String {
+    let render = |m: &Message| {
+        m.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.clone()),
+                ContentBlock::Image { source } => Some(format!(
+                    "[Image ({}) not sent: Dify takes images as uploaded files]",
+                    source.media_type
+                )),
+                ContentBlock::ToolUse { name, input, .. } => {
+                    Some(format!("[Tool call {name}: {input}]"))
+                }
+                ContentBlock::ToolResult { content, .. } => {
+                    Some(format!("[Tool result: {content}]"))
+                }
+                ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let conversation = match messages {
+        [] => String::new(),
+        [only] => render(only),
+        many => many
+            .iter()
+            .map(|m| {
+                let who = match m.role {
+                    Role::User => "User",
+                    Role::Assistant => "Assistant",
+                };
+                format!("{who}: {}", render(m))
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    };
+    if system_prompt.is_empty() {
+        conversation
+    } else {
+        format!("{system_prompt}\n\n---\n\n{conversation}")
+    }
+}
+
+impl Provider for Dify {
+    type Parser = DifyParser;
+
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        let body = json!({
+            "inputs": {},
+            "query": query(prompt.system_prompt, prompt.messages),
+            "response_mode": "streaming",
+            "conversation_id": "",
+            "user": "switchyard",
+            "files": [],
+        });
+        WireRequest::sse(format!("{}/chat-messages", mode.base_url), &body)
+            .bearer(mode.api_key.as_ref().map(ApiKey::expose))
+    }
+
+    fn parser(&self, _mode: &ResolvedMode) -> DifyParser {
+        DifyParser::default()
+    }
+}
+
+/// Maps Dify's events to chunks.
+#[derive(Debug, Default)]
+pub(crate) struct DifyParser {
+    text_sent: bool,
+    ended: bool,
+}
+
+impl EventParser for DifyParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let Some(v) = event_json(&event, out) else {
+            return;
+        };
+        let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+        let kind = v
+            .get("event")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
+        match kind {
+            "message" | "agent_message" => {
+                if let Some(t) = text("answer") {
+                    self.text_sent = true;
+                    out.push(Ok(ApiStreamChunk::text(t)));
+                }
+            }
+            "agent_thought" => {
+                if let Some(t) = text("thought") {
+                    out.push(Ok(ApiStreamChunk::reasoning(t)));
+                }
+            }
+            "message_replace" => {
+                let answer = text("answer").unwrap_or("");
+                if self.text_sent {
+                    out.push(Err(ApiError::new(
+                        ErrorKind::InvalidRequest,
+                        format!(
+                            "the Dify app's moderation replaced the answer after it had started: {answer}"
+                        ),
+                    )));
+                } else if !answer.is_empty() {
+                    self.text_sent = true;
+                    out.push(Ok(ApiStreamChunk::text(answer)));
+                }
+            }
+            "message_end" => {
+                self.ended = true;
+                let u = v.pointer("/metadata/usage").unwrap_or(&Value::Null);
+                let count = |k: &str| u.get(k).and_then(Value::as_u64);
+                let usd = u.get("currency").and_then(Value::as_str) == Some("USD");
+                let price = u.get("total_price").and_then(|p| {
+                    p.as_f64()
+                        .or_else(|| p.as_str().and_then(|s| s.parse::<f64>().ok()))
+                });
+                if u.is_object() {
+                    out.push(Ok(ApiStreamChunk::Usage(Usage {
+                        input_tokens: count("prompt_tokens").unwrap_or(0),
+                        output_tokens: count("completion_tokens").unwrap_or(0),
+                        total_cost_usd: price.filter(|_| usd),
+                        ..Usage::default()
+                    })));
+                }
+            }
+            "error" => {
+                let status = v
+                    .get("status")
+                    .and_then(Value::as_u64)
+                    .and_then(|s| u16::try_from(s).ok());
+                let message = text("message").unwrap_or("the Dify app reported an error");
+                out.push(Err(ApiError::from_provider(
+                    status,
+                    text("code"),
+                    message,
+                    None,
+                )));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if !self.ended {
+            out.push(Err(ApiError::new(
+                ErrorKind::Network,
+                "the stream ended before the response was complete (no message_end)",
+            )));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_query_is_the_reference_one_and_later_ones_carry_the_conversation() {
+        assert_eq!(
+            query("SYS", &[Message::user_text("hi")]),
+            "SYS\n\n---\n\nhi"
+        );
+        let q = query(
+            "SYS",
+            &[
+                Message::user_text("a"),
+                Message::assistant_text("b"),
+                Message::user_text("c"),
+            ],
+        );
+        assert_eq!(q, "SYS\n\n---\n\nUser: a\n\nAssistant: b\n\nUser: c");
+    }
+}

@@ -1,0 +1,187 @@
+//! `openai-codex`: OpenAI's models through a ChatGPT subscription, with the Codex CLI's
+//! sign-in, over the Responses API at the ChatGPT backend (the reference's
+//! `providers/openai-codex.ts`).
+//!
+//! Request: `POST {base}/responses` (`https://chatgpt.com/backend-api/codex/responses`) with
+//! `Authorization: Bearer {access token}`, `ChatGPT-Account-Id` (the account of the sign-in,
+//! for team and enterprise workspaces), `originator: switchyard` and a `session_id` kept for
+//! the handler's lifetime; the body the reference sends — `model`, `instructions` (the system
+//! prompt), `input` items, `stream: true`, `store: false`, and unless the effort is `none`,
+//! `reasoning: {effort, summary: "auto"}` with `include: ["reasoning.encrypted_content"]`
+//! (the effort defaults to `medium`); tools as Responses functions with `strict: false`
+//! (the task's tools are MCP tools, whose schemas are not strict-mode schemas). The backend
+//! takes no `temperature` or `max_output_tokens`. The token comes from
+//! [`crate::auth::codex`], refreshed when about to expire, and once more when the backend
+//! answers 401.
+//!
+//! Stream: the Responses mapper (`openai_responses.rs`). Usage follows its rule; the cost is
+//! 0, as in the reference: the subscription bills no tokens.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::auth::codex::CodexAuth;
+use crate::auth::signin_file::{SigninSource, process_env};
+use crate::config::ConfigError;
+use crate::error::ApiError;
+use crate::providers::openai_responses::{self, ResponsesParser};
+use crate::providers::provider::{Prompt, Provider, http_client};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::ApiStreamChunk;
+use crate::transport::{EventParser, PendingRequest, WireRequest};
+use crate::wire::sse::SseEvent;
+
+/// The `openai-codex` provider: the sign-in of one configuration and its session id.
+pub(crate) struct OpenAiCodex {
+    auth: Arc<CodexAuth>,
+    session_id: String,
+}
+
+impl OpenAiCodex {
+    /// No file is read and no request made until the first request (SPEC R3.5).
+    pub(crate) fn new(mode: &ResolvedMode) -> Result<Self, ConfigError> {
+        let token_url = mode
+            .options
+            .token_url
+            .as_deref()
+            .unwrap_or(crate::auth::codex::TOKEN_URL);
+        let client = http_client(mode, token_url)?;
+        Ok(Self {
+            auth: Arc::new(CodexAuth(SigninSource::new(
+                crate::auth::codex::signin_path(
+                    mode.options.credentials_file.as_deref(),
+                    &process_env,
+                ),
+                token_url,
+                client,
+            ))),
+            session_id: session_id(),
+        })
+    }
+
+    fn finish(&self, request: WireRequest, force: bool) -> PendingRequest {
+        let auth = Arc::clone(&self.auth);
+        Box::pin(async move {
+            let token = auth.token(force).await?;
+            Ok(request
+                .bearer(Some(&token.access_token))
+                .header_opt("chatgpt-account-id", token.account_id.as_deref()))
+        })
+    }
+}
+
+/// A random UUID (version 4 layout) for the backend's `session_id`: an identifier, not a
+/// secret, so the standard library's randomly keyed hasher is random enough.
+fn session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut bytes = [0u8; 16];
+    for (i, half) in bytes.chunks_mut(8).enumerate() {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        half.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The JSON request body (see the module docs).
+pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let mut body = json!({
+        "model": mode.model_id,
+        "input": openai_responses::convert_messages(prompt.messages),
+        "stream": true,
+        "store": false,
+        "instructions": prompt.system_prompt,
+    });
+    let effort = mode.reasoning_effort.unwrap_or_default();
+    if effort != crate::config::ReasoningEffort::None {
+        body["include"] = json!(["reasoning.encrypted_content"]);
+        body["reasoning"] = json!({ "effort": effort.as_str(), "summary": "auto" });
+    }
+    if !prompt.tools.is_empty() {
+        body["tools"] = openai_responses::function_tools(prompt.tools, Some(false));
+    }
+    body
+}
+
+impl Provider for OpenAiCodex {
+    type Parser = CodexParser;
+
+    /// URL, body and the headers of the session; the token is added by
+    /// [`Provider::authorize`].
+    fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
+        WireRequest::sse(
+            format!("{}/responses", mode.base_url),
+            &request_body(mode, prompt),
+        )
+        .header("originator", "switchyard")
+        .header("session_id", self.session_id.clone())
+    }
+
+    fn parser(&self, _mode: &ResolvedMode) -> CodexParser {
+        CodexParser::default()
+    }
+
+    fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
+        self.finish(request, false)
+    }
+
+    fn reauthorizes(&self) -> bool {
+        true
+    }
+
+    fn reauthorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
+        self.finish(request, true)
+    }
+}
+
+/// The Responses mapper with the subscription's cost, 0.
+#[derive(Debug, Default)]
+pub(crate) struct CodexParser(ResponsesParser);
+
+impl EventParser for CodexParser {
+    type Event = SseEvent;
+
+    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let start = out.len();
+        self.0.on_event(event, out);
+        for item in &mut out[start..] {
+            if let Ok(ApiStreamChunk::Usage(u)) = item {
+                u.total_cost_usd = Some(0.0);
+            }
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.0.on_end(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_are_v4_uuids() {
+        let a = session_id();
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+        assert_ne!(a, session_id());
+    }
+}
