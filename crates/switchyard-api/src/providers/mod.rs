@@ -29,6 +29,7 @@ mod openai_responses;
 pub mod presets;
 mod provider;
 pub mod resolve;
+mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
 

@@ -75,6 +75,7 @@ impl MessageAssembler {
                 id,
                 name,
                 arguments_delta,
+                signature,
             } => {
                 self.thinking_open = false;
                 if !self.tool_slots.iter().any(|(slot_id, _)| slot_id == id) {
@@ -84,10 +85,16 @@ impl MessageAssembler {
                         id: id.clone(),
                         name: name.clone(),
                         input: serde_json::Value::Null,
+                        signature: None,
                     });
                 }
-                self.tools
-                    .push(call_id.as_deref(), id, name, arguments_delta);
+                self.tools.push(
+                    call_id.as_deref(),
+                    id,
+                    name,
+                    arguments_delta,
+                    signature.as_deref(),
+                );
             }
             ApiStreamChunk::Usage(_) => {}
         }
@@ -159,12 +166,14 @@ mod tests {
             id: "t1".into(),
             name: "read_file".into(),
             arguments_delta: String::new(),
+            signature: None,
         });
         a.push(&ApiStreamChunk::ToolCalls {
             call_id: None,
             id: "t1".into(),
             name: "read_file".into(),
             arguments_delta: "{\"path\":\"src/main.rs\"}".into(),
+            signature: None,
         });
         a.push(&ApiStreamChunk::Reasoning {
             reasoning: String::new(),
@@ -189,6 +198,7 @@ mod tests {
                     id: "t1".into(),
                     name: "read_file".into(),
                     input: serde_json::json!({"path": "src/main.rs"}),
+                    signature: None,
                 },
                 ContentBlock::RedactedThinking {
                     data: "REDACTED".into()
@@ -214,6 +224,7 @@ mod tests {
                 id: id.into(),
                 name: "n".into(),
                 arguments_delta: args.into(),
+                signature: None,
             });
         }
         let (message, calls) = a.finish();

@@ -805,6 +805,7 @@ async fn c19_each_thinking_block_keeps_its_own_signature_and_the_tool_call_is_wh
                 id: "toolu_PLACEHOLDER01".into(),
                 name: "read_file".into(),
                 input: json!({"path": "src/main.rs"}),
+                signature: None,
             },
             ContentBlock::RedactedThinking {
                 data: "REDACTED_PLACEHOLDER_BLOB".into(),
@@ -888,6 +889,7 @@ async fn c22_empty_tool_arguments_become_an_empty_object() {
             id: "call_PLACEHOLDER4".into(),
             name: "list_windows".into(),
             input: json!({}),
+            signature: None,
         }]
     );
 }
