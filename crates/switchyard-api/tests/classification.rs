@@ -813,6 +813,102 @@ fn every_provider_wording_is_classified() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A limit worded as a long window ("per day") is a spent quota unless the server's hint says
+/// the window rolls within the hour (tests/cases H14, H14b against C09): the hint decides.
+#[test]
+fn a_daily_limit_is_a_rate_limit_when_it_resets_within_the_hour() {
+    let rpd = |wait: &str| {
+        ApiError::from_provider(
+            Some(429),
+            Some("rate_limit_exceeded"),
+            &format!(
+                "Rate limit reached for gpt-4o-mini on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in {wait}."
+            ),
+            None,
+        )
+    };
+    for (wait, kind, secs) in [
+        ("8.64s", RateLimited, 8.64),
+        ("7m12s", RateLimited, 432.0),
+        ("59m0s", RateLimited, 3540.0),
+        // Near miss: the same words with a reset hours away are a spent quota.
+        ("2h0m0s", Quota, 7200.0),
+    ] {
+        let e = rpd(wait);
+        assert_eq!(e.kind, kind, "{wait}: {e}");
+        assert_retry_after(wait, e.retry_after, Some(secs));
+    }
+    // Without any hint the words decide, as before (C09).
+    assert_eq!(
+        classify(
+            Some(429),
+            Some("rate_limit_exceeded"),
+            "free-models-per-day"
+        ),
+        Quota
+    );
+}
+
+/// What `Display` says to change, for the failures waiting cannot fix (SPEC R7.4).
+#[test]
+fn failures_waiting_cannot_fix_say_what_to_change() {
+    let shown = |status, code, message: &str, model: &str| {
+        let e = ApiError::from_provider(status, code, message, None).with_origin("p", model);
+        (e.permanent, e.to_string())
+    };
+    let (permanent, text) = shown(
+        Some(429),
+        Some("rate_limit_exceeded"),
+        "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 31538.",
+        "gpt-4o",
+    );
+    assert!(permanent);
+    assert!(
+        text.contains("31538") && text.contains("lower max_tokens"),
+        "{text}"
+    );
+    let (permanent, text) = shown(
+        Some(500),
+        None,
+        "model requires more system memory (7.5 GiB) than is available (6.0 GiB)",
+        "deepseek-r1:8b",
+    );
+    assert!(permanent);
+    assert!(text.contains("smaller model"), "{text}");
+    let (_, text) = shown(
+        Some(404),
+        None,
+        "model \"llama3\" not found, try pulling it first",
+        "llama3",
+    );
+    assert!(
+        text.ends_with(
+            "download it with `ollama pull llama3`, or pick a model `ollama list` shows"
+        ),
+        "{text}"
+    );
+    let (_, text) = shown(
+        Some(400),
+        Some("ValidationException"),
+        "Invocation of model ID anthropic.claude-3-7-sonnet-20250219-v1:0 with on-demand throughput isn’t supported.",
+        "anthropic.claude-3-7-sonnet-20250219-v1:0",
+    );
+    assert!(text.contains("use_cross_region_inference = true"), "{text}");
+    // Near misses: a momentary limit and a plain 500 are retried, and say nothing more.
+    let (permanent, text) = shown(
+        Some(429),
+        Some("rate_limit_exceeded"),
+        "Rate limit reached: Limit 30000, Used 28461, Requested 3082. Please try again in 3.086s.",
+        "gpt-4o",
+    );
+    assert!(
+        !permanent && !text.contains("waiting cannot help"),
+        "{text}"
+    );
+    let (permanent, _) = shown(Some(500), None, "internal error", "m");
+    assert!(!permanent);
+}
+
 #[test]
 fn classification_ignores_case_and_aws_decoration() {
     for code in [

@@ -66,6 +66,11 @@ impl ThinkSplitter {
         if piece.is_empty() {
             return;
         }
+        // The common case, once an answer has shown it does not open with `<think>`: the piece
+        // is text, as it came (no copy on the hot path).
+        if self.state == State::Text && self.rule == ThinkTags::Opening && !self.trim_next {
+            return emit(State::Text, piece, out);
+        }
         let mut rest: String = std::mem::take(&mut self.held);
         rest.push_str(piece);
         let mut rest = rest.as_str();
