@@ -458,9 +458,9 @@ expected(
     spec=["R7.5"],
     stream={"requests": 1, "chunks": [
         text("Sure, here is"), text(" the first part"),
-        error("invalid_request", reason="content_filter"),
+        error("content_blocked", reason="content_filter"),
     ]},
-    task=task("failed", 1, error_kind="invalid_request", text_="Sure, here is the first part",
+    task=task("failed", 1, error_kind="content_blocked", text_="Sure, here is the first part",
               message_contains=["content_filter"]),
     tool_calls=[],
 )
@@ -824,9 +824,9 @@ expected(
     stream={"requests": 1, "chunks": [
         text(H19B_PARTS[0]), text(H19B_PARTS[1]),
         usage(2310, 9, cache_read_tokens=0, reasoning_tokens=0),
-        error("invalid_request", reason="content_filter"),
+        error("content_blocked", reason="content_filter"),
     ]},
-    task=task("failed", 1, error_kind="invalid_request", text_="".join(H19B_PARTS),
+    task=task("failed", 1, error_kind="content_blocked", text_="".join(H19B_PARTS),
               message_contains=["content_filter"]),
     tool_calls=[],
 )
@@ -925,7 +925,7 @@ expected(
     also=["https://github.com/lbjlaq/Antigravity-Manager/issues/1045"],
     family="gemini", provider="gemini", model="gemini-2.5-pro", base_path="",
     spec=["R7.5", "R6.7", "R9.4"],
-    stream={"requests": 1, "chunks": [error("server", reason="MALFORMED_FUNCTION_CALL")]},
+    stream={"requests": 1, "chunks": [usage(3911, 0), error("server", reason="MALFORMED_FUNCTION_CALL")]},
     task=task("completed", 2, waits=[2], text_="OK"),
     tool_calls=[],
 )

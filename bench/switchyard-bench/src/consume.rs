@@ -269,18 +269,12 @@ mod tests {
         counts.add(&ApiStreamChunk::text(""));
         counts.add(&ApiStreamChunk::text(" (東京)"));
         counts.add(&ApiStreamChunk::reasoning("°C"));
-        counts.add(&ApiStreamChunk::ToolCalls {
-            call_id: None,
-            id: "call_1".into(),
-            name: "write_to_file".into(),
-            arguments_delta: String::new(),
-        });
-        counts.add(&ApiStreamChunk::ToolCalls {
-            call_id: None,
-            id: "call_1".into(),
-            name: "write_to_file".into(),
-            arguments_delta: "{\"a\"".into(),
-        });
+        counts.add(&ApiStreamChunk::tool_call("call_1", "write_to_file", ""));
+        counts.add(&ApiStreamChunk::tool_call(
+            "call_1",
+            "write_to_file",
+            "{\"a\"",
+        ));
         counts.add(&ApiStreamChunk::Usage(Usage {
             output_tokens: 7,
             ..Usage::default()

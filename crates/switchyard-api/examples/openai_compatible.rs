@@ -81,15 +81,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut calls = ToolCallAccumulator::default();
     while let Some(chunk) = stream.next().await {
-        match chunk? {
+        let chunk = chunk?;
+        calls.push_chunk(&chunk);
+        match chunk {
             ApiStreamChunk::Text { text, .. } => print!("{text}"),
             ApiStreamChunk::Reasoning { reasoning, .. } => eprint!("{reasoning}"),
-            ApiStreamChunk::ToolCalls {
-                call_id,
-                id,
-                name,
-                arguments_delta,
-            } => calls.push(call_id.as_deref(), &id, &name, &arguments_delta),
+            ApiStreamChunk::ToolCalls { .. } => {}
             ApiStreamChunk::Usage(usage) => eprintln!(
                 "\n[{} input tokens, {} output tokens]",
                 usage.input_tokens, usage.output_tokens

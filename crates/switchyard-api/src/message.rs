@@ -52,6 +52,10 @@ pub enum ContentBlock {
         id: String,
         name: String,
         input: serde_json::Value,
+        /// Gemini's thought signature of this call, sent back with it (Gemini 3 rejects a
+        /// replayed call without it). Not part of Anthropic's shape: its request leaves it out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     ToolResult {
         tool_use_id: String,

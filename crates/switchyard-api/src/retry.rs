@@ -145,7 +145,16 @@ fn jitter(d: Duration, unit: f64) -> Duration {
 ///
 /// The caller still checks the attempt count against [`RetryPolicy::max_attempts`] and
 /// retries only failures before the first chunk (R5.4).
+///
+/// Never retried, whatever the kind: a failure that waiting cannot fix
+/// ([`ApiError::permanent`], SPEC R7.4: a request larger than the per-minute limit), and a
+/// rate limit whose server asks for a longer wait than [`DEFAULT_RETRY_AFTER_CAP`] (an
+/// OpenAI requests-per-day limit that resets in 7 minutes, tests/cases H14b): that wait is
+/// named to the caller instead of being cut to the cap and spent on a request bound to fail.
 pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
+    if err.permanent || err.retry_after.is_some_and(|d| d > DEFAULT_RETRY_AFTER_CAP) {
+        return false;
+    }
     match err.kind {
         ErrorKind::RateLimited => true,
         ErrorKind::Network => policy.retry_connection_errors,

@@ -46,6 +46,8 @@ pub enum ApiStreamChunk {
     Usage(Usage),
     /// A fragment of a tool call's arguments. Emitted only once the call's `id` and `name` are
     /// known; the consumer joins `arguments_delta` per `id` (see [`ToolCallAccumulator`]).
+    /// A call the wire sent without an id gets one made up by the provider layer, unique in
+    /// the process ([`generated_tool_call_id`]).
     ToolCalls {
         /// The provider's separate call id where it has one (OpenAI Responses `call_id`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +55,12 @@ pub enum ApiStreamChunk {
         id: String,
         name: String,
         arguments_delta: String,
+        /// Gemini's thought signature of this call (a `functionCall` part's
+        /// `thoughtSignature`, or `extra_content.google.thought_signature` on Gemini's
+        /// OpenAI-compatible endpoint), on the first fragment that knows it. Gemini 3 wants it
+        /// back with the call in the next request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
 }
 
@@ -100,6 +108,21 @@ impl ApiStreamChunk {
         }
     }
 
+    /// A fragment of tool call `id` named `name`, with no separate call id or signature.
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments_delta: impl Into<String>,
+    ) -> Self {
+        Self::ToolCalls {
+            call_id: None,
+            id: id.into(),
+            name: name.into(),
+            arguments_delta: arguments_delta.into(),
+            signature: None,
+        }
+    }
+
     /// True for text, reasoning and tool calls: the chunks that commit a stream (SPEC R6.4).
     /// Usage chunks are not content.
     pub fn is_content(&self) -> bool {
@@ -140,6 +163,54 @@ pub struct ToolCall {
     /// The byte-exact concatenation of the fragments; `{}` when the model sent none
     /// (an empty argument string is not valid JSON, see tests/cases C22).
     pub arguments: String,
+    /// The call's thought signature (Gemini), to send back with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl ToolCall {
+    /// The arguments as the JSON object a tool takes, or why they are not one (a sentence
+    /// fragment such as "not valid JSON (EOF while parsing a string at line 1 column 52)").
+    /// A call whose arguments are not an object must never run (issue 12: the model is
+    /// told, the user sees it, nothing runs).
+    pub fn arguments_object(&self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        match serde_json::from_str::<serde_json::Value>(&self.arguments) {
+            Ok(serde_json::Value::Object(map)) => Ok(map),
+            Ok(other) => Err(format!(
+                "a JSON {} instead of an object",
+                match other {
+                    serde_json::Value::Null => "null",
+                    serde_json::Value::Bool(_) => "boolean",
+                    serde_json::Value::Number(_) => "number",
+                    serde_json::Value::String(_) => "string",
+                    _ => "array",
+                }
+            )),
+            Err(e) => Err(format!("not valid JSON ({e})")),
+        }
+    }
+}
+
+/// A tool-call id for a call the wire sent without one (Gemini before `functionCall.id`,
+/// Ollama before 0.12.10, OpenAI-compatible servers without ids): `call_` followed by a tag
+/// drawn once per process and a counter, so no two calls of one process share an id and a
+/// later tool round never repeats an earlier one (tests/cases H22, H32).
+pub fn generated_tool_call_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::LazyLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TAG: LazyLock<u32> = LazyLock::new(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        (h.finish() >> 32) as u32
+    });
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("call_{:08x}_{}", *TAG, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Joins tool-call fragments per id, keeping calls in the order they first appeared.
@@ -149,12 +220,23 @@ pub struct ToolCallAccumulator {
 }
 
 impl ToolCallAccumulator {
-    /// Adds one fragment.
-    pub fn push(&mut self, call_id: Option<&str>, id: &str, name: &str, arguments_delta: &str) {
+    /// Adds one fragment: a [`ApiStreamChunk::ToolCalls`] chunk's fields. The first
+    /// signature a call's fragments carry is kept.
+    pub fn push(
+        &mut self,
+        call_id: Option<&str>,
+        id: &str,
+        name: &str,
+        arguments_delta: &str,
+        signature: Option<&str>,
+    ) {
         if let Some(call) = self.calls.iter_mut().find(|c| c.id == id) {
             call.arguments.push_str(arguments_delta);
             if call.call_id.is_none() {
                 call.call_id = call_id.map(str::to_owned);
+            }
+            if call.signature.is_none() {
+                call.signature = signature.map(str::to_owned);
             }
         } else {
             self.calls.push(ToolCall {
@@ -162,7 +244,28 @@ impl ToolCallAccumulator {
                 call_id: call_id.map(str::to_owned),
                 name: name.to_owned(),
                 arguments: arguments_delta.to_owned(),
+                signature: signature.map(str::to_owned),
             });
+        }
+    }
+
+    /// Adds `chunk` when it is a tool-call fragment; other chunks are ignored.
+    pub fn push_chunk(&mut self, chunk: &ApiStreamChunk) {
+        if let ApiStreamChunk::ToolCalls {
+            call_id,
+            id,
+            name,
+            arguments_delta,
+            signature,
+        } = chunk
+        {
+            self.push(
+                call_id.as_deref(),
+                id,
+                name,
+                arguments_delta,
+                signature.as_deref(),
+            );
         }
     }
 
@@ -171,7 +274,8 @@ impl ToolCallAccumulator {
         self.calls.is_empty()
     }
 
-    /// The assembled calls, in first-appearance order.
+    /// The assembled calls, in first-appearance order. Arguments are kept as they arrived,
+    /// except that none at all become `{}`; check them with [`ToolCall::arguments_object`].
     pub fn finish(self) -> Vec<ToolCall> {
         self.calls
             .into_iter()
@@ -182,5 +286,41 @@ impl ToolCallAccumulator {
                 c
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_ids_are_unique() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| generated_tool_call_id()).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.starts_with("call_")));
+    }
+
+    #[test]
+    fn arguments_must_be_one_json_object() {
+        let call = |args: &str| ToolCall {
+            id: "c".into(),
+            call_id: None,
+            name: "n".into(),
+            arguments: args.into(),
+            signature: None,
+        };
+        assert!(call(r#"{"a":1}"#).arguments_object().is_ok());
+        assert!(call(" {} ").arguments_object().is_ok());
+        let err = call(r#"{"a":1}{"b":2}"#).arguments_object().unwrap_err();
+        assert!(err.starts_with("not valid JSON"), "{err}");
+        let err = call(r#"{"path": "notes.md", "content": "line"#)
+            .arguments_object()
+            .unwrap_err();
+        assert!(err.contains("EOF"), "{err}");
+        assert_eq!(
+            call("[1]").arguments_object().unwrap_err(),
+            "a JSON array instead of an object"
+        );
     }
 }

@@ -229,13 +229,29 @@ pub(crate) type PendingRequest =
 /// providers', [`Provider::reauthorize`](crate::providers::provider)); polled only then.
 pub(crate) type Reauthorize = Option<PendingRequest>;
 
-/// Sends `request` and returns the response once its status and content type say a stream
-/// of `F` follows; otherwise the classified error.
+/// Sends the request `build` makes and returns the response once its status and content type
+/// say a stream of `F` follows; otherwise the classified error.
+///
+/// A connection that fails before any byte of the response — a pooled keep-alive connection
+/// the server closed while it sat idle, found dead only when the request went out on it — is
+/// replaced at once: the request is sent again on a new connection, once, with no wait and no
+/// retry counted (SPEC R7.6). Nothing of a response was read, so nothing can be yielded twice.
 async fn open_stream<F: Framing>(
-    request: reqwest::RequestBuilder,
+    build: impl Fn() -> reqwest::RequestBuilder,
     origin: &Origin,
 ) -> Result<reqwest::Response, ApiError> {
-    let response = request.send().await.map_err(|e| send_error(&e, origin))?;
+    let response = match build().send().await {
+        Err(e) if died_before_response(&e) => {
+            tracing::debug!(
+                "the connection to {} closed before any response ({}); sending again on a new connection",
+                origin.base_url,
+                innermost(&e)
+            );
+            build().send().await
+        }
+        sent => sent,
+    }
+    .map_err(|e| send_error(&e, origin))?;
     let status = response.status().as_u16();
     let content_type = response
         .headers()
@@ -249,8 +265,10 @@ async fn open_stream<F: Framing>(
         let body = read_limited(response).await;
         let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
-        if matches!(status, 404 | 405) {
-            // Usually a base URL with a missing or doubled path part: show what was asked.
+        if matches!(status, 404 | 405) && err.code.is_none() && !provider_spoke(&body) {
+            // No provider error in the body: usually a base URL with a missing or doubled
+            // path part. Show what was asked. (A provider's own 404, "model not found" or
+            // "no endpoints found", is about the request, not the URL: H15, H31.)
             err.message = format!("{} (POST {url}; check the base URL)", err.message);
         }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
@@ -258,15 +276,41 @@ async fn open_stream<F: Framing>(
     Ok(response)
 }
 
+/// Whether `body` holds a provider's own JSON error.
+fn provider_spoke(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .as_ref()
+        .and_then(crate::error::body::provider_error_fields)
+        .is_some()
+}
+
+/// A send that failed on an open connection before the response head arrived (reqwest
+/// resolves `send` once the head is in): the connection was closed or reset under the request.
+/// Not a failure to connect, a timeout, or a redirect problem.
+fn died_before_response(e: &reqwest::Error) -> bool {
+    e.is_request() && !e.is_connect() && !e.is_timeout() && !e.is_redirect() && !e.is_builder()
+}
+
 fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
     let cause = innermost(e);
-    let (kind, message) = if e.is_timeout() {
-        (
+    let error = if e.is_timeout() {
+        ApiError::new(
             ErrorKind::Timeout,
             format!("no answer from {} in time ({cause})", origin.base_url),
         )
+    } else if e.is_redirect() {
+        // A redirect loop, or too many redirects: waiting cannot fix it (SPEC R7.4).
+        ApiError::new(
+            ErrorKind::Network,
+            format!(
+                "{} redirected the request too many times ({cause}); check the base URL",
+                origin.base_url
+            ),
+        )
+        .permanent()
     } else {
-        (
+        ApiError::new(
             ErrorKind::Network,
             format!(
                 "could not connect to {} ({cause}); check that the server is running and the base URL is right",
@@ -274,7 +318,7 @@ fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
             ),
         )
     };
-    ApiError::new(kind, message).with_origin(&origin.provider_id, &origin.model_id)
+    error.with_origin(&origin.provider_id, &origin.model_id)
 }
 
 async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
@@ -384,7 +428,7 @@ impl Sending<'_> {
         deadline: &mut Option<Instant>,
     ) -> Result<reqwest::Response, ApiError> {
         send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
-            let request = http_request(self.client, wire, self.configured, self.extra);
+            let request = || http_request(self.client, wire, self.configured, self.extra);
             match before(at, open_stream::<F>(request, self.origin)).await {
                 Some(sent) => sent,
                 None => Err(first_content_timeout(self.first_content, self.origin)),

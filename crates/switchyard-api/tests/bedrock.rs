@@ -209,6 +209,7 @@ async fn converse_stream_request_is_signed_and_shaped() {
                     id: "tooluse_1".into(),
                     name: "get_weather".into(),
                     input: json!({"city": "Seattle"}),
+                    signature: None,
                 },
             ],
         },

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use switchyard_api::retry::{RetryPolicy, is_provider_retryable};
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ErrorKind, Message, Mode, RequestOptions,
     build_api_handler, classify,
@@ -17,8 +18,8 @@ use switchyard_api::{
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 
 use ErrorKind::{
-    Auth, ContextWindowExceeded as Context, Entitlement, InvalidRequest, Overloaded,
-    QuotaExceeded as Quota, RateLimited, Server, SpendLimit, Timeout,
+    Auth, ContentBlocked, ContextWindowExceeded as Context, Entitlement, InvalidRequest,
+    Overloaded, QuotaExceeded as Quota, RateLimited, Server, SpendLimit, Timeout,
 };
 
 const KEY: &str = "sk-test-key-never-shown-0123456789";
@@ -300,7 +301,7 @@ const WORDINGS: &[Row] = &[
         Some(403),
         None,
         "Your input was flagged for \"harassment\"",
-        InvalidRequest,
+        ContentBlocked,
     ),
     // --- Quota and credits (SPEC R7.3) ---
     (
@@ -597,6 +598,180 @@ const WORDINGS: &[Row] = &[
         Auth,
     ),
     ("401 bare", Some(401), None, "Unauthorized", Auth),
+    // --- Issue 12 item 4: the reference's wordings (context-error-handling.ts, v4.0.10) and
+    // those its users reported since; each with a near miss below. ---
+    (
+        "llama.cpp exceed_context_size_error at 400",
+        Some(400),
+        Some("exceed_context_size_error"),
+        "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        Context,
+    ),
+    (
+        "llama.cpp 'Context size has been exceeded' at 500",
+        Some(500),
+        None,
+        "Context size has been exceeded.",
+        Context,
+    ),
+    (
+        "Bedrock total number of tokens",
+        Some(400),
+        Some("ValidationException"),
+        "The total number of tokens (212000) exceeds the limit of 200000.",
+        Context,
+    ),
+    (
+        "requested N tokens … exceeds",
+        Some(400),
+        Some("ValidationException"),
+        "You requested 210000 tokens, which exceeds the model's limit of 200000 tokens.",
+        Context,
+    ),
+    (
+        "Requested input length … exceeds (Vercel)",
+        Some(400),
+        None,
+        "Requested input length 210000 exceeds maximum input length 200000",
+        Context,
+    ),
+    (
+        "Context Window overflow",
+        None,
+        None,
+        "Context Window overflow: the conversation no longer fits",
+        Context,
+    ),
+    (
+        "Qwen / DashScope range of input length (H12)",
+        Some(400),
+        Some("invalid_parameter_error"),
+        "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 204800]",
+        Context,
+    ),
+    (
+        "LM Studio n_keep >= n_ctx (H13b)",
+        Some(400),
+        None,
+        "Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)",
+        Context,
+    ),
+    (
+        "LM Studio tokens to keep (H13)",
+        Some(400),
+        None,
+        "The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096).",
+        Context,
+    ),
+    (
+        "xAI input_too_large (H17)",
+        Some(400),
+        None,
+        "Failed to start sampling: [input_too_large] Current message (1149677 tokens) exceeds budget (975424 tokens)",
+        Context,
+    ),
+    (
+        "in-stream error with its status in a field (Vercel, Bedrock through the AI SDK)",
+        None,
+        Some("400"),
+        "input tokens exceed the configured limit of 272000 tokens",
+        Context,
+    ),
+    // Near misses: the same words about something else.
+    (
+        "near miss: max_tokens above the model's output limit",
+        Some(400),
+        Some("ValidationException"),
+        "The maximum tokens you requested exceeds the model limit of 8192. Try again with a maximum tokens value that is lower than 8192.",
+        InvalidRequest,
+    ),
+    (
+        "near miss: a throughput limit that names tokens (H04)",
+        Some(429),
+        Some("rate_limit_exceeded"),
+        "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 31538. The input or output tokens must be reduced in order to run successfully.",
+        RateLimited,
+    ),
+    (
+        "near miss: n_ctx alone",
+        Some(400),
+        None,
+        "invalid value for n_ctx: must be positive",
+        InvalidRequest,
+    ),
+    (
+        "near miss: a budget that is not tokens",
+        Some(400),
+        None,
+        "The request exceeds budget for this project.",
+        InvalidRequest,
+    ),
+    // --- Message-only errors (no status: an error event inside a 200 stream) ---
+    ("in-stream 'Unauthorized'", None, None, "Unauthorized", Auth),
+    (
+        "in-stream invalid API key",
+        None,
+        None,
+        "Invalid API key provided: sk-…abcd",
+        Auth,
+    ),
+    (
+        "in-stream authentication failed",
+        None,
+        Some("provider_error"),
+        "Upstream authentication failed for this key",
+        Auth,
+    ),
+    (
+        "in-stream rate limit",
+        None,
+        None,
+        "Rate limit exceeded for this model, slow down",
+        RateLimited,
+    ),
+    (
+        "in-stream resource exhausted",
+        None,
+        None,
+        "Resource exhausted (e.g. check quota).",
+        RateLimited,
+    ),
+    (
+        "in-stream 'status code 429'",
+        None,
+        None,
+        "upstream request failed with status code 429",
+        RateLimited,
+    ),
+    (
+        "near miss: a token that is a JSON token",
+        None,
+        None,
+        "invalid token in JSON at position 12",
+        Server,
+    ),
+    (
+        "near miss: 'authorized' in a tool's words",
+        None,
+        None,
+        "the model is not authorized to call tools in this mode",
+        Server,
+    ),
+    (
+        "near miss: a 400 that says unauthorized stays a bad request",
+        Some(400),
+        None,
+        "unauthorized field `foo` in request",
+        InvalidRequest,
+    ),
+    // --- Content blocked (SPEC R7.5) ---
+    (
+        "OpenRouter 403 guardrail",
+        Some(403),
+        None,
+        "Request blocked by guardrail policy",
+        ContentBlocked,
+    ),
     // --- Entitlement ---
     (
         "Bedrock model access",
@@ -636,6 +811,102 @@ fn every_provider_wording_is_classified() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A limit worded as a long window ("per day") is a spent quota unless the server's hint says
+/// the window rolls within the hour (tests/cases H14, H14b against C09): the hint decides.
+#[test]
+fn a_daily_limit_is_a_rate_limit_when_it_resets_within_the_hour() {
+    let rpd = |wait: &str| {
+        ApiError::from_provider(
+            Some(429),
+            Some("rate_limit_exceeded"),
+            &format!(
+                "Rate limit reached for gpt-4o-mini on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in {wait}."
+            ),
+            None,
+        )
+    };
+    for (wait, kind, secs) in [
+        ("8.64s", RateLimited, 8.64),
+        ("7m12s", RateLimited, 432.0),
+        ("59m0s", RateLimited, 3540.0),
+        // Near miss: the same words with a reset hours away are a spent quota.
+        ("2h0m0s", Quota, 7200.0),
+    ] {
+        let e = rpd(wait);
+        assert_eq!(e.kind, kind, "{wait}: {e}");
+        assert_retry_after(wait, e.retry_after, Some(secs));
+    }
+    // Without any hint the words decide, as before (C09).
+    assert_eq!(
+        classify(
+            Some(429),
+            Some("rate_limit_exceeded"),
+            "free-models-per-day"
+        ),
+        Quota
+    );
+}
+
+/// What `Display` says to change, for the failures waiting cannot fix (SPEC R7.4).
+#[test]
+fn failures_waiting_cannot_fix_say_what_to_change() {
+    let shown = |status, code, message: &str, model: &str| {
+        let e = ApiError::from_provider(status, code, message, None).with_origin("p", model);
+        (e.permanent, e.to_string())
+    };
+    let (permanent, text) = shown(
+        Some(429),
+        Some("rate_limit_exceeded"),
+        "Request too large for gpt-4o on tokens per min (TPM): Limit 30000, Requested 31538.",
+        "gpt-4o",
+    );
+    assert!(permanent);
+    assert!(
+        text.contains("31538") && text.contains("lower max_tokens"),
+        "{text}"
+    );
+    let (permanent, text) = shown(
+        Some(500),
+        None,
+        "model requires more system memory (7.5 GiB) than is available (6.0 GiB)",
+        "deepseek-r1:8b",
+    );
+    assert!(permanent);
+    assert!(text.contains("smaller model"), "{text}");
+    let (_, text) = shown(
+        Some(404),
+        None,
+        "model \"llama3\" not found, try pulling it first",
+        "llama3",
+    );
+    assert!(
+        text.ends_with(
+            "download it with `ollama pull llama3`, or pick a model `ollama list` shows"
+        ),
+        "{text}"
+    );
+    let (_, text) = shown(
+        Some(400),
+        Some("ValidationException"),
+        "Invocation of model ID anthropic.claude-3-7-sonnet-20250219-v1:0 with on-demand throughput isn’t supported.",
+        "anthropic.claude-3-7-sonnet-20250219-v1:0",
+    );
+    assert!(text.contains("use_cross_region_inference = true"), "{text}");
+    // Near misses: a momentary limit and a plain 500 are retried, and say nothing more.
+    let (permanent, text) = shown(
+        Some(429),
+        Some("rate_limit_exceeded"),
+        "Rate limit reached: Limit 30000, Used 28461, Requested 3082. Please try again in 3.086s.",
+        "gpt-4o",
+    );
+    assert!(
+        !permanent && !text.contains("waiting cannot help"),
+        "{text}"
+    );
+    let (permanent, _) = shown(Some(500), None, "internal error", "m");
+    assert!(!permanent);
 }
 
 #[test]
@@ -685,6 +956,22 @@ const STORED: &[(&str, ErrorKind, Option<f64>)] = &[
     ("cases/C23b", InvalidRequest, None),
     ("cases/C37", InvalidRequest, None),
     ("cases/C38", InvalidRequest, None),
+    // The team's cases (issue 12): CASES.md "Cases found by the team".
+    ("cases/H04", RateLimited, None), // the request alone is over the limit: no hint
+    ("cases/H04b", RateLimited, Some(3.086)), // "Please try again in 3.086s"
+    ("cases/H05", RateLimited, None), // Groq 413 with code rate_limit_exceeded
+    ("cases/H12", Context, None),
+    ("cases/H13", Context, None),
+    ("cases/H13b", Context, None),
+    ("cases/H14", RateLimited, Some(8.64)), // x-ratelimit-reset-requests: 8.64s; "per day"
+    ("cases/H14b", RateLimited, Some(432.0)), // x-ratelimit-reset-requests: 7m12s
+    ("cases/H15", InvalidRequest, None),
+    ("cases/H16", RateLimited, None), // Cerebras request_quota_exceeded: per second
+    ("cases/H17", Context, None),
+    ("cases/H25", InvalidRequest, None),
+    ("cases/H26", Entitlement, None),
+    ("cases/H30", Server, None),
+    ("cases/H31", InvalidRequest, None),
 ];
 
 /// A raw `.http` file: status, headers, and the body with any chunk framing removed.
@@ -838,8 +1125,9 @@ async fn error_via_http(provider: &str, resp: HttpResponse) -> ApiError {
         other => panic!("expected exactly one error, got {other:?}"),
     };
     // Rate limits are retried at the provider level before the stream (SPEC R5.1: 3 requests
-    // in all for these providers); everything else is sent once.
-    let want = if e.kind == switchyard_api::ErrorKind::RateLimited {
+    // in all for these providers), unless waiting cannot fix them or the server asks for more
+    // than the cap (R7.4, H04, H14b); everything else is sent once.
+    let want = if is_provider_retryable(&e, &RetryPolicy::STANDARD) {
         3
     } else {
         1

@@ -9,27 +9,20 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use switchyard_api::providers::preset;
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
-    Mode, RequestOptions, ToolSpec, build_api_handler,
+    ApiError, ApiStreamChunk, CancellationToken, ErrorKind, Message, RequestOptions, ToolSpec,
 };
 use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split, test_data_dir};
 
-const KEY: &str = "sk-test-key-never-shown-0123456789";
+mod common;
 
-/// A handler for `provider` / `model` whose base URL is the mock server.
-fn handler(provider: &str, model: &str, base_url: &str, extra: &str) -> Box<dyn ApiHandler> {
-    // Bedrock needs a region (for the model id's cross-region prefix); the key then goes as
-    // a Bedrock API key (bearer token). tests/bedrock.rs covers SigV4.
-    let region = if provider == "bedrock" {
-        "region = \"us-east-1\"\n"
-    } else {
-        ""
-    };
-    let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{extra}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n{region}"
-    );
-    let config = ApiConfiguration::from_toml(&text, "test.toml", |_| Some(KEY.to_owned())).unwrap();
-    build_api_handler(&config, Mode::Act).unwrap()
+use common::{KEY, handler};
+
+/// The wire family of a fixture's provider, for its raw usage numbers.
+fn provider_family(provider: &str) -> &str {
+    match provider {
+        "anthropic" | "bedrock" | "gemini" => provider,
+        _ => "openai_chat",
+    }
 }
 
 /// Which provider replays a fixture, and how its usage maps back to the raw wire numbers.
@@ -66,91 +59,16 @@ fn class(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// Normalises our items into the fixtures' expected shape: tool-call fragments assembled per
-/// id (placed at their last fragment), usage mapped back to the provider's raw numbers
-/// (OpenAI-family `prompt_tokens` include cache reads; we yield non-cached input, SPEC R1.3).
+/// Normalises our items into the fixtures' expected shape (`common::normalise`), an error as
+/// its class and whole seconds of retry-after.
 fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    let mut tool_pos: Vec<(String, usize)> = Vec::new();
-    for item in items {
-        match item {
-            Ok(ApiStreamChunk::Text { text, .. }) => {
-                out.push(json!({"type": "text", "text": text}))
-            }
-            Ok(ApiStreamChunk::Reasoning {
-                reasoning,
-                signature,
-                redacted_data,
-                ..
-            }) => {
-                let mut v = json!({"type": "reasoning", "reasoning": reasoning});
-                if let Some(d) = redacted_data {
-                    v["signature"] = json!(d);
-                    v["redacted"] = json!(true);
-                } else if let Some(s) = signature {
-                    v["signature"] = json!(s);
-                }
-                out.push(v);
-            }
-            Ok(ApiStreamChunk::ToolCalls {
-                id,
-                name,
-                arguments_delta,
-                ..
-            }) => {
-                if let Some(i) = tool_pos.iter().position(|(tid, _)| tid == id) {
-                    let (_, at) = tool_pos.remove(i);
-                    let mut call = out.remove(at);
-                    for (_, p) in tool_pos.iter_mut() {
-                        if *p > at {
-                            *p -= 1;
-                        }
-                    }
-                    let args = call["arguments"].as_str().unwrap().to_owned() + arguments_delta;
-                    call["arguments"] = json!(args);
-                    out.push(call);
-                } else {
-                    out.push(json!({"type": "tool_call", "id": id, "name": name, "arguments": arguments_delta}));
-                }
-                tool_pos.push((id.clone(), out.len() - 1));
-            }
-            Ok(ApiStreamChunk::Usage(u)) => {
-                let raw_input = if provider == "anthropic" || provider == "bedrock" {
-                    u.input_tokens
-                } else {
-                    u.input_tokens + u.cache_read_tokens.unwrap_or(0)
-                };
-                // Gemini's candidatesTokenCount excludes thoughts; we bill them as output.
-                let raw_output = if provider == "gemini" {
-                    u.output_tokens - u.thoughts_tokens.unwrap_or(0)
-                } else {
-                    u.output_tokens
-                };
-                let mut v = json!({"type": "usage", "input_tokens": raw_input, "output_tokens": raw_output});
-                if let Some(n) = u.cache_read_tokens {
-                    v["cache_read_tokens"] = json!(n);
-                }
-                if let Some(n) = u.cache_write_tokens {
-                    v["cache_write_tokens"] = json!(n);
-                }
-                if let Some(n) = u.thoughts_tokens {
-                    v["reasoning_tokens"] = json!(n);
-                }
-                if let Some(c) = u.total_cost_usd {
-                    v["cost"] = json!(c);
-                }
-                out.push(v);
-            }
-            Err(e) => {
-                let mut v = json!({"type": "error", "class": class(e.kind)});
-                if let Some(d) = e.retry_after {
-                    v["retry_after_s"] = json!(d.as_secs());
-                }
-                out.push(v);
-            }
+    common::normalise(provider_family(provider), items, |e| {
+        let mut v = json!({"type": "error", "class": class(e.kind)});
+        if let Some(d) = e.retry_after {
+            v["retry_after_s"] = json!(d.as_secs());
         }
-    }
-    out
+        v
+    })
 }
 
 async fn replay(
@@ -328,6 +246,43 @@ async fn anthropic_1m_model_sends_beta_header_and_plain_id() {
     assert_eq!(req.header("anthropic-beta"), Some("context-1m-2025-08-07"));
     assert_eq!(req.json()["model"], "claude-sonnet-4-5-20250929");
     assert_eq!(req.json()["temperature"], 0.0);
+}
+
+#[tokio::test]
+async fn a_gemini_signature_on_a_tool_use_is_not_sent_to_anthropic() {
+    // A conversation begun with Gemini 3 and continued with Claude: the call's thought
+    // signature is Gemini's; Anthropic's tool_use has no such field and would reject it.
+    let server = MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url(), "");
+    let messages = [
+        Message::user_text("read it"),
+        Message {
+            role: switchyard_api::Role::Assistant,
+            content: vec![switchyard_api::ContentBlock::ToolUse {
+                id: "call_g".into(),
+                name: "read_file".into(),
+                input: json!({"path": "a.md"}),
+                signature: Some("GEMINI-SIG".into()),
+            }],
+        },
+        Message {
+            role: switchyard_api::Role::User,
+            content: vec![switchyard_api::ContentBlock::ToolResult {
+                tool_use_id: "call_g".into(),
+                content: "text".into(),
+                is_error: false,
+            }],
+        },
+    ];
+    let _: Vec<_> = h
+        .create_message("SYS", &messages, &[], RequestOptions::default())
+        .collect()
+        .await;
+    let body = server.requests()[0].json();
+    assert_eq!(
+        body["messages"][1]["content"][0],
+        json!({"type": "tool_use", "id": "call_g", "name": "read_file", "input": {"path": "a.md"}})
+    );
 }
 
 #[tokio::test]
@@ -696,6 +651,7 @@ async fn openai_responses_request_shape() {
                 id: "call_1".into(),
                 name: "t".into(),
                 input: json!({"a": 1}),
+                signature: None,
             }],
         },
         Message {
@@ -788,6 +744,7 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
                 id: "call_1".into(),
                 name: "t".into(),
                 input: json!({"a": 1}),
+                signature: Some("SIG-H21".into()),
             }],
         },
         Message {
@@ -821,13 +778,15 @@ async fn gemini_request_shape_keeps_the_key_out_of_the_url() {
         body["generationConfig"]["thinkingConfig"],
         json!({"includeThoughts": true, "thinkingBudget": 24576})
     );
+    // The call's id goes out and comes back with its response (Gemini 3 pairs them), and its
+    // thought signature goes back with it (Gemini 3 rejects a replayed call without; H21).
     assert_eq!(
         body["contents"][1],
-        json!({"role": "model", "parts": [{"functionCall": {"name": "t", "args": {"a": 1}}}]})
+        json!({"role": "model", "parts": [{"functionCall": {"name": "t", "args": {"a": 1}, "id": "call_1"}, "thoughtSignature": "SIG-H21"}]})
     );
     assert_eq!(
         body["contents"][2],
-        json!({"role": "user", "parts": [{"functionResponse": {"name": "t", "response": {"content": "ok"}}}]})
+        json!({"role": "user", "parts": [{"functionResponse": {"id": "call_1", "name": "t", "response": {"content": "ok"}}}]})
     );
     assert_eq!(
         body["tools"],

@@ -488,6 +488,7 @@ async fn tool_history_keeps_the_standard_format_with_null_content() {
                 id: "call_1".into(),
                 name: "read_file".into(),
                 input: json!({"path": "a"}),
+                signature: None,
             }],
         },
         Message {
@@ -669,6 +670,7 @@ async fn deepseek_thinking_models() {
                 id: format!("call_{t}"),
                 name: "read_file".into(),
                 input: json!({}),
+                signature: None,
             },
         ],
     };

@@ -13,7 +13,8 @@ pub enum OnFailure {
     Ask,
     /// Cancel: the task fails with a non-zero exit.
     Fail,
-    /// Retry retryable errors (auth, quota, spend-limit and entitlement errors still fail).
+    /// Retry retryable errors (auth, quota, spend-limit, entitlement, invalid-request and
+    /// content-blocked errors, and those that waiting cannot fix, still fail).
     Retry,
 }
 
@@ -37,7 +38,7 @@ impl FailureDecider for OnFailure {
         Box::pin(async move {
             match self {
                 Self::Fail => FailureDecision::Cancel,
-                Self::Retry if error.kind.is_never_retried() => FailureDecision::Cancel,
+                Self::Retry if !error.is_retryable() => FailureDecision::Cancel,
                 Self::Retry => FailureDecision::Retry,
                 Self::Ask => tokio::task::spawn_blocking(ask)
                     .await

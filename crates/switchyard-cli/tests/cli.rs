@@ -7,11 +7,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 use tempfile::TempDir;
+
+mod common;
 
 /// A key that must never be printed.
 const KEY: &str = "sk-test-cli-key-must-never-be-printed-7f3a9c";
@@ -128,18 +130,7 @@ fn run_blocking(mut cmd: Command) -> Run {
         let mut v = Vec::new();
         err.read_to_end(&mut v).map(|_| v)
     });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("switchyard did not finish within 60 s: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = common::wait_or_kill(&mut child, Duration::from_secs(60), &cmd);
     let stdout = String::from_utf8(out_reader.join().unwrap().unwrap()).expect("stdout is UTF-8");
     let stderr = String::from_utf8(err_reader.join().unwrap().unwrap()).expect("stderr is UTF-8");
     Run {

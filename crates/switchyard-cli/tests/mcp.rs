@@ -10,10 +10,12 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, mcp_test_servers, require_script};
+
+mod common;
 
 #[derive(Debug)]
 struct Run {
@@ -53,17 +55,7 @@ async fn switchyard(home: &Path, args: &[&str]) -> Run {
             let mut s = String::new();
             err.read_to_string(&mut s).map(|_| s)
         });
-        let deadline = Instant::now() + Duration::from_secs(90);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("switchyard did not finish within 90 s");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let status = common::wait_or_kill(&mut child, Duration::from_secs(90), &"mcp test");
         Run {
             code: status.code(),
             stdout: o.join().unwrap().unwrap(),

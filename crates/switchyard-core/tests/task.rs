@@ -195,6 +195,7 @@ async fn the_range_and_file_read_dedupe_are_stored_before_the_request() {
                 id: (*id).into(),
                 name: "read_file".into(),
                 input: json!({"path": "src/x.rs"}),
+                signature: None,
             }],
         });
         history.push(Message {
@@ -276,6 +277,7 @@ async fn a_dedupe_saving_30_percent_replaces_the_truncation_the_last_request_cal
                 id: id.into(),
                 name: "read_file".into(),
                 input: json!({"path": "src/y.rs"}),
+                signature: None,
             }],
         });
         history.push(Message {

@@ -16,7 +16,7 @@
 //!   [`MockServer::wait_for_closed`] are readiness signals: a test waits for the server to have
 //!   acted instead of sleeping and hoping it has.
 //! * [`case_replies`] turns a `tests/cases/{id}.meta.json` (or a lone `{id}.http`) into the
-//!   reply list the case describes.
+//!   reply list the case describes; [`case_expectations`] reads every `{id}.expected.json`.
 //! * [`skip_or_fail`], [`require_program`], [`require_script`] and [`mcp_test_servers`]: a test
 //!   whose program, server or file is missing fails in CI and is skipped visibly elsewhere
 //!   (recorded for `scripts/test.sh`'s closing count).
@@ -100,6 +100,7 @@
 #![allow(clippy::expect_used)]
 #![warn(missing_docs)]
 
+mod expectations;
 mod prerequisites;
 mod reply;
 mod response;
@@ -107,6 +108,7 @@ mod server;
 
 use std::path::PathBuf;
 
+pub use expectations::case_expectations;
 pub use prerequisites::{
     SKIPS_FILE_ENV, in_ci, mcp_test_servers, require_program, require_script, skip_or_fail,
 };

@@ -66,10 +66,13 @@ pub(crate) fn error_from_body(
         content_type
     };
     if (200..300).contains(&status) {
+        // A web page, a captive portal or a proxy's login page: waiting cannot fix it (SPEC
+        // R7.4, tests/cases H18).
         return ApiError::decode(format!(
             "expected a {expected} stream but the server answered HTTP {status} with {ct}; check the base URL points at the provider's API"
         ))
-        .with_status(status);
+        .with_status(status)
+        .permanent();
     }
     let mut err = ApiError::from_provider(
         Some(status),
@@ -133,6 +136,39 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
             Some((v.get("__type").and_then(as_code), message.to_owned()))
         }
     }
+}
+
+/// The error of an error event inside a 200 stream (OpenAI-compatible servers, OpenRouter,
+/// vLLM, Groq, the Vercel AI Gateway), from its error object `e`: `message`, a string `code`
+/// or `type`, and, when it names no code, the HTTP status it carries in a field (`code: 429`,
+/// `status`, `statusCode` or `status_code`: the reference's `checkIsVercelContextWindowError`
+/// and Bedrock checks read these) as the missing HTTP status. An
+/// error that names neither a status nor a code and that the words do not place is a server
+/// error, never an invalid request: the request was accepted (tests/cases C31b).
+pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
+    use serde_json::Value;
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the provider reported an error mid-stream");
+    let code = ["code", "type"]
+        .iter()
+        .filter_map(|k| e.get(*k)?.as_str())
+        .find(|c| c.parse::<u16>().is_err());
+    let status = ["code", "status", "statusCode", "status_code"]
+        .iter()
+        .find_map(|k| match e.get(*k)? {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        })
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| (400..600).contains(n));
+    let mut err = ApiError::from_provider(status, code, message, None);
+    if err.kind == ErrorKind::InvalidRequest && status.is_none() && code.is_none() {
+        err.kind = ErrorKind::Server;
+    }
+    err
 }
 
 /// The innermost cause of `e` (its last `source`), or `e` itself: the useful part of a chained

@@ -10,6 +10,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub(crate) mod body;
+pub(crate) mod finish;
+mod remedy;
 
 /// What kind of failure happened (SPEC R7.1). Decides retry and recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,8 +32,15 @@ pub enum ErrorKind {
     Overloaded,
     /// The request does not fit the model's context window (SPEC R7.2).
     ContextWindowExceeded,
-    /// The provider rejected the request as malformed (other 400s, 404, 422).
+    /// The provider rejected the request as malformed (other 400s, 404, 422). Never retried
+    /// automatically: the same request is rejected the same way (SPEC R7.4).
     InvalidRequest,
+    /// The model declined to answer, or a safety or content filter withheld the answer
+    /// (SPEC R7.5): Anthropic `stop_reason: refusal`, Gemini `SAFETY`, `RECITATION`,
+    /// `PROHIBITED_CONTENT` (and a blocked prompt), OpenAI `content_filter`, Bedrock
+    /// `guardrail_intervened`, a moderation 403. Never retried automatically: the same input
+    /// gets the same answer. `code` names the reason.
+    ContentBlocked,
     /// A server-side failure (500, 502, 504, in-stream `server_error`).
     Server,
     /// The connection could not be made or broke.
@@ -56,6 +65,7 @@ impl ErrorKind {
             Self::Overloaded => "overloaded",
             Self::ContextWindowExceeded => "context_window_exceeded",
             Self::InvalidRequest => "invalid_request",
+            Self::ContentBlocked => "content_blocked",
             Self::Server => "server",
             Self::Network => "network",
             Self::Timeout => "timeout",
@@ -64,8 +74,11 @@ impl ErrorKind {
         }
     }
 
-    /// Kinds that are never retried automatically (SPEC R6.7), and a cancellation, which is
-    /// the user's own choice (R9.5).
+    /// Kinds that are never retried automatically: auth, spend limit, quota and entitlement
+    /// (SPEC R6.7); an invalid request and a content block, which the same request meets
+    /// again (R7.4, R7.5); and a cancellation, which is the user's own choice (R9.5). One
+    /// error of another kind may still be one that waiting cannot fix
+    /// ([`ApiError::permanent`]); [`ApiError::is_retryable`] answers for both.
     pub fn is_never_retried(self) -> bool {
         matches!(
             self,
@@ -73,6 +86,8 @@ impl ErrorKind {
                 | Self::SpendLimit
                 | Self::QuotaExceeded
                 | Self::Entitlement
+                | Self::InvalidRequest
+                | Self::ContentBlocked
                 | Self::Cancelled
         )
     }
@@ -112,6 +127,13 @@ pub struct ApiError {
     /// Serialized as seconds (a float).
     #[serde(serialize_with = "serialize_secs")]
     pub retry_after: Option<Duration>,
+    /// True when waiting cannot fix this failure, so it is never retried automatically
+    /// (SPEC R7.4), whatever its kind: a request larger than the provider's per-minute token
+    /// limit (its body says requested N > limit M), a model too large for the server's
+    /// memory, a 2xx answer that is an HTML page, a redirect loop. `Display` then says what
+    /// to change. Serialized only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub permanent: bool,
 }
 
 fn serialize_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -133,7 +155,27 @@ impl ApiError {
             provider_id: None,
             model_id: None,
             retry_after: None,
+            permanent: false,
         }
+    }
+
+    /// Marks the error as one that waiting cannot fix ([`ApiError::permanent`]).
+    pub fn permanent(mut self) -> Self {
+        self.permanent = true;
+        self
+    }
+
+    /// Sets the provider's error code (or the finish reason that ended the stream).
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Whether sending the same request again, automatically, can succeed: not for the kinds
+    /// that are never retried ([`ErrorKind::is_never_retried`]) nor for a failure that waiting
+    /// cannot fix ([`ApiError::permanent`], SPEC R7.4).
+    pub fn is_retryable(&self) -> bool {
+        !self.kind.is_never_retried() && !self.permanent
     }
 
     /// Sets the HTTP status.
@@ -164,17 +206,19 @@ impl ApiError {
     /// instead (`retry_after_from_message`, measured from the local clock).
     /// The hint is kept whatever the kind: the provider level retries only rate limits
     /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
-    /// quota error carries the time until its reset (C09).
+    /// quota error carries the time until its reset (C09). A rate limit worded as a daily
+    /// limit is a spent quota unless the hint says the window rolls within the hour (H14).
+    /// [`ApiError::permanent`] is set when the words say waiting cannot fix it (SPEC R7.4).
     pub fn from_provider(
         status: Option<u16>,
         code: Option<&str>,
         message: &str,
         retry_after: Option<Duration>,
     ) -> Self {
-        let kind = classify(status, code, message);
         let retry_after = retry_after.or_else(|| {
             crate::retry_after::retry_after_from_message(message, std::time::SystemTime::now())
         });
+        let kind = classify_with_hint(status, code, message, retry_after);
         Self {
             kind,
             status,
@@ -188,6 +232,7 @@ impl ApiError {
             provider_id: None,
             model_id: None,
             retry_after,
+            permanent: remedy::waiting_cannot_fix(kind, message),
         }
     }
 }
@@ -196,18 +241,6 @@ fn default_message(kind: ErrorKind, status: Option<u16>) -> String {
     match status {
         Some(s) => format!("the provider answered HTTP {s} ({kind})"),
         None => format!("the provider reported an error ({kind})"),
-    }
-}
-
-/// A rough human reading of a wait: "45 s", "12 min", "5 h".
-fn human_duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs < 90.0 {
-        format!("{} s", secs.ceil())
-    } else if secs < 90.0 * 60.0 {
-        format!("{} min", (secs / 60.0).round())
-    } else {
-        format!("{} h", (secs / 3600.0).round())
     }
 }
 
@@ -223,6 +256,7 @@ impl fmt::Display for ApiError {
             ErrorKind::Overloaded => "is overloaded",
             ErrorKind::ContextWindowExceeded => "says the conversation exceeds the context window",
             ErrorKind::InvalidRequest => "rejected the request",
+            ErrorKind::ContentBlocked => "withheld the answer",
             ErrorKind::Server => "had a server error",
             ErrorKind::Network => "could not be reached",
             ErrorKind::Timeout => "took too long to answer",
@@ -239,17 +273,7 @@ impl fmt::Display for ApiError {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        let hint = match self.kind {
-            // Unless the provider's message already says when (C09b).
-            ErrorKind::QuotaExceeded if !self.message.to_ascii_lowercase().contains("reset") => {
-                self.retry_after
-                    .map(|d| format!("it resets in about {}", human_duration(d)))
-            }
-            ErrorKind::Auth if is_expired_credentials(self.code.as_deref(), &self.message) => {
-                Some("refresh the credentials and try again".to_owned())
-            }
-            _ => None,
-        };
+        let hint = remedy::hint(self);
         match hint {
             Some(hint) => write!(f, ": {}; {hint}", message.trim_end_matches('.'))?,
             None => write!(f, ": {message}")?,
@@ -262,17 +286,6 @@ impl fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
-
-fn is_expired_credentials(code: Option<&str>, message: &str) -> bool {
-    let code = normalize_code(code.unwrap_or(""));
-    let msg = message.to_ascii_lowercase();
-    code == "expiredtokenexception"
-        || code == "expiredtoken"
-        || msg.contains("token is expired")
-        || msg.contains("token has expired")
-        || msg.contains("is expired")
-        || msg.contains("api key expired")
-}
 
 /// Maps a failure to its [`ErrorKind`] from the HTTP status (if any), the provider's error
 /// type or code (if any) and its message (SPEC R7).
@@ -308,6 +321,24 @@ fn is_expired_credentials(code: Option<&str>, message: &str) -> bool {
 /// **Improve** over the reference (R7.2): a bare Anthropic `invalid_request_error` is not an
 /// overflow (C19c, C20, C20b, C37 are invalid requests) and 404 / 413 are not "auth".
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
+    classify_with_hint(status, code, message, None)
+}
+
+/// The longest reset after which a limit worded as a long window ("per day") is still a rate
+/// limit rather than a spent quota: 1 hour. OpenAI's requests-per-day limit rolls, freeing a
+/// request every few seconds ("Please try again in 8.64s", tests/cases H14), while a spent
+/// daily quota resets once (C09: in 24 h).
+const ROLLING_WINDOW_MAX_RESET: Duration = Duration::from_secs(3600);
+
+/// [`classify`], with the server's `retry_after` hint when known: a rate limit whose words name
+/// a long window ("per day", "daily") is a spent quota, unless the hint says the window rolls
+/// within [`ROLLING_WINDOW_MAX_RESET`] (H14, H14b). The hint, not the wording, decides.
+pub(crate) fn classify_with_hint(
+    status: Option<u16>,
+    code: Option<&str>,
+    message: &str,
+    retry_after: Option<Duration>,
+) -> ErrorKind {
     let code = normalize_code(code.unwrap_or(""));
     let msg = strip_urls(&message.to_ascii_lowercase());
     let status = status
@@ -324,7 +355,8 @@ pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> Error
     {
         return ErrorKind::SpendLimit;
     }
-    if is_quota(&code, &msg, status, rate_class) {
+    let rolling = retry_after.is_some_and(|d| d <= ROLLING_WINDOW_MAX_RESET);
+    if is_quota(&code, &msg, status, rate_class && !rolling) {
         return ErrorKind::QuotaExceeded;
     }
     if let Some(CodeKind::Definite(kind)) = code_kind {
@@ -337,7 +369,7 @@ pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> Error
             return if is_entitlement(&msg) {
                 ErrorKind::Entitlement
             } else if is_content_blocked(&msg) {
-                ErrorKind::InvalidRequest
+                ErrorKind::ContentBlocked
             } else {
                 ErrorKind::Auth
             };
@@ -360,16 +392,51 @@ pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> Error
     match status {
         Some(s) if (400..500).contains(&s) => ErrorKind::InvalidRequest,
         Some(s) if s >= 500 => ErrorKind::Server,
+        // Without a status (an error event inside a 200 stream), the words decide where they
+        // say what happened (the reference's ClineError rate-limit and auth patterns).
         _ if msg.contains("overloaded") => ErrorKind::Overloaded,
-        _ if msg.contains("rate limit")
-            || msg.contains("too many requests")
-            || msg.contains("throttl") =>
-        {
-            ErrorKind::RateLimited
-        }
+        _ if says_rate_limited(&msg) => ErrorKind::RateLimited,
+        _ if says_unauthenticated(&msg) => ErrorKind::Auth,
         _ if code_kind == Some(CodeKind::Generic) => ErrorKind::InvalidRequest,
         _ => ErrorKind::Server,
     }
+}
+
+/// A status-less message that says the request was rate limited: "rate limit", "too many
+/// requests", "throttled", "resource exhausted", "status code 429".
+fn says_rate_limited(msg: &str) -> bool {
+    [
+        "rate limit",
+        "rate_limit",
+        "ratelimit",
+        "too many requests",
+        "throttl",
+        "resource exhausted",
+        "resource_exhausted",
+        "status code 429",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
+}
+
+/// A status-less message that says the credentials were refused: "unauthorized", "invalid
+/// API key", "authentication failed" (the reference's `ClineError` auth patterns, without
+/// its over-broad "valid key").
+fn says_unauthenticated(msg: &str) -> bool {
+    [
+        "unauthorized",
+        "unauthenticated",
+        "authentication failed",
+        "authentication_failed",
+        "authentication error",
+        "invalid_api_key",
+        "invalid api key",
+        "invalid access token",
+        "not authenticated",
+        "status code 401",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
 }
 
 /// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
@@ -440,7 +507,10 @@ fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
         | "internal_error"
         | "internalserverexception"
         | "modelstreamerrorexception"
-        | "modelerrorexception" => Server,
+        | "modelerrorexception"
+        // Groq: the model wrote a tool call that is not valid (H06); sampling noise, retried
+        // like Gemini's MALFORMED_FUNCTION_CALL (SPEC R7.5), though sent with a 400.
+        | "tool_use_failed" => Server,
         "deadline_exceeded" | "modeltimeoutexception" => Timeout,
         "context_length_exceeded"
         | "exceed_context_size_error"
@@ -533,8 +603,33 @@ fn is_context_window(msg: &str, status: Option<u16>) -> bool {
         // Cline's fallback for OpenAI-compatible servers: "Input tokens exceed the configured
         // limit".
         "input tokens exceed",
+        // Qwen / DashScope (H12): "Range of input length should be [1, 204800]".
+        "range of input length",
+        // xAI (H17).
+        "[input_too_large]",
     ];
     if WORDINGS.iter().any(|w| msg.contains(w)) {
+        return true;
+    }
+    // Word sequences (each after the previous one), from the reference's Bedrock and Vercel
+    // patterns (`context-error-handling.ts`, v4.0.10) and the reports since:
+    const SEQUENCES: &[&[&str]] = &[
+        // Bedrock: "The total number of tokens (210000) exceeds the limit".
+        &["total number of tokens", "exceed"],
+        // Bedrock / vLLM: "You requested 210000 tokens, which exceeds the limit of 200000".
+        &["requested", "tokens", "exceed"],
+        // Vercel / Bedrock: "Requested input length 210000 exceeds maximum input length".
+        &["requested input length", "exceed"],
+        // "Context window overflow", "the context window was exceeded".
+        &["context window", "overflow"],
+        &["context window", "exceed"],
+        // xAI (H17): "[input_too_large] Current message (1149677 tokens) exceeds budget".
+        &["tokens", "exceeds budget"],
+        // llama.cpp / LM Studio (H13b): "Cannot truncate prompt with n_keep (15028) >= n_ctx
+        // (7424)".
+        &["n_keep", "n_ctx"],
+    ];
+    if SEQUENCES.iter().any(|words| in_order(msg, words)) {
         return true;
     }
     // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
@@ -553,6 +648,18 @@ fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     // OpenRouter 400s (SPEC R7.2): "tokens exceed", "too many tokens" — only on a 400, where
     // they cannot be a throughput limit.
     status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens"))
+}
+
+/// Whether `words` occur in `msg` in this order, each after the end of the previous one.
+fn in_order(msg: &str, words: &[&str]) -> bool {
+    let mut rest = msg;
+    for w in words {
+        match rest.find(w) {
+            Some(at) => rest = &rest[at + w.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 /// Wordings of a bad or expired key sent with a 400 (Gemini "API key not valid", "API key
@@ -783,12 +890,5 @@ mod tests {
             Some(Duration::from_secs(3)),
         );
         assert_eq!(e.retry_after, Some(Duration::from_secs(3)));
-    }
-
-    #[test]
-    fn human_durations() {
-        assert_eq!(human_duration(Duration::from_millis(7200)), "8 s");
-        assert_eq!(human_duration(Duration::from_secs(600)), "10 min");
-        assert_eq!(human_duration(Duration::from_secs(86_400)), "24 h");
     }
 }

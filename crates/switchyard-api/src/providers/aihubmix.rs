@@ -22,6 +22,7 @@ use crate::providers::openai_responses::{OpenAiResponses, ResponsesParser};
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::think_tags::ThinkTags;
 use crate::stream::ApiStreamChunk;
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
@@ -87,7 +88,9 @@ impl Provider for Aihubmix {
             Route::Anthropic => AihubmixParser::Anthropic(AnthropicParser::default()),
             Route::Gemini => AihubmixParser::Gemini(GeminiParser::default()),
             Route::Responses => AihubmixParser::Responses(ResponsesParser::default()),
-            Route::Chat => AihubmixParser::Chat(ChatParser::new(ChatDialect::Generic)),
+            Route::Chat => {
+                AihubmixParser::Chat(ChatParser::new(ChatDialect::Generic, ThinkTags::Opening))
+            }
         }
     }
 }

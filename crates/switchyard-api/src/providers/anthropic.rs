@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 use crate::config::ApiKey;
 use crate::error::ApiError;
-use crate::message::{Message, Role};
+use crate::error::finish::finish_reason_error;
+use crate::message::{ContentBlock, Message, Role};
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
@@ -84,7 +85,15 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
             let mut content: Vec<Value> = m
                 .content
                 .iter()
-                .map(|b| serde_json::to_value(b).unwrap_or(Value::Null))
+                .map(|b| {
+                    let mut block = serde_json::to_value(b).unwrap_or(Value::Null);
+                    if let (ContentBlock::ToolUse { .. }, Some(fields)) = (b, block.as_object_mut())
+                    {
+                        // A Gemini thought signature is not part of Anthropic's tool_use.
+                        fields.remove("signature");
+                    }
+                    block
+                })
                 .collect();
             if cached_users.contains(&i) {
                 if let Some(last) = content.last_mut() {
@@ -206,12 +215,11 @@ impl AnthropicParser {
                 }
                 if let (false, Some((id, name))) = (part.is_empty(), self.tool_blocks.get(&d.index))
                 {
-                    out.push(Ok(ApiStreamChunk::ToolCalls {
-                        call_id: None,
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments_delta: part.to_owned(),
-                    }));
+                    out.push(Ok(ApiStreamChunk::tool_call(
+                        id.clone(),
+                        name.clone(),
+                        part,
+                    )));
                 }
             }
             _ => {}
@@ -316,12 +324,11 @@ impl EventParser for AnthropicParser {
                     Some("tool_use") | Some("server_tool_use") => {
                         let id = block["id"].as_str().unwrap_or("").to_owned();
                         let name = block["name"].as_str().unwrap_or("").to_owned();
-                        out.push(Ok(ApiStreamChunk::ToolCalls {
-                            call_id: None,
-                            id: id.clone(),
-                            name: name.clone(),
-                            arguments_delta: String::new(),
-                        }));
+                        out.push(Ok(ApiStreamChunk::tool_call(
+                            id.clone(),
+                            name.clone(),
+                            String::new(),
+                        )));
                         self.tool_blocks.insert(index, (id, name));
                         self.open_tool_blocks.insert(index, 0);
                     }
@@ -365,6 +372,11 @@ impl EventParser for AnthropicParser {
                 if let Some(u) = v.get("usage") {
                     self.merge_usage(u);
                     out.push(Ok(ApiStreamChunk::Usage(self.usage.clone())));
+                }
+                // `refusal`, `model_context_window_exceeded`: a named error after the usage,
+                // which was billed (SPEC R7.5; tests/cases C52, H01).
+                if let Some(e) = stop_reason.and_then(finish_reason_error) {
+                    out.push(Err(e));
                 }
             }
             "message_stop" => self.stopped = true,

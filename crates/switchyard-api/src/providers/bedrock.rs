@@ -34,6 +34,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::auth::aws::AwsAuth;
+use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::ContentBlock;
 use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, cached_user_messages};
@@ -208,7 +209,9 @@ fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> 
                 .replace("jpg", "jpeg");
             json!({ "image": { "format": format, "source": { "bytes": source.data } } })
         }
-        ContentBlock::ToolUse { id, name, input } => {
+        ContentBlock::ToolUse {
+            id, name, input, ..
+        } => {
             json!({ "toolUse": { "toolUseId": id, "name": name, "input": input } })
         }
         ContentBlock::ToolResult {
@@ -315,6 +318,8 @@ pub(crate) struct ConverseStreamParser {
     /// Tool-use blocks by content-block index: (id, name, argument bytes so far).
     tools: HashMap<u64, (String, String, usize)>,
     stopped: bool,
+    /// The error a named stop reason ends the stream with, held for the usage after it.
+    failure: Option<ApiError>,
 }
 
 fn u64_at(v: &Value, pointer: &str) -> Option<u64> {
@@ -366,12 +371,11 @@ impl ConverseStreamParser {
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_owned();
-                    out.push(Ok(ApiStreamChunk::ToolCalls {
-                        call_id: None,
-                        id: id.clone(),
-                        name: name.clone(),
-                        arguments_delta: String::new(),
-                    }));
+                    out.push(Ok(ApiStreamChunk::tool_call(
+                        id.clone(),
+                        name.clone(),
+                        String::new(),
+                    )));
                     self.tools.insert(index, (id, name, 0));
                 }
             }
@@ -390,12 +394,11 @@ impl ConverseStreamParser {
                 ) {
                     *bytes += part.len();
                     if !part.is_empty() {
-                        out.push(Ok(ApiStreamChunk::ToolCalls {
-                            call_id: None,
-                            id: id.clone(),
-                            name: name.clone(),
-                            arguments_delta: part.to_owned(),
-                        }));
+                        out.push(Ok(ApiStreamChunk::tool_call(
+                            id.clone(),
+                            name.clone(),
+                            part,
+                        )));
                     }
                 }
                 if let Some(r) = delta.get("reasoningContent") {
@@ -430,7 +433,8 @@ impl ConverseStreamParser {
                     .tools
                     .values()
                     .find(|(_, _, bytes)| *bytes != usize::MAX);
-                if payload.get("stopReason").and_then(Value::as_str) == Some("max_tokens") {
+                let stop_reason = payload.get("stopReason").and_then(Value::as_str);
+                if stop_reason == Some("max_tokens") {
                     if let Some((_, name, bytes)) = open {
                         return out.push(Err(ApiError::new(
                             ErrorKind::Decode,
@@ -440,6 +444,10 @@ impl ConverseStreamParser {
                         )));
                     }
                 }
+                // `model_context_window_exceeded`, `malformed_tool_use`, `guardrail_intervened`…
+                // end the stream in a named error (SPEC R7.5; tests/cases H27, H28), after the
+                // `metadata` frame that follows with the usage, which was billed.
+                self.failure = stop_reason.and_then(finish_reason_error);
                 self.stopped = true;
             }
             "metadata" => {
@@ -454,6 +462,7 @@ impl ConverseStreamParser {
                         id: None,
                     })));
                 }
+                out.extend(self.failure.take().map(Err));
             }
             _ => {} // messageStart and future event types.
         }
@@ -461,7 +470,9 @@ impl ConverseStreamParser {
 
     /// Handles the clean end of the body: a stream without `messageStop` was cut off.
     pub fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.stopped {
+        if let Some(e) = self.failure.take() {
+            out.push(Err(e));
+        } else if !self.stopped {
             out.push(Err(ApiError::new(
                 ErrorKind::Network,
                 "the stream ended before the response was complete (no messageStop)",

@@ -538,7 +538,9 @@ pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
                 for block in &m.content {
                     match block {
                         ContentBlock::Text { text } => texts.push(text),
-                        ContentBlock::ToolUse { id, name, input } => tool_calls.push(json!({
+                        ContentBlock::ToolUse {
+                            id, name, input, ..
+                        } => tool_calls.push(json!({
                             "id": id, "type": "function",
                             "function": { "name": name, "arguments": input.to_string() },
                         })),

@@ -315,14 +315,13 @@ impl ClaudeCodeParser {
                 Some("redacted_thinking") => {
                     out.push(Ok(ApiStreamChunk::redacted_reasoning(text("data"))));
                 }
-                Some("tool_use") => out.push(Ok(ApiStreamChunk::ToolCalls {
-                    call_id: None,
-                    id: text("id").to_owned(),
-                    name: text("name").to_owned(),
-                    arguments_delta: block
+                Some("tool_use") => out.push(Ok(ApiStreamChunk::tool_call(
+                    text("id"),
+                    text("name"),
+                    block
                         .get("input")
                         .map_or_else(|| "{}".to_owned(), Value::to_string),
-                })),
+                ))),
                 Some(other) => {
                     // A newer block type: its text when it has one, else nothing.
                     if !text("text").is_empty() {

@@ -19,26 +19,17 @@
 use serde_json::{Value, json};
 
 use crate::config::{ApiKey, ReasoningEffort};
+use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
-use crate::stream::{ApiStreamChunk, Usage};
+use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
 pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
-
-/// Finish reasons that mean the answer was withheld.
-const BLOCKING_FINISHES: &[&str] = &[
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-];
 
 /// The Gemini API.
 pub(crate) struct Gemini;
@@ -98,9 +89,21 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
                 ContentBlock::Image { source } => parts.push(json!({
                     "inlineData": { "mimeType": source.media_type, "data": source.data },
                 })),
-                ContentBlock::ToolUse { id, name, input } => {
+                ContentBlock::ToolUse {
+                    id,
+                    name,
+                    input,
+                    signature,
+                } => {
                     tool_names.push((id, name));
-                    parts.push(json!({ "functionCall": { "name": name, "args": input } }));
+                    // The call's id goes back (Gemini 3 pairs the response with it, H21), and
+                    // so does its thought signature, which Gemini 3 requires.
+                    let mut part =
+                        json!({ "functionCall": { "name": name, "args": input, "id": id } });
+                    if let Some(sig) = signature {
+                        part["thoughtSignature"] = json!(sig);
+                    }
+                    parts.push(part);
                 }
                 ContentBlock::ToolResult {
                     tool_use_id,
@@ -112,7 +115,11 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
                         .find(|(id, _)| id == tool_use_id)
                         .map_or(tool_use_id.as_str(), |(_, n)| n);
                     parts.push(json!({
-                        "functionResponse": { "name": name, "response": { "content": content } },
+                        "functionResponse": {
+                            "id": tool_use_id,
+                            "name": name,
+                            "response": { "content": content },
+                        },
                     }));
                 }
                 ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
@@ -152,11 +159,26 @@ impl Provider for Gemini {
 #[derive(Debug, Default)]
 pub(crate) struct GeminiParser {
     finished: bool,
-    tool_calls: usize,
 }
 
 fn count(meta: &Value, key: &str) -> Option<u64> {
     meta.get(key).and_then(Value::as_u64)
+}
+
+/// The usage of one `usageMetadata` (rule in the module docs).
+fn usage(meta: &Value) -> ApiStreamChunk {
+    let prompt = count(meta, "promptTokenCount").unwrap_or(0);
+    let cached = count(meta, "cachedContentTokenCount");
+    let thoughts = count(meta, "thoughtsTokenCount");
+    ApiStreamChunk::Usage(Usage {
+        input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
+        output_tokens: count(meta, "candidatesTokenCount").unwrap_or(0) + thoughts.unwrap_or(0),
+        cache_write_tokens: None,
+        cache_read_tokens: cached,
+        thoughts_tokens: thoughts,
+        total_cost_usd: None,
+        id: None,
+    })
 }
 
 impl EventParser for GeminiParser {
@@ -174,14 +196,19 @@ impl EventParser for GeminiParser {
             let code = e.get("status").and_then(Value::as_str);
             return out.push(Err(ApiError::from_provider(None, code, message, None)));
         }
+        // Usage that arrived with a block or a named finish reason was billed: it is yielded
+        // before the error.
+        let usage = v.get("usageMetadata").map(usage);
         if let Some(reason) = v
             .pointer("/promptFeedback/blockReason")
             .and_then(Value::as_str)
         {
+            out.extend(usage.map(Ok));
             return out.push(Err(ApiError::new(
-                ErrorKind::InvalidRequest,
+                ErrorKind::ContentBlocked,
                 format!("Gemini blocked the prompt ({reason}); rephrase the request or remove the flagged content"),
-            )));
+            )
+            .with_code(reason.to_owned())));
         }
         let Some(candidate) = v.pointer("/candidates/0") else {
             return;
@@ -197,11 +224,14 @@ impl EventParser for GeminiParser {
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             if let Some(call) = part.get("functionCall") {
-                self.tool_calls += 1;
+                // Gemini 3 sends `functionCall.id`; earlier models none, so one is made up,
+                // unique in the process (tests/cases H22). The thought signature belongs to
+                // the call and goes back with it (H21).
                 let id = call
                     .get("id")
                     .and_then(Value::as_str)
-                    .map_or_else(|| format!("call_{}", self.tool_calls), str::to_owned);
+                    .filter(|id| !id.is_empty())
+                    .map_or_else(generated_tool_call_id, str::to_owned);
                 out.push(Ok(ApiStreamChunk::ToolCalls {
                     call_id: None,
                     id,
@@ -213,6 +243,7 @@ impl EventParser for GeminiParser {
                     arguments_delta: call
                         .get("args")
                         .map_or_else(|| "{}".to_owned(), Value::to_string),
+                    signature,
                 }));
                 continue;
             }
@@ -238,30 +269,17 @@ impl EventParser for GeminiParser {
         let Some(finish) = candidate.get("finishReason").and_then(Value::as_str) else {
             return;
         };
-        if BLOCKING_FINISHES.contains(&finish) {
-            return out.push(Err(ApiError::new(
-                ErrorKind::InvalidRequest,
-                format!(
-                    "Gemini withheld the answer (finish reason {finish}); rephrase the request"
-                ),
-            )));
+        out.extend(usage.map(Ok));
+        // SAFETY, RECITATION, PROHIBITED_CONTENT… and MALFORMED_FUNCTION_CALL are named
+        // errors (SPEC R7.5), with Gemini's own words when it sends them (H23).
+        if let Some(mut e) = finish_reason_error(finish) {
+            if let Some(words) = candidate.get("finishMessage").and_then(Value::as_str) {
+                let words: String = words.chars().take(300).collect();
+                e.message = format!("{} (Gemini: {words})", e.message);
+            }
+            return out.push(Err(e));
         }
         self.finished = true;
-        if let Some(meta) = v.get("usageMetadata") {
-            let prompt = count(meta, "promptTokenCount").unwrap_or(0);
-            let cached = count(meta, "cachedContentTokenCount");
-            let thoughts = count(meta, "thoughtsTokenCount");
-            out.push(Ok(ApiStreamChunk::Usage(Usage {
-                input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
-                output_tokens: count(meta, "candidatesTokenCount").unwrap_or(0)
-                    + thoughts.unwrap_or(0),
-                cache_write_tokens: None,
-                cache_read_tokens: cached,
-                thoughts_tokens: thoughts,
-                total_cost_usd: None,
-                id: None,
-            })));
-        }
     }
 
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {

@@ -45,6 +45,7 @@ mod provider;
 mod qwen_code;
 pub mod resolve;
 mod sapaicore;
+mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
 

@@ -21,7 +21,8 @@ use crate::model::DEFAULT_CONTEXT_WINDOW;
 use crate::providers::chat_body::function_tools;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
-use crate::stream::{ApiStreamChunk, Usage};
+use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
+use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
 
 /// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
@@ -167,11 +168,21 @@ struct LineFunction<'a> {
 }
 
 /// Maps NDJSON lines to chunks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct OllamaParser {
     done: bool,
-    /// Tool calls seen, for generated ids.
-    tool_calls: usize,
+    /// Reasoning inside `<think>…</think>` in the content, from models or servers that do not
+    /// use `message.thinking` (older Ollama, `think` off): when the answer opens with it.
+    think: ThinkSplitter,
+}
+
+impl Default for OllamaParser {
+    fn default() -> Self {
+        Self {
+            done: false,
+            think: ThinkSplitter::new(ThinkTags::Opening),
+        }
+    }
 }
 
 impl EventParser for OllamaParser {
@@ -198,30 +209,30 @@ impl EventParser for OllamaParser {
                 out.push(Ok(ApiStreamChunk::reasoning(t)));
             }
             if let Some(t) = message.content.filter(|t| !t.is_empty()) {
-                out.push(Ok(ApiStreamChunk::text(t)));
+                self.think.push(&t, out);
             }
             for call in message.tool_calls {
-                self.tool_calls += 1;
-                // Ollama sends whole calls; older servers send no id, so one is generated.
+                // Ollama sends whole calls; before 0.12.10 without ids, so one is made up,
+                // unique in the process: a later tool round never repeats it (tests/cases H32).
                 let id = call
                     .id
                     .filter(|i| !i.is_empty())
-                    .unwrap_or_else(|| format!("call_{}", self.tool_calls));
+                    .unwrap_or_else(generated_tool_call_id);
                 let arguments = call
                     .function
                     .arguments
                     .map_or("{}", RawValue::get)
                     .to_owned();
-                out.push(Ok(ApiStreamChunk::ToolCalls {
-                    call_id: None,
+                out.push(Ok(ApiStreamChunk::tool_call(
                     id,
-                    name: call.function.name,
-                    arguments_delta: arguments,
-                }));
+                    call.function.name,
+                    arguments,
+                )));
             }
         }
         if parsed.done {
             self.done = true;
+            self.think.finish(out);
             if parsed.done_reason.as_deref() == Some("length") {
                 tracing::warn!("the answer was cut off by the token limit (done_reason: length)");
             }
@@ -234,6 +245,7 @@ impl EventParser for OllamaParser {
     }
 
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.think.finish(out);
         if !self.done {
             out.push(Err(ApiError::new(
                 ErrorKind::Network,

@@ -21,17 +21,18 @@
 //! (DeepSeek); `cache_read_tokens` = cached; `thoughts_tokens` =
 //! `completion_tokens_details.reasoning_tokens` (already inside `output_tokens`).
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::config::ApiKey;
+use crate::error::body::error_from_event;
+use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::providers::chat_body;
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
-use crate::stream::{ApiStreamChunk, Usage};
+use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
+use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::SseEvent;
 
@@ -64,177 +65,210 @@ impl Provider for OpenAiChat {
     }
 
     fn parser(&self, mode: &ResolvedMode) -> ChatParser {
-        ChatParser::new(mode.preset.dialect)
+        // The reference reads `<think>` anywhere in Fireworks' text (`fireworks.ts`); any
+        // other model only when its answer opens with it.
+        let think = if mode.provider_id == "fireworks" {
+            ThinkTags::Anywhere
+        } else {
+            ThinkTags::Opening
+        };
+        ChatParser::new(mode.preset.dialect, think)
     }
 }
 
-/// A tool call being assembled from deltas, by its `index`.
+/// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
 struct PendingToolCall {
+    /// The `index` its first fragment carried, if any.
+    index: Option<u64>,
+    /// The id the wire gave it, if any.
+    wire_id: Option<String>,
+    /// The id its chunks carry: the wire's, or one made up when the wire sent none.
     id: Option<String>,
     name: Option<String>,
+    /// Every argument fragment so far (to tell a finished call from one still arriving).
+    arguments: String,
     /// Argument fragments that arrived before the id and name were known.
     held: String,
+    /// Gemini's thought signature (`extra_content.google.thought_signature`), not yet sent.
+    signature: Option<String>,
+}
+
+impl PendingToolCall {
+    /// The arguments so far are one whole JSON value: a fragment that names a tool again now
+    /// starts another call.
+    fn is_complete(&self) -> bool {
+        serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+    }
 }
 
 /// Maps Chat Completions chunks to stream chunks.
 #[derive(Debug)]
 pub(crate) struct ChatParser {
     dialect: ChatDialect,
-    tool_calls: BTreeMap<u64, PendingToolCall>,
+    /// Tool calls in the order they appeared.
+    tool_calls: Vec<PendingToolCall>,
+    think: ThinkSplitter,
+    /// A finish reason arrived: the stream is complete.
     finished: bool,
     done: bool,
+    /// The error a named finish reason ends the stream with (SPEC R7.5), held until the usage
+    /// that may follow it has been yielded (those tokens were billed).
+    failure: Option<ApiError>,
 }
 
 impl ChatParser {
-    pub(crate) fn new(dialect: ChatDialect) -> Self {
+    /// A parser for `dialect`; `think` says where `<think>` in the text starts reasoning.
+    pub(crate) fn new(dialect: ChatDialect, think: ThinkTags) -> Self {
         Self {
             dialect,
-            tool_calls: BTreeMap::new(),
+            tool_calls: Vec::new(),
+            think: ThinkSplitter::new(think),
             finished: false,
             done: false,
+            failure: None,
         }
     }
 
+    /// The call a tool-call fragment belongs to (issue 12 item 1): keyed by `index`, then by
+    /// `id`, then "continue the open call".
+    ///
+    /// * A fragment with an `id` continues the call with that id; else it names the call at
+    ///   its `index` that has no id yet; else it starts a new call — two calls that share an
+    ///   index but carry different ids are two calls (Ollama, tests/cases C39).
+    /// * A fragment without an id continues the call at its `index`; one that names a tool
+    ///   again after that call's arguments are complete starts a new call (id-less calls
+    ///   sharing an index). NVIDIA NIM repeats the name in every fragment of one call (H10).
+    /// * A fragment with neither id nor name continues the most recent call, whatever its
+    ///   index; a name without id at an unseen index starts a new call.
+    fn slot(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        args: &str,
+    ) -> usize {
+        let calls = &mut self.tool_calls;
+        let at_index = index.and_then(|i| calls.iter().rposition(|c| c.index == Some(i)));
+        if let Some(id) = id {
+            if let Some(p) = calls.iter().rposition(|c| c.wire_id.as_deref() == Some(id)) {
+                return p;
+            }
+            if let Some(p) = at_index.filter(|&p| calls[p].wire_id.is_none()) {
+                calls[p].wire_id = Some(id.to_owned());
+                return p;
+            }
+        } else if let Some(p) = at_index.or(if index.is_none() || name.is_none() {
+            calls.len().checked_sub(1)
+        } else {
+            None
+        }) {
+            let call = &calls[p];
+            let renamed = match (name, call.name.as_deref()) {
+                (Some(new), Some(old)) => new != old || !args.is_empty(),
+                _ => false,
+            };
+            if !(renamed && call.is_complete()) {
+                return p;
+            }
+        }
+        calls.push(PendingToolCall {
+            index,
+            wire_id: id.map(str::to_owned),
+            ..PendingToolCall::default()
+        });
+        calls.len() - 1
+    }
+
     fn on_tool_call_delta(&mut self, tc: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
-        let pending = self.tool_calls.entry(index).or_default();
-        if let Some(id) = tc
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            pending.id.get_or_insert_with(|| id.to_owned());
+        fn non_empty(v: Option<&Value>) -> Option<&str> {
+            v.and_then(Value::as_str).filter(|s| !s.is_empty())
         }
         let function = &tc["function"];
-        if let Some(name) = function
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
-            pending.name.get_or_insert_with(|| name.to_owned());
-        }
+        let id = non_empty(tc.get("id"));
+        let name = non_empty(function.get("name"));
         let args = function
             .get("arguments")
             .and_then(Value::as_str)
             .unwrap_or("");
-        match (&pending.id, &pending.name) {
-            (Some(id), Some(name)) => {
-                let mut delta = std::mem::take(&mut pending.held);
-                delta.push_str(args);
-                out.push(Ok(ApiStreamChunk::ToolCalls {
-                    call_id: None,
-                    id: id.clone(),
-                    name: name.clone(),
-                    arguments_delta: delta,
-                }));
-            }
-            _ => pending.held.push_str(args),
+        let index = tc.get("index").and_then(Value::as_u64);
+        let at = self.slot(index, id, name, args);
+        let call = &mut self.tool_calls[at];
+        if call.name.is_none() {
+            call.name = name.map(str::to_owned);
+        }
+        if let Some(sig) = non_empty(tc.pointer("/extra_content/google/thought_signature")) {
+            call.signature.get_or_insert_with(|| sig.to_owned());
+        }
+        call.arguments.push_str(args);
+        let Some(name) = call.name.clone() else {
+            call.held.push_str(args);
+            return;
+        };
+        // A call the wire sends without an id gets one made up (unique in the process).
+        let id = call
+            .id
+            .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))
+            .clone();
+        let mut delta = std::mem::take(&mut call.held);
+        delta.push_str(args);
+        let first = delta.len() == call.arguments.len();
+        let signature = call.signature.take();
+        if first || !delta.is_empty() || signature.is_some() {
+            out.push(Ok(ApiStreamChunk::ToolCalls {
+                call_id: None,
+                id,
+                name,
+                arguments_delta: delta,
+                signature,
+            }));
         }
     }
 
     fn usage(&self, u: &Value) -> Usage {
-        let prompt = u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
+        let count = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
+        let prompt = count("/prompt_tokens").unwrap_or(0);
         let cached = match self.dialect {
-            ChatDialect::DeepSeek => u
-                .get("prompt_cache_hit_tokens")
-                .and_then(Value::as_u64)
-                .or_else(|| {
-                    u.pointer("/prompt_tokens_details/cached_tokens")
-                        .and_then(Value::as_u64)
-                }),
-            _ => u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64),
+            ChatDialect::DeepSeek => count("/prompt_cache_hit_tokens")
+                .or_else(|| count("/prompt_tokens_details/cached_tokens")),
+            _ => count("/prompt_tokens_details/cached_tokens"),
         };
+        let completion = count("/completion_tokens").unwrap_or(0);
+        let reasoning = count("/completion_tokens_details/reasoning_tokens");
+        // OpenAI counts reasoning inside completion_tokens; xAI outside it, but inside
+        // total_tokens (tests/cases C45: 32 + 9 + 94 = 135). When the three add up to the
+        // total, the reasoning is billed output on top of the completion.
+        let separate_reasoning =
+            reasoning.filter(|&r| r > 0 && count("/total_tokens") == Some(prompt + completion + r));
         Usage {
             input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
-            output_tokens: u
-                .get("completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
+            output_tokens: completion + separate_reasoning.unwrap_or(0),
             cache_write_tokens: None,
             cache_read_tokens: cached,
-            thoughts_tokens: u
-                .pointer("/completion_tokens_details/reasoning_tokens")
-                .and_then(Value::as_u64),
+            thoughts_tokens: reasoning,
             total_cost_usd: u.get("cost").and_then(Value::as_f64),
             id: None,
         }
     }
-}
 
-fn in_stream_error(v: &Value) -> ApiError {
-    let e = &v["error"];
-    let message = e
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the provider reported an error mid-stream");
-    let (status, code) = match e.get("code") {
-        Some(Value::Number(n)) => (n.as_u64().and_then(|n| u16::try_from(n).ok()), None),
-        Some(Value::String(s)) => (None, Some(s.as_str())),
-        _ => (None, e.get("type").and_then(Value::as_str)),
-    };
-    let mut err = ApiError::from_provider(status, code, message, None);
-    if err.kind == ErrorKind::InvalidRequest && status.is_none() && code.is_none() {
-        err.kind = ErrorKind::Server;
+    /// Yields the held failure, if any: the stream ends with it.
+    fn flush_failure(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if let Some(e) = self.failure.take() {
+            self.think.finish(out);
+            out.push(Err(e));
+        }
     }
-    err
 }
 
 impl ChatParser {
     /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
     fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if c.has_choice {
-            if let Some(r) = c.reasoning_content.filter(|s| !s.is_empty()) {
-                out.push(Ok(ApiStreamChunk::reasoning(r)));
-            }
-            let details = c
-                .reasoning_details
-                .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
-            let reasoning_text = c.reasoning.filter(|s| !s.is_empty());
-            if let Some(r) = reasoning_text {
-                out.push(Ok(ApiStreamChunk::Reasoning {
-                    reasoning: r.to_owned(),
-                    details: details.cloned(),
-                    signature: None,
-                    redacted_data: None,
-                    id: None,
-                }));
-            }
-            for d in details.and_then(Value::as_array).into_iter().flatten() {
-                let text = d
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
-                let signature = d
-                    .get("signature")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
-                let encrypted = (d.get("type").and_then(Value::as_str)
-                    == Some("reasoning.encrypted"))
-                .then(|| d.get("data").and_then(Value::as_str))
-                .flatten();
-                if reasoning_text.is_none() && text.is_some() {
-                    out.push(Ok(ApiStreamChunk::Reasoning {
-                        reasoning: text.unwrap_or_default().to_owned(),
-                        details: Some(d.clone()),
-                        signature: signature.map(str::to_owned),
-                        redacted_data: None,
-                        id: None,
-                    }));
-                } else if signature.is_some() || encrypted.is_some() {
-                    out.push(Ok(ApiStreamChunk::Reasoning {
-                        reasoning: String::new(),
-                        details: Some(d.clone()),
-                        signature: signature.map(str::to_owned),
-                        redacted_data: encrypted.map(str::to_owned),
-                        id: None,
-                    }));
-                }
-            }
-            if let Some(t) = c.content.filter(|s| !s.is_empty()) {
-                out.push(Ok(ApiStreamChunk::text(t)));
+        if c.has_choice && self.failure.is_none() {
+            self.on_reasoning(&c, out);
+            match c.content {
+                Content::Text(t) => self.think.push(t, out),
+                Content::Parts(parts) => self.on_content_parts(parts, out),
+                Content::None => {}
             }
             for tc in c.tool_calls {
                 self.on_tool_call_delta(tc, out);
@@ -254,12 +288,104 @@ impl ChatParser {
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
                     )));
                 }
-                Some(_) => self.finished = true,
+                Some(reason) => {
+                    self.finished = true;
+                    self.think.finish(out);
+                    self.failure = finish_reason_error(reason);
+                }
                 None => {}
             }
         }
         if let Some(u) = c.usage.filter(|u| u.is_object()) {
             out.push(Ok(ApiStreamChunk::Usage(self.usage(u))));
+            self.flush_failure(out);
+        }
+    }
+
+    /// Reasoning, from the first field that carries it: `reasoning_content` (DeepSeek, vLLM,
+    /// Z.ai, xAI), `reasoning` (OpenRouter, Ollama), or the text of `reasoning_details`
+    /// (OpenRouter). Some servers send the same text in two of them; it is shown once.
+    /// `reasoning_details` also carry signatures and encrypted reasoning, kept for replay.
+    fn on_reasoning(&self, c: &ChunkView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        let details = c
+            .reasoning_details
+            .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
+        let reasoning_text = c
+            .reasoning_content
+            .filter(|s| !s.is_empty())
+            .or(c.reasoning.filter(|s| !s.is_empty()));
+        if let Some(r) = reasoning_text {
+            out.push(Ok(ApiStreamChunk::Reasoning {
+                reasoning: r.to_owned(),
+                details: details.cloned(),
+                signature: None,
+                redacted_data: None,
+                id: None,
+            }));
+        }
+        for d in details.and_then(Value::as_array).into_iter().flatten() {
+            let text = d
+                .get("text")
+                .or_else(|| d.get("summary"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let signature = d
+                .get("signature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let encrypted = (d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
+                .then(|| d.get("data").and_then(Value::as_str))
+                .flatten();
+            if reasoning_text.is_none() && text.is_some() {
+                out.push(Ok(ApiStreamChunk::Reasoning {
+                    reasoning: text.unwrap_or_default().to_owned(),
+                    details: Some(d.clone()),
+                    signature: signature.map(str::to_owned),
+                    redacted_data: None,
+                    id: None,
+                }));
+            } else if signature.is_some() || encrypted.is_some() {
+                out.push(Ok(ApiStreamChunk::Reasoning {
+                    reasoning: String::new(),
+                    details: Some(d.clone()),
+                    signature: signature.map(str::to_owned),
+                    redacted_data: encrypted.map(str::to_owned),
+                    id: None,
+                }));
+            }
+        }
+    }
+
+    /// `delta.content` as an array of typed parts (Mistral's Magistral, tests/cases C47):
+    /// `text` parts are text, `thinking` parts (a string, or parts of their own) reasoning.
+    fn on_content_parts(
+        &mut self,
+        parts: &[Value],
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        for part in parts {
+            match part.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        self.think.push(t, out);
+                    }
+                }
+                Some("thinking" | "reasoning") => {
+                    let inner = part.get("thinking").or_else(|| part.get("reasoning"));
+                    let text = match inner {
+                        Some(Value::String(t)) => t.clone(),
+                        Some(Value::Array(items)) => items
+                            .iter()
+                            .filter_map(|i| i.get("text").and_then(Value::as_str))
+                            .collect(),
+                        _ => String::new(),
+                    };
+                    if !text.is_empty() {
+                        out.push(Ok(ApiStreamChunk::reasoning(text)));
+                    }
+                }
+                _ => {} // images, references and future part types
+            }
         }
     }
 }
@@ -274,13 +400,14 @@ impl EventParser for ChatParser {
         }
         if data == "[DONE]" {
             self.done = true;
+            self.flush_failure(out);
             return;
         }
         // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
         // `Value` tree per event was most of the CPU). Errors, and shapes the typed reading
         // does not accept, take the general path below with the same mapping.
         if let Ok(chunk) = serde_json::from_str::<wire::Chunk<'_>>(data) {
-            if chunk.error.is_none() && chunk.object.as_deref() != Some("error") {
+            if !chunk.has_error() {
                 return self.on_chunk(chunk.view(), out);
             }
         }
@@ -288,27 +415,35 @@ impl EventParser for ChatParser {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };
-        if v.get("error").is_some_and(|e| !e.is_null()) {
-            return out.push(Err(in_stream_error(&v)));
+        if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+            return out.push(Err(error_from_event(e)));
         }
         if v.get("object").and_then(Value::as_str) == Some("error") {
             // vLLM and similar servers: a bare error object as an event (tests/cases C31c).
-            let wrapped = serde_json::json!({ "error": v });
-            return out.push(Err(in_stream_error(&wrapped)));
+            return out.push(Err(error_from_event(&v)));
         }
         let choice = v
             .get("choices")
             .and_then(Value::as_array)
             .and_then(|c| c.first());
+        if let Some(e) = choice.and_then(|c| c.get("error")).filter(|e| !e.is_null()) {
+            // OpenRouter: an upstream failure mid-stream as `choices[0].error` (issue 12).
+            return out.push(Err(error_from_event(e)));
+        }
         let delta = choice.and_then(|c| c.get("delta"));
         let text = |key: &str| delta.and_then(|d| d.get(key)).and_then(Value::as_str);
+        let content = match delta.and_then(|d| d.get("content")) {
+            Some(Value::String(t)) => Content::Text(t),
+            Some(Value::Array(parts)) => Content::Parts(parts),
+            _ => Content::None,
+        };
         self.on_chunk(
             ChunkView {
                 has_choice: choice.is_some(),
                 reasoning_content: text("reasoning_content"),
                 reasoning: text("reasoning"),
                 reasoning_details: delta.and_then(|d| d.get("reasoning_details")),
-                content: text("content"),
+                content,
                 tool_calls: delta
                     .and_then(|d| d.get("tool_calls"))
                     .and_then(Value::as_array)
@@ -323,13 +458,24 @@ impl EventParser for ChatParser {
     }
 
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.done && !self.finished {
+        self.think.finish(out);
+        if self.failure.is_some() {
+            self.flush_failure(out);
+        } else if !self.done && !self.finished {
             out.push(Err(ApiError::new(
                 ErrorKind::Network,
                 "the stream ended before the response was complete (no finish_reason or [DONE])",
             )));
         }
     }
+}
+
+/// `delta.content`: a string, an array of typed parts, or nothing.
+#[derive(Clone, Copy)]
+enum Content<'a> {
+    None,
+    Text(&'a str),
+    Parts(&'a [Value]),
 }
 
 /// The parts of one stream chunk the mapping reads, borrowed from where they were parsed:
@@ -340,7 +486,7 @@ struct ChunkView<'a> {
     reasoning_content: Option<&'a str>,
     reasoning: Option<&'a str>,
     reasoning_details: Option<&'a Value>,
-    content: Option<&'a str>,
+    content: Content<'a>,
     tool_calls: &'a [Value],
     finish_reason: Option<&'a str>,
     usage: Option<&'a Value>,
@@ -356,8 +502,8 @@ mod wire {
     use serde::de::IgnoredAny;
     use serde_json::Value;
 
-    use super::ChunkView;
-    use crate::providers::fast_json::MaybeStr;
+    use super::{ChunkView, Content};
+    use crate::providers::fast_json::{MaybeStr, StrOrParts};
 
     #[derive(Deserialize)]
     pub(super) struct Chunk<'a> {
@@ -366,9 +512,9 @@ mod wire {
         #[serde(default)]
         usage: Option<Value>,
         #[serde(default)]
-        pub(super) error: Option<IgnoredAny>,
+        error: Option<IgnoredAny>,
         #[serde(default, borrow)]
-        pub(super) object: MaybeStr<'a>,
+        object: MaybeStr<'a>,
     }
 
     #[derive(Deserialize)]
@@ -377,12 +523,14 @@ mod wire {
         delta: Option<Delta<'a>>,
         #[serde(default, borrow)]
         finish_reason: MaybeStr<'a>,
+        #[serde(default)]
+        error: Option<IgnoredAny>,
     }
 
     #[derive(Deserialize)]
     struct Delta<'a> {
         #[serde(default, borrow)]
-        content: MaybeStr<'a>,
+        content: StrOrParts<'a>,
         #[serde(default, borrow)]
         reasoning_content: MaybeStr<'a>,
         #[serde(default, borrow)]
@@ -394,6 +542,18 @@ mod wire {
     }
 
     impl<'a> Chunk<'a> {
+        /// An error object at the top, as a bare error event, or in `choices[0]`: the general
+        /// path reports it.
+        pub(super) fn has_error(&self) -> bool {
+            self.error.is_some()
+                || self.object.as_deref() == Some("error")
+                || self
+                    .choices
+                    .as_deref()
+                    .and_then(<[Choice<'a>]>::first)
+                    .is_some_and(|c| c.error.is_some())
+        }
+
         pub(super) fn view(&'a self) -> ChunkView<'a> {
             let choice = self.choices.as_deref().and_then(<[Choice<'a>]>::first);
             let delta = choice.and_then(|c| c.delta.as_ref());
@@ -402,7 +562,11 @@ mod wire {
                 reasoning_content: delta.and_then(|d| d.reasoning_content.as_deref()),
                 reasoning: delta.and_then(|d| d.reasoning.as_deref()),
                 reasoning_details: delta.and_then(|d| d.reasoning_details.as_ref()),
-                content: delta.and_then(|d| d.content.as_deref()),
+                content: match delta.map(|d| &d.content) {
+                    Some(StrOrParts::Str(t)) => Content::Text(t),
+                    Some(StrOrParts::Parts(parts)) => Content::Parts(parts),
+                    _ => Content::None,
+                },
                 tool_calls: delta
                     .and_then(|d| d.tool_calls.as_deref())
                     .unwrap_or_default(),
@@ -416,9 +580,10 @@ mod wire {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn map(data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
-        let mut parser = ChatParser::new(ChatDialect::Generic);
+        let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
         let mut out = Vec::new();
         parser.on_event(
             SseEvent {
@@ -464,5 +629,268 @@ mod tests {
         // An error object still wins over the fast path.
         let out = map(r#"{"error":{"message":"boom","code":502},"choices":[]}"#);
         assert!(matches!(&out[..], [Err(_)]), "{out:?}");
+    }
+
+    /// Tool calls assembled as `(id, name, arguments)`, and every other item.
+    type Streamed = (
+        Vec<(String, String, String)>,
+        Vec<Result<ApiStreamChunk, ApiError>>,
+    );
+
+    /// Feeds `events` (the `data` of each) through one parser and its end.
+    fn stream(events: &[&str]) -> Streamed {
+        let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
+        let mut out = Vec::new();
+        // As the transport does: the stream ends at its first error.
+        for data in events {
+            parser.on_event(
+                SseEvent {
+                    data: (*data).to_owned(),
+                    ..SseEvent::default()
+                },
+                &mut out,
+            );
+            if out.iter().any(Result::is_err) {
+                break;
+            }
+        }
+        if !out.iter().any(Result::is_err) {
+            parser.on_end(&mut out);
+        }
+        let mut calls = crate::stream::ToolCallAccumulator::default();
+        let mut rest = Vec::new();
+        for item in out {
+            match item {
+                Ok(chunk @ ApiStreamChunk::ToolCalls { .. }) => calls.push_chunk(&chunk),
+                other => rest.push(other),
+            }
+        }
+        let calls = calls
+            .finish()
+            .into_iter()
+            .map(|c| (c.id, c.name, c.arguments))
+            .collect();
+        (calls, rest)
+    }
+
+    fn call(index: Option<u64>, id: Option<&str>, name: Option<&str>, args: &str) -> String {
+        let mut tc = json!({"function": {"arguments": args}});
+        if let Some(i) = index {
+            tc["index"] = json!(i);
+        }
+        if let Some(id) = id {
+            tc["id"] = json!(id);
+        }
+        if let Some(name) = name {
+            tc["function"]["name"] = json!(name);
+        }
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]}).to_string()
+    }
+
+    const STOP: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    #[test]
+    fn tool_call_fragments_are_keyed_by_index_then_id_then_the_open_call() {
+        // OpenAI: one call by index, the id and name on the first fragment only.
+        let (calls, _) = stream(&[
+            &call(Some(0), Some("a"), Some("read"), "{\"p\":"),
+            &call(Some(0), None, None, "1}"),
+            &call(Some(1), Some("b"), Some("read"), "{}"),
+            STOP,
+        ]);
+        assert_eq!(
+            calls,
+            [
+                ("a".into(), "read".into(), "{\"p\":1}".into()),
+                ("b".into(), "read".into(), "{}".into())
+            ]
+        );
+        // C39: one index, two ids: two calls.
+        let (calls, _) = stream(&[
+            &call(Some(0), Some("a"), Some("w"), "{\"f\":1}"),
+            &call(Some(0), Some("b"), Some("w"), "{\"f\":2}"),
+            STOP,
+        ]);
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        // H11: no index at all, keyed by id.
+        let (calls, _) = stream(&[
+            &call(None, Some("a"), Some("read"), "{\"p\":1}"),
+            &call(None, Some("b"), Some("read"), "{\"p\":2}"),
+            STOP,
+        ]);
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        // A fragment with neither id nor name continues the most recent call, whatever its
+        // index (here a server that counts continuation fragments from 1).
+        let (calls, _) = stream(&[
+            &call(Some(0), Some("a"), Some("read"), "{\"p\":"),
+            &call(Some(1), None, None, "7}"),
+            STOP,
+        ]);
+        assert_eq!(calls, [("a".into(), "read".into(), "{\"p\":7}".into())]);
+        // H10: the name repeated in every fragment of one call is set once.
+        let (calls, _) = stream(&[
+            &call(Some(0), Some("a"), Some("read_file"), ""),
+            &call(Some(0), None, Some("read_file"), "{\"p\":"),
+            &call(Some(0), None, Some("read_file"), "1}"),
+            &call(Some(0), None, Some("read_file"), ""),
+            STOP,
+        ]);
+        assert_eq!(
+            calls,
+            [("a".into(), "read_file".into(), "{\"p\":1}".into())]
+        );
+        // Two id-less calls sharing index 0: the second starts when a name comes with new
+        // arguments after the first's are complete; each gets a made-up id.
+        let (calls, _) = stream(&[
+            &call(Some(0), None, Some("get_weather"), "{\"city\":\"London\"}"),
+            &call(Some(0), None, Some("get_weather"), "{\"city\":\"Paris\"}"),
+            STOP,
+        ]);
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_ne!(calls[0].0, calls[1].0);
+        assert!(calls.iter().all(|c| c.0.starts_with("call_")), "{calls:?}");
+        // An id that arrives after the name keeps the call it names together.
+        let (calls, _) = stream(&[
+            &call(Some(0), None, Some("read"), "{\"p\":"),
+            &call(Some(0), Some("late"), None, "1}"),
+            STOP,
+        ]);
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!(calls[0].2, "{\"p\":1}");
+    }
+
+    #[test]
+    fn content_parts_reasoning_fields_and_think_tags() {
+        let chunk = |delta: serde_json::Value| {
+            json!({"choices": [{"index": 0, "delta": delta}]}).to_string()
+        };
+        let (_, items) = stream(&[
+            // The same reasoning in two fields is shown once.
+            &chunk(json!({"reasoning_content": "a", "reasoning": "a"})),
+            // C47's typed parts, a thinking part holding a plain string, an unknown part.
+            &chunk(
+                json!({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "b"}]}]}),
+            ),
+            &chunk(
+                json!({"content": [{"type": "thinking", "thinking": "c"}, {"type": "image_url"}]}),
+            ),
+            &chunk(json!({"content": [{"type": "text", "text": "d"}]})),
+            &chunk(json!({"content": "e"})),
+            STOP,
+        ]);
+        let shown: Vec<String> = items
+            .iter()
+            .map(|i| match i {
+                Ok(ApiStreamChunk::Text { text, .. }) => format!("text {text}"),
+                Ok(ApiStreamChunk::Reasoning { reasoning, .. }) => format!("reasoning {reasoning}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "reasoning a",
+                "reasoning b",
+                "reasoning c",
+                "text d",
+                "text e"
+            ]
+        );
+        // A stream that opens with `<think>`, the tag split across chunks.
+        let (_, items) = stream(&[
+            &chunk(json!({"content": "<thi"})),
+            &chunk(json!({"content": "nk>plan</think>"})),
+            &chunk(json!({"content": "\n\nanswer"})),
+            STOP,
+        ]);
+        assert!(
+            matches!(&items[..], [
+                Ok(ApiStreamChunk::Reasoning { reasoning, .. }),
+                Ok(ApiStreamChunk::Text { text, .. }),
+            ] if reasoning == "plan" && text == "answer"),
+            "{items:?}"
+        );
+    }
+
+    #[test]
+    fn named_finish_reasons_end_the_stream_after_their_usage() {
+        let (_, items) = stream(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}"#,
+        ]);
+        assert!(
+            matches!(&items[..], [Ok(ApiStreamChunk::Text { .. }), Err(e)] if e.kind == ErrorKind::ContentBlocked && e.code.as_deref() == Some("content_filter")),
+            "{items:?}"
+        );
+        // The usage in a later chunk comes first (it was billed), then the error.
+        let (_, items) = stream(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"model_context_window_exceeded"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2}}"#,
+            "[DONE]",
+        ]);
+        assert!(
+            matches!(&items[..], [Ok(ApiStreamChunk::Text { .. }), Ok(ApiStreamChunk::Usage(_)), Err(e)] if e.kind == ErrorKind::ContextWindowExceeded),
+            "{items:?}"
+        );
+        // Near miss: `stop` and `length` (without a tool call) end the answer normally.
+        for reason in ["stop", "length"] {
+            let end =
+                format!(r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"{reason}"}}]}}"#);
+            let (_, items) =
+                stream(&[r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#, &end]);
+            assert!(items.iter().all(Result::is_ok), "{reason}: {items:?}");
+        }
+    }
+
+    #[test]
+    fn an_error_in_choices_or_with_its_status_in_a_field() {
+        // OpenRouter: the upstream's error inside choices[0] mid-stream.
+        let (_, items) = stream(&[
+            r#"{"choices":[{"index":0,"delta":{"content":"x"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error","error":{"code":400,"message":"This endpoint's maximum context length is 8192 tokens."}}]}"#,
+        ]);
+        assert!(
+            matches!(items.last(), Some(Err(e)) if e.kind == ErrorKind::ContextWindowExceeded),
+            "{items:?}"
+        );
+        // Vercel AI Gateway: the status in `statusCode`.
+        let out = map(r#"{"error":{"message":"Too many requests, slow down","statusCode":429}}"#);
+        assert!(
+            matches!(&out[..], [Err(e)] if e.kind == ErrorKind::RateLimited && e.status == Some(429)),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn reasoning_outside_completion_tokens_is_billed_output() {
+        let usage = |u: &str| {
+            let (_, items) = stream(&[&format!(r#"{{"choices":[],"usage":{u}}}"#), "[DONE]"]);
+            match &items[..] {
+                [Ok(ApiStreamChunk::Usage(u))] => (u.output_tokens, u.thoughts_tokens),
+                other => panic!("{other:?}"),
+            }
+        };
+        // C45 (xAI): 32 + 9 + 94 = 135: the reasoning is on top of the completion.
+        assert_eq!(
+            usage(
+                r#"{"prompt_tokens":32,"completion_tokens":9,"total_tokens":135,"completion_tokens_details":{"reasoning_tokens":94}}"#
+            ),
+            (103, Some(94))
+        );
+        // OpenAI: the reasoning is inside completion_tokens (20 + 100 = 120).
+        assert_eq!(
+            usage(
+                r#"{"prompt_tokens":20,"completion_tokens":100,"total_tokens":120,"completion_tokens_details":{"reasoning_tokens":64}}"#
+            ),
+            (100, Some(64))
+        );
+        // No total: the OpenAI convention.
+        assert_eq!(
+            usage(
+                r#"{"prompt_tokens":20,"completion_tokens":10,"completion_tokens_details":{"reasoning_tokens":64}}"#
+            ),
+            (10, Some(64))
+        );
     }
 }

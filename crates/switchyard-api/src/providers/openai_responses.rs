@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::config::{ApiKey, ReasoningEffort};
+use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::provider::{Prompt, Provider, event_json};
@@ -92,7 +93,7 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
                     "type": "input_image",
                     "image_url": format!("data:{};base64,{}", source.media_type, source.data),
                 })),
-                ContentBlock::ToolUse { id, name, input } => items.push(json!({
+                ContentBlock::ToolUse { id, name, input, .. } => items.push(json!({
                     "type": "function_call", "call_id": id, "name": name, "arguments": input.to_string(),
                 })),
                 ContentBlock::ToolResult { tool_use_id, content: output, .. } => items.push(json!({
@@ -122,16 +123,130 @@ impl Provider for OpenAiResponses {
     }
 }
 
+/// A function-call item being streamed.
+#[derive(Debug)]
+struct FunctionCall {
+    call_id: String,
+    name: String,
+    /// The argument bytes yielded so far.
+    arguments: String,
+    /// Its `.done` (or `output_item.done`) arrived.
+    done: bool,
+}
+
 /// Maps Responses events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesParser {
-    /// Function-call items by item id: (call_id, name).
-    calls: HashMap<String, (String, String)>,
+    /// Function-call items by item id.
+    calls: HashMap<String, FunctionCall>,
     completed: bool,
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
+}
+
+impl ResponsesParser {
+    /// Yields `delta` as more of `item_id`'s arguments.
+    fn arguments(
+        &mut self,
+        item_id: &str,
+        delta: &str,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        if let (false, Some(call)) = (delta.is_empty(), self.calls.get_mut(item_id)) {
+            call.arguments.push_str(delta);
+            out.push(Ok(ApiStreamChunk::ToolCalls {
+                call_id: Some(call.call_id.clone()),
+                id: call.call_id.clone(),
+                name: call.name.clone(),
+                arguments_delta: delta.to_owned(),
+                signature: None,
+            }));
+        }
+    }
+
+    /// A call's complete arguments, from `response.function_call_arguments.done` or
+    /// `response.output_item.done`: authoritative when fewer delta bytes arrived (issue 12;
+    /// tests/cases C50, where no delta arrives at all): what is missing is yielded.
+    fn arguments_done(
+        &mut self,
+        item_id: &str,
+        full: Option<&str>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        let Some(call) = self.calls.get_mut(item_id) else {
+            return;
+        };
+        call.done = true;
+        let Some(full) = full else {
+            return;
+        };
+        if call.arguments.len() >= full.len() {
+            return;
+        }
+        match full.strip_prefix(call.arguments.as_str()) {
+            Some(rest) => {
+                let rest = rest.to_owned();
+                self.arguments(item_id, &rest, out);
+            }
+            None => tracing::warn!(
+                "the arguments of tool call {} differ from the fragments streamed before; the streamed ones are kept",
+                call.call_id
+            ),
+        }
+    }
+
+    /// The usage of the response in `v` (`response.completed`, `.incomplete`, `.failed`).
+    fn usage(v: &Value) -> Option<ApiStreamChunk> {
+        let u = v.pointer("/response/usage").filter(|u| u.is_object())?;
+        let input = u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
+        let cached = u
+            .pointer("/input_tokens_details/cached_tokens")
+            .and_then(Value::as_u64);
+        Some(ApiStreamChunk::Usage(Usage {
+            input_tokens: input.saturating_sub(cached.unwrap_or(0)),
+            output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+            cache_write_tokens: None,
+            cache_read_tokens: cached,
+            thoughts_tokens: u
+                .pointer("/output_tokens_details/reasoning_tokens")
+                .and_then(Value::as_u64),
+            total_cost_usd: None,
+            id: None,
+        }))
+    }
+
+    /// `response.incomplete`: the usage, then by `incomplete_details.reason`: an answer cut off
+    /// by `max_output_tokens` is the answer (like Chat's `length`; tests/cases H19), unless it
+    /// was cut inside a tool call (C22's rule); a named reason such as `content_filter` is its
+    /// error (SPEC R7.5, H19b); any other reason is an error naming it.
+    fn incomplete(&mut self, v: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.completed = true;
+        out.extend(Self::usage(v).map(Ok));
+        let reason = str_at(v, "/response/incomplete_details/reason").unwrap_or("unknown");
+        if let Some(e) = finish_reason_error(reason) {
+            return out.push(Err(e));
+        }
+        if reason == "max_output_tokens" {
+            if let Some(call) = self.calls.values().find(|c| !c.done) {
+                out.push(Err(ApiError::new(
+                    ErrorKind::Decode,
+                    format!(
+                        "the response hit its max_output_tokens limit while writing the arguments of tool `{}` ({} bytes received); the incomplete call was dropped",
+                        call.name,
+                        call.arguments.len()
+                    ),
+                )));
+            }
+            return;
+        }
+        out.push(Err(ApiError::new(
+            ErrorKind::Decode,
+            format!("the response ended incomplete ({reason})"),
+        )
+        .with_code(reason.to_owned())));
+    }
 }
 
 fn error_from(e: &Value) -> ApiError {
@@ -179,66 +294,57 @@ impl EventParser for ResponsesParser {
                         call_id: Some(call_id.clone()),
                         id: call_id.clone(),
                         name: name.clone(),
-                        arguments_delta: initial,
+                        arguments_delta: initial.clone(),
+                        signature: None,
                     }));
-                    self.calls.insert(item_id, (call_id, name));
+                    self.calls.insert(
+                        item_id,
+                        FunctionCall {
+                            call_id,
+                            name,
+                            arguments: initial,
+                            done: false,
+                        },
+                    );
                 }
             }
             "response.function_call_arguments.delta" => {
                 let item_id = str_at(&v, "/item_id").unwrap_or_default();
                 let delta = str_at(&v, "/delta").unwrap_or_default();
-                if let (false, Some((call_id, name))) = (delta.is_empty(), self.calls.get(item_id))
-                {
-                    out.push(Ok(ApiStreamChunk::ToolCalls {
-                        call_id: Some(call_id.clone()),
-                        id: call_id.clone(),
-                        name: name.clone(),
-                        arguments_delta: delta.to_owned(),
-                    }));
-                }
+                self.arguments(item_id, delta, out);
+            }
+            "response.function_call_arguments.done" => {
+                let item_id = str_at(&v, "/item_id").unwrap_or_default();
+                self.arguments_done(item_id, str_at(&v, "/arguments"), out);
             }
             "response.output_item.done" => {
                 let item = &v["item"];
-                if str_at(item, "/type") == Some("reasoning") {
-                    if let Some(enc) = str_at(item, "/encrypted_content").filter(|e| !e.is_empty())
-                    {
-                        out.push(Ok(ApiStreamChunk::Reasoning {
-                            reasoning: String::new(),
-                            details: None,
-                            signature: None,
-                            redacted_data: Some(enc.to_owned()),
-                            id: str_at(item, "/id").map(str::to_owned),
-                        }));
+                match str_at(item, "/type") {
+                    Some("reasoning") => {
+                        if let Some(enc) =
+                            str_at(item, "/encrypted_content").filter(|e| !e.is_empty())
+                        {
+                            out.push(Ok(ApiStreamChunk::Reasoning {
+                                reasoning: String::new(),
+                                details: None,
+                                signature: None,
+                                redacted_data: Some(enc.to_owned()),
+                                id: str_at(item, "/id").map(str::to_owned),
+                            }));
+                        }
                     }
+                    Some("function_call") => {
+                        let item_id = str_at(item, "/id").unwrap_or_default();
+                        self.arguments_done(item_id, str_at(item, "/arguments"), out);
+                    }
+                    _ => {}
                 }
             }
             "response.completed" => {
                 self.completed = true;
-                if let Some(u) = v.pointer("/response/usage").filter(|u| u.is_object()) {
-                    let input = u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
-                    let cached = u
-                        .pointer("/input_tokens_details/cached_tokens")
-                        .and_then(Value::as_u64);
-                    out.push(Ok(ApiStreamChunk::Usage(Usage {
-                        input_tokens: input.saturating_sub(cached.unwrap_or(0)),
-                        output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
-                        cache_write_tokens: None,
-                        cache_read_tokens: cached,
-                        thoughts_tokens: u
-                            .pointer("/output_tokens_details/reasoning_tokens")
-                            .and_then(Value::as_u64),
-                        total_cost_usd: None,
-                        id: None,
-                    })));
-                }
+                out.extend(Self::usage(&v).map(Ok));
             }
-            "response.incomplete" => {
-                let reason = str_at(&v, "/response/incomplete_details/reason").unwrap_or("unknown");
-                out.push(Err(ApiError::new(
-                    ErrorKind::Decode,
-                    format!("the response ended incomplete ({reason})"),
-                )));
-            }
+            "response.incomplete" => self.incomplete(&v, out),
             "response.failed" => {
                 out.push(Err(error_from(
                     v.pointer("/response/error").unwrap_or(&Value::Null),

@@ -24,6 +24,7 @@ use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider, http_client};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::think_tags::ThinkTags;
 use crate::transport::{PendingRequest, WireRequest};
 
 /// The `qwen-code` provider: the sign-in of one configuration.
@@ -77,7 +78,7 @@ impl Provider for QwenCode {
     }
 
     fn parser(&self, _mode: &ResolvedMode) -> ChatParser {
-        ChatParser::new(ChatDialect::Generic)
+        ChatParser::new(ChatDialect::Generic, ThinkTags::Opening)
     }
 
     fn authorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {

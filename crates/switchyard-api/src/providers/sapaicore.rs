@@ -43,6 +43,7 @@ use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider, event_json, http_client};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::think_tags::ThinkTags;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, PendingRequest, WireRequest};
 use crate::wire::sse::SseEvent;
@@ -336,7 +337,7 @@ impl Provider for SapAiCore {
             Some(Route::Converse) | None => SapParser::Converse(ConverseParser::default()),
             Some(Route::Invoke) => SapParser::Anthropic(AnthropicParser::default()),
             Some(Route::OpenAi | Route::Hosted) => {
-                SapParser::Chat(ChatParser::new(ChatDialect::Generic))
+                SapParser::Chat(ChatParser::new(ChatDialect::Generic, ThinkTags::Opening))
             }
             Some(Route::Cohere) => SapParser::Cohere(CohereParser::default()),
             Some(Route::Gemini) => SapParser::Gemini(GeminiParser::default()),

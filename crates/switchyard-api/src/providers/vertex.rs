@@ -93,7 +93,7 @@ impl Provider for Vertex {
 
     fn parser(&self, mode: &ResolvedMode) -> VertexParser {
         if is_claude(&mode.model_id) {
-            VertexParser::Anthropic(AnthropicParser::default())
+            VertexParser::Anthropic(Box::default())
         } else {
             VertexParser::Gemini(GeminiParser::default())
         }
@@ -124,7 +124,7 @@ impl Provider for Vertex {
 
 /// The stream mapper of the model's family.
 pub(crate) enum VertexParser {
-    Anthropic(AnthropicParser),
+    Anthropic(Box<AnthropicParser>),
     Gemini(GeminiParser),
 }
 

@@ -184,6 +184,7 @@ mod tests {
             id: id.into(),
             name: "read_file".into(),
             input: json!({"path": id}),
+            signature: None,
         }
     }
 

@@ -316,6 +316,7 @@ mod tests {
                         id: "toolu_ignored".into(),
                         name: "read".into(),                        // 4
                         input: serde_json::json!({"path": "a.rs"}), // {"path":"a.rs"} = 15
+                        signature: None,
                     },
                 ],
             },

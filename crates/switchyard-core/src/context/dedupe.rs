@@ -97,7 +97,9 @@ pub fn find_duplicate_file_reads(
     for (mi, message) in messages.iter().enumerate() {
         for (bi, block) in message.content.iter().enumerate() {
             match block {
-                ContentBlock::ToolUse { id, name, input } if is_read_tool(name) => {
+                ContentBlock::ToolUse {
+                    id, name, input, ..
+                } if is_read_tool(name) => {
                     let path = input
                         .get("path")
                         .or_else(|| input.get("file_path"))
@@ -249,6 +251,7 @@ mod tests {
             id: id.into(),
             name: "read_file".into(),
             input: json!({ "path": path }),
+            signature: None,
         }
     }
     fn result(id: &str, content: &str) -> ContentBlock {

@@ -101,6 +101,7 @@ fn block(b: &Value) -> ContentBlock {
                 .get("input")
                 .cloned()
                 .unwrap_or(Value::Object(Default::default())),
+            signature: None,
         },
         Some("tool_result") => ContentBlock::ToolResult {
             tool_use_id: s("tool_use_id"),

@@ -75,6 +75,7 @@ impl MessageAssembler {
                 id,
                 name,
                 arguments_delta,
+                signature,
             } => {
                 self.thinking_open = false;
                 if !self.tool_slots.iter().any(|(slot_id, _)| slot_id == id) {
@@ -84,10 +85,16 @@ impl MessageAssembler {
                         id: id.clone(),
                         name: name.clone(),
                         input: serde_json::Value::Null,
+                        signature: None,
                     });
                 }
-                self.tools
-                    .push(call_id.as_deref(), id, name, arguments_delta);
+                self.tools.push(
+                    call_id.as_deref(),
+                    id,
+                    name,
+                    arguments_delta,
+                    signature.as_deref(),
+                );
             }
             ApiStreamChunk::Usage(_) => {}
         }
@@ -100,28 +107,51 @@ impl MessageAssembler {
     pub fn finish_partial(self) -> Message {
         let (mut message, calls) = self.finish();
         message.content.retain(|block| match block {
-            ContentBlock::ToolUse { id, .. } => calls.iter().any(|c| {
-                c.id == *id
-                    && serde_json::from_str::<serde_json::Value>(&c.arguments)
-                        .is_ok_and(|v| v.is_object())
-            }),
+            ContentBlock::ToolUse { id, .. } => calls.iter().any(|c| c.id == *id),
             ContentBlock::Thinking { signature, .. } => !signature.is_empty(),
             _ => true,
         });
         message
     }
 
-    /// The assembled message and its complete tool calls (in first-appearance order).
-    /// Arguments that are not valid JSON are kept as a JSON string, so nothing is lost.
-    pub fn finish(mut self) -> (Message, Vec<ToolCall>) {
-        let calls = std::mem::take(&mut self.tools).finish();
-        for call in &calls {
-            let Some((_, at)) = self.tool_slots.iter().find(|(id, _)| *id == call.id) else {
-                continue;
+    /// The assembled message and the calls it hands over (in first-appearance order), with
+    /// the calls it must not: a call whose arguments are not one JSON object (issue 12 item
+    /// 1: two calls merged into `{…}{…}`, arguments cut off) is rejected with the reason.
+    /// A rejected call stays in the message with `{}` as its input, so that the provider
+    /// accepts the replayed turn and the call can be answered with an error result.
+    pub fn finish(self) -> (Message, Vec<ToolCall>) {
+        let (message, calls, _) = self.finish_checked();
+        (message, calls)
+    }
+
+    /// [`MessageAssembler::finish`], with the rejected calls and why each was rejected.
+    pub fn finish_checked(mut self) -> (Message, Vec<ToolCall>, Vec<(ToolCall, String)>) {
+        let mut valid = Vec::new();
+        let mut rejected = Vec::new();
+        for mut call in std::mem::take(&mut self.tools).finish() {
+            let input = match call.arguments_object() {
+                Ok(map) => Ok(serde_json::Value::Object(map)),
+                Err(why) => Err(why),
             };
-            if let Some(ContentBlock::ToolUse { input, .. }) = self.blocks.get_mut(*at) {
-                *input = serde_json::from_str(&call.arguments)
-                    .unwrap_or_else(|_| serde_json::Value::String(call.arguments.clone()));
+            if let Some(ContentBlock::ToolUse {
+                input: slot,
+                signature,
+                ..
+            }) = self
+                .tool_slots
+                .iter()
+                .find(|(id, _)| *id == call.id)
+                .and_then(|(_, at)| self.blocks.get_mut(*at))
+            {
+                *slot = input.clone().unwrap_or_else(|_| serde_json::json!({}));
+                signature.clone_from(&call.signature);
+            }
+            match input {
+                Ok(_) => valid.push(call),
+                Err(why) => {
+                    call.signature = None;
+                    rejected.push((call, why));
+                }
             }
         }
         (
@@ -129,7 +159,8 @@ impl MessageAssembler {
                 role: Role::Assistant,
                 content: self.blocks,
             },
-            calls,
+            valid,
+            rejected,
         )
     }
 }
@@ -154,18 +185,12 @@ mod tests {
         a.push(&reasoning("I should read", None));
         a.push(&reasoning(" the file first.", None));
         a.push(&reasoning("", Some("SIG0")));
-        a.push(&ApiStreamChunk::ToolCalls {
-            call_id: None,
-            id: "t1".into(),
-            name: "read_file".into(),
-            arguments_delta: String::new(),
-        });
-        a.push(&ApiStreamChunk::ToolCalls {
-            call_id: None,
-            id: "t1".into(),
-            name: "read_file".into(),
-            arguments_delta: "{\"path\":\"src/main.rs\"}".into(),
-        });
+        a.push(&ApiStreamChunk::tool_call("t1", "read_file", ""));
+        a.push(&ApiStreamChunk::tool_call(
+            "t1",
+            "read_file",
+            "{\"path\":\"src/main.rs\"}",
+        ));
         a.push(&ApiStreamChunk::Reasoning {
             reasoning: String::new(),
             details: None,
@@ -189,6 +214,7 @@ mod tests {
                     id: "t1".into(),
                     name: "read_file".into(),
                     input: serde_json::json!({"path": "src/main.rs"}),
+                    signature: None,
                 },
                 ContentBlock::RedactedThinking {
                     data: "REDACTED".into()
@@ -206,21 +232,54 @@ mod tests {
     }
 
     #[test]
-    fn empty_arguments_become_an_empty_object_and_bad_json_is_kept() {
+    fn empty_arguments_become_an_empty_object_and_bad_json_is_rejected() {
         let mut a = MessageAssembler::default();
-        for (id, args) in [("a", ""), ("b", "{\"cut")] {
-            a.push(&ApiStreamChunk::ToolCalls {
-                call_id: None,
-                id: id.into(),
-                name: "n".into(),
-                arguments_delta: args.into(),
-            });
+        for (id, args) in [
+            ("a", ""),
+            ("b", "{\"cut"),
+            ("c", "{\"x\":1}{\"y\":2}"),
+            ("d", "[1]"),
+        ] {
+            a.push(&ApiStreamChunk::tool_call(id, "n", args));
         }
-        let (message, calls) = a.finish();
+        let (message, calls, rejected) = a.finish_checked();
+        assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].arguments, "{}");
-        let ContentBlock::ToolUse { input, .. } = &message.content[1] else {
-            panic!()
-        };
-        assert_eq!(input, &serde_json::Value::String("{\"cut".into()));
+        let rejected: Vec<(&str, &str)> = rejected
+            .iter()
+            .map(|(c, why)| (c.id.as_str(), why.as_str()))
+            .collect();
+        assert_eq!(rejected.len(), 3, "{rejected:?}");
+        assert!(rejected[0].1.starts_with("not valid JSON"), "{rejected:?}");
+        assert!(rejected[1].1.starts_with("not valid JSON"), "{rejected:?}");
+        assert_eq!(rejected[2].1, "a JSON array instead of an object");
+        // Every call keeps its place in the message, the rejected ones with `{}` as input.
+        for block in &message.content {
+            let ContentBlock::ToolUse { input, .. } = block else {
+                panic!("{block:?}")
+            };
+            assert!(input.is_object(), "{input}");
+        }
+        assert_eq!(message.content.len(), 4);
+    }
+
+    #[test]
+    fn a_signature_stays_with_its_call() {
+        let mut a = MessageAssembler::default();
+        a.push(&ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id: "g1".into(),
+            name: "read".into(),
+            arguments_delta: "{}".into(),
+            signature: Some("SIG".into()),
+        });
+        a.push(&ApiStreamChunk::tool_call("g2", "read", "{}"));
+        let (message, calls) = a.finish();
+        assert_eq!(calls[0].signature.as_deref(), Some("SIG"));
+        assert_eq!(calls[1].signature, None);
+        assert!(matches!(
+            &message.content[0],
+            ContentBlock::ToolUse { signature: Some(s), .. } if s == "SIG"
+        ));
     }
 }

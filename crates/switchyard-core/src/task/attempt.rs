@@ -4,10 +4,13 @@
 //! the previous request came near the window (persisting the deleted range before sending),
 //! create the stream and probe it up to the first *content* chunk. A failure before that point
 //! is clean — nothing reached the user — and is recovered here: a context-window overflow
-//! truncates once and retries at once; other retryable errors wait 2 s, 4 s, 8 s (or the
-//! server's longer retry-after); auth, spend-limit, quota and entitlement errors are never
-//! retried; when retries run out the user decides (retry resets the counter, or cancel). After
-//! the probe, every chunk and error passes straight to the caller.
+//! truncates once and retries at once, unless truncation removed nothing (then the identical
+//! request is not sent again, R6.5); other retryable errors wait 2 s, 4 s, 8 s (or the
+//! server's longer retry-after); auth, spend-limit, quota, entitlement, invalid-request and
+//! content-blocked errors, and failures that waiting cannot fix (R7.4), are never retried, nor
+//! is a rate limit whose reset is further away than the cap (it is named instead); when
+//! retries run out the user decides (retry resets the counter and, after a long reset, waits
+//! for it; or cancel). After the probe, every chunk and error passes straight to the caller.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -247,14 +250,16 @@ pub(crate) async fn attempt_api_request(
         }
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
-        if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
-            let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
-            did_automatically_retry = true;
-            observer.event(TaskEvent::ApiReqRetried).await;
-            continue;
-        }
         let mut error = error;
-        if error.kind == ErrorKind::ContextWindowExceeded {
+        if error.kind == ErrorKind::ContextWindowExceeded && !did_automatically_retry {
+            if truncate(conversation, TruncationKeep::Quarter, observer).await {
+                did_automatically_retry = true;
+                observer.event(TaskEvent::ApiReqRetried).await;
+                continue;
+            }
+            // R6.5 Improve: nothing was removed, so the identical request is not sent again.
+            error = nothing_left_to_truncate(error);
+        } else if error.kind == ErrorKind::ContextWindowExceeded {
             // R6.6: a second overflow. With more than 3 visible messages a manual retry can
             // truncate further; with 3 or fewer nothing is left to cut: show the original error.
             let visible = apply_deleted_range(
@@ -266,7 +271,18 @@ pub(crate) async fn attempt_api_request(
                 error.message =
                     "context window exceeded; retry to truncate the conversation further".into();
             }
-        } else if !error.kind.is_never_retried() && auto_retries < ctx.settings.max_auto_retries {
+        }
+        // R7.4, R5.2: a wait the provider asks for beyond the cap is not waited out in
+        // cap-long slices that each spend a request; it is named, and the user (or policy)
+        // decides (tests/cases H14b).
+        let waits_too_long = error
+            .retry_after
+            .is_some_and(|d| d > ctx.settings.retry_after_cap);
+        if error.kind != ErrorKind::ContextWindowExceeded
+            && error.is_retryable()
+            && !waits_too_long
+            && auto_retries < ctx.settings.max_auto_retries
+        {
             // R6.7 / R6.8: automatic retry after 2 s, 4 s, 8 s (or a longer retry-after).
             auto_retries += 1;
             // R6.8: the failed request is marked streaming_failed with the serialized error
@@ -283,9 +299,9 @@ pub(crate) async fn attempt_api_request(
             continue;
         }
 
-        // R6.9: retries used up, or never retryable.
-        let retryable = !error.kind.is_never_retried();
-        if retryable
+        // R6.9: retries used up, or never retryable (R6.7, R7.4, R7.5).
+        if error.is_retryable()
+            && !waits_too_long
             && error.kind != ErrorKind::ContextWindowExceeded
             && ctx.settings.max_auto_retries > 0
         {
@@ -312,12 +328,34 @@ pub(crate) async fn attempt_api_request(
                 if error.kind == ErrorKind::ContextWindowExceeded {
                     let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
                 }
+                if let Some(wait) = error.retry_after.filter(|_| waits_too_long) {
+                    // The user chose to retry: wait as long as the provider asked.
+                    announce_and_wait(&ctx.settings, 1, wait, &error, observer).await;
+                }
                 // R6.10: record the retry, clear the flag, and run the whole step again.
                 observer.event(TaskEvent::ApiReqRetried).await;
                 did_automatically_retry = false;
             }
         }
     }
+}
+
+/// What is appended to a context-window error when truncation can remove nothing more (SPEC
+/// R6.5 **Improve**).
+const NOTHING_TO_TRUNCATE: &str = "nothing is left to truncate: the prompt, the system prompt \
+    and the tools alone exceed the model's context window; shorten the prompt or use a model \
+    with a larger context window (on a local server, load the model with a larger context \
+    length)";
+
+/// `error`, an overflow that truncation cannot fix, with a plain explanation; it is not
+/// retried automatically.
+pub(super) fn nothing_left_to_truncate(mut error: ApiError) -> ApiError {
+    error.message = format!(
+        "{}; {NOTHING_TO_TRUNCATE}",
+        error.message.trim_end().trim_end_matches('.')
+    );
+    error.permanent = true;
+    error
 }
 
 /// Automatic retry `attempt` (from 1) after `error` (SPEC R6.8, R9.3): says so with
@@ -330,6 +368,18 @@ pub(super) async fn wait_and_retry(
     observer: &mut dyn TurnObserver,
 ) {
     let delay = task_retry_delay(attempt, error.retry_after, settings.retry_after_cap);
+    announce_and_wait(settings, attempt, delay, error, observer).await;
+    observer.event(TaskEvent::ApiReqRetried).await;
+}
+
+/// Says `error_retry` for retry `attempt` after `delay`, then waits that long.
+async fn announce_and_wait(
+    settings: &AttemptSettings,
+    attempt: u32,
+    delay: Duration,
+    error: &ApiError,
+    observer: &mut dyn TurnObserver,
+) {
     observer
         .event(TaskEvent::ErrorRetry {
             attempt,
@@ -340,12 +390,11 @@ pub(super) async fn wait_and_retry(
         })
         .await;
     tokio::time::sleep(delay).await;
-    observer.event(TaskEvent::ApiReqRetried).await;
 }
 
 /// Applies the next truncation range for `keep` and reports it when it changed; returns
 /// whether it changed.
-async fn truncate(
+pub(super) async fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,
     observer: &mut dyn TurnObserver,

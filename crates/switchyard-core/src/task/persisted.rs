@@ -379,6 +379,7 @@ impl Task {
             last_request_total_tokens: self.last_request_total_tokens,
             first_token: None,
             requests: 0,
+            rejected_tool_calls: Vec::new(),
         })
     }
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use switchyard_api::{
-    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, Usage,
+    ApiError, ApiHandler, ApiStream, ApiStreamChunk, ContentBlock, ErrorKind, Message, ToolCall,
+    Usage,
 };
 use tokio::time::Instant;
 
@@ -38,6 +39,20 @@ pub(crate) struct RequestOutcome {
     /// From the request's start to the stream's end (the tests time requests with it).
     #[cfg_attr(not(test), allow(dead_code))]
     pub duration: Duration,
+    /// Tool calls of a completed stream that must not run: their arguments are not one JSON
+    /// object. They were not reported as `tool_call` events; the tool loop answers each with
+    /// an error result that tells the model why.
+    pub rejected_tool_calls: Vec<RejectedToolCall>,
+}
+
+/// A tool call that was not handed over (issue 12 item 1): the model is told, the user sees
+/// it, nothing runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RejectedToolCall {
+    /// The call as it arrived (its arguments as the model wrote them).
+    pub call: ToolCall,
+    /// Why it was rejected: "not valid JSON (…)", "a JSON array instead of an object".
+    pub reason: String,
 }
 
 /// Tokens estimated from a byte count: 4 bytes per token, rounded up (SPEC R8.2).
@@ -60,7 +75,8 @@ fn block_len(block: &ContentBlock) -> usize {
 /// headers, deadlines), and reports every chunk to `observer` as it arrives.
 ///
 /// Text and reasoning are forwarded as they stream; tool calls are reported once the stream
-/// ends (when their arguments are complete); usage is summed (tokens) with the provider's cost
+/// ends (when their arguments are complete), except a call whose arguments are not one JSON
+/// object, which is returned as a [`RejectedToolCall`] instead; usage is summed (tokens) with the provider's cost
 /// taking the latest value, else computed from the model's prices (SPEC R9.2), and reported
 /// once, whether the request succeeded or not. When the provider reports no usage at all
 /// (neither in the stream nor through `get_api_stream_usage`), tokens are estimated at 4 bytes
@@ -77,12 +93,18 @@ pub(crate) async fn run_request(
 ) -> RequestOutcome {
     let started = Instant::now();
     let stream = handler.create_message(system_prompt, messages, tools, options);
-    consume_stream(handler, stream, started, system_prompt, messages, observer).await
+    let outcome = consume_stream(handler, stream, started, system_prompt, messages, observer).await;
+    if let RequestStatus::Failed(e) = &outcome.status {
+        observer.event(super::turn::error_event(e)).await;
+    }
+    outcome
 }
 
 /// Consumes a stream created at `started` by `handler` for `system_prompt` and `messages`
-/// (for example one returned by `attempt_api_request`, already probed), exactly as
-/// [`run_request`] does.
+/// (for example one returned by `attempt_api_request`, already probed), as [`run_request`]
+/// does, except that a failure is not reported as an `error` event: the caller decides what
+/// the failure becomes (the request loop explains an overflow that truncation cannot fix)
+/// and reports it.
 pub(crate) async fn consume_stream(
     handler: &dyn ApiHandler,
     mut stream: ApiStream,
@@ -124,8 +146,13 @@ pub(crate) async fn consume_stream(
 
     // Tool calls are handed over only when the stream completed; a failed or cancelled
     // stream keeps only its complete blocks (tests/cases C22, C37).
+    let mut rejected_tool_calls = Vec::new();
     let assistant_message = if failure.is_none() {
-        let (message, calls) = assembler.finish();
+        let (message, calls, rejected) = assembler.finish_checked();
+        rejected_tool_calls = rejected
+            .into_iter()
+            .map(|(call, reason)| RejectedToolCall { call, reason })
+            .collect();
         for call in calls {
             observer
                 .event(TaskEvent::ToolCall {
@@ -185,16 +212,7 @@ pub(crate) async fn consume_stream(
             .await;
     }
     let status = match failure {
-        Some(e) => {
-            observer
-                .event(TaskEvent::Error {
-                    kind: e.kind.as_str().to_owned(),
-                    message: e.to_string(),
-                    status: e.status,
-                })
-                .await;
-            RequestStatus::Failed(e)
-        }
+        Some(e) => RequestStatus::Failed(e),
         None => RequestStatus::Completed,
     };
     RequestOutcome {
@@ -204,5 +222,6 @@ pub(crate) async fn consume_stream(
         cost_usd,
         first_token,
         duration: started.elapsed(),
+        rejected_tool_calls,
     }
 }

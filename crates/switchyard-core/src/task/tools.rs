@@ -15,7 +15,7 @@ use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message, Role};
 use super::TaskEvent;
 use super::attempt::{ApiRequestContext, BoxFuture, Conversation};
 use super::observer::TurnObserver;
-use super::request::RequestStatus;
+use super::request::{RejectedToolCall, RequestStatus};
 use super::turn::{TurnOutcome, append, run_turn};
 use crate::mcp::McpServerHub;
 use crate::prompt::mcp_tool_bindings;
@@ -105,14 +105,15 @@ pub(crate) async fn run_turn_with_tools(
             cancel: ctx.cancel.clone(),
             ..*ctx
         };
-        let outcome = run_turn(&round_ctx, conversation, request_index, observer).await;
+        let mut outcome = run_turn(&round_ctx, conversation, request_index, observer).await;
         previous_total = outcome.last_request_total_tokens;
         let completed = matches!(outcome.status, RequestStatus::Completed);
+        let rejected = std::mem::take(&mut outcome.rejected_tool_calls);
         let mut sum = merge(total.take(), outcome);
         if !completed {
             return sum;
         }
-        match tool_step(tools, &mut rounds, conversation, observer).await {
+        match tool_step(tools, &mut rounds, conversation, &rejected, observer).await {
             ToolStep::Answered => return sum,
             ToolStep::Stopped(error) => {
                 sum.status = RequestStatus::Failed(error);
@@ -153,15 +154,18 @@ enum ToolStep {
 }
 
 /// One step of the tool loop after a completed request: when the last assistant message of
-/// `conversation` calls offered MCP tools, each call is approved (the server's `autoApprove`
-/// list, else `approver`), carried out on `hub` with the server's timeout, reported as a
-/// `tool_result` event, and answered in the returned user message. `rounds` counts the steps
-/// that carried out calls; at `settings.max_rounds` the loop stops instead.
-///
+/// `conversation` calls offered MCP tools, or has calls that were `rejected` (arguments that
+/// are not one JSON object), each call is answered: a rejected call with an error result that
+/// says why and asks for the call again (issue 12 item 1: the model is told, the user sees the
+/// `tool_result` event, nothing runs); an MCP call is approved (the server's `autoApprove`
+/// list, else `approver`) and carried out on `hub` with the server's timeout. Each result is
+/// reported as a `tool_result` event and goes into the returned user message. `rounds` counts
+/// the steps that answered calls; at `settings.max_rounds` the loop stops instead.
 async fn tool_step(
     tools: &ToolLoop<'_>,
     rounds: &mut u32,
     conversation: &Conversation,
+    rejected: &[RejectedToolCall],
     observer: &mut dyn TurnObserver,
 ) -> ToolStep {
     let ToolLoop {
@@ -173,10 +177,10 @@ async fn tool_step(
     let bindings = mcp_tool_bindings(&hub.connected_servers());
     // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
     // the turn as it is (its calls were shown as `tool_call` events).
-    if !calls
-        .iter()
-        .any(|(_, name, _)| bindings.iter().any(|b| &b.function_name == name))
-    {
+    let rejection = |id: &str| rejected.iter().find(|r| r.call.id == id);
+    if !calls.iter().any(|(id, name, _)| {
+        rejection(id).is_some() || bindings.iter().any(|b| &b.function_name == name)
+    }) {
         return ToolStep::Answered;
     }
     if *rounds >= settings.max_rounds {
@@ -196,15 +200,17 @@ async fn tool_step(
     *rounds += 1;
     let mut results = Vec::with_capacity(calls.len());
     for (id, function_name, input) in calls {
-        let output = match bindings.iter().find(|b| b.function_name == function_name) {
-            None => (
+        let binding = bindings.iter().find(|b| b.function_name == function_name);
+        let output = match (rejection(&id), binding) {
+            (Some(rejected), _) => (rejection_text(rejected), true),
+            (None, None) => (
                 format!(
                     "There is no tool named \"{function_name}\" (its MCP server may have \
                      disconnected). Use one of the tools offered."
                 ),
                 true,
             ),
-            Some(binding) => {
+            (None, Some(binding)) => {
                 let request = ToolCallRequest {
                     id: id.clone(),
                     function_name: function_name.clone(),
@@ -251,14 +257,34 @@ fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value
             .content
             .iter()
             .filter_map(|b| match b {
-                ContentBlock::ToolUse { id, name, input } => {
-                    Some((id.clone(), name.clone(), input.clone()))
-                }
+                ContentBlock::ToolUse {
+                    id, name, input, ..
+                } => Some((id.clone(), name.clone(), input.clone())),
                 _ => None,
             })
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The longest part of a rejected call's arguments quoted back to the model, in characters.
+const QUOTED_ARGUMENTS: usize = 200;
+
+/// The error result of a call that was not run because its arguments are not one JSON object:
+/// why, how its arguments began, and what to do.
+fn rejection_text(rejected: &RejectedToolCall) -> String {
+    let arguments = &rejected.call.arguments;
+    let quoted: String = arguments.chars().take(QUOTED_ARGUMENTS).collect();
+    let more = if quoted.len() < arguments.len() {
+        format!("… ({} bytes in all)", arguments.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "This call was not run: its arguments are {}. They were: {quoted}{more}. Call the tool \
+         again with its complete arguments as one JSON object (one call per tool use).",
+        rejected.reason
+    )
 }
 
 /// `next` added to `sum`: tokens, cost and requests summed, the first token time kept from the

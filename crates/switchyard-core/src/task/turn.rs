@@ -8,10 +8,13 @@ use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message};
 use tokio::time::Instant;
 
 use super::TaskEvent;
-use super::attempt::{ApiRequestContext, Conversation, attempt_api_request, wait_and_retry};
+use super::attempt::{
+    ApiRequestContext, Conversation, attempt_api_request, nothing_left_to_truncate, truncate,
+    wait_and_retry,
+};
 use super::observer::TurnObserver;
-use super::request::{RequestStatus, consume_stream};
-use crate::context::messages_for_request;
+use super::request::{RejectedToolCall, RequestStatus, consume_stream};
+use crate::context::{TruncationKeep, messages_for_request};
 use crate::cost::UsageTotals;
 
 /// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
@@ -46,13 +49,19 @@ pub struct TurnOutcome {
     pub first_token: Option<Duration>,
     /// Requests started (each `api_req_started`).
     pub requests: u32,
+    /// Tool calls of the last answer that must not run (their arguments are not one JSON
+    /// object): the tool loop answers them with an error result.
+    pub(crate) rejected_tool_calls: Vec<RejectedToolCall>,
 }
 
 /// Runs requests until the assistant answered the last user message of `conversation`, or
 /// the user (or policy) gave up. The assistant's message (complete, or partial with
 /// [`INTERRUPTED_MARKER`]) is appended to the history; a failure after the first chunk is
 /// retried up to `settings.max_auto_retries` times after 2 s, 4 s, 8 s, except errors that are
-/// never retried (spend limit, quota, auth, entitlement) (SPEC R9.3).
+/// never retried ([`ApiError::is_retryable`]) (SPEC R9.3). An answer that filled the context
+/// window is followed at once by a truncated request, or ends the turn when nothing is left to
+/// hide (R6.5). A failure that left nothing to keep stores no assistant message (no empty
+/// one) and sends the same request again.
 ///
 /// `request_index` numbers `api_req_started` events across the task. `observer` gets every
 /// event, every change of the deleted range and every message appended to the history, each
@@ -81,6 +90,7 @@ pub(crate) async fn run_turn(
                 last_request_total_tokens: previous_total,
                 first_token,
                 requests,
+                rejected_tool_calls: Vec::new(),
             }
         };
     }
@@ -123,6 +133,18 @@ pub(crate) async fn run_turn(
             observer,
         )
         .await;
+        if let RequestStatus::Failed(e) = &outcome.status {
+            // An overflow is reported once the request loop knows what it becomes (below). A
+            // failure that left nothing to keep and is retried is reported as a pre-content
+            // failure is (`api_req_finished`, `error_retry`): the user saw no answer fail.
+            let nothing_kept = outcome.assistant_message.content.is_empty();
+            let retried_quietly = nothing_kept
+                && e.is_retryable()
+                && midstream_retries < ctx.settings.max_auto_retries;
+            if e.kind != ErrorKind::ContextWindowExceeded && !retried_quietly {
+                observer.event(error_event(e)).await;
+            }
+        }
         if first_token.is_none() {
             first_token = outcome.first_token.map(|d| d + (started - turn_started));
         }
@@ -135,7 +157,9 @@ pub(crate) async fn run_turn(
                 if let Err(e) = append(conversation, outcome.assistant_message, observer).await {
                     return finish!(RequestStatus::Failed(e));
                 }
-                return finish!(RequestStatus::Completed);
+                let mut done = finish!(RequestStatus::Completed);
+                done.rejected_tool_calls = outcome.rejected_tool_calls;
+                return done;
             }
             RequestStatus::Failed(error) => error,
         };
@@ -151,13 +175,32 @@ pub(crate) async fn run_turn(
             return finish!(RequestStatus::Failed(error));
         }
 
-        // R9.3: keep what arrived, marked, and record why the request ended.
-        let mut partial = outcome.assistant_message;
-        partial.content.push(ContentBlock::Text {
-            text: INTERRUPTED_MARKER.to_owned(),
-        });
-        if let Err(e) = append(conversation, partial, observer).await {
-            return finish!(RequestStatus::Failed(e));
+        // R9.3: keep what arrived, marked, and record why the request ended. A failure that
+        // left nothing worth keeping (only a tool call cut off, say) stores no empty assistant
+        // message: the same request is simply sent again (issue 12 item 3).
+        let kept = !outcome.assistant_message.content.is_empty();
+        if kept {
+            let mut partial = outcome.assistant_message;
+            partial.content.push(ContentBlock::Text {
+                text: INTERRUPTED_MARKER.to_owned(),
+            });
+            if let Err(e) = append(conversation, partial, observer).await {
+                return finish!(RequestStatus::Failed(e));
+            }
+        }
+        // The answer filled the context window (H01, H09, H27): waiting cannot help, a
+        // shorter conversation can (R6.5). Truncate and go on at once, or stop when nothing
+        // is left to remove.
+        let overflow = error.kind == ErrorKind::ContextWindowExceeded;
+        let mut error = error;
+        let may_truncate = overflow && midstream_retries < ctx.settings.max_auto_retries;
+        let truncated =
+            may_truncate && truncate(conversation, TruncationKeep::Quarter, observer).await;
+        if may_truncate && !truncated {
+            error = nothing_left_to_truncate(error);
+        }
+        if overflow {
+            observer.event(error_event(&error)).await;
         }
         observer
             .event(TaskEvent::ApiReqFinished {
@@ -166,14 +209,26 @@ pub(crate) async fn run_turn(
                 streaming_failed_message: Some(error.to_string()),
             })
             .await;
-        if error.kind.is_never_retried() || midstream_retries >= ctx.settings.max_auto_retries {
+        if midstream_retries >= ctx.settings.max_auto_retries {
             return finish!(RequestStatus::Failed(error));
         }
-        midstream_retries += 1;
-        wait_and_retry(&ctx.settings, midstream_retries, &error, observer).await;
-        let next = Message::user_text(CONTINUE_AFTER_INTERRUPTION);
-        if let Err(e) = append(conversation, next, observer).await {
-            return finish!(RequestStatus::Failed(e));
+        if overflow {
+            if !truncated {
+                return finish!(RequestStatus::Failed(error));
+            }
+            midstream_retries += 1;
+            observer.event(TaskEvent::ApiReqRetried).await;
+        } else if !error.is_retryable() {
+            return finish!(RequestStatus::Failed(error));
+        } else {
+            midstream_retries += 1;
+            wait_and_retry(&ctx.settings, midstream_retries, &error, observer).await;
+        }
+        if kept {
+            let next = Message::user_text(CONTINUE_AFTER_INTERRUPTION);
+            if let Err(e) = append(conversation, next, observer).await {
+                return finish!(RequestStatus::Failed(e));
+            }
         }
     }
 }
@@ -197,7 +252,7 @@ pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
     }
 }
 
-fn error_event(error: &ApiError) -> TaskEvent {
+pub(super) fn error_event(error: &ApiError) -> TaskEvent {
     TaskEvent::Error {
         kind: error.kind.as_str().to_owned(),
         message: error.to_string(),

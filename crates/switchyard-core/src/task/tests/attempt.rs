@@ -552,3 +552,127 @@ async fn the_models_tokenizer_decides_near_the_limit_where_bytes_over_four_under
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12 item 5: errors that waiting cannot fix fail at once (SPEC R7.4, R6.5)
+// ---------------------------------------------------------------------------------------------
+
+/// A case of `tests/cases` and how to reach it: `(id, provider, model, base path)`.
+type Case = (&'static str, &'static str, &'static str, &'static str);
+
+const H13: Case = ("H13", "lmstudio", "google/gemma-4-26b-a4b", "/v1");
+const H14B: Case = ("H14b", "openai-native", "gpt-4o-mini", "/v1");
+
+/// Runs `case` (its `meta.json` sequence) through `attempt_api_request`, its base path
+/// appended to the server's URL.
+async fn run_case(
+    (id, provider, model, base): Case,
+    conv: Conversation,
+    decider: &dyn FailureDecider,
+) -> (Outcome, MockServer) {
+    let server = MockServer::start(case_replies(id)).await;
+    let h = handler(provider, model, &format!("{}{base}", server.url()));
+    let out = run_handler(h.as_ref(), conv, decider, &NoMcpServers).await;
+    (out, server)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_overflow_that_truncation_cannot_shrink_is_not_sent_again() {
+    // H13 (LM Studio's n_keep > n_ctx) on a one-message conversation: nothing to hide, so the
+    // identical request is not resent (R6.5 Improve); the error says what to change.
+    let cancel = FixedDecision(FailureDecision::Cancel);
+    let (out, server) = run_case(H13, conversation(1), &cancel).await;
+    let e = out.result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ContextWindowExceeded, "{e}");
+    assert!(e.permanent, "{e}");
+    assert!(e.to_string().contains("nothing is left to truncate"), "{e}");
+    assert!(
+        e.to_string().contains("4096"),
+        "the provider's words stay: {e}"
+    );
+    assert_eq!(server.request_count(), 1);
+    assert!(out.ranges.is_empty());
+    assert!(
+        !out.events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::ApiReqRetried)),
+        "{:?}",
+        out.events
+    );
+    assert!(retries(&out.events).is_empty(), "{:?}", out.events);
+    // Near miss: with history to hide, the same error truncates once and retries at once.
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::case("H13")),
+        Reply::new(HttpResponse::case("C02c")),
+    ])
+    .await;
+    let h = handler(H13.1, H13.2, &format!("{}{}", server.url(), H13.3));
+    let out = run_handler(h.as_ref(), conversation(11), &cancel, &NoMcpServers).await;
+    assert_eq!(text_of(&out.result.unwrap()), "OK");
+    assert_eq!(gaps(&server), vec![0]);
+    assert_eq!(out.ranges.len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_that_waiting_cannot_fix_are_sent_once() {
+    let cancel = FixedDecision(FailureDecision::Cancel);
+    for (id, provider, model, base, kind) in [
+        // The request alone is over the per-minute budget (H04, H05).
+        (
+            "H04",
+            "openai-native",
+            "gpt-4o",
+            "/v1",
+            ErrorKind::RateLimited,
+        ),
+        (
+            "H05",
+            "groq",
+            "llama-3.3-70b-versatile",
+            "/v1",
+            ErrorKind::RateLimited,
+        ),
+        // A 404 the provider explains, a model too big for the server, a web page for a stream.
+        (
+            "H15",
+            "openrouter",
+            "deepseek/deepseek-r1:free",
+            "/v1",
+            ErrorKind::InvalidRequest,
+        ),
+        ("H30", "ollama", "deepseek-r1:8b", "", ErrorKind::Server),
+        ("H18", "openai", "gpt-4o", "/v1", ErrorKind::Decode),
+    ] {
+        let (out, server) = run_case((id, provider, model, base), conversation(1), &cancel).await;
+        let e = out.result.unwrap_err();
+        assert_eq!(e.kind, kind, "{id}: {e}");
+        assert_eq!(server.request_count(), 1, "{id}: {:?}", out.events);
+        assert!(retries(&out.events).is_empty(), "{id}: {:?}", out.events);
+        assert!(
+            matches!(out.events.last(), Some(TaskEvent::ApiReqFailed { .. })),
+            "{id}: {:?}",
+            out.events
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_longer_than_the_cap_is_named_and_waited_in_full_when_the_user_retries() {
+    // H14b: "Please try again in 7m12s" (432 s, past the 60 s cap). Not retried on its own: no
+    // 60 s slices each spending a request.
+    let cancel = FixedDecision(FailureDecision::Cancel);
+    let (out, server) = run_case(H14B, conversation(1), &cancel).await;
+    let e = out.result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::RateLimited);
+    assert!(e.to_string().contains("about 7 min"), "{e}");
+    assert_eq!(server.request_count(), 1);
+    assert!(retries(&out.events).is_empty(), "{:?}", out.events);
+    // The user says retry: the wait the provider asked for, in full, then the answer.
+    let decider = RetryOnce(AtomicBool::new(false));
+    let (out, server) = run_case(H14B, conversation(1), &decider).await;
+    assert_eq!(text_of(&out.result.unwrap()), "OK");
+    let reqs = server.requests();
+    let gap = reqs[1].at - reqs[0].at;
+    assert!(gap >= Duration::from_secs(432), "{gap:?}");
+    assert_eq!(retries(&out.events), vec![(1, 432.0, false)]);
+}

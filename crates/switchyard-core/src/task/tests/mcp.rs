@@ -893,3 +893,85 @@ async fn a_server_that_dies_after_connecting_is_reported_and_its_calls_fail_clea
     assert_eq!(problems[0].server, "everything");
     hub.shutdown().await;
 }
+
+/// A Chat Completions stream with one call `id` to `name` whose arguments are `raw` (as
+/// written, not necessarily JSON).
+fn raw_tool_call_reply(id: &str, name: &str, raw: &str) -> Reply {
+    let body = format!(
+        "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+        json!({"id": "c4", "object": "chat.completion.chunk", "choices": [{"index": 0,
+               "delta": {"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+               "function": {"name": name, "arguments": raw}}]}, "finish_reason": null}]}),
+        json!({"id": "c4", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    );
+    Reply::new(HttpResponse::sse(&body))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_whose_arguments_are_not_json_is_never_run_and_the_model_is_told() {
+    // Issue 12 item 1: arguments cut off mid-string (or two calls merged into `{…}{…}`) at
+    // the end of a completed stream. No tool_call is handed over; the user sees an error
+    // result; the model gets it with the next request and can send the call again. No MCP
+    // server is needed: nothing runs.
+    let hub = settled(settings(json!({"mcpServers": {}}))).await;
+    let broken = r#"{"path": "notes.md", "content": "line one\nline two"#;
+    let server = MockServer::start(vec![
+        raw_tool_call_reply("call_x", "write_file", broken),
+        text_reply("Sorry, here it is again."),
+    ])
+    .await;
+    let approver = Recorder::new(true);
+    let (outcome, events, conversation) = run_with_tools(
+        &hub,
+        &server.url(),
+        &approver,
+        "Write notes.md",
+        ToolLoopSettings::default(),
+    )
+    .await;
+    assert!(
+        matches!(outcome.status, RequestStatus::Completed),
+        "{events:?}"
+    );
+    assert!(approver.asked.lock().unwrap().is_empty(), "nothing runs");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::ToolCall { .. })),
+        "{events:?}"
+    );
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            TaskEvent::ToolResult {
+                id,
+                content,
+                is_error: true,
+                ..
+            } if id == "call_x" => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no error result: {events:?}"));
+    assert!(result.contains("not valid JSON"), "{result}");
+    assert!(
+        result.contains("notes.md"),
+        "the arguments are quoted: {result}"
+    );
+    // The model is told, with the call it made, in the next request.
+    assert_eq!(server.request_count(), 2);
+    let second = server.requests()[1].json();
+    let told = tool_messages(&second);
+    assert_eq!(told.len(), 1, "{second}");
+    assert_eq!(told[0]["tool_call_id"], "call_x");
+    assert_eq!(told[0]["content"], json!(result));
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["tool_calls"][0]["function"]["arguments"], "{}");
+    assert_eq!(conversation.api_conversation_history.len(), 4);
+    hub.shutdown().await;
+}

@@ -296,6 +296,7 @@ async fn anthropic_tool_use_reports_the_call_after_the_stream() {
                 id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
                 name: "get_weather".into(),
                 input: json!({"location": "San Francisco, CA", "unit": "fahrenheit", "days": 3}),
+                signature: None,
             },
         ]
     );

@@ -191,3 +191,118 @@ async fn a_quota_error_after_content_is_not_retried() {
         "the partial answer is kept"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12: an answer cut off by the context window, and failures that leave nothing to keep
+// ---------------------------------------------------------------------------------------------
+
+fn bedrock_handler(url: &str) -> Box<dyn ApiHandler> {
+    let text = format!(
+        "[act]\nprovider = \"bedrock\"\nmodel = \"us.anthropic.claude-sonnet-4-5-20250929-v1:0\"\n[providers.bedrock]\nbase_url = \"{url}\"\nregion = \"us-east-1\"\n"
+    );
+    let config = ApiConfiguration::from_toml(&text, "t.toml", |_| Some("sk-test".into())).unwrap();
+    build_api_handler(&config, Mode::Act).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn h01_an_answer_that_fills_the_context_window_stops_when_nothing_can_be_hidden() {
+    let server = MockServer::start(case_replies("H01")).await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url());
+    let mut conv = one_user_message();
+    let (outcome, events) = turn(h.as_ref(), &mut conv).await;
+    let RequestStatus::Failed(e) = &outcome.status else {
+        panic!("{events:?}")
+    };
+    assert_eq!(e.kind, ErrorKind::ContextWindowExceeded);
+    assert!(e.to_string().contains("nothing is left to truncate"), "{e}");
+    assert_eq!(server.request_count(), 1);
+    // No 2/4/8 s retry: waiting cannot shrink the conversation.
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::ErrorRetry { .. })),
+        "{events:?}"
+    );
+    // The partial answer is kept, marked; the usage was reported; the error said once.
+    let last = conv.api_conversation_history.last().unwrap();
+    assert_eq!(last.role, Role::Assistant);
+    assert!(
+        matches!(last.content.last(), Some(ContentBlock::Text { text }) if text == INTERRUPTED_MARKER)
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, TaskEvent::Error { .. }))
+            .count(),
+        1,
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| matches!(e, TaskEvent::Usage { .. })));
+}
+
+#[tokio::test(start_paused = true)]
+async fn h01_with_history_to_hide_the_answer_goes_on_at_once_after_truncation() {
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::case("H01")),
+        Reply::new(HttpResponse::case("C03ok")),
+    ])
+    .await;
+    let h = handler("anthropic", "claude-sonnet-4-5-20250929", &server.url());
+    let mut conv = Conversation {
+        api_conversation_history: (0..11)
+            .map(|i| {
+                if i % 2 == 0 {
+                    Message::user_text(format!("user {i}"))
+                } else {
+                    Message::assistant_text(format!("assistant {i}"))
+                }
+            })
+            .collect(),
+        conversation_history_deleted_range: None,
+    };
+    let (outcome, events) = turn(h.as_ref(), &mut conv).await;
+    assert!(
+        matches!(outcome.status, RequestStatus::Completed),
+        "{events:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].at - reqs[0].at, std::time::Duration::ZERO);
+    assert!(conv.conversation_history_deleted_range.is_some());
+    // The continuation is asked for after the kept partial.
+    let n = conv.api_conversation_history.len();
+    assert!(matches!(
+        &conv.api_conversation_history[n - 2].content[0],
+        ContentBlock::Text { text } if text == CONTINUE_AFTER_INTERRUPTION
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn h28_a_failure_that_leaves_nothing_stores_no_empty_message_and_sends_the_request_again() {
+    // Bedrock's malformed_tool_use after a tool block whose input never became JSON: the call
+    // is dropped, nothing else arrived, so no assistant message (not even the interruption
+    // marker) is stored; the same request goes again after 2 s and is answered.
+    let server = MockServer::start(case_replies("H28")).await;
+    let h = bedrock_handler(&server.url());
+    let mut conv = one_user_message();
+    let (outcome, events) = turn(h.as_ref(), &mut conv).await;
+    assert!(
+        matches!(outcome.status, RequestStatus::Completed),
+        "{events:?}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!((reqs[1].at - reqs[0].at).as_secs(), 2);
+    assert_eq!(reqs[0].body, reqs[1].body, "the same request, sent again");
+    assert_eq!(conv.api_conversation_history.len(), 2, "{conv:?}");
+    assert_eq!(
+        conv.api_conversation_history[1].content,
+        vec![ContentBlock::Text { text: "OK".into() }]
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TaskEvent::ToolCall { .. })),
+        "{events:?}"
+    );
+}
