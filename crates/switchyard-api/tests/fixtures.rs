@@ -41,7 +41,7 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
     } else if fixture.starts_with("gemini") {
         ("gemini", "gemini-2.5-flash", "")
     } else if fixture == "openai_responses" {
-        ("openai-native", "gpt-5", "/v1")
+        ("openai-native", "gpt-5.4", "/v1")
     } else if fixture.starts_with("ollama") {
         ("ollama", "qwen3:8b", "")
     } else if fixture.starts_with("bedrock") {
@@ -115,11 +115,17 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
                 tool_pos.push((id.clone(), out.len() - 1));
             }
             Ok(ApiStreamChunk::Usage(u)) => {
+                // The wire's prompt count includes cache reads and writes, except Anthropic's.
                 let raw_input = if provider == "anthropic" || provider == "bedrock" {
                     u.input_tokens
                 } else {
-                    u.input_tokens + u.cache_read_tokens.unwrap_or(0)
+                    u.input_tokens
+                        + u.cache_read_tokens.unwrap_or(0)
+                        + u.cache_write_tokens.unwrap_or(0)
                 };
+                // DeepSeek's cache misses are reported as cache writes (the reference's rule,
+                // openai_chat.rs): derived, not a wire field.
+                let wire_cache_write = u.cache_write_tokens.filter(|_| provider != "deepseek");
                 // Gemini's candidatesTokenCount excludes thoughts; we bill them as output.
                 let raw_output = if provider == "gemini" {
                     u.output_tokens - u.thoughts_tokens.unwrap_or(0)
@@ -130,7 +136,7 @@ fn normalise(provider: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<
                 if let Some(n) = u.cache_read_tokens {
                     v["cache_read_tokens"] = json!(n);
                 }
-                if let Some(n) = u.cache_write_tokens {
+                if let Some(n) = wire_cache_write {
                     v["cache_write_tokens"] = json!(n);
                 }
                 if let Some(n) = u.thoughts_tokens {
@@ -254,7 +260,7 @@ async fn anthropic_request_shape() {
         "anthropic",
         "claude-3-7-sonnet-20250219",
         &server.url(),
-        "thinking_budget_tokens = 50000",
+        "thinking_budget_tokens = 200000",
     );
     let tools = [ToolSpec {
         name: "read_file".into(),
@@ -280,11 +286,12 @@ async fn anthropic_request_shape() {
     let body = req.json();
     assert_eq!(body["model"], "claude-3-7-sonnet-20250219");
     assert_eq!(body["stream"], true);
-    assert_eq!(body["max_tokens"], 8192);
-    // 50000 > max_tokens 8192: clipped to 8191 (SPEC R3.3); thinking means no temperature.
+    // The reference's max output for the model: 128,000 tokens.
+    assert_eq!(body["max_tokens"], 128_000);
+    // 200000 > max_tokens: clipped to max_tokens − 1 (SPEC R3.3); thinking means no temperature.
     assert_eq!(
         body["thinking"],
-        json!({"type": "enabled", "budget_tokens": 8191})
+        json!({"type": "enabled", "budget_tokens": 127_999})
     );
     assert!(body.get("temperature").is_none());
     assert_eq!(
@@ -679,7 +686,7 @@ async fn openai_responses_request_shape() {
         MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_responses"))]).await;
     let h = handler(
         "openai-native",
-        "gpt-5",
+        "gpt-5.4",
         &format!("{}/v1", server.url()),
         "reasoning_effort = \"high\"",
     );
@@ -746,7 +753,7 @@ async fn c07_a_rate_limit_error_event_inside_a_responses_stream() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C07"))]).await;
     let h = handler(
         "openai-native",
-        "gpt-5",
+        "gpt-5.4",
         &format!("{}/v1", server.url()),
         "",
     );

@@ -11,15 +11,29 @@
 //!   `delta.reasoning` and `delta.reasoning_details[]` are reasoning, `usage.cost` is the cost
 //!   (OpenRouter docs: api-reference/streaming, usage-accounting, reasoning-tokens).
 //! - DeepSeek (R4.5): `delta.reasoning_content` is reasoning; `usage.prompt_cache_hit_tokens`
-//!   are cache reads (api-docs.deepseek.com guides/reasoning_model, guides/kv_cache).
+//!   are cache reads, the misses cache writes (api-docs.deepseek.com guides/reasoning_model,
+//!   guides/kv_cache; see the usage rule).
 //! - Reasoning-family model ids (o1/o3/o4/gpt-5, not "chat"): `developer` role, no
 //!   temperature, `reasoning_effort`, `max_completion_tokens` (R4.5).
 //!
 //! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
-//! `input_tokens = prompt_tokens − cached` where cached is
-//! `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter) or `prompt_cache_hit_tokens`
-//! (DeepSeek); `cache_read_tokens` = cached; `thoughts_tokens` =
-//! `completion_tokens_details.reasoning_tokens` (already inside `output_tokens`).
+//! `input_tokens = max(0, prompt_tokens − cache reads − cache writes)`, where
+//! - cache reads are `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter), else
+//!   `cache_read_input_tokens` (Anthropic-style gateways: LiteLLM, Vercel AI Gateway);
+//! - cache writes are `prompt_tokens_details.cache_write_tokens` (OpenRouter, for models that
+//!   bill them), else `cache_creation_input_tokens` (Anthropic-style gateways);
+//! - DeepSeek: reads are `prompt_cache_hit_tokens`, and the misses (`prompt_cache_miss_tokens`,
+//!   else `prompt_tokens − hits`) are reported as cache writes, as the reference does: its
+//!   DeepSeek table prices input at $0 and misses as cache writes ("all input is either a
+//!   cache hit or miss"), so the input tokens come to 0.
+//!
+//! `output_tokens` is `completion_tokens`, plus `completion_tokens_details.reasoning_tokens`
+//! when the provider counts them outside it (xAI: `total_tokens` = prompt + completion +
+//! reasoning, tests/cases C45); `thoughts_tokens` is the reasoning count as sent. The
+//! provider's cost is `usage.cost` (plus the upstream cost of a bring-your-own-key request,
+//! see `reported_cost`). A count sent as a negative number reads as 0. Usage is yielded once,
+//! at the end of the stream (or just before an error), with the latest values: a server
+//! that repeats running totals in every chunk is counted once.
 
 use std::collections::BTreeMap;
 
@@ -206,6 +220,9 @@ pub(crate) struct ChatParser {
     tool_calls: BTreeMap<u64, PendingToolCall>,
     finished: bool,
     done: bool,
+    /// The latest usage seen, yielded once when the stream ends (or before an error): a
+    /// server that repeats its running totals in every chunk is counted once.
+    usage: Option<Usage>,
 }
 
 impl ChatParser {
@@ -215,6 +232,7 @@ impl ChatParser {
             tool_calls: BTreeMap::new(),
             finished: false,
             done: false,
+            usage: None,
         }
     }
 
@@ -255,34 +273,79 @@ impl ChatParser {
         }
     }
 
+    /// The usage of one `usage` object (see the module docs' usage rule).
     fn usage(&self, u: &Value) -> Usage {
-        let prompt = u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0);
-        let cached = match self.dialect {
-            ChatDialect::DeepSeek => u
-                .get("prompt_cache_hit_tokens")
-                .and_then(Value::as_u64)
-                .or_else(|| {
-                    u.pointer("/prompt_tokens_details/cached_tokens")
-                        .and_then(Value::as_u64)
-                }),
-            _ => u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64),
+        // A count the provider sent as a negative number (or not a number) reads as absent.
+        let n = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
+        let prompt = n("/prompt_tokens").unwrap_or(0);
+        let completion = n("/completion_tokens").unwrap_or(0);
+        let reasoning = n("/completion_tokens_details/reasoning_tokens");
+        let (cache_read, cache_write) = match self.dialect {
+            ChatDialect::DeepSeek => {
+                let hit = n("/prompt_cache_hit_tokens")
+                    .or_else(|| n("/prompt_tokens_details/cached_tokens"));
+                let miss = n("/prompt_cache_miss_tokens")
+                    .unwrap_or_else(|| prompt.saturating_sub(hit.unwrap_or(0)));
+                (hit, Some(miss))
+            }
+            _ => (
+                n("/prompt_tokens_details/cached_tokens").or_else(|| n("/cache_read_input_tokens")),
+                n("/prompt_tokens_details/cache_write_tokens")
+                    .or_else(|| n("/cache_creation_input_tokens")),
+            ),
         };
+        let cached = cache_read
+            .unwrap_or(0)
+            .saturating_add(cache_write.unwrap_or(0));
+        // xAI counts reasoning outside `completion_tokens` (its total is prompt + completion +
+        // reasoning, tests/cases C45); OpenAI inside (total = prompt + completion).
+        let reasoning_outside =
+            reasoning.is_some_and(|r| r > 0 && n("/total_tokens") == Some(prompt + completion + r));
         Usage {
-            input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
-            output_tokens: u
-                .get("completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            cache_write_tokens: None,
-            cache_read_tokens: cached,
-            thoughts_tokens: u
-                .pointer("/completion_tokens_details/reasoning_tokens")
-                .and_then(Value::as_u64),
-            total_cost_usd: u.get("cost").and_then(Value::as_f64),
+            input_tokens: prompt.saturating_sub(cached),
+            output_tokens: completion
+                + if reasoning_outside {
+                    reasoning.unwrap_or(0)
+                } else {
+                    0
+                },
+            cache_write_tokens: cache_write,
+            cache_read_tokens: cache_read,
+            thoughts_tokens: reasoning,
+            total_cost_usd: reported_cost(u),
             id: None,
         }
+    }
+
+    /// Pushes the usage held back (see `usage` on [`ChatParser`]), once.
+    fn flush_usage(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if let Some(u) = self.usage.take() {
+            out.push(Ok(ApiStreamChunk::Usage(u)));
+        }
+    }
+}
+
+/// The cost a gateway reports (OpenRouter, Vercel AI Gateway): `usage.cost`, plus
+/// `usage.cost_details.upstream_inference_cost` when the request ran on the user's own
+/// provider key (bring-your-own-key), where `cost` is only the gateway's fee. The upstream cost
+/// is added when `usage.is_byok` is true, or — without `is_byok` — when it exceeds `cost`: on
+/// a request billed through the gateway `cost` already includes the upstream cost, and adding
+/// it again doubles the bill (the reference always adds it; see lean-ctx#746,
+/// freebuff#1164, Kilo-Org/kilocode#13841).
+fn reported_cost(u: &Value) -> Option<f64> {
+    let cost = u.get("cost").and_then(Value::as_f64).filter(|c| *c >= 0.0);
+    let upstream = u
+        .pointer("/cost_details/upstream_inference_cost")
+        .and_then(Value::as_f64)
+        .filter(|c| *c >= 0.0);
+    let byok = match u.get("is_byok").and_then(Value::as_bool) {
+        Some(b) => b,
+        None => matches!((cost, upstream), (Some(c), Some(up)) if up > c),
+    };
+    match (cost, upstream) {
+        (Some(c), Some(up)) if byok => Some(c + up),
+        (None, Some(up)) => Some(up),
+        (c, _) => c,
     }
 }
 
@@ -363,6 +426,7 @@ impl ChatParser {
             }
             match c.finish_reason {
                 Some("error") => {
+                    self.flush_usage(out);
                     return out.push(Err(ApiError::new(
                         ErrorKind::Server,
                         "the provider ended the stream with an error (finish_reason \"error\")",
@@ -371,6 +435,7 @@ impl ChatParser {
                 Some("length") if !self.tool_calls.is_empty() => {
                     // A tool call cut off by the token limit is half a JSON object: never hand
                     // it over as a call to run (tests/cases C22).
+                    self.flush_usage(out);
                     return out.push(Err(ApiError::new(
                         ErrorKind::Decode,
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
@@ -381,7 +446,7 @@ impl ChatParser {
             }
         }
         if let Some(u) = c.usage.filter(|u| u.is_object()) {
-            out.push(Ok(ApiStreamChunk::Usage(self.usage(u))));
+            self.usage = Some(self.usage(u));
         }
     }
 }
@@ -396,7 +461,7 @@ impl EventParser for ChatParser {
         }
         if data == "[DONE]" {
             self.done = true;
-            return;
+            return self.flush_usage(out);
         }
         // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
         // `Value` tree per event was most of the CPU). Errors, and shapes the typed reading
@@ -408,13 +473,18 @@ impl EventParser for ChatParser {
         }
         let v = match parse_json(data) {
             Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
+            Err(e) => {
+                self.flush_usage(out);
+                return out.push(Err(*e));
+            }
         };
         if v.get("error").is_some_and(|e| !e.is_null()) {
+            self.flush_usage(out);
             return out.push(Err(in_stream_error(&v)));
         }
         if v.get("object").and_then(Value::as_str) == Some("error") {
             // vLLM and similar servers: a bare error object as an event (tests/cases C31c).
+            self.flush_usage(out);
             let wrapped = serde_json::json!({ "error": v });
             return out.push(Err(in_stream_error(&wrapped)));
         }
@@ -444,7 +514,12 @@ impl EventParser for ChatParser {
         );
     }
 
+    fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.flush_usage(out);
+    }
+
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.flush_usage(out);
         if !self.done && !self.finished {
             out.push(Err(ApiError::new(
                 ErrorKind::Network,
