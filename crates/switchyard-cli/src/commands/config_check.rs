@@ -42,6 +42,10 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             Ok(r) => {
                 say!("  provider   {}", r.provider_id);
                 say!("  model      {}", r.model_id);
+                say!("  model info {}", r.model_origin);
+                if let Some(region) = &r.region {
+                    say!("  region     {region}");
+                }
                 let env = |k: &str| std::env::var(k).ok();
                 let cloud = match r.preset.family {
                     WireFamily::Bedrock => Some(check_bedrock(&r, &env)),
