@@ -18,8 +18,14 @@ const KEY: &str = "sk-test-core-key-never-shown-0123456789";
 
 /// A handler for `provider` / `model` whose base URL is `base_url`.
 fn handler(provider: &str, model: &str, base_url: &str) -> Box<dyn ApiHandler> {
+    handler_with(provider, model, base_url, "")
+}
+
+/// A handler as [`handler`] makes, with `act` lines added to the configuration (e.g. a
+/// thinking budget).
+fn handler_with(provider: &str, model: &str, base_url: &str, act: &str) -> Box<dyn ApiHandler> {
     let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{act}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
     );
     let config = ApiConfiguration::from_toml(&text, "test.toml", |_| Some(KEY.to_owned())).unwrap();
     build_api_handler(&config, Mode::Act).unwrap()
@@ -391,7 +397,7 @@ async fn openrouter_cost_is_taken_as_reported() {
 }
 
 #[tokio::test]
-async fn deepseek_cost_uses_non_cached_input_and_cache_reads() {
+async fn deepseek_cost_prices_misses_as_cache_writes_and_hits_as_reads() {
     let (out, events) =
         run_fixture("deepseek_reasoner", "deepseek", "deepseek-reasoner", "/v1").await;
     assert_eq!(out.status, RequestStatus::Completed);
@@ -512,4 +518,54 @@ async fn a_stream_with_only_usage_is_empty_but_reports_its_usage() {
     assert_eq!((i, o), (12, 0));
     assert!(matches!(events[1], TaskEvent::Error { .. }), "{events:?}");
     assert!(out.first_token.is_none());
+}
+
+/// The cost of the whole pipeline (wire usage → provider normalisation → cost) with every
+/// figure worked out by hand from the reference's prices, written here as literals.
+#[tokio::test]
+async fn costs_as_billed_with_a_thinking_budget_and_reasoning_outside_completion() {
+    // gemini-2.5-flash (reference: $0.30 in, $2.50 out, $3.50 out with a thinking budget,
+    // $0.075 cache reads). gemini_stream's usage: prompt 1043 of which 1024 cached,
+    // candidates 18 + thoughts 137 = 155 output.
+    for (act, output_price) in [("", 2.5), ("thinking_budget_tokens = 8192", 3.5)] {
+        let server =
+            MockServer::start(vec![Reply::new(HttpResponse::fixture("gemini_stream"))]).await;
+        let h = handler_with("gemini", "gemini-2.5-flash", &server.url(), act);
+        let (out, _) = run(h.as_ref()).await;
+        assert_eq!(out.status, RequestStatus::Completed);
+        let want = (19.0 * 0.3 + 155.0 * output_price + 1024.0 * 0.075) / 1e6;
+        assert_close(out.cost_usd, want);
+    }
+    // xAI grok-3-mini ($0.30 in, $0.50 out), tests/cases C45: 32 in, 9 completion + 94
+    // reasoning outside it = 103 out: 9.6 + 51.5 = 61.1 micro-dollars.
+    let (out, _) = run_reply(
+        Reply::new(HttpResponse::case("C45")),
+        "xai",
+        "grok-3-mini",
+        "/v1",
+    )
+    .await;
+    assert_close(out.cost_usd, 61.1e-6);
+}
+
+#[tokio::test]
+async fn a_model_without_prices_has_an_unknown_cost() {
+    let (out, events) = run_reply(
+        Reply::new(HttpResponse::fixture("openai_chat_text")),
+        "openai",
+        "my-model",
+        "/v1",
+    )
+    .await;
+    assert_eq!(out.status, RequestStatus::Completed);
+    assert_eq!(out.cost_usd, None);
+    let usage = events
+        .iter()
+        .find(|e| matches!(e, TaskEvent::Usage { .. }))
+        .unwrap();
+    let (_, o, _, _, cost) = usage_of(usage);
+    assert!(o > 0);
+    assert_eq!(cost, None, "unknown, never $0");
+    let json = serde_json::to_value(usage).unwrap();
+    assert!(json["cost_usd"].is_null(), "{json}");
 }
