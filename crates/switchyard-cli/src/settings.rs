@@ -90,17 +90,10 @@ pub fn local_model_base_url() -> String {
 /// go): the built-in server needs none, and a user's `OPENAI_API_KEY` must not go to whatever
 /// listens on the local port.
 fn built_in_local(env: impl Fn(&str) -> Option<String>, read_keys: bool) -> ApiConfiguration {
-    let mut model_info = toml::Table::new();
-    // SmolLM2 is served with a 2048-token context; keep answers short. A model on this
-    // machine costs nothing.
-    model_info.insert("context_window".into(), toml::Value::Integer(2048));
-    model_info.insert("max_tokens".into(), toml::Value::Integer(512));
-    model_info.insert("input_price".into(), toml::Value::Float(0.0));
-    model_info.insert("output_price".into(), toml::Value::Float(0.0));
     let act = ModeSettings {
         provider: Some("openai".into()),
+        // Its limits and price ($0) are the catalogue's (models/switchyard/openai.toml).
         model_id: Some(LOCAL_MODEL_ID.into()),
-        model_info: Some(model_info),
         ..ModeSettings::default()
     };
     let mut config = ApiConfiguration {

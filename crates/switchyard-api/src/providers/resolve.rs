@@ -130,9 +130,11 @@ fn unknown_model_notice(
     info: &ModelInfo,
     suggestion: Option<&str>,
 ) -> String {
+    let cw = crate::model::DEFAULT_CONTEXT_WINDOW;
     let mut assumed = vec![format!(
-        "a {}-token context window",
-        crate::model::DEFAULT_CONTEXT_WINDOW
+        "a {},{:03}-token context window",
+        cw / 1000,
+        cw % 1000
     )];
     if info.uses_responses_api() {
         assumed.push("the Responses API".to_owned());
