@@ -143,20 +143,32 @@ pub fn load(
     };
     config.catalogue = user_catalogue()?;
     let mode = mode.unwrap_or(config.default_mode);
-    check_selection(&config, selection)?;
     apply_selection(&mut config, mode, selection);
-    if selection.model.is_some() {
-        check_model(&config, mode)?;
-    }
     Ok((config, source, mode))
 }
 
-/// A provider id typed on the command line must be one Switchyard knows: an unknown one is an
-/// error with the nearest id (a configuration file keeps SPEC R3.4's fallback instead).
-fn check_selection(
+/// Checks what the user typed on the command line, once `config` (loaded with `selection`
+/// for `mode`) is in effect: an unknown `--provider` is an error naming the nearest id (a
+/// configuration file keeps SPEC R3.4's fallback instead), and so is a `--model` that the
+/// catalogue lacks and that is one edit away from an id it has, most likely a typo (SPEC
+/// R2.3). Any other unknown model id is sent as typed, with the resolver's warning.
+///
+/// # Errors
+///
+/// [`ConfigError::UnknownProvider`], [`ConfigError::UnknownModel`].
+pub fn check_typed(
     config: &ApiConfiguration,
+    mode: Mode,
     selection: &SelectionArgs,
 ) -> Result<(), ConfigError> {
+    check_provider(config, selection)?;
+    if selection.model.is_some() {
+        check_model(config, mode)?;
+    }
+    Ok(())
+}
+
+fn check_provider(config: &ApiConfiguration, selection: &SelectionArgs) -> Result<(), ConfigError> {
     let Some(typed) = selection.provider.as_deref().map(str::trim) else {
         return Ok(());
     };
@@ -173,9 +185,6 @@ fn check_selection(
     })
 }
 
-/// A model id typed on the command line that the catalogue lacks and that is one edit away
-/// from one it has is most likely a typo: an error saying which (SPEC R2.3). Any other
-/// unknown id is sent as typed, with the resolver's warning.
 fn check_model(config: &ApiConfiguration, mode: Mode) -> Result<(), ConfigError> {
     let Ok(resolved) = resolve_mode(config, mode) else {
         // The task reports this problem itself.

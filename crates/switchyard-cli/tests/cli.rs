@@ -551,6 +551,15 @@ async fn a_typo_on_the_command_line_is_an_error_that_says_what_was_meant() {
         }
     }
     assert_eq!(server.request_count(), 0, "nothing is sent");
+    // `config check` reports the same problem.
+    let run = switchyard(
+        home.path(),
+        &["config", "check", "--provider", "antropic"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stdout.contains("did you mean `anthropic`?"), "{run:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -28,6 +28,10 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
         Mode::Act
     };
     settings::apply_selection(&mut config, other_mode, selection);
+    if let Err(e) = settings::check_typed(&config, default_mode, selection) {
+        say!("problems:\n  - {e}");
+        return ExitCode::from(1);
+    }
     say!("configuration: {}", source.describe());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
