@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::handler::Deadlines;
+use crate::model::Catalogue;
 
 /// The task's mode (SPEC R3.1). Each mode has its own provider and model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -119,6 +120,11 @@ pub struct ProviderEndpoint {
     /// Bedrock and Vertex: the cloud region (`us-east-1`, `us-east5`, `global`, …). Bedrock
     /// falls back to `AWS_REGION`, `AWS_DEFAULT_REGION`, then the AWS profile's region;
     /// Vertex to `GOOGLE_CLOUD_LOCATION`, `CLOUD_ML_REGION`, then `global`.
+    ///
+    /// `qwen`, `zai`, `moonshot` and `minimax`: `international` (the default) or `china`, the
+    /// endpoint (and for qwen and zai the model table) of mainland China; also spelled
+    /// `api_line`, after the reference's `qwenApiLine` / `zaiApiLine` options.
+    #[serde(alias = "api_line")]
     pub region: Option<String>,
     /// Bedrock: the AWS profile of `~/.aws/config` to use (else `AWS_PROFILE`, else `default`).
     pub profile: Option<String>,
@@ -376,6 +382,9 @@ pub struct ApiConfiguration {
     pub plan: ModeSettings,
     pub act: ModeSettings,
     pub providers: ProviderSettings,
+    /// The model catalogue models are looked up in; `None`: the built-in one. Set it to
+    /// [`Catalogue::with_user_file`] to apply a user's `models.toml` (SPEC R2.5).
+    pub catalogue: Option<Arc<Catalogue>>,
 }
 
 /// The file's shape.
@@ -432,9 +441,44 @@ pub enum ConfigError {
     /// A `model_info` override does not fit `ModelInfo`.
     #[error("[{mode}.model_info] is invalid: {message}")]
     ModelInfo { mode: String, message: String },
+    /// A provider id typed on the command line that Switchyard does not know (a configuration
+    /// file keeps the fallback of SPEC R3.4 instead).
+    #[error(
+        "unknown provider id `{provider}`{}; `switchyard models` lists every id",
+        did_you_mean(suggestion)
+    )]
+    UnknownProvider {
+        provider: String,
+        suggestion: Option<String>,
+    },
+    /// A model id typed on the command line that is not in the catalogue and is one edit away
+    /// from one that is: most likely a typo (SPEC R2.3).
+    #[error(
+        "model `{model}` is not in Switchyard's catalogue for `{provider}`: did you mean `{suggestion}`? (To send `{model}` as typed, add it to models.toml in the configuration directory, or name it in the configuration file.)"
+    )]
+    UnknownModel {
+        provider: String,
+        model: String,
+        suggestion: String,
+    },
+    /// A `region` that the provider does not have.
+    #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
+    Region {
+        provider: String,
+        region: String,
+        known: String,
+    },
     /// A base URL is not an http(s) URL.
     #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
     BaseUrl { provider: String, url: String },
+}
+
+/// `; did you mean `X`?` for an error message, or nothing.
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default()
 }
 
 /// A TOML line as it may be shown in an error: when its key names something secret (a key,
@@ -468,6 +512,33 @@ fn redact_secret_value(line: &str) -> (String, Option<&str>) {
     }
 }
 
+/// A [`ConfigError::Parse`] for a TOML file that did not parse: the file, line, column and
+/// toml's message, with the offending line quoted — except a value that may be a secret (a
+/// key written into the file by mistake), which is never echoed.
+pub(crate) fn toml_parse_error(text: &str, file: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+    let raw_line = text.lines().nth(line - 1).unwrap_or("").trim();
+    let mut message = e.message().trim().to_owned();
+    let (source_line, secret) = redact_secret_value(raw_line);
+    if let Some(secret) = secret {
+        message = message.replace(secret, "…");
+    }
+    if !source_line.is_empty() && !message.contains(&source_line) {
+        message = format!("{message} (in `{source_line}`)");
+    }
+    if message.contains("unknown field `api_key`") || message.contains("unknown field `key`") {
+        message.push_str(
+            "; keys are read from environment variables only: set the provider's variable (e.g. OPENAI_API_KEY) or name one with api_key_env",
+        );
+    }
+    ConfigError::Parse {
+        file: file.to_owned(),
+        line,
+        column,
+        message,
+    }
+}
+
 impl ApiConfiguration {
     /// Parses a configuration file's text. `file` names it in errors; `env` looks up
     /// environment variables (pass `|k| std::env::var(k).ok()`), read here for every key
@@ -477,31 +548,8 @@ impl ApiConfiguration {
         file: &str,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let parsed: ConfigFile = toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
-            let raw_line = text.lines().nth(line - 1).unwrap_or("").trim();
-            let mut message = e.message().trim().to_owned();
-            // The offending line is quoted to help, but a value that may be a secret (a key
-            // written into the file by mistake) is never echoed.
-            let (source_line, secret) = redact_secret_value(raw_line);
-            if let Some(secret) = secret {
-                message = message.replace(secret, "…");
-            }
-            if !source_line.is_empty() && !message.contains(&source_line) {
-                message = format!("{message} (in `{source_line}`)");
-            }
-            if message.contains("unknown field `api_key`") || message.contains("unknown field `key`") {
-                message.push_str(
-                    "; keys are read from environment variables only: set the provider's variable (e.g. OPENAI_API_KEY) or name one with api_key_env",
-                );
-            }
-            ConfigError::Parse {
-                file: file.to_owned(),
-                line,
-                column,
-                message,
-            }
-        })?;
+        let parsed: ConfigFile =
+            toml::from_str(text).map_err(|e| toml_parse_error(text, file, &e))?;
         let act = parsed.act.unwrap_or_default();
         // Without a [plan] section both modes use the same settings, as the reference does
         // when "use different models for plan and act" is off.
@@ -515,6 +563,7 @@ impl ApiConfiguration {
                 api_keys: BTreeMap::new(),
                 env: BTreeMap::new(),
             },
+            catalogue: None,
         };
         config.read_keys(env);
         Ok(config)
@@ -564,6 +613,13 @@ impl ApiConfiguration {
                     .insert(var, ApiKey::new(value.trim()));
             }
         }
+    }
+
+    /// The model catalogue in effect: [`ApiConfiguration::catalogue`], else the built-in one.
+    pub fn catalogue(&self) -> &Catalogue {
+        self.catalogue
+            .as_deref()
+            .unwrap_or_else(|| Catalogue::builtin())
     }
 
     /// The settings of `mode`.

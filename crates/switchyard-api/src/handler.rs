@@ -19,13 +19,18 @@ use crate::message::{Message, ToolSpec};
 use crate::model::ModelInfo;
 use crate::stream::{ApiStream, Usage};
 
-/// The model a handler talks to: its id as sent to the provider and what we know of it.
-#[derive(Debug, Clone, PartialEq)]
+/// The model a handler talks to: its id as sent to the provider, what we know of it, and the
+/// thinking budget its requests carry (which prices output at the model's thinking price).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApiHandlerModel {
     /// The model id sent on the wire (e.g. `claude-sonnet-4-5-20250929`).
     pub id: String,
     /// Limits and prices (SPEC R2.2).
     pub info: ModelInfo,
+    /// The thinking budget sent with each request, in tokens (after the clip of SPEC R3.3);
+    /// 0 when none. With a budget, output is billed at `info.thinking_config.output_price`
+    /// where the model has one (the reference's `calculateApiCost`).
+    pub thinking_budget_tokens: u64,
 }
 
 /// A future returned by [`ApiHandler::get_api_stream_usage`].

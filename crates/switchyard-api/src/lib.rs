@@ -144,7 +144,9 @@ pub use handler::{
 };
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
-pub use providers::{CloudSettings, ResolvedMode, build_api_handler, handler_for, resolve_mode};
+pub use providers::{
+    CloudSettings, ModelInfoOrigin, ResolvedMode, build_api_handler, handler_for, resolve_mode,
+};
 pub use stream::{
     ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage, generated_tool_call_id,
 };

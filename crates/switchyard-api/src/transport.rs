@@ -219,6 +219,10 @@ pub(crate) trait EventParser: Send + 'static {
     /// Handles the clean end of the body: flushes what is pending, or reports a stream that
     /// ended before the provider said it was complete.
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
+    /// The body failed (a broken connection, a deadline, bytes that do not decode, a
+    /// cancellation): appends what the parser holds back that is already final — usage the
+    /// provider reported, which it bills — to be yielded before the error. Default: nothing.
+    fn on_error(&mut self, _out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {}
 }
 
 /// A future that finishes a [`WireRequest`] (a token fetched, a signature added).
@@ -562,11 +566,19 @@ pub(crate) fn stream<P: EventParser>(
                 Ok(Some(bytes)) => (<P::Event as Framing>::feed(&mut decoder, &bytes, &mut events), false),
                 Ok(None) => (<P::Event as Framing>::finish(&mut decoder, &mut events), true),
                 Err(e) => {
+                    parser.on_error(&mut out);
+                    for chunk in out.drain(..).flatten() {
+                        yield Ok(chunk);
+                    }
                     yield Err(finish_err(e));
                     return;
                 }
             };
             if let Err(e) = decoded {
+                parser.on_error(&mut out);
+                for chunk in out.drain(..).flatten() {
+                    yield Ok(chunk);
+                }
                 yield Err(finish_err(ApiError::decode(e.to_string())));
                 return;
             }

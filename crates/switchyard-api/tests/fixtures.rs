@@ -20,7 +20,7 @@ use common::{KEY, handler};
 /// The wire family of a fixture's provider, for its raw usage numbers.
 fn provider_family(provider: &str) -> &str {
     match provider {
-        "anthropic" | "bedrock" | "gemini" => provider,
+        "anthropic" | "bedrock" | "gemini" | "deepseek" => provider,
         _ => "openai_chat",
     }
 }
@@ -34,7 +34,7 @@ fn provider_for(fixture: &str) -> (&'static str, &'static str, &'static str) {
     } else if fixture.starts_with("gemini") {
         ("gemini", "gemini-2.5-flash", "")
     } else if fixture == "openai_responses" {
-        ("openai-native", "gpt-5", "/v1")
+        ("openai-native", "gpt-5.4", "/v1")
     } else if fixture.starts_with("ollama") {
         ("ollama", "qwen3:8b", "")
     } else if fixture.starts_with("bedrock") {
@@ -172,7 +172,7 @@ async fn anthropic_request_shape() {
         "anthropic",
         "claude-3-7-sonnet-20250219",
         &server.url(),
-        "thinking_budget_tokens = 50000",
+        "thinking_budget_tokens = 200000",
     );
     let tools = [ToolSpec {
         name: "read_file".into(),
@@ -198,11 +198,12 @@ async fn anthropic_request_shape() {
     let body = req.json();
     assert_eq!(body["model"], "claude-3-7-sonnet-20250219");
     assert_eq!(body["stream"], true);
-    assert_eq!(body["max_tokens"], 8192);
-    // 50000 > max_tokens 8192: clipped to 8191 (SPEC R3.3); thinking means no temperature.
+    // The reference's max output for the model: 128,000 tokens.
+    assert_eq!(body["max_tokens"], 128_000);
+    // 200000 > max_tokens: clipped to max_tokens − 1 (SPEC R3.3); thinking means no temperature.
     assert_eq!(
         body["thinking"],
-        json!({"type": "enabled", "budget_tokens": 8191})
+        json!({"type": "enabled", "budget_tokens": 127_999})
     );
     assert!(body.get("temperature").is_none());
     assert_eq!(
@@ -634,7 +635,7 @@ async fn openai_responses_request_shape() {
         MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_responses"))]).await;
     let h = handler(
         "openai-native",
-        "gpt-5",
+        "gpt-5.4",
         &format!("{}/v1", server.url()),
         "reasoning_effort = \"high\"",
     );
@@ -702,7 +703,7 @@ async fn c07_a_rate_limit_error_event_inside_a_responses_stream() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C07"))]).await;
     let h = handler(
         "openai-native",
-        "gpt-5",
+        "gpt-5.4",
         &format!("{}/v1", server.url()),
         "",
     );

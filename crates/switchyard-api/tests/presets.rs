@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures_util::StreamExt;
+use switchyard_api::model::Catalogue;
 use switchyard_api::providers::presets::{PRESETS, WireFamily};
 use switchyard_api::{
     ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions, build_api_handler,
@@ -13,6 +14,14 @@ use switchyard_api::{
 use switchyard_testkit::{HttpResponse, MockServer, Reply, fixture_text};
 
 const KEY: &str = "sk-preset-test-key-0123456789";
+
+/// True when the catalogue says `model` of `provider` goes through OpenAI's Responses API.
+fn responses_by_default(provider: &str, model: &str) -> bool {
+    Catalogue::builtin()
+        .table(provider, None)
+        .and_then(|t| t.get(model))
+        .is_some_and(|e| e.info.uses_responses_api())
+}
 
 #[tokio::test]
 async fn every_preset_streams_with_its_key_and_default_model() {
@@ -26,6 +35,14 @@ async fn every_preset_streams_with_its_key_and_default_model() {
                 "/v1/messages",
                 "x-api-key",
                 KEY.to_owned(),
+            ),
+            // A default model of the Responses format (openai-native's) streams Responses.
+            WireFamily::OpenAiChat if responses_by_default(preset.id, preset.default_model) => (
+                "openai_responses",
+                "/v1",
+                "/v1/responses",
+                "authorization",
+                format!("Bearer {KEY}"),
             ),
             WireFamily::OpenAiChat => (
                 "openai_chat_text",

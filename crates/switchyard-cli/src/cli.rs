@@ -46,11 +46,15 @@ pub enum Command {
         /// The task directory, e.g. ~/.cline/data/tasks/1764471234567.
         dir: PathBuf,
     },
-    /// List the providers and their model tables (context windows, max output, prices).
+    /// List the providers and their model catalogue (context windows, max output, prices,
+    /// where each entry came from; your own in models.toml in the configuration directory).
     Models {
         /// Only this provider.
         #[arg(long, value_name = "ID")]
         provider: Option<String>,
+        /// One JSON object per provider (and region) per line, with every model's fields.
+        #[arg(long)]
+        json: bool,
     },
     /// Inspect the configuration.
     Config {

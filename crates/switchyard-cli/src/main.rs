@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         Command::Tasks { json } => runtime.block_on(commands::tasks::run(data_dir, json)),
         Command::Export { task_id } => runtime.block_on(commands::export::run(data_dir, &task_id)),
         Command::Import { dir } => runtime.block_on(commands::import::run(data_dir, &dir)),
-        Command::Models { provider } => commands::models::run(provider.as_deref()),
+        Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
         Command::Config {
             command: ConfigCommand::Check(sel),
         } => commands::config_check::run(config, &sel),

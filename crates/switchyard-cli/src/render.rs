@@ -67,8 +67,21 @@ impl UsageSum {
                 total.cache_reads, total.cache_writes
             ));
         }
-        s.push_str(&format!(" · ${:.6}", total.cost_usd));
+        s.push_str(" · ");
+        s.push_str(&cost_label(total, 6));
         s
+    }
+}
+
+/// A task's (or request's) cost for people: `$0.001234`, or, when a request's cost is
+/// unknown (a model without prices, SPEC R2.3), `cost unknown` (with the known part, if any).
+pub fn cost_label(usage: &TaskUsage, decimals: usize) -> String {
+    match usage.cost() {
+        Some(c) => format!("${c:.decimals$}"),
+        None if usage.cost_usd > 0.0 => {
+            format!("cost unknown (at least ${:.decimals$})", usage.cost_usd)
+        }
+        None => "cost unknown".to_owned(),
     }
 }
 

@@ -2,8 +2,15 @@
 //! command-line overrides (SPEC R3.6, DESIGN.md "Configuration").
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use switchyard_api::{ApiConfiguration, ConfigError, Mode, ModeSettings, ProviderEndpoint};
+use switchyard_api::model::Catalogue;
+use switchyard_api::model::lookup::{closest, suggest};
+use switchyard_api::providers::presets::{PRESETS, preset};
+use switchyard_api::{
+    ApiConfiguration, ConfigError, Mode, ModeSettings, ModelInfoOrigin, ProviderEndpoint,
+    resolve_mode,
+};
 
 use crate::cli::SelectionArgs;
 
@@ -36,13 +43,36 @@ impl ConfigSource {
     }
 }
 
-/// The default configuration file: `$SWITCHYARD_HOME/config.toml`, else
-/// `~/.config/switchyard/config.toml` (the platform's config directory).
-pub fn default_config_path() -> Option<PathBuf> {
+/// The configuration directory: `$SWITCHYARD_HOME`, else `~/.config/switchyard/` (the
+/// platform's config directory).
+pub fn config_dir() -> Option<PathBuf> {
     if let Some(home) = std::env::var_os("SWITCHYARD_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(home).join("config.toml"));
+        return Some(PathBuf::from(home));
     }
-    directories::ProjectDirs::from("", "", "switchyard").map(|d| d.config_dir().join("config.toml"))
+    directories::ProjectDirs::from("", "", "switchyard").map(|d| d.config_dir().to_owned())
+}
+
+/// The default configuration file: `config.toml` in the [`config_dir`].
+pub fn default_config_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("config.toml"))
+}
+
+/// The user's model catalogue, `models.toml` in the [`config_dir`] (SPEC R2.5).
+pub fn user_models_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("models.toml"))
+}
+
+/// The built-in catalogue with the user's `models.toml` applied, or `None` when there is no
+/// such file (the built-in one is used).
+///
+/// # Errors
+///
+/// The file cannot be read, or is not valid: the error names the file, line and field.
+pub fn user_catalogue() -> Result<Option<Arc<Catalogue>>, ConfigError> {
+    match user_models_path().filter(|p| p.exists()) {
+        Some(path) => Ok(Some(Arc::new(Catalogue::with_user_file(&path)?))),
+        None => Ok(None),
+    }
 }
 
 /// The local model server's base URL (`SWITCHYARD_LOCAL_MODEL_PORT` overrides the port).
@@ -60,14 +90,10 @@ pub fn local_model_base_url() -> String {
 /// go): the built-in server needs none, and a user's `OPENAI_API_KEY` must not go to whatever
 /// listens on the local port.
 fn built_in_local(env: impl Fn(&str) -> Option<String>, read_keys: bool) -> ApiConfiguration {
-    let mut model_info = toml::Table::new();
-    // SmolLM2 is served with a 2048-token context; keep answers short.
-    model_info.insert("context_window".into(), toml::Value::Integer(2048));
-    model_info.insert("max_tokens".into(), toml::Value::Integer(512));
     let act = ModeSettings {
         provider: Some("openai".into()),
+        // Its limits and price ($0) are the catalogue's (models/switchyard/openai.toml).
         model_id: Some(LOCAL_MODEL_ID.into()),
-        model_info: Some(model_info),
         ..ModeSettings::default()
     };
     let mut config = ApiConfiguration {
@@ -115,9 +141,70 @@ pub fn load(
             ),
         },
     };
+    config.catalogue = user_catalogue()?;
     let mode = mode.unwrap_or(config.default_mode);
     apply_selection(&mut config, mode, selection);
     Ok((config, source, mode))
+}
+
+/// Checks what the user typed on the command line, once `config` (loaded with `selection`
+/// for `mode`) is in effect: an unknown `--provider` is an error naming the nearest id (a
+/// configuration file keeps SPEC R3.4's fallback instead), and so is a `--model` that the
+/// catalogue lacks and that is one edit away from an id it has, most likely a typo (SPEC
+/// R2.3). Any other unknown model id is sent as typed, with the resolver's warning.
+///
+/// # Errors
+///
+/// [`ConfigError::UnknownProvider`], [`ConfigError::UnknownModel`].
+pub fn check_typed(
+    config: &ApiConfiguration,
+    mode: Mode,
+    selection: &SelectionArgs,
+) -> Result<(), ConfigError> {
+    check_provider(config, selection)?;
+    if selection.model.is_some() {
+        check_model(config, mode)?;
+    }
+    Ok(())
+}
+
+fn check_provider(config: &ApiConfiguration, selection: &SelectionArgs) -> Result<(), ConfigError> {
+    let Some(typed) = selection.provider.as_deref().map(str::trim) else {
+        return Ok(());
+    };
+    if preset(typed).is_some() {
+        return Ok(());
+    }
+    let known = PRESETS
+        .iter()
+        .map(|p| p.id)
+        .chain(config.catalogue().providers());
+    Err(ConfigError::UnknownProvider {
+        provider: typed.to_owned(),
+        suggestion: closest(known, typed).map(str::to_owned),
+    })
+}
+
+fn check_model(config: &ApiConfiguration, mode: Mode) -> Result<(), ConfigError> {
+    let Ok(resolved) = resolve_mode(config, mode) else {
+        // The task reports this problem itself.
+        return Ok(());
+    };
+    if resolved.model_origin != ModelInfoOrigin::Defaults {
+        return Ok(());
+    }
+    let suggestion = config
+        .catalogue()
+        .table(&resolved.provider_id, resolved.region.as_deref())
+        .and_then(|t| suggest(t, &resolved.model_id));
+    match suggestion {
+        Some(s) => Err(ConfigError::UnknownModel {
+            provider: resolved.provider_id,
+            model: resolved.model_id,
+            suggestion: s.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Applies `--provider`, `--model` and `--base-url` to `mode`'s settings.

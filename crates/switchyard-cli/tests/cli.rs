@@ -183,11 +183,12 @@ async fn text_mode_streams_text_to_stdout_and_reasoning_and_usage_to_stderr() {
     assert!(run.error_lines().is_empty(), "{run:#?}");
     run.assert_no_key();
 
-    // The request went to the mock with the key in its header and the default model.
+    // The request went to the mock with the key in its header and the default model: the
+    // reference's (Cline v4.0.10 `anthropicDefaultModelId`).
     let req = &server.requests()[0];
     assert_eq!(req.path, "/v1/messages");
     assert_eq!(req.header("x-api-key"), Some(KEY));
-    assert_eq!(req.json()["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(req.json()["model"], "claude-sonnet-5");
     assert_eq!(
         req.json()["messages"][0]["content"][0]["text"],
         "What is 27 * 453?"
@@ -276,7 +277,7 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
     );
     assert_eq!(started["mode"], "act");
     assert_eq!(started["provider"], "anthropic");
-    assert_eq!(started["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(started["model"], "claude-sonnet-5");
 
     let text: String = lines[2..5]
         .iter()
@@ -308,7 +309,8 @@ async fn json_lines_follow_the_contract_for_a_tool_call() {
     assert_eq!(usage["cache_write_tokens"], 0);
     assert_eq!(usage["estimated"], false);
     let cost = usage["cost_usd"].as_f64().unwrap();
-    let want_cost = (472.0 * 3.0 + 89.0 * 15.0) / 1e6;
+    // claude-sonnet-5 at the reference's prices: $2 in, $10 out per million tokens.
+    let want_cost = (472.0 * 2.0 + 89.0 * 10.0) / 1e6;
     assert!((cost - want_cost).abs() < 1e-12, "{cost} vs {want_cost}");
 
     let finished = &lines[7];
@@ -364,6 +366,261 @@ async fn json_error_line_for_insufficient_quota() {
     assert_eq!(lines[4]["status"], "failed");
     assert_eq!(server.request_count(), 1, "a quota error is not retried");
     assert_eq!(server.requests()[0].path, "/v1/chat/completions");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. A typed model id is the model called (SPEC R2.3, R2.5)
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `task` with `--provider provider [--model model] --base-url {mock}{suffix}` against a
+/// server replaying `fixture`, with the provider's key set.
+async fn typed(
+    provider: &str,
+    model: Option<&str>,
+    fixture: &str,
+    suffix: &str,
+    key_var: &str,
+    extra: &[&str],
+) -> (Run, MockServer) {
+    let server = serve(HttpResponse::fixture(fixture)).await;
+    let home = home();
+    let url = format!("{}{suffix}", server.url());
+    let mut args = vec!["task", "hi", "--provider", provider, "--base-url", &url];
+    if let Some(m) = model {
+        args.extend(["--model", m]);
+    }
+    args.extend(extra);
+    let run = switchyard(home.path(), &args, &[(key_var, KEY)]).await;
+    (run, server)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_model_id_is_the_id_sent() {
+    // (provider, typed id, fixture, request path, warnings expected)
+    let cases = [
+        // In the reference's table (Chat Completions there): before issue 11 this warned and
+        // called gpt-4.1.
+        (
+            "openai-native",
+            "gpt-5.1",
+            "openai_chat_text",
+            "/v1/chat/completions",
+            0,
+        ),
+        // A dated variant of a Responses model: its base's info, no warning.
+        (
+            "openai-native",
+            "gpt-5.4-2026-03-05",
+            "openai_responses",
+            "/v1/responses",
+            0,
+        ),
+        // Unknown, of OpenAI's reasoning family: the Responses API, one warning.
+        (
+            "openai-native",
+            "gpt-5.9-pro",
+            "openai_responses",
+            "/v1/responses",
+            1,
+        ),
+        // Unknown elsewhere: sent as typed, one warning.
+        (
+            "deepseek",
+            "deepseek-nope",
+            "deepseek_reasoner",
+            "/v1/chat/completions",
+            1,
+        ),
+    ];
+    for (provider, model, fixture, path, warnings) in cases {
+        let key_var = if provider == "deepseek" {
+            "DEEPSEEK_API_KEY"
+        } else {
+            "OPENAI_API_KEY"
+        };
+        let (run, server) = typed(provider, Some(model), fixture, "/v1", key_var, &[]).await;
+        assert_eq!(run.code, Some(0), "{model}: {run:#?}");
+        run.assert_no_key();
+        let req = &server.requests()[0];
+        assert_eq!(req.path, path, "{model}");
+        assert_eq!(
+            req.json()["model"],
+            model,
+            "{model}: the typed id is the id sent"
+        );
+        let lines = run.warning_lines();
+        assert_eq!(lines.len(), warnings, "{model}: {run:#?}");
+        if warnings == 1 {
+            assert!(lines[0].contains(model), "{model}: {lines:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_model_the_references_default_is_called() {
+    // (provider, fixture, base URL suffix, key variable, the reference's default)
+    let cases = [
+        (
+            "anthropic",
+            "anthropic_text",
+            "",
+            "ANTHROPIC_API_KEY",
+            "claude-sonnet-5",
+        ),
+        (
+            "deepseek",
+            "deepseek_reasoner",
+            "/v1",
+            "DEEPSEEK_API_KEY",
+            "deepseek-chat",
+        ),
+        (
+            "qwen",
+            "openai_chat_text",
+            "/v1",
+            "DASHSCOPE_API_KEY",
+            "qwen3-coder-plus",
+        ),
+    ];
+    for (provider, fixture, suffix, key_var, default) in cases {
+        let (run, server) = typed(provider, None, fixture, suffix, key_var, &[]).await;
+        assert_eq!(run.code, Some(0), "{provider}: {run:#?}");
+        assert!(run.warning_lines().is_empty(), "{provider}: {run:#?}");
+        assert_eq!(server.requests()[0].json()["model"], default, "{provider}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn qwen_in_china_uses_the_mainland_table() {
+    let server = serve(HttpResponse::fixture("openai_chat_text")).await;
+    let home = home();
+    let config = format!(
+        "[act]\nprovider = \"qwen\"\n[providers.qwen]\nregion = \"china\"\nbase_url = \"{}/v1\"\n",
+        server.url()
+    );
+    write_file(home.path(), "config.toml", &config);
+    let run = switchyard(home.path(), &["task", "hi"], &[("DASHSCOPE_API_KEY", KEY)]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    // mainlandQwenModels' default (the reference's `mainlandQwenDefaultModelId`).
+    assert_eq!(server.requests()[0].json()["model"], "qwen3-235b-a22b");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typo_on_the_command_line_is_an_error_that_says_what_was_meant() {
+    let server = serve(HttpResponse::fixture("openai_chat_text")).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    // (arguments, words the one error line must have)
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["--provider", "antropic"],
+            &["`antropic`", "did you mean `anthropic`?"],
+        ),
+        (
+            &["--provider", "openai-native", "--model", "gpt-5.55"],
+            &["`gpt-5.55`", "did you mean `gpt-5.5`?", "models.toml"],
+        ),
+        (
+            &["--provider", "deepseek", "--model", "deepseek-chta"],
+            &["did you mean `deepseek-chat`?"],
+        ),
+    ];
+    for (args, words) in cases {
+        let mut all = vec!["task", "hi", "--base-url", &url];
+        all.extend(args);
+        let run = switchyard(
+            home.path(),
+            &all,
+            &[("OPENAI_API_KEY", KEY), ("DEEPSEEK_API_KEY", KEY)],
+        )
+        .await;
+        assert_eq!(run.code, Some(2), "{args:?}: {run:#?}");
+        let errors = run.error_lines();
+        assert_eq!(errors.len(), 1, "{args:?}: {run:#?}");
+        for w in words {
+            assert!(errors[0].contains(w), "{args:?}: `{w}` missing: {errors:?}");
+        }
+    }
+    assert_eq!(server.request_count(), 0, "nothing is sent");
+    // `config check` reports the same problem.
+    let run = switchyard(
+        home.path(),
+        &["config", "check", "--provider", "antropic"],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{run:#?}");
+    assert!(run.stdout.contains("did you mean `anthropic`?"), "{run:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typo_in_the_configuration_file_warns_and_sends_the_id_as_written() {
+    let server = serve(HttpResponse::fixture("deepseek_reasoner")).await;
+    let home = home();
+    let config = format!(
+        "[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-chta\"\n[providers.deepseek]\nbase_url = \"{}/v1\"\n",
+        server.url()
+    );
+    write_file(home.path(), "config.toml", &config);
+    let run = switchyard(home.path(), &["task", "hi"], &[("DEEPSEEK_API_KEY", KEY)]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let warnings = run.warning_lines();
+    assert_eq!(warnings.len(), 1, "{run:#?}");
+    assert!(
+        warnings[0].contains("`deepseek-chta`")
+            && warnings[0].contains("did you mean `deepseek-chat`?"),
+        "{warnings:?}"
+    );
+    assert_eq!(server.requests()[0].json()["model"], "deepseek-chta");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unpriced_model_has_an_unknown_cost_everywhere() {
+    let server = serve(HttpResponse::fixture("deepseek_reasoner")).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let base = [
+        "task",
+        "9.11 or 9.8?",
+        "--provider",
+        "deepseek",
+        "--model",
+        "deepseek-nope",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--base-url", &url, "--json"]);
+    let run = switchyard(home.path(), &args, &[("DEEPSEEK_API_KEY", KEY)]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let lines = run.json_lines();
+    let usage = lines.iter().find(|l| l["type"] == "usage").unwrap();
+    assert_eq!(usage["output_tokens"], 58, "{usage}");
+    assert!(usage["cost_usd"].is_null(), "unknown, not $0: {usage}");
+    // The stderr line of a text run.
+    let server = serve(HttpResponse::fixture("deepseek_reasoner")).await;
+    let url = format!("{}/v1", server.url());
+    let mut args = base.to_vec();
+    args.extend(["--base-url", &url]);
+    let run = switchyard(home.path(), &args, &[("DEEPSEEK_API_KEY", KEY)]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let last = *run.stderr_lines().last().unwrap();
+    assert!(last.contains("cost unknown"), "{last}");
+    assert!(!last.contains('$'), "{last}");
+    // `switchyard tasks`, both ways.
+    let run = switchyard(home.path(), &["tasks", "--json"], &[]).await;
+    let tasks: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(tasks.len(), 2, "{run:#?}");
+    for t in &tasks {
+        assert!(t["cost_usd"].is_null(), "{t}");
+        assert_eq!(t["unpriced_requests"], 1, "{t}");
+    }
+    let run = switchyard(home.path(), &["tasks"], &[]).await;
+    let rows: Vec<&str> = run.stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{run:#?}");
+    assert!(rows.iter().all(|r| r.contains("unknown")), "{run:#?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,45 +904,6 @@ async fn base_url_flag_applies_after_the_unknown_provider_fallback() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn unknown_model_of_a_fixed_table_warns_and_uses_the_default() {
-    let server = serve(HttpResponse::fixture("deepseek_reasoner")).await;
-    let home = home();
-    let url = format!("{}/v1", server.url());
-    let run = switchyard(
-        home.path(),
-        &[
-            "task",
-            "9.11 or 9.8?",
-            "--provider",
-            "deepseek",
-            "--model",
-            "deepseek-nope",
-            "--base-url",
-            &url,
-        ],
-        &[("DEEPSEEK_API_KEY", KEY)],
-    )
-    .await;
-    assert_eq!(run.code, Some(0), "{run:#?}");
-    run.assert_no_key();
-    let warnings = run.warning_lines();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("deepseek-nope") && w.contains("deepseek-chat")),
-        "{run:#?}"
-    );
-    assert_eq!(run.stdout, "9.8 is greater than 9.11.\n", "{run:#?}");
-    let req = &server.requests()[0];
-    assert_eq!(req.path, "/v1/chat/completions");
-    assert_eq!(req.json()["model"], "deepseek-chat");
-    assert_eq!(
-        req.header("authorization"),
-        Some(format!("Bearer {KEY}").as_str())
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
 async fn html_502_is_summarised_without_the_page() {
     let page = "<!doctype html><html><body><h1>502</h1>secret upstream internals</body></html>";
     let server = serve(HttpResponse::new(
@@ -867,6 +1085,182 @@ async fn models_with_an_unknown_provider_names_the_known_ids() {
     assert_eq!(errors.len(), 1, "{run:#?}");
     for want in ["nope", "anthropic", "openrouter", "deepseek"] {
         assert!(errors[0].contains(want), "`{want}` missing: {run:#?}");
+    }
+}
+
+/// The reference's model tables, read from the repository's JSON (not through Switchyard).
+fn reference_tables() -> Value {
+    let text = std::fs::read_to_string(test_data_dir().join("reference/cline-v4.0.10-models.json"))
+        .unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["tables"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn models_lists_every_reference_model_under_its_provider_ids_with_its_default() {
+    let home = home();
+    let run = switchyard(home.path(), &["models", "--json"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let listings: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let find = |provider: &str, region: Option<&str>| {
+        listings
+            .iter()
+            .find(|l| l["provider"] == provider && l["region"].as_str() == region)
+            .unwrap_or_else(|| panic!("{provider} {region:?} not listed"))
+    };
+    let regions = [
+        ("internationalQwenModels", "international"),
+        ("mainlandQwenModels", "china"),
+        ("internationalZAiModels", "international"),
+        ("mainlandZAiModels", "china"),
+    ];
+    let mut checked = 0;
+    for (name, table) in reference_tables().as_object().unwrap() {
+        let region = regions.iter().find(|(t, _)| t == name).map(|(_, r)| *r);
+        for provider in table["provider_ids"].as_array().unwrap() {
+            let listing = find(provider.as_str().unwrap(), region);
+            assert_eq!(listing["default_model"], table["default_model"], "{name}");
+            let ids: Vec<&str> = listing["models"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].as_str().unwrap())
+                .collect();
+            for id in table["models"].as_object().unwrap().keys() {
+                assert!(ids.contains(&id.as_str()), "{name}: {id} not listed");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(
+        checked, 494,
+        "every model of the reference's 31 tables with a provider"
+    );
+    let models: usize = listings
+        .iter()
+        .map(|l| l["models"].as_array().unwrap().len())
+        .sum();
+    let mut providers: Vec<&str> = listings
+        .iter()
+        .map(|l| l["provider"].as_str().unwrap())
+        .collect();
+    providers.dedup();
+    assert!(models >= 490, "{models}");
+    assert!(providers.len() >= 38, "{providers:?}");
+    // The text listing ends with the same count.
+    let run = switchyard(home.path(), &["models"], &[]).await;
+    let last = run.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!(
+            "{models} models across {} provider ids",
+            providers.len()
+        )),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_catalogue_adds_a_model_and_is_named_as_its_source() {
+    let server = serve(HttpResponse::fixture("openai_chat_text")).await;
+    let home = home();
+    let path = write_file(
+        home.path(),
+        "models.toml",
+        "[openai.models.\"team-model\"]\ncontext_window = 32000\ninput_price = 1.0\noutput_price = 4.0\n\n[anthropic.models.\"claude-sonnet-5\"]\ninput_price = 2.5\n",
+    );
+    let run = switchyard(home.path(), &["models", "--provider", "openai"], &[]).await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("team-model"))
+        .unwrap();
+    assert!(line.contains("32,000"), "{line}");
+    assert!(
+        line.contains(&format!("user file {}", path.display())),
+        "{line}"
+    );
+    let run = switchyard(
+        home.path(),
+        &["models", "--provider", "anthropic", "--json"],
+        &[],
+    )
+    .await;
+    let listing: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let sonnet = listing["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-sonnet-5")
+        .unwrap();
+    assert_eq!(sonnet["input_price"], 2.5);
+    assert_eq!(
+        sonnet["output_price"], 10.0,
+        "the other fields stay the reference's"
+    );
+    assert_eq!(sonnet["source"]["kind"], "user");
+    assert_eq!(sonnet["source"]["over"]["table"], "anthropicModels");
+    // A task with the user's model: no warning, priced from the file (openai_chat_text's
+    // usage: 19 prompt tokens, 10 output).
+    let url = format!("{}/v1", server.url());
+    let run = switchyard(
+        home.path(),
+        &[
+            "task",
+            "hi",
+            "--provider",
+            "openai",
+            "--model",
+            "team-model",
+            "--base-url",
+            &url,
+            "--json",
+        ],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.warning_lines().is_empty(), "{run:#?}");
+    let usage = run
+        .json_lines()
+        .into_iter()
+        .find(|l| l["type"] == "usage")
+        .unwrap();
+    let (i, o) = (
+        usage["input_tokens"].as_f64().unwrap(),
+        usage["output_tokens"].as_f64().unwrap(),
+    );
+    let want = (i * 1.0 + o * 4.0) / 1e6;
+    assert!(
+        (usage["cost_usd"].as_f64().unwrap() - want).abs() < 1e-12,
+        "{usage}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_user_catalogue_names_file_line_and_field() {
+    let home = home();
+    let path = write_file(
+        home.path(),
+        "models.toml",
+        "[openai.models.\"m\"]\ncontext_window = 1000\ninput_price = \"cheap\"\n",
+    );
+    for args in [
+        &["models"][..],
+        &["task", "hi", "--provider", "openai", "--model", "m"][..],
+    ] {
+        let run = switchyard(home.path(), args, &[("OPENAI_API_KEY", KEY)]).await;
+        assert_eq!(run.code, Some(2), "{args:?}: {run:#?}");
+        let errors = run.error_lines();
+        assert_eq!(errors.len(), 1, "{run:#?}");
+        assert!(
+            errors[0].contains(&format!("{}:3:", path.display()))
+                && errors[0].contains("input_price"),
+            "{errors:?}"
+        );
     }
 }
 

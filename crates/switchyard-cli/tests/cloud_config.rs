@@ -98,7 +98,8 @@ fn bedrock_with_static_keys_and_region_is_ready_and_redacted() {
     assert!(
         line_with(&run, "base URL").contains("https://bedrock-runtime.eu-west-1.amazonaws.com")
     );
-    assert!(line_with(&run, "model").contains("anthropic.claude-sonnet-4-5-20250929-v1:0"));
+    // The reference's default Bedrock model.
+    assert!(line_with(&run, "model").contains("anthropic.claude-sonnet-5"));
     for secret in [SECRET, AKID, "SESSIONTOKENCLITEST"] {
         assert!(!run.out.contains(secret), "{}", run.out);
     }

@@ -38,7 +38,10 @@
 //!         }
 //!     })
 //!     .await?;
-//! println!("\n{} tokens in, ${:.6}", outcome.usage.input_tokens, outcome.cost_usd);
+//! match outcome.cost_usd {
+//!     Some(usd) => println!("\n{} tokens in, ${usd:.6}", outcome.usage.input_tokens),
+//!     None => println!("\n{} tokens in, cost unknown", outcome.usage.input_tokens),
+//! }
 //! # assert!(task.messages().len() == 2);
 //! # Ok(())
 //! # }

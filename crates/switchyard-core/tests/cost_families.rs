@@ -1,23 +1,27 @@
 //! Cost per SPEC R9.2 for each wire family's usage normalisation: every fixture with usage is
-//! replayed through its provider, the usage chunks summed and priced from the model table, and
-//! the result compared with the reference's rule applied to the raw wire numbers recorded in
-//! the fixture's `.expected.json`:
+//! replayed through its provider, the usage chunks summed and priced by the product (its
+//! catalogue's prices), and the result compared with the reference's rule applied to the raw
+//! wire numbers recorded in the fixture's `.expected.json`, **at the prices of the reference's
+//! own table** (`tests/reference/cline-v4.0.10-models.json`, read here), so a wrong price in a
+//! model table fails this test (issue 18):
 //!
 //! - Anthropic rule (Anthropic, Bedrock, Vertex Claude, MiniMax): the wire's `input_tokens`
 //!   is already uncached: `in·p_in + out·p_out + cw·p_cw + cr·p_cr`.
 //! - OpenAI rule (Chat Completions, Responses, DeepSeek, OpenRouter without its own cost, the
 //!   OpenAI-compatible presets): the wire's prompt tokens include cache hits:
 //!   `max(0, in − cw − cr)·p_in + out·p_out + cw·p_cw + cr·p_cr`.
+//! - DeepSeek: the reference's table prices input at $0 and the cache misses (`prompt − hits`
+//!   when the wire gives no miss count) at the cache-write price: `(in − cr)·p_cw +
+//!   out·p_out + cr·p_cr`.
 //! - Gemini (Gemini, Vertex Gemini): `promptTokenCount` includes `cachedContentTokenCount`,
 //!   and thoughts are billed as output: `(prompt − cached)·p_in + cached·p_cr +
 //!   (candidates + thoughts)·p_out`.
 //!
-//! Prices are the model tables' (USD per million tokens); tiers apply by prompt size.
+//! Prices in USD per million tokens; tiers apply by prompt size, after sorting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures_util::StreamExt;
 use serde_json::Value;
-use switchyard_api::model::ModelInfo;
 use switchyard_api::{
     ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions, build_api_handler,
 };
@@ -28,35 +32,51 @@ use switchyard_testkit::{HttpResponse, MockServer, Reply, test_data_dir};
 enum Rule {
     Anthropic,
     OpenAi,
+    DeepSeek,
     Gemini,
 }
 
-/// The tier's prices for a prompt of `prompt` tokens (SPEC R9.2).
-fn prices(info: &ModelInfo, prompt: u64) -> (f64, f64, f64, f64) {
-    let tier = info
-        .tiers
+/// The reference's entry for `model` in its table `table`, as JSON.
+fn reference_entry(table: &str, model: &str) -> Value {
+    let text = std::fs::read_to_string(test_data_dir().join("reference/cline-v4.0.10-models.json"))
+        .unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    all["tables"][table]["models"][model].clone()
+}
+
+/// The reference's prices for a prompt of `prompt` tokens: `(in, out, cache writes, cache
+/// reads)`, from the tier the prompt fits in (tiers sorted by `contextWindow`, `Infinity` last).
+fn prices(entry: &Value, prompt: u64) -> (f64, f64, f64, f64) {
+    let price = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    let bound = |t: &Value| match &t["contextWindow"] {
+        Value::String(s) if s == "Infinity" => f64::INFINITY,
+        v => v.as_f64().unwrap(),
+    };
+    let mut tiers: Vec<&Value> = entry
+        .get("tiers")
+        .and_then(Value::as_array)
+        .map(|t| t.iter().collect())
+        .unwrap_or_default();
+    tiers.sort_by(|a, b| bound(a).total_cmp(&bound(b)));
+    let tier = tiers
         .iter()
-        .find(|t| prompt <= t.context_window)
-        .or(info.tiers.last());
-    let pick = |t: Option<f64>, base: f64| t.unwrap_or(base);
-    match tier {
-        Some(t) => (
-            pick(t.input_price, info.input_price),
-            pick(t.output_price, info.output_price),
-            pick(t.cache_writes_price, info.cache_writes_price),
-            pick(t.cache_reads_price, info.cache_reads_price),
-        ),
-        None => (
-            info.input_price,
-            info.output_price,
-            info.cache_writes_price,
-            info.cache_reads_price,
-        ),
-    }
+        .find(|t| prompt as f64 <= bound(t))
+        .or(tiers.last());
+    let pick = |k: &str| {
+        tier.and_then(|t| price(t, k))
+            .or_else(|| price(entry, k))
+            .unwrap_or(0.0)
+    };
+    (
+        pick("inputPrice"),
+        pick("outputPrice"),
+        pick("cacheWritesPrice"),
+        pick("cacheReadsPrice"),
+    )
 }
 
 /// The reference's cost of the raw usage recorded in a fixture's expected chunks.
-fn reference_cost(rule: Rule, info: &ModelInfo, raw: &Value) -> f64 {
+fn reference_cost(rule: Rule, entry: &Value, raw: &Value) -> f64 {
     let n = |k: &str| raw.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (input, output, cw, cr, thoughts) = (
         n("input_tokens"),
@@ -68,15 +88,19 @@ fn reference_cost(rule: Rule, info: &ModelInfo, raw: &Value) -> f64 {
     let m = |tokens: u64, price: f64| tokens as f64 * price / 1e6;
     match rule {
         Rule::Anthropic => {
-            let (pi, po, pw, pr) = prices(info, input + cw + cr);
+            let (pi, po, pw, pr) = prices(entry, input + cw + cr);
             m(input, pi) + m(output, po) + m(cw, pw) + m(cr, pr)
         }
         Rule::OpenAi => {
-            let (pi, po, pw, pr) = prices(info, input);
+            let (pi, po, pw, pr) = prices(entry, input);
             m(input.saturating_sub(cw + cr), pi) + m(output, po) + m(cw, pw) + m(cr, pr)
         }
+        Rule::DeepSeek => {
+            let (_, po, pw, pr) = prices(entry, input);
+            m(input.saturating_sub(cr), pw) + m(output, po) + m(cr, pr)
+        }
         Rule::Gemini => {
-            let (pi, po, _, pr) = prices(info, input);
+            let (pi, po, _, pr) = prices(entry, input);
             m(input - cr, pi) + m(cr, pr) + m(output + thoughts, po)
         }
     }
@@ -84,13 +108,15 @@ fn reference_cost(rule: Rule, info: &ModelInfo, raw: &Value) -> f64 {
 
 #[tokio::test]
 async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
-    let cases: &[(&str, &str, &str, &str, Rule)] = &[
+    // (fixture, provider, model, base URL suffix, rule, the reference table of the model)
+    let cases: &[(&str, &str, &str, &str, Rule, &str)] = &[
         (
             "anthropic_text",
             "anthropic",
             "claude-sonnet-4-5-20250929",
             "",
             Rule::Anthropic,
+            "anthropicModels",
         ),
         (
             "anthropic_thinking",
@@ -98,6 +124,7 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "claude-sonnet-4-5-20250929",
             "",
             Rule::Anthropic,
+            "anthropicModels",
         ),
         (
             "anthropic_tool_use",
@@ -105,6 +132,7 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "claude-sonnet-4-5-20250929",
             "",
             Rule::Anthropic,
+            "anthropicModels",
         ),
         (
             "bedrock_converse_stream",
@@ -112,6 +140,7 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "anthropic.claude-sonnet-4-5-20250929-v1:0",
             "",
             Rule::Anthropic,
+            "bedrockModels",
         ),
         (
             "openai_chat_text",
@@ -119,6 +148,7 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "o4-mini",
             "/v1",
             Rule::OpenAi,
+            "openAiNativeModels",
         ),
         (
             "openai_chat_tool_calls",
@@ -126,20 +156,23 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "gpt-4.1",
             "/v1",
             Rule::OpenAi,
+            "openAiNativeModels",
         ),
         (
             "openai_responses",
             "openai-native",
-            "gpt-5",
+            "gpt-5.4",
             "/v1",
             Rule::OpenAi,
+            "openAiNativeModels",
         ),
         (
             "deepseek_reasoner",
             "deepseek",
             "deepseek-reasoner",
             "/v1",
-            Rule::OpenAi,
+            Rule::DeepSeek,
+            "deepSeekModels",
         ),
         (
             "gemini_stream",
@@ -147,9 +180,10 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             "gemini-2.5-flash",
             "",
             Rule::Gemini,
+            "geminiModels",
         ),
     ];
-    for &(fixture, provider, model, prefix, rule) in cases {
+    for &(fixture, provider, model, prefix, rule, table) in cases {
         let server = MockServer::start(vec![Reply::new(HttpResponse::fixture(fixture))]).await;
         let region = if provider == "bedrock" {
             "region = \"us-east-1\"\n"
@@ -164,7 +198,8 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             ApiConfiguration::from_toml(&text, "t.toml", |_| Some("k".to_owned())).unwrap();
         let handler = build_api_handler(&config, Mode::Act).unwrap();
         let info = handler.get_model().info;
-        assert!(info.input_price > 0.0, "{fixture}: {model} has no prices");
+        let entry = reference_entry(table, model);
+        assert!(entry.is_object(), "{fixture}: {model} is not in {table}");
         let mut totals = UsageTotals::default();
         let items: Vec<_> = handler
             .create_message(
@@ -195,8 +230,8 @@ async fn every_familys_cost_matches_the_reference_rule_on_raw_usage() {
             .filter(|c| c["type"] == "usage")
             .collect();
         assert_eq!(raw.len(), 1, "{fixture}");
-        let want = reference_cost(rule, &info, raw[0]);
-        let got = totals.cost_usd(&info);
+        let want = reference_cost(rule, &entry, raw[0]);
+        let got = totals.cost_usd(&info, 0).unwrap();
         assert!(want > 0.0, "{fixture}");
         assert!(
             (got - want).abs() < 1e-12,

@@ -48,7 +48,12 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
             _ => "high",
         };
         generation["thinkingConfig"] = json!({ "thinkingLevel": level, "includeThoughts": true });
-    } else if mode.thinking_budget_tokens > 0 || info.supports_reasoning {
+    } else if mode.thinking_budget_tokens > 0
+        || info.supports_reasoning
+        || info.thinking_config.is_some()
+    {
+        // A thinking model: the catalogue marks it `supports_reasoning` or, as the
+        // reference's Gemini table does, with a `thinking_config`.
         let max = info
             .thinking_config
             .as_ref()

@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | Anthropic Messages (and MiniMax) | `anthropic.rs` | SSE |
 //! | OpenAI Chat Completions and the OpenAI-compatible presets | `openai_chat.rs` | SSE |
-//! | OpenAI Responses (models whose `api_format` is `responses`) | `openai_responses.rs` | SSE |
+//! | OpenAI Responses (models whose `api_format` is `responses` or `responses_websocket`) | `openai_responses.rs` | SSE |
 //! | Gemini `streamGenerateContent` | `gemini.rs` | SSE |
 //! | Ollama `/api/chat` | `ollama.rs` | NDJSON |
 //! | Bedrock ConverseStream (feature `bedrock`) | `bedrock.rs` | AWS event-stream, SigV4 |
@@ -50,7 +50,9 @@ mod think_tags;
 mod vertex;
 
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
-pub use resolve::{CloudSettings, ResolvedMode, is_loopback, resolve_mode};
+pub use resolve::{
+    CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,
+};
 
 use crate::config::{ApiConfiguration, ConfigError, Mode};
 use crate::handler::ApiHandler;
@@ -59,7 +61,7 @@ use provider::ProviderHandler;
 /// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
 /// clip, checks the key ([`ConfigError::MissingApiKey`] names the variable), and constructs
 /// the provider's handler without any network request (R3.5). Notices (unknown provider →
-/// Anthropic, unknown model → default, clipped budget) are logged as warnings (R3.4).
+/// Anthropic, a model id not in the catalogue, clipped budget) are logged as warnings (R3.4).
 ///
 /// # Errors
 ///
@@ -79,7 +81,8 @@ pub fn build_api_handler(
 }
 
 /// Builds the handler for an already resolved mode: the preset's wire family, and for the
-/// OpenAI family the Responses API when the model's `api_format` is `responses`.
+/// OpenAI family the Responses API when the model's `api_format` says so
+/// ([`ModelInfo::uses_responses_api`](crate::ModelInfo::uses_responses_api)).
 ///
 /// # Errors
 ///
@@ -114,9 +117,7 @@ pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, Co
             provider: resolved.provider_id,
             feature: "vertex",
         }),
-        WireFamily::OpenAiChat
-            if resolved.model_info.api_format.as_deref() == Some("responses") =>
-        {
+        WireFamily::OpenAiChat if resolved.model_info.uses_responses_api() => {
             ProviderHandler::boxed(resolved, openai_responses::OpenAiResponses)
         }
         WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {

@@ -11,15 +11,29 @@
 //!   `delta.reasoning` and `delta.reasoning_details[]` are reasoning, `usage.cost` is the cost
 //!   (OpenRouter docs: api-reference/streaming, usage-accounting, reasoning-tokens).
 //! - DeepSeek (R4.5): `delta.reasoning_content` is reasoning; `usage.prompt_cache_hit_tokens`
-//!   are cache reads (api-docs.deepseek.com guides/reasoning_model, guides/kv_cache).
+//!   are cache reads, the misses cache writes (api-docs.deepseek.com guides/reasoning_model,
+//!   guides/kv_cache; see the usage rule).
 //! - Request bodies, per provider and model family, are `chat_body.rs`'s (OpenRouter's and
 //!   the Vercel AI Gateway's `gateway_body.rs`'s).
 //!
 //! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
-//! `input_tokens = prompt_tokens − cached` where cached is
-//! `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter) or `prompt_cache_hit_tokens`
-//! (DeepSeek); `cache_read_tokens` = cached; `thoughts_tokens` =
-//! `completion_tokens_details.reasoning_tokens` (already inside `output_tokens`).
+//! `input_tokens = max(0, prompt_tokens − cache reads − cache writes)`, where
+//! - cache reads are `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter), else
+//!   `cache_read_input_tokens` (Anthropic-style gateways: LiteLLM, Vercel AI Gateway);
+//! - cache writes are `prompt_tokens_details.cache_write_tokens` (OpenRouter, for models that
+//!   bill them), else `cache_creation_input_tokens` (Anthropic-style gateways);
+//! - DeepSeek: reads are `prompt_cache_hit_tokens`, and the misses (`prompt_cache_miss_tokens`,
+//!   else `prompt_tokens − hits`) are reported as cache writes, as the reference does: its
+//!   DeepSeek table prices input at $0 and misses as cache writes ("all input is either a
+//!   cache hit or miss"), so the input tokens come to 0.
+//!
+//! `output_tokens` is `completion_tokens`, plus `completion_tokens_details.reasoning_tokens`
+//! when the provider counts them outside it (xAI: `total_tokens` = prompt + completion +
+//! reasoning, tests/cases C45); `thoughts_tokens` is the reasoning count as sent. The
+//! provider's cost is `usage.cost` (plus the upstream cost of a bring-your-own-key request,
+//! see `reported_cost`). A count sent as a negative number reads as 0. Usage is yielded once,
+//! at the end of the stream (or just before an error), with the latest values: a server
+//! that repeats running totals in every chunk is counted once.
 
 use serde_json::Value;
 
@@ -115,6 +129,9 @@ pub(crate) struct ChatParser {
     /// The error a named finish reason ends the stream with (SPEC R7.5), held until the usage
     /// that may follow it has been yielded (those tokens were billed).
     failure: Option<ApiError>,
+    /// The latest usage seen, yielded once when the stream ends (or before an error): a
+    /// server that repeats its running totals in every chunk is counted once.
+    usage: Option<Usage>,
 }
 
 impl ChatParser {
@@ -127,6 +144,7 @@ impl ChatParser {
             finished: false,
             done: false,
             failure: None,
+            usage: None,
         }
     }
 
@@ -225,38 +243,86 @@ impl ChatParser {
         }
     }
 
+    /// The usage of one `usage` object (see the module docs' usage rule).
     fn usage(&self, u: &Value) -> Usage {
-        let count = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
-        let prompt = count("/prompt_tokens").unwrap_or(0);
-        let cached = match self.dialect {
-            ChatDialect::DeepSeek => count("/prompt_cache_hit_tokens")
-                .or_else(|| count("/prompt_tokens_details/cached_tokens")),
-            _ => count("/prompt_tokens_details/cached_tokens"),
+        // A count the provider sent as a negative number (or not a number) reads as absent.
+        let n = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
+        let prompt = n("/prompt_tokens").unwrap_or(0);
+        let completion = n("/completion_tokens").unwrap_or(0);
+        let reasoning = n("/completion_tokens_details/reasoning_tokens");
+        let (cache_read, cache_write) = match self.dialect {
+            ChatDialect::DeepSeek => {
+                let hit = n("/prompt_cache_hit_tokens")
+                    .or_else(|| n("/prompt_tokens_details/cached_tokens"));
+                let miss = n("/prompt_cache_miss_tokens")
+                    .unwrap_or_else(|| prompt.saturating_sub(hit.unwrap_or(0)));
+                (hit, Some(miss))
+            }
+            _ => (
+                n("/prompt_tokens_details/cached_tokens").or_else(|| n("/cache_read_input_tokens")),
+                n("/prompt_tokens_details/cache_write_tokens")
+                    .or_else(|| n("/cache_creation_input_tokens")),
+            ),
         };
-        let completion = count("/completion_tokens").unwrap_or(0);
-        let reasoning = count("/completion_tokens_details/reasoning_tokens");
-        // OpenAI counts reasoning inside completion_tokens; xAI outside it, but inside
-        // total_tokens (tests/cases C45: 32 + 9 + 94 = 135). When the three add up to the
-        // total, the reasoning is billed output on top of the completion.
-        let separate_reasoning =
-            reasoning.filter(|&r| r > 0 && count("/total_tokens") == Some(prompt + completion + r));
+        let cached = cache_read
+            .unwrap_or(0)
+            .saturating_add(cache_write.unwrap_or(0));
+        // xAI counts reasoning outside `completion_tokens` (its total is prompt + completion +
+        // reasoning, tests/cases C45); OpenAI inside (total = prompt + completion).
+        let reasoning_outside =
+            reasoning.is_some_and(|r| r > 0 && n("/total_tokens") == Some(prompt + completion + r));
         Usage {
-            input_tokens: prompt.saturating_sub(cached.unwrap_or(0)),
-            output_tokens: completion + separate_reasoning.unwrap_or(0),
-            cache_write_tokens: None,
-            cache_read_tokens: cached,
+            input_tokens: prompt.saturating_sub(cached),
+            output_tokens: completion
+                + if reasoning_outside {
+                    reasoning.unwrap_or(0)
+                } else {
+                    0
+                },
+            cache_write_tokens: cache_write,
+            cache_read_tokens: cache_read,
             thoughts_tokens: reasoning,
-            total_cost_usd: u.get("cost").and_then(Value::as_f64),
+            total_cost_usd: reported_cost(u),
             id: None,
         }
     }
 
+    /// Pushes the usage held back (see `usage` on [`ChatParser`]), once.
+    fn flush_usage(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        if let Some(u) = self.usage.take() {
+            out.push(Ok(ApiStreamChunk::Usage(u)));
+        }
+    }
     /// Yields the held failure, if any: the stream ends with it.
     fn flush_failure(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         if let Some(e) = self.failure.take() {
             self.think.finish(out);
             out.push(Err(e));
         }
+    }
+}
+
+/// The cost a gateway reports (OpenRouter, Vercel AI Gateway): `usage.cost`, plus
+/// `usage.cost_details.upstream_inference_cost` when the request ran on the user's own
+/// provider key (bring-your-own-key), where `cost` is only the gateway's fee. The upstream cost
+/// is added when `usage.is_byok` is true, or — without `is_byok` — when it exceeds `cost`: on
+/// a request billed through the gateway `cost` already includes the upstream cost, and adding
+/// it again doubles the bill (the reference always adds it; see lean-ctx#746,
+/// freebuff#1164, Kilo-Org/kilocode#13841).
+fn reported_cost(u: &Value) -> Option<f64> {
+    let cost = u.get("cost").and_then(Value::as_f64).filter(|c| *c >= 0.0);
+    let upstream = u
+        .pointer("/cost_details/upstream_inference_cost")
+        .and_then(Value::as_f64)
+        .filter(|c| *c >= 0.0);
+    let byok = match u.get("is_byok").and_then(Value::as_bool) {
+        Some(b) => b,
+        None => matches!((cost, upstream), (Some(c), Some(up)) if up > c),
+    };
+    match (cost, upstream) {
+        (Some(c), Some(up)) if byok => Some(c + up),
+        (None, Some(up)) => Some(up),
+        (c, _) => c,
     }
 }
 
@@ -275,6 +341,7 @@ impl ChatParser {
             }
             match c.finish_reason {
                 Some("error") => {
+                    self.flush_usage(out);
                     return out.push(Err(ApiError::new(
                         ErrorKind::Server,
                         "the provider ended the stream with an error (finish_reason \"error\")",
@@ -283,6 +350,7 @@ impl ChatParser {
                 Some("length") if !self.tool_calls.is_empty() => {
                     // A tool call cut off by the token limit is half a JSON object: never hand
                     // it over as a call to run (tests/cases C22).
+                    self.flush_usage(out);
                     return out.push(Err(ApiError::new(
                         ErrorKind::Decode,
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
@@ -297,8 +365,7 @@ impl ChatParser {
             }
         }
         if let Some(u) = c.usage.filter(|u| u.is_object()) {
-            out.push(Ok(ApiStreamChunk::Usage(self.usage(u))));
-            self.flush_failure(out);
+            self.usage = Some(self.usage(u));
         }
     }
 
@@ -400,6 +467,7 @@ impl EventParser for ChatParser {
         }
         if data == "[DONE]" {
             self.done = true;
+            self.flush_usage(out);
             self.flush_failure(out);
             return;
         }
@@ -413,13 +481,18 @@ impl EventParser for ChatParser {
         }
         let v = match parse_json(data) {
             Ok(v) => v,
-            Err(e) => return out.push(Err(*e)),
+            Err(e) => {
+                self.flush_usage(out);
+                return out.push(Err(*e));
+            }
         };
         if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+            self.flush_usage(out);
             return out.push(Err(error_from_event(e)));
         }
         if v.get("object").and_then(Value::as_str) == Some("error") {
             // vLLM and similar servers: a bare error object as an event (tests/cases C31c).
+            self.flush_usage(out);
             return out.push(Err(error_from_event(&v)));
         }
         let choice = v
@@ -428,6 +501,7 @@ impl EventParser for ChatParser {
             .and_then(|c| c.first());
         if let Some(e) = choice.and_then(|c| c.get("error")).filter(|e| !e.is_null()) {
             // OpenRouter: an upstream failure mid-stream as `choices[0].error` (issue 12).
+            self.flush_usage(out);
             return out.push(Err(error_from_event(e)));
         }
         let delta = choice.and_then(|c| c.get("delta"));
@@ -457,8 +531,13 @@ impl EventParser for ChatParser {
         );
     }
 
+    fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.flush_usage(out);
+    }
+
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         self.think.finish(out);
+        self.flush_usage(out);
         if self.failure.is_some() {
             self.flush_failure(out);
         } else if !self.done && !self.finished {

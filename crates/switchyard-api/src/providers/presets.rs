@@ -72,9 +72,13 @@ pub struct ProviderPreset {
     pub api_key_env: &'static [&'static str],
     /// Whether a request needs a key (local servers do not).
     pub key_required: bool,
-    /// Model used when none is configured (and when a fixed table lacks the configured id).
+    /// Model used when none is configured: the reference's default for the provider (its
+    /// table's, or the id its handler falls back to). The catalogue's default, where the
+    /// provider has a table, wins (the tests check they agree).
     pub default_model: &'static str,
-    /// True when the provider accepts any model id (SPEC R2.3); false when its table is fixed.
+    /// True when the provider serves models beyond its table (a gateway, a local server);
+    /// false when the reference's table lists what it serves. Shown by `switchyard models`;
+    /// a model id the catalogue lacks is sent as typed either way (SPEC R2.3).
     pub any_model_id: bool,
     /// How rate-limited requests are retried before any chunk (SPEC R5.1):
     ///
@@ -119,7 +123,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         base_url: "https://api.anthropic.com",
         api_key_env: &["ANTHROPIC_API_KEY"],
         key_required: true,
-        default_model: "claude-sonnet-4-5-20250929",
+        default_model: "claude-sonnet-5",
         any_model_id: false,
         retry: RetryPolicy::STANDARD,
     },
@@ -130,7 +134,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         base_url: "https://api.minimax.io/anthropic",
         api_key_env: &["MINIMAX_API_KEY"],
         key_required: true,
-        default_model: "MiniMax-M2",
+        default_model: "MiniMax-M2.7",
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
@@ -148,7 +152,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "openai-native",
             "https://api.openai.com/v1",
             &["OPENAI_API_KEY"],
-            "gpt-4.1",
+            "gpt-5.5",
         )
     },
     ProviderPreset {
@@ -157,7 +161,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "openrouter",
             "https://openrouter.ai/api/v1",
             &["OPENROUTER_API_KEY"],
-            "anthropic/claude-sonnet-4.5",
+            "anthropic/claude-sonnet-5",
         )
     },
     ProviderPreset {
@@ -174,13 +178,13 @@ pub const PRESETS: &[ProviderPreset] = &[
         "requesty",
         "https://router.requesty.ai/v1",
         &["REQUESTY_API_KEY"],
-        "anthropic/claude-sonnet-4-5",
+        "anthropic/claude-sonnet-5",
     ),
     chat(
         "fireworks",
         "https://api.fireworks.ai/inference/v1",
         &["FIREWORKS_API_KEY"],
-        "accounts/fireworks/models/kimi-k2-instruct-0905",
+        "accounts/fireworks/models/kimi-k2p6",
     ),
     chat(
         "together",
@@ -192,19 +196,19 @@ pub const PRESETS: &[ProviderPreset] = &[
         "qwen",
         "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         &["DASHSCOPE_API_KEY", "QWEN_API_KEY"],
-        "qwen-plus",
+        "qwen3-coder-plus",
     ),
     chat(
         "doubao",
         "https://ark.cn-beijing.volces.com/api/v3",
         &["ARK_API_KEY", "DOUBAO_API_KEY"],
-        "doubao-seed-1-6-250615",
+        "doubao-1-5-pro-256k-250115",
     ),
     chat(
         "mistral",
         "https://api.mistral.ai/v1",
         &["MISTRAL_API_KEY"],
-        "mistral-large-latest",
+        "devstral-2512",
     ),
     ProviderPreset {
         key_required: false,
@@ -212,7 +216,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "litellm",
             "http://127.0.0.1:4000/v1",
             &["LITELLM_API_KEY"],
-            "gpt-4o",
+            "anthropic/claude-3-7-sonnet-20250219",
         )
     },
     chat(
@@ -231,7 +235,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         "nebius",
         "https://api.studio.nebius.com/v1",
         &["NEBIUS_API_KEY"],
-        "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+        "Qwen/Qwen2.5-32B-Instruct-fast",
     ),
     chat("xai", "https://api.x.ai/v1", &["XAI_API_KEY"], "grok-4"),
     chat(
@@ -246,20 +250,20 @@ pub const PRESETS: &[ProviderPreset] = &[
             "cerebras",
             "https://api.cerebras.ai/v1",
             &["CEREBRAS_API_KEY"],
-            "gpt-oss-120b",
+            "zai-glm-4.7",
         )
     },
     chat(
         "groq",
         "https://api.groq.com/openai/v1",
         &["GROQ_API_KEY"],
-        "openai/gpt-oss-120b",
+        "moonshotai/kimi-k2-instruct-0905",
     ),
     chat(
         "baseten",
         "https://inference.baseten.co/v1",
         &["BASETEN_API_KEY"],
-        "moonshotai/Kimi-K2-Instruct-0905",
+        "zai-org/GLM-4.6",
     ),
     chat(
         "huawei-cloud-maas",
@@ -271,13 +275,13 @@ pub const PRESETS: &[ProviderPreset] = &[
         "vercel-ai-gateway",
         "https://ai-gateway.vercel.sh/v1",
         &["AI_GATEWAY_API_KEY"],
-        "anthropic/claude-sonnet-4.5",
+        "anthropic/claude-sonnet-5",
     ),
     chat(
         "zai",
         "https://api.z.ai/api/paas/v4",
         &["ZAI_API_KEY"],
-        "glm-4.6",
+        "glm-5.1",
     ),
     chat(
         "nousResearch",
@@ -289,7 +293,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         "wandb",
         "https://api.inference.wandb.ai/v1",
         &["WANDB_API_KEY"],
-        "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+        "meta-llama/Llama-3.3-70B-Instruct",
     ),
     chat(
         "hicap",
@@ -328,7 +332,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "gemini",
             "https://generativelanguage.googleapis.com",
             &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-            "gemini-2.5-pro",
+            "gemini-3.1-pro-preview",
         )
     },
     // Vertex AI: Google credentials (service account, gcloud, metadata server), no key
@@ -340,7 +344,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         base_url: "https://aiplatform.googleapis.com",
         api_key_env: &[],
         key_required: false,
-        default_model: "claude-sonnet-4-5@20250929",
+        default_model: "gemini-3-pro-preview",
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
@@ -353,7 +357,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         base_url: "https://bedrock-runtime.us-east-1.amazonaws.com",
         api_key_env: &["AWS_BEARER_TOKEN_BEDROCK"],
         key_required: false,
-        default_model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        default_model: "anthropic.claude-sonnet-5",
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     }, // The providers whose wire, sign-in or transport is their own: their files say how each

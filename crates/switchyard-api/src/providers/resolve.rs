@@ -9,16 +9,155 @@ use crate::config::{
     ReasoningEffort,
 };
 use crate::handler::Deadlines;
-use crate::model::{ModelInfo, model_table};
+use crate::model::catalogue::merge_fields;
+use crate::model::lookup;
+#[cfg(feature = "bedrock")]
+use crate::model::lookup::CROSS_REGION_PREFIXES;
+use crate::model::{EntrySource, ModelInfo};
+use crate::providers::chat_body::is_reasoning_family;
 use crate::providers::presets::{ProviderPreset, WireFamily, preset};
 
-/// Cross-region inference prefixes Bedrock uses in inference-profile ids.
-const CROSS_REGION_PREFIXES: &[&str] = &[
-    "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
+/// Providers with an endpoint per region, `(provider, region, base URL)`; a provider's first
+/// row is its default, and qwen and zai also have a model table per region. From the
+/// reference's handlers (v4.0.10 `qwen.ts`, `zai.ts`, `moonshot.ts`, `minimax.ts`: the
+/// `qwenApiLine` / `zaiApiLine` / `moonshotApiLine` / `minimaxApiLine` options). The reference
+/// defaults qwen to `china`; Switchyard defaults every provider to `international`, so that
+/// one setting means the same for all four (and qwen's preset always was international).
+pub const REGIONAL_ENDPOINTS: &[(&str, &str, &str)] = &[
+    (
+        "qwen",
+        "international",
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+    ),
+    (
+        "qwen",
+        "china",
+        "https://dashscope.aliyuncs.com/compatible-mode/v1",
+    ),
+    ("zai", "international", "https://api.z.ai/api/paas/v4"),
+    ("zai", "china", "https://open.bigmodel.cn/api/paas/v4"),
+    ("moonshot", "international", "https://api.moonshot.ai/v1"),
+    ("moonshot", "china", "https://api.moonshot.cn/v1"),
+    (
+        "minimax",
+        "international",
+        "https://api.minimax.io/anthropic",
+    ),
+    ("minimax", "china", "https://api.minimaxi.com/anthropic"),
 ];
+
+/// The region and its base URL for a provider of [`REGIONAL_ENDPOINTS`]: `configured`, else
+/// the provider's first row. `Ok(None)` for other providers.
+fn regional_endpoint(
+    provider: &str,
+    configured: Option<&str>,
+) -> Result<Option<(&'static str, &'static str)>, ConfigError> {
+    let rows: Vec<_> = REGIONAL_ENDPOINTS
+        .iter()
+        .filter(|(p, _, _)| *p == provider)
+        .collect();
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let Some(wanted) = configured.map(str::trim).filter(|r| !r.is_empty()) else {
+        return Ok(Some((first.1, first.2)));
+    };
+    rows.iter()
+        .find(|(_, r, _)| r.eq_ignore_ascii_case(wanted))
+        .map(|(_, r, url)| Some((*r, *url)))
+        .ok_or_else(|| ConfigError::Region {
+            provider: provider.to_owned(),
+            region: wanted.to_owned(),
+            known: rows
+                .iter()
+                .map(|(_, r, _)| *r)
+                .collect::<Vec<_>>()
+                .join(" or "),
+        })
+}
+
+/// Where a resolved model's info came from (SPEC R2.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelInfoOrigin {
+    /// The catalogue's entry for the model id.
+    Catalogue { source: EntrySource },
+    /// The entry of `base`, of which the model id is a dated or suffixed variant.
+    Variant { base: String, source: EntrySource },
+    /// No entry: the defaults of SPEC R2.3 (128k context, prices unknown).
+    Defaults,
+}
+
+impl std::fmt::Display for ModelInfoOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Catalogue { source } => write!(f, "{source}"),
+            Self::Variant { base, source } => write!(f, "`{base}` of {source}"),
+            Self::Defaults => f.write_str("defaults (not in the catalogue)"),
+        }
+    }
+}
+
+/// True for the presets of model servers that run on the user's machine (Ollama, LM Studio:
+/// the presets with the local-server retry policy, SPEC R5.1): what they serve costs nothing
+/// and their model list is the user's own. A gateway on this machine (LiteLLM's proxy) or an
+/// `openai` base URL on loopback may well forward to a paid provider: not these.
+fn is_local_model_server(preset: &ProviderPreset) -> bool {
+    preset.retry == crate::retry::RetryPolicy::LOCAL_SERVER
+}
+
+/// The info assumed for a model id the catalogue does not have (SPEC R2.3): 128k context,
+/// no max output (the family's default is sent where one is required), prices unknown — $0 on
+/// a local model server — and, for `openai-native`, the Responses API for OpenAI's reasoning
+/// families (o1/o3/o4/gpt-5), which the reference sends there.
+fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
+    let mut info = ModelInfo::default();
+    if preset.id == "openai-native" && is_reasoning_family(model_id) {
+        info.api_format = Some("responses".to_owned());
+        info.supports_reasoning = true;
+        info.supports_reasoning_effort = true;
+    }
+    if is_local_model_server(preset) {
+        info.input_price = Some(0.0);
+        info.output_price = Some(0.0);
+    }
+    info
+}
+
+/// The one warning for a model id the catalogue does not have (SPEC R2.3).
+fn unknown_model_notice(
+    preset: &ProviderPreset,
+    model_id: &str,
+    info: &ModelInfo,
+    suggestion: Option<&str>,
+) -> String {
+    let cw = crate::model::DEFAULT_CONTEXT_WINDOW;
+    let mut assumed = vec![format!(
+        "a {},{:03}-token context window",
+        cw / 1000,
+        cw % 1000
+    )];
+    if info.uses_responses_api() {
+        assumed.push("the Responses API".to_owned());
+    }
+    let cost = if preset.dialect == crate::providers::ChatDialect::OpenRouter {
+        "its cost as the provider reports it"
+    } else {
+        "its cost unknown"
+    };
+    let mut notice = format!(
+        "model `{model_id}` is not in Switchyard's catalogue for `{}`: it is sent as typed, with {} assumed and {cost} (add it to models.toml in the configuration directory, or set [MODE.model_info], to describe it)",
+        preset.id,
+        assumed.join(" and "),
+    );
+    if let Some(s) = suggestion {
+        notice.push_str(&format!("; did you mean `{s}`?"));
+    }
+    notice
+}
 
 /// The base model id of a Bedrock inference-profile id (`us.anthropic.x` → `anthropic.x`), or
 /// `None` when `id` has no cross-region prefix.
+#[cfg(feature = "bedrock")]
 pub(crate) fn strip_cross_region_prefix(id: &str) -> Option<&str> {
     CROSS_REGION_PREFIXES
         .iter()
@@ -54,8 +193,15 @@ pub struct ResolvedMode {
     /// The provider id in effect (after the Anthropic fallback).
     pub provider_id: String,
     pub preset: &'static ProviderPreset,
+    /// The model id sent: the one configured, exactly as typed (SPEC R2.3), else the
+    /// catalogue's default for the provider.
     pub model_id: String,
+    /// What is known of the model (after `[MODE.model_info]` overrides).
     pub model_info: ModelInfo,
+    /// Where `model_info` came from before any overrides.
+    pub model_origin: ModelInfoOrigin,
+    /// `international` or `china` for the providers of [`REGIONAL_ENDPOINTS`].
+    pub region: Option<String>,
     /// Base URL without a trailing slash.
     pub base_url: String,
     /// The variable the key is read from, and the key when set.
@@ -277,43 +423,81 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         .cloned()
         .unwrap_or_default();
 
-    // Model id and info (SPEC R2.3).
+    let cloud = resolve_cloud(preset, &endpoint, &config.providers);
+    let regional = regional_endpoint(preset.id, endpoint.region.as_deref())?;
+    let default_base_url = match (preset.family, regional) {
+        (WireFamily::Bedrock, _) => bedrock_base_url(cloud.region.as_deref()),
+        (WireFamily::Vertex, _) => vertex_base_url(cloud.region.as_deref()),
+        (_, Some((_, url))) => url.to_owned(),
+        _ => preset.base_url.to_owned(),
+    };
+    let base_url = endpoint
+        .base_url
+        .clone()
+        .unwrap_or(default_base_url)
+        .trim()
+        .trim_end_matches('/')
+        .to_owned();
+    // A child process has no URL; SAP AI Core's comes from its service key when the handler
+    // is built (`providers/sapaicore.rs`).
+    let url_later = match preset.family {
+        WireFamily::ClaudeCode => true,
+        WireFamily::SapAiCore => endpoint.base_url.is_none(),
+        _ => false,
+    };
+    if !(url_later || base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError::BaseUrl {
+            provider: preset.id.to_owned(),
+            url: base_url,
+        });
+    }
+    let region = regional.map(|(r, _)| r.to_owned());
+
+    // Model id and info (SPEC R2.3): the typed id is the id sent.
     let requested_model = settings
         .model_id
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty());
-    let table = model_table(preset.id);
-    let (model_id, mut model_info) = match (requested_model, table) {
-        (Some(id), Some(t)) => match t.models.get(id).or_else(|| {
-            // A Bedrock inference-profile id (`us.anthropic.…`) has its base model's info.
-            (preset.family == WireFamily::Bedrock)
-                .then(|| strip_cross_region_prefix(id))
-                .flatten()
-                .and_then(|base| t.models.get(base))
-        }) {
-            Some(info) => (id.to_owned(), info.clone()),
-            None if preset.any_model_id => (id.to_owned(), ModelInfo::default()),
-            None => {
-                let (def, info) = t.default_model();
-                notices.push(format!(
-                    "unknown model id `{id}` for provider `{}`; using its default model `{def}`",
-                    preset.id
-                ));
-                (def, info)
+    let table = config.catalogue().table(preset.id, region.as_deref());
+    let model_id = requested_model
+        .map(str::to_owned)
+        .or_else(|| table.and_then(|t| t.default.clone()))
+        .unwrap_or_else(|| preset.default_model.to_owned());
+    let (mut model_info, model_origin) = match table.and_then(|t| lookup::find(t, &model_id)) {
+        Some(found) if found.exact => (
+            found.info(),
+            ModelInfoOrigin::Catalogue {
+                source: found.entry.source.clone(),
+            },
+        ),
+        Some(found) => (
+            found.info(),
+            ModelInfoOrigin::Variant {
+                base: found.key.to_owned(),
+                source: found.entry.source.clone(),
+            },
+        ),
+        None => {
+            let info = assumed_info(preset, &model_id);
+            if settings.model_info.is_none() && !is_local_model_server(preset) {
+                let suggestion = table.and_then(|t| lookup::suggest(t, &model_id));
+                notices.push(unknown_model_notice(preset, &model_id, &info, suggestion));
             }
-        },
-        (Some(id), None) => (id.to_owned(), ModelInfo::default()),
-        (None, Some(t)) => t.default_model(),
-        (None, None) => (preset.default_model.to_owned(), ModelInfo::default()),
+            (info, ModelInfoOrigin::Defaults)
+        }
     };
     if let Some(overrides) = &settings.model_info {
-        model_info = apply_model_info_overrides(&model_info, overrides).map_err(|message| {
-            ConfigError::ModelInfo {
+        model_info = merge_fields(&model_info, overrides)
+            .and_then(|info| {
+                info.validate()
+                    .map(|()| info)
+                    .map_err(|(field, message)| format!("{field}: {message}"))
+            })
+            .map_err(|message| ConfigError::ModelInfo {
                 mode: mode.as_str().to_owned(),
                 message,
-            }
-        })?;
+            })?;
     }
 
     let reasoning_effort = settings.reasoning_effort.as_deref().map(|raw| {
@@ -336,33 +520,6 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
             model_info.max_tokens
         ));
         budget = clipped;
-    }
-
-    let cloud = resolve_cloud(preset, &endpoint, &config.providers);
-    let default_base_url = match preset.family {
-        WireFamily::Bedrock => bedrock_base_url(cloud.region.as_deref()),
-        WireFamily::Vertex => vertex_base_url(cloud.region.as_deref()),
-        _ => preset.base_url.to_owned(),
-    };
-    let base_url = endpoint
-        .base_url
-        .clone()
-        .unwrap_or(default_base_url)
-        .trim()
-        .trim_end_matches('/')
-        .to_owned();
-    // A child process has no URL; SAP AI Core's comes from its service key when the handler
-    // is built (`providers/sapaicore.rs`).
-    let url_later = match preset.family {
-        WireFamily::ClaudeCode => true,
-        WireFamily::SapAiCore => endpoint.base_url.is_none(),
-        _ => false,
-    };
-    if !(url_later || base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ConfigError::BaseUrl {
-            provider: preset.id.to_owned(),
-            url: base_url,
-        });
     }
 
     // Key lookup: the configured variable, else the preset's variables in order.
@@ -388,6 +545,8 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         preset,
         model_id,
         model_info,
+        model_origin,
+        region,
         base_url,
         api_key_env,
         api_key,
@@ -403,11 +562,12 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
 }
 
 impl ResolvedMode {
-    /// The model id and info a handler built from this reports.
+    /// The model id, info and thinking budget a handler built from this reports.
     pub fn handler_model(&self) -> crate::handler::ApiHandlerModel {
         crate::handler::ApiHandlerModel {
             id: self.model_id.clone(),
             info: self.model_info.clone(),
+            thinking_budget_tokens: self.thinking_budget_tokens,
         }
     }
 
@@ -441,19 +601,6 @@ pub fn is_loopback(url: &str) -> bool {
     host == "localhost" || host == "::1" || host.starts_with("127.")
 }
 
-fn apply_model_info_overrides(
-    base: &ModelInfo,
-    overrides: &toml::Table,
-) -> Result<ModelInfo, String> {
-    let mut table = toml::Table::try_from(base).map_err(|e| e.to_string())?;
-    for (k, v) in overrides {
-        table.insert(k.clone(), v.clone());
-    }
-    toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.message().to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,7 +612,7 @@ mod tests {
         let text = r#"
 [act]
 provider = "anthropic"
-model = "claude-3-7-sonnet-20250219"
+model = "claude-3-5-haiku-20241022"
 thinking_budget_tokens = 20000
 "#;
         let c = ApiConfiguration::from_toml(text, "c.toml", env(&[("ANTHROPIC_API_KEY", "sk-x")]))
@@ -520,17 +667,150 @@ thinking_budget_tokens = 20000
         );
     }
 
+    fn resolve(text: &str) -> ResolvedMode {
+        let keys = env(&[
+            ("DEEPSEEK_API_KEY", "d"),
+            ("OPENAI_API_KEY", "o"),
+            ("ANTHROPIC_API_KEY", "a"),
+            ("DASHSCOPE_API_KEY", "q"),
+            ("ZAI_API_KEY", "z"),
+        ]);
+        let c = ApiConfiguration::from_toml(text, "c.toml", keys).unwrap();
+        resolve_mode(&c, Mode::Act).unwrap()
+    }
+
     #[test]
-    fn unknown_model_of_fixed_table_uses_default_with_note() {
+    fn an_unknown_model_is_sent_as_typed_with_defaults_and_one_warning() {
+        // SPEC R2.3: never the provider's default in its place (the reference's behaviour).
+        let r = resolve("[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-nope\"\n");
+        assert_eq!(r.model_id, "deepseek-nope");
+        assert_eq!(r.model_origin, ModelInfoOrigin::Defaults);
+        assert_eq!(r.model_info.context_window, 128_000);
+        assert_eq!(
+            (r.model_info.input_price, r.model_info.output_price),
+            (None, None)
+        );
+        assert_eq!(r.notices.len(), 1, "{:?}", r.notices);
+        assert!(r.notices[0].contains("`deepseek-nope`"), "{:?}", r.notices);
+        assert!(r.notices[0].contains("cost unknown"), "{:?}", r.notices);
+        // One edit from a known id: the warning says which.
+        let r = resolve("[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-chot\"\n");
+        assert_eq!(r.model_id, "deepseek-chot");
+        assert!(
+            r.notices[0].contains("did you mean `deepseek-chat`?"),
+            "{:?}",
+            r.notices
+        );
+    }
+
+    #[test]
+    fn an_unknown_openai_reasoning_id_goes_to_responses() {
+        let r = resolve("[act]\nprovider = \"openai-native\"\nmodel = \"gpt-5.9-pro\"\n");
+        assert_eq!(r.model_id, "gpt-5.9-pro");
+        assert!(r.model_info.uses_responses_api());
+        assert!(r.notices[0].contains("Responses API"), "{:?}", r.notices);
+        let r = resolve("[act]\nprovider = \"openai-native\"\nmodel = \"gpt-4.5-turbo\"\n");
+        assert!(!r.model_info.uses_responses_api());
+    }
+
+    #[test]
+    fn a_typed_known_id_is_the_id_sent_with_its_info() {
+        let r = resolve("[act]\nprovider = \"openai-native\"\nmodel = \"gpt-5.1\"\n");
+        assert_eq!(r.model_id, "gpt-5.1");
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
+        assert!(matches!(r.model_origin, ModelInfoOrigin::Catalogue { .. }));
+        // A dated variant: sent as typed, the base's info.
+        let r = resolve("[act]\nprovider = \"openai-native\"\nmodel = \"gpt-5.2-2026-01-15\"\n");
+        assert_eq!(r.model_id, "gpt-5.2-2026-01-15");
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
+        match &r.model_origin {
+            ModelInfoOrigin::Variant { base, .. } => assert_eq!(base, "gpt-5.2"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_catalogues() {
+        let r = resolve("[act]\nprovider = \"anthropic\"\n");
+        assert_eq!(r.model_id, "claude-sonnet-5");
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
+        let r = resolve("[act]\nprovider = \"openai-native\"\n");
+        assert_eq!(r.model_id, "gpt-5.5");
+    }
+
+    #[test]
+    fn qwen_and_zai_regions_pick_table_and_endpoint() {
+        let r = resolve("[act]\nprovider = \"qwen\"\n");
+        assert_eq!(r.region.as_deref(), Some("international"));
+        assert_eq!(r.model_id, "qwen3-coder-plus");
+        assert_eq!(
+            r.base_url,
+            "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
+        );
+        let r = resolve("[act]\nprovider = \"qwen\"\n[providers.qwen]\nregion = \"china\"\n");
+        assert_eq!(r.region.as_deref(), Some("china"));
+        assert_eq!(r.model_id, "qwen3-235b-a22b");
+        assert_eq!(
+            r.base_url,
+            "https://dashscope.aliyuncs.com/compatible-mode/v1"
+        );
+        // The reference's option name works too.
+        let r = resolve("[act]\nprovider = \"zai\"\n[providers.zai]\napi_line = \"china\"\n");
+        assert_eq!(r.base_url, "https://open.bigmodel.cn/api/paas/v4");
+        assert!(matches!(
+            &r.model_origin,
+            ModelInfoOrigin::Catalogue { source: EntrySource::Reference { table } } if table == "mainlandZAiModels"
+        ));
         let c = ApiConfiguration::from_toml(
-            "[act]\nprovider = \"deepseek\"\nmodel = \"deepseek-nope\"\n",
+            "[act]\nprovider = \"qwen\"\n[providers.qwen]\nregion = \"mars\"\n",
             "c",
-            env(&[("DEEPSEEK_API_KEY", "d")]),
+            env(&[]),
         )
         .unwrap();
+        let e = resolve_mode(&c, Mode::Act).unwrap_err().to_string();
+        assert!(
+            e.contains("`mars`") && e.contains("international or china"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_local_model_servers_model_is_free_and_unwarned() {
+        for provider in ["ollama", "lmstudio"] {
+            let r = resolve(&format!(
+                "[act]\nprovider = \"{provider}\"\nmodel = \"my-local\"\n"
+            ));
+            assert!(r.notices.is_empty(), "{:?}", r.notices);
+            assert_eq!(
+                (r.model_info.input_price, r.model_info.output_price),
+                (Some(0.0), Some(0.0))
+            );
+        }
+        // A gateway or an OpenAI-compatible URL on this machine may forward to a paid
+        // provider: its cost stays unknown.
+        for text in [
+            "[act]\nprovider = \"litellm\"\nmodel = \"my-model\"\n",
+            "[act]\nprovider = \"openai\"\nmodel = \"m\"\n[providers.openai]\nbase_url = \"http://127.0.0.1:1/v1\"\n",
+        ] {
+            let r = resolve(text);
+            assert_eq!(r.model_info.input_price, None, "{text}");
+            assert_eq!(r.notices.len(), 1, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_user_catalogue_describes_a_model() {
+        let text = "[act]\nprovider = \"openai\"\nmodel = \"team-model\"\n";
+        let mut c =
+            ApiConfiguration::from_toml(text, "c", env(&[("OPENAI_API_KEY", "k")])).unwrap();
+        let user = "[openai.models.\"team-model\"]\ncontext_window = 32000\ninput_price = 1.0\noutput_price = 4.0\n";
+        c.catalogue = Some(std::sync::Arc::new(
+            crate::model::Catalogue::with_user_text(user, std::path::Path::new("/m.toml")).unwrap(),
+        ));
         let r = resolve_mode(&c, Mode::Act).unwrap();
-        assert_eq!(r.model_id, "deepseek-chat");
-        assert!(r.notices[0].contains("deepseek-nope"));
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
+        assert_eq!(r.model_info.context_window, 32_000);
+        assert_eq!(r.model_info.output_price, Some(4.0));
     }
 
     #[test]

@@ -32,11 +32,17 @@ pub fn handler(provider: &str, model: &str, base_url: &str, extra: &str) -> Box<
 /// OpenAI family's and Gemini's prompt counts include cache reads (we yield the non-cached
 /// input, SPEC R1.3), Anthropic's and Bedrock's do not; Gemini's candidate count excludes the
 /// thoughts we bill as output. Optional counts are present exactly when the wire sent them.
+///
+/// The OpenAI family's prompt count also includes cache writes (OpenRouter's
+/// `cache_write_tokens`, gateways' `cache_creation_input_tokens`). DeepSeek (`family`
+/// `deepseek`): its cache misses are reported as cache writes (the reference's rule,
+/// `providers/openai_chat.rs`), derived rather than sent, so they are not a wire field.
 pub fn raw_usage(family: &str, u: &Usage) -> Value {
     let input = match family {
         "anthropic" | "bedrock" => u.input_tokens,
-        _ => u.input_tokens + u.cache_read_tokens.unwrap_or(0),
+        _ => u.input_tokens + u.cache_read_tokens.unwrap_or(0) + u.cache_write_tokens.unwrap_or(0),
     };
+    let cache_write = u.cache_write_tokens.filter(|_| family != "deepseek");
     let output = if family == "gemini" {
         u.output_tokens - u.thoughts_tokens.unwrap_or(0)
     } else {
@@ -45,7 +51,7 @@ pub fn raw_usage(family: &str, u: &Usage) -> Value {
     let mut v = json!({"type": "usage", "input_tokens": input, "output_tokens": output});
     for (key, n) in [
         ("cache_read_tokens", u.cache_read_tokens),
-        ("cache_write_tokens", u.cache_write_tokens),
+        ("cache_write_tokens", cache_write),
         ("reasoning_tokens", u.thoughts_tokens),
     ] {
         if let Some(n) = n {

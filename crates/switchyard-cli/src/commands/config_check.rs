@@ -28,6 +28,10 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
         Mode::Act
     };
     settings::apply_selection(&mut config, other_mode, selection);
+    if let Err(e) = settings::check_typed(&config, default_mode, selection) {
+        say!("problems:\n  - {e}");
+        return ExitCode::from(1);
+    }
     say!("configuration: {}", source.describe());
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -42,6 +46,10 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             Ok(r) => {
                 say!("  provider   {}", r.provider_id);
                 say!("  model      {}", r.model_id);
+                say!("  model info {}", r.model_origin);
+                if let Some(region) = &r.region {
+                    say!("  region     {region}");
+                }
                 let env = |k: &str| std::env::var(k).ok();
                 let cloud = match r.preset.family {
                     WireFamily::Bedrock => Some(check_bedrock(&r, &env)),

@@ -1,51 +1,122 @@
-//! `switchyard models [--provider ID]`: providers and their model tables.
+//! `switchyard models [--provider ID] [--json]`: every provider id, how it is reached, and the
+//! models of its catalogue tables, each with where its entry came from (SPEC R2.5).
 
 use std::process::ExitCode;
 
-use switchyard_api::model::{DEFAULT_CONTEXT_WINDOW, model_table};
+use serde_json::{Value, json};
+use switchyard_api::model::lookup::closest;
+use switchyard_api::model::{Catalogue, DEFAULT_CONTEXT_WINDOW, ModelInfo, ModelTable};
+use switchyard_api::providers::REGIONAL_ENDPOINTS;
 use switchyard_api::providers::presets::{PRESETS, ProviderPreset, WireFamily, preset};
 
-/// Prints every provider (or one) with its family, endpoint, key variable and models.
-pub fn run(provider: Option<&str>) -> ExitCode {
-    let presets: Vec<&ProviderPreset> = match provider {
-        Some(id) => match preset(id) {
-            Some(p) => vec![p],
-            None => {
-                let ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
-                eprintln!(
-                    "error: unknown provider id `{id}`; known ids: {}",
-                    ids.join(", ")
-                );
-                return ExitCode::from(2);
-            }
-        },
-        None => PRESETS.iter().collect(),
+use crate::settings;
+
+/// One provider id in one region: its preset (when this build speaks it) and its table.
+struct Listing<'a> {
+    id: &'a str,
+    region: Option<&'a str>,
+    preset: Option<&'static ProviderPreset>,
+    table: Option<&'a ModelTable>,
+}
+
+/// Prints every provider (or one) with its family, endpoint, key variable and models, or with
+/// `json` one JSON object per provider (and region) per line. Exit 2 for an unknown provider
+/// id or a `models.toml` that is not valid.
+pub fn run(provider: Option<&str>, json: bool) -> ExitCode {
+    let catalogue = match settings::user_catalogue() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
-    for (i, p) in presets.iter().enumerate() {
+    let catalogue: &Catalogue = catalogue.as_deref().unwrap_or_else(|| Catalogue::builtin());
+    let mut ids: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
+    for id in catalogue.providers() {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if let Some(wanted) = provider {
+        if !ids.contains(&wanted) {
+            let hint = closest(ids.iter().copied(), wanted)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            eprintln!(
+                "error: unknown provider id `{wanted}`{hint} (known ids: {})",
+                ids.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+        ids.retain(|id| *id == wanted);
+    }
+    let listings = listings(catalogue, &ids);
+    if json {
+        for l in &listings {
+            say!("{}", listing_json(l));
+        }
+        return ExitCode::SUCCESS;
+    }
+    for (i, l) in listings.iter().enumerate() {
         if i > 0 {
             say!();
         }
-        print_provider(p);
+        print_listing(l);
+    }
+    if provider.is_none() {
+        let models: usize = listings
+            .iter()
+            .filter_map(|l| l.table)
+            .map(|t| t.models.len())
+            .sum();
+        let usable = ids.iter().filter(|id| preset(id).is_some()).count();
+        say!();
+        say!(
+            "{models} models across {} provider ids ({usable} usable from this build){}",
+            ids.len(),
+            catalogue
+                .user_file()
+                .map(|p| format!("; your catalogue: {}", p.display()))
+                .unwrap_or_default()
+        );
     }
     ExitCode::SUCCESS
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
+/// A provider's listings: one per region for the providers with a table per region (qwen,
+/// zai), else one.
+fn listings<'a>(catalogue: &'a Catalogue, ids: &[&'a str]) -> Vec<Listing<'a>> {
+    let mut out = Vec::new();
+    for &id in ids {
+        let mut regions = catalogue.regions(id);
+        // The default region first, as REGIONAL_ENDPOINTS orders them.
+        let order = regions_of(id);
+        regions.sort_by_key(|r| order.iter().position(|o| o == r));
+        let preset = preset(id);
+        if regions.is_empty() {
+            out.push(Listing {
+                id,
+                region: None,
+                preset,
+                table: catalogue.table(id, None),
+            });
+        } else {
+            for region in regions {
+                out.push(Listing {
+                    id,
+                    region: Some(region),
+                    preset,
+                    table: catalogue.table(id, Some(region)),
+                });
+            }
         }
-        out.push(c);
     }
     out
 }
 
-fn print_provider(p: &ProviderPreset) {
-    let family = match p.family {
+fn family(p: &ProviderPreset) -> String {
+    match p.family {
         WireFamily::Anthropic => "Anthropic Messages".to_owned(),
-        // Models whose table says `api_format = "responses"` (GPT-5) use the Responses API.
         WireFamily::OpenAiChat if p.id == "openai-native" => {
             "OpenAI Chat Completions, or Responses for models marked so".to_owned()
         }
@@ -63,16 +134,13 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::QwenCode => "OpenAI Chat Completions (Qwen CLI sign-in)".to_owned(),
         WireFamily::OpenAiCodex => "OpenAI Responses at ChatGPT (Codex CLI sign-in)".to_owned(),
         WireFamily::ClaudeCode => "the `claude` CLI (stream-json)".to_owned(),
-        WireFamily::Unavailable(why) => {
-            say!("{} — unavailable: {why}", p.id);
-            return;
-        }
-        WireFamily::NotYetSupported(f) => {
-            say!("{} — {f}: not supported by this build yet", p.id);
-            return;
-        }
-    };
-    let key = match p.family {
+        WireFamily::Unavailable(why) => format!("unavailable: {why}"),
+        WireFamily::NotYetSupported(f) => format!("{f} (not supported by this build yet)"),
+    }
+}
+
+fn credentials(p: &ProviderPreset) -> String {
+    match p.family {
         WireFamily::Bedrock => {
             "AWS credential chain (env, profile, SSO, web identity, instance role) or $AWS_BEARER_TOKEN_BEDROCK".to_owned()
         }
@@ -83,62 +151,180 @@ fn print_provider(p: &ProviderPreset) {
         WireFamily::OpenAiCodex => "the Codex CLI's ChatGPT sign-in (~/.codex/auth.json)".to_owned(),
         WireFamily::ClaudeCode => "the `claude` CLI's own sign-in".to_owned(),
         WireFamily::SapAiCore => "service key $AICORE_SERVICE_KEY".to_owned(),
+        WireFamily::Unavailable(_) => "not usable from a terminal".to_owned(),
         _ if p.key_required => format!("key ${}", p.api_key_env.join(" or $")),
         _ => "no key needed".to_owned(),
-    };
-    let base_url = match p.family {
-        WireFamily::Bedrock => "https://bedrock-runtime.{region}.amazonaws.com",
-        WireFamily::Vertex => "https://{region}-aiplatform.googleapis.com",
-        WireFamily::ClaudeCode => "no URL",
-        WireFamily::SapAiCore => "AI_API_URL of the service key",
-        _ => p.base_url,
-    };
-    say!("{} — {family} · {base_url} · {key}", p.id);
-    match model_table(p.id) {
-        Some(table) => {
-            let width = table
-                .models
-                .keys()
-                .map(|id| id.len())
-                .max()
-                .unwrap_or(0)
-                .max(34);
-            say!(
-                "  {:<width$} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                "MODEL (USD per million tokens)",
-                "CONTEXT",
-                "MAX OUT",
-                "IN",
-                "OUT",
-                "CACHE W",
-                "CACHE R"
-            );
-            for (id, m) in &table.models {
-                let mark = if *id == table.default { '*' } else { ' ' };
-                say!(
-                    "{mark} {:<width$} {:>10} {:>9} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
-                    id,
-                    thousands(m.context_window),
-                    thousands(m.max_tokens),
-                    m.input_price,
-                    m.output_price,
-                    m.cache_writes_price,
-                    m.cache_reads_price
-                );
-            }
-            if p.any_model_id {
-                say!(
-                    "  (* default; any other model id is accepted with a {} context assumed)",
-                    thousands(DEFAULT_CONTEXT_WINDOW)
-                );
-            } else {
-                say!("  (* default; an unknown model id falls back to the default)");
-            }
+    }
+}
+
+fn base_url(l: &Listing<'_>, p: &ProviderPreset) -> String {
+    let regional = REGIONAL_ENDPOINTS
+        .iter()
+        .find(|(id, r, _)| *id == l.id && l.region.is_none_or(|want| want == *r))
+        .map(|(_, _, url)| *url);
+    match (p.family, regional) {
+        (WireFamily::Bedrock, _) => "https://bedrock-runtime.{region}.amazonaws.com".to_owned(),
+        (WireFamily::Vertex, _) => "https://{region}-aiplatform.googleapis.com".to_owned(),
+        (WireFamily::ClaudeCode, _) => "no URL".to_owned(),
+        (WireFamily::SapAiCore, _) => "AI_API_URL of the service key".to_owned(),
+        (_, Some(url)) => url.to_owned(),
+        _ => p.base_url.to_owned(),
+    }
+}
+
+/// The default model: the table's, else the preset's.
+fn default_model<'a>(l: &'a Listing<'_>) -> Option<&'a str> {
+    l.table
+        .and_then(|t| t.default.as_deref())
+        .or(l.preset.map(|p| p.default_model))
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
         }
+        out.push(c);
+    }
+    out
+}
+
+/// A price, or `unknown` (`?`: the cost is unknown) for an input or output price, `none`
+/// (`-`: those tokens are billed at $0, as the reference does) for a cache price.
+fn price(p: Option<f64>, unknown: &str) -> String {
+    p.map_or_else(|| unknown.to_owned(), |p| format!("{p:.3}"))
+}
+
+/// The provider's regions (from [`REGIONAL_ENDPOINTS`]), its default first.
+fn regions_of(id: &str) -> Vec<&'static str> {
+    REGIONAL_ENDPOINTS
+        .iter()
+        .filter(|(p, _, _)| *p == id)
+        .map(|(_, r, _)| *r)
+        .collect()
+}
+
+fn print_listing(l: &Listing<'_>) {
+    let regions = regions_of(l.id);
+    let name = match (l.region, regions.first()) {
+        (Some(r), Some(first)) if r == *first => format!("{} (region {r}, the default)", l.id),
+        (Some(r), _) => format!(
+            "{} (region {r}: [providers.{}] region = \"{r}\")",
+            l.id, l.id
+        ),
+        (None, Some(first)) => format!(
+            "{} (region {first} by default; {})",
+            l.id,
+            regions[1..]
+                .iter()
+                .map(|r| format!("[providers.{}] region = \"{r}\"", l.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (None, None) => l.id.to_owned(),
+    };
+    match l.preset {
+        Some(p) => say!(
+            "{name} — {} · {} · {}",
+            family(p),
+            base_url(l, p),
+            credentials(p)
+        ),
         None => say!(
-            "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
-            p.default_model,
-            thousands(DEFAULT_CONTEXT_WINDOW)
+            "{name} — the reference's provider; not usable from this build of Switchyard (its models are listed for reference)"
         ),
     }
+    let default = default_model(l);
+    let Some(table) = l.table.filter(|t| !t.models.is_empty()) else {
+        say!(
+            "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
+            default.unwrap_or("none"),
+            thousands(DEFAULT_CONTEXT_WINDOW)
+        );
+        return;
+    };
+    let width = table
+        .models
+        .keys()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(30);
+    say!(
+        "  {:<width$} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}  SOURCE",
+        "MODEL (USD per million tokens)",
+        "CONTEXT",
+        "MAX OUT",
+        "IN",
+        "OUT",
+        "CACHE W",
+        "CACHE R"
+    );
+    for (id, e) in &table.models {
+        let m = &e.info;
+        let mark = if Some(id.as_str()) == default {
+            '*'
+        } else {
+            ' '
+        };
+        let max_out = if m.max_tokens > 0 {
+            thousands(m.max_tokens)
+        } else {
+            "?".to_owned()
+        };
+        say!(
+            "{mark} {:<width$} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}  {}",
+            id,
+            thousands(m.context_window),
+            max_out,
+            price(m.input_price, "?"),
+            price(m.output_price, "?"),
+            price(m.cache_writes_price, "-"),
+            price(m.cache_reads_price, "-"),
+            e.source
+        );
+    }
+    say!(
+        "  (* default; ? unknown price; - no cache price; another model id is sent as typed: a dated or suffixed variant takes its base's info, any other a {}-token context and an unknown cost)",
+        thousands(DEFAULT_CONTEXT_WINDOW)
+    );
+}
+
+/// One model as JSON: its id, whether it is the default, its source, and every `ModelInfo`
+/// field (as in the data files).
+fn model_json(id: &str, info: &ModelInfo, source: Value, default: bool) -> Value {
+    let mut v = json!({ "id": id, "default": default, "source": source });
+    if let (Value::Object(obj), Ok(Value::Object(fields))) = (&mut v, serde_json::to_value(info)) {
+        obj.extend(fields);
+    }
+    v
+}
+
+fn listing_json(l: &Listing<'_>) -> Value {
+    let default = default_model(l);
+    let models: Vec<Value> = l
+        .table
+        .map(|t| {
+            t.models
+                .iter()
+                .map(|(id, e)| {
+                    let source = serde_json::to_value(&e.source).unwrap_or(Value::Null);
+                    model_json(id, &e.info, source, Some(id.as_str()) == default)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "provider": l.id,
+        "region": l.region,
+        "usable": l.preset.is_some(),
+        "family": l.preset.map(family),
+        "base_url": l.preset.map(|p| base_url(l, p)),
+        "credentials": l.preset.map(credentials),
+        "default_model": default,
+        "any_model_id": l.preset.map(|p| p.any_model_id),
+        "models": models,
+    })
 }

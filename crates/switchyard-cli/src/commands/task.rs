@@ -153,6 +153,7 @@ async fn open(
     let selection = &options.selection;
     let (mut config, _source, mode) =
         settings::load(config_path, selection, mode).map_err(Refused::config)?;
+    settings::check_typed(&config, mode, selection).map_err(Refused::config)?;
     if let Some(task) = saved.as_ref().filter(|_| selection.provider.is_none()) {
         // A resumed task keeps its provider and model when the configuration (file or
         // built-in default, with its endpoint) now says otherwise: `--model` alone keeps the

@@ -40,7 +40,9 @@ pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
                 "tokens_out": t.usage.tokens_out,
                 "cache_writes": t.usage.cache_writes,
                 "cache_reads": t.usage.cache_reads,
-                "cost_usd": t.usage.cost_usd,
+                // null when a request's cost is unknown (a model without prices).
+                "cost_usd": t.usage.cost(),
+                "unpriced_requests": t.usage.unpriced_requests,
             });
             say!("{line}");
         }
@@ -86,7 +88,9 @@ pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
                 t.usage.tokens_in + t.usage.cache_reads + t.usage.cache_writes,
                 t.usage.tokens_out
             ),
-            format!("${:.4}", t.usage.cost_usd),
+            t.usage
+                .cost()
+                .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
             prompt
         );
     }

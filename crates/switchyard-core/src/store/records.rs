@@ -31,8 +31,11 @@ pub struct TaskUsage {
     pub cache_writes: u64,
     /// Tokens read from the prompt cache.
     pub cache_reads: u64,
-    /// USD.
+    /// USD: the sum of the requests whose cost is known.
     pub cost_usd: f64,
+    /// Requests whose cost is unknown (a model without prices, SPEC R2.3): while any, the
+    /// task's cost is unknown ([`TaskUsage::cost`]).
+    pub unpriced_requests: u64,
 }
 
 impl std::ops::AddAssign for TaskUsage {
@@ -43,10 +46,16 @@ impl std::ops::AddAssign for TaskUsage {
         self.cache_writes += other.cache_writes;
         self.cache_reads += other.cache_reads;
         self.cost_usd += other.cost_usd;
+        self.unpriced_requests += other.unpriced_requests;
     }
 }
 
 impl TaskUsage {
+    /// The cost in USD, `None` when some request's cost is unknown.
+    pub fn cost(&self) -> Option<f64> {
+        (self.unpriced_requests == 0).then_some(self.cost_usd)
+    }
+
     /// All tokens of the request: in + out + cache writes + cache reads (what SPEC R8.2 compares
     /// with the context budget).
     pub fn total_tokens(&self) -> u64 {

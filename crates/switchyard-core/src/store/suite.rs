@@ -96,6 +96,7 @@ pub(crate) async fn a_task_round_trips_messages_events_usage_and_range(fixture: 
                 cache_writes: 1,
                 cache_reads: 2,
                 cost_usd: 0.5,
+                unpriced_requests: 0,
             },
         )
         .await
@@ -112,6 +113,7 @@ pub(crate) async fn a_task_round_trips_messages_events_usage_and_range(fixture: 
     assert_eq!(got.message_count, 2);
     assert_eq!(got.usage.tokens_in, 10);
     assert_eq!(got.usage.cost_usd, 0.5);
+    assert_eq!(got.usage.cost(), Some(0.5));
     assert_eq!(got.last_request_tokens, 18);
     assert_eq!(got.conversation_history_deleted_range, Some((2, 3)));
     assert_eq!(
@@ -124,6 +126,16 @@ pub(crate) async fn a_task_round_trips_messages_events_usage_and_range(fixture: 
     let edits = store.context_edits(&task.id).await.unwrap();
     assert_eq!(edits[0].kind, "truncation");
     assert_eq!(store.list_tasks().await.unwrap().len(), 1);
+    // A request whose cost is unknown makes the task's cost unknown, and keeps the known part.
+    let unpriced = TaskUsage {
+        tokens_in: 1,
+        unpriced_requests: 1,
+        ..TaskUsage::default()
+    };
+    store.add_usage(&task.id, &unpriced).await.unwrap();
+    let got = store.task(&task.id).await.unwrap();
+    assert_eq!((got.usage.cost_usd, got.usage.unpriced_requests), (0.5, 1));
+    assert_eq!(got.usage.cost(), None);
 }
 
 pub(crate) async fn appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named(
@@ -277,6 +289,7 @@ pub(crate) async fn importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind
             cache_writes: 0,
             cache_reads: 0,
             cost_usd: 0.25,
+            unpriced_requests: 1,
         },
         last_request_tokens: 7,
         conversation_history_deleted_range: Some((2, 3)),

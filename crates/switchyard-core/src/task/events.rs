@@ -72,8 +72,9 @@ pub enum TaskEvent {
         cache_read_tokens: u64,
         /// Input tokens written to the prompt cache.
         cache_write_tokens: u64,
-        /// USD: the provider's reported cost, else computed from the model's prices.
-        cost_usd: f64,
+        /// USD: the provider's reported cost, else computed from the model's prices; `None`
+        /// (`null` in JSON) when neither is known — never a made-up $0 (SPEC R2.3).
+        cost_usd: Option<f64>,
         /// The provider reported no usage: the counts are estimates (4 bytes per token).
         estimated: bool,
     },
@@ -165,7 +166,8 @@ impl TaskEvent {
                 tokens_out: *output_tokens,
                 cache_writes: *cache_write_tokens,
                 cache_reads: *cache_read_tokens,
-                cost_usd: *cost_usd,
+                cost_usd: cost_usd.unwrap_or(0.0),
+                unpriced_requests: u64::from(cost_usd.is_none()),
             }),
             _ => None,
         }

@@ -375,7 +375,7 @@ impl Task {
                 "the task was cancelled",
             )),
             usage: UsageTotals::default(),
-            cost_usd: 0.0,
+            cost_usd: Some(0.0),
             last_request_total_tokens: self.last_request_total_tokens,
             first_token: None,
             requests: 0,

@@ -32,8 +32,9 @@ pub(crate) struct RequestOutcome {
     /// when the stream failed part-way.
     pub assistant_message: Message,
     pub usage: UsageTotals,
-    /// Cost of the request in USD.
-    pub cost_usd: f64,
+    /// Cost of the request in USD; `None` when the model's prices are unknown and the
+    /// provider reported no cost (SPEC R2.3); `Some(0.0)` when no usage was reported.
+    pub cost_usd: Option<f64>,
     /// Time from the request's start to its first content chunk.
     pub first_token: Option<Duration>,
     /// From the request's start to the stream's end (the tests time requests with it).
@@ -198,7 +199,11 @@ pub(crate) async fn consume_stream(
         });
         estimated = true;
     }
-    let cost_usd = usage.cost_usd(&model.info);
+    let cost_usd = if usage.reported {
+        usage.cost_usd(&model.info, model.thinking_budget_tokens)
+    } else {
+        Some(0.0)
+    };
     if usage.reported {
         observer
             .event(TaskEvent::Usage {

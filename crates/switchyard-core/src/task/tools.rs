@@ -293,15 +293,8 @@ fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
     let Some(mut sum) = sum else {
         return next;
     };
-    sum.usage.input_tokens += next.usage.input_tokens;
-    sum.usage.output_tokens += next.usage.output_tokens;
-    sum.usage.cache_write_tokens += next.usage.cache_write_tokens;
-    sum.usage.cache_read_tokens += next.usage.cache_read_tokens;
-    if let Some(cost) = next.usage.provider_cost_usd {
-        sum.usage.provider_cost_usd = Some(sum.usage.provider_cost_usd.unwrap_or(0.0) + cost);
-    }
-    sum.usage.reported |= next.usage.reported;
-    sum.cost_usd += next.cost_usd;
+    sum.usage += &next.usage;
+    sum.cost_usd = crate::cost::add_costs(sum.cost_usd, next.cost_usd);
     sum.requests += next.requests;
     sum.first_token = sum.first_token.or(next.first_token);
     sum.last_request_total_tokens = next.last_request_total_tokens;

@@ -15,7 +15,7 @@ use super::attempt::{
 use super::observer::TurnObserver;
 use super::request::{RejectedToolCall, RequestStatus, consume_stream};
 use crate::context::{TruncationKeep, messages_for_request};
-use crate::cost::UsageTotals;
+use crate::cost::{UsageTotals, add_costs};
 
 /// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
 pub const INTERRUPTED_MARKER: &str = "[Response interrupted by API Error]";
@@ -41,8 +41,8 @@ pub struct TurnOutcome {
     pub status: RequestStatus,
     /// Tokens and provider cost of every request of the turn, summed.
     pub usage: UsageTotals,
-    /// Cost of the turn in USD.
-    pub cost_usd: f64,
+    /// Cost of the turn in USD; `None` when a request's cost is unknown (SPEC R2.3).
+    pub cost_usd: Option<f64>,
     /// Total tokens of the turn's last request (for the next request's R8.2 check).
     pub last_request_total_tokens: u64,
     /// Time from the turn's start to its first content chunk.
@@ -75,7 +75,7 @@ pub(crate) async fn run_turn(
 ) -> TurnOutcome {
     let turn_started = Instant::now();
     let mut totals = UsageTotals::default();
-    let mut cost_usd = 0.0;
+    let mut cost_usd = Some(0.0);
     let mut first_token = None;
     let mut requests = 0;
     let mut midstream_retries = 0;
@@ -148,8 +148,8 @@ pub(crate) async fn run_turn(
         if first_token.is_none() {
             first_token = outcome.first_token.map(|d| d + (started - turn_started));
         }
-        add_totals(&mut totals, &outcome.usage);
-        cost_usd += outcome.cost_usd;
+        totals += &outcome.usage;
+        cost_usd = add_costs(cost_usd, outcome.cost_usd);
         previous_total = outcome.usage.total_tokens();
 
         let error = match outcome.status {
@@ -258,15 +258,4 @@ pub(super) fn error_event(error: &ApiError) -> TaskEvent {
         message: error.to_string(),
         status: error.status,
     }
-}
-
-fn add_totals(into: &mut UsageTotals, from: &UsageTotals) {
-    into.input_tokens += from.input_tokens;
-    into.output_tokens += from.output_tokens;
-    into.cache_write_tokens += from.cache_write_tokens;
-    into.cache_read_tokens += from.cache_read_tokens;
-    if let Some(cost) = from.provider_cost_usd {
-        into.provider_cost_usd = Some(into.provider_cost_usd.unwrap_or(0.0) + cost);
-    }
-    into.reported |= from.reported;
 }

@@ -274,8 +274,8 @@ impl Db {
             tx.execute(
                 "INSERT INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
                  tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
-                 deleted_range_start, deleted_range_end)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 deleted_range_start, deleted_range_end, unpriced_requests)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                 params![
                     task.id,
                     task.created_ms,
@@ -292,7 +292,8 @@ impl Db {
                     task.usage.cost_usd,
                     task.last_request_tokens as i64,
                     range.map(|r| r.0 as i64),
-                    range.map(|r| r.1 as i64)
+                    range.map(|r| r.1 as i64),
+                    task.usage.unpriced_requests as i64
                 ],
             )
             .map_err(|e| {

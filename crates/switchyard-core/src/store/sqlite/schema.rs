@@ -8,7 +8,7 @@ use super::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -55,6 +55,9 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL,
         PRIMARY KEY (task_id, seq)
     ) STRICT, WITHOUT ROWID;",
+    // 1 → 2: requests whose cost is unknown (a model without prices, SPEC R2.3), so a task's
+    // cost is shown as unknown instead of a made-up $0.
+    "ALTER TABLE tasks ADD COLUMN unpriced_requests INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].

@@ -9,7 +9,7 @@ use crate::store::{NewTask, StoreError, TaskRecord, TaskUsage, now_ms};
 const TASK_COLUMNS: &str = "id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
     tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
     deleted_range_start, deleted_range_end,
-    (SELECT count(*) FROM messages m WHERE m.task_id = tasks.id)";
+    (SELECT count(*) FROM messages m WHERE m.task_id = tasks.id), unpriced_requests";
 
 fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     let start: Option<i64> = r.get(14)?;
@@ -29,6 +29,7 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
             cache_writes: r.get::<_, i64>(10)?.max(0) as u64,
             cache_reads: r.get::<_, i64>(11)?.max(0) as u64,
             cost_usd: r.get(12)?,
+            unpriced_requests: r.get::<_, i64>(17)?.max(0) as u64,
         },
         last_request_tokens: r.get::<_, i64>(13)?.max(0) as u64,
         conversation_history_deleted_range: match (start, end) {
@@ -108,7 +109,8 @@ impl Db {
             id,
             "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
              cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
-             cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8
+             cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8,
+             unpriced_requests = unpriced_requests + ?9
              WHERE id = ?1",
             params![
                 id,
@@ -118,7 +120,8 @@ impl Db {
                 to_i64(usage.cache_reads),
                 usage.cost_usd,
                 to_i64(usage.total_tokens()),
-                now_ms()
+                now_ms(),
+                to_i64(usage.unpriced_requests)
             ],
         )
     }

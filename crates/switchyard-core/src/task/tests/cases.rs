@@ -684,10 +684,12 @@ async fn c18_deepseek_reasoning_content_is_reasoning_and_null_content_is_not_tex
         )
         .collect()
         .await;
-    // prompt_tokens 20 with 0 cache hits: 20 non-cached input (SPEC R1.3).
+    // prompt_tokens 20 with 0 cache hits: 20 cache misses, which DeepSeek's usage rule reports
+    // as cache writes (the reference prices them so), leaving 0 input tokens (SPEC R1.3).
     let usage = Usage {
-        input_tokens: 20,
+        input_tokens: 0,
         output_tokens: 9,
+        cache_write_tokens: Some(20),
         cache_read_tokens: Some(0),
         thoughts_tokens: Some(6),
         ..Usage::default()
@@ -732,7 +734,14 @@ async fn c18_deepseek_reasoning_content_is_reasoning_and_null_content_is_not_tex
             },
         ]
     );
-    assert_eq!((out.usage.input_tokens, out.usage.output_tokens), (20, 9));
+    assert_eq!(
+        (
+            out.usage.input_tokens,
+            out.usage.cache_write_tokens,
+            out.usage.output_tokens
+        ),
+        (0, 20, 9)
+    );
     assert_eq!(server.request_count(), 2);
 }
 
@@ -812,15 +821,16 @@ async fn c19c_invalid_thinking_signature_400_is_invalid_request_never_truncation
 // C20 — thinking budget vs max_tokens
 // ---------------------------------------------------------------------------------------------
 
-/// The configured budget (50000) is above the model's max output (8192): every request the
-/// server saw carried max_tokens − 1 (SPEC R3.3).
+/// The configured budget (200000) is above the model's max output (128,000 for Claude 3.7
+/// Sonnet in the reference's table): every request the server saw carried max_tokens − 1
+/// (SPEC R3.3).
 fn assert_budget_clipped(server: &MockServer) {
     for (i, req) in server.requests().iter().enumerate() {
         let body = req.json();
-        assert_eq!(body["max_tokens"], 8192, "request {i}");
+        assert_eq!(body["max_tokens"], 128_000, "request {i}");
         assert_eq!(
             body["thinking"],
-            json!({"type": "enabled", "budget_tokens": 8191}),
+            json!({"type": "enabled", "budget_tokens": 127_999}),
             "request {i}"
         );
     }
@@ -832,7 +842,7 @@ async fn c20_budget_not_below_max_tokens_400_is_invalid_request_and_the_budget_i
         "C20",
         "anthropic",
         SONNET_37,
-        "thinking_budget_tokens = 50000",
+        "thinking_budget_tokens = 200000",
     )
     .await;
     assert_budget_clipped(&server);
@@ -844,7 +854,7 @@ async fn c20b_budget_below_1024_400_is_invalid_request_and_the_budget_is_clipped
         "C20b",
         "anthropic",
         SONNET_37,
-        "thinking_budget_tokens = 50000",
+        "thinking_budget_tokens = 200000",
     )
     .await;
     assert_budget_clipped(&server);

@@ -18,8 +18,14 @@ const KEY: &str = "sk-test-core-key-never-shown-0123456789";
 
 /// A handler for `provider` / `model` whose base URL is `base_url`.
 fn handler(provider: &str, model: &str, base_url: &str) -> Box<dyn ApiHandler> {
+    handler_with(provider, model, base_url, "")
+}
+
+/// A handler as [`handler`] makes, with `act` lines added to the configuration (e.g. a
+/// thinking budget).
+fn handler_with(provider: &str, model: &str, base_url: &str, act: &str) -> Box<dyn ApiHandler> {
     let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n{act}\n[providers.\"{provider}\"]\nbase_url = \"{base_url}\"\n"
     );
     let config = ApiConfiguration::from_toml(&text, "test.toml", |_| Some(KEY.to_owned())).unwrap();
     build_api_handler(&config, Mode::Act).unwrap()
@@ -82,12 +88,13 @@ fn reasoning(t: &str) -> TaskEvent {
     TaskEvent::Reasoning { text: t.to_owned() }
 }
 
-fn assert_close(got: f64, want: f64) {
+fn assert_close(got: Option<f64>, want: f64) {
+    let got = got.unwrap_or(f64::NAN);
     assert!((got - want).abs() < 1e-12, "{got} vs {want}");
 }
 
 /// The fields of a provider-reported (not estimated) usage event; panics unless `e` is one.
-fn usage_of(e: &TaskEvent) -> (u64, u64, u64, u64, f64) {
+fn usage_of(e: &TaskEvent) -> (u64, u64, u64, u64, Option<f64>) {
     match e {
         TaskEvent::Usage {
             input_tokens,
@@ -358,8 +365,8 @@ async fn openrouter_cost_is_taken_as_reported() {
     assert_eq!(usages.len(), 1, "{events:?}");
     let (i, o, cr, cw, cost) = usage_of(usages[0]);
     assert_eq!((i, o, cr, cw), (38, 71, 0, 0));
-    assert_eq!(cost, 0.001179);
-    assert_eq!(out.cost_usd, 0.001179);
+    assert_eq!(cost, Some(0.001179));
+    assert_eq!(out.cost_usd, Some(0.001179));
     assert_eq!(
         events.last(),
         Some(usages[0]),
@@ -391,7 +398,7 @@ async fn openrouter_cost_is_taken_as_reported() {
 }
 
 #[tokio::test]
-async fn deepseek_cost_uses_non_cached_input_and_cache_reads() {
+async fn deepseek_cost_prices_misses_as_cache_writes_and_hits_as_reads() {
     let (out, events) =
         run_fixture("deepseek_reasoner", "deepseek", "deepseek-reasoner", "/v1").await;
     assert_eq!(out.status, RequestStatus::Completed);
@@ -405,10 +412,12 @@ async fn deepseek_cost_uses_non_cached_input_and_cache_reads() {
             text(" is greater than 9.11."),
         ]
     );
-    // prompt_tokens 1100 include 1024 cache hits: 76 non-cached input.
+    // prompt_tokens 1100 include 1024 cache hits; the 76 misses count as cache writes, as
+    // the reference's DeepSeek table prices them (input $0, misses at the cache-write
+    // price). deepseek-reasoner's reference prices: out 2.19, cache writes 0.55, reads 0.14.
     let (i, o, cr, cw, cost) = usage_of(&events[5]);
-    assert_eq!((i, o, cr, cw), (76, 58, 1024, 0));
-    assert_close(cost, (76.0 * 0.28 + 58.0 * 0.42 + 1024.0 * 0.028) / 1e6);
+    assert_eq!((i, o, cr, cw), (0, 58, 1024, 76));
+    assert_close(cost, (76.0 * 0.55 + 58.0 * 2.19 + 1024.0 * 0.14) / 1e6);
     assert_eq!(events.len(), 6);
 }
 
@@ -466,7 +475,7 @@ async fn error_before_the_stream_has_no_content_and_no_usage() {
     assert_eq!((kind.as_str(), *status), ("quota_exceeded", Some(429)));
     assert!(out.assistant_message.content.is_empty());
     assert!(out.first_token.is_none());
-    assert_eq!(out.cost_usd, 0.0);
+    assert_eq!(out.cost_usd, Some(0.0));
 }
 
 #[tokio::test]
@@ -510,4 +519,54 @@ async fn a_stream_with_only_usage_is_empty_but_reports_its_usage() {
     assert_eq!((i, o), (12, 0));
     assert!(matches!(events[1], TaskEvent::Error { .. }), "{events:?}");
     assert!(out.first_token.is_none());
+}
+
+/// The cost of the whole pipeline (wire usage → provider normalisation → cost) with every
+/// figure worked out by hand from the reference's prices, written here as literals.
+#[tokio::test]
+async fn costs_as_billed_with_a_thinking_budget_and_reasoning_outside_completion() {
+    // gemini-2.5-flash (reference: $0.30 in, $2.50 out, $3.50 out with a thinking budget,
+    // $0.075 cache reads). gemini_stream's usage: prompt 1043 of which 1024 cached,
+    // candidates 18 + thoughts 137 = 155 output.
+    for (act, output_price) in [("", 2.5), ("thinking_budget_tokens = 8192", 3.5)] {
+        let server =
+            MockServer::start(vec![Reply::new(HttpResponse::fixture("gemini_stream"))]).await;
+        let h = handler_with("gemini", "gemini-2.5-flash", &server.url(), act);
+        let (out, _) = run(h.as_ref()).await;
+        assert_eq!(out.status, RequestStatus::Completed);
+        let want = (19.0 * 0.3 + 155.0 * output_price + 1024.0 * 0.075) / 1e6;
+        assert_close(out.cost_usd, want);
+    }
+    // xAI grok-3-mini ($0.30 in, $0.50 out), tests/cases C45: 32 in, 9 completion + 94
+    // reasoning outside it = 103 out: 9.6 + 51.5 = 61.1 micro-dollars.
+    let (out, _) = run_reply(
+        Reply::new(HttpResponse::case("C45")),
+        "xai",
+        "grok-3-mini",
+        "/v1",
+    )
+    .await;
+    assert_close(out.cost_usd, 61.1e-6);
+}
+
+#[tokio::test]
+async fn a_model_without_prices_has_an_unknown_cost() {
+    let (out, events) = run_reply(
+        Reply::new(HttpResponse::fixture("openai_chat_text")),
+        "openai",
+        "my-model",
+        "/v1",
+    )
+    .await;
+    assert_eq!(out.status, RequestStatus::Completed);
+    assert_eq!(out.cost_usd, None);
+    let usage = events
+        .iter()
+        .find(|e| matches!(e, TaskEvent::Usage { .. }))
+        .unwrap();
+    let (_, o, _, _, cost) = usage_of(usage);
+    assert!(o > 0);
+    assert_eq!(cost, None, "unknown, never $0");
+    let json = serde_json::to_value(usage).unwrap();
+    assert!(json["cost_usd"].is_null(), "{json}");
 }
