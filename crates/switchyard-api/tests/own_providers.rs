@@ -396,10 +396,15 @@ async fn sapaicore_gets_a_token_finds_the_deployment_and_streams_converse() {
         assert_eq!(call.header("ai-client-type"), Some("Switchyard"));
         let body = call.json();
         assert_eq!(body["inferenceConfig"]["temperature"], 0.0);
-        assert_eq!(body["system"], json!([{"text": "SYSTEM PROMPT"}]));
+        // The reference's table gives this model prompt caching: a cache point after the
+        // system prompt and after the last user message, as on Bedrock.
+        assert_eq!(
+            body["system"],
+            json!([{"text": "SYSTEM PROMPT"}, {"cachePoint": {"type": "default"}}])
+        );
         assert_eq!(
             body["messages"],
-            json!([{"role": "user", "content": [{"text": "Explain borrowing."}]}])
+            json!([{"role": "user", "content": [{"text": "Explain borrowing."}, {"cachePoint": {"type": "default"}}]}])
         );
         // The second request of the handler reuses the token and the deployment.
         let server_calls = server.request_count();
