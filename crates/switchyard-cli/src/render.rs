@@ -23,6 +23,10 @@ pub struct Renderer {
     last_error: Option<String>,
     /// Whether the current request showed any text or reasoning.
     content_shown: bool,
+    /// Notified once stdout's reader has gone (a failed write, or the pipe's reader closed).
+    closed: std::sync::Arc<tokio::sync::Notify>,
+    /// Stdout's reader has gone: nothing more is written anywhere (the user stopped reading).
+    stdout_closed: bool,
 }
 
 /// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
@@ -104,16 +108,53 @@ impl Renderer {
             countdown: None,
             last_error: None,
             content_shown: false,
+            closed: crate::stdout_watch::watch(),
+            stdout_closed: false,
+        }
+    }
+
+    /// Notified when stdout's reader goes away (`switchyard task … | head -c 20`), so the
+    /// request is cancelled at once and the user stops paying for tokens nobody reads.
+    pub fn closed_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        std::sync::Arc::clone(&self.closed)
+    }
+
+    /// Stdout's reader has gone (seen by the watcher): write nothing more.
+    pub fn mark_stdout_closed(&mut self) {
+        self.stdout_closed = true;
+    }
+
+    /// True once stdout's reader has gone.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed
+    }
+
+    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed and
+    /// notifies [`Renderer::closed_signal`].
+    fn write_stdout(&mut self, bytes: &[u8]) {
+        if self.stdout_closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let written = out.write_all(bytes).and_then(|()| out.flush());
+        if let Err(e) = written {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.stdout_closed = true;
+                self.closed.notify_one();
+            }
         }
     }
 
     /// Renders one event. Output errors (a closed pipe) are ignored: the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
+        if self.stdout_closed {
+            return;
+        }
         if self.json {
-            let mut out = std::io::stdout().lock();
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+            if let Ok(mut line) = serde_json::to_string(event) {
+                switchyard_api::secrets::scrub_in_place(&mut line);
+                line.push('\n');
+                self.write_stdout(line.as_bytes());
             }
             return;
         }
@@ -158,7 +199,7 @@ impl Renderer {
             TaskEvent::Error { message, .. } => {
                 self.close_blocks();
                 if self.last_error.as_deref() != Some(message.as_str()) {
-                    eprintln!("error: {message}");
+                    eprintln!("error: {}", switchyard_api::secrets::scrub(message));
                 }
             }
             TaskEvent::ErrorRetry {
@@ -200,7 +241,7 @@ impl Renderer {
             TaskEvent::ApiReqFailed { message, .. } => {
                 self.stop_countdown();
                 self.close_blocks();
-                eprintln!("error: {message}");
+                eprintln!("error: {}", switchyard_api::secrets::scrub(message));
                 self.last_error = Some(message.clone());
             }
             TaskEvent::TaskFinished {
@@ -231,9 +272,8 @@ impl Renderer {
     fn text(&mut self, text: &str) {
         self.content_shown = true;
         self.close_reasoning();
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        let text = switchyard_api::secrets::scrub(text).into_owned();
+        self.write_stdout(text.as_bytes());
         self.text_open = !text.ends_with('\n');
     }
 
@@ -248,7 +288,7 @@ impl Renderer {
             let _ = err.write_all(DIM.as_bytes());
         }
         self.reasoning_open = true;
-        let _ = err.write_all(text.as_bytes());
+        let _ = err.write_all(switchyard_api::secrets::scrub(text).as_bytes());
         let _ = err.flush();
     }
 
@@ -309,6 +349,7 @@ impl Renderer {
     }
 
     fn note(&self, text: &str) {
+        let text = switchyard_api::secrets::scrub(text);
         if self.color {
             eprintln!("{DIM}{text}{RESET}");
         } else {
@@ -332,7 +373,7 @@ impl Renderer {
 
     fn close_text(&mut self) {
         if self.text_open {
-            let _ = writeln!(std::io::stdout().lock());
+            self.write_stdout(b"\n");
             self.text_open = false;
         }
     }

@@ -22,6 +22,7 @@ use switchyard_core::{SqliteStore, Task};
 use crate::cli::{SelectionArgs, TaskArgs, TaskOptions};
 use crate::commands::mcp::TerminalApprover;
 use crate::decide::OnFailure;
+use crate::endpoint::Endpoint;
 use crate::render::Renderer;
 use crate::settings;
 
@@ -79,8 +80,13 @@ pub async fn session(
 ) -> ExitCode {
     let TaskArgs { prompt, options } = args;
     let mut renderer = Renderer::new(options.json, options.quiet);
+    let prompt = match crate::prompt_input::read_prompt(prompt.as_deref(), options.file.as_deref())
+    {
+        Ok(prompt) => prompt.unwrap_or_default(),
+        Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
+    };
     let opened = open(config_path, data_dir, &prompt, &options, &start).await;
-    let (mut task, hub) = match opened {
+    let (mut task, hub, store, endpoint) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
@@ -89,6 +95,12 @@ pub async fn session(
         return fail(&mut renderer, Refused::store(e), options.json);
     }
     let id = task.id().to_owned();
+    if let Some(endpoint) = endpoint {
+        if let Err(e) = crate::endpoint::record(store.as_ref(), &id, &endpoint).await {
+            hub.shutdown().await;
+            return fail(&mut renderer, Refused::store(e), options.json);
+        }
+    }
     renderer.info(&format!(
         "task {id} (continue it with: switchyard resume {id})"
     ));
@@ -116,6 +128,13 @@ pub async fn session(
         );
     }
     let (status, code) = converse(&mut task, first, interactive, &mut renderer).await;
+    if renderer.stdout_closed() {
+        // The reader went away (`| head`): the request was cancelled at once; end quietly
+        // with the code of a process that SIGPIPE ended (128 + 13), recording the end.
+        let _ = task.finish(status, &mut |_| {}).await;
+        hub.shutdown().await;
+        return ExitCode::from(141);
+    }
     hub.shutdown().await;
     let mut finished = None;
     if let Err(e) = task.finish(status, &mut |e| finished = Some(e)).await {
@@ -127,6 +146,10 @@ pub async fn session(
     code
 }
 
+/// What [`open`] makes: the task, its MCP hub, the store, and the endpoint to record for it
+/// (`None` when the recorded one is still in effect).
+type Opened = (Task, Arc<McpServerHub>, Arc<dyn TaskStore>, Option<Endpoint>);
+
 /// Opens the store, the configuration and the MCP servers, and creates or reopens the task.
 /// A resumed task keeps its mode, provider and model unless the flags say otherwise.
 async fn open(
@@ -135,10 +158,10 @@ async fn open(
     prompt: &str,
     options: &TaskOptions,
     start: &Start,
-) -> Result<(Task, Arc<McpServerHub>), Refused> {
+) -> Result<Opened, Refused> {
     if matches!(start, Start::New) && prompt.trim().is_empty() {
         return Err(Refused::config(
-            "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\"",
+            "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\", pipe it in, or give --file FILE",
         ));
     }
     let store: Arc<SqliteStore> = Arc::new(settings::open_store(data_dir).map_err(Refused::store)?);
@@ -175,7 +198,22 @@ async fn open(
         }
     }
     let store: Arc<dyn TaskStore> = store;
-    let builder = Task::builder(&config, mode, store).map_err(Refused::config)?;
+    let endpoint = match start {
+        Start::New => Endpoint::of(&config, mode),
+        Start::Resume(id) => {
+            let recorded = crate::endpoint::recorded(store.as_ref(), id).await;
+            keep_endpoint(
+                &mut config,
+                config_path,
+                mode,
+                options,
+                recorded.as_ref(),
+                id,
+            )?
+        }
+    };
+    let builder =
+        Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
     let hub =
         crate::commands::mcp::start_hub(options.mcp_config.as_deref()).map_err(Refused::config)?;
@@ -195,12 +233,58 @@ async fn open(
         Start::Resume(id) => builder.resume(id).await,
     };
     match task {
-        Ok(task) => Ok((task, hub)),
+        Ok(task) => Ok((task, hub, store, endpoint)),
         Err(e) => {
             hub.shutdown().await;
             Err(e.into())
         }
     }
+}
+
+/// A resumed task goes where its conversation was held (issue 14): without `--base-url`, the
+/// recorded base URL of the task's provider is used again; a request that would now go to
+/// another host is refused unless `--allow-new-host`. Returns the endpoint to record when it
+/// changed (or none was recorded).
+fn keep_endpoint(
+    config: &mut switchyard_api::ApiConfiguration,
+    config_path: Option<&Path>,
+    mode: Mode,
+    options: &TaskOptions,
+    recorded: Option<&Endpoint>,
+    id: &str,
+) -> Result<Option<Endpoint>, Refused> {
+    let now = Endpoint::of(config, mode);
+    let Some(recorded) = recorded else {
+        return Ok(now);
+    };
+    let Some(mut now) = now else {
+        return Ok(None);
+    };
+    if options.selection.base_url.is_none()
+        && now.provider == recorded.provider
+        && now.base_url != recorded.base_url
+    {
+        let keep = SelectionArgs {
+            base_url: Some(recorded.base_url.clone()),
+            provider: Some(recorded.provider.clone()),
+            ..options.selection.clone()
+        };
+        *config = settings::load(config_path, &keep, Some(mode))
+            .map_err(Refused::config)?
+            .0;
+        now = Endpoint::of(config, mode).unwrap_or(now);
+    }
+    if now.host() != recorded.host() && !options.allow_new_host {
+        return Err(Refused::config(format!(
+            "task {id} was held with {} at {}; this run would send it to {} at {}. Pass --base-url {} to stay, or --allow-new-host to move the conversation there",
+            recorded.provider,
+            recorded.base_url,
+            now.provider,
+            now.base_url,
+            recorded.base_url
+        )));
+    }
+    Ok((now != *recorded).then_some(now))
 }
 
 /// Runs turns: `first` (or what the task has pending), then, in a terminal, each follow-up
@@ -222,10 +306,12 @@ async fn converse(
             }
         }
         let (message, cancel) = (next.take(), CancellationToken::new());
+        let closed = renderer.closed_signal();
         let mut on_event = |e: TaskEvent| renderer.event(&e);
+        let mut signal = None;
         let outcome = tokio::select! {
             outcome = task.run_turn(message.as_deref(), &cancel, &mut on_event) => outcome,
-            never = cancel_on_ctrl_c(&cancel) => match never {},
+            never = cancel_on_signal(&cancel, &mut signal, closed) => match never {},
         };
         match outcome.map(|o| o.task_status()) {
             Err(TaskError::Store(e)) => return store_failed(renderer, &e),
@@ -237,7 +323,13 @@ async fn converse(
                 });
                 return (TaskStatus::Failed, ExitCode::from(1));
             }
-            Ok(TaskStatus::Cancelled) => return (TaskStatus::Cancelled, ExitCode::from(130)),
+            Ok(TaskStatus::Cancelled) => {
+                if signal == Some(Signal::StdoutClosed) {
+                    renderer.mark_stdout_closed();
+                }
+                let code = signal.map_or(130, Signal::exit_code);
+                return (TaskStatus::Cancelled, ExitCode::from(code));
+            }
             Ok(TaskStatus::Failed) => return (TaskStatus::Failed, ExitCode::from(1)),
             Ok(TaskStatus::Completed) if !interactive => {
                 return (TaskStatus::Completed, ExitCode::SUCCESS);
@@ -250,12 +342,62 @@ async fn converse(
     }
 }
 
-/// Cancels `cancel` on Ctrl-C; never returns (the turn it cancels ends instead).
-async fn cancel_on_ctrl_c(cancel: &CancellationToken) -> Infallible {
-    if tokio::signal::ctrl_c().await.is_ok() {
-        cancel.cancel();
+/// What cancelled a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// Ctrl-C (SIGINT): exit 130.
+    Interrupt,
+    /// SIGTERM: exit 143.
+    Terminate,
+    /// SIGHUP (the terminal closed): exit 129.
+    Hangup,
+    /// Stdout's reader went away: exit 141, like a process SIGPIPE ended.
+    StdoutClosed,
+}
+
+impl Signal {
+    fn exit_code(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+            Self::Hangup => 129,
+            Self::StdoutClosed => 141,
+        }
     }
+}
+
+/// Cancels `cancel` on Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5) or a closed stdout, and says which
+/// in `which`; never returns (the turn it cancels ends instead).
+async fn cancel_on_signal(
+    cancel: &CancellationToken,
+    which: &mut Option<Signal>,
+    stdout_closed: Arc<tokio::sync::Notify>,
+) -> Infallible {
+    *which = Some(next_signal(&stdout_closed).await);
+    cancel.cancel();
     std::future::pending().await
+}
+
+/// The next Ctrl-C, SIGTERM, SIGHUP, or stdout's reader going away.
+async fn next_signal(stdout_closed: &tokio::sync::Notify) -> Signal {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let hup = signal(SignalKind::hangup());
+        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+                _ = term.recv() => Signal::Terminate,
+                _ = hup.recv() => Signal::Hangup,
+                _ = stdout_closed.notified() => Signal::StdoutClosed,
+            };
+        }
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+        _ = stdout_closed.notified() => Signal::StdoutClosed,
+    }
 }
 
 /// Reports a problem found before the task ran; exit code 2.

@@ -227,7 +227,21 @@ impl McpServerHub {
     /// Calls `tool` on `server` with `arguments` (a JSON object, or null for none), bounded by
     /// the server's timeout. Never fails: a failure is an output with `is_error` and the reason
     /// in plain words, which is what the model is shown.
+    ///
+    /// Every configured secret is scrubbed from the output (SPEC R10.5): a server that prints
+    /// its environment or echoes a key never hands it to the model, the store or the screen.
     pub async fn call_tool(&self, server: &str, tool: &str, arguments: Value) -> McpToolOutput {
+        let mut output = self.call_tool_unscrubbed(server, tool, arguments).await;
+        switchyard_api::secrets::scrub_in_place(&mut output.content);
+        output
+    }
+
+    async fn call_tool_unscrubbed(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> McpToolOutput {
         let error = |content: String| McpToolOutput {
             content,
             is_error: true,
@@ -384,7 +398,13 @@ async fn open(server: &Server) -> Result<Connected, String> {
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env).kill_on_drop(true);
+            // A minimal environment (SPEC R10.5): what a process needs to run, plus the
+            // server's own `env`; never Switchyard's provider keys.
+            cmd.env_clear()
+                .envs(inherited_env())
+                .args(args)
+                .envs(env)
+                .kill_on_drop(true);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
@@ -447,6 +467,51 @@ async fn open(server: &Server) -> Result<Connected, String> {
         })
         .collect();
     Ok((service, tools))
+}
+
+/// The variables a stdio MCP server inherits from Switchyard's environment: the MCP
+/// TypeScript SDK's `DEFAULT_INHERITED_ENV_VARS` (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
+/// `USER`; on Windows `APPDATA`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
+/// `PROCESSOR_ARCHITECTURE`, `SYSTEMDRIVE`, `SYSTEMROOT`, `TEMP`, `USERNAME`, `USERPROFILE`,
+/// `PROGRAMFILES`), plus the locale (`LANG`, `LANGUAGE`, `LC_*`), the temporary folder
+/// (`TMPDIR`, `TMP`, `TEMP`) and `XDG_*` folders. Anything else a server needs (a proxy, its
+/// own key) goes in its `env` in the settings file. Values that look like functions
+/// (`() {…`, bash exported functions) are left out, as the SDK does.
+pub fn inherited_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    const NAMES: &[&str] = &[
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LANG",
+        "LANGUAGE",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+    ];
+    std::env::vars_os()
+        .filter(|(name, value)| {
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            let wanted = NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+                || name.starts_with("LC_")
+                || name.starts_with("XDG_");
+            wanted && !value.to_string_lossy().starts_with("()")
+        })
+        .collect()
 }
 
 fn header_map(
