@@ -153,8 +153,8 @@ pub struct TaskOptions {
     /// fail). Default: ask in a terminal, else `fail`.
     #[arg(long, value_name = "POLICY", value_parser = ["fail", "retry"])]
     pub on_failure: Option<String>,
-    /// Automatic retries of a failed request before `--on-failure` applies (waits 2 s, 4 s,
-    /// 8 s, … or the provider's longer retry-after).
+    /// Automatic retries of a failed request before `--on-failure` applies; waits 2 s, 4 s,
+    /// 8 s, … (longer when the provider asks).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
     /// MCP settings file in the common `mcpServers` shape (Cline's `cline_mcp_settings.json`

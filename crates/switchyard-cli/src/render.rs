@@ -27,6 +27,8 @@ pub struct Renderer {
     closed: std::sync::Arc<tokio::sync::Notify>,
     /// Stdout's reader has gone: nothing more is written anywhere (the user stopped reading).
     stdout_closed: bool,
+    /// What a rejected key's error adds: the variable (or setting) that holds the key.
+    auth_hint: Option<String>,
 }
 
 /// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
@@ -110,6 +112,35 @@ impl Renderer {
             content_shown: false,
             closed: crate::stdout_watch::watch(),
             stdout_closed: false,
+            auth_hint: None,
+        }
+    }
+
+    /// Names where the key in effect comes from, for the error of a rejected key: e.g.
+    /// "check OPENAI_API_KEY, the variable the key for openai is read from".
+    pub fn set_auth_hint(&mut self, hint: String) {
+        self.auth_hint = Some(hint);
+    }
+
+    /// `event` with the auth hint added to an `auth` error that does not name it yet.
+    fn with_auth_hint<'a>(&self, event: &'a TaskEvent) -> std::borrow::Cow<'a, TaskEvent> {
+        use std::borrow::Cow;
+        let Some(hint) = &self.auth_hint else {
+            return Cow::Borrowed(event);
+        };
+        match event {
+            TaskEvent::Error { kind, message, .. } | TaskEvent::ApiReqFailed { kind, message }
+                if kind == "auth" && !message.contains(hint.as_str()) =>
+            {
+                let mut event = event.clone();
+                if let TaskEvent::Error { message, .. } | TaskEvent::ApiReqFailed { message, .. } =
+                    &mut event
+                {
+                    *message = format!("{}; {hint}", message.trim_end_matches('.'));
+                }
+                Cow::Owned(event)
+            }
+            _ => Cow::Borrowed(event),
         }
     }
 
@@ -150,6 +181,8 @@ impl Renderer {
         if self.stdout_closed {
             return;
         }
+        let event = self.with_auth_hint(event);
+        let event = event.as_ref();
         if self.json {
             if let Ok(mut line) = serde_json::to_string(event) {
                 switchyard_api::secrets::scrub_in_place(&mut line);

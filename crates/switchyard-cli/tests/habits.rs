@@ -542,7 +542,7 @@ async fn completions_suggestions_and_help_width() {
         let out = switchyard(home.path(), &["completions", shell]).await;
         assert_eq!(out.code, Some(0), "{out:#?}");
         assert!(out.stdout.contains("resume"), "{shell}");
-        assert!(out.stdout.contains("--base-url"), "{shell}");
+        assert!(out.stdout.contains("base-url"), "{shell}");
     }
     let out = switchyard(home.path(), &["tsak", "hi"]).await;
     assert_eq!(out.code, Some(2));

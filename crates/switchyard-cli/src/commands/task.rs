@@ -86,13 +86,16 @@ pub async fn session(
         Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
     };
     let opened = open(config_path, data_dir, &prompt, &options, &start).await;
-    let (mut task, hub, store, endpoint) = match opened {
+    let (mut task, hub, store, endpoint, auth_hint) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
     if let Err(e) = task.start(&mut |e| renderer.event(&e)).await {
         hub.shutdown().await;
         return fail(&mut renderer, Refused::store(e), options.json);
+    }
+    if let Some(hint) = auth_hint {
+        renderer.set_auth_hint(hint);
     }
     let id = task.id().to_owned();
     if let Some(endpoint) = endpoint {
@@ -147,8 +150,14 @@ pub async fn session(
 }
 
 /// What [`open`] makes: the task, its MCP hub, the store, and the endpoint to record for it
-/// (`None` when the recorded one is still in effect).
-type Opened = (Task, Arc<McpServerHub>, Arc<dyn TaskStore>, Option<Endpoint>);
+/// (`None` when the recorded one is still in effect), and where a rejected key comes from.
+type Opened = (
+    Task,
+    Arc<McpServerHub>,
+    Arc<dyn TaskStore>,
+    Option<Endpoint>,
+    Option<String>,
+);
 
 /// Opens the store, the configuration and the MCP servers, and creates or reopens the task.
 /// A resumed task keeps its mode, provider and model unless the flags say otherwise.
@@ -212,6 +221,15 @@ async fn open(
             )?
         }
     };
+    let auth_hint = switchyard_api::resolve_mode(&config, mode)
+        .ok()
+        .filter(|r| !r.api_key_env.is_empty())
+        .map(|r| {
+            format!(
+                "check {}, the variable the key for {} is read from (or name another with api_key_env under [providers.{}])",
+                r.api_key_env, r.provider_id, r.provider_id
+            )
+        });
     let builder =
         Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
@@ -233,7 +251,7 @@ async fn open(
         Start::Resume(id) => builder.resume(id).await,
     };
     match task {
-        Ok(task) => Ok((task, hub, store, endpoint)),
+        Ok(task) => Ok((task, hub, store, endpoint, auth_hint)),
         Err(e) => {
             hub.shutdown().await;
             Err(e.into())
