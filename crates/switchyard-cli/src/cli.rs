@@ -13,6 +13,12 @@ pub struct Cli {
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
+    /// Set one configuration field for this run, as in config.toml: `-c act.model=gpt-4.1`,
+    /// `-c providers.openai.base_url=http://127.0.0.1:8080/v1` (values are TOML, else text).
+    #[arg(short = 'c', long = "set", global = true, value_name = "KEY=VALUE",
+          value_parser = crate::overrides::parse)]
+    pub overrides: Vec<crate::overrides::Override>,
+
     /// Configuration file (default: $SWITCHYARD_HOME/config.toml, else ~/.config/switchyard/config.toml).
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHYARD_CONFIG")]
     pub config: Option<PathBuf>,

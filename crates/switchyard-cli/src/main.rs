@@ -12,6 +12,8 @@ mod cli;
 mod commands;
 mod decide;
 mod endpoint;
+mod follow_up;
+mod overrides;
 mod prompt_input;
 mod render;
 mod settings;
@@ -27,6 +29,7 @@ use cli::{Cli, Command, ConfigCommand, McpCommand};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    overrides::set(cli.overrides.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -13,7 +13,14 @@ const RESET: &str = "\x1b[0m";
 pub struct Renderer {
     json: bool,
     quiet: bool,
+    /// Dim notes and reasoning: anstream's choice for stderr (a terminal, no `NO_COLOR`, not
+    /// `TERM=dumb`; `CLICOLOR_FORCE` forces it).
     color: bool,
+    /// Stderr is a terminal that can redraw a line (not `TERM=dumb`): live countdowns and the
+    /// waiting spinner; elsewhere one plain line per retry and no spinner.
+    live: bool,
+    /// The "waiting for the model" spinner, from a request's start to its first content.
+    waiting: Option<indicatif::ProgressBar>,
     text_open: bool,
     reasoning_open: bool,
     usage: UsageSum,
@@ -103,7 +110,13 @@ impl Renderer {
         Self {
             json,
             quiet,
-            color: std::io::stderr().is_terminal(),
+            color: !matches!(
+                anstream::AutoStream::choice(&std::io::stderr()),
+                anstream::ColorChoice::Never
+            ),
+            live: std::io::stderr().is_terminal()
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+            waiting: None,
             text_open: false,
             reasoning_open: false,
             usage: UsageSum::default(),
@@ -197,6 +210,9 @@ impl Renderer {
         ) {
             self.stop_countdown();
         }
+        if !matches!(event, TaskEvent::ApiReqStarted { .. }) {
+            self.stop_waiting();
+        }
         match event {
             TaskEvent::TaskStarted {
                 provider,
@@ -261,7 +277,10 @@ impl Renderer {
                 self.start_countdown(headline(error_snippet), *delay_seconds, &label);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
-            TaskEvent::ApiReqStarted { .. } => self.content_shown = false,
+            TaskEvent::ApiReqStarted { .. } => {
+                self.content_shown = false;
+                self.start_waiting();
+            }
             TaskEvent::ApiReqFinished { cancel_reason, .. } => {
                 // Only a request that showed something was interrupted; a failure before any
                 // content is reported by the retry line alone.
@@ -343,21 +362,51 @@ impl Renderer {
         self.note(&format!("{what}: {name}: {first}{more}"));
     }
 
+    /// Shows "⠋ waiting for the model · 3s" on a terminal until the request's first event.
+    fn start_waiting(&mut self) {
+        if !self.live || self.waiting.is_some() {
+            return;
+        }
+        self.close_blocks();
+        let bar = indicatif::ProgressBar::with_draw_target(
+            None,
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        let template = if self.color {
+            "{spinner} \x1b[2mwaiting for the model · {elapsed}\x1b[0m"
+        } else {
+            "{spinner} waiting for the model · {elapsed}"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        self.waiting = Some(bar);
+    }
+
+    fn stop_waiting(&mut self) {
+        if let Some(bar) = self.waiting.take() {
+            bar.finish_and_clear();
+        }
+    }
+
     /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
     fn start_countdown(&mut self, what: &str, delay_seconds: f64, label: &str) {
         self.stop_countdown();
         let what = what.to_owned();
         let label = label.to_owned();
-        if !self.color {
+        if !self.live {
             eprintln!("{what} — retrying in {} s ({label})", delay_seconds.ceil());
             return;
         }
+        let color = self.color;
         let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
         self.countdown = Some(tokio::spawn(async move {
             loop {
                 let left = end.saturating_duration_since(tokio::time::Instant::now());
                 let secs = left.as_secs_f64().ceil();
-                eprint!("\r\x1b[2K{DIM}{what} — retrying in {secs} s ({label}){RESET}");
+                let (dim, reset) = if color { (DIM, RESET) } else { ("", "") };
+                eprint!("\r\x1b[2K{dim}{what} — retrying in {secs} s ({label}){reset}");
                 if left.is_zero() {
                     return;
                 }

@@ -130,7 +130,18 @@ pub async fn session(
             options.json,
         );
     }
-    let (status, code) = converse(&mut task, first, interactive, &mut renderer).await;
+    let history = settings::data_dir(data_dir)
+        .ok()
+        .map(|d| d.join(crate::follow_up::HISTORY_FILE));
+    let mut follow_up = crate::follow_up::FollowUp::new(history);
+    let (status, code) = converse(
+        &mut task,
+        first,
+        interactive,
+        &mut renderer,
+        &mut follow_up,
+    )
+    .await;
     if renderer.stdout_closed() {
         // The reader went away (`| head`): the request was cancelled at once; end quietly
         // with the code of a process that SIGPIPE ended (128 + 13), recording the end.
@@ -183,8 +194,11 @@ async fn open(
         mode = mode.or_else(|| task.mode.parse::<Mode>().ok());
     }
     let selection = &options.selection;
-    let (mut config, _source, mode) =
+    let (mut config, source, mode) =
         settings::load(config_path, selection, mode).map_err(Refused::config)?;
+    if matches!(source, settings::ConfigSource::BuiltInLocal) && selection.base_url.is_none() {
+        settings::check_local_model_server().await.map_err(Refused::config)?;
+    }
     settings::check_typed(&config, mode, selection).map_err(Refused::config)?;
     if let Some(task) = saved.as_ref().filter(|_| selection.provider.is_none()) {
         // A resumed task keeps its provider and model when the configuration (file or
@@ -313,12 +327,13 @@ async fn converse(
     first: Option<String>,
     interactive: bool,
     renderer: &mut Renderer,
+    follow_up: &mut crate::follow_up::FollowUp,
 ) -> (TaskStatus, ExitCode) {
     let mut next = first;
     loop {
         if next.is_none() && !task.has_pending_turn() {
             // Resumed in a terminal with nothing to answer: ask first.
-            match ask_follow_up().await {
+            match follow_up.ask().await {
                 Some(line) => next = Some(line),
                 None => return (TaskStatus::Completed, ExitCode::SUCCESS),
             }
@@ -352,7 +367,7 @@ async fn converse(
             Ok(TaskStatus::Completed) if !interactive => {
                 return (TaskStatus::Completed, ExitCode::SUCCESS);
             }
-            Ok(TaskStatus::Completed) => match ask_follow_up().await {
+            Ok(TaskStatus::Completed) => match follow_up.ask().await {
                 Some(line) => next = Some(line),
                 None => return (TaskStatus::Completed, ExitCode::SUCCESS),
             },
@@ -443,26 +458,4 @@ fn store_failed(renderer: &mut Renderer, e: &StoreError) -> (TaskStatus, ExitCod
         status: None,
     });
     (TaskStatus::Failed, ExitCode::from(1))
-}
-
-/// Asks for the next message on stderr and reads a line from stdin on its own thread (so
-/// Ctrl-C is still heard). `None` on an empty line, end of input (Ctrl-D) or Ctrl-C.
-async fn ask_follow_up() -> Option<String> {
-    use std::io::{BufRead, Write};
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\n> ");
-        let _ = err.flush();
-        drop(err);
-        let mut line = String::new();
-        let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
-        let _ = tx.send((read > 0).then_some(line));
-    });
-    let line = tokio::select! {
-        line = rx => line.ok().flatten(),
-        _ = tokio::signal::ctrl_c() => None,
-    }?;
-    let line = line.trim_end_matches(['\n', '\r']).to_owned();
-    (!line.trim().is_empty()).then_some(line)
 }
