@@ -232,7 +232,7 @@ async fn an_mcp_server_never_sees_the_provider_key() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_key_echoed_in_an_error_body_is_never_shown_or_stored() {
     // K02: the key as LiteLLM's proxy echoed it (tests/cases/CASES.md).
-    let case = HttpResponse::case("K02.http");
+    let case = HttpResponse::case("K02");
     assert!(String::from_utf8_lossy(&case.body).contains(KEY), "K02 holds the test key");
     for json_flag in [true, false] {
         let server = MockServer::start(vec![Reply::new(case.clone())]).await;

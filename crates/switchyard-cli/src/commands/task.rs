@@ -196,9 +196,7 @@ async fn open(
     let selection = &options.selection;
     let (mut config, source, mode) =
         settings::load(config_path, selection, mode).map_err(Refused::config)?;
-    if matches!(source, settings::ConfigSource::BuiltInLocal) && selection.base_url.is_none() {
-        settings::check_local_model_server().await.map_err(Refused::config)?;
-    }
+
     settings::check_typed(&config, mode, selection).map_err(Refused::config)?;
     if let Some(task) = saved.as_ref().filter(|_| selection.provider.is_none()) {
         // A resumed task keeps its provider and model when the configuration (file or
@@ -235,6 +233,14 @@ async fn open(
             )?
         }
     };
+    // The built-in default still in effect (no file, no provider, no base URL, no task held
+    // elsewhere): the local model server must be listening.
+    let local = settings::local_model_base_url();
+    if matches!(source, settings::ConfigSource::BuiltInLocal)
+        && Endpoint::of(&config, mode).is_some_and(|e| e.base_url == local)
+    {
+        settings::check_local_model_server().await.map_err(Refused::config)?;
+    }
     let auth_hint = switchyard_api::resolve_mode(&config, mode)
         .ok()
         .filter(|r| !r.api_key_env.is_empty())
