@@ -131,8 +131,12 @@ mod tests {
             "a short value is not a secret to scrub"
         );
         assert!(matches!(scrub("nothing here"), Cow::Borrowed(_)));
-        let mut v = serde_json::json!({"a": ["x sk-scrub-test-aaaaaaaa"], "sk-scrub-test-aaaaaaaa": 1});
+        let mut v =
+            serde_json::json!({"a": ["x sk-scrub-test-aaaaaaaa"], "sk-scrub-test-aaaaaaaa": 1});
         assert!(scrub_json(&mut v));
-        assert_eq!(v, serde_json::json!({"a": ["x [redacted]"], "[redacted]": 1}));
+        assert_eq!(
+            v,
+            serde_json::json!({"a": ["x [redacted]"], "[redacted]": 1})
+        );
     }
 }

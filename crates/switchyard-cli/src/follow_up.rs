@@ -12,6 +12,8 @@ use std::path::PathBuf;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
+use crate::signals::{Signal, next_signal};
+
 /// The history file's name in the data directory.
 pub const HISTORY_FILE: &str = "follow_up_history";
 
@@ -30,12 +32,15 @@ impl FollowUp {
         }
     }
 
-    /// Asks for the next message; `None` on an empty line, end of input (Ctrl-D), Ctrl-C, or
-    /// when the terminal cannot be read.
-    pub async fn ask(&mut self) -> Option<String> {
-        let editor = match self.editor.take() {
-            Some(editor) => editor,
-            None => self.new_editor()?,
+    /// Asks for the next message; `Ok(None)` on an empty line, end of input (Ctrl-D), Ctrl-C,
+    /// or when the terminal cannot be read; `Err` when SIGTERM or SIGHUP arrived (or stdout's
+    /// reader went away, `stdout_closed`) while waiting.
+    pub async fn ask(
+        &mut self,
+        stdout_closed: &tokio::sync::Notify,
+    ) -> Result<Option<String>, Signal> {
+        let Some(editor) = self.editor.take().or_else(|| self.new_editor()) else {
+            return Ok(None);
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         std::thread::spawn(move || {
@@ -44,24 +49,30 @@ impl FollowUp {
             let _ = tx.send((editor, line));
         });
         let (editor, line) = tokio::select! {
-            answer = rx => answer.ok()?,
-            _ = tokio::signal::ctrl_c() => return None,
+            answer = rx => match answer {
+                Ok(answer) => answer,
+                Err(_) => return Ok(None),
+            },
+            signal = next_signal(stdout_closed) => match signal {
+                Signal::Interrupt => return Ok(None),
+                other => return Err(other),
+            },
         };
         self.editor = Some(editor);
         let line = match line {
             Ok(line) => line,
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => return None,
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => return Ok(None),
             Err(e) => {
                 tracing::warn!("cannot read the follow-up question: {e}");
-                return None;
+                return Ok(None);
             }
         };
         let line = line.trim_end_matches(['\n', '\r']).to_owned();
         if line.trim().is_empty() {
-            return None;
+            return Ok(None);
         }
         self.remember(&line);
-        Some(line)
+        Ok(Some(line))
     }
 
     fn new_editor(&self) -> Option<DefaultEditor> {

@@ -1,10 +1,20 @@
 //! `switchyard`: the command-line front end (DESIGN.md "The CLI").
 
-/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking.
+/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking,
+/// and scrubs every configured secret from the line (SPEC R10.5).
 macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            switchyard_api::secrets::scrub(&line)
+        );
     }};
 }
 
@@ -17,6 +27,7 @@ mod overrides;
 mod prompt_input;
 mod render;
 mod settings;
+mod signals;
 mod stdout_watch;
 
 use std::process::ExitCode;

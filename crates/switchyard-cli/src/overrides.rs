@@ -97,7 +97,10 @@ mod tests {
             parse("act.thinking_budget_tokens=8000").unwrap().value,
             toml::Value::Integer(8000)
         );
-        assert_eq!(parse("a.b=\"x=y\"").unwrap().value, toml::Value::String("x=y".into()));
+        assert_eq!(
+            parse("a.b=\"x=y\"").unwrap().value,
+            toml::Value::String("x=y".into())
+        );
         assert!(parse("act.model").is_err());
         assert!(parse("act..model=x").is_err());
         let mut table: toml::Table = toml::from_str("[act]\nmodel = \"a\"\n").unwrap();
@@ -115,6 +118,8 @@ mod tests {
             Some("http://127.0.0.1:1/v1")
         );
         assert!(apply(&mut table, &[parse("act.model.x=1").unwrap()]).is_err());
-        assert!(sets_base_url(&[parse("providers.openai.base_url=x").unwrap()]));
+        assert!(sets_base_url(&[
+            parse("providers.openai.base_url=x").unwrap()
+        ]));
     }
 }

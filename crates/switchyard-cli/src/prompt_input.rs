@@ -27,7 +27,9 @@ pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<Stri
         })?),
         None => None,
     };
-    let from_file = from_file.map(|bytes| text(bytes, "the prompt file")).transpose()?;
+    let from_file = from_file
+        .map(|bytes| text(bytes, "the prompt file"))
+        .transpose()?;
     match (arg, from_file) {
         (Some(_), Some(_)) if arg != Some(STDIN_ARG) => Err(
             "both a prompt and --file were given; pass one (piped text is added to a prompt as context)"

@@ -368,10 +368,8 @@ impl Renderer {
             return;
         }
         self.close_blocks();
-        let bar = indicatif::ProgressBar::with_draw_target(
-            None,
-            indicatif::ProgressDrawTarget::stderr(),
-        );
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         let template = if self.color {
             "{spinner} \x1b[2mwaiting for the model · {elapsed}\x1b[0m"
         } else {

@@ -217,7 +217,10 @@ async fn an_mcp_server_never_sees_the_provider_key() {
     let content = result["content"].as_str().unwrap();
     assert_eq!(result["is_error"], false, "{out:#?}");
     assert!(content.contains("PATH"), "{content}");
-    assert!(content.contains("kept-7"), "the server's own env: {content}");
+    assert!(
+        content.contains("kept-7"),
+        "the server's own env: {content}"
+    );
     assert!(!content.contains("OPENAI_API_KEY"), "{content}");
     assert!(!content.contains("ANTHROPIC_API_KEY"), "{content}");
     assert!(!content.contains("SWITCHYARD_HOME"), "{content}");
@@ -233,7 +236,10 @@ async fn an_mcp_server_never_sees_the_provider_key() {
 async fn a_key_echoed_in_an_error_body_is_never_shown_or_stored() {
     // K02: the key as LiteLLM's proxy echoed it (tests/cases/CASES.md).
     let case = HttpResponse::case("K02");
-    assert!(String::from_utf8_lossy(&case.body).contains(KEY), "K02 holds the test key");
+    assert!(
+        String::from_utf8_lossy(&case.body).contains(KEY),
+        "K02 holds the test key"
+    );
     for json_flag in [true, false] {
         let server = MockServer::start(vec![Reply::new(case.clone())]).await;
         let home = tempfile::tempdir().unwrap();
@@ -338,14 +344,14 @@ async fn a_closed_stdout_cancels_the_request_at_once_and_quietly() {
     let started = Instant::now();
     let out = run(cmd, None).await;
     let took = started.elapsed();
-    assert!(
-        out.stdout.starts_with("A long answer that t"),
-        "{out:#?}"
-    );
+    assert!(out.stdout.starts_with("A long answer that t"), "{out:#?}");
     assert!(out.stdout.ends_with(" status=141\n"), "{out:#?}");
     // The server holds the stream 60 s; the reader left after the first piece.
     assert!(took < Duration::from_secs(15), "took {took:?}");
-    assert!(out.stderr.trim().is_empty() || !out.stderr.contains("error"), "{out:#?}");
+    assert!(
+        out.stderr.trim().is_empty() || !out.stderr.contains("error"),
+        "{out:#?}"
+    );
     // The connection was closed by the client.
     tokio::time::timeout(Duration::from_secs(5), server.wait_for_closed(1))
         .await
@@ -354,6 +360,8 @@ async fn a_closed_stdout_cancels_the_request_at_once_and_quietly() {
 
 /// Starts `switchyard task --json … story` against `server`; returns the child once the first
 /// text line has been read, with the lines so far.
+// The child is handed back to the caller, which waits for it.
+#[allow(clippy::zombie_processes)]
 fn start_story(home: &Path, url: &str) -> (Child, std::io::BufReader<std::process::ChildStdout>) {
     use std::io::BufRead;
     let args = task_args(url, &["--json", "story"]);
@@ -363,7 +371,11 @@ fn start_story(home: &Path, url: &str) -> (Child, std::io::BufReader<std::proces
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     loop {
         let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "stdout closed early");
+        if out.read_line(&mut line).unwrap() == 0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("stdout closed before the first text");
+        }
         let v: Value = serde_json::from_str(&line).unwrap();
         if v["type"] == "text" {
             return (child, out);
@@ -381,7 +393,13 @@ async fn sigterm_and_sighup_cancel_like_ctrl_c_and_record_it() {
         let (status, rest) = tokio::task::spawn_blocking(move || {
             let (mut child, mut out) = start_story(&home_path, &url);
             let pid = child.id().to_string();
-            assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
+            assert!(
+                Command::new("kill")
+                    .args([signal, &pid])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
             let mut rest = String::new();
             out.read_to_string(&mut rest).unwrap();
             let status = common::wait_or_kill(&mut child, Duration::from_secs(20), &signal);
@@ -390,16 +408,25 @@ async fn sigterm_and_sighup_cancel_like_ctrl_c_and_record_it() {
         .await
         .unwrap();
         assert_eq!(status, Some(code), "{signal}: {rest}");
-        let lines: Vec<Value> = rest.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = rest
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines[0]["type"], "api_req_finished", "{rest}");
         assert_eq!(lines[0]["cancel_reason"], "user_cancelled", "{rest}");
         assert_eq!(lines[1]["status"], "cancelled", "{rest}");
         // Recorded: the export holds the partial answer, marked.
         let tasks = switchyard(home.path(), &["tasks", "--json"]).await;
-        let id = tasks.json_lines()[0]["task_id"].as_str().unwrap().to_owned();
+        let id = tasks.json_lines()[0]["task_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let export = switchyard(home.path(), &["export", &id]).await;
         assert!(export.stdout.contains("Once upon"), "{export:#?}");
-        assert!(export.stdout.contains("[Response interrupted by user]"), "{export:#?}");
+        assert!(
+            export.stdout.contains("[Response interrupted by user]"),
+            "{export:#?}"
+        );
     }
 }
 
@@ -423,7 +450,10 @@ async fn export_after_sigkill_shows_the_partial_answer() {
     .await
     .unwrap();
     let tasks = switchyard(home.path(), &["tasks", "--json"]).await;
-    let id = tasks.json_lines()[0]["task_id"].as_str().unwrap().to_owned();
+    let id = tasks.json_lines()[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let export = switchyard(home.path(), &["export", &id]).await;
     assert_eq!(export.code, Some(0), "{export:#?}");
     let history: Value = serde_json::from_str(&export.stdout).unwrap();
@@ -442,7 +472,10 @@ async fn export_after_sigkill_shows_the_partial_answer() {
     assert_eq!(resumed.code, Some(0), "{resumed:#?}");
     let after = switchyard(home.path(), &["export", &id]).await;
     let after: Value = serde_json::from_str(&after.stdout).unwrap();
-    assert_eq!(after[1], history[1], "resume continued from what export showed");
+    assert_eq!(
+        after[1], history[1],
+        "resume continued from what export showed"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,7 +559,11 @@ async fn piped_text_with_a_prompt_is_context() {
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(sent_user_text(&server), "line one\nline two\n\n\nSummarise");
     // Nothing at all: one sentence that says what to do.
-    let out = run(command(home.path(), &task_args(&url, &[])), Some(Vec::new())).await;
+    let out = run(
+        command(home.path(), &task_args(&url, &[])),
+        Some(Vec::new()),
+    )
+    .await;
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert!(out.stderr.contains("--file"), "{out:#?}");
 }
@@ -546,7 +583,10 @@ async fn completions_suggestions_and_help_width() {
     }
     let out = switchyard(home.path(), &["tsak", "hi"]).await;
     assert_eq!(out.code, Some(2));
-    assert!(out.stderr.contains("similar subcommand") || out.stderr.contains("tip"), "{out:#?}");
+    assert!(
+        out.stderr.contains("similar subcommand") || out.stderr.contains("tip"),
+        "{out:#?}"
+    );
     assert!(out.stderr.contains("'task'"), "{out:#?}");
     let out = switchyard(home.path(), &["task", "--modle", "x", "hi"]).await;
     assert_eq!(out.code, Some(2));
@@ -554,7 +594,11 @@ async fn completions_suggestions_and_help_width() {
     let out = switchyard(home.path(), &["task", "--help"]).await;
     assert_eq!(out.code, Some(0));
     let widest = out.stdout.lines().map(|l| l.chars().count()).max().unwrap();
-    assert!(widest <= 100, "help line of {widest} columns:\n{}", out.stdout);
+    assert!(
+        widest <= 100,
+        "help line of {widest} columns:\n{}",
+        out.stdout
+    );
     // Not a terminal: no colour codes (anstream), whatever TERM says.
     assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
 }
@@ -597,7 +641,10 @@ async fn tasks_newest_first_with_a_limit_and_resume_last() {
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(out.stdout.trim(), "continued");
     let sent = server.requests()[3].json().to_string();
-    assert!(sent.contains("third task") && sent.contains("and then?"), "{sent}");
+    assert!(
+        sent.contains("third task") && sent.contains("and then?"),
+        "{sent}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,7 +657,11 @@ async fn resume_keeps_the_base_url_and_refuses_another_host_unless_told() {
     let other = MockServer::start(vec![text_reply("elsewhere")]).await;
     let home = tempfile::tempdir().unwrap();
     let url = local.url();
-    let out = switchyard(home.path(), &task_args(&url, &["--json", "private question"])).await;
+    let out = switchyard(
+        home.path(),
+        &task_args(&url, &["--json", "private question"]),
+    )
+    .await;
     assert_eq!(out.code, Some(0), "{out:#?}");
     let id = out.of_type("task_started")[0]["task_id"]
         .as_str()
@@ -622,14 +673,28 @@ async fn resume_keeps_the_base_url_and_refuses_another_host_unless_told() {
     assert_eq!(out.stdout.trim(), "local two");
     assert_eq!(local.request_count(), 2);
     // Another host: refused, saying how to stay or move.
-    let other_url = format!("http://localhost:{}", other.url().rsplit(':').next().unwrap());
-    let out = switchyard(home.path(), &["resume", &id, "--base-url", &other_url, "move?"]).await;
+    let other_url = format!(
+        "http://localhost:{}",
+        other.url().rsplit(':').next().unwrap()
+    );
+    let out = switchyard(
+        home.path(),
+        &["resume", &id, "--base-url", &other_url, "move?"],
+    )
+    .await;
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert!(out.stderr.contains("--allow-new-host"), "{out:#?}");
     assert_eq!(other.request_count(), 0);
     let out = switchyard(
         home.path(),
-        &["resume", &id, "--base-url", &other_url, "--allow-new-host", "move"],
+        &[
+            "resume",
+            &id,
+            "--base-url",
+            &other_url,
+            "--allow-new-host",
+            "move",
+        ],
     )
     .await;
     assert_eq!(out.code, Some(0), "{out:#?}");
@@ -666,7 +731,11 @@ async fn a_database_with_a_damaged_page_is_refused_and_left_untouched() {
     assert_eq!(out.code, Some(2), "{out:#?}");
     assert!(out.stderr.contains("damaged"), "{out:#?}");
     assert!(out.stderr.contains("move it away"), "{out:#?}");
-    assert_eq!(std::fs::read(&db).unwrap(), before, "the damaged file was written");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the damaged file was written"
+    );
     assert_eq!(server.request_count(), 1, "no request after the refusal");
 }
 
@@ -759,7 +828,10 @@ async fn verbose_and_rust_log_show_more_and_never_a_key() {
     args.extend(task_args(&url, &["Hi"]));
     let loud = switchyard(home.path(), &args).await;
     assert_eq!(loud.code, Some(0), "{loud:#?}");
-    assert!(loud.stderr.contains("trace:") || loud.stderr.contains("debug:"), "{loud:#?}");
+    assert!(
+        loud.stderr.contains("trace:") || loud.stderr.contains("debug:"),
+        "{loud:#?}"
+    );
     loud.assert_no_key();
     let mut cmd = command(home.path(), &task_args(&url, &["Hi"]));
     cmd.env("RUST_LOG", "debug");
@@ -791,7 +863,14 @@ async fn dash_c_overrides_any_configuration_field() {
     .unwrap();
     let out = switchyard(
         home.path(),
-        &["task", "-c", "act.model_info.context_window=64000", "-c", "act.model=other", "Hi"],
+        &[
+            "task",
+            "-c",
+            "act.model_info.context_window=64000",
+            "-c",
+            "act.model=other",
+            "Hi",
+        ],
     )
     .await;
     assert_eq!(out.code, Some(0), "{out:#?}");
@@ -815,7 +894,91 @@ async fn the_first_run_without_a_local_model_says_how_to_start_it() {
     let started = Instant::now();
     let out = run(cmd, None).await;
     assert_eq!(out.code, Some(2), "{out:#?}");
-    assert!(out.stderr.contains("scripts/local-model.sh start"), "{out:#?}");
+    assert!(
+        out.stderr.contains("scripts/local-model.sh start"),
+        "{out:#?}"
+    );
     assert!(out.stderr.contains("--provider"), "{out:#?}");
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// SIGTERM while the follow-up question waits in a terminal ends the run with 143 (the
+/// answered task is kept); it is not swallowed by the signal handler.
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_at_the_follow_up_question_ends_the_run() {
+    if !switchyard_testkit::require_script() {
+        return;
+    }
+    let server = MockServer::start(vec![text_reply("First answer.")]).await;
+    let home = tempfile::tempdir().unwrap();
+    // `exec` keeps the shell's pid, printed first, for the switchyard process.
+    let line = format!(
+        "echo PID:$$; exec {} task --provider openai --model m --base-url {} Hi",
+        env!("CARGO_BIN_EXE_switchyard"),
+        server.url()
+    );
+    let mut cmd = Command::new("script");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", home.path())
+        .env("OPENAI_API_KEY", KEY)
+        .env("TERM", "xterm")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let (code, screen) = tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().unwrap();
+        let input = child.stdin.take().unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let screen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let shown = std::sync::Arc::clone(&screen);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                shown
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        // Up to the question: the pid, the answer, then "> ".
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let pid = loop {
+            let text = screen.lock().unwrap().clone();
+            let asked = text
+                .split_once("First answer.")
+                .is_some_and(|(_, after)| after.contains("> "));
+            if asked {
+                break text
+                    .split("PID:")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next())
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .expect("no pid printed");
+            }
+            assert!(Instant::now() < deadline, "no follow-up question: {text:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = common::wait_or_kill(&mut child, Duration::from_secs(20), &"script");
+        drop(input);
+        reader.join().unwrap();
+        let text = screen.lock().unwrap().clone();
+        (status.code(), text)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(143), "{screen}");
+    let tasks = switchyard(home.path(), &["tasks", "--json"]).await;
+    assert_eq!(tasks.json_lines().len(), 1, "{tasks:#?}");
 }

@@ -51,7 +51,8 @@ mod vertex;
 
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
-    CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode, url_host,
+    CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,
+    url_host,
 };
 
 use crate::config::{ApiConfiguration, ConfigError, Mode};

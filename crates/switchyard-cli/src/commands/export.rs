@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use switchyard_core::TaskStore;
 use switchyard_api::Message;
+use switchyard_core::TaskStore;
 
 use crate::settings;
 

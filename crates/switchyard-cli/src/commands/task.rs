@@ -25,6 +25,7 @@ use crate::decide::OnFailure;
 use crate::endpoint::Endpoint;
 use crate::render::Renderer;
 use crate::settings;
+use crate::signals::{Signal, next_signal};
 
 /// What the session starts from.
 pub enum Start {
@@ -134,14 +135,8 @@ pub async fn session(
         .ok()
         .map(|d| d.join(crate::follow_up::HISTORY_FILE));
     let mut follow_up = crate::follow_up::FollowUp::new(history);
-    let (status, code) = converse(
-        &mut task,
-        first,
-        interactive,
-        &mut renderer,
-        &mut follow_up,
-    )
-    .await;
+    let (status, code) =
+        converse(&mut task, first, interactive, &mut renderer, &mut follow_up).await;
     if renderer.stdout_closed() {
         // The reader went away (`| head`): the request was cancelled at once; end quietly
         // with the code of a process that SIGPIPE ended (128 + 13), recording the end.
@@ -239,7 +234,9 @@ async fn open(
     if matches!(source, settings::ConfigSource::BuiltInLocal)
         && Endpoint::of(&config, mode).is_some_and(|e| e.base_url == local)
     {
-        settings::check_local_model_server().await.map_err(Refused::config)?;
+        settings::check_local_model_server()
+            .await
+            .map_err(Refused::config)?;
     }
     let auth_hint = switchyard_api::resolve_mode(&config, mode)
         .ok()
@@ -250,8 +247,7 @@ async fn open(
                 r.api_key_env, r.provider_id, r.provider_id
             )
         });
-    let builder =
-        Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
+    let builder = Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
     let hub =
         crate::commands::mcp::start_hub(options.mcp_config.as_deref()).map_err(Refused::config)?;
@@ -315,11 +311,7 @@ fn keep_endpoint(
     if now.host() != recorded.host() && !options.allow_new_host {
         return Err(Refused::config(format!(
             "task {id} was held with {} at {}; this run would send it to {} at {}. Pass --base-url {} to stay, or --allow-new-host to move the conversation there",
-            recorded.provider,
-            recorded.base_url,
-            now.provider,
-            now.base_url,
-            recorded.base_url
+            recorded.provider, recorded.base_url, now.provider, now.base_url, recorded.base_url
         )));
     }
     Ok((now != *recorded).then_some(now))
@@ -339,9 +331,12 @@ async fn converse(
     loop {
         if next.is_none() && !task.has_pending_turn() {
             // Resumed in a terminal with nothing to answer: ask first.
-            match follow_up.ask().await {
-                Some(line) => next = Some(line),
-                None => return (TaskStatus::Completed, ExitCode::SUCCESS),
+            match follow_up.ask(&renderer.closed_signal()).await {
+                Ok(Some(line)) => next = Some(line),
+                Ok(None) => return (TaskStatus::Completed, ExitCode::SUCCESS),
+                Err(signal) => {
+                    return (TaskStatus::Completed, ExitCode::from(signal.exit_code()));
+                }
             }
         }
         let (message, cancel) = (next.take(), CancellationToken::new());
@@ -373,34 +368,13 @@ async fn converse(
             Ok(TaskStatus::Completed) if !interactive => {
                 return (TaskStatus::Completed, ExitCode::SUCCESS);
             }
-            Ok(TaskStatus::Completed) => match follow_up.ask().await {
-                Some(line) => next = Some(line),
-                None => return (TaskStatus::Completed, ExitCode::SUCCESS),
+            Ok(TaskStatus::Completed) => match follow_up.ask(&renderer.closed_signal()).await {
+                Ok(Some(line)) => next = Some(line),
+                Ok(None) => return (TaskStatus::Completed, ExitCode::SUCCESS),
+                Err(signal) => {
+                    return (TaskStatus::Completed, ExitCode::from(signal.exit_code()));
+                }
             },
-        }
-    }
-}
-
-/// What cancelled a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Signal {
-    /// Ctrl-C (SIGINT): exit 130.
-    Interrupt,
-    /// SIGTERM: exit 143.
-    Terminate,
-    /// SIGHUP (the terminal closed): exit 129.
-    Hangup,
-    /// Stdout's reader went away: exit 141, like a process SIGPIPE ended.
-    StdoutClosed,
-}
-
-impl Signal {
-    fn exit_code(self) -> u8 {
-        match self {
-            Self::Interrupt => 130,
-            Self::Terminate => 143,
-            Self::Hangup => 129,
-            Self::StdoutClosed => 141,
         }
     }
 }
@@ -415,28 +389,6 @@ async fn cancel_on_signal(
     *which = Some(next_signal(&stdout_closed).await);
     cancel.cancel();
     std::future::pending().await
-}
-
-/// The next Ctrl-C, SIGTERM, SIGHUP, or stdout's reader going away.
-async fn next_signal(stdout_closed: &tokio::sync::Notify) -> Signal {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate());
-        let hup = signal(SignalKind::hangup());
-        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
-            return tokio::select! {
-                _ = tokio::signal::ctrl_c() => Signal::Interrupt,
-                _ = term.recv() => Signal::Terminate,
-                _ = hup.recv() => Signal::Hangup,
-                _ = stdout_closed.notified() => Signal::StdoutClosed,
-            };
-        }
-    }
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
-        _ = stdout_closed.notified() => Signal::StdoutClosed,
-    }
 }
 
 /// Reports a problem found before the task ran; exit code 2.

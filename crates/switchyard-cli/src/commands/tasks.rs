@@ -28,9 +28,7 @@ pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> E
             return ExitCode::from(2);
         }
     };
-    tasks.sort_by(|a, b| {
-        (b.created_ms, b.id.as_str()).cmp(&(a.created_ms, a.id.as_str()))
-    });
+    tasks.sort_by(|a, b| (b.created_ms, b.id.as_str()).cmp(&(a.created_ms, a.id.as_str())));
     let total = tasks.len();
     let limit = limit.or((!json).then_some(DEFAULT_LIMIT)).unwrap_or(0);
     if limit > 0 {

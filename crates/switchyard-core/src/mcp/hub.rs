@@ -397,6 +397,7 @@ async fn open(server: &Server) -> Result<Connected, String> {
             env,
             cwd,
         } => {
+            register_secrets(env);
             let mut cmd = tokio::process::Command::new(command);
             // A minimal environment (SPEC R10.5): what a process needs to run, plus the
             // server's own `env`; never Switchyard's provider keys.
@@ -437,6 +438,7 @@ async fn open(server: &Server) -> Result<Connected, String> {
                 .map_err(|e| plain_init_error(&e, true))?
         }
         McpTransport::StreamableHttp { url, headers } | McpTransport::Sse { url, headers } => {
+            register_secrets(headers);
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(header_map(headers)?);
             let transport = StreamableHttpClientTransport::from_config(config);
@@ -467,6 +469,19 @@ async fn open(server: &Server) -> Result<Connected, String> {
         })
         .collect();
     Ok((service, tools))
+}
+
+/// Registers the values of a server's `env` or `headers` whose names say they are secret (a
+/// key, token, secret, password or authorization) as configured secrets (SPEC R10.5), so a
+/// server that prints them, or an error that quotes them, shows `[redacted]`.
+fn register_secrets(values: &BTreeMap<String, String>) {
+    const WORDS: [&str; 6] = ["key", "token", "secret", "password", "auth", "credential"];
+    for (name, value) in values {
+        let name = name.to_ascii_lowercase();
+        if WORDS.iter().any(|w| name.contains(w)) {
+            switchyard_api::secrets::register(value);
+        }
+    }
 }
 
 /// The variables a stdio MCP server inherits from Switchyard's environment: the MCP
