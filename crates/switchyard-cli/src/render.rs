@@ -324,8 +324,8 @@ impl Renderer {
     fn text(&mut self, text: &str) {
         self.content_shown = true;
         self.close_reasoning();
-        let text = switchyard_api::secrets::scrub(text).into_owned();
-        self.write_stdout(text.as_bytes());
+        let shown = switchyard_api::secrets::scrub(text);
+        self.write_stdout(shown.as_bytes());
         self.text_open = !text.ends_with('\n');
     }
 
