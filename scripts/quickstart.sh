@@ -9,7 +9,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 echo "building switchyard (release)…" >&2
-cargo build --release --quiet -p switchyard-cli
+# The binary is where cargo says it put it (CARGO_TARGET_DIR, build.target-dir, --target…).
+bin="$(cargo build --release --quiet -p switchyard-cli --message-format=json-render-diagnostics \
+  | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "switchyard":
+        print(m["executable"])')"
+[ -x "$bin" ] || { echo "quickstart: cargo did not report the switchyard binary" >&2; exit 1; }
 scripts/local-model.sh start --python >&2
 
 prompt="${*:-Explain in two sentences what a large language model is.}"
@@ -19,4 +26,4 @@ flags=()
 if [ -e "${SWITCHYARD_HOME:-${XDG_CONFIG_HOME:-$HOME/.config}/switchyard}/config.toml" ]; then
   flags=(--provider openai --model smollm2-135m-instruct --base-url "$(scripts/local-model.sh url --python)")
 fi
-exec target/release/switchyard task "${flags[@]}" "$prompt"
+exec "$bin" task "${flags[@]}" "$prompt"

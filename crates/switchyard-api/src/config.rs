@@ -329,9 +329,12 @@ impl fmt::Debug for ProxyUrl {
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a secret.
+    /// Wraps a secret and registers it with [`crate::secrets`], so it is scrubbed from
+    /// everything Switchyard shows, logs or stores (SPEC R10.5).
     pub fn new(secret: impl Into<String>) -> Self {
-        Self(Arc::from(secret.into()))
+        let secret = secret.into();
+        crate::secrets::register(&secret);
+        Self(Arc::from(secret))
     }
     /// The secret itself, for the request header only.
     pub fn expose(&self) -> &str {

@@ -128,6 +128,7 @@ mod process;
 pub mod providers;
 pub mod retry;
 mod retry_after;
+pub mod secrets;
 pub mod stream;
 pub mod time;
 mod transport;

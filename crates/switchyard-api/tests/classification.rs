@@ -949,6 +949,7 @@ const STORED: &[(&str, ErrorKind, Option<f64>)] = &[
     ("cases/C15", Context, None),
     ("cases/C16", RateLimited, None),
     ("cases/C17", Auth, None),
+    ("cases/K02", Auth, None), // LiteLLM's proxy echoes the key it was sent
     ("cases/C18b", InvalidRequest, None),
     ("cases/C19c", InvalidRequest, None),
     ("cases/C20", InvalidRequest, None),

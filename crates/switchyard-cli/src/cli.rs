@@ -6,8 +6,19 @@ use clap::{Args, Parser, Subcommand};
 
 /// Switchyard: stream a task's answer from any LLM provider.
 #[derive(Debug, Parser)]
-#[command(name = "switchyard", version, about, long_about = None)]
+#[command(name = "switchyard", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
+    /// More log lines on stderr: -v info, -vv debug, -vvv trace (`RUST_LOG` or
+    /// `SWITCHYARD_LOG`, e.g. `switchyard=debug`, choose them finely).
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Set one configuration field for this run, as in config.toml: `-c act.model=gpt-4.1`,
+    /// `-c providers.openai.base_url=http://127.0.0.1:8080/v1` (values are TOML, else text).
+    #[arg(short = 'c', long = "set", global = true, value_name = "KEY=VALUE",
+          value_parser = crate::overrides::parse)]
+    pub overrides: Vec<crate::overrides::Override>,
+
     /// Configuration file (default: $SWITCHYARD_HOME/config.toml, else ~/.config/switchyard/config.toml).
     #[arg(long, global = true, value_name = "FILE", env = "SWITCHYARD_CONFIG")]
     pub config: Option<PathBuf>,
@@ -28,11 +39,20 @@ pub enum Command {
     Task(TaskArgs),
     /// Continue a saved task, with PROMPT as the next message (or answer its last message).
     Resume(ResumeArgs),
-    /// List the saved tasks: id, date, model, tokens, cost and first prompt.
+    /// List the saved tasks, newest first: id, date, model, tokens, cost and first prompt.
     Tasks {
         /// One JSON object per task.
         #[arg(long)]
         json: bool,
+        /// Show at most N tasks (default 20 as text, all with --json; 0 shows all).
+        #[arg(long, short = 'n', value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Print a shell completion script, e.g. `switchyard completions bash >
+    /// ~/.local/share/bash-completion/completions/switchyard`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
     },
     /// Print a task's conversation as JSON (Anthropic message shape, like Cline's
     /// api_conversation_history.json).
@@ -106,8 +126,9 @@ pub struct SelectionArgs {
 
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// What to ask the model.
-    pub prompt: String,
+    /// What to ask the model; `-` reads it from standard input, as does piped input with no
+    /// prompt. Piped text given with a prompt is added before it as context.
+    pub prompt: Option<String>,
     #[command(flatten)]
     pub options: TaskOptions,
 }
@@ -127,6 +148,9 @@ pub struct TaskOptions {
     /// Do not show reasoning (thinking) text.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Read the prompt from FILE (`-`: standard input); any size the model accepts.
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// Replace the built-in system prompt with this text.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
@@ -135,41 +159,38 @@ pub struct TaskOptions {
     /// fail). Default: ask in a terminal, else `fail`.
     #[arg(long, value_name = "POLICY", value_parser = ["fail", "retry"])]
     pub on_failure: Option<String>,
-    /// Automatic retries of a failed request before `--on-failure` applies (waits 2 s, 4 s,
-    /// 8 s, … or the provider's longer retry-after).
+    /// Automatic retries of a failed request before `--on-failure` applies; waits 2 s, 4 s,
+    /// 8 s, … (longer when the provider asks).
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=10))]
     pub retries: u32,
     /// MCP settings file in the common `mcpServers` shape (Cline's `cline_mcp_settings.json`
     /// works as is). Default: mcp_settings.json in the configuration directory.
     #[arg(long, value_name = "FILE", env = "SWITCHYARD_MCP_CONFIG")]
     pub mcp_config: Option<PathBuf>,
+    /// Let `resume` send the task to a different host than the one it was held with (a
+    /// conversation with a local model must not go to a cloud provider by surprise).
+    #[arg(long)]
+    pub allow_new_host: bool,
     /// Run the model's MCP tool calls without asking (tools in a server's `autoApprove` list
     /// never ask).
     #[arg(long, short = 'y')]
     pub yes: bool,
 }
 
-/// `switchyard resume TASK_ID [PROMPT]`: the task options of `switchyard task`.
+/// `switchyard resume TASK_ID [PROMPT]` or `switchyard resume --last [PROMPT]`: the task
+/// options of `switchyard task`.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The task id (see `switchyard tasks`).
-    pub task_id: String,
-    /// The next message; without it, an unanswered last message is answered.
+    /// The task id (see `switchyard tasks`); with --last, the next message instead.
+    #[arg(value_name = "TASK_ID")]
+    pub task_id: Option<String>,
+    /// The next message (`-`: standard input); without it, an unanswered last message is
+    /// answered.
     pub prompt: Option<String>,
+    /// Continue the task used most recently (no id needed).
+    #[arg(long)]
+    pub last: bool,
     /// The provider and model default to the task's.
     #[command(flatten)]
     pub options: TaskOptions,
-}
-
-impl ResumeArgs {
-    /// The same options as a [`TaskArgs`] (the prompt empty when none was given).
-    pub fn into_task_args(self) -> (String, TaskArgs) {
-        (
-            self.task_id,
-            TaskArgs {
-                prompt: self.prompt.unwrap_or_default(),
-                options: self.options,
-            },
-        )
-    }
 }

@@ -40,12 +40,24 @@ impl FailureDecider for OnFailure {
                 Self::Fail => FailureDecision::Cancel,
                 Self::Retry if !error.is_retryable() => FailureDecision::Cancel,
                 Self::Retry => FailureDecision::Retry,
+                // Nothing to ask when retrying cannot help (bad credentials, spent quota, a
+                // rejected request): the error, shown next, names what to change (issue 14).
+                // A rate limit with a long reset is still asked about: waiting fixes it.
+                Self::Ask if !worth_asking(error) => FailureDecision::Cancel,
                 Self::Ask => tokio::task::spawn_blocking(ask)
                     .await
                     .unwrap_or(FailureDecision::Cancel),
             }
         })
     }
+}
+
+/// Whether retrying `error` can succeed at all: not for the kinds never retried (auth, quota,
+/// spend limit, entitlement, …) nor a failure waiting cannot fix, except a rate limit whose
+/// reset is far away (the user may choose to wait for it).
+fn worth_asking(error: &ApiError) -> bool {
+    use switchyard_api::ErrorKind;
+    error.is_retryable() || (error.kind == ErrorKind::RateLimited && error.permanent)
 }
 
 /// Asks on stderr, reads one line from stdin: `r`/`retry`/empty retries, anything else cancels.

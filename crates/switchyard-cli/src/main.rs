@@ -1,18 +1,34 @@
 //! `switchyard`: the command-line front end (DESIGN.md "The CLI").
 
-/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking.
+/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking,
+/// and scrubs every configured secret from the line (SPEC R10.5).
 macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            switchyard_api::secrets::scrub(&line)
+        );
     }};
 }
 
 mod cli;
 mod commands;
 mod decide;
+mod endpoint;
+mod follow_up;
+mod overrides;
+mod prompt_input;
 mod render;
 mod settings;
+mod signals;
+mod stdout_watch;
 
 use std::process::ExitCode;
 
@@ -23,7 +39,8 @@ use cli::{Cli, Command, ConfigCommand, McpCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    init_logging(cli.verbose);
+    overrides::set(cli.overrides.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -43,13 +60,25 @@ fn main() -> ExitCode {
         if let Err(e) = runtime.block_on(async { signal(SignalKind::interrupt()).map(drop) }) {
             tracing::warn!("Ctrl-C cannot be handled: {e}");
         }
+        // SIGTERM and SIGHUP end a task like Ctrl-C (R9.5), recorded; other commands keep
+        // their default (they hold nothing to record).
+        if matches!(cli.command, Command::Task(_) | Command::Resume(_)) {
+            for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+                if let Err(e) = runtime.block_on(async { signal(kind).map(drop) }) {
+                    tracing::warn!("signal {kind:?} cannot be handled: {e}");
+                }
+            }
+        }
     }
     let config = cli.config.as_deref();
     let data_dir = cli.data_dir.as_deref();
     let code = match cli.command {
         Command::Task(args) => runtime.block_on(commands::task::run(config, data_dir, args)),
         Command::Resume(args) => runtime.block_on(commands::resume::run(config, data_dir, args)),
-        Command::Tasks { json } => runtime.block_on(commands::tasks::run(data_dir, json)),
+        Command::Tasks { json, limit } => {
+            runtime.block_on(commands::tasks::run(data_dir, json, limit))
+        }
+        Command::Completions { shell } => commands::completions::run(shell),
         Command::Export { task_id } => runtime.block_on(commands::export::run(data_dir, &task_id)),
         Command::Import { dir } => runtime.block_on(commands::import::run(data_dir, &dir)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
@@ -66,16 +95,51 @@ fn main() -> ExitCode {
     code
 }
 
-/// Warnings go to stderr as `warning: …` lines; `SWITCHYARD_LOG` (e.g. `debug`) shows more.
-/// The MCP SDK's own log lines are off by default: server failures are reported in plain words.
-fn init_logging() {
-    let filter = EnvFilter::try_from_env("SWITCHYARD_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("warn,rmcp=off"));
+/// Warnings go to stderr as `warning: …` lines. `-v` shows info lines, `-vv` debug, `-vvv`
+/// trace; `SWITCHYARD_LOG`, else `RUST_LOG` (tracing's filter syntax, e.g.
+/// `switchyard_core=debug`), chooses finely and wins over `-v`. The MCP SDK's own log lines
+/// are off by default: server failures are reported in plain words. Every line is scrubbed of
+/// configured secrets (SPEC R10.5).
+fn init_logging(verbose: u8) {
+    let from_env = ["SWITCHYARD_LOG", "RUST_LOG"]
+        .iter()
+        .find_map(|var| EnvFilter::try_from_env(var).ok());
+    let filter = from_env.unwrap_or_else(|| {
+        EnvFilter::new(match verbose {
+            0 => "warn,rmcp=off",
+            1 => "info,rmcp=warn",
+            2 => "debug",
+            _ => "trace",
+        })
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| ScrubbingWriter(Vec::new()))
         .event_format(LineFormat)
         .init();
+}
+
+/// Holds one formatted log line and writes it to stderr, scrubbed, when dropped.
+struct ScrubbingWriter(Vec<u8>);
+
+impl std::io::Write for ScrubbingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ScrubbingWriter {
+    fn drop(&mut self) {
+        use std::io::Write as _;
+        let text = String::from_utf8_lossy(&self.0);
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(switchyard_api::secrets::scrub(&text).as_bytes());
+    }
 }
 
 /// `warning: message` / `error: message`, no timestamps: these lines are for people.

@@ -13,7 +13,14 @@ const RESET: &str = "\x1b[0m";
 pub struct Renderer {
     json: bool,
     quiet: bool,
+    /// Dim notes and reasoning: anstream's choice for stderr (a terminal, no `NO_COLOR`, not
+    /// `TERM=dumb`; `CLICOLOR_FORCE` forces it).
     color: bool,
+    /// Stderr is a terminal that can redraw a line (not `TERM=dumb`): live countdowns and the
+    /// waiting spinner; elsewhere one plain line per retry and no spinner.
+    live: bool,
+    /// The "waiting for the model" spinner, from a request's start to its first content.
+    waiting: Option<indicatif::ProgressBar>,
     text_open: bool,
     reasoning_open: bool,
     usage: UsageSum,
@@ -23,6 +30,12 @@ pub struct Renderer {
     last_error: Option<String>,
     /// Whether the current request showed any text or reasoning.
     content_shown: bool,
+    /// Notified once stdout's reader has gone (a failed write, or the pipe's reader closed).
+    closed: std::sync::Arc<tokio::sync::Notify>,
+    /// Stdout's reader has gone: nothing more is written anywhere (the user stopped reading).
+    stdout_closed: bool,
+    /// What a rejected key's error adds: the variable (or setting) that holds the key.
+    auth_hint: Option<String>,
 }
 
 /// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
@@ -97,23 +110,97 @@ impl Renderer {
         Self {
             json,
             quiet,
-            color: std::io::stderr().is_terminal(),
+            color: !matches!(
+                anstream::AutoStream::choice(&std::io::stderr()),
+                anstream::ColorChoice::Never
+            ),
+            live: std::io::stderr().is_terminal()
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+            waiting: None,
             text_open: false,
             reasoning_open: false,
             usage: UsageSum::default(),
             countdown: None,
             last_error: None,
             content_shown: false,
+            closed: crate::stdout_watch::watch(),
+            stdout_closed: false,
+            auth_hint: None,
+        }
+    }
+
+    /// Names where the key in effect comes from, for the error of a rejected key: e.g.
+    /// "check OPENAI_API_KEY, the variable the key for openai is read from".
+    pub fn set_auth_hint(&mut self, hint: String) {
+        self.auth_hint = Some(hint);
+    }
+
+    /// `event` with the auth hint added to an `auth` error that does not name it yet.
+    fn with_auth_hint<'a>(&self, event: &'a TaskEvent) -> std::borrow::Cow<'a, TaskEvent> {
+        use std::borrow::Cow;
+        let Some(hint) = &self.auth_hint else {
+            return Cow::Borrowed(event);
+        };
+        match event {
+            TaskEvent::Error { kind, message, .. } | TaskEvent::ApiReqFailed { kind, message }
+                if kind == "auth" && !message.contains(hint.as_str()) =>
+            {
+                let mut event = event.clone();
+                if let TaskEvent::Error { message, .. } | TaskEvent::ApiReqFailed { message, .. } =
+                    &mut event
+                {
+                    *message = format!("{}; {hint}", message.trim_end_matches('.'));
+                }
+                Cow::Owned(event)
+            }
+            _ => Cow::Borrowed(event),
+        }
+    }
+
+    /// Notified when stdout's reader goes away (`switchyard task … | head -c 20`), so the
+    /// request is cancelled at once and the user stops paying for tokens nobody reads.
+    pub fn closed_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        std::sync::Arc::clone(&self.closed)
+    }
+
+    /// Stdout's reader has gone (seen by the watcher): write nothing more.
+    pub fn mark_stdout_closed(&mut self) {
+        self.stdout_closed = true;
+    }
+
+    /// True once stdout's reader has gone.
+    pub fn stdout_closed(&self) -> bool {
+        self.stdout_closed
+    }
+
+    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed and
+    /// notifies [`Renderer::closed_signal`].
+    fn write_stdout(&mut self, bytes: &[u8]) {
+        if self.stdout_closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let written = out.write_all(bytes).and_then(|()| out.flush());
+        if let Err(e) = written {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.stdout_closed = true;
+                self.closed.notify_one();
+            }
         }
     }
 
     /// Renders one event. Output errors (a closed pipe) are ignored: the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
+        if self.stdout_closed {
+            return;
+        }
+        let event = self.with_auth_hint(event);
+        let event = event.as_ref();
         if self.json {
-            let mut out = std::io::stdout().lock();
-            if let Ok(line) = serde_json::to_string(event) {
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+            if let Ok(mut line) = serde_json::to_string(event) {
+                switchyard_api::secrets::scrub_in_place(&mut line);
+                line.push('\n');
+                self.write_stdout(line.as_bytes());
             }
             return;
         }
@@ -122,6 +209,9 @@ impl Renderer {
             TaskEvent::ErrorRetry { failed: false, .. } | TaskEvent::RetryStatus { .. }
         ) {
             self.stop_countdown();
+        }
+        if !matches!(event, TaskEvent::ApiReqStarted { .. }) {
+            self.stop_waiting();
         }
         match event {
             TaskEvent::TaskStarted {
@@ -158,7 +248,7 @@ impl Renderer {
             TaskEvent::Error { message, .. } => {
                 self.close_blocks();
                 if self.last_error.as_deref() != Some(message.as_str()) {
-                    eprintln!("error: {message}");
+                    eprintln!("error: {}", switchyard_api::secrets::scrub(message));
                 }
             }
             TaskEvent::ErrorRetry {
@@ -187,7 +277,10 @@ impl Renderer {
                 self.start_countdown(headline(error_snippet), *delay_seconds, &label);
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
-            TaskEvent::ApiReqStarted { .. } => self.content_shown = false,
+            TaskEvent::ApiReqStarted { .. } => {
+                self.content_shown = false;
+                self.start_waiting();
+            }
             TaskEvent::ApiReqFinished { cancel_reason, .. } => {
                 // Only a request that showed something was interrupted; a failure before any
                 // content is reported by the retry line alone.
@@ -200,7 +293,7 @@ impl Renderer {
             TaskEvent::ApiReqFailed { message, .. } => {
                 self.stop_countdown();
                 self.close_blocks();
-                eprintln!("error: {message}");
+                eprintln!("error: {}", switchyard_api::secrets::scrub(message));
                 self.last_error = Some(message.clone());
             }
             TaskEvent::TaskFinished {
@@ -231,9 +324,8 @@ impl Renderer {
     fn text(&mut self, text: &str) {
         self.content_shown = true;
         self.close_reasoning();
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        let shown = switchyard_api::secrets::scrub(text);
+        self.write_stdout(shown.as_bytes());
         self.text_open = !text.ends_with('\n');
     }
 
@@ -248,7 +340,7 @@ impl Renderer {
             let _ = err.write_all(DIM.as_bytes());
         }
         self.reasoning_open = true;
-        let _ = err.write_all(text.as_bytes());
+        let _ = err.write_all(switchyard_api::secrets::scrub(text).as_bytes());
         let _ = err.flush();
     }
 
@@ -270,21 +362,49 @@ impl Renderer {
         self.note(&format!("{what}: {name}: {first}{more}"));
     }
 
+    /// Shows "⠋ waiting for the model · 3s" on a terminal until the request's first event.
+    fn start_waiting(&mut self) {
+        if !self.live || self.waiting.is_some() {
+            return;
+        }
+        self.close_blocks();
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let template = if self.color {
+            "{spinner} \x1b[2mwaiting for the model · {elapsed}\x1b[0m"
+        } else {
+            "{spinner} waiting for the model · {elapsed}"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        self.waiting = Some(bar);
+    }
+
+    fn stop_waiting(&mut self) {
+        if let Some(bar) = self.waiting.take() {
+            bar.finish_and_clear();
+        }
+    }
+
     /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
     fn start_countdown(&mut self, what: &str, delay_seconds: f64, label: &str) {
         self.stop_countdown();
         let what = what.to_owned();
         let label = label.to_owned();
-        if !self.color {
+        if !self.live {
             eprintln!("{what} — retrying in {} s ({label})", delay_seconds.ceil());
             return;
         }
+        let color = self.color;
         let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
         self.countdown = Some(tokio::spawn(async move {
             loop {
                 let left = end.saturating_duration_since(tokio::time::Instant::now());
                 let secs = left.as_secs_f64().ceil();
-                eprint!("\r\x1b[2K{DIM}{what} — retrying in {secs} s ({label}){RESET}");
+                let (dim, reset) = if color { (DIM, RESET) } else { ("", "") };
+                eprint!("\r\x1b[2K{dim}{what} — retrying in {secs} s ({label}){reset}");
                 if left.is_zero() {
                     return;
                 }
@@ -309,6 +429,7 @@ impl Renderer {
     }
 
     fn note(&self, text: &str) {
+        let text = switchyard_api::secrets::scrub(text);
         if self.color {
             eprintln!("{DIM}{text}{RESET}");
         } else {
@@ -332,7 +453,7 @@ impl Renderer {
 
     fn close_text(&mut self) {
         if self.text_open {
-            let _ = writeln!(std::io::stdout().lock());
+            self.write_stdout(b"\n");
             self.text_open = false;
         }
     }

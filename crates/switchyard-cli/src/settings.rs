@@ -84,6 +84,24 @@ pub fn local_model_base_url() -> String {
     format!("http://127.0.0.1:{port}/v1")
 }
 
+/// With no configuration file, requests go to the local model server: when nothing listens
+/// on its port, say so at once, with how to start it or pick a provider, instead of retrying
+/// a refused connection for seconds (issue 14). Only a refused or unreachable port counts; a
+/// slow server is the request's business.
+pub async fn check_local_model_server() -> Result<(), String> {
+    let url = local_model_base_url();
+    let Some(host) = switchyard_api::providers::url_host(&url) else {
+        return Ok(());
+    };
+    let connect = tokio::net::TcpStream::connect(host.as_str());
+    match tokio::time::timeout(std::time::Duration::from_secs(2), connect).await {
+        Ok(Ok(_)) | Err(_) => Ok(()),
+        Ok(Err(e)) => Err(format!(
+            "no local model server is listening at {url} ({e}), Switchyard's default when there is no configuration file; start one with `scripts/local-model.sh start` in a Switchyard checkout (or run scripts/quickstart.sh), or choose a provider, e.g. `switchyard task --provider anthropic \"…\"` with ANTHROPIC_API_KEY set"
+        )),
+    }
+}
+
 /// The built-in configuration used when there is no file: the OpenAI-compatible local server.
 ///
 /// Keys are read only when `read_keys` (the user gave `--base-url`, so chose where requests
@@ -123,7 +141,25 @@ pub fn load(
     mode: Option<Mode>,
 ) -> Result<(ApiConfiguration, ConfigSource, Mode), ConfigError> {
     let env = |k: &str| std::env::var(k).ok();
-    let (mut config, source) = match explicit {
+    let overrides = crate::overrides::get();
+    let (mut config, source) = if overrides.is_empty() {
+        load_plain(explicit, selection, env)?
+    } else {
+        load_overridden(explicit, selection, overrides, env)?
+    };
+    config.catalogue = user_catalogue()?;
+    let mode = mode.unwrap_or(config.default_mode);
+    apply_selection(&mut config, mode, selection);
+    Ok((config, source, mode))
+}
+
+/// The file, else the presets (with `--provider`), else the built-in local default.
+fn load_plain(
+    explicit: Option<&Path>,
+    selection: &SelectionArgs,
+    env: impl Fn(&str) -> Option<String> + Copy,
+) -> Result<(ApiConfiguration, ConfigSource), ConfigError> {
+    Ok(match explicit {
         Some(p) => (
             ApiConfiguration::load(p, env)?,
             ConfigSource::File(p.to_owned()),
@@ -140,11 +176,76 @@ pub fn load(
                 ConfigSource::BuiltInLocal,
             ),
         },
+    })
+}
+
+/// [`load_plain`]'s sources as TOML text, with the `-c` overrides applied before parsing (so
+/// any field can be set, and a wrong one is reported like the file's). The built-in local
+/// default reads no key unless the user chose where requests go (`--base-url`, or a
+/// `providers.ID.base_url` override), as without overrides.
+fn load_overridden(
+    explicit: Option<&Path>,
+    selection: &SelectionArgs,
+    overrides: &[crate::overrides::Override],
+    env: impl Fn(&str) -> Option<String> + Copy,
+) -> Result<(ApiConfiguration, ConfigSource), ConfigError> {
+    let file = explicit
+        .map(Path::to_owned)
+        .or_else(|| default_config_path().filter(|p| p.exists()));
+    let (text, label, source, read_keys) = match file {
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Read {
+                file: p.display().to_string(),
+                message: e.to_string(),
+            })?;
+            // Errors of the file itself first, with its own lines.
+            ApiConfiguration::from_toml(&text, &p.display().to_string(), |_| None)?;
+            let label = format!("{} (with -c overrides)", p.display());
+            (text, label, ConfigSource::File(p), true)
+        }
+        None if selection.provider.is_some() => (
+            String::new(),
+            "-c overrides".to_owned(),
+            ConfigSource::Flags,
+            true,
+        ),
+        None => (
+            format!(
+                "[act]\nprovider = \"openai\"\nmodel = \"{LOCAL_MODEL_ID}\"\n[providers.openai]\nbase_url = \"{}\"\n",
+                local_model_base_url()
+            ),
+            "the built-in default (with -c overrides)".to_owned(),
+            ConfigSource::BuiltInLocal,
+            selection.base_url.is_some() || crate::overrides::sets_base_url(overrides),
+        ),
     };
-    config.catalogue = user_catalogue()?;
-    let mode = mode.unwrap_or(config.default_mode);
-    apply_selection(&mut config, mode, selection);
-    Ok((config, source, mode))
+    let mut table: toml::Table = toml::from_str(&text).unwrap_or_default();
+    crate::overrides::apply(&mut table, overrides).map_err(|message| ConfigError::Parse {
+        file: label.clone(),
+        line: 0,
+        column: 0,
+        message,
+    })?;
+    let text = toml::to_string(&table).map_err(|e| ConfigError::Parse {
+        file: label.clone(),
+        line: 0,
+        column: 0,
+        message: e.to_string(),
+    })?;
+    let mut config = if read_keys {
+        ApiConfiguration::from_toml(&text, &label, env)?
+    } else {
+        ApiConfiguration::from_toml(&text, &label, |_| None)?
+    };
+    if let ConfigSource::File(p) = &source {
+        let folder = p.parent().unwrap_or(Path::new(""));
+        for endpoint in config.providers.endpoints.values_mut() {
+            if let Some(bundle) = endpoint.ca_bundle.as_mut().filter(|b| b.is_relative()) {
+                *bundle = folder.join(&*bundle);
+            }
+        }
+    }
+    Ok((config, source))
 }
 
 /// Checks what the user typed on the command line, once `config` (loaded with `selection`

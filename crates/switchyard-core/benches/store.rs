@@ -14,6 +14,12 @@
 //!   reads the rows and writes one small row; the reference parses the JSON file and rewrites
 //!   it whole.
 //!
+//! - `check_before_first_write/{quick_check,open_file,schema_read}/N`: what a process pays to
+//!   check a database of N messages before its first write (issue 14): SQLite's
+//!   `PRAGMA quick_check` alone, the whole `SqliteStore::open_file` (which runs it), and the
+//!   cheapest read that finds a file that is not a database at all (`sqlite_master`), which
+//!   misses a damaged page.
+//!
 //! The store's figures include its async interface: each call runs its statement on tokio's
 //! blocking pool and is awaited (`block_on` here), as a task does.
 //!
@@ -176,5 +182,37 @@ fn load_and_truncate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, append, load_and_truncate);
+fn check_before_first_write(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("check_before_first_write");
+    for n in [10, 10_000] {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = store_with(&rt, dir.path(), n);
+        let path = store.path().to_owned();
+        drop(store);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        group.bench_function(BenchmarkId::new("quick_check", n), |b| {
+            b.iter(|| {
+                let ok: String = conn
+                    .query_row("PRAGMA quick_check(3)", [], |r| r.get(0))
+                    .unwrap();
+                assert_eq!(ok, "ok");
+            });
+        });
+        group.bench_function(BenchmarkId::new("schema_read", n), |b| {
+            b.iter(|| {
+                let count: i64 = conn
+                    .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                    .unwrap();
+                black_box(count);
+            });
+        });
+        group.bench_function(BenchmarkId::new("open_file", n), |b| {
+            b.iter(|| black_box(SqliteStore::open_file(&path).unwrap()));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, append, load_and_truncate, check_before_first_write);
 criterion_main!(benches);

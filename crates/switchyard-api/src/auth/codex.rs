@@ -108,6 +108,9 @@ pub(crate) struct CodexToken {
 }
 
 fn token_of(tokens: &Tokens) -> CodexToken {
+    crate::secrets::register(&tokens.access_token);
+    crate::secrets::register(&tokens.refresh_token);
+    crate::secrets::register(&tokens.id_token);
     let account_id = tokens.account_id.clone().or_else(|| {
         jwt_claims(&tokens.id_token).and_then(|c| {
             c.pointer("/https:~1~1api.openai.com~1auth/chatgpt_account_id")

@@ -143,6 +143,8 @@ pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
 }
 
 fn token_of(creds: &Credentials) -> QwenToken {
+    crate::secrets::register(&creds.access_token);
+    crate::secrets::register(&creds.refresh_token);
     QwenToken {
         access_token: creds.access_token.clone(),
         base_url: creds.resource_url.as_deref().map(api_base_url),

@@ -268,8 +268,8 @@ impl fmt::Display for ApiError {
             write!(f, " (HTTP {status})")?;
         }
         // One line: provider messages may hold newlines (Gemini's quota list, C23b).
-        let message = self
-            .message
+        // A server may echo the key back in its error body (SPEC R10.5).
+        let message = crate::secrets::scrub(&self.message)
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
@@ -279,7 +279,7 @@ impl fmt::Display for ApiError {
             None => write!(f, ": {message}")?,
         }
         if let Some(id) = &self.request_id {
-            write!(f, " [request id {id}]")?;
+            write!(f, " [request id {}]", crate::secrets::scrub(id))?;
         }
         Ok(())
     }

@@ -52,6 +52,7 @@ mod vertex;
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
     CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,
+    url_host,
 };
 
 use crate::config::{ApiConfiguration, ConfigError, Mode};

@@ -589,16 +589,35 @@ impl ResolvedMode {
     }
 }
 
-/// True for URLs on this machine (`localhost`, `127.0.0.0/8`, `[::1]`): local servers need no key.
+/// The host and port of `url`, parsed and lower-case (`api.openai.com:443`,
+/// `127.0.0.1:8089`, `[::1]:80`); `None` when it does not parse or names no host.
+pub fn url_host(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_ascii_lowercase();
+    Some(match parsed.port_or_known_default() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    })
+}
+
+/// True for URLs on this machine (`localhost`, `127.0.0.0/8`, `[::1]`): local servers need no
+/// key. The URL is parsed (WHATWG rules, the `url` crate through reqwest), so only its host
+/// counts: `https://127.0.0.1.attacker.example` and `http://localhost@evil.example` are not
+/// local. A URL that does not parse is not local.
 pub fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    let host = if let Some(h) = host.strip_prefix('[') {
-        h.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    use reqwest::Url;
+    use std::net::IpAddr;
+    let Ok(parsed) = Url::parse(url) else {
+        return false;
     };
-    host == "localhost" || host == "::1" || host.starts_with("127.")
+    let Some(host) = parsed.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+    }
 }
 
 #[cfg(test)]
@@ -881,5 +900,12 @@ thinking_budget_tokens = 20000
         assert!(is_loopback("http://[::1]:80/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
         assert!(!is_loopback("https://localhost.evil.com/v1"));
+        // The issue-14 finding: a host that starts like a loopback address is not one.
+        assert!(!is_loopback("https://127.0.0.1.attacker.example/v1"));
+        assert!(!is_loopback("http://localhost@evil.example/v1"));
+        assert!(!is_loopback("http://127.0.0.1:8089@evil.example/v1"));
+        assert!(!is_loopback("not a url"));
+        assert!(is_loopback("http://127.0.0.2:1/v1"));
+        assert!(is_loopback("http://LOCALHOST.:1/v1"));
     }
 }

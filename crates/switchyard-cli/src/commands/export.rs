@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use switchyard_api::Message;
 use switchyard_core::TaskStore;
 
 use crate::settings;
@@ -12,10 +13,7 @@ use crate::settings;
 /// Prints the conversation; 2 when the database cannot be opened or the task is unknown.
 pub async fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
     let messages = match settings::open_store(data_dir) {
-        Ok(store) => store
-            .messages_of_task(task_id)
-            .await
-            .map_err(|e| e.to_string()),
+        Ok(store) => with_partial(&store, task_id).await,
         Err(e) => Err(e),
     };
     match messages.and_then(|m| serde_json::to_string_pretty(&m).map_err(|e| e.to_string())) {
@@ -28,4 +26,18 @@ pub async fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The stored history, plus the answer a killed process left streaming (its text, marked
+/// "[Response interrupted by API Error]"), which `resume` will continue from (SPEC R10.4).
+async fn with_partial(store: &dyn TaskStore, task_id: &str) -> Result<Vec<Message>, String> {
+    let mut messages = store
+        .messages_of_task(task_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let partial = switchyard_core::task::recoverable_partial(store, task_id, &messages)
+        .await
+        .map_err(|e| e.to_string())?;
+    messages.extend(partial);
+    Ok(messages)
 }

@@ -22,8 +22,10 @@ use switchyard_core::{SqliteStore, Task};
 use crate::cli::{SelectionArgs, TaskArgs, TaskOptions};
 use crate::commands::mcp::TerminalApprover;
 use crate::decide::OnFailure;
+use crate::endpoint::Endpoint;
 use crate::render::Renderer;
 use crate::settings;
+use crate::signals::{Signal, next_signal};
 
 /// What the session starts from.
 pub enum Start {
@@ -79,8 +81,13 @@ pub async fn session(
 ) -> ExitCode {
     let TaskArgs { prompt, options } = args;
     let mut renderer = Renderer::new(options.json, options.quiet);
+    let prompt = match crate::prompt_input::read_prompt(prompt.as_deref(), options.file.as_deref())
+    {
+        Ok(prompt) => prompt.unwrap_or_default(),
+        Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
+    };
     let opened = open(config_path, data_dir, &prompt, &options, &start).await;
-    let (mut task, hub) = match opened {
+    let (mut task, hub, store, endpoint, auth_hint) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
@@ -88,7 +95,16 @@ pub async fn session(
         hub.shutdown().await;
         return fail(&mut renderer, Refused::store(e), options.json);
     }
+    if let Some(hint) = auth_hint {
+        renderer.set_auth_hint(hint);
+    }
     let id = task.id().to_owned();
+    if let Some(endpoint) = endpoint {
+        if let Err(e) = crate::endpoint::record(store.as_ref(), &id, &endpoint).await {
+            hub.shutdown().await;
+            return fail(&mut renderer, Refused::store(e), options.json);
+        }
+    }
     renderer.info(&format!(
         "task {id} (continue it with: switchyard resume {id})"
     ));
@@ -115,7 +131,19 @@ pub async fn session(
             options.json,
         );
     }
-    let (status, code) = converse(&mut task, first, interactive, &mut renderer).await;
+    let history = settings::data_dir(data_dir)
+        .ok()
+        .map(|d| d.join(crate::follow_up::HISTORY_FILE));
+    let mut follow_up = crate::follow_up::FollowUp::new(history);
+    let (status, code) =
+        converse(&mut task, first, interactive, &mut renderer, &mut follow_up).await;
+    if renderer.stdout_closed() {
+        // The reader went away (`| head`): the request was cancelled at once; end quietly
+        // with the code of a process that SIGPIPE ended (128 + 13), recording the end.
+        let _ = task.finish(status, &mut |_| {}).await;
+        hub.shutdown().await;
+        return ExitCode::from(141);
+    }
     hub.shutdown().await;
     let mut finished = None;
     if let Err(e) = task.finish(status, &mut |e| finished = Some(e)).await {
@@ -127,6 +155,16 @@ pub async fn session(
     code
 }
 
+/// What [`open`] makes: the task, its MCP hub, the store, and the endpoint to record for it
+/// (`None` when the recorded one is still in effect), and where a rejected key comes from.
+type Opened = (
+    Task,
+    Arc<McpServerHub>,
+    Arc<dyn TaskStore>,
+    Option<Endpoint>,
+    Option<String>,
+);
+
 /// Opens the store, the configuration and the MCP servers, and creates or reopens the task.
 /// A resumed task keeps its mode, provider and model unless the flags say otherwise.
 async fn open(
@@ -135,10 +173,10 @@ async fn open(
     prompt: &str,
     options: &TaskOptions,
     start: &Start,
-) -> Result<(Task, Arc<McpServerHub>), Refused> {
+) -> Result<Opened, Refused> {
     if matches!(start, Start::New) && prompt.trim().is_empty() {
         return Err(Refused::config(
-            "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\"",
+            "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\", pipe it in, or give --file FILE",
         ));
     }
     let store: Arc<SqliteStore> = Arc::new(settings::open_store(data_dir).map_err(Refused::store)?);
@@ -151,8 +189,9 @@ async fn open(
         mode = mode.or_else(|| task.mode.parse::<Mode>().ok());
     }
     let selection = &options.selection;
-    let (mut config, _source, mode) =
+    let (mut config, source, mode) =
         settings::load(config_path, selection, mode).map_err(Refused::config)?;
+
     settings::check_typed(&config, mode, selection).map_err(Refused::config)?;
     if let Some(task) = saved.as_ref().filter(|_| selection.provider.is_none()) {
         // A resumed task keeps its provider and model when the configuration (file or
@@ -175,7 +214,40 @@ async fn open(
         }
     }
     let store: Arc<dyn TaskStore> = store;
-    let builder = Task::builder(&config, mode, store).map_err(Refused::config)?;
+    let endpoint = match start {
+        Start::New => Endpoint::of(&config, mode),
+        Start::Resume(id) => {
+            let recorded = crate::endpoint::recorded(store.as_ref(), id).await;
+            keep_endpoint(
+                &mut config,
+                config_path,
+                mode,
+                options,
+                recorded.as_ref(),
+                id,
+            )?
+        }
+    };
+    // The built-in default still in effect (no file, no provider, no base URL, no task held
+    // elsewhere): the local model server must be listening.
+    let local = settings::local_model_base_url();
+    if matches!(source, settings::ConfigSource::BuiltInLocal)
+        && Endpoint::of(&config, mode).is_some_and(|e| e.base_url == local)
+    {
+        settings::check_local_model_server()
+            .await
+            .map_err(Refused::config)?;
+    }
+    let auth_hint = switchyard_api::resolve_mode(&config, mode)
+        .ok()
+        .filter(|r| !r.api_key_env.is_empty())
+        .map(|r| {
+            format!(
+                "check {}, the variable the key for {} is read from (or name another with api_key_env under [providers.{}])",
+                r.api_key_env, r.provider_id, r.provider_id
+            )
+        });
+    let builder = Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
     let hub =
         crate::commands::mcp::start_hub(options.mcp_config.as_deref()).map_err(Refused::config)?;
@@ -195,12 +267,54 @@ async fn open(
         Start::Resume(id) => builder.resume(id).await,
     };
     match task {
-        Ok(task) => Ok((task, hub)),
+        Ok(task) => Ok((task, hub, store, endpoint, auth_hint)),
         Err(e) => {
             hub.shutdown().await;
             Err(e.into())
         }
     }
+}
+
+/// A resumed task goes where its conversation was held (issue 14): without `--base-url`, the
+/// recorded base URL of the task's provider is used again; a request that would now go to
+/// another host is refused unless `--allow-new-host`. Returns the endpoint to record when it
+/// changed (or none was recorded).
+fn keep_endpoint(
+    config: &mut switchyard_api::ApiConfiguration,
+    config_path: Option<&Path>,
+    mode: Mode,
+    options: &TaskOptions,
+    recorded: Option<&Endpoint>,
+    id: &str,
+) -> Result<Option<Endpoint>, Refused> {
+    let now = Endpoint::of(config, mode);
+    let Some(recorded) = recorded else {
+        return Ok(now);
+    };
+    let Some(mut now) = now else {
+        return Ok(None);
+    };
+    if options.selection.base_url.is_none()
+        && now.provider == recorded.provider
+        && now.base_url != recorded.base_url
+    {
+        let keep = SelectionArgs {
+            base_url: Some(recorded.base_url.clone()),
+            provider: Some(recorded.provider.clone()),
+            ..options.selection.clone()
+        };
+        *config = settings::load(config_path, &keep, Some(mode))
+            .map_err(Refused::config)?
+            .0;
+        now = Endpoint::of(config, mode).unwrap_or(now);
+    }
+    if now.host() != recorded.host() && !options.allow_new_host {
+        return Err(Refused::config(format!(
+            "task {id} was held with {} at {}; this run would send it to {} at {}. Pass --base-url {} to stay, or --allow-new-host to move the conversation there",
+            recorded.provider, recorded.base_url, now.provider, now.base_url, recorded.base_url
+        )));
+    }
+    Ok((now != *recorded).then_some(now))
 }
 
 /// Runs turns: `first` (or what the task has pending), then, in a terminal, each follow-up
@@ -211,21 +325,27 @@ async fn converse(
     first: Option<String>,
     interactive: bool,
     renderer: &mut Renderer,
+    follow_up: &mut crate::follow_up::FollowUp,
 ) -> (TaskStatus, ExitCode) {
     let mut next = first;
     loop {
         if next.is_none() && !task.has_pending_turn() {
             // Resumed in a terminal with nothing to answer: ask first.
-            match ask_follow_up().await {
-                Some(line) => next = Some(line),
-                None => return (TaskStatus::Completed, ExitCode::SUCCESS),
+            match follow_up.ask(&renderer.closed_signal()).await {
+                Ok(Some(line)) => next = Some(line),
+                Ok(None) => return (TaskStatus::Completed, ExitCode::SUCCESS),
+                Err(signal) => {
+                    return (TaskStatus::Completed, ExitCode::from(signal.exit_code()));
+                }
             }
         }
         let (message, cancel) = (next.take(), CancellationToken::new());
+        let closed = renderer.closed_signal();
         let mut on_event = |e: TaskEvent| renderer.event(&e);
+        let mut signal = None;
         let outcome = tokio::select! {
             outcome = task.run_turn(message.as_deref(), &cancel, &mut on_event) => outcome,
-            never = cancel_on_ctrl_c(&cancel) => match never {},
+            never = cancel_on_signal(&cancel, &mut signal, closed) => match never {},
         };
         match outcome.map(|o| o.task_status()) {
             Err(TaskError::Store(e)) => return store_failed(renderer, &e),
@@ -237,24 +357,37 @@ async fn converse(
                 });
                 return (TaskStatus::Failed, ExitCode::from(1));
             }
-            Ok(TaskStatus::Cancelled) => return (TaskStatus::Cancelled, ExitCode::from(130)),
+            Ok(TaskStatus::Cancelled) => {
+                if signal == Some(Signal::StdoutClosed) {
+                    renderer.mark_stdout_closed();
+                }
+                let code = signal.map_or(130, Signal::exit_code);
+                return (TaskStatus::Cancelled, ExitCode::from(code));
+            }
             Ok(TaskStatus::Failed) => return (TaskStatus::Failed, ExitCode::from(1)),
             Ok(TaskStatus::Completed) if !interactive => {
                 return (TaskStatus::Completed, ExitCode::SUCCESS);
             }
-            Ok(TaskStatus::Completed) => match ask_follow_up().await {
-                Some(line) => next = Some(line),
-                None => return (TaskStatus::Completed, ExitCode::SUCCESS),
+            Ok(TaskStatus::Completed) => match follow_up.ask(&renderer.closed_signal()).await {
+                Ok(Some(line)) => next = Some(line),
+                Ok(None) => return (TaskStatus::Completed, ExitCode::SUCCESS),
+                Err(signal) => {
+                    return (TaskStatus::Completed, ExitCode::from(signal.exit_code()));
+                }
             },
         }
     }
 }
 
-/// Cancels `cancel` on Ctrl-C; never returns (the turn it cancels ends instead).
-async fn cancel_on_ctrl_c(cancel: &CancellationToken) -> Infallible {
-    if tokio::signal::ctrl_c().await.is_ok() {
-        cancel.cancel();
-    }
+/// Cancels `cancel` on Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5) or a closed stdout, and says which
+/// in `which`; never returns (the turn it cancels ends instead).
+async fn cancel_on_signal(
+    cancel: &CancellationToken,
+    which: &mut Option<Signal>,
+    stdout_closed: Arc<tokio::sync::Notify>,
+) -> Infallible {
+    *which = Some(next_signal(&stdout_closed).await);
+    cancel.cancel();
     std::future::pending().await
 }
 
@@ -283,26 +416,4 @@ fn store_failed(renderer: &mut Renderer, e: &StoreError) -> (TaskStatus, ExitCod
         status: None,
     });
     (TaskStatus::Failed, ExitCode::from(1))
-}
-
-/// Asks for the next message on stderr and reads a line from stdin on its own thread (so
-/// Ctrl-C is still heard). `None` on an empty line, end of input (Ctrl-D) or Ctrl-C.
-async fn ask_follow_up() -> Option<String> {
-    use std::io::{BufRead, Write};
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\n> ");
-        let _ = err.flush();
-        drop(err);
-        let mut line = String::new();
-        let read = std::io::stdin().lock().read_line(&mut line).unwrap_or(0);
-        let _ = tx.send((read > 0).then_some(line));
-    });
-    let line = tokio::select! {
-        line = rx => line.ok().flatten(),
-        _ = tokio::signal::ctrl_c() => None,
-    }?;
-    let line = line.trim_end_matches(['\n', '\r']).to_owned();
-    (!line.trim().is_empty()).then_some(line)
 }

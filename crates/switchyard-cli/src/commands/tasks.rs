@@ -1,4 +1,4 @@
-//! `switchyard tasks`: the saved tasks, oldest first.
+//! `switchyard tasks`: the saved tasks, newest first (`--limit N`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,7 +9,9 @@ use crate::settings;
 
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
 /// opened.
-pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
+/// Text shows the newest [`DEFAULT_LIMIT`] unless `limit` says otherwise; `--json` shows all
+/// unless limited. A limit of 0 shows all.
+pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> ExitCode {
     // Listing never creates the database: no file yet means no tasks yet.
     let exists = settings::data_dir(data_dir)
         .map(|d| d.join(switchyard_core::store::DB_FILE).exists())
@@ -19,13 +21,19 @@ pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
         Some(Err(e)) => Err(e),
         None => Ok(Vec::new()),
     };
-    let tasks = match listed {
+    let mut tasks = match listed {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    tasks.sort_by(|a, b| (b.created_ms, b.id.as_str()).cmp(&(a.created_ms, a.id.as_str())));
+    let total = tasks.len();
+    let limit = limit.or((!json).then_some(DEFAULT_LIMIT)).unwrap_or(0);
+    if limit > 0 {
+        tasks.truncate(limit);
+    }
     if json {
         for t in &tasks {
             let line = serde_json::json!({
@@ -94,8 +102,17 @@ pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
             prompt
         );
     }
+    if tasks.len() < total {
+        eprintln!(
+            "{} older tasks not shown; `switchyard tasks --limit 0` shows all",
+            total - tasks.len()
+        );
+    }
     ExitCode::SUCCESS
 }
+
+/// How many tasks `switchyard tasks` shows as text without `--limit`.
+pub const DEFAULT_LIMIT: usize = 20;
 
 /// `YYYY-MM-DD HH:MM` (UTC) of a Unix time in milliseconds.
 pub fn utc_minute(ms: i64) -> String {

@@ -227,7 +227,21 @@ impl McpServerHub {
     /// Calls `tool` on `server` with `arguments` (a JSON object, or null for none), bounded by
     /// the server's timeout. Never fails: a failure is an output with `is_error` and the reason
     /// in plain words, which is what the model is shown.
+    ///
+    /// Every configured secret is scrubbed from the output (SPEC R10.5): a server that prints
+    /// its environment or echoes a key never hands it to the model, the store or the screen.
     pub async fn call_tool(&self, server: &str, tool: &str, arguments: Value) -> McpToolOutput {
+        let mut output = self.call_tool_unscrubbed(server, tool, arguments).await;
+        switchyard_api::secrets::scrub_in_place(&mut output.content);
+        output
+    }
+
+    async fn call_tool_unscrubbed(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> McpToolOutput {
         let error = |content: String| McpToolOutput {
             content,
             is_error: true,
@@ -383,8 +397,15 @@ async fn open(server: &Server) -> Result<Connected, String> {
             env,
             cwd,
         } => {
+            register_secrets(env);
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env).kill_on_drop(true);
+            // A minimal environment (SPEC R10.5): what a process needs to run, plus the
+            // server's own `env`; never Switchyard's provider keys.
+            cmd.env_clear()
+                .envs(inherited_env())
+                .args(args)
+                .envs(env)
+                .kill_on_drop(true);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
@@ -417,6 +438,7 @@ async fn open(server: &Server) -> Result<Connected, String> {
                 .map_err(|e| plain_init_error(&e, true))?
         }
         McpTransport::StreamableHttp { url, headers } | McpTransport::Sse { url, headers } => {
+            register_secrets(headers);
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(header_map(headers)?);
             let transport = StreamableHttpClientTransport::from_config(config);
@@ -447,6 +469,64 @@ async fn open(server: &Server) -> Result<Connected, String> {
         })
         .collect();
     Ok((service, tools))
+}
+
+/// Registers the values of a server's `env` or `headers` whose names say they are secret (a
+/// key, token, secret, password or authorization) as configured secrets (SPEC R10.5), so a
+/// server that prints them, or an error that quotes them, shows `[redacted]`.
+fn register_secrets(values: &BTreeMap<String, String>) {
+    const WORDS: [&str; 6] = ["key", "token", "secret", "password", "auth", "credential"];
+    for (name, value) in values {
+        let name = name.to_ascii_lowercase();
+        if WORDS.iter().any(|w| name.contains(w)) {
+            switchyard_api::secrets::register(value);
+        }
+    }
+}
+
+/// The variables a stdio MCP server inherits from Switchyard's environment: the MCP
+/// TypeScript SDK's `DEFAULT_INHERITED_ENV_VARS` (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
+/// `USER`; on Windows `APPDATA`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
+/// `PROCESSOR_ARCHITECTURE`, `SYSTEMDRIVE`, `SYSTEMROOT`, `TEMP`, `USERNAME`, `USERPROFILE`,
+/// `PROGRAMFILES`), plus the locale (`LANG`, `LANGUAGE`, `LC_*`), the temporary folder
+/// (`TMPDIR`, `TMP`, `TEMP`) and `XDG_*` folders. Anything else a server needs (a proxy, its
+/// own key) goes in its `env` in the settings file. Values that look like functions
+/// (`() {…`, bash exported functions) are left out, as the SDK does.
+pub fn inherited_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    const NAMES: &[&str] = &[
+        "HOME",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "TERM",
+        "USER",
+        "LANG",
+        "LANGUAGE",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+    ];
+    std::env::vars_os()
+        .filter(|(name, value)| {
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            let wanted = NAMES.iter().any(|n| name.eq_ignore_ascii_case(n))
+                || name.starts_with("LC_")
+                || name.starts_with("XDG_");
+            wanted && !value.to_string_lossy().starts_with("()")
+        })
+        .collect()
 }
 
 fn header_map(

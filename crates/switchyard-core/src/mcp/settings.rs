@@ -48,8 +48,9 @@ pub struct McpServerConfig {
 /// How to reach a server.
 #[derive(Clone, PartialEq)]
 pub enum McpTransport {
-    /// A child process speaking JSON-RPC on stdin/stdout. `env` is added to this process's
-    /// environment; `cwd` defaults to the current directory.
+    /// A child process speaking JSON-RPC on stdin/stdout. `env` is added to a minimal
+    /// environment (`hub::inherited_env`, never Switchyard's provider keys); `cwd` defaults to
+    /// the current directory.
     Stdio {
         /// The program (looked up on `PATH`).
         command: String,

@@ -146,7 +146,7 @@ impl TaskBuilder {
                 mode: self.mode.as_str().to_owned(),
                 provider: self.handler.provider_id().to_owned(),
                 model: model.id,
-                first_prompt: first_message.to_owned(),
+                first_prompt: switchyard_api::secrets::scrub(first_message).into_owned(),
             })
             .await?;
         let journal = JournalState::reload(self.store.as_ref(), &record.id).await?;

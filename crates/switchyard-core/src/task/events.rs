@@ -150,6 +150,47 @@ pub enum TaskEvent {
 }
 
 impl TaskEvent {
+    /// Replaces every configured secret in the event's text fields by `[redacted]` (SPEC
+    /// R10.5); the task calls this before an event is stored or handed to its callback.
+    pub fn scrub_secrets(&mut self) {
+        use switchyard_api::secrets::scrub_in_place as scrub;
+        match self {
+            Self::Text { text } | Self::Reasoning { text } => {
+                scrub(text);
+            }
+            Self::ToolCall { arguments, .. } => {
+                scrub(arguments);
+            }
+            Self::ToolResult { content, .. } => {
+                scrub(content);
+            }
+            Self::McpServerUnavailable { reason, .. } => {
+                scrub(reason);
+            }
+            Self::Error { message, .. } | Self::ApiReqFailed { message, .. } => {
+                scrub(message);
+            }
+            Self::ApiReqFinished {
+                streaming_failed_message: Some(message),
+                ..
+            } => {
+                scrub(message);
+            }
+            Self::ErrorRetry { error_message, .. } => {
+                scrub(error_message);
+            }
+            Self::RetryStatus { error_snippet, .. } => {
+                scrub(error_snippet);
+            }
+            Self::TaskStarted { .. }
+            | Self::Usage { .. }
+            | Self::ApiReqStarted { .. }
+            | Self::ApiReqFinished { .. }
+            | Self::ApiReqRetried
+            | Self::TaskFinished { .. } => {}
+        }
+    }
+
     /// The tokens and cost of a `usage` event, as a task's totals count them; `None` for
     /// every other event.
     pub fn usage(&self) -> Option<TaskUsage> {

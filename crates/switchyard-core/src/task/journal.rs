@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_api::{ApiError, ErrorKind};
+use switchyard_api::{ApiError, ErrorKind, Message};
 use tokio::time::Instant;
 
 use super::TaskEvent;
@@ -123,7 +123,8 @@ pub(super) async fn store_event(
     task_id: &str,
     event: &TaskEvent,
 ) -> Result<(), StoreError> {
-    let value = serde_json::to_value(event).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
+    switchyard_api::secrets::scrub_json(&mut value);
     let kind = value["type"].as_str().unwrap_or("unknown").to_owned();
     // Streamed chunks survive a killed process at once and reach the disk with the next
     // full commit; everything else is fully synced before the call returns.
@@ -148,7 +149,8 @@ pub(super) async fn persist_history(
 ) -> Result<(), StoreError> {
     let history = &conversation.api_conversation_history;
     for (i, message) in history.iter().enumerate().skip(state.persisted) {
-        let (store, id, message) = (Arc::clone(store), task_id.to_owned(), message.clone());
+        let message = scrubbed_message(message);
+        let (store, id) = (Arc::clone(store), task_id.to_owned());
         shielded(&state.writing, async move {
             store.append_message(&id, i, &message).await
         })
@@ -161,7 +163,8 @@ pub(super) async fn persist_history(
         if state.recorded_dedupe.contains(&key) {
             continue;
         }
-        let detail = serde_json::to_value(&edit).unwrap_or(Value::Null);
+        let mut detail = serde_json::to_value(&edit).unwrap_or(Value::Null);
+        switchyard_api::secrets::scrub_json(&mut detail);
         let (store, id) = (Arc::clone(store), task_id.to_owned());
         shielded(&state.writing, async move {
             store.add_context_edit(&id, FILE_READ_DEDUPE, &detail).await
@@ -170,6 +173,11 @@ pub(super) async fn persist_history(
         state.recorded_dedupe.insert(key);
     }
     Ok(())
+}
+
+/// `message` as it is stored: every configured secret replaced by `[redacted]` (SPEC R10.5).
+pub(super) fn scrubbed_message(message: &Message) -> Message {
+    switchyard_api::secrets::scrub_serde(message).unwrap_or_else(|| message.clone())
 }
 
 /// Runs one store write to its end even when the turn awaiting it is dropped: in its own
@@ -212,8 +220,9 @@ impl Journal<'_> {
 }
 
 impl TurnObserver for Journal<'_> {
-    fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()> {
+    fn event(&mut self, mut event: TaskEvent) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            event.scrub_secrets();
             self.state.observe(&event);
             let (store, id, stored) = (
                 Arc::clone(self.store),

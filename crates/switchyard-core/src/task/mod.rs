@@ -38,7 +38,7 @@ pub use builder::TaskBuilder;
 pub use events::{TaskEvent, TaskStatus};
 pub use persisted::{INTERRUPTED_BY_USER_MARKER, Task, TaskError};
 pub use request::RequestStatus;
-pub use resume::{PROCESS_ENDED_MESSAGE, ResumeReport};
+pub use resume::{PROCESS_ENDED_MESSAGE, ResumeReport, recoverable_partial};
 pub use tools::{
     DEFAULT_MAX_TOOL_ROUNDS, DenyToolCalls, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover,
     ToolCallRequest, ToolLoopSettings,

@@ -9,7 +9,7 @@ use switchyard_api::{
 };
 
 use super::attempt::{ApiRequestContext, AttemptSettings, Conversation, FailureDecider};
-use super::journal::{Journal, JournalState, store_event};
+use super::journal::{self, Journal, JournalState, store_event};
 use super::request::RequestStatus;
 use super::tools::{ToolApprover, ToolLoop, ToolLoopSettings, run_turn_with_tools};
 use super::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, user_cancelled};
@@ -394,7 +394,7 @@ impl Task {
     pub(super) async fn append_message(&mut self, message: Message) -> Result<(), StoreError> {
         let index = self.conversation.api_conversation_history.len();
         self.store
-            .append_message(&self.record.id, index, &message)
+            .append_message(&self.record.id, index, &journal::scrubbed_message(&message))
             .await?;
         self.conversation.api_conversation_history.push(message);
         self.journal.persisted = index + 1;
@@ -431,7 +431,7 @@ impl Task {
             let mut merged = self.conversation.api_conversation_history[index].clone();
             merged.content.push(block);
             self.store
-                .replace_message(&self.record.id, index, &merged)
+                .replace_message(&self.record.id, index, &journal::scrubbed_message(&merged))
                 .await?;
             self.conversation.api_conversation_history[index] = merged;
         } else {

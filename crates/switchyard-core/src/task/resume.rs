@@ -8,7 +8,7 @@ use switchyard_api::{ContentBlock, Message, Role};
 
 use super::turn::{CancelReason, INTERRUPTED_MARKER};
 use super::{Task, TaskEvent};
-use crate::store::StoreError;
+use crate::store::{StoreError, TaskStore};
 
 /// The `streaming_failed_message` recorded on resume for a request whose process ended while
 /// its answer streamed.
@@ -26,58 +26,103 @@ pub struct ResumeReport {
     pub interrupted_request: Option<u32>,
 }
 
+/// What the end of a task's stored events says about its last request.
+enum LastRequest {
+    /// Nothing to repair: no request, or it has a cost or a cancel reason.
+    Settled,
+    /// It produced nothing: R10.3 drops its `api_req_started` (event `seq`).
+    Empty { seq: i64 },
+    /// It streamed content, and the process ended before it finished.
+    Interrupted { request_index: u32, text: String },
+}
+
+async fn last_request(store: &dyn TaskStore, id: &str) -> Result<LastRequest, StoreError> {
+    let Some(seq) = store.last_event_of_kind(id, "api_req_started").await? else {
+        return Ok(LastRequest::Settled);
+    };
+    let events = store.events_from(id, seq).await?;
+    let Some((started, rest)) = events.split_first() else {
+        return Ok(LastRequest::Settled);
+    };
+    let has_cost = rest.iter().any(|e| e.kind == "usage");
+    let has_cancel = rest
+        .iter()
+        .any(|e| e.kind == "api_req_finished" && !e.event["cancel_reason"].is_null());
+    if has_cost || has_cancel {
+        return Ok(LastRequest::Settled);
+    }
+    let content_seen = rest
+        .iter()
+        .any(|e| matches!(e.kind.as_str(), "text" | "reasoning" | "tool_call"));
+    if !content_seen {
+        return Ok(LastRequest::Empty { seq: started.seq });
+    }
+    let text: String = rest
+        .iter()
+        .filter(|e| e.kind == "text")
+        .filter_map(|e| e.event["text"].as_str())
+        .collect();
+    Ok(LastRequest::Interrupted {
+        request_index: started.event["request_index"].as_u64().unwrap_or(0) as u32,
+        text,
+    })
+}
+
+/// The assistant message `resume` will recover for a task whose process ended mid-answer
+/// (its streamed text, then "[Response interrupted by API Error]"), without changing the
+/// store; `None` when there is nothing to recover. `export` appends it (SPEC R10.4), so what
+/// it shows is what `resume` continues from.
+///
+/// Errors: the store's.
+pub async fn recoverable_partial(
+    store: &dyn TaskStore,
+    id: &str,
+    history: &[Message],
+) -> Result<Option<Message>, StoreError> {
+    let last_is_user = history.last().map(|m| m.role) == Some(Role::User);
+    match last_request(store, id).await? {
+        LastRequest::Interrupted { text, .. } if !text.is_empty() && last_is_user => {
+            Ok(Some(interrupted_answer(text)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn interrupted_answer(text: String) -> Message {
+    Message {
+        role: Role::Assistant,
+        content: vec![
+            ContentBlock::Text { text },
+            ContentBlock::Text {
+                text: INTERRUPTED_MARKER.to_owned(),
+            },
+        ],
+    }
+}
+
 impl Task {
     /// Repairs the end of a reopened task (see the module docs) and says what it did.
     pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
         let mut report = ResumeReport::default();
         let id = self.record.id.clone();
-        let Some(seq) = self
-            .store
-            .last_event_of_kind(&id, "api_req_started")
-            .await?
-        else {
-            return Ok(report);
+        let (request_index, text) = match last_request(self.store.as_ref(), &id).await? {
+            LastRequest::Settled => return Ok(report),
+            LastRequest::Empty { seq } => {
+                // R10.3: a request that never produced anything is dropped.
+                self.store.delete_event(&id, seq).await?;
+                report.dropped_request = true;
+                return Ok(report);
+            }
+            LastRequest::Interrupted {
+                request_index,
+                text,
+            } => (request_index, text),
         };
-        let events = self.store.events_from(&id, seq).await?;
-        let Some((started, rest)) = events.split_first() else {
-            return Ok(report);
-        };
-        let has_cost = rest.iter().any(|e| e.kind == "usage");
-        let has_cancel = rest
-            .iter()
-            .any(|e| e.kind == "api_req_finished" && !e.event["cancel_reason"].is_null());
-        if has_cost || has_cancel {
-            return Ok(report);
-        }
-        let content_seen = rest
-            .iter()
-            .any(|e| matches!(e.kind.as_str(), "text" | "reasoning" | "tool_call"));
-        if !content_seen {
-            // R10.3: a request that never produced anything is dropped.
-            self.store.delete_event(&id, started.seq).await?;
-            report.dropped_request = true;
-            return Ok(report);
-        }
         // R9.3: what streamed is kept, marked, and the request is recorded as failed.
-        let text: String = rest
-            .iter()
-            .filter(|e| e.kind == "text")
-            .filter_map(|e| e.event["text"].as_str())
-            .collect();
         if !text.is_empty() && self.last_role() == Some(Role::User) {
             report.recovered_partial_bytes = text.len();
-            self.append_message(Message {
-                role: Role::Assistant,
-                content: vec![
-                    ContentBlock::Text { text },
-                    ContentBlock::Text {
-                        text: INTERRUPTED_MARKER.to_owned(),
-                    },
-                ],
-            })
-            .await?;
+            self.append_message(interrupted_answer(text)).await?;
         }
-        let request_index = started.event["request_index"].as_u64().unwrap_or(0) as u32;
         report.interrupted_request = Some(request_index);
         self.record_event(&TaskEvent::ApiReqFinished {
             request_index,

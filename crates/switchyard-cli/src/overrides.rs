@@ -1,0 +1,125 @@
+//! `-c key=value`: one configuration field for one run, Codex's convention
+//! (`switchyard -c act.model=gpt-4.1 -c providers.openai.base_url=http://127.0.0.1:8080/v1 task …`).
+//!
+//! The key is the field's dotted path in `config.toml` (`act.reasoning_effort`,
+//! `plan.model_info.context_window`, `providers.openrouter.provider_sorting`); the value is
+//! read as TOML (`42`, `true`, `"text"`, `["a", "b"]`, `{ X-Team = "infra" }`) and, when it is
+//! not valid TOML, taken as a string (`-c act.model=gpt-4.1`). The overrides are applied to the
+//! configuration file's text (or to the built-in local default) before it is parsed, so every
+//! field the file accepts can be set, and a wrong one is reported as the file's would be.
+
+use std::sync::OnceLock;
+
+/// One `-c key=value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    /// The dotted path, split: `["act", "model"]`.
+    pub path: Vec<String>,
+    /// The value, as TOML.
+    pub value: toml::Value,
+}
+
+/// The run's overrides, set once by `main` from the command line.
+static OVERRIDES: OnceLock<Vec<Override>> = OnceLock::new();
+
+/// Records the run's overrides (the first call wins).
+pub fn set(overrides: Vec<Override>) {
+    let _ = OVERRIDES.set(overrides);
+}
+
+/// The run's overrides (none when `set` was not called).
+pub fn get() -> &'static [Override] {
+    OVERRIDES.get().map_or(&[], Vec::as_slice)
+}
+
+/// Parses `key=value` (clap's value parser for `-c`). Errors say what is expected.
+pub fn parse(text: &str) -> Result<Override, String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not key=value, e.g. -c act.model=gpt-4.1"))?;
+    let path: Vec<String> = key.trim().split('.').map(|p| p.trim().to_owned()).collect();
+    if path.iter().any(String::is_empty) {
+        return Err(format!(
+            "`{key}` is not a configuration field's dotted path, e.g. act.model or providers.openai.base_url"
+        ));
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_owned()));
+    Ok(Override {
+        path,
+        value: parsed,
+    })
+}
+
+/// `table` with every override applied (a missing table on the way is created). Errors when a
+/// path goes through a value that is not a table (`-c act.model.x=1`).
+pub fn apply(table: &mut toml::Table, overrides: &[Override]) -> Result<(), String> {
+    for o in overrides {
+        let (last, parents) = o.path.split_last().unwrap_or((&o.path[0], &[]));
+        let mut at = &mut *table;
+        for (i, part) in parents.iter().enumerate() {
+            let entry = at
+                .entry(part.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            at = entry.as_table_mut().ok_or_else(|| {
+                format!(
+                    "-c {}: `{}` is a value, not a section",
+                    o.path.join("."),
+                    o.path[..=i].join(".")
+                )
+            })?;
+        }
+        at.insert(last.clone(), o.value.clone());
+    }
+    Ok(())
+}
+
+/// True when an override sets a provider's `base_url` (the user chose where requests go).
+pub fn sets_base_url(overrides: &[Override]) -> bool {
+    overrides
+        .iter()
+        .any(|o| o.path.len() == 3 && o.path[0] == "providers" && o.path[2] == "base_url")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_toml_else_strings_and_paths_make_sections() {
+        let o = parse("act.model=gpt-4.1").unwrap();
+        assert_eq!(o.path, ["act", "model"]);
+        assert_eq!(o.value, toml::Value::String("gpt-4.1".into()));
+        assert_eq!(
+            parse("act.thinking_budget_tokens=8000").unwrap().value,
+            toml::Value::Integer(8000)
+        );
+        assert_eq!(
+            parse("a.b=\"x=y\"").unwrap().value,
+            toml::Value::String("x=y".into())
+        );
+        assert!(parse("act.model").is_err());
+        assert!(parse("act..model=x").is_err());
+        let mut table: toml::Table = toml::from_str("[act]\nmodel = \"a\"\n").unwrap();
+        apply(
+            &mut table,
+            &[
+                parse("act.model=b").unwrap(),
+                parse("providers.openai.base_url=http://127.0.0.1:1/v1").unwrap(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(table["act"]["model"].as_str(), Some("b"));
+        assert_eq!(
+            table["providers"]["openai"]["base_url"].as_str(),
+            Some("http://127.0.0.1:1/v1")
+        );
+        assert!(apply(&mut table, &[parse("act.model.x=1").unwrap()]).is_err());
+        assert!(sets_base_url(&[
+            parse("providers.openai.base_url=x").unwrap()
+        ]));
+    }
+}

@@ -1,0 +1,95 @@
+//! Where the prompt comes from (SPEC R9.6): the argument, `-` or piped standard input, or
+//! `--file`. No size limit of its own: a prompt of megabytes goes through stdin or a file (the
+//! argument list of a process is limited by the OS, about 2 MB on Linux, 128 KiB per argument);
+//! the model's context window is the limit, checked by the task like any other request.
+//!
+//! Piped text given together with a prompt joins it as context, as `llm` does
+//! (`cat error.log | switchyard task "Explain this"`): the piped text first, then a blank line,
+//! then the prompt.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+/// The prompt argument meaning "read standard input".
+pub const STDIN_ARG: &str = "-";
+
+/// The prompt to send, from `arg` (the positional argument; `-` reads stdin), `file`
+/// (`--file`), and piped stdin. `Ok(None)` when nothing was given (a resumed task then answers
+/// what it has pending). Errors are one sentence saying what to do.
+pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<String>, String> {
+    let from_file = match file {
+        Some(path) if path == Path::new(STDIN_ARG) => Some(read_stdin()?),
+        Some(path) => Some(std::fs::read(path).map_err(|e| {
+            format!(
+                "cannot read the prompt file {}: {e}; check the path given to --file",
+                path.display()
+            )
+        })?),
+        None => None,
+    };
+    let from_file = from_file
+        .map(|bytes| text(bytes, "the prompt file"))
+        .transpose()?;
+    match (arg, from_file) {
+        (Some(_), Some(_)) if arg != Some(STDIN_ARG) => Err(
+            "both a prompt and --file were given; pass one (piped text is added to a prompt as context)"
+                .to_owned(),
+        ),
+        (Some(STDIN_ARG), Some(_)) => {
+            Err("both `-` and --file were given; pass one of them".to_owned())
+        }
+        (_, Some(file_text)) => Ok(Some(file_text)),
+        (Some(STDIN_ARG), None) => Ok(Some(text(read_stdin()?, "standard input")?)),
+        (Some(prompt), None) => match piped_stdin()? {
+            Some(context) if !context.trim().is_empty() => Ok(Some(format!("{context}\n\n{prompt}"))),
+            _ => Ok(Some(prompt.to_owned())),
+        },
+        (None, None) => Ok(piped_stdin()?),
+    }
+}
+
+/// Standard input's text when it is a pipe or a file (not a terminal, `/dev/null`, or a
+/// socket a supervisor left open, which would block forever); `None` otherwise.
+fn piped_stdin() -> Result<Option<String>, String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() || !is_pipe_or_file(&stdin) {
+        return Ok(None);
+    }
+    text(read_stdin()?, "standard input").map(Some)
+}
+
+#[cfg(unix)]
+fn is_pipe_or_file(stdin: &std::io::Stdin) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .map(|m| m.file_type().is_fifo() || m.file_type().is_file())
+        .unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn is_pipe_or_file(_stdin: &std::io::Stdin) -> bool {
+    true
+}
+
+fn read_stdin() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the prompt from standard input: {e}"))?;
+    Ok(bytes)
+}
+
+fn text(bytes: Vec<u8>, what: &str) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{what} is not UTF-8 text (invalid byte at offset {}); convert it first, e.g. with iconv",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}

@@ -1,0 +1,49 @@
+//! What ends a turn or a question besides its own end: Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5),
+//! and stdout's reader going away.
+
+/// What cancelled a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Ctrl-C (SIGINT): exit 130.
+    Interrupt,
+    /// SIGTERM: exit 143.
+    Terminate,
+    /// SIGHUP (the terminal closed): exit 129.
+    Hangup,
+    /// Stdout's reader went away: exit 141, like a process SIGPIPE ended.
+    StdoutClosed,
+}
+
+impl Signal {
+    /// The exit code a run ended by this signal has.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+            Self::Hangup => 129,
+            Self::StdoutClosed => 141,
+        }
+    }
+}
+
+/// The next Ctrl-C, SIGTERM, SIGHUP, or stdout's reader going away.
+pub async fn next_signal(stdout_closed: &tokio::sync::Notify) -> Signal {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate());
+        let hup = signal(SignalKind::hangup());
+        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+                _ = term.recv() => Signal::Terminate,
+                _ = hup.recv() => Signal::Hangup,
+                _ = stdout_closed.notified() => Signal::StdoutClosed,
+            };
+        }
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+        _ = stdout_closed.notified() => Signal::StdoutClosed,
+    }
+}
