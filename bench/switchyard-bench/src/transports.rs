@@ -118,6 +118,9 @@ async fn via_reqwest(
         .send()
         .await
         .map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("the server answered {}", response.status()));
+    }
     let (mut decoder, mut events) = (SseDecoder::new(), 0);
     let first = response.chunk().await.map_err(|e| e.to_string())?;
     barrier.wait().await;
@@ -151,16 +154,21 @@ async fn via_hyper(
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(connection);
-    let request = hyper::Request::post(uri.clone())
+    // Origin form (`POST /path HTTP/1.1` and a Host header), as a client sends it.
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let request = hyper::Request::post(path)
         .header("host", authority.as_str())
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from_static(BODY.as_bytes())))
         .map_err(|e| e.to_string())?;
-    let mut body = sender
+    let response = sender
         .send_request(request)
         .await
-        .map_err(|e| e.to_string())?
-        .into_body();
+        .map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("the server answered {}", response.status()));
+    }
+    let mut body = response.into_body();
     let (mut decoder, mut events, mut waited) = (SseDecoder::new(), 0, false);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| e.to_string())?;
