@@ -41,8 +41,12 @@ ANTHROPIC_MODEL = "claude-haiku-4-5-20251001"
 
 # Per size: throughput rounds, time-to-first-token runs per client, concurrent streams.
 PLANS = {
-    "full": {"rounds": 7, "ttft_runs": 50, "streams": 1000, "conc_runs": 3},
-    "tiny": {"rounds": 1, "ttft_runs": 3, "streams": 100, "conc_runs": 1},
+    # `concurrency`: (stream, number of streams at once) pairs, each run `conc_runs` times.
+    "full": {"rounds": 7, "ttft_runs": 50, "conc_runs": 3,
+             "concurrency": [(name, n) for name in ("openai_ttft", "openai_conc")
+                             for n in (10, 100, 1000)]},
+    "tiny": {"rounds": 1, "ttft_runs": 3, "conc_runs": 1,
+             "concurrency": [("openai_conc", 100)]},
 }
 
 
@@ -251,6 +255,96 @@ def first_text_curl(cmd, env):
     return first
 
 
+class RequestClock:
+    """A loopback HTTP/1.1 server that notes when each request's first bytes arrive
+    (``time.perf_counter``, the clock the driver spawns by) and answers every request with one
+    pre-read SSE body (Content-Length, then close): spawn → first request, timed from here."""
+
+    def __init__(self, body):
+        import socket
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.response = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                         b"content-length: " + str(len(body)).encode() +
+                         b"\r\nconnection: close\r\n\r\n" + body)
+        self.arrivals = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                data = conn.recv(65536)
+                self.arrivals.append(time.perf_counter())
+                while b"\r\n\r\n" not in data:
+                    more = conn.recv(65536)
+                    if not more:
+                        break
+                    data += more
+                head, _, body = data.partition(b"\r\n\r\n")
+                m = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+                want = int(m.group(1)) if m else 0
+                while len(body) < want:
+                    more = conn.recv(65536)
+                    if not more:
+                        break
+                    body += more
+                conn.sendall(self.response)
+
+    def stop(self):
+        self.sock.close()
+
+    def time_one(self, cmd, env, cwd=None):
+        """Spawns `cmd`; ms from spawn to its request's first bytes at this server."""
+        before = len(self.arrivals)
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=60)
+        if proc.returncode != 0 or len(self.arrivals) != before + 1:
+            raise BenchFailure(f"{cmd[0]} failed or sent no request: "
+                               f"{proc.stderr.decode()[-2000:]}")
+        return (self.arrivals[before] - started) * 1000
+
+
+def spawn_to_request(runs, env, paths, stream_dir):
+    """`runs` alternating spawns of `switchyard task --json` and `curl`, each timed from spawn
+    to its request's first bytes at a loopback server (RequestClock)."""
+    clock = RequestClock((Path(stream_dir) / "openai_ttft.sse").read_bytes())
+    base = f"http://127.0.0.1:{clock.port}/v1"
+    home = Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
+    config = home / "config.toml"
+    config.write_text(
+        f'[act]\nprovider = "openai"\nmodel = "{OPENAI_MODEL}"\n\n'
+        f'[providers.openai]\nbase_url = "{base}"\n'
+    )
+    cli_env = dict(env, SWITCHYARD_HOME=str(home), HOME=str(home))
+    cli = [paths["cli"], "task", "--config", str(config), "--json", "Say hello."]
+    body = json.dumps({"model": OPENAI_MODEL, "stream": True,
+                       "messages": [{"role": "user", "content": "Say hello."}]})
+    curl = [paths["curl"], "-sN", "-X", "POST", "-H", "content-type: application/json",
+            "-H", "authorization: Bearer bench-dummy-key", "--data", body,
+            f"{base}/chat/completions"]
+    try:
+        # One task first: the store's file is created once, as on any machine after first use.
+        clock.time_one(cli, cli_env, home)
+        cli_ms, curl_ms = [], []
+        for i in range(runs):
+            pair = [("cli", cli, cli_env, home), ("curl", curl, env, None)]
+            if i % 2:
+                pair.reverse()
+            for which, cmd, e, cwd in pair:
+                (cli_ms if which == "cli" else curl_ms).append(clock.time_one(cmd, e, cwd))
+    finally:
+        clock.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    return {"cli_ms": cli_ms, "curl_ms": curl_ms}
+
+
 def first_token(runs, server, env, paths):
     base = f"{server.url}/s/openai_ttft/v1"
     home = Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
@@ -286,9 +380,10 @@ def first_token(runs, server, env, paths):
 # ----------------------------------------------------------------------------- concurrency
 
 
-def concurrency(streams, runs, server, env, paths, manifest):
-    """`runs` runs of `streams` streams at once in one process; every stream must succeed."""
-    base = f"{server.url}/s/openai_conc/v1"
+def concurrency(stream, streams, runs, server, env, paths, manifest):
+    """`runs` runs of `streams` streams of `stream` at once in one process; every stream must
+    succeed."""
+    base = f"{server.url}/s/{stream}/v1"
     cmd = [paths["bench_bin"], "consume", "--provider", "openai", "--base-url", base,
            "--model", OPENAI_MODEL, "--streams", str(streams)]
     results = []
@@ -477,36 +572,60 @@ def render(result):
         "(median).",
         "",
     ]
-    runs = result["concurrency"]
-    reps = [c["report"] for c in runs]
-    n = reps[0]["streams"]
-    stream_bytes = result["conc_manifest"]["bytes"]
-    wall = [r["stream_ms"] for r in reps]
-    mbps = [n * stream_bytes / 1e6 / (r["stream_ms"] / 1000) for r in reps]
-    chunks = [r["chunks"] / (r["stream_ms"] / 1000) for r in reps]
-    base = [r["baseline_rss_kb"] / 1024 for r in reps]
-    peak = [r["peak_rss_kb"] / 1024 for r in reps]
-    per = [(r["peak_rss_kb"] - r["baseline_rss_kb"]) / n for r in reps]
-
+    spawn = result["spawn"]
+    out += [
+        "### Spawn to first request",
+        "",
+        f"{len(spawn['cli_ms'])} runs each, alternating (after one task that creates the store's "
+        "file): from process spawn to the arrival of the request's first bytes at a loopback "
+        "server in the driver (both on the driver's clock). The CLI opens its task store, "
+        "commits the task and its first message, reads its configuration, builds the system "
+        "prompt and the handler, then sends.",
+        "",
+        "| client | spawn → request, ms: median (min–max) |",
+        "|---|---|",
+        f"| `switchyard task --json` | {fmt_ms(spawn['cli_ms'])} |",
+        f"| `curl` | {fmt_ms(spawn['curl_ms'])} |",
+        "",
+        f"Overhead of the CLI over curl: {med(spawn['cli_ms']) - med(spawn['curl_ms']):+.1f} ms "
+        "(median).",
+        "",
+    ]
     def rng(values, f="{:,.0f}"):
         lo, hi = spread(values)
         return f"{f.format(med(values))} ({f.format(lo)}–{f.format(hi)})"
 
+    conc = result["concurrency"]
     out += [
         "### Concurrency",
         "",
-        f"{n:,} streams of {stream_bytes / 1e3:,.0f} kB ({result['conc_manifest']['events']:,} "
-        "events, OpenAI Chat Completions) at once in one `switchyard-bench` process "
-        "(multi-thread tokio runtime, one shared `ApiHandler`); each stream waits until all "
-        f"{n:,} are open before reading on. {len(runs)} run(s): median (min–max). Every stream "
-        "of every run ended without error and with the generator's counts.",
+        "N streams of one OpenAI Chat Completions stream at once in one `switchyard-bench` "
+        "process (multi-thread tokio runtime, one shared `ApiHandler`); each stream waits until "
+        f"all N are open before reading on. {len(conc[0]['runs'])} run(s) each: median "
+        "(min–max). Every stream of every run ended without error and with the generator's "
+        "counts. Peak RSS per stream is (peak RSS − RSS before the streams) / N.",
         "",
-        "| streams | errors | wall, ms | MB/s | chunks/s | process CPU, ms | "
+        "| stream | streams | errors | wall, ms | MB/s | chunks/s | process CPU, ms | "
         "RSS before, MB | peak RSS, MB | peak RSS per stream, kB | server CPU, ms |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        f"| {n:,} | {sum(r['errors'] for r in reps)} | {rng(wall)} | {rng(mbps)} | "
-        f"{rng(chunks)} | {rng([c['cpu_ms'] for c in runs])} | {rng(base, '{:.1f}')} | "
-        f"{rng(peak)} | {rng(per)} | {rng([c['server_cpu_ms'] for c in runs])} |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in conc:
+        runs = c["runs"]
+        reps = [m["report"] for m in runs]
+        n = c["streams"]
+        stream_bytes = c["manifest"]["bytes"]
+        wall = [r["stream_ms"] for r in reps]
+        mbps = [n * stream_bytes / 1e6 / (r["stream_ms"] / 1000) for r in reps]
+        chunks = [r["chunks"] / (r["stream_ms"] / 1000) for r in reps]
+        base = [r["baseline_rss_kb"] / 1024 for r in reps]
+        peak = [r["peak_rss_kb"] / 1024 for r in reps]
+        per = [(r["peak_rss_kb"] - r["baseline_rss_kb"]) / n for r in reps]
+        out.append(
+            f"| `{c['stream']}` ({stream_bytes / 1e3:,.1f} kB, {c['manifest']['events']:,} "
+            f"events) | {n:,} | {sum(r['errors'] for r in reps)} | {rng(wall)} | {rng(mbps)} | "
+            f"{rng(chunks)} | {rng([m['cpu_ms'] for m in runs])} | {rng(base, '{:.1f}')} | "
+            f"{rng(peak)} | {rng(per)} | {rng([m['server_cpu_ms'] for m in runs])} |")
+    out += [
         "",
         "### SSE decoder micro-benchmark",
         "",
@@ -578,10 +697,15 @@ def main():
                                           "runs": runs}
         print(f"time to first token: {plan['ttft_runs']} runs each", flush=True)
         result["ttft"] = first_token(plan["ttft_runs"], server, env, paths)
-        print(f"concurrency: {plan['streams']} streams", flush=True)
-        result["concurrency"] = concurrency(plan["streams"], plan["conc_runs"], server, env,
-                                            paths, manifests["openai_conc"])
-        result["conc_manifest"] = manifests["openai_conc"]
+        print(f"spawn to first request: {plan['ttft_runs']} runs each", flush=True)
+        result["spawn"] = spawn_to_request(plan["ttft_runs"], env, paths, stream_dir)
+        result["concurrency"] = []
+        for stream, streams in plan["concurrency"]:
+            print(f"concurrency: {streams} streams of {stream}", flush=True)
+            runs = concurrency(stream, streams, plan["conc_runs"], server, env, paths,
+                               manifests[stream])
+            result["concurrency"].append({"stream": stream, "streams": streams,
+                                          "manifest": manifests[stream], "runs": runs})
     finally:
         server.stop()
     print("SSE decoder micro-benchmark", flush=True)

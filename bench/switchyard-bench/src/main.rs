@@ -6,6 +6,9 @@
 //! - `consume`: consumes one stream through Switchyard's `ApiHandler` (built by
 //!   `build_api_handler` from an `ApiConfiguration`, exactly as the CLI builds it), counting
 //!   the chunks, and prints one JSON line; with `--streams N`, N streams at once in one process.
+//! - `transports`: issue 17's experiment: N streams at once over raw HTTP/1.1 through reqwest
+//!   or through hyper's own connection with a capped read buffer, decoded by the SSE decoder
+//!   only, to measure what each transport choice holds per stream.
 //!
 //! Like the Node and Python clients, `consume` reports its own stream time, the CPU time the
 //! stream took and its peak RSS (`VmHWM`); the driver (`bench/run.py`) also measures the whole
@@ -13,6 +16,7 @@
 
 mod consume;
 mod server;
+mod transports;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,6 +59,24 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         streams: usize,
     },
+    /// Issue 17's experiment: N raw streams at once through one transport choice; one JSON line.
+    Transports {
+        /// Full URL to POST to, e.g. `http://127.0.0.1:PORT/s/openai_conc/v1/chat/completions`.
+        #[arg(long)]
+        url: String,
+        /// Number of streams at once.
+        #[arg(long, default_value_t = 1000)]
+        streams: usize,
+        /// `reqwest` (Switchyard's transport) or `hyper` (hyper's HTTP/1 connection).
+        #[arg(long, default_value = "reqwest")]
+        client: String,
+        /// For `hyper`: the cap on the read buffer, bytes (hyper's `max_buf_size`, at least 8192).
+        #[arg(long, default_value_t = 65536)]
+        max_buf: usize,
+        /// For `hyper`: read exactly this many bytes each time (`read_buf_exact_size`).
+        #[arg(long)]
+        exact_buf: Option<usize>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -72,6 +94,25 @@ fn main() -> ExitCode {
             model,
             streams,
         }),
+        Command::Transports {
+            url,
+            streams,
+            client,
+            max_buf,
+            exact_buf,
+        } => match client.as_str() {
+            "reqwest" => transports::run(&url, streams, transports::Choice::Reqwest),
+            "hyper" if max_buf >= 8192 => transports::run(
+                &url,
+                streams,
+                transports::Choice::Hyper {
+                    max_buf,
+                    exact: exact_buf,
+                },
+            ),
+            "hyper" => Err("--max-buf is at least 8192 (hyper's minimum)".to_owned()),
+            other => Err(format!("--client is reqwest or hyper, not {other}")),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -214,8 +214,13 @@ pub(crate) trait EventParser: Send + 'static {
     /// The item the body decodes into (an SSE event, an NDJSON line, an event-stream frame);
     /// it decides the decoder and the content types accepted.
     type Event: Framing;
-    /// Handles one item, appending chunks or an error to `out`.
-    fn on_event(&mut self, event: Self::Event, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
+    /// Handles one item (for SSE a borrowed [`SseEventRef`](crate::wire::sse::SseEventRef),
+    /// valid for the call), appending chunks or an error to `out`.
+    fn on_event(
+        &mut self,
+        event: <Self::Event as Framing>::Item<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    );
     /// Handles the clean end of the body: flushes what is pending, or reports a stream that
     /// ended before the provider said it was complete.
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
@@ -537,7 +542,6 @@ pub(crate) fn stream<P: EventParser>(
             e.with_origin(&origin.provider_id, &origin.model_id)
         };
         let mut decoder = <P::Event as Framing>::decoder();
-        let mut events = Vec::new();
         let mut out = Vec::new();
         // Until the first content chunk the first-content deadline runs; from then on the idle
         // deadline restarts whenever the consumer comes back for more after a chunk.
@@ -562,9 +566,21 @@ pub(crate) fn stream<P: EventParser>(
                     }),
                 },
             };
+            // Each event goes to the parser as the decoder completes it, borrowed from the
+            // piece: no copy and no allocation per event on the way (issue 17).
             let (decoded, ended) = match next {
-                Ok(Some(bytes)) => (<P::Event as Framing>::feed(&mut decoder, &bytes, &mut events), false),
-                Ok(None) => (<P::Event as Framing>::finish(&mut decoder, &mut events), true),
+                Ok(Some(bytes)) => {
+                    let fed = <P::Event as Framing>::feed_each(&mut decoder, &bytes, |event| {
+                        parser.on_event(event, &mut out);
+                    });
+                    (fed, false)
+                }
+                Ok(None) => {
+                    let fed = <P::Event as Framing>::finish_each(&mut decoder, |event| {
+                        parser.on_event(event, &mut out);
+                    });
+                    (fed, true)
+                }
                 Err(e) => {
                     parser.on_error(&mut out);
                     for chunk in out.drain(..).flatten() {
@@ -581,9 +597,6 @@ pub(crate) fn stream<P: EventParser>(
                 }
                 yield Err(finish_err(ApiError::decode(e.to_string())));
                 return;
-            }
-            for event in events.drain(..) {
-                parser.on_event(event, &mut out);
             }
             if ended {
                 parser.on_end(&mut out);

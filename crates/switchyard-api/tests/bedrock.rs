@@ -17,6 +17,43 @@ use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 const AKID: &str = "AKIDSWITCHYARDTEST01";
 const SECRET: &str = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYSWITCHYARD";
+/// A frame that fails its CRC ends the stream with a `Decode` error, after every chunk of the
+/// frames before it, including those that arrived in the same read: the transport hands each
+/// decoded item to the mapping as it is completed (issue 17, `Framing::feed_each`).
+#[tokio::test]
+async fn chunks_before_a_damaged_frame_come_out_before_the_error() {
+    let mut response = HttpResponse::fixture("bedrock_converse_stream");
+    // The last byte of the body is the last frame's message CRC.
+    *response.body.last_mut().unwrap() ^= 0xff;
+    let server = MockServer::start(vec![Reply::new(response)]).await;
+    const ENV: &[(&str, &str)] = &[
+        ("AWS_BEARER_TOKEN_BEDROCK", BEARER),
+        ("AWS_DEFAULT_REGION", "us-east-2"),
+    ];
+    let c = config("", "", &server.url(), ENV);
+    let items: Vec<_> = handler(&c)
+        .create_message(
+            "s",
+            &[Message::user_text("x")],
+            &[],
+            RequestOptions::default(),
+        )
+        .collect()
+        .await;
+    let (last, before) = items.split_last().unwrap();
+    let err = last.as_ref().unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Decode, "{err}");
+    assert!(before.iter().all(Result::is_ok), "{items:?}");
+    let text: String = before
+        .iter()
+        .filter_map(|i| match i {
+            Ok(ApiStreamChunk::Text { text, .. }) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Let me look up the weather in Seattle — one moment.");
+}
+
 const SESSION: &str = "IQoJb3JpZ2luX2VjEXAMPLEsessionTOKEN//////////wEaCXVzLWVhc3QtMSJHMEUCIQ";
 const BEARER: &str = "ABSKQmVkcm9ja0FQSUtleS1zd2l0Y2h5YXJkLXRlc3Q=";
 

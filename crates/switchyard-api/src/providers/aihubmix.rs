@@ -25,7 +25,7 @@ use crate::providers::resolve::ResolvedMode;
 use crate::providers::think_tags::ThinkTags;
 use crate::stream::ApiStreamChunk;
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The wire a model id goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,11 @@ pub(crate) enum AihubmixParser {
 impl EventParser for AihubmixParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         match self {
             Self::Anthropic(p) => p.on_event(event, out),
             Self::Gemini(p) => p.on_event(event, out),

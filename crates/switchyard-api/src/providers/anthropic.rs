@@ -24,7 +24,7 @@ use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// `max_tokens` sent when the model's is unknown (SPEC R4.3); also Bedrock's `maxTokens`.
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
@@ -278,25 +278,26 @@ mod wire {
 impl EventParser for AnthropicParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         if event.data.is_empty() {
             return;
         }
         // Fast path for the hot event, `content_block_delta`: its fields borrowed from the data
         // (bench/README.md: building a `Value` tree per event was most of the CPU).
-        if let Ok(d) = serde_json::from_str::<wire::BlockDelta<'_>>(&event.data) {
+        if let Ok(d) = serde_json::from_str::<wire::BlockDelta<'_>>(event.data) {
             if d.kind.as_deref() == Some("content_block_delta") {
                 return self.on_delta(d.view(), out);
             }
         }
-        let v = match parse_json(&event.data) {
+        let v = match parse_json(event.data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };
-        let kind = v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event);
         match kind {
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
@@ -412,10 +413,11 @@ mod tests {
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut out = Vec::new();
         parser.on_event(
-            SseEvent {
-                event: "content_block_delta".to_owned(),
-                data: data.to_owned(),
-                ..SseEvent::default()
+            SseEventRef {
+                event: "content_block_delta",
+                data,
+                id: None,
+                retry: None,
             },
             &mut out,
         );

@@ -36,7 +36,7 @@ use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The Dify provider.
 pub(crate) struct Dify;
@@ -116,7 +116,11 @@ pub(crate) struct DifyParser {
 impl EventParser for DifyParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let Some(v) = event_json(&event, out) else {
             return;
         };
@@ -124,7 +128,7 @@ impl EventParser for DifyParser {
         let kind = v
             .get("event")
             .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
+            .unwrap_or(event.event);
         match kind {
             "message" | "agent_message" => {
                 if let Some(t) = text("answer") {

@@ -26,7 +26,7 @@ use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
 pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
@@ -189,7 +189,11 @@ fn usage(meta: &Value) -> ApiStreamChunk {
 impl EventParser for GeminiParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let Some(v) = event_json(&event, out) else {
             return;
         };

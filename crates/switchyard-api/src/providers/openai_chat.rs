@@ -48,7 +48,7 @@ use crate::providers::resolve::ResolvedMode;
 use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
@@ -460,7 +460,11 @@ impl ChatParser {
 impl EventParser for ChatParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let data = event.data.trim();
         if data.is_empty() {
             return;
@@ -665,9 +669,11 @@ mod tests {
         let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
         let mut out = Vec::new();
         parser.on_event(
-            SseEvent {
-                data: data.to_owned(),
-                ..SseEvent::default()
+            SseEventRef {
+                event: "message",
+                data,
+                id: None,
+                retry: None,
             },
             &mut out,
         );
@@ -721,11 +727,13 @@ mod tests {
         let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
         let mut out = Vec::new();
         // As the transport does: the stream ends at its first error.
-        for data in events {
+        for &data in events {
             parser.on_event(
-                SseEvent {
-                    data: (*data).to_owned(),
-                    ..SseEvent::default()
+                SseEventRef {
+                    event: "message",
+                    data,
+                    id: None,
+                    retry: None,
                 },
                 &mut out,
             );

@@ -30,7 +30,7 @@ use crate::providers::provider::{Prompt, Provider, http_client};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::ApiStreamChunk;
 use crate::transport::{EventParser, PendingRequest, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The `openai-codex` provider: the sign-in of one configuration and its session id.
 pub(crate) struct OpenAiCodex {
@@ -157,7 +157,11 @@ pub(crate) struct CodexParser(ResponsesParser);
 impl EventParser for CodexParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let start = out.len();
         self.0.on_event(event, out);
         for item in &mut out[start..] {

@@ -26,7 +26,7 @@ use crate::providers::provider::{Prompt, Provider, event_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The OpenAI Responses API.
 pub(crate) struct OpenAiResponses;
@@ -264,15 +264,15 @@ fn error_from(e: &Value) -> ApiError {
 impl EventParser for ResponsesParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let Some(v) = event_json(&event, out) else {
             return;
         };
-        match v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str())
-        {
+        match v.get("type").and_then(Value::as_str).unwrap_or(event.event) {
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 if let Some(d) = str_at(&v, "/delta").filter(|d| !d.is_empty()) {
                     out.push(Ok(ApiStreamChunk::reasoning(d)));

@@ -18,7 +18,7 @@ use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::transport::{
     self, Endpoint, EventParser, HttpClient, Origin, PendingRequest, WireRequest,
 };
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::SseEventRef;
 
 /// What one request asks of the model: the system prompt, the conversation (Anthropic-shaped,
 /// oldest first) and the tools it may call.
@@ -156,7 +156,7 @@ pub(crate) fn http_client(mode: &ResolvedMode, url: &str) -> Result<Arc<HttpClie
 /// The JSON of one SSE event's data: `None` for an empty event or a `[DONE]` marker, and for
 /// data that is not JSON, whose decode error is pushed to `out`.
 pub(crate) fn event_json(
-    event: &SseEvent,
+    event: &SseEventRef<'_>,
     out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
 ) -> Option<serde_json::Value> {
     let data = event.data.trim();

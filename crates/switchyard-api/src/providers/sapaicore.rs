@@ -46,7 +46,7 @@ use crate::providers::resolve::ResolvedMode;
 use crate::providers::think_tags::ThinkTags;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, PendingRequest, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// Claude models on the Converse endpoint (the reference's `converseStreamModels`).
 const CONVERSE_CLAUDE: &[&str] = &[
@@ -392,7 +392,11 @@ pub(crate) enum SapParser {
 impl EventParser for SapParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         match self {
             Self::Converse(p) => p.on_event(event, out),
             Self::Anthropic(p) => p.on_event(event, out),
@@ -423,7 +427,11 @@ pub(crate) struct ConverseParser {
 impl EventParser for ConverseParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let Some(v) = event_json(&event, out) else {
             return;
         };
@@ -494,7 +502,11 @@ pub(crate) struct CohereParser {
 impl EventParser for CohereParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         let Some(v) = event_json(&event, out) else {
             return;
         };
@@ -568,9 +580,11 @@ mod tests {
             r#"{"type":"message-end","delta":{"finish_reason":"COMPLETE","usage":{"billed_units":{"input_tokens":5,"output_tokens":2},"tokens":{"input_tokens":70,"output_tokens":2}}}}"#,
         ] {
             p.on_event(
-                SseEvent {
-                    data: data.to_owned(),
-                    ..SseEvent::default()
+                SseEventRef {
+                    event: "message",
+                    data,
+                    id: None,
+                    retry: None,
                 },
                 &mut out,
             );

@@ -31,7 +31,7 @@ use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::ApiStreamChunk;
 use crate::transport::{EventParser, PendingRequest, WireRequest};
-use crate::wire::sse::SseEvent;
+use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The `anthropic_version` Vertex's Anthropic endpoint takes in the body.
 pub(crate) const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
@@ -131,7 +131,11 @@ pub(crate) enum VertexParser {
 impl EventParser for VertexParser {
     type Event = SseEvent;
 
-    fn on_event(&mut self, event: SseEvent, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
         match self {
             Self::Anthropic(p) => p.on_event(event, out),
             Self::Gemini(p) => p.on_event(event, out),

@@ -50,16 +50,23 @@ pub enum WireError {
 pub(crate) trait Framing: Send + Sized + 'static {
     /// The decoder that turns body bytes into items of this framing.
     type Decoder: Send + 'static;
+    /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
+    /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
+    type Item<'a>;
     /// A fresh decoder.
     fn decoder() -> Self::Decoder;
-    /// Feeds body bytes, appending complete items to `out`.
-    fn feed(
+    /// Feeds body bytes, handing each item they complete to `on_item`, in order. Items
+    /// completed before an error are handed over before it is returned.
+    fn feed_each<F: FnMut(Self::Item<'_>)>(
         decoder: &mut Self::Decoder,
         bytes: &[u8],
-        out: &mut Vec<Self>,
+        on_item: F,
     ) -> Result<(), WireError>;
-    /// The body ended: appends what is still pending, or fails when the body was cut short.
-    fn finish(decoder: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError>;
+    /// The body ended: hands over what is still pending, or fails when the body was cut short.
+    fn finish_each<F: FnMut(Self::Item<'_>)>(
+        decoder: &mut Self::Decoder,
+        on_item: F,
+    ) -> Result<(), WireError>;
     /// The content type this framing is named by in errors.
     const CONTENT_TYPE: &'static str;
     /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
@@ -76,15 +83,34 @@ fn media_type(content_type: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// Runs an owned-item decoder step and hands its items over one by one.
+fn each<T, F: FnMut(T)>(
+    step: impl FnOnce(&mut Vec<T>) -> Result<(), WireError>,
+    mut on_item: F,
+) -> Result<(), WireError> {
+    let mut items = Vec::new();
+    let result = step(&mut items);
+    items.into_iter().for_each(&mut on_item);
+    result
+}
+
 impl Framing for sse::SseEvent {
     type Decoder = sse::SseDecoder;
+    type Item<'a> = sse::SseEventRef<'a>;
     fn decoder() -> Self::Decoder {
         sse::SseDecoder::new()
     }
-    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
-        d.feed(bytes, out)
+    fn feed_each<F: FnMut(Self::Item<'_>)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        d.feed_with(bytes, on_item)
     }
-    fn finish(d: &mut Self::Decoder, _out: &mut Vec<Self>) -> Result<(), WireError> {
+    fn finish_each<F: FnMut(Self::Item<'_>)>(
+        d: &mut Self::Decoder,
+        _on_item: F,
+    ) -> Result<(), WireError> {
         // An event cut off by the end of the body is discarded per the SSE spec; the parser's
         // own completeness check reports the truncated stream.
         d.finish();
@@ -99,14 +125,19 @@ impl Framing for sse::SseEvent {
 /// One NDJSON line (Ollama's `/api/chat`).
 impl Framing for String {
     type Decoder = ndjson::NdjsonDecoder;
+    type Item<'a> = String;
     fn decoder() -> Self::Decoder {
         ndjson::NdjsonDecoder::new()
     }
-    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
-        d.feed(bytes, out)
+    fn feed_each<F: FnMut(String)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        each(|out| d.feed(bytes, out), on_item)
     }
-    fn finish(d: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError> {
-        d.finish(out)
+    fn finish_each<F: FnMut(String)>(d: &mut Self::Decoder, on_item: F) -> Result<(), WireError> {
+        each(|out| d.finish(out), on_item)
     }
     const CONTENT_TYPE: &'static str = "application/x-ndjson";
     fn accepts(content_type: &str) -> bool {
@@ -125,10 +156,15 @@ pub(crate) struct JsonDocument(pub(crate) String);
 
 impl Framing for JsonDocument {
     type Decoder = Vec<u8>;
+    type Item<'a> = JsonDocument;
     fn decoder() -> Self::Decoder {
         Vec::new()
     }
-    fn feed(d: &mut Self::Decoder, bytes: &[u8], _out: &mut Vec<Self>) -> Result<(), WireError> {
+    fn feed_each<F: FnMut(Self)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        _on_item: F,
+    ) -> Result<(), WireError> {
         if d.len() + bytes.len() > DEFAULT_MAX_LINE_BYTES {
             return Err(WireError::LineTooLong {
                 limit: DEFAULT_MAX_LINE_BYTES,
@@ -137,8 +173,8 @@ impl Framing for JsonDocument {
         d.extend_from_slice(bytes);
         Ok(())
     }
-    fn finish(d: &mut Self::Decoder, out: &mut Vec<Self>) -> Result<(), WireError> {
-        out.push(Self(utf8_lossy(d).into_owned()));
+    fn finish_each<F: FnMut(Self)>(d: &mut Self::Decoder, mut on_item: F) -> Result<(), WireError> {
+        on_item(Self(utf8_lossy(d).into_owned()));
         d.clear();
         Ok(())
     }
@@ -150,13 +186,18 @@ impl Framing for JsonDocument {
 
 impl Framing for eventstream::EventStreamMessage {
     type Decoder = eventstream::EventStreamDecoder;
+    type Item<'a> = eventstream::EventStreamMessage;
     fn decoder() -> Self::Decoder {
         eventstream::EventStreamDecoder::new()
     }
-    fn feed(d: &mut Self::Decoder, bytes: &[u8], out: &mut Vec<Self>) -> Result<(), WireError> {
-        d.feed(bytes, out)
+    fn feed_each<F: FnMut(Self)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        each(|out| d.feed(bytes, out), on_item)
     }
-    fn finish(d: &mut Self::Decoder, _out: &mut Vec<Self>) -> Result<(), WireError> {
+    fn finish_each<F: FnMut(Self)>(d: &mut Self::Decoder, _on_item: F) -> Result<(), WireError> {
         d.finish()
     }
     const CONTENT_TYPE: &'static str = "application/vnd.amazon.eventstream";

@@ -15,7 +15,11 @@
 //! `durable_now = false` (streamed text chunks) are committed with `synchronous = NORMAL`: they
 //! survive the process being killed at any instant and are synced to disk with the next full
 //! commit. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
-//! other instead of failing.
+//! other instead of failing. Starting a task costs one fsync for its row and first message
+//! together ([`TaskStore::create_task_with_message`]). The WAL is checkpointed into the file
+//! and removed when the last connection closes, so after a run `switchyard.db` alone holds
+//! everything (a copy of it is a whole backup); the price is one fsync of a new WAL's header
+//! (and of the directory) at the next process's first commit.
 //!
 //! # Refusing files it must not touch
 //!
@@ -222,6 +226,19 @@ impl TaskStore for SqliteStore {
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord> {
         let new = new.clone();
         self.call(move |db| db.create_task(&new))
+    }
+
+    fn create_task_with_message<'a>(
+        &'a self,
+        new: &'a NewTask,
+        first: &'a Message,
+    ) -> StoreFuture<'a, TaskRecord> {
+        let new = new.clone();
+        let json = serde_json::to_string(first).map_err(|source| StoreError::Json {
+            id: "(new task)".to_owned(),
+            source,
+        });
+        self.call(move |db| db.create_task_with_message(&new, &json?))
     }
 
     fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskRecord> {

@@ -31,6 +31,7 @@ macro_rules! task_store_suite {
         $crate::store::suite::task_store_suite!(@store $fixture;
             appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named,
             task_ids_are_unique_within_one_millisecond,
+            a_task_created_with_its_first_message_holds_it,
             events_are_numbered_found_by_kind_and_deleted,
             a_resumed_task_records_its_model_and_its_merged_prompt,
             importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
@@ -169,6 +170,35 @@ pub(crate) async fn task_ids_are_unique_within_one_millisecond(store: &dyn TaskS
         ids.insert(store.create_task(&new_task("x")).await.unwrap().id);
     }
     assert_eq!(ids.len(), 20);
+}
+
+/// `create_task_with_message`: the task and its message 0 together, ids unique as ever, and
+/// the next append goes at index 1.
+pub(crate) async fn a_task_created_with_its_first_message_holds_it(store: &dyn TaskStore) {
+    let first = Message::user_text("first");
+    let a = store
+        .create_task_with_message(&new_task("first"), &first)
+        .await
+        .unwrap();
+    let b = store
+        .create_task_with_message(&new_task("first"), &first)
+        .await
+        .unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!(a.message_count, 1);
+    assert_eq!(a.first_prompt, "first");
+    assert_eq!(store.messages(&a.id).await.unwrap(), vec![first.clone()]);
+    let err = store
+        .append_message(&a.id, 0, &Message::user_text("again"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    store
+        .append_message(&a.id, 1, &Message::user_text("next"))
+        .await
+        .unwrap();
+    assert_eq!(store.task(&a.id).await.unwrap().message_count, 2);
+    assert_eq!(store.list_tasks().await.unwrap().len(), 2);
 }
 
 /// Events get increasing `seq`s; the last of a kind is found; one can be deleted (R10.3); the

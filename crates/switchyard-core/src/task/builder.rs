@@ -8,7 +8,7 @@ use switchyard_api::{ApiHandler, Message, Mode};
 use super::attempt::{
     AttemptSettings, Conversation, FailureDecider, FailureDecision, FixedDecision,
 };
-use super::journal::JournalState;
+use super::journal::{JournalState, scrubbed_message};
 use super::tools::{DenyToolCalls, ToolApprover, ToolLoopSettings};
 use super::{Task, TaskError};
 use crate::mcp::McpServerHub;
@@ -139,19 +139,28 @@ impl TaskBuilder {
         }
         let cwd = self.workspace();
         let model = self.handler.get_model();
+        let first = Message::user_text(first_message);
+        // The task row and its first message in one commit: one fsync on the way to the first
+        // request instead of two (issue 17).
         let record = self
             .store
-            .create_task(&NewTask {
-                cwd: cwd.display().to_string(),
-                mode: self.mode.as_str().to_owned(),
-                provider: self.handler.provider_id().to_owned(),
-                model: model.id,
-                first_prompt: switchyard_api::secrets::scrub(first_message).into_owned(),
-            })
+            .create_task_with_message(
+                &NewTask {
+                    cwd: cwd.display().to_string(),
+                    mode: self.mode.as_str().to_owned(),
+                    provider: self.handler.provider_id().to_owned(),
+                    model: model.id,
+                    first_prompt: switchyard_api::secrets::scrub(first_message).into_owned(),
+                },
+                // Stored without secrets (R10.5); the model gets the message as typed.
+                &scrubbed_message(&first),
+            )
             .await?;
-        let journal = JournalState::reload(self.store.as_ref(), &record.id).await?;
-        let mut task = self.into_task(record, Vec::new(), 0, journal);
-        task.add_user_message(first_message).await?;
+        // A new task has no context edits: its journal starts with the one stored message.
+        let journal = JournalState::new(record.message_count);
+        let mut task = self.into_task(record, vec![first], 0, journal);
+        // File-read dedupes (R8.6) of the first message, if any, are recorded now.
+        task.persist_history().await?;
         Ok(task)
     }
 

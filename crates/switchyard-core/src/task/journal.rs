@@ -72,6 +72,18 @@ impl Streaming {
 }
 
 impl JournalState {
+    /// The state of a task just created with `persisted` messages and no context edit.
+    pub fn new(persisted: usize) -> Self {
+        Self {
+            persisted,
+            recorded_dedupe: HashSet::new(),
+            streaming: Streaming::default(),
+            started: Instant::now(),
+            first_content: None,
+            writing: Arc::default(),
+        }
+    }
+
     /// The state of task `id` as `store` holds it: its messages and recorded dedupe edits.
     pub async fn reload(store: &dyn TaskStore, id: &str) -> Result<Self, StoreError> {
         let persisted = store.task(id).await?.message_count;
@@ -127,10 +139,16 @@ pub(super) async fn store_event(
     switchyard_api::secrets::scrub_json(&mut value);
     let kind = value["type"].as_str().unwrap_or("unknown").to_owned();
     // Streamed chunks survive a killed process at once and reach the disk with the next
-    // full commit; everything else is fully synced before the call returns.
-    let streamed = matches!(event, TaskEvent::Text { .. } | TaskEvent::Reasoning { .. });
+    // full commit; so does `task_started`, whose next full commit (the first message, or
+    // `api_req_started`) always comes before the request it starts (R10.2): one fsync less
+    // between spawn and the first request (issue 17). Everything else is fully synced before
+    // the call returns.
+    let deferred = matches!(
+        event,
+        TaskEvent::Text { .. } | TaskEvent::Reasoning { .. } | TaskEvent::TaskStarted { .. }
+    );
     store
-        .append_event(task_id, &kind, &value, !streamed)
+        .append_event(task_id, &kind, &value, !deferred)
         .await?;
     if let Some(usage) = event.usage() {
         store.add_usage(task_id, &usage).await?;

@@ -441,6 +441,12 @@ impl Task {
             })
             .await?;
         }
+        self.persist_history().await
+    }
+
+    /// Stores what the history holds that the store does not, and the file-read dedupes
+    /// (R8.6) not recorded yet.
+    pub(super) async fn persist_history(&mut self) -> Result<(), StoreError> {
         super::journal::persist_history(
             &self.store,
             &self.record.id,

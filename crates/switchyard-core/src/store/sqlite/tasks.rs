@@ -1,6 +1,6 @@
 //! Task rows: creation, listing, totals and the deleted range.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::Db;
 use crate::context::DeletedRange;
@@ -40,6 +40,32 @@ fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
     })
 }
 
+/// Inserts the row of a new task and returns its id: the current Unix time in milliseconds,
+/// plus one until no task has it.
+fn insert_task(conn: &Connection, new: &NewTask) -> rusqlite::Result<String> {
+    let now = now_ms();
+    let mut candidate = now;
+    loop {
+        let inserted = conn.execute(
+            "INSERT OR IGNORE INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt)
+             VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                candidate.to_string(),
+                now,
+                new.cwd,
+                new.mode,
+                new.provider,
+                new.model,
+                new.first_prompt
+            ],
+        )?;
+        if inserted == 1 {
+            return Ok(candidate.to_string());
+        }
+        candidate += 1;
+    }
+}
+
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -48,31 +74,30 @@ impl Db {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
     pub(super) fn create_task(&self, new: &NewTask) -> Result<TaskRecord, StoreError> {
-        let now = now_ms();
+        let id = insert_task(&self.conn(), new).map_err(|e| self.err(e))?;
+        self.task(&id)
+    }
+
+    /// Creates a task whose message 0 is `first_json` (a message as JSON) and returns it: both
+    /// rows in one transaction, so one commit (one `fsync`) where two calls would take two.
+    pub(super) fn create_task_with_message(
+        &self,
+        new: &NewTask,
+        first_json: &str,
+    ) -> Result<TaskRecord, StoreError> {
         let id = {
-            let conn = self.conn();
-            let mut candidate = now;
-            loop {
-                let inserted = conn
-                    .execute(
-                        "INSERT OR IGNORE INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt)
-                         VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7)",
-                        params![
-                            candidate.to_string(),
-                            now,
-                            new.cwd,
-                            new.mode,
-                            new.provider,
-                            new.model,
-                            new.first_prompt
-                        ],
-                    )
-                    .map_err(|e| self.err(e))?;
-                if inserted == 1 {
-                    break candidate.to_string();
-                }
-                candidate += 1;
-            }
+            let mut conn = self.conn();
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| self.err(e))?;
+            let id = insert_task(&tx, new).map_err(|e| self.err(e))?;
+            tx.execute(
+                "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, 0, ?2, ?3)",
+                params![id, now_ms(), first_json],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))?;
+            id
         };
         self.task(&id)
     }
