@@ -385,6 +385,63 @@ pub struct ApiConfiguration {
     /// The model catalogue models are looked up in; `None`: the built-in one. Set it to
     /// [`Catalogue::with_user_file`] to apply a user's `models.toml` (SPEC R2.5).
     pub catalogue: Option<Arc<Catalogue>>,
+    /// The file's `store`: where tasks are kept (SPEC R13.1), `postgres://…` for a shared
+    /// PostgreSQL store or `sqlite:PATH`; `None`: the SQLite file in the data directory. Read
+    /// by the task layer (switchyard-core), not by providers.
+    pub store: Option<StoreUrl>,
+}
+
+/// The `store` setting. It may hold a database password: `Debug` and `Display` replace it
+/// (`postgres://user:…@host/db`), as [`ProxyUrl`]'s do.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct StoreUrl(Arc<str>);
+
+impl StoreUrl {
+    /// Wraps the setting as written.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(Arc::from(url.into()))
+    }
+
+    /// The setting itself, credentials included, for the database client only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some((scheme, rest)) = self.0.split_once("://") else {
+            return f.write_str(&self.0);
+        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        // A query string can hold `password=…` too: left out.
+        let path = path.split('?').next().unwrap_or("");
+        match authority.rsplit_once('@') {
+            Some((user, host)) => {
+                let user = user.split(':').next().unwrap_or("");
+                write!(f, "{scheme}://{user}:…@{host}{path}")
+            }
+            None => write!(f, "{scheme}://{authority}{path}"),
+        }
+    }
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreUrl({self})")
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        if raw.trim().is_empty() {
+            return Err(serde::de::Error::custom(
+                "`store` is empty: write \"postgres://user@host:5432/db\" or \"sqlite:/path/to/switchyard.db\", or leave it out for the data directory's SQLite file",
+            ));
+        }
+        Ok(Self::new(raw))
+    }
 }
 
 /// The file's shape.
@@ -395,6 +452,7 @@ struct ConfigFile {
     act: Option<ModeSettings>,
     plan: Option<ModeSettings>,
     providers: BTreeMap<String, ProviderEndpoint>,
+    store: Option<StoreUrl>,
 }
 
 /// A configuration problem a user can fix.
@@ -564,6 +622,7 @@ impl ApiConfiguration {
                 env: BTreeMap::new(),
             },
             catalogue: None,
+            store: parsed.store,
         };
         config.read_keys(env);
         Ok(config)

@@ -135,7 +135,7 @@ pub mod wire;
 
 pub use config::{
     ApiConfiguration, ApiKey, ConfigError, HttpSettings, Mode, ModeSettings, ProviderEndpoint,
-    ProviderSettings, Proxy, ReasoningEffort,
+    ProviderSettings, Proxy, ReasoningEffort, StoreUrl,
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{

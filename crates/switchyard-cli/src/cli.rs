@@ -17,6 +17,18 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", env = "SWITCHYARD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// Where tasks are kept: postgres://USER@HOST:PORT/DATABASE for a store shared by many
+    /// machines, or sqlite:PATH (default: the configuration's `store`, else the SQLite file in
+    /// the data directory).
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "SWITCHYARD_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -65,6 +77,29 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// The task store: bring its schema up to date, or copy tasks between stores.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Create the store's tables, or bring an older schema up to date (every command does it
+    /// on first use; this does only that, and says which version it found).
+    Migrate,
+    /// Copy every task (history, events, context edits, totals) from one store to another;
+    /// tasks already in the target are left as they are, so a copy can be run again.
+    Copy {
+        /// The store to read: sqlite:PATH (a switchyard.db, or the data directory holding it)
+        /// or postgres://….
+        #[arg(long, value_name = "STORE")]
+        from: String,
+        /// The store to write (default: the store in effect, see --store).
+        #[arg(long, value_name = "STORE")]
+        to: Option<String>,
     },
 }
 

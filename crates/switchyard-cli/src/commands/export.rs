@@ -2,7 +2,6 @@
 //! Anthropic `MessageParam`s (`{"role", "content": [blocks]}`) like the reference's
 //! `api_conversation_history.json`.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use switchyard_core::TaskStore;
@@ -10,8 +9,8 @@ use switchyard_core::TaskStore;
 use crate::settings;
 
 /// Prints the conversation; 2 when the database cannot be opened or the task is unknown.
-pub async fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
-    let messages = match settings::open_store(data_dir) {
+pub async fn run(place: settings::StorePlace<'_>, task_id: &str) -> ExitCode {
+    let messages = match settings::open_store(place).await {
         Ok(store) => store
             .messages_of_task(task_id)
             .await

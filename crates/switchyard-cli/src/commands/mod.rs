@@ -6,5 +6,6 @@ pub mod import;
 pub mod mcp;
 pub mod models;
 pub mod resume;
+pub mod store;
 pub mod task;
 pub mod tasks;

@@ -9,9 +9,9 @@ use crate::commands::task::{Start, session};
 /// Resumes the task; exit codes as `switchyard task`.
 pub async fn run(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: crate::settings::StorePlace<'_>,
     args: ResumeArgs,
 ) -> ExitCode {
     let (task_id, args) = args.into_task_args();
-    session(config_path, data_dir, args, Start::Resume(task_id)).await
+    session(config_path, place, args, Start::Resume(task_id)).await
 }

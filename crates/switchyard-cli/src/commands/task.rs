@@ -17,7 +17,7 @@ use switchyard_api::{CancellationToken, Mode};
 use switchyard_core::mcp::McpServerHub;
 use switchyard_core::store::{StoreError, TaskStore, UNKNOWN_MODEL};
 use switchyard_core::task::{TaskError, TaskEvent, TaskStatus};
-use switchyard_core::{SqliteStore, Task};
+use switchyard_core::Task;
 
 use crate::cli::{SelectionArgs, TaskArgs, TaskOptions};
 use crate::commands::mcp::TerminalApprover;
@@ -66,20 +66,24 @@ impl From<TaskError> for Refused {
 
 /// Runs a new task; returns 0 when it completed, 1 when it failed, 130 when cancelled, 2 for a
 /// configuration, input or task-database problem.
-pub async fn run(config_path: Option<&Path>, data_dir: Option<&Path>, args: TaskArgs) -> ExitCode {
-    session(config_path, data_dir, args, Start::New).await
+pub async fn run(
+    config_path: Option<&Path>,
+    place: settings::StorePlace<'_>,
+    args: TaskArgs,
+) -> ExitCode {
+    session(config_path, place, args, Start::New).await
 }
 
 /// Runs a new or resumed task (see [`run`] for the exit codes).
 pub async fn session(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: settings::StorePlace<'_>,
     args: TaskArgs,
     start: Start,
 ) -> ExitCode {
     let TaskArgs { prompt, options } = args;
     let mut renderer = Renderer::new(options.json, options.quiet);
-    let opened = open(config_path, data_dir, &prompt, &options, &start).await;
+    let opened = open(config_path, place, &prompt, &options, &start).await;
     let (mut task, hub) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
@@ -131,7 +135,7 @@ pub async fn session(
 /// A resumed task keeps its mode, provider and model unless the flags say otherwise.
 async fn open(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: settings::StorePlace<'_>,
     prompt: &str,
     options: &TaskOptions,
     start: &Start,
@@ -141,7 +145,7 @@ async fn open(
             "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\"",
         ));
     }
-    let store: Arc<SqliteStore> = Arc::new(settings::open_store(data_dir).map_err(Refused::store)?);
+    let store = settings::open_store(place).await.map_err(Refused::store)?;
     let saved = match start {
         Start::New => None,
         Start::Resume(id) => Some(store.task(id).await.map_err(Refused::store)?),
@@ -174,7 +178,6 @@ async fn open(
                 .0;
         }
     }
-    let store: Arc<dyn TaskStore> = store;
     let builder = Task::builder(&config, mode, store).map_err(Refused::config)?;
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
     let hub =

@@ -1,6 +1,5 @@
 //! `switchyard tasks`: the saved tasks, oldest first.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use switchyard_core::TaskStore;
@@ -9,15 +8,19 @@ use crate::settings;
 
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
 /// opened.
-pub async fn run(data_dir: Option<&Path>, json: bool) -> ExitCode {
-    // Listing never creates the database: no file yet means no tasks yet.
-    let exists = settings::data_dir(data_dir)
-        .map(|d| d.join(switchyard_core::store::DB_FILE).exists())
-        .unwrap_or(true);
-    let listed = match exists.then(|| settings::open_store(data_dir)) {
-        Some(Ok(store)) => store.list_tasks().await.map_err(|e| e.to_string()),
-        Some(Err(e)) => Err(e),
-        None => Ok(Vec::new()),
+pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
+    // Listing never creates a SQLite database: no file yet means no tasks yet.
+    let exists = match settings::store_spec(place) {
+        Ok(settings::StoreSpec::Sqlite(path)) => path.exists(),
+        _ => true,
+    };
+    let listed = if exists {
+        match settings::open_store(place).await {
+            Ok(store) => store.list_tasks().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        }
+    } else {
+        Ok(Vec::new())
     };
     let tasks = match listed {
         Ok(t) => t,

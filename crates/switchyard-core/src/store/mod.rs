@@ -52,6 +52,8 @@
 //! task keeps one `Arc` per backend and this trait stays about tasks.
 
 mod import;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod records;
 mod sqlite;
 #[cfg(test)]
@@ -70,6 +72,8 @@ pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
 pub use records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
+#[cfg(feature = "postgres")]
+pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};
 pub use sqlite::{BUSY_TIMEOUT_MS, DB_FILE, SCHEMA_VERSION, SqliteStore};
 
 /// The future a [`TaskStore`] method returns.
@@ -137,6 +141,17 @@ pub enum StoreError {
         id: String,
         /// The decoder's error.
         source: serde_json::Error,
+    },
+    /// The database server cannot be reached (down, restarting, wrong address) within the
+    /// reconnect time.
+    #[error(
+        "cannot reach the task store {location} ({source}); start the server or point `store` in the configuration (or SWITCHYARD_STORE) at a running one"
+    )]
+    Unreachable {
+        /// The server without its password.
+        location: String,
+        /// The connection error.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// Any other failure of the database (disk full, I/O error, locked for longer than the
     /// timeout, a lost connection).
