@@ -280,7 +280,10 @@ async fn saved_listed_exported_and_resumed(env: Env) {
     assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(server.requests()[2].json()["model"], "m2");
     assert_eq!(env.store().await.task(&id).await.unwrap().model, "m2");
-    assert_eq!(env.store().await.task(&id).await.unwrap().provider, "openai");
+    assert_eq!(
+        env.store().await.task(&id).await.unwrap().provider,
+        "openai"
+    );
 
     // Resuming an answered task without a prompt outside a terminal is a clear error.
     let (code, _, stderr) = env.run(&["resume", &id]).await;
@@ -1040,7 +1043,10 @@ async fn store_copy_moves_sqlite_history_to_postgres_and_migrate_says_what_it_di
         .await;
     assert_eq!(code, Some(2));
     no_pw(&stderr);
-    assert_refused(&stderr, "write postgres://USER@HOST:PORT/DATABASE or sqlite:PATH");
+    assert_refused(
+        &stderr,
+        "write postgres://USER@HOST:PORT/DATABASE or sqlite:PATH",
+    );
 }
 
 /// A private PostgreSQL server (scripts/postgres.sh on its own port and folder), stopped and

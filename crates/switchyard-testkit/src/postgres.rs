@@ -37,7 +37,13 @@ pub fn fresh_postgres_database(label: &str) -> Option<String> {
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let clean: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(30)
         .collect();
     let name = format!("t_{clean}_{}_{n}", std::process::id());
@@ -61,7 +67,10 @@ pub fn fresh_postgres_database(label: &str) -> Option<String> {
             let conn = tokio::spawn(conn);
             for sql in [&drop_old, &create] {
                 client.batch_execute(sql).await.unwrap_or_else(|e| {
-                    panic!("cannot create a test database ({sql}): {e}: {:?}", e.as_db_error())
+                    panic!(
+                        "cannot create a test database ({sql}): {e}: {:?}",
+                        e.as_db_error()
+                    )
                 });
             }
             drop(client);

@@ -4,8 +4,6 @@
 
 use std::process::ExitCode;
 
-use switchyard_core::TaskStore;
-
 use crate::settings;
 
 /// Prints the conversation; 2 when the database cannot be opened or the task is unknown.

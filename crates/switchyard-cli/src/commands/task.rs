@@ -14,10 +14,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use switchyard_api::{CancellationToken, Mode};
-use switchyard_core::mcp::McpServerHub;
-use switchyard_core::store::{StoreError, TaskStore, UNKNOWN_MODEL};
-use switchyard_core::task::{TaskError, TaskEvent, TaskStatus};
 use switchyard_core::Task;
+use switchyard_core::mcp::McpServerHub;
+use switchyard_core::store::{StoreError, UNKNOWN_MODEL};
+use switchyard_core::task::{TaskError, TaskEvent, TaskStatus};
 
 use crate::cli::{SelectionArgs, TaskArgs, TaskOptions};
 use crate::commands::mcp::TerminalApprover;

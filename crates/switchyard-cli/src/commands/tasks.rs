@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use switchyard_core::TaskStore;
-
 use crate::settings;
 
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be

@@ -69,11 +69,11 @@ use switchyard_api::Message;
 use crate::context::DeletedRange;
 
 pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
+#[cfg(feature = "postgres")]
+pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};
 pub use records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
-#[cfg(feature = "postgres")]
-pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};
 pub use sqlite::{BUSY_TIMEOUT_MS, DB_FILE, SCHEMA_VERSION, SqliteStore};
 
 /// The future a [`TaskStore`] method returns.

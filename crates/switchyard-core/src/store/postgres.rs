@@ -102,7 +102,10 @@ fn location_of(config: &tokio_postgres::Config) -> String {
         })
         .unwrap_or_else(|| "localhost".into());
     let port = config.get_ports().first().copied().unwrap_or(5432);
-    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
     let db = config.get_dbname().unwrap_or("");
     format!("postgres://{user}{host}:{port}/{db}")
 }
@@ -566,9 +569,13 @@ impl PgStore {
         kind: &str,
         detail: &Value,
     ) -> Result<(), StoreError> {
-        self.exec(id, INSERT_EDIT, &[&id, &now_ms(), &kind, &detail.to_string()])
-            .await
-            .map(drop)
+        self.exec(
+            id,
+            INSERT_EDIT,
+            &[&id, &now_ms(), &kind, &detail.to_string()],
+        )
+        .await
+        .map(drop)
     }
 
     async fn do_context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
@@ -631,14 +638,19 @@ impl PgStore {
             .await
             .map_err(|e| self.task_err(id, e))?;
             let insert_message = tx
-                .prepare("INSERT INTO messages (task_id, idx, ts_ms, message) VALUES ($1, $2, $3, $4)")
+                .prepare(
+                    "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES ($1, $2, $3, $4)",
+                )
                 .await
                 .map_err(|e| self.err(e))?;
             for (i, m) in messages.iter().enumerate() {
                 let json = json_text(id, m)?;
-                tx.execute(&insert_message, &[&id, &(i as i64), &task.created_ms, &json])
-                    .await
-                    .map_err(|e| self.err(e))?;
+                tx.execute(
+                    &insert_message,
+                    &[&id, &(i as i64), &task.created_ms, &json],
+                )
+                .await
+                .map_err(|e| self.err(e))?;
             }
             let insert_event = tx
                 .prepare("INSERT INTO ui_events (task_id, seq, ts_ms, kind, event) VALUES ($1, $2, $3, $4, $5)")

@@ -80,7 +80,10 @@ async fn many_connections_migrating_a_new_database_at_once_migrate_it_once() {
     }
     found.sort_unstable();
     assert_eq!(found[0], 0, "one connection migrated a new database");
-    assert!(found[1..].iter().all(|&v| v == PG_SCHEMA_VERSION), "{found:?}");
+    assert!(
+        found[1..].iter().all(|&v| v == PG_SCHEMA_VERSION),
+        "{found:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
