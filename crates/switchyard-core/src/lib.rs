@@ -67,10 +67,12 @@
 
 pub mod context;
 pub mod cost;
+pub mod limits;
 pub mod mcp;
 pub mod prompt;
 pub mod store;
 pub mod task;
 
+pub use limits::LimitsStore;
 pub use store::{SqliteStore, TaskStore};
 pub use task::{Task, TaskBuilder, TaskError, TaskEvent, TaskStatus};

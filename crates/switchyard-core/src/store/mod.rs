@@ -45,11 +45,15 @@
 //!
 //! # What comes next
 //!
-//! The failover cooldowns, spend and rate-limit state of SPEC R12 (issues 15 and 16) live in
-//! the same store so every process on it shares them. They go in their own trait beside this
-//! one (in `src/limits/`), implemented by the same backends on the same connection, with the
-//! same rules (async, one atomic statement or transaction per update, versioned schema), so a
-//! task keeps one `Arc` per backend and this trait stays about tasks.
+//! # Limits state
+//!
+//! The failover cooldowns, spend and rate-limit state of SPEC R12 live in the same store so
+//! every process on it shares them (R13.2). They are their own trait,
+//! [`crate::limits::LimitsStore`], a supertrait of this one: every backend implements both on
+//! the same connection, with the same rules (async, one atomic transaction per update,
+//! versioned schema), so a task keeps one `Arc<dyn TaskStore>` and this trait stays about
+//! tasks. [`TaskStore::add_usage`] also records the request's cost with its time, which
+//! [`crate::limits::LimitsStore::spend_between`] sums for the daily cap.
 
 mod import;
 #[cfg(feature = "postgres")]
@@ -169,7 +173,7 @@ pub enum StoreError {
 /// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
 /// Every method fails with [`StoreError::TaskNotFound`] for an unknown task where it says so,
 /// and with [`StoreError::Backend`] when the database itself fails.
-pub trait TaskStore: Send + Sync {
+pub trait TaskStore: crate::limits::LimitsStore + Send + Sync {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;
@@ -181,7 +185,8 @@ pub trait TaskStore: Send + Sync {
     fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>>;
 
     /// Adds one request's usage to the task's totals and records its total tokens as the last
-    /// request's (tokens; cost in USD).
+    /// request's (tokens; cost in USD). In the same transaction it records the cost with the
+    /// current time for [`crate::limits::LimitsStore::spend_between`].
     fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()>;
 
     /// Records the mode, provider and model the task now runs with (a resume with other
