@@ -31,6 +31,7 @@
 //! the server going away fails with [`StoreError::Backend`], and nothing half-done is kept
 //! (the server rolls back an unfinished transaction).
 
+mod limits;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -343,27 +344,51 @@ impl PgStore {
         Ok(())
     }
 
+    /// The task's totals and, when the request cost something, a spend row with the time
+    /// (for [`crate::limits::LimitsStore::spend_between`]), in one transaction.
     async fn do_add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
-        self.update_task(
-            id,
-            "UPDATE tasks SET tokens_in = tokens_in + $2, tokens_out = tokens_out + $3,
-             cache_writes = cache_writes + $4, cache_reads = cache_reads + $5,
-             cost_usd = cost_usd + $6, last_request_tokens = $7, updated_ms = $8,
-             unpriced_requests = unpriced_requests + $9
-             WHERE id = $1",
-            &[
-                &id,
-                &to_i64(usage.tokens_in),
-                &to_i64(usage.tokens_out),
-                &to_i64(usage.cache_writes),
-                &to_i64(usage.cache_reads),
-                &usage.cost_usd,
-                &to_i64(usage.total_tokens()),
-                &now_ms(),
-                &to_i64(usage.unpriced_requests),
-            ],
-        )
-        .await
+        let now = now_ms();
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(|e| self.err(e))?;
+        let update = tx
+            .prepare_cached(
+                "UPDATE tasks SET tokens_in = tokens_in + $2, tokens_out = tokens_out + $3,
+                 cache_writes = cache_writes + $4, cache_reads = cache_reads + $5,
+                 cost_usd = cost_usd + $6, last_request_tokens = $7, updated_ms = $8,
+                 unpriced_requests = unpriced_requests + $9
+                 WHERE id = $1",
+            )
+            .await
+            .map_err(|e| self.err(e))?;
+        let n = tx
+            .execute(
+                &update,
+                &[
+                    &id,
+                    &to_i64(usage.tokens_in),
+                    &to_i64(usage.tokens_out),
+                    &to_i64(usage.cache_writes),
+                    &to_i64(usage.cache_reads),
+                    &usage.cost_usd,
+                    &to_i64(usage.total_tokens()),
+                    &now,
+                    &to_i64(usage.unpriced_requests),
+                ],
+            )
+            .await
+            .map_err(|e| self.task_err(id, e))?;
+        if n == 0 {
+            return Err(StoreError::TaskNotFound { id: id.to_owned() });
+        }
+        if usage.cost_usd != 0.0 {
+            tx.execute(
+                "INSERT INTO spend (ts_ms, task_id, cost_usd) VALUES ($1, $2, $3)",
+                &[&now, &id, &usage.cost_usd],
+            )
+            .await
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))
     }
 
     async fn do_set_deleted_range(

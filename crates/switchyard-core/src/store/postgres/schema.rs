@@ -6,7 +6,7 @@ use super::PgStore;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 1;
+pub const PG_SCHEMA_VERSION: i64 = 2;
 
 /// Any constant: the advisory lock key under which migrations run, so several processes
 /// opening a new database at once migrate it once.
@@ -58,6 +58,38 @@ const MIGRATIONS: &[&str] = &[
         kind TEXT NOT NULL,
         detail TEXT NOT NULL,
         PRIMARY KEY (task_id, seq)
+    );",
+    // 1 → 2: the limits state of SPEC R12 shared by every process on the store (R13.2):
+    // failover cooldowns, spend by time, rate-limit slots, what providers said about their
+    // limits. As on SQLite, spend rows outlive their task (it was still paid for that day).
+    "CREATE TABLE cooldowns (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        since_ms BIGINT NOT NULL,
+        until_ms BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (provider, model, base_url)
+    );
+    CREATE TABLE spend (
+        ts_ms BIGINT NOT NULL,
+        task_id TEXT NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX spend_by_time ON spend (ts_ms);
+    CREATE TABLE rate_slots (
+        key TEXT NOT NULL,
+        ts_ms BIGINT NOT NULL,
+        input_tokens BIGINT NOT NULL
+    );
+    CREATE INDEX rate_slots_by_key ON rate_slots (key, ts_ms);
+    CREATE TABLE rate_learnt (
+        key TEXT PRIMARY KEY NOT NULL,
+        observed_ms BIGINT NOT NULL,
+        requests_remaining BIGINT,
+        requests_reset_ms BIGINT,
+        tokens_remaining BIGINT,
+        tokens_reset_ms BIGINT
     );",
 ];
 
