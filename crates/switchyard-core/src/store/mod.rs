@@ -1,5 +1,6 @@
-//! The durable task store (SPEC R10, R13.1): the [`TaskStore`] trait, and [`SqliteStore`], its
-//! default implementation on one SQLite file.
+//! The durable task store (SPEC R10, R13.1): the [`TaskStore`] trait, [`SqliteStore`], its
+//! default implementation on one SQLite file, and `PgStore` (Cargo feature `postgres`) on a
+//! PostgreSQL server shared by a team's machines.
 //!
 //! The reference rewrites whole JSON files (`api_conversation_history.json`,
 //! `ui_messages.json`) on every change, so a long task costs more per message the longer it
