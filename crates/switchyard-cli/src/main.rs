@@ -49,7 +49,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Task(args) => runtime.block_on(commands::task::run(config, data_dir, args)),
         Command::Resume(args) => runtime.block_on(commands::resume::run(config, data_dir, args)),
-        Command::Tasks { json } => runtime.block_on(commands::tasks::run(data_dir, json)),
+        Command::Tasks { json } => runtime.block_on(commands::tasks::run(config, data_dir, json)),
+        Command::Limits { json } => runtime.block_on(commands::limits::run(config, data_dir, json)),
         Command::Export { task_id } => runtime.block_on(commands::export::run(data_dir, &task_id)),
         Command::Import { dir } => runtime.block_on(commands::import::run(data_dir, &dir)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
