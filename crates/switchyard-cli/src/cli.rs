@@ -40,6 +40,13 @@ pub enum Command {
     Task(TaskArgs),
     /// Continue a saved task, with PROMPT as the next message (or answer its last message).
     Resume(ResumeArgs),
+    /// Show the failover entries of both modes (ready, or cooling down until when and why),
+    /// the rate-limit windows and the spend caps, as every process on the task store sees them.
+    Limits {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the saved tasks: id, date, model, tokens, cost and first prompt.
     Tasks {
         /// One JSON object per task.
@@ -182,6 +189,32 @@ pub struct TaskOptions {
     /// never ask).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// A failover entry, `PROVIDER:MODEL`, tried in order when the mode's provider fails
+    /// before answering (rate limit, overload, quota, server, timeout, network, auth).
+    /// Repeatable; replaces the mode's `fallbacks` from the configuration file.
+    #[arg(long, value_name = "PROVIDER:MODEL", value_parser = parse_fallback)]
+    pub fallback: Vec<switchyard_api::FallbackSettings>,
+    /// Stop the task (exit code 3) before a request that would take its cost to USD; overrides
+    /// `max_cost_usd` under [limits].
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+}
+
+/// `--fallback PROVIDER:MODEL`.
+fn parse_fallback(text: &str) -> Result<switchyard_api::FallbackSettings, String> {
+    switchyard_api::FallbackSettings::parse_flag(text).ok_or_else(|| {
+        format!("`{text}` is not PROVIDER:MODEL; write e.g. --fallback openrouter:anthropic/claude-sonnet-4.5")
+    })
+}
+
+/// `--max-cost USD`: a positive number of dollars.
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not a positive amount of US dollars; write e.g. --max-cost 0.50"
+        )),
+    }
 }
 
 /// `switchyard resume TASK_ID [PROMPT]`: the task options of `switchyard task`.

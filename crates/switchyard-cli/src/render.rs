@@ -23,6 +23,8 @@ pub struct Renderer {
     last_error: Option<String>,
     /// Whether the current request showed any text or reasoning.
     content_shown: bool,
+    /// Spend against the caps, for the last line.
+    spend_note: Option<String>,
 }
 
 /// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
@@ -104,6 +106,7 @@ impl Renderer {
             countdown: None,
             last_error: None,
             content_shown: false,
+            spend_note: None,
         }
     }
 
@@ -119,7 +122,9 @@ impl Renderer {
         }
         if !matches!(
             event,
-            TaskEvent::ErrorRetry { failed: false, .. } | TaskEvent::RetryStatus { .. }
+            TaskEvent::ErrorRetry { failed: false, .. }
+                | TaskEvent::RetryStatus { .. }
+                | TaskEvent::RateLimitWait { .. }
         ) {
             self.stop_countdown();
         }
@@ -171,7 +176,12 @@ impl Renderer {
                 self.close_blocks();
                 if !*failed {
                     let label = format!("attempt {attempt} of {max_attempts}");
-                    self.start_countdown(headline(error_message), *delay_seconds, &label);
+                    self.start_countdown(
+                        headline(error_message),
+                        *delay_seconds,
+                        "retrying in",
+                        &label,
+                    );
                 }
             }
             TaskEvent::RetryStatus {
@@ -184,9 +194,38 @@ impl Renderer {
                 // `max_attempts` counts requests; the user sees retries.
                 let retries = max_attempts.saturating_sub(1);
                 let label = format!("quick retry {attempt} of {retries}");
-                self.start_countdown(headline(error_snippet), *delay_seconds, &label);
+                self.start_countdown(
+                    headline(error_snippet),
+                    *delay_seconds,
+                    "retrying in",
+                    &label,
+                );
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
+            TaskEvent::Fallback {
+                from,
+                to,
+                message,
+                until,
+                ..
+            } => {
+                // One line, and the task goes on (SPEC R12.1).
+                self.close_blocks();
+                self.note(&format!(
+                    "{}; switched to {to} ({from} rests until {until})",
+                    headline(message)
+                ));
+            }
+            TaskEvent::RateLimitWait {
+                provider,
+                model,
+                limit,
+                delay_seconds,
+            } => {
+                self.close_blocks();
+                let what = format!("{provider}:{model} is at its {}", limit.replace('_', " "));
+                self.start_countdown(&what, *delay_seconds, "sending in", "no 429 earned");
+            }
             TaskEvent::ApiReqStarted { .. } => self.content_shown = false,
             TaskEvent::ApiReqFinished { cancel_reason, .. } => {
                 // Only a request that showed something was interrupted; a failure before any
@@ -219,6 +258,10 @@ impl Renderer {
             line.push_str(&format!(" · first token {ms} ms"));
         }
         line.push_str(&format!(" · {:.1} s", duration_ms as f64 / 1000.0));
+        if let Some(note) = &self.spend_note {
+            line.push_str(" · ");
+            line.push_str(note);
+        }
         match status {
             TaskStatus::Completed => {}
             TaskStatus::Failed => line.push_str(" · failed"),
@@ -270,13 +313,20 @@ impl Renderer {
         self.note(&format!("{what}: {name}: {first}{more}"));
     }
 
-    /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
-    fn start_countdown(&mut self, what: &str, delay_seconds: f64, label: &str) {
+    /// Spend against the caps, shown on the last line.
+    pub fn spend_note(&mut self, note: String) {
+        self.spend_note = Some(note);
+    }
+
+    /// Shows "… — VERB N s (LABEL)" (`retrying in`, `sending in`), counting down live on a
+    /// terminal.
+    fn start_countdown(&mut self, what: &str, delay_seconds: f64, verb: &str, label: &str) {
         self.stop_countdown();
         let what = what.to_owned();
         let label = label.to_owned();
+        let verb = verb.to_owned();
         if !self.color {
-            eprintln!("{what} — retrying in {} s ({label})", delay_seconds.ceil());
+            eprintln!("{what} — {verb} {} s ({label})", delay_seconds.ceil());
             return;
         }
         let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
@@ -284,7 +334,7 @@ impl Renderer {
             loop {
                 let left = end.saturating_duration_since(tokio::time::Instant::now());
                 let secs = left.as_secs_f64().ceil();
-                eprint!("\r\x1b[2K{DIM}{what} — retrying in {secs} s ({label}){RESET}");
+                eprint!("\r\x1b[2K{DIM}{what} — {verb} {secs} s ({label}){RESET}");
                 if left.is_zero() {
                     return;
                 }

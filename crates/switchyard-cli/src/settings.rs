@@ -334,21 +334,30 @@ fn redact_store(text: &str) -> String {
     switchyard_api::StoreUrl::new(text).to_string()
 }
 
+/// The configuration file's `store` setting for `place` (`--config`, else the default file
+/// when it exists); `None` without a file or setting. A file that does not load is the
+/// [`ConfigError`] every command reports for it.
+pub fn configured_store(
+    place: StorePlace<'_>,
+) -> Result<Option<switchyard_api::StoreUrl>, ConfigError> {
+    let file = match place.config {
+        Some(p) => Some(p.to_owned()),
+        None => default_config_path().filter(|p| p.exists()),
+    };
+    match file {
+        // Only the `store` setting is wanted here: no key is read.
+        Some(file) => Ok(ApiConfiguration::load(&file, |_| None)?.store),
+        None => Ok(None),
+    }
+}
+
 /// Where the task store is for `place` (see [`StorePlace`]).
 pub fn store_spec(place: StorePlace<'_>) -> Result<StoreSpec, String> {
     if let Some(store) = place.store.filter(|s| !s.trim().is_empty()) {
         return StoreSpec::parse(store);
     }
-    let file = match place.config {
-        Some(p) => Some(p.to_owned()),
-        None => default_config_path().filter(|p| p.exists()),
-    };
-    if let Some(file) = file {
-        // Only the `store` setting is wanted here: no key is read.
-        let config = ApiConfiguration::load(&file, |_| None).map_err(|e| e.to_string())?;
-        if let Some(store) = config.store {
-            return StoreSpec::parse(store.expose());
-        }
+    if let Some(store) = configured_store(place).map_err(|e| e.to_string())? {
+        return StoreSpec::parse(store.expose());
     }
     Ok(StoreSpec::Sqlite(
         data_dir(place.data_dir)?.join(switchyard_core::store::DB_FILE),

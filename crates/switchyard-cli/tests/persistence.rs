@@ -967,10 +967,17 @@ async fn store_copy_moves_sqlite_history_to_postgres_and_migrate_says_what_it_di
     let (code, stdout, stderr) = team.run(&["store", "migrate"]).await;
     assert_eq!(code, Some(0), "{stderr}");
     no_pw(&format!("{stdout}{stderr}"));
-    assert!(stdout.contains("migrated from version 0 to 1"), "{stdout}");
+    let latest = switchyard_core::store::PG_SCHEMA_VERSION;
+    assert!(
+        stdout.contains(&format!("migrated from version 0 to {latest}")),
+        "{stdout}"
+    );
     let (code, stdout, _) = team.run(&["store", "migrate"]).await;
     assert_eq!(code, Some(0));
-    assert!(stdout.contains("schema version 1, up to date"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("schema version {latest}, up to date")),
+        "{stdout}"
+    );
 
     let from = format!("sqlite:{}", local.data.path().display());
     let (code, stdout, stderr) = team.run(&["store", "copy", "--from", &from]).await;

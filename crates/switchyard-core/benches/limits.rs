@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use switchyard_core::limits::{LimitsStore, RateLimits, SlotRequest};
+use switchyard_core::limits::{RateLimits, SlotRequest};
 use switchyard_core::store::{PgStore, SqliteStore, TaskStore};
 
 /// Checks each caller makes per measured iteration.

@@ -3,6 +3,7 @@
 pub mod config_check;
 pub mod export;
 pub mod import;
+pub mod limits;
 pub mod mcp;
 pub mod models;
 pub mod resume;
