@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit and property tests, fixture replays, the CLI tests, the
-# MCP tests against real MCP servers from npm, and the end-to-end test of the built `switchyard`
+# MCP tests against real MCP servers from npm, the task store suite and CLI tests against a real
+# PostgreSQL server (scripts/postgres.sh: initdb'd into a scratch folder, 127.0.0.1 only), and
+# the end-to-end test of the built `switchyard`
 # binary against two real local model servers (llama-cpp-python's and llama.cpp's native
 # `llama-server`, both serving SmolLM2-135M on 127.0.0.1; see scripts/local-model.sh).
 #
@@ -40,6 +42,16 @@ else
   echo "npm not found: the MCP tests against real servers are skipped (in CI they fail)" >&2
 fi
 
+# The PostgreSQL server of the PostgreSQL store's tests (installed from Debian's packages when
+# absent; left running for the next run).
+pg_url=""
+if pg_url="$(scripts/postgres.sh start)"; then
+  echo "PostgreSQL test server: $pg_url"
+else
+  pg_url=""
+  echo "scripts/postgres.sh could not start PostgreSQL: the PostgreSQL store tests are skipped (in CI they fail)" >&2
+fi
+
 scripts/local-model.sh start --python
 urls="python=$(scripts/local-model.sh url --python)"
 native=1
@@ -65,7 +77,7 @@ echo "end-to-end servers: $urls"
 
 : >"$skips"
 status=0
-SWITCHYARD_TEST_SKIPS="$skips" SWITCHYARD_E2E_BASE_URLS="$urls" \
+SWITCHYARD_TEST_SKIPS="$skips" SWITCHYARD_E2E_BASE_URLS="$urls" SWITCHYARD_TEST_POSTGRES_URL="$pg_url" \
   cargo test --workspace --no-fail-fast "$@" 2>&1 | tee "$log" || status=$?
 
 # cargo's closing line of each test binary:

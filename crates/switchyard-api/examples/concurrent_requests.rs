@@ -71,6 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         first_content: Some(Duration::from_secs(60)),
                         idle: Some(Duration::from_secs(30)),
                     },
+                    ..RequestOptions::default()
                 };
                 let prompt = format!("Count from {index} to {} in words.", index + 5);
                 let started = Instant::now();

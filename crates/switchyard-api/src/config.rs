@@ -105,6 +105,59 @@ pub struct ModeSettings {
     pub reasoning_effort: Option<String>,
     /// Thinking budget in tokens; 0 disables extended thinking.
     pub thinking_budget_tokens: u64,
+    /// The failover chain (SPEC R12.1): entries tried in order when this mode's provider
+    /// fails before any content with a rate limit, overload, quota, server, timeout or
+    /// network error (or auth, spend-limit, entitlement).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackSettings>,
+}
+
+/// One entry of a mode's `fallbacks` (SPEC R12.1): any mode setting, plus the endpoint and
+/// key variable when they differ from `[providers.ID]`'s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FallbackSettings {
+    /// Provider id (`openrouter`, `openai`, …); required.
+    pub provider: Option<String>,
+    /// Model id; missing → the provider's default model.
+    #[serde(rename = "model")]
+    pub model_id: Option<String>,
+    /// Overrides of the model's info, as a mode's.
+    pub model_info: Option<toml::Table>,
+    /// As a mode's `reasoning_effort`.
+    pub reasoning_effort: Option<String>,
+    /// As a mode's `thinking_budget_tokens`.
+    pub thinking_budget_tokens: u64,
+    /// Base URL for this entry only (else `[providers.ID] base_url`, else the preset's).
+    pub base_url: Option<String>,
+    /// The environment variable holding this entry's key (else the provider's).
+    pub api_key_env: Option<String>,
+}
+
+impl FallbackSettings {
+    /// The entry as mode settings (without fallbacks of its own).
+    pub fn mode_settings(&self) -> ModeSettings {
+        ModeSettings {
+            provider: self.provider.clone(),
+            model_id: self.model_id.clone(),
+            model_info: self.model_info.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget_tokens: self.thinking_budget_tokens,
+            fallbacks: Vec::new(),
+        }
+    }
+
+    /// Parses `PROVIDER:MODEL` (the `--fallback` flag). The model may itself hold colons
+    /// (`ollama:qwen3:8b`); `None` when either part is empty.
+    pub fn parse_flag(text: &str) -> Option<Self> {
+        let (provider, model) = text.split_once(':')?;
+        let (provider, model) = (provider.trim(), model.trim());
+        (!provider.is_empty() && !model.is_empty()).then(|| Self {
+            provider: Some(provider.to_owned()),
+            model_id: Some(model.to_owned()),
+            ..Self::default()
+        })
+    }
 }
 
 /// Per-provider connection settings shared by both modes (SPEC R3.1).
@@ -151,6 +204,11 @@ pub struct ProviderEndpoint {
     /// Seconds without a chunk once content flows before the stream is a timeout (SPEC R6.4);
     /// default 300, 0 for no limit.
     pub idle_timeout_seconds: Option<u64>,
+    /// Requests per sliding 60 s window that every Switchyard process on the same task
+    /// store may send to this provider with one key (SPEC R12.3); unset: no limit of ours.
+    pub requests_per_minute: Option<u64>,
+    /// Input tokens (estimated) per sliding 60 s window, shared the same way; unset: none.
+    pub input_tokens_per_minute: Option<u64>,
     /// The proxy for this provider's requests: an `http://` or `https://` URL (credentials
     /// as `http://user:password@host:port` are never shown), or `"none"` to ignore the
     /// proxy environment variables. Default: `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` and
@@ -388,6 +446,75 @@ pub struct ApiConfiguration {
     /// The model catalogue models are looked up in; `None`: the built-in one. Set it to
     /// [`Catalogue::with_user_file`] to apply a user's `models.toml` (SPEC R2.5).
     pub catalogue: Option<Arc<Catalogue>>,
+    /// The file's `store`: where tasks are kept (SPEC R13.1), `postgres://…` for a shared
+    /// PostgreSQL store or `sqlite:PATH`; `None`: the SQLite file in the data directory. Read
+    /// by the task layer (switchyard-core), not by providers.
+    pub store: Option<StoreUrl>,
+    /// The `[limits]` section: spend caps (SPEC R12.2).
+    pub limits: LimitsSettings,
+}
+
+/// The `store` setting. It may hold a database password: `Debug` and `Display` replace it
+/// (`postgres://user:…@host/db`), as [`ProxyUrl`]'s do.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct StoreUrl(Arc<str>);
+
+impl StoreUrl {
+    /// Wraps the setting as written.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(Arc::from(url.into()))
+    }
+
+    /// The setting itself, credentials included, for the database client only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some((scheme, rest)) = self.0.split_once("://") else {
+            return f.write_str(&self.0);
+        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        // A query string can hold `password=…` too: left out.
+        let path = path.split('?').next().unwrap_or("");
+        match authority.rsplit_once('@') {
+            Some((user, host)) => {
+                let user = user.split(':').next().unwrap_or("");
+                write!(f, "{scheme}://{user}:…@{host}{path}")
+            }
+            None => write!(f, "{scheme}://{authority}{path}"),
+        }
+    }
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreUrl({self})")
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        if raw.trim().is_empty() {
+            return Err(serde::de::Error::custom(
+                "`store` is empty: write \"postgres://user@host:5432/db\" or \"sqlite:/path/to/switchyard.db\", or leave it out for the data directory's SQLite file",
+            ));
+        }
+        Ok(Self::new(raw))
+    }
+}
+
+/// The `[limits]` section (SPEC R12.2), USD.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsSettings {
+    /// What one task may spend (the `--max-cost` flag overrides it).
+    pub max_cost_usd: Option<f64>,
+    /// What all tasks on the task store together may spend in one UTC day.
+    pub max_cost_usd_per_day: Option<f64>,
 }
 
 /// The file's shape.
@@ -398,6 +525,8 @@ struct ConfigFile {
     act: Option<ModeSettings>,
     plan: Option<ModeSettings>,
     providers: BTreeMap<String, ProviderEndpoint>,
+    store: Option<StoreUrl>,
+    limits: LimitsSettings,
 }
 
 /// A configuration problem a user can fix.
@@ -567,6 +696,8 @@ impl ApiConfiguration {
                 env: BTreeMap::new(),
             },
             catalogue: None,
+            store: parsed.store,
+            limits: parsed.limits,
         };
         config.read_keys(env);
         Ok(config)
@@ -601,6 +732,13 @@ impl ApiConfiguration {
                 .endpoints
                 .values()
                 .filter_map(|e| e.api_key_env.clone()),
+        );
+        vars.extend(
+            self.act
+                .fallbacks
+                .iter()
+                .chain(&self.plan.fallbacks)
+                .filter_map(|f| f.api_key_env.clone()),
         );
         for var in CLOUD_SETTING_VARS {
             if let Some(value) = env(var).filter(|v| !v.trim().is_empty()) {

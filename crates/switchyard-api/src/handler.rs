@@ -128,7 +128,18 @@ pub struct RequestOptions {
     pub headers: Vec<(String, String)>,
     /// Deadlines overriding the provider's configured ones.
     pub deadlines: Deadlines,
+    /// Skip the provider-level retries of SPEC R5: a failure before the stream is returned at
+    /// once, because the caller has somewhere else to send the request (a failover entry,
+    /// R12.1) and waiting here would only delay it.
+    pub fail_fast: bool,
+    /// Hears the status and headers of every HTTP response of this request (each
+    /// provider-level attempt, success or failure), before its body is read: the task layer
+    /// learns the provider's rate limits from them (R12.3). Keep it short.
+    pub on_response: Option<ResponseObserver>,
 }
+
+/// Receives each HTTP response's status and headers ([`RequestOptions::on_response`]).
+pub type ResponseObserver = Arc<dyn Fn(u16, &reqwest::header::HeaderMap) + Send + Sync>;
 
 impl fmt::Debug for RequestOptions {
     /// Header values are not shown: they may carry credentials.
@@ -139,6 +150,8 @@ impl fmt::Debug for RequestOptions {
             .field("on_retry", &self.on_retry.is_some())
             .field("header_names", &names)
             .field("deadlines", &self.deadlines)
+            .field("fail_fast", &self.fail_fast)
+            .field("on_response", &self.on_response.is_some())
             .finish()
     }
 }

@@ -126,6 +126,7 @@ pub mod model;
 mod private_file;
 mod process;
 pub mod providers;
+pub mod rate_limit;
 pub mod retry;
 mod retry_after;
 pub mod secrets;
@@ -135,19 +136,21 @@ mod transport;
 pub mod wire;
 
 pub use config::{
-    ApiConfiguration, ApiKey, ConfigError, HttpSettings, Mode, ModeSettings, ProviderEndpoint,
-    ProviderSettings, Proxy, ReasoningEffort,
+    ApiConfiguration, ApiKey, ConfigError, FallbackSettings, HttpSettings, LimitsSettings, Mode,
+    ModeSettings, ProviderEndpoint, ProviderSettings, Proxy, ReasoningEffort, StoreUrl,
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{
-    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, RetryObserver,
-    RetryStatus,
+    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, ResponseObserver,
+    RetryObserver, RetryStatus,
 };
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
 pub use providers::{
-    CloudSettings, ModelInfoOrigin, ResolvedMode, build_api_handler, handler_for, resolve_mode,
+    ChainEntry, CloudSettings, ModelInfoOrigin, ResolvedMode, build_api_handler,
+    build_failover_chain, handler_for, resolve_mode,
 };
+pub use rate_limit::{RateLimitHeaders, rate_limit_headers};
 pub use stream::{
     ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage, generated_tool_call_id,
 };

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use crate::config::{HttpSettings, Proxy};
 use crate::error::body::{error_from_body, innermost, request_id};
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{RequestOptions, ResolvedDeadlines, RetryObserver};
+use crate::handler::{RequestOptions, ResolvedDeadlines, ResponseObserver, RetryObserver};
 use crate::retry::{RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::wire::Framing;
@@ -248,6 +248,7 @@ pub(crate) type Reauthorize = Option<PendingRequest>;
 async fn open_stream<F: Framing>(
     build: impl Fn() -> reqwest::RequestBuilder,
     origin: &Origin,
+    on_response: Option<&ResponseObserver>,
 ) -> Result<reqwest::Response, ApiError> {
     let response = match build().send().await {
         Err(e) if died_before_response(&e) => {
@@ -262,6 +263,9 @@ async fn open_stream<F: Framing>(
     }
     .map_err(|e| send_error(&e, origin))?;
     let status = response.status().as_u16();
+    if let Some(observe) = on_response {
+        observe(status, response.headers());
+    }
     let content_type = response
         .headers()
         .get(reqwest::header::CONTENT_TYPE)
@@ -426,6 +430,7 @@ struct Sending<'a> {
     origin: &'a Origin,
     policy: RetryPolicy,
     on_retry: Option<&'a RetryObserver>,
+    on_response: Option<&'a ResponseObserver>,
     first_content: Duration,
 }
 
@@ -438,7 +443,7 @@ impl Sending<'_> {
     ) -> Result<reqwest::Response, ApiError> {
         send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
             let request = || http_request(self.client, wire, self.configured, self.extra);
-            match before(at, open_stream::<F>(request, self.origin)).await {
+            match before(at, open_stream::<F>(request, self.origin, self.on_response)).await {
                 Some(sent) => sent,
                 None => Err(first_content_timeout(self.first_content, self.origin)),
             }
@@ -470,11 +475,20 @@ pub(crate) fn stream<P: EventParser>(
     let client = Arc::clone(&endpoint.client);
     let origin = endpoint.origin.clone();
     let configured = endpoint.headers.clone();
-    let policy = endpoint.retry;
+    let policy = if options.fail_fast {
+        // The caller fails over instead (SPEC R12.1): one attempt, no provider-level wait.
+        crate::retry::RetryPolicy {
+            max_attempts: 1,
+            ..endpoint.retry
+        }
+    } else {
+        endpoint.retry
+    };
     let deadlines = endpoint.deadlines.with(options.deadlines);
     let RequestOptions {
         cancel,
         on_retry,
+        on_response,
         headers: extra,
         ..
     } = options;
@@ -509,6 +523,7 @@ pub(crate) fn stream<P: EventParser>(
                 origin: &origin,
                 policy,
                 on_retry: on_retry.as_ref(),
+                on_response: on_response.as_ref(),
                 first_content: deadlines.first_content,
             };
             match (sending.send::<P::Event>(&wire, &mut deadline).await, reauthorize) {

@@ -121,6 +121,8 @@ async fn one_handler_carries_100_concurrent_requests_each_with_its_own_options()
             on_retry: Some(Arc::new(move |s: RetryStatus| sink.lock().unwrap().push(s))),
             headers: vec![(TAG.to_owned(), k.to_string())],
             deadlines: Deadlines::default(),
+            fail_fast: false,
+            on_response: None,
         };
         let mut stream = h.create_message("s", &[Message::user_text("hi")], &[], options);
         let mut items = Vec::new();
@@ -228,6 +230,59 @@ async fn cancelling_during_a_retry_wait_ends_the_request_without_sending_again()
         1,
         "no request after the cancellation"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn fail_fast_skips_the_provider_level_retry_and_every_response_is_heard() {
+    // SPEC R12.1: with somewhere else to go, a 429 comes back at once, after one request.
+    let server = MockServer::start(vec![Reply::new(rate_limited(3))]).await;
+    let h = handler(&format!("{}/v1", server.url()), "");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let options = RequestOptions {
+        fail_fast: true,
+        on_response: Some(Arc::new(move |status, headers| {
+            let retry_after = headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            sink.lock().unwrap().push((status, retry_after));
+        })),
+        ..RequestOptions::default()
+    };
+    let started = Instant::now();
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[], options)
+        .collect()
+        .await;
+    assert!(
+        matches!(items.as_slice(), [Err(e)] if e.kind == ErrorKind::RateLimited),
+        "{items:?}"
+    );
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(*heard.lock().unwrap(), [(429, Some("1".to_owned()))]);
+
+    // Without it the same 429 is retried at the provider level, and each response is heard.
+    let server = MockServer::start(vec![
+        Reply::new(rate_limited(1)),
+        Reply::new(HttpResponse::sse(&chat_stream("ok"))),
+    ])
+    .await;
+    let h = handler(&format!("{}/v1", server.url()), "");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&heard);
+    let options = RequestOptions {
+        on_response: Some(Arc::new(move |status, _| sink.lock().unwrap().push(status))),
+        ..RequestOptions::default()
+    };
+    let items: Vec<_> = h
+        .create_message("s", &[Message::user_text("x")], &[], options)
+        .collect()
+        .await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(*heard.lock().unwrap(), [429, 200]);
 }
 
 /// A server that answers each connection with an SSE head and one event, then: on the first

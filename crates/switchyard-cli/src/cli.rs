@@ -28,6 +28,18 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", env = "SWITCHYARD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
+    /// Where tasks are kept: postgres://USER@HOST:PORT/DATABASE for a store shared by many
+    /// machines, or sqlite:PATH (default: the configuration's `store`, else the SQLite file in
+    /// the data directory).
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "SWITCHYARD_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -39,6 +51,13 @@ pub enum Command {
     Task(TaskArgs),
     /// Continue a saved task, with PROMPT as the next message (or answer its last message).
     Resume(ResumeArgs),
+    /// Show the failover entries of both modes (ready, or cooling down until when and why),
+    /// the rate-limit windows and the spend caps, as every process on the task store sees them.
+    Limits {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the saved tasks, newest first: id, date, model, tokens, cost and first prompt.
     Tasks {
         /// One JSON object per task.
@@ -85,6 +104,29 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: McpCommand,
+    },
+    /// The task store: bring its schema up to date, or copy tasks between stores.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Create the store's tables, or bring an older schema up to date (every command does it
+    /// on first use; this does only that, and says which version it found).
+    Migrate,
+    /// Copy every task (history, events, context edits, totals) from one store to another;
+    /// tasks already in the target are left as they are, so a copy can be run again.
+    Copy {
+        /// The store to read: sqlite:PATH (a switchyard.db, or the data directory holding it)
+        /// or postgres://….
+        #[arg(long, value_name = "STORE")]
+        from: String,
+        /// The store to write (default: the store in effect, see --store).
+        #[arg(long, value_name = "STORE")]
+        to: Option<String>,
     },
 }
 
@@ -175,6 +217,32 @@ pub struct TaskOptions {
     /// never ask).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// A failover entry, `PROVIDER:MODEL`, tried in order when the mode's provider fails
+    /// before answering (rate limit, overload, quota, server, timeout, network, auth).
+    /// Repeatable; replaces the mode's `fallbacks` from the configuration file.
+    #[arg(long, value_name = "PROVIDER:MODEL", value_parser = parse_fallback)]
+    pub fallback: Vec<switchyard_api::FallbackSettings>,
+    /// Stop the task (exit code 3) before a request that would take its cost to USD; overrides
+    /// `max_cost_usd` under [limits].
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+}
+
+/// `--fallback PROVIDER:MODEL`.
+fn parse_fallback(text: &str) -> Result<switchyard_api::FallbackSettings, String> {
+    switchyard_api::FallbackSettings::parse_flag(text).ok_or_else(|| {
+        format!("`{text}` is not PROVIDER:MODEL; write e.g. --fallback openrouter:anthropic/claude-sonnet-4.5")
+    })
+}
+
+/// `--max-cost USD`: a positive number of dollars.
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!(
+            "`{text}` is not a positive amount of US dollars; write e.g. --max-cost 0.50"
+        )),
+    }
 }
 
 /// `switchyard resume TASK_ID [PROMPT]` or `switchyard resume --last [PROMPT]`: the task

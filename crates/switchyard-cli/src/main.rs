@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use cli::{Cli, Command, ConfigCommand, McpCommand};
+use cli::{Cli, Command, ConfigCommand, McpCommand, StoreCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -71,16 +71,27 @@ fn main() -> ExitCode {
         }
     }
     let config = cli.config.as_deref();
-    let data_dir = cli.data_dir.as_deref();
+    let place = settings::StorePlace {
+        config,
+        data_dir: cli.data_dir.as_deref(),
+        store: cli.store.as_deref(),
+    };
     let code = match cli.command {
-        Command::Task(args) => runtime.block_on(commands::task::run(config, data_dir, args)),
-        Command::Resume(args) => runtime.block_on(commands::resume::run(config, data_dir, args)),
+        Command::Task(args) => runtime.block_on(commands::task::run(config, place, args)),
+        Command::Resume(args) => runtime.block_on(commands::resume::run(config, place, args)),
         Command::Tasks { json, limit } => {
-            runtime.block_on(commands::tasks::run(data_dir, json, limit))
+            runtime.block_on(commands::tasks::run(place, json, limit))
         }
         Command::Completions { shell } => commands::completions::run(shell),
-        Command::Export { task_id } => runtime.block_on(commands::export::run(data_dir, &task_id)),
-        Command::Import { dir } => runtime.block_on(commands::import::run(data_dir, &dir)),
+        Command::Export { task_id } => runtime.block_on(commands::export::run(place, &task_id)),
+        Command::Import { dir } => runtime.block_on(commands::import::run(place, &dir)),
+        Command::Store {
+            command: StoreCommand::Migrate,
+        } => runtime.block_on(commands::store::migrate(place)),
+        Command::Store {
+            command: StoreCommand::Copy { from, to },
+        } => runtime.block_on(commands::store::copy(place, &from, to.as_deref())),
+        Command::Limits { json } => runtime.block_on(commands::limits::run(place, json)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
         Command::Config {
             command: ConfigCommand::Check(sel),

@@ -36,6 +36,8 @@ pub struct Renderer {
     stdout_closed: bool,
     /// What a rejected key's error adds: the variable (or setting) that holds the key.
     auth_hint: Option<String>,
+    /// Spend against the caps, for the last line.
+    spend_note: Option<String>,
 }
 
 /// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
@@ -126,6 +128,7 @@ impl Renderer {
             closed: crate::stdout_watch::watch(),
             stdout_closed: false,
             auth_hint: None,
+            spend_note: None,
         }
     }
 
@@ -206,7 +209,9 @@ impl Renderer {
         }
         if !matches!(
             event,
-            TaskEvent::ErrorRetry { failed: false, .. } | TaskEvent::RetryStatus { .. }
+            TaskEvent::ErrorRetry { failed: false, .. }
+                | TaskEvent::RetryStatus { .. }
+                | TaskEvent::RateLimitWait { .. }
         ) {
             self.stop_countdown();
         }
@@ -261,7 +266,12 @@ impl Renderer {
                 self.close_blocks();
                 if !*failed {
                     let label = format!("attempt {attempt} of {max_attempts}");
-                    self.start_countdown(headline(error_message), *delay_seconds, &label);
+                    self.start_countdown(
+                        headline(error_message),
+                        *delay_seconds,
+                        "retrying in",
+                        &label,
+                    );
                 }
             }
             TaskEvent::RetryStatus {
@@ -274,9 +284,38 @@ impl Renderer {
                 // `max_attempts` counts requests; the user sees retries.
                 let retries = max_attempts.saturating_sub(1);
                 let label = format!("quick retry {attempt} of {retries}");
-                self.start_countdown(headline(error_snippet), *delay_seconds, &label);
+                self.start_countdown(
+                    headline(error_snippet),
+                    *delay_seconds,
+                    "retrying in",
+                    &label,
+                );
             }
             TaskEvent::ApiReqRetried => self.stop_countdown(),
+            TaskEvent::Fallback {
+                from,
+                to,
+                message,
+                until,
+                ..
+            } => {
+                // One line, and the task goes on (SPEC R12.1).
+                self.close_blocks();
+                self.note(&format!(
+                    "{}; switched to {to} ({from} rests until {until})",
+                    headline(message)
+                ));
+            }
+            TaskEvent::RateLimitWait {
+                provider,
+                model,
+                limit,
+                delay_seconds,
+            } => {
+                self.close_blocks();
+                let what = format!("{provider}:{model} is at its {}", limit.replace('_', " "));
+                self.start_countdown(&what, *delay_seconds, "sending in", "no 429 earned");
+            }
             TaskEvent::ApiReqStarted { .. } => {
                 self.content_shown = false;
                 self.start_waiting();
@@ -312,6 +351,10 @@ impl Renderer {
             line.push_str(&format!(" · first token {ms} ms"));
         }
         line.push_str(&format!(" · {:.1} s", duration_ms as f64 / 1000.0));
+        if let Some(note) = &self.spend_note {
+            line.push_str(" · ");
+            line.push_str(note);
+        }
         match status {
             TaskStatus::Completed => {}
             TaskStatus::Failed => line.push_str(" · failed"),
@@ -388,13 +431,20 @@ impl Renderer {
         }
     }
 
-    /// Shows "… — retrying in N s (LABEL)", counting down live on a terminal.
-    fn start_countdown(&mut self, what: &str, delay_seconds: f64, label: &str) {
+    /// Spend against the caps, shown on the last line.
+    pub fn spend_note(&mut self, note: String) {
+        self.spend_note = Some(note);
+    }
+
+    /// Shows "… — VERB N s (LABEL)" (`retrying in`, `sending in`), counting down live on a
+    /// terminal.
+    fn start_countdown(&mut self, what: &str, delay_seconds: f64, verb: &str, label: &str) {
         self.stop_countdown();
         let what = what.to_owned();
         let label = label.to_owned();
+        let verb = verb.to_owned();
         if !self.live {
-            eprintln!("{what} — retrying in {} s ({label})", delay_seconds.ceil());
+            eprintln!("{what} — {verb} {} s ({label})", delay_seconds.ceil());
             return;
         }
         let color = self.color;
@@ -404,7 +454,7 @@ impl Renderer {
                 let left = end.saturating_duration_since(tokio::time::Instant::now());
                 let secs = left.as_secs_f64().ceil();
                 let (dim, reset) = if color { (DIM, RESET) } else { ("", "") };
-                eprint!("\r\x1b[2K{dim}{what} — retrying in {secs} s ({label}){reset}");
+                eprint!("\r\x1b[2K{dim}{what} — {verb} {secs} s ({label}){reset}");
                 if left.is_zero() {
                     return;
                 }

@@ -1,7 +1,9 @@
 //! Durable tasks through the real binary (SPEC R10): conversations survive between runs, a
 //! process killed with SIGKILL while an answer streams loses nothing that was shown and
 //! resumes as R9.3/R10.3 say, bad database files are refused untouched, and two processes
-//! share one data directory.
+//! share one data directory. The tests of saving, resuming, SIGKILL and sharing run on both
+//! stores (SPEC R13.1): SQLite in the data directory, and a fresh database on the real
+//! PostgreSQL test server (`scripts/postgres.sh`, through `SWITCHYARD_STORE`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,6 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+use std::sync::Arc;
+
+use switchyard_core::store::PgStore;
 use switchyard_core::{SqliteStore, TaskStore};
 use switchyard_testkit::{Gate, HttpResponse, MockServer, Reply, Split};
 use tempfile::TempDir;
@@ -52,6 +57,8 @@ fn complete_reply(text: &str) -> Reply {
 struct Env {
     home: TempDir,
     data: TempDir,
+    /// `SWITCHYARD_STORE`: a PostgreSQL database, or `None` for SQLite in `data`.
+    store_url: Option<String>,
 }
 
 impl Env {
@@ -59,6 +66,24 @@ impl Env {
         Self {
             home: tempfile::tempdir().unwrap(),
             data: tempfile::tempdir().unwrap(),
+            store_url: None,
+        }
+    }
+
+    /// An environment whose store is a fresh database on the PostgreSQL test server; `None`
+    /// (the test returns) when there is none outside CI.
+    #[track_caller]
+    fn postgres() -> Option<Self> {
+        let url = switchyard_testkit::fresh_postgres_database("cli")?;
+        Some(Self::on_store(url))
+    }
+
+    /// A new home and data directory on the PostgreSQL store `url` (another machine of the
+    /// same team).
+    fn on_store(url: String) -> Self {
+        Self {
+            store_url: Some(url),
+            ..Self::new()
         }
     }
 
@@ -69,6 +94,7 @@ impl Env {
             .env("SWITCHYARD_HOME", self.home.path())
             .env("SWITCHYARD_DATA_DIR", self.data.path())
             .env("OPENAI_API_KEY", KEY)
+            .envs(self.store_url.iter().map(|u| ("SWITCHYARD_STORE", u)))
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -100,8 +126,12 @@ impl Env {
         .unwrap()
     }
 
-    fn store(&self) -> SqliteStore {
-        SqliteStore::open(self.data.path()).unwrap()
+    /// The store the processes use.
+    async fn store(&self) -> Arc<dyn TaskStore> {
+        match &self.store_url {
+            Some(url) => Arc::new(PgStore::connect(url).await.unwrap()),
+            None => Arc::new(SqliteStore::open(self.data.path()).unwrap()),
+        }
     }
 }
 
@@ -156,13 +186,22 @@ fn sent_messages(server: &MockServer, i: usize) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_is_saved_listed_exported_and_resumed() {
+    saved_listed_exported_and_resumed(Env::new()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_is_saved_listed_exported_and_resumed_on_postgres() {
+    let Some(env) = Env::postgres() else { return };
+    saved_listed_exported_and_resumed(env).await;
+}
+
+async fn saved_listed_exported_and_resumed(env: Env) {
     let server = MockServer::start(vec![
         complete_reply("Hi there."),
         complete_reply("Sure."),
         complete_reply("Yes."),
     ])
     .await;
-    let env = Env::new();
     let url = server.url();
     let mut args: Vec<String> = vec!["task".into()];
     args.extend(provider_args(&url));
@@ -220,7 +259,7 @@ async fn a_task_is_saved_listed_exported_and_resumed() {
     assert_eq!(export.as_array().unwrap().len(), 4);
 
     // Totals add up over both runs; request numbering goes on.
-    let store = env.store();
+    let store = env.store().await;
     let task = store.task(&id).await.unwrap();
     assert_eq!(task.usage.tokens_in, 14);
     assert_eq!(store.max_request_index(&id).await.unwrap(), 2);
@@ -240,8 +279,11 @@ async fn a_task_is_saved_listed_exported_and_resumed() {
         .await;
     assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(server.requests()[2].json()["model"], "m2");
-    assert_eq!(env.store().task(&id).await.unwrap().model, "m2");
-    assert_eq!(env.store().task(&id).await.unwrap().provider, "openai");
+    assert_eq!(env.store().await.task(&id).await.unwrap().model, "m2");
+    assert_eq!(
+        env.store().await.task(&id).await.unwrap().provider,
+        "openai"
+    );
 
     // Resuming an answered task without a prompt outside a terminal is a clear error.
     let (code, _, stderr) = env.run(&["resume", &id]).await;
@@ -304,11 +346,29 @@ async fn kill_when(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
-    let (body, ends) = answer();
+    let (_, ends) = answer();
     // Offsets: right after the head, inside the first event, after one and two complete
     // events, and inside the fourth.
     let offsets = [0, ends[0] - 5, ends[0], ends[1], ends[3] - 3];
-    for offset in offsets {
+    sigkill_while_streaming(&offsets, || Some(Env::new())).await;
+}
+
+/// The same on PostgreSQL at 20 points of the stream, evenly spread from its first byte to
+/// inside the last text event (each point a fresh database).
+#[tokio::test(flavor = "multi_thread")]
+async fn sigkill_at_20_points_on_postgres_keeps_every_earlier_message_and_resumes() {
+    let (_, ends) = answer();
+    let offsets: Vec<usize> = (0..20).map(|i| i * ends[3] / 20).collect();
+    sigkill_while_streaming(&offsets, Env::postgres).await;
+}
+
+/// Kills `switchyard resume` with SIGKILL once the stream stalled at each of `offsets`
+/// (bytes of the answer's body), then checks the store and resumes; `env` gives a fresh
+/// environment per point (`None`: skipped).
+async fn sigkill_while_streaming(offsets: &[usize], env: impl Fn() -> Option<Env>) {
+    let (body, ends) = answer();
+    for &offset in offsets {
+        let Some(env) = env() else { return };
         let complete_before = ends.iter().filter(|&&e| e <= offset).count();
         let shown: String = PIECES[..complete_before].concat();
         let stalled = Reply::new(HttpResponse::sse(&body))
@@ -320,7 +380,6 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
             complete_reply("Resumed."),
         ])
         .await;
-        let env = Env::new();
         let url = server.url();
 
         // Turn 1 completes.
@@ -344,7 +403,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
         let _ = seen;
 
         // Reopened: the earlier turn is intact, the question is stored, nothing is half-written.
-        let store = env.store();
+        let store = env.store().await;
         let stored = store.messages(&id).await.unwrap();
         assert_eq!(stored.len(), 3, "offset {offset}");
         let stored_json: Vec<Value> = stored
@@ -382,7 +441,7 @@ async fn sigkill_while_streaming_keeps_every_earlier_message_and_resumes() {
         let (code, stdout, stderr) = env.run(&resume).await;
         assert_eq!(code, Some(0), "offset {offset}: {stdout}{stderr}");
         let sent = sent_messages(&server, 2);
-        let store = env.store();
+        let store = env.store().await;
         let events = store.events(&id).await.unwrap();
         let started_rows: Vec<&Value> = events
             .iter()
@@ -488,6 +547,7 @@ async fn ctrl_c_keeps_the_partial_answer_and_the_task_resumes() {
     let id = task_id(&seen);
     let history: Vec<Value> = env
         .store()
+        .await
         .messages(&id)
         .await
         .unwrap()
@@ -541,7 +601,7 @@ async fn bad_database_files_are_refused_with_a_clear_error_and_left_untouched() 
 
     // Newer schema: a real database whose user_version (header bytes 60..64) says 99.
     std::fs::remove_file(&db).unwrap();
-    drop(env.store());
+    drop(env.store().await);
     let mut bytes = std::fs::read(&db).unwrap();
     bytes[60..64].copy_from_slice(&99u32.to_be_bytes());
     std::fs::write(&db, &bytes).unwrap();
@@ -572,13 +632,23 @@ async fn bad_database_files_are_refused_with_a_clear_error_and_left_untouched() 
 /// wrote to the database while the others had their tasks open, and wrote again after them.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
+    four_processes_on_one_store(Env::new()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn four_processes_on_one_postgres_store_do_not_corrupt_each_other() {
+    let Some(env) = Env::postgres() else { return };
+    four_processes_on_one_store(env).await;
+}
+
+async fn four_processes_on_one_store(env: Env) {
     let (body, ends) = answer();
     let gate = Gate::new();
     let reply = Reply::new(HttpResponse::sse(&body))
         .split(Split::Every(7))
         .gate_at(ends[1], &gate);
     let server = MockServer::start(vec![reply]).await;
-    let env = std::sync::Arc::new(Env::new());
+    let env = Arc::new(env);
     let url = server.url();
     let mut runs = Vec::new();
     for n in 0..4 {
@@ -597,7 +667,7 @@ async fn two_processes_on_one_data_directory_do_not_corrupt_each_other() {
         .expect("four answers did not reach the gate within 60 s");
     // The pieces sent before the gate are stored as they arrive: poll until all four
     // processes have stored theirs (a deadline, not a guess).
-    let store = env.store();
+    let store = env.store().await;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let tasks = store.list_tasks().await.unwrap();
@@ -700,7 +770,7 @@ async fn in_a_terminal_the_task_asks_for_follow_ups_until_an_empty_line() {
     let sent = sent_messages(&server, 1);
     assert_eq!(sent.len(), 3, "{sent:?}");
     assert_eq!(sent[2]["content"], "Second question");
-    let store = env.store();
+    let store = env.store().await;
     let tasks = store.list_tasks().await.unwrap();
     assert_eq!(tasks.len(), 1);
     assert_eq!(tasks[0].message_count, 4);
@@ -809,5 +879,348 @@ async fn listing_tasks_on_a_fresh_data_dir_creates_nothing() {
             .join(switchyard_core::store::DB_FILE)
             .exists(),
         "listing created the database"
+    );
+}
+
+/// SPEC R13.1: twenty machines (each its own home and data directory) write a task at once to
+/// one PostgreSQL store; a twenty-first sees all twenty, each whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_machines_write_tasks_at_once_to_one_postgres_store_and_a_21st_sees_them_all() {
+    let Some(url) = switchyard_testkit::fresh_postgres_database("twenty") else {
+        return;
+    };
+    let server = MockServer::start((0..20).map(|_| complete_reply("Answer.")).collect()).await;
+    let base = server.url();
+    let runs: Vec<_> = (0..20)
+        .map(|n| {
+            let env = Env::on_store(url.clone());
+            let base = base.clone();
+            tokio::spawn(async move {
+                let mut args: Vec<String> = vec!["task".into()];
+                args.extend(provider_args(&base));
+                args.push(format!("machine {n}"));
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                env.run(&argv).await
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for run in runs {
+        let (code, stdout, stderr) = run.await.unwrap();
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        ids.push(task_id(&lines(&stdout)));
+    }
+    let reader = Env::on_store(url);
+    let (code, listing, stderr) = reader.run(&["tasks", "--json"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let listed = lines(&listing);
+    assert_eq!(listed.len(), 20, "{listing}");
+    let mut prompts: Vec<String> = listed
+        .iter()
+        .map(|t| {
+            assert_eq!(t["messages"], 2, "{t}");
+            assert_eq!(t["tokens_out"], 2, "{t}");
+            assert!(ids.contains(&t["task_id"].as_str().unwrap().to_owned()));
+            t["first_prompt"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    prompts.sort();
+    let mut expected: Vec<String> = (0..20).map(|n| format!("machine {n}")).collect();
+    expected.sort();
+    assert_eq!(prompts, expected);
+    // Nothing was written to the machines' data directories.
+    assert!(!reader.data.path().join("switchyard.db").exists());
+}
+
+/// `switchyard store migrate` says what it did; `switchyard store copy` moves a machine's
+/// SQLite history to PostgreSQL whole (export is the same, totals too), skips what is already
+/// there when run again, and never prints the database password.
+#[tokio::test(flavor = "multi_thread")]
+async fn store_copy_moves_sqlite_history_to_postgres_and_migrate_says_what_it_did() {
+    let Some(url) = switchyard_testkit::fresh_postgres_database("copy") else {
+        return;
+    };
+    // Trust authentication ignores the password; it must still never be printed.
+    let url = url.replacen("postgres@", "postgres:sekrit-db-pw@", 1);
+    let server = MockServer::start(vec![
+        complete_reply("One."),
+        complete_reply("Two."),
+        complete_reply("Three."),
+        complete_reply("Four."),
+    ])
+    .await;
+    let base = server.url();
+    let local = Env::new();
+    let mut ids = Vec::new();
+    for prompt in ["First", "Second"] {
+        let mut args: Vec<String> = vec!["task".into()];
+        args.extend(provider_args(&base));
+        args.push(prompt.into());
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, _) = local.run(&argv).await;
+        assert_eq!(code, Some(0), "{stdout}");
+        ids.push(task_id(&lines(&stdout)));
+    }
+    let team = Env::on_store(url.clone());
+    let no_pw = |out: &str| assert!(!out.contains("sekrit"), "password printed: {out}");
+
+    let (code, stdout, stderr) = team.run(&["store", "migrate"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    no_pw(&format!("{stdout}{stderr}"));
+    let latest = switchyard_core::store::PG_SCHEMA_VERSION;
+    assert!(
+        stdout.contains(&format!("migrated from version 0 to {latest}")),
+        "{stdout}"
+    );
+    let (code, stdout, _) = team.run(&["store", "migrate"]).await;
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains(&format!("schema version {latest}, up to date")),
+        "{stdout}"
+    );
+
+    let from = format!("sqlite:{}", local.data.path().display());
+    let (code, stdout, stderr) = team.run(&["store", "copy", "--from", &from]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    no_pw(&format!("{stdout}{stderr}"));
+    assert!(
+        stdout.contains("copied 2 task(s) (4 messages)")
+            && stdout.contains("0 already there")
+            && stdout.contains("postgres://postgres@127.0.0.1"),
+        "{stdout}"
+    );
+    for id in &ids {
+        let (_, here, _) = local.run(&["export", id]).await;
+        let (code, there, _) = team.run(&["export", id]).await;
+        assert_eq!(code, Some(0));
+        assert_eq!(here, there);
+    }
+    let (_, here, _) = local.run(&["tasks", "--json"]).await;
+    let (_, there, _) = team.run(&["tasks", "--json"]).await;
+    assert_eq!(here, there);
+    let (local_store, team_store) = (local.store().await, team.store().await);
+    for id in &ids {
+        let a = local_store.events(id).await.unwrap();
+        let b = team_store.events(id).await.unwrap();
+        let strip = |e: &[switchyard_core::store::StoredEvent]| -> Vec<(i64, String, Value)> {
+            e.iter()
+                .map(|e| (e.ts_ms, e.kind.clone(), e.event.clone()))
+                .collect()
+        };
+        assert_eq!(strip(&a), strip(&b));
+        assert_eq!(
+            team_store.max_request_index(id).await.unwrap(),
+            local_store.max_request_index(id).await.unwrap()
+        );
+    }
+
+    // Again: nothing copied twice. The explicit --to names the same store.
+    let (code, stdout, _) = local
+        .run(&["store", "copy", "--from", &from, "--to", &url])
+        .await;
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("copied 0 task(s)") && stdout.contains("2 already there"),
+        "{stdout}"
+    );
+
+    // The copied task goes on on the team's store.
+    let (code, stdout, stderr) = team
+        .run(&[
+            "resume",
+            &ids[0],
+            "And then?",
+            "--json",
+            "--base-url",
+            &format!("{base}/v1"),
+        ])
+        .await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(team_store.messages(&ids[0]).await.unwrap().len(), 4);
+    assert_eq!(sent_messages(&server, 2).len(), 3);
+
+    // Clear refusals.
+    let (code, _, stderr) = team
+        .run(&["store", "copy", "--from", "sqlite:/nonexistent/x.db"])
+        .await;
+    assert_eq!(code, Some(2));
+    assert_refused(&stderr, "there is no task database at /nonexistent/x.db");
+    let (code, _, stderr) = team
+        .run(&["store", "copy", "--from", "mysql://u:sekrit-db-pw@h/db"])
+        .await;
+    assert_eq!(code, Some(2));
+    no_pw(&stderr);
+    assert_refused(
+        &stderr,
+        "write postgres://USER@HOST:PORT/DATABASE or sqlite:PATH",
+    );
+}
+
+/// A private PostgreSQL server (scripts/postgres.sh on its own port and folder), stopped and
+/// removed when dropped: the restart test must not restart the server other tests use.
+struct PrivateServer {
+    port: String,
+    dir: std::path::PathBuf,
+}
+
+impl PrivateServer {
+    fn script(&self, command: &str) -> String {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/postgres.sh");
+        let out = Command::new(script)
+            .arg(command)
+            .env("SWITCHYARD_PG_PORT", &self.port)
+            .env("SWITCHYARD_PG_DIR", &self.dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "scripts/postgres.sh {command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.script("stop")));
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(self.dir.with_extension("initdb.log"));
+    }
+}
+
+/// Starts `switchyard task` whose answer stops at a gate after two pieces, and waits until
+/// the store holds those two pieces.
+async fn task_at_gate(
+    env: &Env,
+    server: &MockServer,
+    gate: &Gate,
+    reached: usize,
+) -> tokio::task::JoinHandle<(Option<i32>, String, String)> {
+    let mut args: Vec<String> = vec!["task".into()];
+    args.extend(provider_args(&server.url()));
+    args.push("Tell a story".into());
+    let mut cmd = env.command(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let run = tokio::task::spawn_blocking(move || {
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    });
+    tokio::time::timeout(Duration::from_secs(60), gate.wait_until_reached(reached))
+        .await
+        .expect("the answer did not reach the gate within 60 s");
+    let store = env.store().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut pieces = 0;
+        for t in store.list_tasks().await.unwrap() {
+            let events = store.events(&t.id).await.unwrap();
+            if events.iter().filter(|e| e.kind == "text").count() == 2 {
+                pieces += 1;
+            }
+        }
+        if pieces == reached {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "pieces not stored");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    run
+}
+
+/// A PostgreSQL restart in the middle of a streamed answer: the task reconnects and finishes,
+/// nothing is lost. A server that stays down fails the task clearly (after the reconnect
+/// time), what was stored before stays, and the task resumes once the server is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_postgres_restart_mid_task_reconnects_and_a_server_down_fails_clearly() {
+    if switchyard_testkit::postgres_server_url().is_none() {
+        return;
+    }
+    let server_pg = PrivateServer {
+        port: "54338".into(),
+        dir: std::env::temp_dir().join(format!("switchyard-pg-restart-{}", std::process::id())),
+    };
+    let url = server_pg.script("start");
+    let (body, ends) = answer();
+    let gate = Gate::new();
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::sse(&body)).gate_at(ends[1], &gate),
+        Reply::new(HttpResponse::sse(&body)).gate_at(ends[1], &gate),
+        complete_reply("Resumed."),
+    ])
+    .await;
+    let env = Env::on_store(url);
+
+    // Restart mid-answer: the stream goes on and is stored whole.
+    let run = task_at_gate(&env, &server, &gate, 1).await;
+    server_pg.script("restart");
+    gate.open();
+    let (code, stdout, stderr) = run.await.unwrap();
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let id = task_id(&lines(&stdout));
+    let store = env.store().await;
+    let history: Vec<Value> = store
+        .messages(&id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    assert_eq!(
+        history,
+        vec![user("Tell a story"), assistant(&["Once upon a time."])]
+    );
+    let texts = store.events(&id).await.unwrap();
+    assert_eq!(texts.iter().filter(|e| e.kind == "text").count(), 4);
+    drop(store);
+
+    // Down for good mid-answer: a clear failure, earlier rows kept, resumable later.
+    let gate = Gate::new();
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::sse(&body)).gate_at(ends[1], &gate),
+        complete_reply("Resumed."),
+    ])
+    .await;
+    let env = Env::on_store(env.store_url.clone().unwrap());
+    let before: Vec<String> = env
+        .store()
+        .await
+        .list_tasks()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let run = task_at_gate(&env, &server, &gate, 1).await;
+    server_pg.script("stop");
+    gate.open();
+    let (code, stdout, stderr) = run.await.unwrap();
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(all.contains("cannot reach the task store"), "{all}");
+    assert!(all.contains("start the server"), "{all}");
+    server_pg.script("start");
+    let store = env.store().await;
+    let task = store
+        .list_tasks()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|t| !before.contains(&t.id))
+        .expect("the new task was stored before the server went down");
+    let stored = store.messages(&task.id).await.unwrap();
+    assert_eq!(stored.len(), 1, "the question is kept");
+    let base = format!("{}/v1", server.url());
+    let (code, stdout, stderr) = env
+        .run(&["resume", &task.id, "--json", "--base-url", &base])
+        .await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let last = store.messages(&task.id).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(last.last().unwrap()).unwrap(),
+        assistant(&["Resumed."])
     );
 }

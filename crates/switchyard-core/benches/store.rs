@@ -19,11 +19,16 @@
 //!   `PRAGMA quick_check` alone, the whole `SqliteStore::open_file` (which runs it), and the
 //!   cheapest read that finds a file that is not a database at all (`sqlite_master`), which
 //!   misses a damaged page.
+//! - `append_message/postgres/N` (with `--features postgres` and a server in
+//!   `SWITCHYARD_TEST_POSTGRES_URL`, e.g. from `scripts/postgres.sh start`): the same append on
+//!   [`PgStore`] over TCP to a local server, `synchronous_commit = on` (the WAL flushed before
+//!   the commit returns), each N in a fresh database.
 //!
 //! The store's figures include its async interface: each call runs its statement on tokio's
 //! blocking pool and is awaited (`block_on` here), as a task does.
 //!
-//! Run: `cargo bench -p switchyard-core --bench store`.
+//! Run: `cargo bench -p switchyard-core --bench store` (add `--features postgres` for
+//! PostgreSQL).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -36,6 +41,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use switchyard_api::{ContentBlock, Message, Role};
 use switchyard_core::context::{TruncationKeep, apply_deleted_range, get_next_truncation_range};
+#[cfg(feature = "postgres")]
+use switchyard_core::store::PgStore;
 use switchyard_core::store::{NewTask, SqliteStore, TaskRecord, TaskStore};
 use tokio::runtime::Runtime;
 
@@ -68,6 +75,12 @@ fn runtime() -> Runtime {
 /// A store in `dir` holding one task of `n` messages (written in one import transaction).
 fn store_with(rt: &Runtime, dir: &Path, n: usize) -> (SqliteStore, String) {
     let store = SqliteStore::open(dir).unwrap();
+    let id = task_with(rt, &store, n);
+    (store, id)
+}
+
+/// A task of `n` messages in `store` (one import transaction); its id.
+fn task_with(rt: &Runtime, store: &dyn TaskStore, n: usize) -> String {
     let base = rt
         .block_on(store.create_task(&NewTask {
             cwd: "/w".into(),
@@ -83,7 +96,7 @@ fn store_with(rt: &Runtime, dir: &Path, n: usize) -> (SqliteStore, String) {
     };
     rt.block_on(store.import_task(&record, &history(n), &[], &[]))
         .unwrap();
-    (store, record.id)
+    record.id
 }
 
 /// The reference's write: the whole array, serialised, over the old file.
@@ -117,6 +130,22 @@ fn append(c: &mut Criterion) {
                 index += 1;
             });
         });
+        #[cfg(feature = "postgres")]
+        if std::env::var_os(switchyard_testkit::POSTGRES_URL_ENV).is_some() {
+            group.bench_with_input(BenchmarkId::new("postgres", n), &n, |b, &n| {
+                let url = switchyard_testkit::fresh_postgres_database("bench").unwrap();
+                let rt = runtime();
+                let store = rt.block_on(PgStore::connect(&url)).unwrap();
+                let id = task_with(&rt, &store, n);
+                let mut index = n;
+                let m = message(n);
+                b.iter(|| {
+                    rt.block_on(store.append_message(&id, index, black_box(&m)))
+                        .unwrap();
+                    index += 1;
+                });
+            });
+        }
         for fsync in [false, true] {
             let name = if fsync {
                 "reference_rewrite_fsync"

@@ -58,7 +58,8 @@
 //!   recovery cannot fix are decided ([`task::FailureDecider`]) and how tool calls are
 //!   approved ([`task::ToolApprover`]) is the caller's: a terminal asks, a service decides by
 //!   policy.
-//! - [`store`]: the [`TaskStore`] trait and [`SqliteStore`], the default (one SQLite file).
+//! - [`store`]: the [`TaskStore`] trait and [`SqliteStore`], the default (one SQLite file);
+//!   with the `postgres` feature, `store::PgStore` on a PostgreSQL server a team shares.
 //! - [`mcp`]: MCP servers from an `mcpServers` settings file, connected in the background.
 //! - [`context`]: what the model sees of a long conversation (truncation ranges, file-read
 //!   dedupe); [`prompt`]: the system prompt and tools; [`cost`]: usage and cost.
@@ -67,10 +68,12 @@
 
 pub mod context;
 pub mod cost;
+pub mod limits;
 pub mod mcp;
 pub mod prompt;
 pub mod store;
 pub mod task;
 
+pub use limits::LimitsStore;
 pub use store::{SqliteStore, TaskStore};
 pub use task::{Task, TaskBuilder, TaskError, TaskEvent, TaskStatus};

@@ -101,6 +101,7 @@
 #![warn(missing_docs)]
 
 mod expectations;
+mod postgres;
 mod prerequisites;
 mod reply;
 mod response;
@@ -109,6 +110,7 @@ mod server;
 use std::path::PathBuf;
 
 pub use expectations::case_expectations;
+pub use postgres::{POSTGRES_URL_ENV, fresh_postgres_database, postgres_server_url};
 pub use prerequisites::{
     SKIPS_FILE_ENV, in_ci, mcp_test_servers, require_program, require_script, skip_or_fail,
 };

@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Auth,
     /// A spend limit set by the user or organisation was reached.
     SpendLimit,
+    /// A spend cap of Switchyard's own (`max_cost_usd`, `--max-cost`, SPEC R12.2) stops the
+    /// task before a request that would cross it. Never retried.
+    SpendCap,
     /// Quota or credits exhausted (OpenAI `insufficient_quota`, OpenRouter 402, Anthropic
     /// "credit balance is too low"). Never retried (SPEC R7.3).
     QuotaExceeded,
@@ -59,6 +62,7 @@ impl ErrorKind {
         match self {
             Self::Auth => "auth",
             Self::SpendLimit => "spend_limit",
+            Self::SpendCap => "spend_cap",
             Self::QuotaExceeded => "quota_exceeded",
             Self::Entitlement => "entitlement",
             Self::RateLimited => "rate_limited",
@@ -84,6 +88,7 @@ impl ErrorKind {
             self,
             Self::Auth
                 | Self::SpendLimit
+                | Self::SpendCap
                 | Self::QuotaExceeded
                 | Self::Entitlement
                 | Self::InvalidRequest
@@ -246,8 +251,13 @@ fn default_message(kind: ErrorKind, status: Option<u16>) -> String {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == ErrorKind::SpendCap {
+            // Switchyard's own sentence: no provider said it.
+            return f.write_str(&self.message);
+        }
         let who = self.provider_id.as_deref().unwrap_or("the provider");
         let what = match self.kind {
+            ErrorKind::SpendCap => "was not sent: a spend cap is reached",
             ErrorKind::Auth => "rejected the credentials",
             ErrorKind::SpendLimit => "reports a spend limit reached",
             ErrorKind::QuotaExceeded => "reports the quota or credits are used up",

@@ -30,6 +30,7 @@ mod anthropic;
 mod asksage;
 #[cfg(feature = "bedrock")]
 mod bedrock;
+mod chain;
 mod chat_body;
 mod claude_code;
 mod dify;
@@ -49,6 +50,7 @@ mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
 
+pub use chain::{ChainEntry, build_failover_chain};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
     CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,

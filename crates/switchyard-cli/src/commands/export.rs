@@ -2,7 +2,6 @@
 //! Anthropic `MessageParam`s (`{"role", "content": [blocks]}`) like the reference's
 //! `api_conversation_history.json`.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use switchyard_api::Message;
@@ -10,10 +9,10 @@ use switchyard_core::TaskStore;
 
 use crate::settings;
 
-/// Prints the conversation; 2 when the database cannot be opened or the task is unknown.
-pub async fn run(data_dir: Option<&Path>, task_id: &str) -> ExitCode {
-    let messages = match settings::open_store(data_dir) {
-        Ok(store) => with_partial(&store, task_id).await,
+/// Prints the conversation; 2 when the store cannot be opened or the task is unknown.
+pub async fn run(place: settings::StorePlace<'_>, task_id: &str) -> ExitCode {
+    let messages = match settings::open_store(place).await {
+        Ok(store) => with_partial(store.as_ref(), task_id).await,
         Err(e) => Err(e),
     };
     match messages.and_then(|m| serde_json::to_string_pretty(&m).map_err(|e| e.to_string())) {

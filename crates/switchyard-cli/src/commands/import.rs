@@ -7,15 +7,15 @@ use std::process::ExitCode;
 use crate::settings;
 
 /// Imports the directory and prints the new task's id; 2 on any problem.
-pub async fn run(data_dir: Option<&Path>, dir: &Path) -> ExitCode {
-    let store = match settings::open_store(data_dir) {
+pub async fn run(place: settings::StorePlace<'_>, dir: &Path) -> ExitCode {
+    let store = match settings::open_store(place).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    match switchyard_core::store::import_reference_dir(&store, dir).await {
+    match switchyard_core::store::import_reference_dir(&*store, dir).await {
         Ok(task) => {
             say!("{}", task.id);
             eprintln!(

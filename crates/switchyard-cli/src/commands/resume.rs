@@ -4,8 +4,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use switchyard_core::TaskStore;
-
 use crate::cli::{ResumeArgs, TaskArgs};
 use crate::commands::task::{Start, session};
 use crate::settings;
@@ -13,7 +11,7 @@ use crate::settings;
 /// Resumes the task; exit codes as `switchyard task`.
 pub async fn run(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: crate::settings::StorePlace<'_>,
     args: ResumeArgs,
 ) -> ExitCode {
     let ResumeArgs {
@@ -29,7 +27,7 @@ pub async fn run(
             );
             return ExitCode::from(2);
         }
-        match latest(data_dir).await {
+        match latest(place).await {
             Ok(id) => (id, task_id),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -48,12 +46,12 @@ pub async fn run(
         }
     };
     let args = TaskArgs { prompt, options };
-    session(config_path, data_dir, args, Start::Resume(task_id)).await
+    session(config_path, place, args, Start::Resume(task_id)).await
 }
 
 /// The id of the task used most recently (its last change), for `--last`.
-async fn latest(data_dir: Option<&Path>) -> Result<String, String> {
-    let store = settings::open_store(data_dir)?;
+async fn latest(place: settings::StorePlace<'_>) -> Result<String, String> {
+    let store = settings::open_store(place).await?;
     let tasks = store.list_tasks().await.map_err(|e| e.to_string())?;
     tasks
         .into_iter()

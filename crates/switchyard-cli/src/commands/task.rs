@@ -13,11 +13,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_api::{CancellationToken, Mode};
+use switchyard_api::{CancellationToken, ErrorKind, Mode};
+use switchyard_core::Task;
 use switchyard_core::mcp::McpServerHub;
 use switchyard_core::store::{StoreError, TaskStore, UNKNOWN_MODEL};
-use switchyard_core::task::{TaskError, TaskEvent, TaskStatus};
-use switchyard_core::{SqliteStore, Task};
+use switchyard_core::task::{RequestStatus, TaskError, TaskEvent, TaskStatus, TurnOutcome};
 
 use crate::cli::{SelectionArgs, TaskArgs, TaskOptions};
 use crate::commands::mcp::TerminalApprover;
@@ -66,16 +66,20 @@ impl From<TaskError> for Refused {
     }
 }
 
-/// Runs a new task; returns 0 when it completed, 1 when it failed, 130 when cancelled, 2 for a
-/// configuration, input or task-database problem.
-pub async fn run(config_path: Option<&Path>, data_dir: Option<&Path>, args: TaskArgs) -> ExitCode {
-    session(config_path, data_dir, args, Start::New).await
+/// Runs a new task; returns 0 when it completed, 1 when it failed, 3 when a spend cap stopped
+/// it, 130 when cancelled, 2 for a configuration, input or task-database problem.
+pub async fn run(
+    config_path: Option<&Path>,
+    place: settings::StorePlace<'_>,
+    args: TaskArgs,
+) -> ExitCode {
+    session(config_path, place, args, Start::New).await
 }
 
 /// Runs a new or resumed task (see [`run`] for the exit codes).
 pub async fn session(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: settings::StorePlace<'_>,
     args: TaskArgs,
     start: Start,
 ) -> ExitCode {
@@ -86,7 +90,7 @@ pub async fn session(
         Ok(prompt) => prompt.unwrap_or_default(),
         Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
     };
-    let opened = open(config_path, data_dir, &prompt, &options, &start).await;
+    let opened = open(config_path, place, &prompt, &options, &start).await;
     let (mut task, hub, store, endpoint, auth_hint) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
@@ -131,7 +135,7 @@ pub async fn session(
             options.json,
         );
     }
-    let history = settings::data_dir(data_dir)
+    let history = settings::data_dir(place.data_dir)
         .ok()
         .map(|d| d.join(crate::follow_up::HISTORY_FILE));
     let mut follow_up = crate::follow_up::FollowUp::new(history);
@@ -145,6 +149,9 @@ pub async fn session(
         return ExitCode::from(141);
     }
     hub.shutdown().await;
+    if let Some(note) = spend_note(&task, store.as_ref()).await {
+        renderer.spend_note(note);
+    }
     let mut finished = None;
     if let Err(e) = task.finish(status, &mut |e| finished = Some(e)).await {
         store_failed(&mut renderer, &e);
@@ -169,7 +176,7 @@ type Opened = (
 /// A resumed task keeps its mode, provider and model unless the flags say otherwise.
 async fn open(
     config_path: Option<&Path>,
-    data_dir: Option<&Path>,
+    place: settings::StorePlace<'_>,
     prompt: &str,
     options: &TaskOptions,
     start: &Start,
@@ -179,7 +186,12 @@ async fn open(
             "the prompt is empty; pass what to ask, e.g. switchyard task \"Explain Rust lifetimes\", pipe it in, or give --file FILE",
         ));
     }
-    let store: Arc<SqliteStore> = Arc::new(settings::open_store(data_dir).map_err(Refused::store)?);
+    // A configuration file that does not load is a configuration error, even though the
+    // store is opened first (its `store` setting is read from it).
+    if place.store.is_none() {
+        settings::configured_store(place).map_err(Refused::config)?;
+    }
+    let store = settings::open_store(place).await.map_err(Refused::store)?;
     let saved = match start {
         Start::New => None,
         Start::Resume(id) => Some(store.task(id).await.map_err(Refused::store)?),
@@ -213,7 +225,6 @@ async fn open(
                 .0;
         }
     }
-    let store: Arc<dyn TaskStore> = store;
     let endpoint = match start {
         Start::New => Endpoint::of(&config, mode),
         Start::Resume(id) => {
@@ -247,7 +258,14 @@ async fn open(
                 r.api_key_env, r.provider_id, r.provider_id
             )
         });
-    let builder = Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
+    if !options.fallback.is_empty() {
+        // The flags replace the file's chain, as --model replaces its model.
+        config.mode_settings_mut(mode).fallbacks = options.fallback.clone();
+    }
+    let mut builder = Task::builder(&config, mode, Arc::clone(&store)).map_err(Refused::config)?;
+    if let Some(usd) = options.max_cost {
+        builder = builder.max_cost_usd(usd);
+    }
     // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
     let hub =
         crate::commands::mcp::start_hub(options.mcp_config.as_deref()).map_err(Refused::config)?;
@@ -347,6 +365,15 @@ async fn converse(
             outcome = task.run_turn(message.as_deref(), &cancel, &mut on_event) => outcome,
             never = cancel_on_signal(&cancel, &mut signal, closed) => match never {},
         };
+        if let Ok(TurnOutcome {
+            status: RequestStatus::Failed(e),
+            ..
+        }) = &outcome
+            && e.kind == ErrorKind::SpendCap
+        {
+            // Its own exit code (README "Exit codes"): a script can tell a cap from a failure.
+            return (TaskStatus::Failed, ExitCode::from(SPEND_CAP_EXIT));
+        }
         match outcome.map(|o| o.task_status()) {
             Err(TaskError::Store(e)) => return store_failed(renderer, &e),
             Err(e) => {
@@ -377,6 +404,25 @@ async fn converse(
             },
         }
     }
+}
+
+/// The exit code of a task stopped by a spend cap (SPEC R12.2).
+pub const SPEND_CAP_EXIT: u8 = 3;
+
+/// "spent $X of the $Y task cap · $Z of the $W daily cap", when the task has caps.
+async fn spend_note(task: &Task, store: &dyn TaskStore) -> Option<String> {
+    let caps = task.limits()?.caps();
+    let mut parts = Vec::new();
+    if let Some(cap) = caps.per_task {
+        let spent = store.task(task.id()).await.ok()?.usage.cost_usd;
+        parts.push(format!("task ${spent:.4} of ${cap:.2} cap"));
+    }
+    if let Some(cap) = caps.per_day {
+        let day = switchyard_core::limits::utc_day_start_ms(task.limits()?.now_ms());
+        let spent = store.spend_between(day, day + 86_400_000).await.ok()?;
+        parts.push(format!("today ${spent:.4} of ${cap:.2} cap"));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// Cancels `cancel` on Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5) or a closed stdout, and says which

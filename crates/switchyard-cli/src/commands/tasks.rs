@@ -1,9 +1,6 @@
 //! `switchyard tasks`: the saved tasks, newest first (`--limit N`).
 
-use std::path::Path;
 use std::process::ExitCode;
-
-use switchyard_core::TaskStore;
 
 use crate::settings;
 
@@ -11,15 +8,24 @@ use crate::settings;
 /// opened.
 /// Text shows the newest [`DEFAULT_LIMIT`] unless `limit` says otherwise; `--json` shows all
 /// unless limited. A limit of 0 shows all.
-pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> ExitCode {
-    // Listing never creates the database: no file yet means no tasks yet.
-    let exists = settings::data_dir(data_dir)
-        .map(|d| d.join(switchyard_core::store::DB_FILE).exists())
-        .unwrap_or(true);
-    let listed = match exists.then(|| settings::open_store(data_dir)) {
-        Some(Ok(store)) => store.list_tasks().await.map_err(|e| e.to_string()),
-        Some(Err(e)) => Err(e),
-        None => Ok(Vec::new()),
+pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usize>) -> ExitCode {
+    // The spend cap of `[limits]`, shown against each task's cost (SPEC R12.2). A
+    // configuration that does not load only loses that column's cap.
+    let caps = crate::settings::load(place.config, &crate::cli::SelectionArgs::default(), None)
+        .map(|(c, _, _)| c.limits)
+        .unwrap_or_default();
+    // Listing never creates a SQLite database: no file yet means no tasks yet.
+    let exists = match settings::store_spec(place) {
+        Ok(settings::StoreSpec::Sqlite(path)) => path.exists(),
+        _ => true,
+    };
+    let listed = if exists {
+        match settings::open_store(place).await {
+            Ok(store) => store.list_tasks().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        }
+    } else {
+        Ok(Vec::new())
     };
     let mut tasks = match listed {
         Ok(t) => t,
@@ -51,6 +57,7 @@ pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> E
                 // null when a request's cost is unknown (a model without prices).
                 "cost_usd": t.usage.cost(),
                 "unpriced_requests": t.usage.unpriced_requests,
+                "max_cost_usd": caps.max_cost_usd,
             });
             say!("{line}");
         }
@@ -67,13 +74,18 @@ pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> E
         .max()
         .unwrap_or(0)
         .max("MODEL".len());
+    let cost_width = if caps.max_cost_usd.is_some() { 18 } else { 10 };
     say!(
-        "{:<15} {:<16} {:<model_width$} {:>15} {:>10}  FIRST PROMPT",
+        "{:<15} {:<16} {:<model_width$} {:>15} {:>cost_width$}  FIRST PROMPT",
         "ID",
         "DATE (UTC)",
         "MODEL",
         "TOKENS IN/OUT",
-        "COST"
+        if caps.max_cost_usd.is_some() {
+            "COST / CAP"
+        } else {
+            "COST"
+        }
     );
     for t in &tasks {
         let prompt: String = t
@@ -86,8 +98,15 @@ pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> E
         } else {
             prompt
         };
+        let mut cost = t
+            .usage
+            .cost()
+            .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}"));
+        if let Some(cap) = caps.max_cost_usd {
+            cost.push_str(&format!(" / ${cap:.2}"));
+        }
         say!(
-            "{:<15} {:<16} {:<model_width$} {:>15} {:>10}  {}",
+            "{:<15} {:<16} {:<model_width$} {:>15} {:>cost_width$}  {}",
             t.id,
             utc_minute(t.created_ms),
             t.model,
@@ -96,9 +115,7 @@ pub async fn run(data_dir: Option<&Path>, json: bool, limit: Option<usize>) -> E
                 t.usage.tokens_in + t.usage.cache_reads + t.usage.cache_writes,
                 t.usage.tokens_out
             ),
-            t.usage
-                .cost()
-                .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
+            cost,
             prompt
         );
     }
@@ -123,14 +140,24 @@ pub fn utc_minute(ms: i64) -> String {
     )
 }
 
+/// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC) of a Unix time in milliseconds.
+pub fn utc_second(ms: i64) -> String {
+    let t = switchyard_api::time::utc(ms.div_euclid(1000));
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::utc_minute;
+    use super::{utc_minute, utc_second};
 
     #[test]
     fn dates() {
         assert_eq!(utc_minute(0), "1970-01-01 00:00");
         assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00");
         assert_eq!(utc_minute(1_764_471_234_567), "2025-11-30 02:53");
+        assert_eq!(utc_second(1_764_471_234_567), "2025-11-30T02:53:54Z");
     }
 }

@@ -1,5 +1,6 @@
-//! The durable task store (SPEC R10, R13.1): the [`TaskStore`] trait, and [`SqliteStore`], its
-//! default implementation on one SQLite file.
+//! The durable task store (SPEC R10, R13.1): the [`TaskStore`] trait, [`SqliteStore`], its
+//! default implementation on one SQLite file, and `PgStore` (Cargo feature `postgres`) on a
+//! PostgreSQL server shared by a team's machines.
 //!
 //! The reference rewrites whole JSON files (`api_conversation_history.json`,
 //! `ui_messages.json`) on every change, so a long task costs more per message the longer it
@@ -45,13 +46,19 @@
 //!
 //! # What comes next
 //!
-//! The failover cooldowns, spend and rate-limit state of SPEC R12 (issues 15 and 16) live in
-//! the same store so every process on it shares them. They go in their own trait beside this
-//! one (in `src/limits/`), implemented by the same backends on the same connection, with the
-//! same rules (async, one atomic statement or transaction per update, versioned schema), so a
-//! task keeps one `Arc` per backend and this trait stays about tasks.
+//! # Limits state
+//!
+//! The failover cooldowns, spend and rate-limit state of SPEC R12 live in the same store so
+//! every process on it shares them (R13.2). They are their own trait,
+//! [`crate::limits::LimitsStore`], a supertrait of this one: every backend implements both on
+//! the same connection, with the same rules (async, one atomic transaction per update,
+//! versioned schema), so a task keeps one `Arc<dyn TaskStore>` and this trait stays about
+//! tasks. [`TaskStore::add_usage`] also records the request's cost with its time, which
+//! [`crate::limits::LimitsStore::spend_between`] sums for the daily cap.
 
 mod import;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod records;
 mod sqlite;
 #[cfg(test)]
@@ -67,6 +74,8 @@ use switchyard_api::Message;
 use crate::context::DeletedRange;
 
 pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
+#[cfg(feature = "postgres")]
+pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};
 pub use records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
@@ -138,6 +147,17 @@ pub enum StoreError {
         /// The decoder's error.
         source: serde_json::Error,
     },
+    /// The database server cannot be reached (down, restarting, wrong address) within the
+    /// reconnect time.
+    #[error(
+        "cannot reach the task store {location} ({source}); start the server or point `store` in the configuration (or SWITCHYARD_STORE) at a running one"
+    )]
+    Unreachable {
+        /// The server without its password.
+        location: String,
+        /// The connection error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Any other failure of the database (disk full, I/O error, locked for longer than the
     /// timeout, a lost connection).
     #[error("the task database {location} could not be used: {source}")]
@@ -154,7 +174,7 @@ pub enum StoreError {
 /// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
 /// Every method fails with [`StoreError::TaskNotFound`] for an unknown task where it says so,
 /// and with [`StoreError::Backend`] when the database itself fails.
-pub trait TaskStore: Send + Sync {
+pub trait TaskStore: crate::limits::LimitsStore + Send + Sync {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;
@@ -183,7 +203,8 @@ pub trait TaskStore: Send + Sync {
     fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>>;
 
     /// Adds one request's usage to the task's totals and records its total tokens as the last
-    /// request's (tokens; cost in USD).
+    /// request's (tokens; cost in USD). In the same transaction it records the cost with the
+    /// current time for [`crate::limits::LimitsStore::spend_between`].
     fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()>;
 
     /// Records the mode, provider and model the task now runs with (a resume with other

@@ -33,6 +33,7 @@
 //! is a blocking library, and a commit waits for `fsync`.
 
 mod history;
+mod limits;
 mod schema;
 mod tasks;
 

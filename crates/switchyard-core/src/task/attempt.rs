@@ -35,6 +35,9 @@ use crate::context::{
     dedupe_saves_enough, estimate_message_tokens, estimate_message_tokens_with,
     get_next_truncation_range, messages_for_request, should_truncate,
 };
+use crate::limits::guard::{Choice, RequestLimits, fails_over};
+use crate::limits::state::SlotGrant;
+use crate::store::{StoreError, TaskStore};
 
 /// How long to wait for MCP servers still connecting before a request (SPEC R6.1), in seconds.
 pub const MCP_WAIT: Duration = Duration::from_secs(10);
@@ -152,6 +155,17 @@ pub(crate) struct ApiRequestContext<'a> {
     /// Cancels the step's requests (SPEC R9.5): a cancelled request ends with
     /// `ErrorKind::Cancelled`, which is never retried.
     pub cancel: CancellationToken,
+    /// Failover, spend caps and rate limits (SPEC R12); `None`: requests go to `handler`
+    /// with none of them.
+    pub limits: Option<LimitsContext<'a>>,
+}
+
+/// The R12 state a request step consults: the task's limits, its store and its id.
+#[derive(Clone, Copy)]
+pub(crate) struct LimitsContext<'a> {
+    pub limits: &'a RequestLimits,
+    pub store: &'a dyn TaskStore,
+    pub task_id: &'a str,
 }
 
 /// Prepares, sends and probes one request, recovering failures before the first content chunk
@@ -161,11 +175,25 @@ pub(crate) struct ApiRequestContext<'a> {
 /// `conversation` is updated in place when truncation changes the deleted range, and
 /// `observer.range_changed` is awaited with the new range before the request is sent (R6.3),
 /// so the caller can persist it.
+#[cfg(test)]
 pub(crate) async fn attempt_api_request(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
     observer: &mut dyn TurnObserver,
 ) -> Result<ApiStream, ApiError> {
+    attempt_api_request_on(ctx, conversation, observer)
+        .await
+        .map(|(stream, _)| stream)
+}
+
+/// [`attempt_api_request`], also returning the handler that answered: `ctx.handler`, or with
+/// [`ApiRequestContext::limits`] the failover entry the request went to (SPEC R12.1), so its
+/// usage is priced at that model's prices.
+pub(crate) async fn attempt_api_request_on<'a>(
+    ctx: &ApiRequestContext<'a>,
+    conversation: &mut Conversation,
+    observer: &mut dyn TurnObserver,
+) -> Result<(ApiStream, &'a dyn ApiHandler), ApiError> {
     let mut auto_retries: u32 = 0;
     // Set when this request already truncated for an overflow (R6.5); cleared after a retry.
     let mut did_automatically_retry = false;
@@ -182,12 +210,21 @@ pub(crate) async fn attempt_api_request(
         }
         let (system_prompt, tools) = (ctx.system_prompt)();
 
+        // R12.1: the first entry of the chain that is not cooling down.
+        let (entry, handler, alternative) = match ctx.limits {
+            None => (0, ctx.handler, false),
+            Some(l) => match choose_entry(ctx, l, observer).await? {
+                Some(chosen) => chosen,
+                None => continue,
+            },
+        };
+
         // R8.2 / R6.3: truncate before the request when the last one came near the window,
         // or (**Improve**) when what is about to be sent is estimated to (4 bytes per token),
         // so a first request or a pasted file cannot overflow unseen.
         // R8.6: when replacing earlier copies of re-read files saves 30 % of the request, the
         // previous request's size no longer calls for truncation.
-        let model = ctx.handler.get_model();
+        let model = handler.get_model();
         let budget = context_budget(&model.info);
         let tokenizer = Tokenizer::for_model(&model.id);
         let estimate = |conversation: &Conversation| {
@@ -226,27 +263,86 @@ pub(crate) async fn attempt_api_request(
             &conversation.api_conversation_history,
             conversation.conversation_history_deleted_range,
         );
-        // Provider-level retries (SPEC R5.3) are reported through a channel while probing.
+        if let Some(l) = ctx.limits {
+            // R12.2, R12.3: the spend caps, then a slot in the rate-limit window, both for
+            // the estimated input of what is about to be sent.
+            let input_tokens = estimate(conversation);
+            l.limits
+                .check_spend(l.store, l.task_id, entry, input_tokens)
+                .await
+                .map_err(store_error)??;
+            wait_for_rate_slot(ctx, l, entry, input_tokens, observer).await?;
+        }
+        // Provider-level retries (SPEC R5.3) are reported through a channel while probing;
+        // response headers too, for the rate limits the provider states (R12.3).
         let (retry_tx, mut retry_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (heard_tx, mut heard_rx) = tokio::sync::mpsc::unbounded_channel();
+        let on_response: Option<switchyard_api::ResponseObserver> = ctx.limits.map(|_| {
+            Arc::new(move |_status: u16, headers: &reqwest::header::HeaderMap| {
+                if let Some(found) =
+                    switchyard_api::rate_limit_headers(headers, std::time::SystemTime::now())
+                {
+                    let _ = heard_tx.send(found);
+                }
+            }) as switchyard_api::ResponseObserver
+        });
         let options = RequestOptions {
             cancel: ctx.cancel.clone(),
             on_retry: Some(Arc::new(move |status: RetryStatus| {
                 let _ = retry_tx.send(status);
             })),
             deadlines: ctx.settings.deadlines,
+            fail_fast: alternative,
+            on_response,
             ..RequestOptions::default()
         };
-        let stream = ctx
-            .handler
-            .create_message(&system_prompt, &messages, &tools, options);
+        let stream = handler.create_message(&system_prompt, &messages, &tools, options);
         let probed = probe(stream, &mut retry_rx, observer).await;
+        if let Some(l) = ctx.limits {
+            while let Ok(heard) = heard_rx.try_recv() {
+                l.limits
+                    .learn(l.store, entry, &heard)
+                    .await
+                    .map_err(store_error)?;
+            }
+        }
         let error = match probed {
-            Ok(stream) => return Ok(stream),
-            Err(e) => e.with_origin(ctx.handler.provider_id(), &ctx.handler.get_model().id),
+            Ok(stream) => return Ok((stream, handler)),
+            Err(e) => e.with_origin(handler.provider_id(), &handler.get_model().id),
         };
         // A cancellation is the user's choice: no retry, no question (SPEC R9.5).
         if error.kind == ErrorKind::Cancelled {
             return Err(error);
+        }
+        // R12.1: a failure of this entry cools it down; with another entry free, the request
+        // moves there at once (no wait, no retry counted).
+        if let Some(l) = ctx.limits.filter(|_| fails_over(error.kind)) {
+            let cooldown = l
+                .limits
+                .cool_down(l.store, entry, &error)
+                .await
+                .map_err(store_error)?;
+            if alternative {
+                observer
+                    .event(TaskEvent::ApiReqFinished {
+                        request_index: ctx.request_index,
+                        cancel_reason: Some(CancelReason::StreamingFailed),
+                        streaming_failed_message: serde_json::to_string(&error).ok(),
+                    })
+                    .await;
+                if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
+                    observer
+                        .event(TaskEvent::Fallback {
+                            from: l.limits.entries[entry].key.label(),
+                            to: l.limits.entries[index].key.label(),
+                            reason: error.kind.as_str().to_owned(),
+                            message: error.to_string(),
+                            until: rfc3339(cooldown.until_ms),
+                        })
+                        .await;
+                }
+                continue;
+            }
         }
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
@@ -478,4 +574,107 @@ async fn probe(
 /// `held` chunks first, then the rest of `stream`.
 fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
     Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
+}
+
+/// A store failure in the request step, as the error that ends the turn.
+fn store_error(e: StoreError) -> ApiError {
+    ApiError::new(ErrorKind::InvalidRequest, e.to_string())
+}
+
+/// `ms` (Unix milliseconds) as an RFC 3339 UTC time, to the second.
+pub(crate) fn rfc3339(ms: i64) -> String {
+    let t = switchyard_api::time::utc(ms.div_euclid(1000));
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+/// The entry the step sends to (SPEC R12.1): `(index, handler, another entry is free)`. When
+/// every entry is cooling down the decider is asked (with the earliest reset named): retry
+/// waits for it with the countdown and returns `None` (run the step again), cancel fails.
+async fn choose_entry<'a>(
+    ctx: &ApiRequestContext<'a>,
+    l: LimitsContext<'a>,
+    observer: &mut dyn TurnObserver,
+) -> Result<Option<(usize, &'a dyn ApiHandler, bool)>, ApiError> {
+    match l.limits.choose(l.store).await.map_err(store_error)? {
+        Choice::Entry { index, alternative } => Ok(Some((
+            index,
+            l.limits.entries[index].handler.as_ref(),
+            alternative,
+        ))),
+        Choice::AllCooling { until_ms, first } => {
+            let wait =
+                Duration::from_millis(u64::try_from(until_ms - l.limits.now_ms()).unwrap_or(0));
+            let mut error = ApiError::new(
+                ErrorKind::RateLimited,
+                format!(
+                    "every provider of the failover chain is cooling down; the first back is {} at {} (it failed with {})",
+                    first.entry.label(),
+                    rfc3339(until_ms),
+                    first.reason
+                ),
+            );
+            error.retry_after = Some(wait);
+            observer
+                .event(TaskEvent::ApiReqFailed {
+                    kind: error.kind.as_str().to_owned(),
+                    message: error.to_string(),
+                })
+                .await;
+            match ctx.decider.api_req_failed(&error).await {
+                FailureDecision::Cancel => Err(error),
+                FailureDecision::Retry => {
+                    announce_and_wait(&ctx.settings, 1, wait, &error, observer).await;
+                    observer.event(TaskEvent::ApiReqRetried).await;
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// Waits until the rate-limit window of entry `entry` has room for `input_tokens` (SPEC
+/// R12.3), saying each wait with `rate_limit_wait` (the countdown), then takes the slot.
+async fn wait_for_rate_slot(
+    ctx: &ApiRequestContext<'_>,
+    l: LimitsContext<'_>,
+    entry: usize,
+    input_tokens: u64,
+    observer: &mut dyn TurnObserver,
+) -> Result<(), ApiError> {
+    loop {
+        match l
+            .limits
+            .try_slot(l.store, entry, input_tokens)
+            .await
+            .map_err(store_error)?
+        {
+            SlotGrant::Granted => return Ok(()),
+            SlotGrant::Wait { until_ms, reason } => {
+                let wait = Duration::from_millis(
+                    u64::try_from(until_ms - l.limits.now_ms())
+                        .unwrap_or(0)
+                        .max(1),
+                );
+                let e = &l.limits.entries[entry];
+                observer
+                    .event(TaskEvent::RateLimitWait {
+                        provider: e.key.provider.clone(),
+                        model: e.key.model.clone(),
+                        limit: reason.as_str().to_owned(),
+                        delay_seconds: wait.as_secs_f64(),
+                    })
+                    .await;
+                tokio::select! {
+                    biased;
+                    _ = ctx.cancel.cancelled() => {
+                        return Err(ApiError::new(ErrorKind::Cancelled, "the request was cancelled while waiting for the rate limit"));
+                    }
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
 }

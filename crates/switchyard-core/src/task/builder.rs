@@ -11,6 +11,7 @@ use super::attempt::{
 use super::journal::{JournalState, scrubbed_message};
 use super::tools::{DenyToolCalls, ToolApprover, ToolLoopSettings};
 use super::{Task, TaskError};
+use crate::limits::RequestLimits;
 use crate::mcp::McpServerHub;
 use crate::prompt::{SystemPromptContext, default_global_rules_dir};
 use crate::store::{NewTask, TaskRecord, TaskStore};
@@ -30,6 +31,7 @@ use crate::store::{NewTask, TaskRecord, TaskStore};
 /// | [`system_prompt`](Self::system_prompt) | the built-in prompt (SPEC R6.2) |
 pub struct TaskBuilder {
     handler: Arc<dyn ApiHandler>,
+    limits: Option<RequestLimits>,
     mode: Mode,
     store: Arc<dyn TaskStore>,
     mcp_hub: Option<Arc<McpServerHub>>,
@@ -56,6 +58,7 @@ impl TaskBuilder {
     pub(super) fn new(handler: Arc<dyn ApiHandler>, mode: Mode, store: Arc<dyn TaskStore>) -> Self {
         Self {
             handler,
+            limits: None,
             mode,
             store,
             mcp_hub: None,
@@ -67,6 +70,28 @@ impl TaskBuilder {
             global_rules_dir: None,
             system_prompt: None,
         }
+    }
+
+    /// Failover chain, spend caps and rate limits (SPEC R12), their state kept in the task's
+    /// store. [`Task::builder`] sets them from the configuration; its first entry's handler
+    /// becomes the task's. With [`Task::builder_with_handler`] there are none unless set here.
+    pub fn limits(mut self, limits: RequestLimits) -> Self {
+        if let Some(first) = limits.entries().first() {
+            self.handler = Arc::clone(&first.handler);
+        }
+        self.limits = Some(limits);
+        self
+    }
+
+    /// The per-task spend cap (USD), overriding the configuration's `max_cost_usd` (the CLI's
+    /// `--max-cost`). Without limits set, the task's handler gets limits of its own.
+    pub fn max_cost_usd(mut self, usd: f64) -> Self {
+        let limits = self
+            .limits
+            .take()
+            .unwrap_or_else(|| RequestLimits::single(Arc::clone(&self.handler)));
+        self.limits = Some(limits.with_task_cap(Some(usd)));
+        self
     }
 
     /// The MCP servers whose tools the model may call (SPEC R11). The task waits for servers
@@ -225,6 +250,7 @@ impl TaskBuilder {
             record,
             journal,
             handler: self.handler,
+            limits: self.limits,
             mode: self.mode,
             store: self.store,
             mcp_hub: self.mcp_hub.unwrap_or_else(McpServerHub::empty),

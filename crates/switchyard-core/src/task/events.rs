@@ -130,6 +130,33 @@ pub enum TaskEvent {
     },
     /// The request step runs again after a retry (SPEC R6.10).
     ApiReqRetried,
+    /// A failover entry failed before any content and the request moves to the next entry
+    /// that is not cooling down, at once (SPEC R12.1).
+    Fallback {
+        /// The entry that failed, `provider:model`.
+        from: String,
+        /// The entry the request goes to now, `provider:model`.
+        to: String,
+        /// The failure's kind (`rate_limited`, `quota_exceeded`, `auth`, …).
+        reason: String,
+        /// The failure's sentence.
+        message: String,
+        /// When `from` may be tried again, RFC 3339 UTC.
+        until: String,
+    },
+    /// A request waits for room in a rate-limit window instead of being sent into a 429
+    /// (SPEC R12.3).
+    RateLimitWait {
+        /// The provider id.
+        provider: String,
+        /// The model id.
+        model: String,
+        /// The limit that is full: `requests_per_minute`, `input_tokens_per_minute`,
+        /// `provider_requests_remaining` or `provider_tokens_remaining`.
+        limit: String,
+        /// Seconds until the request is sent.
+        delay_seconds: f64,
+    },
     /// Automatic recovery ended: the user (or `--on-failure`) decides to retry or cancel
     /// (SPEC R6.9).
     ApiReqFailed {
@@ -182,7 +209,11 @@ impl TaskEvent {
             Self::RetryStatus { error_snippet, .. } => {
                 scrub(error_snippet);
             }
+            Self::Fallback { message, .. } => {
+                scrub(message);
+            }
             Self::TaskStarted { .. }
+            | Self::RateLimitWait { .. }
             | Self::Usage { .. }
             | Self::ApiReqStarted { .. }
             | Self::ApiReqFinished { .. }

@@ -8,7 +8,9 @@ use switchyard_api::{
     ApiError, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, ToolSpec,
 };
 
-use super::attempt::{ApiRequestContext, AttemptSettings, Conversation, FailureDecider};
+use super::attempt::{
+    ApiRequestContext, AttemptSettings, Conversation, FailureDecider, LimitsContext,
+};
 use super::journal::{self, Journal, JournalState, store_event};
 use super::request::RequestStatus;
 use super::tools::{ToolApprover, ToolLoop, ToolLoopSettings, run_turn_with_tools};
@@ -16,6 +18,7 @@ use super::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, 
 use super::{ResumeReport, TaskBuilder, TaskEvent, TaskStatus};
 use crate::context::DeletedRange;
 use crate::cost::UsageTotals;
+use crate::limits::RequestLimits;
 use crate::mcp::McpServerHub;
 use crate::prompt::{SystemPromptContext, get_system_prompt};
 use crate::store::{StoreError, TaskRecord, TaskStore};
@@ -68,6 +71,8 @@ impl TaskError {
 /// `task_finished`; a resumed task starts again.
 pub struct Task {
     pub(super) handler: Arc<dyn ApiHandler>,
+    /// Failover, spend caps and rate limits (SPEC R12); `None`: none.
+    pub(super) limits: Option<RequestLimits>,
     pub(super) mode: Mode,
     pub(super) store: Arc<dyn TaskStore>,
     pub(super) mcp_hub: Arc<McpServerHub>,
@@ -107,15 +112,18 @@ impl std::fmt::Debug for Task {
 }
 
 impl Task {
-    /// A task for `mode` of `config`: builds the mode's handler (SPEC R3.2; no network
-    /// request) and writes the task to `store`. Errors: the configuration's problem.
+    /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
+    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps and each
+    /// provider's rate limits (R12.2, R12.3), and writes the task to `store`, which keeps
+    /// their state. Errors: the configuration's problem.
     pub fn builder(
         config: &switchyard_api::ApiConfiguration,
         mode: Mode,
         store: Arc<dyn TaskStore>,
     ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
-        let handler = switchyard_api::build_api_handler(config, mode)?;
-        Ok(TaskBuilder::new(Arc::from(handler), mode, store))
+        let limits = RequestLimits::from_config(config, mode)?;
+        let handler = Arc::clone(&limits.entries()[0].handler);
+        Ok(TaskBuilder::new(handler, mode, store).limits(limits))
     }
 
     /// A task sending its requests through `handler` (its provider and model are recorded;
@@ -126,6 +134,11 @@ impl Task {
         store: Arc<dyn TaskStore>,
     ) -> TaskBuilder {
         TaskBuilder::new(handler, mode, store)
+    }
+
+    /// The task's failover chain, spend caps and rate limits (SPEC R12), when it has them.
+    pub fn limits(&self) -> Option<&RequestLimits> {
+        self.limits.as_ref()
     }
 
     /// The task's id (what resuming takes).
@@ -291,7 +304,13 @@ impl Task {
             let (text, tools): (String, Vec<ToolSpec>) = get_system_prompt(&ctx);
             (self.system_prompt.clone().unwrap_or(text), tools)
         };
+        let limits = self.limits.as_ref().map(|limits| LimitsContext {
+            limits,
+            store: self.store.as_ref(),
+            task_id: &self.record.id,
+        });
         let ctx = ApiRequestContext {
+            limits,
             handler: self.handler.as_ref(),
             mcp_hub: self.mcp_hub.as_ref(),
             decider: self.decider.as_ref(),

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::TaskEvent;
 use super::attempt::{
-    ApiRequestContext, Conversation, attempt_api_request, nothing_left_to_truncate, truncate,
+    ApiRequestContext, Conversation, attempt_api_request_on, nothing_left_to_truncate, truncate,
     wait_and_retry,
 };
 use super::observer::TurnObserver;
@@ -109,30 +109,24 @@ pub(crate) async fn run_turn(
             ..*ctx
         };
         let started = Instant::now();
-        let stream = match attempt_api_request(&request_ctx, conversation, observer).await {
-            Ok(stream) => stream,
-            Err(error) => {
-                if error.kind == ErrorKind::Cancelled {
-                    observer.event(user_cancelled(*request_index)).await;
+        let (stream, handler) =
+            match attempt_api_request_on(&request_ctx, conversation, observer).await {
+                Ok(answered) => answered,
+                Err(error) => {
+                    if error.kind == ErrorKind::Cancelled {
+                        observer.event(user_cancelled(*request_index)).await;
+                    }
+                    observer.event(error_event(&error)).await;
+                    return finish!(RequestStatus::Failed(error));
                 }
-                observer.event(error_event(&error)).await;
-                return finish!(RequestStatus::Failed(error));
-            }
-        };
+            };
         let (system_prompt, _) = (ctx.system_prompt)();
         let visible = messages_for_request(
             &conversation.api_conversation_history,
             conversation.conversation_history_deleted_range,
         );
-        let outcome = consume_stream(
-            ctx.handler,
-            stream,
-            started,
-            &system_prompt,
-            &visible,
-            observer,
-        )
-        .await;
+        let outcome =
+            consume_stream(handler, stream, started, &system_prompt, &visible, observer).await;
         if let RequestStatus::Failed(e) = &outcome.status {
             // An overflow is reported once the request loop knows what it becomes (below). A
             // failure that left nothing to keep and is retried is reported as a pre-content

@@ -8,7 +8,7 @@ use super::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -58,6 +58,38 @@ const MIGRATIONS: &[&str] = &[
     // 1 → 2: requests whose cost is unknown (a model without prices, SPEC R2.3), so a task's
     // cost is shown as unknown instead of a made-up $0.
     "ALTER TABLE tasks ADD COLUMN unpriced_requests INTEGER NOT NULL DEFAULT 0;",
+    // 2 → 3: the limits state of SPEC R12 (failover cooldowns, spend by time, rate-limit slots
+    // and what providers said about their limits). Spend rows outlive their task (a deleted
+    // task was still paid for that day), so they carry no foreign key.
+    "CREATE TABLE cooldowns (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        since_ms INTEGER NOT NULL,
+        until_ms INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (provider, model, base_url)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE spend (
+        ts_ms INTEGER NOT NULL,
+        task_id TEXT NOT NULL,
+        cost_usd REAL NOT NULL
+    ) STRICT;
+    CREATE INDEX spend_by_time ON spend (ts_ms);
+    CREATE TABLE rate_slots (
+        key TEXT NOT NULL,
+        ts_ms INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX rate_slots_by_key ON rate_slots (key, ts_ms);
+    CREATE TABLE rate_learnt (
+        key TEXT PRIMARY KEY NOT NULL,
+        observed_ms INTEGER NOT NULL,
+        requests_remaining INTEGER,
+        requests_reset_ms INTEGER,
+        tokens_remaining INTEGER,
+        tokens_reset_ms INTEGER
+    ) STRICT, WITHOUT ROWID;",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].

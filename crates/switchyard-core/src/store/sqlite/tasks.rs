@@ -128,27 +128,43 @@ impl Db {
     }
 
     /// Adds one request's usage to the task's totals and records its total tokens as the last
-    /// request's (tokens; cost in USD). One statement, one transaction.
+    /// request's (tokens; cost in USD), and its cost with the time in `spend`, in one
+    /// transaction.
     pub(super) fn add_usage(&self, id: &str, usage: &TaskUsage) -> Result<(), StoreError> {
-        self.update_task(
-            id,
-            "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
-             cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
-             cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8,
-             unpriced_requests = unpriced_requests + ?9
-             WHERE id = ?1",
-            params![
-                id,
-                to_i64(usage.tokens_in),
-                to_i64(usage.tokens_out),
-                to_i64(usage.cache_writes),
-                to_i64(usage.cache_reads),
-                usage.cost_usd,
-                to_i64(usage.total_tokens()),
-                now_ms(),
-                to_i64(usage.unpriced_requests)
-            ],
-        )
+        let now = now_ms();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let n = tx
+            .execute(
+                "UPDATE tasks SET tokens_in = tokens_in + ?2, tokens_out = tokens_out + ?3,
+                 cache_writes = cache_writes + ?4, cache_reads = cache_reads + ?5,
+                 cost_usd = cost_usd + ?6, last_request_tokens = ?7, updated_ms = ?8,
+                 unpriced_requests = unpriced_requests + ?9
+                 WHERE id = ?1",
+                params![
+                    id,
+                    to_i64(usage.tokens_in),
+                    to_i64(usage.tokens_out),
+                    to_i64(usage.cache_writes),
+                    to_i64(usage.cache_reads),
+                    usage.cost_usd,
+                    to_i64(usage.total_tokens()),
+                    now,
+                    to_i64(usage.unpriced_requests)
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        if n == 0 {
+            return Err(StoreError::TaskNotFound { id: id.to_owned() });
+        }
+        if usage.cost_usd != 0.0 {
+            tx.execute(
+                "INSERT INTO spend (ts_ms, task_id, cost_usd) VALUES (?1, ?2, ?3)",
+                params![now, id, usage.cost_usd],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
     }
 
     /// Records the mode, provider and model the task now runs with (a resume with other

@@ -22,7 +22,7 @@ impl StoreFixture for SqliteFixture {
     }
 }
 
-task_store_suite!(SqliteFixture::new());
+task_store_suite!(Some(SqliteFixture::new()));
 
 #[test]
 fn a_file_that_is_not_a_database_is_refused_and_left_untouched() {

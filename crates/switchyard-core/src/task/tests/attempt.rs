@@ -81,6 +81,7 @@ async fn run_handler(
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut seen = Recorded::default();
     let result = match attempt_api_request(&ctx, &mut conv, &mut seen).await {
@@ -188,6 +189,7 @@ async fn c03b_error_after_text_is_passed_through_not_retried() {
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut conv = conversation(1);
     let mut events = Vec::new();
@@ -434,6 +436,7 @@ async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut conv = conversation(1);
     let _ = attempt_api_request(&ctx, &mut conv, &mut |_: TaskEvent| {})

@@ -103,6 +103,7 @@ fn context<'a>(
         previous_request_total_tokens: 0,
         request_index: 1,
         settings: AttemptSettings::default(),
+        limits: None,
         cancel,
     }
 }

@@ -168,6 +168,7 @@ async fn run_with_tools(
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(prompt)],
@@ -362,6 +363,7 @@ async fn a_server_hanging_on_initialize_does_not_hold_the_request_back() {
             ..AttemptSettings::default()
         },
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
@@ -417,6 +419,7 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],

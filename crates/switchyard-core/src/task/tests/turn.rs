@@ -35,6 +35,7 @@ async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<
         request_index: 1,
         settings: AttemptSettings::default(),
         cancel: CancellationToken::new(),
+        limits: None,
     };
     let mut events = Vec::new();
     let mut index = 0;

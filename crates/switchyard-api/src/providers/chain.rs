@@ -1,0 +1,191 @@
+//! A mode's failover chain (SPEC R12.1): the mode's own provider and model, then each of its
+//! `fallbacks`, each resolved and built as a mode is, with what its limits are kept under.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::{handler_for, resolve_mode};
+use crate::config::{ApiConfiguration, ConfigError, Mode};
+use crate::handler::ApiHandler;
+
+/// One entry of a failover chain, ready to send.
+pub struct ChainEntry {
+    /// Sends this entry's requests.
+    pub handler: Arc<dyn ApiHandler>,
+    /// The provider id.
+    pub provider_id: String,
+    /// The model id as typed (or the provider's default).
+    pub model_id: String,
+    /// The endpoint requests go to.
+    pub base_url: String,
+    /// What rate-limit state is shared under (SPEC R12.3): `provider@base_url#fingerprint`,
+    /// the fingerprint being the first 12 hex digits of the SHA-256 of the key (`none`
+    /// without one), so two keys of one provider have separate windows and the key itself is
+    /// never stored.
+    pub rate_key: String,
+    /// `[providers.ID] requests_per_minute`.
+    pub requests_per_minute: Option<u64>,
+    /// `[providers.ID] input_tokens_per_minute`.
+    pub input_tokens_per_minute: Option<u64>,
+}
+
+impl std::fmt::Debug for ChainEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainEntry")
+            .field("provider_id", &self.provider_id)
+            .field("model_id", &self.model_id)
+            .field("base_url", &self.base_url)
+            .field("rate_key", &self.rate_key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds `mode`'s chain: its own entry first, then its `fallbacks` in order. Each fallback is
+/// resolved against a copy of `config` with its settings as the mode's and its `base_url` /
+/// `api_key_env` in place of `[providers.ID]`'s, so it inherits everything else of that
+/// provider's section (headers, timeouts, rate limits).
+///
+/// # Errors
+///
+/// The first entry's [`ConfigError`] (a missing key names the variable), as
+/// [`super::build_api_handler`] gives them.
+pub fn build_failover_chain(
+    config: &ApiConfiguration,
+    mode: Mode,
+) -> Result<Vec<ChainEntry>, ConfigError> {
+    let mut chain = vec![entry(config, mode)?];
+    for fallback in &config.mode_settings(mode).fallbacks {
+        let mut entry_config = config.clone();
+        *entry_config.mode_settings_mut(mode) = fallback.mode_settings();
+        let provider = fallback.provider.clone().unwrap_or_default();
+        let endpoint = entry_config
+            .providers
+            .endpoints
+            .entry(provider.trim().to_owned())
+            .or_default();
+        if let Some(url) = &fallback.base_url {
+            endpoint.base_url = Some(url.clone());
+        }
+        if let Some(var) = &fallback.api_key_env {
+            endpoint.api_key_env = Some(var.clone());
+        }
+        chain.push(entry(&entry_config, mode)?);
+    }
+    Ok(chain)
+}
+
+fn entry(config: &ApiConfiguration, mode: Mode) -> Result<ChainEntry, ConfigError> {
+    let resolved = resolve_mode(config, mode)?;
+    for notice in &resolved.notices {
+        tracing::warn!("{notice}");
+    }
+    resolved.check_key()?;
+    let endpoint = config
+        .providers
+        .endpoints
+        .get(&resolved.provider_id)
+        .cloned()
+        .unwrap_or_default();
+    let fingerprint = match &resolved.api_key {
+        Some(key) => {
+            let digest = Sha256::digest(key.expose().as_bytes());
+            digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+        }
+        None => "none".to_owned(),
+    };
+    let (provider_id, model_id, base_url) = (
+        resolved.provider_id.clone(),
+        resolved.model_id.clone(),
+        resolved.base_url.clone(),
+    );
+    Ok(ChainEntry {
+        handler: Arc::from(handler_for(resolved)?),
+        rate_key: format!("{provider_id}@{base_url}#{fingerprint}"),
+        provider_id,
+        model_id,
+        base_url,
+        requests_per_minute: endpoint.requests_per_minute,
+        input_tokens_per_minute: endpoint.input_tokens_per_minute,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::test_env;
+
+    #[test]
+    fn fallbacks_take_their_own_endpoint_key_and_the_providers_limits() {
+        let text = r#"
+[act]
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+fallbacks = [
+  { provider = "openrouter", model = "anthropic/claude-sonnet-4.5" },
+  { provider = "openai", model = "my-model", base_url = "http://127.0.0.1:8089/v1", api_key_env = "LOCAL_KEY" },
+]
+[providers.anthropic]
+requests_per_minute = 2
+input_tokens_per_minute = 1000
+"#;
+        let config = ApiConfiguration::from_toml(
+            text,
+            "c.toml",
+            test_env(&[
+                ("ANTHROPIC_API_KEY", "sk-ant-one"),
+                ("OPENROUTER_API_KEY", "sk-or-two"),
+                ("LOCAL_KEY", "sk-local-three"),
+            ]),
+        )
+        .unwrap();
+        let chain = build_failover_chain(&config, Mode::Act).unwrap();
+        let ids: Vec<_> = chain
+            .iter()
+            .map(|e| format!("{}:{}", e.provider_id, e.model_id))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "anthropic:claude-sonnet-4-5",
+                "openrouter:anthropic/claude-sonnet-4.5",
+                "openai:my-model"
+            ]
+        );
+        assert_eq!(chain[0].requests_per_minute, Some(2));
+        assert_eq!(chain[0].input_tokens_per_minute, Some(1000));
+        assert_eq!(chain[1].requests_per_minute, None);
+        assert_eq!(chain[2].base_url, "http://127.0.0.1:8089/v1");
+        assert_eq!(chain[2].handler.get_model().id, "my-model");
+        for e in &chain {
+            assert!(!e.rate_key.contains("sk-"), "{}", e.rate_key);
+            assert!(!format!("{e:?}").contains("sk-"));
+        }
+        assert!(
+            chain[2]
+                .rate_key
+                .starts_with("openai@http://127.0.0.1:8089/v1#")
+        );
+        // A missing key of a fallback is named like the mode's own.
+        let e = build_failover_chain(
+            &ApiConfiguration::from_toml(
+                text,
+                "c.toml",
+                test_env(&[("ANTHROPIC_API_KEY", "sk-ant-one")]),
+            )
+            .unwrap(),
+            Mode::Act,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("OPENROUTER_API_KEY"), "{e}");
+    }
+
+    #[test]
+    fn the_flag_form_is_provider_colon_model() {
+        let f = crate::config::FallbackSettings::parse_flag("ollama:qwen3:8b").unwrap();
+        assert_eq!(f.provider.as_deref(), Some("ollama"));
+        assert_eq!(f.model_id.as_deref(), Some("qwen3:8b"));
+        assert!(crate::config::FallbackSettings::parse_flag("openai").is_none());
+        assert!(crate::config::FallbackSettings::parse_flag(":m").is_none());
+    }
+}

@@ -1,0 +1,195 @@
+//! `switchyard limits`: each failover entry of both modes (ready, or cooling down until when
+//! and why), its rate-limit window and what its provider last said, and the spend caps, as
+//! every process on the task store sees them (SPEC R12).
+
+use std::process::ExitCode;
+
+use serde_json::json;
+use switchyard_api::{ApiConfiguration, Mode, build_failover_chain};
+use switchyard_core::limits::{Clock, Cooldown, RateState, utc_day_start_ms};
+
+use crate::cli::SelectionArgs;
+use crate::commands::tasks::utc_second;
+use crate::settings;
+
+/// One row: an entry of a mode's chain and its state.
+struct Row {
+    mode: Mode,
+    position: usize,
+    label: String,
+    base_url: String,
+    cooldown: Option<Cooldown>,
+    rate: Option<RateState>,
+    requests_per_minute: Option<u64>,
+    input_tokens_per_minute: Option<u64>,
+}
+
+/// Prints the limits; exit code 2 when the configuration or the store cannot be read.
+pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
+    let config = match settings::load(place.config, &SelectionArgs::default(), None) {
+        Ok((config, _, _)) => config,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A SQLite database not made yet holds no state: nothing is created to show that.
+    let exists = match settings::store_spec(place) {
+        Ok(settings::StoreSpec::Sqlite(path)) => path.exists(),
+        _ => true,
+    };
+    let store = if exists {
+        match settings::open_store(place).await {
+            Ok(store) => Some(store),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let now = Clock::system().now_ms();
+    let (cooldowns, rates, spent_today) = match &store {
+        Some(store) => {
+            let day = utc_day_start_ms(now);
+            let read = async {
+                Ok::<_, switchyard_core::store::StoreError>((
+                    store.cooldowns(now).await?,
+                    store.rate_states(now).await?,
+                    store.spend_between(day, day + 86_400_000).await?,
+                ))
+            };
+            match read.await {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => (Vec::new(), Vec::new(), 0.0),
+    };
+    let mut rows = Vec::new();
+    let mut problems = Vec::new();
+    for mode in [Mode::Act, Mode::Plan] {
+        if mode == Mode::Plan && config.plan == config.act {
+            continue;
+        }
+        match build_failover_chain(&config, mode) {
+            Ok(chain) => {
+                for (position, e) in chain.into_iter().enumerate() {
+                    let label = format!("{}:{}", e.provider_id, e.model_id);
+                    rows.push(Row {
+                        mode,
+                        position,
+                        cooldown: cooldowns
+                            .iter()
+                            .find(|c| {
+                                c.entry.provider == e.provider_id
+                                    && c.entry.model == e.model_id
+                                    && c.entry.base_url == e.base_url
+                            })
+                            .cloned(),
+                        rate: rates.iter().find(|r| r.key == e.rate_key).cloned(),
+                        label,
+                        base_url: e.base_url,
+                        requests_per_minute: e.requests_per_minute,
+                        input_tokens_per_minute: e.input_tokens_per_minute,
+                    });
+                }
+            }
+            Err(e) => problems.push(format!("{mode}: {e}", mode = mode.as_str())),
+        }
+    }
+    if json {
+        print_json(&rows, &config, spent_today, now);
+    } else {
+        print_text(&rows, &config, spent_today, now);
+    }
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    ExitCode::SUCCESS
+}
+
+fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
+    for r in rows {
+        let line = json!({
+            "mode": r.mode.as_str(),
+            "position": r.position,
+            "entry": r.label,
+            "base_url": r.base_url,
+            "state": if r.cooldown.is_some() { "cooling_down" } else { "ready" },
+            "until": r.cooldown.as_ref().map(|c| utc_second(c.until_ms)),
+            "seconds_left": r.cooldown.as_ref().map(|c| (c.until_ms - now).max(0) as f64 / 1000.0),
+            "reason": r.cooldown.as_ref().map(|c| c.reason.clone()),
+            "requests_per_minute": r.requests_per_minute,
+            "input_tokens_per_minute": r.input_tokens_per_minute,
+            "requests_in_window": r.rate.as_ref().map_or(0, |s| s.requests_in_window),
+            "input_tokens_in_window": r.rate.as_ref().map_or(0, |s| s.input_tokens_in_window),
+            "provider_requests_remaining": r.rate.as_ref().and_then(|s| s.learnt).and_then(|l| l.requests_remaining),
+            "provider_tokens_remaining": r.rate.as_ref().and_then(|s| s.learnt).and_then(|l| l.tokens_remaining),
+        });
+        say!("{line}");
+    }
+    let spend = json!({
+        "spend": {
+            "max_cost_usd": config.limits.max_cost_usd,
+            "max_cost_usd_per_day": config.limits.max_cost_usd_per_day,
+            "spent_today_usd": spent_today,
+        }
+    });
+    say!("{spend}");
+}
+
+fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
+    let width = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("ENTRY".len());
+    say!(
+        "{:<4} {:<width$}  {:<44}  RATE (LAST 60 S)",
+        "MODE",
+        "ENTRY",
+        "STATE"
+    );
+    for r in rows {
+        let state = match &r.cooldown {
+            Some(c) => format!(
+                "cooling down until {} (in {} s): {}",
+                utc_second(c.until_ms),
+                ((c.until_ms - now).max(0) as f64 / 1000.0).ceil(),
+                c.reason
+            ),
+            None => "ready".to_owned(),
+        };
+        let used = r.rate.as_ref().map_or(0, |s| s.requests_in_window);
+        let mut rate = match r.requests_per_minute {
+            Some(rpm) => format!("{used} of {rpm} requests"),
+            None => format!("{used} requests"),
+        };
+        if let Some(tpm) = r.input_tokens_per_minute {
+            let tokens = r.rate.as_ref().map_or(0, |s| s.input_tokens_in_window);
+            rate.push_str(&format!(", {tokens} of {tpm} input tokens"));
+        }
+        if let Some(left) = r
+            .rate
+            .as_ref()
+            .and_then(|s| s.learnt)
+            .and_then(|l| l.requests_remaining)
+        {
+            rate.push_str(&format!(" (provider: {left} left)"));
+        }
+        let mode = if r.position == 0 { r.mode.as_str() } else { "" };
+        say!("{mode:<4} {:<width$}  {state:<44}  {rate}", r.label);
+    }
+    let cap = |c: Option<f64>| c.map_or_else(|| "none".to_owned(), |c| format!("${c:.2}"));
+    say!(
+        "spend caps: per task {} · per day {} (spent today, UTC: ${spent_today:.4})",
+        cap(config.limits.max_cost_usd),
+        cap(config.limits.max_cost_usd_per_day)
+    );
+}

@@ -1,0 +1,129 @@
+//! `switchyard store migrate` and `switchyard store copy` (SPEC R13.1): bring a store's schema
+//! up to date, and move existing history from one store to another (a machine's SQLite file
+//! to the team's PostgreSQL server).
+
+use std::process::ExitCode;
+
+use switchyard_core::store::{
+    ImportedEdit, ImportedEvent, PgStore, SCHEMA_VERSION, StoreError, TaskStore,
+};
+
+use crate::settings::{self, StorePlace, StoreSpec};
+
+/// Migrates the store in effect and says from which version; 2 when it cannot be opened.
+pub async fn migrate(place: StorePlace<'_>) -> ExitCode {
+    let spec = match settings::store_spec(place) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let done = match &spec {
+        StoreSpec::Postgres(url) => PgStore::connect_and_migrate(url)
+            .await
+            .map(|(_, found)| (found, switchyard_core::store::PG_SCHEMA_VERSION)),
+        StoreSpec::Sqlite(_) => match settings::open_store(place).await {
+            // SQLite migrates as it opens; the file does not say what it was before.
+            Ok(_) => Ok((SCHEMA_VERSION, SCHEMA_VERSION)),
+            Err(e) => return fail(&e),
+        },
+    };
+    match done {
+        Ok((found, now)) if found == now => {
+            say!("{}: schema version {now}, up to date", spec.describe());
+            ExitCode::SUCCESS
+        }
+        Ok((found, now)) => {
+            say!(
+                "{}: schema migrated from version {found} to {now}",
+                spec.describe()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// Copies every task of `from` into `to` (default: the store in effect). Prints one line per
+/// task copied and a summary; 2 when a store cannot be opened or a task cannot be copied
+/// (tasks copied before it stay: each task is one transaction).
+pub async fn copy(place: StorePlace<'_>, from: &str, to: Option<&str>) -> ExitCode {
+    let from = match StoreSpec::parse(from) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let to = match to.map_or_else(|| settings::store_spec(place), StoreSpec::parse) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    if from == to {
+        return fail(&format!(
+            "--from and --to are the same store ({}); name another one",
+            to.describe()
+        ));
+    }
+    if let StoreSpec::Sqlite(path) = &from
+        && !path.exists()
+    {
+        return fail(&format!(
+            "there is no task database at {}; give the switchyard.db file or its data directory",
+            path.display()
+        ));
+    }
+    let source = match from.open().await {
+        Ok(s) => s,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let target = match settings::open_spec(&to).await {
+        Ok(t) => t,
+        Err(e) => return fail(&e),
+    };
+    match copy_tasks(&*source, &*target).await {
+        Ok((copied, messages, skipped)) => {
+            say!(
+                "copied {copied} task(s) ({messages} messages) from {} to {}; {skipped} already there left as they were",
+                from.describe(),
+                to.describe()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// Copies each task of `source` missing from `target` in one transaction; returns (tasks
+/// copied, messages copied, tasks already there).
+async fn copy_tasks(
+    source: &dyn TaskStore,
+    target: &dyn TaskStore,
+) -> Result<(usize, usize, usize), StoreError> {
+    let (mut copied, mut messages_copied, mut skipped) = (0, 0, 0);
+    for task in source.list_tasks().await? {
+        let messages = source.messages(&task.id).await?;
+        let events: Vec<ImportedEvent> = source
+            .events(&task.id)
+            .await?
+            .into_iter()
+            .map(|e| (e.ts_ms, e.kind, e.event))
+            .collect();
+        let edits: Vec<ImportedEdit> = source
+            .context_edits(&task.id)
+            .await?
+            .into_iter()
+            .map(|e| (e.kind, e.detail))
+            .collect();
+        match target.import_task(&task, &messages, &events, &edits).await {
+            Ok(_) => {
+                copied += 1;
+                messages_copied += messages.len();
+                say!("{}", task.id);
+            }
+            Err(StoreError::Conflict { .. }) => skipped += 1,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((copied, messages_copied, skipped))
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}

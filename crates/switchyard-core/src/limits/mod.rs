@@ -1,0 +1,19 @@
+//! Failover chains, spend caps and client-side rate limits (SPEC R12), with their state in
+//! the store so every process on it shares one view (R13.2).
+//!
+//! - [`state`]: what is kept, and the [`LimitsStore`] trait every store backend implements
+//!   (cooldowns, spend by time, rate-limit slots, learnt limits), with [`decide_slot`], the
+//!   one rule for whether a request fits its window.
+//! - [`guard`]: [`RequestLimits`], what the request step (`task/attempt.rs`) asks before and
+//!   after each request: which entry, whether the caps allow it, whether the window has room.
+
+pub mod guard;
+pub mod state;
+
+pub use guard::{
+    Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck, fails_over,
+};
+pub use state::{
+    Cooldown, EntryKey, LearntLimits, LimitReason, LimitsStore, RATE_WINDOW_MS, RateLimits,
+    RateState, SlotGrant, SlotRequest, decide_slot, utc_day_start_ms,
+};

@@ -1,0 +1,359 @@
+//! The limits state every process on one store shares (SPEC R12, R13.2): failover cooldowns,
+//! spend, and the rate-limit window — [`LimitsStore`], the sibling of
+//! [`crate::store::TaskStore`] that every store backend implements on the same connection.
+//!
+//! Times are Unix milliseconds passed in by the caller (`now_ms`), so every process on a store
+//! compares one clock (the machines' wall clocks) and the library's tests can drive a virtual
+//! clock. Nothing here is a lock: a rate-limit slot is a timestamp that ages out of the 60 s
+//! window, so a process that dies holding one blocks nobody for longer than the window.
+
+use crate::store::StoreFuture;
+
+/// The sliding window of SPEC R12.3, in milliseconds.
+pub const RATE_WINDOW_MS: i64 = 60_000;
+
+/// One failover entry (SPEC R12.1): what a cooldown is kept for. `base_url` is `""` for the
+/// provider's default endpoint, so the same model behind two servers cools down separately.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryKey {
+    /// The provider id (`anthropic`, `openai`, …).
+    pub provider: String,
+    /// The model id as the user typed it.
+    pub model: String,
+    /// The endpoint the entry uses, `""` for the provider's default.
+    pub base_url: String,
+}
+
+impl EntryKey {
+    /// `provider:model`, the form the CLI's `--fallback` takes and its lines print.
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+/// A failover entry that must not be tried before `until_ms` (SPEC R12.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cooldown {
+    /// The entry.
+    pub entry: EntryKey,
+    /// When the failure was seen, Unix milliseconds.
+    pub since_ms: i64,
+    /// When the entry may be tried again, Unix milliseconds.
+    pub until_ms: i64,
+    /// The failure's kind (`rate_limited`, `quota`, `auth`, …, the `--json` names of
+    /// `switchyard_api::ErrorKind`).
+    pub reason: String,
+}
+
+/// Configured client-side limits of one provider and key (SPEC R12.3), per sliding 60 s window.
+/// `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateLimits {
+    /// Requests per minute (`requests_per_minute`).
+    pub requests_per_minute: Option<u64>,
+    /// Input tokens per minute (`input_tokens_per_minute`), counted from the estimate of what
+    /// each request sends.
+    pub input_tokens_per_minute: Option<u64>,
+}
+
+/// What a provider's last response said about its own limits (`x-ratelimit-*`,
+/// `anthropic-ratelimit-*` headers, SPEC R12.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LearntLimits {
+    /// When the response was received, Unix milliseconds.
+    pub observed_ms: i64,
+    /// Requests left in the provider's window (`…-remaining-requests`).
+    pub requests_remaining: Option<u64>,
+    /// When the provider's request window resets, Unix milliseconds (`…-reset-requests`).
+    pub requests_reset_ms: Option<i64>,
+    /// Tokens left in the provider's window (`…-remaining-tokens`, Anthropic's
+    /// `…-input-tokens-remaining`).
+    pub tokens_remaining: Option<u64>,
+    /// When the provider's token window resets, Unix milliseconds.
+    pub tokens_reset_ms: Option<i64>,
+}
+
+/// One request asking for a rate-limit slot ([`LimitsStore::acquire_rate_slot`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotRequest {
+    /// The provider and key the limits are per: the provider id and a fingerprint of the key
+    /// (never the key itself), e.g. `anthropic#3f2a…`.
+    pub key: String,
+    /// Now, Unix milliseconds.
+    pub now_ms: i64,
+    /// The estimated input tokens of the request.
+    pub input_tokens: u64,
+    /// The configured limits.
+    pub limits: RateLimits,
+}
+
+/// Which limit made a request wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitReason {
+    /// The configured `requests_per_minute`.
+    RequestsPerMinute,
+    /// The configured `input_tokens_per_minute`.
+    InputTokensPerMinute,
+    /// The provider said no requests are left until its reset.
+    LearntRequests,
+    /// The provider said too few tokens are left until its reset.
+    LearntTokens,
+}
+
+impl LimitReason {
+    /// The name `--json` and the terminal use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RequestsPerMinute => "requests_per_minute",
+            Self::InputTokensPerMinute => "input_tokens_per_minute",
+            Self::LearntRequests => "provider_requests_remaining",
+            Self::LearntTokens => "provider_tokens_remaining",
+        }
+    }
+}
+
+/// The answer to a [`SlotRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotGrant {
+    /// The slot was taken (recorded with the request's time and tokens): send now.
+    Granted,
+    /// Nothing was recorded: ask again at `until_ms` (Unix milliseconds, after `now_ms`).
+    Wait {
+        /// When the window will have room.
+        until_ms: i64,
+        /// The limit that is full.
+        reason: LimitReason,
+    },
+}
+
+/// One provider and key's rate-limit state, for `switchyard limits`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateState {
+    /// The [`SlotRequest::key`].
+    pub key: String,
+    /// Requests in the window ending now.
+    pub requests_in_window: u64,
+    /// Input tokens of those requests.
+    pub input_tokens_in_window: u64,
+    /// The oldest of those requests, Unix milliseconds (it leaves the window 60 s later).
+    pub oldest_ms: Option<i64>,
+    /// What the provider last said, if anything.
+    pub learnt: Option<LearntLimits>,
+}
+
+/// Whether a request of `request.input_tokens` fits now, given the slots already in the window
+/// (`slots`: `(time ms, input tokens)` with time > `now_ms - RATE_WINDOW_MS`, oldest first) and
+/// what the provider last said. Every backend calls this inside the transaction that read the
+/// slots and, on [`SlotGrant::Granted`], inserts the new one, so the decision is atomic.
+///
+/// A request larger than the whole token limit is let through once the window is empty (it
+/// could never fit otherwise); the provider decides then.
+pub fn decide_slot(
+    slots: &[(i64, u64)],
+    learnt: Option<&LearntLimits>,
+    request: &SlotRequest,
+) -> SlotGrant {
+    let now = request.now_ms;
+    let mut wait: Option<(i64, LimitReason)> = None;
+    let mut later = |until: i64, reason: LimitReason| {
+        if until > now && wait.is_none_or(|(u, _)| until > u) {
+            wait = Some((until, reason));
+        }
+    };
+    if let Some(rpm) = request.limits.requests_per_minute {
+        let rpm = usize::try_from(rpm.max(1)).unwrap_or(usize::MAX);
+        if slots.len() >= rpm {
+            // The slot whose leaving makes room for one more.
+            let (ts, _) = slots[slots.len() - rpm];
+            later(ts + RATE_WINDOW_MS, LimitReason::RequestsPerMinute);
+        }
+    }
+    if let Some(tpm) = request.limits.input_tokens_per_minute {
+        let mut total: u64 = slots.iter().map(|s| s.1).sum();
+        if total.saturating_add(request.input_tokens) > tpm {
+            for &(ts, tokens) in slots {
+                total -= tokens;
+                if total.saturating_add(request.input_tokens) <= tpm || total == 0 {
+                    later(ts + RATE_WINDOW_MS, LimitReason::InputTokensPerMinute);
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(learnt) = learnt {
+        let since: Vec<&(i64, u64)> = slots.iter().filter(|s| s.0 >= learnt.observed_ms).collect();
+        if let (Some(left), Some(reset)) = (learnt.requests_remaining, learnt.requests_reset_ms)
+            && since.len() as u64 >= left
+        {
+            later(reset, LimitReason::LearntRequests);
+        }
+        if let (Some(left), Some(reset)) = (learnt.tokens_remaining, learnt.tokens_reset_ms) {
+            let used: u64 = since.iter().map(|s| s.1).sum();
+            if used.saturating_add(request.input_tokens) > left {
+                later(reset, LimitReason::LearntTokens);
+            }
+        }
+    }
+    match wait {
+        Some((until_ms, reason)) => SlotGrant::Wait { until_ms, reason },
+        None => SlotGrant::Granted,
+    }
+}
+
+/// Where the limits state of SPEC R12 is kept (R13.2): implemented by every
+/// [`crate::store::TaskStore`] backend on the same storage, so every process on one store
+/// shares one view. Each method is one transaction; [`LimitsStore::acquire_rate_slot`] is
+/// atomic across processes (no two callers both see room for the last slot).
+pub trait LimitsStore: Send + Sync {
+    /// Records that `cooldown.entry` must not be tried before `cooldown.until_ms`. An entry
+    /// already cooling down keeps the later of the two `until_ms` (and that one's reason and
+    /// `since_ms`).
+    fn set_cooldown<'a>(&'a self, cooldown: &'a Cooldown) -> StoreFuture<'a, ()>;
+
+    /// Forgets `entry`'s cooldown (it answered). No cooldown: nothing happens.
+    fn clear_cooldown<'a>(&'a self, entry: &'a EntryKey) -> StoreFuture<'a, ()>;
+
+    /// The cooldowns still running at `now_ms` (`until_ms > now_ms`), soonest end first.
+    fn cooldowns(&self, now_ms: i64) -> StoreFuture<'_, Vec<Cooldown>>;
+
+    /// USD spent by requests recorded with [`crate::store::TaskStore::add_usage`] at times in
+    /// `[from_ms, to_ms)` (Unix milliseconds), over every task: the daily cap of SPEC R12.2
+    /// asks for one UTC day ([`utc_day_start_ms`]). Requests of unknown cost count 0.
+    fn spend_between(&self, from_ms: i64, to_ms: i64) -> StoreFuture<'_, f64>;
+
+    /// Takes a rate-limit slot for `request` if its window has room ([`decide_slot`] on the
+    /// slots of `request.key` newer than `now_ms - RATE_WINDOW_MS` and its learnt limits),
+    /// recording `(now_ms, input_tokens)`; otherwise records nothing and says when to ask again.
+    /// Slots older than the window may be deleted on the way.
+    fn acquire_rate_slot<'a>(&'a self, request: &'a SlotRequest) -> StoreFuture<'a, SlotGrant>;
+
+    /// Replaces what the provider last said about `key`'s limits.
+    fn record_learnt_limits<'a>(
+        &'a self,
+        key: &'a str,
+        learnt: &'a LearntLimits,
+    ) -> StoreFuture<'a, ()>;
+
+    /// Every key with requests in the window ending at `now_ms` or with learnt limits whose
+    /// reset is after `now_ms`, sorted by key.
+    fn rate_states(&self, now_ms: i64) -> StoreFuture<'_, Vec<RateState>>;
+}
+
+/// The start of the UTC day holding `ms` (Unix milliseconds).
+pub fn utc_day_start_ms(ms: i64) -> i64 {
+    ms.div_euclid(86_400_000) * 86_400_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(now_ms: i64, tokens: u64, rpm: Option<u64>, tpm: Option<u64>) -> SlotRequest {
+        SlotRequest {
+            key: "k".into(),
+            now_ms,
+            input_tokens: tokens,
+            limits: RateLimits {
+                requests_per_minute: rpm,
+                input_tokens_per_minute: tpm,
+            },
+        }
+    }
+
+    #[test]
+    fn requests_per_minute_wait_for_the_slot_that_makes_room() {
+        let slots = [(1_000, 1), (5_000, 1), (9_000, 1)];
+        assert_eq!(
+            decide_slot(&slots, None, &req(10_000, 1, Some(4), None)),
+            SlotGrant::Granted
+        );
+        assert_eq!(
+            decide_slot(&slots, None, &req(10_000, 1, Some(3), None)),
+            SlotGrant::Wait {
+                until_ms: 61_000,
+                reason: LimitReason::RequestsPerMinute
+            }
+        );
+        assert_eq!(
+            decide_slot(&slots, None, &req(10_000, 1, Some(2), None)),
+            SlotGrant::Wait {
+                until_ms: 65_000,
+                reason: LimitReason::RequestsPerMinute
+            }
+        );
+    }
+
+    #[test]
+    fn input_tokens_wait_until_enough_old_requests_leave() {
+        let slots = [(1_000, 500), (2_000, 300), (3_000, 100)];
+        assert_eq!(
+            decide_slot(&slots, None, &req(4_000, 100, None, Some(1_000))),
+            SlotGrant::Granted
+        );
+        // 900 + 400 > 1000: the first slot leaving leaves 400 + 400 <= 1000.
+        assert_eq!(
+            decide_slot(&slots, None, &req(4_000, 400, None, Some(1_000))),
+            SlotGrant::Wait {
+                until_ms: 61_000,
+                reason: LimitReason::InputTokensPerMinute
+            }
+        );
+        // Larger than the whole limit: once the window is empty.
+        assert_eq!(
+            decide_slot(&slots, None, &req(4_000, 5_000, None, Some(1_000))),
+            SlotGrant::Wait {
+                until_ms: 63_000,
+                reason: LimitReason::InputTokensPerMinute
+            }
+        );
+        assert_eq!(
+            decide_slot(&[], None, &req(4_000, 5_000, None, Some(1_000))),
+            SlotGrant::Granted
+        );
+    }
+
+    #[test]
+    fn learnt_limits_count_requests_sent_since_the_response() {
+        let learnt = LearntLimits {
+            observed_ms: 2_000,
+            requests_remaining: Some(1),
+            requests_reset_ms: Some(30_000),
+            tokens_remaining: Some(1_000),
+            tokens_reset_ms: Some(20_000),
+        };
+        // One request before the response does not count against what it said.
+        assert_eq!(
+            decide_slot(&[(1_000, 10)], Some(&learnt), &req(3_000, 10, None, None)),
+            SlotGrant::Granted
+        );
+        assert_eq!(
+            decide_slot(
+                &[(1_000, 10), (2_500, 10)],
+                Some(&learnt),
+                &req(3_000, 10, None, None)
+            ),
+            SlotGrant::Wait {
+                until_ms: 30_000,
+                reason: LimitReason::LearntRequests
+            }
+        );
+        assert_eq!(
+            decide_slot(&[], Some(&learnt), &req(3_000, 2_000, None, None)),
+            SlotGrant::Wait {
+                until_ms: 20_000,
+                reason: LimitReason::LearntTokens
+            }
+        );
+        // A reset already past is no limit.
+        assert_eq!(
+            decide_slot(&[(2_500, 10)], Some(&learnt), &req(31_000, 10, None, None)),
+            SlotGrant::Granted
+        );
+    }
+
+    #[test]
+    fn utc_days_start_at_midnight() {
+        assert_eq!(utc_day_start_ms(86_400_000 * 3 + 5), 86_400_000 * 3);
+        assert_eq!(utc_day_start_ms(-1), -86_400_000);
+    }
+}

@@ -1,0 +1,246 @@
+//! The limits state of SPEC R12 on PostgreSQL ([`crate::limits::LimitsStore`]), shared by every
+//! process on every machine using the store (R13.2).
+//!
+//! A rate-limit slot is taken in one transaction that first takes a transaction-scoped
+//! advisory lock on the key (`pg_advisory_xact_lock(hashtext(key))`), then reads the key's
+//! slots in the window, decides with [`decide_slot`] and inserts the new slot. Callers of one
+//! key queue on the lock, so no two can both count the same free slot (no lost update); other
+//! keys do not wait. The lock ends with the transaction, or with the connection when a process
+//! dies mid-way; a slot is a timestamp that ages out of the 60 s window, so nothing a dead
+//! process left holds anyone back for longer. The statements after the lock are pipelined:
+//! a slot costs four round trips (begin; lock + clean-up + two reads; insert; commit).
+
+use super::PgStore;
+use crate::limits::{
+    Cooldown, EntryKey, LearntLimits, LimitsStore, RATE_WINDOW_MS, RateState, SlotGrant,
+    SlotRequest, decide_slot,
+};
+use crate::store::{StoreError, StoreFuture};
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn to_u64(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// `LearntLimits` from the five columns starting at `at`; `None` when `observed_ms` is NULL
+/// (a key with slots but nothing learnt).
+fn learnt_from_row(r: &tokio_postgres::Row, at: usize) -> Option<LearntLimits> {
+    let observed_ms: Option<i64> = r.get(at);
+    Some(LearntLimits {
+        observed_ms: observed_ms?,
+        requests_remaining: r.get::<_, Option<i64>>(at + 1).map(to_u64),
+        requests_reset_ms: r.get(at + 2),
+        tokens_remaining: r.get::<_, Option<i64>>(at + 3).map(to_u64),
+        tokens_reset_ms: r.get(at + 4),
+    })
+}
+
+const LEARNT_COLUMNS: &str =
+    "observed_ms, requests_remaining, requests_reset_ms, tokens_remaining, tokens_reset_ms";
+
+impl PgStore {
+    async fn do_set_cooldown(&self, c: &Cooldown) -> Result<(), StoreError> {
+        self.rows(
+            "INSERT INTO cooldowns (provider, model, base_url, since_ms, until_ms, reason)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (provider, model, base_url) DO UPDATE SET
+               since_ms = excluded.since_ms, until_ms = excluded.until_ms,
+               reason = excluded.reason
+             WHERE excluded.until_ms > cooldowns.until_ms",
+            &[
+                &c.entry.provider,
+                &c.entry.model,
+                &c.entry.base_url,
+                &c.since_ms,
+                &c.until_ms,
+                &c.reason,
+            ],
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn do_clear_cooldown(&self, k: &EntryKey) -> Result<(), StoreError> {
+        self.rows(
+            "DELETE FROM cooldowns WHERE provider = $1 AND model = $2 AND base_url = $3",
+            &[&k.provider, &k.model, &k.base_url],
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn do_cooldowns(&self, now_ms: i64) -> Result<Vec<Cooldown>, StoreError> {
+        let rows = self
+            .rows(
+                "SELECT provider, model, base_url, since_ms, until_ms, reason FROM cooldowns
+                 WHERE until_ms > $1 ORDER BY until_ms, provider, model, base_url",
+                &[&now_ms],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| Cooldown {
+                entry: EntryKey {
+                    provider: r.get(0),
+                    model: r.get(1),
+                    base_url: r.get(2),
+                },
+                since_ms: r.get(3),
+                until_ms: r.get(4),
+                reason: r.get(5),
+            })
+            .collect())
+    }
+
+    async fn do_spend_between(&self, from_ms: i64, to_ms: i64) -> Result<f64, StoreError> {
+        let rows = self
+            .rows(
+                "SELECT coalesce(sum(cost_usd), 0.0)::float8 FROM spend
+                 WHERE ts_ms >= $1 AND ts_ms < $2",
+                &[&from_ms, &to_ms],
+            )
+            .await?;
+        Ok(rows.first().map_or(0.0, |r| r.get(0)))
+    }
+
+    async fn do_acquire_rate_slot(&self, req: &SlotRequest) -> Result<SlotGrant, StoreError> {
+        let window_start = req.now_ms - RATE_WINDOW_MS;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(|e| self.err(e))?;
+        let learnt_sql = format!("SELECT {LEARNT_COLUMNS} FROM rate_learnt WHERE key = $1");
+        let (lock, clean, select, learnt) = tokio::try_join!(
+            tx.prepare_cached("SELECT pg_advisory_xact_lock(hashtext($1))"),
+            tx.prepare_cached("DELETE FROM rate_slots WHERE key = $1 AND ts_ms <= $2"),
+            tx.prepare_cached(
+                "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = $1 AND ts_ms > $2
+                 ORDER BY ts_ms"
+            ),
+            tx.prepare_cached(&learnt_sql),
+        )
+        .map_err(|e| self.err(e))?;
+        // Sent together, run in order: the lock is held before anything is read.
+        let key: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&req.key];
+        let key_window: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&req.key, &window_start];
+        let (_, _, slots, learnt) = tokio::try_join!(
+            tx.query(&lock, key),
+            tx.execute(&clean, key_window),
+            tx.query(&select, key_window),
+            tx.query_opt(&learnt, key),
+        )
+        .map_err(|e| self.err(e))?;
+        let slots: Vec<(i64, u64)> = slots
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), to_u64(r.get(1))))
+            .collect();
+        let learnt = learnt.as_ref().and_then(|r| learnt_from_row(r, 0));
+        let grant = decide_slot(&slots, learnt.as_ref(), req);
+        if grant == SlotGrant::Granted {
+            let insert = tx
+                .prepare_cached(
+                    "INSERT INTO rate_slots (key, ts_ms, input_tokens) VALUES ($1, $2, $3)",
+                )
+                .await
+                .map_err(|e| self.err(e))?;
+            tx.execute(&insert, &[&req.key, &req.now_ms, &to_i64(req.input_tokens)])
+                .await
+                .map_err(|e| self.err(e))?;
+        }
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(grant)
+    }
+
+    async fn do_record_learnt_limits(&self, key: &str, l: &LearntLimits) -> Result<(), StoreError> {
+        self.rows(
+            &format!(
+                "INSERT INTO rate_learnt (key, {LEARNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (key) DO UPDATE SET observed_ms = excluded.observed_ms,
+                   requests_remaining = excluded.requests_remaining,
+                   requests_reset_ms = excluded.requests_reset_ms,
+                   tokens_remaining = excluded.tokens_remaining,
+                   tokens_reset_ms = excluded.tokens_reset_ms"
+            ),
+            &[
+                &key,
+                &l.observed_ms,
+                &l.requests_remaining.map(to_i64),
+                &l.requests_reset_ms,
+                &l.tokens_remaining.map(to_i64),
+                &l.tokens_reset_ms,
+            ],
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn do_rate_states(&self, now_ms: i64) -> Result<Vec<RateState>, StoreError> {
+        let window_start = now_ms - RATE_WINDOW_MS;
+        let rows = self
+            .rows(
+                &format!(
+                    "WITH keys AS (
+                       SELECT key FROM rate_slots WHERE ts_ms > $1
+                       UNION
+                       SELECT key FROM rate_learnt
+                       WHERE greatest(coalesce(requests_reset_ms, 0), coalesce(tokens_reset_ms, 0)) > $2
+                     )
+                     SELECT keys.key,
+                       (SELECT count(*) FROM rate_slots s WHERE s.key = keys.key AND s.ts_ms > $1),
+                       (SELECT coalesce(sum(input_tokens), 0)::bigint FROM rate_slots s
+                          WHERE s.key = keys.key AND s.ts_ms > $1),
+                       (SELECT min(ts_ms) FROM rate_slots s WHERE s.key = keys.key AND s.ts_ms > $1),
+                       {LEARNT_COLUMNS}
+                     FROM keys LEFT JOIN rate_learnt l ON l.key = keys.key
+                     ORDER BY keys.key"
+                ),
+                &[&window_start, &now_ms],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| RateState {
+                key: r.get(0),
+                requests_in_window: to_u64(r.get(1)),
+                input_tokens_in_window: to_u64(r.get(2)),
+                oldest_ms: r.get(3),
+                learnt: learnt_from_row(r, 4),
+            })
+            .collect())
+    }
+}
+
+impl LimitsStore for PgStore {
+    fn set_cooldown<'a>(&'a self, cooldown: &'a Cooldown) -> StoreFuture<'a, ()> {
+        Box::pin(self.do_set_cooldown(cooldown))
+    }
+
+    fn clear_cooldown<'a>(&'a self, entry: &'a EntryKey) -> StoreFuture<'a, ()> {
+        Box::pin(self.do_clear_cooldown(entry))
+    }
+
+    fn cooldowns(&self, now_ms: i64) -> StoreFuture<'_, Vec<Cooldown>> {
+        Box::pin(self.do_cooldowns(now_ms))
+    }
+
+    fn spend_between(&self, from_ms: i64, to_ms: i64) -> StoreFuture<'_, f64> {
+        Box::pin(self.do_spend_between(from_ms, to_ms))
+    }
+
+    fn acquire_rate_slot<'a>(&'a self, request: &'a SlotRequest) -> StoreFuture<'a, SlotGrant> {
+        Box::pin(self.do_acquire_rate_slot(request))
+    }
+
+    fn record_learnt_limits<'a>(
+        &'a self,
+        key: &'a str,
+        learnt: &'a LearntLimits,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(self.do_record_learnt_limits(key, learnt))
+    }
+
+    fn rate_states(&self, now_ms: i64) -> StoreFuture<'_, Vec<RateState>> {
+        Box::pin(self.do_rate_states(now_ms))
+    }
+}

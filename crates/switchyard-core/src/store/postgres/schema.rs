@@ -1,0 +1,144 @@
+//! The PostgreSQL schema and its versioned forward migrations (table `switchyard_schema`).
+
+use deadpool_postgres::Client;
+
+use super::PgStore;
+use crate::store::StoreError;
+
+/// The schema version this build writes. A database with a larger version is refused.
+pub const PG_SCHEMA_VERSION: i64 = 2;
+
+/// Any constant: the advisory lock key under which migrations run, so several processes
+/// opening a new database at once migrate it once.
+const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
+
+/// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`. JSON is stored as text, as
+/// on SQLite, so a message reads back byte for byte as it was written.
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1: the first schema (the SQLite schema's version 2).
+    "CREATE TABLE tasks (
+        id TEXT PRIMARY KEY NOT NULL,
+        created_ms BIGINT NOT NULL,
+        updated_ms BIGINT NOT NULL,
+        cwd TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        first_prompt TEXT NOT NULL,
+        tokens_in BIGINT NOT NULL DEFAULT 0,
+        tokens_out BIGINT NOT NULL DEFAULT 0,
+        cache_writes BIGINT NOT NULL DEFAULT 0,
+        cache_reads BIGINT NOT NULL DEFAULT 0,
+        cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
+        last_request_tokens BIGINT NOT NULL DEFAULT 0,
+        deleted_range_start BIGINT,
+        deleted_range_end BIGINT,
+        unpriced_requests BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX tasks_by_created ON tasks (created_ms);
+    CREATE TABLE messages (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        idx BIGINT NOT NULL,
+        ts_ms BIGINT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (task_id, idx)
+    );
+    CREATE TABLE ui_events (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        ts_ms BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        event TEXT NOT NULL,
+        PRIMARY KEY (task_id, seq)
+    );
+    CREATE TABLE context_edits (
+        task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        ts_ms BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (task_id, seq)
+    );",
+    // 1 → 2: the limits state of SPEC R12 shared by every process on the store (R13.2):
+    // failover cooldowns, spend by time, rate-limit slots, what providers said about their
+    // limits. As on SQLite, spend rows outlive their task (it was still paid for that day).
+    "CREATE TABLE cooldowns (
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        since_ms BIGINT NOT NULL,
+        until_ms BIGINT NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (provider, model, base_url)
+    );
+    CREATE TABLE spend (
+        ts_ms BIGINT NOT NULL,
+        task_id TEXT NOT NULL,
+        cost_usd DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX spend_by_time ON spend (ts_ms);
+    CREATE TABLE rate_slots (
+        key TEXT NOT NULL,
+        ts_ms BIGINT NOT NULL,
+        input_tokens BIGINT NOT NULL
+    );
+    CREATE INDEX rate_slots_by_key ON rate_slots (key, ts_ms);
+    CREATE TABLE rate_learnt (
+        key TEXT PRIMARY KEY NOT NULL,
+        observed_ms BIGINT NOT NULL,
+        requests_remaining BIGINT,
+        requests_reset_ms BIGINT,
+        tokens_remaining BIGINT,
+        tokens_reset_ms BIGINT
+    );",
+];
+
+impl PgStore {
+    /// Brings the database to [`PG_SCHEMA_VERSION`] in one transaction under an advisory lock;
+    /// a newer version is refused with [`StoreError::NewerSchema`] before anything is written.
+    /// Returns the version found before migrating.
+    pub(super) async fn migrate(&self, client: &mut Client) -> Result<i64, StoreError> {
+        let tx = client.transaction().await.map_err(|e| self.err(e))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map_err(|e| self.err(e))?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS switchyard_schema (
+                 one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+                 version BIGINT NOT NULL
+             )",
+        )
+        .await
+        .map_err(|e| self.err(e))?;
+        let found: i64 = tx
+            .query_opt("SELECT version FROM switchyard_schema", &[])
+            .await
+            .map_err(|e| self.err(e))?
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        if found > PG_SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                location: self.location.clone(),
+                found,
+                supported: PG_SCHEMA_VERSION,
+            });
+        }
+        if found == PG_SCHEMA_VERSION {
+            // Nothing to change: the transaction only created what already existed.
+            tx.rollback().await.map_err(|e| self.err(e))?;
+            return Ok(found);
+        }
+        for sql in MIGRATIONS.iter().skip(found.max(0) as usize) {
+            tx.batch_execute(sql).await.map_err(|e| self.err(e))?;
+        }
+        tx.execute(
+            "INSERT INTO switchyard_schema (version) VALUES ($1)
+             ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+            &[&PG_SCHEMA_VERSION],
+        )
+        .await
+        .map_err(|e| self.err(e))?;
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(found)
+    }
+}
