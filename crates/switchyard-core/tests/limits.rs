@@ -534,3 +534,46 @@ async fn l04_a_reset_days_away_cools_the_entry_for_days() {
     assert!(matches!(status, RequestStatus::Completed));
     assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_last_free_entry_is_retried_with_the_usual_backoff() {
+    let primary = MockServer::start(vec![limited("30")]).await;
+    let backup = MockServer::start(vec![
+        Reply::new(HttpResponse::json(
+            500,
+            r#"{"error":{"message":"internal error","type":"server_error"}}"#,
+        )),
+        ok(),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let started = Instant::now();
+    let (status, events) = run_task(
+        &config(&primary, &backup, ""),
+        &store,
+        FailureDecision::Cancel,
+    )
+    .await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    // The fallback's 500 is retried after R6.7's 2 s, on the fallback (the primary rests).
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TaskEvent::ErrorRetry {
+            attempt: 1,
+            failed: false,
+            ..
+        }
+    )));
+    assert_eq!(fallbacks(&events).len(), 1);
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
+    // Only the entry that was left is cooling; the one retried is not.
+    let cooling = store.cooldowns(switchyard_now()).await.unwrap();
+    assert_eq!(cooling.len(), 1);
+    assert_eq!(cooling[0].entry.model, "primary-model");
+}
