@@ -577,3 +577,33 @@ async fn the_last_free_entry_is_retried_with_the_usual_backoff() {
     assert_eq!(cooling.len(), 1);
     assert_eq!(cooling[0].entry.model, "primary-model");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_that_times_out_before_content_hands_over_after_its_configured_deadline() {
+    // R12.4 with R12.1: `first_content_timeout_seconds` of the provider's section decides how
+    // long the first entry gets; its timeout moves the request on.
+    let primary = MockServer::start(vec![ok().delay_before(Duration::from_secs(600))]).await;
+    let backup = MockServer::start(vec![ok()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let started = Instant::now();
+    let (status, events) = run_task(
+        &config(&primary, &backup, "first_content_timeout_seconds = 7\n"),
+        &store,
+        FailureDecision::Cancel,
+    )
+    .await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(7) && waited < Duration::from_secs(8),
+        "{waited:?}"
+    );
+    assert_eq!(
+        fallbacks(&events)[0].2,
+        "timeout",
+        "{:?}",
+        fallbacks(&events)
+    );
+    assert_eq!(backup.request_count(), 1);
+}
