@@ -600,6 +600,15 @@ pub enum ConfigError {
         region: String,
         known: String,
     },
+    /// A limit of SPEC R12 that cannot work: a spend cap that is not a positive amount, a rate
+    /// limit of 0.
+    #[error("{file}: {setting} = {value} cannot be used: {what}")]
+    Limit {
+        file: String,
+        setting: String,
+        value: String,
+        what: String,
+    },
     /// A base URL is not an http(s) URL.
     #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
     BaseUrl { provider: String, url: String },
@@ -682,6 +691,7 @@ impl ApiConfiguration {
     ) -> Result<Self, ConfigError> {
         let parsed: ConfigFile =
             toml::from_str(text).map_err(|e| toml_parse_error(text, file, &e))?;
+        check_limits(&parsed, file)?;
         let act = parsed.act.unwrap_or_default();
         // Without a [plan] section both modes use the same settings, as the reference does
         // when "use different models for plan and act" is off.
@@ -780,6 +790,44 @@ impl ApiConfiguration {
     }
 }
 
+/// [`ConfigError::Limit`] for a spend cap that is not a positive amount of dollars or a rate
+/// limit of 0 (SPEC R12.2, R12.3): either would stop every request.
+fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
+    let error = |setting: String, value: String, what: &str| ConfigError::Limit {
+        file: file.to_owned(),
+        setting,
+        value,
+        what: what.to_owned(),
+    };
+    for (name, cap) in [
+        ("max_cost_usd", parsed.limits.max_cost_usd),
+        ("max_cost_usd_per_day", parsed.limits.max_cost_usd_per_day),
+    ] {
+        if let Some(usd) = cap.filter(|c| !(c.is_finite() && *c > 0.0)) {
+            return Err(error(
+                format!("[limits] {name}"),
+                usd.to_string(),
+                "write a positive amount of US dollars (e.g. 2.50), or leave it out for no cap",
+            ));
+        }
+    }
+    for (provider, endpoint) in &parsed.providers {
+        for (name, limit) in [
+            ("requests_per_minute", endpoint.requests_per_minute),
+            ("input_tokens_per_minute", endpoint.input_tokens_per_minute),
+        ] {
+            if limit == Some(0) {
+                return Err(error(
+                    format!("[providers.{provider}] {name}"),
+                    "0".to_owned(),
+                    "write at least 1, or leave it out for no limit",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -828,6 +876,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("provider = 7"), "{e}");
+    }
+
+    #[test]
+    fn limits_that_would_stop_every_request_are_refused() {
+        for (text, named) in [
+            (
+                "[limits]\nmax_cost_usd = -1.0\n",
+                "[limits] max_cost_usd = -1",
+            ),
+            (
+                "[limits]\nmax_cost_usd_per_day = 0.0\n",
+                "max_cost_usd_per_day = 0",
+            ),
+            (
+                "[providers.openai]\nrequests_per_minute = 0\n",
+                "[providers.openai] requests_per_minute = 0",
+            ),
+        ] {
+            let e = ApiConfiguration::from_toml(text, "c.toml", env(&[]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("c.toml: ") && e.contains(named), "{e}");
+        }
+        let ok = "[limits]\nmax_cost_usd = 2.5\n[providers.openai]\nrequests_per_minute = 1\n";
+        let config = ApiConfiguration::from_toml(ok, "c.toml", env(&[])).unwrap();
+        assert_eq!(config.limits.max_cost_usd, Some(2.5));
     }
 
     #[test]

@@ -973,6 +973,9 @@ const STORED: &[(&str, ErrorKind, Option<f64>)] = &[
     ("cases/H26", Entitlement, None),
     ("cases/H30", Server, None),
     ("cases/H31", InvalidRequest, None),
+    ("cases/L03", RateLimited, Some(20.0)), // retry-after: 20
+    // A monthly spend limit in a rate_limit_error, retry-after-ms three days away (kandev#3811).
+    ("cases/L04", SpendLimit, Some(274_579.0)),
 ];
 
 /// A raw `.http` file: status, headers, and the body with any chunk framing removed.

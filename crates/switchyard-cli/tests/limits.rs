@@ -312,3 +312,34 @@ async fn three_processes_share_requests_per_minute_two(store: Option<String>) {
         "{gap:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mistyped_fallback_provider_is_an_error_naming_the_nearest_id() {
+    let server = MockServer::start(vec![ok()]).await;
+    let home = home_with(&format!(
+        "[act]\nprovider = \"openai\"\nmodel = \"m\"\n[providers.openai]\nbase_url = \"{}/v1\"\n",
+        server.url()
+    ));
+    let run = switchyard(
+        home.path(),
+        &[
+            "task",
+            "hello",
+            "--fallback",
+            "openruoter:anthropic/claude-sonnet-4.5",
+        ],
+        Instant::now(),
+    )
+    .await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    assert!(run.stderr.contains("`openrouter`"), "{run:#?}");
+    assert_eq!(server.request_count(), 0);
+    let run = switchyard(
+        home.path(),
+        &["task", "hello", "--fallback", "openai"],
+        Instant::now(),
+    )
+    .await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    assert!(run.stderr.contains("PROVIDER:MODEL"), "{run:#?}");
+}

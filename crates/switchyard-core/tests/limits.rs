@@ -395,3 +395,215 @@ async fn limits_the_provider_states_in_its_headers_make_the_next_request_wait() 
     );
     assert_eq!((primary.request_count(), backup.request_count()), (2, 0));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cases (tests/cases/CASES.md, "L" rows)
+// ---------------------------------------------------------------------------------------------
+
+/// Runs one task on `store`, then a second one, and returns how long the second waited before
+/// its request and the limit it named.
+async fn second_task_wait(
+    config: &ApiConfiguration,
+    store: &Arc<SqliteStore>,
+) -> (Duration, String) {
+    let (status, _) = run_task(config, store, FailureDecision::Cancel).await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    let started = Instant::now();
+    let (status, events) = run_task(config, store, FailureDecision::Cancel).await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    let limit = events
+        .iter()
+        .find_map(|e| match e {
+            TaskEvent::RateLimitWait { limit, .. } => Some(limit.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    (started.elapsed(), limit)
+}
+
+/// L01: Groq's and OpenAI's `x-ratelimit-reset-*` are Go durations, fractional seconds
+/// included (`2m59.56s`, `6m0s`); parsing them as integers or Unix times loses the reset.
+#[tokio::test(start_paused = true)]
+async fn l01_go_duration_resets_are_read_and_waited_for() {
+    let primary = MockServer::start(vec![Reply::new(HttpResponse::case("L01")), ok()]).await;
+    let backup = MockServer::start(vec![ok()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let (waited, limit) = second_task_wait(&config(&primary, &backup, ""), &store).await;
+    assert_eq!(limit, "provider_requests_remaining");
+    assert!(
+        waited >= Duration::from_millis(179_500) && waited <= Duration::from_millis(180_500),
+        "2m59.56s: {waited:?}"
+    );
+    assert_eq!((primary.request_count(), backup.request_count()), (2, 0));
+}
+
+/// L02: Anthropic's `anthropic-ratelimit-*-reset` are RFC 3339 times, measured from the
+/// response's `Date` (a parser that reads the leading `2026` as seconds waits 34 minutes).
+#[tokio::test(start_paused = true)]
+async fn l02_rfc3339_resets_are_measured_from_the_date_header() {
+    let server = MockServer::start(vec![
+        Reply::new(HttpResponse::case("L02")),
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+    ])
+    .await;
+    let toml = format!(
+        "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n[providers.anthropic]\nbase_url = \"{}\"\n",
+        server.url()
+    );
+    let config =
+        ApiConfiguration::from_toml(&toml, "l02.toml", |_| Some("sk-test".into())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let (waited, limit) = second_task_wait(&config, &store).await;
+    assert_eq!(limit, "provider_requests_remaining");
+    assert!(
+        waited >= Duration::from_secs(28) && waited <= Duration::from_secs(30),
+        "29 s from Date: {waited:?}"
+    );
+    assert_eq!(server.request_count(), 2);
+}
+
+/// L03: a fallback retried with the rate-limited entry's model id (openclaude#1176 review):
+/// the fallback's request carries its own model, and the answer is priced at its model.
+#[tokio::test(start_paused = true)]
+async fn l03_the_fallback_request_names_the_fallback_model() {
+    let primary = MockServer::start(vec![Reply::new(HttpResponse::case("L03"))]).await;
+    let backup = MockServer::start(vec![ok()]).await;
+    let toml = format!(
+        "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n\
+         fallbacks = [ {{ provider = \"openai\", model = \"backup-model\", base_url = \"{}/v1\" }} ]\n\
+         [providers.anthropic]\nbase_url = \"{}\"\n",
+        backup.url(),
+        primary.url()
+    );
+    let config =
+        ApiConfiguration::from_toml(&toml, "l03.toml", |_| Some("sk-test".into())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let (status, events) = run_task(&config, &store, FailureDecision::Cancel).await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    assert_eq!(primary.requests()[0].json()["model"], "claude-sonnet-4-5");
+    assert_eq!(backup.requests()[0].json()["model"], "backup-model");
+    assert_eq!(
+        fallbacks(&events),
+        [(
+            "anthropic:claude-sonnet-4-5".into(),
+            "openai:backup-model".into(),
+            "rate_limited".into()
+        )]
+    );
+    // The backup model has no prices: the usage is the backup's (cost unknown), not priced
+    // at Sonnet's.
+    let cost = events.iter().find_map(|e| match e {
+        TaskEvent::Usage { cost_usd, .. } => Some(*cost_usd),
+        _ => None,
+    });
+    assert_eq!(cost, Some(None), "{events:?}");
+}
+
+/// L04: a 429 whose `retry-after-ms` is three days (a monthly spend limit, kandev#3811): the
+/// entry cools down for the stated time, not 60 s, and the task goes on on the fallback.
+#[tokio::test(start_paused = true)]
+async fn l04_a_reset_days_away_cools_the_entry_for_days() {
+    let primary = MockServer::start(vec![Reply::new(HttpResponse::case("L04")), ok()]).await;
+    let backup = MockServer::start(vec![ok()]).await;
+    let toml = format!(
+        "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n\
+         fallbacks = [ {{ provider = \"openai\", model = \"backup-model\", base_url = \"{}/v1\" }} ]\n\
+         [providers.anthropic]\nbase_url = \"{}\"\n",
+        backup.url(),
+        primary.url()
+    );
+    let config =
+        ApiConfiguration::from_toml(&toml, "l04.toml", |_| Some("sk-test".into())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let started = Instant::now();
+    let (status, _) = run_task(&config, &store, FailureDecision::Cancel).await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let cooling = store.cooldowns(switchyard_now()).await.unwrap();
+    let left = cooling[0].until_ms - switchyard_now();
+    assert!(
+        (274_578_000..=274_580_000).contains(&left),
+        "3 d 4 h 16 min 19 s: {left} ms"
+    );
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    let (status, _) = run_task(&config, &store, FailureDecision::Cancel).await;
+    assert!(matches!(status, RequestStatus::Completed));
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_free_entry_is_retried_with_the_usual_backoff() {
+    let primary = MockServer::start(vec![limited("30")]).await;
+    let backup = MockServer::start(vec![
+        Reply::new(HttpResponse::json(
+            500,
+            r#"{"error":{"message":"internal error","type":"server_error"}}"#,
+        )),
+        ok(),
+    ])
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let started = Instant::now();
+    let (status, events) = run_task(
+        &config(&primary, &backup, ""),
+        &store,
+        FailureDecision::Cancel,
+    )
+    .await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    // The fallback's 500 is retried after R6.7's 2 s, on the fallback (the primary rests).
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(3),
+        "{waited:?}"
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TaskEvent::ErrorRetry {
+            attempt: 1,
+            failed: false,
+            ..
+        }
+    )));
+    assert_eq!(fallbacks(&events).len(), 1);
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
+    // Only the entry that was left is cooling; the one retried is not.
+    let cooling = store.cooldowns(switchyard_now()).await.unwrap();
+    assert_eq!(cooling.len(), 1);
+    assert_eq!(cooling[0].entry.model, "primary-model");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_that_times_out_before_content_hands_over_after_its_configured_deadline() {
+    // R12.4 with R12.1: `first_content_timeout_seconds` of the provider's section decides how
+    // long the first entry gets; its timeout moves the request on.
+    let primary = MockServer::start(vec![ok().delay_before(Duration::from_secs(600))]).await;
+    let backup = MockServer::start(vec![ok()]).await;
+    let data = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let started = Instant::now();
+    let (status, events) = run_task(
+        &config(&primary, &backup, "first_content_timeout_seconds = 7\n"),
+        &store,
+        FailureDecision::Cancel,
+    )
+    .await;
+    assert!(matches!(status, RequestStatus::Completed), "{status:?}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(7) && waited < Duration::from_secs(8),
+        "{waited:?}"
+    );
+    assert_eq!(
+        fallbacks(&events)[0].2,
+        "timeout",
+        "{:?}",
+        fallbacks(&events)
+    );
+    assert_eq!(backup.request_count(), 1);
+}

@@ -150,14 +150,9 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
         .max()
         .unwrap_or(0)
         .max("ENTRY".len());
-    say!(
-        "{:<4} {:<width$}  {:<44}  RATE (LAST 60 S)",
-        "MODE",
-        "ENTRY",
-        "STATE"
-    );
-    for r in rows {
-        let state = match &r.cooldown {
+    let states: Vec<String> = rows
+        .iter()
+        .map(|r| match &r.cooldown {
             Some(c) => format!(
                 "cooling down until {} (in {} s): {}",
                 utc_second(c.until_ms),
@@ -165,10 +160,25 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
                 c.reason
             ),
             None => "ready".to_owned(),
-        };
+        })
+        .collect();
+    let state_width = states
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("STATE".len());
+    say!(
+        "{:<4} {:<width$}  {:<state_width$}  RATE (LAST 60 S)",
+        "MODE",
+        "ENTRY",
+        "STATE"
+    );
+    for (r, state) in rows.iter().zip(&states) {
         let used = r.rate.as_ref().map_or(0, |s| s.requests_in_window);
         let mut rate = match r.requests_per_minute {
             Some(rpm) => format!("{used} of {rpm} requests"),
+            None if used == 1 => "1 request".to_owned(),
             None => format!("{used} requests"),
         };
         if let Some(tpm) = r.input_tokens_per_minute {
@@ -184,7 +194,10 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
             rate.push_str(&format!(" (provider: {left} left)"));
         }
         let mode = if r.position == 0 { r.mode.as_str() } else { "" };
-        say!("{mode:<4} {:<width$}  {state:<44}  {rate}", r.label);
+        say!(
+            "{mode:<4} {:<width$}  {state:<state_width$}  {rate}",
+            r.label
+        );
     }
     let cap = |c: Option<f64>| c.map_or_else(|| "none".to_owned(), |c| format!("${c:.2}"));
     say!(

@@ -259,6 +259,18 @@ async fn open(
             )
         });
     if !options.fallback.is_empty() {
+        // Typed ids are checked as --provider and --model are (a typo is an error, not the
+        // Anthropic fallback of a configuration file).
+        for fallback in &options.fallback {
+            let mut entry = config.clone();
+            *entry.mode_settings_mut(mode) = fallback.mode_settings();
+            let typed = SelectionArgs {
+                provider: fallback.provider.clone(),
+                model: fallback.model_id.clone(),
+                base_url: None,
+            };
+            settings::check_typed(&entry, mode, &typed).map_err(Refused::config)?;
+        }
         // The flags replace the file's chain, as --model replaces its model.
         config.mode_settings_mut(mode).fallbacks = options.fallback.clone();
     }

@@ -314,35 +314,34 @@ pub(crate) async fn attempt_api_request_on<'a>(
         if error.kind == ErrorKind::Cancelled {
             return Err(error);
         }
-        // R12.1: a failure of this entry cools it down; with another entry free, the request
-        // moves there at once (no wait, no retry counted).
-        if let Some(l) = ctx.limits.filter(|_| fails_over(error.kind)) {
+        // R12.1: with another entry free, a failure of this one cools it down and the request
+        // moves on at once (no wait, no retry counted). The last free entry is not cooled: the
+        // waits and retries of R5/R6 apply to it as before.
+        if let Some(l) = ctx.limits.filter(|_| alternative && fails_over(error.kind)) {
             let cooldown = l
                 .limits
                 .cool_down(l.store, entry, &error)
                 .await
                 .map_err(store_error)?;
-            if alternative {
+            observer
+                .event(TaskEvent::ApiReqFinished {
+                    request_index: ctx.request_index,
+                    cancel_reason: Some(CancelReason::StreamingFailed),
+                    streaming_failed_message: serde_json::to_string(&error).ok(),
+                })
+                .await;
+            if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
                 observer
-                    .event(TaskEvent::ApiReqFinished {
-                        request_index: ctx.request_index,
-                        cancel_reason: Some(CancelReason::StreamingFailed),
-                        streaming_failed_message: serde_json::to_string(&error).ok(),
+                    .event(TaskEvent::Fallback {
+                        from: l.limits.entries[entry].key.label(),
+                        to: l.limits.entries[index].key.label(),
+                        reason: error.kind.as_str().to_owned(),
+                        message: error.to_string(),
+                        until: rfc3339(cooldown.until_ms),
                     })
                     .await;
-                if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
-                    observer
-                        .event(TaskEvent::Fallback {
-                            from: l.limits.entries[entry].key.label(),
-                            to: l.limits.entries[index].key.label(),
-                            reason: error.kind.as_str().to_owned(),
-                            message: error.to_string(),
-                            until: rfc3339(cooldown.until_ms),
-                        })
-                        .await;
-                }
-                continue;
             }
+            continue;
         }
 
         // R6.5: the first overflow of this request truncates to a quarter and retries at once.
