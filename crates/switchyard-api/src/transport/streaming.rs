@@ -1,0 +1,271 @@
+//! The client streaming responses go through (issue 17): hyper-util's pooled client over
+//! hyper's HTTP/1 and HTTP/2, with the HTTP/1 read buffer capped at [`HTTP1_MAX_BUF_SIZE`], and
+//! the one response and send-error types the transport's driver reads, whichever client sent
+//! the request.
+//!
+//! Why not reqwest for streams: hyper's HTTP/1 read buffer doubles on every full read up to
+//! about 408 KiB when the server writes ahead of the consumer, and reqwest (0.13) exposes
+//! neither the cap nor the connection. Measured at 1,000 concurrent 674 kB streams: 528 kB per
+//! stream through reqwest, 37 kB with the buffer capped at 16 KiB, for equal or less CPU
+//! (bench/README.md, "Issue 17"). reqwest stays where hyper's client cannot do the same:
+//! through an HTTP(S) proxy (configured, or from the environment), after a redirect (reqwest
+//! follows them by its policy), and for the non-streaming requests (token exchanges).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use reqwest::header::HeaderMap;
+use rustls_pki_types::CertificateDer;
+
+use crate::config::{HttpSettings, Proxy};
+use crate::error::body::innermost;
+
+/// Largest HTTP/1 read buffer of one streaming connection, in bytes: one server write of the
+/// benchmark's streams, and the most an SSE decoder needs at once (issue 17). hyper's default
+/// is about 408 KiB; its minimum is 8 KiB.
+pub(crate) const HTTP1_MAX_BUF_SIZE: usize = 16 * 1024;
+
+/// hyper-util's pooled client with rustls for `https://` and plain TCP for `http://`.
+pub(crate) type HyperClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// The `User-Agent` of every request, as the reqwest client sends it.
+pub(crate) const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
+
+/// Which client a provider's streaming requests go through.
+pub(crate) enum Streaming {
+    /// The capped hyper client: no proxy applies.
+    Hyper(HyperClient),
+    /// The reqwest client: a proxy applies, which hyper's client cannot go through.
+    Reqwest,
+}
+
+/// Whether requests may go through a proxy under `proxy`: a configured proxy URL, or
+/// [`Proxy::Environment`] with one of the variables reqwest reads set (`HTTP_PROXY`,
+/// `HTTPS_PROXY`, `ALL_PROXY`, upper or lower case). `NO_PROXY` is not consulted: a proxy that
+/// may apply keeps the streams on reqwest, which honours it.
+pub(crate) fn proxy_may_apply(proxy: &Proxy) -> bool {
+    match proxy {
+        Proxy::Off => false,
+        Proxy::Url(_) => true,
+        Proxy::Environment => [
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty())),
+    }
+}
+
+/// The hyper client for `settings`: connect timeout, `TCP_NODELAY`, HTTP/2 when the server
+/// offers it over TLS (ALPN), HTTP/1 otherwise with the read buffer capped. With `tls` the
+/// server's certificate is checked by the platform verifier (as reqwest does) plus
+/// `extra_roots`; without it no root certificate is loaded (`http://` only). Errors name the
+/// problem in one sentence.
+pub(crate) fn build_hyper(
+    settings: &HttpSettings,
+    tls: bool,
+    extra_roots: &[CertificateDer<'static>],
+) -> Result<HyperClient, String> {
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("could not set up TLS ({e})"))?;
+    let tls_config = if tls {
+        let verifier = if extra_roots.is_empty() {
+            rustls_platform_verifier::Verifier::new(provider)
+        } else {
+            rustls_platform_verifier::Verifier::new_with_extra_roots(
+                extra_roots.iter().cloned(),
+                provider,
+            )
+        }
+        .map_err(|e| {
+            format!(
+                "could not set up the HTTP client ({e}); check the ca_bundle setting and that the system has CA certificates"
+            )
+        })?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth()
+    } else {
+        builder
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth()
+    };
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(settings.connect_timeout);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls_config)
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http);
+    Ok(Client::builder(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .pool_timer(TokioTimer::new())
+        .http1_max_buf_size(HTTP1_MAX_BUF_SIZE)
+        .build(https))
+}
+
+/// The hyper request for a POST of `body` to `url` with `headers`, plus the `User-Agent` and
+/// `Accept: */*` reqwest adds when the request has none.
+pub(crate) fn hyper_request(
+    url: &str,
+    mut headers: HeaderMap,
+    body: &str,
+) -> Result<hyper::Request<Full<Bytes>>, SendError> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| SendError::Invalid(format!("the URL {url} is not valid ({e})")))?;
+    if !headers.contains_key(reqwest::header::USER_AGENT) {
+        headers.insert(
+            reqwest::header::USER_AGENT,
+            reqwest::header::HeaderValue::from_static(USER_AGENT),
+        );
+    }
+    if !headers.contains_key(reqwest::header::ACCEPT) {
+        headers.insert(
+            reqwest::header::ACCEPT,
+            reqwest::header::HeaderValue::from_static("*/*"),
+        );
+    }
+    let mut request = hyper::Request::new(Full::new(Bytes::from(body.to_owned())));
+    *request.method_mut() = hyper::Method::POST;
+    *request.uri_mut() = uri;
+    *request.headers_mut() = headers;
+    Ok(request)
+}
+
+/// A response whose head has arrived, from either client.
+pub(crate) enum Response {
+    Reqwest(reqwest::Response),
+    Hyper {
+        response: hyper::Response<Incoming>,
+        /// The URL asked, for error messages.
+        url: String,
+    },
+}
+
+impl Response {
+    /// The HTTP status code.
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Self::Reqwest(r) => r.status().as_u16(),
+            Self::Hyper { response, .. } => response.status().as_u16(),
+        }
+    }
+
+    /// The response headers.
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        match self {
+            Self::Reqwest(r) => r.headers(),
+            Self::Hyper { response, .. } => response.headers(),
+        }
+    }
+
+    /// The URL the response came from (after reqwest's redirects).
+    pub(crate) fn url(&self) -> &str {
+        match self {
+            Self::Reqwest(r) => r.url().as_str(),
+            Self::Hyper { url, .. } => url,
+        }
+    }
+
+    /// The next piece of the body: `None` at its end, or the innermost cause of the failure.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        match self {
+            Self::Reqwest(r) => r.chunk().await.map_err(|e| innermost(&e)),
+            Self::Hyper { response, .. } => loop {
+                match response.body_mut().frame().await {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(innermost(&e)),
+                    Some(Ok(frame)) => {
+                        // Trailers (HTTP/2) carry no content; empty data frames are skipped.
+                        if let Ok(data) = frame.into_data()
+                            && !data.is_empty()
+                        {
+                            return Ok(Some(data));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// A send that failed before a response head arrived, from either client.
+#[derive(Debug)]
+pub(crate) enum SendError {
+    Reqwest(reqwest::Error),
+    Hyper(hyper_util::client::legacy::Error),
+    /// The request could not be built (a URL or header that is not valid HTTP).
+    Invalid(String),
+}
+
+impl SendError {
+    /// Failed on an open connection before the response head arrived: the connection was
+    /// closed or reset under the request. Not a failure to connect, a timeout, a redirect
+    /// problem or a request that could not be built.
+    pub(crate) fn died_before_response(&self) -> bool {
+        match self {
+            Self::Reqwest(e) => {
+                e.is_request()
+                    && !e.is_connect()
+                    && !e.is_timeout()
+                    && !e.is_redirect()
+                    && !e.is_builder()
+            }
+            Self::Hyper(e) => !e.is_connect() && !self.is_timeout(),
+            Self::Invalid(_) => false,
+        }
+    }
+
+    /// A timeout: reqwest's, or the connect timeout of hyper's connector.
+    pub(crate) fn is_timeout(&self) -> bool {
+        match self {
+            Self::Reqwest(e) => e.is_timeout(),
+            Self::Hyper(e) => {
+                let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+                while let Some(s) = source {
+                    if s.downcast_ref::<std::io::Error>()
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+                    {
+                        return true;
+                    }
+                    source = s.source();
+                }
+                false
+            }
+            Self::Invalid(_) => false,
+        }
+    }
+
+    /// Too many redirects or a redirect loop (reqwest's policy).
+    pub(crate) fn is_redirect(&self) -> bool {
+        matches!(self, Self::Reqwest(e) if e.is_redirect())
+    }
+
+    /// The innermost cause, for messages.
+    pub(crate) fn cause(&self) -> String {
+        match self {
+            Self::Reqwest(e) => innermost(e),
+            Self::Hyper(e) => innermost(e),
+            Self::Invalid(message) => message.clone(),
+        }
+    }
+}
