@@ -269,3 +269,135 @@ impl SendError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    use tokio::sync::oneshot;
+
+    /// Reads one request (head and content-length body).
+    async fn read_request(socket: &mut TcpStream) {
+        let mut data = Vec::new();
+        let mut piece = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut piece).await.unwrap();
+            assert!(n > 0, "the client closed before sending its request");
+            data.extend_from_slice(&piece[..n]);
+            let text = String::from_utf8_lossy(&data).to_ascii_lowercase();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length: usize = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                if data.len() >= end + 4 + length {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A server that answers one request with `len` body bytes, writing ahead of the client:
+    /// it fills the socket's kernel buffers before `full` fires, then writes the rest.
+    async fn server_writing_ahead(len: usize) -> (String, oneshot::Receiver<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/stream", listener.local_addr().unwrap());
+        let (full, filled) = oneshot::channel();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            read_request(&mut socket).await;
+            let mut response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {len}\r\n\r\n"
+            )
+            .into_bytes();
+            response.resize(response.len() + len, b'x');
+            let mut sent = 0;
+            while sent < response.len() {
+                match socket.try_write(&response[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("write failed: {e}"),
+                }
+            }
+            full.send(sent).unwrap();
+            socket.write_all(&response[sent..]).await.unwrap();
+        });
+        (url, filled)
+    }
+
+    /// Reads `response` to its end once the server has written ahead: the largest piece and
+    /// the bytes read.
+    async fn largest_piece(
+        mut response: Response,
+        filled: oneshot::Receiver<usize>,
+    ) -> (usize, usize) {
+        let ahead = filled.await.unwrap();
+        assert!(
+            ahead > 4 * HTTP1_MAX_BUF_SIZE,
+            "the server wrote only {ahead} bytes ahead"
+        );
+        let (mut largest, mut total) = (0, 0);
+        while let Some(piece) = response.chunk().await.unwrap() {
+            largest = largest.max(piece.len());
+            total += piece.len();
+        }
+        (largest, total)
+    }
+
+    const BODY_BYTES: usize = 2 * 1024 * 1024;
+
+    #[tokio::test]
+    async fn a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap() {
+        let (url, filled) = server_writing_ahead(BODY_BYTES).await;
+        let client = build_hyper(&HttpSettings::default(), false, &[]).unwrap();
+        let request = hyper_request(&url, HeaderMap::new(), "{}").unwrap();
+        let response = Response::Hyper {
+            response: client.request(request).await.unwrap(),
+            url,
+        };
+        let (largest, total) = largest_piece(response, filled).await;
+        assert_eq!(total, BODY_BYTES);
+        assert!(
+            largest <= HTTP1_MAX_BUF_SIZE,
+            "a piece of {largest} bytes: the read buffer grew past {HTTP1_MAX_BUF_SIZE}"
+        );
+    }
+
+    /// The control: through reqwest (hyper's default cap, ~408 KiB) the same server makes the
+    /// read buffer grow, so the test above measures the cap and not the server.
+    #[tokio::test]
+    async fn through_reqwest_the_same_server_grows_the_read_buffer() {
+        let (url, filled) = server_writing_ahead(BODY_BYTES).await;
+        let client = reqwest::Client::builder().no_proxy().build().unwrap();
+        let response = Response::Reqwest(client.post(&url).body("{}").send().await.unwrap());
+        let (largest, total) = largest_piece(response, filled).await;
+        assert_eq!(total, BODY_BYTES);
+        assert!(
+            largest > HTTP1_MAX_BUF_SIZE,
+            "reqwest's largest piece was {largest} bytes"
+        );
+    }
+
+    #[test]
+    fn a_configured_proxy_keeps_streams_on_reqwest() {
+        assert!(!proxy_may_apply(&Proxy::Off));
+        let url = crate::config::ProxyUrl::new("http://proxy.corp:3128").unwrap();
+        assert!(proxy_may_apply(&Proxy::Url(url)));
+    }
+
+    #[test]
+    fn requests_carry_reqwests_default_headers_unless_set() {
+        let request = hyper_request("http://127.0.0.1:1/v1", HeaderMap::new(), "{}").unwrap();
+        assert_eq!(request.headers()["user-agent"], USER_AGENT);
+        assert_eq!(request.headers()["accept"], "*/*");
+        let mut own = HeaderMap::new();
+        own.insert("accept", "text/event-stream".parse().unwrap());
+        let request = hyper_request("http://127.0.0.1:1/v1", own, "{}").unwrap();
+        assert_eq!(request.headers()["accept"], "text/event-stream");
+        assert!(matches!(
+            hyper_request("not a url", HeaderMap::new(), ""),
+            Err(SendError::Invalid(_))
+        ));
+    }
+}
