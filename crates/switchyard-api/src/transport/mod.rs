@@ -99,18 +99,10 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
-    /// The client for streaming requests, built on first use: hyper's unless a proxy may
-    /// apply (see [`streaming::proxy_may_apply`]).
+    /// The client for streaming requests, built on first use ([`Streaming::new`]).
     fn streaming(&self) -> Result<&Streaming, String> {
         self.streaming
-            .get_or_init(|| {
-                if streaming::proxy_may_apply(&self.key.settings.proxy) {
-                    Ok(Streaming::Reqwest)
-                } else {
-                    streaming::build_hyper(&self.key.settings, self.key.tls, &self.extra_roots)
-                        .map(Streaming::Hyper)
-                }
-            })
+            .get_or_init(|| Streaming::new(&self.key.settings, self.key.tls, &self.extra_roots))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -517,12 +509,16 @@ impl Sending<'_> {
 
 impl Sending<'_> {
     /// Sends `wire` once through the streaming client, and returns the response once its head
-    /// is in. A redirect the hyper client gets is sent again through reqwest, which follows
-    /// redirects by its policy (at most 10, and the error of R7.4 for a loop).
+    /// is in: through hyper's unless a proxy applies to the URL, else through reqwest. A
+    /// redirect the hyper client gets is sent again through reqwest, which follows redirects
+    /// by its policy (at most 10, and the error of R7.4 for a loop).
     async fn send_once(&self, wire: &WireRequest) -> Result<Response, SendError> {
-        if let Streaming::Hyper(client) = self.client {
+        if !matches!(self.client, Streaming::Reqwest) {
             let headers = hyper_headers(wire, self.configured, self.extra)?;
             let request = streaming::hyper_request(&wire.url, headers, &wire.body)?;
+            let Some(client) = self.client.direct(request.uri()) else {
+                return self.send_reqwest(wire).await;
+            };
             let response = client.request(request).await.map_err(SendError::Hyper)?;
             let redirect = matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308)
                 && response.headers().contains_key(reqwest::header::LOCATION);
@@ -533,6 +529,11 @@ impl Sending<'_> {
                 });
             }
         }
+        self.send_reqwest(wire).await
+    }
+
+    /// Sends `wire` once through reqwest.
+    async fn send_reqwest(&self, wire: &WireRequest) -> Result<Response, SendError> {
         let client = self.http.get().map_err(SendError::Invalid)?;
         http_request(client, wire, self.configured, self.extra)
             .send()
@@ -754,7 +755,7 @@ mod tests {
         drop((a, b));
         let d = HttpClient::shared(&settings, "https://api.example.com/v1").unwrap();
         assert!(
-            d.client.get().is_none(),
+            d.client.get().is_none() && d.streaming.get().is_none(),
             "nothing built before the first request"
         );
     }

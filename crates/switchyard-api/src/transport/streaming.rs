@@ -8,8 +8,9 @@
 //! neither the cap nor the connection. Measured at 1,000 concurrent 674 kB streams: 528 kB per
 //! stream through reqwest, 37 kB with the buffer capped at 16 KiB, for equal or less CPU
 //! (bench/README.md, "Issue 17"). reqwest stays where hyper's client cannot do the same:
-//! through an HTTP(S) proxy (configured, or from the environment), after a redirect (reqwest
-//! follows them by its policy), and for the non-streaming requests (token exchanges).
+//! through an HTTP(S) proxy (configured, or one the environment or the system settings give
+//! for the request's host), after a redirect (reqwest follows them by its policy), and for the
+//! non-streaming requests (token exchanges).
 
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::HeaderMap;
 use rustls_pki_types::CertificateDer;
@@ -39,30 +41,51 @@ pub(crate) const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSI
 
 /// Which client a provider's streaming requests go through.
 pub(crate) enum Streaming {
-    /// The capped hyper client: no proxy applies.
-    Hyper(HyperClient),
-    /// The reqwest client: a proxy applies, which hyper's client cannot go through.
+    /// The capped hyper client, for the requests no proxy applies to (boxed: several hundred
+    /// bytes, the other variant none).
+    Hyper(Box<Direct>),
+    /// The reqwest client for every stream: a proxy URL is configured, which hyper's client
+    /// cannot go through.
     Reqwest,
 }
 
-/// Whether requests may go through a proxy under `proxy`: a configured proxy URL, or
-/// [`Proxy::Environment`] with one of the variables reqwest reads set (`HTTP_PROXY`,
-/// `HTTPS_PROXY`, `ALL_PROXY`, upper or lower case). `NO_PROXY` is not consulted: a proxy that
-/// may apply keeps the streams on reqwest, which honours it.
-pub(crate) fn proxy_may_apply(proxy: &Proxy) -> bool {
-    match proxy {
-        Proxy::Off => false,
-        Proxy::Url(_) => true,
-        Proxy::Environment => [
-            "HTTP_PROXY",
-            "http_proxy",
-            "HTTPS_PROXY",
-            "https_proxy",
-            "ALL_PROXY",
-            "all_proxy",
-        ]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty())),
+/// The hyper client and the proxies that keep a request off it.
+pub(crate) struct Direct {
+    client: HyperClient,
+    /// Under [`Proxy::Environment`]: the proxies reqwest would use, read as reqwest reads
+    /// them (hyper-util's `Matcher::from_system`: `HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY`, `NO_PROXY`, then the system's settings on macOS and Windows). `None`
+    /// under [`Proxy::Off`].
+    proxies: Option<Matcher>,
+}
+
+impl Streaming {
+    /// The streaming client for `settings`: see [`build_hyper`] for `tls` and `extra_roots`.
+    pub(crate) fn new(
+        settings: &HttpSettings,
+        tls: bool,
+        extra_roots: &[CertificateDer<'static>],
+    ) -> Result<Self, String> {
+        let proxies = match &settings.proxy {
+            Proxy::Url(_) => return Ok(Self::Reqwest),
+            Proxy::Off => None,
+            Proxy::Environment => Some(Matcher::from_system()),
+        };
+        Ok(Self::Hyper(Box::new(Direct {
+            client: build_hyper(settings, tls, extra_roots)?,
+            proxies,
+        })))
+    }
+
+    /// The hyper client when it can send a request to `uri`: none when a proxy applies to it.
+    pub(crate) fn direct(&self, uri: &hyper::Uri) -> Option<&HyperClient> {
+        match self {
+            Self::Hyper(direct) => match &direct.proxies {
+                Some(m) if m.intercept(uri).is_some() => None,
+                _ => Some(&direct.client),
+            },
+            Self::Reqwest => None,
+        }
     }
 }
 
@@ -379,11 +402,35 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_configured_proxy_keeps_streams_on_reqwest() {
-        assert!(!proxy_may_apply(&Proxy::Off));
+    #[tokio::test]
+    async fn streams_a_proxy_applies_to_stay_on_reqwest() {
+        let uri: hyper::Uri = "http://llm.example.com/v1".parse().unwrap();
+        let settings = |proxy| HttpSettings {
+            proxy,
+            ..HttpSettings::default()
+        };
+        let off = Streaming::new(&settings(Proxy::Off), false, &[]).unwrap();
+        assert!(off.direct(&uri).is_some());
         let url = crate::config::ProxyUrl::new("http://proxy.corp:3128").unwrap();
-        assert!(proxy_may_apply(&Proxy::Url(url)));
+        let configured = Streaming::new(&settings(Proxy::Url(url)), false, &[]).unwrap();
+        assert!(configured.direct(&uri).is_none());
+        // The environment's proxies, as reqwest reads them (a matcher built from given
+        // values: the test must not change the process's environment).
+        let client = build_hyper(&HttpSettings::default(), false, &[]).unwrap();
+        let from_env = Streaming::Hyper(Box::new(Direct {
+            client,
+            proxies: Some(
+                Matcher::builder()
+                    .http("http://proxy.corp:3128")
+                    .no("internal.example.com")
+                    .build(),
+            ),
+        }));
+        assert!(from_env.direct(&uri).is_none(), "HTTP_PROXY applies");
+        let internal: hyper::Uri = "http://internal.example.com/v1".parse().unwrap();
+        assert!(from_env.direct(&internal).is_some(), "NO_PROXY exempts");
+        let https: hyper::Uri = "https://llm.example.com/v1".parse().unwrap();
+        assert!(from_env.direct(&https).is_some(), "no HTTPS_PROXY set");
     }
 
     #[test]
