@@ -58,6 +58,9 @@ pub(crate) struct HttpClient {
     extra_roots: Vec<CertificateDer<'static>>,
     client: OnceLock<Result<reqwest::Client, String>>,
     streaming: OnceLock<Result<Streaming, String>>,
+    /// The TLS configuration both clients share, built when the first of them is: the
+    /// platform's roots are read once.
+    tls: OnceLock<Result<rustls::ClientConfig, String>>,
 }
 
 impl HttpClient {
@@ -85,6 +88,7 @@ impl HttpClient {
             extra_roots,
             client: OnceLock::new(),
             streaming: OnceLock::new(),
+            tls: OnceLock::new(),
         });
         clients.retain(|_, c| c.strong_count() > 0);
         clients.insert(key, Arc::downgrade(&client));
@@ -102,9 +106,16 @@ impl HttpClient {
     /// The client for streaming requests, built on first use ([`Streaming::new`]).
     fn streaming(&self) -> Result<&Streaming, String> {
         self.streaming
-            .get_or_init(|| Streaming::new(&self.key.settings, self.key.tls, &self.extra_roots))
+            .get_or_init(|| Streaming::new(&self.key.settings, || self.tls_config()))
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// The TLS configuration of both clients ([`streaming::tls_config`]), built on first use.
+    fn tls_config(&self) -> Result<rustls::ClientConfig, String> {
+        self.tls
+            .get_or_init(|| streaming::tls_config(self.key.tls, &self.extra_roots))
+            .clone()
     }
 
     fn build(&self) -> Result<reqwest::Client, String> {
@@ -126,21 +137,9 @@ impl HttpClient {
                 builder.proxy(proxy)
             }
         };
-        builder = if self.key.tls {
-            let mut roots = Vec::with_capacity(self.extra_roots.len());
-            for der in &self.extra_roots {
-                roots.push(reqwest::Certificate::from_der(der).map_err(|e| {
-                    format!(
-                        "a certificate of the CA bundle is not usable ({}); check the ca_bundle setting",
-                        innermost(&e)
-                    )
-                })?);
-            }
-            builder.tls_certs_merge(roots)
-        } else {
-            // http:// only: an empty root store instead of the platform's.
-            builder.tls_certs_only(Vec::new())
-        };
+        // The same configuration as the streaming client's: the platform verifier plus the
+        // ca_bundle roots, or (http:// only) an empty root store.
+        builder = builder.tls_backend_preconfigured(self.tls_config()?);
         builder.build().map_err(|e| {
             format!(
                 "could not set up the HTTP client ({}); check the proxy and ca_bundle settings and that the system has CA certificates",

@@ -60,11 +60,11 @@ pub(crate) struct Direct {
 }
 
 impl Streaming {
-    /// The streaming client for `settings`: see [`build_hyper`] for `tls` and `extra_roots`.
+    /// The streaming client for `settings`, with `tls` from [`tls_config`] (called only when
+    /// the hyper client is built).
     pub(crate) fn new(
         settings: &HttpSettings,
-        tls: bool,
-        extra_roots: &[CertificateDer<'static>],
+        tls: impl FnOnce() -> Result<rustls::ClientConfig, String>,
     ) -> Result<Self, String> {
         let proxies = match &settings.proxy {
             Proxy::Url(_) => return Ok(Self::Reqwest),
@@ -72,7 +72,7 @@ impl Streaming {
             Proxy::Environment => Some(Matcher::from_system()),
         };
         Ok(Self::Hyper(Box::new(Direct {
-            client: build_hyper(settings, tls, extra_roots)?,
+            client: build_hyper(settings, tls()?),
             proxies,
         })))
     }
@@ -89,23 +89,22 @@ impl Streaming {
     }
 }
 
-/// The hyper client for `settings`: connect timeout, `TCP_NODELAY`, HTTP/2 when the server
-/// offers it over TLS (ALPN), HTTP/1 otherwise with the read buffer capped. With `tls` the
-/// server's certificate is checked by the platform verifier (as reqwest does) plus
-/// `extra_roots`; without it no root certificate is loaded (`http://` only). Errors name the
-/// problem in one sentence.
-pub(crate) fn build_hyper(
-    settings: &HttpSettings,
+/// The TLS configuration of both clients (one, so the platform's roots are read once): with
+/// `tls` the server's certificate is checked by the platform verifier (as reqwest's own
+/// configuration does) plus `extra_roots`; without it no root certificate is loaded
+/// (`http://` only). ALPN offers HTTP/2, then HTTP/1.1. Errors name the problem in one
+/// sentence.
+pub(crate) fn tls_config(
     tls: bool,
     extra_roots: &[CertificateDer<'static>],
-) -> Result<HyperClient, String> {
+) -> Result<rustls::ClientConfig, String> {
     let provider = rustls::crypto::CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("could not set up TLS ({e})"))?;
-    let tls_config = if tls {
+    let mut config = if tls {
         let verifier = if extra_roots.is_empty() {
             rustls_platform_verifier::Verifier::new(provider)
         } else {
@@ -128,6 +127,19 @@ pub(crate) fn build_hyper(
             .with_root_certificates(rustls::RootCertStore::empty())
             .with_no_client_auth()
     };
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// The hyper client for `settings` over `tls_config` ([`tls_config`]): connect timeout,
+/// `TCP_NODELAY`, HTTP/2 when the server offers it over TLS (ALPN), HTTP/1 otherwise with the
+/// read buffer capped.
+pub(crate) fn build_hyper(
+    settings: &HttpSettings,
+    mut tls_config: rustls::ClientConfig,
+) -> HyperClient {
+    // hyper-rustls sets ALPN itself from the protocols enabled below (the same two).
+    tls_config.alpn_protocols.clear();
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -138,11 +150,11 @@ pub(crate) fn build_hyper(
         .enable_http1()
         .enable_http2()
         .wrap_connector(http);
-    Ok(Client::builder(TokioExecutor::new())
+    Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .http1_max_buf_size(HTTP1_MAX_BUF_SIZE)
-        .build(https))
+        .build(https)
 }
 
 /// The hyper request for a POST of `body` to `url` with `headers`, plus the `User-Agent` and
@@ -373,7 +385,7 @@ mod tests {
     #[tokio::test]
     async fn a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap() {
         let (url, filled) = server_writing_ahead(BODY_BYTES).await;
-        let client = build_hyper(&HttpSettings::default(), false, &[]).unwrap();
+        let client = build_hyper(&HttpSettings::default(), tls_config(false, &[]).unwrap());
         let request = hyper_request(&url, HeaderMap::new(), "{}").unwrap();
         let response = Response::Hyper {
             response: client.request(request).await.unwrap(),
@@ -409,14 +421,15 @@ mod tests {
             proxy,
             ..HttpSettings::default()
         };
-        let off = Streaming::new(&settings(Proxy::Off), false, &[]).unwrap();
+        let off = Streaming::new(&settings(Proxy::Off), || tls_config(false, &[])).unwrap();
         assert!(off.direct(&uri).is_some());
         let url = crate::config::ProxyUrl::new("http://proxy.corp:3128").unwrap();
-        let configured = Streaming::new(&settings(Proxy::Url(url)), false, &[]).unwrap();
+        let configured =
+            Streaming::new(&settings(Proxy::Url(url)), || tls_config(false, &[])).unwrap();
         assert!(configured.direct(&uri).is_none());
         // The environment's proxies, as reqwest reads them (a matcher built from given
         // values: the test must not change the process's environment).
-        let client = build_hyper(&HttpSettings::default(), false, &[]).unwrap();
+        let client = build_hyper(&HttpSettings::default(), tls_config(false, &[]).unwrap());
         let from_env = Streaming::Hyper(Box::new(Direct {
             client,
             proxies: Some(
