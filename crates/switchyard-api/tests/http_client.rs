@@ -256,3 +256,51 @@ fn timeouts_are_per_provider_settings() {
     .unwrap();
     assert_eq!(r.http.connect_timeout, None);
 }
+
+/// A streaming request the server redirects (a moved endpoint, `307`/`308` keeping the
+/// method and body) is followed as reqwest follows redirects, with the same body and key;
+/// a redirect loop is the permanent error of SPEC R7.4.
+#[tokio::test(start_paused = true)]
+async fn a_redirected_stream_is_followed_and_a_redirect_loop_is_named() {
+    let target = MockServer::start(vec![Reply::new(HttpResponse::sse(SSE))]).await;
+    let location = format!("{}/v2/chat/completions", target.url());
+    let moved = MockServer::start(vec![Reply::new(HttpResponse::new(
+        307,
+        &[("location", location.as_str())],
+        "",
+    ))])
+    .await;
+    let h = handler(&format!(
+        "[providers.openai]\nbase_url = \"{}/v1\"",
+        moved.url()
+    ))
+    .unwrap();
+    assert_eq!(
+        collect(h.as_ref()).await,
+        [Ok(ApiStreamChunk::text("over TLS"))]
+    );
+    let reqs = target.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].path, "/v2/chat/completions");
+    assert_eq!(reqs[0].json()["model"], "gpt-4o");
+
+    let looping = MockServer::start(vec![Reply::new(HttpResponse::new(
+        308,
+        &[("location", "/v1/chat/completions")],
+        "",
+    ))])
+    .await;
+    let h = handler(&format!(
+        "[providers.openai]\nbase_url = \"{}/v1\"",
+        looping.url()
+    ))
+    .unwrap();
+    let got = collect(h.as_ref()).await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    let err = got[0].as_ref().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("redirected the request too many times"),
+        "{err}"
+    );
+}

@@ -1526,3 +1526,52 @@ fn models_survives_a_closed_pipe() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "not quiet: {stderr}");
 }
+
+/// Case T02: streams go through the proxy the environment names (`HTTP_PROXY`), as every
+/// other request does, and `NO_PROXY` exempts a host: the streaming client (issue 17) must not
+/// be a client that silently ignores them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proxy_from_the_environment_carries_the_stream_and_no_proxy_exempts() {
+    let proxy = serve(HttpResponse::fixture("anthropic_thinking")).await;
+    let home = home();
+    let task = |base: String, vars: Vec<(&'static str, String)>| {
+        let home = home.path().to_owned();
+        async move {
+            let mut all: Vec<(&str, &str)> = vec![("ANTHROPIC_API_KEY", KEY)];
+            all.extend(vars.iter().map(|(k, v)| (*k, v.as_str())));
+            switchyard(
+                &home,
+                &["task", "hi", "--provider", "anthropic", "--base-url", &base],
+                &all,
+            )
+            .await
+        }
+    };
+    let run = task(
+        "http://llm.example.invalid".to_owned(),
+        vec![("HTTP_PROXY", proxy.url())],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("12,231"), "{run:#?}");
+    let reqs = proxy.requests();
+    assert_eq!(reqs.len(), 1);
+    // A forward proxy gets the request in absolute form.
+    assert_eq!(reqs[0].path, "http://llm.example.invalid/v1/messages");
+    assert_eq!(reqs[0].header("x-api-key"), Some(KEY));
+
+    // NO_PROXY names the server's host: the stream goes straight to it, not to the (dead)
+    // proxy.
+    let direct = serve(HttpResponse::fixture("anthropic_thinking")).await;
+    let run = task(
+        direct.url(),
+        vec![
+            ("HTTP_PROXY", "http://127.0.0.1:9".to_owned()),
+            ("NO_PROXY", "127.0.0.1".to_owned()),
+        ],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert_eq!(direct.requests()[0].path, "/v1/messages");
+    run.assert_no_key();
+}

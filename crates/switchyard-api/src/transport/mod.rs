@@ -13,6 +13,8 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use reqwest::header::HeaderMap;
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 use tokio::time::Instant;
 
 use crate::config::{HttpSettings, Proxy};
@@ -22,6 +24,10 @@ use crate::handler::{RequestOptions, ResolvedDeadlines, ResponseObserver, RetryO
 use crate::retry::{RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::wire::Framing;
+
+mod streaming;
+
+use streaming::{Response, SendError, Streaming};
 
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -39,16 +45,22 @@ struct ClientKey {
 static CLIENTS: LazyLock<Mutex<HashMap<ClientKey, Weak<HttpClient>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// An HTTP client for one set of connection settings (rustls, HTTP/2 when offered).
+/// The HTTP clients for one set of connection settings (rustls, HTTP/2 when offered): the
+/// streaming one (hyper-util's, its HTTP/1 read buffer capped; issue 17) and reqwest's, for
+/// requests that are not streams and for streams when a proxy may apply.
 ///
-/// Built on the first request, so constructing a handler makes no network request and loads
-/// no certificate (SPEC R3.5). A client for an `http://` base URL is built without any root
-/// certificate: loading the platform's roots (about 150 PEM files on Linux) is skipped.
+/// Each is built on its first request, so constructing a handler makes no network request and
+/// loads no certificate (SPEC R3.5). A client for an `http://` base URL is built without any
+/// root certificate: loading the platform's roots (about 150 PEM files on Linux) is skipped.
 pub(crate) struct HttpClient {
     key: ClientKey,
     /// Extra roots from the `ca_bundle` file, read when the handler was built.
-    extra_roots: Vec<reqwest::Certificate>,
+    extra_roots: Vec<CertificateDer<'static>>,
     client: OnceLock<Result<reqwest::Client, String>>,
+    streaming: OnceLock<Result<Streaming, String>>,
+    /// The TLS configuration both clients share, built when the first of them is: the
+    /// platform's roots are read once.
+    tls: OnceLock<Result<rustls::ClientConfig, String>>,
 }
 
 impl HttpClient {
@@ -75,6 +87,8 @@ impl HttpClient {
             key: key.clone(),
             extra_roots,
             client: OnceLock::new(),
+            streaming: OnceLock::new(),
+            tls: OnceLock::new(),
         });
         clients.retain(|_, c| c.strong_count() > 0);
         clients.insert(key, Arc::downgrade(&client));
@@ -89,11 +103,26 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
+    /// The client for streaming requests, built on first use ([`Streaming::new`]).
+    fn streaming(&self) -> Result<&Streaming, String> {
+        self.streaming
+            .get_or_init(|| Streaming::new(&self.key.settings, || self.tls_config()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The TLS configuration of both clients ([`streaming::tls_config`]), built on first use.
+    fn tls_config(&self) -> Result<rustls::ClientConfig, String> {
+        self.tls
+            .get_or_init(|| streaming::tls_config(self.key.tls, &self.extra_roots))
+            .clone()
+    }
+
     fn build(&self) -> Result<reqwest::Client, String> {
         let settings = &self.key.settings;
         let mut builder = reqwest::Client::builder()
             .tcp_nodelay(true)
-            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")));
+            .user_agent(streaming::USER_AGENT);
         if let Some(timeout) = settings.connect_timeout {
             builder = builder.connect_timeout(timeout);
         }
@@ -108,12 +137,9 @@ impl HttpClient {
                 builder.proxy(proxy)
             }
         };
-        builder = if self.key.tls {
-            builder.tls_certs_merge(self.extra_roots.iter().cloned())
-        } else {
-            // http:// only: an empty root store instead of the platform's.
-            builder.tls_certs_only(Vec::new())
-        };
+        // The same configuration as the streaming client's: the platform verifier plus the
+        // ca_bundle roots, or (http:// only) an empty root store.
+        builder = builder.tls_backend_preconfigured(self.tls_config()?);
         builder.build().map_err(|e| {
             format!(
                 "could not set up the HTTP client ({}); check the proxy and ca_bundle settings and that the system has CA certificates",
@@ -124,16 +150,17 @@ impl HttpClient {
 }
 
 /// The certificates of a PEM file (one or more `CERTIFICATE` blocks).
-fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, String> {
+fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let pem = std::fs::read(path)
         .map_err(|e| format!("cannot read the CA bundle {}: {e}", path.display()))?;
-    let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-        format!(
-            "the CA bundle {} is not a PEM file of certificates ({})",
-            path.display(),
-            innermost(&e)
-        )
-    })?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "the CA bundle {} is not a PEM file of certificates ({e})",
+                path.display(),
+            )
+        })?;
     if certs.is_empty() {
         return Err(format!(
             "the CA bundle {} holds no PEM certificate",
@@ -245,24 +272,24 @@ pub(crate) type Reauthorize = Option<PendingRequest>;
 /// the server closed while it sat idle, found dead only when the request went out on it — is
 /// replaced at once: the request is sent again on a new connection, once, with no wait and no
 /// retry counted (SPEC R7.6). Nothing of a response was read, so nothing can be yielded twice.
-async fn open_stream<F: Framing>(
-    build: impl Fn() -> reqwest::RequestBuilder,
+async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>>(
+    send: impl Fn() -> S,
     origin: &Origin,
     on_response: Option<&ResponseObserver>,
-) -> Result<reqwest::Response, ApiError> {
-    let response = match build().send().await {
-        Err(e) if died_before_response(&e) => {
+) -> Result<Response, ApiError> {
+    let response = match send().await {
+        Err(e) if e.died_before_response() => {
             tracing::debug!(
                 "the connection to {} closed before any response ({}); sending again on a new connection",
                 origin.base_url,
-                innermost(&e)
+                e.cause()
             );
-            build().send().await
+            send().await
         }
         sent => sent,
     }
     .map_err(|e| send_error(&e, origin))?;
-    let status = response.status().as_u16();
+    let status = response.status();
     if let Some(observe) = on_response {
         observe(status, response.headers());
     }
@@ -272,9 +299,9 @@ async fn open_stream<F: Framing>(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    if !response.status().is_success() || (!content_type.is_empty() && !F::accepts(&content_type)) {
+    if !(200..300).contains(&status) || (!content_type.is_empty() && !F::accepts(&content_type)) {
         let headers = response.headers().clone();
-        let url = response.url().clone();
+        let url = response.url().to_owned();
         let body = read_limited(response).await;
         let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
@@ -298,16 +325,15 @@ fn provider_spoke(body: &[u8]) -> bool {
         .is_some()
 }
 
-/// A send that failed on an open connection before the response head arrived (reqwest
-/// resolves `send` once the head is in): the connection was closed or reset under the request.
-/// Not a failure to connect, a timeout, or a redirect problem.
-fn died_before_response(e: &reqwest::Error) -> bool {
-    e.is_request() && !e.is_connect() && !e.is_timeout() && !e.is_redirect() && !e.is_builder()
-}
-
-fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
-    let cause = innermost(e);
-    let error = if e.is_timeout() {
+fn send_error(e: &SendError, origin: &Origin) -> ApiError {
+    let cause = e.cause();
+    let error = if let SendError::Invalid(message) = e {
+        ApiError::new(
+            ErrorKind::InvalidRequest,
+            format!("{message}; check the base URL and the configured headers"),
+        )
+        .permanent()
+    } else if e.is_timeout() {
         ApiError::new(
             ErrorKind::Timeout,
             format!("no answer from {} in time ({cause})", origin.base_url),
@@ -334,7 +360,7 @@ fn send_error(e: &reqwest::Error, origin: &Origin) -> ApiError {
     error.with_origin(&origin.provider_id, &origin.model_id)
 }
 
-async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
+async fn read_limited(mut response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
@@ -407,6 +433,38 @@ fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
     Ok(map)
 }
 
+/// The headers of `wire` for the hyper client, as [`http_request`] sets them: its headers,
+/// then the configured ones, then the request's extra headers (replacing same-named ones).
+fn hyper_headers(
+    wire: &WireRequest,
+    configured: &[(String, String)],
+    extra: &HeaderMap,
+) -> Result<HeaderMap, SendError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in wire.headers.iter().chain(configured) {
+        let name_ok = reqwest::header::HeaderName::from_bytes(name.as_bytes());
+        let value_ok = reqwest::header::HeaderValue::from_str(value);
+        match (name_ok, value_ok) {
+            (Ok(n), Ok(v)) => {
+                headers.append(n, v);
+            }
+            // The value is never shown: it may be a credential.
+            _ => {
+                return Err(SendError::Invalid(format!(
+                    "the request header `{name}` is not a valid HTTP header name and value"
+                )));
+            }
+        }
+    }
+    for name in extra.keys() {
+        headers.remove(name);
+    }
+    for (name, value) in extra {
+        headers.append(name, value.clone());
+    }
+    Ok(headers)
+}
+
 /// The reqwest request for `wire`: its headers, then the configured ones, then the request's
 /// extra headers (replacing same-named ones), and its body.
 fn http_request(
@@ -424,7 +482,8 @@ fn http_request(
 
 /// What sending one request needs besides the request itself.
 struct Sending<'a> {
-    client: &'a reqwest::Client,
+    http: &'a HttpClient,
+    client: &'a Streaming,
     configured: &'a [(String, String)],
     extra: &'a HeaderMap,
     origin: &'a Origin,
@@ -440,15 +499,51 @@ impl Sending<'_> {
         &self,
         wire: &WireRequest,
         deadline: &mut Option<Instant>,
-    ) -> Result<reqwest::Response, ApiError> {
+    ) -> Result<Response, ApiError> {
         send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
-            let request = || http_request(self.client, wire, self.configured, self.extra);
-            match before(at, open_stream::<F>(request, self.origin, self.on_response)).await {
+            let send = || self.send_once(wire);
+            match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
                 Some(sent) => sent,
                 None => Err(first_content_timeout(self.first_content, self.origin)),
             }
         })
         .await
+    }
+}
+
+impl Sending<'_> {
+    /// Sends `wire` once through the streaming client, and returns the response once its head
+    /// is in: through hyper's unless a proxy applies to the URL, else through reqwest. A
+    /// redirect the hyper client gets is sent again through reqwest, which follows redirects
+    /// by its policy (at most 10, and the error of R7.4 for a loop).
+    async fn send_once(&self, wire: &WireRequest) -> Result<Response, SendError> {
+        if !matches!(self.client, Streaming::Reqwest) {
+            let headers = hyper_headers(wire, self.configured, self.extra)?;
+            let request = streaming::hyper_request(&wire.url, headers, &wire.body)?;
+            let Some(client) = self.client.direct(request.uri()) else {
+                return self.send_reqwest(wire).await;
+            };
+            let response = client.request(request).await.map_err(SendError::Hyper)?;
+            let redirect = matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308)
+                && response.headers().contains_key(reqwest::header::LOCATION);
+            if !redirect {
+                return Ok(Response::Hyper {
+                    response,
+                    url: wire.url.clone(),
+                });
+            }
+        }
+        self.send_reqwest(wire).await
+    }
+
+    /// Sends `wire` once through reqwest.
+    async fn send_reqwest(&self, wire: &WireRequest) -> Result<Response, SendError> {
+        let client = self.http.get().map_err(SendError::Invalid)?;
+        http_request(client, wire, self.configured, self.extra)
+            .send()
+            .await
+            .map(Response::Reqwest)
+            .map_err(SendError::Reqwest)
     }
 }
 
@@ -508,7 +603,7 @@ pub(crate) fn stream<P: EventParser>(
         };
         let mut deadline = deadline_after(deadlines.first_content);
         let open = async {
-            let client = client.get().map_err(|message| {
+            let streaming = client.streaming().map_err(|message| {
                 ApiError::new(ErrorKind::InvalidRequest, message)
                     .with_origin(&origin.provider_id, &origin.model_id)
             })?;
@@ -517,7 +612,8 @@ pub(crate) fn stream<P: EventParser>(
                 None => return Err(first_content_timeout(deadlines.first_content, &origin)),
             };
             let sending = Sending {
-                client,
+                http: &client,
+                client: streaming,
                 configured: &configured,
                 extra: &extra,
                 origin: &origin,
@@ -573,10 +669,10 @@ pub(crate) fn stream<P: EventParser>(
                 c = before(deadline, response.chunk()) => match c {
                     None if content_seen => Err(idle_timeout(deadlines.idle, &origin)),
                     None => Err(first_content_timeout(deadlines.first_content, &origin)),
-                    Some(c) => c.map_err(|e| {
+                    Some(c) => c.map_err(|cause| {
                         ApiError::new(
                             ErrorKind::Network,
-                            format!("the connection to {} broke while streaming ({})", origin.base_url, innermost(&e)),
+                            format!("the connection to {} broke while streaming ({cause})", origin.base_url),
                         )
                     }),
                 },
@@ -673,7 +769,7 @@ mod tests {
         drop((a, b));
         let d = HttpClient::shared(&settings, "https://api.example.com/v1").unwrap();
         assert!(
-            d.client.get().is_none(),
+            d.client.get().is_none() && d.streaming.get().is_none(),
             "nothing built before the first request"
         );
     }
