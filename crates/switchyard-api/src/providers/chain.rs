@@ -46,9 +46,13 @@ impl std::fmt::Debug for ChainEntry {
 /// `api_key_env` in place of `[providers.ID]`'s, so it inherits everything else of that
 /// provider's section (headers, timeouts, rate limits).
 ///
+/// A fallback that cannot be built (its key is not set, say) is left out of the chain with a
+/// warning (a `tracing` warning naming the entry and what to set), so a working mode still
+/// runs: the chain is there to keep a task going, not to stop it.
+///
 /// # Errors
 ///
-/// The first entry's [`ConfigError`] (a missing key names the variable), as
+/// The mode's own entry's [`ConfigError`] (a missing key names the variable), as
 /// [`super::build_api_handler`] gives them.
 pub fn build_failover_chain(
     config: &ApiConfiguration,
@@ -70,7 +74,17 @@ pub fn build_failover_chain(
         if let Some(var) = &fallback.api_key_env {
             endpoint.api_key_env = Some(var.clone());
         }
-        chain.push(entry(&entry_config, mode)?);
+        match entry(&entry_config, mode) {
+            Ok(entry) => chain.push(entry),
+            Err(e) => tracing::warn!(
+                "the fallback {}:{} is left out of the chain: {e}",
+                provider.trim(),
+                fallback
+                    .model_id
+                    .as_deref()
+                    .unwrap_or("(its default model)")
+            ),
+        }
     }
     Ok(chain)
 }
@@ -166,18 +180,35 @@ input_tokens_per_minute = 1000
                 .rate_key
                 .starts_with("openai@http://127.0.0.1:8089/v1#")
         );
-        // A missing key of a fallback is named like the mode's own.
+        // A fallback whose key is not set is left out (with a warning); the mode's own
+        // entry and the other fallbacks still run.
+        let chain = build_failover_chain(
+            &ApiConfiguration::from_toml(
+                text,
+                "c.toml",
+                test_env(&[
+                    ("ANTHROPIC_API_KEY", "sk-ant-one"),
+                    ("LOCAL_KEY", "sk-local-three"),
+                ]),
+            )
+            .unwrap(),
+            Mode::Act,
+        )
+        .unwrap();
+        let ids: Vec<_> = chain.iter().map(|e| e.provider_id.as_str()).collect();
+        assert_eq!(ids, ["anthropic", "openai"]);
+        // The mode's own missing key is still an error that names the variable.
         let e = build_failover_chain(
             &ApiConfiguration::from_toml(
                 text,
                 "c.toml",
-                test_env(&[("ANTHROPIC_API_KEY", "sk-ant-one")]),
+                test_env(&[("OPENROUTER_API_KEY", "sk-or-two")]),
             )
             .unwrap(),
             Mode::Act,
         )
         .unwrap_err();
-        assert!(e.to_string().contains("OPENROUTER_API_KEY"), "{e}");
+        assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
     }
 
     #[test]

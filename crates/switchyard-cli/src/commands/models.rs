@@ -69,7 +69,10 @@ pub fn run(provider: Option<&str>, json: bool) -> ExitCode {
             .filter_map(|l| l.table)
             .map(|t| t.models.len())
             .sum();
-        let usable = ids.iter().filter(|id| preset(id).is_some()).count();
+        let usable = ids
+            .iter()
+            .filter(|id| preset(id).is_some_and(usable))
+            .count();
         say!();
         say!(
             "{models} models across {} provider ids ({usable} usable from this build){}",
@@ -319,7 +322,7 @@ fn listing_json(l: &Listing<'_>) -> Value {
     json!({
         "provider": l.id,
         "region": l.region,
-        "usable": l.preset.is_some(),
+        "usable": l.preset.is_some_and(usable),
         "family": l.preset.map(family),
         "base_url": l.preset.map(|p| base_url(l, p)),
         "credentials": l.preset.map(credentials),
@@ -327,4 +330,10 @@ fn listing_json(l: &Listing<'_>) -> Value {
         "any_model_id": l.preset.map(|p| p.any_model_id),
         "models": models,
     })
+}
+
+/// Whether a provider of this build can be used from a terminal (`cline`, `cline-pass`,
+/// `vscode-lm` and `oca` are listed only to say why not).
+fn usable(preset: &ProviderPreset) -> bool {
+    !matches!(preset.family, WireFamily::Unavailable(_))
 }
