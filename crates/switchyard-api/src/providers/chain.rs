@@ -6,7 +6,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::{handler_for, resolve_mode};
-use crate::config::{ApiConfiguration, ConfigError, Mode};
+use crate::config::{ApiConfiguration, ConfigError, FallbackSettings, Mode};
 use crate::handler::ApiHandler;
 
 /// One entry of a failover chain, ready to send.
@@ -60,33 +60,73 @@ pub fn build_failover_chain(
 ) -> Result<Vec<ChainEntry>, ConfigError> {
     let mut chain = vec![entry(config, mode)?];
     for fallback in &config.mode_settings(mode).fallbacks {
-        let mut entry_config = config.clone();
-        *entry_config.mode_settings_mut(mode) = fallback.mode_settings();
-        let provider = fallback.provider.clone().unwrap_or_default();
-        let endpoint = entry_config
-            .providers
-            .endpoints
-            .entry(provider.trim().to_owned())
-            .or_default();
-        if let Some(url) = &fallback.base_url {
-            endpoint.base_url = Some(url.clone());
-        }
-        if let Some(var) = &fallback.api_key_env {
-            endpoint.api_key_env = Some(var.clone());
-        }
-        match entry(&entry_config, mode) {
+        match fallback_entry(config, mode, fallback) {
             Ok(entry) => chain.push(entry),
-            Err(e) => tracing::warn!(
-                "the fallback {}:{} is left out of the chain: {e}",
-                provider.trim(),
-                fallback
-                    .model_id
-                    .as_deref()
-                    .unwrap_or("(its default model)")
+            Err(why) => tracing::warn!(
+                "the fallback {} is left out of the chain: {why}",
+                fallback_label(fallback)
             ),
         }
     }
     Ok(chain)
+}
+
+/// What keeps each of `mode`'s fallbacks out of its chain (the sentence
+/// [`build_failover_chain`] warns with, after `provider:model`), for `switchyard config check`.
+pub fn failover_problems(config: &ApiConfiguration, mode: Mode) -> Vec<String> {
+    config
+        .mode_settings(mode)
+        .fallbacks
+        .iter()
+        .filter_map(|f| {
+            fallback_entry(config, mode, f)
+                .err()
+                .map(|why| format!("the fallback {} is left out: {why}", fallback_label(f)))
+        })
+        .collect()
+}
+
+/// `provider:model` as the user wrote the entry.
+fn fallback_label(fallback: &FallbackSettings) -> String {
+    format!(
+        "{}:{}",
+        fallback.provider.as_deref().unwrap_or("").trim(),
+        fallback
+            .model_id
+            .as_deref()
+            .unwrap_or("(its default model)")
+    )
+}
+
+/// One fallback resolved against a copy of `config` with its settings as the mode's and its
+/// `base_url` / `api_key_env` in place of `[providers.ID]`'s. An id that is no provider is
+/// refused here (a mode's unknown id falls back to the default provider, R3.4, but a
+/// fallback that silently became another provider would spend where the user did not ask).
+fn fallback_entry(
+    config: &ApiConfiguration,
+    mode: Mode,
+    fallback: &FallbackSettings,
+) -> Result<ChainEntry, String> {
+    let provider = fallback.provider.as_deref().unwrap_or("").trim().to_owned();
+    if super::preset(&provider).is_none() {
+        return Err(format!(
+            "`{provider}` is not a provider id; `switchyard models` lists them"
+        ));
+    }
+    let mut entry_config = config.clone();
+    *entry_config.mode_settings_mut(mode) = fallback.mode_settings();
+    let endpoint = entry_config
+        .providers
+        .endpoints
+        .entry(provider)
+        .or_default();
+    if let Some(url) = &fallback.base_url {
+        endpoint.base_url = Some(url.clone());
+    }
+    if let Some(var) = &fallback.api_key_env {
+        endpoint.api_key_env = Some(var.clone());
+    }
+    entry(&entry_config, mode).map_err(|e| e.to_string())
 }
 
 fn entry(config: &ApiConfiguration, mode: Mode) -> Result<ChainEntry, ConfigError> {
@@ -209,6 +249,24 @@ input_tokens_per_minute = 1000
         )
         .unwrap_err();
         assert!(e.to_string().contains("ANTHROPIC_API_KEY"), "{e}");
+        // What config check reports: an id that is no provider (the `openai` entry needs no
+        // key for its local base URL, so it stays).
+        let typo = text.replace("\"openrouter\"", "\"opnrouter\"");
+        let config = ApiConfiguration::from_toml(
+            &typo,
+            "c.toml",
+            test_env(&[("ANTHROPIC_API_KEY", "sk-ant-one")]),
+        )
+        .unwrap();
+        let problems = failover_problems(&config, Mode::Act);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("`opnrouter` is not a provider id"),
+            "{problems:?}"
+        );
+        let chain = build_failover_chain(&config, Mode::Act).unwrap();
+        let ids: Vec<_> = chain.iter().map(|e| e.provider_id.as_str()).collect();
+        assert_eq!(ids, ["anthropic", "openai"]);
     }
 
     #[test]

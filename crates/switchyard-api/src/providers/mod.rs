@@ -50,7 +50,7 @@ mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
 
-pub use chain::{ChainEntry, build_failover_chain};
+pub use chain::{ChainEntry, build_failover_chain, failover_problems};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
     CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,

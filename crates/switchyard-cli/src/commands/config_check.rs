@@ -114,6 +114,26 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                         .iter()
                         .map(|n| format!("{} mode: {n}", mode.as_str())),
                 );
+                let fallbacks = &config.mode_settings(mode).fallbacks;
+                if !fallbacks.is_empty() {
+                    let listed: Vec<String> = fallbacks
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "{}:{}",
+                                f.provider.as_deref().unwrap_or("").trim(),
+                                f.model_id.as_deref().unwrap_or("(default model)")
+                            )
+                        })
+                        .collect();
+                    say!("  fallbacks  {}", listed.join(", "));
+                }
+                // A fallback that cannot run is left out of the chain (SPEC R12.1): said here.
+                warnings.extend(
+                    switchyard_api::failover_problems(&config, mode)
+                        .into_iter()
+                        .map(|p| format!("{} mode: {p}", mode.as_str())),
+                );
             }
             Err(e) => {
                 say!("  (cannot be used)");
