@@ -147,6 +147,16 @@ impl FallbackSettings {
         }
     }
 
+    /// `provider:model` as the entry was written (`(default model)` when it names none), as
+    /// `--fallback` takes it and messages show it.
+    pub fn label(&self) -> String {
+        format!(
+            "{}:{}",
+            self.provider.as_deref().unwrap_or("").trim(),
+            self.model_id.as_deref().unwrap_or("(default model)")
+        )
+    }
+
     /// Parses `PROVIDER:MODEL` (the `--fallback` flag). The model may itself hold colons
     /// (`ollama:qwen3:8b`); `None` when either part is empty.
     pub fn parse_flag(text: &str) -> Option<Self> {

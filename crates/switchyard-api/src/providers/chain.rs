@@ -64,7 +64,7 @@ pub fn build_failover_chain(
             Ok(entry) => chain.push(entry),
             Err(why) => tracing::warn!(
                 "the fallback {} is left out of the chain: {why}",
-                fallback_label(fallback)
+                fallback.label()
             ),
         }
     }
@@ -81,21 +81,9 @@ pub fn failover_problems(config: &ApiConfiguration, mode: Mode) -> Vec<String> {
         .filter_map(|f| {
             fallback_entry(config, mode, f)
                 .err()
-                .map(|why| format!("the fallback {} is left out: {why}", fallback_label(f)))
+                .map(|why| format!("the fallback {} is left out: {why}", f.label()))
         })
         .collect()
-}
-
-/// `provider:model` as the user wrote the entry.
-fn fallback_label(fallback: &FallbackSettings) -> String {
-    format!(
-        "{}:{}",
-        fallback.provider.as_deref().unwrap_or("").trim(),
-        fallback
-            .model_id
-            .as_deref()
-            .unwrap_or("(its default model)")
-    )
 }
 
 /// One fallback resolved against a copy of `config` with its settings as the mode's and its

@@ -116,16 +116,7 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
                 );
                 let fallbacks = &config.mode_settings(mode).fallbacks;
                 if !fallbacks.is_empty() {
-                    let listed: Vec<String> = fallbacks
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "{}:{}",
-                                f.provider.as_deref().unwrap_or("").trim(),
-                                f.model_id.as_deref().unwrap_or("(default model)")
-                            )
-                        })
-                        .collect();
+                    let listed: Vec<String> = fallbacks.iter().map(|f| f.label()).collect();
                     say!("  fallbacks  {}", listed.join(", "));
                 }
                 // A fallback that cannot run is left out of the chain (SPEC R12.1): said here.
