@@ -10,15 +10,19 @@
 #   stop      stop the server (fast shutdown: clients are disconnected, nothing is lost)
 #   restart   stop then start (the tests use it for "a server restart mid-task")
 #   status    exit 0 when the server answers, 3 when it does not
+#   clean     drop the databases earlier test runs left (named t_*; one in use is left alone)
 #   url       print the URL, e.g. postgres://postgres@127.0.0.1:54329/postgres
 #
 # Environment:
 #   SWITCHYARD_PG_PORT  the port (default 54329)
 #   SWITCHYARD_PG_DIR   the cluster folder (default ${TMPDIR:-/tmp}/switchyard-postgres-PORT)
 #
-# The cluster trusts every connection from 127.0.0.1 (no password): it is for tests and local
-# trials only. As root, the server runs as the `postgres` user the package creates (initdb and
-# postgres refuse to run as root); as another user, as that user.
+# The cluster trusts every connection from 127.0.0.1 (no password) and runs with fsync off (a
+# machine crash may lose it: delete the folder and start again): it is for tests and local trials
+# only. fsync off keeps the tests' many CREATE DATABASEs from flooding the disk that the SQLite
+# store's tests fsync on at the same time, and a restart after a crash from syncing every file.
+# As root, the server runs as the `postgres` user the package creates (initdb and postgres
+# refuse to run as root); as another user, as that user.
 set -euo pipefail
 
 port="${SWITCHYARD_PG_PORT:-54329}"
@@ -78,9 +82,24 @@ start() {
       { cat "$dir.initdb.log" >&2; exit 1; }
   fi
   as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='$dir' -c max_connections=300" >/dev/null ||
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='$dir' -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null ||
     { tail -20 "$dir/server.log" >&2; exit 1; }
   echo "$url"
+}
+
+# Drops the test databases (t_*, see switchyard_testkit::fresh_postgres_database) that earlier
+# runs left; each is a copy of template1 (~7.5 MB), and they add up run after run. A database
+# another run still uses cannot be dropped and is left alone.
+clean() {
+  local bin name
+  bin="$(pg_bin)" || return 0
+  answers || return 0
+  as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atq \
+    -c "SELECT datname FROM pg_database WHERE datname LIKE 't\_%'" |
+    while read -r name; do
+      as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -q \
+        -c "DROP DATABASE IF EXISTS \"$name\"" >/dev/null 2>&1 || true
+    done
 }
 
 stop() {
@@ -94,6 +113,7 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   restart) stop; start ;;
+  clean) clean ;;
   status) if answers; then echo "$url answers"; else echo "$url does not answer"; exit 3; fi ;;
   url) echo "$url" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2 ;;

@@ -47,6 +47,8 @@ fi
 pg_url=""
 if pg_url="$(scripts/postgres.sh start)"; then
   echo "PostgreSQL test server: $pg_url"
+  # Earlier runs' test databases add up (each a ~7.5 MB copy of template1): drop them.
+  scripts/postgres.sh clean
 else
   pg_url=""
   echo "scripts/postgres.sh could not start PostgreSQL: the PostgreSQL store tests are skipped (in CI they fail)" >&2

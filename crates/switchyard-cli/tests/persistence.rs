@@ -662,9 +662,21 @@ async fn four_processes_on_one_store(env: Env) {
             env.run(&argv).await
         }));
     }
-    tokio::time::timeout(Duration::from_secs(60), gate.wait_until_reached(4))
+    if tokio::time::timeout(Duration::from_secs(60), gate.wait_until_reached(4))
         .await
-        .expect("four answers did not reach the gate within 60 s");
+        .is_err()
+    {
+        // Say why: the output of every process that already ended.
+        let mut ended = String::new();
+        for run in runs.iter_mut().filter(|r| r.is_finished()) {
+            let (code, stdout, stderr) = run.await.unwrap();
+            ended.push_str(&format!("exit {code:?}\n{stdout}{stderr}\n"));
+        }
+        panic!(
+            "{} of four answers reached the gate within 60 s; processes that ended:\n{ended}",
+            gate.reached()
+        );
+    }
     // The pieces sent before the gate are stored as they arrive: poll until all four
     // processes have stored theirs (a deadline, not a guess).
     let store = env.store().await;
