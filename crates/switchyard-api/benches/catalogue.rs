@@ -1,6 +1,7 @@
 //! What the model catalogue costs a run of `switchyard`: parsing the embedded data files
-//! (about 530 models in 50 TOML files, done once per process, before the first request) and
-//! finding a typed id's entry (an exact id, a dated variant, an unknown id).
+//! (about 530 models in 50 TOML files; a task parses only its provider's, once per process,
+//! before the first request; `switchyard models` parses all) and finding a typed id's entry
+//! (an exact id, a dated variant, an unknown id).
 //!
 //! Run: `cargo bench -p switchyard-api --bench catalogue`.
 
@@ -17,6 +18,14 @@ fn catalogue(c: &mut Criterion) {
     c.bench_function("catalogue/parse_builtin", |b| {
         b.iter(|| black_box(Catalogue::parse_builtin()))
     });
+    // One provider's files: the largest table (vertex, 52 models in two files), a middle
+    // one (openai-native, 33) and the local server's one-model file (openai).
+    for provider in ["vertex", "openai-native", "openai"] {
+        c.bench_function(
+            &format!("catalogue/parse_builtin_provider/{provider}"),
+            |b| b.iter(|| black_box(Catalogue::parse_builtin_provider(black_box(provider)))),
+        );
+    }
     let table = Catalogue::builtin()
         .table("openai-native", None)
         .expect("openai-native's table");

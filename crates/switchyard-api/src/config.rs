@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::handler::Deadlines;
-use crate::model::Catalogue;
+use crate::model::{Catalogue, ModelTable};
 
 /// The task's mode (SPEC R3.1). Each mode has its own provider and model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -781,6 +781,16 @@ impl ApiConfiguration {
         self.catalogue
             .as_deref()
             .unwrap_or_else(|| Catalogue::builtin())
+    }
+
+    /// The model table of `provider` in `region` (else its table without a region) in the
+    /// catalogue in effect: [`ApiConfiguration::catalogue`]'s, else the built-in one, of which
+    /// only that provider's data files are parsed ([`Catalogue::builtin_table`]).
+    pub fn model_table(&self, provider: &str, region: Option<&str>) -> Option<&ModelTable> {
+        match &self.catalogue {
+            Some(catalogue) => catalogue.table(provider, region),
+            None => Catalogue::builtin_table(provider, region),
+        }
     }
 
     /// The settings of `mode`.

@@ -297,8 +297,7 @@ fn check_model(config: &ApiConfiguration, mode: Mode) -> Result<(), ConfigError>
         return Ok(());
     }
     let suggestion = config
-        .catalogue()
-        .table(&resolved.provider_id, resolved.region.as_deref())
+        .model_table(&resolved.provider_id, resolved.region.as_deref())
         .and_then(|t| suggest(t, &resolved.model_id));
     match suggestion {
         Some(s) => Err(ConfigError::UnknownModel {

@@ -13,21 +13,26 @@
 //! 3. The user's `models.toml` in the configuration directory, read at run time
 //!    ([`Catalogue::with_user_file`]): adds entries, or changes built-in ones field by field.
 //!
-//! All files are embedded at build time (`build.rs` lists them); a data file that does not
-//! parse is a bug caught by the tests, and is left out (with an error logged) at run time.
+//! All files are embedded at build time (`build.rs` lists them with their provider ids); a
+//! data file that does not parse is a bug caught by the tests, and is left out (with an error
+//! logged) at run time. A run that needs one provider's tables parses only that provider's
+//! files ([`Catalogue::builtin_table`]): parsing all of them took about 2.5 ms of a task's
+//! start (issue 17).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 use super::ModelInfo;
 use crate::config::{ConfigError, toml_parse_error};
 
-/// The embedded data files: `(folder, file name, contents)`, written by `build.rs`.
-const FILES: &[(&str, &str, &str)] = include!(concat!(env!("OUT_DIR"), "/catalogue_files.rs"));
+/// The embedded data files: `(folder, file name, provider id, contents)`, written by
+/// `build.rs` (the provider id is the file's `provider` field).
+const FILES: &[(&str, &str, &str, &str)] =
+    include!(concat!(env!("OUT_DIR"), "/catalogue_files.rs"));
 
 /// Where a catalogue entry came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -155,6 +160,16 @@ struct UserProvider {
 
 static BUILTIN: LazyLock<Catalogue> = LazyLock::new(Catalogue::parse_builtin);
 
+/// The built-in tables one provider at a time, each parsed when first asked for: by provider id,
+/// the catalogue of that provider's files.
+static BUILTIN_BY_PROVIDER: LazyLock<BTreeMap<&'static str, OnceLock<Catalogue>>> =
+    LazyLock::new(|| {
+        FILES
+            .iter()
+            .map(|(_, _, provider, _)| (*provider, OnceLock::new()))
+            .collect()
+    });
+
 impl Catalogue {
     /// The built-in catalogue: the reference's tables and Switchyard's own, parsed once.
     pub fn builtin() -> &'static Catalogue {
@@ -165,9 +180,38 @@ impl Catalogue {
     /// measuring it, `benches/catalogue.rs`). A file that does not parse is left out with an
     /// error logged (the tests make sure none does).
     pub fn parse_builtin() -> Catalogue {
+        Self::parse_files(|_| true)
+    }
+
+    /// The built-in table of `provider` in `region`, else its table without a region, as
+    /// [`Catalogue::builtin`]`.table(provider, region)` gives it, parsing only that provider's
+    /// data files (once per process) unless the whole catalogue is already parsed.
+    pub fn builtin_table(provider: &str, region: Option<&str>) -> Option<&'static ModelTable> {
+        if let Some(all) = LazyLock::get(&BUILTIN) {
+            return all.table(provider, region);
+        }
+        BUILTIN_BY_PROVIDER
+            .get(provider)?
+            .get_or_init(|| Self::parse_builtin_provider(provider))
+            .table(provider, region)
+    }
+
+    /// Parses afresh the embedded data files of `provider` only (what
+    /// [`Catalogue::builtin_table`] does once per provider; for measuring it,
+    /// `benches/catalogue.rs`): a catalogue holding that provider's tables.
+    pub fn parse_builtin_provider(provider: &str) -> Catalogue {
+        Self::parse_files(|p| p == provider)
+    }
+
+    /// The embedded data files whose provider id passes `wanted`, parsed; a file that does
+    /// not parse is left out with an error logged.
+    fn parse_files(wanted: impl Fn(&str) -> bool) -> Catalogue {
         let mut catalogue = Catalogue::default();
-        for (folder, name, text) in FILES {
-            if let Err(e) = catalogue.add_builtin(folder, name, text) {
+        for (folder, name, provider, text) in FILES {
+            if !wanted(provider) {
+                continue;
+            }
+            if let Err(e) = catalogue.add_builtin(folder, name, provider, text) {
                 tracing::error!("built-in model table models/{folder}/{name} is invalid: {e}");
             }
         }
@@ -241,8 +285,20 @@ impl Catalogue {
         self.user_file.as_deref()
     }
 
-    fn add_builtin(&mut self, folder: &str, name: &str, text: &str) -> Result<(), String> {
+    fn add_builtin(
+        &mut self,
+        folder: &str,
+        name: &str,
+        provider: &str,
+        text: &str,
+    ) -> Result<(), String> {
         let file: DataFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        if file.provider != provider {
+            return Err(format!(
+                "provider `{}`, but build.rs read `{provider}` from the file",
+                file.provider
+            ));
+        }
         let key = (file.provider.clone(), file.region.clone());
         let table = self
             .tables
@@ -408,12 +464,56 @@ fn user_field_error(
 mod tests {
     use super::*;
 
+    /// One provider's files parsed alone give the tables the whole catalogue has, for every
+    /// provider and region (and none for an id without files).
+    #[test]
+    fn one_providers_tables_parsed_alone_match_the_whole_catalogue() {
+        let providers: Vec<&str> = FILES.iter().map(|(_, _, p, _)| *p).collect();
+        for provider in &providers {
+            let alone = Catalogue::parse_files(|p| p == *provider);
+            let keys: Vec<_> = alone.tables.keys().cloned().collect();
+            assert!(!keys.is_empty(), "{provider}");
+            for (p, region) in keys {
+                assert_eq!(&p, provider);
+                assert_eq!(
+                    alone.table(&p, region.as_deref()),
+                    Catalogue::builtin().table(&p, region.as_deref()),
+                    "{p} {region:?}"
+                );
+            }
+        }
+        assert!(
+            Catalogue::parse_files(|p| p == "no-such-provider")
+                .tables
+                .is_empty()
+        );
+    }
+
+    /// `builtin_table` answers as the whole catalogue does, before and after it is parsed.
+    #[test]
+    fn builtin_table_matches_the_whole_catalogue() {
+        for (provider, region) in [
+            ("anthropic", None),
+            ("qwen", Some("china")),
+            ("qwen", Some("international")),
+            ("qwen", Some("nowhere")),
+            ("openai", None),
+            ("no-such-provider", None),
+        ] {
+            assert_eq!(
+                Catalogue::builtin_table(provider, region),
+                Catalogue::builtin().table(provider, region),
+                "{provider} {region:?}"
+            );
+        }
+    }
+
     #[test]
     fn every_builtin_file_loads() {
         let mut catalogue = Catalogue::default();
-        for (folder, name, text) in FILES {
+        for (folder, name, provider, text) in FILES {
             catalogue
-                .add_builtin(folder, name, text)
+                .add_builtin(folder, name, provider, text)
                 .unwrap_or_else(|e| panic!("models/{folder}/{name}: {e}"));
         }
         assert_eq!(&catalogue, Catalogue::builtin());
@@ -442,13 +542,24 @@ mod tests {
         // it for the data; here the refusal itself.
         let mut c = Catalogue::default();
         let a = "provider = \"p\"\nsource = \"pModels\"\ndefault = \"m\"\n[models.m]\ncontext_window = 10\n";
-        c.add_builtin("reference", "p.toml", a).unwrap();
+        c.add_builtin("reference", "p.toml", "p", a).unwrap();
         let b = "provider = \"p\"\n[models.m]\ncontext_window = 20\n";
-        let e = c.add_builtin("switchyard", "p.toml", b).unwrap_err();
+        let e = c.add_builtin("switchyard", "p.toml", "p", b).unwrap_err();
         assert!(
             e.contains("already in built-in reference table pModels"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_file_whose_provider_is_not_the_one_build_rs_read_is_refused() {
+        let mut c = Catalogue::default();
+        let text = "provider = \"p\"\n[models.m]\ncontext_window = 10\n";
+        let e = c
+            .add_builtin("switchyard", "p.toml", "q", text)
+            .unwrap_err();
+        assert!(e.contains("provider `p`, but build.rs read `q`"), "{e}");
+        assert!(c.tables.is_empty());
     }
 
     #[test]

@@ -459,7 +459,7 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty());
-    let table = config.catalogue().table(preset.id, region.as_deref());
+    let table = config.model_table(preset.id, region.as_deref());
     let model_id = requested_model
         .map(str::to_owned)
         .or_else(|| table.and_then(|t| t.default.clone()))
