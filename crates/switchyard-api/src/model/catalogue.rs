@@ -185,11 +185,8 @@ impl Catalogue {
 
     /// The built-in table of `provider` in `region`, else its table without a region, as
     /// [`Catalogue::builtin`]`.table(provider, region)` gives it, parsing only that provider's
-    /// data files (once per process) unless the whole catalogue is already parsed.
+    /// data files (once per process).
     pub fn builtin_table(provider: &str, region: Option<&str>) -> Option<&'static ModelTable> {
-        if let Some(all) = LazyLock::get(&BUILTIN) {
-            return all.table(provider, region);
-        }
         BUILTIN_BY_PROVIDER
             .get(provider)?
             .get_or_init(|| Self::parse_builtin_provider(provider))
@@ -489,7 +486,7 @@ mod tests {
         );
     }
 
-    /// `builtin_table` answers as the whole catalogue does, before and after it is parsed.
+    /// `builtin_table` answers as the whole catalogue does.
     #[test]
     fn builtin_table_matches_the_whole_catalogue() {
         for (provider, region) in [
