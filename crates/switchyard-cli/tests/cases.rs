@@ -25,8 +25,14 @@ mod common;
 /// A key that must never be printed.
 const KEY: &str = "sk-test-cli-cases-key-must-never-be-printed-51c2";
 
-/// A wait may come this much later than stated: jitter (+10 %, SPEC R5.2) and a loaded machine.
-const LATE: Duration = Duration::from_millis(1500);
+/// The time between two requests may exceed the stated wait by this much before the test calls
+/// it a hang: the rest of the failed stream, the next request's preparation and a loaded
+/// machine (41 binaries at once under CI's other work took up to 2.9 s more). The stated wait
+/// itself is checked exactly.
+const HUNG: Duration = Duration::from_secs(15);
+
+/// A stated wait is printed in seconds with rounding; this much above 110 % still passes.
+const JITTER_ROUNDING: Duration = Duration::from_millis(50);
 
 /// One finished run of the binary.
 struct Run {
@@ -124,10 +130,33 @@ fn compare(case: &Value, out: &Run, server: &MockServer) -> Vec<String> {
             want["requests"]
         ));
     } else {
-        for (i, wait) in want["waits_s"].as_array().unwrap().iter().enumerate() {
+        // Each wait twice: the delay the binary stated in its `error_retry` (task-level) or
+        // `retry_status` (provider-level) event, exact up to the jitter, and the time the
+        // server saw between the two requests, which must hold the whole wait (the product
+        // really waited) and not much more (HUNG bounds a hang; how much longer a loaded
+        // machine takes is not asserted here).
+        let stated: Vec<f64> = events
+            .iter()
+            .filter(|e| e["type"] == "error_retry" || e["type"] == "retry_status")
+            .filter_map(|e| e["delay_seconds"].as_f64())
+            .collect();
+        let waits = want["waits_s"].as_array().unwrap();
+        if stated.len() != waits.len() {
+            problems.push(format!(
+                "{} retry events with a delay, want {}",
+                stated.len(),
+                waits.len()
+            ));
+        }
+        for (i, wait) in waits.iter().enumerate() {
             let wait = Duration::from_secs_f64(wait.as_f64().unwrap());
+            if let Some(said) = stated.get(i).map(|s| Duration::from_secs_f64(*s)) {
+                if said < wait.mul_f64(0.9) || said > wait.mul_f64(1.1) + JITTER_ROUNDING {
+                    problems.push(format!("wait {} was stated as {said:?}, want {wait:?}", i + 1));
+                }
+            }
             let gap = requests[i + 1].at - requests[i].at;
-            if gap < wait.mul_f64(0.9) || gap > wait.mul_f64(1.1) + LATE {
+            if gap < wait.mul_f64(0.9) || gap > wait.mul_f64(1.1) + HUNG {
                 problems.push(format!("wait {} was {gap:?}, want {wait:?}", i + 1));
             }
         }
