@@ -152,7 +152,10 @@ fn compare(case: &Value, out: &Run, server: &MockServer) -> Vec<String> {
             let wait = Duration::from_secs_f64(wait.as_f64().unwrap());
             if let Some(said) = stated.get(i).map(|s| Duration::from_secs_f64(*s)) {
                 if said < wait.mul_f64(0.9) || said > wait.mul_f64(1.1) + JITTER_ROUNDING {
-                    problems.push(format!("wait {} was stated as {said:?}, want {wait:?}", i + 1));
+                    problems.push(format!(
+                        "wait {} was stated as {said:?}, want {wait:?}",
+                        i + 1
+                    ));
                 }
             }
             let gap = requests[i + 1].at - requests[i].at;
