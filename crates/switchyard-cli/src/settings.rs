@@ -183,8 +183,9 @@ fn load_plain(
 
 /// [`load_plain`]'s sources as TOML text, with the `-c` overrides applied before parsing (so
 /// any field can be set, and a wrong one is reported like the file's). The built-in local
-/// default reads no key unless the user chose where requests go (`--base-url`, or a
-/// `providers.ID.base_url` override), as without overrides.
+/// default reads no key unless the user chose where requests go (`--base-url`, a
+/// `providers.ID.base_url` override, or a mode's `provider` override naming another provider),
+/// as without overrides.
 fn load_overridden(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -218,7 +219,9 @@ fn load_overridden(
             ),
             "the built-in default (with -c overrides)".to_owned(),
             ConfigSource::BuiltInLocal,
-            selection.base_url.is_some() || crate::overrides::sets_base_url(overrides),
+            selection.base_url.is_some()
+                || crate::overrides::sets_base_url(overrides)
+                || crate::overrides::sets_provider_other_than(overrides, "openai"),
         ),
     };
     let mut table: toml::Table = toml::from_str(&text).unwrap_or_default();

@@ -667,11 +667,14 @@ async fn resume_keeps_the_base_url_and_refuses_another_host_unless_told() {
         .as_str()
         .unwrap()
         .to_owned();
-    // No --base-url: the task's own endpoint, not OpenAI's.
-    let out = switchyard(home.path(), &["resume", &id, "again"]).await;
+    // No --base-url: the task's own endpoint, not OpenAI's, and its own model (with no
+    // configuration file the built-in provider's default is another model).
+    let out = switchyard(home.path(), &["resume", &id, "--json", "again"]).await;
     assert_eq!(out.code, Some(0), "{out:#?}");
-    assert_eq!(out.stdout.trim(), "local two");
+    assert_eq!(out.of_type("text")[0]["text"], "local two", "{out:#?}");
+    assert_eq!(out.of_type("task_started")[0]["model"], "m", "{out:#?}");
     assert_eq!(local.request_count(), 2);
+    assert_eq!(local.requests()[1].json()["model"], "m");
     // Another host: refused, saying how to stay or move.
     let other_url = format!(
         "http://localhost:{}",
@@ -699,6 +702,7 @@ async fn resume_keeps_the_base_url_and_refuses_another_host_unless_told() {
     .await;
     assert_eq!(out.code, Some(0), "{out:#?}");
     assert_eq!(other.request_count(), 1);
+    assert_eq!(other.requests()[0].json()["model"], "m");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -878,6 +882,29 @@ async fn dash_c_overrides_any_configuration_field() {
     let out = switchyard(home.path(), &["-c", "act.model", "task", "Hi"]).await;
     assert_eq!(out.code, Some(2));
     assert!(out.stderr.contains("key=value"), "{out:#?}");
+}
+
+/// With no configuration file, `-c act.provider=ID` moves the requests off the built-in local
+/// default, so the provider's key is read from its variable (it was reported missing).
+#[tokio::test(flavor = "multi_thread")]
+async fn dash_c_provider_without_a_file_reads_that_providers_key() {
+    let home = tempfile::tempdir().unwrap();
+    let mut cmd = command(
+        home.path(),
+        &["-c", "act.provider=anthropic", "config", "check"],
+    );
+    cmd.env("ANTHROPIC_API_KEY", KEY);
+    let out = run(cmd, None).await;
+    assert!(!out.stdout.contains("MISSING"), "{out:#?}");
+    assert!(out.stdout.contains("ANTHROPIC_API_KEY"), "{out:#?}");
+    out.assert_no_key();
+    // Without the variable, the check says so.
+    let out = switchyard(
+        home.path(),
+        &["-c", "act.provider=anthropic", "config", "check"],
+    )
+    .await;
+    assert!(out.stdout.contains("MISSING"), "{out:#?}");
 }
 
 /// The first run, with no configuration and no local model server: one sentence saying how to

@@ -285,10 +285,16 @@ async fn saved_listed_exported_and_resumed(env: Env) {
         "openai"
     );
 
-    // Resuming an answered task without a prompt outside a terminal is a clear error.
+    // Resuming an answered task without a prompt outside a terminal is a clear error, and
+    // records nothing (no `task_started` for a run that does nothing).
+    let events_before = env.store().await.events(&id).await.unwrap().len();
     let (code, _, stderr) = env.run(&["resume", &id]).await;
     assert_eq!(code, Some(2));
     assert!(stderr.contains("pass the next message"), "{stderr}");
+    assert_eq!(
+        env.store().await.events(&id).await.unwrap().len(),
+        events_before
+    );
     let (code, _, stderr) = env.run(&["resume", "404", "x"]).await;
     assert_eq!(code, Some(2));
     assert!(stderr.contains("no task with id 404"), "{stderr}");

@@ -95,6 +95,22 @@ pub async fn session(
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
+    let interactive = !options.json && std::io::stdin().is_terminal();
+    // The first message of a resumed task: the prompt, or (without one) what the task has
+    // pending. A new task was created with its prompt. Nothing to send is refused before the
+    // run is recorded (no `task_started` for a run that does nothing).
+    let first = Some(prompt).filter(|p| matches!(start, Start::Resume(_)) && !p.trim().is_empty());
+    if first.is_none() && !task.has_pending_turn() && !interactive {
+        hub.shutdown().await;
+        let id = task.id();
+        return fail(
+            &mut renderer,
+            Refused::config(format!(
+                "task {id} has been answered; pass the next message: switchyard resume {id} \"PROMPT\""
+            )),
+            options.json,
+        );
+    }
     if let Err(e) = task.start(&mut |e| renderer.event(&e)).await {
         hub.shutdown().await;
         return fail(&mut renderer, Refused::store(e), options.json);
@@ -120,20 +136,6 @@ pub async fn session(
             "the previous answer was cut off; its {} bytes were kept",
             report.recovered_partial_bytes
         ));
-    }
-    let interactive = !options.json && std::io::stdin().is_terminal();
-    // The first message of a resumed task: the prompt, or (without one) what the task has
-    // pending. A new task was created with its prompt.
-    let first = Some(prompt).filter(|p| matches!(start, Start::Resume(_)) && !p.trim().is_empty());
-    if first.is_none() && !task.has_pending_turn() && !interactive {
-        hub.shutdown().await;
-        return fail(
-            &mut renderer,
-            Refused::config(format!(
-                "task {id} has been answered; pass the next message: switchyard resume {id} \"PROMPT\""
-            )),
-            options.json,
-        );
     }
     let history = settings::data_dir(place.data_dir)
         .ok()
@@ -328,9 +330,16 @@ fn keep_endpoint(
         && now.provider == recorded.provider
         && now.base_url != recorded.base_url
     {
+        // The model in effect (typed, else the task's) stays: naming the provider again
+        // would otherwise reset it to the provider's default.
         let keep = SelectionArgs {
             base_url: Some(recorded.base_url.clone()),
             provider: Some(recorded.provider.clone()),
+            model: options
+                .selection
+                .model
+                .clone()
+                .or_else(|| config.mode_settings(mode).model_id.clone()),
             ..options.selection.clone()
         };
         *config = settings::load(config_path, &keep, Some(mode))
