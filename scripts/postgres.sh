@@ -87,16 +87,22 @@ start() {
   echo "$url"
 }
 
-# Drops the test databases (t_*, see switchyard_testkit::fresh_postgres_database) that earlier
-# runs left; each is a copy of template1 (~7.5 MB), and they add up run after run. A database
-# another run still uses cannot be dropped and is left alone.
+# Drops the test databases (t_LABEL_PID_N, see switchyard_testkit::fresh_postgres_database)
+# that earlier runs left; each is a copy of template1 (~7.5 MB), and they add up run after run.
+# A database whose test process (PID) is still running belongs to another run in progress and
+# is left alone, as is one in use.
 clean() {
-  local bin name
+  local bin name pid
   bin="$(pg_bin)" || return 0
   answers || return 0
   as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atq \
     -c "SELECT datname FROM pg_database WHERE datname LIKE 't\_%'" |
     while read -r name; do
+      pid="${name%_*}"
+      pid="${pid##*_}"
+      if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+        continue
+      fi
       as_owner "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -q \
         -c "DROP DATABASE IF EXISTS \"$name\"" >/dev/null 2>&1 || true
     done
