@@ -624,11 +624,11 @@ pub enum ConfigError {
     BaseUrl { provider: String, url: String },
 }
 
-/// `; did you mean `X`?` for an error message, or nothing.
+/// ` (did you mean `X`?)` for an error message, or nothing.
 fn did_you_mean(suggestion: &Option<String>) -> String {
     suggestion
         .as_ref()
-        .map(|s| format!("; did you mean `{s}`?"))
+        .map(|s| format!(" (did you mean `{s}`?)"))
         .unwrap_or_default()
 }
 

@@ -115,6 +115,14 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
         // OpenRouter (H15): no endpoint of this model accepts tools.
         return Some("pick a model whose providers support tool use".to_owned());
     }
+    if e.status == Some(404) {
+        // No such path or model at this endpoint: a bare "Not Found" says nothing of which.
+        return Some(
+            "check the base URL (the path the API is served under, e.g. …/v1) and that the \
+             model id exists there"
+                .to_owned(),
+        );
+    }
     None
 }
 
@@ -154,6 +162,17 @@ pub(super) fn human_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_not_found_says_what_to_check() {
+        let mut e = ApiError::from_provider(Some(404), None, "Not Found", None);
+        e.provider_id = Some("anthropic".into());
+        assert_eq!(
+            e.to_string(),
+            "anthropic rejected the request (HTTP 404): Not Found; check the base URL (the path \
+             the API is served under, e.g. …/v1) and that the model id exists there"
+        );
+    }
 
     #[test]
     fn human_durations() {

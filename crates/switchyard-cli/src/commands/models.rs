@@ -229,6 +229,13 @@ fn print_listing(l: &Listing<'_>) {
         (None, None) => l.id.to_owned(),
     };
     match l.preset {
+        // Unusable: the reason says it all (there is no URL or credential to show).
+        Some(
+            p @ ProviderPreset {
+                family: WireFamily::Unavailable(_),
+                ..
+            },
+        ) => say!("{name} — {}", family(p)),
         Some(p) => say!(
             "{name} — {} · {} · {}",
             family(p),
@@ -239,8 +246,13 @@ fn print_listing(l: &Listing<'_>) {
             "{name} — the reference's provider; not usable from this build of Switchyard (its models are listed for reference)"
         ),
     }
-    let default = default_model(l);
+    let default = default_model(l).filter(|d| !d.is_empty());
     let Some(table) = l.table.filter(|t| !t.models.is_empty()) else {
+        if l.preset
+            .is_some_and(|p| matches!(p.family, WireFamily::Unavailable(_)))
+        {
+            return;
+        }
         say!(
             "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
             default.unwrap_or("none"),
