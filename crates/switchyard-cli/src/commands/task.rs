@@ -340,7 +340,6 @@ fn keep_endpoint(
                 .model
                 .clone()
                 .or_else(|| config.mode_settings(mode).model_id.clone()),
-            ..options.selection.clone()
         };
         *config = settings::load(config_path, &keep, Some(mode))
             .map_err(Refused::config)?
