@@ -150,7 +150,7 @@ pub enum StoreError {
     /// The database server cannot be reached (down, restarting, wrong address) within the
     /// reconnect time.
     #[error(
-        "cannot reach the task store {location} ({source}); start the server or point `store` in the configuration (or SWITCHYARD_STORE) at a running one"
+        "cannot reach the task store {location} ({source}); start the server, or point --store, SWITCHYARD_STORE or `store` in the configuration at a running one"
     )]
     Unreachable {
         /// The server without its password.
