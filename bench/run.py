@@ -311,11 +311,10 @@ class RequestClock:
         return (self.arrivals[before] - started) * 1000
 
 
-def spawn_to_request(runs, env, paths, stream_dir):
-    """`runs` alternating spawns of `switchyard task --json` and `curl`, each timed from spawn
-    to its request's first bytes at a loopback server (RequestClock)."""
-    clock = RequestClock((Path(stream_dir) / "openai_ttft.sse").read_bytes())
-    base = f"http://127.0.0.1:{clock.port}/v1"
+def cli_and_curl(base, env, paths):
+    """The same one-question request to the OpenAI-compatible `base` two ways: `switchyard task
+    --json` with a configuration in a new home folder, and `curl -sN` with the body the CLI sends.
+    Returns (home, cli command, cli environment, curl command); the caller removes `home`."""
     home = Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
     config = home / "config.toml"
     config.write_text(
@@ -329,6 +328,14 @@ def spawn_to_request(runs, env, paths, stream_dir):
     curl = [paths["curl"], "-sN", "-X", "POST", "-H", "content-type: application/json",
             "-H", "authorization: Bearer bench-dummy-key", "--data", body,
             f"{base}/chat/completions"]
+    return home, cli, cli_env, curl
+
+
+def spawn_to_request(runs, env, paths, stream_dir):
+    """`runs` alternating spawns of `switchyard task --json` and `curl`, each timed from spawn
+    to its request's first bytes at a loopback server (RequestClock)."""
+    clock = RequestClock((Path(stream_dir) / "openai_ttft.sse").read_bytes())
+    home, cli, cli_env, curl = cli_and_curl(f"http://127.0.0.1:{clock.port}/v1", env, paths)
     try:
         # One task first: the store's file is created once, as on any machine after first use.
         clock.time_one(cli, cli_env, home)
@@ -346,20 +353,7 @@ def spawn_to_request(runs, env, paths, stream_dir):
 
 
 def first_token(runs, server, env, paths):
-    base = f"{server.url}/s/openai_ttft/v1"
-    home = Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
-    config = home / "config.toml"
-    config.write_text(
-        f'[act]\nprovider = "openai"\nmodel = "{OPENAI_MODEL}"\n\n'
-        f'[providers.openai]\nbase_url = "{base}"\n'
-    )
-    cli_env = dict(env, SWITCHYARD_HOME=str(home), HOME=str(home))
-    cli = [paths["cli"], "task", "--config", str(config), "--json", "Say hello."]
-    body = json.dumps({"model": OPENAI_MODEL, "stream": True,
-                       "messages": [{"role": "user", "content": "Say hello."}]})
-    curl = [paths["curl"], "-sN", "-X", "POST", "-H", "content-type: application/json",
-            "-H", "authorization: Bearer bench-dummy-key", "--data", body,
-            f"{base}/chat/completions"]
+    home, cli, cli_env, curl = cli_and_curl(f"{server.url}/s/openai_ttft/v1", env, paths)
     cli_ms, own_ms, curl_ms = [], [], []
     for i in range(runs):
         pair = [("cli", None), ("curl", None)]
