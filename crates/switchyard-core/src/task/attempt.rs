@@ -324,11 +324,7 @@ pub(crate) async fn attempt_api_request_on<'a>(
                 .await
                 .map_err(store_error)?;
             observer
-                .event(TaskEvent::ApiReqFinished {
-                    request_index: ctx.request_index,
-                    cancel_reason: Some(CancelReason::StreamingFailed),
-                    streaming_failed_message: serde_json::to_string(&error).ok(),
-                })
+                .event(streaming_failed(ctx.request_index, &error))
                 .await;
             if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
                 observer
@@ -383,11 +379,7 @@ pub(crate) async fn attempt_api_request_on<'a>(
             // R6.8: the failed request is marked streaming_failed with the serialized error
             // (R6.11: message, status, request id, code, provider, model; never a key).
             observer
-                .event(TaskEvent::ApiReqFinished {
-                    request_index: ctx.request_index,
-                    cancel_reason: Some(CancelReason::StreamingFailed),
-                    streaming_failed_message: serde_json::to_string(&error).ok(),
-                })
+                .event(streaming_failed(ctx.request_index, &error))
                 .await;
             wait_and_retry(&ctx.settings, auto_retries, &error, observer).await;
             did_automatically_retry = false;
@@ -573,6 +565,16 @@ async fn probe(
 /// `held` chunks first, then the rest of `stream`.
 fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
     Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
+}
+
+/// The attempt `request_index` ended before content with `error`, which goes on to a retry or
+/// a failover (R6.8: `streaming_failed` with the error serialized as JSON; R6.11: never a key).
+fn streaming_failed(request_index: u32, error: &ApiError) -> TaskEvent {
+    TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::StreamingFailed),
+        streaming_failed_message: serde_json::to_string(error).ok(),
+    }
 }
 
 /// A store failure in the request step, as the error that ends the turn.
