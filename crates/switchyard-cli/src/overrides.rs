@@ -84,17 +84,6 @@ pub fn sets_base_url(overrides: &[Override]) -> bool {
         .any(|o| o.path.len() == 3 && o.path[0] == "providers" && o.path[2] == "base_url")
 }
 
-/// True when an override gives a mode a provider other than `local` (`act.provider=ID` or
-/// `plan.provider=ID`): the requests go elsewhere than the built-in local default.
-pub fn sets_provider_other_than(overrides: &[Override], local: &str) -> bool {
-    overrides.iter().any(|o| {
-        o.path.len() == 2
-            && matches!(o.path[0].as_str(), "act" | "plan")
-            && o.path[1] == "provider"
-            && o.value.as_str() != Some(local)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,20 +121,5 @@ mod tests {
         assert!(sets_base_url(&[
             parse("providers.openai.base_url=x").unwrap()
         ]));
-        assert!(sets_provider_other_than(
-            &[parse("act.provider=anthropic").unwrap()],
-            "openai"
-        ));
-        assert!(sets_provider_other_than(
-            &[parse("plan.provider=gemini").unwrap()],
-            "openai"
-        ));
-        assert!(!sets_provider_other_than(
-            &[
-                parse("act.provider=openai").unwrap(),
-                parse("act.model=m").unwrap()
-            ],
-            "openai"
-        ));
     }
 }

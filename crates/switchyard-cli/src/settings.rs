@@ -18,6 +18,10 @@ use crate::cli::SelectionArgs;
 
 /// The model id the local server (`scripts/local-model.sh`) serves.
 pub const LOCAL_MODEL_ID: &str = "smollm2-135m-instruct";
+
+/// The provider id of the built-in local default: the OpenAI-compatible server of
+/// `scripts/local-model.sh`.
+const LOCAL_PROVIDER: &str = "openai";
 /// The local server's default port.
 pub const LOCAL_MODEL_PORT: u16 = 8089;
 
@@ -111,7 +115,7 @@ pub async fn check_local_model_server() -> Result<(), String> {
 /// listens on the local port.
 fn built_in_local(env: impl Fn(&str) -> Option<String>, read_keys: bool) -> ApiConfiguration {
     let act = ModeSettings {
-        provider: Some("openai".into()),
+        provider: Some(LOCAL_PROVIDER.into()),
         // Its limits and price ($0) are the catalogue's (models/switchyard/openai.toml).
         model_id: Some(LOCAL_MODEL_ID.into()),
         ..ModeSettings::default()
@@ -122,7 +126,7 @@ fn built_in_local(env: impl Fn(&str) -> Option<String>, read_keys: bool) -> ApiC
         ..ApiConfiguration::default()
     };
     config.providers.endpoints.insert(
-        "openai".into(),
+        LOCAL_PROVIDER.into(),
         ProviderEndpoint {
             base_url: Some(local_model_base_url()),
             ..ProviderEndpoint::default()
@@ -184,8 +188,8 @@ fn load_plain(
 /// [`load_plain`]'s sources as TOML text, with the `-c` overrides applied before parsing (so
 /// any field can be set, and a wrong one is reported like the file's). The built-in local
 /// default reads no key unless the user chose where requests go (`--base-url`, a
-/// `providers.ID.base_url` override, or a mode's `provider` override naming another provider),
-/// as without overrides.
+/// `providers.ID.base_url` override, or an override giving a mode another provider), as
+/// without overrides.
 fn load_overridden(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -214,14 +218,12 @@ fn load_overridden(
         ),
         None => (
             format!(
-                "[act]\nprovider = \"openai\"\nmodel = \"{LOCAL_MODEL_ID}\"\n[providers.openai]\nbase_url = \"{}\"\n",
+                "[act]\nprovider = \"{LOCAL_PROVIDER}\"\nmodel = \"{LOCAL_MODEL_ID}\"\n[providers.{LOCAL_PROVIDER}]\nbase_url = \"{}\"\n",
                 local_model_base_url()
             ),
             "the built-in default (with -c overrides)".to_owned(),
             ConfigSource::BuiltInLocal,
-            selection.base_url.is_some()
-                || crate::overrides::sets_base_url(overrides)
-                || crate::overrides::sets_provider_other_than(overrides, "openai"),
+            selection.base_url.is_some() || crate::overrides::sets_base_url(overrides),
         ),
     };
     let mut table: toml::Table = toml::from_str(&text).unwrap_or_default();
@@ -237,11 +239,16 @@ fn load_overridden(
         column: 0,
         message: e.to_string(),
     })?;
-    let mut config = if read_keys {
-        ApiConfiguration::from_toml(&text, &label, env)?
-    } else {
-        ApiConfiguration::from_toml(&text, &label, |_| None)?
-    };
+    let mut config = ApiConfiguration::from_toml(&text, &label, |_| None)?;
+    // An override that names another provider for a mode (`act.provider=anthropic`, or
+    // `act={provider="anthropic"}`) moves requests off the local default too: read from the
+    // configuration it made, not from the override's spelling.
+    let elsewhere = [&config.act, &config.plan]
+        .iter()
+        .any(|m| m.provider.as_deref().is_some_and(|p| p != LOCAL_PROVIDER));
+    if read_keys || elsewhere {
+        config.read_keys(env);
+    }
     if let ConfigSource::File(p) = &source {
         let folder = p.parent().unwrap_or(Path::new(""));
         for endpoint in config.providers.endpoints.values_mut() {
@@ -456,10 +463,24 @@ pub fn configured_store(
 
 /// Where the task store is for `place` (see [`StorePlace`]).
 pub fn store_spec(place: StorePlace<'_>) -> Result<StoreSpec, String> {
+    if place.store.is_some_and(|s| !s.trim().is_empty()) {
+        return store_spec_with(place, None);
+    }
+    let configured = configured_store(place).map_err(|e| e.to_string())?;
+    store_spec_with(place, configured.as_ref())
+}
+
+/// [`store_spec`] with the configuration file's `store` already read (`configured`, from
+/// [`configured_store`]): `--store`, else `configured`, else the SQLite file in the data
+/// directory.
+pub fn store_spec_with(
+    place: StorePlace<'_>,
+    configured: Option<&switchyard_api::StoreUrl>,
+) -> Result<StoreSpec, String> {
     if let Some(store) = place.store.filter(|s| !s.trim().is_empty()) {
         return StoreSpec::parse(store);
     }
-    if let Some(store) = configured_store(place).map_err(|e| e.to_string())? {
+    if let Some(store) = configured {
         return StoreSpec::parse(store.expose());
     }
     Ok(StoreSpec::Sqlite(

@@ -189,11 +189,13 @@ async fn open(
         ));
     }
     // A configuration file that does not load is a configuration error, even though the
-    // store is opened first (its `store` setting is read from it).
-    if place.store.is_none() {
-        settings::configured_store(place).map_err(Refused::config)?;
-    }
-    let store = settings::open_store(place).await.map_err(Refused::store)?;
+    // store is opened first (its `store` setting is read from it, once).
+    let configured = match place.store.filter(|s| !s.trim().is_empty()) {
+        None => settings::configured_store(place).map_err(Refused::config)?,
+        Some(_) => None,
+    };
+    let spec = settings::store_spec_with(place, configured.as_ref()).map_err(Refused::store)?;
+    let store = settings::open_spec(&spec).await.map_err(Refused::store)?;
     let saved = match start {
         Start::New => None,
         Start::Resume(id) => Some(store.task(id).await.map_err(Refused::store)?),
