@@ -25,8 +25,10 @@ use crate::retry::{RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::wire::Framing;
 
+mod chunk_stream;
 mod streaming;
 
+use chunk_stream::{ChunkStream, Opened};
 use streaming::{Response, SendError, Streaming};
 
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
@@ -237,7 +239,7 @@ impl WireRequest {
 }
 
 /// A provider's mapping from decoded items to chunks: pure, no I/O.
-pub(crate) trait EventParser: Send + 'static {
+pub(crate) trait EventParser: Send + Unpin + 'static {
     /// The item the body decodes into (an SSE event, an NDJSON line, an event-stream frame);
     /// it decides the decoder and the content types accepted.
     type Event: Framing;
@@ -564,7 +566,7 @@ pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
     pending: PendingRequest,
     reauthorize: Reauthorize,
-    mut parser: P,
+    parser: P,
     options: RequestOptions,
 ) -> ApiStream {
     let client = Arc::clone(&endpoint.client);
@@ -587,154 +589,78 @@ pub(crate) fn stream<P: EventParser>(
         headers: extra,
         ..
     } = options;
-    Box::pin(async_stream::stream! {
-        let extra = match extra_headers(&extra) {
-            Ok(map) => map,
-            Err(name) => {
-                yield Err(ApiError::new(
+    let opening = {
+        let origin = origin.clone();
+        let cancel = cancel.clone();
+        async move {
+            let extra = extra_headers(&extra).map_err(|name| {
+                ApiError::new(
                     ErrorKind::InvalidRequest,
                     format!(
                         "the extra request header `{name}` is not a valid HTTP header name and value; fix it in the request options"
                     ),
                 )
-                .with_origin(&origin.provider_id, &origin.model_id));
-                return;
-            }
-        };
-        let mut deadline = deadline_after(deadlines.first_content);
-        let open = async {
-            let streaming = client.streaming().map_err(|message| {
-                ApiError::new(ErrorKind::InvalidRequest, message)
-                    .with_origin(&origin.provider_id, &origin.model_id)
+                .with_origin(&origin.provider_id, &origin.model_id)
             })?;
-            let wire = match before(deadline, pending).await {
-                Some(built) => built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?,
-                None => return Err(first_content_timeout(deadlines.first_content, &origin)),
-            };
-            let sending = Sending {
-                http: &client,
-                client: streaming,
-                configured: &configured,
-                extra: &extra,
-                origin: &origin,
-                policy,
-                on_retry: on_retry.as_ref(),
-                on_response: on_response.as_ref(),
-                first_content: deadlines.first_content,
-            };
-            match (sending.send::<P::Event>(&wire, &mut deadline).await, reauthorize) {
-                (Err(e), Some(fresh)) if e.status == Some(401) => {
-                    let wire = match before(deadline, fresh).await {
-                        Some(built) => built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?,
-                        None => return Err(first_content_timeout(deadlines.first_content, &origin)),
-                    };
-                    sending.send::<P::Event>(&wire, &mut deadline).await
+            let mut deadline = deadline_after(deadlines.first_content);
+            let open = async {
+                let streaming = client.streaming().map_err(|message| {
+                    ApiError::new(ErrorKind::InvalidRequest, message)
+                        .with_origin(&origin.provider_id, &origin.model_id)
+                })?;
+                let wire = match before(deadline, pending).await {
+                    Some(built) => {
+                        built.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))?
+                    }
+                    None => return Err(first_content_timeout(deadlines.first_content, &origin)),
+                };
+                let sending = Sending {
+                    http: &client,
+                    client: streaming,
+                    configured: &configured,
+                    extra: &extra,
+                    origin: &origin,
+                    policy,
+                    on_retry: on_retry.as_ref(),
+                    on_response: on_response.as_ref(),
+                    first_content: deadlines.first_content,
+                };
+                match (
+                    sending.send::<P::Event>(&wire, &mut deadline).await,
+                    reauthorize,
+                ) {
+                    (Err(e), Some(fresh)) if e.status == Some(401) => {
+                        let wire = match before(deadline, fresh).await {
+                            Some(built) => built.map_err(|e| {
+                                e.with_origin(&origin.provider_id, &origin.model_id)
+                            })?,
+                            None => {
+                                return Err(first_content_timeout(
+                                    deadlines.first_content,
+                                    &origin,
+                                ));
+                            }
+                        };
+                        sending.send::<P::Event>(&wire, &mut deadline).await
+                    }
+                    (sent, _) => sent,
                 }
-                (sent, _) => sent,
-            }
-        };
-        let opened = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err(cancelled(&origin)),
-            r = open => r,
-        };
-        let mut response = match opened {
-            Ok(r) => r,
-            Err(e) => {
-                yield Err(e);
-                return;
-            }
-        };
-        let request_id = request_id(response.headers());
-        let finish_err = |mut e: ApiError| {
-            if e.request_id.is_none() {
-                e.request_id = request_id.clone();
-            }
-            e.with_origin(&origin.provider_id, &origin.model_id)
-        };
-        let mut decoder = <P::Event as Framing>::decoder();
-        let mut out = Vec::new();
-        // Until the first content chunk the first-content deadline runs; from then on the idle
-        // deadline restarts whenever the consumer comes back for more after a chunk.
-        let mut content_seen = false;
-        let mut restart_idle = false;
-        loop {
-            if restart_idle {
-                deadline = deadline_after(deadlines.idle);
-                restart_idle = false;
-            }
-            let next = tokio::select! {
+            };
+            let response = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(cancelled(&origin)),
-                c = before(deadline, response.chunk()) => match c {
-                    None if content_seen => Err(idle_timeout(deadlines.idle, &origin)),
-                    None => Err(first_content_timeout(deadlines.first_content, &origin)),
-                    Some(c) => c.map_err(|cause| {
-                        ApiError::new(
-                            ErrorKind::Network,
-                            format!("the connection to {} broke while streaming ({cause})", origin.base_url),
-                        )
-                    }),
-                },
-            };
-            // Each event goes to the parser as the decoder completes it, borrowed from the
-            // piece: no copy and no allocation per event on the way (issue 17).
-            let (decoded, ended) = match next {
-                Ok(Some(bytes)) => {
-                    let fed = <P::Event as Framing>::feed_each(&mut decoder, &bytes, |event| {
-                        parser.on_event(event, &mut out);
-                    });
-                    (fed, false)
-                }
-                Ok(None) => {
-                    let fed = <P::Event as Framing>::finish_each(&mut decoder, |event| {
-                        parser.on_event(event, &mut out);
-                    });
-                    (fed, true)
-                }
-                Err(e) => {
-                    parser.on_error(&mut out);
-                    for chunk in out.drain(..).flatten() {
-                        yield Ok(chunk);
-                    }
-                    yield Err(finish_err(e));
-                    return;
-                }
-            };
-            if let Err(e) = decoded {
-                parser.on_error(&mut out);
-                for chunk in out.drain(..).flatten() {
-                    yield Ok(chunk);
-                }
-                yield Err(finish_err(ApiError::decode(e.to_string())));
-                return;
-            }
-            if ended {
-                parser.on_end(&mut out);
-            }
-            for item in out.drain(..) {
-                // A cancellation between two chunks of one read takes effect at once.
-                if cancel.is_cancelled() {
-                    yield Err(cancelled(&origin));
-                    return;
-                }
-                match item {
-                    Ok(chunk) => {
-                        content_seen |= chunk.is_content();
-                        restart_idle = content_seen;
-                        yield Ok(chunk);
-                    }
-                    Err(e) => {
-                        yield Err(finish_err(e));
-                        return;
-                    }
-                }
-            }
-            if ended {
-                return;
-            }
+                r = open => r,
+            }?;
+            Ok(Opened { response, deadline })
         }
-    })
+    };
+    Box::pin(ChunkStream::new(
+        Box::pin(opening),
+        parser,
+        cancel,
+        origin,
+        deadlines,
+    ))
 }
 
 #[cfg(test)]

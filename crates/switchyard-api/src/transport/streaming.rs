@@ -221,6 +221,14 @@ impl Response {
         }
     }
 
+    /// The body, to be read piece by piece ([`Body::poll_chunk`]).
+    pub(crate) fn into_body(self) -> Body {
+        match self {
+            Self::Reqwest(r) => Body::Reqwest(r.into()),
+            Self::Hyper { response, .. } => Body::Hyper(response.into_body()),
+        }
+    }
+
     /// The next piece of the body: `None` at its end, or the innermost cause of the failure.
     pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
         match self {
@@ -239,6 +247,46 @@ impl Response {
                     }
                 }
             },
+        }
+    }
+}
+
+/// A response body being read, from either client.
+pub(crate) enum Body {
+    Reqwest(reqwest::Body),
+    Hyper(Incoming),
+}
+
+impl Body {
+    /// Polls for the next piece of the body: `None` at its end, or the innermost cause of the
+    /// failure. Trailers (HTTP/2) carry no content; empty data frames are skipped.
+    pub(crate) fn poll_chunk(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Option<Bytes>, String>> {
+        use hyper::body::Body as _;
+        use std::pin::Pin;
+        use std::task::{Poll, ready};
+        loop {
+            let frame = match self {
+                Self::Reqwest(b) => {
+                    ready!(Pin::new(b).poll_frame(cx)).map(|f| f.map_err(|e| innermost(&e)))
+                }
+                Self::Hyper(b) => {
+                    ready!(Pin::new(b).poll_frame(cx)).map(|f| f.map_err(|e| innermost(&e)))
+                }
+            };
+            match frame {
+                None => return Poll::Ready(Ok(None)),
+                Some(Err(e)) => return Poll::Ready(Err(e)),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data()
+                        && !data.is_empty()
+                    {
+                        return Poll::Ready(Ok(Some(data)));
+                    }
+                }
+            }
         }
     }
 }

@@ -49,7 +49,7 @@ pub enum WireError {
 /// content types announce it.
 pub(crate) trait Framing: Send + Sized + 'static {
     /// The decoder that turns body bytes into items of this framing.
-    type Decoder: Send + 'static;
+    type Decoder: Send + Unpin + 'static;
     /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
     /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
     type Item<'a>;
