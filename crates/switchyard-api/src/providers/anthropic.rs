@@ -227,72 +227,97 @@ impl AnthropicParser {
     }
 }
 
-/// The typed reading of a `content_block_delta` event: only the fields the mapping reads,
-/// strings borrowed when they have no escapes; any other event (or an odd shape) takes the
-/// general `serde_json::Value` path.
+/// The fast reading of a `content_block_delta` event ([`Scanner`](crate::providers::fast_json)):
+/// only the fields the mapping reads, strings borrowed when they have no escapes; any other
+/// event (or an odd shape, or what the scanner leaves to serde) takes the general
+/// `serde_json::Value` path.
 mod wire {
-    use serde::Deserialize;
+    use std::borrow::Cow;
 
     use super::DeltaView;
-    use crate::providers::fast_json::MaybeStr;
+    use crate::providers::fast_json::{Scanner, Seen};
 
-    #[derive(Deserialize)]
+    #[derive(Default)]
     pub(super) struct BlockDelta<'a> {
-        #[serde(default, borrow, rename = "type")]
-        pub(super) kind: MaybeStr<'a>,
-        #[serde(default)]
         index: Option<u64>,
-        #[serde(default, borrow)]
-        delta: Option<Delta<'a>>,
-    }
-
-    #[derive(Deserialize)]
-    struct Delta<'a> {
-        #[serde(default, borrow, rename = "type")]
-        kind: MaybeStr<'a>,
-        #[serde(default, borrow)]
-        text: MaybeStr<'a>,
-        #[serde(default, borrow)]
-        thinking: MaybeStr<'a>,
-        #[serde(default, borrow)]
-        signature: MaybeStr<'a>,
-        #[serde(default, borrow)]
-        partial_json: MaybeStr<'a>,
+        kind: Option<Cow<'a, str>>,
+        text: Option<Cow<'a, str>>,
+        thinking: Option<Cow<'a, str>>,
+        signature: Option<Cow<'a, str>>,
+        partial_json: Option<Cow<'a, str>>,
     }
 
     impl<'a> BlockDelta<'a> {
+        /// Reads a `content_block_delta` event, or `None` for any other event and when the
+        /// general path must read it.
+        pub(super) fn read(data: &'a str) -> Option<Self> {
+            let mut d = BlockDelta::default();
+            let mut seen = Seen::default();
+            let mut is_delta = false;
+            Scanner::new(data).document(|s, key| match key {
+                "type" => {
+                    seen.first(0)?;
+                    is_delta = s.maybe_str()?.as_deref() == Some("content_block_delta");
+                    // Any other event is read by the general path: no need to read on.
+                    is_delta.then_some(())
+                }
+                "index" => {
+                    seen.first(1)?;
+                    d.index = s.opt_u64()?;
+                    Some(())
+                }
+                "delta" => {
+                    seen.first(2)?;
+                    if s.null() {
+                        Some(())
+                    } else if s.at_object() {
+                        d.read_delta(s)
+                    } else {
+                        None
+                    }
+                }
+                _ => s.skip(),
+            })?;
+            is_delta.then_some(d)
+        }
+
+        fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
+            let mut seen = Seen::default();
+            s.object(|s, key| {
+                let (bit, field) = match key {
+                    "type" => (0, &mut self.kind),
+                    "text" => (1, &mut self.text),
+                    "thinking" => (2, &mut self.thinking),
+                    "signature" => (3, &mut self.signature),
+                    "partial_json" => (4, &mut self.partial_json),
+                    _ => return s.skip(),
+                };
+                seen.first(bit)?;
+                *field = s.maybe_str()?;
+                Some(())
+            })
+        }
+
         pub(super) fn view(&'a self) -> DeltaView<'a> {
-            let d = self.delta.as_ref();
             DeltaView {
                 index: self.index.unwrap_or(0),
-                kind: d.and_then(|d| d.kind.as_deref()),
-                text: d.and_then(|d| d.text.as_deref()),
-                thinking: d.and_then(|d| d.thinking.as_deref()),
-                signature: d.and_then(|d| d.signature.as_deref()),
-                partial_json: d.and_then(|d| d.partial_json.as_deref()),
+                kind: self.kind.as_deref(),
+                text: self.text.as_deref(),
+                thinking: self.thinking.as_deref(),
+                signature: self.signature.as_deref(),
+                partial_json: self.partial_json.as_deref(),
             }
         }
     }
 }
 
-impl EventParser for AnthropicParser {
-    type Event = SseEvent;
-
-    fn on_event(
+impl AnthropicParser {
+    /// Any event the fast reading leaves: read as a `serde_json::Value`.
+    fn on_general(
         &mut self,
         event: SseEventRef<'_>,
         out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
     ) {
-        if event.data.is_empty() {
-            return;
-        }
-        // Fast path for the hot event, `content_block_delta`: its fields borrowed from the data
-        // (bench/README.md: building a `Value` tree per event was most of the CPU).
-        if let Ok(d) = serde_json::from_str::<wire::BlockDelta<'_>>(event.data) {
-            if d.kind.as_deref() == Some("content_block_delta") {
-                return self.on_delta(d.view(), out);
-            }
-        }
         let v = match parse_json(event.data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
@@ -395,6 +420,26 @@ impl EventParser for AnthropicParser {
             _ => {} // ping, content_block_stop, and future event types.
         }
     }
+}
+
+impl EventParser for AnthropicParser {
+    type Event = SseEvent;
+
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        if event.data.is_empty() {
+            return;
+        }
+        // Fast path for the hot event, `content_block_delta`: its fields borrowed from the data
+        // (bench/README.md: building a `Value` tree per event was most of the CPU).
+        if let Some(d) = wire::BlockDelta::read(event.data) {
+            return self.on_delta(d.view(), out);
+        }
+        self.on_general(event, out);
+    }
 
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         if !self.stopped {
@@ -409,6 +454,47 @@ impl EventParser for AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast reading maps every recorded event, and every changed copy of it, exactly as
+    /// the general `serde_json::Value` path does (issue 17).
+    #[test]
+    fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
+        let mut compared = 0;
+        for (file, passes) in crate::providers::fast_json::recorded_events() {
+            for (pass, events) in passes.iter().enumerate() {
+                let (mut fast, mut general) =
+                    (AnthropicParser::default(), AnthropicParser::default());
+                for (name, data) in events {
+                    let event = SseEventRef {
+                        event: name,
+                        data,
+                        id: None,
+                        retry: None,
+                    };
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    fast.on_event(event, &mut a);
+                    if !data.is_empty() {
+                        general.on_general(event, &mut b);
+                    }
+                    assert_eq!(
+                        format!("{a:?}"),
+                        format!("{b:?}"),
+                        "{file} pass {pass}: {data}"
+                    );
+                    compared += 1;
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                fast.on_end(&mut a);
+                general.on_end(&mut b);
+                assert_eq!(
+                    format!("{a:?}"),
+                    format!("{b:?}"),
+                    "{file} pass {pass}: end"
+                );
+            }
+        }
+        assert!(compared > 1000, "only {compared} events");
+    }
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut out = Vec::new();

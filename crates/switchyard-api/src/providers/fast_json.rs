@@ -1,135 +1,559 @@
-//! Typed reading of the hot stream events (SPEC R1): provider files deserialize only the
-//! fields they map into small structs whose strings borrow from the event's data, instead of
-//! building a `serde_json::Value` tree per event, which bench/README.md measured as most of
-//! the CPU of a stream. [`MaybeStr`] keeps such structs as lenient as `Value::as_str`.
+//! Reading the hot stream events (SPEC R1) without building anything that is not mapped:
+//! [`Scanner`], a strict JSON reader over one event's data that hands the provider file each
+//! member of an object by key, reads the fields the mapping needs (strings borrowed when they
+//! have no escapes) and skips the rest, checking it as JSON on the way.
+//!
+//! Why not serde: a `serde_json::Value` tree per event was most of the CPU of a stream, and
+//! typed `#[derive(Deserialize)]` structs with borrowed strings (what this replaced in issue 17)
+//! still spent about 45 % of an OpenAI stream's CPU in serde's visitor machinery (bench/README.md).
+//!
+//! The scanner is **conservative**: whatever it is not sure to read exactly as `serde_json`
+//! would — a key with an escape, a duplicate key, a `\u` escape in a skipped string, a number
+//! it does not need that is not plainly written, nesting deeper than serde's limit, anything
+//! that is not JSON — makes it give up (`None`), and the provider reads the event with
+//! `serde_json` instead. So it never accepts what serde would reject, and what it reads is
+//! what serde would read (tests: `scanner_agrees_with_serde_json`).
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 
-/// A JSON string (borrowed when it has no escapes), or absent for any other value.
-#[derive(Default)]
-pub(crate) struct MaybeStr<'a>(Option<Cow<'a, str>>);
+/// Nesting the scanner follows before giving up; `serde_json` fails past 128.
+const MAX_DEPTH: usize = 100;
 
-impl MaybeStr<'_> {
-    pub(crate) fn as_deref(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
+/// A strict reader over one JSON document (see the module docs). Every method returns `None`
+/// when it gives up; the caller then reads the whole event with `serde_json`.
+pub(crate) struct Scanner<'a> {
+    src: &'a str,
+    pos: usize,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(MaybeStrVisitor)
+impl<'a> Scanner<'a> {
+    pub(crate) fn new(src: &'a str) -> Self {
+        Self { src, pos: 0 }
     }
-}
 
-struct MaybeStrVisitor;
+    fn bytes(&self) -> &'a [u8] {
+        self.src.as_bytes()
+    }
 
-impl<'de> Visitor<'de> for MaybeStrVisitor {
-    type Value = MaybeStr<'de>;
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(MaybeStr(Some(Cow::Borrowed(v))))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(MaybeStr(Some(Cow::Owned(v))))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(MaybeStr(None))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(MaybeStr(None))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(MaybeStr(None))
-    }
-}
-
-/// A JSON string (borrowed when it has no escapes), an array (kept as values: OpenAI-style
-/// typed content parts, tests/cases C47), or absent for any other value.
-#[derive(Default)]
-pub(crate) enum StrOrParts<'a> {
-    #[default]
-    Absent,
-    Str(Cow<'a, str>),
-    Parts(Vec<serde_json::Value>),
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for StrOrParts<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrOrPartsVisitor)
-    }
-}
-
-struct StrOrPartsVisitor;
-
-impl<'de> Visitor<'de> for StrOrPartsVisitor {
-    type Value = StrOrParts<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Str(Cow::Borrowed(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Str(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Str(Cow::Owned(v)))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut parts = Vec::new();
-        while let Some(part) = seq.next_element::<serde_json::Value>()? {
-            parts.push(part);
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
         }
-        Ok(StrOrParts::Parts(parts))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(StrOrParts::Absent)
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    fn eat_literal(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.pos + literal.len();
+        (self.bytes().get(self.pos..end)? == literal).then(|| self.pos = end)
     }
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    /// The whole document is one object: `member(scanner, key)` is called for each member in
+    /// order and must read its value (with one of the value methods). Only whitespace may
+    /// follow the object.
+    pub(crate) fn document(
+        &mut self,
+        member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.skip_ws();
+        self.object(member)?;
+        self.skip_ws();
+        (self.pos == self.src.len()).then_some(())
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    /// An object value, member by member (see [`Scanner::document`]).
+    pub(crate) fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        self.skip_ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            self.eat(b'"')?;
+            let key = self.plain_string()?;
+            self.skip_ws();
+            self.eat(b':')?;
+            self.skip_ws();
+            member(self, key)?;
+            self.skip_ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    /// An array value: `element(scanner, index)` is called for each element and must read it.
+    pub(crate) fn array(
+        &mut self,
+        mut element: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'[')?;
+        self.skip_ws();
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        let mut index = 0;
+        loop {
+            element(self, index)?;
+            index += 1;
+            self.skip_ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    /// Whether the next value is `null` (then read).
+    pub(crate) fn null(&mut self) -> bool {
+        self.eat_literal(b"null").is_some()
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(StrOrParts::Absent)
+
+    /// Whether the next value is an object (not read).
+    pub(crate) fn at_object(&self) -> bool {
+        self.peek() == Some(b'{')
+    }
+
+    /// Whether the next value is an array (not read).
+    pub(crate) fn at_array(&self) -> bool {
+        self.peek() == Some(b'[')
+    }
+
+    /// The rest of a string whose opening quote is read, when it has no escape: borrowed.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        let end = special_byte(self.bytes(), start);
+        if *self.bytes().get(end)? != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        self.src.get(start..end)
+    }
+
+    /// The rest of a string whose opening quote is read, escapes checked as `serde_json` checks
+    /// a string it ignores (a `\u` escape needs four hex digits, nothing more) and left as they
+    /// are. Returns the raw contents.
+    fn raw_string(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        let bytes = self.bytes();
+        let mut i = start;
+        loop {
+            i = special_byte(bytes, i);
+            match *bytes.get(i)? {
+                b'"' => {
+                    self.pos = i + 1;
+                    return self.src.get(start..i);
+                }
+                b'\\' => match *bytes.get(i + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                    b'u' => {
+                        let hex = bytes.get(i + 2..i + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        i += 6;
+                    }
+                    _ => return None,
+                },
+                // A control character: not allowed in a JSON string.
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string value's contents: borrowed when it has no escape, else unescaped by
+    /// `serde_json` itself (so lone surrogates and the like are judged as serde judges them).
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        if let Some(plain) = self.plain_string() {
+            return Some(Cow::Borrowed(plain));
+        }
+        self.pos = start;
+        self.raw_string()?;
+        let quoted = self.src.get(start - 1..self.pos)?;
+        serde_json::from_str::<String>(quoted).ok().map(Cow::Owned)
+    }
+
+    /// Any value, as `Value::as_str` reads it: a string's contents, or `None` (inside `Some`)
+    /// for any other value, which is skipped.
+    pub(crate) fn maybe_str(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.peek()? == b'"' {
+            self.string().map(Some)
+        } else {
+            self.skip().map(|()| None)
+        }
+    }
+
+    /// A non-negative integer that fits in `u64`, or `null` (`None` inside `Some`); gives up
+    /// on any other value (serde's `Option<u64>` rejects them too).
+    pub(crate) fn opt_u64(&mut self) -> Option<Option<u64>> {
+        if self.null() {
+            return Some(None);
+        }
+        let start = self.pos;
+        let digits = self.bytes()[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 || (digits > 1 && self.bytes()[start] == b'0') {
+            return None;
+        }
+        self.pos += digits;
+        if let Some(b'.' | b'e' | b'E') = self.peek() {
+            return None;
+        }
+        self.src[start..self.pos].parse().ok().map(Some)
+    }
+
+    /// Any value, built as a `serde_json::Value` (for the rare fields kept as JSON: usage,
+    /// tool calls, typed content parts).
+    pub(crate) fn value(&mut self) -> Option<Value> {
+        let start = self.pos;
+        self.skip()?;
+        serde_json::from_str(self.src.get(start..self.pos)?).ok()
+    }
+
+    /// Skips any value, checking it is JSON.
+    pub(crate) fn skip(&mut self) -> Option<()> {
+        self.skip_at(0)
+    }
+
+    fn skip_at(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                self.pos += 1;
+                self.raw_string().map(drop)
+            }
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.object(|s, _| s.skip_at(depth + 1))
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.array(|s, _| s.skip_at(depth + 1))
+            }
+            b't' => self.eat_literal(b"true"),
+            b'f' => self.eat_literal(b"false"),
+            b'n' => self.eat_literal(b"null"),
+            _ => self.skip_number(),
+        }
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    fn skip_number(&mut self) -> Option<()> {
+        let _ = self.eat(b'-');
+        let digits = |s: &mut Self| {
+            let n = s.bytes()[s.pos..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            s.pos += n;
+            n
+        };
+        match self.peek()? {
+            b'0' => self.pos += 1,
+            b'1'..=b'9' => {
+                digits(self);
+            }
+            _ => return None,
+        }
+        if self.eat(b'.').is_some() && digits(self) == 0 {
+            return None;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        // A digit right after a leading zero (`01`) is not JSON.
+        (!self.peek().is_some_and(|b| b.is_ascii_digit())).then_some(())
+    }
+}
+
+/// The index of the first byte at or after `i` that ends the plain run of a JSON string — a
+/// quote, a backslash or a control character — or `bytes.len()`. Eight bytes at a time: a
+/// byte-wise zero test on the word XORed with each character (the lowest flagged byte is
+/// always a real one; borrows only flag bytes above it).
+#[inline]
+fn special_byte(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = bytes.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let w = u64::from_le_bytes(*word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let found = found & HIGH;
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// A set of member names already read in one object, by bit: a key read twice makes the reader
+/// give up (serde's derived structs reject duplicates).
+#[derive(Default)]
+pub(crate) struct Seen(u32);
+
+impl Seen {
+    /// Marks member `bit`; `None` if it was already read.
+    pub(crate) fn first(&mut self, bit: u32) -> Option<()> {
+        let mask = 1 << bit;
+        (self.0 & mask == 0).then(|| self.0 |= mask)
+    }
+}
+
+/// Test support: one pass over a recorded stream, as `(event name, data)` pairs.
+#[cfg(test)]
+pub(crate) type RecordedPass = Vec<(String, String)>;
+
+/// Test support: every `data:` payload of the repository's recorded streams
+/// (`tests/cases/*.http`, `tests/fixtures/*.http`), per file in order, with the `event:` name
+/// before it (`message` when none), and the payloads changed in ways the fast readings must
+/// agree with serde on: re-serialized with whitespace and sorted keys, cut in half, a member
+/// written twice, a `\u` escape in every string value that follows a `"text":`-like key.
+#[cfg(test)]
+pub(crate) fn recorded_events() -> Vec<(String, Vec<RecordedPass>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+    let mut files = Vec::new();
+    for dir in ["cases", "fixtures"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "http"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            let mut events = Vec::new();
+            let mut name = "message".to_owned();
+            for line in text.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    name = e.trim().to_owned();
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    let d = d.strip_prefix(' ').unwrap_or(d);
+                    events.push((name.clone(), d.to_owned()));
+                    name = "message".to_owned();
+                }
+            }
+            if events.is_empty() {
+                continue;
+            }
+            let variants: Vec<fn(&str) -> String> = vec![
+                str::to_owned,
+                |d| match serde_json::from_str::<Value>(d) {
+                    Ok(v) => serde_json::to_string_pretty(&v).unwrap(),
+                    Err(_) => d.to_owned(),
+                },
+                |d| {
+                    let mut cut = d.len() / 2;
+                    while !d.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    d[..cut].to_owned()
+                },
+                |d| d.replacen('{', r#"{"type":"x","choices":null,"delta":null,"#, 1),
+                |d| {
+                    d.replace(r#"text":""#, r#"text":"\u0041"#)
+                        .replace(r#"content":""#, r#"content":"\u00e9"#)
+                        .replace(r#"thinking":""#, r#"thinking":"\ud83d\ude00"#)
+                        .replace(r#"arguments":""#, r#"arguments":"\u0022"#)
+                },
+            ];
+            let passes = variants
+                .iter()
+                .map(|f| events.iter().map(|(n, d)| (n.clone(), f(d))).collect())
+                .collect();
+            files.push((path.display().to_string(), passes));
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads a whole document the scanner's way, as a `Value` built from its parts.
+    fn scan(src: &str) -> Option<Value> {
+        fn any(s: &mut Scanner<'_>) -> Option<Value> {
+            match s.peek()? {
+                b'{' => {
+                    let mut map = serde_json::Map::new();
+                    s.object(|s, key| {
+                        let v = any(s)?;
+                        map.insert(key.to_owned(), v).is_none().then_some(())
+                    })?;
+                    Some(Value::Object(map))
+                }
+                b'[' => {
+                    let mut items = Vec::new();
+                    s.array(|s, _| any(s).map(|v| items.push(v)))?;
+                    Some(Value::Array(items))
+                }
+                b'"' => s.string().map(|c| Value::String(c.into_owned())),
+                _ => {
+                    let start = s.pos;
+                    s.skip()?;
+                    serde_json::from_str(&s.src[start..s.pos]).ok()
+                }
+            }
+        }
+        let mut s = Scanner::new(src);
+        s.skip_ws();
+        if !s.at_object() {
+            return None;
+        }
+        let v = any(&mut s)?;
+        s.skip_ws();
+        (s.pos == src.len()).then_some(v)
+    }
+
+    /// Every document the scanner reads, serde reads the same; every document serde rejects,
+    /// the scanner rejects; and it gives up only where the module docs say it may.
+    #[test]
+    fn scanner_agrees_with_serde_json() {
+        let accepted = [
+            r#"{}"#,
+            r#" { "a" : 1 , "b":[ ] ,"c":{}} "#,
+            r#"{"a":"x\"y\\z\/\b\f\n\r\t","b":"Über \u00e9 \ud83d\ude00"}"#,
+            r#"{"n":[0,-0,1.5,-2e10,3E+2,4e-3,12345678901234567890123]}"#,
+            r#"{"t":true,"f":false,"z":null,"deep":[[[[{"x":[1]}]]]]}"#,
+            r#"{"s":"naïve — ✓"}"#,
+        ];
+        for doc in accepted {
+            let serde: Value = serde_json::from_str(doc).unwrap();
+            assert_eq!(scan(doc), Some(serde), "{doc}");
+        }
+        let rejected_by_both = [
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":.5}"#,
+            r#"{"a":1e}"#,
+            r#"{"a":-}"#,
+            r#"{"a":tru}"#,
+            r#"{"a":nul}"#,
+            "{\"a\":\"tab\there\"}",
+            r#"{"a":"\x"}"#,
+            r#"{"a":"\u12G4"}"#,
+            r#"{"a":"unterminated}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1 "b":2}"#,
+            r#"{"a":[1,]}"#,
+            r#"{"a":1}x"#,
+            r#"{"a":1}{"#,
+            r#"{"a" 1}"#,
+            r#"{a:1}"#,
+            r#"{"a":"\ud800"}"#,
+            "",
+        ];
+        for doc in rejected_by_both {
+            assert!(
+                serde_json::from_str::<Value>(doc).is_err(),
+                "serde accepts {doc}"
+            );
+            assert_eq!(scan(doc), None, "{doc}");
+        }
+        // Documents serde reads but the scanner leaves to it.
+        for doc in [r#"{"k\u0065y":1}"#, r#"{"a":1,"a":2}"#] {
+            assert!(serde_json::from_str::<Value>(doc).is_ok(), "{doc}");
+            assert_eq!(scan(doc), None, "{doc}");
+        }
+        let deep = format!("{}1{}", "[".repeat(120), "]".repeat(120));
+        assert!(serde_json::from_str::<Value>(&deep).is_ok());
+        assert_eq!(Scanner::new(&deep).skip(), None);
+        let shallow = format!("{}1{}", "[".repeat(90), "]".repeat(90));
+        assert_eq!(Scanner::new(&shallow).skip(), Some(()));
+    }
+
+    #[test]
+    fn strings_are_unescaped_as_serde_does_and_skipped_as_serde_ignores_them() {
+        let mut s = Scanner::new(r#""a\u0041""#);
+        assert_eq!(s.maybe_str(), Some(Some(Cow::Owned("aA".to_owned()))));
+        // serde_json ignores a lone surrogate it does not read, and rejects one it reads.
+        assert_eq!(Scanner::new(r#""\ud800""#).skip(), Some(()));
+        assert_eq!(Scanner::new(r#""\ud800""#).maybe_str(), None);
+        assert_eq!(
+            Scanner::new(r#""plain""#).maybe_str(),
+            Some(Some(Cow::Borrowed("plain")))
+        );
+    }
+
+    #[test]
+    fn special_byte_finds_the_first_quote_backslash_or_control_character() {
+        let plain = "abcdefghijklmnopqrstuvwxyz-Über-✓-0123456789";
+        for (i, c) in ['"', '\\', '\n', '\u{1f}', '\0'].into_iter().enumerate() {
+            for at in 0..plain.len() {
+                if !plain.is_char_boundary(at) {
+                    continue;
+                }
+                let doc = format!("{}{c}{}\"", &plain[..at], &plain[at..]);
+                for from in 0..=at {
+                    assert_eq!(special_byte(doc.as_bytes(), from), at, "{i} {at} {from}");
+                }
+            }
+        }
+        assert_eq!(special_byte(plain.as_bytes(), 0), plain.len());
+        // Bytes just above the control range and high bytes are plain.
+        assert_eq!(special_byte(b" !#~\x7f\x80\xff\xfe\x20", 0), 9);
+    }
+
+    #[test]
+    fn opt_u64_reads_plain_integers_and_null_only() {
+        for (doc, want) in [
+            ("0", Some(Some(0))),
+            ("17", Some(Some(17))),
+            ("null", Some(None)),
+        ] {
+            assert_eq!(Scanner::new(doc).opt_u64(), want, "{doc}");
+        }
+        for doc in ["-1", "1.0", "1e2", "01", "\"1\"", "18446744073709551616"] {
+            assert_eq!(Scanner::new(doc).opt_u64(), None, "{doc}");
+        }
     }
 }

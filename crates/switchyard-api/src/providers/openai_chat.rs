@@ -457,32 +457,9 @@ impl ChatParser {
     }
 }
 
-impl EventParser for ChatParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        let data = event.data.trim();
-        if data.is_empty() {
-            return;
-        }
-        if data == "[DONE]" {
-            self.done = true;
-            self.flush_usage(out);
-            self.flush_failure(out);
-            return;
-        }
-        // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
-        // `Value` tree per event was most of the CPU). Errors, and shapes the typed reading
-        // does not accept, take the general path below with the same mapping.
-        if let Ok(chunk) = serde_json::from_str::<wire::Chunk<'_>>(data) {
-            if !chunk.has_error() {
-                return self.on_chunk(chunk.view(), out);
-            }
-        }
+impl ChatParser {
+    /// A chunk the fast reading leaves (an error, an odd shape): read as a `serde_json::Value`.
+    fn on_general(&mut self, data: &str, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         let v = match parse_json(data) {
             Ok(v) => v,
             Err(e) => {
@@ -534,6 +511,34 @@ impl EventParser for ChatParser {
             out,
         );
     }
+}
+
+impl EventParser for ChatParser {
+    type Event = SseEvent;
+
+    fn on_event(
+        &mut self,
+        event: SseEventRef<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return;
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            self.flush_usage(out);
+            self.flush_failure(out);
+            return;
+        }
+        // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
+        // `Value` tree per event was most of the CPU). Errors, and shapes the fast reading
+        // does not accept, take the general path (`on_general`) with the same mapping.
+        if let Some(chunk) = wire::Chunk::read(data) {
+            return self.on_chunk(chunk.view(), out);
+        }
+        self.on_general(data, out);
+    }
 
     fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         self.flush_usage(out);
@@ -575,85 +580,167 @@ struct ChunkView<'a> {
     usage: Option<&'a Value>,
 }
 
-/// The typed reading of a `chat.completion.chunk`: only the fields the mapping reads, strings
-/// borrowed from the event when they have no escapes, everything else skipped without being
-/// built. String fields accept any JSON value (a non-string reads as absent, as the general
-/// path's `as_str` does), so only a chunk of an odd shape (`choices` not an array, say) falls
-/// back to the general path.
+/// The fast reading of a `chat.completion.chunk` ([`Scanner`](crate::providers::fast_json)):
+/// only the fields the mapping reads, strings borrowed from the event when they have no
+/// escapes, everything else skipped without being built. String fields accept any JSON value (a
+/// non-string reads as absent, as the general path's `as_str` does). A chunk carrying an error,
+/// of an odd shape (`choices` not an array, more than one choice) or that the scanner leaves
+/// to serde is read by the general path.
 mod wire {
-    use serde::Deserialize;
-    use serde::de::IgnoredAny;
+    use std::borrow::Cow;
+
     use serde_json::Value;
 
     use super::{ChunkView, Content};
-    use crate::providers::fast_json::{MaybeStr, StrOrParts};
+    use crate::providers::fast_json::{Scanner, Seen};
 
-    #[derive(Deserialize)]
+    /// `delta.content`: a string, typed parts (tests/cases C47), or absent (any other value).
+    #[derive(Default)]
+    enum StrOrParts<'a> {
+        #[default]
+        Absent,
+        Str(Cow<'a, str>),
+        Parts(Vec<Value>),
+    }
+
+    #[derive(Default)]
     pub(super) struct Chunk<'a> {
-        #[serde(default, borrow)]
-        choices: Option<Vec<Choice<'a>>>,
-        #[serde(default)]
-        usage: Option<Value>,
-        #[serde(default)]
-        error: Option<IgnoredAny>,
-        #[serde(default, borrow)]
-        object: MaybeStr<'a>,
-    }
-
-    #[derive(Deserialize)]
-    struct Choice<'a> {
-        #[serde(default, borrow)]
-        delta: Option<Delta<'a>>,
-        #[serde(default, borrow)]
-        finish_reason: MaybeStr<'a>,
-        #[serde(default)]
-        error: Option<IgnoredAny>,
-    }
-
-    #[derive(Deserialize)]
-    struct Delta<'a> {
-        #[serde(default, borrow)]
+        has_choice: bool,
+        /// A non-null `error` at the top or in `choices[0]`, or `object: "error"`.
+        error: bool,
+        finish_reason: Option<Cow<'a, str>>,
         content: StrOrParts<'a>,
-        #[serde(default, borrow)]
-        reasoning_content: MaybeStr<'a>,
-        #[serde(default, borrow)]
-        reasoning: MaybeStr<'a>,
-        #[serde(default)]
+        reasoning_content: Option<Cow<'a, str>>,
+        reasoning: Option<Cow<'a, str>>,
         reasoning_details: Option<Value>,
-        #[serde(default)]
-        tool_calls: Option<Vec<Value>>,
+        tool_calls: Vec<Value>,
+        usage: Option<Value>,
     }
 
     impl<'a> Chunk<'a> {
-        /// An error object at the top, as a bare error event, or in `choices[0]`: the general
-        /// path reports it.
-        pub(super) fn has_error(&self) -> bool {
-            self.error.is_some()
-                || self.object.as_deref() == Some("error")
-                || self
-                    .choices
-                    .as_deref()
-                    .and_then(<[Choice<'a>]>::first)
-                    .is_some_and(|c| c.error.is_some())
+        /// Reads one chunk, or `None` when the general path must (see the module docs).
+        pub(super) fn read(data: &'a str) -> Option<Self> {
+            let mut chunk = Chunk::default();
+            let mut seen = Seen::default();
+            Scanner::new(data).document(|s, key| match key {
+                "choices" => {
+                    seen.first(0)?;
+                    if s.null() {
+                        return Some(());
+                    }
+                    s.array(|s, i| if i == 0 { chunk.read_choice(s) } else { None })
+                }
+                "usage" => {
+                    seen.first(1)?;
+                    if !s.null() {
+                        chunk.usage = Some(s.value()?);
+                    }
+                    Some(())
+                }
+                "error" => {
+                    seen.first(2)?;
+                    if s.null() { Some(()) } else { None }
+                }
+                "object" => {
+                    seen.first(3)?;
+                    let object = s.maybe_str()?;
+                    (object.as_deref() != Some("error")).then_some(())
+                }
+                _ => s.skip(),
+            })?;
+            (!chunk.error).then_some(chunk)
+        }
+
+        fn read_choice(&mut self, s: &mut Scanner<'a>) -> Option<()> {
+            if !s.at_object() {
+                return None;
+            }
+            self.has_choice = true;
+            let mut seen = Seen::default();
+            s.object(|s, key| match key {
+                "delta" => {
+                    seen.first(0)?;
+                    if s.null() {
+                        Some(())
+                    } else if s.at_object() {
+                        self.read_delta(s)
+                    } else {
+                        None
+                    }
+                }
+                "finish_reason" => {
+                    seen.first(1)?;
+                    self.finish_reason = s.maybe_str()?;
+                    Some(())
+                }
+                "error" => {
+                    seen.first(2)?;
+                    if s.null() { Some(()) } else { None }
+                }
+                _ => s.skip(),
+            })
+        }
+
+        fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
+            let mut seen = Seen::default();
+            s.object(|s, key| match key {
+                "content" => {
+                    seen.first(0)?;
+                    self.content = if s.at_array() {
+                        match s.value()? {
+                            Value::Array(parts) => StrOrParts::Parts(parts),
+                            _ => return None,
+                        }
+                    } else {
+                        s.maybe_str()?.map_or(StrOrParts::Absent, StrOrParts::Str)
+                    };
+                    Some(())
+                }
+                "reasoning_content" => {
+                    seen.first(1)?;
+                    self.reasoning_content = s.maybe_str()?;
+                    Some(())
+                }
+                "reasoning" => {
+                    seen.first(2)?;
+                    self.reasoning = s.maybe_str()?;
+                    Some(())
+                }
+                "reasoning_details" => {
+                    seen.first(3)?;
+                    if !s.null() {
+                        self.reasoning_details = Some(s.value()?);
+                    }
+                    Some(())
+                }
+                "tool_calls" => {
+                    seen.first(4)?;
+                    if s.null() {
+                        return Some(());
+                    }
+                    match (s.at_array(), s.value()?) {
+                        (true, Value::Array(calls)) => self.tool_calls = calls,
+                        _ => return None,
+                    }
+                    Some(())
+                }
+                _ => s.skip(),
+            })
         }
 
         pub(super) fn view(&'a self) -> ChunkView<'a> {
-            let choice = self.choices.as_deref().and_then(<[Choice<'a>]>::first);
-            let delta = choice.and_then(|c| c.delta.as_ref());
             ChunkView {
-                has_choice: choice.is_some(),
-                reasoning_content: delta.and_then(|d| d.reasoning_content.as_deref()),
-                reasoning: delta.and_then(|d| d.reasoning.as_deref()),
-                reasoning_details: delta.and_then(|d| d.reasoning_details.as_ref()),
-                content: match delta.map(|d| &d.content) {
-                    Some(StrOrParts::Str(t)) => Content::Text(t),
-                    Some(StrOrParts::Parts(parts)) => Content::Parts(parts),
-                    _ => Content::None,
+                has_choice: self.has_choice,
+                reasoning_content: self.reasoning_content.as_deref(),
+                reasoning: self.reasoning.as_deref(),
+                reasoning_details: self.reasoning_details.as_ref(),
+                content: match &self.content {
+                    StrOrParts::Str(t) => Content::Text(t),
+                    StrOrParts::Parts(parts) => Content::Parts(parts),
+                    StrOrParts::Absent => Content::None,
                 },
-                tool_calls: delta
-                    .and_then(|d| d.tool_calls.as_deref())
-                    .unwrap_or_default(),
-                finish_reason: choice.and_then(|c| c.finish_reason.as_deref()),
+                tool_calls: &self.tool_calls,
+                finish_reason: self.finish_reason.as_deref(),
                 usage: self.usage.as_ref(),
             }
         }
@@ -664,6 +751,50 @@ mod wire {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The fast reading maps every recorded event, and every changed copy of it, exactly as
+    /// the general `serde_json::Value` path does (issue 17), for each dialect's parser.
+    #[test]
+    fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
+        let mut compared = 0;
+        for (file, passes) in crate::providers::fast_json::recorded_events() {
+            for (pass, events) in passes.iter().enumerate() {
+                let new = || ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
+                let (mut fast, mut general) = (new(), new());
+                for (name, data) in events {
+                    let event = SseEventRef {
+                        event: name,
+                        data,
+                        id: None,
+                        retry: None,
+                    };
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    fast.on_event(event, &mut a);
+                    let trimmed = data.trim();
+                    if trimmed == "[DONE]" {
+                        general.on_event(event, &mut b);
+                    } else if !trimmed.is_empty() {
+                        general.on_general(trimmed, &mut b);
+                    }
+                    assert_eq!(
+                        format!("{a:?}"),
+                        format!("{b:?}"),
+                        "{file} pass {pass}: {data}"
+                    );
+                    compared += 1;
+                }
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                fast.on_end(&mut a);
+                general.on_end(&mut b);
+                assert_eq!(
+                    format!("{a:?}"),
+                    format!("{b:?}"),
+                    "{file} pass {pass}: end"
+                );
+            }
+        }
+        assert!(compared > 1000, "only {compared} events");
+    }
 
     fn map(data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
