@@ -795,7 +795,7 @@ expected(
     source="https://github.com/openai/codex/issues/38831",
     also=["https://github.com/openai/codex/pull/11558", "https://github.com/avala-ai/agent-code/pull/250",
           "https://github.com/NousResearch/hermes-agent/pull/37367"],
-    family="openai_responses", provider="openai-native", model="gpt-5", base_path="/v1",
+    family="openai_responses", provider="openai-native", model="gpt-5.4", base_path="/v1",
     spec=["R5.4", "R9.3"],
     stream={"requests": 1, "chunks": [
         text(H19_PARTS[0]), text(H19_PARTS[1]),
@@ -819,7 +819,7 @@ expected(
     title="Responses response.incomplete (content_filter) is a named block, not retried",
     source="https://github.com/tombii/better-ccflare/pull/324",
     also=["https://github.com/NousResearch/hermes-agent/pull/55695"],
-    family="openai_responses", provider="openai-native", model="gpt-5", base_path="/v1",
+    family="openai_responses", provider="openai-native", model="gpt-5.4", base_path="/v1",
     spec=["R7.5"],
     stream={"requests": 1, "chunks": [
         text(H19B_PARTS[0]), text(H19B_PARTS[1]),
@@ -844,7 +844,7 @@ expected(
     title="Responses response.failed with context_length_exceeded is an overflow, not a 5xx to retry",
     source="https://github.com/james-6-23/codex2api/issues/310",
     also=["https://github.com/james-6-23/codex2api/issues/415", "https://github.com/onyx-dot-app/onyx/issues/6051"],
-    family="openai_responses", provider="openai-native", model="gpt-5", base_path="/v1",
+    family="openai_responses", provider="openai-native", model="gpt-5.4", base_path="/v1",
     spec=["R7.2", "R6.5"],
     stream={"requests": 1, "chunks": [error("context_window_exceeded")]},
     task=task("failed", 1, error_kind="context_window_exceeded", message_contains=["context window"]),
@@ -1114,6 +1114,39 @@ expected(
     task=task("completed", 1, text_=""),
     tool_calls=[{"id": None, "name": "get_weather", "arguments": {"city": "London"}},
                 {"id": None, "name": "get_weather", "arguments": {"city": "Brussels"}}],
+)
+
+# H33 — DeepSeek (OpenAI-compatible): the finish chunk has no `delta`, the usage chunk has
+# `choices: null`, and one chunk is written with spaces after `:` and `,` and escapes in its text.
+DS = "deepseek-chat"
+DS_HEAD = '"id":"chatcmpl-PLACEHOLDER33","object":"chat.completion.chunk","created":1767225600,' \
+          f'"model":"{DS}","system_fingerprint":"fp_PLACEHOLDER"'
+http("H33", 200, "OK", SSE_HEADERS, sse([
+    (None, "{" + DS_HEAD + ',"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+                           '"logprobs":null,"finish_reason":null}]}'),
+    (None, "{" + DS_HEAD + ',"choices":[{"index":0,"delta":{"content":"Use"},"logprobs":null,'
+                           '"finish_reason":null}]}'),
+    (None, '{"id": "chatcmpl-PLACEHOLDER33", "object": "chat.completion.chunk", "created": 1767225600, '
+           f'"model": "{DS}", "choices": [{{"index": 0, "delta": {{"content": " \\"quotes\\"\\n'
+           'caf\\u00e9 \\ud83d\\ude00"}, "logprobs": null, "finish_reason": null}]}'),
+    (None, "{" + DS_HEAD + ',"choices":[{"index":0,"finish_reason":"stop","logprobs":null}]}'),
+    (None, "{" + DS_HEAD + ',"choices":null,"usage":{"prompt_tokens":310,"completion_tokens":9,'
+                           '"total_tokens":319}}'),
+    (None, "[DONE]"),
+]))
+expected(
+    "H33",
+    title="DeepSeek: a finish chunk without delta and a usage chunk with choices null end the stream cleanly",
+    source="https://github.com/osaurus-ai/osaurus/pull/2150",
+    also=["https://github.com/pydantic/pydantic-ai/issues/5165", "https://github.com/cline/cline/pull/8518",
+          "https://github.com/openclaw/openclaw/issues/15488"],
+    family="openai_chat", provider="openai", model=DS, base_path="/v1",
+    spec=["R1.2", "R1.3"],
+    stream={"requests": 1, "chunks": [
+        text("Use"), text(" \"quotes\"\ncafé 😀"), usage(310, 9),
+    ]},
+    task=task("completed", 1, text_="Use \"quotes\"\ncafé 😀"),
+    tool_calls=[],
 )
 
 if __name__ == "__main__":
