@@ -527,7 +527,8 @@ def render(result):
     load = result["load"]
     out = [
         f"Run {result['date']} with `{result['command']}` "
-        f"({plan['rounds']} rounds, clients alternating; {result['profile']} build).",
+        f"({plan['rounds']} round{'s' if plan['rounds'] != 1 else ''}, clients alternating; "
+        f"{result['profile']} build).",
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}; "
         f"load average {load['start']:.2f} at start, {load['end']:.2f} at end.",
@@ -637,7 +638,7 @@ def render(result):
         ratio = f"{theirs / mine:.1f}×" if theirs and mine else "–"
         out.append(f"| {name} | {t} | {q or '–'} | {share} | {ratio} |")
     if not result["decoder"]["results"]:
-        out.append("| (test mode: each variant ran once, counts agreed) | – | – |")
+        out.append("| (test mode: each variant ran once, counts agreed) | – | – | – | – |")
     return "\n".join(out) + "\n"
 
 

