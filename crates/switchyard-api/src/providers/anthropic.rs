@@ -455,6 +455,28 @@ impl EventParser for AnthropicParser {
 mod tests {
     use super::*;
 
+    /// One event through the fast reading (`fast`) and through the general path only
+    /// (`general`): what each mapped, as text.
+    fn both_ways(
+        fast: &mut AnthropicParser,
+        general: &mut AnthropicParser,
+        name: &str,
+        data: &str,
+    ) -> (String, String) {
+        let event = SseEventRef {
+            event: name,
+            data,
+            id: None,
+            retry: None,
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        fast.on_event(event, &mut a);
+        if !data.is_empty() {
+            general.on_general(event, &mut b);
+        }
+        (format!("{a:?}"), format!("{b:?}"))
+    }
+
     /// The fast reading maps every recorded event, and every changed copy of it, exactly as
     /// the general `serde_json::Value` path does (issue 17).
     #[test]
@@ -465,22 +487,8 @@ mod tests {
                 let (mut fast, mut general) =
                     (AnthropicParser::default(), AnthropicParser::default());
                 for (name, data) in events {
-                    let event = SseEventRef {
-                        event: name,
-                        data,
-                        id: None,
-                        retry: None,
-                    };
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    fast.on_event(event, &mut a);
-                    if !data.is_empty() {
-                        general.on_general(event, &mut b);
-                    }
-                    assert_eq!(
-                        format!("{a:?}"),
-                        format!("{b:?}"),
-                        "{file} pass {pass}: {data}"
-                    );
+                    let (a, b) = both_ways(&mut fast, &mut general, name, data);
+                    assert_eq!(a, b, "{file} pass {pass}: {data}");
                     compared += 1;
                 }
                 let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -494,6 +502,35 @@ mod tests {
             }
         }
         assert!(compared > 1000, "only {compared} events");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// One byte changed in any recorded event (the events before it as recorded): the fast
+        /// reading and the general path still map it alike.
+        #[test]
+        fn one_changed_byte_in_a_recorded_event_maps_alike(
+            file: proptest::sample::Index,
+            event: proptest::sample::Index,
+            at: proptest::sample::Index,
+            edit: u8,
+        ) {
+            let files = crate::providers::fast_json::recorded_events();
+            let (path, passes) = &files[file.index(files.len())];
+            let events = &passes[0];
+            let last = event.index(events.len());
+            let (mut fast, mut general) = (AnthropicParser::default(), AnthropicParser::default());
+            for (i, (name, data)) in events[..=last].iter().enumerate() {
+                let data = if i == last {
+                    crate::providers::fast_json::mutate(data, at, edit)
+                } else {
+                    data.clone()
+                };
+                let (a, b) = both_ways(&mut fast, &mut general, name, &data);
+                proptest::prop_assert_eq!(a, b, "{} event {}: {}", path, i, data);
+            }
+        }
     }
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {

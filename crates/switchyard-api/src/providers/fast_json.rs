@@ -7,12 +7,15 @@
 //! typed `#[derive(Deserialize)]` structs with borrowed strings (what this replaced in issue 17)
 //! still spent about 45 % of an OpenAI stream's CPU in serde's visitor machinery (bench/README.md).
 //!
-//! The scanner is **conservative**: whatever it is not sure to read exactly as `serde_json`
-//! would — a key with an escape, a duplicate key, a `\u` escape in a skipped string, a number
-//! it does not need that is not plainly written, nesting deeper than serde's limit, anything
-//! that is not JSON — makes it give up (`None`), and the provider reads the event with
-//! `serde_json` instead. So it never accepts what serde would reject, and what it reads is
-//! what serde would read (tests: `scanner_agrees_with_serde_json`).
+//! The scanner is **conservative**: it accepts exactly what `serde_json::from_str::<Value>`
+//! accepts, or gives up. Whatever it is not sure to read as serde would — a key with an escape,
+//! a duplicate key, an integer it reads that is not plainly written, nesting deeper than
+//! [`MAX_DEPTH`], anything that is not JSON — makes it return `None`, and the provider reads the
+//! event with `serde_json` instead; the rare values whose validity takes serde's own judgement
+//! (a `\u` escape, which may be a lone surrogate; a number with a fraction, an exponent or more
+//! than 18 digits, which may be out of `f64`'s range) are checked by serde on the spot. So the
+//! fast reading and the `Value` path map every event alike (tests: `scanner_agrees_with_serde_json`,
+//! `the_scanner_never_disagrees_with_serde`, and each provider's agreement tests).
 
 use std::borrow::Cow;
 
@@ -156,18 +159,24 @@ impl<'a> Scanner<'a> {
         self.src.get(start..end)
     }
 
-    /// The rest of a string whose opening quote is read, escapes checked as `serde_json` checks
-    /// a string it ignores (a `\u` escape needs four hex digits, nothing more) and left as they
-    /// are. Returns the raw contents.
+    /// The rest of a string whose opening quote is read, checked as `serde_json` checks a string
+    /// it reads (escapes left as they are). Returns the raw contents.
     fn raw_string(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let bytes = self.bytes();
         let mut i = start;
+        let mut unicode = false;
         loop {
             i = special_byte(bytes, i);
             match *bytes.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
+                    // A `\u` escape may be half a surrogate pair: serde judges the string.
+                    if unicode
+                        && serde_json::from_str::<String>(self.src.get(start - 1..=i)?).is_err()
+                    {
+                        return None;
+                    }
                     return self.src.get(start..i);
                 }
                 b'\\' => match *bytes.get(i + 1)? {
@@ -177,6 +186,7 @@ impl<'a> Scanner<'a> {
                         if !hex.iter().all(u8::is_ascii_hexdigit) {
                             return None;
                         }
+                        unicode = true;
                         i += 6;
                     }
                     _ => return None,
@@ -272,6 +282,7 @@ impl<'a> Scanner<'a> {
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
     fn skip_number(&mut self) -> Option<()> {
+        let start = self.pos;
         let _ = self.eat(b'-');
         let digits = |s: &mut Self| {
             let n = s.bytes()[s.pos..]
@@ -301,7 +312,16 @@ impl<'a> Scanner<'a> {
             }
         }
         // A digit right after a leading zero (`01`) is not JSON.
-        (!self.peek().is_some_and(|b| b.is_ascii_digit())).then_some(())
+        if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        // Past 18 digits, or with a fraction or an exponent, the number may be beyond `f64`'s
+        // range, which serde rejects: serde judges it.
+        let text = self.src.get(start..self.pos)?;
+        if text.len() > 18 || text.contains(['.', 'e', 'E']) {
+            serde_json::from_str::<Value>(text).ok()?;
+        }
+        Some(())
     }
 }
 
@@ -358,7 +378,14 @@ pub(crate) type RecordedPass = Vec<(String, String)>;
 /// agree with serde on: re-serialized with whitespace and sorted keys, cut in half, a member
 /// written twice, a `\u` escape in every string value that follows a `"text":`-like key.
 #[cfg(test)]
-pub(crate) fn recorded_events() -> Vec<(String, Vec<RecordedPass>)> {
+pub(crate) fn recorded_events() -> &'static [(String, Vec<RecordedPass>)] {
+    static EVENTS: std::sync::OnceLock<Vec<(String, Vec<RecordedPass>)>> =
+        std::sync::OnceLock::new();
+    EVENTS.get_or_init(read_recorded_events)
+}
+
+#[cfg(test)]
+fn read_recorded_events() -> Vec<(String, Vec<RecordedPass>)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
     let mut files = Vec::new();
     for dir in ["cases", "fixtures"] {
@@ -415,9 +442,28 @@ pub(crate) fn recorded_events() -> Vec<(String, Vec<RecordedPass>)> {
     files
 }
 
+/// Test support: a one-byte change of `doc`: a byte removed, or one of JSON's structural bytes
+/// put in.
+#[cfg(test)]
+pub(crate) fn mutate(doc: &str, at: proptest::sample::Index, edit: u8) -> String {
+    let mut bytes = doc.as_bytes().to_vec();
+    if bytes.is_empty() {
+        return String::new();
+    }
+    let at = at.index(bytes.len());
+    match edit % 13 {
+        0 => {
+            bytes.remove(at);
+        }
+        n => bytes.insert(at, b"\"{}[],:0-e.\\"[usize::from(n) - 1]),
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// Reads a whole document the scanner's way, as a `Value` built from its parts.
     fn scan(src: &str) -> Option<Value> {
@@ -454,6 +500,66 @@ mod tests {
         (s.pos == src.len()).then_some(v)
     }
 
+    /// A JSON value with plain keys (some the providers read) and any strings, numbers and
+    /// nesting.
+    fn json_value() -> impl Strategy<Value = Value> {
+        let key = prop_oneof![
+            prop::sample::select(vec![
+                "type", "index", "delta", "text", "choices", "content", "usage", "error", "id",
+            ])
+            .prop_map(str::to_owned),
+            "[a-z_]{1,8}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(key.clone(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever the scanner reads, serde reads the same value; and it reads every object
+        /// serde writes (plain keys), compact or pretty.
+        #[test]
+        fn the_scanner_never_disagrees_with_serde(
+            fields in prop::collection::btree_map("[a-z_]{1,8}", json_value(), 0..8),
+            pretty in any::<bool>(),
+            at in any::<prop::sample::Index>(),
+            edit in any::<u8>(),
+            change in any::<bool>(),
+        ) {
+            let value = Value::Object(fields.into_iter().collect());
+            let doc = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                serde_json::to_string(&value).unwrap()
+            };
+            // (Compared with serde's reading of the text, not `value`: serde_json does not
+            // round-trip every f64 exactly.)
+            let by_serde: Value = serde_json::from_str(&doc).unwrap();
+            prop_assert_eq!(scan(&doc), Some(by_serde));
+            let changed = if change { mutate(&doc, at, edit) } else { doc };
+            if let Some(read) = scan(&changed) {
+                let by_serde: Value = serde_json::from_str(&changed).unwrap();
+                prop_assert_eq!(read, by_serde, "{}", changed);
+            }
+        }
+    }
+
     /// Every document the scanner reads, serde reads the same; every document serde rejects,
     /// the scanner rejects; and it gives up only where the module docs say it may.
     #[test]
@@ -465,6 +571,7 @@ mod tests {
             r#"{"n":[0,-0,1.5,-2e10,3E+2,4e-3,12345678901234567890123]}"#,
             r#"{"t":true,"f":false,"z":null,"deep":[[[[{"x":[1]}]]]]}"#,
             r#"{"s":"naïve — ✓"}"#,
+            r#"{"tiny":[1e-400,-0.0,123456789012345678901234567890]}"#,
         ];
         for doc in accepted {
             let serde: Value = serde_json::from_str(doc).unwrap();
@@ -490,9 +597,13 @@ mod tests {
             r#"{"a" 1}"#,
             r#"{a:1}"#,
             r#"{"a":"\ud800"}"#,
+            r#"{"a":["x\udc00y"]}"#,
+            r#"{"a":1e309}"#,
+            r#"{"a":-2.5E400}"#,
             "",
         ];
-        for doc in rejected_by_both {
+        let huge = format!("{{\"a\":{}}}", "9".repeat(400));
+        for doc in rejected_by_both.iter().copied().chain([huge.as_str()]) {
             assert!(
                 serde_json::from_str::<Value>(doc).is_err(),
                 "serde accepts {doc}"
@@ -512,12 +623,13 @@ mod tests {
     }
 
     #[test]
-    fn strings_are_unescaped_as_serde_does_and_skipped_as_serde_ignores_them() {
+    fn strings_are_read_and_skipped_as_serde_reads_them() {
         let mut s = Scanner::new(r#""a\u0041""#);
         assert_eq!(s.maybe_str(), Some(Some(Cow::Owned("aA".to_owned()))));
-        // serde_json ignores a lone surrogate it does not read, and rejects one it reads.
-        assert_eq!(Scanner::new(r#""\ud800""#).skip(), Some(()));
+        // A lone surrogate is not read, nor skipped (serde's `Value` rejects it).
+        assert_eq!(Scanner::new(r#""\ud800""#).skip(), None);
         assert_eq!(Scanner::new(r#""\ud800""#).maybe_str(), None);
+        assert_eq!(Scanner::new(r#""\ud83d\ude00""#).skip(), Some(()));
         assert_eq!(
             Scanner::new(r#""plain""#).maybe_str(),
             Some(Some(Cow::Borrowed("plain")))

@@ -752,35 +752,65 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// One event through the fast reading (`fast`) and through the general path only
+    /// (`general`): what each mapped, as text.
+    fn both_ways(
+        fast: &mut ChatParser,
+        general: &mut ChatParser,
+        name: &str,
+        data: &str,
+    ) -> (String, String) {
+        let event = SseEventRef {
+            event: name,
+            data,
+            id: None,
+            retry: None,
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        fast.on_event(event, &mut a);
+        let trimmed = data.trim();
+        if trimmed == "[DONE]" {
+            general.on_event(event, &mut b);
+        } else if !trimmed.is_empty() {
+            general.on_general(trimmed, &mut b);
+        }
+        (
+            generated_ids_alike(format!("{a:?}")),
+            generated_ids_alike(format!("{b:?}")),
+        )
+    }
+
+    /// `text` with the counter of every made-up tool-call id replaced by `N`: the two parsers
+    /// draw different numbers from the process's counter for a call the wire sent without id.
+    fn generated_ids_alike(text: String) -> String {
+        let sample = crate::stream::generated_tool_call_id();
+        let prefix = &sample[..=sample.rfind('_').unwrap()];
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(prefix) {
+            out.push_str(&rest[..at + prefix.len()]);
+            out.push('N');
+            rest = rest[at + prefix.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn parser() -> ChatParser {
+        ChatParser::new(ChatDialect::Generic, ThinkTags::Opening)
+    }
+
     /// The fast reading maps every recorded event, and every changed copy of it, exactly as
-    /// the general `serde_json::Value` path does (issue 17), for each dialect's parser.
+    /// the general `serde_json::Value` path does (issue 17).
     #[test]
     fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
         let mut compared = 0;
         for (file, passes) in crate::providers::fast_json::recorded_events() {
             for (pass, events) in passes.iter().enumerate() {
-                let new = || ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
-                let (mut fast, mut general) = (new(), new());
+                let (mut fast, mut general) = (parser(), parser());
                 for (name, data) in events {
-                    let event = SseEventRef {
-                        event: name,
-                        data,
-                        id: None,
-                        retry: None,
-                    };
-                    let (mut a, mut b) = (Vec::new(), Vec::new());
-                    fast.on_event(event, &mut a);
-                    let trimmed = data.trim();
-                    if trimmed == "[DONE]" {
-                        general.on_event(event, &mut b);
-                    } else if !trimmed.is_empty() {
-                        general.on_general(trimmed, &mut b);
-                    }
-                    assert_eq!(
-                        format!("{a:?}"),
-                        format!("{b:?}"),
-                        "{file} pass {pass}: {data}"
-                    );
+                    let (a, b) = both_ways(&mut fast, &mut general, name, data);
+                    assert_eq!(a, b, "{file} pass {pass}: {data}");
                     compared += 1;
                 }
                 let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -794,6 +824,35 @@ mod tests {
             }
         }
         assert!(compared > 1000, "only {compared} events");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// One byte changed in any recorded event (the events before it as recorded): the fast
+        /// reading and the general path still map it alike.
+        #[test]
+        fn one_changed_byte_in_a_recorded_event_maps_alike(
+            file: proptest::sample::Index,
+            event: proptest::sample::Index,
+            at: proptest::sample::Index,
+            edit: u8,
+        ) {
+            let files = crate::providers::fast_json::recorded_events();
+            let (path, passes) = &files[file.index(files.len())];
+            let events = &passes[0];
+            let last = event.index(events.len());
+            let (mut fast, mut general) = (parser(), parser());
+            for (i, (name, data)) in events[..=last].iter().enumerate() {
+                let data = if i == last {
+                    crate::providers::fast_json::mutate(data, at, edit)
+                } else {
+                    data.clone()
+                };
+                let (a, b) = both_ways(&mut fast, &mut general, name, &data);
+                proptest::prop_assert_eq!(a, b, "{} event {}: {}", path, i, data);
+            }
+        }
     }
 
     fn map(data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
