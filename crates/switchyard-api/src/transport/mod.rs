@@ -29,7 +29,7 @@ mod chunk_stream;
 mod streaming;
 
 use chunk_stream::{ChunkStream, Opened};
-use streaming::{Response, SendError, Streaming};
+use streaming::{Body, Response, SendError, Streaming};
 
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -304,7 +304,7 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
     if !(200..300).contains(&status) || (!content_type.is_empty() && !F::accepts(&content_type)) {
         let headers = response.headers().clone();
         let url = response.url().to_owned();
-        let body = read_limited(response).await;
+        let body = read_limited(response.into_body()).await;
         let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
         if matches!(status, 404 | 405) && err.code.is_none() && !provider_spoke(&body) {
@@ -362,9 +362,9 @@ fn send_error(e: &SendError, origin: &Origin) -> ApiError {
     error.with_origin(&origin.provider_id, &origin.model_id)
 }
 
-async fn read_limited(mut response: Response) -> Vec<u8> {
+async fn read_limited(mut from: Body) -> Vec<u8> {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Ok(Some(chunk)) = from.chunk().await {
         let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if body.len() >= MAX_ERROR_BODY_BYTES {

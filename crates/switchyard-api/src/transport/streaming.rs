@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -225,28 +225,7 @@ impl Response {
     pub(crate) fn into_body(self) -> Body {
         match self {
             Self::Reqwest(r) => Body::Reqwest(r.into()),
-            Self::Hyper { response, .. } => Body::Hyper(response.into_body()),
-        }
-    }
-
-    /// The next piece of the body: `None` at its end, or the innermost cause of the failure.
-    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
-        match self {
-            Self::Reqwest(r) => r.chunk().await.map_err(|e| innermost(&e)),
-            Self::Hyper { response, .. } => loop {
-                match response.body_mut().frame().await {
-                    None => return Ok(None),
-                    Some(Err(e)) => return Err(innermost(&e)),
-                    Some(Ok(frame)) => {
-                        // Trailers (HTTP/2) carry no content; empty data frames are skipped.
-                        if let Ok(data) = frame.into_data()
-                            && !data.is_empty()
-                        {
-                            return Ok(Some(data));
-                        }
-                    }
-                }
-            },
+            Self::Hyper { response, .. } => Body::Hyper(response),
         }
     }
 }
@@ -254,10 +233,20 @@ impl Response {
 /// A response body being read, from either client.
 pub(crate) enum Body {
     Reqwest(reqwest::Body),
-    Hyper(Incoming),
+    /// The whole response, not only its body: the head's header values are slices of hyper's
+    /// read buffer, and while they live hyper cannot grow that buffer in place, so it stays
+    /// within [`HTTP1_MAX_BUF_SIZE`]. With the head dropped, hyper's `reserve` grows the
+    /// buffer it then owns alone: 24 KiB pieces, measured by
+    /// `a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap`.
+    Hyper(hyper::Response<Incoming>),
 }
 
 impl Body {
+    /// The next piece of the body: `None` at its end, or the innermost cause of the failure.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        std::future::poll_fn(|cx| self.poll_chunk(cx)).await
+    }
+
     /// Polls for the next piece of the body: `None` at its end, or the innermost cause of the
     /// failure. Trailers (HTTP/2) carry no content; empty data frames are skipped.
     pub(crate) fn poll_chunk(
@@ -411,17 +400,15 @@ mod tests {
 
     /// Reads `response` to its end once the server has written ahead: the largest piece and
     /// the bytes read.
-    async fn largest_piece(
-        mut response: Response,
-        filled: oneshot::Receiver<usize>,
-    ) -> (usize, usize) {
+    async fn largest_piece(response: Response, filled: oneshot::Receiver<usize>) -> (usize, usize) {
         let ahead = filled.await.unwrap();
         assert!(
             ahead > 4 * HTTP1_MAX_BUF_SIZE,
             "the server wrote only {ahead} bytes ahead"
         );
         let (mut largest, mut total) = (0, 0);
-        while let Some(piece) = response.chunk().await.unwrap() {
+        let mut body = response.into_body();
+        while let Some(piece) = body.chunk().await.unwrap() {
             largest = largest.max(piece.len());
             total += piece.len();
         }
