@@ -235,7 +235,7 @@ mod wire {
     use std::borrow::Cow;
 
     use super::DeltaView;
-    use crate::providers::fast_json::{Scanner, Seen};
+    use crate::providers::fast_json::Scanner;
 
     #[derive(Default)]
     pub(super) struct BlockDelta<'a> {
@@ -252,47 +252,38 @@ mod wire {
         /// general path must read it.
         pub(super) fn read(data: &'a str) -> Option<Self> {
             let mut d = BlockDelta::default();
-            let mut seen = Seen::default();
             let mut is_delta = false;
-            Scanner::new(data).document(|s, key| match key {
+            Scanner::new(data).document(&["type", "index", "delta"], |s, name| match name {
                 "type" => {
-                    seen.first(0)?;
                     is_delta = s.maybe_str()?.as_deref() == Some("content_block_delta");
                     // Any other event is read by the general path: no need to read on.
                     is_delta.then_some(())
                 }
                 "index" => {
-                    seen.first(1)?;
                     d.index = s.opt_u64()?;
                     Some(())
                 }
-                "delta" => {
-                    seen.first(2)?;
+                _ => {
                     if s.null() {
                         Some(())
-                    } else if s.at_object() {
-                        d.read_delta(s)
                     } else {
-                        None
+                        d.read_delta(s)
                     }
                 }
-                _ => s.skip(),
             })?;
             is_delta.then_some(d)
         }
 
         fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
-            let mut seen = Seen::default();
-            s.object(|s, key| {
-                let (bit, field) = match key {
-                    "type" => (0, &mut self.kind),
-                    "text" => (1, &mut self.text),
-                    "thinking" => (2, &mut self.thinking),
-                    "signature" => (3, &mut self.signature),
-                    "partial_json" => (4, &mut self.partial_json),
-                    _ => return s.skip(),
+            let names = ["type", "text", "thinking", "signature", "partial_json"];
+            s.fields(&names, |s, name| {
+                let field = match name {
+                    "type" => &mut self.kind,
+                    "text" => &mut self.text,
+                    "thinking" => &mut self.thinking,
+                    "signature" => &mut self.signature,
+                    _ => &mut self.partial_json,
                 };
-                seen.first(bit)?;
                 *field = s.maybe_str()?;
                 Some(())
             })
@@ -455,53 +446,26 @@ impl EventParser for AnthropicParser {
 mod tests {
     use super::*;
 
-    /// One event through the fast reading (`fast`) and through the general path only
-    /// (`general`): what each mapped, as text.
-    fn both_ways(
-        fast: &mut AnthropicParser,
-        general: &mut AnthropicParser,
-        name: &str,
-        data: &str,
-    ) -> (String, String) {
-        let event = SseEventRef {
-            event: name,
-            data,
-            id: None,
-            retry: None,
-        };
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        fast.on_event(event, &mut a);
-        if !data.is_empty() {
-            general.on_general(event, &mut b);
+    impl crate::providers::agreement::TwoReadings for AnthropicParser {
+        fn fresh() -> Self {
+            AnthropicParser::default()
         }
-        (format!("{a:?}"), format!("{b:?}"))
+        fn general(
+            &mut self,
+            event: SseEventRef<'_>,
+            out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+        ) {
+            if !event.data.is_empty() {
+                self.on_general(event, out);
+            }
+        }
     }
 
     /// The fast reading maps every recorded event, and every changed copy of it, exactly as
     /// the general `serde_json::Value` path does (issue 17).
     #[test]
     fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
-        let mut compared = 0;
-        for (file, passes) in crate::providers::fast_json::recorded_events() {
-            for (pass, events) in passes.iter().enumerate() {
-                let (mut fast, mut general) =
-                    (AnthropicParser::default(), AnthropicParser::default());
-                for (name, data) in events {
-                    let (a, b) = both_ways(&mut fast, &mut general, name, data);
-                    assert_eq!(a, b, "{file} pass {pass}: {data}");
-                    compared += 1;
-                }
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                fast.on_end(&mut a);
-                general.on_end(&mut b);
-                assert_eq!(
-                    format!("{a:?}"),
-                    format!("{b:?}"),
-                    "{file} pass {pass}: end"
-                );
-            }
-        }
-        assert!(compared > 1000, "only {compared} events");
+        crate::providers::agreement::assert_agreement_on_recorded_events::<AnthropicParser>();
     }
 
     proptest::proptest! {
@@ -516,20 +480,9 @@ mod tests {
             at: proptest::sample::Index,
             edit: u8,
         ) {
-            let files = crate::providers::fast_json::recorded_events();
-            let (path, passes) = &files[file.index(files.len())];
-            let events = &passes[0];
-            let last = event.index(events.len());
-            let (mut fast, mut general) = (AnthropicParser::default(), AnthropicParser::default());
-            for (i, (name, data)) in events[..=last].iter().enumerate() {
-                let data = if i == last {
-                    crate::providers::fast_json::mutate(data, at, edit)
-                } else {
-                    data.clone()
-                };
-                let (a, b) = both_ways(&mut fast, &mut general, name, &data);
-                proptest::prop_assert_eq!(a, b, "{} event {}: {}", path, i, data);
-            }
+            crate::providers::agreement::agreement_after_one_changed_byte::<AnthropicParser>(
+                file, event, at, edit,
+            )?;
         }
     }
 

@@ -25,6 +25,8 @@
 //! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
 //! and building its handler is [`ConfigError::FeatureDisabled`].
 
+#[cfg(test)]
+mod agreement;
 mod aihubmix;
 mod anthropic;
 mod asksage;

@@ -592,7 +592,7 @@ mod wire {
     use serde_json::Value;
 
     use super::{ChunkView, Content};
-    use crate::providers::fast_json::{Scanner, Seen};
+    use crate::providers::fast_json::Scanner;
 
     /// `delta.content`: a string, typed parts (tests/cases C47), or absent (any other value).
     #[derive(Default)]
@@ -606,8 +606,6 @@ mod wire {
     #[derive(Default)]
     pub(super) struct Chunk<'a> {
         has_choice: bool,
-        /// A non-null `error` at the top or in `choices[0]`, or `object: "error"`.
-        error: bool,
         finish_reason: Option<Cow<'a, str>>,
         content: StrOrParts<'a>,
         reasoning_content: Option<Cow<'a, str>>,
@@ -618,113 +616,71 @@ mod wire {
     }
 
     impl<'a> Chunk<'a> {
-        /// Reads one chunk, or `None` when the general path must (see the module docs).
+        /// Reads one chunk, or `None` when the general path must (see the module docs): a
+        /// non-null `error` at the top or in `choices[0]`, or `object: "error"`, is its.
         pub(super) fn read(data: &'a str) -> Option<Self> {
             let mut chunk = Chunk::default();
-            let mut seen = Seen::default();
-            Scanner::new(data).document(|s, key| match key {
+            let names = ["choices", "usage", "error", "object"];
+            Scanner::new(data).document(&names, |s, name| match name {
                 "choices" => {
-                    seen.first(0)?;
                     if s.null() {
                         return Some(());
                     }
                     s.array(|s, i| if i == 0 { chunk.read_choice(s) } else { None })
                 }
                 "usage" => {
-                    seen.first(1)?;
-                    if !s.null() {
-                        chunk.usage = Some(s.value()?);
-                    }
+                    chunk.usage = s.opt_value()?;
                     Some(())
                 }
-                "error" => {
-                    seen.first(2)?;
-                    if s.null() { Some(()) } else { None }
-                }
-                "object" => {
-                    seen.first(3)?;
-                    let object = s.maybe_str()?;
-                    (object.as_deref() != Some("error")).then_some(())
-                }
-                _ => s.skip(),
+                "error" => s.null().then_some(()),
+                _ => (s.maybe_str()?.as_deref() != Some("error")).then_some(()),
             })?;
-            (!chunk.error).then_some(chunk)
+            Some(chunk)
         }
 
         fn read_choice(&mut self, s: &mut Scanner<'a>) -> Option<()> {
-            if !s.at_object() {
-                return None;
-            }
             self.has_choice = true;
-            let mut seen = Seen::default();
-            s.object(|s, key| match key {
+            let names = ["delta", "finish_reason", "error"];
+            s.fields(&names, |s, name| match name {
                 "delta" => {
-                    seen.first(0)?;
                     if s.null() {
                         Some(())
-                    } else if s.at_object() {
-                        self.read_delta(s)
                     } else {
-                        None
+                        self.read_delta(s)
                     }
                 }
                 "finish_reason" => {
-                    seen.first(1)?;
                     self.finish_reason = s.maybe_str()?;
                     Some(())
                 }
-                "error" => {
-                    seen.first(2)?;
-                    if s.null() { Some(()) } else { None }
-                }
-                _ => s.skip(),
+                _ => s.null().then_some(()),
             })
         }
 
         fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
-            let mut seen = Seen::default();
-            s.object(|s, key| match key {
-                "content" => {
-                    seen.first(0)?;
-                    self.content = if s.at_array() {
-                        match s.value()? {
-                            Value::Array(parts) => StrOrParts::Parts(parts),
-                            _ => return None,
+            let names = [
+                "content",
+                "reasoning_content",
+                "reasoning",
+                "reasoning_details",
+                "tool_calls",
+            ];
+            s.fields(&names, |s, name| {
+                match name {
+                    "content" if s.at_array() => self.content = StrOrParts::Parts(s.values()?),
+                    "content" => {
+                        self.content = s.maybe_str()?.map_or(StrOrParts::Absent, StrOrParts::Str);
+                    }
+                    "reasoning_content" => self.reasoning_content = s.maybe_str()?,
+                    "reasoning" => self.reasoning = s.maybe_str()?,
+                    "reasoning_details" => self.reasoning_details = s.opt_value()?,
+                    _ => {
+                        if !s.null() {
+                            self.tool_calls = s.values()?;
                         }
-                    } else {
-                        s.maybe_str()?.map_or(StrOrParts::Absent, StrOrParts::Str)
-                    };
-                    Some(())
-                }
-                "reasoning_content" => {
-                    seen.first(1)?;
-                    self.reasoning_content = s.maybe_str()?;
-                    Some(())
-                }
-                "reasoning" => {
-                    seen.first(2)?;
-                    self.reasoning = s.maybe_str()?;
-                    Some(())
-                }
-                "reasoning_details" => {
-                    seen.first(3)?;
-                    if !s.null() {
-                        self.reasoning_details = Some(s.value()?);
                     }
-                    Some(())
                 }
-                "tool_calls" => {
-                    seen.first(4)?;
-                    if s.null() {
-                        return Some(());
-                    }
-                    match (s.at_array(), s.value()?) {
-                        (true, Value::Array(calls)) => self.tool_calls = calls,
-                        _ => return None,
-                    }
-                    Some(())
-                }
-                _ => s.skip(),
+                Some(())
             })
         }
 
@@ -752,78 +708,29 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// One event through the fast reading (`fast`) and through the general path only
-    /// (`general`): what each mapped, as text.
-    fn both_ways(
-        fast: &mut ChatParser,
-        general: &mut ChatParser,
-        name: &str,
-        data: &str,
-    ) -> (String, String) {
-        let event = SseEventRef {
-            event: name,
-            data,
-            id: None,
-            retry: None,
-        };
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        fast.on_event(event, &mut a);
-        let trimmed = data.trim();
-        if trimmed == "[DONE]" {
-            general.on_event(event, &mut b);
-        } else if !trimmed.is_empty() {
-            general.on_general(trimmed, &mut b);
+    impl crate::providers::agreement::TwoReadings for ChatParser {
+        fn fresh() -> Self {
+            ChatParser::new(ChatDialect::Generic, ThinkTags::Opening)
         }
-        (
-            generated_ids_alike(format!("{a:?}")),
-            generated_ids_alike(format!("{b:?}")),
-        )
-    }
-
-    /// `text` with the counter of every made-up tool-call id replaced by `N`: the two parsers
-    /// draw different numbers from the process's counter for a call the wire sent without id.
-    fn generated_ids_alike(text: String) -> String {
-        let sample = crate::stream::generated_tool_call_id();
-        let prefix = &sample[..=sample.rfind('_').unwrap()];
-        let mut out = String::new();
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find(prefix) {
-            out.push_str(&rest[..at + prefix.len()]);
-            out.push('N');
-            rest = rest[at + prefix.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+        fn general(
+            &mut self,
+            event: SseEventRef<'_>,
+            out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+        ) {
+            let data = event.data.trim();
+            if data == "[DONE]" {
+                self.on_event(event, out);
+            } else if !data.is_empty() {
+                self.on_general(data, out);
+            }
         }
-        out.push_str(rest);
-        out
-    }
-
-    fn parser() -> ChatParser {
-        ChatParser::new(ChatDialect::Generic, ThinkTags::Opening)
     }
 
     /// The fast reading maps every recorded event, and every changed copy of it, exactly as
     /// the general `serde_json::Value` path does (issue 17).
     #[test]
     fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
-        let mut compared = 0;
-        for (file, passes) in crate::providers::fast_json::recorded_events() {
-            for (pass, events) in passes.iter().enumerate() {
-                let (mut fast, mut general) = (parser(), parser());
-                for (name, data) in events {
-                    let (a, b) = both_ways(&mut fast, &mut general, name, data);
-                    assert_eq!(a, b, "{file} pass {pass}: {data}");
-                    compared += 1;
-                }
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                fast.on_end(&mut a);
-                general.on_end(&mut b);
-                assert_eq!(
-                    format!("{a:?}"),
-                    format!("{b:?}"),
-                    "{file} pass {pass}: end"
-                );
-            }
-        }
-        assert!(compared > 1000, "only {compared} events");
+        crate::providers::agreement::assert_agreement_on_recorded_events::<ChatParser>();
     }
 
     proptest::proptest! {
@@ -838,20 +745,9 @@ mod tests {
             at: proptest::sample::Index,
             edit: u8,
         ) {
-            let files = crate::providers::fast_json::recorded_events();
-            let (path, passes) = &files[file.index(files.len())];
-            let events = &passes[0];
-            let last = event.index(events.len());
-            let (mut fast, mut general) = (parser(), parser());
-            for (i, (name, data)) in events[..=last].iter().enumerate() {
-                let data = if i == last {
-                    crate::providers::fast_json::mutate(data, at, edit)
-                } else {
-                    data.clone()
-                };
-                let (a, b) = both_ways(&mut fast, &mut general, name, &data);
-                proptest::prop_assert_eq!(a, b, "{} event {}: {}", path, i, data);
-            }
+            crate::providers::agreement::agreement_after_one_changed_byte::<ChatParser>(
+                file, event, at, edit,
+            )?;
         }
     }
 
