@@ -889,25 +889,15 @@ async fn dash_c_overrides_any_configuration_field() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dash_c_provider_without_a_file_reads_that_providers_key() {
     let home = tempfile::tempdir().unwrap();
-    let mut cmd = command(
-        home.path(),
-        &["-c", "act.provider=anthropic", "config", "check"],
-    );
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let out = run(cmd, None).await;
-    assert!(!out.stdout.contains("MISSING"), "{out:#?}");
-    assert!(out.stdout.contains("ANTHROPIC_API_KEY"), "{out:#?}");
-    out.assert_no_key();
-    // The same when the override sets the whole mode table.
-    let mut cmd = command(
-        home.path(),
-        &["-c", "act={provider=\"anthropic\"}", "config", "check"],
-    );
-    cmd.env("ANTHROPIC_API_KEY", KEY);
-    let out = run(cmd, None).await;
-    assert!(!out.stdout.contains("MISSING"), "{out:#?}");
-    assert!(out.stdout.contains("ANTHROPIC_API_KEY"), "{out:#?}");
-    out.assert_no_key();
+    // The field alone, and the whole mode table.
+    for over in ["act.provider=anthropic", "act={provider=\"anthropic\"}"] {
+        let mut cmd = command(home.path(), &["-c", over, "config", "check"]);
+        cmd.env("ANTHROPIC_API_KEY", KEY);
+        let out = run(cmd, None).await;
+        assert!(!out.stdout.contains("MISSING"), "{over}: {out:#?}");
+        assert!(out.stdout.contains("ANTHROPIC_API_KEY"), "{over}: {out:#?}");
+        out.assert_no_key();
+    }
     // Without the variable, the check says so.
     let out = switchyard(
         home.path(),
