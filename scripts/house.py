@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""The house's measures (issue 22), over product code: the crates' `src/` less their tests.
+
+    scripts/house.py            # circles, functions over 80 lines, largest files
+    scripts/house.py --edges    # also every file-to-file import edge
+
+- A *circle* is a ring of files that import each other: an edge runs from a file to the file
+  that defines a name it uses through `use crate::…`, `use super::…`, `use self::…` or an
+  inline `crate::…`/`super::…` path (a re-export is followed to the file that defines the
+  name; a `mod x;` declaration alone is no edge). Rings are the strongly connected components
+  of that graph with more than one file.
+- A function's length is counted from its `fn` line to its closing brace, doc comments and
+  attributes left out; code inside `#[cfg(test)]` modules and `tests/` folders is left out.
+
+Reads files as text (no rustc); exits 1 when there is a circle or a function over the limit,
+so it can guard the house in CI.
+"""
+
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+LIMIT = 80
+CRATES = ["switchyard-api", "switchyard-core", "switchyard-cli", "switchyard-gateway"]
+DEF_RE = re.compile(
+    r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|const\s+|unsafe\s+)*"
+    r"(?:fn|struct|enum|trait|type|const|static|union|mod|macro_rules!)\s+([A-Za-z_][A-Za-z0-9_]*)",
+    re.M,
+)
+
+
+def strip_tests(text):
+    """Drops `#[cfg(test)] mod … { … }` blocks and `#[cfg(test)] mod x;` lines."""
+    out, i = [], 0
+    lines = text.split("\n")
+    while i < len(lines):
+        if lines[i].strip().startswith("#[cfg(test)]"):
+            j = i + 1
+            while j < len(lines) and lines[j].strip().startswith("#["):
+                j += 1
+            if j < len(lines) and re.match(r"\s*(pub(\([^)]*\))?\s+)?mod\s", lines[j]):
+                if lines[j].rstrip().endswith(";"):
+                    i = j + 1
+                    continue
+                depth, k = 0, j
+                while k < len(lines):
+                    depth += lines[k].count("{") - lines[k].count("}")
+                    if depth <= 0 and "{" in "".join(lines[j : k + 1]):
+                        break
+                    k += 1
+                i = k + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def strip_comments_strings(text):
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "''", text)
+    return text
+
+
+class Crate:
+    def __init__(self, name):
+        self.name = name
+        self.src = os.path.join(ROOT, "crates", name, "src")
+        self.files = {}  # module path tuple -> file path
+        for dirpath, dirs, files in os.walk(self.src):
+            dirs[:] = [d for d in dirs if d != "tests"]
+            for f in files:
+                if not f.endswith(".rs") or f == "tests.rs" or f.endswith("_tests.rs"):
+                    continue
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, self.src)[:-3].split(os.sep)
+                if rel[-1] in ("mod", "lib", "main"):
+                    rel = rel[:-1]
+                if rel and rel[0] == "bin":
+                    continue
+                self.files[tuple(rel)] = path
+        self.text = {}
+        self.defs = {}
+        self.reexports = {}
+        for mod, path in self.files.items():
+            with open(path, encoding="utf-8") as fh:
+                t = strip_comments_strings(strip_tests(fh.read()))
+            self.text[mod] = t
+            self.defs[mod] = set(DEF_RE.findall(t))
+            self.reexports[mod] = {}
+            for m in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", t):
+                for full in expand_use(m.group(1)):
+                    segs = full.split("::")
+                    alias = segs[-1]
+                    if " as " in alias:
+                        segs[-1], alias = [s.strip() for s in alias.split(" as ")]
+                    self.reexports[mod][alias] = segs
+
+    def absolute(self, mod, segs):
+        """Turns a path used in file `mod` into an absolute module path in this crate, or None."""
+        segs = list(segs)
+        if not segs:
+            return None
+        base = list(mod) if is_dir_module(self, mod) else list(mod[:-1])
+        if segs[0] == "crate":
+            return segs[1:]
+        if segs[0] == "self":
+            return list(mod) + segs[1:] if is_dir_module(self, mod) else list(mod) + segs[1:]
+        if segs[0] == "super":
+            cur = list(mod)
+            while segs and segs[0] == "super":
+                cur = cur[:-1]
+                segs = segs[1:]
+            return cur + segs
+        # A child module declared in this file (`use child::X` in mod.rs).
+        if tuple(list(mod) + [segs[0]]) in self.files:
+            return list(mod) + segs
+        return None
+
+    def resolve(self, segs, depth=0):
+        """The file (module tuple) that defines what an absolute path names."""
+        if depth > 10:
+            return None
+        best = None
+        for n in range(len(segs), -1, -1):
+            if tuple(segs[:n]) in self.files:
+                best = n
+                break
+        if best is None:
+            return None
+        mod = tuple(segs[:best])
+        rest = segs[best:]
+        if not rest or rest[0] in ("*", "self"):
+            return mod
+        name = rest[0]
+        if name in self.defs[mod]:
+            return mod
+        if name in self.reexports[mod]:
+            target = self.absolute(mod, self.reexports[mod][name])
+            if target is not None:
+                return self.resolve(target + rest[1:], depth + 1) or mod
+        return mod
+
+
+def is_dir_module(crate, mod):
+    path = crate.files[mod]
+    return path.endswith("mod.rs") or path.endswith("lib.rs") or path.endswith("main.rs")
+
+
+def expand_use(tree):
+    tree = re.sub(r"\s+", " ", tree).strip()
+
+    def split_top(s):
+        parts, depth, cur = [], 0, ""
+        for ch in s:
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        if cur.strip():
+            parts.append(cur)
+        return [p.strip() for p in parts if p.strip()]
+
+    def go(prefix, s):
+        s = s.strip()
+        m = re.match(r"^(.*?)::\{(.*)\}$", s)
+        if s.startswith("{") and s.endswith("}"):
+            out = []
+            for p in split_top(s[1:-1]):
+                out += go(prefix, p)
+            return out
+        if m:
+            pre = prefix + ("::" if prefix else "") + m.group(1).strip()
+            out = []
+            for p in split_top(m.group(2)):
+                out += go(pre, p)
+            return out
+        if s == "self":
+            return [prefix]
+        return [prefix + ("::" if prefix else "") + s]
+
+    return go("", tree)
+
+
+def inline_mod_ranges(t):
+    """The (start, end) offsets of inline `mod name { … }` blocks in a file."""
+    ranges = []
+    for m in re.finditer(r"\bmod\s+[A-Za-z_][A-Za-z0-9_]*\s*\{", t):
+        depth, i = 0, m.end() - 1
+        while i < len(t):
+            if t[i] == "{":
+                depth += 1
+            elif t[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        ranges.append((m.start(), i))
+    return ranges
+
+
+def in_file(path, pos, ranges):
+    """A `super::` path inside an inline module names its own file first: drop those supers."""
+    nesting = sum(1 for a, b in ranges if a <= pos <= b)
+    segs = path.split("::")
+    while nesting and segs and segs[0].strip() == "super":
+        segs = ["self"] + segs[1:] if len(segs) > 1 and segs[1].strip() != "super" else segs[1:]
+        nesting -= 1
+    return "::".join(segs)
+
+
+def edges(crate):
+    out = {}
+    for mod, t in crate.text.items():
+        targets = set()
+        paths = []
+        ranges = inline_mod_ranges(t)
+        for m in re.finditer(r"\buse\s+([^;]+);", t):
+            paths += [in_file(p, m.start(), ranges) for p in expand_use(m.group(1))]
+        for m in re.finditer(r"(?<![A-Za-z0-9_:])((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", t):
+            paths.append(in_file(m.group(1), m.start(), ranges))
+        children = [m2[-1] for m2 in crate.files if len(m2) == len(mod) + 1 and m2[: len(mod)] == mod]
+        for child in children:
+            for m in re.finditer(r"(?<![A-Za-z0-9_:])(" + child + r"(?:::[A-Za-z_][A-Za-z0-9_]*)+)", t):
+                paths.append(m.group(1))
+        for p in paths:
+            segs = [s.strip() for s in p.split("::")]
+            segs[-1] = segs[-1].split(" as ")[0].strip()
+            ab = crate.absolute(mod, segs)
+            if ab is None:
+                continue
+            target = crate.resolve(ab)
+            if target is not None and target != mod:
+                targets.add(target)
+        out[mod] = targets
+    return out
+
+
+def sccs(graph):
+    index, low, stack, on, result = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                result.append(comp)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return result
+
+
+def long_functions(crate):
+    found = []
+    for mod, path in crate.files.items():
+        with open(path, encoding="utf-8") as fh:
+            text = strip_tests(fh.read())
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            m = re.match(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+|const\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+([A-Za-z_][A-Za-z0-9_]*)", line)
+            if not m:
+                continue
+            depth, started, j = 0, False, i
+            while j < len(lines):
+                code = strip_comments_strings(lines[j])
+                if not started and ";" in code and "{" not in code:
+                    break
+                depth += code.count("{") - code.count("}")
+                if "{" in code:
+                    started = True
+                if started and depth <= 0:
+                    break
+                j += 1
+            if started:
+                found.append((j - i + 1, os.path.relpath(path, ROOT), m.group(1), i + 1))
+    return found
+
+
+def main():
+    show_edges = "--edges" in sys.argv
+    circles, funcs, sizes = [], [], []
+    for name in CRATES:
+        if not os.path.isdir(os.path.join(ROOT, "crates", name, "src")):
+            continue
+        crate = Crate(name)
+        graph = edges(crate)
+        for comp in sccs(graph):
+            circles.append([os.path.relpath(crate.files[m], ROOT) for m in comp])
+        if show_edges:
+            for m, ts in sorted(graph.items()):
+                for t in sorted(ts):
+                    print(f"edge {os.path.relpath(crate.files[m], ROOT)} -> {os.path.relpath(crate.files[t], ROOT)}")
+        funcs += long_functions(crate)
+        for mod, path in crate.files.items():
+            with open(path, encoding="utf-8") as fh:
+                n = len(strip_tests(fh.read()).split("\n"))
+            sizes.append((n, os.path.relpath(path, ROOT)))
+    over = sorted([f for f in funcs if f[0] > LIMIT], reverse=True)
+    print(f"circles between files: {len(circles)}")
+    for c in circles:
+        print("  " + " <-> ".join(sorted(c)))
+    print(f"functions over {LIMIT} lines: {len(over)}")
+    for n, path, fname, line in over:
+        print(f"  {n:4} {path}:{line} {fname}")
+    longest = max(funcs) if funcs else (0, "", "", 0)
+    print(f"longest function: {longest[0]} lines ({longest[1]}:{longest[3]} {longest[2]})")
+    sizes.sort(reverse=True)
+    print("largest files (lines, tests left out):")
+    for n, path in sizes[:5]:
+        print(f"  {n:5} {path}")
+    sys.exit(1 if circles or over else 0)
+
+
+if __name__ == "__main__":
+    main()
