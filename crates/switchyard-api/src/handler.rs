@@ -14,9 +14,9 @@ use std::time::Duration;
 
 pub use tokio_util::sync::CancellationToken;
 
-use crate::error::ApiError;
 use crate::message::{Message, ToolSpec};
 use crate::model::ModelInfo;
+pub use crate::retry::{RetryObserver, RetryStatus};
 use crate::stream::{ApiStream, Usage};
 
 /// The model a handler talks to: its id as sent to the provider, what we know of it, and the
@@ -35,24 +35,6 @@ pub struct ApiHandlerModel {
 
 /// A future returned by [`ApiHandler::get_api_stream_usage`].
 pub type UsageFuture<'a> = Pin<Box<dyn Future<Output = Option<Usage>> + Send + 'a>>;
-
-/// One provider-level retry of a request, reported before its wait (SPEC R5.3).
-#[derive(Debug, Clone)]
-pub struct RetryStatus {
-    /// The attempt that failed, from 1.
-    pub attempt: u32,
-    /// Requests in all under the provider's retry policy (the first included).
-    pub max_attempts: u32,
-    /// The wait before the next attempt (the schedule or the server's hint, capped at 60 s,
-    /// with jitter).
-    pub delay: Duration,
-    /// Why the attempt failed.
-    pub error: ApiError,
-}
-
-/// Receives the provider-level retry reports of one request ([`RequestOptions::on_retry`]).
-/// Called on the task polling the stream, before each wait; keep it short (send on a channel).
-pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 
 /// The deadlines of one request (SPEC R6.4, R12.4). `None` takes the provider's configured
 /// value (`first_content_timeout_seconds`, `idle_timeout_seconds` under `[providers.ID]`;

@@ -1,23 +1,38 @@
 //! Provider-level retry (SPEC R5.1–R5.4): the policy that turns an error and an attempt number
-//! into "retry after this long" or "give up", the loop that sends a request under it, and the
-//! task level's schedule (R6.7).
+//! into "retry after this long" or "give up", the report of each retry to its observer (R5.3),
+//! the loop that sends a request under it, and the task level's schedule (R6.7).
 //!
 //! The policies are data (`providers::presets` gives each provider its own); the hints a
 //! response gives are read by `retry_after.rs`. Only the loop (`send_with_retry`)
 //! sleeps.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::{RetryObserver, RetryStatus};
 
-/// Default cap on a server-requested wait, 60 s (SPEC R5.2 **Improve**: header delays are
-/// capped; the reference slept for whatever the server said). A hint beyond the cap is cut
-/// to it by [`RetryPolicy::delay_for`] and [`task_retry_delay`].
-pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+pub use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
+
+/// One provider-level retry of a request, reported before its wait (SPEC R5.3).
+#[derive(Debug, Clone)]
+pub struct RetryStatus {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// Requests in all under the provider's retry policy (the first included).
+    pub max_attempts: u32,
+    /// The wait before the next attempt (the schedule or the server's hint, capped at 60 s,
+    /// with jitter).
+    pub delay: Duration,
+    /// Why the attempt failed.
+    pub error: ApiError,
+}
+
+/// Receives the provider-level retry reports of one request ([`RequestOptions::on_retry`](crate::handler::RequestOptions::on_retry)).
+/// Called on the task polling the stream, before each wait; keep it short (send on a channel).
+pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 
 /// How one provider's requests are retried before any chunk is yielded (SPEC R5.1).
 ///

@@ -7,8 +7,10 @@
 
 use std::time::Duration;
 
-use super::{ApiError, ErrorKind, normalize_code};
-use crate::retry::DEFAULT_RETRY_AFTER_CAP;
+use super::api_error::ApiError;
+use super::classify::normalize_code;
+use super::kind::ErrorKind;
+use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 
 /// Whether a provider error of `kind` with this `message` fails the same way however long one
 /// waits (SPEC R7.4):

@@ -26,8 +26,8 @@ use std::sync::{LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::ModelInfo;
-use crate::config::{ConfigError, toml_parse_error};
+use super::info::ModelInfo;
+use crate::config::error::{ConfigError, toml_parse_error};
 
 /// The embedded data files: `(folder, file name, provider id, contents)`, written by
 /// `build.rs` (the provider id is the file's `provider` field).

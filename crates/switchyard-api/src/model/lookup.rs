@@ -16,7 +16,8 @@
 //! `:free` (OpenRouter's free variants) is not taken off: the free model's price is not its
 //! base's. Anything else is unknown: [`suggest`] finds a known id one edit away.
 
-use super::{CatalogueEntry, ModelInfo, ModelTable};
+use super::catalogue::{CatalogueEntry, ModelTable};
+use super::info::ModelInfo;
 
 /// Prefixes Bedrock puts before a model id for cross-region inference profiles.
 pub const CROSS_REGION_PREFIXES: &[&str] = &[

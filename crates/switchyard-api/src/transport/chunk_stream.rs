@@ -19,8 +19,9 @@ use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use super::deadline::{cancelled, deadline_after, first_content_timeout, idle_timeout};
+use super::request::{EventParser, Origin};
 use super::streaming::{Body, Response};
-use super::{EventParser, Origin, cancelled, deadline_after, first_content_timeout, idle_timeout};
 use crate::error::body::request_id;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::ResolvedDeadlines;

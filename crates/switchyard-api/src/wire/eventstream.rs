@@ -14,7 +14,7 @@
 //!
 //! CRC32 is CRC-32/ISO-HDLC (zlib's), from the `crc32fast` crate.
 
-use super::WireError;
+use super::decode::WireError;
 
 /// Prelude (12 bytes) plus the trailing message CRC (4 bytes).
 const OVERHEAD: usize = 16;

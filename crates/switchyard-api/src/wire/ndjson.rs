@@ -8,13 +8,9 @@
 //! linear time. Blank lines are skipped, and a leading UTF-8 BOM is skipped as RFC 8259 §8.1
 //! allows a JSON parser to do.
 
-use super::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
-
-/// The UTF-8 byte order mark, skipped once at the very start of a stream.
-const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-
-/// Past this capacity the reused line buffer is released after a long line.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
+use super::decode::{
+    DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
+};
 
 /// An incremental splitter of an `application/x-ndjson` body into lines.
 ///
@@ -57,25 +53,10 @@ impl NdjsonDecoder {
     ///
     /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
     /// Lines completed before it have already been appended.
-    pub fn feed(&mut self, mut bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
-        if self.at_start {
-            while let Some((&byte, rest)) = bytes.split_first() {
-                if BOM.get(self.partial.len()) != Some(&byte) {
-                    self.at_start = false;
-                    break;
-                }
-                self.partial.push(byte);
-                bytes = rest;
-                if self.partial.len() == BOM.len() {
-                    self.partial.clear();
-                    self.at_start = false;
-                    break;
-                }
-            }
-            if self.at_start {
-                return Ok(());
-            }
-        }
+    pub fn feed(&mut self, bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
+        let Some(mut bytes) = skip_bom(&mut self.partial, &mut self.at_start, bytes) else {
+            return Ok(());
+        };
         while let Some(end) = memchr::memchr(b'\n', bytes) {
             if self.partial.is_empty() {
                 self.check(end)?;
@@ -84,11 +65,7 @@ impl NdjsonDecoder {
                 self.check(self.partial.len() + end)?;
                 self.partial.extend_from_slice(&bytes[..end]);
                 push_line(&self.partial, lines);
-                if self.partial.capacity() > KEEP_BUFFER_BYTES {
-                    self.partial = Vec::new();
-                } else {
-                    self.partial.clear();
-                }
+                clear_buffer(&mut self.partial);
             }
             bytes = &bytes[end + 1..];
         }
@@ -112,11 +89,7 @@ impl NdjsonDecoder {
 
     /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
-        if len > self.limit {
-            self.partial = Vec::new();
-            return Err(WireError::LineTooLong { limit: self.limit });
-        }
-        Ok(())
+        check_line(&mut self.partial, len, self.limit)
     }
 }
 
@@ -138,6 +111,7 @@ fn push_line(line: &[u8], lines: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::decode::BOM;
     use proptest::prelude::*;
     use std::path::PathBuf;
 

@@ -29,14 +29,9 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
-
-/// The UTF-8 byte order mark, skipped once at the very start of a stream.
-const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-
-/// Past this capacity a reused buffer is released after a long line or event, so one line of
-/// megabytes does not pin that memory for the rest of the stream.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
+use super::decode::{
+    DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
+};
 
 /// The event type of an event without an `event` field (or with an empty one).
 const DEFAULT_EVENT_TYPE: &str = "message";
@@ -181,11 +176,7 @@ impl EventBuilder {
                 id: self.last_event_id.as_deref(),
                 retry,
             });
-            if self.data.capacity() > KEEP_BUFFER_BYTES {
-                self.data = Vec::new();
-            } else {
-                self.data.clear();
-            }
+            clear_buffer(&mut self.data);
         }
         self.event_type.clear();
     }
@@ -354,51 +345,19 @@ impl SseDecoder {
     ///
     /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
     /// `on_event` has already been called for the events completed before that line.
-    pub fn feed_with<F>(&mut self, mut bytes: &[u8], mut on_event: F) -> Result<(), WireError>
+    pub fn feed_with<F>(&mut self, bytes: &[u8], mut on_event: F) -> Result<(), WireError>
     where
         F: FnMut(SseEventRef<'_>),
     {
-        if self.at_start {
-            // Match the BOM byte by byte, keeping the matched bytes in `partial`: if the match
-            // fails they are ordinary line content.
-            while let Some((&byte, rest)) = bytes.split_first() {
-                if BOM.get(self.partial.len()) != Some(&byte) {
-                    self.at_start = false;
-                    break;
-                }
-                self.partial.push(byte);
-                bytes = rest;
-                if self.partial.len() == BOM.len() {
-                    self.partial.clear();
-                    self.at_start = false;
-                    break;
-                }
-            }
-            if self.at_start {
-                return Ok(());
-            }
-        }
-        if self.after_cr {
-            match bytes.split_first() {
-                None => return Ok(()),
-                Some((b'\n', rest)) => bytes = rest,
-                Some(_) => {}
-            }
-            self.after_cr = false;
-        }
-        if !self.partial.is_empty() {
-            // The line carried over ends in this piece, or the whole piece extends it.
-            let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) else {
-                self.check(self.partial.len() + bytes.len())?;
-                self.partial.extend_from_slice(bytes);
-                return Ok(());
-            };
-            self.check(self.partial.len() + end)?;
-            self.partial.extend_from_slice(&bytes[..end]);
-            self.builder.line(&self.partial, &mut on_event);
-            self.clear_partial();
-            bytes = self.past_line_end(bytes, end);
-        }
+        let Some(bytes) = skip_bom(&mut self.partial, &mut self.at_start, bytes) else {
+            return Ok(());
+        };
+        let Some(bytes) = self.skip_lf_after_cr(bytes) else {
+            return Ok(());
+        };
+        let Some(bytes) = self.end_partial_line(bytes, &mut on_event)? else {
+            return Ok(());
+        };
         // From here `bytes` starts at a line start. The fast path takes its text from one UTF-8
         // validation of all the complete lines of `bytes`, made when it finds its first event
         // (`None` inside when they are not valid UTF-8: each event is then decoded on its own).
@@ -406,23 +365,7 @@ impl SseDecoder {
         let mut pos = 0;
         loop {
             if self.fast_path && self.builder.is_clean() {
-                while let Some(event) = fast_event(&bytes[pos..], self.limit) {
-                    let text = *validated.get_or_insert_with(|| {
-                        let complete =
-                            memchr::memrchr2(b'\n', b'\r', bytes).map_or(0, |end| end + 1);
-                        simdutf8::basic::from_utf8(&bytes[..complete]).ok()
-                    });
-                    let shift = |range: Range<usize>| pos + range.start..pos + range.end;
-                    let data = text_of(text, bytes, shift(event.data));
-                    let kind = event.event.map(|range| text_of(text, bytes, shift(range)));
-                    on_event(SseEventRef {
-                        event: kind.as_deref().map_or(DEFAULT_EVENT_TYPE, event_type),
-                        data: &data,
-                        id: self.builder.last_event_id.as_deref(),
-                        retry: None,
-                    });
-                    pos += event.len;
-                }
+                pos = self.fast_events(bytes, pos, &mut validated, &mut on_event);
             }
             let rest = &bytes[pos..];
             let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
@@ -436,6 +379,76 @@ impl SseDecoder {
         self.check(tail.len())?;
         self.partial.extend_from_slice(tail);
         Ok(())
+    }
+
+    /// After a piece that ended in a CR, an LF starting this one is the rest of that CRLF:
+    /// skipped. `None` for an empty piece (the CR is still pending).
+    #[inline]
+    fn skip_lf_after_cr<'b>(&mut self, bytes: &'b [u8]) -> Option<&'b [u8]> {
+        if !self.after_cr {
+            return Some(bytes);
+        }
+        let rest = match bytes.split_first() {
+            None => return None,
+            Some((b'\n', rest)) => rest,
+            Some(_) => bytes,
+        };
+        self.after_cr = false;
+        Some(rest)
+    }
+
+    /// Ends the line carried over from earlier pieces, if there is one: when it ends in
+    /// `bytes` it is processed and what follows its line end is returned; otherwise the whole
+    /// piece extends it, and `None` says nothing is left.
+    #[inline]
+    fn end_partial_line<'b, F: FnMut(SseEventRef<'_>)>(
+        &mut self,
+        bytes: &'b [u8],
+        on_event: &mut F,
+    ) -> Result<Option<&'b [u8]>, WireError> {
+        if self.partial.is_empty() {
+            return Ok(Some(bytes));
+        }
+        let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) else {
+            self.check(self.partial.len() + bytes.len())?;
+            self.partial.extend_from_slice(bytes);
+            return Ok(None);
+        };
+        self.check(self.partial.len() + end)?;
+        self.partial.extend_from_slice(&bytes[..end]);
+        self.builder.line(&self.partial, on_event);
+        clear_buffer(&mut self.partial);
+        Ok(Some(self.past_line_end(bytes, end)))
+    }
+
+    /// The fast path: dispatches the events in the common shape ([`fast_event`]) from `pos` on,
+    /// borrowed from `bytes` (UTF-8 validated once, into `validated`, at the first), and
+    /// returns where the first event not in that shape starts.
+    #[inline]
+    fn fast_events<'b, F: FnMut(SseEventRef<'_>)>(
+        &self,
+        bytes: &'b [u8],
+        mut pos: usize,
+        validated: &mut Option<Option<&'b str>>,
+        on_event: &mut F,
+    ) -> usize {
+        while let Some(event) = fast_event(&bytes[pos..], self.limit) {
+            let text = *validated.get_or_insert_with(|| {
+                let complete = memchr::memrchr2(b'\n', b'\r', bytes).map_or(0, |end| end + 1);
+                simdutf8::basic::from_utf8(&bytes[..complete]).ok()
+            });
+            let shift = |range: Range<usize>| pos + range.start..pos + range.end;
+            let data = text_of(text, bytes, shift(event.data));
+            let kind = event.event.map(|range| text_of(text, bytes, shift(range)));
+            on_event(SseEventRef {
+                event: kind.as_deref().map_or(DEFAULT_EVENT_TYPE, event_type),
+                data: &data,
+                id: self.builder.last_event_id.as_deref(),
+                retry: None,
+            });
+            pos += event.len;
+        }
+        pos
     }
 
     /// What follows the line end at `end` in `bytes`: past the LF, CR or CRLF. A CR that ends
@@ -472,19 +485,7 @@ impl SseDecoder {
 
     /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
-        if len > self.limit {
-            self.partial = Vec::new();
-            return Err(WireError::LineTooLong { limit: self.limit });
-        }
-        Ok(())
-    }
-
-    fn clear_partial(&mut self) {
-        if self.partial.capacity() > KEEP_BUFFER_BYTES {
-            self.partial = Vec::new();
-        } else {
-            self.partial.clear();
-        }
+        check_line(&mut self.partial, len, self.limit)
     }
 }
 
@@ -497,6 +498,7 @@ impl Default for SseDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::decode::BOM;
     use proptest::prelude::*;
     use std::path::PathBuf;
 

@@ -1,0 +1,161 @@
+//! [`ConfigError`]: a configuration problem a user can fix, one clear sentence each; a file
+//! that does not parse names the file, line, column and field (SPEC R3.6) and never echoes a
+//! secret written into it (R10.5).
+
+/// A configuration problem a user can fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be parsed; names the file, line, column and field.
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// The file could not be read.
+    #[error(
+        "cannot read the configuration file {file}: {message}; check the path (or leave out --config to use the default file, or none)"
+    )]
+    Read { file: String, message: String },
+    /// The provider needs a key and none of its variables is set.
+    #[error(
+        "no API key for provider `{provider}`: set the environment variable {var} (or name another variable with `api_key_env` under [providers.{provider}])"
+    )]
+    MissingApiKey { provider: String, var: String },
+    /// The provider id is known but its wire family is not built yet.
+    #[error(
+        "provider `{provider}` speaks {family}, which this build of Switchyard does not support yet; choose another provider"
+    )]
+    UnsupportedProvider { provider: String, family: String },
+    /// The provider needs something a terminal program cannot have (the reference's account
+    /// service, its editor host); `reason` is the whole sentence, naming the provider.
+    #[error("{reason}")]
+    ProviderUnavailable { provider: String, reason: String },
+    /// The provider's support was left out of this build (a Cargo feature of switchyard-api).
+    #[error(
+        "provider `{provider}` is not compiled into this build: enable the `{feature}` feature of switchyard-api (the switchyard command has it)"
+    )]
+    FeatureDisabled {
+        provider: String,
+        feature: &'static str,
+    },
+    /// The provider's HTTP client settings cannot be used (an unreadable CA bundle).
+    #[error("[providers.{provider}]: {message}")]
+    Http { provider: String, message: String },
+    /// A `model_info` override does not fit `ModelInfo`.
+    #[error("[{mode}.model_info] is invalid: {message}")]
+    ModelInfo { mode: String, message: String },
+    /// A provider id typed on the command line that Switchyard does not know (a configuration
+    /// file keeps the fallback of SPEC R3.4 instead).
+    #[error(
+        "unknown provider id `{provider}`{}; `switchyard models` lists every id",
+        did_you_mean(suggestion)
+    )]
+    UnknownProvider {
+        provider: String,
+        suggestion: Option<String>,
+    },
+    /// A model id typed on the command line that is not in the catalogue and is one edit away
+    /// from one that is: most likely a typo (SPEC R2.3).
+    #[error(
+        "model `{model}` is not in Switchyard's catalogue for `{provider}`: did you mean `{suggestion}`? (To send `{model}` as typed, add it to models.toml in the configuration directory, or name it in the configuration file.)"
+    )]
+    UnknownModel {
+        provider: String,
+        model: String,
+        suggestion: String,
+    },
+    /// A `region` that the provider does not have.
+    #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
+    Region {
+        provider: String,
+        region: String,
+        known: String,
+    },
+    /// A limit of SPEC R12 that cannot work: a spend cap that is not a positive amount, a rate
+    /// limit of 0.
+    #[error("{file}: {setting} = {value} cannot be used: {what}")]
+    Limit {
+        file: String,
+        setting: String,
+        value: String,
+        what: String,
+    },
+    /// A base URL is not an http(s) URL.
+    #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
+    BaseUrl { provider: String, url: String },
+}
+
+/// ` (did you mean `X`?)` for an error message, or nothing.
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
+/// A TOML line as it may be shown in an error: when its key names something secret (a key,
+/// token, secret, password, authorization or header value) the value is replaced by `…`, and
+/// the value is returned so the error message can drop it too.
+fn redact_secret_value(line: &str) -> (String, Option<&str>) {
+    const SECRET_WORDS: [&str; 8] = [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "auth",
+        "header",
+        "credential",
+        "proxy",
+    ];
+    let Some((name, value)) = line.split_once('=') else {
+        return (line.to_owned(), None);
+    };
+    let lower = name.to_ascii_lowercase();
+    let value = value.trim().trim_matches(['"', '\'']);
+    let value_looks_secret =
+        value.starts_with("sk-") || (value.len() >= 32 && !value.contains(['/', '.', ' ']));
+    if SECRET_WORDS.iter().any(|w| lower.contains(w)) || value_looks_secret {
+        (
+            format!("{} = …", name.trim()),
+            Some(value).filter(|v| !v.is_empty()),
+        )
+    } else {
+        (line.to_owned(), None)
+    }
+}
+
+/// A [`ConfigError::Parse`] for a TOML file that did not parse: the file, line, column and
+/// toml's message, with the offending line quoted — except a value that may be a secret (a
+/// key written into the file by mistake), which is never echoed.
+pub(crate) fn toml_parse_error(text: &str, file: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
+    let raw_line = text.lines().nth(line - 1).unwrap_or("").trim();
+    let mut message = e.message().trim().to_owned();
+    let (source_line, secret) = redact_secret_value(raw_line);
+    if let Some(secret) = secret {
+        message = message.replace(secret, "…");
+    }
+    if !source_line.is_empty() && !message.contains(&source_line) {
+        message = format!("{message} (in `{source_line}`)");
+    }
+    if message.contains("unknown field `api_key`") || message.contains("unknown field `key`") {
+        message.push_str(
+            "; keys are read from environment variables only: set the provider's variable (e.g. OPENAI_API_KEY) or name one with api_key_env",
+        );
+    }
+    ConfigError::Parse {
+        file: file.to_owned(),
+        line,
+        column,
+        message,
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}

@@ -1,0 +1,116 @@
+//! The plan and act modes and what each chooses — provider, model, model info overrides,
+//! reasoning effort, thinking budget, fallbacks (SPEC R3.1).
+
+use serde::{Deserialize, Serialize};
+
+use super::fallback::FallbackSettings;
+
+/// The task's mode (SPEC R3.1). Each mode has its own provider and model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Plan,
+    #[default]
+    Act,
+}
+
+impl Mode {
+    /// `plan` or `act`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Act => "act",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "plan" => Ok(Self::Plan),
+            "act" => Ok(Self::Act),
+            other => Err(format!("unknown mode `{other}`: use `plan` or `act`")),
+        }
+    }
+}
+
+/// How hard a reasoning model thinks (SPEC R3.1); unknown values read as `medium`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    None,
+    Low,
+    #[default]
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    /// Parses an effort; anything unknown is `Medium`, as in the reference.
+    pub fn parse_lenient(s: &str) -> Self {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "none" => Self::None,
+            "low" => Self::Low,
+            "high" => Self::High,
+            "xhigh" => Self::Xhigh,
+            _ => Self::Medium,
+        }
+    }
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReasoningEffort {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(Self::parse_lenient(&s))
+    }
+}
+
+/// One mode's choices (SPEC R3.1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModeSettings {
+    /// Provider id (`anthropic`, `openrouter`, …). Missing or unknown → Anthropic (R3.4).
+    pub provider: Option<String>,
+    /// Model id; missing → the provider's default model.
+    #[serde(rename = "model")]
+    pub model_id: Option<String>,
+    /// Overrides of the model's info (context window, max tokens, prices, …), field by field.
+    pub model_info: Option<toml::Table>,
+    /// `none|low|medium|high|xhigh`; anything else reads as `medium`, with a warning.
+    pub reasoning_effort: Option<String>,
+    /// Thinking budget in tokens; 0 disables extended thinking.
+    pub thinking_budget_tokens: u64,
+    /// The failover chain (SPEC R12.1): entries tried in order when this mode's provider
+    /// fails before any content with a rate limit, overload, quota, server, timeout or
+    /// network error (or auth, spend-limit, entitlement).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackSettings>,
+}
+
+/// A fallback entry is a mode of its own while it answers (SPEC R12.1).
+impl FallbackSettings {
+    /// The entry as mode settings (without fallbacks of its own).
+    pub fn mode_settings(&self) -> ModeSettings {
+        ModeSettings {
+            provider: self.provider.clone(),
+            model_id: self.model_id.clone(),
+            model_info: self.model_info.clone(),
+            reasoning_effort: self.reasoning_effort.clone(),
+            thinking_budget_tokens: self.thinking_budget_tokens,
+            fallbacks: Vec::new(),
+        }
+    }
+}

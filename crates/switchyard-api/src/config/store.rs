@@ -1,0 +1,70 @@
+//! Task-layer settings the file carries for switchyard-core: the task store's URL, never shown
+//! with its password (SPEC R13.1, R10.5), and the `[limits]` spend caps (R12.2).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// The `store` setting. It may hold a database password: `Debug` and `Display` replace it
+/// (`postgres://user:…@host/db`), as [`ProxyUrl`]'s do.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct StoreUrl(Arc<str>);
+
+impl StoreUrl {
+    /// Wraps the setting as written.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(Arc::from(url.into()))
+    }
+
+    /// The setting itself, credentials included, for the database client only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some((scheme, rest)) = self.0.split_once("://") else {
+            return f.write_str(&self.0);
+        };
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        // A query string can hold `password=…` too: left out.
+        let path = path.split('?').next().unwrap_or("");
+        match authority.rsplit_once('@') {
+            Some((user, host)) => {
+                let user = user.split(':').next().unwrap_or("");
+                write!(f, "{scheme}://{user}:…@{host}{path}")
+            }
+            None => write!(f, "{scheme}://{authority}{path}"),
+        }
+    }
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreUrl({self})")
+    }
+}
+
+impl<'de> Deserialize<'de> for StoreUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        if raw.trim().is_empty() {
+            return Err(serde::de::Error::custom(
+                "`store` is empty: write \"postgres://user@host:5432/db\" or \"sqlite:/path/to/switchyard.db\", or leave it out for the data directory's SQLite file",
+            ));
+        }
+        Ok(Self::new(raw))
+    }
+}
+
+/// The `[limits]` section (SPEC R12.2), USD.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsSettings {
+    /// What one task may spend (the `--max-cost` flag overrides it).
+    pub max_cost_usd: Option<f64>,
+    /// What all tasks on the task store together may spend in one UTC day.
+    pub max_cost_usd_per_day: Option<f64>,
+}

@@ -1,0 +1,544 @@
+//! The one classification function (SPEC R7): a failure's [`ErrorKind`] from its HTTP status,
+//! the provider's error type or code and its message — quotas (R7.3), context windows (R7.2),
+//! content blocks (R7.5) — with every provider's wordings in one place.
+
+use std::time::Duration;
+
+use super::kind::ErrorKind;
+
+/// Maps a failure to its [`ErrorKind`] from the HTTP status (if any), the provider's error
+/// type or code (if any) and its message (SPEC R7).
+///
+/// `status` is the HTTP status of an error response; `None` (or a 2xx) for an error event
+/// inside a 200 stream, in which case a numeric `code` in 400–599 (OpenRouter's
+/// `"code": 429`) stands in for it. `code` is the provider's most specific error code or
+/// type: OpenAI `code`/`type`, Anthropic `error.type`, Gemini `error.status`
+/// (`RESOURCE_EXHAUSTED`), AWS `x-amzn-ErrorType` / `__type` (`ThrottlingException`, with or
+/// without its `:http://…` or `…#` decoration). Case does not matter.
+///
+/// Precedence, first match wins:
+///
+/// 1. **Spend limits** set by the user or organisation ("spend limit", "spending limit",
+///    LiteLLM's "budget has been exceeded"), whatever the status.
+/// 2. **Quota and credits** (R7.3) — OpenAI `insufficient_quota`, Anthropic `billing_error`
+///    and "credit balance is too low", HTTP 402 (OpenRouter "insufficient credits", DeepSeek
+///    "Insufficient Balance"), codes like `usage_quota_exceeded`, and a rate limit whose
+///    wording names a long window ("free-models-per-day", "5-hour usage quota": C09, C09b).
+///    Checked before the error type because quotas arrive as 429s.
+/// 3. **The provider's error type/code** when it is specific: auth, permission, rate limit
+///    (`rate_limit_error`, `RESOURCE_EXHAUSTED`, `ThrottlingException`), overload, server,
+///    timeout, context length, not found. Generic codes (`invalid_request_error`,
+///    `INVALID_ARGUMENT`, `ValidationException`) only decide the fallback.
+/// 4. **The HTTP status**: 401 auth; 403 auth, or entitlement / invalid request by wording;
+///    408 timeout; 413 context window; 429 rate limited; 503 and 529 overloaded.
+/// 5. **Message wordings**, only now: context window (R7.2, every provider's wording), then
+///    invalid credentials; so Bedrock's `ThrottlingException` "Too many tokens" (C16) is a
+///    rate limit, never an overflow.
+/// 6. **Defaults**: other 4xx invalid request, 5xx server; without a status, "overloaded" /
+///    "rate limit" wordings, a generic request code, else server.
+///
+/// **Improve** over the reference (R7.2): a bare Anthropic `invalid_request_error` is not an
+/// overflow (C19c, C20, C20b, C37 are invalid requests) and 404 / 413 are not "auth".
+pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
+    classify_with_hint(status, code, message, None)
+}
+
+/// The longest reset after which a limit worded as a long window ("per day") is still a rate
+/// limit rather than a spent quota: 1 hour. OpenAI's requests-per-day limit rolls, freeing a
+/// request every few seconds ("Please try again in 8.64s", tests/cases H14), while a spent
+/// daily quota resets once (C09: in 24 h).
+const ROLLING_WINDOW_MAX_RESET: Duration = Duration::from_secs(3600);
+
+/// [`classify`], with the server's `retry_after` hint when known: a rate limit whose words name
+/// a long window ("per day", "daily") is a spent quota, unless the hint says the window rolls
+/// within [`ROLLING_WINDOW_MAX_RESET`] (H14, H14b). The hint, not the wording, decides.
+pub(super) fn classify_with_hint(
+    status: Option<u16>,
+    code: Option<&str>,
+    message: &str,
+    retry_after: Option<Duration>,
+) -> ErrorKind {
+    let code = normalize_code(code.unwrap_or(""));
+    let msg = strip_urls(&message.to_ascii_lowercase());
+    let status = status
+        .filter(|s| !(200..300).contains(s))
+        .or_else(|| code.parse::<u16>().ok().filter(|c| (400..600).contains(c)));
+    let code_kind = kind_from_code(&code, &msg);
+    let rate_class =
+        status == Some(429) || code_kind == Some(CodeKind::Definite(ErrorKind::RateLimited));
+
+    if code.contains("spend_limit")
+        || msg.contains("spend limit")
+        || msg.contains("spending limit")
+        || msg.contains("budget has been exceeded")
+    {
+        return ErrorKind::SpendLimit;
+    }
+    let rolling = retry_after.is_some_and(|d| d <= ROLLING_WINDOW_MAX_RESET);
+    if is_quota(&code, &msg, status, rate_class && !rolling) {
+        return ErrorKind::QuotaExceeded;
+    }
+    if let Some(CodeKind::Definite(kind)) = code_kind {
+        return kind;
+    }
+    match status {
+        Some(401) => return ErrorKind::Auth,
+        Some(402) => return ErrorKind::QuotaExceeded,
+        Some(403) => {
+            return if is_entitlement(&msg) {
+                ErrorKind::Entitlement
+            } else if is_content_blocked(&msg) {
+                ErrorKind::ContentBlocked
+            } else {
+                ErrorKind::Auth
+            };
+        }
+        Some(408) => return ErrorKind::Timeout,
+        Some(413) => return ErrorKind::ContextWindowExceeded,
+        Some(429) => return ErrorKind::RateLimited,
+        Some(503) | Some(529) => return ErrorKind::Overloaded,
+        _ => {}
+    }
+    if is_context_window(&msg, status) {
+        return ErrorKind::ContextWindowExceeded;
+    }
+    if is_bad_credentials(&msg) {
+        return ErrorKind::Auth;
+    }
+    if is_entitlement(&msg) && matches!(status, Some(400..=499) | None) {
+        return ErrorKind::Entitlement;
+    }
+    match status {
+        Some(s) if (400..500).contains(&s) => ErrorKind::InvalidRequest,
+        Some(s) if s >= 500 => ErrorKind::Server,
+        // Without a status (an error event inside a 200 stream), the words decide where they
+        // say what happened (the reference's ClineError rate-limit and auth patterns).
+        _ if msg.contains("overloaded") => ErrorKind::Overloaded,
+        _ if says_rate_limited(&msg) => ErrorKind::RateLimited,
+        _ if says_unauthenticated(&msg) => ErrorKind::Auth,
+        _ if code_kind == Some(CodeKind::Generic) => ErrorKind::InvalidRequest,
+        _ => ErrorKind::Server,
+    }
+}
+
+/// A status-less message that says the request was rate limited: "rate limit", "too many
+/// requests", "throttled", "resource exhausted", "status code 429".
+fn says_rate_limited(msg: &str) -> bool {
+    [
+        "rate limit",
+        "rate_limit",
+        "ratelimit",
+        "too many requests",
+        "throttl",
+        "resource exhausted",
+        "resource_exhausted",
+        "status code 429",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
+}
+
+/// A status-less message that says the credentials were refused: "unauthorized", "invalid
+/// API key", "authentication failed" (the reference's `ClineError` auth patterns, without
+/// its over-broad "valid key").
+fn says_unauthenticated(msg: &str) -> bool {
+    [
+        "unauthorized",
+        "unauthenticated",
+        "authentication failed",
+        "authentication_failed",
+        "authentication error",
+        "invalid_api_key",
+        "invalid api key",
+        "invalid access token",
+        "not authenticated",
+        "status code 401",
+    ]
+    .iter()
+    .any(|w| msg.contains(w))
+}
+
+/// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
+/// `com.amazonaws.bedrock#ThrottlingException` both become `throttlingexception`.
+pub(super) fn normalize_code(code: &str) -> String {
+    let code = code.trim();
+    let code = code.split_once(':').map_or(code, |(head, _)| head);
+    let code = code.rsplit_once('#').map_or(code, |(_, tail)| tail);
+    code.trim().to_ascii_lowercase()
+}
+
+/// The message without URLs, so a documentation link such as
+/// `…/extended-thinking#max-tokens-and-context-window-size` (C20) cannot match a wording.
+fn strip_urls(msg: &str) -> String {
+    msg.split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a provider error code says on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CodeKind {
+    /// The code decides the kind (`rate_limit_error`, `ThrottlingException`, …).
+    Definite(ErrorKind),
+    /// A generic "bad request" code: the status and message decide; invalid request if nothing
+    /// more specific matches.
+    Generic,
+}
+
+/// The kind a provider error type or code names (lower-cased, see [`normalize_code`]).
+/// Sources: Anthropic error types (docs.claude.com/en/api/errors), OpenAI error codes, Google
+/// `google.rpc.Code` names, AWS Bedrock Runtime exceptions (botocore `bedrock-runtime`
+/// service model), llama.cpp's `exceed_context_size_error`.
+fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
+    use ErrorKind::*;
+    let definite = match code {
+        "authentication_error"
+        | "invalid_api_key"
+        | "invalid_authentication"
+        | "unauthenticated"
+        | "unauthorized"
+        | "expiredtokenexception"
+        | "expiredtoken"
+        | "unrecognizedclientexception"
+        | "invalidsignatureexception"
+        | "incompletesignature"
+        | "missingauthenticationtokenexception" => Auth,
+        "permission_error" | "permission_denied" | "accessdeniedexception" => {
+            if is_entitlement(msg) {
+                Entitlement
+            } else {
+                Auth
+            }
+        }
+        "rate_limit_error"
+        | "rate_limit_exceeded"
+        | "resource_exhausted"
+        | "throttlingexception"
+        | "too_many_requests" => RateLimited,
+        "overloaded_error"
+        | "unavailable"
+        | "serviceunavailableexception"
+        | "modelnotreadyexception" => Overloaded,
+        "api_error"
+        | "server_error"
+        | "internal"
+        | "internal_error"
+        | "internalserverexception"
+        | "modelstreamerrorexception"
+        | "modelerrorexception"
+        // Groq: the model wrote a tool call that is not valid (H06); sampling noise, retried
+        // like Gemini's MALFORMED_FUNCTION_CALL (SPEC R7.5), though sent with a 400.
+        | "tool_use_failed" => Server,
+        "deadline_exceeded" | "modeltimeoutexception" => Timeout,
+        "context_length_exceeded"
+        | "exceed_context_size_error"
+        | "model_context_window_exceeded" => ContextWindowExceeded,
+        "not_found_error" | "not_found" | "model_not_found" | "resourcenotfoundexception" => {
+            InvalidRequest
+        }
+        "invalid_request_error"
+        | "invalid_request"
+        | "invalid_argument"
+        | "failed_precondition"
+        | "bad_request"
+        | "validationexception"
+        | "request_too_large" => return Some(CodeKind::Generic),
+        _ => return None,
+    };
+    Some(CodeKind::Definite(definite))
+}
+
+/// Quota or credits used up (SPEC R7.3, CASES C09).
+fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> bool {
+    let quota_code = matches!(
+        code,
+        "insufficient_quota"
+            | "billing_error"
+            | "usage_quota_exceeded"
+            | "quota_exceeded"
+            | "insufficient_credits"
+            | "insufficient_balance"
+            | "payment_required"
+            | "servicequotaexceededexception"
+    );
+    // Gemini's per-minute RESOURCE_EXHAUSTED says "You exceeded your current quota" too
+    // (fixture gemini_429, a rate limit); OpenAI's insufficient_quota says the same words.
+    let openai_quota_words =
+        msg.contains("exceeded your current quota") && code != "resource_exhausted";
+    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b).
+    let long_window = rate_class
+        && [
+            "per-day",
+            "per day",
+            "daily",
+            "usage quota",
+            "per month",
+            "monthly",
+        ]
+        .iter()
+        .any(|w| msg.contains(w));
+    quota_code
+        || status == Some(402)
+        || openai_quota_words
+        || long_window
+        || msg.contains("insufficient credits")
+        || msg.contains("insufficient balance")
+        || msg.contains("credit balance is too low")
+        || msg.contains("out of credits")
+}
+
+/// Every provider's context-window wording (SPEC R7.2; CASES C10–C12, C15). `msg` is lower
+/// case. Only consulted after the error type and status, so a throttle that says "Too many
+/// tokens" (C16, a 429) never gets here.
+fn is_context_window(msg: &str, status: Option<u16>) -> bool {
+    const WORDINGS: &[&str] = &[
+        // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
+        "prompt is too long",
+        // OpenAI, DeepSeek, OpenRouter, vLLM, Mistral: "This model's maximum context length is
+        // 128000 tokens", "This endpoint's maximum context length is …"; OpenRouter (SPEC
+        // R7.2) "maximum context".
+        "maximum context",
+        "context length exceeded",
+        "context_length_exceeded",
+        // OpenAI Responses: "Your input exceeds the context window of this model".
+        "exceeds the context window",
+        // Anthropic 413 (C10b): "Request size exceeds model context window".
+        "exceeds model context window",
+        "context window exceeded",
+        // Anthropic via Databricks / Bedrock (C10c): "input length and `max_tokens` exceed
+        // context limit: 196758 + 8192 > 200000".
+        "exceed context limit",
+        "exceeds context limit",
+        "exceeds the context limit",
+        // OpenAI, Groq, Cerebras, DeepSeek: "Please reduce the length of the messages or
+        // completion".
+        "reduce the length of the messages",
+        // Bedrock ValidationException (C15): "Input is too long for requested model."
+        "input is too long",
+        "too many total text bytes",
+        // xAI: "This model's maximum prompt length is 131072 but the request contains …".
+        "maximum prompt length",
+        // Cline's fallback for OpenAI-compatible servers: "Input tokens exceed the configured
+        // limit".
+        "input tokens exceed",
+        // Qwen / DashScope (H12): "Range of input length should be [1, 204800]".
+        "range of input length",
+        // xAI (H17).
+        "[input_too_large]",
+    ];
+    if WORDINGS.iter().any(|w| msg.contains(w)) {
+        return true;
+    }
+    // Word sequences (each after the previous one), from the reference's Bedrock and Vercel
+    // patterns (`context-error-handling.ts`, v4.0.10) and the reports since:
+    const SEQUENCES: &[&[&str]] = &[
+        // Bedrock: "The total number of tokens (210000) exceeds the limit".
+        &["total number of tokens", "exceed"],
+        // Bedrock / vLLM: "You requested 210000 tokens, which exceeds the limit of 200000".
+        &["requested", "tokens", "exceed"],
+        // Vercel / Bedrock: "Requested input length 210000 exceeds maximum input length".
+        &["requested input length", "exceed"],
+        // "Context window overflow", "the context window was exceeded".
+        &["context window", "overflow"],
+        &["context window", "exceed"],
+        // xAI (H17): "[input_too_large] Current message (1149677 tokens) exceeds budget".
+        &["tokens", "exceeds budget"],
+        // llama.cpp / LM Studio (H13b): "Cannot truncate prompt with n_keep (15028) >= n_ctx
+        // (7424)".
+        &["n_keep", "n_ctx"],
+    ];
+    if SEQUENCES.iter().any(|words| in_order(msg, words)) {
+        return true;
+    }
+    // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
+    // (1048576)."
+    if msg.contains("input token count") && msg.contains("exceeds the maximum") {
+        return true;
+    }
+    // llama.cpp / Ollama: "the request exceeds the available context size, try increasing it".
+    if msg.contains("context size") && msg.contains("exceed") {
+        return true;
+    }
+    // LM Studio and others: "… context length of only 4096 tokens", "context overflow".
+    if msg.contains("context length") || msg.contains("context overflow") {
+        return true;
+    }
+    // OpenRouter 400s (SPEC R7.2): "tokens exceed", "too many tokens" — only on a 400, where
+    // they cannot be a throughput limit.
+    status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens"))
+}
+
+/// Whether `words` occur in `msg` in this order, each after the end of the previous one.
+fn in_order(msg: &str, words: &[&str]) -> bool {
+    let mut rest = msg;
+    for w in words {
+        match rest.find(w) {
+            Some(at) => rest = &rest[at + w.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Wordings of a bad or expired key sent with a 400 (Gemini "API key not valid", "API key
+/// expired") or without a status.
+fn is_bad_credentials(msg: &str) -> bool {
+    msg.contains("api key not valid")
+        || msg.contains("invalid api key")
+        || msg.contains("incorrect api key")
+        || msg.contains("api key expired")
+        || msg.contains("invalid x-api-key")
+}
+
+/// The account may not use this model, feature or region.
+fn is_entitlement(msg: &str) -> bool {
+    msg.contains("access to model")
+        || msg.contains("access to the model")
+        || msg.contains("not available in your")
+        || msg.contains("location is not supported")
+        || msg.contains("model is not available")
+        || msg.contains("not allowed to use")
+}
+
+/// A moderation or guardrail refusal (OpenRouter 403 "your input was flagged").
+fn is_content_blocked(msg: &str) -> bool {
+    msg.contains("flagged") || msg.contains("moderation") || msg.contains("guardrail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_fixture_wordings() {
+        let cases: &[(Option<u16>, Option<&str>, &str, ErrorKind)] = &[
+            (
+                Some(429),
+                Some("insufficient_quota"),
+                "You exceeded your current quota",
+                ErrorKind::QuotaExceeded,
+            ),
+            (
+                Some(429),
+                Some("rate_limit_error"),
+                "Number of request tokens has exceeded your per-minute rate limit",
+                ErrorKind::RateLimited,
+            ),
+            (
+                Some(400),
+                Some("context_length_exceeded"),
+                "This model's maximum context length is 128000 tokens.",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "prompt is too long: 208310 tokens > 200000 maximum",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "messages: roles must alternate",
+                ErrorKind::InvalidRequest,
+            ),
+            (
+                Some(404),
+                None,
+                "model not found",
+                ErrorKind::InvalidRequest,
+            ),
+            (
+                Some(413),
+                None,
+                "request entity too large",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(402),
+                None,
+                "Insufficient credits",
+                ErrorKind::QuotaExceeded,
+            ),
+            (
+                Some(401),
+                Some("authentication_error"),
+                "invalid x-api-key",
+                ErrorKind::Auth,
+            ),
+            (
+                Some(529),
+                Some("overloaded_error"),
+                "Overloaded",
+                ErrorKind::Overloaded,
+            ),
+            (
+                Some(200),
+                Some("overloaded_error"),
+                "Overloaded",
+                ErrorKind::Overloaded,
+            ),
+            (
+                None,
+                Some("server_error"),
+                "Provider disconnected unexpectedly",
+                ErrorKind::Server,
+            ),
+            (
+                Some(500),
+                None,
+                "the request exceeds the context size",
+                ErrorKind::ContextWindowExceeded,
+            ),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "Your credit balance is too low to access the Anthropic API.",
+                ErrorKind::QuotaExceeded,
+            ),
+        ];
+        for (status, code, msg, want) in cases {
+            assert_eq!(
+                classify(*status, *code, msg),
+                *want,
+                "{status:?} {code:?} {msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn aws_codes_are_normalized() {
+        assert_eq!(
+            normalize_code(
+                "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"
+            ),
+            "throttlingexception"
+        );
+        assert_eq!(
+            normalize_code("com.amazonaws.bedrock#ValidationException"),
+            "validationexception"
+        );
+        assert_eq!(normalize_code(" RESOURCE_EXHAUSTED "), "resource_exhausted");
+    }
+
+    #[test]
+    fn numeric_code_stands_in_for_a_missing_status() {
+        assert_eq!(
+            classify(None, Some("429"), "slow down"),
+            ErrorKind::RateLimited
+        );
+        assert_eq!(
+            classify(None, Some("502"), "bad gateway"),
+            ErrorKind::Server
+        );
+        assert_eq!(
+            classify(
+                None,
+                Some("400"),
+                "This endpoint's maximum context length is 1 tokens."
+            ),
+            ErrorKind::ContextWindowExceeded
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! [`ApiError::from_provider`]: a provider's failure — an HTTP error status or an error event
+//! inside a 200 stream — classified (SPEC R7), its retry-after hint found (R5.2), and marked
+//! permanent when its words say waiting cannot fix it (R7.4).
+
+use std::time::Duration;
+
+use super::api_error::ApiError;
+use super::classify::classify_with_hint;
+use super::kind::ErrorKind;
+use super::remedy;
+
+impl ApiError {
+    /// Builds the error for an HTTP response that failed or carried an in-stream error event,
+    /// classifying it by status, provider error type/code and message with [`classify`]
+    /// (SPEC R7).
+    ///
+    /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when
+    /// it is `None`, a wait named in the message ("Please try again in 915ms", C07) is used
+    /// instead (`retry_after_from_message`, measured from the local clock).
+    /// The hint is kept whatever the kind: the provider level retries only rate limits
+    /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
+    /// quota error carries the time until its reset (C09). A rate limit worded as a daily
+    /// limit is a spent quota unless the hint says the window rolls within the hour (H14).
+    /// [`ApiError::permanent`] is set when the words say waiting cannot fix it (SPEC R7.4).
+    pub fn from_provider(
+        status: Option<u16>,
+        code: Option<&str>,
+        message: &str,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let retry_after = retry_after.or_else(|| {
+            crate::retry_after::retry_after_from_message(message, std::time::SystemTime::now())
+        });
+        let kind = classify_with_hint(status, code, message, retry_after);
+        Self {
+            kind,
+            status,
+            message: if message.trim().is_empty() {
+                default_message(kind, status)
+            } else {
+                message.to_owned()
+            },
+            request_id: None,
+            code: code.map(str::to_owned),
+            provider_id: None,
+            model_id: None,
+            retry_after,
+            permanent: remedy::waiting_cannot_fix(kind, message),
+        }
+    }
+}
+
+fn default_message(kind: ErrorKind, status: Option<u16>) -> String {
+    match status {
+        Some(s) => format!("the provider answered HTTP {s} ({kind})"),
+        None => format!("the provider reported an error ({kind})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_hint_fills_a_missing_retry_after() {
+        let e = ApiError::from_provider(
+            None,
+            Some("rate_limit_exceeded"),
+            "Rate limit reached for gpt-4o. Please try again in 915ms.",
+            None,
+        );
+        assert_eq!(e.kind, ErrorKind::RateLimited);
+        assert_eq!(e.retry_after, Some(Duration::from_millis(915)));
+        // A header hint wins over the message.
+        let e = ApiError::from_provider(
+            Some(429),
+            None,
+            "Please try again in 915ms.",
+            Some(Duration::from_secs(3)),
+        );
+        assert_eq!(e.retry_after, Some(Duration::from_secs(3)));
+    }
+}

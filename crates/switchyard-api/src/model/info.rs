@@ -1,0 +1,296 @@
+//! [`ModelInfo`]: what Switchyard knows of one model — limits in tokens, prices in USD per
+//! million tokens, price tiers by prompt size and thinking limits (SPEC R2.2, R2.3, R9.2) —
+//! and the checks serde cannot make.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The context window assumed when a model's is unknown, in tokens (SPEC R2.3, R8.1).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// The wire formats a model entry may name in `api_format` (the reference's `ApiFormat`
+/// enum: `ANTHROPIC_CHAT`, `GEMINI_CHAT`, `OPENAI_CHAT`, `R1_CHAT`, `OPENAI_RESPONSES`,
+/// `OPENAI_RESPONSES_WEBSOCKET_MODE`, in that order).
+pub const API_FORMATS: &[&str] = &[
+    "anthropic",
+    "gemini",
+    "openai_chat",
+    "r1",
+    "responses",
+    "responses_websocket",
+];
+
+/// What we know of a model: limits in tokens, prices in USD per million tokens (SPEC R2.2).
+///
+/// Field names are the reference's `ModelInfo` fields in snake_case (Cline v4.0.10,
+/// `apps/vscode/src/shared/api.ts`). A price that is `None` is unknown: a request's cost is
+/// then unknown too, never $0 (SPEC R2.3). A cache price that is `None` bills cache tokens at
+/// $0, as the reference does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelInfo {
+    /// A display name, where the reference gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Maximum output tokens; 0 when unknown (then no limit is sent where the API allows,
+    /// and the family's default where it requires one: 8,192 for Anthropic Messages).
+    pub max_tokens: u64,
+    /// Context window in tokens.
+    pub context_window: u64,
+    pub supports_images: bool,
+    pub supports_prompt_cache: bool,
+    /// The model accepts a thinking budget or reasoning effort.
+    pub supports_reasoning: bool,
+    /// The model accepts a reasoning effort (`reasoning_effort`, OpenAI's GPT-5 family).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_reasoning_effort: bool,
+    /// False for models that only answer without streaming (the reference's
+    /// `supportsStreaming: false`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub supports_streaming: bool,
+    /// False for models that take no tools (the reference's `supportsTools: false`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub supports_tools: bool,
+    /// USD per million input tokens (non-cached); `None` when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_price: Option<f64>,
+    /// USD per million output tokens; `None` when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
+    /// USD per million tokens written to the prompt cache (`None`: billed at $0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_writes_price: Option<f64>,
+    /// USD per million tokens read from the prompt cache (`None`: billed at $0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_reads_price: Option<f64>,
+    /// Thinking limits and the output price while thinking, when they differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_config: Option<ThinkingConfig>,
+    /// Prices by prompt size (SPEC R9.2). Any order; the cost picks the first tier, by
+    /// ascending `context_window`, that the prompt fits in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<PriceTier>,
+    /// The temperature to send, when the model needs a specific one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The wire format the model needs when a provider offers several: one of
+    /// [`API_FORMATS`] (`responses` sends an OpenAI model to the Responses API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_format: Option<String>,
+    /// The role the system prompt is sent with when it is not `system` (`developer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_role: Option<String>,
+    /// The reference's one-line description of the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Bedrock: the model has a `global.` cross-region inference profile (SPEC R4.8);
+    /// Vertex: the model is served at the `global` endpoint.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_global_endpoint: bool,
+    /// Bedrock: the model has a `jp.` cross-region inference profile (Tokyo, Osaka).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_jp_endpoint: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+impl ModelInfo {
+    /// `max_tokens`, or `default` when the model's is unknown (0), in tokens: for APIs that
+    /// require a limit (Anthropic Messages, Bedrock Converse).
+    pub fn max_tokens_or(&self, default: u64) -> u64 {
+        if self.max_tokens > 0 {
+            self.max_tokens
+        } else {
+            default
+        }
+    }
+
+    /// True when the model goes through OpenAI's Responses API (`api_format` `responses` or
+    /// `responses_websocket`; Switchyard sends both over HTTP).
+    pub fn uses_responses_api(&self) -> bool {
+        matches!(
+            self.api_format.as_deref(),
+            Some("responses" | "responses_websocket")
+        )
+    }
+
+    /// True when both the input and the output price are known: only then can a request's
+    /// cost be computed (SPEC R2.3).
+    pub fn has_prices(&self) -> bool {
+        self.input_price.is_some() && self.output_price.is_some()
+    }
+
+    /// Checks what serde cannot: `api_format` is one of [`API_FORMATS`], prices are not
+    /// negative, and the context window is not 0. Returns the offending field and why.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if let Some(f) = self
+            .api_format
+            .as_deref()
+            .filter(|f| !API_FORMATS.contains(f))
+        {
+            return Err((
+                "api_format",
+                format!("`{f}` is not one of {}", API_FORMATS.join(", ")),
+            ));
+        }
+        if self.context_window == 0 {
+            return Err(("context_window", "must be more than 0 tokens".to_owned()));
+        }
+        let prices = [
+            ("input_price", self.input_price),
+            ("output_price", self.output_price),
+            ("cache_writes_price", self.cache_writes_price),
+            ("cache_reads_price", self.cache_reads_price),
+        ];
+        let tier_prices = self.tiers.iter().flat_map(|t| {
+            [
+                ("tiers.input_price", t.input_price),
+                ("tiers.output_price", t.output_price),
+                ("tiers.cache_writes_price", t.cache_writes_price),
+                ("tiers.cache_reads_price", t.cache_reads_price),
+            ]
+        });
+        let thinking = [(
+            "thinking_config.output_price",
+            self.thinking_config.as_ref().and_then(|t| t.output_price),
+        )];
+        for (field, price) in prices.into_iter().chain(tier_prices).chain(thinking) {
+            if let Some(p) = price.filter(|p| !p.is_finite() || *p < 0.0) {
+                return Err((
+                    field,
+                    format!("{p} is not a price (USD per million tokens, 0 or more)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for ModelInfo {
+    /// The sane defaults for a model id we have no data on (SPEC R2.3): 128k context,
+    /// unknown max output, images allowed, no caching, prices unknown.
+    fn default() -> Self {
+        Self {
+            name: None,
+            max_tokens: 0,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            supports_images: true,
+            supports_prompt_cache: false,
+            supports_reasoning: false,
+            supports_reasoning_effort: false,
+            supports_streaming: true,
+            supports_tools: true,
+            input_price: None,
+            output_price: None,
+            cache_writes_price: None,
+            cache_reads_price: None,
+            thinking_config: None,
+            tiers: Vec::new(),
+            temperature: None,
+            api_format: None,
+            system_role: None,
+            description: None,
+            supports_global_endpoint: false,
+            supports_jp_endpoint: false,
+        }
+    }
+}
+
+/// Thinking limits (SPEC R2.2; the reference's `thinkingConfig`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ThinkingConfig {
+    /// The largest thinking budget the model accepts, in tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_budget: Option<u64>,
+    /// USD per million output tokens when a thinking budget is set (replaces
+    /// `output_price` then; the reference's `thinkingConfig.outputPrice`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
+    /// Gemini 3: the `thinkingLevel` sent by default (`low`, `high`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gemini_thinking_level: Option<String>,
+    /// Gemini 3: the model takes a `thinkingLevel` instead of a budget.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub supports_thinking_level: bool,
+}
+
+/// Prices that apply while the prompt is at most `context_window` tokens.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PriceTier {
+    /// The largest prompt, in tokens, this tier prices; [`u64::MAX`] for no upper bound
+    /// (written `"Infinity"` in the data files, as the reference's `Infinity`).
+    #[serde(
+        serialize_with = "serialize_tier_bound",
+        deserialize_with = "deserialize_tier_bound"
+    )]
+    pub context_window: u64,
+    /// USD per million tokens; `None`: the model's own price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_writes_price: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_reads_price: Option<f64>,
+}
+
+fn serialize_tier_bound<S: Serializer>(bound: &u64, s: S) -> Result<S::Ok, S::Error> {
+    match i64::try_from(*bound) {
+        Ok(n) if *bound != u64::MAX => s.serialize_i64(n),
+        _ => s.serialize_str("Infinity"),
+    }
+}
+
+fn deserialize_tier_bound<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Bound {
+        Tokens(u64),
+        Text(String),
+    }
+    match Bound::deserialize(d)? {
+        Bound::Tokens(n) => Ok(n),
+        Bound::Text(s) if s == "Infinity" => Ok(u64::MAX),
+        Bound::Text(s) => Err(serde::de::Error::custom(format!(
+            "`{s}` is not a tier bound: write a number of tokens or \"Infinity\""
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tier_bounds_read_and_write_infinity() {
+        let info: ModelInfo = toml::from_str(
+            "tiers = [{ context_window = 200000, input_price = 1.0 }, { context_window = \"Infinity\", input_price = 2.0 }]",
+        )
+        .unwrap();
+        assert_eq!(info.tiers[1].context_window, u64::MAX);
+        let table = toml::Table::try_from(&info).unwrap();
+        let back: ModelInfo = toml::Value::Table(table).try_into().unwrap();
+        assert_eq!(back, info);
+        let bad = toml::from_str::<ModelInfo>("tiers = [{ context_window = \"lots\" }]");
+        assert!(bad.unwrap_err().to_string().contains("Infinity"));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let info = ModelInfo {
+            api_format: Some("websocket".into()),
+            ..ModelInfo::default()
+        };
+        assert_eq!(info.validate().unwrap_err().0, "api_format");
+        let info = ModelInfo {
+            output_price: Some(-1.0),
+            ..ModelInfo::default()
+        };
+        assert_eq!(info.validate().unwrap_err().0, "output_price");
+        assert!(ModelInfo::default().validate().is_ok());
+    }
+}

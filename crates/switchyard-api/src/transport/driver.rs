@@ -1,0 +1,170 @@
+//! The driver of one provider request (SPEC R1.4, R5, R6.4): finishes the request, opens it
+//! under the provider-level retry and its reports, and runs the provider's mapper over the
+//! body under the request's cancellation and deadlines.
+
+use std::sync::Arc;
+
+use reqwest::header::HeaderMap;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::chunk_stream::{ChunkStream, Opened};
+use super::client::HttpClient;
+use super::deadline::{before, cancelled, deadline_after, first_content_timeout};
+use super::request::{Endpoint, EventParser, Origin, PendingRequest, Reauthorize, WireRequest};
+use super::send::{Sending, extra_headers};
+use super::streaming::Response;
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{RequestOptions, ResolvedDeadlines, ResponseObserver, RetryObserver};
+use crate::retry::RetryPolicy;
+use crate::stream::ApiStream;
+use crate::wire::Framing;
+
+/// The stream of one request to `endpoint`: finishes the request (`pending`: ready, or the
+/// token fetch or signing of Bedrock and Vertex; configured headers are added after it, so
+/// they are never signed), opens it under the provider-level retry, reads the body piece by
+/// piece, decodes, maps through `parser` and yields chunks. Ends after the first error.
+///
+/// A `401` answer is sent once more with `reauthorize`'s request when there is one (an OAuth
+/// sign-in the server stopped accepting before its expiry), after the sign-in is refreshed.
+///
+/// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
+/// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
+/// hears each provider-level retry (R5.3); the deadlines (the request's, else the endpoint's)
+/// turn a silent stream into one `Timeout` error (R6.4). Dropping the stream drops the
+/// response, which closes the connection.
+pub(crate) fn stream<P: EventParser>(
+    endpoint: &Endpoint,
+    pending: PendingRequest,
+    reauthorize: Reauthorize,
+    parser: P,
+    options: RequestOptions,
+) -> ApiStream {
+    let policy = if options.fail_fast {
+        // The caller fails over instead (SPEC R12.1): one attempt, no provider-level wait.
+        RetryPolicy {
+            max_attempts: 1,
+            ..endpoint.retry
+        }
+    } else {
+        endpoint.retry
+    };
+    let deadlines = endpoint.deadlines.with(options.deadlines);
+    let RequestOptions {
+        cancel,
+        on_retry,
+        on_response,
+        headers: extra,
+        ..
+    } = options;
+    let opening = Opening {
+        client: Arc::clone(&endpoint.client),
+        origin: endpoint.origin.clone(),
+        configured: endpoint.headers.clone(),
+        policy,
+        on_retry,
+        on_response,
+        deadlines,
+    };
+    let opened = opening.open::<P::Event>(extra, pending, reauthorize, cancel.clone());
+    Box::pin(ChunkStream::new(
+        Box::pin(opened),
+        parser,
+        cancel,
+        endpoint.origin.clone(),
+        deadlines,
+    ))
+}
+
+/// What opening one request owns: the endpoint's client, origin and configured headers, and
+/// the request's retry policy, observers and deadlines.
+struct Opening {
+    client: Arc<HttpClient>,
+    origin: Origin,
+    configured: Vec<(String, String)>,
+    policy: RetryPolicy,
+    on_retry: Option<RetryObserver>,
+    on_response: Option<ResponseObserver>,
+    deadlines: ResolvedDeadlines,
+}
+
+impl Opening {
+    /// Opens the request: its response, once the status and content type say a stream of `F`
+    /// follows, with the deadline for its first content; or the first error. A cancellation
+    /// ends it at once.
+    async fn open<F: Framing>(
+        self,
+        extra: Vec<(String, String)>,
+        pending: PendingRequest,
+        reauthorize: Reauthorize,
+        cancel: CancellationToken,
+    ) -> Result<Opened, ApiError> {
+        let extra = extra_headers(&extra).map_err(|name| {
+            ApiError::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "the extra request header `{name}` is not a valid HTTP header name and value; fix it in the request options"
+                ),
+            )
+            .with_origin(&self.origin.provider_id, &self.origin.model_id)
+        })?;
+        let mut deadline = deadline_after(self.deadlines.first_content);
+        let response = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(cancelled(&self.origin)),
+            r = self.send::<F>(&extra, pending, reauthorize, &mut deadline) => r,
+        }?;
+        Ok(Opened { response, deadline })
+    }
+
+    /// Finishes `pending` and sends it; a `401` is sent once more with `reauthorize`'s request
+    /// when there is one.
+    async fn send<F: Framing>(
+        &self,
+        extra: &HeaderMap,
+        pending: PendingRequest,
+        reauthorize: Reauthorize,
+        deadline: &mut Option<Instant>,
+    ) -> Result<Response, ApiError> {
+        let streaming = self.client.streaming().map_err(|message| {
+            ApiError::new(ErrorKind::InvalidRequest, message)
+                .with_origin(&self.origin.provider_id, &self.origin.model_id)
+        })?;
+        let wire = self.finish(pending, *deadline).await?;
+        let sending = Sending {
+            http: &self.client,
+            client: streaming,
+            configured: &self.configured,
+            extra,
+            origin: &self.origin,
+            policy: self.policy,
+            on_retry: self.on_retry.as_ref(),
+            on_response: self.on_response.as_ref(),
+            first_content: self.deadlines.first_content,
+        };
+        match (sending.send::<F>(&wire, deadline).await, reauthorize) {
+            (Err(e), Some(fresh)) if e.status == Some(401) => {
+                let wire = self.finish(fresh, *deadline).await?;
+                sending.send::<F>(&wire, deadline).await
+            }
+            (sent, _) => sent,
+        }
+    }
+
+    /// The request `pending` makes (a token fetched, a signature added), before `deadline`.
+    async fn finish(
+        &self,
+        pending: PendingRequest,
+        deadline: Option<Instant>,
+    ) -> Result<WireRequest, ApiError> {
+        match before(deadline, pending).await {
+            Some(built) => {
+                built.map_err(|e| e.with_origin(&self.origin.provider_id, &self.origin.model_id))
+            }
+            None => Err(first_content_timeout(
+                self.deadlines.first_content,
+                &self.origin,
+            )),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Sending one request and opening its stream (SPEC R4.0, R5, R7.6): its headers, the send
+//! under the provider-level retry, a dead pooled connection replaced once, and a status or
+//! content type that says no stream follows read into the classified error.
+
+use std::future::Future;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::time::Instant;
+
+use super::client::HttpClient;
+use super::deadline::{before, first_content_timeout};
+use super::request::{Origin, WireRequest};
+use super::streaming::{self, Body, Response, SendError, Streaming};
+use crate::error::body::{error_from_body, request_id};
+use crate::error::{ApiError, ErrorKind};
+use crate::handler::{ResponseObserver, RetryObserver};
+use crate::retry::{RetryPolicy, send_with_retry};
+use crate::wire::Framing;
+
+/// Longest part of an error body we read, in bytes; the rest is never buffered.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Sends the request `build` makes and returns the response once its status and content type
+/// say a stream of `F` follows; otherwise the classified error.
+///
+/// A connection that fails before any byte of the response — a pooled keep-alive connection
+/// the server closed while it sat idle, found dead only when the request went out on it — is
+/// replaced at once: the request is sent again on a new connection, once, with no wait and no
+/// retry counted (SPEC R7.6). Nothing of a response was read, so nothing can be yielded twice.
+async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>>(
+    send: impl Fn() -> S,
+    origin: &Origin,
+    on_response: Option<&ResponseObserver>,
+) -> Result<Response, ApiError> {
+    let response = match send().await {
+        Err(e) if e.died_before_response() => {
+            tracing::debug!(
+                "the connection to {} closed before any response ({}); sending again on a new connection",
+                origin.base_url,
+                e.cause()
+            );
+            send().await
+        }
+        sent => sent,
+    }
+    .map_err(|e| send_error(&e, origin))?;
+    let status = response.status();
+    if let Some(observe) = on_response {
+        observe(status, response.headers());
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    if !(200..300).contains(&status) || (!content_type.is_empty() && !F::accepts(&content_type)) {
+        let headers = response.headers().clone();
+        let url = response.url().to_owned();
+        let body = read_limited(response.into_body()).await;
+        let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
+        err.request_id = request_id(&headers);
+        if matches!(status, 404 | 405) && err.code.is_none() && !provider_spoke(&body) {
+            // No provider error in the body: usually a base URL with a missing or doubled
+            // path part. Show what was asked. (A provider's own 404, "model not found" or
+            // "no endpoints found", is about the request, not the URL: H15, H31.)
+            err.message = format!("{} (POST {url}; check the base URL)", err.message);
+        }
+        return Err(err.with_origin(&origin.provider_id, &origin.model_id));
+    }
+    Ok(response)
+}
+
+/// Whether `body` holds a provider's own JSON error.
+fn provider_spoke(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .as_ref()
+        .and_then(crate::error::body::provider_error_fields)
+        .is_some()
+}
+
+fn send_error(e: &SendError, origin: &Origin) -> ApiError {
+    let cause = e.cause();
+    let error = if let SendError::Invalid(message) = e {
+        ApiError::new(
+            ErrorKind::InvalidRequest,
+            format!("{message}; check the base URL and the configured headers"),
+        )
+        .permanent()
+    } else if e.is_timeout() {
+        ApiError::new(
+            ErrorKind::Timeout,
+            format!("no answer from {} in time ({cause})", origin.base_url),
+        )
+    } else if e.is_redirect() {
+        // A redirect loop, or too many redirects: waiting cannot fix it (SPEC R7.4).
+        ApiError::new(
+            ErrorKind::Network,
+            format!(
+                "{} redirected the request too many times ({cause}); check the base URL",
+                origin.base_url
+            ),
+        )
+        .permanent()
+    } else {
+        ApiError::new(
+            ErrorKind::Network,
+            format!(
+                "could not connect to {} ({cause}); check that the server is running and the base URL is right",
+                origin.base_url
+            ),
+        )
+    };
+    error.with_origin(&origin.provider_id, &origin.model_id)
+}
+
+async fn read_limited(mut from: Body) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = from.chunk().await {
+        let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    body
+}
+
+/// The extra headers of one request as a header map, or the name of the first one that is
+/// not valid HTTP (its value is never shown: it may be a credential).
+pub(super) fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let (n, v) = header(name, value).ok_or(name.as_str())?;
+        map.append(n, v);
+    }
+    Ok(map)
+}
+
+/// `name: value` as an HTTP header, or `None` when either is not valid HTTP.
+fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
+    let name = HeaderName::from_bytes(name.as_bytes()).ok()?;
+    Some((name, HeaderValue::from_str(value).ok()?))
+}
+
+/// The headers of `wire` for the hyper client, as [`http_request`] sets them: its headers,
+/// then the configured ones, then the request's extra headers (replacing same-named ones).
+fn hyper_headers(
+    wire: &WireRequest,
+    configured: &[(String, String)],
+    extra: &HeaderMap,
+) -> Result<HeaderMap, SendError> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in wire.headers.iter().chain(configured) {
+        // The value is never shown: it may be a credential.
+        let (n, v) = header(name, value).ok_or_else(|| {
+            SendError::Invalid(format!(
+                "the request header `{name}` is not a valid HTTP header name and value"
+            ))
+        })?;
+        headers.append(n, v);
+    }
+    for name in extra.keys() {
+        headers.remove(name);
+    }
+    for (name, value) in extra {
+        headers.append(name, value.clone());
+    }
+    Ok(headers)
+}
+
+/// The reqwest request for `wire`: its headers, then the configured ones, then the request's
+/// extra headers (replacing same-named ones), and its body.
+fn http_request(
+    client: &reqwest::Client,
+    wire: &WireRequest,
+    configured: &[(String, String)],
+    extra: &HeaderMap,
+) -> reqwest::RequestBuilder {
+    let mut request = client.post(&wire.url);
+    for (k, v) in wire.headers.iter().chain(configured) {
+        request = request.header(k, v);
+    }
+    request.headers(extra.clone()).body(wire.body.clone())
+}
+
+/// What sending one request needs besides the request itself.
+pub(super) struct Sending<'a> {
+    pub(super) http: &'a HttpClient,
+    pub(super) client: &'a Streaming,
+    pub(super) configured: &'a [(String, String)],
+    pub(super) extra: &'a HeaderMap,
+    pub(super) origin: &'a Origin,
+    pub(super) policy: RetryPolicy,
+    pub(super) on_retry: Option<&'a RetryObserver>,
+    pub(super) on_response: Option<&'a ResponseObserver>,
+    pub(super) first_content: Duration,
+}
+
+impl Sending<'_> {
+    /// Sends `wire` under the provider-level retry until a stream of `F` opens or fails.
+    pub(super) async fn send<F: Framing>(
+        &self,
+        wire: &WireRequest,
+        deadline: &mut Option<Instant>,
+    ) -> Result<Response, ApiError> {
+        send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
+            let send = || self.send_once(wire);
+            match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
+                Some(sent) => sent,
+                None => Err(first_content_timeout(self.first_content, self.origin)),
+            }
+        })
+        .await
+    }
+}
+
+impl Sending<'_> {
+    /// Sends `wire` once through the streaming client, and returns the response once its head
+    /// is in: through hyper's unless a proxy applies to the URL, else through reqwest. A
+    /// redirect the hyper client gets is sent again through reqwest, which follows redirects
+    /// by its policy (at most 10, and the error of R7.4 for a loop).
+    async fn send_once(&self, wire: &WireRequest) -> Result<Response, SendError> {
+        if !matches!(self.client, Streaming::Reqwest) {
+            let headers = hyper_headers(wire, self.configured, self.extra)?;
+            let request = streaming::hyper_request(&wire.url, headers, &wire.body)?;
+            let Some(client) = self.client.direct(request.uri()) else {
+                return self.send_reqwest(wire).await;
+            };
+            let response = client.request(request).await.map_err(SendError::Hyper)?;
+            let redirect = matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308)
+                && response.headers().contains_key(reqwest::header::LOCATION);
+            if !redirect {
+                return Ok(Response::Hyper {
+                    response,
+                    url: wire.url.clone(),
+                });
+            }
+        }
+        self.send_reqwest(wire).await
+    }
+
+    /// Sends `wire` once through reqwest.
+    async fn send_reqwest(&self, wire: &WireRequest) -> Result<Response, SendError> {
+        let client = self.http.get().map_err(SendError::Invalid)?;
+        http_request(client, wire, self.configured, self.extra)
+            .send()
+            .await
+            .map(Response::Reqwest)
+            .map_err(SendError::Reqwest)
+    }
+}

@@ -1,0 +1,108 @@
+//! What the wire decoders share (SPEC R4.0): the cap on one line and the error past it,
+//! [`WireError`], the UTF-8 byte order mark skipped at the start of a stream, the reuse of
+//! line buffers, and lossy UTF-8 decoding.
+
+use std::borrow::Cow;
+
+/// The default cap on one line of a streamed body, in bytes (16 MiB).
+///
+/// A provider line of several megabytes (a large tool-call argument, a base64 image) is
+/// parsed; past this cap the decoder stops with [`WireError::LineTooLong`] instead of growing
+/// without bound.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A failure to decode a streamed body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// One line exceeded the configured cap.
+    #[error(
+        "one line of the response is longer than the {limit}-byte limit; raise the limit if this provider really sends lines this long"
+    )]
+    LineTooLong {
+        /// The cap in force, in bytes.
+        limit: usize,
+    },
+    /// An AWS event-stream frame failed its prelude or message CRC.
+    #[error(
+        "an event-stream frame is corrupt: its {which} CRC is {actual:#010x}, expected {expected:#010x}"
+    )]
+    Crc {
+        /// `prelude` or `message`.
+        which: &'static str,
+        /// The CRC carried by the frame.
+        expected: u32,
+        /// The CRC computed over the bytes received.
+        actual: u32,
+    },
+    /// An AWS event-stream frame is malformed (bad lengths, header types, or cut off).
+    #[error("an event-stream frame is malformed: {0}")]
+    Frame(String),
+}
+
+/// The UTF-8 byte order mark, skipped once at the very start of a stream.
+pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Past this capacity a reused buffer is released after a long line or event, so one line of
+/// megabytes does not pin that memory for the rest of the stream.
+pub(crate) const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Skips a UTF-8 BOM at the very start of a stream (`at_start`), matching it byte by byte and
+/// keeping the bytes matched so far in `partial`: if the match fails they are ordinary line
+/// content. Returns what follows the BOM, or `None` while the piece ended inside a possible
+/// BOM (nothing more to do with it yet).
+#[inline]
+pub(crate) fn skip_bom<'b>(
+    partial: &mut Vec<u8>,
+    at_start: &mut bool,
+    mut bytes: &'b [u8],
+) -> Option<&'b [u8]> {
+    if !*at_start {
+        return Some(bytes);
+    }
+    while let Some((&byte, rest)) = bytes.split_first() {
+        if BOM.get(partial.len()) != Some(&byte) {
+            *at_start = false;
+            break;
+        }
+        partial.push(byte);
+        bytes = rest;
+        if partial.len() == BOM.len() {
+            partial.clear();
+            *at_start = false;
+            break;
+        }
+    }
+    (!*at_start).then_some(bytes)
+}
+
+/// Empties a reused buffer, releasing it when it grew past [`KEEP_BUFFER_BYTES`].
+#[inline]
+pub(crate) fn clear_buffer(buffer: &mut Vec<u8>) {
+    if buffer.capacity() > KEEP_BUFFER_BYTES {
+        *buffer = Vec::new();
+    } else {
+        buffer.clear();
+    }
+}
+
+/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial` (the stream
+/// cannot be decoded reliably past it).
+#[inline]
+pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Result<(), WireError> {
+    if len > limit {
+        *partial = Vec::new();
+        return Err(WireError::LineTooLong { limit });
+    }
+    Ok(())
+}
+
+/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD (WHATWG "UTF-8 decode").
+/// Valid input (nearly all of it) is borrowed after one check by `simdutf8`, SIMD-accelerated
+/// where the CPU allows (AVX2, SSE4.2, NEON) and `str::from_utf8` on inputs under 64 bytes;
+/// invalid input takes `String::from_utf8_lossy`.
+pub(crate) fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}

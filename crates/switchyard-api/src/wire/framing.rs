@@ -1,0 +1,169 @@
+//! How the transport sees a body's framing (SPEC R4.0): the [`Framing`] trait — which decoder a
+//! body takes and which content types announce it — for SSE, NDJSON, one JSON document and the
+//! AWS event stream.
+
+use super::decode::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
+use super::eventstream;
+use super::ndjson;
+use super::sse;
+
+/// A body framing as the transport sees it: how the body is decoded into items, and which
+/// content types announce it.
+pub(crate) trait Framing: Send + Sized + 'static {
+    /// The decoder that turns body bytes into items of this framing.
+    type Decoder: Send + Unpin + 'static;
+    /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
+    /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
+    type Item<'a>;
+    /// A fresh decoder.
+    fn decoder() -> Self::Decoder;
+    /// Feeds body bytes, handing each item they complete to `on_item`, in order. Items
+    /// completed before an error are handed over before it is returned.
+    fn feed_each<F: FnMut(Self::Item<'_>)>(
+        decoder: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError>;
+    /// The body ended: hands over what is still pending, or fails when the body was cut short.
+    fn finish_each<F: FnMut(Self::Item<'_>)>(
+        decoder: &mut Self::Decoder,
+        on_item: F,
+    ) -> Result<(), WireError>;
+    /// The content type this framing is named by in errors.
+    const CONTENT_TYPE: &'static str;
+    /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
+    fn accepts(content_type: &str) -> bool;
+}
+
+/// The media type of a `content-type` value: lower case, without parameters.
+fn media_type(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Runs an owned-item decoder step and hands its items over one by one.
+fn each<T, F: FnMut(T)>(
+    step: impl FnOnce(&mut Vec<T>) -> Result<(), WireError>,
+    mut on_item: F,
+) -> Result<(), WireError> {
+    let mut items = Vec::new();
+    let result = step(&mut items);
+    items.into_iter().for_each(&mut on_item);
+    result
+}
+
+impl Framing for sse::SseEvent {
+    type Decoder = sse::SseDecoder;
+    type Item<'a> = sse::SseEventRef<'a>;
+    fn decoder() -> Self::Decoder {
+        sse::SseDecoder::new()
+    }
+    fn feed_each<F: FnMut(Self::Item<'_>)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        d.feed_with(bytes, on_item)
+    }
+    fn finish_each<F: FnMut(Self::Item<'_>)>(
+        d: &mut Self::Decoder,
+        _on_item: F,
+    ) -> Result<(), WireError> {
+        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
+        // own completeness check reports the truncated stream.
+        d.finish();
+        Ok(())
+    }
+    const CONTENT_TYPE: &'static str = "text/event-stream";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}
+
+/// One NDJSON line (Ollama's `/api/chat`).
+impl Framing for String {
+    type Decoder = ndjson::NdjsonDecoder;
+    type Item<'a> = String;
+    fn decoder() -> Self::Decoder {
+        ndjson::NdjsonDecoder::new()
+    }
+    fn feed_each<F: FnMut(String)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        each(|out| d.feed(bytes, out), on_item)
+    }
+    fn finish_each<F: FnMut(String)>(d: &mut Self::Decoder, on_item: F) -> Result<(), WireError> {
+        each(|out| d.finish(out), on_item)
+    }
+    const CONTENT_TYPE: &'static str = "application/x-ndjson";
+    fn accepts(content_type: &str) -> bool {
+        matches!(
+            media_type(content_type).as_str(),
+            "application/x-ndjson" | "application/jsonl" | "application/json"
+        )
+    }
+}
+
+/// A body that is one JSON document, not a stream (AskSage's `/query`): nothing is handed on
+/// until the body ends, then the whole text once. Bodies past [`DEFAULT_MAX_LINE_BYTES`] are
+/// refused rather than buffered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JsonDocument(pub(crate) String);
+
+impl Framing for JsonDocument {
+    type Decoder = Vec<u8>;
+    type Item<'a> = JsonDocument;
+    fn decoder() -> Self::Decoder {
+        Vec::new()
+    }
+    fn feed_each<F: FnMut(Self)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        _on_item: F,
+    ) -> Result<(), WireError> {
+        if d.len() + bytes.len() > DEFAULT_MAX_LINE_BYTES {
+            return Err(WireError::LineTooLong {
+                limit: DEFAULT_MAX_LINE_BYTES,
+            });
+        }
+        d.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn finish_each<F: FnMut(Self)>(d: &mut Self::Decoder, mut on_item: F) -> Result<(), WireError> {
+        on_item(Self(utf8_lossy(d).into_owned()));
+        d.clear();
+        Ok(())
+    }
+    const CONTENT_TYPE: &'static str = "application/json";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}
+
+impl Framing for eventstream::EventStreamMessage {
+    type Decoder = eventstream::EventStreamDecoder;
+    type Item<'a> = eventstream::EventStreamMessage;
+    fn decoder() -> Self::Decoder {
+        eventstream::EventStreamDecoder::new()
+    }
+    fn feed_each<F: FnMut(Self)>(
+        d: &mut Self::Decoder,
+        bytes: &[u8],
+        on_item: F,
+    ) -> Result<(), WireError> {
+        each(|out| d.feed(bytes, out), on_item)
+    }
+    fn finish_each<F: FnMut(Self)>(d: &mut Self::Decoder, _on_item: F) -> Result<(), WireError> {
+        d.finish()
+    }
+    const CONTENT_TYPE: &'static str = "application/vnd.amazon.eventstream";
+    fn accepts(content_type: &str) -> bool {
+        media_type(content_type) == Self::CONTENT_TYPE
+    }
+}
