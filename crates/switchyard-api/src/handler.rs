@@ -1,5 +1,5 @@
-//! The narrow trait every provider implements, and what travels with one request
-//! (SPEC R2.1, R1.4, R5.3, R6.4).
+//! The handler (SPEC R2.1, R1.4, R5.3, R6.4): the narrow trait every provider implements, and
+//! what travels with one request.
 //!
 //! A handler holds only configuration: the provider, model, endpoint and key. Everything that
 //! belongs to one request — its cancellation, who hears about its retries, extra headers, its

@@ -1,6 +1,6 @@
-//! Switchyard's provider layer: one streaming [`ApiHandler`] per LLM provider, every answer
-//! normalised into the same four [`ApiStreamChunk`] kinds — text, reasoning, usage and tool
-//! calls (SPEC R1–R5, R7).
+//! Switchyard's provider layer (SPEC R1–R5, R7): one streaming [`ApiHandler`] per LLM provider,
+//! every answer normalised into the same four [`ApiStreamChunk`] kinds — text, reasoning, usage
+//! and tool calls.
 //!
 //! # Streaming a completion
 //!

@@ -1,5 +1,5 @@
-//! The conversation sent to a provider, in the Anthropic message shape the reference stores
-//! (`api_conversation_history.json`: `Anthropic.MessageParam[]`), and the tools offered.
+//! The conversation sent to a provider (SPEC R2.1), in the Anthropic message shape the reference
+//! stores (`api_conversation_history.json`: `Anthropic.MessageParam[]`), and the tools offered.
 //! Each provider converts these into its own wire format.
 
 use serde::{Deserialize, Serialize};

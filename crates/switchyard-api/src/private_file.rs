@@ -1,6 +1,6 @@
-//! Files only their owner can read (mode 0600 on Unix), under names no other file has: a
-//! refreshed sign-in before it replaces the old one (`auth/signin_file.rs`), a long system
-//! prompt handed to a child process (`providers/claude_code.rs`).
+//! Files only their owner can read (SPEC R10.5; mode 0600 on Unix), under names no other file has:
+//! a refreshed sign-in before it replaces the old one (`auth/signin_file.rs`), a long system prompt
+//! handed to a child process (`providers/claude_code.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

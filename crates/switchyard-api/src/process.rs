@@ -1,9 +1,9 @@
-//! The child-process transport, the sibling of [`transport`](crate::transport) for providers
-//! that are a local program instead of a URL (`claude-code`): it starts the program with its
-//! arguments, environment and standard input, decodes its standard output as NDJSON lines,
-//! and runs the provider's [`EventParser`] over them, under the same per-request options as
-//! an HTTP stream — cancellation (SPEC R1.4), provider-level retry of failures before any
-//! content (R5), first-content and idle deadlines (R6.4).
+//! The child-process transport (SPEC R4.2, R1.4, R5, R6.4), the sibling of
+//! [`transport`](crate::transport) for providers that are a local program instead of a URL
+//! (`claude-code`): it starts the program with its arguments, environment and standard input,
+//! decodes its standard output as NDJSON lines, and runs the provider's [`EventParser`] over them,
+//! under the same per-request options as an HTTP stream — cancellation (SPEC R1.4), provider-level
+//! retry of failures before any content (R5), first-content and idle deadlines (R6.4).
 //!
 //! The child is killed when the stream ends early: on cancellation, on a deadline, on an error,
 //! or when the stream is dropped (`kill_on_drop`), so no orphan keeps running (and spending)
@@ -18,10 +18,12 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdout, Command};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{RequestOptions, ResolvedDeadlines};
-use crate::retry::{RetryPolicy, send_with_retry};
+use crate::retry::{RetryObserver, RetryPolicy, send_with_retry};
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::transport::{
     EventParser, Origin, before, cancelled, deadline_after, first_content_timeout, idle_timeout,
@@ -272,33 +274,25 @@ where
     P: EventParser<Event = String>,
     F: Fn() -> P + Send + Sync + 'static,
 {
-    let deadlines = deadlines.with(options.deadlines);
     let RequestOptions {
-        cancel, on_retry, ..
+        cancel,
+        on_retry,
+        deadlines: overrides,
+        ..
     } = options;
+    let run = Run {
+        origin,
+        deadlines: deadlines.with(overrides),
+        cancel,
+        request,
+    };
     Box::pin(async_stream::stream! {
-        let finish = |e: ApiError| e.with_origin(&origin.provider_id, &origin.model_id);
-        let mut deadline = deadline_after(deadlines.first_content);
-        let open = send_with_retry(policy, on_retry.as_ref(), &mut deadline, |at| {
-            let parser = new_parser();
-            let request = &request;
-            let origin = &origin;
-            async move {
-                match before(at, start(request, parser)).await {
-                    Some(started) => started,
-                    None => Err(first_content_timeout(deadlines.first_content, origin)),
-                }
-            }
-        });
-        let opened = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err(cancelled(&origin)),
-            r = open => r,
-        };
+        let mut deadline = deadline_after(run.deadlines.first_content);
+        let opened = run.open(policy, on_retry.as_ref(), &new_parser, &mut deadline).await;
         let mut running = match opened {
             Ok(r) => r,
             Err(e) => {
-                yield Err(finish(e));
+                yield Err(run.finish(e));
                 return;
             }
         };
@@ -306,8 +300,8 @@ where
         let mut content_seen = false;
         loop {
             for item in out.drain(..) {
-                if cancel.is_cancelled() {
-                    yield Err(cancelled(&origin));
+                if run.cancel.is_cancelled() {
+                    yield Err(cancelled(&run.origin));
                     return;
                 }
                 match item {
@@ -316,7 +310,7 @@ where
                         yield Ok(chunk);
                     }
                     Err(e) => {
-                        yield Err(finish(e));
+                        yield Err(run.finish(e));
                         return;
                     }
                 }
@@ -325,22 +319,80 @@ where
                 return;
             }
             if content_seen {
-                deadline = deadline_after(deadlines.idle);
+                deadline = deadline_after(run.deadlines.idle);
             }
-            let next = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => Err(cancelled(&origin)),
-                r = before(deadline, running.read_more(&request, &mut out)) => match r {
-                    Some(r) => r.map(|_| ()),
-                    None if content_seen => Err(idle_timeout(deadlines.idle, &origin)),
-                    None => Err(first_content_timeout(deadlines.first_content, &origin)),
-                },
-            };
-            if let Err(e) = next {
+            if let Err(e) = run.read(&mut running, deadline, content_seen, &mut out).await {
                 // Dropping `running` kills the child.
-                yield Err(finish(e));
+                yield Err(run.finish(e));
                 return;
             }
         }
     })
+}
+
+/// One run's fixed parts: who it is for, its deadlines, its cancellation and its program.
+struct Run {
+    origin: Origin,
+    deadlines: ResolvedDeadlines,
+    cancel: CancellationToken,
+    request: Arc<ProcessRequest>,
+}
+
+impl Run {
+    /// `e` tagged with the provider and model of the run.
+    fn finish(&self, e: ApiError) -> ApiError {
+        e.with_origin(&self.origin.provider_id, &self.origin.model_id)
+    }
+
+    /// Starts the program under the provider-level retry until its first content (or its
+    /// error); a cancellation ends the wait at once.
+    async fn open<P, F>(
+        &self,
+        policy: RetryPolicy,
+        on_retry: Option<&RetryObserver>,
+        new_parser: &F,
+        deadline: &mut Option<Instant>,
+    ) -> Result<Running<P>, ApiError>
+    where
+        P: EventParser<Event = String>,
+        F: Fn() -> P,
+    {
+        let open = send_with_retry(policy, on_retry, deadline, |at| {
+            let parser = new_parser();
+            async move {
+                match before(at, start(&self.request, parser)).await {
+                    Some(started) => started,
+                    None => Err(first_content_timeout(
+                        self.deadlines.first_content,
+                        &self.origin,
+                    )),
+                }
+            }
+        });
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(cancelled(&self.origin)),
+            r = open => r,
+        }
+    }
+
+    /// Reads the next piece of output into `out`, before `deadline` (the first content's, or
+    /// the idle one's once `content_seen`) and unless cancelled.
+    async fn read<P: EventParser<Event = String>>(
+        &self,
+        running: &mut Running<P>,
+        deadline: Option<Instant>,
+        content_seen: bool,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) -> Result<(), ApiError> {
+        tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => Err(cancelled(&self.origin)),
+            r = before(deadline, running.read_more(&self.request, out)) => match r {
+                Some(r) => r.map(|_| ()),
+                None if content_seen => Err(idle_timeout(self.deadlines.idle, &self.origin)),
+                None => Err(first_content_timeout(self.deadlines.first_content, &self.origin)),
+            },
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! UTC calendar dates of Unix times (H. Hinnant's `civil_from_days` and `days_from_civil`):
-//! the RFC 3339 stamps written into sign-in files, and the dates `switchyard tasks` prints.
+//! UTC calendar dates of Unix times (SPEC R4.2, R12.2; H. Hinnant's `civil_from_days` and
+//! `days_from_civil`): the RFC 3339 stamps written into sign-in files, and the dates `switchyard
+//! tasks` prints.
 
 /// A Unix time as a UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

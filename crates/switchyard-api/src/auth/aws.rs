@@ -1,4 +1,4 @@
-//! AWS credentials and SigV4 signing for Bedrock.
+//! AWS credentials and SigV4 signing for Bedrock (SPEC R4.1, R3.5, R3.6).
 //!
 //! Credentials come from the standard AWS chain in this order: the static keys
 //! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`) read with the

@@ -1,4 +1,5 @@
-//! What `switchyard config check` says about cloud credentials and sign-ins, found without any
+//! Offline credential checks (SPEC R3.6, R4.2): what `switchyard config check` says about cloud
+//! credentials and sign-ins, found without any
 //! network request and without ever printing a secret: for Bedrock the region and where
 //! credentials would come from, for Vertex the project, region and credentials, for the
 //! providers signed in through another tool the file or program they use.
@@ -59,53 +60,8 @@ fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
 /// Checks what a Bedrock request for `r` would use.
 pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     let mut c = CloudCheck::default();
-    let profile = r
-        .cloud
-        .profile
-        .clone()
-        .unwrap_or_else(|| "default".to_owned());
-    let aws_dir = home(env).map(|h| h.join(".aws"));
-    let config_path = env("AWS_CONFIG_FILE")
-        .map(PathBuf::from)
-        .or_else(|| aws_dir.as_ref().map(|d| d.join("config")));
-    let credentials_path = env("AWS_SHARED_CREDENTIALS_FILE")
-        .map(PathBuf::from)
-        .or_else(|| aws_dir.as_ref().map(|d| d.join("credentials")));
-    let read = |p: &Option<PathBuf>| p.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
-    let config_section = read(&config_path).and_then(|t| {
-        let name = if profile == "default" {
-            "default".to_owned()
-        } else {
-            format!("profile {profile}")
-        };
-        ini_section(&t, &name)
-    });
-    let credentials_section = read(&credentials_path).and_then(|t| ini_section(&t, &profile));
-    let get = |key: &str| {
-        config_section
-            .iter()
-            .chain(credentials_section.iter())
-            .flatten()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
-
-    // Region.
-    match (&r.cloud.region, &r.cloud.region_source) {
-        (Some(region), Some(src)) => c
-            .facts
-            .push(("region".into(), format!("{region} (from {src})"))),
-        _ => match get("region") {
-            Some(region) => c.facts.push((
-                "region".into(),
-                format!("{region} (from AWS profile `{profile}`)"),
-            )),
-            None => c.errors.push(
-                "bedrock: no AWS region: set `region` under [providers.bedrock], or AWS_REGION"
-                    .into(),
-            ),
-        },
-    }
+    let aws = AwsProfile::read(r, env);
+    bedrock_region(r, &aws, &mut c);
     if r.cloud.use_cross_region_inference {
         let kind = if r.cloud.use_global_inference {
             "on (global profile when the model has one)"
@@ -115,9 +71,99 @@ pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
         c.facts
             .push(("cross-region inference".into(), kind.to_owned()));
     }
+    match bedrock_credential(r, env, &aws) {
+        Some(s) => c.facts.push(("credential".into(), s)),
+        None => no_bedrock_credential(r, &aws, &mut c),
+    }
+    c
+}
 
-    // Credentials, in the order they are used.
-    let source = if r.api_key.is_some() {
+/// The AWS profile a Bedrock request would use, as the AWS config files hold it.
+struct AwsProfile {
+    /// Its name (`default` unless the settings or `AWS_PROFILE` name one).
+    name: String,
+    config_path: Option<PathBuf>,
+    credentials_path: Option<PathBuf>,
+    /// Its section of the config file (`[profile NAME]`, `[default]`), if there is one.
+    config_section: Option<Vec<(String, String)>>,
+    /// Its section of the credentials file (`[NAME]`), if there is one.
+    credentials_section: Option<Vec<(String, String)>>,
+}
+
+impl AwsProfile {
+    /// Reads the profile from `AWS_CONFIG_FILE` / `AWS_SHARED_CREDENTIALS_FILE`, else
+    /// `~/.aws/config` and `~/.aws/credentials`.
+    fn read(r: &ResolvedMode, env: Env<'_>) -> Self {
+        let name = r
+            .cloud
+            .profile
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
+        let aws_dir = home(env).map(|h| h.join(".aws"));
+        let config_path = env("AWS_CONFIG_FILE")
+            .map(PathBuf::from)
+            .or_else(|| aws_dir.as_ref().map(|d| d.join("config")));
+        let credentials_path = env("AWS_SHARED_CREDENTIALS_FILE")
+            .map(PathBuf::from)
+            .or_else(|| aws_dir.as_ref().map(|d| d.join("credentials")));
+        let read = |p: &Option<PathBuf>| p.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+        let config_section = read(&config_path).and_then(|t| {
+            let section = if name == "default" {
+                "default".to_owned()
+            } else {
+                format!("profile {name}")
+            };
+            ini_section(&t, &section)
+        });
+        let credentials_section = read(&credentials_path).and_then(|t| ini_section(&t, &name));
+        Self {
+            name,
+            config_path,
+            credentials_path,
+            config_section,
+            credentials_section,
+        }
+    }
+
+    /// The profile's value of `key`, the config file's first.
+    fn get(&self, key: &str) -> Option<String> {
+        self.config_section
+            .iter()
+            .chain(self.credentials_section.iter())
+            .flatten()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Whether either file has a section for the profile.
+    fn exists(&self) -> bool {
+        self.config_section.is_some() || self.credentials_section.is_some()
+    }
+}
+
+/// The region fact, or the error of a request without one.
+fn bedrock_region(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
+    match (&r.cloud.region, &r.cloud.region_source) {
+        (Some(region), Some(src)) => c
+            .facts
+            .push(("region".into(), format!("{region} (from {src})"))),
+        _ => match aws.get("region") {
+            Some(region) => c.facts.push((
+                "region".into(),
+                format!("{region} (from AWS profile `{}`)", aws.name),
+            )),
+            None => c.errors.push(
+                "bedrock: no AWS region: set `region` under [providers.bedrock], or AWS_REGION"
+                    .into(),
+            ),
+        },
+    }
+}
+
+/// Where a Bedrock request's credentials would come from, in the order they are used; `None`
+/// when no local source has any.
+fn bedrock_credential(r: &ResolvedMode, env: Env<'_>, aws: &AwsProfile) -> Option<String> {
+    if r.api_key.is_some() {
         Some(format!(
             "Bedrock API key in ${} ([redacted])",
             r.api_key_env
@@ -133,48 +179,51 @@ pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
         ))
     } else if env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some() && env("AWS_ROLE_ARN").is_some() {
         Some("web identity token ($AWS_WEB_IDENTITY_TOKEN_FILE, $AWS_ROLE_ARN)".into())
-    } else if config_section.is_some() || credentials_section.is_some() {
-        let kind = if get("sso_session").is_some() || get("sso_start_url").is_some() {
+    } else if aws.exists() {
+        let kind = if aws.get("sso_session").is_some() || aws.get("sso_start_url").is_some() {
             "SSO; run `aws sso login` if the session expired"
-        } else if get("credential_process").is_some() {
+        } else if aws.get("credential_process").is_some() {
             "credential_process"
-        } else if get("role_arn").is_some() {
+        } else if aws.get("role_arn").is_some() {
             "assumed role"
-        } else if get("aws_access_key_id").is_some() {
+        } else if aws.get("aws_access_key_id").is_some() {
             "static keys, [redacted]"
         } else {
             "no credentials in it"
         };
-        Some(format!("AWS profile `{profile}` ({kind})"))
+        Some(format!("AWS profile `{}` ({kind})", aws.name))
     } else if env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
         || env("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
     {
         Some("container credentials (ECS/EKS)".into())
     } else {
         None
-    };
-    match source {
-        Some(s) => c.facts.push(("credential".into(), s)),
-        None => {
-            c.facts.push((
-                "credential".into(),
-                "none found in the environment or the AWS config files".into(),
-            ));
-            if r.cloud.profile.is_some() {
-                c.errors.push(format!(
-                    "bedrock: AWS profile `{profile}` is not in {} or {}",
-                    config_path.map_or("~/.aws/config".into(), |p| p.display().to_string()),
-                    credentials_path
-                        .map_or("~/.aws/credentials".into(), |p| p.display().to_string())
-                ));
-            } else {
-                c.warnings.push(
-                    "bedrock: no AWS credentials found locally (only an EC2 instance role could still work): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile with `profile` under [providers.bedrock] or AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK".into(),
-                );
-            }
-        }
     }
-    c
+}
+
+/// No local credential: an error when the named profile is missing, else a warning (an EC2
+/// instance role cannot be checked offline).
+fn no_bedrock_credential(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
+    c.facts.push((
+        "credential".into(),
+        "none found in the environment or the AWS config files".into(),
+    ));
+    if r.cloud.profile.is_some() {
+        c.errors.push(format!(
+            "bedrock: AWS profile `{}` is not in {} or {}",
+            aws.name,
+            aws.config_path
+                .as_ref()
+                .map_or("~/.aws/config".into(), |p| p.display().to_string()),
+            aws.credentials_path
+                .as_ref()
+                .map_or("~/.aws/credentials".into(), |p| p.display().to_string())
+        ));
+    } else {
+        c.warnings.push(
+            "bedrock: no AWS credentials found locally (only an EC2 instance role could still work): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile with `profile` under [providers.bedrock] or AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK".into(),
+        );
+    }
 }
 
 /// Checks what a Vertex request for `r` would use.
@@ -259,7 +308,6 @@ type Usable = fn(&std::path::Path) -> Result<(), String>;
 /// providers. Reads files, never sends anything, never prints a token.
 pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
     use crate::providers::presets::WireFamily;
-    let mut c = CloudCheck::default();
     let file = r.options.credentials_file.as_deref();
     let (label, path, usable): (&str, _, Usable) = match r.preset.family {
         WireFamily::QwenCode => (
@@ -272,58 +320,11 @@ pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
             crate::auth::codex::signin_path(file, env),
             crate::auth::codex::usable,
         ),
-        WireFamily::ClaudeCode => {
-            let program = r
-                .options
-                .command
-                .clone()
-                .unwrap_or_else(|| "claude".to_owned());
-            match find_program(&program, env) {
-                Some(found) => c
-                    .facts
-                    .push(("program".into(), found.display().to_string())),
-                None => {
-                    c.facts
-                        .push(("program".into(), format!("{program} (not found)")));
-                    c.errors.push(format!(
-                            "the program `{program}` was not found: install Claude Code (npm install -g @anthropic-ai/claude-code) and sign in with `claude`, or name it with `command` under [providers.claude-code]"
-                        ));
-                }
-            }
-            c.facts
-                .push(("sign-in".into(), "the `claude` CLI's own".into()));
-            return Some(c);
-        }
-        WireFamily::SapAiCore => {
-            match &r.api_key {
-                    None => c.errors.push(format!(
-                        "no SAP AI Core service key: set ${} to the service key JSON of your AI Core instance",
-                        r.api_key_env
-                    )),
-                    Some(key) => match crate::auth::sap::ServiceKey::parse(key, &r.api_key_env) {
-                        Ok(k) => {
-                            c.facts.push(("key".into(), format!("${} is set ([redacted])", r.api_key_env)));
-                            c.facts.push(("AI API".into(), k.ai_api_url));
-                            let token = r.options.token_url.clone().unwrap_or(k.auth_url);
-                            c.facts.push(("token URL".into(), format!("{token}/oauth/token")));
-                        }
-                        Err(e) => c.errors.push(e.to_string()),
-                    },
-                }
-            let group = r.options.resource_group.as_deref().unwrap_or("default");
-            let deployment = r
-                .options
-                .deployment_id
-                .as_deref()
-                .unwrap_or("found among the running deployments");
-            c.facts.push((
-                "deployment".into(),
-                format!("{deployment} (resource group {group})"),
-            ));
-            return Some(c);
-        }
+        WireFamily::ClaudeCode => return Some(check_claude_code(r, env)),
+        WireFamily::SapAiCore => return Some(check_sap_ai_core(r)),
         _ => return None,
     };
+    let mut c = CloudCheck::default();
     match path {
         None => c.errors.push(format!(
             "no home folder to find {label} sign-in in: set `credentials_file` under [providers.{}]",
@@ -341,6 +342,66 @@ pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
         },
     }
     Some(c)
+}
+
+/// `claude-code`: the `claude` program it starts, which holds its own sign-in.
+fn check_claude_code(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
+    let mut c = CloudCheck::default();
+    let program = r
+        .options
+        .command
+        .clone()
+        .unwrap_or_else(|| "claude".to_owned());
+    match find_program(&program, env) {
+        Some(found) => c
+            .facts
+            .push(("program".into(), found.display().to_string())),
+        None => {
+            c.facts
+                .push(("program".into(), format!("{program} (not found)")));
+            c.errors.push(format!(
+                "the program `{program}` was not found: install Claude Code (npm install -g @anthropic-ai/claude-code) and sign in with `claude`, or name it with `command` under [providers.claude-code]"
+            ));
+        }
+    }
+    c.facts
+        .push(("sign-in".into(), "the `claude` CLI's own".into()));
+    c
+}
+
+/// `sapaicore`: the shape of its service key, and the deployment its requests go to.
+fn check_sap_ai_core(r: &ResolvedMode) -> CloudCheck {
+    let mut c = CloudCheck::default();
+    match &r.api_key {
+        None => c.errors.push(format!(
+            "no SAP AI Core service key: set ${} to the service key JSON of your AI Core instance",
+            r.api_key_env
+        )),
+        Some(key) => match crate::auth::sap::ServiceKey::parse(key, &r.api_key_env) {
+            Ok(k) => {
+                c.facts.push((
+                    "key".into(),
+                    format!("${} is set ([redacted])", r.api_key_env),
+                ));
+                c.facts.push(("AI API".into(), k.ai_api_url));
+                let token = r.options.token_url.clone().unwrap_or(k.auth_url);
+                c.facts
+                    .push(("token URL".into(), format!("{token}/oauth/token")));
+            }
+            Err(e) => c.errors.push(e.to_string()),
+        },
+    }
+    let group = r.options.resource_group.as_deref().unwrap_or("default");
+    let deployment = r
+        .options
+        .deployment_id
+        .as_deref()
+        .unwrap_or("found among the running deployments");
+    c.facts.push((
+        "deployment".into(),
+        format!("{deployment} (resource group {group})"),
+    ));
+    c
 }
 
 /// Where `program` would be started from: itself when it names a path, else the first

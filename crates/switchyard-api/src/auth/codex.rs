@@ -1,4 +1,4 @@
-//! The Codex CLI's ChatGPT sign-in (`openai-codex`): the tokens it keeps in
+//! The Codex CLI's ChatGPT sign-in (`openai-codex`, SPEC R4.2): the tokens it keeps in
 //! `$CODEX_HOME/auth.json` (default `~/.codex/auth.json`, or the `credentials_file`
 //! configured), refreshed at `https://auth.openai.com/oauth/token` when the access token is
 //! within 5 minutes of its expiry (its JWT `exp`; without one, 8 days after `last_refresh`, the
@@ -177,13 +177,7 @@ impl CodexAuth {
             SIGN_IN,
         )
         .await?;
-        let text = |k: &str| {
-            answer
-                .get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-        };
+        let text = |k: &str| oauth::text_field(&answer, k);
         let Some(tokens) = file.tokens.as_mut() else {
             return Err(auth_error(format!(
                 "{} holds no ChatGPT sign-in: {SIGN_IN}",

@@ -1,4 +1,4 @@
-//! Google Cloud credentials for Vertex AI, by the `gcp_auth` crate.
+//! Google Cloud credentials for Vertex AI (SPEC R3.5, R3.6), by the `gcp_auth` crate.
 //!
 //! Lookup order: the service-account JSON named by `credentials_file` under
 //! `[providers.vertex]` or `GOOGLE_APPLICATION_CREDENTIALS` (a JWT signed with its key is

@@ -1,4 +1,4 @@
-//! The token refresh that the Qwen and ChatGPT (Codex) sign-ins share: one POST to the
+//! The token refresh that the Qwen and ChatGPT (Codex) sign-ins share (SPEC R4.2): one POST to the
 //! provider's OAuth token endpoint, its refusals as clear errors.
 
 use std::sync::Arc;
@@ -16,6 +16,15 @@ pub(crate) enum RefreshBody<'a> {
     Form(&'a [(&'a str, &'a str)]),
     /// A JSON object (the Codex CLI's).
     Json(Value),
+}
+
+/// The non-empty text field `key` of a token endpoint's JSON answer.
+pub(crate) fn text_field(answer: &Value, key: &str) -> Option<String> {
+    answer
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 /// Posts a refresh to `url` and returns the JSON answer. A `400`/`401`/`403` means the sign-in

@@ -1,4 +1,4 @@
-//! The Qwen CLI's sign-in (`qwen-code`): the OAuth credentials it keeps in
+//! The Qwen CLI's sign-in (`qwen-code`, SPEC R4.2): the OAuth credentials it keeps in
 //! `~/.qwen/oauth_creds.json` (or the `credentials_file` configured), refreshed at
 //! `https://chat.qwen.ai/api/v1/oauth2/token` when the access token is within 30 s of its
 //! expiry or the API refuses it, and written back in the CLI's shape (see
@@ -96,13 +96,7 @@ impl QwenAuth {
             SIGN_IN,
         )
         .await?;
-        let text = |k: &str| {
-            answer
-                .get(k)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-        };
+        let text = |k: &str| oauth::text_field(&answer, k);
         let Some(access_token) = text("access_token") else {
             return Err(auth_error(format!(
                 "the Qwen token endpoint returned no access token: {SIGN_IN}"

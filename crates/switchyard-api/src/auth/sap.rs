@@ -1,11 +1,11 @@
-//! SAP AI Core's credentials (`sapaicore`): the instance's service key — the JSON SAP's own
-//! SDKs read from `AICORE_SERVICE_KEY` (`clientid`, `clientsecret`, `url` of the
-//! authentication server, `serviceurls.AI_API_URL`) — exchanged for an access token with the
-//! OAuth client-credentials grant (`POST {url}/oauth/token`, form `grant_type`, `client_id`,
-//! `client_secret`, as the reference's `authenticate`), kept in memory until a minute before
-//! its `expires_in`; and the deployment serving a model, looked up among the running
-//! deployments (`GET {AI_API_URL}/v2/lm/deployments`) when none is configured, as the
-//! reference's `getDeploymentForModel` does. Nothing is written anywhere.
+//! SAP AI Core's credentials (`sapaicore`, SPEC R4.2): the instance's service key — the JSON SAP's
+//! own SDKs read from `AICORE_SERVICE_KEY` (`clientid`, `clientsecret`, `url` of the authentication
+//! server, `serviceurls.AI_API_URL`) — exchanged for an access token with the OAuth
+//! client-credentials grant (`POST {url}/oauth/token`, form `grant_type`, `client_id`,
+//! `client_secret`, as the reference's `authenticate`), kept in memory until a minute before its
+//! `expires_in`; and the deployment serving a model, looked up among the running deployments (`GET
+//! {AI_API_URL}/v2/lm/deployments`) when none is configured, as the reference's
+//! `getDeploymentForModel` does. Nothing is written anywhere.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
-//! Sign-ins that another tool keeps in a file (the Qwen CLI's `~/.qwen/oauth_creds.json`, the
-//! Codex CLI's `~/.codex/auth.json`): finding the file, reading it, refreshing its tokens at
-//! the OAuth token endpoint, and writing the refreshed tokens back.
+//! Sign-ins that another tool keeps in a file (SPEC R4.2, R10.5: the Qwen CLI's
+//! `~/.qwen/oauth_creds.json`, the Codex CLI's `~/.codex/auth.json`): finding the file, reading it,
+//! refreshing its tokens at the OAuth token endpoint, and writing the refreshed tokens back.
 //!
 //! Why write back: both tools' refresh tokens are single-use (a refresh returns a new one and
 //! retires the old; the Codex CLI says "your refresh token was already used" otherwise), so a

@@ -1,5 +1,5 @@
-//! [`ApiConfiguration`]: the whole configuration, parsed from a TOML file plus the keys and
-//! cloud settings of the environment (SPEC R3.1, R3.6), with the limits checked (R12.2, R12.3).
+//! The whole configuration (SPEC R3.1, R3.6, R12.2, R12.3): [`ApiConfiguration`], parsed from a
+//! TOML file plus the keys and cloud settings of the environment, with its limits checked.
 
 use std::collections::BTreeMap;
 use std::path::Path;

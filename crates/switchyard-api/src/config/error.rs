@@ -1,6 +1,6 @@
-//! [`ConfigError`]: a configuration problem a user can fix, one clear sentence each; a file
-//! that does not parse names the file, line, column and field (SPEC R3.6) and never echoes a
-//! secret written into it (R10.5).
+//! Configuration errors (SPEC R3.6, R10.5): [`ConfigError`], a problem a user can fix, one clear
+//! sentence each; a file that does not parse names the file, line, column and field, and never
+//! echoes a secret written into it.
 
 /// A configuration problem a user can fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -1,5 +1,5 @@
-//! One entry of a mode's failover chain, `fallbacks` in the file or `--fallback PROVIDER:MODEL`
-//! on the command line (SPEC R12.1).
+//! Failover entries (SPEC R12.1): one entry of a mode's failover chain, `fallbacks` in the file
+//! or `--fallback PROVIDER:MODEL` on the command line.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,6 +1,6 @@
-//! API keys and where the providers' settings are held: [`ApiKey`], whose `Debug` and `Display`
-//! never show it and which is registered for scrubbing (SPEC R3.6, R10.5), and
-//! [`ProviderSettings`], the `[providers.ID]` sections with the keys read from the environment.
+//! API keys (SPEC R3.6, R10.5): [`ApiKey`], whose `Debug` and `Display` never show it and which
+//! is registered for scrubbing, and [`ProviderSettings`], the `[providers.ID]` sections with the
+//! keys read from the environment.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,5 +1,5 @@
-//! The plan and act modes and what each chooses — provider, model, model info overrides,
-//! reasoning effort, thinking budget, fallbacks (SPEC R3.1).
+//! The plan and act modes (SPEC R3.1) and what each chooses: provider, model, model info
+//! overrides, reasoning effort, thinking budget, fallbacks.
 
 use serde::{Deserialize, Serialize};
 

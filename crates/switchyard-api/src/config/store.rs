@@ -1,5 +1,5 @@
-//! Task-layer settings the file carries for switchyard-core: the task store's URL, never shown
-//! with its password (SPEC R13.1, R10.5), and the `[limits]` spend caps (R12.2).
+//! Task-layer settings (SPEC R13.1, R12.2, R10.5) the file carries for switchyard-core: the task
+//! store's URL, never shown with its password, and the `[limits]` spend caps.
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
-//! [`ApiError`]: one request's failure, with the provider's status, code, request id and
-//! retry-after hint (DESIGN.md "Key types", SPEC R6.11, R5.2), and its builders; whether it may
-//! be sent again (R7.4).
+//! One request's failure (SPEC R6.11, R5.2, R7.4): [`ApiError`], with the provider's status,
+//! code, request id and retry-after hint (DESIGN.md "Key types"), its builders, and whether it
+//! may be sent again.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! Error bodies: the provider's own error in a failed response's body, in the shapes providers
-//! use, turned into a classified [`ApiError`] (SPEC R4.0, R7), and the request id a response
+//! Error bodies (SPEC R4.0, R7): the provider's own error in a failed response's body, in the
+//! shapes providers use, turned into a classified [`ApiError`], and the request id a response
 //! carries.
 
 use std::time::SystemTime;

@@ -1,6 +1,6 @@
-//! How an [`ApiError`] reads: one sentence on one line naming the provider, what happened and
-//! the provider's own words, scrubbed of keys (SPEC R6.11, R10.5), then the remedy when one is
-//! known (R7.4).
+//! How an [`ApiError`] reads (SPEC R6.11, R10.5, R7.4): one sentence on one line naming the
+//! provider, what happened and the provider's own words, scrubbed of keys, then the remedy
+//! when one is known.
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
-//! [`ApiError::from_provider`]: a provider's failure — an HTTP error status or an error event
-//! inside a 200 stream — classified (SPEC R7), its retry-after hint found (R5.2), and marked
-//! permanent when its words say waiting cannot fix it (R7.4).
+//! A provider's failure as an error (SPEC R7, R5.2, R7.4): [`ApiError::from_provider`] classifies
+//! an HTTP error status or an error event inside a 200 stream, finds its retry-after hint, and
+//! marks it permanent when its words say waiting cannot fix it.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! [`ErrorKind`]: what kind of failure happened, which decides retry and recovery (SPEC R7.1),
-//! and which kinds are never retried automatically (R6.7, R7.3–R7.5, R9.5).
+//! Failure kinds (SPEC R7.1, R6.7, R7.3–R7.5, R9.5): [`ErrorKind`], what kind of failure
+//! happened, which decides retry and recovery, and which kinds are never retried automatically.
 
 use std::fmt;
 

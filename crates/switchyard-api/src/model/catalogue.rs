@@ -1,5 +1,5 @@
-//! The model catalogue: every model Switchyard knows, by provider id (and region), with where
-//! each entry came from (SPEC R2.4, R2.5).
+//! The model catalogue (SPEC R2.4, R2.5): every model Switchyard knows, by provider id (and
+//! region), with where each entry came from.
 //!
 //! Three layers, each adding to or changing the one before:
 //!

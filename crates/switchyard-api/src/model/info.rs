@@ -1,6 +1,6 @@
-//! [`ModelInfo`]: what Switchyard knows of one model — limits in tokens, prices in USD per
-//! million tokens, price tiers by prompt size and thinking limits (SPEC R2.2, R2.3, R9.2) —
-//! and the checks serde cannot make.
+//! One model's entry (SPEC R2.2, R2.3, R9.2): [`ModelInfo`], what Switchyard knows of a model —
+//! limits in tokens, prices in USD per million tokens, price tiers by prompt size and thinking
+//! limits — and the checks serde cannot make.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

@@ -1,4 +1,4 @@
-//! The stream one request yields once it is sent: [`ChunkStream`], a hand-written
+//! The stream one request yields once it is sent (SPEC R1.4, R6.4): [`ChunkStream`], a hand-written
 //! [`Stream`] that polls the response body piece by piece, decodes and maps each piece at once,
 //! and hands the chunks over one per poll (issue 17).
 //!

@@ -1,8 +1,8 @@
 //! The one transport every provider goes through (SPEC R4.0, R1.4, R5, R6.4, R12.4): HTTP
-//! clients built from each provider's connection settings (R12.4), and the driver that sends one provider request and runs
-//! its stream mapper over the body under that request's options — cancellation (R1.4),
-//! provider-level retry and its reports (R5), deadlines (R6.4) — checking status and content
-//! type on the way (R4.0).
+//! clients built from each provider's connection settings (R12.4), and the driver that sends
+//! one provider request and runs its stream mapper over the body under that request's options
+//! — cancellation (R1.4), provider-level retry and its reports (R5), deadlines (R6.4) —
+//! checking status and content type on the way (R4.0).
 //!
 //! Providers never touch HTTP: they hand the driver a [`WireRequest`] (pure data) and an
 //! [`EventParser`] (pure mapping).

@@ -1,6 +1,6 @@
-//! The client streaming responses go through (issue 17): hyper-util's pooled client over
-//! hyper's HTTP/1 and HTTP/2, with the HTTP/1 read buffer capped at [`HTTP1_MAX_BUF_SIZE`], and
-//! the one response and send-error types the transport's driver reads, whichever client sent
+//! The client streaming responses go through (SPEC R12.4; issue 17): hyper-util's pooled client
+//! over hyper's HTTP/1 and HTTP/2, with the HTTP/1 read buffer capped at [`HTTP1_MAX_BUF_SIZE`],
+//! and the one response and send-error types the transport's driver reads, whichever client sent
 //! the request.
 //!
 //! Why not reqwest for streams: hyper's HTTP/1 read buffer doubles on every full read up to

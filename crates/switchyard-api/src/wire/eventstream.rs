@@ -1,5 +1,6 @@
-//! The AWS event-stream binary framing (`application/vnd.amazon.eventstream`), as Bedrock's
-//! ConverseStream sends it (SPEC R4.0), with both CRCs checked.
+//! The AWS event-stream decoder (SPEC R4.0, R4.1): the binary framing
+//! `application/vnd.amazon.eventstream`, as Bedrock's ConverseStream sends it, with both CRCs
+//! checked.
 //!
 //! Layout (AWS "Event stream encoding"; smithy-rs `aws-smithy-eventstream` `frame.rs`; all
 //! integers big-endian):

@@ -1,5 +1,6 @@
-//! Newline-delimited JSON (NDJSON, <https://github.com/ndjson/ndjson-spec>), as Ollama streams
-//! `/api/chat`: one JSON text per line, each line ended by LF (a CR before the LF is dropped).
+//! The NDJSON decoder (SPEC R4.0, R4.1): newline-delimited JSON
+//! (<https://github.com/ndjson/ndjson-spec>), as Ollama streams `/api/chat`: one JSON text per
+//! line, each line ended by LF (a CR before the LF is dropped).
 //!
 //! [`NdjsonDecoder`] only splits lines; the caller parses each line as JSON. Lines are found with
 //! `memchr` over the input, complete lines are taken straight from the input slice and UTF-8

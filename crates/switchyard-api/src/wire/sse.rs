@@ -1,5 +1,5 @@
-//! Server-sent events, decoded exactly as the WHATWG HTML standard says (§9.2 "Server-sent
-//! events", sections "Parsing an event stream" and "Interpreting an event stream",
+//! The server-sent events decoder (SPEC R4.0), exactly as the WHATWG HTML standard says (§9.2
+//! "Server-sent events", sections "Parsing an event stream" and "Interpreting an event stream",
 //! <https://html.spec.whatwg.org/multipage/server-sent-events.html>).
 //!
 //! [`SseDecoder`] is fed the body in whatever pieces the network delivers and hands over every
