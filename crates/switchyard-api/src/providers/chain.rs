@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::{handler_for, resolve_mode};
+use super::build::{handler_for, resolve_checked};
+use super::presets::preset;
 use crate::config::{ApiConfiguration, ConfigError, FallbackSettings, Mode};
 use crate::handler::ApiHandler;
 
@@ -53,7 +54,7 @@ impl std::fmt::Debug for ChainEntry {
 /// # Errors
 ///
 /// The mode's own entry's [`ConfigError`] (a missing key names the variable), as
-/// [`super::build_api_handler`] gives them.
+/// [`build_api_handler`](super::build::build_api_handler) gives them.
 pub fn build_failover_chain(
     config: &ApiConfiguration,
     mode: Mode,
@@ -96,7 +97,7 @@ fn fallback_entry(
     fallback: &FallbackSettings,
 ) -> Result<ChainEntry, String> {
     let provider = fallback.provider.as_deref().unwrap_or("").trim().to_owned();
-    if super::preset(&provider).is_none() {
+    if preset(&provider).is_none() {
         return Err(format!(
             "`{provider}` is not a provider id; `switchyard models` lists them"
         ));
@@ -118,11 +119,7 @@ fn fallback_entry(
 }
 
 fn entry(config: &ApiConfiguration, mode: Mode) -> Result<ChainEntry, ConfigError> {
-    let resolved = resolve_mode(config, mode)?;
-    for notice in &resolved.notices {
-        tracing::warn!("{notice}");
-    }
-    resolved.check_key()?;
+    let resolved = resolve_checked(config, mode)?;
     let endpoint = config
         .providers
         .endpoints

@@ -1,6 +1,25 @@
 //! The provider registry: every provider id as data ([`presets`]: id → wire family, base URL,
 //! key variables, default model, retry policy; SPEC R4.2), a mode resolved against it
-//! ([`resolve`]), and the handler built for it ([`build_api_handler`]).
+//! ([`resolve`]), and the handler built for it ([`build_api_handler`]; SPEC R3.2, R3.5) or for
+//! each entry of its failover chain ([`build_failover_chain`]; SPEC R12.1).
+//!
+//! This file holds only the map and the re-exports; each idea has its own file:
+//!
+//! | concern | file |
+//! |---|---|
+//! | building a mode's handler (SPEC R3.2, R3.5) | `build.rs` |
+//! | a mode's failover chain (SPEC R12.1) | `chain.rs` |
+//! | the provider presets (SPEC R4.2) | `presets.rs` |
+//! | a mode resolved, step by step: provider, endpoint, model, budget, key (SPEC R3.1–R3.4) | `resolve.rs` |
+//! | what a resolved mode holds | `resolved.rs` |
+//! | the model id and its info (SPEC R2.3) | `model_choice.rs` |
+//! | regional endpoints, cloud hosts, loopback URLs (SPEC R4.8) | `endpoint.rs` |
+//! | Bedrock and Vertex settings (SPEC R4.8) | `cloud.rs` |
+//! | what a provider is, and the one handler that runs any | `provider.rs` |
+//! | Chat Completions bodies per provider (SPEC R4.5) | `chat_body.rs`, its table `chat_style.rs` |
+//! | Chat Completions bodies of the model routers OpenRouter and the Vercel AI Gateway | `router_body.rs` |
+//! | the messages, cache marks and tools all Chat Completions bodies share (SPEC R4.3's placement) | `chat_messages.rs` |
+//! | what a model id says of its reasoning family (SPEC R4.5) | `model_family.rs` |
 //!
 //! One file per wire family (SPEC R4.1), each a pure request builder plus a stream mapper
 //! (`provider::Provider`) run over the one shared transport:
@@ -23,7 +42,8 @@
 //! | ChatGPT's Codex backend, the Codex CLI's sign-in | `openai_codex.rs` | SSE, OAuth file (`auth/codex.rs`) |
 //!
 //! Without its feature, `bedrock` or `vertex` still resolves (so `config check` can show it),
-//! and building its handler is [`ConfigError::FeatureDisabled`].
+//! and building its handler is
+//! [`ConfigError::FeatureDisabled`](crate::config::ConfigError::FeatureDisabled).
 
 #[cfg(test)]
 mod agreement;
@@ -32,13 +52,19 @@ mod anthropic;
 mod asksage;
 #[cfg(feature = "bedrock")]
 mod bedrock;
+mod build;
 mod chain;
 mod chat_body;
+mod chat_messages;
+mod chat_style;
 mod claude_code;
+mod cloud;
 mod dify;
+mod endpoint;
 mod fast_json;
-mod gateway_body;
 mod gemini;
+mod model_choice;
+mod model_family;
 mod ollama;
 mod openai_chat;
 mod openai_codex;
@@ -47,113 +73,17 @@ pub mod presets;
 mod provider;
 mod qwen_code;
 pub mod resolve;
+mod resolved;
+mod router_body;
 mod sapaicore;
 mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
 
+pub use build::{build_api_handler, handler_for};
 pub use chain::{ChainEntry, build_failover_chain, failover_problems};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
     CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,
     url_host,
 };
-
-use crate::config::{ApiConfiguration, ConfigError, Mode};
-use crate::handler::ApiHandler;
-use provider::ProviderHandler;
-
-/// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
-/// clip, checks the key ([`ConfigError::MissingApiKey`] names the variable), and constructs
-/// the provider's handler without any network request (R3.5). Notices (unknown provider →
-/// Anthropic, a model id not in the catalogue, clipped budget) are logged as warnings (R3.4).
-///
-/// # Errors
-///
-/// Any [`ConfigError`] of [`resolve_mode`], a missing key, an unreadable `ca_bundle`
-/// ([`ConfigError::Http`]), or a provider left out of this build
-/// ([`ConfigError::FeatureDisabled`]).
-pub fn build_api_handler(
-    config: &ApiConfiguration,
-    mode: Mode,
-) -> Result<Box<dyn ApiHandler>, ConfigError> {
-    let resolved = resolve_mode(config, mode)?;
-    for notice in &resolved.notices {
-        tracing::warn!("{notice}");
-    }
-    resolved.check_key()?;
-    handler_for(resolved)
-}
-
-/// Builds the handler for an already resolved mode: the preset's wire family, and for the
-/// OpenAI family the Responses API when the model's `api_format` says so
-/// ([`ModelInfo::uses_responses_api`](crate::ModelInfo::uses_responses_api)).
-///
-/// # Errors
-///
-/// [`ConfigError::Http`] when the `ca_bundle` cannot be read, [`ConfigError::FeatureDisabled`]
-/// for a family this build leaves out. The key is not checked here
-/// ([`ResolvedMode::check_key`]).
-pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, ConfigError> {
-    match resolved.preset.family {
-        WireFamily::Anthropic => ProviderHandler::boxed(resolved, anthropic::Anthropic),
-        WireFamily::Ollama => {
-            ollama::prepare(&mut resolved);
-            ProviderHandler::boxed(resolved, ollama::Ollama)
-        }
-        WireFamily::Gemini => ProviderHandler::boxed(resolved, gemini::Gemini),
-        #[cfg(feature = "bedrock")]
-        WireFamily::Bedrock => {
-            let provider = bedrock::Bedrock::new(&resolved);
-            ProviderHandler::boxed(resolved, provider)
-        }
-        #[cfg(feature = "vertex")]
-        WireFamily::Vertex => {
-            let provider = vertex::Vertex::new(&resolved);
-            ProviderHandler::boxed(resolved, provider)
-        }
-        #[cfg(not(feature = "bedrock"))]
-        WireFamily::Bedrock => Err(ConfigError::FeatureDisabled {
-            provider: resolved.provider_id,
-            feature: "bedrock",
-        }),
-        #[cfg(not(feature = "vertex"))]
-        WireFamily::Vertex => Err(ConfigError::FeatureDisabled {
-            provider: resolved.provider_id,
-            feature: "vertex",
-        }),
-        WireFamily::OpenAiChat if resolved.model_info.uses_responses_api() => {
-            ProviderHandler::boxed(resolved, openai_responses::OpenAiResponses)
-        }
-        WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
-            ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
-        }
-        WireFamily::ClaudeCode => Ok(claude_code::ClaudeCode::boxed(resolved)),
-        WireFamily::QwenCode => {
-            let provider = qwen_code::QwenCode::new(&resolved)?;
-            ProviderHandler::boxed(resolved, provider)
-        }
-        WireFamily::OpenAiCodex => {
-            let provider = openai_codex::OpenAiCodex::new(&resolved)?;
-            ProviderHandler::boxed(resolved, provider)
-        }
-        WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
-            provider: resolved.provider_id,
-            reason: reason.to_owned(),
-        }),
-        WireFamily::Aihubmix => ProviderHandler::boxed(resolved, aihubmix::Aihubmix),
-        WireFamily::Dify => ProviderHandler::boxed(resolved, dify::Dify),
-        WireFamily::AskSage => {
-            // The whole answer arrives at once: wait longer for it unless configured.
-            resolved.deadlines.first_content = resolved
-                .deadlines
-                .first_content
-                .or(Some(std::time::Duration::from_secs(600)));
-            ProviderHandler::boxed(resolved, asksage::AskSage)
-        }
-        WireFamily::SapAiCore => {
-            let provider = sapaicore::SapAiCore::new(&mut resolved)?;
-            ProviderHandler::boxed(resolved, provider)
-        }
-    }
-}

@@ -76,7 +76,7 @@ pub struct ProviderPreset {
     /// table's, or the id its handler falls back to). The catalogue's default, where the
     /// provider has a table, wins (the tests check they agree).
     pub default_model: &'static str,
-    /// True when the provider serves models beyond its table (a gateway, a local server);
+    /// True when the provider serves models beyond its table (a model router, a local server);
     /// false when the reference's table lists what it serves. Shown by `switchyard models`;
     /// a model id the catalogue lacks is sent as typed either way (SPEC R2.3).
     pub any_model_id: bool,

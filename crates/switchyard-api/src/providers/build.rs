@@ -1,0 +1,125 @@
+//! Building a mode's handler (SPEC R3.2, R3.5): the mode resolved and its key checked, then
+//! the handler of its preset's wire family, made without any network request.
+
+#[cfg(feature = "bedrock")]
+use super::bedrock;
+use super::presets::WireFamily;
+use super::provider::ProviderHandler;
+use super::resolve::{ResolvedMode, resolve_mode};
+#[cfg(feature = "vertex")]
+use super::vertex;
+use super::{
+    aihubmix, anthropic, asksage, claude_code, dify, gemini, ollama, openai_chat, openai_codex,
+    openai_responses, qwen_code, sapaicore,
+};
+use crate::config::{ApiConfiguration, ConfigError, Mode};
+use crate::handler::ApiHandler;
+
+/// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
+/// clip, checks the key ([`ConfigError::MissingApiKey`] names the variable), and constructs
+/// the provider's handler without any network request (R3.5). Notices (unknown provider →
+/// Anthropic, a model id not in the catalogue, clipped budget) are logged as warnings (R3.4).
+///
+/// # Errors
+///
+/// Any [`ConfigError`] of [`resolve_mode`], a missing key, an unreadable `ca_bundle`
+/// ([`ConfigError::Http`]), or a provider left out of this build
+/// ([`ConfigError::FeatureDisabled`]).
+pub fn build_api_handler(
+    config: &ApiConfiguration,
+    mode: Mode,
+) -> Result<Box<dyn ApiHandler>, ConfigError> {
+    handler_for(resolve_checked(config, mode)?)
+}
+
+/// `mode` resolved, its notices logged as warnings (R3.4) and its key checked: what
+/// [`build_api_handler`] and each entry of a failover chain build from.
+///
+/// # Errors
+///
+/// Any [`ConfigError`] of [`resolve_mode`], or [`ConfigError::MissingApiKey`] naming the
+/// variable.
+pub(crate) fn resolve_checked(
+    config: &ApiConfiguration,
+    mode: Mode,
+) -> Result<ResolvedMode, ConfigError> {
+    let resolved = resolve_mode(config, mode)?;
+    for notice in &resolved.notices {
+        tracing::warn!("{notice}");
+    }
+    resolved.check_key()?;
+    Ok(resolved)
+}
+
+/// Builds the handler for an already resolved mode: the preset's wire family, and for the
+/// OpenAI family the Responses API when the model's `api_format` says so
+/// ([`ModelInfo::uses_responses_api`](crate::ModelInfo::uses_responses_api)).
+///
+/// # Errors
+///
+/// [`ConfigError::Http`] when the `ca_bundle` cannot be read, [`ConfigError::FeatureDisabled`]
+/// for a family this build leaves out. The key is not checked here
+/// ([`ResolvedMode::check_key`]).
+pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, ConfigError> {
+    match resolved.preset.family {
+        WireFamily::Anthropic => ProviderHandler::boxed(resolved, anthropic::Anthropic),
+        WireFamily::Ollama => {
+            ollama::prepare(&mut resolved);
+            ProviderHandler::boxed(resolved, ollama::Ollama)
+        }
+        WireFamily::Gemini => ProviderHandler::boxed(resolved, gemini::Gemini),
+        #[cfg(feature = "bedrock")]
+        WireFamily::Bedrock => {
+            let provider = bedrock::Bedrock::new(&resolved);
+            ProviderHandler::boxed(resolved, provider)
+        }
+        #[cfg(feature = "vertex")]
+        WireFamily::Vertex => {
+            let provider = vertex::Vertex::new(&resolved);
+            ProviderHandler::boxed(resolved, provider)
+        }
+        #[cfg(not(feature = "bedrock"))]
+        WireFamily::Bedrock => Err(ConfigError::FeatureDisabled {
+            provider: resolved.provider_id,
+            feature: "bedrock",
+        }),
+        #[cfg(not(feature = "vertex"))]
+        WireFamily::Vertex => Err(ConfigError::FeatureDisabled {
+            provider: resolved.provider_id,
+            feature: "vertex",
+        }),
+        WireFamily::OpenAiChat if resolved.model_info.uses_responses_api() => {
+            ProviderHandler::boxed(resolved, openai_responses::OpenAiResponses)
+        }
+        WireFamily::OpenAiChat | WireFamily::NotYetSupported(_) => {
+            ProviderHandler::boxed(resolved, openai_chat::OpenAiChat)
+        }
+        WireFamily::ClaudeCode => Ok(claude_code::ClaudeCode::boxed(resolved)),
+        WireFamily::QwenCode => {
+            let provider = qwen_code::QwenCode::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+        WireFamily::OpenAiCodex => {
+            let provider = openai_codex::OpenAiCodex::new(&resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+        WireFamily::Unavailable(reason) => Err(ConfigError::ProviderUnavailable {
+            provider: resolved.provider_id,
+            reason: reason.to_owned(),
+        }),
+        WireFamily::Aihubmix => ProviderHandler::boxed(resolved, aihubmix::Aihubmix),
+        WireFamily::Dify => ProviderHandler::boxed(resolved, dify::Dify),
+        WireFamily::AskSage => {
+            // The whole answer arrives at once: wait longer for it unless configured.
+            resolved.deadlines.first_content = resolved
+                .deadlines
+                .first_content
+                .or(Some(std::time::Duration::from_secs(600)));
+            ProviderHandler::boxed(resolved, asksage::AskSage)
+        }
+        WireFamily::SapAiCore => {
+            let provider = sapaicore::SapAiCore::new(&mut resolved)?;
+            ProviderHandler::boxed(resolved, provider)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The model a mode calls and what is known of it (SPEC R2.3): the id as typed (else the
+//! catalogue's default), its catalogue entry or the entry it is a variant of, else assumed
+//! defaults with one warning, then the mode's `[MODE.model_info]` overrides.
+
+use crate::config::{ApiConfiguration, ConfigError, Mode};
+use crate::model::catalogue::merge_fields;
+use crate::model::lookup;
+use crate::model::{EntrySource, ModelInfo};
+use crate::providers::model_family::is_reasoning_family;
+use crate::providers::presets::{ChatDialect, ProviderPreset};
+
+/// Where a resolved model's info came from (SPEC R2.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelInfoOrigin {
+    /// The catalogue's entry for the model id.
+    Catalogue { source: EntrySource },
+    /// The entry of `base`, of which the model id is a dated or suffixed variant.
+    Variant { base: String, source: EntrySource },
+    /// No entry: the defaults of SPEC R2.3 (128k context, prices unknown).
+    Defaults,
+}
+
+impl std::fmt::Display for ModelInfoOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Catalogue { source } => write!(f, "{source}"),
+            Self::Variant { base, source } => write!(f, "`{base}` of {source}"),
+            Self::Defaults => f.write_str("defaults (not in the catalogue)"),
+        }
+    }
+}
+
+/// True for the presets of model servers that run on the user's machine (Ollama, LM Studio:
+/// the presets with the local-server retry policy, SPEC R5.1): what they serve costs nothing
+/// and their model list is the user's own. A proxy on this machine (LiteLLM's) or an
+/// `openai` base URL on loopback may well forward to a paid provider: not these.
+fn is_local_model_server(preset: &ProviderPreset) -> bool {
+    preset.retry == crate::retry::RetryPolicy::LOCAL_SERVER
+}
+
+/// The info assumed for a model id the catalogue does not have (SPEC R2.3): 128k context,
+/// no max output (the family's default is sent where one is required), prices unknown — $0 on
+/// a local model server — and, for `openai-native`, the Responses API for OpenAI's reasoning
+/// families (o1/o3/o4/gpt-5), which the reference sends there.
+fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
+    let mut info = ModelInfo::default();
+    if preset.id == "openai-native" && is_reasoning_family(model_id) {
+        info.api_format = Some("responses".to_owned());
+        info.supports_reasoning = true;
+        info.supports_reasoning_effort = true;
+    }
+    if is_local_model_server(preset) {
+        info.input_price = Some(0.0);
+        info.output_price = Some(0.0);
+    }
+    info
+}
+
+/// The one warning for a model id the catalogue does not have (SPEC R2.3).
+fn unknown_model_notice(
+    preset: &ProviderPreset,
+    model_id: &str,
+    info: &ModelInfo,
+    suggestion: Option<&str>,
+) -> String {
+    let cw = crate::model::DEFAULT_CONTEXT_WINDOW;
+    let mut assumed = vec![format!(
+        "a {},{:03}-token context window",
+        cw / 1000,
+        cw % 1000
+    )];
+    if info.uses_responses_api() {
+        assumed.push("the Responses API".to_owned());
+    }
+    let cost = if preset.dialect == ChatDialect::OpenRouter {
+        "its cost as the provider reports it"
+    } else {
+        "its cost unknown"
+    };
+    let mut notice = format!(
+        "model `{model_id}` is not in Switchyard's catalogue for `{}`: it is sent as typed, with {} assumed and {cost} (add it to models.toml in the configuration directory, or set [MODE.model_info], to describe it)",
+        preset.id,
+        assumed.join(" and "),
+    );
+    if let Some(s) = suggestion {
+        notice.push_str(&format!("; did you mean `{s}`?"));
+    }
+    notice
+}
+/// The model a mode calls: its id, what is known of it, and where that came from.
+pub(crate) struct ChosenModel {
+    /// The id sent: as typed (SPEC R2.3), else the table's or the preset's default.
+    pub(crate) id: String,
+    /// The info, after `[MODE.model_info]` overrides.
+    pub(crate) info: ModelInfo,
+    /// Where the info came from before the overrides.
+    pub(crate) origin: ModelInfoOrigin,
+}
+
+/// The model of `mode` under `preset` (its table of `region`): the typed id is the id sent
+/// (SPEC R2.3), its info the catalogue's entry or the entry it is a variant of, else assumed
+/// with one notice (none on a local model server or with `[MODE.model_info]`); then the
+/// mode's overrides, field by field.
+///
+/// # Errors
+///
+/// [`ConfigError::ModelInfo`] when an override does not apply or leaves invalid info.
+pub(crate) fn choose_model(
+    config: &ApiConfiguration,
+    mode: Mode,
+    preset: &ProviderPreset,
+    region: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<ChosenModel, ConfigError> {
+    let settings = config.mode_settings(mode);
+    let requested = settings
+        .model_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let table = config.model_table(preset.id, region);
+    let id = requested
+        .map(str::to_owned)
+        .or_else(|| table.and_then(|t| t.default.clone()))
+        .unwrap_or_else(|| preset.default_model.to_owned());
+    let (mut info, origin) = match table.and_then(|t| lookup::find(t, &id)) {
+        Some(found) if found.exact => (
+            found.info(),
+            ModelInfoOrigin::Catalogue {
+                source: found.entry.source.clone(),
+            },
+        ),
+        Some(found) => (
+            found.info(),
+            ModelInfoOrigin::Variant {
+                base: found.key.to_owned(),
+                source: found.entry.source.clone(),
+            },
+        ),
+        None => {
+            let info = assumed_info(preset, &id);
+            if settings.model_info.is_none() && !is_local_model_server(preset) {
+                let suggestion = table.and_then(|t| lookup::suggest(t, &id));
+                notices.push(unknown_model_notice(preset, &id, &info, suggestion));
+            }
+            (info, ModelInfoOrigin::Defaults)
+        }
+    };
+    if let Some(overrides) = &settings.model_info {
+        info = merge_fields(&info, overrides)
+            .and_then(|info| {
+                info.validate()
+                    .map(|()| info)
+                    .map_err(|(field, message)| format!("{field}: {message}"))
+            })
+            .map_err(|message| ConfigError::ModelInfo {
+                mode: mode.as_str().to_owned(),
+                message,
+            })?;
+    }
+    Ok(ChosenModel { id, info, origin })
+}

@@ -1,0 +1,395 @@
+//! The Chat Completions body of the two model routers, OpenRouter and the Vercel AI Gateway,
+//! per model family (SPEC R4.5; issue 11 item 6): reasoning as `effort` or `max_tokens`
+//! with `include_reasoning`, no temperature with thinking, prompt-cache marks for the families
+//! that need them, the `:1m` suffix, OpenRouter's provider routing, and `parallel_tool_calls`.
+//!
+//! A *model router* is a service that sends one key's requests on to many providers' models
+//! (the word "gateway" is kept for `switchyard serve`; "Vercel AI Gateway" is a product name).
+//! What these bodies share with the providers' own is in
+//! [`chat_messages`](super::chat_messages) and [`model_family`](super::model_family).
+//!
+//! Facts from Cline v4.0.10, `apps/vscode/src/core/api/transform/openrouter-stream.ts` and
+//! `vercel-ai-gateway-stream.ts`, `shared/utils/reasoning-support.ts` and
+//! `utils/model-utils.ts` (`supportsReasoningEffortForModel`,
+//! `shouldSkipReasoningForModel`, `isGeminiFlashModel`), and `shared/api.ts`
+//! (`OPENROUTER_PROVIDER_PREFERENCES`, also in `tests/reference/cline-v4.0.10-models.json`).
+//!
+//! Differences from the reference, on purpose:
+//! - `:1m` is recognised on any `anthropic/…` id, not only the eight the reference lists, so a
+//!   newer Claude model gets the same routing instead of an id OpenRouter does not know.
+//! - The reference drops, for Gemini models, every earlier tool call that lacks the
+//!   `reasoning_details` it stores beside it (`sanitizeGeminiMessages`); Switchyard's messages
+//!   carry no `reasoning_details`, so doing the same would drop every tool call of the
+//!   conversation. Tool calls are sent as they are.
+
+use serde_json::{Map, Value, json};
+
+use crate::config::ReasoningEffort;
+use crate::providers::chat_messages::{
+    CachePoint, add_tools, has_tool_blocks, mark_cache_points, openai_messages, r1_messages,
+};
+use crate::providers::model_family::{adaptive_effort, is_adaptive_thinking_claude};
+use crate::providers::provider::Prompt;
+use crate::providers::resolve::ResolvedMode;
+
+/// Which model router a body is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Router {
+    /// OpenRouter (`openrouter-stream.ts`).
+    OpenRouter,
+    /// The Vercel AI Gateway (`vercel-ai-gateway-stream.ts`).
+    Vercel,
+}
+
+/// The provider order OpenRouter is asked to keep for these models, without fallbacks
+/// (`OPENROUTER_PROVIDER_PREFERENCES`); tests compare it with the reference JSON.
+pub(crate) const PROVIDER_PREFERENCES: &[(&str, &[&str])] = &[
+    ("moonshotai/kimi-k2:exacto", &["groq", "moonshotai"]),
+    ("z-ai/glm-4.6:exacto", &["z-ai", "novita"]),
+    (
+        "deepseek/deepseek-v3.1-terminus:exacto",
+        &["novita", "deepinfra"],
+    ),
+    ("qwen/qwen3-coder:exacto", &["baseten"]),
+    ("openai/gpt-oss-120b:exacto", &["groq", "novita"]),
+    (
+        "moonshotai/kimi-k2",
+        &[
+            "groq",
+            "fireworks",
+            "baseten",
+            "parasail",
+            "novita",
+            "deepinfra",
+        ],
+    ),
+    ("qwen/qwen3-coder", QWEN_HOSTS),
+    ("qwen/qwen3-235b-a22b-thinking-2507", QWEN_HOSTS),
+    ("qwen/qwen3-235b-a22b-07-25", QWEN_HOSTS),
+    ("qwen/qwen3-30b-a3b-thinking-2507", QWEN_HOSTS),
+    ("qwen/qwen3-30b-a3b-instruct-2507", QWEN_HOSTS),
+    ("qwen/qwen3-30b-a3b:free", QWEN_HOSTS),
+    ("qwen/qwen3-next-80b-a3b-thinking", QWEN_HOSTS),
+    ("qwen/qwen3-next-80b-a3b-instruct", QWEN_HOSTS),
+    ("qwen/qwen3-max", QWEN_HOSTS),
+    (
+        "deepseek/deepseek-v3.2-exp",
+        &["deepseek", "novita", "fireworks", "nebius"],
+    ),
+    ("z-ai/glm-4.6", GLM_HOSTS),
+    ("z-ai/glm-4.5v", GLM_HOSTS),
+    ("z-ai/glm-4.5", GLM_HOSTS),
+    ("z-ai/glm-4.5-air", GLM_HOSTS),
+];
+
+const QWEN_HOSTS: &[&str] = &["nebius", "baseten", "fireworks", "together", "deepinfra"];
+const GLM_HOSTS: &[&str] = &["z-ai", "novita", "baseten", "fireworks", "chutes"];
+
+/// Where OpenRouter routes a `:1m` Claude id (its 1M-token context is served there only).
+const CLAUDE_1M_ROUTE: &[&str] = &["anthropic", "google-vertex/global"];
+
+/// OpenRouter ids outside `anthropic/` and `minimax/` whose providers need explicit cache
+/// marks (`openRouterExplicitCacheControlModelIds`).
+const EXPLICIT_CACHE_IDS: &[&str] = &[
+    "deepseek/deepseek-v3.2",
+    "qwen/qwen-plus",
+    "qwen/qwen3-max",
+    "qwen/qwen3.6-plus",
+    "qwen/qwen3.7-max",
+    "qwen/qwen3-coder-plus",
+    "qwen/qwen3-coder-flash",
+];
+
+/// Claude ids that take a thinking budget as `reasoning.max_tokens` on OpenRouter (the
+/// reference's explicit list).
+const BUDGET_THINKING_CLAUDE: &[&str] = &[
+    "anthropic/claude-haiku-4.5",
+    "anthropic/claude-4.5-haiku",
+    "anthropic/claude-sonnet-5",
+    "anthropic/claude-5-sonnet",
+    "anthropic/claude-sonnet-4.6",
+    "anthropic/claude-4.6-sonnet",
+    "anthropic/claude-sonnet-4.5",
+    "anthropic/claude-4.5-sonnet",
+    "anthropic/claude-sonnet-4",
+    "anthropic/claude-opus-4.1",
+    "anthropic/claude-opus-4",
+    "anthropic/claude-3.7-sonnet",
+    "anthropic/claude-3.7-sonnet:beta",
+    "anthropic/claude-3.7-sonnet:thinking",
+    "anthropic/claude-3-7-sonnet",
+    "anthropic/claude-3-7-sonnet:beta",
+];
+
+/// Ids whose conversations go in the R1 format (DeepSeek R1 and similar).
+fn needs_r1_format(id: &str) -> bool {
+    id.starts_with("deepseek/deepseek-r1")
+        || [
+            "perplexity/sonar-reasoning",
+            "qwen/qwq-32b:free",
+            "qwen/qwq-32b",
+        ]
+        .contains(&id)
+}
+
+/// Model ids that take a reasoning `effort` (`supportsReasoningEffortForModel`).
+pub(crate) fn supports_reasoning_effort(id: &str) -> bool {
+    let id = id.to_ascii_lowercase();
+    [
+        "deepseek", "gemini", "glm", "gpt", "kimi", "mimo", "minimax", "moonshot", "/o", "qwen",
+        "z-ai", "zai", "grok",
+    ]
+    .iter()
+    .any(|p| id.contains(p))
+        || id.starts_with('o')
+}
+
+/// Models whose reasoning stream is noise (Grok 4 sends only "thinking") or unsupported
+/// (Devstral): `include_reasoning` is false for them (`shouldSkipReasoningForModel`).
+pub(crate) fn skips_reasoning(id: &str) -> bool {
+    id.contains("grok-4") || id.contains("devstral")
+}
+
+/// Gemini Flash models, whose output OpenRouter caps at 8,192 tokens (`isGeminiFlashModel`).
+fn is_gemini_flash(id: &str) -> bool {
+    let id = id.trim().to_ascii_lowercase();
+    (id.starts_with("google/gemini") || id.starts_with("gemini-")) && id.contains("flash")
+}
+
+/// The id sent for `model_id`: a `:1m` Claude id without its suffix, and whether it had one.
+fn strip_1m(model_id: &str) -> (&str, bool) {
+    match model_id.strip_suffix(":1m") {
+        Some(base) if base.starts_with("anthropic/") => (base, true),
+        _ => (model_id, false),
+    }
+}
+
+impl Router {
+    /// True when model `id`'s messages carry prompt-cache marks: Claude and MiniMax models,
+    /// and on OpenRouter the [`EXPLICIT_CACHE_IDS`].
+    fn caches(self, id: &str) -> bool {
+        let family = id.starts_with("anthropic/") || id.starts_with("minimax/");
+        match self {
+            Self::OpenRouter => family || EXPLICIT_CACHE_IDS.contains(&id),
+            Self::Vercel => family,
+        }
+    }
+
+    /// The temperature sent before any model rule: 0 on OpenRouter, the model's (else 0) on
+    /// the Vercel AI Gateway.
+    fn temperature(self, model: Option<f64>) -> Option<f64> {
+        match self {
+            Self::OpenRouter => Some(0.0),
+            Self::Vercel => Some(model.unwrap_or(0.0)),
+        }
+    }
+
+    /// True when a Claude model `id` takes the thinking budget as `reasoning.max_tokens`:
+    /// OpenRouter's [`BUDGET_THINKING_CLAUDE`], any thinking Claude model on Vercel's.
+    fn takes_budget(self, id: &str, thinks: bool) -> bool {
+        match self {
+            Self::OpenRouter => BUDGET_THINKING_CLAUDE.contains(&id),
+            Self::Vercel => id.starts_with("anthropic/claude") && thinks,
+        }
+    }
+
+    /// The `max_tokens` sent, given the model's max output (`model_max`, 0 when unknown): on
+    /// OpenRouter only Gemini Flash's cap of 8,192, on Vercel's the model's when known.
+    fn max_tokens(self, id: &str, model_max: u64) -> Option<u64> {
+        match self {
+            Self::OpenRouter => is_gemini_flash(id).then(|| {
+                let limit = if model_max > 0 { model_max } else { 8192 };
+                limit.min(8192)
+            }),
+            Self::Vercel => (model_max > 0).then_some(model_max),
+        }
+    }
+
+    /// `parallel_tool_calls`: OpenRouter's setting (default true), false on Vercel's.
+    fn parallel_tool_calls(self, mode: &ResolvedMode) -> bool {
+        match self {
+            Self::OpenRouter => mode.options.parallel_tool_calls.unwrap_or(true),
+            Self::Vercel => false,
+        }
+    }
+}
+
+/// The sampling fields sent.
+struct Sampling {
+    temperature: Option<f64>,
+    top_p: Option<f64>,
+}
+
+/// The reasoning fields sent.
+struct Thinking {
+    include_reasoning: bool,
+    reasoning: Option<Value>,
+    /// Claude's adaptive thinking, when on: its effort as `verbosity`.
+    verbosity: Option<ReasoningEffort>,
+}
+
+/// The JSON request body for `router`.
+pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
+    let info = &mode.model_info;
+    let (id, is_1m) = strip_1m(&mode.model_id);
+    let mut sampling = sampling(router, id, info.temperature);
+    let thinking = thinking(router, id, mode, &mut sampling);
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(id));
+    if let Some(n) = router.max_tokens(id, info.max_tokens) {
+        body.insert("max_tokens".into(), json!(n));
+    }
+    if let Some(t) = sampling.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if let Some(p) = sampling.top_p {
+        body.insert("top_p".into(), json!(p));
+    }
+    body.insert(
+        "messages".into(),
+        Value::Array(messages(router, id, prompt)),
+    );
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({ "include_usage": true }));
+    body.insert(
+        "include_reasoning".into(),
+        json!(thinking.include_reasoning),
+    );
+    if let Some(r) = thinking.reasoning {
+        body.insert("reasoning".into(), r);
+    }
+    if let Some(e) = thinking.verbosity {
+        body.insert("verbosity".into(), json!(e.as_str()));
+    }
+    if router == Router::OpenRouter {
+        if let Some(p) = provider_routing(id, is_1m, mode) {
+            body.insert("provider".into(), p);
+        }
+    }
+    add_tools(
+        &mut body,
+        prompt.tools,
+        Some(router.parallel_tool_calls(mode)),
+    );
+    Value::Object(body)
+}
+
+/// The conversation, system prompt first: in the R1 format for the models that need it
+/// (without tool calls), else with cache marks where `router` sends them.
+fn messages(router: Router, id: &str, prompt: &Prompt<'_>) -> Vec<Value> {
+    if needs_r1_format(id) && !has_tool_blocks(prompt.messages) {
+        return r1_messages(prompt.system_prompt, prompt.messages);
+    }
+    let mut messages = vec![json!({ "role": "system", "content": prompt.system_prompt })];
+    messages.extend(openai_messages(prompt.messages));
+    if router.caches(id) {
+        mark_cache_points(&mut messages, CachePoint::LastText);
+    }
+    messages
+}
+
+/// The sampling fields before the reasoning rules: the router's temperature, R1 models'
+/// `top_p` 0.95 (and 0.7 on OpenRouter), Gemini 3's temperature 1.
+fn sampling(router: Router, id: &str, model_temperature: Option<f64>) -> Sampling {
+    let mut sampling = Sampling {
+        temperature: router.temperature(model_temperature),
+        top_p: None,
+    };
+    if needs_r1_format(id) {
+        if router == Router::OpenRouter {
+            sampling.temperature = Some(0.7);
+        }
+        sampling.top_p = Some(0.95);
+    }
+    if id.starts_with("google/gemini-3") {
+        sampling.temperature = Some(1.0);
+    }
+    sampling
+}
+
+/// The reasoning fields for model `id`: Claude's adaptive thinking (no sampling fields), else
+/// a thinking budget as `reasoning.max_tokens` (no temperature) for the models that take one,
+/// else the effort for the models that take it.
+fn thinking(router: Router, id: &str, mode: &ResolvedMode, sampling: &mut Sampling) -> Thinking {
+    let (effort, budget) = (mode.reasoning_effort, mode.thinking_budget_tokens);
+    if is_adaptive_thinking_claude(id) {
+        sampling.temperature = None;
+        sampling.top_p = None;
+        let on = adaptive_effort(effort, budget);
+        return Thinking {
+            include_reasoning: on.is_some(),
+            reasoning: on.map(|_| json!({ "enabled": true })),
+            verbosity: on,
+        };
+    }
+    let info = &mode.model_info;
+    let thinks = info.supports_reasoning || info.thinking_config.is_some();
+    let effort_ok = supports_reasoning_effort(id);
+    let mut budget_reasoning = None;
+    if budget > 0 && (router.takes_budget(id, thinks) || (thinks && !effort_ok)) {
+        sampling.temperature = None;
+        budget_reasoning = Some(json!({ "max_tokens": budget }));
+    }
+    let sent_effort = effort.filter(|_| effort_ok);
+    Thinking {
+        include_reasoning: !skips_reasoning(id) && sent_effort != Some(ReasoningEffort::None),
+        reasoning: budget_reasoning.or_else(|| {
+            sent_effort
+                .filter(|e| *e != ReasoningEffort::None)
+                .map(|e| json!({ "effort": e.as_str() }))
+        }),
+        verbosity: None,
+    }
+}
+
+/// OpenRouter's `provider` routing for model `id`: a `:1m` Claude id's route, else the
+/// [`PROVIDER_PREFERENCES`] order, else the configured `provider_sorting`; no fallbacks for
+/// the first two.
+fn provider_routing(id: &str, is_1m: bool, mode: &ResolvedMode) -> Option<Value> {
+    let preferences = PROVIDER_PREFERENCES.iter().find(|(m, _)| *m == id);
+    if is_1m {
+        Some(json!({ "order": CLAUDE_1M_ROUTE, "allow_fallbacks": false }))
+    } else if let Some((_, order)) = preferences {
+        Some(json!({ "order": order, "allow_fallbacks": false }))
+    } else {
+        mode.options
+            .provider_sorting
+            .as_ref()
+            .map(|sort| json!({ "sort": sort }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effort_support_and_skips() {
+        for id in [
+            "openai/o3",
+            "google/gemini-2.5-pro",
+            "x-ai/grok-4",
+            "z-ai/glm-4.6",
+            "o4-mini",
+        ] {
+            assert!(supports_reasoning_effort(id), "{id}");
+        }
+        for id in [
+            "anthropic/claude-sonnet-4.5",
+            "meta-llama/llama-3.3-70b-instruct",
+        ] {
+            assert!(!supports_reasoning_effort(id), "{id}");
+        }
+        assert!(skips_reasoning("x-ai/grok-4-fast"));
+        assert!(skips_reasoning("mistralai/devstral-medium"));
+        assert!(!skips_reasoning("x-ai/grok-3"));
+        assert!(is_gemini_flash("google/gemini-2.5-flash"));
+        assert!(!is_gemini_flash("google/gemini-2.5-pro"));
+        assert_eq!(
+            strip_1m("anthropic/claude-sonnet-4.5:1m"),
+            ("anthropic/claude-sonnet-4.5", true)
+        );
+        assert_eq!(strip_1m("qwen/qwen3:1m"), ("qwen/qwen3:1m", false));
+    }
+}
