@@ -51,6 +51,9 @@ mod sapaicore;
 mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
+// house-mappers
+mod mapper;
+mod routed;
 
 pub use chain::{ChainEntry, build_failover_chain, failover_problems};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
