@@ -1,5 +1,5 @@
-//! `aihubmix`: AIhubmix's gateway, one key for four wire formats chosen by the model id
-//! (the reference's `providers/aihubmix.ts`, `routeModel`):
+//! `aihubmix`: AIhubmix's gateway (SPEC R4.2), one key for four wire formats chosen by the
+//! model id (the reference's `providers/aihubmix.ts`, `routeModel`):
 //!
 //! | model id | wire | URL |
 //! |---|---|---|
@@ -14,18 +14,16 @@
 //! Cline's account with the user's traffic.
 
 use crate::config::ApiKey;
-use crate::error::ApiError;
-use crate::providers::anthropic::{self, AnthropicParser};
+use crate::providers::anthropic;
 use crate::providers::gemini::{self, GeminiParser};
 use crate::providers::openai_chat::{ChatParser, OpenAiChat};
 use crate::providers::openai_responses::{OpenAiResponses, ResponsesParser};
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::routed::FamilyParser;
 use crate::providers::think_tags::ThinkTags;
-use crate::stream::ApiStreamChunk;
-use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::transport::WireRequest;
 
 /// The wire a model id goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +65,7 @@ fn routed(mode: &ResolvedMode, route: Route) -> ResolvedMode {
 }
 
 impl Provider for Aihubmix {
-    type Parser = AihubmixParser;
+    type Parser = FamilyParser;
 
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         let route = route(&mode.model_id);
@@ -83,48 +81,14 @@ impl Provider for Aihubmix {
         request.header_opt("APP-Code", mode.options.app_code.as_deref())
     }
 
-    fn parser(&self, mode: &ResolvedMode) -> AihubmixParser {
+    fn parser(&self, mode: &ResolvedMode) -> FamilyParser {
         match route(&mode.model_id) {
-            Route::Anthropic => AihubmixParser::Anthropic(AnthropicParser::default()),
-            Route::Gemini => AihubmixParser::Gemini(GeminiParser::default()),
-            Route::Responses => AihubmixParser::Responses(ResponsesParser::default()),
+            Route::Anthropic => FamilyParser::Anthropic(Box::default()),
+            Route::Gemini => FamilyParser::Gemini(GeminiParser::default()),
+            Route::Responses => FamilyParser::Responses(ResponsesParser::default()),
             Route::Chat => {
-                AihubmixParser::Chat(ChatParser::new(ChatDialect::Generic, ThinkTags::Opening))
+                FamilyParser::Chat(ChatParser::new(ChatDialect::Generic, ThinkTags::Opening))
             }
-        }
-    }
-}
-
-/// The stream mapper of the route's family.
-pub(crate) enum AihubmixParser {
-    Anthropic(AnthropicParser),
-    Gemini(GeminiParser),
-    Responses(ResponsesParser),
-    Chat(ChatParser),
-}
-
-impl EventParser for AihubmixParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        match self {
-            Self::Anthropic(p) => p.on_event(event, out),
-            Self::Gemini(p) => p.on_event(event, out),
-            Self::Responses(p) => p.on_event(event, out),
-            Self::Chat(p) => p.on_event(event, out),
-        }
-    }
-
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        match self {
-            Self::Anthropic(p) => p.on_end(out),
-            Self::Gemini(p) => p.on_end(out),
-            Self::Responses(p) => p.on_end(out),
-            Self::Chat(p) => p.on_end(out),
         }
     }
 }

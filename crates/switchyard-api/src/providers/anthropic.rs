@@ -1,4 +1,5 @@
-//! Anthropic Messages over SSE (SPEC R4.3); also MiniMax's Anthropic-compatible endpoint.
+//! Anthropic Messages over SSE: the request body and the stream mapper (SPEC R4.3, R1.3); also
+//! MiniMax's Anthropic-compatible endpoint.
 //!
 //! Request: `POST {base_url}/v1/messages` with `x-api-key` and `anthropic-version: 2023-06-01`
 //! (docs.claude.com/en/api/messages). Stream events (docs.claude.com "Streaming messages"):
@@ -17,9 +18,10 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::config::ApiKey;
-use crate::error::ApiError;
 use crate::error::finish::finish_reason_error;
+use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
+use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
@@ -63,6 +65,32 @@ pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<u
         .collect()
 }
 
+/// `messages` mapped one by one by `map`, told whether prompt caching marks the message (the
+/// last two user messages when `caching`, SPEC R4.3); `None` leaves a message out. The one
+/// walk of the Anthropic, Bedrock Converse and SAP AI Core bodies.
+pub(crate) fn marked_messages<'a>(
+    messages: &'a [Message],
+    caching: bool,
+    mut map: impl FnMut(&'a Message, bool) -> Option<Value>,
+) -> Vec<Value> {
+    let marked = cached_user_messages(messages, caching);
+    messages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| map(m, marked.contains(&i)))
+        .collect()
+}
+
+/// One content block as Anthropic takes it: as stored, but a tool use without the Gemini
+/// thought signature, which is not part of Anthropic's `tool_use`.
+fn wire_block(b: &ContentBlock) -> Value {
+    let mut block = serde_json::to_value(b).unwrap_or(Value::Null);
+    if let (ContentBlock::ToolUse { .. }, Some(fields)) = (b, block.as_object_mut()) {
+        fields.remove("signature");
+    }
+    block
+}
+
 /// The JSON request body (also Vertex's, without `model`).
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
@@ -76,33 +104,15 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         system["cache_control"] = json!({ "type": "ephemeral" });
     }
     // Prompt caching marks the last block of the last two user messages (SPEC R4.3).
-    let cached_users = cached_user_messages(prompt.messages, cache);
-    let wire_messages: Vec<Value> = prompt
-        .messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let mut content: Vec<Value> = m
-                .content
-                .iter()
-                .map(|b| {
-                    let mut block = serde_json::to_value(b).unwrap_or(Value::Null);
-                    if let (ContentBlock::ToolUse { .. }, Some(fields)) = (b, block.as_object_mut())
-                    {
-                        // A Gemini thought signature is not part of Anthropic's tool_use.
-                        fields.remove("signature");
-                    }
-                    block
-                })
-                .collect();
-            if cached_users.contains(&i) {
-                if let Some(last) = content.last_mut() {
-                    last["cache_control"] = json!({ "type": "ephemeral" });
-                }
+    let wire_messages = marked_messages(prompt.messages, cache, |m, marked| {
+        let mut content: Vec<Value> = m.content.iter().map(wire_block).collect();
+        if marked {
+            if let Some(last) = content.last_mut() {
+                last["cache_control"] = json!({ "type": "ephemeral" });
             }
-            json!({ "role": m.role, "content": content })
-        })
-        .collect();
+        }
+        Some(json!({ "role": m.role, "content": content }))
+    });
 
     let mut body = json!({
         "model": wire_model_id(&mode.model_id),
@@ -191,7 +201,7 @@ struct DeltaView<'a> {
 }
 
 impl AnthropicParser {
-    fn on_delta(&mut self, d: DeltaView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_delta(&mut self, d: DeltaView<'_>, out: &mut Chunks) {
         match d.kind {
             Some("text_delta") => {
                 if let Some(t) = d.text.filter(|t| !t.is_empty()) {
@@ -304,123 +314,122 @@ mod wire {
 
 impl AnthropicParser {
     /// Any event the fast reading leaves: read as a `serde_json::Value`.
-    fn on_general(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn on_general(&mut self, event: SseEventRef<'_>, out: &mut Chunks) {
         let v = match parse_json(event.data) {
             Ok(v) => v,
             Err(e) => return out.push(Err(*e)),
         };
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event.event);
-        match kind {
+        let index = || opt_u64(&v, "index").unwrap_or(0);
+        match v.get("type").and_then(Value::as_str).unwrap_or(event.event) {
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
                     self.merge_usage(u);
                 }
             }
-            "content_block_start" => {
-                let index = opt_u64(&v, "index").unwrap_or(0);
-                let block = &v["content_block"];
-                match block.get("type").and_then(Value::as_str) {
-                    Some("text") => {
-                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(Ok(ApiStreamChunk::text(t)));
-                        }
-                    }
-                    Some("thinking") => {
-                        if let Some(t) = block["thinking"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(Ok(ApiStreamChunk::reasoning(t)));
-                        }
-                    }
-                    Some("redacted_thinking") => {
-                        let data = block["data"].as_str().unwrap_or("");
-                        out.push(Ok(ApiStreamChunk::redacted_reasoning(data)));
-                    }
-                    Some("tool_use") | Some("server_tool_use") => {
-                        let id = block["id"].as_str().unwrap_or("").to_owned();
-                        let name = block["name"].as_str().unwrap_or("").to_owned();
-                        out.push(Ok(ApiStreamChunk::tool_call(
-                            id.clone(),
-                            name.clone(),
-                            String::new(),
-                        )));
-                        self.tool_blocks.insert(index, (id, name));
-                        self.open_tool_blocks.insert(index, 0);
-                    }
-                    _ => {}
-                }
-            }
+            "content_block_start" => self.on_block_start(index(), &v["content_block"], out),
             "content_block_delta" => {
                 let delta = &v["delta"];
                 let text = |key: &str| delta.get(key).and_then(Value::as_str);
-                self.on_delta(
-                    DeltaView {
-                        index: opt_u64(&v, "index").unwrap_or(0),
-                        kind: text("type"),
-                        text: text("text"),
-                        thinking: text("thinking"),
-                        signature: text("signature"),
-                        partial_json: text("partial_json"),
-                    },
-                    out,
-                );
+                let view = DeltaView {
+                    index: index(),
+                    kind: text("type"),
+                    text: text("text"),
+                    thinking: text("thinking"),
+                    signature: text("signature"),
+                    partial_json: text("partial_json"),
+                };
+                self.on_delta(view, out);
             }
             "content_block_stop" => {
-                let index = opt_u64(&v, "index").unwrap_or(0);
-                self.open_tool_blocks.remove(&index);
+                self.open_tool_blocks.remove(&index());
             }
-            "message_delta" => {
-                // A tool call cut off by max_tokens is half a JSON object: never hand it over
-                // as a call to run (tests/cases C22).
-                let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
-                if stop_reason == Some("max_tokens") {
-                    if let Some((index, bytes)) = self.open_tool_blocks.iter().next() {
-                        let name = self.tool_blocks.get(index).map_or("", |(_, n)| n.as_str());
-                        return out.push(Err(ApiError::new(
-                            crate::error::ErrorKind::Decode,
-                            format!(
-                                "the response hit its max_tokens limit while writing the arguments of tool `{name}` ({bytes} bytes received); the incomplete call was dropped"
-                            ),
-                        )));
-                    }
-                }
-                if let Some(u) = v.get("usage") {
-                    self.merge_usage(u);
-                    out.push(Ok(ApiStreamChunk::Usage(self.usage.clone())));
-                }
-                // `refusal`, `model_context_window_exceeded`: a named error after the usage,
-                // which was billed (SPEC R7.5; tests/cases C52, H01).
-                if let Some(e) = stop_reason.and_then(finish_reason_error) {
-                    out.push(Err(e));
-                }
-            }
+            "message_delta" => self.on_message_delta(&v, out),
             "message_stop" => self.stopped = true,
-            "error" => {
-                let e = &v["error"];
-                let code = e.get("type").and_then(Value::as_str);
-                let message = e.get("message").and_then(Value::as_str).unwrap_or("");
-                let mut err = ApiError::from_provider(None, code, message, None);
-                err.request_id = v
-                    .get("request_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                out.push(Err(err));
-            }
-            _ => {} // ping, content_block_stop, and future event types.
+            "error" => out.push(Err(event_error(&v))),
+            _ => {} // ping, and future event types.
         }
     }
+
+    /// `content_block_start`: the block's first text or thinking, redacted thinking whole,
+    /// and a tool-use block's id and name (its arguments follow as deltas).
+    #[inline]
+    fn on_block_start(&mut self, index: u64, block: &Value, out: &mut Chunks) {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(Ok(ApiStreamChunk::text(t)));
+                }
+            }
+            Some("thinking") => {
+                if let Some(t) = block["thinking"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(Ok(ApiStreamChunk::reasoning(t)));
+                }
+            }
+            Some("redacted_thinking") => {
+                let data = block["data"].as_str().unwrap_or("");
+                out.push(Ok(ApiStreamChunk::redacted_reasoning(data)));
+            }
+            Some("tool_use" | "server_tool_use") => {
+                let id = block["id"].as_str().unwrap_or("").to_owned();
+                let name = block["name"].as_str().unwrap_or("").to_owned();
+                out.push(Ok(ApiStreamChunk::tool_call(
+                    id.clone(),
+                    name.clone(),
+                    String::new(),
+                )));
+                self.tool_blocks.insert(index, (id, name));
+                self.open_tool_blocks.insert(index, 0);
+            }
+            _ => {}
+        }
+    }
+
+    /// `message_delta`: the stop reason and the cumulative usage.
+    #[inline]
+    fn on_message_delta(&mut self, v: &Value, out: &mut Chunks) {
+        // A tool call cut off by max_tokens is half a JSON object: never hand it over as a
+        // call to run (tests/cases C22).
+        let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
+        if stop_reason == Some("max_tokens") {
+            if let Some((index, bytes)) = self.open_tool_blocks.iter().next() {
+                let name = self.tool_blocks.get(index).map_or("", |(_, n)| n.as_str());
+                return out.push(Err(ApiError::new(
+                    ErrorKind::Decode,
+                    format!(
+                        "the response hit its max_tokens limit while writing the arguments of tool `{name}` ({bytes} bytes received); the incomplete call was dropped"
+                    ),
+                )));
+            }
+        }
+        if let Some(u) = v.get("usage") {
+            self.merge_usage(u);
+            out.push(Ok(ApiStreamChunk::Usage(self.usage.clone())));
+        }
+        // `refusal`, `model_context_window_exceeded`: a named error after the usage, which
+        // was billed (SPEC R7.5; tests/cases C52, H01).
+        if let Some(e) = stop_reason.and_then(finish_reason_error) {
+            out.push(Err(e));
+        }
+    }
+}
+
+/// An `error` event's error, with its `request_id`.
+fn event_error(v: &Value) -> ApiError {
+    let e = &v["error"];
+    let code = e.get("type").and_then(Value::as_str);
+    let message = e.get("message").and_then(Value::as_str).unwrap_or("");
+    let mut err = ApiError::from_provider(None, code, message, None);
+    err.request_id = v
+        .get("request_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    err
 }
 
 impl EventParser for AnthropicParser {
     type Event = SseEvent;
 
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn on_event(&mut self, event: SseEventRef<'_>, out: &mut Chunks) {
         if event.data.is_empty() {
             return;
         }
@@ -432,13 +441,8 @@ impl EventParser for AnthropicParser {
         self.on_general(event, out);
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.stopped {
-            out.push(Err(ApiError::new(
-                crate::error::ErrorKind::Network,
-                "the stream ended before the response was complete (no message_stop)",
-            )));
-        }
+    fn on_end(&mut self, out: &mut Chunks) {
+        require_end(self.stopped, "message_stop", out);
     }
 }
 

@@ -1,4 +1,4 @@
-//! Bedrock ConverseStream (SPEC R4.1, R4.8): the request, signed with SigV4, and the mapping
+//! Bedrock ConverseStream (SPEC R4.1, R4.8, R1.3): the request, signed with SigV4, and the mapping
 //! from decoded AWS event-stream frames to chunks.
 //!
 //! Request (AWS Bedrock API reference, `ConverseStream`): `POST
@@ -37,7 +37,8 @@ use crate::auth::aws::AwsAuth;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::ContentBlock;
-use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, cached_user_messages};
+use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, marked_messages};
+use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_region_prefix};
 use crate::stream::{ApiStreamChunk, Usage};
@@ -130,26 +131,21 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
     // Cache points after the last two user messages, as for Anthropic (SPEC R4.3); other
     // caching models (Nova) take one, after the system prompt only.
-    let cached_users = cached_user_messages(prompt.messages, cache && is_claude(&mode.model_id));
-    let wire_messages: Vec<Value> = prompt
-        .messages
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| {
-            let mut content: Vec<Value> = m
-                .content
-                .iter()
-                .filter_map(|b| convert_block(b, status_supported))
-                .collect();
-            if content.is_empty() {
-                return None;
-            }
-            if cached_users.contains(&i) {
-                content.push(json!({ "cachePoint": { "type": "default" } }));
-            }
-            Some(json!({ "role": m.role, "content": content }))
-        })
-        .collect();
+    let caching = cache && is_claude(&mode.model_id);
+    let wire_messages = marked_messages(prompt.messages, caching, |m, marked| {
+        let mut content: Vec<Value> = m
+            .content
+            .iter()
+            .filter_map(|b| convert_block(b, status_supported))
+            .collect();
+        if content.is_empty() {
+            return None;
+        }
+        if marked {
+            content.push(json!({ "cachePoint": { "type": "default" } }));
+        }
+        Some(json!({ "role": m.role, "content": content }))
+    });
 
     let mut inference = json!({ "maxTokens": max_tokens });
     if !thinking {
@@ -326,141 +322,60 @@ fn u64_at(v: &Value, pointer: &str) -> Option<u64> {
     v.pointer(pointer).and_then(Value::as_u64)
 }
 
+/// The error of an `exception` or `error` frame, or `None` for an event frame.
+#[inline]
+fn frame_error(msg: &EventStreamMessage, payload: &Value) -> Option<ApiError> {
+    match msg.header_str(":message-type") {
+        Some("exception") => {
+            let kind = msg.header_str(":exception-type").unwrap_or("exception");
+            let message = payload
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or(kind);
+            Some(ApiError::from_provider(None, Some(kind), message, None))
+        }
+        Some("error") => {
+            let code = msg.header_str(":error-code");
+            let message = msg
+                .header_str(":error-message")
+                .unwrap_or("the stream reported an error");
+            Some(ApiError::from_provider(None, code, message, None))
+        }
+        _ => None,
+    }
+}
+
+/// The string at `key` of `v`, or `""`.
+#[inline]
+fn str_or_empty<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
 impl ConverseStreamParser {
     /// Handles one frame, appending chunks or an error to `out`.
-    pub fn on_message(
-        &mut self,
-        msg: &EventStreamMessage,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    pub fn on_message(&mut self, msg: &EventStreamMessage, out: &mut Chunks) {
         let payload: Value = serde_json::from_slice(&msg.payload).unwrap_or(Value::Null);
-        match msg.header_str(":message-type") {
-            Some("exception") => {
-                let kind = msg.header_str(":exception-type").unwrap_or("exception");
-                let message = payload
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or(kind);
-                return out.push(Err(ApiError::from_provider(
-                    None,
-                    Some(kind),
-                    message,
-                    None,
-                )));
-            }
-            Some("error") => {
-                let code = msg.header_str(":error-code");
-                let message = msg
-                    .header_str(":error-message")
-                    .unwrap_or("the stream reported an error");
-                return out.push(Err(ApiError::from_provider(None, code, message, None)));
-            }
-            _ => {}
+        if let Some(e) = frame_error(msg, &payload) {
+            return out.push(Err(e));
         }
         let index = u64_at(&payload, "/contentBlockIndex").unwrap_or(0);
         match msg.header_str(":event-type").unwrap_or_default() {
             "contentBlockStart" => {
                 if let Some(tool) = payload.pointer("/start/toolUse") {
-                    let id = tool
-                        .get("toolUseId")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    let name = tool
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    out.push(Ok(ApiStreamChunk::tool_call(
-                        id.clone(),
-                        name.clone(),
-                        String::new(),
-                    )));
-                    self.tools.insert(index, (id, name, 0));
+                    self.on_tool_start(index, tool, out);
                 }
             }
-            "contentBlockDelta" => {
-                let delta = &payload["delta"];
-                if let Some(t) = delta
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .filter(|t| !t.is_empty())
-                {
-                    out.push(Ok(ApiStreamChunk::text(t)));
-                }
-                if let (Some(part), Some((id, name, bytes))) = (
-                    delta.pointer("/toolUse/input").and_then(Value::as_str),
-                    self.tools.get_mut(&index),
-                ) {
-                    *bytes += part.len();
-                    if !part.is_empty() {
-                        out.push(Ok(ApiStreamChunk::tool_call(
-                            id.clone(),
-                            name.clone(),
-                            part,
-                        )));
-                    }
-                }
-                if let Some(r) = delta.get("reasoningContent") {
-                    let text = r.get("text").and_then(Value::as_str).unwrap_or_default();
-                    let signature = r
-                        .get("signature")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    let redacted = r
-                        .get("redactedContent")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    if !text.is_empty() || signature.is_some() || redacted.is_some() {
-                        out.push(Ok(ApiStreamChunk::Reasoning {
-                            reasoning: text.to_owned(),
-                            details: None,
-                            signature,
-                            redacted_data: redacted,
-                            id: None,
-                        }));
-                    }
-                }
-            }
+            "contentBlockDelta" => self.on_delta(index, &payload["delta"], out),
             "contentBlockStop" => {
                 // A finished tool block is no longer open.
                 if let Some(tool) = self.tools.get_mut(&index) {
                     tool.2 = usize::MAX;
                 }
             }
-            "messageStop" => {
-                let open = self
-                    .tools
-                    .values()
-                    .find(|(_, _, bytes)| *bytes != usize::MAX);
-                let stop_reason = payload.get("stopReason").and_then(Value::as_str);
-                if stop_reason == Some("max_tokens") {
-                    if let Some((_, name, bytes)) = open {
-                        return out.push(Err(ApiError::new(
-                            ErrorKind::Decode,
-                            format!(
-                                "the response hit its max_tokens limit while writing the arguments of tool `{name}` ({bytes} bytes received); the incomplete call was dropped"
-                            ),
-                        )));
-                    }
-                }
-                // `model_context_window_exceeded`, `malformed_tool_use`, `guardrail_intervened`…
-                // end the stream in a named error (SPEC R7.5; tests/cases H27, H28), after the
-                // `metadata` frame that follows with the usage, which was billed.
-                self.failure = stop_reason.and_then(finish_reason_error);
-                self.stopped = true;
-            }
+            "messageStop" => self.on_stop(&payload, out),
             "metadata" => {
                 if let Some(u) = payload.get("usage") {
-                    out.push(Ok(ApiStreamChunk::Usage(Usage {
-                        input_tokens: u64_at(u, "/inputTokens").unwrap_or(0),
-                        output_tokens: u64_at(u, "/outputTokens").unwrap_or(0),
-                        cache_write_tokens: u64_at(u, "/cacheWriteInputTokens"),
-                        cache_read_tokens: u64_at(u, "/cacheReadInputTokens"),
-                        thoughts_tokens: None,
-                        total_cost_usd: None,
-                        id: None,
-                    })));
+                    out.push(Ok(usage(u)));
                 }
                 out.extend(self.failure.take().map(Err));
             }
@@ -468,31 +383,128 @@ impl ConverseStreamParser {
         }
     }
 
-    /// Handles the clean end of the body: a stream without `messageStop` was cut off.
-    pub fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if let Some(e) = self.failure.take() {
-            out.push(Err(e));
-        } else if !self.stopped {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no messageStop)",
-            )));
+    /// `contentBlockStart` of a tool use: its id and name (the arguments follow as deltas).
+    #[inline]
+    fn on_tool_start(&mut self, index: u64, tool: &Value, out: &mut Chunks) {
+        let id = str_or_empty(tool, "toolUseId").to_owned();
+        let name = str_or_empty(tool, "name").to_owned();
+        out.push(Ok(ApiStreamChunk::tool_call(
+            id.clone(),
+            name.clone(),
+            String::new(),
+        )));
+        self.tools.insert(index, (id, name, 0));
+    }
+
+    /// `contentBlockDelta`: text, a tool use's argument fragment, reasoning.
+    #[inline]
+    fn on_delta(&mut self, index: u64, delta: &Value, out: &mut Chunks) {
+        if let Some(t) = delta
+            .get("text")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(Ok(ApiStreamChunk::text(t)));
+        }
+        if let (Some(part), Some((id, name, bytes))) = (
+            delta.pointer("/toolUse/input").and_then(Value::as_str),
+            self.tools.get_mut(&index),
+        ) {
+            *bytes += part.len();
+            if !part.is_empty() {
+                out.push(Ok(ApiStreamChunk::tool_call(
+                    id.clone(),
+                    name.clone(),
+                    part,
+                )));
+            }
+        }
+        if let Some(r) = delta.get("reasoningContent") {
+            out.extend(reasoning(r).map(Ok));
         }
     }
+
+    /// `messageStop`: a tool call cut off by `max_tokens` is an error; a named stop reason
+    /// is the error the stream ends with after the usage.
+    #[inline]
+    fn on_stop(&mut self, payload: &Value, out: &mut Chunks) {
+        let open = self
+            .tools
+            .values()
+            .find(|(_, _, bytes)| *bytes != usize::MAX);
+        let stop_reason = payload.get("stopReason").and_then(Value::as_str);
+        if stop_reason == Some("max_tokens") {
+            if let Some((_, name, bytes)) = open {
+                return out.push(Err(ApiError::new(
+                    ErrorKind::Decode,
+                    format!(
+                        "the response hit its max_tokens limit while writing the arguments of tool `{name}` ({bytes} bytes received); the incomplete call was dropped"
+                    ),
+                )));
+            }
+        }
+        // `model_context_window_exceeded`, `malformed_tool_use`, `guardrail_intervened`… end
+        // the stream in a named error (SPEC R7.5; tests/cases H27, H28), after the `metadata`
+        // frame that follows with the usage, which was billed.
+        self.failure = stop_reason.and_then(finish_reason_error);
+        self.stopped = true;
+    }
+
+    /// Handles the clean end of the body: a stream without `messageStop` was cut off.
+    pub fn on_end(&mut self, out: &mut Chunks) {
+        if let Some(e) = self.failure.take() {
+            out.push(Err(e));
+        } else {
+            require_end(self.stopped, "messageStop", out);
+        }
+    }
+}
+
+/// A `reasoningContent` delta: text, signature and redacted content in one chunk, if any.
+#[inline]
+fn reasoning(r: &Value) -> Option<ApiStreamChunk> {
+    let text = str_or_empty(r, "text");
+    let signature = r
+        .get("signature")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let redacted = r
+        .get("redactedContent")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    (!text.is_empty() || signature.is_some() || redacted.is_some()).then(|| {
+        ApiStreamChunk::Reasoning {
+            reasoning: text.to_owned(),
+            details: None,
+            signature,
+            redacted_data: redacted,
+            id: None,
+        }
+    })
+}
+
+/// A `metadata` frame's usage (the rule in the module docs).
+#[inline]
+fn usage(u: &Value) -> ApiStreamChunk {
+    ApiStreamChunk::Usage(Usage {
+        input_tokens: u64_at(u, "/inputTokens").unwrap_or(0),
+        output_tokens: u64_at(u, "/outputTokens").unwrap_or(0),
+        cache_write_tokens: u64_at(u, "/cacheWriteInputTokens"),
+        cache_read_tokens: u64_at(u, "/cacheReadInputTokens"),
+        thoughts_tokens: None,
+        total_cost_usd: None,
+        id: None,
+    })
 }
 
 impl EventParser for ConverseStreamParser {
     type Event = EventStreamMessage;
 
-    fn on_event(
-        &mut self,
-        event: EventStreamMessage,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn on_event(&mut self, event: EventStreamMessage, out: &mut Chunks) {
         self.on_message(&event, out);
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_end(&mut self, out: &mut Chunks) {
         ConverseStreamParser::on_end(self, out);
     }
 }

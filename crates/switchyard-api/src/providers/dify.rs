@@ -1,6 +1,6 @@
-//! `dify`: a Dify app's chat API (the reference's `providers/dify.ts`; Dify's API reference,
-//! "Send Chat Message"). The model is whatever the app is set up with; the handler reports the
-//! reference's `dify-workflow`.
+//! `dify`: a Dify app's chat API, its request and stream mapper (SPEC R4.2, R1.3; the
+//! reference's `providers/dify.ts`; Dify's API reference, "Send Chat Message"). The model is
+//! whatever the app is set up with; the handler reports the reference's `dify-workflow`.
 //!
 //! Request: `POST {base_url}/chat-messages` (Dify Cloud's `https://api.dify.ai/v1` unless
 //! configured) with `Authorization: Bearer {app key}` and `{"inputs": {}, "query": …,
@@ -32,11 +32,11 @@ use serde_json::{Value, json};
 use crate::config::ApiKey;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
-use crate::providers::provider::{Prompt, Provider, event_json};
+use crate::providers::mapper::{Chunks, JsonEvents, require_end};
+use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
-use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::transport::WireRequest;
 
 /// The Dify provider.
 pub(crate) struct Dify;
@@ -113,23 +113,59 @@ pub(crate) struct DifyParser {
     ended: bool,
 }
 
-impl EventParser for DifyParser {
-    type Event = SseEvent;
+impl DifyParser {
+    /// `message_replace`: the moderated answer, passed on when nothing was streamed yet, an
+    /// error otherwise (text already shown cannot be taken back).
+    #[inline]
+    fn on_replace(&mut self, answer: &str, out: &mut Chunks) {
+        if self.text_sent {
+            out.push(Err(ApiError::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "the Dify app's moderation replaced the answer after it had started: {answer}"
+                ),
+            )));
+        } else if !answer.is_empty() {
+            self.text_sent = true;
+            out.push(Ok(ApiStreamChunk::text(answer)));
+        }
+    }
+}
 
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        let Some(v) = event_json(&event, out) else {
-            return;
-        };
+/// `message_end`'s `metadata.usage`, if it has one (the rule in the module docs).
+#[inline]
+fn usage(v: &Value) -> Option<ApiStreamChunk> {
+    let u = v.pointer("/metadata/usage").filter(|u| u.is_object())?;
+    let count = |k: &str| u.get(k).and_then(Value::as_u64);
+    let usd = u.get("currency").and_then(Value::as_str) == Some("USD");
+    let price = u.get("total_price").and_then(|p| {
+        p.as_f64()
+            .or_else(|| p.as_str().and_then(|s| s.parse::<f64>().ok()))
+    });
+    Some(ApiStreamChunk::Usage(Usage {
+        input_tokens: count("prompt_tokens").unwrap_or(0),
+        output_tokens: count("completion_tokens").unwrap_or(0),
+        total_cost_usd: price.filter(|_| usd),
+        ..Usage::default()
+    }))
+}
+
+/// An `error` event's error: its `status`, `code` and `message`.
+#[inline]
+fn event_error(v: &Value) -> ApiError {
+    let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let status = v
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok());
+    let message = text("message").unwrap_or("the Dify app reported an error");
+    ApiError::from_provider(status, text("code"), message, None)
+}
+
+impl JsonEvents for DifyParser {
+    fn on_json(&mut self, name: &str, v: &Value, out: &mut Chunks) {
         let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
-        let kind = v
-            .get("event")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event);
-        match kind {
+        match v.get("event").and_then(Value::as_str).unwrap_or(name) {
             "message" | "agent_message" => {
                 if let Some(t) = text("answer") {
                     self.text_sent = true;
@@ -141,62 +177,18 @@ impl EventParser for DifyParser {
                     out.push(Ok(ApiStreamChunk::reasoning(t)));
                 }
             }
-            "message_replace" => {
-                let answer = text("answer").unwrap_or("");
-                if self.text_sent {
-                    out.push(Err(ApiError::new(
-                        ErrorKind::InvalidRequest,
-                        format!(
-                            "the Dify app's moderation replaced the answer after it had started: {answer}"
-                        ),
-                    )));
-                } else if !answer.is_empty() {
-                    self.text_sent = true;
-                    out.push(Ok(ApiStreamChunk::text(answer)));
-                }
-            }
+            "message_replace" => self.on_replace(text("answer").unwrap_or(""), out),
             "message_end" => {
                 self.ended = true;
-                let u = v.pointer("/metadata/usage").unwrap_or(&Value::Null);
-                let count = |k: &str| u.get(k).and_then(Value::as_u64);
-                let usd = u.get("currency").and_then(Value::as_str) == Some("USD");
-                let price = u.get("total_price").and_then(|p| {
-                    p.as_f64()
-                        .or_else(|| p.as_str().and_then(|s| s.parse::<f64>().ok()))
-                });
-                if u.is_object() {
-                    out.push(Ok(ApiStreamChunk::Usage(Usage {
-                        input_tokens: count("prompt_tokens").unwrap_or(0),
-                        output_tokens: count("completion_tokens").unwrap_or(0),
-                        total_cost_usd: price.filter(|_| usd),
-                        ..Usage::default()
-                    })));
-                }
+                out.extend(usage(v).map(Ok));
             }
-            "error" => {
-                let status = v
-                    .get("status")
-                    .and_then(Value::as_u64)
-                    .and_then(|s| u16::try_from(s).ok());
-                let message = text("message").unwrap_or("the Dify app reported an error");
-                out.push(Err(ApiError::from_provider(
-                    status,
-                    text("code"),
-                    message,
-                    None,
-                )));
-            }
+            "error" => out.push(Err(event_error(v))),
             _ => {}
         }
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.ended {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no message_end)",
-            )));
-        }
+    fn on_json_end(&mut self, out: &mut Chunks) {
+        require_end(self.ended, "message_end", out);
     }
 }
 

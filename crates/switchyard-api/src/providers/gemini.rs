@@ -1,4 +1,5 @@
-//! Gemini `streamGenerateContent?alt=sse` (SPEC R4.1, R4.7).
+//! Gemini `streamGenerateContent?alt=sse`: the request body and the stream mapper (SPEC R4.1,
+//! R4.7, R1.3).
 //!
 //! Request: `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in
 //! the `x-goog-api-key` header — never in the URL, where error messages and logs would carry it
@@ -22,11 +23,11 @@ use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
-use crate::providers::provider::{Prompt, Provider, event_json};
+use crate::providers::mapper::{Chunks, JsonEvents, require_end};
+use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
-use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::transport::WireRequest;
 
 /// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
 pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
@@ -65,11 +66,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         }
         generation["thinkingConfig"] = config;
     }
-    let mut body = json!({
-        "contents": convert_messages(prompt.messages),
-        "systemInstruction": { "parts": [{ "text": prompt.system_prompt }] },
-        "generationConfig": generation,
-    });
+    let mut body = body(prompt.messages, prompt.system_prompt, generation);
     if !prompt.tools.is_empty() {
         let declarations: Vec<Value> = prompt.tools
             .iter()
@@ -78,6 +75,16 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
     }
     body
+}
+
+/// A Gemini body of `messages`, the system prompt and `generation` (`generationConfig`); also
+/// SAP AI Core's for its Gemini deployments.
+pub(crate) fn body(messages: &[Message], system_prompt: &str, generation: Value) -> Value {
+    json!({
+        "contents": convert_messages(messages),
+        "systemInstruction": { "parts": [{ "text": system_prompt }] },
+        "generationConfig": generation,
+    })
 }
 
 /// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
@@ -186,24 +193,103 @@ fn usage(meta: &Value) -> ApiStreamChunk {
     })
 }
 
-impl EventParser for GeminiParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        let Some(v) = event_json(&event, out) else {
+impl GeminiParser {
+    /// One part of `candidates[0].content.parts`: a whole tool call, reasoning (`thought`) or
+    /// text, each with any thought signature.
+    #[inline]
+    fn on_part(part: &Value, out: &mut Chunks) {
+        let signature = part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(call) = part.get("functionCall") {
+            return out.push(Ok(Self::tool_call(call, signature)));
+        }
+        let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+        if text.is_empty() && signature.is_none() {
             return;
-        };
-        if let Some(e) = v.get("error") {
-            let message = e
-                .get("message")
+        }
+        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+            out.push(Ok(ApiStreamChunk::Reasoning {
+                reasoning: text.to_owned(),
+                details: None,
+                signature,
+                redacted_data: None,
+                id: None,
+            }));
+        } else {
+            out.push(Ok(ApiStreamChunk::Text {
+                text: text.to_owned(),
+                id: None,
+                signature,
+            }));
+        }
+    }
+
+    /// A `functionCall` part as one whole tool call. Gemini 3 sends `functionCall.id`; earlier
+    /// models none, so one is made up, unique in the process (tests/cases H22). The thought
+    /// signature belongs to the call and goes back with it (H21).
+    #[inline]
+    fn tool_call(call: &Value, signature: Option<String>) -> ApiStreamChunk {
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .map_or_else(generated_tool_call_id, str::to_owned);
+        ApiStreamChunk::ToolCalls {
+            call_id: None,
+            id,
+            name: call
+                .get("name")
                 .and_then(Value::as_str)
-                .unwrap_or("the provider reported an error");
-            let code = e.get("status").and_then(Value::as_str);
-            return out.push(Err(ApiError::from_provider(None, code, message, None)));
+                .unwrap_or_default()
+                .to_owned(),
+            arguments_delta: call
+                .get("args")
+                .map_or_else(|| "{}".to_owned(), Value::to_string),
+            signature,
+        }
+    }
+
+    /// A candidate's `finishReason`, after the usage that came with it: SAFETY, RECITATION,
+    /// PROHIBITED_CONTENT… and MALFORMED_FUNCTION_CALL are named errors (SPEC R7.5), with
+    /// Gemini's own words when it sends them (H23); any other reason ends the answer.
+    #[inline]
+    fn on_finish(&mut self, candidate: &Value, finish: &str, out: &mut Chunks) {
+        if let Some(mut e) = finish_reason_error(finish) {
+            if let Some(words) = candidate.get("finishMessage").and_then(Value::as_str) {
+                let words: String = words.chars().take(300).collect();
+                e.message = format!("{} (Gemini: {words})", e.message);
+            }
+            return out.push(Err(e));
+        }
+        self.finished = true;
+    }
+}
+
+/// An `error` event's error.
+fn event_error(e: &Value) -> ApiError {
+    let message = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the provider reported an error");
+    let code = e.get("status").and_then(Value::as_str);
+    ApiError::from_provider(None, code, message, None)
+}
+
+/// The error of a prompt Gemini blocked (`promptFeedback.blockReason`).
+fn blocked(reason: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::ContentBlocked,
+        format!("Gemini blocked the prompt ({reason}); rephrase the request or remove the flagged content"),
+    )
+    .with_code(reason.to_owned())
+}
+
+impl JsonEvents for GeminiParser {
+    fn on_json(&mut self, _name: &str, v: &Value, out: &mut Chunks) {
+        if let Some(e) = v.get("error") {
+            return out.push(Err(event_error(e)));
         }
         // Usage that arrived with a block or a named finish reason was billed: it is yielded
         // before the error.
@@ -213,11 +299,7 @@ impl EventParser for GeminiParser {
             .and_then(Value::as_str)
         {
             out.extend(usage.map(Ok));
-            return out.push(Err(ApiError::new(
-                ErrorKind::ContentBlocked,
-                format!("Gemini blocked the prompt ({reason}); rephrase the request or remove the flagged content"),
-            )
-            .with_code(reason.to_owned())));
+            return out.push(Err(blocked(reason)));
         }
         let Some(candidate) = v.pointer("/candidates/0") else {
             return;
@@ -228,75 +310,15 @@ impl EventParser for GeminiParser {
             .into_iter()
             .flatten()
         {
-            let signature = part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            if let Some(call) = part.get("functionCall") {
-                // Gemini 3 sends `functionCall.id`; earlier models none, so one is made up,
-                // unique in the process (tests/cases H22). The thought signature belongs to
-                // the call and goes back with it (H21).
-                let id = call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|id| !id.is_empty())
-                    .map_or_else(generated_tool_call_id, str::to_owned);
-                out.push(Ok(ApiStreamChunk::ToolCalls {
-                    call_id: None,
-                    id,
-                    name: call
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    arguments_delta: call
-                        .get("args")
-                        .map_or_else(|| "{}".to_owned(), Value::to_string),
-                    signature,
-                }));
-                continue;
-            }
-            let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
-            if part.get("thought").and_then(Value::as_bool) == Some(true) {
-                if !text.is_empty() || signature.is_some() {
-                    out.push(Ok(ApiStreamChunk::Reasoning {
-                        reasoning: text.to_owned(),
-                        details: None,
-                        signature,
-                        redacted_data: None,
-                        id: None,
-                    }));
-                }
-            } else if !text.is_empty() || signature.is_some() {
-                out.push(Ok(ApiStreamChunk::Text {
-                    text: text.to_owned(),
-                    id: None,
-                    signature,
-                }));
-            }
+            Self::on_part(part, out);
         }
-        let Some(finish) = candidate.get("finishReason").and_then(Value::as_str) else {
-            return;
-        };
-        out.extend(usage.map(Ok));
-        // SAFETY, RECITATION, PROHIBITED_CONTENT… and MALFORMED_FUNCTION_CALL are named
-        // errors (SPEC R7.5), with Gemini's own words when it sends them (H23).
-        if let Some(mut e) = finish_reason_error(finish) {
-            if let Some(words) = candidate.get("finishMessage").and_then(Value::as_str) {
-                let words: String = words.chars().take(300).collect();
-                e.message = format!("{} (Gemini: {words})", e.message);
-            }
-            return out.push(Err(e));
+        if let Some(finish) = candidate.get("finishReason").and_then(Value::as_str) {
+            out.extend(usage.map(Ok));
+            self.on_finish(candidate, finish, out);
         }
-        self.finished = true;
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.finished {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no finishReason)",
-            )));
-        }
+    fn on_json_end(&mut self, out: &mut Chunks) {
+        require_end(self.finished, "finishReason", out);
     }
 }

@@ -79,6 +79,9 @@ mod sapaicore;
 mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;
+// house-mappers
+mod mapper;
+mod routed;
 
 pub use build::{build_api_handler, handler_for};
 pub use chain::{ChainEntry, build_failover_chain, failover_problems};

@@ -5,6 +5,10 @@
 //! `stream_options.include_usage` (platform.openai.com/docs/api-reference/chat-streaming).
 //! Stream: `data: {chat.completion.chunk}` lines, `data: [DONE]` at the end.
 //!
+//! Here: the provider, the parser's state, and the chunk mapping; in `openai_chat/`: the fast
+//! reading (`wire.rs`) and the view both readings fill (`view.rs`), reasoning fields
+//! (`reasoning.rs`), tool-call assembly (`tool_calls.rs`), usage and cost (`usage.rs`).
+//!
 //! Dialects, all handled here because they are small variations of one format:
 //! - OpenRouter (R4.4): `: OPENROUTER PROCESSING` comments (dropped by the SSE decoder), a
 //!   chunk carrying an `error` object or `finish_reason: "error"` is an error,
@@ -16,24 +20,15 @@
 //! - Request bodies, per provider and model family, are `chat_body.rs`'s (OpenRouter's and
 //!   the Vercel AI Gateway's `gateway_body.rs`'s).
 //!
-//! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
-//! `input_tokens = max(0, prompt_tokens − cache reads − cache writes)`, where
-//! - cache reads are `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter), else
-//!   `cache_read_input_tokens` (Anthropic-style gateways: LiteLLM, Vercel AI Gateway);
-//! - cache writes are `prompt_tokens_details.cache_write_tokens` (OpenRouter, for models that
-//!   bill them), else `cache_creation_input_tokens` (Anthropic-style gateways);
-//! - DeepSeek: reads are `prompt_cache_hit_tokens`, and the misses (`prompt_cache_miss_tokens`,
-//!   else `prompt_tokens − hits`) are reported as cache writes, as the reference does: its
-//!   DeepSeek table prices input at $0 and misses as cache writes ("all input is either a
-//!   cache hit or miss"), so the input tokens come to 0.
-//!
-//! `output_tokens` is `completion_tokens`, plus `completion_tokens_details.reasoning_tokens`
-//! when the provider counts them outside it (xAI: `total_tokens` = prompt + completion +
-//! reasoning, tests/cases C45); `thoughts_tokens` is the reasoning count as sent. The
-//! provider's cost is `usage.cost` (plus the upstream cost of a bring-your-own-key request,
-//! see `reported_cost`). A count sent as a negative number reads as 0. Usage is yielded once,
-//! at the end of the stream (or just before an error), with the latest values: a server
-//! that repeats running totals in every chunk is counted once.
+//! Usage rule (SPEC R1.3): `usage.rs`. Yielded once, at the end of the stream (or just before
+//! an error), with the latest values: a server that repeats running totals in every chunk is
+//! counted once.
+
+mod reasoning;
+mod tool_calls;
+mod usage;
+mod view;
+mod wire;
 
 use serde_json::Value;
 
@@ -42,13 +37,16 @@ use crate::error::body::error_from_event;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::providers::chat_body;
+use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::presets::ChatDialect;
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
-use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
+use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::{SseEvent, SseEventRef};
+use tool_calls::ToolCalls;
+use view::{ChunkView, Content};
 
 /// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
@@ -90,38 +88,12 @@ impl Provider for OpenAiChat {
     }
 }
 
-/// A tool call being assembled from deltas.
-#[derive(Debug, Default)]
-struct PendingToolCall {
-    /// The `index` its first fragment carried, if any.
-    index: Option<u64>,
-    /// The id the wire gave it, if any.
-    wire_id: Option<String>,
-    /// The id its chunks carry: the wire's, or one made up when the wire sent none.
-    id: Option<String>,
-    name: Option<String>,
-    /// Every argument fragment so far (to tell a finished call from one still arriving).
-    arguments: String,
-    /// Argument fragments that arrived before the id and name were known.
-    held: String,
-    /// Gemini's thought signature (`extra_content.google.thought_signature`), not yet sent.
-    signature: Option<String>,
-}
-
-impl PendingToolCall {
-    /// The arguments so far are one whole JSON value: a fragment that names a tool again now
-    /// starts another call.
-    fn is_complete(&self) -> bool {
-        serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
-    }
-}
-
 /// Maps Chat Completions chunks to stream chunks.
 #[derive(Debug)]
 pub(crate) struct ChatParser {
     dialect: ChatDialect,
     /// Tool calls in the order they appeared.
-    tool_calls: Vec<PendingToolCall>,
+    tool_calls: ToolCalls,
     think: ThinkSplitter,
     /// A finish reason arrived: the stream is complete.
     finished: bool,
@@ -139,7 +111,7 @@ impl ChatParser {
     pub(crate) fn new(dialect: ChatDialect, think: ThinkTags) -> Self {
         Self {
             dialect,
-            tool_calls: Vec::new(),
+            tool_calls: ToolCalls::default(),
             think: ThinkSplitter::new(think),
             finished: false,
             done: false,
@@ -148,153 +120,14 @@ impl ChatParser {
         }
     }
 
-    /// The call a tool-call fragment belongs to (issue 12 item 1): keyed by `index`, then by
-    /// `id`, then "continue the open call".
-    ///
-    /// * A fragment with an `id` continues the call with that id; else it names the call at
-    ///   its `index` that has no id yet; else it starts a new call — two calls that share an
-    ///   index but carry different ids are two calls (Ollama, tests/cases C39).
-    /// * A fragment without an id continues the call at its `index`; one that names a tool
-    ///   again after that call's arguments are complete starts a new call (id-less calls
-    ///   sharing an index). NVIDIA NIM repeats the name in every fragment of one call (H10).
-    /// * A fragment with neither id nor name continues the most recent call, whatever its
-    ///   index; a name without id at an unseen index starts a new call.
-    fn slot(
-        &mut self,
-        index: Option<u64>,
-        id: Option<&str>,
-        name: Option<&str>,
-        args: &str,
-    ) -> usize {
-        let calls = &mut self.tool_calls;
-        let at_index = index.and_then(|i| calls.iter().rposition(|c| c.index == Some(i)));
-        if let Some(id) = id {
-            if let Some(p) = calls.iter().rposition(|c| c.wire_id.as_deref() == Some(id)) {
-                return p;
-            }
-            if let Some(p) = at_index.filter(|&p| calls[p].wire_id.is_none()) {
-                calls[p].wire_id = Some(id.to_owned());
-                return p;
-            }
-        } else if let Some(p) = at_index.or(if index.is_none() || name.is_none() {
-            calls.len().checked_sub(1)
-        } else {
-            None
-        }) {
-            let call = &calls[p];
-            let renamed = match (name, call.name.as_deref()) {
-                (Some(new), Some(old)) => new != old || !args.is_empty(),
-                _ => false,
-            };
-            if !(renamed && call.is_complete()) {
-                return p;
-            }
-        }
-        calls.push(PendingToolCall {
-            index,
-            wire_id: id.map(str::to_owned),
-            ..PendingToolCall::default()
-        });
-        calls.len() - 1
-    }
-
-    fn on_tool_call_delta(&mut self, tc: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        fn non_empty(v: Option<&Value>) -> Option<&str> {
-            v.and_then(Value::as_str).filter(|s| !s.is_empty())
-        }
-        let function = &tc["function"];
-        let id = non_empty(tc.get("id"));
-        let name = non_empty(function.get("name"));
-        let args = function
-            .get("arguments")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let index = tc.get("index").and_then(Value::as_u64);
-        let at = self.slot(index, id, name, args);
-        let call = &mut self.tool_calls[at];
-        if call.name.is_none() {
-            call.name = name.map(str::to_owned);
-        }
-        if let Some(sig) = non_empty(tc.pointer("/extra_content/google/thought_signature")) {
-            call.signature.get_or_insert_with(|| sig.to_owned());
-        }
-        call.arguments.push_str(args);
-        let Some(name) = call.name.clone() else {
-            call.held.push_str(args);
-            return;
-        };
-        // A call the wire sends without an id gets one made up (unique in the process).
-        let id = call
-            .id
-            .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))
-            .clone();
-        let mut delta = std::mem::take(&mut call.held);
-        delta.push_str(args);
-        let first = delta.len() == call.arguments.len();
-        let signature = call.signature.take();
-        if first || !delta.is_empty() || signature.is_some() {
-            out.push(Ok(ApiStreamChunk::ToolCalls {
-                call_id: None,
-                id,
-                name,
-                arguments_delta: delta,
-                signature,
-            }));
-        }
-    }
-
-    /// The usage of one `usage` object (see the module docs' usage rule).
-    fn usage(&self, u: &Value) -> Usage {
-        // A count the provider sent as a negative number (or not a number) reads as absent.
-        let n = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
-        let prompt = n("/prompt_tokens").unwrap_or(0);
-        let completion = n("/completion_tokens").unwrap_or(0);
-        let reasoning = n("/completion_tokens_details/reasoning_tokens");
-        let (cache_read, cache_write) = match self.dialect {
-            ChatDialect::DeepSeek => {
-                let hit = n("/prompt_cache_hit_tokens")
-                    .or_else(|| n("/prompt_tokens_details/cached_tokens"));
-                let miss = n("/prompt_cache_miss_tokens")
-                    .unwrap_or_else(|| prompt.saturating_sub(hit.unwrap_or(0)));
-                (hit, Some(miss))
-            }
-            _ => (
-                n("/prompt_tokens_details/cached_tokens").or_else(|| n("/cache_read_input_tokens")),
-                n("/prompt_tokens_details/cache_write_tokens")
-                    .or_else(|| n("/cache_creation_input_tokens")),
-            ),
-        };
-        let cached = cache_read
-            .unwrap_or(0)
-            .saturating_add(cache_write.unwrap_or(0));
-        // xAI counts reasoning outside `completion_tokens` (its total is prompt + completion +
-        // reasoning, tests/cases C45); OpenAI inside (total = prompt + completion).
-        let reasoning_outside =
-            reasoning.is_some_and(|r| r > 0 && n("/total_tokens") == Some(prompt + completion + r));
-        Usage {
-            input_tokens: prompt.saturating_sub(cached),
-            output_tokens: completion
-                + if reasoning_outside {
-                    reasoning.unwrap_or(0)
-                } else {
-                    0
-                },
-            cache_write_tokens: cache_write,
-            cache_read_tokens: cache_read,
-            thoughts_tokens: reasoning,
-            total_cost_usd: reported_cost(u),
-            id: None,
-        }
-    }
-
     /// Pushes the usage held back (see `usage` on [`ChatParser`]), once.
-    fn flush_usage(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn flush_usage(&mut self, out: &mut Chunks) {
         if let Some(u) = self.usage.take() {
             out.push(Ok(ApiStreamChunk::Usage(u)));
         }
     }
     /// Yields the held failure, if any: the stream ends with it.
-    fn flush_failure(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn flush_failure(&mut self, out: &mut Chunks) {
         if let Some(e) = self.failure.take() {
             self.think.finish(out);
             out.push(Err(e));
@@ -302,42 +135,18 @@ impl ChatParser {
     }
 }
 
-/// The cost a gateway reports (OpenRouter, Vercel AI Gateway): `usage.cost`, plus
-/// `usage.cost_details.upstream_inference_cost` when the request ran on the user's own
-/// provider key (bring-your-own-key), where `cost` is only the gateway's fee. The upstream cost
-/// is added when `usage.is_byok` is true, or — without `is_byok` — when it exceeds `cost`: on
-/// a request billed through the gateway `cost` already includes the upstream cost, and adding
-/// it again doubles the bill (the reference always adds it; see lean-ctx#746,
-/// freebuff#1164, Kilo-Org/kilocode#13841).
-fn reported_cost(u: &Value) -> Option<f64> {
-    let cost = u.get("cost").and_then(Value::as_f64).filter(|c| *c >= 0.0);
-    let upstream = u
-        .pointer("/cost_details/upstream_inference_cost")
-        .and_then(Value::as_f64)
-        .filter(|c| *c >= 0.0);
-    let byok = match u.get("is_byok").and_then(Value::as_bool) {
-        Some(b) => b,
-        None => matches!((cost, upstream), (Some(c), Some(up)) if up > c),
-    };
-    match (cost, upstream) {
-        (Some(c), Some(up)) if byok => Some(c + up),
-        (None, Some(up)) => Some(up),
-        (c, _) => c,
-    }
-}
-
 impl ChatParser {
     /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
-    fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Chunks) {
         if c.has_choice && self.failure.is_none() {
-            self.on_reasoning(&c, out);
+            reasoning::on_reasoning(&c, out);
             match c.content {
                 Content::Text(t) => self.think.push(t, out),
-                Content::Parts(parts) => self.on_content_parts(parts, out),
+                Content::Parts(parts) => reasoning::on_content_parts(&mut self.think, parts, out),
                 Content::None => {}
             }
             for tc in c.tool_calls {
-                self.on_tool_call_delta(tc, out);
+                self.tool_calls.on_delta(tc, out);
             }
             match c.finish_reason {
                 Some("error") => {
@@ -365,101 +174,14 @@ impl ChatParser {
             }
         }
         if let Some(u) = c.usage.filter(|u| u.is_object()) {
-            self.usage = Some(self.usage(u));
-        }
-    }
-
-    /// Reasoning, from the first field that carries it: `reasoning_content` (DeepSeek, vLLM,
-    /// Z.ai, xAI), `reasoning` (OpenRouter, Ollama), or the text of `reasoning_details`
-    /// (OpenRouter). Some servers send the same text in two of them; it is shown once.
-    /// `reasoning_details` also carry signatures and encrypted reasoning, kept for replay.
-    fn on_reasoning(&self, c: &ChunkView<'_>, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        let details = c
-            .reasoning_details
-            .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
-        let reasoning_text = c
-            .reasoning_content
-            .filter(|s| !s.is_empty())
-            .or(c.reasoning.filter(|s| !s.is_empty()));
-        if let Some(r) = reasoning_text {
-            out.push(Ok(ApiStreamChunk::Reasoning {
-                reasoning: r.to_owned(),
-                details: details.cloned(),
-                signature: None,
-                redacted_data: None,
-                id: None,
-            }));
-        }
-        for d in details.and_then(Value::as_array).into_iter().flatten() {
-            let text = d
-                .get("text")
-                .or_else(|| d.get("summary"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let signature = d
-                .get("signature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let encrypted = (d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
-                .then(|| d.get("data").and_then(Value::as_str))
-                .flatten();
-            if reasoning_text.is_none() && text.is_some() {
-                out.push(Ok(ApiStreamChunk::Reasoning {
-                    reasoning: text.unwrap_or_default().to_owned(),
-                    details: Some(d.clone()),
-                    signature: signature.map(str::to_owned),
-                    redacted_data: None,
-                    id: None,
-                }));
-            } else if signature.is_some() || encrypted.is_some() {
-                out.push(Ok(ApiStreamChunk::Reasoning {
-                    reasoning: String::new(),
-                    details: Some(d.clone()),
-                    signature: signature.map(str::to_owned),
-                    redacted_data: encrypted.map(str::to_owned),
-                    id: None,
-                }));
-            }
-        }
-    }
-
-    /// `delta.content` as an array of typed parts (Mistral's Magistral, tests/cases C47):
-    /// `text` parts are text, `thinking` parts (a string, or parts of their own) reasoning.
-    fn on_content_parts(
-        &mut self,
-        parts: &[Value],
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        for part in parts {
-            match part.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    if let Some(t) = part.get("text").and_then(Value::as_str) {
-                        self.think.push(t, out);
-                    }
-                }
-                Some("thinking" | "reasoning") => {
-                    let inner = part.get("thinking").or_else(|| part.get("reasoning"));
-                    let text = match inner {
-                        Some(Value::String(t)) => t.clone(),
-                        Some(Value::Array(items)) => items
-                            .iter()
-                            .filter_map(|i| i.get("text").and_then(Value::as_str))
-                            .collect(),
-                        _ => String::new(),
-                    };
-                    if !text.is_empty() {
-                        out.push(Ok(ApiStreamChunk::reasoning(text)));
-                    }
-                }
-                _ => {} // images, references and future part types
-            }
+            self.usage = Some(usage::usage(self.dialect, u));
         }
     }
 }
 
 impl ChatParser {
     /// A chunk the fast reading leaves (an error, an odd shape): read as a `serde_json::Value`.
-    fn on_general(&mut self, data: &str, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_general(&mut self, data: &str, out: &mut Chunks) {
         let v = match parse_json(data) {
             Ok(v) => v,
             Err(e) => {
@@ -516,11 +238,7 @@ impl ChatParser {
 impl EventParser for ChatParser {
     type Event = SseEvent;
 
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn on_event(&mut self, event: SseEventRef<'_>, out: &mut Chunks) {
         let data = event.data.trim();
         if data.is_empty() {
             return;
@@ -540,165 +258,17 @@ impl EventParser for ChatParser {
         self.on_general(data, out);
     }
 
-    fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_error(&mut self, out: &mut Chunks) {
         self.flush_usage(out);
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn on_end(&mut self, out: &mut Chunks) {
         self.think.finish(out);
         self.flush_usage(out);
         if self.failure.is_some() {
             self.flush_failure(out);
-        } else if !self.done && !self.finished {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no finish_reason or [DONE])",
-            )));
-        }
-    }
-}
-
-/// `delta.content`: a string, an array of typed parts, or nothing.
-#[derive(Clone, Copy)]
-enum Content<'a> {
-    None,
-    Text(&'a str),
-    Parts(&'a [Value]),
-}
-
-/// The parts of one stream chunk the mapping reads, borrowed from where they were parsed:
-/// the typed fast path ([`wire::Chunk`]) or a `serde_json::Value`.
-struct ChunkView<'a> {
-    /// `choices[0]` exists; the delta fields and `finish_reason` are read from it.
-    has_choice: bool,
-    reasoning_content: Option<&'a str>,
-    reasoning: Option<&'a str>,
-    reasoning_details: Option<&'a Value>,
-    content: Content<'a>,
-    tool_calls: &'a [Value],
-    finish_reason: Option<&'a str>,
-    usage: Option<&'a Value>,
-}
-
-/// The fast reading of a `chat.completion.chunk` ([`Scanner`](crate::providers::fast_json)):
-/// only the fields the mapping reads, strings borrowed from the event when they have no
-/// escapes, everything else skipped without being built. String fields accept any JSON value (a
-/// non-string reads as absent, as the general path's `as_str` does). A chunk carrying an error,
-/// of an odd shape (`choices` not an array, more than one choice) or that the scanner leaves
-/// to serde is read by the general path.
-mod wire {
-    use std::borrow::Cow;
-
-    use serde_json::Value;
-
-    use super::{ChunkView, Content};
-    use crate::providers::fast_json::Scanner;
-
-    /// `delta.content`: a string, typed parts (tests/cases C47), or absent (any other value).
-    #[derive(Default)]
-    enum StrOrParts<'a> {
-        #[default]
-        Absent,
-        Str(Cow<'a, str>),
-        Parts(Vec<Value>),
-    }
-
-    #[derive(Default)]
-    pub(super) struct Chunk<'a> {
-        has_choice: bool,
-        finish_reason: Option<Cow<'a, str>>,
-        content: StrOrParts<'a>,
-        reasoning_content: Option<Cow<'a, str>>,
-        reasoning: Option<Cow<'a, str>>,
-        reasoning_details: Option<Value>,
-        tool_calls: Vec<Value>,
-        usage: Option<Value>,
-    }
-
-    impl<'a> Chunk<'a> {
-        /// Reads one chunk, or `None` when the general path must (see the module docs): a
-        /// non-null `error` at the top or in `choices[0]`, or `object: "error"`, is its.
-        pub(super) fn read(data: &'a str) -> Option<Self> {
-            let mut chunk = Chunk::default();
-            let names = ["choices", "usage", "error", "object"];
-            Scanner::new(data).document(&names, |s, name| match name {
-                "choices" => {
-                    if s.null() {
-                        return Some(());
-                    }
-                    s.array(|s, i| if i == 0 { chunk.read_choice(s) } else { None })
-                }
-                "usage" => {
-                    chunk.usage = s.opt_value()?;
-                    Some(())
-                }
-                "error" => s.null().then_some(()),
-                _ => (s.maybe_str()?.as_deref() != Some("error")).then_some(()),
-            })?;
-            Some(chunk)
-        }
-
-        fn read_choice(&mut self, s: &mut Scanner<'a>) -> Option<()> {
-            self.has_choice = true;
-            let names = ["delta", "finish_reason", "error"];
-            s.fields(&names, |s, name| match name {
-                "delta" => {
-                    if s.null() {
-                        Some(())
-                    } else {
-                        self.read_delta(s)
-                    }
-                }
-                "finish_reason" => {
-                    self.finish_reason = s.maybe_str()?;
-                    Some(())
-                }
-                _ => s.null().then_some(()),
-            })
-        }
-
-        fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
-            let names = [
-                "content",
-                "reasoning_content",
-                "reasoning",
-                "reasoning_details",
-                "tool_calls",
-            ];
-            s.fields(&names, |s, name| {
-                match name {
-                    "content" if s.at_array() => self.content = StrOrParts::Parts(s.values()?),
-                    "content" => {
-                        self.content = s.maybe_str()?.map_or(StrOrParts::Absent, StrOrParts::Str);
-                    }
-                    "reasoning_content" => self.reasoning_content = s.maybe_str()?,
-                    "reasoning" => self.reasoning = s.maybe_str()?,
-                    "reasoning_details" => self.reasoning_details = s.opt_value()?,
-                    _ => {
-                        if !s.null() {
-                            self.tool_calls = s.values()?;
-                        }
-                    }
-                }
-                Some(())
-            })
-        }
-
-        pub(super) fn view(&'a self) -> ChunkView<'a> {
-            ChunkView {
-                has_choice: self.has_choice,
-                reasoning_content: self.reasoning_content.as_deref(),
-                reasoning: self.reasoning.as_deref(),
-                reasoning_details: self.reasoning_details.as_ref(),
-                content: match &self.content {
-                    StrOrParts::Str(t) => Content::Text(t),
-                    StrOrParts::Parts(parts) => Content::Parts(parts),
-                    StrOrParts::Absent => Content::None,
-                },
-                tool_calls: &self.tool_calls,
-                finish_reason: self.finish_reason.as_deref(),
-                usage: self.usage.as_ref(),
-            }
+        } else {
+            require_end(self.done || self.finished, "finish_reason or [DONE]", out);
         }
     }
 }

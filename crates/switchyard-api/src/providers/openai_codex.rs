@@ -24,13 +24,12 @@ use serde_json::{Value, json};
 use crate::auth::codex::CodexAuth;
 use crate::auth::signin_file::{SigninSource, process_env};
 use crate::config::ConfigError;
-use crate::error::ApiError;
+use crate::providers::mapper::{Chunks, JsonEvents};
 use crate::providers::openai_responses::{self, ResponsesParser};
 use crate::providers::provider::{Prompt, Provider, http_client};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::ApiStreamChunk;
-use crate::transport::{EventParser, PendingRequest, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::transport::{PendingRequest, WireRequest};
 
 /// The `openai-codex` provider: the sign-in of one configuration and its session id.
 pub(crate) struct OpenAiCodex {
@@ -154,16 +153,10 @@ impl Provider for OpenAiCodex {
 #[derive(Debug, Default)]
 pub(crate) struct CodexParser(ResponsesParser);
 
-impl EventParser for CodexParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+impl JsonEvents for CodexParser {
+    fn on_json(&mut self, name: &str, v: &Value, out: &mut Chunks) {
         let start = out.len();
-        self.0.on_event(event, out);
+        self.0.on_json(name, v, out);
         for item in &mut out[start..] {
             if let Ok(ApiStreamChunk::Usage(u)) = item {
                 u.total_cost_usd = Some(0.0);
@@ -171,8 +164,8 @@ impl EventParser for CodexParser {
         }
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        self.0.on_end(out);
+    fn on_json_end(&mut self, out: &mut Chunks) {
+        self.0.on_json_end(out);
     }
 }
 

@@ -1,4 +1,5 @@
-//! OpenAI Responses over SSE (SPEC R4.1), used when a model's `api_format` is `responses`.
+//! OpenAI Responses over SSE: the request body and the stream mapper (SPEC R4.1, R1.3), used
+//! when a model's `api_format` is `responses`.
 //!
 //! Request: `POST {base_url}/responses` with `instructions`, `input` items, `stream: true`,
 //! `store: false` and `include: ["reasoning.encrypted_content"]`
@@ -22,11 +23,11 @@ use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
-use crate::providers::provider::{Prompt, Provider, event_json};
+use crate::providers::mapper::{Chunks, JsonEvents, require_end};
+use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
-use crate::transport::{EventParser, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::transport::WireRequest;
 
 /// The OpenAI Responses API.
 pub(crate) struct OpenAiResponses;
@@ -148,12 +149,7 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 
 impl ResponsesParser {
     /// Yields `delta` as more of `item_id`'s arguments.
-    fn arguments(
-        &mut self,
-        item_id: &str,
-        delta: &str,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn arguments(&mut self, item_id: &str, delta: &str, out: &mut Chunks) {
         if let (false, Some(call)) = (delta.is_empty(), self.calls.get_mut(item_id)) {
             call.arguments.push_str(delta);
             out.push(Ok(ApiStreamChunk::ToolCalls {
@@ -169,12 +165,7 @@ impl ResponsesParser {
     /// A call's complete arguments, from `response.function_call_arguments.done` or
     /// `response.output_item.done`: authoritative when fewer delta bytes arrived (issue 12;
     /// tests/cases C50, where no delta arrives at all): what is missing is yielded.
-    fn arguments_done(
-        &mut self,
-        item_id: &str,
-        full: Option<&str>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
+    fn arguments_done(&mut self, item_id: &str, full: Option<&str>, out: &mut Chunks) {
         let Some(call) = self.calls.get_mut(item_id) else {
             return;
         };
@@ -221,7 +212,7 @@ impl ResponsesParser {
     /// by `max_output_tokens` is the answer (like Chat's `length`; tests/cases H19), unless it
     /// was cut inside a tool call (C22's rule); a named reason such as `content_filter` is its
     /// error (SPEC R7.5, H19b); any other reason is an error naming it.
-    fn incomplete(&mut self, v: &Value, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+    fn incomplete(&mut self, v: &Value, out: &mut Chunks) {
         self.completed = true;
         out.extend(Self::usage(v).map(Ok));
         let reason = str_at(v, "/response/incomplete_details/reason").unwrap_or("unknown");
@@ -261,106 +252,98 @@ fn error_from(e: &Value) -> ApiError {
     ApiError::from_provider(None, code, message, None)
 }
 
-impl EventParser for ResponsesParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        let Some(v) = event_json(&event, out) else {
+impl ResponsesParser {
+    /// `response.output_item.added`: a function call's ids, name and any first arguments.
+    #[inline]
+    fn on_item_added(&mut self, item: &Value, out: &mut Chunks) {
+        if str_at(item, "/type") != Some("function_call") {
             return;
+        }
+        let item_id = str_at(item, "/id").unwrap_or_default().to_owned();
+        let call_id = str_at(item, "/call_id").unwrap_or(&item_id).to_owned();
+        let name = str_at(item, "/name").unwrap_or_default().to_owned();
+        let initial = str_at(item, "/arguments").unwrap_or_default().to_owned();
+        out.push(Ok(ApiStreamChunk::ToolCalls {
+            call_id: Some(call_id.clone()),
+            id: call_id.clone(),
+            name: name.clone(),
+            arguments_delta: initial.clone(),
+            signature: None,
+        }));
+        let call = FunctionCall {
+            call_id,
+            name,
+            arguments: initial,
+            done: false,
         };
-        match v.get("type").and_then(Value::as_str).unwrap_or(event.event) {
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let Some(d) = str_at(&v, "/delta").filter(|d| !d.is_empty()) {
-                    out.push(Ok(ApiStreamChunk::reasoning(d)));
+        self.calls.insert(item_id, call);
+    }
+
+    /// `response.output_item.done`: a reasoning item's encrypted content, or a function
+    /// call's complete arguments.
+    #[inline]
+    fn on_item_done(&mut self, item: &Value, out: &mut Chunks) {
+        match str_at(item, "/type") {
+            Some("reasoning") => {
+                if let Some(enc) = str_at(item, "/encrypted_content").filter(|e| !e.is_empty()) {
+                    out.push(Ok(ApiStreamChunk::Reasoning {
+                        reasoning: String::new(),
+                        details: None,
+                        signature: None,
+                        redacted_data: Some(enc.to_owned()),
+                        id: str_at(item, "/id").map(str::to_owned),
+                    }));
                 }
+            }
+            Some("function_call") => {
+                let item_id = str_at(item, "/id").unwrap_or_default();
+                self.arguments_done(item_id, str_at(item, "/arguments"), out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A non-empty `delta` of `v`.
+#[inline]
+fn delta(v: &Value) -> Option<&str> {
+    str_at(v, "/delta").filter(|d| !d.is_empty())
+}
+
+impl JsonEvents for ResponsesParser {
+    fn on_json(&mut self, name: &str, v: &Value, out: &mut Chunks) {
+        match v.get("type").and_then(Value::as_str).unwrap_or(name) {
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                out.extend(delta(v).map(|d| Ok(ApiStreamChunk::reasoning(d))));
             }
             "response.output_text.delta" | "response.refusal.delta" => {
-                if let Some(d) = str_at(&v, "/delta").filter(|d| !d.is_empty()) {
-                    out.push(Ok(ApiStreamChunk::text(d)));
-                }
+                out.extend(delta(v).map(|d| Ok(ApiStreamChunk::text(d))));
             }
-            "response.output_item.added" => {
-                let item = &v["item"];
-                if str_at(item, "/type") == Some("function_call") {
-                    let item_id = str_at(item, "/id").unwrap_or_default().to_owned();
-                    let call_id = str_at(item, "/call_id").unwrap_or(&item_id).to_owned();
-                    let name = str_at(item, "/name").unwrap_or_default().to_owned();
-                    let initial = str_at(item, "/arguments").unwrap_or_default().to_owned();
-                    out.push(Ok(ApiStreamChunk::ToolCalls {
-                        call_id: Some(call_id.clone()),
-                        id: call_id.clone(),
-                        name: name.clone(),
-                        arguments_delta: initial.clone(),
-                        signature: None,
-                    }));
-                    self.calls.insert(
-                        item_id,
-                        FunctionCall {
-                            call_id,
-                            name,
-                            arguments: initial,
-                            done: false,
-                        },
-                    );
-                }
-            }
+            "response.output_item.added" => self.on_item_added(&v["item"], out),
             "response.function_call_arguments.delta" => {
-                let item_id = str_at(&v, "/item_id").unwrap_or_default();
-                let delta = str_at(&v, "/delta").unwrap_or_default();
-                self.arguments(item_id, delta, out);
+                let item_id = str_at(v, "/item_id").unwrap_or_default();
+                self.arguments(item_id, str_at(v, "/delta").unwrap_or_default(), out);
             }
             "response.function_call_arguments.done" => {
-                let item_id = str_at(&v, "/item_id").unwrap_or_default();
-                self.arguments_done(item_id, str_at(&v, "/arguments"), out);
+                let item_id = str_at(v, "/item_id").unwrap_or_default();
+                self.arguments_done(item_id, str_at(v, "/arguments"), out);
             }
-            "response.output_item.done" => {
-                let item = &v["item"];
-                match str_at(item, "/type") {
-                    Some("reasoning") => {
-                        if let Some(enc) =
-                            str_at(item, "/encrypted_content").filter(|e| !e.is_empty())
-                        {
-                            out.push(Ok(ApiStreamChunk::Reasoning {
-                                reasoning: String::new(),
-                                details: None,
-                                signature: None,
-                                redacted_data: Some(enc.to_owned()),
-                                id: str_at(item, "/id").map(str::to_owned),
-                            }));
-                        }
-                    }
-                    Some("function_call") => {
-                        let item_id = str_at(item, "/id").unwrap_or_default();
-                        self.arguments_done(item_id, str_at(item, "/arguments"), out);
-                    }
-                    _ => {}
-                }
-            }
+            "response.output_item.done" => self.on_item_done(&v["item"], out),
             "response.completed" => {
                 self.completed = true;
-                out.extend(Self::usage(&v).map(Ok));
+                out.extend(Self::usage(v).map(Ok));
             }
-            "response.incomplete" => self.incomplete(&v, out),
+            "response.incomplete" => self.incomplete(v, out),
             "response.failed" => {
-                out.push(Err(error_from(
-                    v.pointer("/response/error").unwrap_or(&Value::Null),
-                )));
+                let e = v.pointer("/response/error").unwrap_or(&Value::Null);
+                out.push(Err(error_from(e)));
             }
-            "error" => out.push(Err(error_from(v.get("error").unwrap_or(&v)))),
+            "error" => out.push(Err(error_from(v.get("error").unwrap_or(v)))),
             _ => {}
         }
     }
 
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        if !self.completed {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no response.completed)",
-            )));
-        }
+    fn on_json_end(&mut self, out: &mut Chunks) {
+        require_end(self.completed, "response.completed", out);
     }
 }

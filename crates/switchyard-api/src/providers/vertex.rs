@@ -25,13 +25,12 @@ use serde_json::json;
 
 use crate::auth::google::GoogleAuth;
 use crate::error::{ApiError, ErrorKind};
-use crate::providers::anthropic::{self, AnthropicParser};
+use crate::providers::anthropic;
 use crate::providers::gemini::{self, GeminiParser};
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
-use crate::stream::ApiStreamChunk;
-use crate::transport::{EventParser, PendingRequest, WireRequest};
-use crate::wire::sse::{SseEvent, SseEventRef};
+use crate::providers::routed::FamilyParser;
+use crate::transport::{PendingRequest, WireRequest};
 
 /// The `anthropic_version` Vertex's Anthropic endpoint takes in the body.
 pub(crate) const VERTEX_ANTHROPIC_VERSION: &str = "vertex-2023-10-16";
@@ -72,7 +71,7 @@ impl Vertex {
 }
 
 impl Provider for Vertex {
-    type Parser = VertexParser;
+    type Parser = FamilyParser;
 
     /// The body of the model's family; the URL (it names the project) and the token are added
     /// by [`Provider::authorize`].
@@ -91,11 +90,11 @@ impl Provider for Vertex {
             .header_opt("anthropic-beta", anthropic::beta_header(&mode.model_id))
     }
 
-    fn parser(&self, mode: &ResolvedMode) -> VertexParser {
+    fn parser(&self, mode: &ResolvedMode) -> FamilyParser {
         if is_claude(&mode.model_id) {
-            VertexParser::Anthropic(Box::default())
+            FamilyParser::Anthropic(Box::default())
         } else {
-            VertexParser::Gemini(GeminiParser::default())
+            FamilyParser::Gemini(GeminiParser::default())
         }
     }
 
@@ -119,34 +118,6 @@ impl Provider for Vertex {
             request.url = format!("{base_url}{}", template.replacen("{project}", &project, 1));
             Ok(request.bearer(Some(&token)))
         })
-    }
-}
-
-/// The stream mapper of the model's family.
-pub(crate) enum VertexParser {
-    Anthropic(Box<AnthropicParser>),
-    Gemini(GeminiParser),
-}
-
-impl EventParser for VertexParser {
-    type Event = SseEvent;
-
-    fn on_event(
-        &mut self,
-        event: SseEventRef<'_>,
-        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
-    ) {
-        match self {
-            Self::Anthropic(p) => p.on_event(event, out),
-            Self::Gemini(p) => p.on_event(event, out),
-        }
-    }
-
-    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
-        match self {
-            Self::Anthropic(p) => p.on_end(out),
-            Self::Gemini(p) => p.on_end(out),
-        }
     }
 }
 

@@ -1,0 +1,143 @@
+//! Chat Completions tool calls assembled from their streamed fragments (SPEC R1.2: a
+//! tool-call chunk only once its id and name are known, an id made up when the wire sends
+//! none): which call each fragment belongs to, keyed by index, then id, then the open call.
+
+use serde_json::Value;
+
+use crate::providers::mapper::Chunks;
+use crate::stream::{ApiStreamChunk, generated_tool_call_id};
+
+/// A tool call being assembled from deltas.
+#[derive(Debug, Default)]
+struct PendingToolCall {
+    /// The `index` its first fragment carried, if any.
+    index: Option<u64>,
+    /// The id the wire gave it, if any.
+    wire_id: Option<String>,
+    /// The id its chunks carry: the wire's, or one made up when the wire sent none.
+    id: Option<String>,
+    name: Option<String>,
+    /// Every argument fragment so far (to tell a finished call from one still arriving).
+    arguments: String,
+    /// Argument fragments that arrived before the id and name were known.
+    held: String,
+    /// Gemini's thought signature (`extra_content.google.thought_signature`), not yet sent.
+    signature: Option<String>,
+}
+
+impl PendingToolCall {
+    /// The arguments so far are one whole JSON value: a fragment that names a tool again now
+    /// starts another call.
+    fn is_complete(&self) -> bool {
+        serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
+    }
+}
+
+/// The tool calls of one response, in the order they appeared.
+#[derive(Debug, Default)]
+pub(super) struct ToolCalls {
+    calls: Vec<PendingToolCall>,
+}
+
+impl ToolCalls {
+    /// No tool call has started.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.calls.is_empty()
+    }
+
+    /// The call a tool-call fragment belongs to (issue 12 item 1): keyed by `index`, then by
+    /// `id`, then "continue the open call".
+    ///
+    /// * A fragment with an `id` continues the call with that id; else it names the call at
+    ///   its `index` that has no id yet; else it starts a new call — two calls that share an
+    ///   index but carry different ids are two calls (Ollama, tests/cases C39).
+    /// * A fragment without an id continues the call at its `index`; one that names a tool
+    ///   again after that call's arguments are complete starts a new call (id-less calls
+    ///   sharing an index). NVIDIA NIM repeats the name in every fragment of one call (H10).
+    /// * A fragment with neither id nor name continues the most recent call, whatever its
+    ///   index; a name without id at an unseen index starts a new call.
+    fn slot(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        name: Option<&str>,
+        args: &str,
+    ) -> usize {
+        let calls = &mut self.calls;
+        let at_index = index.and_then(|i| calls.iter().rposition(|c| c.index == Some(i)));
+        if let Some(id) = id {
+            if let Some(p) = calls.iter().rposition(|c| c.wire_id.as_deref() == Some(id)) {
+                return p;
+            }
+            if let Some(p) = at_index.filter(|&p| calls[p].wire_id.is_none()) {
+                calls[p].wire_id = Some(id.to_owned());
+                return p;
+            }
+        } else if let Some(p) = at_index.or(if index.is_none() || name.is_none() {
+            calls.len().checked_sub(1)
+        } else {
+            None
+        }) {
+            let call = &calls[p];
+            let renamed = match (name, call.name.as_deref()) {
+                (Some(new), Some(old)) => new != old || !args.is_empty(),
+                _ => false,
+            };
+            if !(renamed && call.is_complete()) {
+                return p;
+            }
+        }
+        calls.push(PendingToolCall {
+            index,
+            wire_id: id.map(str::to_owned),
+            ..PendingToolCall::default()
+        });
+        calls.len() - 1
+    }
+
+    pub(super) fn on_delta(&mut self, tc: &Value, out: &mut Chunks) {
+        fn non_empty(v: Option<&Value>) -> Option<&str> {
+            v.and_then(Value::as_str).filter(|s| !s.is_empty())
+        }
+        let function = &tc["function"];
+        let id = non_empty(tc.get("id"));
+        let name = non_empty(function.get("name"));
+        let args = function
+            .get("arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let index = tc.get("index").and_then(Value::as_u64);
+        let at = self.slot(index, id, name, args);
+        let call = &mut self.calls[at];
+        if call.name.is_none() {
+            call.name = name.map(str::to_owned);
+        }
+        if let Some(sig) = non_empty(tc.pointer("/extra_content/google/thought_signature")) {
+            call.signature.get_or_insert_with(|| sig.to_owned());
+        }
+        call.arguments.push_str(args);
+        let Some(name) = call.name.clone() else {
+            call.held.push_str(args);
+            return;
+        };
+        // A call the wire sends without an id gets one made up (unique in the process).
+        let id = call
+            .id
+            .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))
+            .clone();
+        let mut delta = std::mem::take(&mut call.held);
+        delta.push_str(args);
+        let first = delta.len() == call.arguments.len();
+        let signature = call.signature.take();
+        if first || !delta.is_empty() || signature.is_some() {
+            out.push(Ok(ApiStreamChunk::ToolCalls {
+                call_id: None,
+                id,
+                name,
+                arguments_delta: delta,
+                signature,
+            }));
+        }
+    }
+}

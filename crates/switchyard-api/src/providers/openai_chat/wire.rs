@@ -1,0 +1,121 @@
+//! The fast reading of a `chat.completion.chunk` (issue 17; SPEC R4.4, R4.5) with the
+//! [`Scanner`](crate::providers::fast_json): only the fields the mapping reads, strings
+//! borrowed from the event when they have no escapes, everything else skipped without being
+//! built. String fields accept any JSON value (a non-string reads as absent, as the general
+//! path's `as_str` does). A chunk carrying an error, of an odd shape (`choices` not an array,
+//! more than one choice) or that the scanner leaves to serde is read by the general path.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::view::{ChunkView, Content};
+use crate::providers::fast_json::Scanner;
+
+/// `delta.content`: a string, typed parts (tests/cases C47), or absent (any other value).
+#[derive(Default)]
+enum StrOrParts<'a> {
+    #[default]
+    Absent,
+    Str(Cow<'a, str>),
+    Parts(Vec<Value>),
+}
+
+#[derive(Default)]
+pub(super) struct Chunk<'a> {
+    has_choice: bool,
+    finish_reason: Option<Cow<'a, str>>,
+    content: StrOrParts<'a>,
+    reasoning_content: Option<Cow<'a, str>>,
+    reasoning: Option<Cow<'a, str>>,
+    reasoning_details: Option<Value>,
+    tool_calls: Vec<Value>,
+    usage: Option<Value>,
+}
+
+impl<'a> Chunk<'a> {
+    /// Reads one chunk, or `None` when the general path must (see the module docs): a
+    /// non-null `error` at the top or in `choices[0]`, or `object: "error"`, is its.
+    pub(super) fn read(data: &'a str) -> Option<Self> {
+        let mut chunk = Chunk::default();
+        let names = ["choices", "usage", "error", "object"];
+        Scanner::new(data).document(&names, |s, name| match name {
+            "choices" => {
+                if s.null() {
+                    return Some(());
+                }
+                s.array(|s, i| if i == 0 { chunk.read_choice(s) } else { None })
+            }
+            "usage" => {
+                chunk.usage = s.opt_value()?;
+                Some(())
+            }
+            "error" => s.null().then_some(()),
+            _ => (s.maybe_str()?.as_deref() != Some("error")).then_some(()),
+        })?;
+        Some(chunk)
+    }
+
+    fn read_choice(&mut self, s: &mut Scanner<'a>) -> Option<()> {
+        self.has_choice = true;
+        let names = ["delta", "finish_reason", "error"];
+        s.fields(&names, |s, name| match name {
+            "delta" => {
+                if s.null() {
+                    Some(())
+                } else {
+                    self.read_delta(s)
+                }
+            }
+            "finish_reason" => {
+                self.finish_reason = s.maybe_str()?;
+                Some(())
+            }
+            _ => s.null().then_some(()),
+        })
+    }
+
+    fn read_delta(&mut self, s: &mut Scanner<'a>) -> Option<()> {
+        let names = [
+            "content",
+            "reasoning_content",
+            "reasoning",
+            "reasoning_details",
+            "tool_calls",
+        ];
+        s.fields(&names, |s, name| {
+            match name {
+                "content" if s.at_array() => self.content = StrOrParts::Parts(s.values()?),
+                "content" => {
+                    self.content = s.maybe_str()?.map_or(StrOrParts::Absent, StrOrParts::Str);
+                }
+                "reasoning_content" => self.reasoning_content = s.maybe_str()?,
+                "reasoning" => self.reasoning = s.maybe_str()?,
+                "reasoning_details" => self.reasoning_details = s.opt_value()?,
+                _ => {
+                    if !s.null() {
+                        self.tool_calls = s.values()?;
+                    }
+                }
+            }
+            Some(())
+        })
+    }
+
+    pub(super) fn view(&'a self) -> ChunkView<'a> {
+        ChunkView {
+            has_choice: self.has_choice,
+            reasoning_content: self.reasoning_content.as_deref(),
+            reasoning: self.reasoning.as_deref(),
+            reasoning_details: self.reasoning_details.as_ref(),
+            content: match &self.content {
+                StrOrParts::Str(t) => Content::Text(t),
+                StrOrParts::Parts(parts) => Content::Parts(parts),
+                StrOrParts::Absent => Content::None,
+            },
+            tool_calls: &self.tool_calls,
+            finish_reason: self.finish_reason.as_deref(),
+            usage: self.usage.as_ref(),
+        }
+    }
+}
