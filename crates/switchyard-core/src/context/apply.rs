@@ -159,21 +159,8 @@ fn pair_results(content: Vec<ContentBlock>, calls: &[String]) -> Vec<ContentBloc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_support::{alternating, assistant, user};
     use serde_json::json;
-
-    fn user(blocks: Vec<ContentBlock>) -> Message {
-        Message {
-            role: Role::User,
-            content: blocks,
-        }
-    }
-
-    fn assistant(blocks: Vec<ContentBlock>) -> Message {
-        Message {
-            role: Role::Assistant,
-            content: blocks,
-        }
-    }
 
     fn text(t: &str) -> ContentBlock {
         ContentBlock::Text { text: t.into() }
@@ -208,16 +195,12 @@ mod tests {
         text(TRUNCATION_NOTICE)
     }
 
-    fn alternating(len: usize) -> Vec<Message> {
-        (0..len)
-            .map(|i| {
-                if i % 2 == 0 {
-                    Message::user_text(format!("u{i}"))
-                } else {
-                    Message::assistant_text(format!("a{i}"))
-                }
-            })
-            .collect()
+    /// The messages of `msgs` at `kept`, the first with the truncation notice: what a range
+    /// leaves visible of a history without tool calls.
+    fn shown(msgs: &[Message], kept: &[usize]) -> Vec<Message> {
+        let mut out: Vec<Message> = kept.iter().map(|&i| msgs[i].clone()).collect();
+        out[0].content.push(notice());
+        out
     }
 
     /// A tool-calling conversation: every assistant message after the first calls tool `t{i}`
@@ -249,16 +232,7 @@ mod tests {
     fn range_hides_messages_and_adds_the_notice() {
         let msgs = alternating(10);
         let out = apply_deleted_range(&msgs, Some((2, 5)));
-        let mut expected = vec![
-            msgs[0].clone(),
-            msgs[1].clone(),
-            msgs[6].clone(),
-            msgs[7].clone(),
-            msgs[8].clone(),
-            msgs[9].clone(),
-        ];
-        expected[0].content.push(notice());
-        assert_eq!(out, expected);
+        assert_eq!(out, shown(&msgs, &[0, 1, 6, 7, 8, 9]));
     }
 
     #[test]
@@ -411,19 +385,10 @@ mod tests {
         let msgs = alternating(6);
         // A range starting below 2 still keeps messages 0 and 1.
         let out = apply_deleted_range(&msgs, Some((0, 3)));
-        let mut expected = vec![
-            msgs[0].clone(),
-            msgs[1].clone(),
-            msgs[4].clone(),
-            msgs[5].clone(),
-        ];
-        expected[0].content.push(notice());
-        assert_eq!(out, expected);
+        assert_eq!(out, shown(&msgs, &[0, 1, 4, 5]));
         // A range past the end hides everything after the first pair, without panicking.
         let out = apply_deleted_range(&msgs, Some((2, 100)));
-        let mut expected = vec![msgs[0].clone(), msgs[1].clone()];
-        expected[0].content.push(notice());
-        assert_eq!(out, expected);
+        assert_eq!(out, shown(&msgs, &[0, 1]));
         // A range that starts past the end hides nothing and adds no notice.
         assert_eq!(apply_deleted_range(&msgs, Some((50, 60))), msgs);
     }
@@ -432,16 +397,7 @@ mod tests {
     fn range_starting_later_hides_only_its_own_span() {
         let msgs = alternating(8);
         let out = apply_deleted_range(&msgs, Some((4, 5)));
-        let mut expected = vec![
-            msgs[0].clone(),
-            msgs[1].clone(),
-            msgs[2].clone(),
-            msgs[3].clone(),
-            msgs[6].clone(),
-            msgs[7].clone(),
-        ];
-        expected[0].content.push(notice());
-        assert_eq!(out, expected);
+        assert_eq!(out, shown(&msgs, &[0, 1, 2, 3, 6, 7]));
     }
 
     #[test]

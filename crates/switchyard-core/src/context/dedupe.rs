@@ -231,21 +231,8 @@ pub fn dedupe_saves_enough(messages: &[Message], range: Option<DeletedRange>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_support::{assistant, user};
     use serde_json::json;
-    use switchyard_api::Role;
-
-    fn user(blocks: Vec<ContentBlock>) -> Message {
-        Message {
-            role: Role::User,
-            content: blocks,
-        }
-    }
-    fn assistant(blocks: Vec<ContentBlock>) -> Message {
-        Message {
-            role: Role::Assistant,
-            content: blocks,
-        }
-    }
     fn read_call(id: &str, path: &str) -> ContentBlock {
         ContentBlock::ToolUse {
             id: id.into(),

@@ -34,6 +34,9 @@ pub mod budget;
 pub mod dedupe;
 pub mod truncation;
 
+#[cfg(test)]
+mod test_support;
+
 pub use apply::{
     MISSING_TOOL_RESULT, REMOVED_TOOL_RESULTS, TRUNCATION_NOTICE, apply_deleted_range,
 };

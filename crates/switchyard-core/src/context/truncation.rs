@@ -86,19 +86,7 @@ pub fn get_next_truncation_range(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `len` messages alternating user (even index) and assistant (odd index).
-    fn alternating(len: usize) -> Vec<Message> {
-        (0..len)
-            .map(|i| {
-                if i % 2 == 0 {
-                    Message::user_text(format!("u{i}"))
-                } else {
-                    Message::assistant_text(format!("a{i}"))
-                }
-            })
-            .collect()
-    }
+    use crate::context::test_support::alternating;
 
     use TruncationKeep::{Half, LastTwo, None as KeepNone, Quarter};
 

@@ -49,7 +49,7 @@ pub struct McpServerConfig {
 #[derive(Clone, PartialEq)]
 pub enum McpTransport {
     /// A child process speaking JSON-RPC on stdin/stdout. `env` is added to a minimal
-    /// environment (`hub::inherited_env`, never Switchyard's provider keys); `cwd` defaults to
+    /// environment (`connect::inherited_env`, never Switchyard's provider keys); `cwd` defaults to
     /// the current directory.
     Stdio {
         /// The program (looked up on `PATH`).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use switchyard_api::Mode;
 
-use super::{RuleFile, SystemPromptContext};
+use super::context::{RuleFile, SystemPromptContext};
 
 /// The largest rules or `.clineignore` file read (64 KiB); larger files are skipped.
 pub const MAX_RULE_FILE_BYTES: u64 = 64 * 1024;

@@ -17,8 +17,8 @@
 
 use switchyard_api::{Mode, ToolSpec};
 
+use super::context::{RuleFile, SystemPromptContext};
 use super::tools::{BoundServer, bind_mcp_tools};
-use super::{RuleFile, SystemPromptContext};
 
 /// Separates the sections of the prompt.
 const SECTION_SEPARATOR: &str = "\n\n====\n\n";
@@ -41,7 +41,7 @@ say briefly what you changed and how it was verified.";
 /// Builds `(system_prompt, tools)` from `ctx` (SPEC R6.2).
 ///
 /// With `native_tool_calling`, `tools` holds every MCP tool as a [`ToolSpec`] named as in
-/// [`mcp_tool_bindings`](super::mcp_tool_bindings) (description and input schema passed
+/// [`mcp_tool_bindings`](super::tools::mcp_tool_bindings) (description and input schema passed
 /// through), in the same order; without it `tools` is empty and the prompt describes the tools
 /// instead. Pure and deterministic: the same context gives the same output.
 pub fn get_system_prompt(ctx: &SystemPromptContext) -> (String, Vec<ToolSpec>) {
@@ -102,22 +102,28 @@ fn environment_section(ctx: &SystemPromptContext) -> String {
     )
 }
 
+/// The start of the `MCP SERVERS` section.
+const MCP_INTRO: &str =
+    "MCP SERVERS\n\nThese Model Context Protocol servers are connected and give you extra tools.";
+
+/// How MCP tools are called with native tool calling.
+const MCP_NATIVE_CALLS: &str = " Each tool is offered to you as a function named `server__tool`.";
+
+/// How MCP tools are called without native tool calling: the `<use_mcp_tool>` block.
+const MCP_TEXT_CALLS: &str = " To call one, reply with this block, where the arguments are a \
+    JSON object matching the tool's input schema, then wait for the result:\n\n\
+    <use_mcp_tool>\n<server_name>server name</server_name>\n\
+    <tool_name>tool name</tool_name>\n\
+    <arguments>{\"key\": \"value\"}</arguments>\n</use_mcp_tool>";
+
 /// The servers in prompt order, each with its tools (or a note that it has none).
 fn mcp_section(servers: &[BoundServer<'_>], native: bool) -> String {
-    let mut out = String::from(
-        "MCP SERVERS\n\nThese Model Context Protocol servers are connected and give you extra tools.",
-    );
-    if native {
-        out.push_str(" Each tool is offered to you as a function named `server__tool`.");
+    let mut out = String::from(MCP_INTRO);
+    out.push_str(if native {
+        MCP_NATIVE_CALLS
     } else {
-        out.push_str(
-            " To call one, reply with this block, where the arguments are a JSON object \
-             matching the tool's input schema, then wait for the result:\n\n\
-             <use_mcp_tool>\n<server_name>server name</server_name>\n\
-             <tool_name>tool name</tool_name>\n\
-             <arguments>{\"key\": \"value\"}</arguments>\n</use_mcp_tool>",
-        );
-    }
+        MCP_TEXT_CALLS
+    });
     for server in servers {
         out.push_str(&format!("\n\n## {}\n", server.name));
         if server.tools.is_empty() {

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use switchyard_api::ToolSpec;
 
-use super::McpServerInfo;
+use super::context::McpServerInfo;
 
 /// The longest function name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;

@@ -1,4 +1,5 @@
-//! Assembling the assistant's message from streamed chunks, block by block in stream order.
+//! Assembling the assistant's message from streamed chunks, block by block in stream order
+//! (SPEC R9.1; the complete blocks a failed stream keeps, R9.3).
 //!
 //! Each thinking block keeps its own text and signature (a signature chunk closes the block it
 //! follows), so a message with two thinking blocks replays with two correctly paired

@@ -1,16 +1,17 @@
-//! [`TaskBuilder`]: what a [`Task`] is made of, and creating or reopening one.
+//! [`TaskBuilder`]: what a [`Task`] is made of, and creating or reopening one (SPEC R3.2,
+//! R10.1, R10.3 on reopening, R12 limits from the configuration).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use switchyard_api::{ApiHandler, Message, Mode};
 
-use super::attempt::{
-    AttemptSettings, Conversation, FailureDecider, FailureDecision, FixedDecision,
-};
+use super::conversation::Conversation;
 use super::journal::{JournalState, scrubbed_message};
+use super::persisted::{Task, TaskError};
+use super::recovery::{FailureDecider, FailureDecision, FixedDecision};
+use super::settings::AttemptSettings;
 use super::tools::{DenyToolCalls, ToolApprover, ToolLoopSettings};
-use super::{Task, TaskError};
 use crate::limits::RequestLimits;
 use crate::mcp::McpServerHub;
 use crate::prompt::{SystemPromptContext, default_global_rules_dir};
@@ -42,6 +43,32 @@ pub struct TaskBuilder {
     cwd: Option<PathBuf>,
     global_rules_dir: Option<Option<PathBuf>>,
     system_prompt: Option<String>,
+}
+
+impl Task {
+    /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
+    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps and each
+    /// provider's rate limits (R12.2, R12.3), and writes the task to `store`, which keeps
+    /// their state. Errors: the configuration's problem.
+    pub fn builder(
+        config: &switchyard_api::ApiConfiguration,
+        mode: Mode,
+        store: Arc<dyn TaskStore>,
+    ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
+        let limits = RequestLimits::from_config(config, mode)?;
+        let handler = Arc::clone(&limits.entries()[0].handler);
+        Ok(TaskBuilder::new(handler, mode, store).limits(limits))
+    }
+
+    /// A task sending its requests through `handler` (its provider and model are recorded;
+    /// `mode` picks the system prompt's mode).
+    pub fn builder_with_handler(
+        handler: Arc<dyn ApiHandler>,
+        mode: Mode,
+        store: Arc<dyn TaskStore>,
+    ) -> TaskBuilder {
+        TaskBuilder::new(handler, mode, store)
+    }
 }
 
 impl std::fmt::Debug for TaskBuilder {

@@ -1,9 +1,20 @@
-//! [`TaskEvent`]: what happened in a task, in order; what a user interface renders.
+//! [`TaskEvent`]: what happened in a task, in order; what a user interface renders and the
+//! CLI's `--json` lines (SPEC R6.8, R6.9, R9.1, R9.3, R9.5, R10.5 scrubbing, R12 events).
 
 use serde::Serialize;
+use switchyard_api::ApiError;
 
-use super::turn::CancelReason;
 use crate::store::TaskUsage;
+
+/// Why a request ended early (the reference's `cancelReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// The stream failed after content had arrived.
+    StreamingFailed,
+    /// The user cancelled (Ctrl-C).
+    UserCancelled,
+}
 
 /// One thing that happened in a task, in the order it happened.
 ///
@@ -182,35 +193,29 @@ impl TaskEvent {
     pub fn scrub_secrets(&mut self) {
         use switchyard_api::secrets::scrub_in_place as scrub;
         match self {
-            Self::Text { text } | Self::Reasoning { text } => {
-                scrub(text);
+            Self::Text { text }
+            | Self::Reasoning { text }
+            | Self::ToolCall {
+                arguments: text, ..
             }
-            Self::ToolCall { arguments, .. } => {
-                scrub(arguments);
-            }
-            Self::ToolResult { content, .. } => {
-                scrub(content);
-            }
-            Self::McpServerUnavailable { reason, .. } => {
-                scrub(reason);
-            }
-            Self::Error { message, .. } | Self::ApiReqFailed { message, .. } => {
-                scrub(message);
-            }
-            Self::ApiReqFinished {
-                streaming_failed_message: Some(message),
+            | Self::ToolResult { content: text, .. }
+            | Self::McpServerUnavailable { reason: text, .. }
+            | Self::Error { message: text, .. }
+            | Self::ApiReqFailed { message: text, .. }
+            | Self::ApiReqFinished {
+                streaming_failed_message: Some(text),
                 ..
-            } => {
-                scrub(message);
             }
-            Self::ErrorRetry { error_message, .. } => {
-                scrub(error_message);
+            | Self::ErrorRetry {
+                error_message: text,
+                ..
             }
-            Self::RetryStatus { error_snippet, .. } => {
-                scrub(error_snippet);
+            | Self::RetryStatus {
+                error_snippet: text,
+                ..
             }
-            Self::Fallback { message, .. } => {
-                scrub(message);
+            | Self::Fallback { message: text, .. } => {
+                scrub(text);
             }
             Self::TaskStarted { .. }
             | Self::RateLimitWait { .. }
@@ -256,4 +261,32 @@ pub enum TaskStatus {
     Failed,
     /// The user cancelled (Ctrl-C, a cancelled token).
     Cancelled,
+}
+
+/// The `error` event of `error`: its kind, its sentence and its HTTP status.
+pub(super) fn error_event(error: &ApiError) -> TaskEvent {
+    TaskEvent::Error {
+        kind: error.kind.as_str().to_owned(),
+        message: error.to_string(),
+        status: error.status,
+    }
+}
+
+/// The `api_req_finished` of request `request_index`, cancelled by the user (SPEC R9.5).
+pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
+    TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::UserCancelled),
+        streaming_failed_message: None,
+    }
+}
+
+/// The attempt `request_index` ended before content with `error`, which goes on to a retry or
+/// a failover (R6.8: `streaming_failed` with the error serialized as JSON; R6.11: never a key).
+pub(super) fn streaming_failed(request_index: u32, error: &ApiError) -> TaskEvent {
+    TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::StreamingFailed),
+        streaming_failed_message: serde_json::to_string(error).ok(),
+    }
 }

@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 use switchyard_api::{ApiError, ErrorKind, Message};
 use tokio::time::Instant;
 
-use super::TaskEvent;
-use super::attempt::{BoxFuture, Conversation};
-use super::observer::TurnObserver;
+use super::conversation::Conversation;
+use super::events::TaskEvent;
+use super::observer::{BoxFuture, TurnObserver};
 use crate::context::{DeletedRange, find_duplicate_file_reads};
 use crate::store::{StoreError, TaskStore};
 

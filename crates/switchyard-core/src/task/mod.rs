@@ -5,42 +5,57 @@
 //! it happens. [`TaskEvent`] is what it reports, in order; serialised with serde it is exactly
 //! the `--json` line contract of the CLI (README "JSON output").
 //!
-//! Inside, one file per step of a turn:
+//! Inside, one file per step of a turn, each using only the files above it in this list:
+//! - `events.rs`: [`TaskEvent`] and [`CancelReason`], what a task reports (R6.8, R9.1, R10.5);
+//! - `conversation.rs`: the history and its deleted range as a request sees them (R8.4);
+//! - `observer.rs`: the turn's observer, each change awaited so it is stored first (R10.2);
+//! - `settings.rs`: [`AttemptSettings`], the step's deadlines and limits (R5.2, R6.1, R6.7);
+//! - `mcp_wait.rs`: the bounded wait for MCP servers before a request (R6.1);
+//! - `recovery.rs`: retry waits, truncation after an overflow, the user's decision (R6.5–R6.10);
+//! - `failover.rs`: the failover entry, spend caps and rate-limit waits of a request (R12);
+//! - `probe.rs`: one request sent and probed up to its first content chunk (R6.4);
 //! - `attempt.rs`: `attempt_api_request`, one request prepared, probed and recovered (R6);
 //! - `request.rs`: one stream consumed into events and the assistant's message (R9.1, R9.2);
 //! - `turn.rs`: the request loop of a turn, recovering a stream that fails part-way (R9.3);
 //! - `tools.rs`: the rounds of MCP tool calls (R11.2);
 //! - `journal.rs`: how a task writes each change down before going on (R10.2);
-//! - `resume.rs`: reopening a task a crash cut short (R10.3).
+//! - `persisted.rs`: [`Task`], the persisted task and its turns (R10);
+//! - `resume.rs`: reopening a task a crash cut short (R10.3);
+//! - `builder.rs`: [`TaskBuilder`], creating or reopening a task (R3.2, R10.1, R12).
 //!
 //! [`TaskStore`]: crate::store::TaskStore
 
 mod assembler;
 pub(crate) mod attempt;
 mod builder;
+mod conversation;
 mod events;
+mod failover;
 mod journal;
+pub(crate) mod mcp_wait;
 mod observer;
 mod persisted;
+mod probe;
+mod recovery;
 mod request;
 mod resume;
+mod settings;
 mod tools;
 mod turn;
 
 #[cfg(test)]
 mod tests;
 
-pub use attempt::{
-    AttemptSettings, BoxFuture, DEFAULT_RETRY_AFTER_CAP, FailureDecider, FailureDecision,
-    FixedDecision, MAX_AUTO_RETRIES, MCP_WAIT,
-};
 pub use builder::TaskBuilder;
-pub use events::{TaskEvent, TaskStatus};
-pub use persisted::{INTERRUPTED_BY_USER_MARKER, Task, TaskError};
+pub use events::{CancelReason, TaskEvent, TaskStatus};
+pub use observer::BoxFuture;
+pub use persisted::{INTERRUPTED_BY_USER_MARKER, ResumeReport, Task, TaskError};
+pub use recovery::{FailureDecider, FailureDecision, FixedDecision};
 pub use request::RequestStatus;
-pub use resume::{PROCESS_ENDED_MESSAGE, ResumeReport, recoverable_partial};
+pub use resume::{PROCESS_ENDED_MESSAGE, recoverable_partial};
+pub use settings::{AttemptSettings, DEFAULT_RETRY_AFTER_CAP, MAX_AUTO_RETRIES, MCP_WAIT};
 pub use tools::{
     DEFAULT_MAX_TOOL_ROUNDS, DenyToolCalls, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover,
     ToolCallRequest, ToolLoopSettings,
 };
-pub use turn::{CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome};
+pub use turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome};

@@ -1,10 +1,17 @@
-//! What the request step (SPEC R6) and the request loop (R9) report as they go.
+//! [`TurnObserver`]: what the request step (SPEC R6) and the request loop (R9) report as they
+//! go, each change awaited so it can be made durable first (R6.3, R10.2).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use switchyard_api::ApiError;
 
-use super::TaskEvent;
-use super::attempt::{BoxFuture, Conversation};
+use super::conversation::Conversation;
+use super::events::TaskEvent;
 use crate::context::DeletedRange;
+
+/// A boxed future, for the small async traits of the task.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Receives a turn's events and changes in order. Every call is awaited before the turn goes
 /// on, so an implementation can make each change durable first: the deleted range before the

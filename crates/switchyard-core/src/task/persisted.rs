@@ -1,5 +1,5 @@
 //! [`Task`]: a conversation with one model, persisted as it runs, answered one user turn at a
-//! time.
+//! time (SPEC R10.1, R10.2; its turns run the request and tool loops of R6, R9 and R11).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,14 +8,16 @@ use switchyard_api::{
     ApiError, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, ToolSpec,
 };
 
-use super::attempt::{
-    ApiRequestContext, AttemptSettings, Conversation, FailureDecider, LimitsContext,
-};
+use super::attempt::ApiRequestContext;
+use super::conversation::Conversation;
+use super::events::{TaskEvent, TaskStatus, user_cancelled};
+use super::failover::LimitsContext;
 use super::journal::{self, Journal, JournalState, store_event};
+use super::recovery::FailureDecider;
 use super::request::RequestStatus;
+use super::settings::AttemptSettings;
 use super::tools::{ToolApprover, ToolLoop, ToolLoopSettings, run_turn_with_tools};
-use super::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, user_cancelled};
-use super::{ResumeReport, TaskBuilder, TaskEvent, TaskStatus};
+use super::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome};
 use crate::context::DeletedRange;
 use crate::cost::UsageTotals;
 use crate::limits::RequestLimits;
@@ -25,6 +27,17 @@ use crate::store::{StoreError, TaskRecord, TaskStore};
 
 /// Appended to the partial answer of a request the user cancelled (the reference's marker).
 pub const INTERRUPTED_BY_USER_MARKER: &str = "[Response interrupted by user]";
+
+/// What resuming a task found and did about an interrupted turn (SPEC R10.3, `resume.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumeReport {
+    /// Bytes of partial assistant text recovered into the history.
+    pub recovered_partial_bytes: usize,
+    /// A trailing `api_req_started` with nothing after it was dropped (R10.3).
+    pub dropped_request: bool,
+    /// The request that was marked `streaming_failed` on resume.
+    pub interrupted_request: Option<u32>,
+}
 
 /// Why a task could not be created, reopened or run. `Display` is one sentence saying what to
 /// do.
@@ -112,30 +125,6 @@ impl std::fmt::Debug for Task {
 }
 
 impl Task {
-    /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
-    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps and each
-    /// provider's rate limits (R12.2, R12.3), and writes the task to `store`, which keeps
-    /// their state. Errors: the configuration's problem.
-    pub fn builder(
-        config: &switchyard_api::ApiConfiguration,
-        mode: Mode,
-        store: Arc<dyn TaskStore>,
-    ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
-        let limits = RequestLimits::from_config(config, mode)?;
-        let handler = Arc::clone(&limits.entries()[0].handler);
-        Ok(TaskBuilder::new(handler, mode, store).limits(limits))
-    }
-
-    /// A task sending its requests through `handler` (its provider and model are recorded;
-    /// `mode` picks the system prompt's mode).
-    pub fn builder_with_handler(
-        handler: Arc<dyn ApiHandler>,
-        mode: Mode,
-        store: Arc<dyn TaskStore>,
-    ) -> TaskBuilder {
-        TaskBuilder::new(handler, mode, store)
-    }
-
     /// The task's failover chain, spend caps and rate limits (SPEC R12), when it has them.
     pub fn limits(&self) -> Option<&RequestLimits> {
         self.limits.as_ref()

@@ -1,5 +1,6 @@
-//! Consuming one streamed request: chunks become [`TaskEvent`]s, usage is summed and costed,
-//! tool-call fragments are joined, and the assistant's message is assembled for the history.
+//! Consuming one streamed request (SPEC R9.1, R9.2, R9.4): chunks become [`TaskEvent`]s, usage
+//! is summed and costed, tool-call fragments are joined, and the assistant's message is
+//! assembled for the history.
 
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use switchyard_api::{
 };
 use tokio::time::Instant;
 
-use super::TaskEvent;
 use super::assembler::MessageAssembler;
+use super::events::TaskEvent;
 use super::observer::TurnObserver;
 use crate::cost::UsageTotals;
 
@@ -96,7 +97,7 @@ pub(crate) async fn run_request(
     let stream = handler.create_message(system_prompt, messages, tools, options);
     let outcome = consume_stream(handler, stream, started, system_prompt, messages, observer).await;
     if let RequestStatus::Failed(e) = &outcome.status {
-        observer.event(super::turn::error_event(e)).await;
+        observer.event(super::events::error_event(e)).await;
     }
     outcome
 }
@@ -108,67 +109,19 @@ pub(crate) async fn run_request(
 /// and reports it.
 pub(crate) async fn consume_stream(
     handler: &dyn ApiHandler,
-    mut stream: ApiStream,
+    stream: ApiStream,
     started: Instant,
     system_prompt: &str,
     messages: &[Message],
     observer: &mut dyn TurnObserver,
 ) -> RequestOutcome {
     let model = handler.get_model();
-    let mut usage = UsageTotals::default();
-    let mut assembler = MessageAssembler::default();
-    let mut first_token = None;
-    let mut failure = None;
-
-    while let Some(item) = stream.next().await {
-        let chunk = match item {
-            Ok(c) => c,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        };
-        if chunk.is_content() && first_token.is_none() {
-            first_token = Some(started.elapsed());
-        }
-        assembler.push(&chunk);
-        match chunk {
-            ApiStreamChunk::Text { text, .. } => observer.event(TaskEvent::Text { text }).await,
-            ApiStreamChunk::Reasoning { reasoning, .. } if !reasoning.is_empty() => {
-                observer
-                    .event(TaskEvent::Reasoning { text: reasoning })
-                    .await;
-            }
-            ApiStreamChunk::Usage(u) => usage.add(&u),
-            ApiStreamChunk::Reasoning { .. } | ApiStreamChunk::ToolCalls { .. } => {}
-        }
-    }
-    drop(stream);
-
-    // Tool calls are handed over only when the stream completed; a failed or cancelled
-    // stream keeps only its complete blocks (tests/cases C22, C37).
-    let mut rejected_tool_calls = Vec::new();
-    let assistant_message = if failure.is_none() {
-        let (message, calls, rejected) = assembler.finish_checked();
-        rejected_tool_calls = rejected
-            .into_iter()
-            .map(|(call, reason)| RejectedToolCall { call, reason })
-            .collect();
-        for call in calls {
-            observer
-                .event(TaskEvent::ToolCall {
-                    id: call.id,
-                    name: call.name,
-                    arguments: call.arguments,
-                })
-                .await;
-        }
-        message
-    } else {
-        assembler.finish_partial()
-    };
-
-    if failure.is_none() && first_token.is_none() {
+    let read = read_stream(stream, started, observer).await;
+    let mut failure = read.failure;
+    let mut usage = read.usage;
+    let (assistant_message, rejected_tool_calls) =
+        finish_message(read.assembler, failure.is_none(), observer).await;
+    if failure.is_none() && read.first_token.is_none() {
         failure = Some(
             ApiError::new(ErrorKind::Server, "the provider returned an empty response")
                 .with_origin(handler.provider_id(), &model.id),
@@ -179,25 +132,16 @@ pub(crate) async fn consume_stream(
             usage.add(&late);
         }
     }
-    let mut estimated = false;
-    if !usage.reported && first_token.is_some() && failure.is_none() {
+    let estimated = !usage.reported && read.first_token.is_some() && failure.is_none();
+    if estimated {
         // Some OpenAI-compatible servers (llama-cpp-python) never report usage. Estimate it
         // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so. A failed
         // stream is not estimated: its usage is unknown, not small.
-        let output_bytes: usize = assistant_message.content.iter().map(block_len).sum();
-        usage.add(&Usage {
-            input_tokens: estimate_tokens(
-                system_prompt.len()
-                    + messages
-                        .iter()
-                        .flat_map(|m| &m.content)
-                        .map(block_len)
-                        .sum::<usize>(),
-            ),
-            output_tokens: estimate_tokens(output_bytes),
-            ..Usage::default()
-        });
-        estimated = true;
+        usage.add(&estimated_usage(
+            system_prompt,
+            messages,
+            &assistant_message,
+        ));
     }
     let cost_usd = if usage.reported {
         usage.cost_usd(&model.info, model.thinking_budget_tokens)
@@ -206,27 +150,119 @@ pub(crate) async fn consume_stream(
     };
     if usage.reported {
         observer
-            .event(TaskEvent::Usage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                cache_read_tokens: usage.cache_read_tokens,
-                cache_write_tokens: usage.cache_write_tokens,
-                cost_usd,
-                estimated,
-            })
+            .event(usage_event(&usage, cost_usd, estimated))
             .await;
     }
-    let status = match failure {
-        Some(e) => RequestStatus::Failed(e),
-        None => RequestStatus::Completed,
-    };
     RequestOutcome {
-        status,
+        status: failure.map_or(RequestStatus::Completed, RequestStatus::Failed),
         assistant_message,
         usage,
         cost_usd,
-        first_token,
+        first_token: read.first_token,
         duration: started.elapsed(),
         rejected_tool_calls,
+    }
+}
+
+/// What reading a stream to its end gave.
+struct Read {
+    usage: UsageTotals,
+    assembler: MessageAssembler,
+    first_token: Option<Duration>,
+    failure: Option<ApiError>,
+}
+
+/// Reads `stream` to its end or its first error: text and reasoning are reported as they
+/// stream (SPEC R9.1), usage is summed (R9.2), every chunk goes to the assembler.
+async fn read_stream(
+    mut stream: ApiStream,
+    started: Instant,
+    observer: &mut dyn TurnObserver,
+) -> Read {
+    let mut read = Read {
+        usage: UsageTotals::default(),
+        assembler: MessageAssembler::default(),
+        first_token: None,
+        failure: None,
+    };
+    while let Some(item) = stream.next().await {
+        let chunk = match item {
+            Ok(c) => c,
+            Err(e) => {
+                read.failure = Some(e);
+                break;
+            }
+        };
+        if chunk.is_content() && read.first_token.is_none() {
+            read.first_token = Some(started.elapsed());
+        }
+        read.assembler.push(&chunk);
+        match chunk {
+            ApiStreamChunk::Text { text, .. } => observer.event(TaskEvent::Text { text }).await,
+            ApiStreamChunk::Reasoning { reasoning, .. } if !reasoning.is_empty() => {
+                observer
+                    .event(TaskEvent::Reasoning { text: reasoning })
+                    .await;
+            }
+            ApiStreamChunk::Usage(u) => read.usage.add(&u),
+            ApiStreamChunk::Reasoning { .. } | ApiStreamChunk::ToolCalls { .. } => {}
+        }
+    }
+    read
+}
+
+/// The assistant's message. Tool calls are handed over (as `tool_call` events) only when the
+/// stream `completed`; a failed or cancelled stream keeps only its complete blocks (tests/cases
+/// C22, C37). Calls whose arguments are not one JSON object are returned as rejected.
+async fn finish_message(
+    assembler: MessageAssembler,
+    completed: bool,
+    observer: &mut dyn TurnObserver,
+) -> (Message, Vec<RejectedToolCall>) {
+    if !completed {
+        return (assembler.finish_partial(), Vec::new());
+    }
+    let (message, calls, rejected) = assembler.finish_checked();
+    let rejected = rejected
+        .into_iter()
+        .map(|(call, reason)| RejectedToolCall { call, reason })
+        .collect();
+    for call in calls {
+        observer
+            .event(TaskEvent::ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+            })
+            .await;
+    }
+    (message, rejected)
+}
+
+/// The usage of a request whose provider reported none: 4 bytes per token of the system
+/// prompt and `messages` in, of the `answer` out (SPEC R8.2).
+fn estimated_usage(system_prompt: &str, messages: &[Message], answer: &Message) -> Usage {
+    let output_bytes: usize = answer.content.iter().map(block_len).sum();
+    let input_bytes: usize = messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .map(block_len)
+        .sum();
+    Usage {
+        input_tokens: estimate_tokens(system_prompt.len() + input_bytes),
+        output_tokens: estimate_tokens(output_bytes),
+        ..Usage::default()
+    }
+}
+
+/// The `usage` event of a request (SPEC R9.2).
+fn usage_event(usage: &UsageTotals, cost_usd: Option<f64>, estimated: bool) -> TaskEvent {
+    TaskEvent::Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_tokens: usage.cache_read_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        cost_usd,
+        estimated,
     }
 }

@@ -6,25 +6,15 @@
 
 use switchyard_api::{ContentBlock, Message, Role};
 
-use super::turn::{CancelReason, INTERRUPTED_MARKER};
-use super::{Task, TaskEvent};
+use super::events::{CancelReason, TaskEvent};
+use super::persisted::{ResumeReport, Task};
+use super::turn::INTERRUPTED_MARKER;
 use crate::store::{StoreError, TaskStore};
 
 /// The `streaming_failed_message` recorded on resume for a request whose process ended while
 /// its answer streamed.
 pub const PROCESS_ENDED_MESSAGE: &str =
     "switchyard stopped while the response was streaming (the process was killed or crashed)";
-
-/// What resuming a task found and did about an interrupted turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ResumeReport {
-    /// Bytes of partial assistant text recovered into the history.
-    pub recovered_partial_bytes: usize,
-    /// A trailing `api_req_started` with nothing after it was dropped (R10.3).
-    pub dropped_request: bool,
-    /// The request that was marked `streaming_failed` on resume.
-    pub interrupted_request: Option<u32>,
-}
 
 /// What the end of a task's stored events says about its last request.
 enum LastRequest {

@@ -12,13 +12,14 @@
 use serde_json::Value;
 use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message, Role};
 
-use super::TaskEvent;
-use super::attempt::{ApiRequestContext, BoxFuture, Conversation};
-use super::observer::TurnObserver;
+use super::attempt::ApiRequestContext;
+use super::conversation::Conversation;
+use super::events::TaskEvent;
+use super::observer::{BoxFuture, TurnObserver};
 use super::request::{RejectedToolCall, RequestStatus};
 use super::turn::{TurnOutcome, append, run_turn};
 use crate::mcp::McpServerHub;
-use crate::prompt::mcp_tool_bindings;
+use crate::prompt::{McpToolBinding, mcp_tool_bindings};
 
 /// The default limit of tool-call rounds in one user turn.
 pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 25;
@@ -168,13 +169,8 @@ async fn tool_step(
     rejected: &[RejectedToolCall],
     observer: &mut dyn TurnObserver,
 ) -> ToolStep {
-    let ToolLoop {
-        hub,
-        approver,
-        settings,
-    } = *tools;
     let calls = pending_tool_calls(conversation);
-    let bindings = mcp_tool_bindings(&hub.connected_servers());
+    let bindings = mcp_tool_bindings(&tools.hub.connected_servers());
     // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
     // the turn as it is (its calls were shown as `tool_call` events).
     let rejection = |id: &str| rejected.iter().find(|r| r.call.id == id);
@@ -183,25 +179,15 @@ async fn tool_step(
     }) {
         return ToolStep::Answered;
     }
-    if *rounds >= settings.max_rounds {
-        let message = format!(
-            "stopped after {} rounds of tool calls: the model kept calling tools",
-            settings.max_rounds
-        );
-        observer
-            .event(TaskEvent::Error {
-                kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
-                message: message.clone(),
-                status: None,
-            })
-            .await;
-        return ToolStep::Stopped(ApiError::new(ErrorKind::InvalidRequest, message));
+    let max_rounds = tools.settings.max_rounds;
+    if *rounds >= max_rounds {
+        return ToolStep::Stopped(rounds_exceeded(max_rounds, observer).await);
     }
     *rounds += 1;
     let mut results = Vec::with_capacity(calls.len());
     for (id, function_name, input) in calls {
         let binding = bindings.iter().find(|b| b.function_name == function_name);
-        let output = match (rejection(&id), binding) {
+        let (content, is_error) = match (rejection(&id), binding) {
             (Some(rejected), _) => (rejection_text(rejected), true),
             (None, None) => (
                 format!(
@@ -210,44 +196,69 @@ async fn tool_step(
                 ),
                 true,
             ),
-            (None, Some(binding)) => {
-                let request = ToolCallRequest {
-                    id: id.clone(),
-                    function_name: function_name.clone(),
-                    server: binding.server.clone(),
-                    tool: binding.tool.clone(),
-                    arguments: input,
-                };
-                let approved = hub.is_auto_approved(&request.server, &request.tool)
-                    || approver.approve(&request).await;
-                if approved {
-                    let out = hub
-                        .call_tool(&request.server, &request.tool, request.arguments)
-                        .await;
-                    (out.content, out.is_error)
-                } else {
-                    (TOOL_CALL_DENIED.to_owned(), true)
-                }
-            }
+            (None, Some(binding)) => run_call(tools, binding, &id, &function_name, input).await,
         };
         observer
             .event(TaskEvent::ToolResult {
                 id: id.clone(),
                 name: function_name,
-                content: output.0.clone(),
-                is_error: output.1,
+                content: content.clone(),
+                is_error,
             })
             .await;
         results.push(ContentBlock::ToolResult {
             tool_use_id: id,
-            content: output.0,
-            is_error: output.1,
+            content,
+            is_error,
         });
     }
     ToolStep::Results(Message {
         role: Role::User,
         content: results,
     })
+}
+
+/// The round limit stopped the loop: says so with an `error` event of kind
+/// [`TOOL_ROUNDS_EXCEEDED`] and returns the error the turn fails with.
+async fn rounds_exceeded(max_rounds: u32, observer: &mut dyn TurnObserver) -> ApiError {
+    let message =
+        format!("stopped after {max_rounds} rounds of tool calls: the model kept calling tools");
+    observer
+        .event(TaskEvent::Error {
+            kind: TOOL_ROUNDS_EXCEEDED.to_owned(),
+            message: message.clone(),
+            status: None,
+        })
+        .await;
+    ApiError::new(ErrorKind::InvalidRequest, message)
+}
+
+/// Carries out call `id` of the MCP tool `binding` when approved (the server's `autoApprove`
+/// list, else the approver), with the server's timeout: `(result text, is_error)`.
+async fn run_call(
+    tools: &ToolLoop<'_>,
+    binding: &McpToolBinding,
+    id: &str,
+    function_name: &str,
+    arguments: Value,
+) -> (String, bool) {
+    let request = ToolCallRequest {
+        id: id.to_owned(),
+        function_name: function_name.to_owned(),
+        server: binding.server.clone(),
+        tool: binding.tool.clone(),
+        arguments,
+    };
+    let approved = tools.hub.is_auto_approved(&request.server, &request.tool)
+        || tools.approver.approve(&request).await;
+    if !approved {
+        return (TOOL_CALL_DENIED.to_owned(), true);
+    }
+    let out = tools
+        .hub
+        .call_tool(&request.server, &request.tool, request.arguments)
+        .await;
+    (out.content, out.is_error)
 }
 
 /// The tool calls `(id, function name, input)` of the last message, when it is the assistant's.

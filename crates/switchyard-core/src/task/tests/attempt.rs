@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::Recorded;
 use crate::task::TaskEvent;
-use crate::task::attempt::{
-    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecider, FailureDecision,
-    FixedDecision, McpHub, NoMcpServers, attempt_api_request,
-};
+use crate::task::attempt::{ApiRequestContext, attempt_api_request};
+use crate::task::conversation::Conversation;
+use crate::task::mcp_wait::{McpHub, NoMcpServers};
+use crate::task::{AttemptSettings, BoxFuture, FailureDecider, FailureDecision, FixedDecision};
 use futures_util::StreamExt;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,

@@ -13,13 +13,14 @@
 use std::time::Duration;
 
 use super::Recorded;
+use crate::task::CancelReason;
 use crate::task::TaskEvent;
-use crate::task::attempt::{
-    ApiRequestContext, AttemptSettings, Conversation, FailureDecision, FixedDecision, NoMcpServers,
-    attempt_api_request,
-};
+use crate::task::attempt::{ApiRequestContext, attempt_api_request};
+use crate::task::conversation::Conversation;
+use crate::task::mcp_wait::NoMcpServers;
 use crate::task::request::{RequestOutcome, RequestStatus, consume_stream, run_request};
-use crate::task::turn::{CancelReason, TurnOutcome, run_turn};
+use crate::task::turn::{TurnOutcome, run_turn};
+use crate::task::{AttemptSettings, FailureDecision, FixedDecision};
 use futures_util::StreamExt;
 use serde_json::json;
 use switchyard_api::{

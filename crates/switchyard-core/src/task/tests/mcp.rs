@@ -15,15 +15,15 @@ use std::time::Duration;
 use crate::mcp::{McpServerHub, McpServerStatus, McpSettings};
 use crate::prompt::{SystemPromptContext, get_system_prompt};
 use crate::task::TaskEvent;
-use crate::task::attempt::{
-    ApiRequestContext, AttemptSettings, BoxFuture, Conversation, FailureDecision, FixedDecision,
-    McpHub,
-};
+use crate::task::attempt::ApiRequestContext;
+use crate::task::conversation::Conversation;
+use crate::task::mcp_wait::McpHub;
 use crate::task::request::RequestStatus;
 use crate::task::tools::{
     ToolApprover, ToolCallRequest, ToolLoop, ToolLoopSettings, run_turn_with_tools,
 };
 use crate::task::turn::{TurnOutcome, run_turn};
+use crate::task::{AttemptSettings, BoxFuture, FailureDecision, FixedDecision};
 use serde_json::{Value, json};
 use switchyard_api::{
     ApiConfiguration, ApiHandler, CancellationToken, Message, Mode, build_api_handler,

@@ -11,8 +11,7 @@ mod run_request;
 mod turn;
 
 use super::TaskEvent;
-use super::attempt::BoxFuture;
-use super::observer::TurnObserver;
+use super::observer::{BoxFuture, TurnObserver};
 use crate::context::DeletedRange;
 
 /// Keeps what a step reported: its events and the deleted ranges, in order.

@@ -2,14 +2,14 @@
 //! that fails after content keeps its partial answer, marked, and is retried after 2 s, 4 s,
 //! 8 s without tearing anything down; quota errors are not retried.
 
+use crate::task::CancelReason;
 use crate::task::TaskEvent;
-use crate::task::attempt::{
-    ApiRequestContext, AttemptSettings, Conversation, FailureDecision, FixedDecision, NoMcpServers,
-};
+use crate::task::attempt::ApiRequestContext;
+use crate::task::conversation::Conversation;
+use crate::task::mcp_wait::NoMcpServers;
 use crate::task::request::RequestStatus;
-use crate::task::turn::{
-    CONTINUE_AFTER_INTERRUPTION, CancelReason, INTERRUPTED_MARKER, TurnOutcome, run_turn,
-};
+use crate::task::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, run_turn};
+use crate::task::{AttemptSettings, FailureDecision, FixedDecision};
 use switchyard_api::{
     ApiConfiguration, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, Role,
     build_api_handler,

@@ -1,0 +1,94 @@
+//! One configured MCP server as the hub keeps it: its settings, where it is in its life
+//! ([`McpServerStatus`]), its tools and its connection, and a closed connection noticed when
+//! the state is read (SPEC R11.1).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use rmcp::service::RunningService;
+use rmcp::{Peer, RoleClient};
+use switchyard_api::ToolSpec;
+
+use super::settings::{McpServerConfig, McpTransport};
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpServerStatus {
+    /// `"disabled": true` in the settings: never started.
+    Disabled,
+    /// Starting, or in the MCP handshake, or listing its tools.
+    Connecting,
+    /// Ready: its tools are offered to the model.
+    Connected,
+    /// It could not be started or connected, or its connection was lost; see the error.
+    Failed,
+}
+
+impl McpServerStatus {
+    /// `disabled`, `connecting`, `connected` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Connecting => "connecting",
+            Self::Connected => "connected",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// One server: its name and settings, its state, and (once connected) its rmcp service.
+pub(super) struct Server {
+    pub name: String,
+    pub config: McpServerConfig,
+    pub state: Mutex<ServerState>,
+    /// The rmcp service, kept so it can be closed; `None` until connected.
+    pub service: tokio::sync::Mutex<Option<RunningService<RoleClient, ()>>>,
+    /// The last lines a stdio server wrote to stderr, to explain a failure.
+    pub stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// What changes as a server connects, fails or closes.
+pub(super) struct ServerState {
+    pub status: McpServerStatus,
+    pub tools: Vec<ToolSpec>,
+    pub error: Option<String>,
+    pub peer: Option<Peer<RoleClient>>,
+}
+
+/// Locks `m`, also when a thread panicked while holding it.
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Server {
+    /// The server's state, first marking a connected server whose connection has closed since
+    /// (its process exited, or the HTTP session ended) as failed, with its last stderr line.
+    pub fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
+        let mut state = lock(&self.state);
+        if state.status == McpServerStatus::Connected
+            && state.peer.as_ref().is_some_and(Peer::is_transport_closed)
+        {
+            let mut reason = "the connection to the server closed".to_owned();
+            if matches!(self.config.transport, McpTransport::Stdio { .. }) {
+                reason = "the server process exited or closed its output".to_owned();
+                if let Some(line) = last_line(&lock(&self.stderr_tail)) {
+                    reason = format!("{reason}; its last output: {line}");
+                }
+            }
+            state.status = McpServerStatus::Failed;
+            state.error = Some(reason);
+            state.tools.clear();
+            state.peer = None;
+        }
+        state
+    }
+}
+
+/// The last non-blank line of a stderr tail, trimmed to 300 characters.
+pub(super) fn last_line(tail: &VecDeque<String>) -> Option<String> {
+    tail.iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().chars().take(300).collect())
+}

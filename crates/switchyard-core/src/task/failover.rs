@@ -1,0 +1,183 @@
+//! The request step's side of SPEC R12: the failover entry a request goes to (R12.1), the
+//! spend caps and the rate-limit window it waits for (R12.2, R12.3), what the provider's
+//! response headers say of its limits, and moving on from an entry that failed.
+
+use std::time::Duration;
+
+use switchyard_api::{ApiError, ApiHandler, CancellationToken, ErrorKind, RateLimitHeaders};
+
+use super::events::{TaskEvent, streaming_failed};
+use super::observer::TurnObserver;
+use super::recovery::{FailureDecider, FailureDecision, announce_and_wait, ask};
+use super::settings::AttemptSettings;
+use crate::limits::guard::{Choice, RequestLimits, fails_over};
+use crate::limits::state::SlotGrant;
+use crate::store::{StoreError, TaskStore};
+
+/// The R12 state a request step consults: the task's limits, its store and its id.
+#[derive(Clone, Copy)]
+pub(crate) struct LimitsContext<'a> {
+    pub limits: &'a RequestLimits,
+    pub store: &'a dyn TaskStore,
+    pub task_id: &'a str,
+}
+
+/// Where one run of the step sends its request (SPEC R12.1).
+#[derive(Clone, Copy)]
+pub(super) struct Route<'a> {
+    /// The failover entry (0 without limits).
+    pub entry: usize,
+    /// The entry's handler.
+    pub handler: &'a dyn ApiHandler,
+    /// Another entry is free: a failure of this one fails over at once.
+    pub alternative: bool,
+}
+
+/// A store failure in the request step, as the error that ends the turn.
+pub(super) fn store_error(e: StoreError) -> ApiError {
+    ApiError::new(ErrorKind::InvalidRequest, e.to_string())
+}
+
+/// `ms` (Unix milliseconds) as an RFC 3339 UTC time, to the second.
+pub(crate) fn rfc3339(ms: i64) -> String {
+    let t = switchyard_api::time::utc(ms.div_euclid(1000));
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    )
+}
+
+/// The milliseconds from now to `until_ms`, 0 when it has passed.
+fn wait_until(l: LimitsContext<'_>, until_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(until_ms - l.limits.now_ms()).unwrap_or(0))
+}
+
+/// The entry the step sends to (SPEC R12.1). When every entry is cooling down the decider is
+/// asked (with the earliest reset named): retry waits for it with the countdown and returns
+/// `None` (run the step again), cancel fails.
+pub(super) async fn choose_entry<'a>(
+    l: LimitsContext<'a>,
+    decider: &dyn FailureDecider,
+    settings: &AttemptSettings,
+    observer: &mut dyn TurnObserver,
+) -> Result<Option<Route<'a>>, ApiError> {
+    match l.limits.choose(l.store).await.map_err(store_error)? {
+        Choice::Entry { index, alternative } => Ok(Some(Route {
+            entry: index,
+            handler: l.limits.entries[index].handler.as_ref(),
+            alternative,
+        })),
+        Choice::AllCooling { until_ms, first } => {
+            let wait = wait_until(l, until_ms);
+            let mut error = ApiError::new(
+                ErrorKind::RateLimited,
+                format!(
+                    "every provider of the failover chain is cooling down; the first back is {} at {} (it failed with {})",
+                    first.entry.label(),
+                    rfc3339(until_ms),
+                    first.reason
+                ),
+            );
+            error.retry_after = Some(wait);
+            match ask(decider, &error, observer).await {
+                FailureDecision::Cancel => Err(error),
+                FailureDecision::Retry => {
+                    announce_and_wait(settings, 1, wait, &error, observer).await;
+                    observer.event(TaskEvent::ApiReqRetried).await;
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+/// The spend caps, then a slot in the rate-limit window, both for `input_tokens`, the
+/// estimated input of what is about to be sent (SPEC R12.2, R12.3): waits until the window of
+/// entry `entry` has room, saying each wait with `rate_limit_wait` (the countdown), then takes
+/// the slot.
+pub(super) async fn admit(
+    l: LimitsContext<'_>,
+    entry: usize,
+    input_tokens: u64,
+    cancel: &CancellationToken,
+    observer: &mut dyn TurnObserver,
+) -> Result<(), ApiError> {
+    l.limits
+        .check_spend(l.store, l.task_id, entry, input_tokens)
+        .await
+        .map_err(store_error)??;
+    loop {
+        let grant = l.limits.try_slot(l.store, entry, input_tokens).await;
+        let (until_ms, reason) = match grant.map_err(store_error)? {
+            SlotGrant::Granted => return Ok(()),
+            SlotGrant::Wait { until_ms, reason } => (until_ms, reason),
+        };
+        let wait = wait_until(l, until_ms).max(Duration::from_millis(1));
+        let e = &l.limits.entries[entry];
+        observer
+            .event(TaskEvent::RateLimitWait {
+                provider: e.key.provider.clone(),
+                model: e.key.model.clone(),
+                limit: reason.as_str().to_owned(),
+                delay_seconds: wait.as_secs_f64(),
+            })
+            .await;
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                return Err(ApiError::new(ErrorKind::Cancelled, "the request was cancelled while waiting for the rate limit"));
+            }
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// Records what the provider's response headers said of its limits (SPEC R12.3).
+pub(super) async fn learn_limits(
+    l: LimitsContext<'_>,
+    entry: usize,
+    heard: &mut tokio::sync::mpsc::UnboundedReceiver<RateLimitHeaders>,
+) -> Result<(), ApiError> {
+    while let Ok(heard) = heard.try_recv() {
+        l.limits
+            .learn(l.store, entry, &heard)
+            .await
+            .map_err(store_error)?;
+    }
+    Ok(())
+}
+
+/// With another entry free, a failure of this one that fails over (SPEC R12.1) cools it down
+/// and the request moves on at once (no wait, no retry counted): says `api_req_finished` and
+/// `fallback`, and returns true. The last free entry is not cooled: the waits and retries of
+/// R5/R6 apply to it as before (false).
+pub(super) async fn fail_over(
+    l: LimitsContext<'_>,
+    route: &Route<'_>,
+    request_index: u32,
+    error: &ApiError,
+    observer: &mut dyn TurnObserver,
+) -> Result<bool, ApiError> {
+    if !(route.alternative && fails_over(error.kind)) {
+        return Ok(false);
+    }
+    let entry = route.entry;
+    let cooldown = l
+        .limits
+        .cool_down(l.store, entry, error)
+        .await
+        .map_err(store_error)?;
+    observer.event(streaming_failed(request_index, error)).await;
+    if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
+        observer
+            .event(TaskEvent::Fallback {
+                from: l.limits.entries[entry].key.label(),
+                to: l.limits.entries[index].key.label(),
+                reason: error.kind.as_str().to_owned(),
+                message: error.to_string(),
+                until: rfc3339(cooldown.until_ms),
+            })
+            .await;
+    }
+    Ok(true)
+}

@@ -1,0 +1,75 @@
+//! What the request step needs of the MCP hub ([`McpHub`]) and its bounded wait for servers
+//! still connecting, then the servers it goes out without (SPEC R6.1, R11.2).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::events::TaskEvent;
+use super::observer::TurnObserver;
+
+/// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
+pub(crate) trait McpHub: Send + Sync {
+    /// True while at least one server is still connecting.
+    fn is_connecting(&self) -> bool;
+
+    /// Enabled servers that are not connected (still connecting, or failed) and were not yet
+    /// reported with this same reason; each is reported once until its state changes. The
+    /// request step emits them as [`TaskEvent::McpServerUnavailable`] after its wait.
+    fn newly_unavailable(&self) -> Vec<McpServerProblem> {
+        Vec::new()
+    }
+}
+
+/// An MCP server the request goes out without, and why, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct McpServerProblem {
+    pub server: String,
+    pub reason: String,
+}
+
+/// A hub with no servers.
+#[cfg(test)]
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct NoMcpServers;
+
+#[cfg(test)]
+impl McpHub for NoMcpServers {
+    fn is_connecting(&self) -> bool {
+        false
+    }
+}
+
+/// Waits (bounded by `wait`) for servers still connecting, then reports each server the
+/// request goes out without as `mcp_server_unavailable` (SPEC R6.1).
+pub(super) async fn wait_and_report(
+    hub: &dyn McpHub,
+    wait: Duration,
+    observer: &mut dyn TurnObserver,
+) {
+    wait_for_mcp(hub, wait).await;
+    for problem in hub.newly_unavailable() {
+        observer
+            .event(TaskEvent::McpServerUnavailable {
+                server: problem.server,
+                reason: problem.reason,
+            })
+            .await;
+    }
+}
+
+/// Waits while MCP servers are connecting, at most `wait` ([`super::MCP_WAIT`] by default);
+/// never fails (SPEC R6.1). Polls every 50 ms.
+async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
+    let deadline = Instant::now() + wait;
+    while hub.is_connecting() {
+        if Instant::now() >= deadline {
+            tracing::debug!(
+                "MCP servers are still connecting after {} s; sending the request without them",
+                wait.as_secs_f64()
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50).min(wait)).await;
+    }
+}
