@@ -1,5 +1,5 @@
-//! [`SqliteStore`]: the task store on one SQLite file (the default, DESIGN.md "Choices already
-//! made": rusqlite, bundled, WAL mode).
+//! [`SqliteStore`]: the task store on one SQLite file (SPEC R10.2, R13.1; the default,
+//! DESIGN.md "Choices already made": rusqlite, bundled, WAL mode).
 //!
 //! # Layout (schema version [`SCHEMA_VERSION`], in `PRAGMA user_version`)
 //!
@@ -29,7 +29,7 @@
 //! # Threads
 //!
 //! One connection, behind a mutex, serves every handle cloned from a [`SqliteStore`]. Each
-//! [`TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
+//! [`crate::store::TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
 //! is a blocking library, and a commit waits for `fsync`.
 
 mod error;

@@ -42,7 +42,7 @@ impl PgStore {
     ///
     /// Errors: a URL that does not parse ([`StoreError::Backend`]), a server that cannot be
     /// reached within [`RECONNECT_MS`] ([`StoreError::Unreachable`]), a schema newer than
-    /// [`PG_SCHEMA_VERSION`] ([`StoreError::NewerSchema`], nothing written).
+    /// [`super::PG_SCHEMA_VERSION`] ([`StoreError::NewerSchema`], nothing written).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let (store, _) = Self::connect_and_migrate(url).await?;
         Ok(store)
