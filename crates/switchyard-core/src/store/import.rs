@@ -1,6 +1,6 @@
-//! Import of a task directory written by the reference (Cline): its
-//! `api_conversation_history.json` (`Anthropic.MessageParam[]`, content a string or blocks,
-//! an optional `ts` per message), `ui_messages.json` (`ClineMessage[]`: `ts`, `type`
+//! Import of a task directory written by the reference (Cline) as one stored task (SPEC R10.1,
+//! R10.3, R8.4): its `api_conversation_history.json` (`Anthropic.MessageParam[]`, content a
+//! string or blocks, an optional `ts` per message), `ui_messages.json` (`ClineMessage[]`: `ts`, `type`
 //! `say|ask`, `say`/`ask`, `text`, `conversationHistoryDeletedRange`, `modelInfo`) and
 //! `context_history.json` (entries `[messageIndex, [editType, [[blockIndex, updates]]]]`),
 //! plus `task_metadata.json` for the model when present.
@@ -17,7 +17,9 @@ use serde_json::Value;
 use switchyard_api::message::ImageSource;
 use switchyard_api::{ContentBlock, Message, Role};
 
-use super::{ImportedEdit, ImportedEvent, StoreError, TaskRecord, TaskStore, TaskUsage, now_ms};
+use super::error::StoreError;
+use super::records::{ImportedEdit, ImportedEvent, TaskRecord, TaskUsage, now_ms};
+use super::task_store::TaskStore;
 
 /// Why a directory could not be imported. `Display` is one sentence saying what to do.
 #[derive(Debug, thiserror::Error)]
@@ -213,24 +215,48 @@ fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
         _ => Vec::new(),
     };
     let metadata = read_json(&dir.join("task_metadata.json"), false)?.unwrap_or(Value::Null);
+    drop_trailing_request(&mut ui);
+    let record = task_record(dir, &ui, &messages, &metadata);
+    Ok(ReferenceTask {
+        dir_id: dir_id(dir),
+        events: events_from_ui(ui, record.created_ms),
+        edits: context
+            .into_iter()
+            .map(|e| ("reference_context_history".to_owned(), e))
+            .collect(),
+        record,
+        messages,
+    })
+}
 
-    let info = |m: &Value| -> Value {
-        serde_json::from_str(m["text"].as_str().unwrap_or("{}")).unwrap_or(Value::Null)
-    };
-    let is_req = |m: &Value| m["type"] == "say" && m["say"] == "api_req_started";
-    // R10.3: a trailing api_req_started with neither cost nor cancel reason is dropped.
-    if let Some(last) = ui.iter().rposition(is_req) {
-        let i = info(&ui[last]);
+/// The JSON object an `api_req_started` row carries in its `text`.
+fn request_info(m: &Value) -> Value {
+    serde_json::from_str(m["text"].as_str().unwrap_or("{}")).unwrap_or(Value::Null)
+}
+
+/// Whether a UI row is an `api_req_started`.
+fn is_request(m: &Value) -> bool {
+    m["type"] == "say" && m["say"] == "api_req_started"
+}
+
+/// R10.3: a trailing `api_req_started` with neither cost nor cancel reason is dropped.
+fn drop_trailing_request(ui: &mut Vec<Value>) {
+    if let Some(last) = ui.iter().rposition(is_request) {
+        let i = request_info(&ui[last]);
         if i.get("cost").is_none_or(Value::is_null)
             && i.get("cancelReason").is_none_or(Value::is_null)
         {
             ui.remove(last);
         }
     }
+}
+
+/// The task's totals from its `api_req_started` rows, and the last request's total tokens.
+fn usage_from_ui(ui: &[Value]) -> (TaskUsage, u64) {
     let mut usage = TaskUsage::default();
     let mut last_request_tokens = 0;
-    for m in ui.iter().filter(|m| is_req(m)) {
-        let i = info(m);
+    for m in ui.iter().filter(|m| is_request(m)) {
+        let i = request_info(m);
         let n = |k: &str| i[k].as_u64().unwrap_or(0);
         usage.tokens_in += n("tokensIn");
         usage.tokens_out += n("tokensOut");
@@ -239,13 +265,46 @@ fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
         usage.cost_usd += i["cost"].as_f64().unwrap_or(0.0);
         last_request_tokens = n("tokensIn") + n("tokensOut") + n("cacheWrites") + n("cacheReads");
     }
+    (usage, last_request_tokens)
+}
+
+/// The task row of a reference directory (its id still to choose).
+fn task_record(dir: &Path, ui: &[Value], messages: &[Message], metadata: &Value) -> TaskRecord {
+    let (usage, last_request_tokens) = usage_from_ui(ui);
     let range = ui
         .iter()
         .rev()
         .find_map(|m| m["conversationHistoryDeletedRange"].as_array().cloned())
         .and_then(|r| Some((r.first()?.as_u64()? as usize, r.get(1)?.as_u64()? as usize)));
-    let first_prompt = ui
-        .iter()
+    let model_info = model_info(ui, metadata);
+    let text = |v: &Value, default: &str| v.as_str().unwrap_or(default).to_owned();
+    let created_ms = ui
+        .first()
+        .and_then(|m| m["ts"].as_i64())
+        .or_else(|| dir.file_name()?.to_str()?.parse().ok())
+        .unwrap_or_else(now_ms);
+    TaskRecord {
+        id: String::new(),
+        created_ms,
+        updated_ms: ui
+            .last()
+            .and_then(|m| m["ts"].as_i64())
+            .unwrap_or(created_ms),
+        cwd: String::new(),
+        mode: text(&model_info["mode"], "act"),
+        provider: text(&model_info["providerId"], "anthropic"),
+        model: text(&model_info["modelId"], UNKNOWN_MODEL),
+        first_prompt: first_prompt(ui, messages),
+        usage,
+        last_request_tokens,
+        conversation_history_deleted_range: range,
+        message_count: messages.len(),
+    }
+}
+
+/// The task's first prompt: its `task` row, else the first user message's text.
+fn first_prompt(ui: &[Value], messages: &[Message]) -> String {
+    ui.iter()
         .find(|m| m["say"] == "task")
         .and_then(|m| m["text"].as_str().map(str::to_owned))
         .or_else(|| {
@@ -259,9 +318,13 @@ fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
                     })
                 })
         })
-        .unwrap_or_default();
-    let model_info = ui
-        .iter()
+        .unwrap_or_default()
+}
+
+/// The provider, model and mode the task last ran with: the last row's `modelInfo`, else the
+/// last `model_usage` entry of `task_metadata.json`.
+fn model_info(ui: &[Value], metadata: &Value) -> Value {
+    ui.iter()
         .rev()
         .find_map(|m| m.get("modelInfo").filter(|v| v.is_object()).cloned())
         .or_else(|| {
@@ -276,37 +339,20 @@ fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
                     })
                 })
         })
-        .unwrap_or(Value::Null);
-    let text = |v: &Value, default: &str| v.as_str().unwrap_or(default).to_owned();
-    let created_ms = ui
-        .first()
-        .and_then(|m| m["ts"].as_i64())
-        .or_else(|| dir.file_name()?.to_str()?.parse().ok())
-        .unwrap_or_else(now_ms);
-    let dir_id = dir
-        .file_name()
+        .unwrap_or(Value::Null)
+}
+
+/// The directory's name when it is a reference task id (digits).
+fn dir_id(dir: &Path) -> Option<String> {
+    dir.file_name()
         .and_then(|n| n.to_str())
         .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-        .map(str::to_owned);
-    let record = TaskRecord {
-        id: String::new(),
-        created_ms,
-        updated_ms: ui
-            .last()
-            .and_then(|m| m["ts"].as_i64())
-            .unwrap_or(created_ms),
-        cwd: String::new(),
-        mode: text(&model_info["mode"], "act"),
-        provider: text(&model_info["providerId"], "anthropic"),
-        model: text(&model_info["modelId"], UNKNOWN_MODEL),
-        first_prompt,
-        usage,
-        last_request_tokens,
-        conversation_history_deleted_range: range,
-        message_count: messages.len(),
-    };
-    let events: Vec<ImportedEvent> = ui
-        .into_iter()
+        .map(str::to_owned)
+}
+
+/// Each UI row kept whole as a `reference_say_*` / `reference_ask_*` event.
+fn events_from_ui(ui: Vec<Value>, created_ms: i64) -> Vec<ImportedEvent> {
+    ui.into_iter()
         .map(|m| {
             let kind = match (m["type"].as_str(), m["say"].as_str(), m["ask"].as_str()) {
                 (Some("say"), Some(say), _) => format!("reference_say_{say}"),
@@ -315,16 +361,5 @@ fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
             };
             (m["ts"].as_i64().unwrap_or(created_ms), kind, m)
         })
-        .collect();
-    let edits: Vec<ImportedEdit> = context
-        .into_iter()
-        .map(|e| ("reference_context_history".to_owned(), e))
-        .collect();
-    Ok(ReferenceTask {
-        record,
-        dir_id,
-        messages,
-        events,
-        edits,
-    })
+        .collect()
 }

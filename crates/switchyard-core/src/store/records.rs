@@ -1,5 +1,5 @@
-//! What the store holds, independent of the database behind it: a task's row, its totals, its
-//! UI events and its context edits.
+//! What a task store holds, independent of the database behind it (SPEC R10.1): a task's row,
+//! its totals, its UI events and its context edits, and the clock their times are read from.
 
 use serde_json::Value;
 
@@ -127,3 +127,11 @@ pub type ImportedEvent = (i64, String, Value);
 
 /// A context edit of a whole task stored at once: its kind and detail.
 pub type ImportedEdit = (String, Value);
+
+/// The current time in Unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

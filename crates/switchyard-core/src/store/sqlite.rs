@@ -1,9 +1,9 @@
-//! [`SqliteStore`]: the task store on one SQLite file (the default, DESIGN.md "Choices already
-//! made": rusqlite, bundled, WAL mode).
+//! [`SqliteStore`]: the task store on one SQLite file (SPEC R10.2, R13.1; the default,
+//! DESIGN.md "Choices already made": rusqlite, bundled, WAL mode).
 //!
 //! # Layout (schema version [`SCHEMA_VERSION`], in `PRAGMA user_version`)
 //!
-//! - `tasks`: one row per [`super::TaskRecord`] (totals, last request's tokens, deleted range).
+//! - `tasks`: one row per [`crate::store::TaskRecord`] (totals, last request's tokens, deleted range).
 //! - `messages`: the API conversation history, `(task_id, idx)` with the message as JSON.
 //! - `ui_events`: the task's events in order, `kind` the event's `type`.
 //! - `context_edits`: what context management did, in order.
@@ -16,7 +16,7 @@
 //! survive the process being killed at any instant and are synced to disk with the next full
 //! commit. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
 //! other instead of failing. Starting a task costs one fsync for its row and first message
-//! together ([`TaskStore::create_task_with_message`]). The WAL is checkpointed into the file
+//! together ([`crate::store::TaskStore::create_task_with_message`]). The WAL is checkpointed into the file
 //! and removed when the last connection closes, so after a run `switchyard.db` alone holds
 //! everything (a copy of it is a whole backup); the price is one fsync of a new WAL's header
 //! (and of the directory) at the next process's first commit.
@@ -29,26 +29,25 @@
 //! # Threads
 //!
 //! One connection, behind a mutex, serves every handle cloned from a [`SqliteStore`]. Each
-//! [`TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
+//! [`crate::store::TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
 //! is a blocking library, and a commit waits for `fsync`.
 
+mod error;
 mod history;
 mod limits;
 mod schema;
+mod task_store;
 mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{Connection, OpenFlags};
-use serde_json::Value;
 use switchyard_api::Message;
 
-use super::{
-    ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoreError, StoreFuture, StoredEvent,
-    TaskRecord, TaskStore, TaskUsage,
-};
-use crate::context::DeletedRange;
+use super::rows::to_json;
+use super::{StoreError, StoreFuture};
+use error::classify;
 
 pub use schema::SCHEMA_VERSION;
 
@@ -64,7 +63,7 @@ pub struct SqliteStore {
     db: Arc<Db>,
 }
 
-/// The connection and the blocking statements behind every [`TaskStore`] method.
+/// The connection and the blocking statements behind every [`crate::store::TaskStore`] method.
 pub(super) struct Db {
     conn: Mutex<Connection>,
     path: PathBuf,
@@ -192,6 +191,20 @@ impl SqliteStore {
         self.call(move |db| read(db, &id))
     }
 
+    /// `run` with a copy of `arg` (the future outlives the caller's borrow).
+    fn with<A, T>(
+        &self,
+        arg: &A,
+        run: fn(&Db, &A) -> Result<T, StoreError>,
+    ) -> StoreFuture<'static, T>
+    where
+        A: Clone + Send + 'static,
+        T: Send + 'static,
+    {
+        let arg = arg.clone();
+        self.call(move |db| run(db, &arg))
+    }
+
     /// `write` (append or replace) of message `index` of task `id`, as JSON.
     fn write_message(
         &self,
@@ -201,10 +214,7 @@ impl SqliteStore {
         write: fn(&Db, &str, usize, &str) -> Result<(), StoreError>,
     ) -> StoreFuture<'static, ()> {
         let id = id.to_owned();
-        let json = serde_json::to_string(message).map_err(|source| StoreError::Json {
-            id: id.clone(),
-            source,
-        });
+        let json = to_json(&id, message);
         self.call(move |db| write(db, &id, index, &json?))
     }
 }
@@ -223,152 +233,6 @@ impl Db {
     }
 }
 
-impl TaskStore for SqliteStore {
-    fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord> {
-        let new = new.clone();
-        self.call(move |db| db.create_task(&new))
-    }
-
-    fn create_task_with_message<'a>(
-        &'a self,
-        new: &'a NewTask,
-        first: &'a Message,
-    ) -> StoreFuture<'a, TaskRecord> {
-        let new = new.clone();
-        let json = serde_json::to_string(first).map_err(|source| StoreError::Json {
-            id: "(new task)".to_owned(),
-            source,
-        });
-        self.call(move |db| db.create_task_with_message(&new, &json?))
-    }
-
-    fn task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, TaskRecord> {
-        self.by_id(id, Db::task)
-    }
-
-    fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>> {
-        self.call(Db::list_tasks)
-    }
-
-    fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()> {
-        let (id, usage) = (id.to_owned(), *usage);
-        self.call(move |db| db.add_usage(&id, &usage))
-    }
-
-    fn set_task_model<'a>(
-        &'a self,
-        id: &'a str,
-        mode: &'a str,
-        provider: &'a str,
-        model: &'a str,
-    ) -> StoreFuture<'a, ()> {
-        let (id, mode, provider, model) = (
-            id.to_owned(),
-            mode.to_owned(),
-            provider.to_owned(),
-            model.to_owned(),
-        );
-        self.call(move |db| db.set_task_model(&id, &mode, &provider, &model))
-    }
-
-    fn set_deleted_range<'a>(
-        &'a self,
-        id: &'a str,
-        range: Option<DeletedRange>,
-        detail: &'a Value,
-    ) -> StoreFuture<'a, ()> {
-        let (id, detail) = (id.to_owned(), detail.to_string());
-        self.call(move |db| db.set_deleted_range(&id, range, &detail))
-    }
-
-    fn append_message<'a>(
-        &'a self,
-        id: &'a str,
-        index: usize,
-        message: &'a Message,
-    ) -> StoreFuture<'a, ()> {
-        self.write_message(id, index, message, Db::append_message)
-    }
-
-    fn replace_message<'a>(
-        &'a self,
-        id: &'a str,
-        index: usize,
-        message: &'a Message,
-    ) -> StoreFuture<'a, ()> {
-        self.write_message(id, index, message, Db::replace_message)
-    }
-
-    fn messages<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
-        self.by_id(id, Db::messages)
-    }
-
-    fn append_event<'a>(
-        &'a self,
-        id: &'a str,
-        kind: &'a str,
-        event: &'a Value,
-        durable_now: bool,
-    ) -> StoreFuture<'a, i64> {
-        let (id, kind, event) = (id.to_owned(), kind.to_owned(), event.to_string());
-        self.call(move |db| db.append_event(&id, &kind, &event, durable_now))
-    }
-
-    fn events_from<'a>(&'a self, id: &'a str, from: i64) -> StoreFuture<'a, Vec<StoredEvent>> {
-        let id = id.to_owned();
-        self.call(move |db| db.events_from(&id, from))
-    }
-
-    fn last_event_of_kind<'a>(
-        &'a self,
-        id: &'a str,
-        kind: &'a str,
-    ) -> StoreFuture<'a, Option<i64>> {
-        let (id, kind) = (id.to_owned(), kind.to_owned());
-        self.call(move |db| db.last_event_of_kind(&id, &kind))
-    }
-
-    fn delete_event<'a>(&'a self, id: &'a str, seq: i64) -> StoreFuture<'a, ()> {
-        let id = id.to_owned();
-        self.call(move |db| db.delete_event(&id, seq))
-    }
-
-    fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32> {
-        self.by_id(id, Db::max_request_index)
-    }
-
-    fn add_context_edit<'a>(
-        &'a self,
-        id: &'a str,
-        kind: &'a str,
-        detail: &'a Value,
-    ) -> StoreFuture<'a, ()> {
-        let (id, kind, detail) = (id.to_owned(), kind.to_owned(), detail.to_string());
-        self.call(move |db| db.add_context_edit(&id, &kind, &detail))
-    }
-
-    fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>> {
-        self.by_id(id, Db::context_edits)
-    }
-
-    fn import_task<'a>(
-        &'a self,
-        task: &'a TaskRecord,
-        messages: &'a [Message],
-        events: &'a [ImportedEvent],
-        edits: &'a [ImportedEdit],
-    ) -> StoreFuture<'a, TaskRecord> {
-        let (task, messages, events, edits) = (
-            task.clone(),
-            messages.to_vec(),
-            events.to_vec(),
-            edits.to_vec(),
-        );
-        self.call(move |db| db.import_task(&task, &messages, &events, &edits))
-    }
-}
-
-/// Maps a SQLite error to the [`StoreError`] a user can act on.
 /// SQLite's `PRAGMA quick_check` (every page's structure, without comparing indexes to their
 /// tables), run once per process before its first write: a damaged page is found here and the
 /// file is refused, never written (issue 14). It reads the whole file, so its cost grows with
@@ -394,30 +258,6 @@ fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         path: path.to_owned(),
         detail: rows.join("; "),
     })
-}
-
-fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
-    use rusqlite::ErrorCode;
-    if let rusqlite::Error::SqliteFailure(f, ref msg) = e {
-        match f.code {
-            ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt => {
-                return StoreError::Corrupt {
-                    path: path.to_owned(),
-                    detail: msg.clone().unwrap_or_else(|| f.to_string()),
-                };
-            }
-            ErrorCode::ReadOnly => {
-                return StoreError::ReadOnly {
-                    path: path.to_owned(),
-                };
-            }
-            _ => {}
-        }
-    }
-    StoreError::Backend {
-        location: path.display().to_string(),
-        source: Box::new(e),
-    }
 }
 
 #[cfg(test)]

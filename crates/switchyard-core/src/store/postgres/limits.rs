@@ -11,35 +11,14 @@
 //! a slot costs four round trips (begin; lock + clean-up + two reads; insert; commit).
 
 use super::PgStore;
-use crate::limits::{
-    Cooldown, EntryKey, LearntLimits, LimitsStore, RATE_WINDOW_MS, RateState, SlotGrant,
-    SlotRequest, decide_slot,
+use crate::limits::state::{
+    Cooldown, EntryKey, LearntLimits, LimitsStore, RateState, SlotGrant, SlotRequest, decide_slot,
+};
+use crate::store::rows::{
+    COOLDOWN_COLUMNS, Columns, LEARNT_COLUMNS, cooldown_from_row, learnt_columns, learnt_from_row,
+    rate_state_from_row, slot_from_row, to_i64, window_start,
 };
 use crate::store::{StoreError, StoreFuture};
-
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn to_u64(v: i64) -> u64 {
-    v.max(0) as u64
-}
-
-/// `LearntLimits` from the five columns starting at `at`; `None` when `observed_ms` is NULL
-/// (a key with slots but nothing learnt).
-fn learnt_from_row(r: &tokio_postgres::Row, at: usize) -> Option<LearntLimits> {
-    let observed_ms: Option<i64> = r.get(at);
-    Some(LearntLimits {
-        observed_ms: observed_ms?,
-        requests_remaining: r.get::<_, Option<i64>>(at + 1).map(to_u64),
-        requests_reset_ms: r.get(at + 2),
-        tokens_remaining: r.get::<_, Option<i64>>(at + 3).map(to_u64),
-        tokens_reset_ms: r.get(at + 4),
-    })
-}
-
-const LEARNT_COLUMNS: &str =
-    "observed_ms, requests_remaining, requests_reset_ms, tokens_remaining, tokens_reset_ms";
 
 impl PgStore {
     async fn do_set_cooldown(&self, c: &Cooldown) -> Result<(), StoreError> {
@@ -75,24 +54,14 @@ impl PgStore {
     async fn do_cooldowns(&self, now_ms: i64) -> Result<Vec<Cooldown>, StoreError> {
         let rows = self
             .rows(
-                "SELECT provider, model, base_url, since_ms, until_ms, reason FROM cooldowns
-                 WHERE until_ms > $1 ORDER BY until_ms, provider, model, base_url",
+                &format!(
+                    "SELECT {COOLDOWN_COLUMNS} FROM cooldowns
+                     WHERE until_ms > $1 ORDER BY until_ms, provider, model, base_url"
+                ),
                 &[&now_ms],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| Cooldown {
-                entry: EntryKey {
-                    provider: r.get(0),
-                    model: r.get(1),
-                    base_url: r.get(2),
-                },
-                since_ms: r.get(3),
-                until_ms: r.get(4),
-                reason: r.get(5),
-            })
-            .collect())
+        self.mapped(&rows, cooldown_from_row)
     }
 
     async fn do_spend_between(&self, from_ms: i64, to_ms: i64) -> Result<f64, StoreError> {
@@ -103,11 +72,13 @@ impl PgStore {
                 &[&from_ms, &to_ms],
             )
             .await?;
-        Ok(rows.first().map_or(0.0, |r| r.get(0)))
+        rows.first()
+            .map_or(Ok(0.0), |r| r.real(0))
+            .map_err(|e| self.err(e))
     }
 
     async fn do_acquire_rate_slot(&self, req: &SlotRequest) -> Result<SlotGrant, StoreError> {
-        let window_start = req.now_ms - RATE_WINDOW_MS;
+        let window_start = window_start(req.now_ms);
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(|e| self.err(e))?;
         let learnt_sql = format!("SELECT {LEARNT_COLUMNS} FROM rate_learnt WHERE key = $1");
@@ -131,11 +102,11 @@ impl PgStore {
             tx.query_opt(&learnt, key),
         )
         .map_err(|e| self.err(e))?;
-        let slots: Vec<(i64, u64)> = slots
-            .iter()
-            .map(|r| (r.get::<_, i64>(0), to_u64(r.get(1))))
-            .collect();
-        let learnt = learnt.as_ref().and_then(|r| learnt_from_row(r, 0));
+        let slots = self.mapped(&slots, slot_from_row)?;
+        let learnt = match &learnt {
+            Some(r) => learnt_from_row(r, 0).map_err(|e| self.err(e))?,
+            None => None,
+        };
         let grant = decide_slot(&slots, learnt.as_ref(), req);
         if grant == SlotGrant::Granted {
             let insert = tx
@@ -153,6 +124,7 @@ impl PgStore {
     }
 
     async fn do_record_learnt_limits(&self, key: &str, l: &LearntLimits) -> Result<(), StoreError> {
+        let [requests, requests_reset, tokens, tokens_reset] = learnt_columns(l);
         self.rows(
             &format!(
                 "INSERT INTO rate_learnt (key, {LEARNT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)
@@ -165,10 +137,10 @@ impl PgStore {
             &[
                 &key,
                 &l.observed_ms,
-                &l.requests_remaining.map(to_i64),
-                &l.requests_reset_ms,
-                &l.tokens_remaining.map(to_i64),
-                &l.tokens_reset_ms,
+                &requests,
+                &requests_reset,
+                &tokens,
+                &tokens_reset,
             ],
         )
         .await
@@ -176,7 +148,7 @@ impl PgStore {
     }
 
     async fn do_rate_states(&self, now_ms: i64) -> Result<Vec<RateState>, StoreError> {
-        let window_start = now_ms - RATE_WINDOW_MS;
+        let window_start = window_start(now_ms);
         let rows = self
             .rows(
                 &format!(
@@ -198,16 +170,7 @@ impl PgStore {
                 &[&window_start, &now_ms],
             )
             .await?;
-        Ok(rows
-            .iter()
-            .map(|r| RateState {
-                key: r.get(0),
-                requests_in_window: to_u64(r.get(1)),
-                input_tokens_in_window: to_u64(r.get(2)),
-                oldest_ms: r.get(3),
-                learnt: learnt_from_row(r, 4),
-            })
-            .collect())
+        self.mapped(&rows, rate_state_from_row)
     }
 }
 

@@ -1,4 +1,5 @@
-//! The PostgreSQL schema and its versioned forward migrations (table `switchyard_schema`).
+//! The PostgreSQL schema and its versioned forward migrations, in table `switchyard_schema`
+//! (SPEC R13.1; the limits tables of R12, R13.2).
 
 use deadpool_postgres::Client;
 

@@ -3,10 +3,15 @@
 //! processes migrating at once, an unreachable server).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_postgres::NoTls;
 
 use super::*;
 use crate::store::suite::{StoreFixture, task_store_suite};
+use crate::store::{StoreError, TaskStore};
 
 /// A fresh database; every `open` is a new pool on it.
 struct PgFixture(String);

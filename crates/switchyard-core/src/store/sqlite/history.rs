@@ -1,12 +1,11 @@
-//! Conversation rows: API messages, UI events and context edits, each appended in its own
-//! transaction.
+//! Conversation rows on SQLite: API messages, UI events and context edits, each appended in its
+//! own transaction, and a whole task stored at once (SPEC R10.1–R10.3).
 
 use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
-use serde_json::Value;
 use switchyard_api::Message;
 
 use super::Db;
-use crate::context::DeletedRange;
+use crate::store::rows::{JsonRow, from_json, range_columns, to_i64, to_json};
 use crate::store::{
     ContextEdit, ImportedEdit, ImportedEvent, StoreError, StoredEvent, TaskRecord, now_ms,
 };
@@ -93,17 +92,8 @@ impl Db {
         let rows = stmt
             .query_map([id], |r| r.get::<_, String>(0))
             .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let text = row.map_err(|e| self.err(e))?;
-            out.push(
-                serde_json::from_str(&text).map_err(|source| StoreError::Json {
-                    id: id.to_owned(),
-                    source,
-                })?,
-            );
-        }
-        Ok(out)
+        rows.map(|row| from_json(id, &row.map_err(|e| self.err(e))?))
+            .collect()
     }
 
     /// Appends a UI event (`kind` is its `type`). `durable_now = false` commits it with
@@ -142,51 +132,24 @@ impl Db {
     /// The task's UI events with `seq >= from`, in order.
     pub(super) fn events_from(&self, id: &str, from: i64) -> Result<Vec<StoredEvent>, StoreError> {
         let rows = self.json_rows(
-            id,
             "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = ?1 AND seq >= ?2 ORDER BY seq",
             params![id, from],
         )?;
-        Ok(rows
-            .into_iter()
-            .map(|(seq, ts_ms, kind, event)| StoredEvent {
-                seq,
-                ts_ms,
-                kind,
-                event,
-            })
-            .collect())
+        rows.into_iter().map(|row| row.event(id)).collect()
     }
 
-    /// Rows of `(seq, ts_ms, kind, JSON text)` from `sql` (UI events and context edits share
-    /// this shape), the JSON parsed; a row that is not JSON is [`StoreError::Json`].
+    /// The [`JsonRow`]s `sql` selects (UI events and context edits share this shape).
     fn json_rows(
         &self,
-        id: &str,
         sql: &str,
         params: impl rusqlite::Params,
-    ) -> Result<Vec<(i64, i64, String, Value)>, StoreError> {
+    ) -> Result<Vec<JsonRow>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn.prepare(sql).map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params, |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })
+            .query_map(params, |r| JsonRow::read(r))
             .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (seq, ts_ms, kind, text) = row.map_err(|e| self.err(e))?;
-            let value = serde_json::from_str(&text).map_err(|source| StoreError::Json {
-                id: id.to_owned(),
-                source,
-            })?;
-            out.push((seq, ts_ms, kind, value));
-        }
-        Ok(out)
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
     /// The `seq` of the task's last event of kind `kind`.
@@ -238,19 +201,10 @@ impl Db {
     /// The task's context edits in order.
     pub(super) fn context_edits(&self, id: &str) -> Result<Vec<ContextEdit>, StoreError> {
         let rows = self.json_rows(
-            id,
             "SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = ?1 ORDER BY seq",
             [id],
         )?;
-        Ok(rows
-            .into_iter()
-            .map(|(seq, ts_ms, kind, detail)| ContextEdit {
-                seq,
-                ts_ms,
-                kind,
-                detail,
-            })
-            .collect())
+        rows.into_iter().map(|row| row.edit(id)).collect()
     }
 
     /// Stores a whole task at once (import): the task row with its totals and range, its
@@ -263,14 +217,10 @@ impl Db {
         events: &[ImportedEvent],
         edits: &[ImportedEdit],
     ) -> Result<TaskRecord, StoreError> {
-        let json_err = |source| StoreError::Json {
-            id: task.id.clone(),
-            source,
-        };
+        let (start, end) = range_columns(task.conversation_history_deleted_range);
         {
             let mut conn = self.conn();
             let tx = conn.transaction().map_err(|e| self.err(e))?;
-            let range: Option<DeletedRange> = task.conversation_history_deleted_range;
             tx.execute(
                 "INSERT INTO tasks (id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
                  tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
@@ -285,15 +235,15 @@ impl Db {
                     task.provider,
                     task.model,
                     task.first_prompt,
-                    task.usage.tokens_in as i64,
-                    task.usage.tokens_out as i64,
-                    task.usage.cache_writes as i64,
-                    task.usage.cache_reads as i64,
+                    to_i64(task.usage.tokens_in),
+                    to_i64(task.usage.tokens_out),
+                    to_i64(task.usage.cache_writes),
+                    to_i64(task.usage.cache_reads),
                     task.usage.cost_usd,
-                    task.last_request_tokens as i64,
-                    range.map(|r| r.0 as i64),
-                    range.map(|r| r.1 as i64),
-                    task.usage.unpriced_requests as i64
+                    to_i64(task.last_request_tokens),
+                    start,
+                    end,
+                    to_i64(task.usage.unpriced_requests)
                 ],
             )
             .map_err(|e| {
@@ -304,7 +254,7 @@ impl Db {
                 }
             })?;
             for (i, m) in messages.iter().enumerate() {
-                let json = serde_json::to_string(m).map_err(json_err)?;
+                let json = to_json(&task.id, m)?;
                 tx.execute(
                     "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES (?1, ?2, ?3, ?4)",
                     params![task.id, i as i64, task.created_ms, json],

@@ -1,5 +1,5 @@
-//! The limits state of SPEC R12 on SQLite: cooldowns, spend by time, rate-limit slots and
-//! learnt limits ([`crate::limits::LimitsStore`]).
+//! The limits state of SPEC R12 on SQLite (R13.2): cooldowns, spend by time, rate-limit slots
+//! and learnt limits ([`crate::limits::LimitsStore`]).
 //!
 //! A slot is taken in one `BEGIN IMMEDIATE` transaction: it takes SQLite's write lock before
 //! reading, so two processes cannot both count the same free slot; the other waits (busy
@@ -8,32 +8,14 @@
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{Db, SqliteStore};
-use crate::limits::{
-    Cooldown, EntryKey, LearntLimits, LimitsStore, RATE_WINDOW_MS, RateState, SlotGrant,
-    SlotRequest, decide_slot,
+use crate::limits::state::{
+    Cooldown, EntryKey, LearntLimits, LimitsStore, RateState, SlotGrant, SlotRequest, decide_slot,
+};
+use crate::store::rows::{
+    COOLDOWN_COLUMNS, LEARNT_COLUMNS, cooldown_from_row, learnt_columns, learnt_from_row,
+    rate_state_from_row, slot_from_row, to_i64, window_start,
 };
 use crate::store::{StoreError, StoreFuture};
-
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn to_u64(v: i64) -> u64 {
-    v.max(0) as u64
-}
-
-fn learnt_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LearntLimits> {
-    Ok(LearntLimits {
-        observed_ms: r.get(0)?,
-        requests_remaining: r.get::<_, Option<i64>>(1)?.map(to_u64),
-        requests_reset_ms: r.get(2)?,
-        tokens_remaining: r.get::<_, Option<i64>>(3)?.map(to_u64),
-        tokens_reset_ms: r.get(4)?,
-    })
-}
-
-const LEARNT_COLUMNS: &str =
-    "observed_ms, requests_remaining, requests_reset_ms, tokens_remaining, tokens_reset_ms";
 
 impl Db {
     fn set_cooldown(&self, c: &Cooldown) -> Result<(), StoreError> {
@@ -71,24 +53,13 @@ impl Db {
     fn cooldowns(&self, now_ms: i64) -> Result<Vec<Cooldown>, StoreError> {
         let conn = self.conn();
         let mut stmt = conn
-            .prepare_cached(
-                "SELECT provider, model, base_url, since_ms, until_ms, reason FROM cooldowns
-                 WHERE until_ms > ?1 ORDER BY until_ms, provider, model, base_url",
-            )
+            .prepare_cached(&format!(
+                "SELECT {COOLDOWN_COLUMNS} FROM cooldowns
+                 WHERE until_ms > ?1 ORDER BY until_ms, provider, model, base_url"
+            ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([now_ms], |r| {
-                Ok(Cooldown {
-                    entry: EntryKey {
-                        provider: r.get(0)?,
-                        model: r.get(1)?,
-                        base_url: r.get(2)?,
-                    },
-                    since_ms: r.get(3)?,
-                    until_ms: r.get(4)?,
-                    reason: r.get(5)?,
-                })
-            })
+            .query_map([now_ms], |r| cooldown_from_row(r))
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
@@ -123,7 +94,7 @@ impl Db {
         req: &SlotRequest,
     ) -> rusqlite::Result<SlotGrant> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let window_start = req.now_ms - RATE_WINDOW_MS;
+        let window_start = window_start(req.now_ms);
         tx.execute(
             "DELETE FROM rate_slots WHERE key = ?1 AND ts_ms <= ?2",
             params![req.key, window_start],
@@ -133,18 +104,17 @@ impl Db {
                 "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = ?1 AND ts_ms > ?2
                      ORDER BY ts_ms",
             )?;
-            let rows = stmt.query_map(params![req.key, window_start], |r| {
-                Ok((r.get::<_, i64>(0)?, to_u64(r.get(1)?)))
-            })?;
+            let rows = stmt.query_map(params![req.key, window_start], |r| slot_from_row(r))?;
             rows.collect::<Result<Vec<_>, _>>()?
         };
         let learnt = tx
             .query_row(
                 &format!("SELECT {LEARNT_COLUMNS} FROM rate_learnt WHERE key = ?1"),
                 [&req.key],
-                learnt_from_row,
+                |r| learnt_from_row(r, 0),
             )
-            .optional()?;
+            .optional()?
+            .flatten();
         let grant = decide_slot(&slots, learnt.as_ref(), req);
         if grant == SlotGrant::Granted {
             tx.execute(
@@ -157,6 +127,7 @@ impl Db {
     }
 
     fn record_learnt_limits(&self, key: &str, l: &LearntLimits) -> Result<(), StoreError> {
+        let [requests, requests_reset, tokens, tokens_reset] = learnt_columns(l);
         self.conn()
             .execute(
                 &format!(
@@ -166,10 +137,10 @@ impl Db {
                 params![
                     key,
                     l.observed_ms,
-                    l.requests_remaining.map(to_i64),
-                    l.requests_reset_ms,
-                    l.tokens_remaining.map(to_i64),
-                    l.tokens_reset_ms
+                    requests,
+                    requests_reset,
+                    tokens,
+                    tokens_reset
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -178,7 +149,7 @@ impl Db {
 
     fn rate_states(&self, now_ms: i64) -> Result<Vec<RateState>, StoreError> {
         let conn = self.conn();
-        let window_start = now_ms - RATE_WINDOW_MS;
+        let window_start = window_start(now_ms);
         let mut stmt = conn
             .prepare_cached(&format!(
                 "WITH keys AS (
@@ -198,64 +169,39 @@ impl Db {
             ))
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![window_start, now_ms], |r| {
-                let observed: Option<i64> = r.get(4)?;
-                Ok(RateState {
-                    key: r.get(0)?,
-                    requests_in_window: to_u64(r.get(1)?),
-                    input_tokens_in_window: to_u64(r.get(2)?),
-                    oldest_ms: r.get(3)?,
-                    learnt: match observed {
-                        Some(observed_ms) => Some(LearntLimits {
-                            observed_ms,
-                            requests_remaining: r.get::<_, Option<i64>>(5)?.map(to_u64),
-                            requests_reset_ms: r.get(6)?,
-                            tokens_remaining: r.get::<_, Option<i64>>(7)?.map(to_u64),
-                            tokens_reset_ms: r.get(8)?,
-                        }),
-                        None => None,
-                    },
-                })
-            })
+            .query_map(params![window_start, now_ms], |r| rate_state_from_row(r))
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 }
 
 impl LimitsStore for SqliteStore {
-    fn set_cooldown<'a>(&'a self, cooldown: &'a Cooldown) -> StoreFuture<'a, ()> {
-        let cooldown = cooldown.clone();
-        self.call(move |db| db.set_cooldown(&cooldown))
+    fn set_cooldown(&self, cooldown: &Cooldown) -> StoreFuture<'static, ()> {
+        self.with(cooldown, Db::set_cooldown)
     }
 
-    fn clear_cooldown<'a>(&'a self, entry: &'a EntryKey) -> StoreFuture<'a, ()> {
-        let entry = entry.clone();
-        self.call(move |db| db.clear_cooldown(&entry))
+    fn clear_cooldown(&self, entry: &EntryKey) -> StoreFuture<'static, ()> {
+        self.with(entry, Db::clear_cooldown)
     }
 
-    fn cooldowns(&self, now_ms: i64) -> StoreFuture<'_, Vec<Cooldown>> {
+    fn cooldowns(&self, now_ms: i64) -> StoreFuture<'static, Vec<Cooldown>> {
         self.call(move |db| db.cooldowns(now_ms))
     }
 
-    fn spend_between(&self, from_ms: i64, to_ms: i64) -> StoreFuture<'_, f64> {
+    fn spend_between(&self, from_ms: i64, to_ms: i64) -> StoreFuture<'static, f64> {
         self.call(move |db| db.spend_between(from_ms, to_ms))
     }
 
-    fn acquire_rate_slot<'a>(&'a self, request: &'a SlotRequest) -> StoreFuture<'a, SlotGrant> {
-        let request = request.clone();
-        self.call(move |db| db.acquire_rate_slot(&request))
+    fn acquire_rate_slot(&self, request: &SlotRequest) -> StoreFuture<'static, SlotGrant> {
+        self.with(request, Db::acquire_rate_slot)
     }
 
-    fn record_learnt_limits<'a>(
-        &'a self,
-        key: &'a str,
-        learnt: &'a LearntLimits,
-    ) -> StoreFuture<'a, ()> {
+    fn record_learnt_limits(&self, key: &str, learnt: &LearntLimits) -> StoreFuture<'static, ()> {
         let (key, learnt) = (key.to_owned(), *learnt);
         self.call(move |db| db.record_learnt_limits(&key, &learnt))
     }
 
-    fn rate_states(&self, now_ms: i64) -> StoreFuture<'_, Vec<RateState>> {
+    fn rate_states(&self, now_ms: i64) -> StoreFuture<'static, Vec<RateState>> {
         self.call(move |db| db.rate_states(now_ms))
     }
 }

@@ -1,10 +1,11 @@
-//! The schema and its forward migrations (`PRAGMA user_version`).
+//! The SQLite schema and its forward migrations, versioned in `PRAGMA user_version` (SPEC
+//! R10.1, R13.1; the limits tables of R12, R13.2).
 
 use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::classify;
+use super::error::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.

@@ -1,44 +1,12 @@
-//! Task rows: creation, listing, totals and the deleted range.
+//! Task rows on SQLite: creation, listing, totals and the deleted range (SPEC R10.1, R8.4;
+//! the spend row of R12.2).
 
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::Db;
 use crate::context::DeletedRange;
+use crate::store::rows::{TASK_COLUMNS, range_columns, task_from_row, to_i64};
 use crate::store::{NewTask, StoreError, TaskRecord, TaskUsage, now_ms};
-
-const TASK_COLUMNS: &str = "id, created_ms, updated_ms, cwd, mode, provider, model, first_prompt,
-    tokens_in, tokens_out, cache_writes, cache_reads, cost_usd, last_request_tokens,
-    deleted_range_start, deleted_range_end,
-    (SELECT count(*) FROM messages m WHERE m.task_id = tasks.id), unpriced_requests";
-
-fn task_from_row(r: &Row<'_>) -> rusqlite::Result<TaskRecord> {
-    let start: Option<i64> = r.get(14)?;
-    let end: Option<i64> = r.get(15)?;
-    Ok(TaskRecord {
-        id: r.get(0)?,
-        created_ms: r.get(1)?,
-        updated_ms: r.get(2)?,
-        cwd: r.get(3)?,
-        mode: r.get(4)?,
-        provider: r.get(5)?,
-        model: r.get(6)?,
-        first_prompt: r.get(7)?,
-        usage: TaskUsage {
-            tokens_in: r.get::<_, i64>(8)?.max(0) as u64,
-            tokens_out: r.get::<_, i64>(9)?.max(0) as u64,
-            cache_writes: r.get::<_, i64>(10)?.max(0) as u64,
-            cache_reads: r.get::<_, i64>(11)?.max(0) as u64,
-            cost_usd: r.get(12)?,
-            unpriced_requests: r.get::<_, i64>(17)?.max(0) as u64,
-        },
-        last_request_tokens: r.get::<_, i64>(13)?.max(0) as u64,
-        conversation_history_deleted_range: match (start, end) {
-            (Some(s), Some(e)) => Some((s.max(0) as usize, e.max(0) as usize)),
-            _ => None,
-        },
-        message_count: r.get::<_, i64>(16)?.max(0) as usize,
-    })
-}
 
 /// Inserts the row of a new task and returns its id: the current Unix time in milliseconds,
 /// plus one until no task has it.
@@ -64,10 +32,6 @@ fn insert_task(conn: &Connection, new: &NewTask) -> rusqlite::Result<String> {
         }
         candidate += 1;
     }
-}
-
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 impl Db {
@@ -108,7 +72,7 @@ impl Db {
         conn.query_row(
             &format!("SELECT {TASK_COLUMNS} FROM tasks WHERE id = ?1"),
             [id],
-            task_from_row,
+            |r| task_from_row(r),
         )
         .optional()
         .map_err(|e| self.err(e))?
@@ -123,7 +87,9 @@ impl Db {
                 "SELECT {TASK_COLUMNS} FROM tasks ORDER BY created_ms, id"
             ))
             .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], task_from_row).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| task_from_row(r))
+            .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
@@ -206,17 +172,13 @@ impl Db {
         range: Option<DeletedRange>,
         detail: &str,
     ) -> Result<(), StoreError> {
+        let (start, end) = range_columns(range);
         let mut conn = self.conn();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
         let n = tx
             .execute(
                 "UPDATE tasks SET deleted_range_start = ?2, deleted_range_end = ?3, updated_ms = ?4 WHERE id = ?1",
-                params![
-                    id,
-                    range.map(|r| r.0 as i64),
-                    range.map(|r| r.1 as i64),
-                    now_ms()
-                ],
+                params![id, start, end, now_ms()],
             )
             .map_err(|e| self.err(e))?;
         if n == 0 {

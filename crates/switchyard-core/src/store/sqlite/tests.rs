@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::*;
+use crate::store::TaskStore;
 use crate::store::suite::{StoreFixture, task_store_suite};
 
 /// A fresh data directory; every `open` is a new connection to its database.

@@ -1,0 +1,99 @@
+//! The test suite every [`TaskStore`] implementation passes (SPEC R13.1): each test is a
+//! function of the store (or of a [`StoreFixture`] when it needs a second handle), and
+//! [`task_store_suite!`] turns them into `#[tokio::test]`s for one backend:
+//!
+//! ```ignore
+//! crate::store::suite::task_store_suite!(Some(SqliteFixture::new()));
+//! ```
+//!
+//! `$fixture` gives an `Option`: `None` when the backend is not available here (after
+//! `switchyard_testkit::skip_or_fail`, which fails in CI), and the test returns at once.
+//!
+//! A backend-specific test (a damaged file, a read-only file, a schema migration) stays beside
+//! its backend. The tests are grouped by topic: `tasks.rs` (tasks, messages, events, R10),
+//! `import.rs` (whole tasks and reference directories, R10.1, R10.3), `limits.rs` (the R12
+//! state shared through the store, R13.2).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod import;
+mod limits;
+mod tasks;
+
+use std::sync::Arc;
+
+use super::{NewTask, TaskStore};
+
+pub(crate) use import::{
+    a_directory_without_a_history_is_a_clear_error, a_reference_task_directory_is_imported,
+    importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
+};
+pub(crate) use limits::{
+    a_slot_of_a_vanished_process_ages_out_of_the_window,
+    cooldowns_keep_the_later_end_and_every_connection_sees_them,
+    learnt_limits_are_kept_per_key_and_make_requests_wait,
+    rate_slots_are_taken_atomically_by_concurrent_connections, spend_is_summed_over_tasks_by_time,
+};
+pub(crate) use tasks::{
+    a_resumed_task_records_its_model_and_its_merged_prompt,
+    a_task_created_with_its_first_message_holds_it,
+    a_task_round_trips_messages_events_usage_and_range,
+    appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named,
+    events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
+    two_connections_write_the_same_store_without_losing_rows,
+};
+
+/// One test's store: every [`StoreFixture::open`] is a new handle (its own connection) on the
+/// same, initially empty, storage.
+pub(crate) trait StoreFixture: Send + Sync {
+    fn open(&self) -> Arc<dyn TaskStore>;
+}
+
+/// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
+/// giving an `Option` of a [`StoreFixture`]; `None` skips).
+macro_rules! task_store_suite {
+    ($fixture:expr) => {
+        $crate::store::suite::task_store_suite!(@store $fixture;
+            appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named,
+            task_ids_are_unique_within_one_millisecond,
+            a_task_created_with_its_first_message_holds_it,
+            events_are_numbered_found_by_kind_and_deleted,
+            a_resumed_task_records_its_model_and_its_merged_prompt,
+            importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
+            a_reference_task_directory_is_imported,
+            a_directory_without_a_history_is_a_clear_error,
+            learnt_limits_are_kept_per_key_and_make_requests_wait);
+        $crate::store::suite::task_store_suite!(@fixture $fixture;
+            a_task_round_trips_messages_events_usage_and_range,
+            two_connections_write_the_same_store_without_losing_rows,
+            cooldowns_keep_the_later_end_and_every_connection_sees_them,
+            spend_is_summed_over_tasks_by_time,
+            rate_slots_are_taken_atomically_by_concurrent_connections,
+            a_slot_of_a_vanished_process_ages_out_of_the_window);
+    };
+    (@store $fixture:expr; $($name:ident),*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let Some(fixture) = $fixture else { return };
+            let store = $crate::store::suite::StoreFixture::open(&fixture);
+            $crate::store::suite::$name(&*store).await;
+        }
+    )*};
+    (@fixture $fixture:expr; $($name:ident),*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            let Some(fixture) = $fixture else { return };
+            $crate::store::suite::$name(&fixture).await;
+        }
+    )*};
+}
+pub(crate) use task_store_suite;
+
+pub(super) fn new_task(prompt: &str) -> NewTask {
+    NewTask {
+        cwd: "/work".into(),
+        mode: "act".into(),
+        provider: "anthropic".into(),
+        model: "claude".into(),
+        first_prompt: prompt.into(),
+    }
+}
