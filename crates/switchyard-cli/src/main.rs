@@ -54,25 +54,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Ctrl-C is handled (R9.5) from the first instant: the handler is installed before any
-    // output, so a SIGINT that arrives before a command starts listening never kills the
-    // process mid-write (each command then listens with `tokio::signal::ctrl_c`).
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Err(e) = runtime.block_on(async { signal(SignalKind::interrupt()).map(drop) }) {
-            tracing::warn!("Ctrl-C cannot be handled: {e}");
-        }
-        // SIGTERM and SIGHUP end a task like Ctrl-C (R9.5), recorded; other commands keep
-        // their default (they hold nothing to record).
-        if matches!(cli.command, Command::Task(_) | Command::Resume(_)) {
-            for kind in [SignalKind::terminate(), SignalKind::hangup()] {
-                if let Err(e) = runtime.block_on(async { signal(kind).map(drop) }) {
-                    tracing::warn!("signal {kind:?} cannot be handled: {e}");
-                }
-            }
-        }
-    }
+    // Ctrl-C is handled (R9.5) from the first instant: before any output.
+    signals::install(
+        &runtime,
+        matches!(cli.command, Command::Task(_) | Command::Resume(_)),
+    );
     let config = cli.config.as_deref();
     let place = settings::StorePlace {
         config,

@@ -92,37 +92,9 @@ fn load_overridden(
     overrides: &[crate::overrides::Override],
     env: impl Fn(&str) -> Option<String> + Copy,
 ) -> Result<(ApiConfiguration, ConfigSource), ConfigError> {
-    let file = explicit
-        .map(Path::to_owned)
-        .or_else(|| default_config_path().filter(|p| p.exists()));
-    let (text, label, source, read_keys) = match file {
-        Some(p) => {
-            let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Read {
-                file: p.display().to_string(),
-                message: e.to_string(),
-            })?;
-            // Errors of the file itself first, with its own lines.
-            ApiConfiguration::from_toml(&text, &p.display().to_string(), |_| None)?;
-            let label = format!("{} (with -c overrides)", p.display());
-            (text, label, ConfigSource::File(p), true)
-        }
-        None if selection.provider.is_some() => (
-            String::new(),
-            "-c overrides".to_owned(),
-            ConfigSource::Flags,
-            true,
-        ),
-        None => (
-            format!(
-                "[act]\nprovider = \"{LOCAL_PROVIDER}\"\nmodel = \"{LOCAL_MODEL_ID}\"\n[providers.{LOCAL_PROVIDER}]\nbase_url = \"{}\"\n",
-                local_model_base_url()
-            ),
-            "the built-in default (with -c overrides)".to_owned(),
-            ConfigSource::BuiltInLocal,
-            selection.base_url.is_some() || crate::overrides::sets_base_url(overrides),
-        ),
-    };
-    let mut table: toml::Table = toml::from_str(&text).unwrap_or_default();
+    let base = overridden_base(explicit, selection, overrides)?;
+    let label = base.label;
+    let mut table: toml::Table = toml::from_str(&base.text).unwrap_or_default();
     crate::overrides::apply(&mut table, overrides).map_err(|message| ConfigError::Parse {
         file: label.clone(),
         line: 0,
@@ -142,18 +114,75 @@ fn load_overridden(
     let elsewhere = [&config.act, &config.plan]
         .iter()
         .any(|m| m.provider.as_deref().is_some_and(|p| p != LOCAL_PROVIDER));
-    if read_keys || elsewhere {
+    if base.read_keys || elsewhere {
         config.read_keys(env);
     }
-    if let ConfigSource::File(p) = &source {
-        let folder = p.parent().unwrap_or(Path::new(""));
-        for endpoint in config.providers.endpoints.values_mut() {
-            if let Some(bundle) = endpoint.ca_bundle.as_mut().filter(|b| b.is_relative()) {
-                *bundle = folder.join(&*bundle);
+    if let ConfigSource::File(p) = &base.source {
+        resolve_ca_bundles(&mut config, p);
+    }
+    Ok((config, base.source))
+}
+
+/// What the `-c` overrides apply to: its TOML text, the label its errors name, where it came
+/// from, and whether keys are read for it.
+struct OverriddenBase {
+    text: String,
+    label: String,
+    source: ConfigSource,
+    read_keys: bool,
+}
+
+/// The file (its own errors reported first, with its own lines), else nothing (with
+/// `--provider`), else the built-in local default as TOML.
+fn overridden_base(
+    explicit: Option<&Path>,
+    selection: &SelectionArgs,
+    overrides: &[crate::overrides::Override],
+) -> Result<OverriddenBase, ConfigError> {
+    let file = explicit
+        .map(Path::to_owned)
+        .or_else(|| default_config_path().filter(|p| p.exists()));
+    Ok(match file {
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).map_err(|e| ConfigError::Read {
+                file: p.display().to_string(),
+                message: e.to_string(),
+            })?;
+            // Errors of the file itself first, with its own lines.
+            ApiConfiguration::from_toml(&text, &p.display().to_string(), |_| None)?;
+            OverriddenBase {
+                text,
+                label: format!("{} (with -c overrides)", p.display()),
+                source: ConfigSource::File(p),
+                read_keys: true,
             }
         }
+        None if selection.provider.is_some() => OverriddenBase {
+            text: String::new(),
+            label: "-c overrides".to_owned(),
+            source: ConfigSource::Flags,
+            read_keys: true,
+        },
+        None => OverriddenBase {
+            text: format!(
+                "[act]\nprovider = \"{LOCAL_PROVIDER}\"\nmodel = \"{LOCAL_MODEL_ID}\"\n[providers.{LOCAL_PROVIDER}]\nbase_url = \"{}\"\n",
+                local_model_base_url()
+            ),
+            label: "the built-in default (with -c overrides)".to_owned(),
+            source: ConfigSource::BuiltInLocal,
+            read_keys: selection.base_url.is_some() || crate::overrides::sets_base_url(overrides),
+        },
+    })
+}
+
+/// A relative `ca_bundle` is relative to the configuration file's folder.
+fn resolve_ca_bundles(config: &mut ApiConfiguration, file: &Path) {
+    let folder = file.parent().unwrap_or(Path::new(""));
+    for endpoint in config.providers.endpoints.values_mut() {
+        if let Some(bundle) = endpoint.ca_bundle.as_mut().filter(|b| b.is_relative()) {
+            *bundle = folder.join(&*bundle);
+        }
     }
-    Ok((config, source))
 }
 
 /// Applies `--provider`, `--model` and `--base-url` to `mode`'s settings.
