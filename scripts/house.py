@@ -57,11 +57,43 @@ def strip_tests(text):
 
 
 def strip_comments_strings(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    text = re.sub(r"'(?:\\.|[^'\\])'", "''", text)
-    return text
+    """Blanks string and char literals and drops comments, scanning in one pass (so a `//`
+    inside `"http://"` is not a comment)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        elif c == "r" and re.match(r'r#*"', text[i:]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            hashes = re.match(r'r(#*)"', text[i:]).group(1)
+            j = text.find('"' + hashes, i + 2 + len(hashes))
+            out.append('""')
+            i = n if j < 0 else j + 1 + len(hashes)
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append('""')
+            i = j + 1
+        elif c == "'":
+            if i + 1 < n and text[i + 1] == "\\":
+                j = text.find("'", i + 2)
+                out.append("''")
+                i = n if j < 0 else j + 1
+            elif i + 2 < n and text[i + 2] == "'":
+                out.append("''")
+                i += 3
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 class Crate:

@@ -1,4 +1,5 @@
-//! Command-line arguments (clap derive).
+//! Command-line arguments (clap derive): every subcommand and flag of `switchyard`, among them
+//! `-c` (SPEC R3.6), `--store` (R13.1), `--fallback` and `--max-cost` (R12.1, R12.2).
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! A task's endpoint (the base URL its requests went to) is recorded with the task, so that
 //! `resume` sends the conversation to the same host: a conversation held with a local model
 //! must not go to a cloud provider because `--base-url` was not typed again (issue 14). Moving
-//! a task to another host takes `--allow-new-host`.
+//! a task to another host takes `--allow-new-host` (no SPEC rule: the command line's guard).
 //!
 //! The record is a task event of kind `endpoint` (`{"provider", "base_url"}`), written when a
 //! task is created and whenever a resumed one moves; the newest one is in effect.

@@ -1,4 +1,5 @@
-//! `switchyard`: the command-line front end (DESIGN.md "The CLI").
+//! `switchyard`: the command-line front end (DESIGN.md "The CLI"): the runtime, Ctrl-C, SIGTERM
+//! and SIGHUP handled from the first instant (SPEC R9.5), and each subcommand run.
 
 /// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking,
 /// and scrubs every configured secret from the line (SPEC R10.5).
@@ -18,28 +19,30 @@ macro_rules! say {
     }};
 }
 
+mod approve;
 mod cli;
 mod commands;
 mod decide;
 mod endpoint;
 mod follow_up;
+mod logging;
 mod overrides;
 mod prompt_input;
 mod render;
 mod settings;
 mod signals;
 mod stdout_watch;
+mod table;
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use tracing_subscriber::EnvFilter;
 
 use cli::{Cli, Command, ConfigCommand, McpCommand, StoreCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    logging::init(cli.verbose);
     overrides::set(cli.overrides.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -51,25 +54,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Ctrl-C is handled (R9.5) from the first instant: the handler is installed before any
-    // output, so a SIGINT that arrives before a command starts listening never kills the
-    // process mid-write (each command then listens with `tokio::signal::ctrl_c`).
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Err(e) = runtime.block_on(async { signal(SignalKind::interrupt()).map(drop) }) {
-            tracing::warn!("Ctrl-C cannot be handled: {e}");
-        }
-        // SIGTERM and SIGHUP end a task like Ctrl-C (R9.5), recorded; other commands keep
-        // their default (they hold nothing to record).
-        if matches!(cli.command, Command::Task(_) | Command::Resume(_)) {
-            for kind in [SignalKind::terminate(), SignalKind::hangup()] {
-                if let Err(e) = runtime.block_on(async { signal(kind).map(drop) }) {
-                    tracing::warn!("signal {kind:?} cannot be handled: {e}");
-                }
-            }
-        }
-    }
+    // Ctrl-C is handled (R9.5) from the first instant: before any output.
+    signals::install(
+        &runtime,
+        matches!(cli.command, Command::Task(_) | Command::Resume(_)),
+    );
     let config = cli.config.as_deref();
     let place = settings::StorePlace {
         config,
@@ -104,78 +93,4 @@ fn main() -> ExitCode {
     // interrupted by Ctrl-C) must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     code
-}
-
-/// Warnings go to stderr as `warning: …` lines. `-v` shows info lines, `-vv` debug, `-vvv`
-/// trace; `SWITCHYARD_LOG`, else `RUST_LOG` (tracing's filter syntax, e.g.
-/// `switchyard_core=debug`), chooses finely and wins over `-v`. The MCP SDK's own log lines
-/// are off by default: server failures are reported in plain words. Every line is scrubbed of
-/// configured secrets (SPEC R10.5).
-fn init_logging(verbose: u8) {
-    let from_env = ["SWITCHYARD_LOG", "RUST_LOG"]
-        .iter()
-        .find_map(|var| EnvFilter::try_from_env(var).ok());
-    let filter = from_env.unwrap_or_else(|| {
-        EnvFilter::new(match verbose {
-            0 => "warn,rmcp=off",
-            1 => "info,rmcp=warn",
-            2 => "debug",
-            _ => "trace",
-        })
-    });
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(|| ScrubbingWriter(Vec::new()))
-        .event_format(LineFormat)
-        .init();
-}
-
-/// Holds one formatted log line and writes it to stderr, scrubbed, when dropped.
-struct ScrubbingWriter(Vec<u8>);
-
-impl std::io::Write for ScrubbingWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for ScrubbingWriter {
-    fn drop(&mut self) {
-        use std::io::Write as _;
-        let text = String::from_utf8_lossy(&self.0);
-        let _ = std::io::stderr()
-            .lock()
-            .write_all(switchyard_api::secrets::scrub(&text).as_bytes());
-    }
-}
-
-/// `warning: message` / `error: message`, no timestamps: these lines are for people.
-struct LineFormat;
-
-impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LineFormat
-where
-    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
-{
-    fn format_event(
-        &self,
-        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
-        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
-        event: &tracing::Event<'_>,
-    ) -> std::fmt::Result {
-        let level = match *event.metadata().level() {
-            tracing::Level::ERROR => "error",
-            tracing::Level::WARN => "warning",
-            tracing::Level::INFO => "info",
-            tracing::Level::DEBUG => "debug",
-            tracing::Level::TRACE => "trace",
-        };
-        write!(writer, "{level}: ")?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
-    }
 }

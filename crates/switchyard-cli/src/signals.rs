@@ -1,5 +1,5 @@
 //! What ends a turn or a question besides its own end: Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5),
-//! and stdout's reader going away.
+//! and stdout's reader going away; and the handlers installed when the process starts.
 
 /// What cancelled a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,4 +46,28 @@ pub async fn next_signal(stdout_closed: &tokio::sync::Notify) -> Signal {
         _ = tokio::signal::ctrl_c() => Signal::Interrupt,
         _ = stdout_closed.notified() => Signal::StdoutClosed,
     }
+}
+
+/// Installs the handlers before any output (Unix), so a SIGINT that arrives before a command
+/// starts listening never kills the process mid-write (each command then listens with
+/// `tokio::signal::ctrl_c`). With `records` (a task or a resume), SIGTERM and SIGHUP end the
+/// task like Ctrl-C (R9.5), recorded; other commands keep their default (they hold nothing to
+/// record).
+pub fn install(runtime: &tokio::runtime::Runtime, records: bool) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Err(e) = runtime.block_on(async { signal(SignalKind::interrupt()).map(drop) }) {
+            tracing::warn!("Ctrl-C cannot be handled: {e}");
+        }
+        if records {
+            for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+                if let Err(e) = runtime.block_on(async { signal(kind).map(drop) }) {
+                    tracing::warn!("signal {kind:?} cannot be handled: {e}");
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (runtime, records);
 }

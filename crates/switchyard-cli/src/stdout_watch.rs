@@ -1,6 +1,6 @@
 //! Noticing at once that stdout's reader has gone (`switchyard task … | head -c 20`), even
 //! while no write is due: a slow stream would otherwise go on (and be billed) until its next
-//! piece fails to write.
+//! piece fails to write; the turn is cancelled as Ctrl-C cancels it (SPEC R9.5).
 //!
 //! When stdout is a pipe, a thread waits in `poll(2)` on it with no events asked: the kernel
 //! still reports `POLLERR` on a pipe's write end once every reader has closed it. Other

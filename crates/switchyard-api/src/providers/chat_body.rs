@@ -4,8 +4,8 @@
 //! parameters.
 //!
 //! Facts from Cline v4.0.10, `apps/vscode/src/core/api/providers/{id}.ts` and
-//! `transform/{openai-format,r1-format,tool-call-processor}.ts`; the model routers OpenRouter and the
-//! Vercel AI Gateway have their own rules in [`router_body`](super::router_body). Each
+//! `transform/{openai-format,r1-format,tool-call-processor}.ts`; the model routers OpenRouter
+//! and the Vercel AI Gateway have their own rules in [`router_body`]. Each
 //! provider's handful of choices is one row of [`chat_style`](super::chat_style)'s table; the
 //! few that depend on the model family are named [`Reasoning`] rules, each a function here.
 //!

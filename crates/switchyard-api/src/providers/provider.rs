@@ -1,5 +1,6 @@
-//! What a provider is: a pure request builder plus a stream mapper ([`Provider`]), and the one
-//! handler that runs any of them over the shared transport ([`ProviderHandler`]).
+//! What a provider is: a pure request builder plus a stream mapper ([`Provider`]), one per
+//! wire family (SPEC R4.1), and the one handler that runs any of them over the shared
+//! transport ([`ProviderHandler`], built without a network request: R3.5).
 //!
 //! A provider file says how its wire format looks — the URL, headers and JSON body of a
 //! request, and how each streamed event maps to [`ApiStreamChunk`]s — and nothing about

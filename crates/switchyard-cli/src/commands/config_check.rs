@@ -1,11 +1,12 @@
-//! `switchyard config check`: the resolved plan and act settings and every problem found.
+//! `switchyard config check`: the resolved plan and act settings and every problem found
+//! (the configuration of SPEC R3, the credentials checks of R4, the failover chain of R12.1).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use switchyard_api::auth::check::{check_bedrock, check_signin, check_vertex};
 use switchyard_api::providers::presets::WireFamily;
-use switchyard_api::{Mode, ResolvedMode, resolve_mode};
+use switchyard_api::{ApiConfiguration, ConfigError, Mode, ResolvedMode, resolve_mode};
 
 use crate::cli::SelectionArgs;
 use crate::settings;
@@ -13,28 +14,15 @@ use crate::settings;
 /// Prints the configuration in effect for both modes, keys redacted. Exits 1 when a problem
 /// would stop a task, 0 otherwise (warnings alone do not fail).
 pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
-    let (mut config, source, default_mode) = match settings::load(config_path, selection, None) {
-        Ok(c) => c,
+    let (config, source, default_mode) = match load(config_path, selection) {
+        Ok(loaded) => loaded,
         Err(e) => {
             say!("problems:\n  - {e}");
             return ExitCode::from(1);
         }
     };
-    // `--provider`, `--model` and `--base-url` apply to whichever mode a task runs in: show
-    // both modes with them.
-    let other_mode = if default_mode == Mode::Act {
-        Mode::Plan
-    } else {
-        Mode::Act
-    };
-    settings::apply_selection(&mut config, other_mode, selection);
-    if let Err(e) = settings::check_typed(&config, default_mode, selection) {
-        say!("problems:\n  - {e}");
-        return ExitCode::from(1);
-    }
     say!("configuration: {}", source.describe());
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
+    let mut problems = Problems::default();
     for mode in [Mode::Act, Mode::Plan] {
         let default = if mode == default_mode {
             " (default)"
@@ -43,110 +31,151 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
         };
         say!("{} mode{default}:", mode.as_str());
         match resolve_mode(&config, mode) {
-            Ok(r) => {
-                say!("  provider   {}", r.provider_id);
-                say!("  model      {}", r.model_id);
-                say!("  model info {}", r.model_origin);
-                if let Some(region) = &r.region {
-                    say!("  region     {region}");
-                }
-                let env = |k: &str| std::env::var(k).ok();
-                let cloud = match r.preset.family {
-                    WireFamily::Bedrock => Some(check_bedrock(&r, &env)),
-                    WireFamily::Vertex => Some(check_vertex(&r, &env)),
-                    _ => check_signin(&r, &env),
-                };
-                match &cloud {
-                    Some(check) => {
-                        let base = match r.preset.family {
-                            WireFamily::ClaudeCode => "none (a local program)".to_owned(),
-                            _ if r.cloud.base_url_overridden => r.base_url.clone(),
-                            WireFamily::SapAiCore => "the service key's AI API URL".to_owned(),
-                            WireFamily::QwenCode => {
-                                format!("{} (or the sign-in's resource_url)", r.base_url)
-                            }
-                            WireFamily::Bedrock | WireFamily::Vertex => {
-                                format!("{} (from the region)", r.base_url)
-                            }
-                            _ => r.base_url.clone(),
-                        };
-                        say!("  base URL   {base}");
-                        for (label, value) in &check.facts {
-                            say!("  {label:<10} {value}");
-                        }
-                        errors.extend(
-                            check
-                                .errors
-                                .iter()
-                                .map(|e| format!("{} mode: {e}", mode.as_str())),
-                        );
-                        warnings.extend(
-                            check
-                                .warnings
-                                .iter()
-                                .map(|w| format!("{} mode: {w}", mode.as_str())),
-                        );
-                    }
-                    None => {
-                        say!("  base URL   {}", r.base_url);
-                        say!("  API key    {}", key_line(&r));
-                    }
-                }
-                say!(
-                    "  limits     context {} tokens · max output {}",
-                    r.model_info.context_window,
-                    if r.model_info.max_tokens > 0 {
-                        format!("{} tokens", r.model_info.max_tokens)
-                    } else {
-                        "unknown".to_owned()
-                    }
-                );
-                let effort = r.reasoning_effort.map_or("default", |e| e.as_str());
-                say!(
-                    "  thinking   budget {} tokens · reasoning effort {effort}",
-                    r.thinking_budget_tokens
-                );
-                if let (None, Err(e)) = (&cloud, r.check_key()) {
-                    errors.push(format!("{} mode: {e}", mode.as_str()));
-                }
-                warnings.extend(
-                    r.notices
-                        .iter()
-                        .map(|n| format!("{} mode: {n}", mode.as_str())),
-                );
-                let fallbacks = &config.mode_settings(mode).fallbacks;
-                if !fallbacks.is_empty() {
-                    let listed: Vec<String> = fallbacks.iter().map(|f| f.label()).collect();
-                    say!("  fallbacks  {}", listed.join(", "));
-                }
-                // A fallback that cannot run is left out of the chain (SPEC R12.1): said here.
-                warnings.extend(
-                    switchyard_api::failover_problems(&config, mode)
-                        .into_iter()
-                        .map(|p| format!("{} mode: {p}", mode.as_str())),
-                );
-            }
+            Ok(r) => print_mode(&config, mode, &r, &mut problems),
             Err(e) => {
                 say!("  (cannot be used)");
-                errors.push(format!("{} mode: {e}", mode.as_str()));
+                problems.error(mode, e);
             }
         }
     }
-    if errors.is_empty() && warnings.is_empty() {
-        say!("no problems found");
-        return ExitCode::SUCCESS;
-    }
-    say!("problems:");
-    for e in &errors {
-        say!("  - error: {e}");
-    }
-    for w in &warnings {
-        say!("  - warning: {w}");
-    }
-    if errors.is_empty() {
-        ExitCode::SUCCESS
+    problems.report()
+}
+
+/// The configuration with the typed selection applied to both modes, checked as a task checks
+/// it.
+fn load(
+    config_path: Option<&Path>,
+    selection: &SelectionArgs,
+) -> Result<(ApiConfiguration, settings::ConfigSource, Mode), ConfigError> {
+    let (mut config, source, default_mode) = settings::load(config_path, selection, None)?;
+    // `--provider`, `--model` and `--base-url` apply to whichever mode a task runs in: show
+    // both modes with them.
+    let other_mode = if default_mode == Mode::Act {
+        Mode::Plan
     } else {
-        ExitCode::from(1)
+        Mode::Act
+    };
+    settings::apply_selection(&mut config, other_mode, selection);
+    settings::check_typed(&config, default_mode, selection)?;
+    Ok((config, source, default_mode))
+}
+
+/// The errors and warnings found, each prefixed with its mode.
+#[derive(Default)]
+struct Problems {
+    errors: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Problems {
+    fn error(&mut self, mode: Mode, e: impl std::fmt::Display) {
+        self.errors.push(format!("{} mode: {e}", mode.as_str()));
+    }
+
+    fn warnings<T: std::fmt::Display>(&mut self, mode: Mode, found: impl IntoIterator<Item = T>) {
+        self.warnings.extend(
+            found
+                .into_iter()
+                .map(|w| format!("{} mode: {w}", mode.as_str())),
+        );
+    }
+
+    /// "no problems found", or every problem, errors first; exit 1 when there is an error.
+    fn report(self) -> ExitCode {
+        if self.errors.is_empty() && self.warnings.is_empty() {
+            say!("no problems found");
+            return ExitCode::SUCCESS;
+        }
+        say!("problems:");
+        for e in &self.errors {
+            say!("  - error: {e}");
+        }
+        for w in &self.warnings {
+            say!("  - warning: {w}");
+        }
+        if self.errors.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// One mode's lines: provider, model, where requests go and with which credentials, limits,
+/// thinking and fallbacks; its problems go to `problems`.
+fn print_mode(config: &ApiConfiguration, mode: Mode, r: &ResolvedMode, problems: &mut Problems) {
+    say!("  provider   {}", r.provider_id);
+    say!("  model      {}", r.model_id);
+    say!("  model info {}", r.model_origin);
+    if let Some(region) = &r.region {
+        say!("  region     {region}");
+    }
+    let cloud = print_access(mode, r, problems);
+    say!(
+        "  limits     context {} tokens · max output {}",
+        r.model_info.context_window,
+        if r.model_info.max_tokens > 0 {
+            format!("{} tokens", r.model_info.max_tokens)
+        } else {
+            "unknown".to_owned()
+        }
+    );
+    let effort = r.reasoning_effort.map_or("default", |e| e.as_str());
+    say!(
+        "  thinking   budget {} tokens · reasoning effort {effort}",
+        r.thinking_budget_tokens
+    );
+    if let (false, Err(e)) = (cloud, r.check_key()) {
+        problems.error(mode, e);
+    }
+    problems.warnings(mode, &r.notices);
+    let fallbacks = &config.mode_settings(mode).fallbacks;
+    if !fallbacks.is_empty() {
+        let listed: Vec<String> = fallbacks.iter().map(|f| f.label()).collect();
+        say!("  fallbacks  {}", listed.join(", "));
+    }
+    // A fallback that cannot run is left out of the chain (SPEC R12.1): said here.
+    problems.warnings(mode, switchyard_api::failover_problems(config, mode));
+}
+
+/// The base URL and the credentials: a cloud or sign-in provider's check (its facts, errors
+/// and warnings), else the API key. True when the provider had such a check.
+fn print_access(mode: Mode, r: &ResolvedMode, problems: &mut Problems) -> bool {
+    let env = |k: &str| std::env::var(k).ok();
+    let cloud = match r.preset.family {
+        WireFamily::Bedrock => Some(check_bedrock(r, &env)),
+        WireFamily::Vertex => Some(check_vertex(r, &env)),
+        _ => check_signin(r, &env),
+    };
+    let Some(check) = cloud else {
+        say!("  base URL   {}", r.base_url);
+        say!("  API key    {}", key_line(r));
+        return false;
+    };
+    say!("  base URL   {}", base_url_line(r));
+    for (label, value) in &check.facts {
+        say!("  {label:<10} {value}");
+    }
+    for e in &check.errors {
+        problems.error(mode, e);
+    }
+    problems.warnings(mode, &check.warnings);
+    true
+}
+
+/// Where a cloud or sign-in provider's requests go.
+fn base_url_line(r: &ResolvedMode) -> String {
+    match r.preset.family {
+        WireFamily::ClaudeCode => "none (a local program)".to_owned(),
+        _ if r.cloud.base_url_overridden => r.base_url.clone(),
+        WireFamily::SapAiCore => "the service key's AI API URL".to_owned(),
+        WireFamily::QwenCode => {
+            format!("{} (or the sign-in's resource_url)", r.base_url)
+        }
+        WireFamily::Bedrock | WireFamily::Vertex => {
+            format!("{} (from the region)", r.base_url)
+        }
+        _ => r.base_url.clone(),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `switchyard export TASK_ID`: the task's API conversation history as JSON, an array of
 //! Anthropic `MessageParam`s (`{"role", "content": [blocks]}`) like the reference's
-//! `api_conversation_history.json`.
+//! `api_conversation_history.json`; after a crash, what `resume` will continue from (SPEC R10.4).
 
 use std::process::ExitCode;
 

@@ -1,5 +1,6 @@
 //! `switchyard import DIR`: bring a task written by Cline over (its
-//! `api_conversation_history.json`, `ui_messages.json` and `context_history.json`).
+//! `api_conversation_history.json`, `ui_messages.json` and `context_history.json`) into the
+//! task store (SPEC R10.1, R13.1).
 
 use std::path::Path;
 use std::process::ExitCode;

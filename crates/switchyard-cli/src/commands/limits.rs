@@ -9,8 +9,8 @@ use switchyard_api::{ApiConfiguration, Mode, build_failover_chain};
 use switchyard_core::limits::{Clock, Cooldown, RateState, utc_day_start_ms};
 
 use crate::cli::SelectionArgs;
-use crate::commands::tasks::utc_second;
 use crate::settings;
+use crate::table::{column_width, utc_second};
 
 /// One row: an entry of a mode's chain and its state.
 struct Row {
@@ -33,57 +33,69 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // A SQLite database not made yet holds no state: nothing is created to show that.
-    let exists = match settings::store_spec(place) {
-        Ok(settings::StoreSpec::Sqlite(path)) => path.exists(),
-        _ => true,
-    };
-    let store = if exists {
-        match settings::open_store(place).await {
-            Ok(store) => Some(store),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    } else {
-        None
-    };
     let now = Clock::system().now_ms();
-    let (cooldowns, rates, spent_today) = match &store {
-        Some(store) => {
-            let day = utc_day_start_ms(now);
-            let read = async {
-                Ok::<_, switchyard_core::store::StoreError>((
-                    store.cooldowns(now).await?,
-                    store.rate_states(now).await?,
-                    store.spend_between(day, day + 86_400_000).await?,
-                ))
-            };
-            match read.await {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            }
+    let stored = match stored_state(place, now).await {
+        Ok(stored) => stored,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
         }
-        None => (Vec::new(), Vec::new(), 0.0),
     };
+    let (rows, problems) = rows(&config, &stored);
+    if json {
+        print_json(&rows, &config, stored.spent_today, now);
+    } else {
+        print_text(&rows, &config, stored.spent_today, now);
+    }
+    for p in &problems {
+        eprintln!("warning: {p}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// What the store holds now: the cooldowns, the rate-limit windows and today's spend (UTC).
+#[derive(Default)]
+struct Stored {
+    cooldowns: Vec<Cooldown>,
+    rates: Vec<RateState>,
+    spent_today: f64,
+}
+
+/// Reads [`Stored`]. A SQLite database not made yet holds no state: nothing is created to show
+/// that.
+async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<Stored, String> {
+    let Some(store) = settings::open_existing_store(place).await? else {
+        return Ok(Stored::default());
+    };
+    let day = utc_day_start_ms(now);
+    let read = async {
+        Ok::<_, switchyard_core::store::StoreError>(Stored {
+            cooldowns: store.cooldowns(now).await?,
+            rates: store.rate_states(now).await?,
+            spent_today: store.spend_between(day, day + 86_400_000).await?,
+        })
+    };
+    read.await.map_err(|e| e.to_string())
+}
+
+/// One row per entry of each mode's failover chain (plan only when it differs from act), with
+/// its stored state; and the chains that cannot be built.
+fn rows(config: &ApiConfiguration, stored: &Stored) -> (Vec<Row>, Vec<String>) {
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for mode in [Mode::Act, Mode::Plan] {
         if mode == Mode::Plan && config.plan == config.act {
             continue;
         }
-        match build_failover_chain(&config, mode) {
+        match build_failover_chain(config, mode) {
             Ok(chain) => {
                 for (position, e) in chain.into_iter().enumerate() {
                     let label = format!("{}:{}", e.provider_id, e.model_id);
                     rows.push(Row {
                         mode,
                         position,
-                        cooldown: cooldowns
+                        cooldown: stored
+                            .cooldowns
                             .iter()
                             .find(|c| {
                                 c.entry.provider == e.provider_id
@@ -91,7 +103,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
                                     && c.entry.base_url == e.base_url
                             })
                             .cloned(),
-                        rate: rates.iter().find(|r| r.key == e.rate_key).cloned(),
+                        rate: stored.rates.iter().find(|r| r.key == e.rate_key).cloned(),
                         label,
                         base_url: e.base_url,
                         requests_per_minute: e.requests_per_minute,
@@ -102,15 +114,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
             Err(e) => problems.push(format!("{mode}: {e}", mode = mode.as_str())),
         }
     }
-    if json {
-        print_json(&rows, &config, spent_today, now);
-    } else {
-        print_text(&rows, &config, spent_today, now);
-    }
-    for p in &problems {
-        eprintln!("warning: {p}");
-    }
-    ExitCode::SUCCESS
+    (rows, problems)
 }
 
 fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
@@ -144,12 +148,7 @@ fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
 }
 
 fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
-    let width = rows
-        .iter()
-        .map(|r| r.label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("ENTRY".len());
+    let width = column_width(rows.iter().map(|r| r.label.as_str()), "ENTRY");
     let states: Vec<String> = rows
         .iter()
         .map(|r| match &r.cooldown {
@@ -162,12 +161,7 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
             None => "ready".to_owned(),
         })
         .collect();
-    let state_width = states
-        .iter()
-        .map(|s| s.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("STATE".len());
+    let state_width = column_width(states.iter().map(String::as_str), "STATE");
     say!(
         "{:<4} {:<width$}  {:<state_width$}  RATE (LAST 60 S)",
         "MODE",

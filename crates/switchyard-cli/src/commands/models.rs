@@ -209,25 +209,29 @@ fn regions_of(id: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// A provider's block: its heading line, then its models as a table (or what it accepts).
 fn print_listing(l: &Listing<'_>) {
-    let regions = regions_of(l.id);
-    let name = match (l.region, regions.first()) {
-        (Some(r), Some(first)) if r == *first => format!("{} (region {r}, the default)", l.id),
-        (Some(r), _) => format!(
-            "{} (region {r}: [providers.{}] region = \"{r}\")",
-            l.id, l.id
-        ),
-        (None, Some(first)) => format!(
-            "{} (region {first} by default; {})",
-            l.id,
-            regions[1..]
-                .iter()
-                .map(|r| format!("[providers.{}] region = \"{r}\"", l.id))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        (None, None) => l.id.to_owned(),
+    print_heading(l);
+    let default = default_model(l).filter(|d| !d.is_empty());
+    let Some(table) = l.table.filter(|t| !t.models.is_empty()) else {
+        if l.preset
+            .is_some_and(|p| matches!(p.family, WireFamily::Unavailable(_)))
+        {
+            return;
+        }
+        say!(
+            "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
+            default.unwrap_or("none"),
+            thousands(DEFAULT_CONTEXT_WINDOW)
+        );
+        return;
     };
+    print_models(table, default);
+}
+
+/// The provider's id (and region), with how it is reached: family, base URL, credentials.
+fn print_heading(l: &Listing<'_>) {
+    let name = listing_name(l);
     match l.preset {
         // Unusable: the reason says it all (there is no URL or credential to show).
         Some(
@@ -246,20 +250,32 @@ fn print_listing(l: &Listing<'_>) {
             "{name} — the reference's provider; not usable from this build of Switchyard (its models are listed for reference)"
         ),
     }
-    let default = default_model(l).filter(|d| !d.is_empty());
-    let Some(table) = l.table.filter(|t| !t.models.is_empty()) else {
-        if l.preset
-            .is_some_and(|p| matches!(p.family, WireFamily::Unavailable(_)))
-        {
-            return;
-        }
-        say!(
-            "  accepts any model id; default `{}` ({} context assumed, prices unknown)",
-            default.unwrap_or("none"),
-            thousands(DEFAULT_CONTEXT_WINDOW)
-        );
-        return;
-    };
+}
+
+/// The provider's id, with its region and how to choose another.
+fn listing_name(l: &Listing<'_>) -> String {
+    let regions = regions_of(l.id);
+    match (l.region, regions.first()) {
+        (Some(r), Some(first)) if r == *first => format!("{} (region {r}, the default)", l.id),
+        (Some(r), _) => format!(
+            "{} (region {r}: [providers.{}] region = \"{r}\")",
+            l.id, l.id
+        ),
+        (None, Some(first)) => format!(
+            "{} (region {first} by default; {})",
+            l.id,
+            regions[1..]
+                .iter()
+                .map(|r| format!("[providers.{}] region = \"{r}\"", l.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (None, None) => l.id.to_owned(),
+    }
+}
+
+/// The table's models: context, max output, prices and source, the default marked `*`.
+fn print_models(table: &ModelTable, default: Option<&str>) {
     let width = table
         .models
         .keys()

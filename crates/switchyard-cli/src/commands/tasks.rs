@@ -1,8 +1,13 @@
-//! `switchyard tasks`: the saved tasks, newest first (`--limit N`).
+//! `switchyard tasks`: the saved tasks, newest first (`--limit N`), each with its cost against
+//! the spend cap (SPEC R12.2).
 
 use std::process::ExitCode;
 
+use switchyard_api::LimitsSettings;
+use switchyard_core::store::TaskRecord;
+
 use crate::settings;
+use crate::table::{column_width, utc_minute};
 
 /// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
 /// opened.
@@ -14,20 +19,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
     let caps = crate::settings::load(place.config, &crate::cli::SelectionArgs::default(), None)
         .map(|(c, _, _)| c.limits)
         .unwrap_or_default();
-    // Listing never creates a SQLite database: no file yet means no tasks yet.
-    let exists = match settings::store_spec(place) {
-        Ok(settings::StoreSpec::Sqlite(path)) => path.exists(),
-        _ => true,
-    };
-    let listed = if exists {
-        match settings::open_store(place).await {
-            Ok(store) => store.list_tasks().await.map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        }
-    } else {
-        Ok(Vec::new())
-    };
-    let mut tasks = match listed {
+    let mut tasks = match saved_tasks(place).await {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -42,24 +34,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
     }
     if json {
         for t in &tasks {
-            let line = serde_json::json!({
-                "task_id": t.id,
-                "created_ms": t.created_ms,
-                "mode": t.mode,
-                "provider": t.provider,
-                "model": t.model,
-                "first_prompt": t.first_prompt,
-                "messages": t.message_count,
-                "tokens_in": t.usage.tokens_in,
-                "tokens_out": t.usage.tokens_out,
-                "cache_writes": t.usage.cache_writes,
-                "cache_reads": t.usage.cache_reads,
-                // null when a request's cost is unknown (a model without prices).
-                "cost_usd": t.usage.cost(),
-                "unpriced_requests": t.usage.unpriced_requests,
-                "max_cost_usd": caps.max_cost_usd,
-            });
-            say!("{line}");
+            say!("{}", task_json(t, &caps));
         }
         return ExitCode::SUCCESS;
     }
@@ -67,13 +42,52 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
         eprintln!("no saved tasks yet; `switchyard task \"PROMPT\"` starts one");
         return ExitCode::SUCCESS;
     }
+    print_table(&tasks, &caps);
+    if tasks.len() < total {
+        eprintln!(
+            "{} older tasks not shown; `switchyard tasks --limit 0` shows all",
+            total - tasks.len()
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// How many tasks `switchyard tasks` shows as text without `--limit`.
+pub const DEFAULT_LIMIT: usize = 20;
+
+/// Every saved task. Listing never creates a SQLite database: no file yet means no tasks yet.
+async fn saved_tasks(place: settings::StorePlace<'_>) -> Result<Vec<TaskRecord>, String> {
+    match settings::open_existing_store(place).await? {
+        Some(store) => store.list_tasks().await.map_err(|e| e.to_string()),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// One task as a JSON object.
+fn task_json(t: &TaskRecord, caps: &LimitsSettings) -> serde_json::Value {
+    serde_json::json!({
+        "task_id": t.id,
+        "created_ms": t.created_ms,
+        "mode": t.mode,
+        "provider": t.provider,
+        "model": t.model,
+        "first_prompt": t.first_prompt,
+        "messages": t.message_count,
+        "tokens_in": t.usage.tokens_in,
+        "tokens_out": t.usage.tokens_out,
+        "cache_writes": t.usage.cache_writes,
+        "cache_reads": t.usage.cache_reads,
+        // null when a request's cost is unknown (a model without prices).
+        "cost_usd": t.usage.cost(),
+        "unpriced_requests": t.usage.unpriced_requests,
+        "max_cost_usd": caps.max_cost_usd,
+    })
+}
+
+/// The tasks as a table: id, date, model, tokens, cost (and cap), first prompt.
+fn print_table(tasks: &[TaskRecord], caps: &LimitsSettings) {
     // The model column fits the longest model id (Bedrock's are long).
-    let model_width = tasks
-        .iter()
-        .map(|t| t.model.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("MODEL".len());
+    let model_width = column_width(tasks.iter().map(|t| t.model.as_str()), "MODEL");
     let cost_width = if caps.max_cost_usd.is_some() { 18 } else { 10 };
     say!(
         "{:<15} {:<16} {:<model_width$} {:>15} {:>cost_width$}  FIRST PROMPT",
@@ -87,17 +101,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
             "COST"
         }
     );
-    for t in &tasks {
-        let prompt: String = t
-            .first_prompt
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let prompt = if prompt.chars().count() > 60 {
-            format!("{}…", prompt.chars().take(59).collect::<String>())
-        } else {
-            prompt
-        };
+    for t in tasks {
         let mut cost = t
             .usage
             .cost()
@@ -116,48 +120,20 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
                 t.usage.tokens_out
             ),
             cost,
-            prompt
+            prompt_cell(&t.first_prompt)
         );
     }
-    if tasks.len() < total {
-        eprintln!(
-            "{} older tasks not shown; `switchyard tasks --limit 0` shows all",
-            total - tasks.len()
-        );
-    }
-    ExitCode::SUCCESS
 }
 
-/// How many tasks `switchyard tasks` shows as text without `--limit`.
-pub const DEFAULT_LIMIT: usize = 20;
-
-/// `YYYY-MM-DD HH:MM` (UTC) of a Unix time in milliseconds.
-pub fn utc_minute(ms: i64) -> String {
-    let t = switchyard_api::time::utc(ms.div_euclid(1000));
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}",
-        t.year, t.month, t.day, t.hour, t.minute
-    )
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC) of a Unix time in milliseconds.
-pub fn utc_second(ms: i64) -> String {
-    let t = switchyard_api::time::utc(ms.div_euclid(1000));
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        t.year, t.month, t.day, t.hour, t.minute, t.second
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{utc_minute, utc_second};
-
-    #[test]
-    fn dates() {
-        assert_eq!(utc_minute(0), "1970-01-01 00:00");
-        assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00");
-        assert_eq!(utc_minute(1_764_471_234_567), "2025-11-30 02:53");
-        assert_eq!(utc_second(1_764_471_234_567), "2025-11-30T02:53:54Z");
+/// The first prompt on one line, at most 60 characters (cut with "…").
+fn prompt_cell(first_prompt: &str) -> String {
+    let prompt: String = first_prompt
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if prompt.chars().count() > 60 {
+        format!("{}…", prompt.chars().take(59).collect::<String>())
+    } else {
+        prompt
     }
 }

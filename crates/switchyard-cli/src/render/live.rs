@@ -1,0 +1,73 @@
+//! The live lines on a terminal's stderr: the "waiting for the model" spinner and the
+//! "retrying in N s" countdown of a retry or a rate-limit wait (SPEC R5.3, R6.8, R12.3); one plain
+//! line each elsewhere.
+
+use super::renderer::{DIM, RESET, Renderer};
+
+impl Renderer {
+    /// Shows "⠋ waiting for the model · 3s" on a terminal until the request's first event.
+    pub(super) fn start_waiting(&mut self) {
+        if !self.live || self.waiting.is_some() {
+            return;
+        }
+        self.close_blocks();
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let template = if self.color {
+            "{spinner} \x1b[2mwaiting for the model · {elapsed}\x1b[0m"
+        } else {
+            "{spinner} waiting for the model · {elapsed}"
+        };
+        if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        self.waiting = Some(bar);
+    }
+
+    pub(super) fn stop_waiting(&mut self) {
+        if let Some(bar) = self.waiting.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// Shows "… — VERB N s (LABEL)" (`retrying in`, `sending in`), counting down live on a
+    /// terminal.
+    pub(super) fn start_countdown(
+        &mut self,
+        what: &str,
+        delay_seconds: f64,
+        verb: &str,
+        label: &str,
+    ) {
+        self.stop_countdown();
+        let what = what.to_owned();
+        let label = label.to_owned();
+        let verb = verb.to_owned();
+        if !self.live {
+            eprintln!("{what} — {verb} {} s ({label})", delay_seconds.ceil());
+            return;
+        }
+        let color = self.color;
+        let end = tokio::time::Instant::now() + std::time::Duration::from_secs_f64(delay_seconds);
+        self.countdown = Some(tokio::spawn(async move {
+            loop {
+                let left = end.saturating_duration_since(tokio::time::Instant::now());
+                let secs = left.as_secs_f64().ceil();
+                let (dim, reset) = if color { (DIM, RESET) } else { ("", "") };
+                eprint!("\r\x1b[2K{dim}{what} — {verb} {secs} s ({label}){reset}");
+                if left.is_zero() {
+                    return;
+                }
+                tokio::time::sleep(left.min(std::time::Duration::from_secs(1))).await;
+            }
+        }));
+    }
+
+    pub(super) fn stop_countdown(&mut self) {
+        if let Some(handle) = self.countdown.take() {
+            handle.abort();
+            eprintln!();
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Where the task store is (SPEC R13.1): `--store` (or `SWITCHYARD_STORE`), else the
+//! configuration file's `store`, else the SQLite file in the data directory; and opening it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use switchyard_api::{ApiConfiguration, ConfigError};
+use switchyard_core::store::{PgStore, SqliteStore, StoreError, TaskStore};
+
+use super::paths::{data_dir, default_config_path};
+
+/// Where the task store is (SPEC R13.1), as the command line gave it: `--store` (or
+/// `SWITCHYARD_STORE`), else the configuration file's `store`, else the SQLite file in the data
+/// directory (`--data-dir`, see [`data_dir`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StorePlace<'a> {
+    /// `--config` (or `SWITCHYARD_CONFIG`); else the default file when it exists.
+    pub config: Option<&'a Path>,
+    /// `--data-dir` (or `SWITCHYARD_DATA_DIR`).
+    pub data_dir: Option<&'a Path>,
+    /// `--store` (or `SWITCHYARD_STORE`).
+    pub store: Option<&'a str>,
+}
+
+/// A task store location, parsed.
+#[derive(Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// A SQLite database file.
+    Sqlite(PathBuf),
+    /// A PostgreSQL server URL (may hold a password: print [`StoreSpec::describe`] only).
+    Postgres(String),
+}
+
+impl std::fmt::Debug for StoreSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl StoreSpec {
+    /// `text` as written in `--store`, `SWITCHYARD_STORE`, `store =` or `store copy`:
+    /// `postgres://…` / `postgresql://…`, or `sqlite:PATH` (a database file, or a directory
+    /// holding `switchyard.db`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if switchyard_core::store::is_postgres_url(text) {
+            return Ok(Self::Postgres(text.to_owned()));
+        }
+        match text.strip_prefix("sqlite:") {
+            Some(path) if !path.is_empty() => {
+                let path = PathBuf::from(path.strip_prefix("//").unwrap_or(path));
+                Ok(Self::Sqlite(if path.is_dir() {
+                    path.join(switchyard_core::store::DB_FILE)
+                } else {
+                    path
+                }))
+            }
+            _ => Err(format!(
+                "the task store `{}` is not one Switchyard knows: write postgres://USER@HOST:PORT/DATABASE or sqlite:PATH",
+                redact_store(text)
+            )),
+        }
+    }
+
+    /// The location without a password, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Self::Postgres(url) => switchyard_core::store::redact_url(url),
+        }
+    }
+
+    /// Opens (creating or migrating) the store.
+    pub async fn open(&self) -> Result<Arc<dyn TaskStore>, StoreError> {
+        Ok(match self {
+            Self::Sqlite(path) => Arc::new(SqliteStore::open_file(path)?),
+            Self::Postgres(url) => Arc::new(PgStore::connect(url).await?),
+        })
+    }
+}
+
+/// `text` with anything that may be a password left out.
+fn redact_store(text: &str) -> String {
+    switchyard_api::StoreUrl::new(text).to_string()
+}
+
+/// The configuration file's `store` setting for `place` (`--config`, else the default file
+/// when it exists); `None` without a file or setting. A file that does not load is the
+/// [`ConfigError`] every command reports for it.
+pub fn configured_store(
+    place: StorePlace<'_>,
+) -> Result<Option<switchyard_api::StoreUrl>, ConfigError> {
+    let file = match place.config {
+        Some(p) => Some(p.to_owned()),
+        None => default_config_path().filter(|p| p.exists()),
+    };
+    match file {
+        // Only the `store` setting is wanted here: no key is read.
+        Some(file) => Ok(ApiConfiguration::load(&file, |_| None)?.store),
+        None => Ok(None),
+    }
+}
+
+/// Where the task store is for `place` (see [`StorePlace`]).
+pub fn store_spec(place: StorePlace<'_>) -> Result<StoreSpec, String> {
+    if place.store.is_some_and(|s| !s.trim().is_empty()) {
+        return store_spec_with(place, None);
+    }
+    let configured = configured_store(place).map_err(|e| e.to_string())?;
+    store_spec_with(place, configured.as_ref())
+}
+
+/// [`store_spec`] with the configuration file's `store` already read (`configured`, from
+/// [`configured_store`]): `--store`, else `configured`, else the SQLite file in the data
+/// directory.
+pub fn store_spec_with(
+    place: StorePlace<'_>,
+    configured: Option<&switchyard_api::StoreUrl>,
+) -> Result<StoreSpec, String> {
+    if let Some(store) = place.store.filter(|s| !s.trim().is_empty()) {
+        return StoreSpec::parse(store);
+    }
+    if let Some(store) = configured {
+        return StoreSpec::parse(store.expose());
+    }
+    Ok(StoreSpec::Sqlite(
+        data_dir(place.data_dir)?.join(switchyard_core::store::DB_FILE),
+    ))
+}
+
+/// Opens the task store for `place` (see [`store_spec`]); a SQLite file's directory is
+/// created (private to the user) when missing.
+pub async fn open_store(place: StorePlace<'_>) -> Result<Arc<dyn TaskStore>, String> {
+    open_spec(&store_spec(place)?).await
+}
+
+/// Opens (creating or migrating) the store `spec`; a SQLite file's directory is created
+/// (private to the user) when missing.
+pub async fn open_spec(spec: &StoreSpec) -> Result<Arc<dyn TaskStore>, String> {
+    if let StoreSpec::Sqlite(path) = spec
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+    {
+        // Conversations can hold code and secrets pasted by the user: a directory made here
+        // is private to the user, as SqliteStore::open makes it.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| format!("cannot use the data directory {}: {e}", dir.display()))?;
+    }
+    spec.open().await.map_err(|e| e.to_string())
+}
+
+/// Opens the task store for `place` to read it, or `None` when it is a SQLite file not made
+/// yet: a command that only shows what is stored creates nothing (no file means nothing
+/// stored yet).
+pub async fn open_existing_store(
+    place: StorePlace<'_>,
+) -> Result<Option<Arc<dyn TaskStore>>, String> {
+    let spec = store_spec(place)?;
+    if let StoreSpec::Sqlite(path) = &spec
+        && !path.exists()
+    {
+        return Ok(None);
+    }
+    open_spec(&spec).await.map(Some)
+}
