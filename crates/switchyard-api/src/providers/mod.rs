@@ -54,6 +54,7 @@ mod vertex;
 // house-mappers
 mod mapper;
 mod routed;
+mod signin;
 
 pub use chain::{ChainEntry, build_failover_chain, failover_problems};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
