@@ -15,6 +15,7 @@
 
 use crate::config::ApiKey;
 use crate::providers::anthropic;
+use crate::providers::anthropic::AnthropicParser;
 use crate::providers::gemini::{self, GeminiParser};
 use crate::providers::openai_chat::{ChatParser, OpenAiChat};
 use crate::providers::openai_responses::{OpenAiResponses, ResponsesParser};
@@ -83,7 +84,7 @@ impl Provider for Aihubmix {
 
     fn parser(&self, mode: &ResolvedMode) -> FamilyParser {
         match route(&mode.model_id) {
-            Route::Anthropic => FamilyParser::Anthropic(Box::default()),
+            Route::Anthropic => FamilyParser::Anthropic(AnthropicParser::default()),
             Route::Gemini => FamilyParser::Gemini(GeminiParser::default()),
             Route::Responses => FamilyParser::Responses(ResponsesParser::default()),
             Route::Chat => {

@@ -449,6 +449,7 @@ impl EventParser for AnthropicParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::mapper::testing::sse;
 
     impl crate::providers::agreement::TwoReadings for AnthropicParser {
         fn fresh() -> Self {
@@ -465,42 +466,11 @@ mod tests {
         }
     }
 
-    /// The fast reading maps every recorded event, and every changed copy of it, exactly as
-    /// the general `serde_json::Value` path does (issue 17).
-    #[test]
-    fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
-        crate::providers::agreement::assert_agreement_on_recorded_events::<AnthropicParser>();
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
-
-        /// One byte changed in any recorded event (the events before it as recorded): the fast
-        /// reading and the general path still map it alike.
-        #[test]
-        fn one_changed_byte_in_a_recorded_event_maps_alike(
-            file: proptest::sample::Index,
-            event: proptest::sample::Index,
-            at: proptest::sample::Index,
-            edit: u8,
-        ) {
-            crate::providers::agreement::agreement_after_one_changed_byte::<AnthropicParser>(
-                file, event, at, edit,
-            )?;
-        }
-    }
+    crate::providers::mapper::testing::agreement_tests!(AnthropicParser);
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut out = Vec::new();
-        parser.on_event(
-            SseEventRef {
-                event: "content_block_delta",
-                data,
-                id: None,
-                retry: None,
-            },
-            &mut out,
-        );
+        parser.on_event(sse("content_block_delta", data), &mut out);
         out
     }
 

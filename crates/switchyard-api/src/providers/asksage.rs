@@ -1,5 +1,5 @@
-//! `asksage`: AskSage's REST API (the reference's `providers/asksage.ts`), which answers a
-//! request with one JSON document, not a stream.
+//! `asksage`: AskSage's REST API (SPEC R4.2; the reference's `providers/asksage.ts`), which
+//! answers a request with one JSON document, not a stream.
 //!
 //! Request: `POST {base_url}/query` (`https://api.asksage.ai/server` unless configured) with
 //! the key in `x-access-tokens` and `{"system_prompt", "message": [{"user": "me"|"gpt",

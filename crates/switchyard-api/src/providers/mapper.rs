@@ -3,6 +3,9 @@
 //! reading ([`JsonEvents`]), and the error of a stream that ends before its provider said it
 //! was complete ([`require_end`]).
 
+#[cfg(test)]
+pub(crate) mod testing;
+
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind};

@@ -82,6 +82,7 @@ mod vertex;
 // house-mappers
 mod mapper;
 mod routed;
+mod signin;
 
 pub use build::{build_api_handler, handler_for};
 pub use chain::{ChainEntry, build_failover_chain, failover_problems};

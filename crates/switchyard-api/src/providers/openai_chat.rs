@@ -1,5 +1,5 @@
 //! OpenAI Chat Completions over SSE, for OpenAI and every OpenAI-compatible provider
-//! (SPEC R4.1, R4.2, R4.4, R4.5).
+//! (SPEC R4.1, R4.2, R4.4, R4.5, R1.3).
 //!
 //! Request: `POST {base_url}/chat/completions` with `stream: true` and
 //! `stream_options.include_usage` (platform.openai.com/docs/api-reference/chat-streaming).
@@ -276,6 +276,7 @@ impl EventParser for ChatParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::mapper::testing::sse;
     use serde_json::json;
 
     impl crate::providers::agreement::TwoReadings for ChatParser {
@@ -296,43 +297,12 @@ mod tests {
         }
     }
 
-    /// The fast reading maps every recorded event, and every changed copy of it, exactly as
-    /// the general `serde_json::Value` path does (issue 17).
-    #[test]
-    fn the_fast_reading_agrees_with_the_general_path_on_every_recorded_event() {
-        crate::providers::agreement::assert_agreement_on_recorded_events::<ChatParser>();
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
-
-        /// One byte changed in any recorded event (the events before it as recorded): the fast
-        /// reading and the general path still map it alike.
-        #[test]
-        fn one_changed_byte_in_a_recorded_event_maps_alike(
-            file: proptest::sample::Index,
-            event: proptest::sample::Index,
-            at: proptest::sample::Index,
-            edit: u8,
-        ) {
-            crate::providers::agreement::agreement_after_one_changed_byte::<ChatParser>(
-                file, event, at, edit,
-            )?;
-        }
-    }
+    crate::providers::mapper::testing::agreement_tests!(ChatParser);
 
     fn map(data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut parser = ChatParser::new(ChatDialect::Generic, ThinkTags::Opening);
         let mut out = Vec::new();
-        parser.on_event(
-            SseEventRef {
-                event: "message",
-                data,
-                id: None,
-                retry: None,
-            },
-            &mut out,
-        );
+        parser.on_event(sse("message", data), &mut out);
         out
     }
 
@@ -384,15 +354,7 @@ mod tests {
         let mut out = Vec::new();
         // As the transport does: the stream ends at its first error.
         for &data in events {
-            parser.on_event(
-                SseEventRef {
-                    event: "message",
-                    data,
-                    id: None,
-                    retry: None,
-                },
-                &mut out,
-            );
+            parser.on_event(sse("message", data), &mut out);
             if out.iter().any(Result::is_err) {
                 break;
             }

@@ -1,5 +1,5 @@
-//! `openai-codex`: OpenAI's models through a ChatGPT subscription, with the Codex CLI's
-//! sign-in, over the Responses API at the ChatGPT backend (the reference's
+//! `openai-codex`: OpenAI's models through a ChatGPT subscription (SPEC R4.2), with the Codex
+//! CLI's sign-in, over the Responses API at the ChatGPT backend (the reference's
 //! `providers/openai-codex.ts`).
 //!
 //! Request: `POST {base}/responses` (`https://chatgpt.com/backend-api/codex/responses`) with
@@ -21,13 +21,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::auth::codex::CodexAuth;
-use crate::auth::signin_file::{SigninSource, process_env};
+use crate::auth::codex::{CodexAuth, TOKEN_URL, signin_path};
 use crate::config::ConfigError;
 use crate::providers::mapper::{Chunks, JsonEvents};
 use crate::providers::openai_responses::{self, ResponsesParser};
-use crate::providers::provider::{Prompt, Provider, http_client};
+use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::signin::signin_source;
 use crate::stream::ApiStreamChunk;
 use crate::transport::{PendingRequest, WireRequest};
 
@@ -40,21 +40,9 @@ pub(crate) struct OpenAiCodex {
 impl OpenAiCodex {
     /// No file is read and no request made until the first request (SPEC R3.5).
     pub(crate) fn new(mode: &ResolvedMode) -> Result<Self, ConfigError> {
-        let token_url = mode
-            .options
-            .token_url
-            .as_deref()
-            .unwrap_or(crate::auth::codex::TOKEN_URL);
-        let client = http_client(mode, token_url)?;
+        let source = signin_source(mode, TOKEN_URL, signin_path)?;
         Ok(Self {
-            auth: Arc::new(CodexAuth(SigninSource::new(
-                crate::auth::codex::signin_path(
-                    mode.options.credentials_file.as_deref(),
-                    &process_env,
-                ),
-                token_url,
-                client,
-            ))),
+            auth: Arc::new(CodexAuth(source)),
             session_id: session_id(),
         })
     }

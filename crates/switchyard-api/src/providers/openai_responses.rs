@@ -314,10 +314,14 @@ impl JsonEvents for ResponsesParser {
     fn on_json(&mut self, name: &str, v: &Value, out: &mut Chunks) {
         match v.get("type").and_then(Value::as_str).unwrap_or(name) {
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                out.extend(delta(v).map(|d| Ok(ApiStreamChunk::reasoning(d))));
+                if let Some(d) = delta(v) {
+                    out.push(Ok(ApiStreamChunk::reasoning(d)));
+                }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
-                out.extend(delta(v).map(|d| Ok(ApiStreamChunk::text(d))));
+                if let Some(d) = delta(v) {
+                    out.push(Ok(ApiStreamChunk::text(d)));
+                }
             }
             "response.output_item.added" => self.on_item_added(&v["item"], out),
             "response.function_call_arguments.delta" => {

@@ -1,5 +1,5 @@
 //! `qwen-code`: Qwen's coding models with the Qwen CLI's sign-in, over Chat Completions
-//! (the reference's `providers/qwen-code.ts`).
+//! (SPEC R4.2; the reference's `providers/qwen-code.ts`).
 //!
 //! Request: the body of [`chat_body`] (the reference's: temperature 0,
 //! `max_completion_tokens` = the model's limit, tools with `tool_choice: auto`), `POST
@@ -16,14 +16,14 @@
 
 use std::sync::Arc;
 
-use crate::auth::qwen::QwenAuth;
-use crate::auth::signin_file::{SigninSource, process_env};
+use crate::auth::qwen::{QwenAuth, TOKEN_URL, signin_path};
 use crate::config::ConfigError;
 use crate::providers::chat_body;
 use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
-use crate::providers::provider::{Prompt, Provider, http_client};
+use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::signin::signin_source;
 use crate::providers::think_tags::ThinkTags;
 use crate::transport::{PendingRequest, WireRequest};
 
@@ -35,21 +35,9 @@ pub(crate) struct QwenCode {
 impl QwenCode {
     /// No file is read and no request made until the first request (SPEC R3.5).
     pub(crate) fn new(mode: &ResolvedMode) -> Result<Self, ConfigError> {
-        let token_url = mode
-            .options
-            .token_url
-            .as_deref()
-            .unwrap_or(crate::auth::qwen::TOKEN_URL);
-        let client = http_client(mode, token_url)?;
+        let source = signin_source(mode, TOKEN_URL, signin_path)?;
         Ok(Self {
-            auth: Arc::new(QwenAuth(SigninSource::new(
-                crate::auth::qwen::signin_path(
-                    mode.options.credentials_file.as_deref(),
-                    &process_env,
-                ),
-                token_url,
-                client,
-            ))),
+            auth: Arc::new(QwenAuth(source)),
         })
     }
 

@@ -14,7 +14,7 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The mapper of the family a model was routed to.
 pub(crate) enum FamilyParser {
-    Anthropic(Box<AnthropicParser>),
+    Anthropic(AnthropicParser),
     Gemini(GeminiParser),
     Responses(ResponsesParser),
     Chat(ChatParser),

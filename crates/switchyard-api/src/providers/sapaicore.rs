@@ -41,6 +41,7 @@ use serde_json::Value;
 use crate::auth::sap::{SapAuth, ServiceKey};
 use crate::config::ConfigError;
 use crate::error::{ApiError, ErrorKind};
+use crate::providers::anthropic::AnthropicParser;
 use crate::providers::gemini::GeminiParser;
 use crate::providers::openai_chat::ChatParser;
 use crate::providers::presets::ChatDialect;
@@ -105,7 +106,7 @@ impl Provider for SapAiCore {
     fn parser(&self, mode: &ResolvedMode) -> FamilyParser {
         match route(&mode.model_id) {
             Some(Route::Converse) | None => FamilyParser::Converse(ConverseParser::default()),
-            Some(Route::Invoke) => FamilyParser::Anthropic(Box::default()),
+            Some(Route::Invoke) => FamilyParser::Anthropic(AnthropicParser::default()),
             Some(Route::OpenAi | Route::Hosted) => {
                 FamilyParser::Chat(ChatParser::new(ChatDialect::Generic, ThinkTags::Opening))
             }

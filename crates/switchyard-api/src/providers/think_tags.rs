@@ -1,6 +1,6 @@
-//! Reasoning written inside `<think>…</think>` in the answer text (issue 12 item 2), by models
-//! served without a separate reasoning field: DeepSeek-R1, Qwen3 and QwQ behind Fireworks,
-//! vLLM, llama.cpp or older Ollama.
+//! Reasoning written inside `<think>…</think>` in the answer text (SPEC R1.2; issue 12 item
+//! 2), by models served without a separate reasoning field: DeepSeek-R1, Qwen3 and QwQ behind
+//! Fireworks, vLLM, llama.cpp or older Ollama.
 //!
 //! Two rules, from the reference and its users' reports:
 //!

@@ -26,6 +26,7 @@ use serde_json::json;
 use crate::auth::google::GoogleAuth;
 use crate::error::{ApiError, ErrorKind};
 use crate::providers::anthropic;
+use crate::providers::anthropic::AnthropicParser;
 use crate::providers::gemini::{self, GeminiParser};
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
@@ -92,7 +93,7 @@ impl Provider for Vertex {
 
     fn parser(&self, mode: &ResolvedMode) -> FamilyParser {
         if is_claude(&mode.model_id) {
-            FamilyParser::Anthropic(Box::default())
+            FamilyParser::Anthropic(AnthropicParser::default())
         } else {
             FamilyParser::Gemini(GeminiParser::default())
         }

@@ -132,8 +132,8 @@ impl JsonEvents for CohereParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::mapper::testing::sse;
     use crate::transport::EventParser;
-    use crate::wire::sse::SseEventRef;
 
     #[test]
     fn cohere_events() {
@@ -144,15 +144,7 @@ mod tests {
             r#"{"type":"content-delta","index":0,"delta":{"message":{"content":{"text":"Hi"}}}}"#,
             r#"{"type":"message-end","delta":{"finish_reason":"COMPLETE","usage":{"billed_units":{"input_tokens":5,"output_tokens":2},"tokens":{"input_tokens":70,"output_tokens":2}}}}"#,
         ] {
-            p.on_event(
-                SseEventRef {
-                    event: "message",
-                    data,
-                    id: None,
-                    retry: None,
-                },
-                &mut out,
-            );
+            p.on_event(sse("message", data), &mut out);
         }
         p.on_end(&mut out);
         assert!(matches!(&out[0], Ok(ApiStreamChunk::Text { text, .. }) if text == "Hi"));
