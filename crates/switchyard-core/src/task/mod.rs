@@ -15,6 +15,7 @@
 //! - `failover.rs`: the failover entry, spend caps and rate-limit waits of a request (R12);
 //! - `probe.rs`: one request sent and probed up to its first content chunk (R6.4);
 //! - `attempt.rs`: `attempt_api_request`, one request prepared, probed and recovered (R6);
+//! - `assembler.rs`: the assistant's message assembled from streamed chunks (R9.1, R9.3);
 //! - `request.rs`: one stream consumed into events and the assistant's message (R9.1, R9.2);
 //! - `turn.rs`: the request loop of a turn, recovering a stream that fails part-way (R9.3);
 //! - `tools.rs`: the rounds of MCP tool calls (R11.2);
@@ -26,7 +27,7 @@
 //! [`TaskStore`]: crate::store::TaskStore
 
 mod assembler;
-pub(crate) mod attempt;
+mod attempt;
 mod builder;
 mod conversation;
 mod events;
