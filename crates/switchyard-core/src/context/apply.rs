@@ -198,9 +198,14 @@ mod tests {
     /// The messages of `msgs` at `kept`, the first with the truncation notice: what a range
     /// leaves visible of a history without tool calls.
     fn shown(msgs: &[Message], kept: &[usize]) -> Vec<Message> {
-        let mut out: Vec<Message> = kept.iter().map(|&i| msgs[i].clone()).collect();
+        let mut out = picked(msgs, kept);
         out[0].content.push(notice());
         out
+    }
+
+    /// The messages of `msgs` at `kept`, unchanged.
+    fn picked(msgs: &[Message], kept: &[usize]) -> Vec<Message> {
+        kept.iter().map(|&i| msgs[i].clone()).collect()
     }
 
     /// A tool-calling conversation: every assistant message after the first calls tool `t{i}`
@@ -296,12 +301,7 @@ mod tests {
         ];
         assert_eq!(
             apply_deleted_range(&msgs, None),
-            vec![
-                msgs[0].clone(),
-                msgs[1].clone(),
-                msgs[2].clone(),
-                msgs[4].clone()
-            ]
+            picked(&msgs, &[0, 1, 2, 4])
         );
         // Before a user message: dropping keeps a, u alternation.
         let msgs = vec![
@@ -313,12 +313,7 @@ mod tests {
         ];
         assert_eq!(
             apply_deleted_range(&msgs, None),
-            vec![
-                msgs[0].clone(),
-                msgs[1].clone(),
-                msgs[3].clone(),
-                msgs[4].clone()
-            ]
+            picked(&msgs, &[0, 1, 3, 4])
         );
     }
 

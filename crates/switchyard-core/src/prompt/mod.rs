@@ -8,6 +8,7 @@
 //!
 //! The pieces:
 //!
+//! - [`SystemPromptContext`] (in `context.rs`) is everything the prompt is built from.
 //! - [`SystemPromptContext::gather`] (in `gather.rs`) reads the machine and the workspace. It
 //!   never fails: a rules file that cannot be read, is not UTF-8, or is larger than
 //!   [`MAX_RULE_FILE_BYTES`] is skipped with a `tracing` warning naming it. MCP servers, the

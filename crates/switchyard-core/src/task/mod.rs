@@ -15,18 +15,20 @@
 //! - `failover.rs`: the failover entry, spend caps and rate-limit waits of a request (R12);
 //! - `probe.rs`: one request sent and probed up to its first content chunk (R6.4);
 //! - `attempt.rs`: `attempt_api_request`, one request prepared, probed and recovered (R6);
+//! - `assembler.rs`: the assistant's message assembled from streamed chunks (R9.1, R9.3);
 //! - `request.rs`: one stream consumed into events and the assistant's message (R9.1, R9.2);
 //! - `turn.rs`: the request loop of a turn, recovering a stream that fails part-way (R9.3);
 //! - `tools.rs`: the rounds of MCP tool calls (R11.2);
 //! - `journal.rs`: how a task writes each change down before going on (R10.2);
-//! - `persisted.rs`: [`Task`], the persisted task and its turns (R10);
+//! - `persisted.rs`: [`Task`], its state and how it writes itself down (R10.1, R10.2);
+//! - `run.rs`: running a task: `task_started`, one user turn, `task_finished` (R6, R9, R11);
 //! - `resume.rs`: reopening a task a crash cut short (R10.3);
 //! - `builder.rs`: [`TaskBuilder`], creating or reopening a task (R3.2, R10.1, R12).
 //!
 //! [`TaskStore`]: crate::store::TaskStore
 
 mod assembler;
-pub(crate) mod attempt;
+mod attempt;
 mod builder;
 mod conversation;
 mod events;
@@ -39,6 +41,7 @@ mod probe;
 mod recovery;
 mod request;
 mod resume;
+mod run;
 mod settings;
 mod tools;
 mod turn;

@@ -7,45 +7,18 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::Recorded;
+use super::{Recorded, conversation, handler, request_context, retries, text_of};
 use crate::task::TaskEvent;
-use crate::task::attempt::{ApiRequestContext, attempt_api_request};
+use crate::task::attempt::attempt_api_request;
 use crate::task::conversation::Conversation;
 use crate::task::mcp_wait::{McpHub, NoMcpServers};
-use crate::task::{AttemptSettings, BoxFuture, FailureDecider, FailureDecision, FixedDecision};
+use crate::task::{BoxFuture, FailureDecider, FailureDecision, FixedDecision};
 use futures_util::StreamExt;
-use switchyard_api::{
-    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, ErrorKind, Message,
-    Mode, build_api_handler,
-};
+use switchyard_api::{ApiError, ApiHandler, ApiStreamChunk, ErrorKind};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, case_replies};
 
 fn anthropic(url: &str) -> Box<dyn ApiHandler> {
     handler("anthropic", "claude-sonnet-4-5-20250929", url)
-}
-
-fn handler(provider: &str, model: &str, url: &str) -> Box<dyn ApiHandler> {
-    let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n[providers.{provider}]\nbase_url = \"{url}\"\n"
-    );
-    let config = ApiConfiguration::from_toml(&text, "t.toml", |_| Some("sk-test".into())).unwrap();
-    build_api_handler(&config, Mode::Act).unwrap()
-}
-
-fn conversation(n: usize) -> Conversation {
-    let history = (0..n)
-        .map(|i| {
-            if i % 2 == 0 {
-                Message::user_text(format!("user {i}"))
-            } else {
-                Message::assistant_text(format!("assistant {i}"))
-            }
-        })
-        .collect();
-    Conversation {
-        api_conversation_history: history,
-        conversation_history_deleted_range: None,
-    }
 }
 
 struct Outcome {
@@ -72,17 +45,7 @@ async fn run_handler(
     hub: &dyn McpHub,
 ) -> Outcome {
     let prompt = || ("SYSTEM".to_owned(), Vec::new());
-    let ctx = ApiRequestContext {
-        handler,
-        mcp_hub: hub,
-        decider,
-        system_prompt: &prompt,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(handler, hub, decider, &prompt);
     let mut seen = Recorded::default();
     let result = match attempt_api_request(&ctx, &mut conv, &mut seen).await {
         Ok(stream) => {
@@ -114,31 +77,6 @@ fn gaps(server: &MockServer) -> Vec<u64> {
     let reqs = server.requests();
     reqs.windows(2)
         .map(|w| (w[1].at - w[0].at).as_secs())
-        .collect()
-}
-
-fn text_of(chunks: &[ApiStreamChunk]) -> String {
-    chunks
-        .iter()
-        .filter_map(|c| match c {
-            ApiStreamChunk::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn retries(events: &[TaskEvent]) -> Vec<(u32, f64, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            TaskEvent::ErrorRetry {
-                attempt,
-                delay_seconds,
-                failed,
-                ..
-            } => Some((*attempt, *delay_seconds, *failed)),
-            _ => None,
-        })
         .collect()
 }
 
@@ -180,17 +118,12 @@ async fn c03b_error_after_text_is_passed_through_not_retried() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C03b"))]).await;
     let handler = anthropic(&server.url());
     let prompt = || ("S".to_owned(), Vec::new());
-    let ctx = ApiRequestContext {
-        handler: handler.as_ref(),
-        mcp_hub: &NoMcpServers,
-        decider: &FixedDecision(FailureDecision::Retry),
-        system_prompt: &prompt,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(
+        handler.as_ref(),
+        &NoMcpServers,
+        &FixedDecision(FailureDecision::Retry),
+        &prompt,
+    );
     let mut conv = conversation(1);
     let mut events = Vec::new();
     let stream = attempt_api_request(&ctx, &mut conv, &mut |e: TaskEvent| events.push(e))
@@ -427,17 +360,12 @@ async fn the_whole_step_reruns_after_a_retry_with_a_fresh_system_prompt() {
         *n += 1;
         (format!("SYSTEM {n}"), Vec::new())
     };
-    let ctx = ApiRequestContext {
-        handler: handler.as_ref(),
-        mcp_hub: &NoMcpServers,
-        decider: &FixedDecision(FailureDecision::Cancel),
-        system_prompt: &prompt,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(
+        handler.as_ref(),
+        &NoMcpServers,
+        &FixedDecision(FailureDecision::Cancel),
+        &prompt,
+    );
     let mut conv = conversation(1);
     let _ = attempt_api_request(&ctx, &mut conv, &mut |_: TaskEvent| {})
         .await

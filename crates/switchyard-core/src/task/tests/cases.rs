@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use super::Recorded;
+use super::{Recorded, conversation, retries, text_of};
 use crate::task::CancelReason;
 use crate::task::TaskEvent;
 use crate::task::attempt::{ApiRequestContext, attempt_api_request};
@@ -69,21 +69,17 @@ fn base_url(provider: &str, server: &MockServer) -> String {
     }
 }
 
-/// `n` messages alternating user / assistant, starting with the user.
-fn conversation(n: usize) -> Conversation {
-    let history = (0..n)
-        .map(|i| {
-            if i % 2 == 0 {
-                Message::user_text(format!("user {i}"))
-            } else {
-                Message::assistant_text(format!("assistant {i}"))
-            }
-        })
-        .collect();
-    Conversation {
-        api_conversation_history: history,
-        conversation_history_deleted_range: None,
-    }
+/// Every item of one request through `h`: system prompt `SYSTEM`, the user message `text`, no
+/// tools, default options.
+async fn request_items(h: &dyn ApiHandler, text: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
+    h.create_message(
+        "SYSTEM",
+        &[Message::user_text(text)],
+        &[],
+        RequestOptions::default(),
+    )
+    .collect()
+    .await
 }
 
 fn prompt() -> (String, Vec<switchyard_api::ToolSpec>) {
@@ -183,15 +179,7 @@ async fn request(h: &dyn ApiHandler) -> (RequestOutcome, Vec<TaskEvent>) {
 async fn http_error(case: &str, provider: &str, model: &str) -> ApiError {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case(case))]).await;
     let h = handler(provider, model, &server, "");
-    let items: Vec<_> = h
-        .create_message(
-            "SYSTEM",
-            &[Message::user_text("hi")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = request_items(h.as_ref(), "hi").await;
     match <[_; 1]>::try_from(items) {
         Ok([Err(e)]) => e,
         other => panic!("{case} via {provider}: expected exactly one error, got {other:?}"),
@@ -211,22 +199,6 @@ fn secs(list: &[u64]) -> Vec<Duration> {
     list.iter().map(|s| Duration::from_secs(*s)).collect()
 }
 
-/// `(attempt, delay_seconds, failed)` of every `error_retry` event.
-fn retries(events: &[TaskEvent]) -> Vec<(u32, f64, bool)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            TaskEvent::ErrorRetry {
-                attempt,
-                delay_seconds,
-                failed,
-                ..
-            } => Some((*attempt, *delay_seconds, *failed)),
-            _ => None,
-        })
-        .collect()
-}
-
 fn count(events: &[TaskEvent], pred: impl Fn(&TaskEvent) -> bool) -> usize {
     events.iter().filter(|e| pred(e)).count()
 }
@@ -235,16 +207,6 @@ fn ok_chunks(items: Vec<Result<ApiStreamChunk, ApiError>>) -> Vec<ApiStreamChunk
     items
         .into_iter()
         .map(|i| i.unwrap_or_else(|e| panic!("unexpected error item: {e}")))
-        .collect()
-}
-
-fn text_of(chunks: &[ApiStreamChunk]) -> String {
-    chunks
-        .iter()
-        .filter_map(|c| match c {
-            ApiStreamChunk::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
         .collect()
 }
 
@@ -404,15 +366,7 @@ async fn c01_comment_lines_are_ignored_wherever_they_appear() {
         ])
         .await;
         let h = handler("openrouter", "anthropic/claude-sonnet-4", &server, "");
-        let items: Vec<_> = h
-            .create_message(
-                "SYSTEM",
-                &[Message::user_text("hi")],
-                &[],
-                RequestOptions::default(),
-            )
-            .collect()
-            .await;
+        let items = request_items(h.as_ref(), "hi").await;
         assert_eq!(
             ok_chunks(items),
             vec![
@@ -677,15 +631,7 @@ async fn c17_expired_credentials_are_auth_one_request_no_retry() {
 async fn c18_deepseek_reasoning_content_is_reasoning_and_null_content_is_not_text() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C18"))]).await;
     let h = handler("deepseek", "deepseek-reasoner", &server, "");
-    let items: Vec<_> = h
-        .create_message(
-            "SYSTEM",
-            &[Message::user_text("list files")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = request_items(h.as_ref(), "list files").await;
     // prompt_tokens 20 with 0 cache hits: 20 cache misses, which DeepSeek's usage rule reports
     // as cache writes (the reference prices them so), leaving 0 input tokens (SPEC R1.3).
     let usage = Usage {
@@ -976,15 +922,7 @@ async fn c23b_parts_must_not_be_empty_400_is_invalid_request_never_truncation() 
 async fn c31b_bare_server_error_as_the_first_event_is_retried_after_2_s_then_ok() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C31b"))]).await;
     let h = handler("openai", "gpt-4o", &server, "");
-    let items: Vec<_> = h
-        .create_message(
-            "SYSTEM",
-            &[Message::user_text("hi")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = request_items(h.as_ref(), "hi").await;
     let [Err(e)] = items.as_slice() else {
         panic!("{items:?}")
     };
@@ -1003,15 +941,7 @@ async fn c31b_bare_server_error_as_the_first_event_is_retried_after_2_s_then_ok(
 async fn c31c_vllm_error_object_after_content_is_a_server_error_with_the_partial() {
     let server = MockServer::start(vec![Reply::new(HttpResponse::case("C31c"))]).await;
     let h = handler("openai", "local-vllm", &server, "");
-    let items: Vec<_> = h
-        .create_message(
-            "SYSTEM",
-            &[Message::user_text("hi")],
-            &[],
-            RequestOptions::default(),
-        )
-        .collect()
-        .await;
+    let items = request_items(h.as_ref(), "hi").await;
     let [Ok(first), Err(e)] = items.as_slice() else {
         panic!("{items:?}")
     };

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::request_context;
 use crate::mcp::{McpServerHub, McpServerStatus, McpSettings};
 use crate::prompt::{SystemPromptContext, get_system_prompt};
 use crate::task::TaskEvent;
@@ -25,9 +26,7 @@ use crate::task::tools::{
 use crate::task::turn::{TurnOutcome, run_turn};
 use crate::task::{AttemptSettings, BoxFuture, FailureDecision, FixedDecision};
 use serde_json::{Value, json};
-use switchyard_api::{
-    ApiConfiguration, ApiHandler, CancellationToken, Message, Mode, build_api_handler,
-};
+use switchyard_api::{ApiConfiguration, ApiHandler, Message, Mode, build_api_handler};
 use switchyard_testkit::{HttpResponse, MockServer, Reply, mcp_test_servers};
 
 // ---------------------------------------------------------------------------------------------
@@ -159,17 +158,12 @@ async fn run_with_tools(
     let h = handler(url);
     let base = SystemPromptContext::default().with_native_tool_calling(true);
     let build = || get_system_prompt(&base.clone().with_mcp_servers(hub.connected_servers()));
-    let ctx = ApiRequestContext {
-        handler: h.as_ref(),
-        mcp_hub: hub,
-        decider: &FixedDecision(FailureDecision::Cancel),
-        system_prompt: &build,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(
+        h.as_ref(),
+        hub,
+        &FixedDecision(FailureDecision::Cancel),
+        &build,
+    );
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text(prompt)],
         conversation_history_deleted_range: None,
@@ -352,18 +346,16 @@ async fn a_server_hanging_on_initialize_does_not_hold_the_request_back() {
     let h = handler(&server.url());
     let build = || ("SYSTEM".to_owned(), Vec::new());
     let ctx = ApiRequestContext {
-        handler: h.as_ref(),
-        mcp_hub: hub.as_ref(),
-        decider: &FixedDecision(FailureDecision::Cancel),
-        system_prompt: &build,
-        previous_request_total_tokens: 0,
-        request_index: 1,
         settings: AttemptSettings {
             mcp_wait: Duration::from_millis(500),
             ..AttemptSettings::default()
         },
-        cancel: CancellationToken::new(),
-        limits: None,
+        ..request_context(
+            h.as_ref(),
+            hub.as_ref(),
+            &FixedDecision(FailureDecision::Cancel),
+            &build,
+        )
     };
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
@@ -410,17 +402,12 @@ async fn the_wait_for_a_hanging_server_ends_after_10_s() {
     let server = MockServer::start(vec![text_reply("Hello.")]).await;
     let h = handler(&server.url());
     let build = || ("SYSTEM".to_owned(), Vec::new());
-    let ctx = ApiRequestContext {
-        handler: h.as_ref(),
-        mcp_hub: hub.as_ref(),
-        decider: &FixedDecision(FailureDecision::Cancel),
-        system_prompt: &build,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(
+        h.as_ref(),
+        hub.as_ref(),
+        &FixedDecision(FailureDecision::Cancel),
+        &build,
+    );
     let mut conversation = Conversation {
         api_conversation_history: vec![Message::user_text("Hi")],
         conversation_history_deleted_range: None,

@@ -10,8 +10,17 @@ mod mcp;
 mod run_request;
 mod turn;
 
+use switchyard_api::{
+    ApiConfiguration, ApiHandler, ApiStreamChunk, CancellationToken, Message, Mode, ToolSpec,
+    build_api_handler,
+};
+
 use super::TaskEvent;
+use super::attempt::ApiRequestContext;
+use super::conversation::Conversation;
+use super::mcp_wait::McpHub;
 use super::observer::{BoxFuture, TurnObserver};
+use super::{AttemptSettings, FailureDecider};
 use crate::context::DeletedRange;
 
 /// Keeps what a step reported: its events and the deleted ranges, in order.
@@ -31,4 +40,79 @@ impl TurnObserver for Recorded {
         self.ranges.push(range);
         Box::pin(std::future::ready(()))
     }
+}
+
+/// The tests' usual request context: `handler`, `hub`, `decider` and `system_prompt`, with the
+/// default settings, no limits, a fresh cancellation token and request index 1.
+fn request_context<'a>(
+    handler: &'a dyn ApiHandler,
+    hub: &'a dyn McpHub,
+    decider: &'a dyn FailureDecider,
+    system_prompt: &'a (dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
+) -> ApiRequestContext<'a> {
+    ApiRequestContext {
+        handler,
+        mcp_hub: hub,
+        decider,
+        system_prompt,
+        previous_request_total_tokens: 0,
+        request_index: 1,
+        settings: AttemptSettings::default(),
+        cancel: CancellationToken::new(),
+        limits: None,
+    }
+}
+
+/// `n` messages alternating user (`user {i}`) and assistant (`assistant {i}`), starting with
+/// the user.
+fn conversation(n: usize) -> Conversation {
+    let history = (0..n)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user_text(format!("user {i}"))
+            } else {
+                Message::assistant_text(format!("assistant {i}"))
+            }
+        })
+        .collect();
+    Conversation {
+        api_conversation_history: history,
+        conversation_history_deleted_range: None,
+    }
+}
+
+/// A handler for `provider` / `model` at `url`, with a test key.
+fn handler(provider: &str, model: &str, url: &str) -> Box<dyn ApiHandler> {
+    let text = format!(
+        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n[providers.{provider}]\nbase_url = \"{url}\"\n"
+    );
+    let config = ApiConfiguration::from_toml(&text, "t.toml", |_| Some("sk-test".into())).unwrap();
+    build_api_handler(&config, Mode::Act).unwrap()
+}
+
+/// `(attempt, delay_seconds, failed)` of every `error_retry` event.
+fn retries(events: &[TaskEvent]) -> Vec<(u32, f64, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TaskEvent::ErrorRetry {
+                attempt,
+                delay_seconds,
+                failed,
+                ..
+            } => Some((*attempt, *delay_seconds, *failed)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of the text chunks of a stream, joined.
+fn text_of(chunks: &[ApiStreamChunk]) -> String {
+    chunks
+        .iter()
+        .filter_map(|c| match c {
+            ApiStreamChunk::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }

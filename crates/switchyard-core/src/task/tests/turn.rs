@@ -2,41 +2,27 @@
 //! that fails after content keeps its partial answer, marked, and is retried after 2 s, 4 s,
 //! 8 s without tearing anything down; quota errors are not retried.
 
+use super::{handler, request_context};
 use crate::task::CancelReason;
 use crate::task::TaskEvent;
-use crate::task::attempt::ApiRequestContext;
 use crate::task::conversation::Conversation;
 use crate::task::mcp_wait::NoMcpServers;
 use crate::task::request::RequestStatus;
 use crate::task::turn::{CONTINUE_AFTER_INTERRUPTION, INTERRUPTED_MARKER, TurnOutcome, run_turn};
-use crate::task::{AttemptSettings, FailureDecision, FixedDecision};
+use crate::task::{FailureDecision, FixedDecision};
 use switchyard_api::{
-    ApiConfiguration, ApiHandler, CancellationToken, ContentBlock, ErrorKind, Message, Mode, Role,
-    build_api_handler,
+    ApiConfiguration, ApiHandler, ContentBlock, ErrorKind, Message, Mode, Role, build_api_handler,
 };
 use switchyard_testkit::{HttpResponse, MockServer, Reply, case_replies};
 
-fn handler(provider: &str, model: &str, url: &str) -> Box<dyn ApiHandler> {
-    let text = format!(
-        "[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n[providers.{provider}]\nbase_url = \"{url}\"\n"
-    );
-    let config = ApiConfiguration::from_toml(&text, "t.toml", |_| Some("sk-test".into())).unwrap();
-    build_api_handler(&config, Mode::Act).unwrap()
-}
-
 async fn turn(h: &dyn ApiHandler, conv: &mut Conversation) -> (TurnOutcome, Vec<TaskEvent>) {
     let prompt = || ("SYSTEM".to_owned(), Vec::new());
-    let ctx = ApiRequestContext {
-        handler: h,
-        mcp_hub: &NoMcpServers,
-        decider: &FixedDecision(FailureDecision::Cancel),
-        system_prompt: &prompt,
-        previous_request_total_tokens: 0,
-        request_index: 1,
-        settings: AttemptSettings::default(),
-        cancel: CancellationToken::new(),
-        limits: None,
-    };
+    let ctx = request_context(
+        h,
+        &NoMcpServers,
+        &FixedDecision(FailureDecision::Cancel),
+        &prompt,
+    );
     let mut events = Vec::new();
     let mut index = 0;
     let outcome = run_turn(&ctx, conv, &mut index, &mut |e: TaskEvent| events.push(e)).await;
