@@ -1,5 +1,5 @@
-//! [`RequestLimits`]: what the request step (SPEC R6) consults before and after each request
-//! for R12 — which failover entry to send to, whether the spend caps allow it, whether the
+//! [`RequestLimits`]: what the request step (SPEC R6) consults for R12.1–R12.3 before and after
+//! each request — which failover entry to send to, whether the spend caps allow it, whether the
 //! rate-limit window has room — with every piece of state in the store.
 
 use std::sync::Arc;

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 
-/// The future a [`TaskStore`] method returns.
+/// The future a [`super::TaskStore`] method returns.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// A failure of the task store. `Display` is one sentence saying what to do.

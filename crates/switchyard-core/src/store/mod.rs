@@ -31,7 +31,7 @@
 //! thread to every round trip. [`SqliteStore`] runs each statement on tokio's blocking pool, so
 //! a commit's `fsync` never stalls the tasks sharing a runtime thread.
 //!
-//! # Contract every implementation keeps (the suite in `store/suite.rs` checks it)
+//! # Contract every implementation keeps (the suite in `store/suite/` checks it)
 //!
 //! - Each method is one transaction: done entirely or not at all. A method that returns `Ok`
 //!   has made its change durable (survives a crash of the process and of the machine), except

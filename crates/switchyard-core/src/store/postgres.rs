@@ -36,15 +36,13 @@
 //! # Where each piece lives
 //!
 //! `pool.rs` (the connection pool and the one-statement helpers), `url.rs` (store URLs shown
-//! without secrets), `schema.rs`, `tasks.rs` (task rows), `history.rs` (messages, events,
-//! context edits, import), `limits.rs` (R12 state), `task_store.rs` (the trait, forwarding).
+//! without secrets), `schema.rs`, `task_store.rs` (tasks and their conversation rows),
+//! `limits.rs` (the R12 state).
 
-mod history;
 mod limits;
 mod pool;
 mod schema;
 mod task_store;
-mod tasks;
 #[cfg(test)]
 mod tests;
 mod url;

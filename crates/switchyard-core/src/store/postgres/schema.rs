@@ -1,5 +1,5 @@
-//! The PostgreSQL schema and its versioned forward migrations, in table `switchyard_schema`
-//! (SPEC R13.1; the limits tables of R12, R13.2).
+//! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2) and its versioned
+//! forward migrations, in table `switchyard_schema`.
 
 use deadpool_postgres::Client;
 

@@ -1,4 +1,4 @@
-//! The PostgreSQL store: the shared suite (`store/suite.rs`) on a fresh database of the real
+//! The PostgreSQL store: the shared suite (`store/suite/`) on a fresh database of the real
 //! test server (`scripts/postgres.sh`), and what only a server can do (a newer schema, many
 //! processes migrating at once, an unreachable server).
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,5 @@
-//! Conversation rows on SQLite: API messages, UI events and context edits, each appended in its
-//! own transaction, and a whole task stored at once (SPEC R10.1–R10.3).
+//! Conversation rows on SQLite (SPEC R10.1–R10.3): API messages, UI events and context edits,
+//! each appended in its own transaction, and a whole task stored at once.
 
 use rusqlite::{ErrorCode, OptionalExtension, Transaction, params};
 use switchyard_api::Message;

@@ -1,5 +1,5 @@
-//! The SQLite schema and its forward migrations, versioned in `PRAGMA user_version` (SPEC
-//! R10.1, R13.1; the limits tables of R12, R13.2).
+//! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2) and its forward
+//! migrations, versioned in `PRAGMA user_version`.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! The SQLite store: the shared suite (`store/suite.rs`) on a fresh file, and what only a file
+//! The SQLite store: the shared suite (`store/suite/`) on a fresh file, and what only a file
 //! can do wrong (damaged, read-only, a newer or older schema).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

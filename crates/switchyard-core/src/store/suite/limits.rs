@@ -2,7 +2,7 @@
 //! cooldowns, spend by time, rate-limit slots, learnt limits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::{StoreFixture, new_task};
+use super::fixture::{StoreFixture, new_task};
 use crate::limits::{
     Cooldown, EntryKey, LearntLimits, LimitReason, RATE_WINDOW_MS, RateLimits, SlotGrant,
     SlotRequest,

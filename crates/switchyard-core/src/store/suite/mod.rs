@@ -15,13 +15,12 @@
 //! state shared through the store, R13.2).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod fixture;
 mod import;
 mod limits;
 mod tasks;
 
-use std::sync::Arc;
-
-use super::{NewTask, TaskStore};
+pub(crate) use fixture::StoreFixture;
 
 pub(crate) use import::{
     a_directory_without_a_history_is_a_clear_error, a_reference_task_directory_is_imported,
@@ -41,12 +40,6 @@ pub(crate) use tasks::{
     events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
     two_connections_write_the_same_store_without_losing_rows,
 };
-
-/// One test's store: every [`StoreFixture::open`] is a new handle (its own connection) on the
-/// same, initially empty, storage.
-pub(crate) trait StoreFixture: Send + Sync {
-    fn open(&self) -> Arc<dyn TaskStore>;
-}
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
 /// giving an `Option` of a [`StoreFixture`]; `None` skips).
@@ -87,13 +80,3 @@ macro_rules! task_store_suite {
     )*};
 }
 pub(crate) use task_store_suite;
-
-pub(super) fn new_task(prompt: &str) -> NewTask {
-    NewTask {
-        cwd: "/work".into(),
-        mode: "act".into(),
-        provider: "anthropic".into(),
-        model: "claude".into(),
-        first_prompt: prompt.into(),
-    }
-}

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde_json::json;
 use switchyard_api::{ContentBlock, Message};
 
-use super::{StoreFixture, new_task};
+use super::fixture::{StoreFixture, new_task};
 use crate::store::{StoreError, TaskStore, TaskUsage};
 
 pub(crate) async fn a_task_round_trips_messages_events_usage_and_range(fixture: &dyn StoreFixture) {
