@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 /// The `store` setting. It may hold a database password: `Debug` and `Display` replace it
-/// (`postgres://user:…@host/db`), as [`ProxyUrl`]'s do.
+/// (`postgres://user:…@host/db`), as [`ProxyUrl`](crate::config::ProxyUrl)'s do.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct StoreUrl(Arc<str>);
 

@@ -11,7 +11,7 @@ use super::remedy;
 
 impl ApiError {
     /// Builds the error for an HTTP response that failed or carried an in-stream error event,
-    /// classifying it by status, provider error type/code and message with [`classify`]
+    /// classifying it by status, provider error type/code and message with [`classify`](crate::error::classify)
     /// (SPEC R7).
     ///
     /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when

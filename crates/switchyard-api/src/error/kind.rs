@@ -74,7 +74,8 @@ impl ErrorKind {
     /// (SPEC R6.7); an invalid request and a content block, which the same request meets
     /// again (R7.4, R7.5); and a cancellation, which is the user's own choice (R9.5). One
     /// error of another kind may still be one that waiting cannot fix
-    /// ([`ApiError::permanent`]); [`ApiError::is_retryable`] answers for both.
+    /// ([`ApiError::permanent`](crate::error::ApiError::permanent));
+    /// [`ApiError::is_retryable`](crate::error::ApiError::is_retryable) answers for both.
     pub fn is_never_retried(self) -> bool {
         matches!(
             self,
