@@ -335,7 +335,7 @@ fn each_providers_default_is_the_references() {
     let exports = &reference["other_exports"];
     let mut defaults: Vec<(String, String)> = Vec::new();
     for (name, t) in reference["tables"].as_object().unwrap() {
-        // A provider's default is its default region's (international, see resolve.rs).
+        // A provider's default is its default region's (international, see providers/endpoint.rs).
         if region_of(name) == Some("china") {
             continue;
         }

@@ -2,7 +2,7 @@
 //! by field per model family, as the testkit server records them (issue 11 item 6): what the
 //! reference (Cline v4.0.10, `openrouter-stream.ts`, `vercel-ai-gateway-stream.ts`,
 //! `openai.ts` and each provider's handler) sends for the same model and settings, and the
-//! deliberate differences `chat_body.rs` and `gateway_body.rs` list.
+//! deliberate differences `chat_body.rs` and `router_body.rs` list.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use futures_util::StreamExt;

@@ -6,7 +6,7 @@
 //! | `claude…` | Anthropic Messages (`anthropic.rs`), key in `x-api-key` | `{base}/v1/messages` |
 //! | `gemini…`, but not `…-nothink` or `…-search` | Gemini (`gemini.rs`), key in `x-goog-api-key` and as a bearer token | `{base}/gemini/v1beta/models/{id}:streamGenerateContent?alt=sse` |
 //! | `gpt-5-pro`, `gpt-5-codex` | OpenAI Responses (`openai_responses.rs`) | `{base}/v1/responses` |
-//! | anything else | Chat Completions (`openai_chat.rs`; `chat_body.rs`'s aihubmix row: no limit, temperature 0) | `{base}/v1/chat/completions` |
+//! | anything else | Chat Completions (`openai_chat.rs`; `chat_style.rs`'s aihubmix row: no limit, temperature 0) | `{base}/v1/chat/completions` |
 //!
 //! `base` is `https://aihubmix.com` unless configured. Each route's body and stream are its
 //! family's, tools included (the reference sends none). The `APP-Code` header is sent when

@@ -18,7 +18,7 @@
 //!   are cache reads, the misses cache writes (api-docs.deepseek.com guides/reasoning_model,
 //!   guides/kv_cache; see the usage rule).
 //! - Request bodies, per provider and model family, are `chat_body.rs`'s (OpenRouter's and
-//!   the Vercel AI Gateway's `gateway_body.rs`'s).
+//!   the Vercel AI Gateway's `router_body.rs`'s).
 //!
 //! Usage rule (SPEC R1.3): `usage.rs`. Yielded once, at the end of the stream (or just before
 //! an error), with the latest values: a server that repeats running totals in every chunk is
