@@ -118,6 +118,49 @@ pub struct RequestOptions {
     /// provider-level attempt, success or failure), before its body is read: the task layer
     /// learns the provider's rate limits from them (R12.3). Keep it short.
     pub on_response: Option<ResponseObserver>,
+    /// What the caller sets for this request in place of the handler's configuration: output
+    /// limit, sampling, stop sequences, tool choice, reasoning (a gateway's client, SPEC R14.1).
+    /// All unset by default: a task's requests are as the configuration makes them.
+    pub overrides: RequestOverrides,
+}
+
+/// Request parameters a caller sets for one request (SPEC R14.1, R14.2), in place of what the
+/// handler's configuration and the reference's rules would send. `None` (or empty) keeps the
+/// handler's own value. A provider that cannot carry one names it in
+/// [`ApiHandler::dropped_overrides`] rather than failing the request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestOverrides {
+    /// The most output tokens (Anthropic `max_tokens`, OpenAI `max_completion_tokens` /
+    /// `max_output_tokens`, Gemini `maxOutputTokens`), in tokens.
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature, as the dialect defines it (0–2 for OpenAI, 0–1 for Anthropic).
+    pub temperature: Option<f64>,
+    /// Nucleus sampling probability mass, 0–1.
+    pub top_p: Option<f64>,
+    /// Sequences that end the answer when generated (OpenAI `stop`, Anthropic
+    /// `stop_sequences`, Gemini `stopSequences`); empty: none.
+    pub stop: Vec<String>,
+    /// Whether and which tool the model must call.
+    pub tool_choice: Option<ToolChoice>,
+    /// Reasoning effort for models that take one (OpenAI `reasoning_effort`).
+    pub reasoning_effort: Option<crate::config::ReasoningEffort>,
+    /// Thinking budget in tokens for models that take one (Anthropic `thinking.budget_tokens`,
+    /// Gemini `thinkingBudget`); `Some(0)` turns thinking off.
+    pub thinking_budget_tokens: Option<u64>,
+}
+
+/// Which tool the model must call (OpenAI `tool_choice`, Anthropic `tool_choice`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// The model decides (`"auto"`; Anthropic `{"type": "auto"}`).
+    Auto,
+    /// No tool (`"none"`; Anthropic `{"type": "none"}`).
+    None,
+    /// Some tool (`"required"`; Anthropic `{"type": "any"}`).
+    Required,
+    /// This tool, by name (`{"type": "function", "function": {"name"}}`; Anthropic
+    /// `{"type": "tool", "name"}`).
+    Tool(String),
 }
 
 /// Receives each HTTP response's status and headers ([`RequestOptions::on_response`]).
@@ -134,6 +177,7 @@ impl fmt::Debug for RequestOptions {
             .field("deadlines", &self.deadlines)
             .field("fail_fast", &self.fail_fast)
             .field("on_response", &self.on_response.is_some())
+            .field("overrides", &self.overrides)
             .finish()
     }
 }
@@ -174,6 +218,14 @@ pub trait ApiHandler: Send + Sync {
 
     /// The provider id this handler was built for (e.g. `openrouter`), used in messages.
     fn provider_id(&self) -> &str;
+
+    /// The names of the parameters of `overrides` this handler's provider cannot carry
+    /// (the request is sent without them), in the client dialect's spelling (`top_p`,
+    /// `stop`, `tool_choice`, …) for a gateway's `x-switchyard-dropped` header (SPEC R14.2).
+    /// Default: none.
+    fn dropped_overrides(&self, _overrides: &RequestOverrides) -> Vec<&'static str> {
+        Vec::new()
+    }
 
     /// Late usage lookup for providers that report usage out of band (OpenRouter's generation
     /// endpoint). Called when a stream ended without a usage chunk. Default: none.

@@ -141,8 +141,8 @@ pub use config::{
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{
-    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, ResponseObserver,
-    RetryObserver, RetryStatus,
+    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, RequestOverrides,
+    ResponseObserver, RetryObserver, RetryStatus, ToolChoice,
 };
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
