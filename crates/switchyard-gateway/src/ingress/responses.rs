@@ -18,3 +18,4 @@ impl ResponseCollector for Collector {
     fn chunk(&mut self, chunk: &ApiStreamChunk) {}
     fn finish(&mut self, stop: StopReason) -> serde_json::Value { serde_json::Value::Null }
 }
+pub(crate) fn error_response(error: &ApiError) -> (u16, serde_json::Value) { (500, serde_json::Value::Null) }
