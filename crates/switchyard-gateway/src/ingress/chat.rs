@@ -1,21 +1,36 @@
-//! PLACEHOLDER for the helper that writes this dialect (replaced before anything lands).
-#![allow(dead_code, unused_variables)]
-use switchyard_api::{ApiError, ApiStreamChunk};
-use super::encode::{ResponseCollector, StopReason, StreamEncoder};
-use super::request::{GatewayRequest, IngressError};
-pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> { Err(IngressError::new("body", "not written yet")) }
-pub(crate) struct Encoder;
-impl Encoder { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl StreamEncoder for Encoder {
-    fn start(&mut self, out: &mut Vec<u8>) {}
-    fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {}
-    fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {}
-    fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {}
-}
-pub(crate) struct Collector;
-impl Collector { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl ResponseCollector for Collector {
-    fn chunk(&mut self, chunk: &ApiStreamChunk) {}
-    fn finish(&mut self, stop: StopReason) -> serde_json::Value { serde_json::Value::Null }
-}
-pub(crate) fn error_response(error: &ApiError) -> (u16, serde_json::Value) { (500, serde_json::Value::Null) }
+//! OpenAI Chat Completions, `POST /v1/chat/completions` (SPEC R14.1, R14.4, R14.5): a client's
+//! request body → one [`GatewayRequest`](super::request::GatewayRequest); the layer's chunks →
+//! `chat.completion.chunk` server-sent events; a whole answer → a `chat.completion` object; an
+//! error → OpenAI's `{"error": {"message", "type", "param", "code"}}` (shared with Responses
+//! clients).
+//!
+//! This file only maps the folder; each idea lives in its own file under `chat/`:
+//!
+//! - `parse.rs`: the body's top-level parameters (model, tools, `tool_choice`, limits,
+//!   sampling, stream options) and what cannot be carried (`dropped`).
+//! - `messages.rs`: `messages[]` → Switchyard's Anthropic-shaped conversation.
+//! - `content.rs`: one message's `content` (a string or parts: text, `image_url`, refusal).
+//! - `fields.rs`: typed reads of JSON fields that name the field at fault.
+//! - `wire.rs`: what the stream and the whole answer share (ids, `finish_reason`, `usage`).
+//! - `stream.rs`: [`Encoder`], the stream of `chat.completion.chunk` events.
+//! - `collect.rs`: [`Collector`], the non-streamed `chat.completion` object.
+//! - `error.rs`: [`error_response`], the status and body of a failure.
+
+mod collect;
+mod content;
+mod error;
+mod fields;
+mod messages;
+mod parse;
+mod stream;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use collect::Collector;
+#[allow(unused_imports)]
+// `invalid_request_response` is for the server (a malformed body's 400).
+pub(crate) use error::{error_response, invalid_request_response};
+pub(crate) use parse::parse_request;
+pub(crate) use stream::Encoder;

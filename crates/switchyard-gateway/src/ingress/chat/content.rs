@@ -1,0 +1,149 @@
+//! One Chat Completions message's `content` (SPEC R14.1): a string, or an array of parts —
+//! `text`, `image_url` (user messages; a `data:` URL becomes a base64 image, a remote URL
+//! cannot be carried and is dropped as `image_url`) and `refusal` (assistant messages). Parts
+//! of other types (`input_audio`, `file`) are dropped under their type name. Empty text is
+//! left out: Anthropic rejects empty text blocks (NousResearch/hermes-agent#11906).
+
+use serde_json::Value;
+use switchyard_api::ContentBlock;
+use switchyard_api::message::ImageSource;
+
+use super::super::request::IngressError;
+use super::fields::{as_object, element, member, note_dropped, opt_str, req_str, wrong_kind};
+
+/// Which parts a role's content may hold (OpenAI's message types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Parts {
+    /// `user`: text and images.
+    User,
+    /// `assistant`: text and refusals.
+    Assistant,
+    /// `system`, `developer`, `tool`: text only.
+    Text,
+}
+
+/// The blocks of `content` (absent or `null`: none) at `path`, for a message whose parts are
+/// `allowed`; parts that cannot be carried are named in `dropped`.
+pub(super) fn blocks(
+    content: Option<&Value>,
+    path: &str,
+    allowed: Parts,
+    dropped: &mut Vec<String>,
+) -> Result<Vec<ContentBlock>, IngressError> {
+    let mut out = Vec::new();
+    match content {
+        None => {}
+        Some(Value::String(text)) => push_text(&mut out, text),
+        Some(Value::Array(parts)) => {
+            for (i, part) in parts.iter().enumerate() {
+                let block = one_part(part, &element(path, i), allowed, dropped)?;
+                match block {
+                    Some(ContentBlock::Text { text }) => push_text(&mut out, &text),
+                    Some(block) => out.push(block),
+                    None => {}
+                }
+            }
+        }
+        Some(other) => return Err(wrong_kind(path, "a string or an array of parts", other)),
+    }
+    Ok(out)
+}
+
+/// The text of `content` (text parts joined by a newline), for roles that hold text only.
+pub(super) fn text(
+    content: Option<&Value>,
+    path: &str,
+    dropped: &mut Vec<String>,
+) -> Result<String, IngressError> {
+    let parts = blocks(content, path, Parts::Text, dropped)?;
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok(texts.join("\n"))
+}
+
+fn push_text(out: &mut Vec<ContentBlock>, text: &str) {
+    if !text.is_empty() {
+        out.push(ContentBlock::Text {
+            text: text.to_owned(),
+        });
+    }
+}
+
+/// One part: a block, or `None` when it cannot be carried (named in `dropped`).
+fn one_part(
+    part: &Value,
+    path: &str,
+    allowed: Parts,
+    dropped: &mut Vec<String>,
+) -> Result<Option<ContentBlock>, IngressError> {
+    let obj = as_object(part, path)?;
+    let kind = req_str(obj, "type", path)?;
+    match (kind, allowed) {
+        ("text", _) => {
+            let text = opt_str(obj, "text", path)?.ok_or_else(|| {
+                IngressError::new(member(path, "text"), "is required in a text part.")
+            })?;
+            Ok(Some(ContentBlock::Text {
+                text: text.to_owned(),
+            }))
+        }
+        ("refusal", Parts::Assistant) => {
+            Ok(
+                opt_str(obj, "refusal", path)?.map(|text| ContentBlock::Text {
+                    text: text.to_owned(),
+                }),
+            )
+        }
+        ("image_url", Parts::User) => {
+            image(obj.get("image_url"), &member(path, "image_url"), dropped)
+        }
+        (other, _) => {
+            note_dropped(dropped, other);
+            Ok(None)
+        }
+    }
+}
+
+/// An `image_url` part's image (`{"url": …, "detail": …}`, or the URL alone as some clients
+/// send it): a base64 `data:` URL becomes an image block; any other URL is dropped.
+fn image(
+    value: Option<&Value>,
+    path: &str,
+    dropped: &mut Vec<String>,
+) -> Result<Option<ContentBlock>, IngressError> {
+    let url = match value {
+        Some(Value::String(url)) => url.as_str(),
+        Some(Value::Object(obj)) => req_str(obj, "url", path)?,
+        Some(other) => return Err(wrong_kind(path, "an object with a `url`", other)),
+        None => return Err(IngressError::new(path, "is required in an image_url part.")),
+    };
+    match data_url(url) {
+        Some(source) => Ok(Some(ContentBlock::Image { source })),
+        None => {
+            note_dropped(dropped, "image_url");
+            Ok(None)
+        }
+    }
+}
+
+/// `data:MEDIA_TYPE[;PARAM…];base64,DATA` → a base64 image source; `None` for anything else
+/// (a remote URL, a data URL that is not base64 or names no media type).
+fn data_url(url: &str) -> Option<ImageSource> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let header = header.strip_suffix(";base64")?;
+    let media_type = header.split(';').next()?.trim();
+    if media_type.is_empty() || data.is_empty() {
+        return None;
+    }
+    Some(ImageSource {
+        kind: "base64".to_owned(),
+        media_type: media_type.to_ascii_lowercase(),
+        data: data.trim().to_owned(),
+    })
+}

@@ -1,0 +1,192 @@
+//! A Chat Completions body's `messages[]` → Switchyard's Anthropic-shaped conversation
+//! (SPEC R14.1). `system` and `developer` messages become the system prompt (joined by blank
+//! lines, wherever they stand); `user` messages keep their text and images; `assistant`
+//! messages their `reasoning_content` (a thinking block), text and `tool_calls` (tool-use
+//! blocks with the arguments parsed); `tool` messages become tool results in a user message,
+//! consecutive ones (and a user message right after them) merged into one, as Anthropic's
+//! shape requires every result of a turn in the user message after the calls.
+
+use serde_json::Value;
+use switchyard_api::{ContentBlock, Message, Role};
+
+use super::super::request::IngressError;
+use super::content::{self, Parts};
+use super::fields::{
+    Object, as_object, element, get, member, opt_array, opt_object, opt_str, req_str, wrong_kind,
+};
+
+/// The system prompt and conversation `messages` (at `messages`) hold.
+#[derive(Debug, Default)]
+pub(super) struct Conversation {
+    /// `system` and `developer` texts, joined by blank lines.
+    pub(super) system_prompt: String,
+    /// Everything else, oldest first.
+    pub(super) messages: Vec<Message>,
+}
+
+/// Reads `messages[]`; parts that cannot be carried are named in `dropped`.
+pub(super) fn conversation(
+    messages: &[Value],
+    dropped: &mut Vec<String>,
+) -> Result<Conversation, IngressError> {
+    let mut out = Conversation::default();
+    // True while the last message is a user message made of `tool` messages' results.
+    let mut tool_turn = false;
+    for (i, message) in messages.iter().enumerate() {
+        let path = element("messages", i);
+        let obj = as_object(message, &path)?;
+        let role = req_str(obj, "role", &path)?;
+        let content = get(obj, "content");
+        let content_path = member(&path, "content");
+        match role {
+            "system" | "developer" => {
+                let text = content::text(content, &content_path, dropped)?;
+                if !text.is_empty() {
+                    if !out.system_prompt.is_empty() {
+                        out.system_prompt.push_str("\n\n");
+                    }
+                    out.system_prompt.push_str(&text);
+                }
+            }
+            "user" => {
+                let blocks = content::blocks(content, &content_path, Parts::User, dropped)?;
+                push(&mut out.messages, Role::User, blocks, tool_turn);
+                tool_turn = false;
+            }
+            "assistant" => {
+                let blocks = assistant(obj, &path, dropped)?;
+                push(&mut out.messages, Role::Assistant, blocks, false);
+                tool_turn = false;
+            }
+            "tool" => {
+                let result = ContentBlock::ToolResult {
+                    tool_use_id: req_str(obj, "tool_call_id", &path)?.to_owned(),
+                    content: content::text(content, &content_path, dropped)?,
+                    is_error: false,
+                };
+                push(&mut out.messages, Role::User, vec![result], tool_turn);
+                tool_turn = true;
+            }
+            "function" => {
+                return Err(IngressError::new(
+                    member(&path, "role"),
+                    "`function` is the deprecated function-calling form; send `tool` messages \
+                     with a `tool_call_id` instead.",
+                ));
+            }
+            other => {
+                return Err(IngressError::new(
+                    member(&path, "role"),
+                    format!(
+                        "must be one of system, developer, user, assistant or tool (got `{other}`)."
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends a message of `role` holding `blocks` (none: nothing is appended — an empty
+/// message cannot be sent), or adds them to the last message when `merge`.
+fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merge: bool) {
+    if blocks.is_empty() {
+        return;
+    }
+    match messages.last_mut() {
+        Some(last) if merge && last.role == role => last.content.extend(blocks),
+        _ => messages.push(Message {
+            role,
+            content: blocks,
+        }),
+    }
+}
+
+/// An assistant message's blocks: thinking (`reasoning_content`, or `reasoning` as OpenRouter
+/// and vLLM spell it), then text, then one tool use per `tool_calls` entry.
+fn assistant(
+    obj: &Object,
+    path: &str,
+    dropped: &mut Vec<String>,
+) -> Result<Vec<ContentBlock>, IngressError> {
+    let mut blocks = Vec::new();
+    let reasoning = match opt_str(obj, "reasoning_content", path)? {
+        Some(text) => Some(text),
+        None => get(obj, "reasoning").and_then(Value::as_str),
+    };
+    if let Some(thinking) = reasoning.filter(|t| !t.is_empty()) {
+        blocks.push(ContentBlock::Thinking {
+            thinking: thinking.to_owned(),
+            signature: String::new(),
+        });
+    }
+    let content_path = member(path, "content");
+    blocks.extend(content::blocks(
+        get(obj, "content"),
+        &content_path,
+        Parts::Assistant,
+        dropped,
+    )?);
+    let calls_path = member(path, "tool_calls");
+    for (j, call) in opt_array(obj, "tool_calls", path)?
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        blocks.push(tool_use(call, &element(&calls_path, j))?);
+    }
+    Ok(blocks)
+}
+
+/// One `tool_calls` entry (`{id, type: "function", function: {name, arguments}}`) → a tool
+/// use. `arguments` is the JSON object as a string (OpenAI's shape), or the object itself as
+/// some clients send it; empty means `{}`. Gemini's thought signature
+/// (`extra_content.google.thought_signature`, as its OpenAI-compatible endpoint sends it and
+/// this gateway echoes it) is kept with the call.
+fn tool_use(call: &Value, path: &str) -> Result<ContentBlock, IngressError> {
+    let obj = as_object(call, path)?;
+    let id = req_str(obj, "id", path)?;
+    if let Some(kind) = opt_str(obj, "type", path)?.filter(|k| *k != "function") {
+        return Err(IngressError::new(
+            member(path, "type"),
+            format!("must be `function`: a `{kind}` tool call cannot be carried."),
+        ));
+    }
+    let function_path = member(path, "function");
+    let function = opt_object(obj, "function", path)?
+        .ok_or_else(|| IngressError::new(&function_path, "is required in a tool call."))?;
+    let name = req_str(function, "name", &function_path)?;
+    let input = arguments(function, &member(&function_path, "arguments"))?;
+    let signature = opt_object(obj, "extra_content", path)?
+        .and_then(|extra| extra.get("google"))
+        .and_then(|google| google.get("thought_signature"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Ok(ContentBlock::ToolUse {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        input,
+        signature,
+    })
+}
+
+/// A call's `arguments` as a JSON object.
+fn arguments(function: &Object, path: &str) -> Result<Value, IngressError> {
+    let parsed = match get(function, "arguments") {
+        None => return Ok(Value::Object(Object::new())),
+        Some(Value::String(raw)) if raw.trim().is_empty() => return Ok(Value::Object(Object::new())),
+        Some(Value::String(raw)) => serde_json::from_str::<Value>(raw).map_err(|e| {
+            IngressError::new(
+                path,
+                format!(
+                    "is not valid JSON ({e}); send the call's arguments as a JSON object in a string."
+                ),
+            )
+        })?,
+        Some(other) => other.clone(),
+    };
+    match parsed {
+        Value::Object(_) => Ok(parsed),
+        other => Err(wrong_kind(path, "a JSON object (as a string)", &other)),
+    }
+}

@@ -1,0 +1,189 @@
+//! The Chat Completions stream (SPEC R14.1, R14.4): server-sent events `data: {json}\n\n`,
+//! each a `chat.completion.chunk` (`id`, `object`, `created`, `model`, `choices: [{index: 0,
+//! delta, logprobs: null, finish_reason: null}]`), as OpenAI sends them and the SDKs
+//! accumulate them:
+//!
+//! 1. before the first content, `delta: {role: "assistant", content: ""}`;
+//! 2. text as `delta.content`, reasoning as `delta.reasoning_content`, tool calls as
+//!    `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` — `id`,
+//!    `type` and `name` on a call's first fragment only, `index` fixed per call id in order of
+//!    first appearance, the later fragments `{index, function: {arguments}}`;
+//! 3. at the end, an empty delta with `finish_reason` (`stop`, `tool_calls`, `length`: Cline
+//!    waits for one), then with `stream_options.include_usage` a chunk with `choices: []` and
+//!    the latest usage, then `data: [DONE]`;
+//! 4. a failure instead: `data: {"error": {…}}` and no `[DONE]`, never a clean end.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use switchyard_api::{ApiError, ApiStreamChunk, Usage};
+
+use super::super::encode::{StopReason, StreamEncoder};
+use super::error::error_body;
+use super::wire::{self, Identity};
+
+/// Encodes one answer as a Chat Completions stream (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Encoder {
+    identity: Identity,
+    /// Whether the end carries a usage chunk (`stream_options.include_usage`).
+    include_usage: bool,
+    /// Whether the `role` delta went out.
+    opened: bool,
+    /// Each call id's `index`.
+    index_of: HashMap<String, usize>,
+    /// Per call, in `index` order: whether any arguments went out.
+    has_arguments: Vec<bool>,
+    /// The latest usage the layer reported (it may report more than once, or before the
+    /// content ends); sent at the end.
+    usage: Option<Usage>,
+    /// Whether the stream ended (`[DONE]` or an error): nothing more is written.
+    ended: bool,
+}
+
+impl Encoder {
+    /// The encoder of an answer of `model` to request `id`, without a usage chunk.
+    pub(crate) fn new(model: &str, id: &str) -> Self {
+        Self {
+            identity: Identity::new(model, id),
+            include_usage: false,
+            opened: false,
+            index_of: HashMap::new(),
+            has_arguments: Vec::new(),
+            usage: None,
+            ended: false,
+        }
+    }
+
+    /// With `on`, the stream ends with a usage chunk (`stream_options.include_usage`,
+    /// [`GatewayRequest::include_usage`](super::super::request::GatewayRequest)).
+    #[allow(dead_code)] // for the server, which knows the request (see the report of issue 23).
+    pub(crate) fn include_usage(mut self, on: bool) -> Self {
+        self.include_usage = on;
+        self
+    }
+
+    /// Appends one `chat.completion.chunk` event with `choices` (and `usage`, when given).
+    fn event(&self, choices: Value, usage: Option<Value>, out: &mut Vec<u8>) {
+        let mut chunk = self.identity.object("chat.completion.chunk");
+        chunk.insert("choices".into(), choices);
+        if let Some(usage) = usage {
+            chunk.insert("usage".into(), usage);
+        }
+        data(&Value::Object(chunk), out);
+    }
+
+    /// Appends a chunk whose one choice carries `delta` and `finish_reason`.
+    fn delta(&mut self, delta: Value, finish_reason: Option<&str>, out: &mut Vec<u8>) {
+        if !self.opened {
+            self.opened = true;
+            let role = json!({"role": "assistant", "content": ""});
+            self.event(choice(role, None), None, out);
+        }
+        self.event(choice(delta, finish_reason), None, out);
+    }
+
+    /// One fragment of tool call `id`: the opening (index, id, type, name and these
+    /// arguments) the first time the id is seen, else its arguments alone (none: nothing).
+    fn tool_fragment(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &str,
+        signature: Option<&str>,
+        out: &mut Vec<u8>,
+    ) {
+        let call = match self.index_of.get(id) {
+            Some(_) if arguments.is_empty() => return,
+            Some(&index) => {
+                self.has_arguments[index] = true;
+                json!({"index": index, "function": {"arguments": arguments}})
+            }
+            None => {
+                let index = self.has_arguments.len();
+                self.index_of.insert(id.to_owned(), index);
+                self.has_arguments.push(!arguments.is_empty());
+                let mut call = wire::tool_call(id, name, arguments, signature);
+                if let Value::Object(map) = &mut call {
+                    map.insert("index".into(), json!(index));
+                }
+                call
+            }
+        };
+        self.delta(json!({"tool_calls": [call]}), None, out);
+    }
+}
+
+impl StreamEncoder for Encoder {
+    /// Nothing: Chat Completions has no events before the first chunk.
+    fn start(&mut self, _out: &mut Vec<u8>) {}
+
+    fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        match chunk {
+            ApiStreamChunk::Usage(usage) => self.usage = Some(usage.clone()),
+            ApiStreamChunk::Text { text, .. } if !text.is_empty() => {
+                self.delta(json!({"content": text}), None, out);
+            }
+            ApiStreamChunk::Reasoning { reasoning, .. } if !reasoning.is_empty() => {
+                self.delta(json!({"reasoning_content": reasoning}), None, out);
+            }
+            ApiStreamChunk::ToolCalls {
+                id,
+                name,
+                arguments_delta,
+                signature,
+                ..
+            } => self.tool_fragment(id, name, arguments_delta, signature.as_deref(), out),
+            // Empty text; a thinking signature or redacted thinking: Chat has no place for
+            // them (the SDKs know no such delta field).
+            ApiStreamChunk::Text { .. } | ApiStreamChunk::Reasoning { .. } => {}
+        }
+    }
+
+    /// The end: calls that got no arguments get `{}` (an empty string is not the JSON
+    /// object the client parses), the finish chunk, the usage chunk, `[DONE]`.
+    fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        for index in 0..self.has_arguments.len() {
+            if !self.has_arguments[index] {
+                let call = json!({"index": index, "function": {"arguments": "{}"}});
+                self.delta(json!({"tool_calls": [call]}), None, out);
+            }
+        }
+        let reason = wire::finish_reason(stop, !self.has_arguments.is_empty());
+        self.delta(json!({}), Some(reason), out);
+        if self.include_usage {
+            if let Some(usage) = &self.usage {
+                self.event(json!([]), Some(wire::usage(usage)), out);
+            }
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+        self.ended = true;
+    }
+
+    fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        data(&error_body(error), out);
+        self.ended = true;
+    }
+}
+
+/// `[{index: 0, delta, logprobs: null, finish_reason}]`: `finish_reason` is present (null)
+/// on every chunk, as OpenAI sends it (vllm-project/vllm#19662).
+fn choice(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}])
+}
+
+/// Appends `data: {json}\n\n`.
+fn data(value: &Value, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(value.to_string().as_bytes());
+    out.extend_from_slice(b"\n\n");
+}
