@@ -41,11 +41,24 @@ pub(crate) fn invalid_request_response(error: &IngressError) -> (u16, Value) {
 pub(super) fn error_body(error: &ApiError) -> Value {
     let (kind, code) = type_and_code(error);
     json!({"error": {
-        "message": error.to_string(),
+        "message": message(error),
         "type": kind,
         "param": Value::Null,
         "code": code,
     }})
+}
+
+/// The sentence of `error`: its `Display` ("PROVIDER what happened: their words"), except for
+/// the gateway's own refusals — not found or too large, no provider named — whose message is
+/// Switchyard's sentence already (`Display` would blame "the provider"). Keys are scrubbed
+/// either way.
+fn message(error: &ApiError) -> String {
+    match (error.kind, error.status, &error.provider_id) {
+        (ErrorKind::InvalidRequest, Some(404 | 413), None) => {
+            switchyard_api::secrets::scrub(&error.message).into_owned()
+        }
+        _ => error.to_string(),
+    }
 }
 
 /// OpenAI's error `type` and `code` for `error`.

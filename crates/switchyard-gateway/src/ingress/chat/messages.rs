@@ -12,7 +12,8 @@ use switchyard_api::{ContentBlock, Message, Role};
 use super::super::request::IngressError;
 use super::content::{self, Parts};
 use super::fields::{
-    Object, as_object, element, get, member, opt_array, opt_object, opt_str, req_str, wrong_kind,
+    Object, as_object, element, get, member, note_dropped, opt_array, opt_object, opt_str, req_str,
+    wrong_kind,
 };
 
 /// The system prompt and conversation `messages` (at `messages`) hold.
@@ -103,7 +104,8 @@ fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merg
 }
 
 /// An assistant message's blocks: thinking (`reasoning_content`, or `reasoning` as OpenRouter
-/// and vLLM spell it), then text, then one tool use per `tool_calls` entry.
+/// and vLLM spell it), then text, then one tool use per `tool_calls` entry. A legacy
+/// `function_call` (no id to answer it by) is dropped.
 fn assistant(
     obj: &Object,
     path: &str,
@@ -127,6 +129,9 @@ fn assistant(
         Parts::Assistant,
         dropped,
     )?);
+    if get(obj, "function_call").is_some() {
+        note_dropped(dropped, "function_call");
+    }
     let calls_path = member(path, "tool_calls");
     for (j, call) in opt_array(obj, "tool_calls", path)?
         .into_iter()

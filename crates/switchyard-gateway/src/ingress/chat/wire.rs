@@ -63,19 +63,25 @@ pub(super) fn finish_reason(stop: StopReason, called_tools: bool) -> &'static st
 
 /// OpenAI's `usage` for `usage`, in tokens: `prompt_tokens` is all the input (Switchyard's
 /// non-cached input plus cache reads and writes), `prompt_tokens_details.cached_tokens` the
-/// cache reads, `completion_tokens` the output (reasoning included, as OpenAI counts it) and
-/// `completion_tokens_details.reasoning_tokens` the reasoning.
+/// cache reads, `prompt_tokens_details.cache_write_tokens` the cache writes when the provider
+/// reported them (a field openai-python 3.x reads), `completion_tokens` the output (reasoning
+/// included, as OpenAI counts it) and `completion_tokens_details.reasoning_tokens` the
+/// reasoning.
 pub(super) fn usage(usage: &Usage) -> Value {
     let cached = usage.cache_read_tokens.unwrap_or(0);
     let prompt = usage
         .input_tokens
         .saturating_add(cached)
         .saturating_add(usage.cache_write_tokens.unwrap_or(0));
+    let mut prompt_details = json!({"cached_tokens": cached});
+    if let Some(written) = usage.cache_write_tokens {
+        prompt_details["cache_write_tokens"] = json!(written);
+    }
     json!({
         "prompt_tokens": prompt,
         "completion_tokens": usage.output_tokens,
         "total_tokens": prompt.saturating_add(usage.output_tokens),
-        "prompt_tokens_details": {"cached_tokens": cached},
+        "prompt_tokens_details": prompt_details,
         "completion_tokens_details": {"reasoning_tokens": usage.thoughts_tokens.unwrap_or(0)},
     })
 }

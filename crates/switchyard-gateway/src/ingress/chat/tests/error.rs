@@ -97,11 +97,18 @@ fn the_gateways_own_not_found_and_too_large_keep_their_status() {
     let (status, body) = error_response(&not_found);
     assert_eq!(status, 404);
     assert_eq!(body["error"]["code"], "model_not_found");
+    assert_eq!(
+        body["error"]["message"], "no route `gpt-9`; routes: fast, smart",
+        "the gateway's own sentence, not \"the provider rejected\""
+    );
+    let mut upstream = ApiError::new(ErrorKind::InvalidRequest, "model not found").with_status(404);
+    upstream.provider_id = Some("openai".into());
+    let (status, body) = error_response(&upstream);
+    assert_eq!(status, 404);
+    let message = body["error"]["message"].as_str().unwrap();
     assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("routes: fast, smart")
+        message.starts_with("openai rejected the request (HTTP 404)"),
+        "{message}"
     );
     let (status, body) =
         error_response(&ApiError::new(ErrorKind::InvalidRequest, "too big").with_status(413));

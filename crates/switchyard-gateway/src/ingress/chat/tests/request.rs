@@ -195,7 +195,8 @@ fn assistant_reasoning_comes_first_as_thinking_and_tool_only_turns_have_no_text(
         {"role": "tool", "tool_call_id": "a", "content": "x"},
         {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]},
         {"role": "user", "content": "thanks"},
-        {"role": "assistant", "reasoning": "OpenRouter spelling", "content": "done"}
+        {"role": "assistant", "reasoning": "OpenRouter spelling", "content": "done",
+         "function_call": null, "audio": null, "refusal": null, "annotations": []}
     ]});
     let r = parse(&body);
     assert_eq!(r.messages.len(), 4);
@@ -242,6 +243,15 @@ fn assistant_reasoning_comes_first_as_thinking_and_tool_only_turns_have_no_text(
             text("done")
         ]
     );
+    assert!(
+        r.dropped.is_empty(),
+        "a replayed SDK message's nulls are absent: {:?}",
+        r.dropped
+    );
+    let legacy = parse(&json!({"model": "m", "messages": [
+        {"role": "assistant", "content": "x", "function_call": {"name": "f", "arguments": "{}"}}
+    ]}));
+    assert_eq!(legacy.dropped, vec!["function_call"]);
 }
 
 #[test]

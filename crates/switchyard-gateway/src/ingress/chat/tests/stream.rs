@@ -77,7 +77,7 @@ fn the_usage_chunk_comes_after_the_finish_with_the_latest_usage_in_openai_terms(
         usage_chunk["usage"],
         json!({
             "prompt_tokens": 18, "completion_tokens": 7, "total_tokens": 25,
-            "prompt_tokens_details": {"cached_tokens": 5},
+            "prompt_tokens_details": {"cached_tokens": 5, "cache_write_tokens": 3},
             "completion_tokens_details": {"reasoning_tokens": 2},
         })
     );
