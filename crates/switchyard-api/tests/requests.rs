@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use switchyard_api::{
     ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, CancellationToken, Deadlines,
-    ErrorKind, Message, Mode, RequestOptions, RetryStatus, build_api_handler,
+    ErrorKind, Message, Mode, RequestOptions, RequestOverrides, RetryStatus, build_api_handler,
 };
 use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, Split};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -123,6 +123,7 @@ async fn one_handler_carries_100_concurrent_requests_each_with_its_own_options()
             deadlines: Deadlines::default(),
             fail_fast: false,
             on_response: None,
+            overrides: RequestOverrides::default(),
         };
         let mut stream = h.create_message("s", &[Message::user_text("hi")], &[], options);
         let mut items = Vec::new();
