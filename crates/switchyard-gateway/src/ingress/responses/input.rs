@@ -10,11 +10,15 @@ use switchyard_api::{ContentBlock, Message, Role};
 
 use crate::ingress::request::IngressError;
 
-/// Records `name` in `dropped` once.
+/// Records `name` in `dropped` (duplicates are removed once, at the end: [`dedup`]).
 pub(super) fn note(dropped: &mut Vec<String>, name: String) {
-    if !dropped.contains(&name) {
-        dropped.push(name);
-    }
+    dropped.push(name);
+}
+
+/// Removes repeated names from `dropped`, keeping the first of each, in linear time.
+pub(super) fn dedup(dropped: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    dropped.retain(|name| seen.insert(name.clone()));
 }
 
 /// The conversation being built from input items: consecutive blocks of one role share a
@@ -96,13 +100,16 @@ impl Input {
         match role {
             Some(role) => blocks.into_iter().for_each(|b| self.push(role, b)),
             None => {
-                let texts: Vec<String> = blocks
-                    .into_iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text { text } => Some(text),
-                        _ => None,
-                    })
-                    .collect();
+                let mut texts = Vec::with_capacity(blocks.len());
+                for block in blocks {
+                    let ContentBlock::Text { text } = block else {
+                        return Err(IngressError::new(
+                            format!("{field}.content"),
+                            "a system or developer message holds text only; send images in a user message",
+                        ));
+                    };
+                    texts.push(text);
+                }
                 system.push(texts.join("\n\n"));
             }
         }

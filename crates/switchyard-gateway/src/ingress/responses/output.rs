@@ -10,6 +10,8 @@
 //! `response.output_item.done` carrying the whole item (Codex acts only on that one); a new
 //! item of another type closes the open ones.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
@@ -38,9 +40,8 @@ enum Kind {
     },
     /// An assistant message with one `output_text` part.
     Message { text: String },
-    /// A function call: `key` is the chunk's call id (what fragments are joined by).
+    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]).
     Call {
-        key: String,
         call_id: String,
         name: String,
         arguments: String,
@@ -70,6 +71,8 @@ pub(super) struct Output {
     /// The indexes of the open items: at most one reasoning or message item, or any number of
     /// function calls (a provider may interleave parallel calls' fragments).
     open: Vec<usize>,
+    /// The index of each function call's item by the chunks' call id.
+    calls: HashMap<String, usize>,
     /// The sum of the usage chunks (a continued answer reports each attempt's usage).
     usage: Option<Usage>,
 }
@@ -86,12 +89,15 @@ impl Output {
             created_at,
             items: Vec::new(),
             open: Vec::new(),
+            calls: HashMap::new(),
             usage: None,
         }
     }
 
-    /// The response object with `status` and its finished items; `usage` is null until a
-    /// usage chunk arrived (unknown, never a made-up 0).
+    /// The response object with `status` and its finished items. `usage` is null while the
+    /// response is `in_progress` (as OpenAI sends it); a terminal response always has the
+    /// object, all zeros when no provider reported usage: clients with strict schemas (the
+    /// Vercel AI SDK's `usage` is required) fail the whole turn on a null.
     pub(super) fn response(&self, status: &str) -> Value {
         let output: Vec<Value> = self
             .items
@@ -99,6 +105,11 @@ impl Output {
             .filter(|i| i.done)
             .map(Item::json)
             .collect();
+        let usage = match (&self.usage, status) {
+            (_, "in_progress") => Value::Null,
+            (Some(u), _) => usage_json(u),
+            (None, _) => usage_json(&Usage::default()),
+        };
         json!({
             "id": self.id,
             "object": "response",
@@ -108,7 +119,7 @@ impl Output {
             "incomplete_details": null,
             "model": self.model,
             "output": output,
-            "usage": self.usage.as_ref().map(usage_json),
+            "usage": usage,
         })
     }
 
@@ -292,19 +303,19 @@ impl Output {
     /// A fragment of call `key`. A fragment of a call already closed (its fragments
     /// interleaved with text) is kept for the final response, which then has the whole call.
     fn call(&mut self, call_id: &str, key: &str, name: &str, delta: &str, ev: &mut Vec<Event>) {
-        let found = self
-            .items
-            .iter()
-            .position(|i| matches!(&i.kind, Kind::Call { key: k, .. } if k == key));
-        let index = found.unwrap_or_else(|| {
-            let kind = Kind::Call {
-                key: key.to_owned(),
-                call_id: call_id.to_owned(),
-                name: name.to_owned(),
-                arguments: String::new(),
-            };
-            self.open_item("fc", kind, ev)
-        });
+        let index = match self.calls.get(key) {
+            Some(&index) => index,
+            None => {
+                let kind = Kind::Call {
+                    call_id: call_id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: String::new(),
+                };
+                let index = self.open_item("fc", kind, ev);
+                self.calls.insert(key.to_owned(), index);
+                index
+            }
+        };
         let item = &mut self.items[index];
         if let Kind::Call { arguments, .. } = &mut item.kind {
             arguments.push_str(delta);

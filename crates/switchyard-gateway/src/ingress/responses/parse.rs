@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::{Input, note};
+use super::input::{Input, dedup, note};
 use crate::ingress::request::{GatewayRequest, IngressError};
 
 /// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
@@ -70,6 +70,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     req.tools = tools(&obj, &mut req.dropped)?;
     options(&obj, &mut req)?;
     dropped_options(&obj, &mut req.dropped);
+    dedup(&mut req.dropped);
     Ok(req)
 }
 

@@ -473,3 +473,69 @@ fn answer_round_trips_as_input() {
         .collect();
     assert_eq!(&done, response["output"].as_array().unwrap());
 }
+
+/// A system or developer message holds text only (the system prompt is text).
+#[test]
+fn system_image_is_rejected() {
+    let (field, message) = error(
+        json!({"model": "m", "input": [{"role": "developer", "content": [
+        {"type": "input_text", "text": "rules"},
+        {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}]}),
+    );
+    assert_eq!(field, "input[0].content");
+    assert!(message.contains("user message"), "{message}");
+}
+
+/// Each dropped name is reported once, in first-seen order.
+#[test]
+fn dropped_names_are_unique() {
+    let r = parse(json!({"model": "m", "input": [
+            {"type": "local_shell_call", "call_id": "a"},
+            {"type": "local_shell_call", "call_id": "b"},
+            {"role": "user", "content": "x"}],
+        "tools": [{"type": "web_search"}, {"type": "function", "name": "f"}, {"type": "web_search"}]}));
+    assert_eq!(
+        r.dropped,
+        ["input[type=local_shell_call]", "tools[type=web_search]"]
+    );
+    assert_eq!(r.tools.len(), 1);
+}
+
+/// An OpenAI Agents SDK (openai-agents-python) replay: output items echoed with their ids and
+/// statuses, a strict function tool, a forced tool choice.
+#[test]
+fn agents_sdk_replay() {
+    let r = parse(json!({"model": "m", "stream": true, "input": [
+        {"content": "Weather in Paris?", "role": "user"},
+        {"id": "fc_1", "arguments": "{\"city\":\"Paris\"}", "call_id": "call_1", "name": "get_weather",
+         "type": "function_call", "status": "completed"},
+        {"call_id": "call_1", "output": "18C", "type": "function_call_output"},
+        {"id": "msg_1", "content": [{"annotations": [], "text": "It is 18C.", "type": "output_text", "logprobs": []}],
+         "role": "assistant", "status": "completed", "type": "message"},
+        {"content": "And Rome?", "role": "user"}],
+        "tools": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"], "additionalProperties": false}, "strict": true, "type": "function",
+                   "description": "Get the weather"}],
+        "tool_choice": {"type": "function", "name": "get_weather"},
+        "include": [], "parallel_tool_calls": true, "truncation": "disabled"}));
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant,
+            Role::User
+        ]
+    );
+    assert_eq!(
+        r.overrides.tool_choice,
+        Some(ToolChoice::Tool("get_weather".into()))
+    );
+    assert_eq!(
+        r.tools[0].input_schema["additionalProperties"],
+        json!(false)
+    );
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+}

@@ -310,10 +310,16 @@ fn exactly_one_terminal_event() {
     );
     assert_eq!(ev[2].1["response"]["output"], json!([]));
     assert_eq!(
-        ev[2].1["response"]["usage"],
+        ev[0].1["response"]["usage"],
         Value::Null,
-        "no usage reported: unknown, not 0"
+        "no usage while in progress"
     );
+    let u = &ev[2].1["response"]["usage"];
+    assert_eq!(
+        u["input_tokens"], 0,
+        "a terminal response always has a usage object"
+    );
+    assert_eq!(u["total_tokens"], 0);
 }
 
 /// A failure after content: `response.failed` with status `failed` and `error: {code,
