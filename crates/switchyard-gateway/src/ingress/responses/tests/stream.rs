@@ -582,3 +582,51 @@ fn new_item_type_closes_the_open_one() {
         .collect();
     assert_eq!(order, expect);
 }
+
+/// A provider's separate `call_id` is the one the client sees (and sends back with the
+/// output); fragments are joined by the chunk's `id`, also when later ones omit `call_id`.
+#[test]
+fn call_id_is_the_client_id() {
+    let first = ApiStreamChunk::ToolCalls {
+        call_id: Some("call_Z".into()),
+        id: "upstream_1".into(),
+        name: "grep".into(),
+        arguments_delta: "{\"q\":".into(),
+        signature: None,
+    };
+    let r = collect(
+        &[
+            first,
+            ApiStreamChunk::tool_call("upstream_1", "grep", "\"x\"}"),
+        ],
+        StopReason::ToolUse,
+    );
+    let out = r["output"].as_array().unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["call_id"], "call_Z");
+    assert_eq!(out[0]["arguments"], "{\"q\":\"x\"}");
+}
+
+/// The non-streamed answer: the same response object, `incomplete` when cut.
+#[test]
+fn collector_whole_answer() {
+    let r = collect(
+        &[
+            ApiStreamChunk::text("par"),
+            ApiStreamChunk::text("tial"),
+            usage(4, 8),
+        ],
+        StopReason::MaxTokens,
+    );
+    assert_eq!(r["object"], "response");
+    assert_eq!(r["id"], "resp_req1");
+    assert_eq!(r["model"], "gpt-5-codex");
+    assert_eq!(r["status"], "incomplete");
+    assert_eq!(r["incomplete_details"]["reason"], "max_output_tokens");
+    assert_eq!(r["output"][0]["content"][0]["text"], "partial");
+    assert_eq!(r["output"][0]["status"], "incomplete");
+    assert_eq!(r["usage"]["total_tokens"], 12);
+    let empty = collect(&[], StopReason::EndTurn);
+    assert_eq!(empty["status"], "completed");
+    assert_eq!(empty["output"], json!([]));
+}
