@@ -1,21 +1,22 @@
-//! PLACEHOLDER for the helper that writes this dialect (replaced before anything lands).
-#![allow(dead_code, unused_variables)]
-use switchyard_api::{ApiError, ApiStreamChunk};
-use super::encode::{ResponseCollector, StopReason, StreamEncoder};
-use super::request::{GatewayRequest, IngressError};
-pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> { Err(IngressError::new("body", "not written yet")) }
-pub(crate) struct Encoder;
-impl Encoder { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl StreamEncoder for Encoder {
-    fn start(&mut self, out: &mut Vec<u8>) {}
-    fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {}
-    fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {}
-    fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {}
-}
-pub(crate) struct Collector;
-impl Collector { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl ResponseCollector for Collector {
-    fn chunk(&mut self, chunk: &ApiStreamChunk) {}
-    fn finish(&mut self, stop: StopReason) -> serde_json::Value { serde_json::Value::Null }
-}
-pub(crate) fn error_response(error: &ApiError) -> (u16, serde_json::Value) { (500, serde_json::Value::Null) }
+//! OpenAI Responses, `POST /v1/responses` (SPEC R14.1, R14.4; its errors' status and body are
+//! Chat's, R14.5, see `chat.rs`): the request body → [`GatewayRequest`], Switchyard's chunks →
+//! the Responses event stream Codex CLI and the official SDKs read, a whole answer → the
+//! response object.
+//!
+//! - `responses/parse.rs`: the request (`instructions`, tools, options, what is dropped).
+//! - `responses/input.rs`: the `input` items → messages.
+//! - `responses/output.rs`: the output items, their events and the response object.
+//! - `responses/stream.rs`: [`Encoder`] (SSE framing, sequence numbers, terminal events) and
+//!   [`Collector`].
+//!
+//! [`GatewayRequest`]: super::request::GatewayRequest
+
+mod input;
+mod output;
+mod parse;
+mod stream;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use parse::parse_request;
+pub(crate) use stream::{Collector, Encoder};

@@ -1,0 +1,307 @@
+//! OpenAI Responses `input` items → Anthropic-shaped messages (SPEC R14.1): `message` items
+//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output` and
+//! `reasoning` items; consecutive items of one role merge into one message (the Anthropic
+//! shape alternates roles); `system`/`developer` messages go to the system prompt. Other item
+//! types (`item_reference`, `custom_tool_call`, `local_shell_call`, …) are dropped by type.
+
+use serde_json::{Map, Value};
+use switchyard_api::message::ImageSource;
+use switchyard_api::{ContentBlock, Message, Role};
+
+use crate::ingress::request::IngressError;
+
+/// Records `name` in `dropped` (duplicates are removed once, at the end: [`dedup`]).
+pub(super) fn note(dropped: &mut Vec<String>, name: String) {
+    dropped.push(name);
+}
+
+/// Removes repeated names from `dropped`, keeping the first of each, in linear time.
+pub(super) fn dedup(dropped: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    dropped.retain(|name| seen.insert(name.clone()));
+}
+
+/// The conversation being built from input items: consecutive blocks of one role share a
+/// message (the Anthropic shape alternates roles).
+#[derive(Default)]
+pub(super) struct Input {
+    pub(super) messages: Vec<Message>,
+}
+
+impl Input {
+    /// Appends `block` to the last message when it has `role`, else starts a message.
+    pub(super) fn push(&mut self, role: Role, block: ContentBlock) {
+        match self.messages.last_mut() {
+            Some(last) if last.role == role => last.content.push(block),
+            _ => self.messages.push(Message {
+                role,
+                content: vec![block],
+            }),
+        }
+    }
+
+    /// One input item at `field`: a message (system/developer ones go to `system`), a
+    /// function call, its output, or a reasoning item; other item types are dropped.
+    pub(super) fn item(
+        &mut self,
+        item: &Value,
+        field: &str,
+        system: &mut Vec<String>,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let Value::Object(o) = item else {
+            return Err(IngressError::new(field, "an input item must be an object"));
+        };
+        let kind = match o.get("type").and_then(Value::as_str) {
+            Some(kind) => kind,
+            None if o.contains_key("role") => "message",
+            None => {
+                return Err(IngressError::new(
+                    format!("{field}.type"),
+                    "an input item needs a `type` (or a `role` for a message)",
+                ));
+            }
+        };
+        match kind {
+            "message" => self.message(o, field, system),
+            "function_call" => self.function_call(o, field),
+            "function_call_output" => self.function_output(o, field, dropped),
+            "reasoning" => {
+                self.reasoning(o);
+                Ok(())
+            }
+            other => {
+                note(dropped, format!("input[type={other}]"));
+                Ok(())
+            }
+        }
+    }
+
+    /// A message item: `role` user, assistant, system or developer; `content` a string or
+    /// a list of `input_text`/`output_text`/`refusal`/`input_image` parts.
+    fn message(
+        &mut self,
+        o: &Map<String, Value>,
+        field: &str,
+        system: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let role = match o.get("role").and_then(Value::as_str) {
+            Some("user") => Some(Role::User),
+            Some("assistant") => Some(Role::Assistant),
+            Some("system" | "developer") => None,
+            _ => {
+                return Err(IngressError::new(
+                    format!("{field}.role"),
+                    "a message's `role` must be user, assistant, system or developer",
+                ));
+            }
+        };
+        let blocks = content_blocks(o.get("content"), &format!("{field}.content"))?;
+        match role {
+            Some(role) => blocks.into_iter().for_each(|b| self.push(role, b)),
+            None => {
+                let mut texts = Vec::with_capacity(blocks.len());
+                for block in blocks {
+                    let ContentBlock::Text { text } = block else {
+                        return Err(IngressError::new(
+                            format!("{field}.content"),
+                            "a system or developer message holds text only; send images in a user message",
+                        ));
+                    };
+                    texts.push(text);
+                }
+                system.push(texts.join("\n\n"));
+            }
+        }
+        Ok(())
+    }
+
+    /// A `function_call` item → the assistant's tool use, its id the item's `call_id`
+    /// (what the matching `function_call_output` names).
+    fn function_call(&mut self, o: &Map<String, Value>, field: &str) -> Result<(), IngressError> {
+        let call_id = required_str(o, "call_id", field)?;
+        let name = required_str(o, "name", field)?;
+        let input = match o.get("arguments") {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Map::new()),
+            Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+                IngressError::new(format!("{field}.arguments"), format!("the call's `arguments` are not valid JSON ({e}); send the JSON text the model produced"))
+            })?,
+            Some(_) => return Err(IngressError::new(format!("{field}.arguments"), "`arguments` must be a JSON string")),
+        };
+        self.push(
+            Role::Assistant,
+            ContentBlock::ToolUse {
+                id: call_id.to_owned(),
+                name: name.to_owned(),
+                input,
+                signature: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `function_call_output` item → the user's tool result. `output` is a string or a
+    /// list of parts; their texts are joined (a tool result is text in Switchyard's
+    /// messages), images in it are dropped.
+    fn function_output(
+        &mut self,
+        o: &Map<String, Value>,
+        field: &str,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let call_id = required_str(o, "call_id", field)?;
+        let content = match o.get("output") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => {
+                let mut texts = Vec::new();
+                for part in parts {
+                    match part.get("text").and_then(Value::as_str) {
+                        Some(t) => texts.push(t),
+                        None => note(
+                            dropped,
+                            "function_call_output.output[type=input_image]".into(),
+                        ),
+                    }
+                }
+                texts.join("\n")
+            }
+            None | Some(Value::Null) => String::new(),
+            Some(_) => {
+                return Err(IngressError::new(
+                    format!("{field}.output"),
+                    "`output` must be a string or a list of content parts",
+                ));
+            }
+        };
+        self.push(
+            Role::User,
+            ContentBlock::ToolResult {
+                tool_use_id: call_id.to_owned(),
+                content,
+                is_error: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `reasoning` item → thinking: its summary texts (or its `content` reasoning texts)
+    /// with `encrypted_content` as the signature; with no text, `encrypted_content` alone is
+    /// redacted thinking; an item with neither is skipped.
+    fn reasoning(&mut self, o: &Map<String, Value>) {
+        let texts = |key: &str| -> String {
+            let parts = o.get(key).and_then(Value::as_array).into_iter().flatten();
+            let texts: Vec<&str> = parts
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect();
+            texts.join("\n\n")
+        };
+        let mut text = texts("summary");
+        if text.is_empty() {
+            text = texts("content");
+        }
+        let encrypted = o
+            .get("encrypted_content")
+            .and_then(Value::as_str)
+            .filter(|e| !e.is_empty());
+        let block = match (text.is_empty(), encrypted) {
+            (true, None) => return,
+            (true, Some(data)) => ContentBlock::RedactedThinking {
+                data: data.to_owned(),
+            },
+            (false, signature) => ContentBlock::Thinking {
+                thinking: text,
+                signature: signature.unwrap_or_default().to_owned(),
+            },
+        };
+        self.push(Role::Assistant, block);
+    }
+}
+
+/// A message's `content`: a string, or a list of parts.
+fn content_blocks(v: Option<&Value>, field: &str) -> Result<Vec<ContentBlock>, IngressError> {
+    match v {
+        Some(Value::String(text)) => Ok(vec![ContentBlock::Text { text: text.clone() }]),
+        Some(Value::Array(parts)) => {
+            let mut blocks = Vec::with_capacity(parts.len());
+            for (j, part) in parts.iter().enumerate() {
+                blocks.push(content_part(part, &format!("{field}[{j}]"))?);
+            }
+            Ok(blocks)
+        }
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(_) => Err(IngressError::new(
+            field,
+            "`content` must be a string or a list of content parts",
+        )),
+    }
+}
+
+/// One content part: `input_text`, `output_text`, `text` or `refusal` → text; `input_image`
+/// with a `data:` URL → an image. An image by web URL or file id, and files, cannot be
+/// carried (Switchyard's messages hold base64 images only): a 400 rather than an answer that
+/// never saw them.
+fn content_part(part: &Value, field: &str) -> Result<ContentBlock, IngressError> {
+    let kind = part
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("input_text");
+    let text_key = if kind == "refusal" { "refusal" } else { "text" };
+    match kind {
+        "input_text" | "output_text" | "text" | "refusal" => {
+            let text = part.get(text_key).and_then(Value::as_str).ok_or_else(|| {
+                IngressError::new(
+                    format!("{field}.{text_key}"),
+                    format!("an `{kind}` part needs its `{text_key}` string"),
+                )
+            })?;
+            Ok(ContentBlock::Text {
+                text: text.to_owned(),
+            })
+        }
+        "input_image" => {
+            let url = part
+                .get("image_url")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let source = data_url(url).ok_or_else(|| {
+                IngressError::new(format!("{field}.image_url"), "only images sent inline are carried: send `image_url` as a base64 `data:image/…;base64,…` URL")
+            })?;
+            Ok(ContentBlock::Image { source })
+        }
+        other => Err(IngressError::new(
+            format!("{field}.type"),
+            format!(
+                "content parts of type `{other}` cannot be carried; send input_text or input_image parts"
+            ),
+        )),
+    }
+}
+
+/// A `data:MEDIA;base64,DATA` URL as a base64 image source.
+fn data_url(url: &str) -> Option<ImageSource> {
+    let (meta, data) = url.strip_prefix("data:")?.split_once(',')?;
+    let media_type = meta.strip_suffix(";base64")?;
+    (!media_type.is_empty() && !data.is_empty()).then(|| ImageSource {
+        kind: "base64".to_owned(),
+        media_type: media_type.to_owned(),
+        data: data.to_owned(),
+    })
+}
+
+/// A required non-empty string field of an input item at `field`.
+fn required_str<'a>(
+    o: &'a Map<String, Value>,
+    key: &str,
+    field: &str,
+) -> Result<&'a str, IngressError> {
+    o.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
+            IngressError::new(
+                format!("{field}.{key}"),
+                format!("this item needs its `{key}` string"),
+            )
+        })
+}

@@ -1,0 +1,474 @@
+//! One Responses answer being built from Switchyard's chunks (SPEC R14.1, R14.4): the output
+//! items in order (reasoning, message, function call), the events each step makes, and the
+//! response object (`object: "response"`) the stream's first and last events and the
+//! non-streamed answer carry. Shared by the stream encoder and the collector, so both give
+//! the same items.
+//!
+//! Event and field names follow platform.openai.com/docs/api-reference/responses-streaming
+//! and what the official SDKs' stream accumulators and Codex CLI read: an item is announced by
+//! `response.output_item.added`, grows by its deltas, and is closed by its `.done` events and
+//! `response.output_item.done` carrying the whole item (Codex acts only on that one); a new
+//! item of another type closes the open ones.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
+
+use crate::ingress::encode::StopReason;
+
+/// One event: its name (the SSE `event:` and the JSON `type`) and its other fields.
+#[derive(Debug)]
+pub(super) struct Event {
+    pub(super) name: &'static str,
+    pub(super) body: Value,
+}
+
+fn event(name: &'static str, body: Value) -> Event {
+    Event { name, body }
+}
+
+/// What an output item holds.
+#[derive(Debug)]
+enum Kind {
+    /// A reasoning item: its summary text (streamed as summary part 0) and its opaque
+    /// `encrypted_content` (an Anthropic thinking signature or redacted thinking, OpenAI's
+    /// encrypted reasoning), sent back by the client to continue the reasoning.
+    Reasoning {
+        text: String,
+        encrypted: Option<String>,
+    },
+    /// An assistant message with one `output_text` part.
+    Message { text: String },
+    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]).
+    Call {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+}
+
+/// One output item; `done` once its `response.output_item.done` was made.
+#[derive(Debug)]
+struct Item {
+    id: String,
+    kind: Kind,
+    done: bool,
+    /// `completed`, or `incomplete` when the output limit cut it.
+    status: &'static str,
+}
+
+/// The answer so far. Item ids are `rs_`/`msg_`/`fc_` + the response's id + the item's
+/// index, so they are unique in the response and stable across its events.
+#[derive(Debug)]
+pub(super) struct Output {
+    /// `resp_` + the gateway's request id.
+    id: String,
+    model: String,
+    /// Unix seconds.
+    created_at: u64,
+    items: Vec<Item>,
+    /// The indexes of the open items: at most one reasoning or message item, or any number of
+    /// function calls (a provider may interleave parallel calls' fragments).
+    open: Vec<usize>,
+    /// The index of each function call's item by the chunks' call id.
+    calls: HashMap<String, usize>,
+    /// The sum of the usage chunks (a continued answer reports each attempt's usage).
+    usage: Option<Usage>,
+}
+
+impl Output {
+    /// An empty answer of `model` for gateway request `id`.
+    pub(super) fn new(model: &str, id: &str) -> Self {
+        let created_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Self {
+            id: format!("resp_{id}"),
+            model: model.to_owned(),
+            created_at,
+            items: Vec::new(),
+            open: Vec::new(),
+            calls: HashMap::new(),
+            usage: None,
+        }
+    }
+
+    /// The response object with `status` and its finished items. `usage` is null while the
+    /// response is `in_progress` (as OpenAI sends it); a terminal response always has the
+    /// object, all zeros when no provider reported usage: clients with strict schemas (the
+    /// Vercel AI SDK's `usage` is required) fail the whole turn on a null.
+    pub(super) fn response(&self, status: &str) -> Value {
+        let output: Vec<Value> = self
+            .items
+            .iter()
+            .filter(|i| i.done)
+            .map(Item::json)
+            .collect();
+        let usage = match (&self.usage, status) {
+            (_, "in_progress") => Value::Null,
+            (Some(u), _) => usage_json(u),
+            (None, _) => usage_json(&Usage::default()),
+        };
+        json!({
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "error": null,
+            "incomplete_details": null,
+            "model": self.model,
+            "output": output,
+            "usage": usage,
+        })
+    }
+
+    /// Applies one chunk, appending the events it makes to `ev`.
+    pub(super) fn push(&mut self, chunk: &ApiStreamChunk, ev: &mut Vec<Event>) {
+        match chunk {
+            ApiStreamChunk::Text { text, .. } if !text.is_empty() => self.text(text, ev),
+            ApiStreamChunk::Text { .. } => {}
+            ApiStreamChunk::Reasoning {
+                reasoning,
+                signature,
+                redacted_data,
+                ..
+            } => {
+                if !reasoning.is_empty() {
+                    self.reasoning_text(reasoning, ev);
+                }
+                for opaque in [signature, redacted_data].into_iter().flatten() {
+                    if !opaque.is_empty() {
+                        self.reasoning_opaque(opaque, ev);
+                    }
+                }
+            }
+            ApiStreamChunk::ToolCalls {
+                call_id,
+                id,
+                name,
+                arguments_delta,
+                ..
+            } => self.call(
+                call_id.as_deref().unwrap_or(id),
+                id,
+                name,
+                arguments_delta,
+                ev,
+            ),
+            ApiStreamChunk::Usage(u) => self.add_usage(u),
+        }
+    }
+
+    /// Closes the open items and returns the final response (`response.completed`'s):
+    /// `completed`, or `incomplete` with `incomplete_details.reason: "max_output_tokens"`
+    /// when the limit cut the answer (its open items then have status `incomplete`).
+    pub(super) fn finish(&mut self, stop: StopReason, ev: &mut Vec<Event>) -> Value {
+        let cut = stop == StopReason::MaxTokens;
+        self.close_open(if cut { "incomplete" } else { "completed" }, ev);
+        if cut {
+            let mut response = self.response("incomplete");
+            response["incomplete_details"] = json!({"reason": "max_output_tokens"});
+            response
+        } else {
+            self.response("completed")
+        }
+    }
+
+    /// The response of a failed stream (`response.failed`'s): status `failed`, `error` its
+    /// `{code, message}`; only finished items are in `output` (the open ones were cut).
+    pub(super) fn failed(&self, error: &ApiError) -> Value {
+        let mut response = self.response("failed");
+        response["error"] =
+            json!({"code": error_code(error.kind), "message": error_message(error)});
+        response
+    }
+
+    fn add_usage(&mut self, u: &Usage) {
+        let sum = self.usage.get_or_insert_with(Usage::default);
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        sum.input_tokens += u.input_tokens;
+        sum.output_tokens += u.output_tokens;
+        sum.cache_read_tokens = add(sum.cache_read_tokens, u.cache_read_tokens);
+        sum.cache_write_tokens = add(sum.cache_write_tokens, u.cache_write_tokens);
+        sum.thoughts_tokens = add(sum.thoughts_tokens, u.thoughts_tokens);
+    }
+
+    /// The open item when it is the only one and `is` it, else none.
+    fn open_one(&self, is: fn(&Kind) -> bool) -> Option<usize> {
+        match self.open.as_slice() {
+            [i] if is(&self.items[*i].kind) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// Opens a new item (closing the open ones first) and announces it.
+    fn open_item(&mut self, prefix: &str, kind: Kind, ev: &mut Vec<Event>) -> usize {
+        if !matches!(kind, Kind::Call { .. })
+            || self.open_one(|k| !matches!(k, Kind::Call { .. })).is_some()
+        {
+            self.close_open("completed", ev);
+        }
+        let index = self.items.len();
+        let item = Item {
+            id: format!("{prefix}_{}_{index}", self.id.trim_start_matches("resp_")),
+            kind,
+            done: false,
+            status: "in_progress",
+        };
+        ev.push(event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item.json()}),
+        ));
+        self.items.push(item);
+        self.open.push(index);
+        index
+    }
+
+    fn text(&mut self, delta: &str, ev: &mut Vec<Event>) {
+        let index = match self.open_one(|k| matches!(k, Kind::Message { .. })) {
+            Some(i) => i,
+            None => {
+                let i = self.open_item(
+                    "msg",
+                    Kind::Message {
+                        text: String::new(),
+                    },
+                    ev,
+                );
+                let part = json!({"type": "output_text", "text": "", "annotations": []});
+                ev.push(self.part_event("response.content_part.added", i, part));
+                i
+            }
+        };
+        let item = &mut self.items[index];
+        if let Kind::Message { text } = &mut item.kind {
+            text.push_str(delta);
+        }
+        let body = json!({"item_id": item.id, "output_index": index, "content_index": 0, "delta": delta, "logprobs": []});
+        ev.push(event("response.output_text.delta", body));
+    }
+
+    /// The open reasoning item that can take more: a new one when the open one already has
+    /// its opaque content (the next thinking block began).
+    fn reasoning_item(&mut self, ev: &mut Vec<Event>) -> usize {
+        let open = self.open_one(|k| {
+            matches!(
+                k,
+                Kind::Reasoning {
+                    encrypted: None,
+                    ..
+                }
+            )
+        });
+        open.unwrap_or_else(|| {
+            let kind = Kind::Reasoning {
+                text: String::new(),
+                encrypted: None,
+            };
+            self.open_item("rs", kind, ev)
+        })
+    }
+
+    fn reasoning_text(&mut self, delta: &str, ev: &mut Vec<Event>) {
+        let index = self.reasoning_item(ev);
+        let item = &mut self.items[index];
+        let Kind::Reasoning { text, .. } = &mut item.kind else {
+            return;
+        };
+        let first = text.is_empty();
+        text.push_str(delta);
+        let id = item.id.clone();
+        if first {
+            let part = json!({"type": "summary_text", "text": ""});
+            let body =
+                json!({"item_id": id, "output_index": index, "summary_index": 0, "part": part});
+            ev.push(event("response.reasoning_summary_part.added", body));
+        }
+        let body =
+            json!({"item_id": id, "output_index": index, "summary_index": 0, "delta": delta});
+        ev.push(event("response.reasoning_summary_text.delta", body));
+    }
+
+    fn reasoning_opaque(&mut self, data: &str, ev: &mut Vec<Event>) {
+        let index = self.reasoning_item(ev);
+        if let Kind::Reasoning { encrypted, .. } = &mut self.items[index].kind {
+            *encrypted = Some(data.to_owned());
+        }
+    }
+
+    /// A fragment of call `key`. A fragment of a call already closed (its fragments
+    /// interleaved with text) is kept for the final response, which then has the whole call.
+    fn call(&mut self, call_id: &str, key: &str, name: &str, delta: &str, ev: &mut Vec<Event>) {
+        let index = match self.calls.get(key) {
+            Some(&index) => index,
+            None => {
+                let kind = Kind::Call {
+                    call_id: call_id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: String::new(),
+                };
+                let index = self.open_item("fc", kind, ev);
+                self.calls.insert(key.to_owned(), index);
+                index
+            }
+        };
+        let item = &mut self.items[index];
+        if let Kind::Call { arguments, .. } = &mut item.kind {
+            arguments.push_str(delta);
+        }
+        if !delta.is_empty() && !item.done {
+            let body = json!({"item_id": item.id, "output_index": index, "delta": delta});
+            ev.push(event("response.function_call_arguments.delta", body));
+        }
+    }
+
+    /// Closes every open item with `status`, in output order.
+    fn close_open(&mut self, status: &'static str, ev: &mut Vec<Event>) {
+        for index in std::mem::take(&mut self.open) {
+            self.close(index, status, ev);
+        }
+    }
+
+    fn close(&mut self, index: usize, status: &'static str, ev: &mut Vec<Event>) {
+        let item = &mut self.items[index];
+        item.done = true;
+        item.status = status;
+        if let Kind::Call { arguments, .. } = &mut item.kind
+            && arguments.trim().is_empty()
+        {
+            // No arguments at all is not JSON; `{}` is what a call without parameters means.
+            *arguments = "{}".to_owned();
+        }
+        let id = item.id.clone();
+        match &item.kind {
+            Kind::Reasoning { text, .. } if !text.is_empty() => {
+                let body =
+                    json!({"item_id": id, "output_index": index, "summary_index": 0, "text": text});
+                ev.push(event("response.reasoning_summary_text.done", body));
+                let part = json!({"type": "summary_text", "text": text});
+                let body =
+                    json!({"item_id": id, "output_index": index, "summary_index": 0, "part": part});
+                ev.push(event("response.reasoning_summary_part.done", body));
+            }
+            Kind::Reasoning { .. } => {}
+            Kind::Message { text } => {
+                let body = json!({"item_id": id, "output_index": index, "content_index": 0, "text": text, "logprobs": []});
+                ev.push(event("response.output_text.done", body));
+                let part = json!({"type": "output_text", "text": text, "annotations": []});
+                ev.push(self.part_event("response.content_part.done", index, part));
+            }
+            Kind::Call { arguments, .. } => {
+                let body = json!({"item_id": id, "output_index": index, "arguments": arguments});
+                ev.push(event("response.function_call_arguments.done", body));
+            }
+        }
+        let item = self.items[index].json();
+        ev.push(event(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        ));
+    }
+
+    fn part_event(&self, name: &'static str, index: usize, part: Value) -> Event {
+        let id = &self.items[index].id;
+        event(
+            name,
+            json!({"item_id": id, "output_index": index, "content_index": 0, "part": part}),
+        )
+    }
+}
+
+impl Item {
+    /// The item as `response.output_item.added`/`.done` and `output[]` carry it.
+    fn json(&self) -> Value {
+        match &self.kind {
+            Kind::Reasoning { text, encrypted } => {
+                let summary: Vec<Value> = if self.done && !text.is_empty() {
+                    vec![json!({"type": "summary_text", "text": text})]
+                } else {
+                    Vec::new()
+                };
+                let mut item = json!({"id": self.id, "type": "reasoning", "summary": summary});
+                if let (true, Some(data)) = (self.done, encrypted) {
+                    item["encrypted_content"] = json!(data);
+                }
+                item
+            }
+            Kind::Message { text } => {
+                let content: Vec<Value> = if self.done {
+                    vec![json!({"type": "output_text", "text": text, "annotations": []})]
+                } else {
+                    Vec::new()
+                };
+                json!({"id": self.id, "type": "message", "status": self.status, "role": "assistant", "content": content})
+            }
+            Kind::Call {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => {
+                let arguments = if self.done { arguments.as_str() } else { "" };
+                json!({"id": self.id, "type": "function_call", "status": self.status,
+                       "call_id": call_id, "name": name, "arguments": arguments})
+            }
+        }
+    }
+}
+
+/// Responses usage from Switchyard's (SPEC R1.3): `input_tokens` includes cached input (the
+/// non-cached input + cache reads + cache writes), `input_tokens_details.cached_tokens` the
+/// cache reads, `output_tokens` includes `output_tokens_details.reasoning_tokens`. Both
+/// details objects are always present: Codex's strict parser rejects a details object without
+/// its count (github.com/6Kmfi6HP/opencode2api/pull/11).
+fn usage_json(u: &Usage) -> Value {
+    let cached = u.cache_read_tokens.unwrap_or(0);
+    let input = u.input_tokens + cached + u.cache_write_tokens.unwrap_or(0);
+    json!({
+        "input_tokens": input,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": u.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": u.thoughts_tokens.unwrap_or(0)},
+        "total_tokens": input + u.output_tokens,
+    })
+}
+
+/// The `error.code` of a failed response: the codes the Responses API sends and Codex CLI
+/// reads (`context_length_exceeded`, `insufficient_quota` and `invalid_prompt` are not
+/// retried; `rate_limit_exceeded` waits for the "try again in" the message gives;
+/// `server_is_overloaded`; `server_error` for the rest, retried).
+fn error_code(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ContextWindowExceeded => "context_length_exceeded",
+        ErrorKind::SpendLimit | ErrorKind::SpendCap | ErrorKind::QuotaExceeded => {
+            "insufficient_quota"
+        }
+        ErrorKind::RateLimited => "rate_limit_exceeded",
+        ErrorKind::Overloaded => "server_is_overloaded",
+        ErrorKind::InvalidRequest | ErrorKind::ContentBlocked => "invalid_prompt",
+        ErrorKind::Auth => "invalid_api_key",
+        ErrorKind::Entitlement => "model_not_found",
+        ErrorKind::Server
+        | ErrorKind::Network
+        | ErrorKind::Timeout
+        | ErrorKind::Cancelled
+        | ErrorKind::Decode => "server_error",
+    }
+}
+
+/// Switchyard's sentence for `error` (its `Display`, keys scrubbed), with OpenAI's "Please
+/// try again in Ns." when the wait is known, which Codex reads as its retry delay.
+fn error_message(error: &ApiError) -> String {
+    let mut message = error.to_string();
+    if let Some(wait) = error
+        .retry_after
+        .filter(|_| error.kind == ErrorKind::RateLimited)
+    {
+        message.push_str(&format!(" Please try again in {:.3}s.", wait.as_secs_f64()));
+    }
+    message
+}

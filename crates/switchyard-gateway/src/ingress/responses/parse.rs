@@ -1,0 +1,332 @@
+//! OpenAI Responses request bodies → [`GatewayRequest`] (SPEC R14.1, R14.2, R14.5): the
+//! fields of `POST /v1/responses` (platform.openai.com/docs/api-reference/responses/create)
+//! as the official SDKs and Codex CLI send them.
+//!
+//! `instructions` and `system`/`developer` message items become the system prompt (joined by
+//! blank lines, in order); the other `input` items become messages (`input.rs`). What cannot
+//! be carried is named in
+//! [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming its JSON path.
+
+use serde_json::{Map, Value};
+use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
+
+use super::input::{Input, dedup, note};
+use crate::ingress::request::{GatewayRequest, IngressError};
+
+/// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
+pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        IngressError::new(
+            "body",
+            format!("the body is not valid JSON ({e}); send one JSON object"),
+        )
+    })?;
+    let Value::Object(obj) = value else {
+        return Err(IngressError::new(
+            "body",
+            "the body must be one JSON object",
+        ));
+    };
+    let mut req = GatewayRequest {
+        store: true,
+        ..GatewayRequest::default()
+    };
+    req.model = string_field(&obj, "model")?
+        .ok_or_else(|| {
+            IngressError::new("model", "`model` is required: send the model or route name")
+        })?
+        .to_owned();
+    let mut system = Vec::new();
+    if let Some(text) = string_field(&obj, "instructions")? {
+        system.push(text.to_owned());
+    }
+    req.previous_response_id = string_field(&obj, "previous_response_id")?.map(str::to_owned);
+    let mut input = Input::default();
+    match obj.get("input") {
+        None | Some(Value::Null) if req.previous_response_id.is_some() => {}
+        None | Some(Value::Null) => {
+            return Err(IngressError::new(
+                "input",
+                "`input` is required: send a string or a list of input items",
+            ));
+        }
+        Some(Value::String(text)) => {
+            input.push(Role::User, ContentBlock::Text { text: text.clone() })
+        }
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                input.item(item, &format!("input[{i}]"), &mut system, &mut req.dropped)?;
+            }
+        }
+        Some(_) => {
+            return Err(IngressError::new(
+                "input",
+                "`input` must be a string or a list of input items",
+            ));
+        }
+    }
+    req.messages = input.messages;
+    req.system_prompt = system.join("\n\n");
+    req.tools = tools(&obj, &mut req.dropped)?;
+    options(&obj, &mut req)?;
+    dropped_options(&obj, &mut req.dropped);
+    dedup(&mut req.dropped);
+    Ok(req)
+}
+
+/// The sampling, limit, reasoning and stream options (`tool_choice`, `max_output_tokens`,
+/// `temperature`, `top_p`, `reasoning.effort`, `stream`, `store`).
+fn options(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), IngressError> {
+    let o = &mut req.overrides;
+    o.tool_choice = tool_choice(obj.get("tool_choice"), &mut req.dropped)?;
+    o.max_tokens = match obj.get("max_output_tokens") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+            IngressError::new(
+                "max_output_tokens",
+                "`max_output_tokens` must be a positive whole number of tokens",
+            )
+        })?),
+    };
+    o.temperature = number_field(obj, "temperature")?;
+    o.top_p = number_field(obj, "top_p")?;
+    o.reasoning_effort = match obj.get("reasoning") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(r)) => effort(r.get("effort"))?,
+        Some(_) => {
+            return Err(IngressError::new(
+                "reasoning",
+                "`reasoning` must be an object such as {\"effort\": \"medium\"}",
+            ));
+        }
+    };
+    req.stream = bool_field(obj, "stream")?.unwrap_or(false);
+    req.store = bool_field(obj, "store")?.unwrap_or(true);
+    Ok(())
+}
+
+/// `reasoning.effort`: `none`, `minimal` (read as `low`, the least Switchyard's efforts
+/// offer), `low`, `medium`, `high`, `xhigh`.
+fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
+    let field = "reasoning.effort";
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let effort = match v.as_str() {
+        Some("none") => ReasoningEffort::None,
+        Some("minimal" | "low") => ReasoningEffort::Low,
+        Some("medium") => ReasoningEffort::Medium,
+        Some("high") => ReasoningEffort::High,
+        Some("xhigh") => ReasoningEffort::Xhigh,
+        _ => {
+            return Err(IngressError::new(
+                field,
+                "`reasoning.effort` must be one of none, minimal, low, medium, high, xhigh",
+            ));
+        }
+    };
+    Ok(Some(effort))
+}
+
+/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function", name}`; an
+/// `allowed_tools` or hosted-tool choice cannot be carried (dropped).
+fn tool_choice(
+    v: Option<&Value>,
+    dropped: &mut Vec<String>,
+) -> Result<Option<ToolChoice>, IngressError> {
+    let field = "tool_choice";
+    let choice = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => match s.as_str() {
+            "auto" => ToolChoice::Auto,
+            "none" => ToolChoice::None,
+            "required" => ToolChoice::Required,
+            _ => {
+                return Err(IngressError::new(
+                    field,
+                    "`tool_choice` must be auto, none, required or {\"type\": \"function\", \"name\": …}",
+                ));
+            }
+        },
+        Some(Value::Object(o)) => match o.get("type").and_then(Value::as_str) {
+            Some("function") => {
+                let name = o.get("name").and_then(Value::as_str).ok_or_else(|| {
+                    IngressError::new(
+                        "tool_choice.name",
+                        "a function `tool_choice` needs the function's `name`",
+                    )
+                })?;
+                ToolChoice::Tool(name.to_owned())
+            }
+            Some(other) => {
+                note(dropped, format!("tool_choice[type={other}]"));
+                return Ok(None);
+            }
+            None => {
+                return Err(IngressError::new(
+                    "tool_choice.type",
+                    "an object `tool_choice` needs a `type`",
+                ));
+            }
+        },
+        Some(_) => {
+            return Err(IngressError::new(
+                field,
+                "`tool_choice` must be a string or an object",
+            ));
+        }
+    };
+    Ok(Some(choice))
+}
+
+/// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
+/// [`ToolSpec`]s; hosted and custom tools (`web_search`, `file_search`, `local_shell`,
+/// `custom`, `mcp`, …) cannot be offered to another provider and are dropped, named by type.
+fn tools(
+    obj: &Map<String, Value>,
+    dropped: &mut Vec<String>,
+) -> Result<Vec<ToolSpec>, IngressError> {
+    let list = match obj.get("tools") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            return Err(IngressError::new(
+                "tools",
+                "`tools` must be a list of tools",
+            ));
+        }
+    };
+    let mut specs = Vec::new();
+    for (i, tool) in list.iter().enumerate() {
+        let field = format!("tools[{i}]");
+        let kind = tool
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("function");
+        if kind != "function" {
+            note(dropped, format!("tools[type={kind}]"));
+            continue;
+        }
+        // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
+        let f = tool
+            .get("function")
+            .filter(|f| f.is_object())
+            .unwrap_or(tool);
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty());
+        let name = name.ok_or_else(|| {
+            IngressError::new(format!("{field}.name"), "a function tool needs a `name`")
+        })?;
+        let schema = match f.get("parameters") {
+            None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
+            Some(p @ Value::Object(_)) => p.clone(),
+            Some(_) => {
+                return Err(IngressError::new(
+                    format!("{field}.parameters"),
+                    "`parameters` must be a JSON Schema object",
+                ));
+            }
+        };
+        specs.push(ToolSpec {
+            name: name.to_owned(),
+            description: f
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            input_schema: schema,
+        });
+    }
+    Ok(specs)
+}
+
+/// Parameters the gateway reads but cannot carry, when set to something that changes the
+/// answer: `parallel_tool_calls: false`, `text.format` other than text, `text.verbosity`,
+/// `include[]` other than `reasoning.encrypted_content` (always sent when the provider gives
+/// it), `truncation: auto`, `top_logprobs`, `max_tool_calls`, `background: true`, `prompt`,
+/// `conversation`, a `service_tier` other than auto/default.
+fn dropped_options(obj: &Map<String, Value>, dropped: &mut Vec<String>) {
+    if obj.get("parallel_tool_calls") == Some(&Value::Bool(false)) {
+        note(dropped, "parallel_tool_calls".into());
+    }
+    if let Some(text) = obj.get("text") {
+        let format = text.pointer("/format/type").and_then(Value::as_str);
+        if format.is_some_and(|f| f != "text") {
+            note(dropped, "text.format".into());
+        }
+        if text.get("verbosity").is_some_and(|v| !v.is_null()) {
+            note(dropped, "text.verbosity".into());
+        }
+    }
+    for entry in obj
+        .get("include")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match entry.as_str() {
+            Some("reasoning.encrypted_content") => {}
+            Some(other) => note(dropped, format!("include[{other}]")),
+            None => note(dropped, "include".into()),
+        }
+    }
+    if obj.get("truncation").and_then(Value::as_str) == Some("auto") {
+        note(dropped, "truncation".into());
+    }
+    if obj
+        .get("top_logprobs")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n > 0)
+    {
+        note(dropped, "top_logprobs".into());
+    }
+    if obj.get("background") == Some(&Value::Bool(true)) {
+        note(dropped, "background".into());
+    }
+    for key in ["max_tool_calls", "prompt", "conversation"] {
+        if obj.get(key).is_some_and(|v| !v.is_null()) {
+            note(dropped, key.into());
+        }
+    }
+    let tier = obj.get("service_tier").and_then(Value::as_str);
+    if tier.is_some_and(|t| t != "auto" && t != "default") {
+        note(dropped, "service_tier".into());
+    }
+}
+
+/// The string at `obj[key]`, `None` when absent or null, an error when another type.
+fn string_field<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, IngressError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(IngressError::new(key, format!("`{key}` must be a string"))),
+    }
+}
+
+/// The number at `obj[key]`, `None` when absent or null.
+fn number_field(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, IngressError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| IngressError::new(key, format!("`{key}` must be a number"))),
+    }
+}
+
+/// The boolean at `obj[key]`, `None` when absent or null.
+fn bool_field(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, IngressError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(IngressError::new(
+            key,
+            format!("`{key}` must be true or false"),
+        )),
+    }
+}

@@ -1,0 +1,149 @@
+//! The Responses stream encoder and whole-answer collector (SPEC R14.1, R14.4): server-sent
+//! events with `event: NAME` and `data: {json}` whose `type` is NAME and whose
+//! `sequence_number` counts from 0, opened by `response.created` and `response.in_progress`
+//! and always ended by one terminal event: `response.completed` (also for an answer cut by
+//! the output limit, with status `incomplete`) or `response.failed`.
+//!
+//! Why `response.completed` and not `response.incomplete` for a cut answer: Codex CLI
+//! retries a stream that ends without `response.completed` (five times, re-sending its
+//! history) and treats `response.incomplete` as such a failure
+//! (github.com/openai/codex/issues/38831); the SDKs' `final_response()` is set only by
+//! `response.completed`.
+
+use serde_json::Value;
+use switchyard_api::{ApiError, ApiStreamChunk};
+
+use super::output::{Event, Output};
+use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
+
+/// Encodes one answer as Responses server-sent events.
+#[derive(Debug)]
+pub(crate) struct Encoder {
+    output: Output,
+    /// The next event's `sequence_number`.
+    sequence: u64,
+    started: bool,
+    /// A terminal event was written; later calls write nothing.
+    ended: bool,
+    events: Vec<Event>,
+}
+
+impl Encoder {
+    /// The encoder of an answer of `model` (as the client named it) for gateway request `id`
+    /// (the response id is `resp_{id}`).
+    pub(crate) fn new(model: &str, id: &str) -> Self {
+        Self {
+            output: Output::new(model, id),
+            sequence: 0,
+            started: false,
+            ended: false,
+            events: Vec::new(),
+        }
+    }
+
+    /// Writes `name` with `body` (plus `type` and `sequence_number`) as one SSE event.
+    fn write(&mut self, name: &'static str, mut body: Value, out: &mut Vec<u8>) {
+        body["type"] = Value::from(name);
+        body["sequence_number"] = Value::from(self.sequence);
+        self.sequence += 1;
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\ndata: ");
+        out.extend_from_slice(body.to_string().as_bytes());
+        out.extend_from_slice(b"\n\n");
+    }
+
+    /// Writes the events the last step made.
+    fn flush(&mut self, out: &mut Vec<u8>) {
+        for Event { name, body } in std::mem::take(&mut self.events) {
+            self.write(name, body, out);
+        }
+    }
+
+    /// Writes the opening events once, before anything else.
+    fn ensure_started(&mut self, out: &mut Vec<u8>) {
+        if !self.started {
+            self.started = true;
+            for name in ["response.created", "response.in_progress"] {
+                let response = self.output.response("in_progress");
+                self.write(name, serde_json::json!({ "response": response }), out);
+            }
+        }
+    }
+}
+
+impl StreamEncoder for Encoder {
+    fn start(&mut self, out: &mut Vec<u8>) {
+        self.ensure_started(out);
+    }
+
+    fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        self.ensure_started(out);
+        self.output.push(chunk, &mut self.events);
+        self.flush(out);
+    }
+
+    fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        self.ensure_started(out);
+        self.ended = true;
+        let response = self.output.finish(stop, &mut self.events);
+        self.flush(out);
+        self.write(
+            "response.completed",
+            serde_json::json!({ "response": response }),
+            out,
+        );
+    }
+
+    fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {
+        if self.ended {
+            return;
+        }
+        self.ensure_started(out);
+        self.ended = true;
+        let response = self.output.failed(error);
+        self.write(
+            "response.failed",
+            serde_json::json!({ "response": response }),
+            out,
+        );
+    }
+}
+
+/// Collects one answer into the response object of a non-streamed request (the same object
+/// `response.completed` carries).
+#[derive(Debug)]
+pub(crate) struct Collector {
+    output: Output,
+    /// Scratch for the events the builder makes; a whole answer has no use for them.
+    events: Vec<Event>,
+}
+
+impl Collector {
+    /// The collector of an answer of `model` for gateway request `id` (see [`Encoder::new`]).
+    pub(crate) fn new(model: &str, id: &str) -> Self {
+        Self {
+            output: Output::new(model, id),
+            events: Vec::new(),
+        }
+    }
+}
+
+impl ResponseCollector for Collector {
+    fn chunk(&mut self, chunk: &ApiStreamChunk) {
+        self.output.push(chunk, &mut self.events);
+        self.events.clear();
+    }
+
+    fn finish(&mut self, stop: StopReason) -> Value {
+        let response = self.output.finish(stop, &mut self.events);
+        self.events.clear();
+        response
+    }
+}

@@ -1,0 +1,541 @@
+//! Request bodies → `GatewayRequest`.
+
+use serde_json::json;
+use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice};
+
+use super::super::parse_request;
+use super::{collect, run};
+use crate::ingress::encode::StopReason;
+use crate::ingress::request::GatewayRequest;
+use switchyard_api::ApiStreamChunk;
+
+fn parse(body: serde_json::Value) -> GatewayRequest {
+    parse_request(body.to_string().as_bytes()).expect("parses")
+}
+
+fn error(body: serde_json::Value) -> (String, String) {
+    let e = parse_request(body.to_string().as_bytes()).expect_err("rejected");
+    (e.field, e.message)
+}
+
+/// A second-turn body as Codex CLI sends it (codex-rs `ResponsesApiRequest`): developer and
+/// user context messages, the model's reasoning item with its encrypted content, a function
+/// call and its output, hosted and custom tools next to function ones.
+fn codex_body() -> serde_json::Value {
+    json!({
+        "model": "gpt-5-codex",
+        "instructions": "You are Codex, a coding agent.",
+        "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions>workspace-write</permissions>"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>cwd=/repo</environment_context>"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list the files"}]},
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "I should run ls."}],
+             "content": null, "encrypted_content": "gAAAAB-enc"},
+            {"type": "function_call", "id": "fc_1", "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": "call_A"},
+            {"type": "function_call_output", "call_id": "call_A", "output": "Cargo.toml\nsrc\n"}
+        ],
+        "tools": [
+            {"type": "function", "name": "shell", "description": "Runs a command", "strict": false,
+             "parameters": {"type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"}}}, "required": ["command"]}},
+            {"type": "local_shell"},
+            {"type": "web_search"},
+            {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}}
+        ],
+        "tool_choice": "auto",
+        "parallel_tool_calls": false,
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "store": false,
+        "stream": true,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "0199-session"
+    })
+}
+
+#[test]
+fn codex_second_turn() {
+    let r = parse(codex_body());
+    assert_eq!(r.model, "gpt-5-codex");
+    assert_eq!(
+        r.system_prompt,
+        "You are Codex, a coding agent.\n\n<permissions>workspace-write</permissions>"
+    );
+    assert!(r.stream);
+    assert!(!r.store);
+    assert_eq!(r.overrides.reasoning_effort, Some(ReasoningEffort::High));
+    assert_eq!(r.overrides.tool_choice, Some(ToolChoice::Auto));
+    assert_eq!(r.tools.len(), 1);
+    assert_eq!(r.tools[0].name, "shell");
+    assert_eq!(r.tools[0].description, "Runs a command");
+    assert_eq!(r.tools[0].input_schema["required"], json!(["command"]));
+    assert_eq!(
+        r.dropped,
+        [
+            "tools[type=local_shell]",
+            "tools[type=web_search]",
+            "tools[type=custom]",
+            "parallel_tool_calls"
+        ]
+    );
+    // user (two context/text items merged), assistant (thinking + call), user (result).
+    assert_eq!(r.messages.len(), 3);
+    assert_eq!(r.messages[0].role, Role::User);
+    assert_eq!(r.messages[0].content.len(), 2);
+    assert_eq!(r.messages[1].role, Role::Assistant);
+    assert_eq!(
+        r.messages[1].content,
+        vec![
+            ContentBlock::Thinking {
+                thinking: "I should run ls.".into(),
+                signature: "gAAAAB-enc".into()
+            },
+            ContentBlock::ToolUse {
+                id: "call_A".into(),
+                name: "shell".into(),
+                input: json!({"command": ["ls"]}),
+                signature: None
+            },
+        ]
+    );
+    assert_eq!(
+        r.messages[2].content,
+        vec![ContentBlock::ToolResult {
+            tool_use_id: "call_A".into(),
+            content: "Cargo.toml\nsrc\n".into(),
+            is_error: false
+        }]
+    );
+}
+
+/// `client.responses.create(model=..., input="...")` from the openai SDKs.
+#[test]
+fn sdk_string_input() {
+    let r = parse(
+        json!({"model": "openai/gpt-5", "input": "Say hi", "max_output_tokens": 256,
+                          "temperature": 0.2, "top_p": 0.9}),
+    );
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.messages[0].role, Role::User);
+    assert_eq!(
+        r.messages[0].content,
+        vec![ContentBlock::Text {
+            text: "Say hi".into()
+        }]
+    );
+    assert_eq!(r.overrides.max_tokens, Some(256));
+    assert_eq!(r.overrides.temperature, Some(0.2));
+    assert_eq!(r.overrides.top_p, Some(0.9));
+    assert!(!r.stream);
+    assert!(r.store, "store defaults to true");
+    assert!(r.dropped.is_empty());
+    assert_eq!(r.system_prompt, "");
+    assert_eq!(r.overrides.reasoning_effort, None);
+}
+
+/// Easy input messages (`{role, content}` without `type`), string content, a system message.
+#[test]
+fn easy_messages_and_system() {
+    let r = parse(json!({"model": "m", "instructions": "Be brief.", "input": [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "Bonjour", "annotations": []}]},
+        {"role": "user", "content": "How are you?"}
+    ]}));
+    assert_eq!(r.system_prompt, "Be brief.\n\nAnswer in French.");
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User, Role::Assistant, Role::User]);
+    assert_eq!(
+        r.messages[1].content,
+        vec![ContentBlock::Text {
+            text: "Bonjour".into()
+        }]
+    );
+}
+
+/// Parallel calls and their outputs: one assistant message with both calls, one user
+/// message with both results (Anthropic alternates roles).
+#[test]
+fn parallel_calls_merge() {
+    let r = parse(json!({"model": "m", "input": [
+        {"role": "user", "content": "read a and b"},
+        {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{\"p\":\"a\"}"},
+        {"type": "function_call", "call_id": "c2", "name": "read", "arguments": ""},
+        {"type": "function_call_output", "call_id": "c1", "output": "A"},
+        {"type": "function_call_output", "call_id": "c2", "output": [{"type": "input_text", "text": "B1"}, {"type": "input_text", "text": "B2"}]},
+        {"role": "user", "content": "thanks"}
+    ]}));
+    assert_eq!(r.messages.len(), 3);
+    assert!(
+        matches!(&r.messages[1].content[1], ContentBlock::ToolUse { id, input, .. } if id == "c2" && *input == json!({}))
+    );
+    let user = &r.messages[2];
+    assert_eq!(user.role, Role::User);
+    assert_eq!(user.content.len(), 3, "results first, then the text");
+    assert!(
+        matches!(&user.content[1], ContentBlock::ToolResult { tool_use_id, content, .. } if tool_use_id == "c2" && content == "B1\nB2")
+    );
+}
+
+#[test]
+fn reasoning_items() {
+    let r = parse(json!({"model": "m", "input": [
+        {"role": "user", "content": "q"},
+        {"type": "reasoning", "summary": [], "encrypted_content": "opaque"},
+        {"type": "reasoning", "summary": []},
+        {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "raw thought"}]},
+        {"role": "assistant", "content": "a"}
+    ]}));
+    assert_eq!(
+        r.messages[1].content,
+        vec![
+            ContentBlock::RedactedThinking {
+                data: "opaque".into()
+            },
+            ContentBlock::Thinking {
+                thinking: "raw thought".into(),
+                signature: String::new()
+            },
+            ContentBlock::Text { text: "a".into() },
+        ]
+    );
+}
+
+#[test]
+fn images() {
+    let r = parse(json!({"model": "m", "input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "what is this?"},
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}
+    ]}]}));
+    match &r.messages[0].content[1] {
+        ContentBlock::Image { source } => {
+            assert_eq!(source.kind, "base64");
+            assert_eq!(source.media_type, "image/png");
+            assert_eq!(source.data, "iVBORw0KGgo=");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (field, message) = error(json!({"model": "m", "input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "x"}, {"type": "input_image", "image_url": "https://example.com/cat.png"}]}]}));
+    assert_eq!(field, "input[0].content[1].image_url");
+    assert!(message.contains("data:"), "{message}");
+    let (field, _) = error(
+        json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}),
+    );
+    assert_eq!(field, "input[0].content[0].type");
+}
+
+#[test]
+fn tool_choices() {
+    let choice =
+        |c: serde_json::Value| parse(json!({"model": "m", "input": "x", "tool_choice": c}));
+    assert_eq!(
+        choice(json!("none")).overrides.tool_choice,
+        Some(ToolChoice::None)
+    );
+    assert_eq!(
+        choice(json!("required")).overrides.tool_choice,
+        Some(ToolChoice::Required)
+    );
+    assert_eq!(
+        choice(json!({"type": "function", "name": "shell"}))
+            .overrides
+            .tool_choice,
+        Some(ToolChoice::Tool("shell".into()))
+    );
+    let r = choice(json!({"type": "allowed_tools", "mode": "auto", "tools": []}));
+    assert_eq!(r.overrides.tool_choice, None);
+    assert_eq!(r.dropped, ["tool_choice[type=allowed_tools]"]);
+    assert_eq!(
+        error(json!({"model": "m", "input": "x", "tool_choice": "any"})).0,
+        "tool_choice"
+    );
+    assert_eq!(
+        error(json!({"model": "m", "input": "x", "tool_choice": {"type": "function"}})).0,
+        "tool_choice.name"
+    );
+}
+
+#[test]
+fn efforts() {
+    let effort = |e: &str| {
+        parse(json!({"model": "m", "input": "x", "reasoning": {"effort": e}}))
+            .overrides
+            .reasoning_effort
+    };
+    assert_eq!(effort("minimal"), Some(ReasoningEffort::Low));
+    assert_eq!(effort("none"), Some(ReasoningEffort::None));
+    assert_eq!(effort("xhigh"), Some(ReasoningEffort::Xhigh));
+    let r = parse(json!({"model": "m", "input": "x", "reasoning": {"summary": "detailed"}}));
+    assert_eq!(
+        r.overrides.reasoning_effort, None,
+        "summary alone is ignored"
+    );
+    assert_eq!(
+        error(json!({"model": "m", "input": "x", "reasoning": {"effort": "max"}})).0,
+        "reasoning.effort"
+    );
+}
+
+#[test]
+fn dropped_parameters() {
+    let r = parse(json!({"model": "m", "input": [
+            {"type": "item_reference", "id": "msg_1"},
+            {"role": "user", "content": "x"}],
+        "text": {"format": {"type": "json_schema", "name": "s", "schema": {}}, "verbosity": "low"},
+        "include": ["reasoning.encrypted_content", "message.output_text.logprobs"],
+        "truncation": "auto", "top_logprobs": 3, "background": true, "service_tier": "flex",
+        "max_tool_calls": 2, "parallel_tool_calls": true, "metadata": {"a": "b"}, "user": "u"}));
+    assert_eq!(
+        r.dropped,
+        [
+            "input[type=item_reference]",
+            "text.format",
+            "text.verbosity",
+            "include[message.output_text.logprobs]",
+            "truncation",
+            "top_logprobs",
+            "background",
+            "max_tool_calls",
+            "service_tier"
+        ]
+    );
+    let r = parse(
+        json!({"model": "m", "input": "x", "text": {"format": {"type": "text"}},
+                          "truncation": "disabled", "service_tier": "auto"}),
+    );
+    assert!(
+        r.dropped.is_empty(),
+        "defaults change nothing: {:?}",
+        r.dropped
+    );
+}
+
+#[test]
+fn previous_response_id() {
+    let r = parse(
+        json!({"model": "m", "previous_response_id": "resp_abc", "input": [
+        {"type": "function_call_output", "call_id": "c1", "output": "done"}]}),
+    );
+    assert_eq!(r.previous_response_id.as_deref(), Some("resp_abc"));
+    assert_eq!(r.messages[0].role, Role::User);
+    let r = parse(json!({"model": "m", "previous_response_id": "resp_abc"}));
+    assert!(r.messages.is_empty());
+    assert_eq!(error(json!({"model": "m"})).0, "input");
+}
+
+#[test]
+fn malformed_bodies_name_the_field() {
+    let cases = [
+        (json!([1]), "body"),
+        (json!({"input": "x"}), "model"),
+        (json!({"model": 5, "input": "x"}), "model"),
+        (json!({"model": "m", "input": 5}), "input"),
+        (json!({"model": "m", "input": [5]}), "input[0]"),
+        (
+            json!({"model": "m", "input": [{"content": "x"}]}),
+            "input[0].type",
+        ),
+        (
+            json!({"model": "m", "input": [{"role": "tool", "content": "x"}]}),
+            "input[0].role",
+        ),
+        (
+            json!({"model": "m", "input": [{"role": "user", "content": 3}]}),
+            "input[0].content",
+        ),
+        (
+            json!({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text"}]}]}),
+            "input[0].content[0].text",
+        ),
+        (
+            json!({"model": "m", "input": [{"type": "function_call", "name": "f", "arguments": "{}"}]}),
+            "input[0].call_id",
+        ),
+        (
+            json!({"model": "m", "input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{\"a\":"}]}),
+            "input[0].arguments",
+        ),
+        (
+            json!({"model": "m", "input": [{"type": "function_call_output", "output": "x"}]}),
+            "input[0].call_id",
+        ),
+        (json!({"model": "m", "input": "x", "tools": {}}), "tools"),
+        (
+            json!({"model": "m", "input": "x", "tools": [{"type": "function", "name": "a"}, {"type": "function"}]}),
+            "tools[1].name",
+        ),
+        (
+            json!({"model": "m", "input": "x", "tools": [{"type": "function", "name": "a", "parameters": "x"}]}),
+            "tools[0].parameters",
+        ),
+        (
+            json!({"model": "m", "input": "x", "max_output_tokens": -1}),
+            "max_output_tokens",
+        ),
+        (
+            json!({"model": "m", "input": "x", "max_output_tokens": 0}),
+            "max_output_tokens",
+        ),
+        (
+            json!({"model": "m", "input": "x", "temperature": "hot"}),
+            "temperature",
+        ),
+        (
+            json!({"model": "m", "input": "x", "stream": "yes"}),
+            "stream",
+        ),
+        (json!({"model": "m", "input": "x", "store": 1}), "store"),
+        (
+            json!({"model": "m", "input": "x", "reasoning": "high"}),
+            "reasoning",
+        ),
+        (
+            json!({"model": "m", "input": "x", "instructions": ["a"]}),
+            "instructions",
+        ),
+    ];
+    for (body, field) in cases {
+        let (got, message) = error(body.clone());
+        assert_eq!(got, field, "{body}");
+        assert!(
+            !message.is_empty() && !message.contains('\n'),
+            "one sentence: {message}"
+        );
+    }
+    let e = parse_request(b"{not json").unwrap_err();
+    assert_eq!(e.field, "body");
+    assert!(
+        e.to_string()
+            .starts_with("`body`: the body is not valid JSON"),
+        "{e}"
+    );
+}
+
+/// A tool without parameters gets an empty object schema; Chat-style nesting is read too.
+#[test]
+fn tool_shapes() {
+    let r = parse(json!({"model": "m", "input": "x", "tools": [
+        {"type": "function", "name": "now"},
+        {"type": "function", "function": {"name": "read", "description": "d", "parameters": {"type": "object"}}}
+    ]}));
+    assert_eq!(
+        r.tools[0].input_schema,
+        json!({"type": "object", "properties": {}})
+    );
+    assert_eq!(r.tools[1].name, "read");
+    assert_eq!(r.tools[1].description, "d");
+}
+
+/// What the gateway answered, sent back as the next request's input (the Codex loop with
+/// `store: false`): the calls keep their `call_id`, reasoning its opaque content.
+#[test]
+fn answer_round_trips_as_input() {
+    let chunks = [
+        ApiStreamChunk::reasoning("Need the file."),
+        ApiStreamChunk::reasoning_signature("sig-1"),
+        ApiStreamChunk::text("Reading it."),
+        ApiStreamChunk::tool_call("toolu_1", "read", "{\"path\":"),
+        ApiStreamChunk::tool_call("toolu_1", "read", "\"a.rs\"}"),
+    ];
+    let response = collect(&chunks, StopReason::ToolUse);
+    let mut input = vec![json!({"role": "user", "content": "read a.rs"})];
+    input.extend(response["output"].as_array().unwrap().iter().cloned());
+    input.push(
+        json!({"type": "function_call_output", "call_id": "toolu_1", "output": "fn main() {}"}),
+    );
+    let r = parse(json!({"model": "m", "input": input}));
+    assert_eq!(r.messages.len(), 3);
+    assert_eq!(
+        r.messages[1].content,
+        vec![
+            ContentBlock::Thinking {
+                thinking: "Need the file.".into(),
+                signature: "sig-1".into()
+            },
+            ContentBlock::Text {
+                text: "Reading it.".into()
+            },
+            ContentBlock::ToolUse {
+                id: "toolu_1".into(),
+                name: "read".into(),
+                input: json!({"path": "a.rs"}),
+                signature: None
+            },
+        ]
+    );
+    assert!(
+        matches!(&r.messages[2].content[0], ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == "toolu_1")
+    );
+    // The streamed answer's `output_item.done` items are the same items.
+    let done: Vec<serde_json::Value> = run(&chunks, StopReason::ToolUse)
+        .into_iter()
+        .filter(|(n, _)| n == "response.output_item.done")
+        .map(|(_, d)| d["item"].clone())
+        .collect();
+    assert_eq!(&done, response["output"].as_array().unwrap());
+}
+
+/// A system or developer message holds text only (the system prompt is text).
+#[test]
+fn system_image_is_rejected() {
+    let (field, message) = error(
+        json!({"model": "m", "input": [{"role": "developer", "content": [
+        {"type": "input_text", "text": "rules"},
+        {"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]}]}),
+    );
+    assert_eq!(field, "input[0].content");
+    assert!(message.contains("user message"), "{message}");
+}
+
+/// Each dropped name is reported once, in first-seen order.
+#[test]
+fn dropped_names_are_unique() {
+    let r = parse(json!({"model": "m", "input": [
+            {"type": "local_shell_call", "call_id": "a"},
+            {"type": "local_shell_call", "call_id": "b"},
+            {"role": "user", "content": "x"}],
+        "tools": [{"type": "web_search"}, {"type": "function", "name": "f"}, {"type": "web_search"}]}));
+    assert_eq!(
+        r.dropped,
+        ["input[type=local_shell_call]", "tools[type=web_search]"]
+    );
+    assert_eq!(r.tools.len(), 1);
+}
+
+/// An OpenAI Agents SDK (openai-agents-python) replay: output items echoed with their ids and
+/// statuses, a strict function tool, a forced tool choice.
+#[test]
+fn agents_sdk_replay() {
+    let r = parse(json!({"model": "m", "stream": true, "input": [
+        {"content": "Weather in Paris?", "role": "user"},
+        {"id": "fc_1", "arguments": "{\"city\":\"Paris\"}", "call_id": "call_1", "name": "get_weather",
+         "type": "function_call", "status": "completed"},
+        {"call_id": "call_1", "output": "18C", "type": "function_call_output"},
+        {"id": "msg_1", "content": [{"annotations": [], "text": "It is 18C.", "type": "output_text", "logprobs": []}],
+         "role": "assistant", "status": "completed", "type": "message"},
+        {"content": "And Rome?", "role": "user"}],
+        "tools": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"], "additionalProperties": false}, "strict": true, "type": "function",
+                   "description": "Get the weather"}],
+        "tool_choice": {"type": "function", "name": "get_weather"},
+        "include": [], "parallel_tool_calls": true, "truncation": "disabled"}));
+    let roles: Vec<Role> = r.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::User,
+            Role::Assistant,
+            Role::User
+        ]
+    );
+    assert_eq!(
+        r.overrides.tool_choice,
+        Some(ToolChoice::Tool("get_weather".into()))
+    );
+    assert_eq!(
+        r.tools[0].input_schema["additionalProperties"],
+        json!(false)
+    );
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+}
