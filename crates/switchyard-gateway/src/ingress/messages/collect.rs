@@ -50,22 +50,21 @@ impl Collector {
         }
     }
 
-    /// The open unsigned thinking block's text and signature, a new one if the last block
-    /// is anything else.
-    fn thinking(&mut self) -> (&mut String, &mut String) {
-        if !matches!(self.blocks.last(), Some(Block::Thinking { signature, .. }) if signature.is_empty())
-        {
-            self.blocks.push(Block::Thinking {
-                thinking: String::new(),
-                signature: String::new(),
-            });
-        }
+    /// Thinking text and a signature: they continue the last block when it is unsigned
+    /// thinking, else start one.
+    fn thinking(&mut self, text: &str, sig: &str) {
         match self.blocks.last_mut() {
             Some(Block::Thinking {
                 thinking,
                 signature,
-            }) => (thinking, signature),
-            _ => unreachable!("a thinking block was just made the last"),
+            }) if signature.is_empty() => {
+                thinking.push_str(text);
+                signature.push_str(sig);
+            }
+            _ => self.blocks.push(Block::Thinking {
+                thinking: text.to_owned(),
+                signature: sig.to_owned(),
+            }),
         }
     }
 
@@ -132,11 +131,9 @@ impl ResponseCollector for Collector {
                 if let Some(data) = redacted_data {
                     self.blocks.push(Block::Redacted(data.clone()));
                 }
-                if !reasoning.is_empty() {
-                    self.thinking().0.push_str(reasoning);
-                }
-                if let Some(sig) = signature.as_deref().filter(|s| !s.is_empty()) {
-                    self.thinking().1.push_str(sig);
+                let sig = signature.as_deref().unwrap_or("");
+                if !reasoning.is_empty() || !sig.is_empty() {
+                    self.thinking(reasoning, sig);
                 }
             }
             ApiStreamChunk::ToolCalls {

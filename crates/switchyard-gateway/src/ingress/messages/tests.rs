@@ -1,4 +1,4 @@
-//! Tests of the Anthropic Messages dialect: request bodies real clients send
+//! Tests of the Anthropic Messages dialect (SPEC R14.1, R14.4, R14.5): request bodies real clients send
 //! (`tests/parse.rs`), the event stream read back event by event and the whole answer
 //! (`tests/stream.rs`), errors (`tests/errors.rs`). The helpers here read the encoder's
 //! bytes back as a client does.

@@ -26,14 +26,14 @@ pub(super) fn stop_reason(stop: StopReason) -> &'static str {
     }
 }
 
-/// The stop reason an answer reports: `tool_use` when it holds a tool call and the caller
-/// said the model simply finished (agents built on the SDKs loop on `stop_reason ==
-/// "tool_use"`); otherwise the caller's.
+/// The stop reason an answer reports: `tool_use` exactly when it holds a tool call, unless
+/// the output limit cut it (agents built on the SDKs loop on `stop_reason == "tool_use"` and
+/// then look for the `tool_use` blocks); `max_tokens` as the caller says.
 pub(super) fn effective_stop(stop: StopReason, has_tool_use: bool) -> StopReason {
-    if stop == StopReason::EndTurn && has_tool_use {
-        StopReason::ToolUse
-    } else {
-        stop
+    match (stop, has_tool_use) {
+        (StopReason::MaxTokens, _) => StopReason::MaxTokens,
+        (_, true) => StopReason::ToolUse,
+        (_, false) => StopReason::EndTurn,
     }
 }
 
@@ -53,13 +53,15 @@ pub(super) fn usage_json(usage: &Usage) -> Value {
 fn error_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Auth => "authentication_error",
-        ErrorKind::Entitlement | ErrorKind::ContentBlocked => "permission_error",
+        ErrorKind::Entitlement => "permission_error",
         ErrorKind::RateLimited
         | ErrorKind::SpendLimit
         | ErrorKind::SpendCap
         | ErrorKind::QuotaExceeded => "rate_limit_error",
         ErrorKind::Overloaded => "overloaded_error",
-        ErrorKind::ContextWindowExceeded | ErrorKind::InvalidRequest => "invalid_request_error",
+        ErrorKind::ContextWindowExceeded
+        | ErrorKind::InvalidRequest
+        | ErrorKind::ContentBlocked => "invalid_request_error",
         ErrorKind::Server
         | ErrorKind::Network
         | ErrorKind::Timeout

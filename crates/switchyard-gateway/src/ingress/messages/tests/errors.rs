@@ -23,21 +23,27 @@ fn of(kind: ErrorKind) -> (u16, &'static str) {
 
 #[test]
 fn statuses_and_types() {
-    assert_eq!(of(ErrorKind::Overloaded), (529, "overloaded_error"));
-    assert_eq!(of(ErrorKind::RateLimited), (429, "rate_limit_error"));
-    assert_eq!(of(ErrorKind::Auth), (401, "authentication_error"));
-    assert_eq!(of(ErrorKind::Entitlement), (403, "permission_error"));
-    assert_eq!(
-        of(ErrorKind::InvalidRequest),
-        (400, "invalid_request_error")
-    );
-    assert_eq!(
-        of(ErrorKind::ContextWindowExceeded),
-        (400, "invalid_request_error")
-    );
-    assert_eq!(of(ErrorKind::Server), (502, "api_error"));
-    assert_eq!(of(ErrorKind::Timeout), (504, "api_error"));
-    assert_eq!(of(ErrorKind::SpendCap), (402, "rate_limit_error"));
+    let table = [
+        (ErrorKind::Overloaded, 529, "overloaded_error"),
+        (ErrorKind::RateLimited, 429, "rate_limit_error"),
+        (ErrorKind::Auth, 401, "authentication_error"),
+        (ErrorKind::Entitlement, 403, "permission_error"),
+        (ErrorKind::InvalidRequest, 400, "invalid_request_error"),
+        (
+            ErrorKind::ContextWindowExceeded,
+            400,
+            "invalid_request_error",
+        ),
+        (ErrorKind::ContentBlocked, 400, "invalid_request_error"),
+        (ErrorKind::Server, 502, "api_error"),
+        (ErrorKind::Network, 502, "api_error"),
+        (ErrorKind::Timeout, 504, "api_error"),
+        (ErrorKind::SpendCap, 402, "rate_limit_error"),
+        (ErrorKind::QuotaExceeded, 402, "rate_limit_error"),
+    ];
+    for (kind, status, kind_name) in table {
+        assert_eq!(of(kind), (status, kind_name), "{kind:?}");
+    }
 }
 
 /// Anthropic's Python and Node SDKs retry 529 `overloaded_error`; a 503 would be an

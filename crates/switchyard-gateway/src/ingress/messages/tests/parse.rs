@@ -1,4 +1,4 @@
-//! Request bodies as real clients send them → GatewayRequest.
+//! Request bodies as real clients send them → GatewayRequest (SPEC R14.1, R14.4).
 
 use serde_json::json;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice};

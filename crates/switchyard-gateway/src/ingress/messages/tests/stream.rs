@@ -1,7 +1,7 @@
-//! The event stream read back event by event, and the whole answer.
+//! The event stream read back event by event, and the whole answer (SPEC R14.1, R14.4).
 
 use serde_json::{Value, json};
-use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
+use switchyard_api::{ApiError, ApiStreamChunk, ContentBlock, ErrorKind, Usage};
 
 use super::super::{Collector, Encoder};
 use super::{accumulate, check_structure, read_events};
@@ -374,6 +374,11 @@ fn max_tokens_stop_reason_is_kept() {
     );
     let events = stream(&[ApiStreamChunk::text("cut")], StopReason::MaxTokens);
     assert_eq!(accumulate(&events)["stop_reason"], "max_tokens");
+    // `tool_use` with no tool_use block would send an SDK loop looking for calls.
+    let events = stream(&[ApiStreamChunk::text("no call")], StopReason::ToolUse);
+    assert_eq!(accumulate(&events)["stop_reason"], "end_turn");
+    let message = collect(&[ApiStreamChunk::text("no call")], StopReason::ToolUse);
+    assert_eq!(message["stop_reason"], "end_turn");
 }
 
 /// An error mid-stream: `event: error` with Anthropic's body and no `message_stop`
@@ -475,10 +480,10 @@ fn collector_message_object() {
     assert_eq!(plain["stop_reason"], "end_turn");
 }
 
-/// Every byte split of an encoded stream reads back the same (a client's SSE reader sees
-/// arbitrary TCP chunks): the events are self-contained lines.
+/// Newlines inside text and arguments stay escaped inside the one `data:` line (a raw
+/// newline would end the SSE field and corrupt the event for every client).
 #[test]
-fn output_is_valid_under_every_split() {
+fn newlines_in_content_stay_inside_one_data_line() {
     let mut enc = Encoder::new("m", "1");
     let mut out = Vec::new();
     enc.start(&mut out);
@@ -497,4 +502,89 @@ fn output_is_valid_under_every_split() {
     let message = accumulate(&read_events(&out));
     assert_eq!(message["content"][0]["text"], "line one\nline two \u{e9}");
     assert_eq!(message["content"][1]["input"], json!({"s": "a\nb"}));
+}
+
+/// Reasoning without a signature (DeepSeek's or an OpenAI-compatible server's
+/// `reasoning_content`): a thinking block whose signature stays "" (none is made up: a
+/// made-up signature would be rejected when replayed to Anthropic), closed before the text.
+#[test]
+fn unsigned_reasoning_is_closed_before_text() {
+    let chunks = [
+        ApiStreamChunk::reasoning("step 1"),
+        ApiStreamChunk::text("answer"),
+    ];
+    let events = stream(&chunks, StopReason::EndTurn);
+    assert!(
+        events
+            .iter()
+            .all(|(_, d)| d["delta"]["type"] != "signature_delta")
+    );
+    let stop_of_thinking = events
+        .iter()
+        .position(|(n, d)| n == "content_block_stop" && d["index"] == 0)
+        .unwrap();
+    let start_of_text = events
+        .iter()
+        .position(|(n, d)| n == "content_block_start" && d["index"] == 1)
+        .unwrap();
+    assert!(stop_of_thinking < start_of_text);
+    let message = accumulate(&events);
+    assert_eq!(
+        message["content"][0],
+        json!({"type": "thinking", "thinking": "step 1", "signature": ""})
+    );
+    assert_eq!(message, collect(&chunks, StopReason::EndTurn));
+}
+
+/// A failure before anything was sent is an `error` event alone.
+#[test]
+fn error_before_start() {
+    let mut enc = Encoder::new("m", "1");
+    let mut out = Vec::new();
+    enc.error(&ApiError::new(ErrorKind::RateLimited, "slow"), &mut out);
+    let events = read_events(&out);
+    assert_eq!(names(&events), ["error"]);
+    assert_eq!(events[0].1["error"]["type"], "rate_limit_error");
+}
+
+/// Round trip: the message a client received (streamed and accumulated), sent back as the
+/// assistant turn of the next request (as Claude Code replays it), parses to the same
+/// thinking (with its signature), text and tool call.
+#[test]
+fn a_received_turn_parses_back() {
+    let chunks = [
+        ApiStreamChunk::reasoning("plan"),
+        ApiStreamChunk::reasoning_signature("sig-9"),
+        ApiStreamChunk::redacted_reasoning("RED"),
+        ApiStreamChunk::text("ok"),
+        ApiStreamChunk::tool_call("toolu_9", "Write", "{\"path\": \"a\"}"),
+    ];
+    let message = accumulate(&stream(&chunks, StopReason::ToolUse));
+    let body = json!({
+        "model": "m", "max_tokens": 10,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": message["content"]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "done"}]}
+        ]
+    });
+    let request = super::super::parse_request(body.to_string().as_bytes()).unwrap();
+    assert!(request.dropped.is_empty(), "{:?}", request.dropped);
+    assert_eq!(
+        request.messages[1].content,
+        vec![
+            ContentBlock::Thinking {
+                thinking: "plan".into(),
+                signature: "sig-9".into()
+            },
+            ContentBlock::RedactedThinking { data: "RED".into() },
+            ContentBlock::Text { text: "ok".into() },
+            ContentBlock::ToolUse {
+                id: "toolu_9".into(),
+                name: "Write".into(),
+                input: json!({"path": "a"}),
+                signature: None
+            },
+        ]
+    );
 }
