@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use switchyard_api::{ApiStreamChunk, Usage};
 
 use super::super::encode::{ResponseCollector, StopReason};
-use super::wire::{effective_stop, message_id, stop_reason, usage_json};
+use super::wire::{effective_stop, is_repeat, message_id, stop_reason, usage_json};
 
 /// One content block being collected.
 enum Block {
@@ -81,7 +81,9 @@ impl Collector {
     fn tool(&mut self, id: &str, name: &str, delta: &str) {
         if let Some(&at) = self.tools.get(id) {
             if let Some(Block::Tool { args, .. }) = self.blocks.get_mut(at) {
-                args.push_str(delta);
+                if !is_repeat(args, delta) {
+                    args.push_str(delta);
+                }
             }
             return;
         }

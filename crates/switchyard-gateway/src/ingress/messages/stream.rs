@@ -6,12 +6,13 @@
 //! `content_block_stop` before the next opens, `message_delta` (stop reason, final usage),
 //! `message_stop`; a failure is `event: error` and no `message_stop`.
 
-use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
 use super::super::encode::{StopReason, StreamEncoder};
-use super::wire::{effective_stop, error_body, message_id, stop_reason, usage_json};
+use super::wire::{
+    effective_stop, error_body, is_repeat, is_whole_json, message_id, stop_reason, usage_json,
+};
 
 /// One tool call as the encoder has it: its id, name and the argument bytes so far.
 struct Call {
@@ -24,7 +25,7 @@ impl Call {
     /// The arguments are one whole JSON value (a call with none yet is not complete: its
     /// arguments may still come, interleaved with another call's).
     fn is_complete(&self) -> bool {
-        !self.args.trim().is_empty() && serde_json::from_str::<IgnoredAny>(&self.args).is_ok()
+        is_whole_json(&self.args)
     }
 }
 
@@ -191,8 +192,8 @@ impl Encoder {
     fn tool(&mut self, id: &str, name: &str, delta: &str, out: &mut Vec<u8>) {
         if let Some(Open::Tool(call)) = &mut self.open {
             if call.id == id {
-                if delta.len() == call.args.len() && delta == call.args && call.is_complete() {
-                    return; // the whole call repeated while its block is open
+                if is_repeat(&call.args, delta) {
+                    return; // the whole call again while its block is open
                 }
                 call.args.push_str(delta);
                 if !delta.is_empty() {
@@ -208,11 +209,11 @@ impl Encoder {
             return call.args.push_str(delta);
         }
         if let Some(call) = self.closed.iter().find(|c| c.id == id) {
-            if delta.trim().is_empty() || delta == call.args {
-                return; // nothing new, or the whole call repeated
+            if delta.trim().is_empty() || is_repeat(&call.args, delta) {
+                return; // nothing new, or the whole call again
             }
             let message = format!(
-                "the model sent more arguments for tool call `{name}` after its block ended; the call cannot be delivered whole"
+                "the model sent more arguments for tool call `{name}` after its block ended, so the call cannot be delivered whole."
             );
             return self.error(&ApiError::new(ErrorKind::Decode, message), out);
         }

@@ -37,6 +37,17 @@ pub(super) fn effective_stop(stop: StopReason, has_tool_use: bool) -> StopReason
     }
 }
 
+/// The arguments are one whole JSON value (none yet is not whole: they may still come).
+pub(super) fn is_whole_json(args: &str) -> bool {
+    !args.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(args).is_ok()
+}
+
+/// `delta` repeats a call's whole arguments (a provider that sends a finished call again
+/// in one piece; maximhq/bifrost#5128 delivered every call twice): it adds nothing.
+pub(super) fn is_repeat(args: &str, delta: &str) -> bool {
+    delta.len() == args.len() && delta == args && is_whole_json(args)
+}
+
 /// Anthropic's `usage` object of `usage`, in tokens. `input_tokens` is the non-cached input
 /// already (Switchyard's rule matches Anthropic's); cache counts a provider did not report
 /// are 0, as Anthropic itself sends them (the SDKs and Claude Code add the three inputs).

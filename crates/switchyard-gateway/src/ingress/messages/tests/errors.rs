@@ -96,3 +96,27 @@ fn body_shape() {
         Some(false)
     );
 }
+
+/// A provider that echoes the key in its error body never gets it to the client, neither
+/// in the HTTP error nor in the stream's `event: error` (SPEC R14.10).
+#[test]
+fn keys_never_reach_the_client() {
+    use crate::ingress::StreamEncoder;
+    let key = "sk-ant-api03-gateway-messages-test-key-0123456789";
+    switchyard_api::secrets::register(key);
+    let e = ApiError::new(ErrorKind::Auth, format!("invalid x-api-key {key}")).with_status(401);
+    let (status, body) = error_response(&e);
+    assert_eq!(status, 401);
+    assert!(!body.to_string().contains(key), "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid x-api-key")
+    );
+    let mut enc = super::super::Encoder::new("m", "1");
+    let mut out = Vec::new();
+    enc.start(&mut out);
+    enc.error(&e, &mut out);
+    assert!(!String::from_utf8(out).unwrap().contains(key));
+}

@@ -288,6 +288,11 @@ fn a_tool_call_is_never_sent_twice() {
     ];
     let message = accumulate(&stream(&repeated, StopReason::ToolUse));
     assert_eq!(
+        message,
+        collect(&repeated, StopReason::ToolUse),
+        "the collector too"
+    );
+    assert_eq!(
         message["content"],
         json!([{"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "pwd"}}])
     );
