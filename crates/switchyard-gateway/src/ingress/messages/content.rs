@@ -13,7 +13,9 @@ use super::fields::{drop_param, present, str_at};
 /// The conversation of a request: its messages, and the text of its `role: "system"`
 /// messages in order (appended to the system prompt).
 pub(super) struct ParsedMessages {
+    /// The `user` and `assistant` messages, oldest first.
     pub(super) messages: Vec<Message>,
+    /// Each `role: "system"` message's text, in order.
     pub(super) system: Vec<String>,
 }
 

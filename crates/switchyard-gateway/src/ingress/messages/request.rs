@@ -21,7 +21,6 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     };
     let mut req = GatewayRequest {
         model: required_str(&obj, "model")?.to_owned(),
-        store: true,
         ..GatewayRequest::default()
     };
     req.overrides.max_tokens = Some(max_tokens(&obj)?);
