@@ -1,21 +1,32 @@
-//! PLACEHOLDER for the helper that writes this dialect (replaced before anything lands).
-#![allow(dead_code, unused_variables)]
-use switchyard_api::{ApiError, ApiStreamChunk};
-use super::encode::{ResponseCollector, StopReason, StreamEncoder};
-use super::request::{GatewayRequest, IngressError};
-pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> { Err(IngressError::new("body", "not written yet")) }
-pub(crate) struct Encoder;
-impl Encoder { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl StreamEncoder for Encoder {
-    fn start(&mut self, out: &mut Vec<u8>) {}
-    fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {}
-    fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {}
-    fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {}
-}
-pub(crate) struct Collector;
-impl Collector { pub(crate) fn new(model: &str, id: &str) -> Self { Self } }
-impl ResponseCollector for Collector {
-    fn chunk(&mut self, chunk: &ApiStreamChunk) {}
-    fn finish(&mut self, stop: StopReason) -> serde_json::Value { serde_json::Value::Null }
-}
-pub(crate) fn error_response(error: &ApiError) -> (u16, serde_json::Value) { (500, serde_json::Value::Null) }
+//! Anthropic Messages, `POST /v1/messages` (SPEC R14.1, R14.4, R14.5): the request body →
+//! [`GatewayRequest`](super::request::GatewayRequest), stream chunks → Anthropic's
+//! server-sent events, a whole answer → the message object, an error → Anthropic's error body.
+//!
+//! What real clients read decides the shapes (Anthropic's "Messages" and "Streaming Messages"
+//! references, the official SDKs' `MessageStream` accumulators, and Claude Code, which needs
+//! `event:` lines and `content_block_stop`, sends a `role: "system"` message inside
+//! `messages` and `thinking: {"type": "adaptive"}`).
+//!
+//! - `messages/request.rs`: the top-level fields (`system`, `tools`, `tool_choice`,
+//!   `thinking`, sampling) and what cannot be carried (`dropped`).
+//! - `messages/content.rs`: `messages[]` and their content blocks.
+//! - `messages/fields.rs`: reading fields with their JSON path in errors; `dropped`.
+//! - `messages/wire.rs`: what the stream and the whole answer share (ids, stop reasons,
+//!   usage) and the error body.
+//! - `messages/stream.rs`: [`Encoder`], the event stream.
+//! - `messages/collect.rs`: [`Collector`], the non-streamed message object.
+
+mod collect;
+mod content;
+mod fields;
+mod request;
+mod stream;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use collect::Collector;
+pub(crate) use request::parse_request;
+pub(crate) use stream::Encoder;
+pub(crate) use wire::error_response;

@@ -1,0 +1,267 @@
+//! Anthropic `messages[]` and their content blocks → Switchyard's [`Message`]s (SPEC R14.1):
+//! text, image (base64), tool_use, tool_result, thinking (with its signature) and
+//! redacted_thinking; a `role: "system"` message (Claude Code sends one) goes to the system
+//! prompt. What cannot be carried (an image by URL, `cache_control`, documents, server-tool
+//! blocks) is named in `dropped`.
+
+use serde_json::{Map, Value};
+use switchyard_api::{ContentBlock, Message, Role, message::ImageSource};
+
+use super::super::request::IngressError;
+use super::fields::{drop_param, present, str_at};
+
+/// The conversation of a request: its messages, and the text of its `role: "system"`
+/// messages in order (appended to the system prompt).
+pub(super) struct ParsedMessages {
+    /// The `user` and `assistant` messages, oldest first.
+    pub(super) messages: Vec<Message>,
+    /// Each `role: "system"` message's text, in order.
+    pub(super) system: Vec<String>,
+}
+
+/// Reads `messages`: required, an array of `{role, content}`.
+pub(super) fn parse_messages(
+    messages: Option<&Value>,
+    dropped: &mut Vec<String>,
+) -> Result<ParsedMessages, IngressError> {
+    let items = match messages {
+        Some(Value::Array(items)) => items,
+        None | Some(Value::Null) => {
+            return Err(IngressError::new(
+                "messages",
+                "is required: an array of messages.",
+            ));
+        }
+        Some(_) => {
+            return Err(IngressError::new(
+                "messages",
+                "must be an array of messages.",
+            ));
+        }
+    };
+    let mut out = ParsedMessages {
+        messages: Vec::with_capacity(items.len()),
+        system: Vec::new(),
+    };
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("messages[{i}]");
+        let Value::Object(m) = item else {
+            return Err(IngressError::new(
+                path,
+                "must be an object with `role` and `content`.",
+            ));
+        };
+        let role = match str_at(m, &path, "role")? {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "system" => {
+                let content = m.get("content").unwrap_or(&Value::Null);
+                out.system
+                    .push(text_of(content, &format!("{path}.content"), dropped)?);
+                continue;
+            }
+            other => {
+                return Err(IngressError::new(
+                    format!("{path}.role"),
+                    format!("`{other}` is not one of user, assistant, system."),
+                ));
+            }
+        };
+        let content = parse_content(m.get("content"), &format!("{path}.content"), dropped)?;
+        out.messages.push(Message { role, content });
+    }
+    Ok(out)
+}
+
+/// The text of a `system` value (or a `role: "system"` message's content): a string, or
+/// text blocks joined by blank lines. `cache_control` on a block cannot be carried by
+/// Switchyard's system prompt (a string) and is named in `dropped`.
+pub(super) fn text_of(
+    value: &Value,
+    path: &str,
+    dropped: &mut Vec<String>,
+) -> Result<String, IngressError> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(blocks) => {
+            let mut parts = Vec::with_capacity(blocks.len());
+            for (i, block) in blocks.iter().enumerate() {
+                let at = format!("{path}[{i}]");
+                let b = block_object(block, &at)?;
+                if str_at(b, &at, "type")? != "text" {
+                    return Err(IngressError::new(
+                        format!("{at}.type"),
+                        "must be `text`: only text blocks can be system instructions.",
+                    ));
+                }
+                note_cache_control(b, dropped);
+                parts.push(str_at(b, &at, "text")?);
+            }
+            Ok(parts.join("\n\n"))
+        }
+        _ => Err(IngressError::new(
+            path,
+            "must be a string or an array of text blocks.",
+        )),
+    }
+}
+
+fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Map<String, Value>, IngressError> {
+    match block {
+        Value::Object(b) => Ok(b),
+        _ => Err(IngressError::new(
+            path,
+            "must be a content block object with a `type`.",
+        )),
+    }
+}
+
+fn note_cache_control(block: &Map<String, Value>, dropped: &mut Vec<String>) {
+    if present(block, "cache_control").is_some() {
+        drop_param(dropped, "cache_control");
+    }
+}
+
+/// A message's `content`: a string (one text block) or an array of blocks.
+fn parse_content(
+    content: Option<&Value>,
+    path: &str,
+    dropped: &mut Vec<String>,
+) -> Result<Vec<ContentBlock>, IngressError> {
+    match content {
+        Some(Value::String(s)) => Ok(vec![ContentBlock::Text { text: s.clone() }]),
+        Some(Value::Array(blocks)) => {
+            let mut out = Vec::with_capacity(blocks.len());
+            for (i, block) in blocks.iter().enumerate() {
+                let at = format!("{path}[{i}]");
+                if let Some(b) = parse_block(block_object(block, &at)?, &at, dropped)? {
+                    out.push(b);
+                }
+            }
+            Ok(out)
+        }
+        None | Some(Value::Null) => Err(IngressError::new(
+            path,
+            "is required: a string or an array of content blocks.",
+        )),
+        Some(_) => Err(IngressError::new(
+            path,
+            "must be a string or an array of content blocks.",
+        )),
+    }
+}
+
+/// One content block, or `None` for a block that cannot be carried (named in `dropped`).
+fn parse_block(
+    b: &Map<String, Value>,
+    at: &str,
+    dropped: &mut Vec<String>,
+) -> Result<Option<ContentBlock>, IngressError> {
+    note_cache_control(b, dropped);
+    let block = match str_at(b, at, "type")? {
+        "text" => ContentBlock::Text {
+            text: str_at(b, at, "text")?.to_owned(),
+        },
+        "image" => return parse_image(b, at, dropped),
+        "tool_use" => ContentBlock::ToolUse {
+            id: str_at(b, at, "id")?.to_owned(),
+            name: str_at(b, at, "name")?.to_owned(),
+            input: match present(b, "input") {
+                None => Value::Object(Map::new()),
+                Some(input @ Value::Object(_)) => input.clone(),
+                Some(_) => {
+                    return Err(IngressError::new(
+                        format!("{at}.input"),
+                        "must be an object.",
+                    ));
+                }
+            },
+            signature: None,
+        },
+        "tool_result" => parse_tool_result(b, at, dropped)?,
+        "thinking" => ContentBlock::Thinking {
+            thinking: str_at(b, at, "thinking")?.to_owned(),
+            signature: present(b, "signature")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        },
+        "redacted_thinking" => ContentBlock::RedactedThinking {
+            data: str_at(b, at, "data")?.to_owned(),
+        },
+        // document, search_result, server_tool_use, web_search_tool_result, container_upload,
+        // …: kinds Switchyard's messages do not hold.
+        other => {
+            drop_param(dropped, other);
+            return Ok(None);
+        }
+    };
+    Ok(Some(block))
+}
+
+/// An `image` block: a base64 source becomes an image; a `url` or `file` source cannot be
+/// carried (Switchyard's images are inline data) and is named `image.source.url` /
+/// `image.source.file`.
+fn parse_image(
+    b: &Map<String, Value>,
+    at: &str,
+    dropped: &mut Vec<String>,
+) -> Result<Option<ContentBlock>, IngressError> {
+    let source_path = format!("{at}.source");
+    let Some(Value::Object(source)) = b.get("source") else {
+        return Err(IngressError::new(
+            source_path,
+            "is required: an object with `type`.",
+        ));
+    };
+    match str_at(source, &source_path, "type")? {
+        "base64" => Ok(Some(ContentBlock::Image {
+            source: ImageSource {
+                kind: "base64".to_owned(),
+                media_type: str_at(source, &source_path, "media_type")?.to_owned(),
+                data: str_at(source, &source_path, "data")?.to_owned(),
+            },
+        })),
+        other => {
+            drop_param(dropped, &format!("image.source.{other}"));
+            Ok(None)
+        }
+    }
+}
+
+/// A `tool_result` block: `content` a string or blocks whose text is joined by newlines
+/// (an image inside a result cannot be carried: Switchyard's results are text); `is_error`.
+fn parse_tool_result(
+    b: &Map<String, Value>,
+    at: &str,
+    dropped: &mut Vec<String>,
+) -> Result<ContentBlock, IngressError> {
+    let content = match present(b, "content") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => {
+            let mut texts = Vec::with_capacity(parts.len());
+            for (i, part) in parts.iter().enumerate() {
+                let p_at = format!("{at}.content[{i}]");
+                let p = block_object(part, &p_at)?;
+                note_cache_control(p, dropped);
+                match str_at(p, &p_at, "type")? {
+                    "text" => texts.push(str_at(p, &p_at, "text")?),
+                    other => drop_param(dropped, &format!("tool_result.{other}")),
+                }
+            }
+            texts.join("\n")
+        }
+        Some(_) => {
+            return Err(IngressError::new(
+                format!("{at}.content"),
+                "must be a string or an array of text blocks.",
+            ));
+        }
+    };
+    Ok(ContentBlock::ToolResult {
+        tool_use_id: str_at(b, at, "tool_use_id")?.to_owned(),
+        content,
+        is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+    })
+}

@@ -1,0 +1,266 @@
+//! An Anthropic Messages request body → [`GatewayRequest`] (SPEC R14.1, R14.2): the
+//! top-level fields of Anthropic's "Create a Message" reference as Claude Code and the SDKs
+//! send them; `messages[]` is read by `content.rs`. A parameter that cannot be carried is
+//! named in [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming it.
+
+use serde_json::{Map, Value};
+use switchyard_api::{ReasoningEffort, ToolChoice, ToolSpec};
+
+use super::super::request::{GatewayRequest, IngressError};
+use super::content::{parse_messages, text_of};
+use super::fields::{drop_param, present, required_str, str_at};
+
+/// Parses an Anthropic Messages request body. `max_tokens` is required (as Anthropic
+/// requires it); unknown fields are ignored; `top_k`, `cache_control`, server tools,
+/// `context_management`, `mcp_servers` and `container` are read and named in `dropped`.
+pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| IngressError::new("body", format!("the body is not valid JSON ({e}).")))?;
+    let Value::Object(obj) = value else {
+        return Err(IngressError::new("body", "the body must be a JSON object."));
+    };
+    let mut req = GatewayRequest {
+        model: required_str(&obj, "model")?.to_owned(),
+        ..GatewayRequest::default()
+    };
+    req.overrides.max_tokens = Some(max_tokens(&obj)?);
+    if let Some(system) = present(&obj, "system") {
+        let text = text_of(system, "system", &mut req.dropped)?;
+        push_system(&mut req.system_prompt, &text);
+    }
+    let parsed = parse_messages(obj.get("messages"), &mut req.dropped)?;
+    for text in &parsed.system {
+        push_system(&mut req.system_prompt, text);
+    }
+    req.messages = parsed.messages;
+    if let Some(tools) = present(&obj, "tools") {
+        req.tools = parse_tools(tools, &mut req.dropped)?;
+    }
+    if let Some(choice) = present(&obj, "tool_choice") {
+        req.overrides.tool_choice = Some(parse_tool_choice(choice, &mut req.dropped)?);
+    }
+    parse_sampling(&obj, &mut req)?;
+    if let Some(thinking) = present(&obj, "thinking") {
+        req.overrides.thinking_budget_tokens = parse_thinking(thinking)?;
+    }
+    if let Some(config) = present(&obj, "output_config") {
+        parse_output_config(config, &mut req)?;
+    }
+    req.stream = match present(&obj, "stream") {
+        None => false,
+        Some(v) => v
+            .as_bool()
+            .ok_or_else(|| IngressError::new("stream", "must be true or false."))?,
+    };
+    for name in [
+        "context_management",
+        "mcp_servers",
+        "container",
+        "service_tier",
+    ] {
+        if present(&obj, name).is_some() {
+            drop_param(&mut req.dropped, name);
+        }
+    }
+    Ok(req)
+}
+
+/// Appends `text` to the system prompt, blank-line separated (GatewayRequest's rule).
+fn push_system(prompt: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !prompt.is_empty() {
+        prompt.push_str("\n\n");
+    }
+    prompt.push_str(text);
+}
+
+/// `max_tokens`: required by Anthropic, a positive integer of tokens.
+fn max_tokens(obj: &Map<String, Value>) -> Result<u64, IngressError> {
+    match present(obj, "max_tokens") {
+        None => Err(IngressError::new(
+            "max_tokens",
+            "is required: the most output tokens, a positive integer (Anthropic's Messages API requires it).",
+        )),
+        Some(v) => v
+            .as_u64()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| IngressError::new("max_tokens", "must be a positive integer (tokens).")),
+    }
+}
+
+/// `temperature`, `top_p`, `stop_sequences`; `top_k` cannot be carried.
+fn parse_sampling(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), IngressError> {
+    let number = |key: &str| -> Result<Option<f64>, IngressError> {
+        present(obj, key)
+            .map(|v| {
+                v.as_f64()
+                    .ok_or_else(|| IngressError::new(key, "must be a number."))
+            })
+            .transpose()
+    };
+    req.overrides.temperature = number("temperature")?;
+    req.overrides.top_p = number("top_p")?;
+    if present(obj, "top_k").is_some() {
+        drop_param(&mut req.dropped, "top_k");
+    }
+    if let Some(stops) = present(obj, "stop_sequences") {
+        let Value::Array(items) = stops else {
+            return Err(IngressError::new(
+                "stop_sequences",
+                "must be an array of strings.",
+            ));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let s = item.as_str().ok_or_else(|| {
+                IngressError::new(format!("stop_sequences[{i}]"), "must be a string.")
+            })?;
+            req.overrides.stop.push(s.to_owned());
+        }
+    }
+    Ok(())
+}
+
+/// `tools[]`: custom tools (no `type`, or `type: "custom"`) become [`ToolSpec`]s; server
+/// tools (`web_search_20250305`, `bash_20250124`, `text_editor_…`, …) are named in `dropped`
+/// by their type: Switchyard's providers run function tools only.
+fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
+    let Value::Array(items) = tools else {
+        return Err(IngressError::new("tools", "must be an array of tools."));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, tool) in items.iter().enumerate() {
+        let path = format!("tools[{i}]");
+        let Value::Object(t) = tool else {
+            return Err(IngressError::new(path, "must be an object."));
+        };
+        match present(t, "type").map(|v| v.as_str()) {
+            None | Some(Some("custom")) => {}
+            Some(Some(kind)) => {
+                drop_param(dropped, kind);
+                continue;
+            }
+            Some(None) => {
+                return Err(IngressError::new(
+                    format!("{path}.type"),
+                    "must be a string.",
+                ));
+            }
+        }
+        let name = str_at(t, &path, "name")?.to_owned();
+        let description = match present(t, "description") {
+            None => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => {
+                return Err(IngressError::new(
+                    format!("{path}.description"),
+                    "must be a string.",
+                ));
+            }
+        };
+        let input_schema = match present(t, "input_schema") {
+            Some(schema @ Value::Object(_)) => schema.clone(),
+            _ => {
+                return Err(IngressError::new(
+                    format!("{path}.input_schema"),
+                    "is required: the JSON Schema object of the tool's input.",
+                ));
+            }
+        };
+        if present(t, "cache_control").is_some() {
+            drop_param(dropped, "cache_control");
+        }
+        if t.get("strict").and_then(Value::as_bool) == Some(true) {
+            drop_param(dropped, "strict");
+        }
+        out.push(ToolSpec {
+            name,
+            description,
+            input_schema,
+        });
+    }
+    Ok(out)
+}
+
+/// `tool_choice`: `{"type": "auto" | "any" | "tool" (with "name") | "none"}`;
+/// `disable_parallel_tool_use: true` cannot be carried.
+fn parse_tool_choice(
+    choice: &Value,
+    dropped: &mut Vec<String>,
+) -> Result<ToolChoice, IngressError> {
+    let Value::Object(c) = choice else {
+        return Err(IngressError::new(
+            "tool_choice",
+            "must be an object such as {\"type\": \"auto\"}.",
+        ));
+    };
+    if c.get("disable_parallel_tool_use").and_then(Value::as_bool) == Some(true) {
+        drop_param(dropped, "disable_parallel_tool_use");
+    }
+    match str_at(c, "tool_choice", "type")? {
+        "auto" => Ok(ToolChoice::Auto),
+        "any" => Ok(ToolChoice::Required),
+        "none" => Ok(ToolChoice::None),
+        "tool" => Ok(ToolChoice::Tool(
+            str_at(c, "tool_choice", "name")?.to_owned(),
+        )),
+        other => Err(IngressError::new(
+            "tool_choice.type",
+            format!("`{other}` is not one of auto, any, tool, none."),
+        )),
+    }
+}
+
+/// `thinking`: `enabled` with `budget_tokens` → that budget; `disabled` → `Some(0)`;
+/// `adaptive` (Claude Code) → `None`, the route's default.
+fn parse_thinking(thinking: &Value) -> Result<Option<u64>, IngressError> {
+    let Value::Object(t) = thinking else {
+        return Err(IngressError::new(
+            "thinking",
+            "must be an object such as {\"type\": \"enabled\", \"budget_tokens\": 2048}.",
+        ));
+    };
+    match str_at(t, "thinking", "type")? {
+        "enabled" => match present(t, "budget_tokens").and_then(Value::as_u64) {
+            Some(n) => Ok(Some(n)),
+            None => Err(IngressError::new(
+                "thinking.budget_tokens",
+                "is required with `enabled`: the thinking budget, a positive integer of tokens.",
+            )),
+        },
+        "disabled" => Ok(Some(0)),
+        "adaptive" => Ok(None),
+        other => Err(IngressError::new(
+            "thinking.type",
+            format!("`{other}` is not one of enabled, disabled, adaptive."),
+        )),
+    }
+}
+
+/// `output_config` (Anthropic's effort parameter, sent by Claude Code with the `effort`
+/// beta): `effort` low/medium/high/max → the reasoning effort (`max` as `xhigh`); a
+/// `format` (structured output) cannot be carried.
+fn parse_output_config(config: &Value, req: &mut GatewayRequest) -> Result<(), IngressError> {
+    let Value::Object(c) = config else {
+        return Err(IngressError::new("output_config", "must be an object."));
+    };
+    if let Some(effort) = present(c, "effort") {
+        req.overrides.reasoning_effort = Some(match effort.as_str() {
+            Some("low") => ReasoningEffort::Low,
+            Some("medium") => ReasoningEffort::Medium,
+            Some("high") => ReasoningEffort::High,
+            Some("max") => ReasoningEffort::Xhigh,
+            _ => {
+                return Err(IngressError::new(
+                    "output_config.effort",
+                    "must be one of low, medium, high, max.",
+                ));
+            }
+        });
+    }
+    if present(c, "format").is_some() {
+        drop_param(&mut req.dropped, "output_config.format");
+    }
+    Ok(())
+}

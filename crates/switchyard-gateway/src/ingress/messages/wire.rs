@@ -1,0 +1,118 @@
+//! What Anthropic's stream and whole answer share (SPEC R14.1, R14.5): the message id, the
+//! stop reason, the usage object, and the error body `{"type": "error", "error": {"type",
+//! "message"}}` with its status.
+
+use serde_json::{Value, json};
+use switchyard_api::{ApiError, ErrorKind, Usage};
+
+use super::super::encode::{StopReason, http_status};
+
+/// The message id Anthropic clients see: `msg_` and the gateway's request id (kept as is
+/// when it already starts with `msg_`).
+pub(super) fn message_id(id: &str) -> String {
+    if id.starts_with("msg_") {
+        id.to_owned()
+    } else {
+        format!("msg_{id}")
+    }
+}
+
+/// Anthropic's `stop_reason` spelling of `stop`.
+pub(super) fn stop_reason(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::EndTurn => "end_turn",
+        StopReason::ToolUse => "tool_use",
+        StopReason::MaxTokens => "max_tokens",
+    }
+}
+
+/// The stop reason an answer reports: `tool_use` exactly when it holds a tool call, unless
+/// the output limit cut it (agents built on the SDKs loop on `stop_reason == "tool_use"` and
+/// then look for the `tool_use` blocks); `max_tokens` as the caller says.
+pub(super) fn effective_stop(stop: StopReason, has_tool_use: bool) -> StopReason {
+    match (stop, has_tool_use) {
+        (StopReason::MaxTokens, _) => StopReason::MaxTokens,
+        (_, true) => StopReason::ToolUse,
+        (_, false) => StopReason::EndTurn,
+    }
+}
+
+/// The arguments are one whole JSON value (none yet is not whole: they may still come).
+pub(super) fn is_whole_json(args: &str) -> bool {
+    !args.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(args).is_ok()
+}
+
+/// `delta` repeats a call's whole arguments (a provider that sends a finished call again
+/// in one piece; maximhq/bifrost#5128 delivered every call twice): it adds nothing.
+pub(super) fn is_repeat(args: &str, delta: &str) -> bool {
+    delta.len() == args.len() && delta == args && is_whole_json(args)
+}
+
+/// Anthropic's `usage` object of `usage`, in tokens. `input_tokens` is the non-cached input
+/// already (Switchyard's rule matches Anthropic's); cache counts a provider did not report
+/// are 0, as Anthropic itself sends them (the SDKs and Claude Code add the three inputs).
+pub(super) fn usage_json(usage: &Usage) -> Value {
+    json!({
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cache_read_tokens.unwrap_or(0),
+        "cache_creation_input_tokens": usage.cache_write_tokens.unwrap_or(0),
+    })
+}
+
+/// Anthropic's error `type` for a failure of `kind` (Anthropic's "Errors" reference).
+fn error_type(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Auth => "authentication_error",
+        ErrorKind::Entitlement => "permission_error",
+        ErrorKind::RateLimited
+        | ErrorKind::SpendLimit
+        | ErrorKind::SpendCap
+        | ErrorKind::QuotaExceeded => "rate_limit_error",
+        ErrorKind::Overloaded => "overloaded_error",
+        ErrorKind::ContextWindowExceeded
+        | ErrorKind::InvalidRequest
+        | ErrorKind::ContentBlocked => "invalid_request_error",
+        ErrorKind::Server
+        | ErrorKind::Network
+        | ErrorKind::Timeout
+        | ErrorKind::Cancelled
+        | ErrorKind::Decode => "api_error",
+    }
+}
+
+/// Anthropic's error `type` for an HTTP status the gateway chose itself (404 unknown route,
+/// 413 too large), where the kind alone does not say it.
+fn error_type_of_status(status: u16, kind: ErrorKind) -> &'static str {
+    match status {
+        404 => "not_found_error",
+        413 => "request_too_large",
+        _ => error_type(kind),
+    }
+}
+
+/// The body `{"type": "error", "error": {"type", "message"}}` of `error`, as both the HTTP
+/// error response and the stream's `event: error` carry it. The message is Switchyard's one
+/// sentence (never a key, SPEC R14.10).
+pub(super) fn error_body(error: &ApiError) -> Value {
+    let status = error.status.unwrap_or_else(|| http_status(error.kind));
+    json!({
+        "type": "error",
+        "error": {
+            "type": error_type_of_status(status, error.kind),
+            "message": error.to_string(),
+        },
+    })
+}
+
+/// The HTTP status and body of `error` for an Anthropic client (SPEC R14.5): 529 for
+/// `overloaded_error` (Anthropic's own status, which the SDKs retry), else
+/// [`http_status`]; a 404 or 413 the error carries keeps its status and type.
+pub(crate) fn error_response(error: &ApiError) -> (u16, Value) {
+    let status = match (error.kind, error.status) {
+        (ErrorKind::Overloaded, _) => 529,
+        (_, Some(s @ (404 | 413))) => s,
+        (kind, _) => http_status(kind),
+    };
+    (status, error_body(error))
+}
