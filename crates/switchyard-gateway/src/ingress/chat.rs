@@ -29,8 +29,6 @@ mod wire;
 mod tests;
 
 pub(crate) use collect::Collector;
-#[allow(unused_imports)]
-// `invalid_request_response` is for the server (a malformed body's 400).
 pub(crate) use error::{error_response, invalid_request_response};
 pub(crate) use parse::parse_request;
 pub(crate) use stream::Encoder;

@@ -50,7 +50,9 @@ pub fn http_status(kind: ErrorKind) -> u16 {
         ErrorKind::SpendLimit | ErrorKind::SpendCap | ErrorKind::QuotaExceeded => 402,
         ErrorKind::RateLimited => 429,
         ErrorKind::Overloaded => 503,
-        ErrorKind::ContextWindowExceeded | ErrorKind::InvalidRequest | ErrorKind::ContentBlocked => 400,
+        ErrorKind::ContextWindowExceeded
+        | ErrorKind::InvalidRequest
+        | ErrorKind::ContentBlocked => 400,
         ErrorKind::Timeout => 504,
         ErrorKind::Cancelled => 499,
         ErrorKind::Server | ErrorKind::Network | ErrorKind::Decode => 502,

@@ -28,11 +28,19 @@ pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, In
     }
 }
 
-/// The stream encoder of `dialect` for one answer of `model` (the id the client asked for,
-/// echoed back as the dialect does), identified by `id` (the gateway's request id).
-pub fn stream_encoder(dialect: Dialect, model: &str, id: &str) -> Box<dyn StreamEncoder> {
+/// The stream encoder of `dialect` for one answer to `request` (its `model` is echoed back
+/// as the dialect does; Chat Completions ends with a usage chunk when the request set
+/// `stream_options.include_usage`), identified by `id` (the gateway's request id).
+pub fn stream_encoder(
+    dialect: Dialect,
+    request: &GatewayRequest,
+    id: &str,
+) -> Box<dyn StreamEncoder> {
+    let model = request.model.as_str();
     match dialect {
-        Dialect::ChatCompletions => Box::new(chat::Encoder::new(model, id)),
+        Dialect::ChatCompletions => {
+            Box::new(chat::Encoder::new(model, id).include_usage(request.include_usage))
+        }
         Dialect::Responses => Box::new(responses::Encoder::new(model, id)),
         Dialect::AnthropicMessages => Box::new(messages::Encoder::new(model, id)),
     }
@@ -47,12 +55,80 @@ pub fn response_collector(dialect: Dialect, model: &str, id: &str) -> Box<dyn Re
     }
 }
 
+/// The 400 and JSON body of a request body the gateway cannot read, in `dialect` (SPEC
+/// R14.5): OpenAI's error with `param` naming the field, or Anthropic's
+/// `invalid_request_error` whose message names it.
+pub fn invalid_request_response(
+    dialect: Dialect,
+    error: &IngressError,
+) -> (u16, serde_json::Value) {
+    match dialect {
+        Dialect::ChatCompletions | Dialect::Responses => chat::invalid_request_response(error),
+        Dialect::AnthropicMessages => (
+            400,
+            serde_json::json!({
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": error.to_string()},
+            }),
+        ),
+    }
+}
+
 /// The HTTP status and JSON body of `error` in `dialect` (SPEC R14.5): OpenAI's
 /// `{"error": {"message", "type", "code"}}`, Anthropic's `{"type": "error", "error": {"type",
 /// "message"}}`; the message is Switchyard's one sentence, never a key.
-pub fn error_response(dialect: Dialect, error: &switchyard_api::ApiError) -> (u16, serde_json::Value) {
+pub fn error_response(
+    dialect: Dialect,
+    error: &switchyard_api::ApiError,
+) -> (u16, serde_json::Value) {
     match dialect {
         Dialect::ChatCompletions | Dialect::Responses => chat::error_response(error),
         Dialect::AnthropicMessages => messages::error_response(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use switchyard_api::{ApiStreamChunk, Usage};
+
+    fn streamed(dialect: Dialect, body: &[u8]) -> String {
+        let request = parse_request(dialect, body).unwrap();
+        let mut encoder = stream_encoder(dialect, &request, "req1");
+        let mut out = Vec::new();
+        encoder.start(&mut out);
+        encoder.chunk(&ApiStreamChunk::text("hi"), &mut out);
+        let usage = Usage {
+            input_tokens: 7,
+            output_tokens: 2,
+            ..Usage::default()
+        };
+        encoder.chunk(&ApiStreamChunk::Usage(usage), &mut out);
+        encoder.finish(StopReason::EndTurn, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_chat_client_gets_the_usage_chunk_exactly_when_it_asked_for_it() {
+        let asked = br#"{"model": "m", "stream": true, "stream_options": {"include_usage": true},
+                         "messages": [{"role": "user", "content": "hi"}]}"#;
+        let not_asked = br#"{"model": "m", "stream": true,
+                             "messages": [{"role": "user", "content": "hi"}]}"#;
+        assert!(streamed(Dialect::ChatCompletions, asked).contains(r#""prompt_tokens":7"#));
+        assert!(!streamed(Dialect::ChatCompletions, not_asked).contains("prompt_tokens"));
+    }
+
+    #[test]
+    fn a_malformed_body_names_its_field_in_each_dialect() {
+        for dialect in [
+            Dialect::ChatCompletions,
+            Dialect::Responses,
+            Dialect::AnthropicMessages,
+        ] {
+            let error = parse_request(dialect, br#"{"model": 5}"#).unwrap_err();
+            let (status, body) = invalid_request_response(dialect, &error);
+            assert_eq!(status, 400, "{dialect:?}");
+            assert!(body.to_string().contains("model"), "{dialect:?}: {body}");
+        }
     }
 }

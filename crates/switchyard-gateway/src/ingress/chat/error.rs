@@ -25,7 +25,6 @@ pub(crate) fn error_response(error: &ApiError) -> (u16, Value) {
 
 /// The 400 of a body the gateway cannot read, `param` naming the field (OpenAI's place for
 /// it).
-#[allow(dead_code)] // for the server, which answers a malformed body (see the report of issue 23).
 pub(crate) fn invalid_request_response(error: &IngressError) -> (u16, Value) {
     let body = json!({"error": {
         "message": error.to_string(),

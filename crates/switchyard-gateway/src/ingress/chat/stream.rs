@@ -57,7 +57,6 @@ impl Encoder {
 
     /// With `on`, the stream ends with a usage chunk (`stream_options.include_usage`,
     /// [`GatewayRequest::include_usage`](super::super::request::GatewayRequest)).
-    #[allow(dead_code)] // for the server, which knows the request (see the report of issue 23).
     pub(crate) fn include_usage(mut self, on: bool) -> Self {
         self.include_usage = on;
         self
