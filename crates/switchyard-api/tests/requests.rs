@@ -123,6 +123,7 @@ async fn one_handler_carries_100_concurrent_requests_each_with_its_own_options()
             deadlines: Deadlines::default(),
             fail_fast: false,
             on_response: None,
+            overrides: Default::default(),
         };
         let mut stream = h.create_message("s", &[Message::user_text("hi")], &[], options);
         let mut items = Vec::new();
