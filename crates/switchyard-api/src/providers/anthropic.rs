@@ -20,8 +20,10 @@ use serde_json::{Value, json};
 use crate::config::ApiKey;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::RequestOverrides;
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::mapper::{Chunks, require_end};
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider, parse_json};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
@@ -94,7 +96,8 @@ fn wire_block(b: &ContentBlock) -> Value {
 /// The JSON request body (also Vertex's, without `model`).
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
-    let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
+    let max_tokens =
+        (prompt.overrides.max_tokens).unwrap_or(info.max_tokens_or(DEFAULT_MAX_TOKENS));
     let budget = mode.thinking_budget_tokens;
     let thinking = info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
     let cache = info.supports_prompt_cache;
@@ -132,7 +135,28 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
             .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
             .collect();
     }
+    apply_overrides(&mut body, prompt.overrides, thinking);
     body
+}
+
+/// A request's overrides in an Anthropic body (field names in `overrides.rs`): the limit,
+/// `stop_sequences`, the temperature unless thinking is on (SPEC R4.3), `top_p` (with
+/// thinking only from 0.95, [`overrides::thinking_top_p`]), and
+/// `tool_choice` when the body has tools (a forced one not with thinking on). Also SAP AI
+/// Core's Claude body.
+pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, thinking: bool) {
+    let Some(map) = body.as_object_mut() else {
+        return;
+    };
+    overrides::apply_sampling(map, o, overrides::ANTHROPIC, !thinking);
+    if thinking {
+        overrides::thinking_top_p(map, o, overrides::ANTHROPIC.top_p);
+    }
+    if let (Some(choice), true) = (&o.tool_choice, map.contains_key("tools")) {
+        if let Some(v) = overrides::anthropic_tool_choice(choice, thinking) {
+            map.insert("tool_choice".into(), v);
+        }
+    }
 }
 
 impl Provider for Anthropic {

@@ -38,6 +38,7 @@ use crate::auth::aws::AwsAuth;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::ContentBlock;
 use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, marked_messages};
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_region_prefix};
 use crate::transport::{PendingRequest, WireRequest};
@@ -113,7 +114,8 @@ fn is_claude(model_id: &str) -> bool {
 /// The Converse JSON request body (public within the crate for request-shape tests).
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
-    let max_tokens = info.max_tokens_or(DEFAULT_MAX_TOKENS);
+    let max_tokens =
+        (prompt.overrides.max_tokens).unwrap_or(info.max_tokens_or(DEFAULT_MAX_TOKENS));
     let budget = mode.thinking_budget_tokens;
     let thinking = is_claude(&mode.model_id)
         && info.supports_reasoning
@@ -184,6 +186,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
             .collect();
         body["toolConfig"] = json!({ "tools": specs, "toolChoice": { "auto": {} } });
     }
+    overrides::apply_converse(&mut body, prompt.overrides, thinking);
     body
 }
 
@@ -371,6 +374,7 @@ mod tests {
             system_prompt: "s",
             messages,
             tools: &[],
+            overrides: &crate::handler::RequestOverrides::default(),
         };
         request_body(&mode, &prompt)
     }

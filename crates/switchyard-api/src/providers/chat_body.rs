@@ -36,6 +36,7 @@ use crate::providers::chat_messages::{
 };
 use crate::providers::chat_style::{ChatStyle, Limit, Parallel, Reasoning, Temperature, style};
 use crate::providers::model_family::{adaptive_effort, is_adaptive_thinking_claude};
+use crate::providers::overrides;
 use crate::providers::provider::Prompt;
 use crate::providers::resolve::ResolvedMode;
 use crate::providers::router_body::{self, Router};
@@ -83,6 +84,9 @@ struct Draft {
     max_tokens: Limit,
     system_role: &'static str,
     r1: bool,
+    /// The model takes a caller's temperature and `top_p` (not a reasoning model that
+    /// refuses or ignores them).
+    sampling: bool,
 }
 
 /// The body of a provider whose rules are a [`ChatStyle`] row.
@@ -94,6 +98,7 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
         max_tokens: style.max_tokens,
         system_role: "system",
         r1: matches_r1(style, id),
+        sampling: true,
     };
     apply_reasoning(style.reasoning, &mut draft, mode);
     let messages = messages(style, &draft, mode, prompt);
@@ -115,6 +120,9 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
         body.insert(field.into(), json!(n));
     }
     add_tools(&mut body, prompt.tools, parallel(style.parallel, id));
+    let completion =
+        draft.max_tokens == Limit::MaxCompletionTokens || draft.system_role == "developer";
+    overrides::apply_chat(&mut body, prompt.overrides, completion, draft.sampling);
     Value::Object(body)
 }
 
@@ -233,6 +241,7 @@ fn openai_family(
     }
     draft.system_role = "developer";
     draft.temperature = None;
+    draft.sampling = false;
     if draft.max_tokens != Limit::Omit {
         draft.max_tokens = Limit::MaxCompletionTokens;
     }
@@ -250,6 +259,7 @@ fn deepseek(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
         id.contains("deepseek-reasoner") || id == "deepseek-v4-flash" || id == "deepseek-v4-pro";
     if thinking {
         draft.temperature = None;
+        draft.sampling = false;
         insert_effort(draft, effort);
     }
 }
@@ -275,6 +285,7 @@ fn qwen(draft: &mut Draft, id: &str, budget: u64) {
 /// `thinking` and `output_config` objects.
 fn adaptive_thinking(draft: &mut Draft, effort: Option<ReasoningEffort>, budget: u64) {
     draft.temperature = None;
+    draft.sampling = false;
     if let Some(e) = adaptive_effort(effort, budget) {
         draft
             .fields
@@ -320,6 +331,7 @@ fn litellm(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>, budget:
         );
         if o_mini || claude {
             draft.temperature = None;
+            draft.sampling = false;
         }
     }
     draft.fields.insert("drop_params".into(), json!(true));

@@ -15,7 +15,8 @@
 //! Environment: `ANTHROPIC_API_KEY` is removed, so the CLI uses its own sign-in and never the
 //! user's API key — and so are the key variables of every other provider (a key set for
 //! Switchyard is never handed to another program). `MAX_THINKING_TOKENS` is the thinking
-//! budget; `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (32,000, the CLI's limit),
+//! budget (a caller's own, SPEC R14.1, else the mode's); `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (a
+//! caller's limit, else 32,000, the CLI's limit),
 //! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` and `DISABLE_NON_ESSENTIAL_MODEL_CALLS` default
 //! as in the reference unless set. The AWS and Google credential variables stay, for a CLI
 //! set up to use Bedrock or Vertex.
@@ -43,7 +44,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::handler::{
-    ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, Deadlines, RequestOptions, ResolvedDeadlines,
+    ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, Deadlines, RequestOptions, RequestOverrides,
+    ResolvedDeadlines,
 };
 use crate::message::{ContentBlock, Message, ToolSpec};
 use crate::private_file;
@@ -97,7 +99,12 @@ impl ClaudeCode {
 
     /// The run for one request: arguments, environment and standard input (see the module
     /// docs).
-    fn run(&self, system_prompt: &str, messages: &[Message]) -> ProcessRequest {
+    fn run(
+        &self,
+        system_prompt: &str,
+        messages: &[Message],
+        o: &RequestOverrides,
+    ) -> ProcessRequest {
         let mut temp_files = Vec::new();
         let prompt_arg = if system_prompt.chars().count() > MAX_SYSTEM_PROMPT_ARG {
             match write_prompt_file(system_prompt) {
@@ -145,10 +152,7 @@ impl ClaudeCode {
                 ),
                 ("DISABLE_NON_ESSENTIAL_MODEL_CALLS".into(), "1".into()),
             ],
-            env_set: vec![(
-                "MAX_THINKING_TOKENS".into(),
-                self.mode.thinking_budget_tokens.to_string(),
-            )],
+            env_set: overridden_env(self.mode.thinking_budget_tokens, o),
             stdin: conversation_json(messages).into_bytes(),
             _temp_files: temp_files,
             stderr_hints: vec![(
@@ -157,6 +161,41 @@ impl ClaudeCode {
             )],
         }
     }
+}
+
+/// The variables set for the run: the thinking budget (a caller's, else the mode's) and,
+/// when the caller sets one, the output limit, which otherwise defaults to 32,000 and yields
+/// to the user's own `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (see [`CLAUDE_CODE_CARRIES`]).
+fn overridden_env(budget: u64, o: &RequestOverrides) -> Vec<(String, String)> {
+    let budget = o.thinking_budget_tokens.unwrap_or(budget);
+    let mut env = vec![("MAX_THINKING_TOKENS".into(), budget.to_string())];
+    if let Some(n) = o.max_tokens {
+        env.push(("CLAUDE_CODE_MAX_OUTPUT_TOKENS".into(), n.to_string()));
+    }
+    env
+}
+
+/// What of a caller's overrides reaches the CLI (SPEC R14.2): the output limit
+/// (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`) and the thinking budget (`MAX_THINKING_TOKENS`), the
+/// variables its documentation names (docs.claude.com/en/docs/claude-code/settings); it has
+/// no switch for sampling, stop sequences, tool choice or an effort.
+const CLAUDE_CODE_CARRIES: &[&str] = &["max_tokens", "thinking"];
+
+/// The overrides of `o` the CLI cannot carry: all set but [`CLAUDE_CODE_CARRIES`].
+fn dropped(o: &RequestOverrides) -> Vec<&'static str> {
+    let set = [
+        ("max_tokens", o.max_tokens.is_some()),
+        ("temperature", o.temperature.is_some()),
+        ("top_p", o.top_p.is_some()),
+        ("stop", !o.stop.is_empty()),
+        ("tool_choice", o.tool_choice.is_some()),
+        ("reasoning_effort", o.reasoning_effort.is_some()),
+        ("thinking", o.thinking_budget_tokens.is_some()),
+    ];
+    set.into_iter()
+        .filter(|(name, set)| *set && !CLAUDE_CODE_CARRIES.contains(name))
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// A fresh file holding the system prompt (private to the user), removed with the request.
@@ -206,10 +245,14 @@ impl ApiHandler for ClaudeCode {
             origin,
             self.mode.preset.retry,
             self.deadlines,
-            Arc::new(self.run(system_prompt, messages)),
+            Arc::new(self.run(system_prompt, messages, &options.overrides)),
             ClaudeCodeParser::default,
             options,
         )
+    }
+
+    fn dropped_overrides(&self, o: &RequestOverrides) -> Vec<&'static str> {
+        dropped(o)
     }
 
     fn get_model(&self) -> ApiHandlerModel {
@@ -236,7 +279,7 @@ mod tests {
         let mode = crate::resolve_mode(&config, crate::Mode::Act).unwrap();
         assert_eq!(mode.model_id, "claude-sonnet-5", "the reference's default");
         let handler = ClaudeCode::new(mode);
-        let run = handler.run("s", &[]);
+        let run = handler.run("s", &[], &RequestOverrides::default());
         for var in [
             "ANTHROPIC_API_KEY",
             "OPENAI_API_KEY",

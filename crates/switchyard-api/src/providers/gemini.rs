@@ -24,6 +24,7 @@ use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::mapper::{Chunks, JsonEvents, require_end};
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
@@ -63,9 +64,12 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         let mut config = json!({ "includeThoughts": true });
         if mode.thinking_budget_tokens > 0 {
             config["thinkingBudget"] = json!(mode.thinking_budget_tokens.min(max));
+        } else if stops_thinking(mode, prompt) {
+            config = json!({ "thinkingBudget": 0 });
         }
         generation["thinkingConfig"] = config;
     }
+    overrides::apply_sampling_to(&mut generation, prompt.overrides, overrides::GEMINI, true);
     let mut body = body(prompt.messages, prompt.system_prompt, generation);
     if !prompt.tools.is_empty() {
         let declarations: Vec<Value> = prompt.tools
@@ -73,8 +77,18 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
             .map(|t| json!({ "name": t.name, "description": t.description, "parameters": t.input_schema }))
             .collect();
         body["tools"] = json!([{ "functionDeclarations": declarations }]);
+        if let Some(choice) = &prompt.overrides.tool_choice {
+            body["toolConfig"] = overrides::gemini_tool_config(choice);
+        }
     }
     body
+}
+
+/// True when the caller turns thinking off (a budget of 0) and the model can stop thinking:
+/// `thinkingBudget: 0`, which the Pro models refuse ("only works in thinking mode",
+/// ai.google.dev/gemini-api/docs/thinking), so there it is reported dropped.
+fn stops_thinking(mode: &ResolvedMode, prompt: &Prompt<'_>) -> bool {
+    prompt.overrides.thinking_budget_tokens == Some(0) && !mode.model_id.contains("-pro")
 }
 
 /// A Gemini body of `messages`, the system prompt and `generation` (`generationConfig`); also

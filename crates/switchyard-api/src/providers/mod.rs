@@ -20,6 +20,7 @@
 //! | Chat Completions bodies of the model routers OpenRouter and the Vercel AI Gateway | `router_body.rs` |
 //! | the messages, cache marks and tools all Chat Completions bodies share (SPEC R4.3's placement) | `chat_messages.rs` |
 //! | what a model id says of its reasoning family (SPEC R4.5) | `model_family.rs` |
+//! | a caller's own parameters in each family's fields, and what a body drops (SPEC R14.1, R14.2) | `overrides.rs` |
 //!
 //! One file per wire family (SPEC R4.1), each a pure request builder plus a stream mapper
 //! (`provider::Provider`) run over the one shared transport:
@@ -69,6 +70,7 @@ mod ollama;
 mod openai_chat;
 mod openai_codex;
 mod openai_responses;
+mod overrides;
 pub mod presets;
 mod provider;
 mod qwen_code;

@@ -19,6 +19,7 @@ use crate::error::{ApiError, ErrorKind};
 use crate::message::{ContentBlock, Message, Role};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
 use crate::providers::chat_body::function_tools;
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
@@ -58,13 +59,19 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if info.max_tokens > 0 {
         options["num_predict"] = json!(info.max_tokens);
     }
+    // A caller's limit, sampling and stop sequences (`overrides.rs`); Ollama has no tool
+    // choice, which is reported dropped.
+    overrides::apply_sampling_to(&mut options, prompt.overrides, overrides::OLLAMA, true);
     let mut body = json!({
         "model": mode.model_id,
         "messages": wire,
         "stream": true,
         "options": options,
     });
-    if info.supports_reasoning || mode.thinking_budget_tokens > 0 {
+    if prompt.overrides.thinking_budget_tokens == Some(0) {
+        // A caller's "no thinking" (docs/api.md `think`).
+        body["think"] = json!(false);
+    } else if info.supports_reasoning || mode.thinking_budget_tokens > 0 {
         body["think"] = json!(true);
     }
     if !prompt.tools.is_empty() {

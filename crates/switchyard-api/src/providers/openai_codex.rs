@@ -25,6 +25,7 @@ use crate::auth::codex::{CodexAuth, TOKEN_URL, signin_path};
 use crate::config::ConfigError;
 use crate::providers::mapper::{Chunks, JsonEvents};
 use crate::providers::openai_responses::{self, ResponsesParser};
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::providers::signin::signin_source;
@@ -102,6 +103,11 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
     if !prompt.tools.is_empty() {
         body["tools"] = openai_responses::function_tools(prompt.tools, Some(false));
+        // Of a caller's overrides the backend takes the tool choice (and, through the mode,
+        // the effort); the others are reported dropped.
+        if let Some(choice) = &prompt.overrides.tool_choice {
+            body["tool_choice"] = overrides::responses_tool_choice(choice);
+        }
     }
     body
 }

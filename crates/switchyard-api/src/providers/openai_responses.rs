@@ -22,8 +22,10 @@ use serde_json::{Value, json};
 use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::RequestOverrides;
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::mapper::{Chunks, JsonEvents, require_end};
+use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
@@ -57,7 +59,24 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if !prompt.tools.is_empty() {
         body["tools"] = function_tools(prompt.tools, None);
     }
+    apply_overrides(&mut body, prompt.overrides, !info.supports_reasoning);
     body
+}
+
+/// A request's overrides in a Responses body (field names in `overrides.rs`): the limit, the
+/// temperature and `top_p` when `sampling` (not a reasoning model, which refuses them), and
+/// `tool_choice` when the body has tools; Responses has no stop sequences.
+pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: bool) {
+    let Some(map) = body.as_object_mut() else {
+        return;
+    };
+    if let (Some(choice), true) = (&o.tool_choice, map.contains_key("tools")) {
+        map.insert(
+            "tool_choice".into(),
+            overrides::responses_tool_choice(choice),
+        );
+    }
+    overrides::apply_sampling(map, o, overrides::RESPONSES, sampling);
 }
 
 /// Tools as Responses functions, `[{type: function, name, description, parameters}]`, with

@@ -12,8 +12,11 @@ use std::sync::Arc;
 
 use crate::config::ConfigError;
 use crate::error::ApiError;
-use crate::handler::{ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions};
+use crate::handler::{
+    ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions, RequestOverrides,
+};
 use crate::message::{Message, ToolSpec};
+use crate::providers::overrides;
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::transport::{
@@ -22,12 +25,15 @@ use crate::transport::{
 use crate::wire::sse::SseEventRef;
 
 /// What one request asks of the model: the system prompt, the conversation (Anthropic-shaped,
-/// oldest first) and the tools it may call.
+/// oldest first), the tools it may call, and the caller's own parameters (output limit,
+/// sampling, stop sequences, tool choice: SPEC R14.1), which each family's body sets in its
+/// own fields; the reasoning ones reach it through the mode ([`overrides::reasoning_mode`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Prompt<'a> {
     pub(crate) system_prompt: &'a str,
     pub(crate) messages: &'a [Message],
     pub(crate) tools: &'a [ToolSpec],
+    pub(crate) overrides: &'a RequestOverrides,
 }
 
 /// One wire family's request builder and stream mapper. Implementations do no I/O except in
@@ -59,6 +65,26 @@ pub(crate) trait Provider: Send + Sync + 'static {
     /// used only when [`Provider::reauthorizes`]. Default: the request as built.
     fn reauthorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         self.authorize(mode, request)
+    }
+
+    /// The overrides of `o` a request under `mode` (its reasoning overrides applied) does not
+    /// carry (SPEC R14.2): read from the body this provider builds with them for an empty
+    /// conversation and one tool ([`overrides::dropped`]), so the answer is the body's own.
+    fn dropped(&self, mode: &ResolvedMode, o: &RequestOverrides) -> Vec<&'static str> {
+        let tools = [ToolSpec {
+            name: "probe".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({ "type": "object" }),
+        }];
+        let prompt = Prompt {
+            system_prompt: "",
+            messages: &[],
+            tools: &tools,
+            overrides: o,
+        };
+        let body = serde_json::from_str(&self.request(mode, &prompt).body)
+            .unwrap_or(serde_json::Value::Null);
+        overrides::dropped(&body, o)
     }
 }
 
@@ -114,8 +140,10 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             system_prompt,
             messages,
             tools,
+            overrides: &options.overrides,
         };
-        let request = self.provider.request(&self.mode, &prompt);
+        let mode = overrides::reasoning_mode(&self.mode, &options.overrides);
+        let request = self.provider.request(&mode, &prompt);
         // The reauthorized request is built now and finished (its sign-in refreshed) only if
         // a 401 asks for it.
         let reauthorize = self
@@ -138,6 +166,11 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
 
     fn provider_id(&self) -> &str {
         &self.mode.provider_id
+    }
+
+    fn dropped_overrides(&self, o: &RequestOverrides) -> Vec<&'static str> {
+        self.provider
+            .dropped(&overrides::reasoning_mode(&self.mode, o), o)
     }
 }
 

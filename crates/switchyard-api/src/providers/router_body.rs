@@ -29,6 +29,7 @@ use crate::providers::chat_messages::{
     CachePoint, add_tools, has_tool_blocks, mark_cache_points, openai_messages, r1_messages,
 };
 use crate::providers::model_family::{adaptive_effort, is_adaptive_thinking_claude};
+use crate::providers::overrides;
 use crate::providers::provider::Prompt;
 use crate::providers::resolve::ResolvedMode;
 
@@ -272,6 +273,9 @@ pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<
         prompt.tools,
         Some(router.parallel_tool_calls(mode)),
     );
+    // The rules take the temperature away from the models that think (or refuse it).
+    let sampling = sampling.temperature.is_some();
+    overrides::apply_chat(&mut body, prompt.overrides, false, sampling);
     Value::Object(body)
 }
 

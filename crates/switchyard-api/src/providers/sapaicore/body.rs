@@ -6,10 +6,12 @@ use serde_json::{Value, json};
 
 use super::route::{OPENAI_REASONING, Route};
 use crate::config::ReasoningEffort;
+use crate::handler::RequestOverrides;
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::anthropic;
 use crate::providers::chat_body;
 use crate::providers::gemini;
+use crate::providers::overrides;
 use crate::providers::provider::Prompt;
 use crate::providers::resolve::ResolvedMode;
 
@@ -23,7 +25,7 @@ pub(crate) fn path_and_body(
     prompt: &Prompt<'_>,
 ) -> (String, Value) {
     let max = (mode.model_info.max_tokens > 0).then_some(mode.model_info.max_tokens);
-    match route {
+    let (path, mut body) = match route {
         Route::Converse => ("converse-stream".to_owned(), converse(mode, prompt, max)),
         Route::Invoke => (
             "invoke-with-response-stream".to_owned(),
@@ -39,7 +41,36 @@ pub(crate) fn path_and_body(
             format!("models/{}:streamGenerateContent", mode.model_id),
             gemini_body(prompt, max),
         ),
+    };
+    apply_overrides(route, mode, prompt.overrides, &mut body);
+    (path, body)
+}
+
+/// A caller's overrides in the route's family's fields (`overrides.rs`): the limit, sampling
+/// (not for the Claude model that takes no temperature, nor OpenAI's reasoning models) and
+/// stop sequences; SAP's bodies carry no tools, so no tool choice, and no thinking budget.
+fn apply_overrides(route: Route, mode: &ResolvedMode, o: &RequestOverrides, body: &mut Value) {
+    let sampling = mode.model_id != NO_TEMPERATURE;
+    match route {
+        Route::Converse => overrides::apply_converse(body, o, !sampling),
+        Route::Invoke => anthropic::apply_overrides(body, o, !sampling),
+        Route::OpenAi | Route::Hosted => {
+            let reasoning = route == Route::OpenAi && openai_reasoning(&mode.model_id);
+            if let Some(map) = body.as_object_mut() {
+                overrides::apply_chat(map, o, reasoning, !reasoning);
+            }
+        }
+        Route::Cohere => overrides::apply_sampling_to(body, o, overrides::COHERE, true),
+        Route::Gemini => {
+            let generation = &mut body["generationConfig"];
+            overrides::apply_sampling_to(generation, o, overrides::GEMINI, true);
+        }
     }
+}
+
+/// True for the OpenAI models SAP serves as reasoning models.
+fn openai_reasoning(id: &str) -> bool {
+    OPENAI_REASONING.contains(&id) || chat_body::is_reasoning_family(id)
 }
 
 /// Bedrock Converse: `inferenceConfig`, `system` and `messages`, with cache points when the
@@ -135,7 +166,7 @@ fn openai(mode: &ResolvedMode, prompt: &Prompt<'_>, max: Option<u64>) -> Value {
         "stop": null,
         "stream_options": { "include_usage": true },
     });
-    if OPENAI_REASONING.contains(&id) || chat_body::is_reasoning_family(id) {
+    if openai_reasoning(id) {
         if let Some(e) = mode
             .reasoning_effort
             .filter(|e| *e != ReasoningEffort::None)
@@ -192,4 +223,55 @@ fn gemini_body(prompt: &Prompt<'_>, max: Option<u64>) -> Value {
         generation["maxOutputTokens"] = json!(n);
     }
     gemini::body(prompt.messages, prompt.system_prompt, generation)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::providers::sapaicore::route::route;
+
+    /// The body SAP AI Core's `model` gets with every sampling override set.
+    fn body_for(model: &str) -> Value {
+        let text = format!("[act]\nprovider = \"sapaicore\"\nmodel = \"{model}\"\n");
+        let config = crate::config::ApiConfiguration::from_toml(&text, "t", |_| None).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let o = RequestOverrides {
+            max_tokens: Some(300),
+            temperature: Some(0.5),
+            top_p: Some(0.9),
+            stop: vec!["END".into()],
+            ..RequestOverrides::default()
+        };
+        let prompt = Prompt {
+            system_prompt: "s",
+            messages: &[],
+            tools: &[],
+            overrides: &o,
+        };
+        path_and_body(route(model).unwrap(), &mode, &prompt).1
+    }
+
+    #[test]
+    fn each_route_takes_the_overrides_in_its_family_fields() {
+        let converse = body_for("anthropic--claude-4.5-sonnet");
+        assert_eq!(
+            converse["inferenceConfig"],
+            json!({ "maxTokens": 300, "temperature": 0.5, "topP": 0.9, "stopSequences": ["END"] })
+        );
+        let invoke = body_for("anthropic--claude-3.5-sonnet");
+        assert_eq!(invoke["max_tokens"], json!(300));
+        assert_eq!(invoke["stop_sequences"], json!(["END"]));
+        let cohere = body_for("cohere--command-a-reasoning");
+        assert_eq!(cohere["p"], json!(0.9));
+        assert_eq!(cohere["stop_sequences"], json!(["END"]));
+        let reasoning = body_for("o4-mini");
+        assert_eq!(reasoning["max_completion_tokens"], json!(300));
+        assert_eq!(reasoning.get("temperature"), None);
+        assert_eq!(reasoning["stop"], json!(["END"]));
+        let gemini = body_for("gemini-2.5-pro");
+        assert_eq!(gemini["generationConfig"]["topP"], json!(0.9));
+        assert_eq!(gemini["generationConfig"]["maxOutputTokens"], json!(300));
+    }
 }

@@ -1,0 +1,472 @@
+//! A request's [`RequestOverrides`] in each wire family's own fields (SPEC R14.1, R14.2): the
+//! output limit, sampling and stop sequences ([`Sampling`] names per family), the tool choice
+//! in each family's shape, the mode a request's reasoning overrides make, and what a body did
+//! not carry ([`dropped`], for `x-switchyard-dropped`). Unset overrides change no body.
+//!
+//! Field names, from each provider's API reference:
+//! - Anthropic Messages (docs.claude.com/en/api/messages): `max_tokens`, `temperature`,
+//!   `top_p`, `stop_sequences`, `tool_choice {type: auto|any|tool|none, name}`,
+//!   `thinking.budget_tokens`.
+//! - OpenAI Chat Completions (platform.openai.com/docs/api-reference/chat/create):
+//!   `max_tokens` / `max_completion_tokens`, `temperature`, `top_p`, `stop`, `tool_choice`
+//!   (`"auto"`, `"none"`, `"required"`, `{type: function, function: {name}}`),
+//!   `reasoning_effort`.
+//! - OpenAI Responses (platform.openai.com/docs/api-reference/responses/create):
+//!   `max_output_tokens`, `temperature`, `top_p`, `tool_choice` (`{type: function, name}` for
+//!   one tool), `reasoning.effort`; no stop sequences.
+//! - Gemini (ai.google.dev/api/generate-content `GenerationConfig`, ai.google.dev/api/caching
+//!   `ToolConfig`): `generationConfig.{maxOutputTokens, temperature, topP, stopSequences,
+//!   thinkingConfig.thinkingBudget}`, `toolConfig.functionCallingConfig.{mode: AUTO|ANY|NONE,
+//!   allowedFunctionNames}`.
+//! - Bedrock Converse (docs.aws.amazon.com/bedrock/latest/APIReference
+//!   `API_runtime_InferenceConfiguration`, `API_runtime_ToolChoice`): `inferenceConfig.{maxTokens,
+//!   temperature, topP, stopSequences}`, `toolConfig.toolChoice` `{auto: {}}`, `{any: {}}`,
+//!   `{tool: {name}}` (no "none").
+//! - Ollama `/api/chat` (github.com/ollama/ollama docs/api.md, docs/modelfile.md
+//!   "Valid Parameters"): `options.{num_predict, temperature, top_p, stop}`; no tool choice.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value, json};
+
+use crate::config::ReasoningEffort;
+use crate::handler::{RequestOverrides, ToolChoice};
+use crate::providers::resolve::ResolvedMode;
+
+/// A family's names of the output limit, temperature, nucleus sampling and stop sequences, in
+/// the object that holds them (the body, `generationConfig`, `inferenceConfig`, `options`);
+/// `None`: the family has no such field.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sampling {
+    pub(crate) max_tokens: &'static str,
+    pub(crate) temperature: &'static str,
+    pub(crate) top_p: &'static str,
+    pub(crate) stop: Option<&'static str>,
+}
+
+/// Anthropic Messages (and SAP AI Core's Claude `invoke`).
+pub(crate) const ANTHROPIC: Sampling = Sampling {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop_sequences"),
+};
+/// Chat Completions with `max_tokens` (see [`apply_chat`] for the other).
+pub(crate) const CHAT: Sampling = Sampling {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop"),
+};
+/// OpenAI Responses.
+pub(crate) const RESPONSES: Sampling = Sampling {
+    max_tokens: "max_output_tokens",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: None,
+};
+/// Gemini's `generationConfig`.
+pub(crate) const GEMINI: Sampling = Sampling {
+    max_tokens: "maxOutputTokens",
+    temperature: "temperature",
+    top_p: "topP",
+    stop: Some("stopSequences"),
+};
+/// Bedrock Converse's `inferenceConfig`.
+pub(crate) const CONVERSE: Sampling = Sampling {
+    max_tokens: "maxTokens",
+    temperature: "temperature",
+    top_p: "topP",
+    stop: Some("stopSequences"),
+};
+/// Ollama's `options`.
+pub(crate) const OLLAMA: Sampling = Sampling {
+    max_tokens: "num_predict",
+    temperature: "temperature",
+    top_p: "top_p",
+    stop: Some("stop"),
+};
+
+/// Cohere's v2 chat (SAP AI Core's Cohere route; docs.cohere.com/reference/chat): `p` and
+/// `stop_sequences`.
+pub(crate) const COHERE: Sampling = Sampling {
+    max_tokens: "max_tokens",
+    temperature: "temperature",
+    top_p: "p",
+    stop: Some("stop_sequences"),
+};
+
+/// Sets `o`'s output limit and stop sequences in `target` under `names`, and its
+/// temperature and `top_p` when `sampling` (a model that takes them); unset ones are left as
+/// they are.
+pub(crate) fn apply_sampling(
+    target: &mut Map<String, Value>,
+    o: &RequestOverrides,
+    names: Sampling,
+    sampling: bool,
+) {
+    if let Some(n) = o.max_tokens {
+        target.insert(names.max_tokens.into(), json!(n));
+    }
+    if sampling {
+        if let Some(t) = o.temperature {
+            target.insert(names.temperature.into(), json!(t));
+        }
+        if let Some(p) = o.top_p {
+            target.insert(names.top_p.into(), json!(p));
+        }
+    }
+    if let (Some(field), false) = (names.stop, o.stop.is_empty()) {
+        target.insert(field.into(), json!(o.stop));
+    }
+}
+
+/// [`apply_sampling`] on `target` when it is an object (a body's `generationConfig`,
+/// `inferenceConfig` or `options`).
+pub(crate) fn apply_sampling_to(
+    target: &mut Value,
+    o: &RequestOverrides,
+    names: Sampling,
+    sampling: bool,
+) {
+    if let Some(map) = target.as_object_mut() {
+        apply_sampling(map, o, names, sampling);
+    }
+}
+
+/// Claude's `top_p` with extended thinking on, which it takes only from 0.95 to 1
+/// (docs.claude.com "Extended thinking", feature compatibility); a smaller one is dropped.
+pub(crate) fn thinking_top_p(target: &mut Map<String, Value>, o: &RequestOverrides, field: &str) {
+    if let Some(p) = o.top_p.filter(|p| (0.95..=1.0).contains(p)) {
+        target.insert(field.into(), json!(p));
+    }
+}
+
+/// A Chat Completions body's overrides: the limit (in `max_completion_tokens` when
+/// `completion`, OpenAI's reasoning models, else `max_tokens`; the rules' own limit removed),
+/// the temperature and `top_p` when `sampling`, `stop`, and `tool_choice` when the body
+/// sends tools.
+pub(crate) fn apply_chat(
+    body: &mut Map<String, Value>,
+    o: &RequestOverrides,
+    completion: bool,
+    sampling: bool,
+) {
+    if o.max_tokens.is_some() {
+        body.remove("max_tokens");
+        body.remove("max_completion_tokens");
+    }
+    if let (Some(choice), true) = (&o.tool_choice, body.contains_key("tools")) {
+        body.insert("tool_choice".into(), chat_tool_choice(choice));
+    }
+    let max_tokens = if completion {
+        "max_completion_tokens"
+    } else {
+        CHAT.max_tokens
+    };
+    apply_sampling(body, o, Sampling { max_tokens, ..CHAT }, sampling);
+}
+
+/// OpenAI Chat Completions' `tool_choice`.
+pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({ "type": "function", "function": { "name": name } }),
+    }
+}
+
+/// OpenAI Responses' `tool_choice`.
+pub(crate) fn responses_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Tool(name) => json!({ "type": "function", "name": name }),
+        other => chat_tool_choice(other),
+    }
+}
+
+/// Anthropic's `tool_choice`; `None` when `thinking` is on and the choice forces a tool,
+/// which Claude refuses with extended thinking (docs.claude.com "Extended thinking": only
+/// `auto` and `none`).
+pub(crate) fn anthropic_tool_choice(choice: &ToolChoice, thinking: bool) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => Some(json!({ "type": "auto" })),
+        ToolChoice::None => Some(json!({ "type": "none" })),
+        ToolChoice::Required | ToolChoice::Tool(_) if thinking => None,
+        ToolChoice::Required => Some(json!({ "type": "any" })),
+        ToolChoice::Tool(name) => Some(json!({ "type": "tool", "name": name })),
+    }
+}
+
+/// Bedrock Converse's `toolChoice`; `None` for [`ToolChoice::None`], which Converse has not,
+/// and for a forced tool with Claude's thinking on (as [`anthropic_tool_choice`]).
+pub(crate) fn converse_tool_choice(choice: &ToolChoice, thinking: bool) -> Option<Value> {
+    match choice {
+        ToolChoice::Auto => Some(json!({ "auto": {} })),
+        ToolChoice::None => None,
+        ToolChoice::Required | ToolChoice::Tool(_) if thinking => None,
+        ToolChoice::Required => Some(json!({ "any": {} })),
+        ToolChoice::Tool(name) => Some(json!({ "tool": { "name": name } })),
+    }
+}
+
+/// A request's overrides in a Bedrock Converse body (Bedrock's, and SAP AI Core's Converse
+/// route): the limit, `topP`, `stopSequences` and, unless Claude is thinking, the temperature
+/// in `inferenceConfig` (`topP` with thinking only as [`thinking_top_p`]); the tool choice in `toolConfig.toolChoice` when the body has tools
+/// (Converse has no "none", and Claude takes no forced tool while thinking: then no
+/// `toolChoice`, whose default is auto, and the choice is reported dropped).
+pub(crate) fn apply_converse(body: &mut Value, o: &RequestOverrides, thinking: bool) {
+    if let Some(inference) = body["inferenceConfig"].as_object_mut() {
+        apply_sampling(inference, o, CONVERSE, !thinking);
+        if thinking {
+            thinking_top_p(inference, o, CONVERSE.top_p);
+        }
+    }
+    let Some(config) = body.get_mut("toolConfig").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(choice) = &o.tool_choice {
+        match converse_tool_choice(choice, thinking) {
+            Some(v) => config.insert("toolChoice".into(), v),
+            None => config.remove("toolChoice"),
+        };
+    }
+}
+
+/// Gemini's `toolConfig`.
+pub(crate) fn gemini_tool_config(choice: &ToolChoice) -> Value {
+    let config = match choice {
+        ToolChoice::Auto => json!({ "mode": "AUTO" }),
+        ToolChoice::None => json!({ "mode": "NONE" }),
+        ToolChoice::Required => json!({ "mode": "ANY" }),
+        ToolChoice::Tool(name) => json!({ "mode": "ANY", "allowedFunctionNames": [name] }),
+    };
+    json!({ "functionCallingConfig": config })
+}
+
+/// `mode` with `o`'s reasoning effort and thinking budget in place of the configured ones, so
+/// each family's own reasoning rules apply to them (a budget of 0: no thinking); `mode`
+/// itself, unchanged, when neither is set.
+pub(crate) fn reasoning_mode<'a>(
+    mode: &'a ResolvedMode,
+    o: &RequestOverrides,
+) -> Cow<'a, ResolvedMode> {
+    if o.reasoning_effort.is_none() && o.thinking_budget_tokens.is_none() {
+        return Cow::Borrowed(mode);
+    }
+    let mut mode = mode.clone();
+    if let Some(e) = o.reasoning_effort {
+        mode.reasoning_effort = Some(e);
+    }
+    if let Some(b) = o.thinking_budget_tokens {
+        mode.thinking_budget_tokens = b;
+    }
+    Cow::Owned(mode)
+}
+
+/// Where the families' bodies carry each override, as JSON pointers (RFC 6901) into a body:
+/// one table for all, as no two families give one pointer different meanings.
+struct Carried {
+    max_tokens: &'static [&'static str],
+    temperature: &'static [&'static str],
+    top_p: &'static [&'static str],
+    stop: &'static [&'static str],
+    tool_choice: &'static [&'static str],
+    /// Any of these present: the effort was sent.
+    effort: &'static [&'static str],
+    /// Budget-like fields, present and not zero (or false) when thinking is on.
+    thinking: &'static [&'static str],
+}
+
+const CARRIED: Carried = Carried {
+    max_tokens: &[
+        "/max_tokens",
+        "/max_completion_tokens",
+        "/max_output_tokens",
+        "/generationConfig/maxOutputTokens",
+        "/inferenceConfig/maxTokens",
+        "/options/num_predict",
+    ],
+    temperature: &[
+        "/temperature",
+        "/generationConfig/temperature",
+        "/inferenceConfig/temperature",
+        "/options/temperature",
+    ],
+    top_p: &[
+        "/top_p",
+        "/p",
+        "/generationConfig/topP",
+        "/inferenceConfig/topP",
+        "/options/top_p",
+    ],
+    stop: &[
+        "/stop",
+        "/stop_sequences",
+        "/generationConfig/stopSequences",
+        "/inferenceConfig/stopSequences",
+        "/options/stop",
+    ],
+    tool_choice: &[
+        "/tool_choice",
+        "/toolConfig/toolChoice",
+        "/toolConfig/functionCallingConfig",
+    ],
+    effort: &[
+        "/reasoning_effort",
+        "/reasoning/effort",
+        "/output_config/effort",
+        "/verbosity",
+        "/generationConfig/thinkingConfig/thinkingLevel",
+    ],
+    thinking: &[
+        "/thinking/budget_tokens",
+        "/thinking/type",
+        "/thinking_budget",
+        "/enable_thinking",
+        "/reasoning/max_tokens",
+        "/reasoning/enabled",
+        "/additionalModelRequestFields/thinking/budget_tokens",
+        "/generationConfig/thinkingConfig/thinkingBudget",
+        "/generationConfig/thinkingConfig/thinkingLevel",
+        "/generationConfig/thinkingConfig/includeThoughts",
+        "/think",
+    ],
+};
+
+/// The overrides of `o` that `body` (built with them and with one tool) does not carry, in
+/// the OpenAI/Anthropic client spelling: a value must be there as set (`max_tokens`,
+/// `temperature`, `top_p`), a field present (`stop`, `tool_choice`, `reasoning_effort`; an
+/// effort of `none` also where nothing is sent), and thinking on (a budget-like field, not
+/// zero) or off (none, or zero) as the budget asks.
+pub(crate) fn dropped(body: &Value, o: &RequestOverrides) -> Vec<&'static str> {
+    let c = &CARRIED;
+    let equal = |pointers: &[&str], want: Option<f64>| {
+        want.is_none_or(|w| values(body, pointers).any(|v| v.as_f64() == Some(w)))
+    };
+    let limit = o
+        .max_tokens
+        .is_none_or(|n| values(body, c.max_tokens).any(|v| v.as_u64() == Some(n)));
+    let effort = match o.reasoning_effort {
+        None => true,
+        Some(ReasoningEffort::None) => {
+            values(body, c.effort).all(|v| v == "none") && !thinking_on(body)
+        }
+        Some(_) => values(body, c.effort).next().is_some(),
+    };
+    let checks = [
+        ("max_tokens", limit),
+        ("temperature", equal(c.temperature, o.temperature)),
+        ("top_p", equal(c.top_p, o.top_p)),
+        (
+            "stop",
+            o.stop.is_empty() || values(body, c.stop).next().is_some(),
+        ),
+        (
+            "tool_choice",
+            o.tool_choice.is_none() || values(body, c.tool_choice).next().is_some(),
+        ),
+        ("reasoning_effort", effort),
+        (
+            "thinking",
+            o.thinking_budget_tokens
+                .is_none_or(|b| thinking_on(body) == (b > 0)),
+        ),
+    ];
+    checks
+        .into_iter()
+        .filter(|(_, carried)| !carried)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The non-null values at `pointers` in `body`.
+fn values<'v>(body: &'v Value, pointers: &'v [&str]) -> impl Iterator<Item = &'v Value> {
+    pointers
+        .iter()
+        .filter_map(|p| body.pointer(p))
+        .filter(|v| !v.is_null())
+}
+
+/// True when `body` asks for thinking: a budget-like field that is not zero, false or
+/// `disabled`.
+fn thinking_on(body: &Value) -> bool {
+    values(body, CARRIED.thinking)
+        .any(|v| !(v == &json!(0) || v == &json!(false) || v == "disabled"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effort(e: ReasoningEffort) -> RequestOverrides {
+        RequestOverrides {
+            reasoning_effort: Some(e),
+            ..RequestOverrides::default()
+        }
+    }
+
+    fn budget(b: u64) -> RequestOverrides {
+        RequestOverrides {
+            thinking_budget_tokens: Some(b),
+            ..RequestOverrides::default()
+        }
+    }
+
+    #[test]
+    fn an_effort_of_none_is_carried_where_nothing_reasons() {
+        let quiet = json!({ "model": "m" });
+        assert!(dropped(&quiet, &effort(ReasoningEffort::None)).is_empty());
+        assert_eq!(
+            dropped(&quiet, &effort(ReasoningEffort::High)),
+            ["reasoning_effort"]
+        );
+        let thinking = json!({ "thinking": { "type": "enabled", "budget_tokens": 2048 } });
+        assert_eq!(
+            dropped(&thinking, &effort(ReasoningEffort::None)),
+            ["reasoning_effort"]
+        );
+    }
+
+    #[test]
+    fn a_budget_is_carried_when_thinking_is_on_or_off_as_asked() {
+        let off = json!({ "generationConfig": { "thinkingConfig": { "thinkingBudget": 0 } } });
+        assert!(dropped(&off, &budget(0)).is_empty());
+        assert_eq!(dropped(&off, &budget(2048)), ["thinking"]);
+        let disabled = json!({ "thinking": { "type": "disabled" }, "enable_thinking": false });
+        assert!(dropped(&disabled, &budget(0)).is_empty());
+        let dynamic =
+            json!({ "generationConfig": { "thinkingConfig": { "includeThoughts": true } } });
+        assert_eq!(dropped(&dynamic, &budget(0)), ["thinking"]);
+    }
+
+    #[test]
+    fn values_must_be_as_set_and_null_is_absent() {
+        let body = json!({ "max_tokens": 100, "temperature": 0.0, "stop": null });
+        let o = RequestOverrides {
+            max_tokens: Some(200),
+            temperature: Some(0.0),
+            stop: vec!["x".into()],
+            ..RequestOverrides::default()
+        };
+        assert_eq!(dropped(&body, &o), ["max_tokens", "stop"]);
+    }
+
+    #[test]
+    fn converse_has_no_none_and_no_forced_tool_while_thinking() {
+        assert_eq!(converse_tool_choice(&ToolChoice::None, false), None);
+        assert_eq!(
+            converse_tool_choice(&ToolChoice::Required, false),
+            Some(json!({ "any": {} }))
+        );
+        assert_eq!(converse_tool_choice(&ToolChoice::Required, true), None);
+        assert_eq!(
+            anthropic_tool_choice(&ToolChoice::Auto, true),
+            Some(json!({ "type": "auto" }))
+        );
+        assert_eq!(
+            responses_tool_choice(&ToolChoice::Required),
+            json!("required")
+        );
+    }
+}
