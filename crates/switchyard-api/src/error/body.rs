@@ -1,4 +1,4 @@
-//! Error bodies (SPEC R4.0, R7): the provider's own error in a failed response's body, in the
+//! Error bodies (SPEC R4.0, R7, R7.4): the provider's own error in a failed response's body, in the
 //! shapes providers use, turned into a classified [`ApiError`], and the request id a response
 //! carries.
 

@@ -1,4 +1,4 @@
-//! Sending one request and opening its stream (SPEC R4.0, R5, R7.6): its headers, the send
+//! Sending one request and opening its stream (SPEC R4.0, R5, R7.4, R7.6): its headers, the send
 //! under the provider-level retry, a dead pooled connection replaced once, and a status or
 //! content type that says no stream follows read into the classified error.
 
