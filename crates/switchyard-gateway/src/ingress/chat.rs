@@ -10,7 +10,6 @@
 //!   sampling, stream options) and what cannot be carried (`dropped`).
 //! - `messages.rs`: `messages[]` → Switchyard's Anthropic-shaped conversation.
 //! - `content.rs`: one message's `content` (a string or parts: text, `image_url`, refusal).
-//! - `fields.rs`: typed reads of JSON fields that name the field at fault.
 //! - `wire.rs`: what the stream and the whole answer share (ids, `finish_reason`, `usage`).
 //! - `stream.rs`: [`Encoder`], the stream of `chat.completion.chunk` events.
 //! - `collect.rs`: [`Collector`], the non-streamed `chat.completion` object.
@@ -19,7 +18,6 @@
 mod collect;
 mod content;
 mod error;
-mod fields;
 mod messages;
 mod parse;
 mod stream;

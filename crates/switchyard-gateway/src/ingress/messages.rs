@@ -10,7 +10,6 @@
 //! - `messages/request.rs`: the top-level fields (`system`, `tools`, `tool_choice`,
 //!   `thinking`, sampling) and what cannot be carried (`dropped`).
 //! - `messages/content.rs`: `messages[]` and their content blocks.
-//! - `messages/fields.rs`: reading fields with their JSON path in errors; `dropped`.
 //! - `messages/wire.rs`: what the stream and the whole answer share (ids, stop reasons,
 //!   usage) and the error body.
 //! - `messages/stream.rs`: [`Encoder`], the event stream.
@@ -18,7 +17,6 @@
 
 mod collect;
 mod content;
-mod fields;
 mod request;
 mod stream;
 mod wire;

@@ -4,14 +4,21 @@
 //! the dialect's status and body.
 //!
 //! - `request.rs`: [`GatewayRequest`], [`IngressError`], [`Dialect`] (what every dialect shares).
+//! - `fields.rs`: typed reads of JSON fields naming the field's path, and `dropped` (every
+//!   dialect).
+//! - `content.rs`: inline `data:` image URLs (Chat Completions, Responses).
+//! - `openai.rs`: the effort names and `tool_choice` strings Chat and Responses share.
 //! - `encode.rs`: [`StreamEncoder`], [`ResponseCollector`], [`StopReason`], [`http_status`].
 //! - `chat.rs`: OpenAI Chat Completions, `POST /v1/chat/completions`.
 //! - `responses.rs`: OpenAI Responses, `POST /v1/responses`.
 //! - `messages.rs`: Anthropic Messages, `POST /v1/messages`.
 
 mod chat;
+mod content;
 mod encode;
+mod fields;
 mod messages;
+mod openai;
 mod request;
 mod responses;
 

@@ -6,10 +6,12 @@
 
 use serde_json::Value;
 use switchyard_api::ContentBlock;
-use switchyard_api::message::ImageSource;
 
+use super::super::content::data_url;
+use super::super::fields::{
+    as_object, element, member, note_dropped, opt_str, req_str, wrong_kind,
+};
 use super::super::request::IngressError;
-use super::fields::{as_object, element, member, note_dropped, opt_str, req_str, wrong_kind};
 
 /// Which parts a role's content may hold (OpenAI's message types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,21 +131,4 @@ fn image(
             Ok(None)
         }
     }
-}
-
-/// `data:MEDIA_TYPE[;PARAM…];base64,DATA` → a base64 image source; `None` for anything else
-/// (a remote URL, a data URL that is not base64 or names no media type).
-fn data_url(url: &str) -> Option<ImageSource> {
-    let rest = url.strip_prefix("data:")?;
-    let (header, data) = rest.split_once(',')?;
-    let header = header.strip_suffix(";base64")?;
-    let media_type = header.split(';').next()?.trim();
-    if media_type.is_empty() || data.is_empty() {
-        return None;
-    }
-    Some(ImageSource {
-        kind: "base64".to_owned(),
-        media_type: media_type.to_ascii_lowercase(),
-        data: data.trim().to_owned(),
-    })
 }

@@ -9,12 +9,12 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
 
-use super::super::request::IngressError;
-use super::content::{self, Parts};
-use super::fields::{
+use super::super::fields::{
     Object, as_object, element, get, member, note_dropped, opt_array, opt_object, opt_str, req_str,
     wrong_kind,
 };
+use super::super::request::IngressError;
+use super::content::{self, Parts};
 
 /// The system prompt and conversation `messages` (at `messages`) hold.
 #[derive(Debug, Default)]

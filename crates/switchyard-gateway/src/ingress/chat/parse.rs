@@ -10,11 +10,12 @@
 use serde_json::{Value, json};
 use switchyard_api::{ReasoningEffort, RequestOverrides, ToolChoice, ToolSpec};
 
-use super::super::request::{GatewayRequest, IngressError};
-use super::fields::{
+use super::super::fields::{
     Object, as_object, element, get, member, note_dropped, opt_array, opt_bool, opt_f64,
     opt_object, opt_str, opt_u64, req_str, wrong_kind,
 };
+use super::super::openai;
+use super::super::request::{GatewayRequest, IngressError};
 use super::messages;
 
 /// Parses a Chat Completions request body (see the module docs).
@@ -186,17 +187,12 @@ fn tool_choice(
 ) -> Result<Option<ToolChoice>, IngressError> {
     let choice = match get(obj, "tool_choice") {
         None => return Ok(None),
-        Some(Value::String(s)) => match s.as_str() {
-            "auto" => ToolChoice::Auto,
-            "none" => ToolChoice::None,
-            "required" => ToolChoice::Required,
-            other => {
-                return Err(IngressError::new(
-                    "tool_choice",
-                    format!("must be auto, none, required or a function (got `{other}`)."),
-                ));
-            }
-        },
+        Some(Value::String(s)) => openai::tool_choice(s).ok_or_else(|| {
+            IngressError::new(
+                "tool_choice",
+                format!("must be auto, none, required or a function (got `{s}`)."),
+            )
+        })?,
         Some(Value::Object(choice)) => {
             if req_str(choice, "type", "tool_choice")? != "function" {
                 note_dropped(dropped, "tool_choice");
@@ -241,17 +237,10 @@ fn reasoning(obj: &Object) -> Result<(Option<ReasoningEffort>, Option<u64>), Ing
 }
 
 fn effort_of(effort: &str, field: &str) -> Result<ReasoningEffort, IngressError> {
-    Ok(match effort {
-        "none" => ReasoningEffort::None,
-        "minimal" | "low" => ReasoningEffort::Low,
-        "medium" => ReasoningEffort::Medium,
-        "high" => ReasoningEffort::High,
-        "xhigh" => ReasoningEffort::Xhigh,
-        other => {
-            return Err(IngressError::new(
-                field,
-                format!("must be none, minimal, low, medium, high or xhigh (got `{other}`)."),
-            ));
-        }
+    openai::effort(effort).ok_or_else(|| {
+        IngressError::new(
+            field,
+            format!("must be none, minimal, low, medium, high or xhigh (got `{effort}`)."),
+        )
     })
 }

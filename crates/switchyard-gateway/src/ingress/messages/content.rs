@@ -4,11 +4,11 @@
 //! prompt. What cannot be carried (an image by URL, `cache_control`, documents, server-tool
 //! blocks) is named in `dropped`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role, message::ImageSource};
 
+use super::super::fields::{Object, get, note_dropped, str_at};
 use super::super::request::IngressError;
-use super::fields::{drop_param, present, str_at};
 
 /// The conversation of a request: its messages, and the text of its `role: "system"`
 /// messages in order (appended to the system prompt).
@@ -19,25 +19,18 @@ pub(super) struct ParsedMessages {
     pub(super) system: Vec<String>,
 }
 
-/// Reads `messages`: required, an array of `{role, content}`.
+/// Reads `messages` (as [`get`] reads it: `null` is absent): required, an array of
+/// `{role, content}`.
 pub(super) fn parse_messages(
     messages: Option<&Value>,
     dropped: &mut Vec<String>,
 ) -> Result<ParsedMessages, IngressError> {
-    let items = match messages {
-        Some(Value::Array(items)) => items,
-        None | Some(Value::Null) => {
-            return Err(IngressError::new(
-                "messages",
-                "is required: an array of messages.",
-            ));
-        }
-        Some(_) => {
-            return Err(IngressError::new(
-                "messages",
-                "must be an array of messages.",
-            ));
-        }
+    let Some(Value::Array(items)) = messages else {
+        let message = match messages {
+            None => "is required: an array of messages.",
+            Some(_) => "must be an array of messages.",
+        };
+        return Err(IngressError::new("messages", message));
     };
     let mut out = ParsedMessages {
         messages: Vec::with_capacity(items.len()),
@@ -67,7 +60,7 @@ pub(super) fn parse_messages(
                 ));
             }
         };
-        let content = parse_content(m.get("content"), &format!("{path}.content"), dropped)?;
+        let content = parse_content(get(m, "content"), &format!("{path}.content"), dropped)?;
         out.messages.push(Message { role, content });
     }
     Ok(out)
@@ -106,7 +99,7 @@ pub(super) fn text_of(
     }
 }
 
-fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Map<String, Value>, IngressError> {
+fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Object, IngressError> {
     match block {
         Value::Object(b) => Ok(b),
         _ => Err(IngressError::new(
@@ -116,13 +109,14 @@ fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Map<String, Valu
     }
 }
 
-fn note_cache_control(block: &Map<String, Value>, dropped: &mut Vec<String>) {
-    if present(block, "cache_control").is_some() {
-        drop_param(dropped, "cache_control");
+fn note_cache_control(block: &Object, dropped: &mut Vec<String>) {
+    if get(block, "cache_control").is_some() {
+        note_dropped(dropped, "cache_control");
     }
 }
 
-/// A message's `content`: a string (one text block) or an array of blocks.
+/// A message's `content` (as [`get`] reads it): a string (one text block) or an array of
+/// blocks.
 fn parse_content(
     content: Option<&Value>,
     path: &str,
@@ -140,7 +134,7 @@ fn parse_content(
             }
             Ok(out)
         }
-        None | Some(Value::Null) => Err(IngressError::new(
+        None => Err(IngressError::new(
             path,
             "is required: a string or an array of content blocks.",
         )),
@@ -153,7 +147,7 @@ fn parse_content(
 
 /// One content block, or `None` for a block that cannot be carried (named in `dropped`).
 fn parse_block(
-    b: &Map<String, Value>,
+    b: &Object,
     at: &str,
     dropped: &mut Vec<String>,
 ) -> Result<Option<ContentBlock>, IngressError> {
@@ -166,8 +160,8 @@ fn parse_block(
         "tool_use" => ContentBlock::ToolUse {
             id: str_at(b, at, "id")?.to_owned(),
             name: str_at(b, at, "name")?.to_owned(),
-            input: match present(b, "input") {
-                None => Value::Object(Map::new()),
+            input: match get(b, "input") {
+                None => Value::Object(Object::new()),
                 Some(input @ Value::Object(_)) => input.clone(),
                 Some(_) => {
                     return Err(IngressError::new(
@@ -181,7 +175,7 @@ fn parse_block(
         "tool_result" => parse_tool_result(b, at, dropped)?,
         "thinking" => ContentBlock::Thinking {
             thinking: str_at(b, at, "thinking")?.to_owned(),
-            signature: present(b, "signature")
+            signature: get(b, "signature")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned(),
@@ -192,7 +186,7 @@ fn parse_block(
         // document, search_result, server_tool_use, web_search_tool_result, container_upload,
         // …: kinds Switchyard's messages do not hold.
         other => {
-            drop_param(dropped, other);
+            note_dropped(dropped, other);
             return Ok(None);
         }
     };
@@ -203,7 +197,7 @@ fn parse_block(
 /// carried (Switchyard's images are inline data) and is named `image.source.url` /
 /// `image.source.file`.
 fn parse_image(
-    b: &Map<String, Value>,
+    b: &Object,
     at: &str,
     dropped: &mut Vec<String>,
 ) -> Result<Option<ContentBlock>, IngressError> {
@@ -223,7 +217,7 @@ fn parse_image(
             },
         })),
         other => {
-            drop_param(dropped, &format!("image.source.{other}"));
+            note_dropped(dropped, &format!("image.source.{other}"));
             Ok(None)
         }
     }
@@ -232,11 +226,11 @@ fn parse_image(
 /// A `tool_result` block: `content` a string or blocks whose text is joined by newlines
 /// (an image inside a result cannot be carried: Switchyard's results are text); `is_error`.
 fn parse_tool_result(
-    b: &Map<String, Value>,
+    b: &Object,
     at: &str,
     dropped: &mut Vec<String>,
 ) -> Result<ContentBlock, IngressError> {
-    let content = match present(b, "content") {
+    let content = match get(b, "content") {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(parts)) => {
@@ -247,7 +241,7 @@ fn parse_tool_result(
                 note_cache_control(p, dropped);
                 match str_at(p, &p_at, "type")? {
                     "text" => texts.push(str_at(p, &p_at, "text")?),
-                    other => drop_param(dropped, &format!("tool_result.{other}")),
+                    other => note_dropped(dropped, &format!("tool_result.{other}")),
                 }
             }
             texts.join("\n")

@@ -3,12 +3,12 @@
 //! send them; `messages[]` is read by `content.rs`. A parameter that cannot be carried is
 //! named in [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming it.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use switchyard_api::{ReasoningEffort, ToolChoice, ToolSpec};
 
+use super::super::fields::{Object, get, note_dropped, str_at, typed};
 use super::super::request::{GatewayRequest, IngressError};
 use super::content::{parse_messages, text_of};
-use super::fields::{drop_param, present, required_str, str_at};
 
 /// Parses an Anthropic Messages request body. `max_tokens` is required (as Anthropic
 /// requires it); unknown fields are ignored; `top_k`, `cache_control`, server tools,
@@ -20,46 +20,43 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         return Err(IngressError::new("body", "the body must be a JSON object."));
     };
     let mut req = GatewayRequest {
-        model: required_str(&obj, "model")?.to_owned(),
+        model: str_at(&obj, "", "model")?.to_owned(),
         ..GatewayRequest::default()
     };
     req.overrides.max_tokens = Some(max_tokens(&obj)?);
-    if let Some(system) = present(&obj, "system") {
+    if let Some(system) = get(&obj, "system") {
         let text = text_of(system, "system", &mut req.dropped)?;
         push_system(&mut req.system_prompt, &text);
     }
-    let parsed = parse_messages(obj.get("messages"), &mut req.dropped)?;
+    let parsed = parse_messages(get(&obj, "messages"), &mut req.dropped)?;
     for text in &parsed.system {
         push_system(&mut req.system_prompt, text);
     }
     req.messages = parsed.messages;
-    if let Some(tools) = present(&obj, "tools") {
+    if let Some(tools) = get(&obj, "tools") {
         req.tools = parse_tools(tools, &mut req.dropped)?;
     }
-    if let Some(choice) = present(&obj, "tool_choice") {
+    if let Some(choice) = get(&obj, "tool_choice") {
         req.overrides.tool_choice = Some(parse_tool_choice(choice, &mut req.dropped)?);
     }
     parse_sampling(&obj, &mut req)?;
-    if let Some(thinking) = present(&obj, "thinking") {
+    if let Some(thinking) = get(&obj, "thinking") {
         req.overrides.thinking_budget_tokens = parse_thinking(thinking)?;
     }
-    if let Some(config) = present(&obj, "output_config") {
+    if let Some(config) = get(&obj, "output_config") {
         parse_output_config(config, &mut req)?;
     }
-    req.stream = match present(&obj, "stream") {
-        None => false,
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| IngressError::new("stream", "must be true or false."))?,
-    };
+    req.stream = typed(&obj, "stream", Value::as_bool)
+        .map_err(|_| IngressError::new("stream", "must be true or false."))?
+        .unwrap_or(false);
     for name in [
         "context_management",
         "mcp_servers",
         "container",
         "service_tier",
     ] {
-        if present(&obj, name).is_some() {
-            drop_param(&mut req.dropped, name);
+        if get(&obj, name).is_some() {
+            note_dropped(&mut req.dropped, name);
         }
     }
     Ok(req)
@@ -77,8 +74,8 @@ fn push_system(prompt: &mut String, text: &str) {
 }
 
 /// `max_tokens`: required by Anthropic, a positive integer of tokens.
-fn max_tokens(obj: &Map<String, Value>) -> Result<u64, IngressError> {
-    match present(obj, "max_tokens") {
+fn max_tokens(obj: &Object) -> Result<u64, IngressError> {
+    match get(obj, "max_tokens") {
         None => Err(IngressError::new(
             "max_tokens",
             "is required: the most output tokens, a positive integer (Anthropic's Messages API requires it).",
@@ -91,21 +88,16 @@ fn max_tokens(obj: &Map<String, Value>) -> Result<u64, IngressError> {
 }
 
 /// `temperature`, `top_p`, `stop_sequences`; `top_k` cannot be carried.
-fn parse_sampling(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), IngressError> {
-    let number = |key: &str| -> Result<Option<f64>, IngressError> {
-        present(obj, key)
-            .map(|v| {
-                v.as_f64()
-                    .ok_or_else(|| IngressError::new(key, "must be a number."))
-            })
-            .transpose()
+fn parse_sampling(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressError> {
+    let number = |key: &str| {
+        typed(obj, key, Value::as_f64).map_err(|_| IngressError::new(key, "must be a number."))
     };
     req.overrides.temperature = number("temperature")?;
     req.overrides.top_p = number("top_p")?;
-    if present(obj, "top_k").is_some() {
-        drop_param(&mut req.dropped, "top_k");
+    if get(obj, "top_k").is_some() {
+        note_dropped(&mut req.dropped, "top_k");
     }
-    if let Some(stops) = present(obj, "stop_sequences") {
+    if let Some(stops) = get(obj, "stop_sequences") {
         let Value::Array(items) = stops else {
             return Err(IngressError::new(
                 "stop_sequences",
@@ -135,10 +127,10 @@ fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>
         let Value::Object(t) = tool else {
             return Err(IngressError::new(path, "must be an object."));
         };
-        match present(t, "type").map(|v| v.as_str()) {
+        match get(t, "type").map(|v| v.as_str()) {
             None | Some(Some("custom")) => {}
             Some(Some(kind)) => {
-                drop_param(dropped, kind);
+                note_dropped(dropped, kind);
                 continue;
             }
             Some(None) => {
@@ -149,17 +141,11 @@ fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>
             }
         }
         let name = str_at(t, &path, "name")?.to_owned();
-        let description = match present(t, "description") {
-            None => String::new(),
-            Some(Value::String(s)) => s.clone(),
-            Some(_) => {
-                return Err(IngressError::new(
-                    format!("{path}.description"),
-                    "must be a string.",
-                ));
-            }
-        };
-        let input_schema = match present(t, "input_schema") {
+        let description = typed(t, "description", Value::as_str)
+            .map_err(|_| IngressError::new(format!("{path}.description"), "must be a string."))?
+            .unwrap_or_default()
+            .to_owned();
+        let input_schema = match get(t, "input_schema") {
             Some(schema @ Value::Object(_)) => schema.clone(),
             _ => {
                 return Err(IngressError::new(
@@ -168,11 +154,11 @@ fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>
                 ));
             }
         };
-        if present(t, "cache_control").is_some() {
-            drop_param(dropped, "cache_control");
+        if get(t, "cache_control").is_some() {
+            note_dropped(dropped, "cache_control");
         }
         if t.get("strict").and_then(Value::as_bool) == Some(true) {
-            drop_param(dropped, "strict");
+            note_dropped(dropped, "strict");
         }
         out.push(ToolSpec {
             name,
@@ -196,7 +182,7 @@ fn parse_tool_choice(
         ));
     };
     if c.get("disable_parallel_tool_use").and_then(Value::as_bool) == Some(true) {
-        drop_param(dropped, "disable_parallel_tool_use");
+        note_dropped(dropped, "disable_parallel_tool_use");
     }
     match str_at(c, "tool_choice", "type")? {
         "auto" => Ok(ToolChoice::Auto),
@@ -222,7 +208,7 @@ fn parse_thinking(thinking: &Value) -> Result<Option<u64>, IngressError> {
         ));
     };
     match str_at(t, "thinking", "type")? {
-        "enabled" => match present(t, "budget_tokens").and_then(Value::as_u64) {
+        "enabled" => match get(t, "budget_tokens").and_then(Value::as_u64) {
             Some(n) => Ok(Some(n)),
             None => Err(IngressError::new(
                 "thinking.budget_tokens",
@@ -245,7 +231,7 @@ fn parse_output_config(config: &Value, req: &mut GatewayRequest) -> Result<(), I
     let Value::Object(c) = config else {
         return Err(IngressError::new("output_config", "must be an object."));
     };
-    if let Some(effort) = present(c, "effort") {
+    if let Some(effort) = get(c, "effort") {
         req.overrides.reasoning_effort = Some(match effort.as_str() {
             Some("low") => ReasoningEffort::Low,
             Some("medium") => ReasoningEffort::Medium,
@@ -259,8 +245,8 @@ fn parse_output_config(config: &Value, req: &mut GatewayRequest) -> Result<(), I
             }
         });
     }
-    if present(c, "format").is_some() {
-        drop_param(&mut req.dropped, "output_config.format");
+    if get(c, "format").is_some() {
+        note_dropped(&mut req.dropped, "output_config.format");
     }
     Ok(())
 }

@@ -4,22 +4,12 @@
 //! shape alternates roles); `system`/`developer` messages go to the system prompt. Other item
 //! types (`item_reference`, `custom_tool_call`, `local_shell_call`, …) are dropped by type.
 
-use serde_json::{Map, Value};
-use switchyard_api::message::ImageSource;
+use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
 
+use crate::ingress::content::data_url;
+use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
-
-/// Records `name` in `dropped` (duplicates are removed once, at the end: [`dedup`]).
-pub(super) fn note(dropped: &mut Vec<String>, name: String) {
-    dropped.push(name);
-}
-
-/// Removes repeated names from `dropped`, keeping the first of each, in linear time.
-pub(super) fn dedup(dropped: &mut Vec<String>) {
-    let mut seen = std::collections::HashSet::new();
-    dropped.retain(|name| seen.insert(name.clone()));
-}
 
 /// The conversation being built from input items: consecutive blocks of one role share a
 /// message (the Anthropic shape alternates roles).
@@ -71,7 +61,7 @@ impl Input {
                 Ok(())
             }
             other => {
-                note(dropped, format!("input[type={other}]"));
+                note_dropped(dropped, &format!("input[type={other}]"));
                 Ok(())
             }
         }
@@ -81,7 +71,7 @@ impl Input {
     /// a list of `input_text`/`output_text`/`refusal`/`input_image` parts.
     fn message(
         &mut self,
-        o: &Map<String, Value>,
+        o: &Object,
         field: &str,
         system: &mut Vec<String>,
     ) -> Result<(), IngressError> {
@@ -96,7 +86,7 @@ impl Input {
                 ));
             }
         };
-        let blocks = content_blocks(o.get("content"), &format!("{field}.content"))?;
+        let blocks = content_blocks(get(o, "content"), &format!("{field}.content"))?;
         match role {
             Some(role) => blocks.into_iter().for_each(|b| self.push(role, b)),
             None => {
@@ -118,12 +108,12 @@ impl Input {
 
     /// A `function_call` item → the assistant's tool use, its id the item's `call_id`
     /// (what the matching `function_call_output` names).
-    fn function_call(&mut self, o: &Map<String, Value>, field: &str) -> Result<(), IngressError> {
-        let call_id = required_str(o, "call_id", field)?;
-        let name = required_str(o, "name", field)?;
-        let input = match o.get("arguments") {
-            None | Some(Value::Null) => Value::Object(Map::new()),
-            Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Map::new()),
+    fn function_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
+        let call_id = item_str(o, "call_id", field)?;
+        let name = item_str(o, "name", field)?;
+        let input = match get(o, "arguments") {
+            None => Value::Object(Object::new()),
+            Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Object::new()),
             Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
                 IngressError::new(format!("{field}.arguments"), format!("the call's `arguments` are not valid JSON ({e}); send the JSON text the model produced"))
             })?,
@@ -146,27 +136,26 @@ impl Input {
     /// messages), images in it are dropped.
     fn function_output(
         &mut self,
-        o: &Map<String, Value>,
+        o: &Object,
         field: &str,
         dropped: &mut Vec<String>,
     ) -> Result<(), IngressError> {
-        let call_id = required_str(o, "call_id", field)?;
-        let content = match o.get("output") {
+        let call_id = item_str(o, "call_id", field)?;
+        let content = match get(o, "output") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(parts)) => {
                 let mut texts = Vec::new();
                 for part in parts {
                     match part.get("text").and_then(Value::as_str) {
                         Some(t) => texts.push(t),
-                        None => note(
-                            dropped,
-                            "function_call_output.output[type=input_image]".into(),
-                        ),
+                        None => {
+                            note_dropped(dropped, "function_call_output.output[type=input_image]")
+                        }
                     }
                 }
                 texts.join("\n")
             }
-            None | Some(Value::Null) => String::new(),
+            None => String::new(),
             Some(_) => {
                 return Err(IngressError::new(
                     format!("{field}.output"),
@@ -188,7 +177,7 @@ impl Input {
     /// A `reasoning` item → thinking: its summary texts (or its `content` reasoning texts)
     /// with `encrypted_content` as the signature; with no text, `encrypted_content` alone is
     /// redacted thinking; an item with neither is skipped.
-    fn reasoning(&mut self, o: &Map<String, Value>) {
+    fn reasoning(&mut self, o: &Object) {
         let texts = |key: &str| -> String {
             let parts = o.get(key).and_then(Value::as_array).into_iter().flatten();
             let texts: Vec<&str> = parts
@@ -229,7 +218,7 @@ fn content_blocks(v: Option<&Value>, field: &str) -> Result<Vec<ContentBlock>, I
             }
             Ok(blocks)
         }
-        None | Some(Value::Null) => Ok(Vec::new()),
+        None => Ok(Vec::new()),
         Some(_) => Err(IngressError::new(
             field,
             "`content` must be a string or a list of content parts",
@@ -276,32 +265,4 @@ fn content_part(part: &Value, field: &str) -> Result<ContentBlock, IngressError>
             ),
         )),
     }
-}
-
-/// A `data:MEDIA;base64,DATA` URL as a base64 image source.
-fn data_url(url: &str) -> Option<ImageSource> {
-    let (meta, data) = url.strip_prefix("data:")?.split_once(',')?;
-    let media_type = meta.strip_suffix(";base64")?;
-    (!media_type.is_empty() && !data.is_empty()).then(|| ImageSource {
-        kind: "base64".to_owned(),
-        media_type: media_type.to_owned(),
-        data: data.to_owned(),
-    })
-}
-
-/// A required non-empty string field of an input item at `field`.
-fn required_str<'a>(
-    o: &'a Map<String, Value>,
-    key: &str,
-    field: &str,
-) -> Result<&'a str, IngressError> {
-    o.get(key)
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| {
-            IngressError::new(
-                format!("{field}.{key}"),
-                format!("this item needs its `{key}` string"),
-            )
-        })
 }

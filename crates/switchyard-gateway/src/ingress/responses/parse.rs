@@ -7,10 +7,12 @@
 //! be carried is named in
 //! [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming its JSON path.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::{Input, dedup, note};
+use super::input::Input;
+use crate::ingress::fields::{Object, get, note_dropped, quoted};
+use crate::ingress::openai;
 use crate::ingress::request::{GatewayRequest, IngressError};
 
 /// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
@@ -31,20 +33,21 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         store: true,
         ..GatewayRequest::default()
     };
-    req.model = string_field(&obj, "model")?
+    req.model = quoted(&obj, "model", "a string", Value::as_str)?
         .ok_or_else(|| {
             IngressError::new("model", "`model` is required: send the model or route name")
         })?
         .to_owned();
     let mut system = Vec::new();
-    if let Some(text) = string_field(&obj, "instructions")? {
+    if let Some(text) = quoted(&obj, "instructions", "a string", Value::as_str)? {
         system.push(text.to_owned());
     }
-    req.previous_response_id = string_field(&obj, "previous_response_id")?.map(str::to_owned);
+    req.previous_response_id =
+        quoted(&obj, "previous_response_id", "a string", Value::as_str)?.map(str::to_owned);
     let mut input = Input::default();
-    match obj.get("input") {
-        None | Some(Value::Null) if req.previous_response_id.is_some() => {}
-        None | Some(Value::Null) => {
+    match get(&obj, "input") {
+        None if req.previous_response_id.is_some() => {}
+        None => {
             return Err(IngressError::new(
                 "input",
                 "`input` is required: send a string or a list of input items",
@@ -70,17 +73,16 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     req.tools = tools(&obj, &mut req.dropped)?;
     options(&obj, &mut req)?;
     dropped_options(&obj, &mut req.dropped);
-    dedup(&mut req.dropped);
     Ok(req)
 }
 
 /// The sampling, limit, reasoning and stream options (`tool_choice`, `max_output_tokens`,
 /// `temperature`, `top_p`, `reasoning.effort`, `stream`, `store`).
-fn options(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), IngressError> {
+fn options(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressError> {
     let o = &mut req.overrides;
-    o.tool_choice = tool_choice(obj.get("tool_choice"), &mut req.dropped)?;
-    o.max_tokens = match obj.get("max_output_tokens") {
-        None | Some(Value::Null) => None,
+    o.tool_choice = tool_choice(get(obj, "tool_choice"), &mut req.dropped)?;
+    o.max_tokens = match get(obj, "max_output_tokens") {
+        None => None,
         Some(v) => Some(v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
             IngressError::new(
                 "max_output_tokens",
@@ -88,11 +90,11 @@ fn options(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), Ing
             )
         })?),
     };
-    o.temperature = number_field(obj, "temperature")?;
-    o.top_p = number_field(obj, "top_p")?;
-    o.reasoning_effort = match obj.get("reasoning") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(r)) => effort(r.get("effort"))?,
+    o.temperature = quoted(obj, "temperature", "a number", Value::as_f64)?;
+    o.top_p = quoted(obj, "top_p", "a number", Value::as_f64)?;
+    o.reasoning_effort = match get(obj, "reasoning") {
+        None => None,
+        Some(Value::Object(r)) => effort(get(r, "effort"))?,
         Some(_) => {
             return Err(IngressError::new(
                 "reasoning",
@@ -100,31 +102,25 @@ fn options(obj: &Map<String, Value>, req: &mut GatewayRequest) -> Result<(), Ing
             ));
         }
     };
-    req.stream = bool_field(obj, "stream")?.unwrap_or(false);
-    req.store = bool_field(obj, "store")?.unwrap_or(true);
+    req.stream = quoted(obj, "stream", "true or false", Value::as_bool)?.unwrap_or(false);
+    req.store = quoted(obj, "store", "true or false", Value::as_bool)?.unwrap_or(true);
     Ok(())
 }
 
 /// `reasoning.effort`: `none`, `minimal` (read as `low`, the least Switchyard's efforts
 /// offer), `low`, `medium`, `high`, `xhigh`.
+/// `v` is the field as [`get`] reads it (absent or `null`: `None`).
 fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
     let field = "reasoning.effort";
-    let Some(v) = v.filter(|v| !v.is_null()) else {
+    let Some(v) = v else {
         return Ok(None);
     };
-    let effort = match v.as_str() {
-        Some("none") => ReasoningEffort::None,
-        Some("minimal" | "low") => ReasoningEffort::Low,
-        Some("medium") => ReasoningEffort::Medium,
-        Some("high") => ReasoningEffort::High,
-        Some("xhigh") => ReasoningEffort::Xhigh,
-        _ => {
-            return Err(IngressError::new(
-                field,
-                "`reasoning.effort` must be one of none, minimal, low, medium, high, xhigh",
-            ));
-        }
-    };
+    let effort = v.as_str().and_then(openai::effort).ok_or_else(|| {
+        IngressError::new(
+            field,
+            "`reasoning.effort` must be one of none, minimal, low, medium, high, xhigh",
+        )
+    })?;
     Ok(Some(effort))
 }
 
@@ -136,18 +132,13 @@ fn tool_choice(
 ) -> Result<Option<ToolChoice>, IngressError> {
     let field = "tool_choice";
     let choice = match v {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) => match s.as_str() {
-            "auto" => ToolChoice::Auto,
-            "none" => ToolChoice::None,
-            "required" => ToolChoice::Required,
-            _ => {
-                return Err(IngressError::new(
-                    field,
-                    "`tool_choice` must be auto, none, required or {\"type\": \"function\", \"name\": …}",
-                ));
-            }
-        },
+        None => return Ok(None),
+        Some(Value::String(s)) => openai::tool_choice(s).ok_or_else(|| {
+            IngressError::new(
+                field,
+                "`tool_choice` must be auto, none, required or {\"type\": \"function\", \"name\": …}",
+            )
+        })?,
         Some(Value::Object(o)) => match o.get("type").and_then(Value::as_str) {
             Some("function") => {
                 let name = o.get("name").and_then(Value::as_str).ok_or_else(|| {
@@ -159,7 +150,7 @@ fn tool_choice(
                 ToolChoice::Tool(name.to_owned())
             }
             Some(other) => {
-                note(dropped, format!("tool_choice[type={other}]"));
+                note_dropped(dropped, &format!("tool_choice[type={other}]"));
                 return Ok(None);
             }
             None => {
@@ -182,12 +173,9 @@ fn tool_choice(
 /// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
 /// [`ToolSpec`]s; hosted and custom tools (`web_search`, `file_search`, `local_shell`,
 /// `custom`, `mcp`, …) cannot be offered to another provider and are dropped, named by type.
-fn tools(
-    obj: &Map<String, Value>,
-    dropped: &mut Vec<String>,
-) -> Result<Vec<ToolSpec>, IngressError> {
-    let list = match obj.get("tools") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
+fn tools(obj: &Object, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
+    let list = match get(obj, "tools") {
+        None => return Ok(Vec::new()),
         Some(Value::Array(list)) => list,
         Some(_) => {
             return Err(IngressError::new(
@@ -204,7 +192,7 @@ fn tools(
             .and_then(Value::as_str)
             .unwrap_or("function");
         if kind != "function" {
-            note(dropped, format!("tools[type={kind}]"));
+            note_dropped(dropped, &format!("tools[type={kind}]"));
             continue;
         }
         // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
@@ -247,17 +235,17 @@ fn tools(
 /// `include[]` other than `reasoning.encrypted_content` (always sent when the provider gives
 /// it), `truncation: auto`, `top_logprobs`, `max_tool_calls`, `background: true`, `prompt`,
 /// `conversation`, a `service_tier` other than auto/default.
-fn dropped_options(obj: &Map<String, Value>, dropped: &mut Vec<String>) {
+fn dropped_options(obj: &Object, dropped: &mut Vec<String>) {
     if obj.get("parallel_tool_calls") == Some(&Value::Bool(false)) {
-        note(dropped, "parallel_tool_calls".into());
+        note_dropped(dropped, "parallel_tool_calls");
     }
     if let Some(text) = obj.get("text") {
         let format = text.pointer("/format/type").and_then(Value::as_str);
         if format.is_some_and(|f| f != "text") {
-            note(dropped, "text.format".into());
+            note_dropped(dropped, "text.format");
         }
         if text.get("verbosity").is_some_and(|v| !v.is_null()) {
-            note(dropped, "text.verbosity".into());
+            note_dropped(dropped, "text.verbosity");
         }
     }
     for entry in obj
@@ -268,65 +256,30 @@ fn dropped_options(obj: &Map<String, Value>, dropped: &mut Vec<String>) {
     {
         match entry.as_str() {
             Some("reasoning.encrypted_content") => {}
-            Some(other) => note(dropped, format!("include[{other}]")),
-            None => note(dropped, "include".into()),
+            Some(other) => note_dropped(dropped, &format!("include[{other}]")),
+            None => note_dropped(dropped, "include"),
         }
     }
     if obj.get("truncation").and_then(Value::as_str) == Some("auto") {
-        note(dropped, "truncation".into());
+        note_dropped(dropped, "truncation");
     }
     if obj
         .get("top_logprobs")
         .and_then(Value::as_u64)
         .is_some_and(|n| n > 0)
     {
-        note(dropped, "top_logprobs".into());
+        note_dropped(dropped, "top_logprobs");
     }
     if obj.get("background") == Some(&Value::Bool(true)) {
-        note(dropped, "background".into());
+        note_dropped(dropped, "background");
     }
     for key in ["max_tool_calls", "prompt", "conversation"] {
-        if obj.get(key).is_some_and(|v| !v.is_null()) {
-            note(dropped, key.into());
+        if get(obj, key).is_some() {
+            note_dropped(dropped, key);
         }
     }
     let tier = obj.get("service_tier").and_then(Value::as_str);
     if tier.is_some_and(|t| t != "auto" && t != "default") {
-        note(dropped, "service_tier".into());
-    }
-}
-
-/// The string at `obj[key]`, `None` when absent or null, an error when another type.
-fn string_field<'a>(
-    obj: &'a Map<String, Value>,
-    key: &str,
-) -> Result<Option<&'a str>, IngressError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(IngressError::new(key, format!("`{key}` must be a string"))),
-    }
-}
-
-/// The number at `obj[key]`, `None` when absent or null.
-fn number_field(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>, IngressError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| IngressError::new(key, format!("`{key}` must be a number"))),
-    }
-}
-
-/// The boolean at `obj[key]`, `None` when absent or null.
-fn bool_field(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, IngressError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(IngressError::new(
-            key,
-            format!("`{key}` must be true or false"),
-        )),
+        note_dropped(dropped, "service_tier");
     }
 }

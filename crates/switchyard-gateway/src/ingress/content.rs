@@ -1,0 +1,21 @@
+//! Images sent inline as `data:` URLs, for the OpenAI dialects (SPEC R14.1): Chat Completions'
+//! `image_url` parts and Responses' `input_image` parts become base64 image blocks the same way.
+
+use switchyard_api::message::ImageSource;
+
+/// `data:MEDIA_TYPE[;PARAM…];base64,DATA` → a base64 image source; `None` for anything else
+/// (a remote URL, a data URL that is not base64 or names no media type).
+pub(crate) fn data_url(url: &str) -> Option<ImageSource> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let header = header.strip_suffix(";base64")?;
+    let media_type = header.split(';').next()?.trim();
+    if media_type.is_empty() || data.is_empty() {
+        return None;
+    }
+    Some(ImageSource {
+        kind: "base64".to_owned(),
+        media_type: media_type.to_ascii_lowercase(),
+        data: data.trim().to_owned(),
+    })
+}
