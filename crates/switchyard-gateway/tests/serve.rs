@@ -335,29 +335,65 @@ fn after_first_text(response: &HttpResponse) -> usize {
     at + body[at..].find("\n\n").unwrap() + 2
 }
 
-#[tokio::test]
-async fn a_cut_after_the_first_text_ends_with_the_in_band_error_and_no_clean_end() {
+/// A streamed request for `sonnet` at `path` through a gateway whose upstream (Anthropic)
+/// is cut right after its first text: the events the client got.
+async fn cut_after_first_text(path: &str) -> Vec<Value> {
     let fixture = HttpResponse::fixture("anthropic_text");
     let cut = after_first_text(&fixture);
     let (_upstream, url) = anthropic_upstream(vec![Reply::new(fixture).drop_at(cut)]).await;
     let gateway = start(&route("sonnet", "anthropic", "claude-sonnet-4-5", &url)).await;
-    let (status, _, text) =
-        post(&gateway.base, "/v1/chat/completions", &user("sonnet", true)).await;
+    let mut body = user("sonnet", true);
+    body["input"] = json!("Capital of France?");
+    let (status, _, text) = post(&gateway.base, path, &body).await;
     assert_eq!(status, 200, "{text}");
-    let events = sse_data(&text);
+    assert!(text.contains("The capital"), "{text}");
+    sse_data(&text)
+}
+
+#[tokio::test]
+async fn a_cut_after_the_first_text_ends_with_the_in_band_error_and_no_clean_end() {
+    let chat = cut_after_first_text("/v1/chat/completions").await;
     assert!(
-        events
-            .iter()
-            .any(|e| e["choices"][0]["delta"]["content"].is_string()),
-        "{text}"
+        chat.last().unwrap()["error"]["message"].is_string(),
+        "{chat:?}"
+    );
+    let ends = |e: &Value| e == "[DONE]" || e["choices"][0]["finish_reason"].is_string();
+    assert!(!chat.iter().any(ends), "{chat:?}");
+    let messages = cut_after_first_text("/v1/messages").await;
+    assert_eq!(messages.last().unwrap()["type"], "error", "{messages:?}");
+    assert!(
+        !messages.iter().any(|e| e["type"] == "message_stop"),
+        "{messages:?}"
+    );
+    let responses = cut_after_first_text("/v1/responses").await;
+    assert_eq!(
+        responses.last().unwrap()["type"],
+        "response.failed",
+        "{responses:?}"
     );
     assert!(
-        events.last().unwrap()["error"]["message"].is_string(),
-        "{text}"
+        !responses.iter().any(|e| e["type"] == "response.completed"),
+        "{responses:?}"
     );
+}
+
+#[tokio::test]
+async fn no_content_within_the_request_deadline_is_a_504_in_the_clients_dialect() {
+    let reply = Reply::new(HttpResponse::fixture("anthropic_text"));
+    let (_upstream, url) =
+        anthropic_upstream(vec![reply.delay_before(Duration::from_secs(5))]).await;
+    let text = format!(
+        "[serve]\nrequest_deadline = 1\n{}",
+        route("sonnet", "anthropic", "claude-sonnet-4-5", &url)
+    );
+    let gateway = start(&text).await;
+    let (status, _, text) = post(&gateway.base, "/v1/messages", &user("sonnet", true)).await;
+    assert_eq!(status, 504, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["type"], "error", "{v}");
     assert!(
-        !text.contains("[DONE]") && !text.contains("finish_reason\":\"stop"),
-        "{text}"
+        v["error"]["message"].as_str().unwrap().contains("1 s"),
+        "{v}"
     );
 }
 
