@@ -28,12 +28,15 @@ impl Drop for Running {
 }
 
 async fn start_with(text: &str, body_limit: usize) -> Running {
+    start_limited(text, body_limit, ServerLimits::default()).await
+}
+
+async fn start_limited(text: &str, body_limit: usize, limits: ServerLimits) -> Running {
     let config = ApiConfiguration::from_toml(text, "serve.toml", |_| Some(KEY.to_owned())).unwrap();
     let gateway = Gateway::new(config, |_| None).with_body_limit(body_limit);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    let limits = ServerLimits::default();
     let served = tokio::spawn(serve(listener, Arc::new(gateway), limits, shutdown.clone()));
     Running {
         base,
@@ -512,4 +515,28 @@ async fn on_shutdown_a_stream_in_flight_finishes_and_no_new_connection_is_served
     let mut gateway = gateway;
     let served = tokio::time::timeout(Duration::from_secs(10), &mut gateway.served).await;
     served.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_head_is_disconnected_after_the_header_read_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let limits = ServerLimits {
+        header_read_timeout: Duration::from_millis(200),
+        ..ServerLimits::default()
+    };
+    let gateway = start_limited("", switchyard_gateway::DEFAULT_BODY_LIMIT, limits).await;
+    let addr = gateway.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    // Whatever hyper writes before closing (a 408, or nothing; a reset counts too), the
+    // connection ends: the default 30 s would outlast the 10 s allowed here.
+    let ended = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut rest)).await;
+    assert!(
+        ended.is_ok(),
+        "the connection is open long after the header read timeout"
+    );
 }
