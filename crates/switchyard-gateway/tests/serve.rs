@@ -540,3 +540,44 @@ async fn a_client_that_never_finishes_its_head_is_disconnected_after_the_header_
         "the connection is open long after the header read timeout"
     );
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_before_any_content_closes_the_upstream_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // An upstream that reads the request and never answers; it reports its connection's end.
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", upstream.local_addr().unwrap());
+    let (got_request, request_seen) = tokio::sync::oneshot::channel();
+    let closed = tokio::spawn(async move {
+        let (mut stream, _) = upstream.accept().await.unwrap();
+        let mut buf = [0u8; 4096];
+        let mut got_request = Some(got_request);
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if let Some(tx) = got_request.take() {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        }
+    });
+    let gateway = start(&route("sonnet", "anthropic", "claude-sonnet-4-5", &url)).await;
+    // A non-streamed request: nothing at all is sent to the client before the answer ends.
+    let addr = gateway.base.trim_start_matches("http://");
+    let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = user("sonnet", false).to_string();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    client.write_all(head.as_bytes()).await.unwrap();
+    client.write_all(body.as_bytes()).await.unwrap();
+    request_seen.await.unwrap();
+    drop(client);
+    tokio::time::timeout(Duration::from_secs(10), closed)
+        .await
+        .expect("the upstream connection stays open after its client went away")
+        .unwrap();
+}
