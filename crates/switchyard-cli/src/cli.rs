@@ -106,11 +106,28 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
+    /// Serve the OpenAI Chat Completions, OpenAI Responses and Anthropic Messages APIs on
+    /// this machine, forwarding through Switchyard's layer to the providers of `[serve.routes]`
+    /// or a model named PROVIDER/MODEL (Ctrl-C or SIGTERM stops it after the streams in flight).
+    Serve(ServeArgs),
     /// The task store: bring its schema up to date, or copy tasks between stores.
     Store {
         #[command(subcommand)]
         command: StoreCommand,
     },
+}
+
+/// `switchyard serve`'s flags.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on, HOST:PORT (default: the configuration's `serve.listen`, else
+    /// 127.0.0.1:4141; port 0 picks a free one). Loopback only until client keys exist.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Serve without client keys. Today that is the only way (client keys come in a later
+    /// release), so an address that is not loopback is refused with or without it.
+    #[arg(long)]
+    pub no_auth: bool,
 }
 
 #[derive(Debug, Subcommand)]

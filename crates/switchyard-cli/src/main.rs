@@ -80,6 +80,7 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Copy { from, to },
         } => runtime.block_on(commands::store::copy(place, &from, to.as_deref())),
+        Command::Serve(args) => runtime.block_on(commands::serve::run(config, &args)),
         Command::Limits { json } => runtime.block_on(commands::limits::run(place, json)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
         Command::Config {

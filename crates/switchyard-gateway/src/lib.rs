@@ -1,6 +1,16 @@
-//! `switchyard serve`'s pieces (SPEC R14): the three ingress dialects coding agents speak,
-//! each a pure module that turns a client's request JSON into one [`GatewayRequest`] and the
-//! [`ApiStreamChunk`]s of Switchyard's layer into that dialect's bytes.
+//! `switchyard serve` (SPEC R14): an HTTP gateway speaking the three dialects coding agents
+//! speak (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages) in front of
+//! Switchyard's layer. The ingress dialects are pure modules that turn a client's request
+//! JSON into one [`GatewayRequest`] and the [`ApiStreamChunk`]s of Switchyard's layer into
+//! that dialect's bytes; the server routes each request and relays its answer.
+//!
+//! - `ingress/`: the dialects (R14.1, R14.4, R14.5), pure.
+//! - `route.rs`: model name → route → failover chain (R14.3).
+//! - `relay.rs`: one request through the chain, relayed or collected (R14.2, R14.4).
+//! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
+//! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
+//! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).
+//! - `server.rs`: the accept loop, `TCP_NODELAY`, timeouts, shutdown (R14.9, R14.10).
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -16,3 +26,12 @@
 //! [`GatewayRequest`]: ingress::GatewayRequest
 
 pub mod ingress;
+mod models;
+mod relay;
+mod reply;
+mod route;
+mod server;
+mod service;
+
+pub use server::{ServerLimits, serve};
+pub use service::{DEFAULT_BODY_LIMIT, Gateway};

@@ -11,6 +11,7 @@ use super::endpoint::ProviderEndpoint;
 use super::error::{ConfigError, toml_parse_error};
 use super::keys::{ApiKey, ProviderSettings};
 use super::mode::{Mode, ModeSettings};
+use super::serve::ServeSettings;
 use super::store::{LimitsSettings, StoreUrl};
 use crate::model::{Catalogue, ModelTable};
 
@@ -31,6 +32,9 @@ pub struct ApiConfiguration {
     pub store: Option<StoreUrl>,
     /// The `[limits]` section: spend caps (SPEC R12.2).
     pub limits: LimitsSettings,
+    /// The `[serve]` section: `switchyard serve`'s routes and limits (SPEC R14.3). Read by
+    /// the gateway, not by providers.
+    pub serve: ServeSettings,
 }
 
 /// The file's shape.
@@ -43,6 +47,7 @@ struct ConfigFile {
     providers: BTreeMap<String, ProviderEndpoint>,
     store: Option<StoreUrl>,
     limits: LimitsSettings,
+    serve: ServeSettings,
 }
 
 impl ApiConfiguration {
@@ -73,6 +78,7 @@ impl ApiConfiguration {
             catalogue: None,
             store: parsed.store,
             limits: parsed.limits,
+            serve: parsed.serve,
         };
         config.read_keys(env);
         Ok(config)

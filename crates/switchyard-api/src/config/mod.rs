@@ -12,6 +12,7 @@
 //! - [`endpoint`]: `[providers.ID]` connection settings (R3.1, R6.4, R12.3, R12.4), with its
 //!   [`proxy`];
 //! - [`keys`]: API keys and the providers' settings with them (R3.6, R10.5);
+//! - [`serve`]: `[serve]`, the gateway's routes and limits (R14.3);
 //! - [`store`]: the task store's URL and the spend caps, for the task layer (R13.1, R12.2);
 //! - [`error`]: [`ConfigError`], and the parse errors that never echo a secret (R3.6).
 
@@ -22,6 +23,7 @@ pub mod fallback;
 pub mod keys;
 pub mod mode;
 pub mod proxy;
+pub mod serve;
 pub mod store;
 
 pub use configuration::ApiConfiguration;
@@ -33,4 +35,5 @@ pub use fallback::FallbackSettings;
 pub use keys::{ApiKey, ProviderSettings};
 pub use mode::{Mode, ModeSettings, ReasoningEffort};
 pub use proxy::{Proxy, ProxyUrl};
+pub use serve::{DEFAULT_REQUEST_DEADLINE_SECONDS, RouteSettings, ServeSettings};
 pub use store::{LimitsSettings, StoreUrl};

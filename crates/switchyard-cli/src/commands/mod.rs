@@ -8,6 +8,7 @@ pub mod limits;
 pub mod mcp;
 pub mod models;
 pub mod resume;
+pub mod serve;
 pub mod store;
 pub mod task;
 pub mod tasks;

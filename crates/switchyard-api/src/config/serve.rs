@@ -1,0 +1,90 @@
+//! The `[serve]` section (SPEC R14.3, R14.4, R14.9): what `switchyard serve` listens on, its
+//! routes (a model name a client sends → provider, model, fallbacks), its per-request deadline
+//! and whether `/v1/models` lists the catalogue. Parsing only; the gateway crate uses it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::fallback::FallbackSettings;
+
+/// The per-request deadline when `serve.request_deadline` is not set: 120 s (SPEC R14.4:
+/// clients time out).
+pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;
+
+/// `[serve]` (SPEC R14.3): everything optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeSettings {
+    /// The address to listen on, `HOST:PORT` (the command line's `--listen` wins; default
+    /// `127.0.0.1:4141`).
+    pub listen: Option<String>,
+    /// The longest wait for a request's first content, across its retries and fallbacks, in
+    /// seconds (default [`DEFAULT_REQUEST_DEADLINE_SECONDS`], SPEC R14.4).
+    pub request_deadline: Option<u64>,
+    /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes
+    /// (default true, SPEC R14.3).
+    pub list_catalogue: bool,
+    /// `[serve.routes.NAME]`: a model name (or a `*` glob such as `claude-*`) clients send.
+    pub routes: BTreeMap<String, RouteSettings>,
+}
+
+impl Default for ServeSettings {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            request_deadline: None,
+            list_catalogue: true,
+            routes: BTreeMap::new(),
+        }
+    }
+}
+
+/// One `[serve.routes.NAME]` (SPEC R14.3): where requests naming it go.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RouteSettings {
+    /// Provider id (`openai`, `anthropic`, `openrouter`, …); required.
+    pub provider: String,
+    /// Model id; missing → the provider's default model.
+    pub model: Option<String>,
+    /// Base URL for this route only (else `[providers.ID] base_url`, else the preset's).
+    pub base_url: Option<String>,
+    /// The failover chain after the route's own entry (SPEC R12.1), as a mode's `fallbacks`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackSettings>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ApiConfiguration;
+
+    #[test]
+    fn the_serve_section_is_read_and_a_misspelt_field_is_refused() {
+        let text = "[serve]\nlisten = \"127.0.0.1:9000\"\nrequest_deadline = 30\n\
+                    list_catalogue = false\n[serve.routes.\"claude-*\"]\nprovider = \"openai\"\n\
+                    model = \"gpt-4o\"\n[[serve.routes.\"claude-*\".fallbacks]]\nprovider = \"deepseek\"\n";
+        let config = ApiConfiguration::from_toml(text, "c.toml", |_| None).unwrap();
+        let serve = &config.serve;
+        assert_eq!(serve.listen.as_deref(), Some("127.0.0.1:9000"));
+        assert_eq!(
+            (serve.request_deadline, serve.list_catalogue),
+            (Some(30), false)
+        );
+        let route = &serve.routes["claude-*"];
+        assert_eq!(
+            (route.provider.as_str(), route.model.as_deref()),
+            ("openai", Some("gpt-4o"))
+        );
+        assert_eq!(route.fallbacks[0].provider.as_deref(), Some("deepseek"));
+        assert!(
+            ApiConfiguration::from_toml("", "c.toml", |_| None)
+                .unwrap()
+                .serve
+                .list_catalogue
+        );
+        let wrong = "[serve.routes.x]\nprovider = \"openai\"\nmodle = \"gpt-4o\"\n";
+        let e = ApiConfiguration::from_toml(wrong, "c.toml", |_| None).unwrap_err();
+        assert!(e.to_string().contains("modle"), "{e}");
+    }
+}

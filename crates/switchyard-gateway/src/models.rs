@@ -1,0 +1,53 @@
+//! `GET /v1/models` (SPEC R14.1, R14.3): the routes and, unless `serve.list_catalogue =
+//! false`, every catalogue `provider/model` of a provider id the presets know, in OpenAI's
+//! list shape or, for a request carrying `anthropic-version`, Anthropic's.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use switchyard_api::providers::preset;
+
+use crate::route::Router;
+
+/// The model ids a client may send, with who owns each: route names (not globs, which name
+/// no one model) owned by `switchyard`, then the catalogue's `provider/model` ids.
+fn model_ids(router: &Router) -> Vec<(String, String)> {
+    let mut ids: Vec<(String, String)> = router
+        .route_names()
+        .filter(|name| !name.contains('*'))
+        .map(|name| (name.to_owned(), "switchyard".to_owned()))
+        .collect();
+    let config = router.config();
+    if config.serve.list_catalogue {
+        let catalogue: BTreeSet<(String, String)> = (config.catalogue().tables())
+            .filter(|table| preset(&table.provider).is_some())
+            .flat_map(|table| {
+                let provider = &table.provider;
+                let ids = table.models.keys();
+                ids.map(move |id| (format!("{provider}/{id}"), provider.clone()))
+            })
+            .collect();
+        ids.extend(catalogue);
+    }
+    ids
+}
+
+/// The list's JSON: OpenAI's `{object: "list", data: [{id, object: "model", owned_by}]}`,
+/// or with `anthropic` Anthropic's `{data: [{type: "model", id, display_name}], has_more,
+/// first_id, last_id}` (every model on one page).
+pub(crate) fn list(router: &Router, anthropic: bool) -> Value {
+    let ids = model_ids(router);
+    if anthropic {
+        let data: Vec<Value> = (ids.iter())
+            .map(|(id, _)| json!({"type": "model", "id": id, "display_name": id}))
+            .collect();
+        let first = ids.first().map(|(id, _)| id);
+        let last = ids.last().map(|(id, _)| id);
+        json!({"data": data, "has_more": false, "first_id": first, "last_id": last})
+    } else {
+        let data: Vec<Value> = (ids.iter())
+            .map(|(id, owner)| json!({"id": id, "object": "model", "owned_by": owner}))
+            .collect();
+        json!({"object": "list", "data": data})
+    }
+}

@@ -1,0 +1,96 @@
+//! What the gateway writes back (SPEC R14.5, R14.9, R14.10): JSON responses, the channel-backed
+//! streaming body whose every chunk goes to the client as it arrives, and the errors the
+//! gateway itself raises (413, 404, 400) in the client's dialect.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Frame;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Response, StatusCode};
+use switchyard_api::{ApiError, ErrorKind};
+use tokio::sync::mpsc;
+
+use crate::ingress::{Dialect, error_response};
+
+/// Every response body the gateway sends.
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
+
+/// A streamed response body fed by a channel: each `Bytes` sent is one HTTP chunk, handed to
+/// hyper as soon as it is received (SPEC R14.10: never buffered). The body ends when every
+/// sender is gone; when the client goes away hyper drops the body, which closes the channel
+/// (the sender's `closed()` resolves: the relay cancels the upstream request, R14.4).
+pub(crate) struct ChannelBody {
+    rx: mpsc::Receiver<Bytes>,
+}
+
+impl ChannelBody {
+    /// A body and the sender that feeds it; `capacity` chunks may wait in between.
+    pub(crate) fn channel(capacity: usize) -> (mpsc::Sender<Bytes>, Body) {
+        let (tx, rx) = mpsc::channel(capacity);
+        (tx, Self { rx }.boxed())
+    }
+}
+
+impl hyper::body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// A response of `status` with `body` and `content_type`.
+pub(crate) fn with_body(status: u16, content_type: &'static str, body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type),
+    );
+    response
+}
+
+/// A JSON response of `status`.
+pub(crate) fn json(status: u16, value: &serde_json::Value) -> Response<Body> {
+    let body = Full::new(Bytes::from(value.to_string())).boxed();
+    with_body(status, "application/json", body)
+}
+
+/// `error` as `dialect` answers it (SPEC R14.5), with `status` in place of the kind's when
+/// given (413 too large, 404 unknown route, which no [`ErrorKind`] names).
+pub(crate) fn dialect_error(
+    dialect: Dialect,
+    error: &ApiError,
+    status: Option<u16>,
+) -> Response<Body> {
+    let (kind_status, body) = error_response(dialect, error);
+    json(status.unwrap_or(kind_status), &body)
+}
+
+/// A failure the gateway itself found in the request (not the provider's): an
+/// `invalid_request_error` of `status` whose message is `message` (one sentence).
+pub(crate) fn refusal(dialect: Dialect, status: u16, message: String) -> Response<Body> {
+    dialect_error(
+        dialect,
+        &ApiError::new(ErrorKind::InvalidRequest, message),
+        Some(status),
+    )
+}
+
+/// Sets header `name` to `value`; a value that is not valid in HTTP is left out.
+pub(crate) fn set_header(response: &mut Response<Body>, name: &'static str, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(name), value);
+    }
+}

@@ -1,0 +1,152 @@
+//! One HTTP request to the gateway (SPEC R14.1, R14.5, R14.9, R14.10): the endpoint chosen by
+//! path, the body read under its size cap, parsed in the endpoint's dialect, routed and
+//! relayed; `x-request-id` on every response.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
+use serde_json::json;
+use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
+use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
+
+use crate::ingress::{Dialect, invalid_request_response, parse_request};
+use crate::relay::Relay;
+use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
+use crate::route::{RouteError, Router};
+
+/// The body size cap when none is given: 32 MiB (SPEC R14.10).
+pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// The gateway's shared state: the routes, the limits, the request counter. One serves every
+/// connection.
+pub struct Gateway {
+    router: Router,
+    body_limit: usize,
+    deadline: Duration,
+    /// Distinguishes this process's request ids from another's (its start, in ns since the
+    /// epoch, in hex).
+    id_prefix: String,
+    next_id: AtomicU64,
+}
+
+impl Gateway {
+    /// A gateway over `config` (its `[serve]` routes and deadline), the body cap
+    /// [`DEFAULT_BODY_LIMIT`]; `env` looks up the key variables of the routes' fallbacks.
+    pub fn new(config: ApiConfiguration, env: impl Fn(&str) -> Option<String>) -> Self {
+        let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
+        let started = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Self {
+            router: Router::new(config, env),
+            body_limit: DEFAULT_BODY_LIMIT,
+            deadline: Duration::from_secs(seconds),
+            id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// This gateway with a body cap of `bytes` (SPEC R14.10; a larger body is a 413).
+    pub fn with_body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Answers one request (never fails: every failure is a response in the client's
+    /// dialect), with an `x-request-id`.
+    pub(crate) async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+    ) -> Result<Response<Body>, Infallible> {
+        let id = format!(
+            "req_{}{:06}",
+            self.id_prefix,
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut response = self.dispatch(request, &id).await;
+        set_header(&mut response, "x-request-id", &id);
+        Ok(response)
+    }
+
+    async fn dispatch(&self, request: Request<Incoming>, id: &str) -> Response<Body> {
+        let dialect = match (request.method(), request.uri().path()) {
+            (&Method::POST, "/v1/chat/completions") => Dialect::ChatCompletions,
+            (&Method::POST, "/v1/responses") => Dialect::Responses,
+            (&Method::POST, "/v1/messages") => Dialect::AnthropicMessages,
+            (&Method::GET, "/v1/models") => {
+                let anthropic = request.headers().contains_key("anthropic-version");
+                return json_response(200, &crate::models::list(&self.router, anthropic));
+            }
+            (&Method::GET, "/health") => return json_response(200, &json!({"status": "ok"})),
+            (method, path) => {
+                let message = format!("There is no endpoint {method} {path} on this gateway.");
+                return refusal(Dialect::ChatCompletions, 404, message);
+            }
+        };
+        match self.read_body(request, dialect).await {
+            Ok(body) => self.answer(dialect, &body, id).await,
+            Err(response) => response,
+        }
+    }
+
+    /// The body, at most the cap: a larger one is a 413 before it is read past the cap.
+    async fn read_body(
+        &self,
+        request: Request<Incoming>,
+        dialect: Dialect,
+    ) -> Result<bytes::Bytes, Response<Body>> {
+        let too_large = || {
+            let mib = self.body_limit as f64 / (1024.0 * 1024.0);
+            let message = format!("The request body is larger than this gateway's {mib} MiB.");
+            refusal(dialect, 413, message)
+        };
+        let declared = (request.headers().get(hyper::header::CONTENT_LENGTH))
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.body_limit as u64) {
+            return Err(too_large());
+        }
+        match Limited::new(request.into_body(), self.body_limit)
+            .collect()
+            .await
+        {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+            Err(e) => {
+                let message = format!("The request body could not be read: {e}.");
+                Err(refusal(dialect, 400, message))
+            }
+        }
+    }
+
+    /// Parses, routes and relays one request body.
+    async fn answer(&self, dialect: Dialect, body: &[u8], id: &str) -> Response<Body> {
+        let request = match parse_request(dialect, body) {
+            Ok(request) => request,
+            Err(error) => {
+                let (status, body) = invalid_request_response(dialect, &error);
+                return json_response(status, &body);
+            }
+        };
+        let chain = match self.router.chain(&request.model) {
+            Ok(chain) => chain,
+            Err(RouteError::Unknown(message)) => return refusal(dialect, 404, message),
+            Err(RouteError::Build(error)) => {
+                let error = ApiError::new(ErrorKind::Server, error.to_string());
+                return dialect_error(dialect, &error, Some(500));
+            }
+        };
+        let relay = Relay {
+            request,
+            dialect,
+            id: id.to_owned(),
+            deadline: self.deadline,
+            chain: &chain,
+        };
+        relay.run().await
+    }
+}
