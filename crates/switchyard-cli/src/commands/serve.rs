@@ -18,14 +18,14 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 /// Serves until Ctrl-C or SIGTERM, then lets the streams in flight finish (up to the drain
 /// deadline) and exits 0. Exit 2 for an address it will not listen on (not loopback: client
 /// keys do not exist yet, so there is no way to keep others out, with or without
-/// `--no-auth`), 1 for a configuration that cannot be read or an address that cannot be bound.
+/// `--no-auth`) or a configuration that cannot be read, 1 for an address that cannot be bound.
 pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
     let selection = SelectionArgs::default();
     let config = match settings::load(config_path, &selection, Some(Mode::Act)) {
         Ok((config, _, _)) => config,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let listen = (args.listen.clone())
