@@ -139,8 +139,7 @@ impl SqliteStore {
         if exists {
             check_pages(&conn, path)?;
         }
-        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            .map_err(|e| classify(path, e))?;
+        set_wal(&conn, path)?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .map_err(|e| classify(path, e))?;
         let mut conn = conn;
@@ -258,6 +257,32 @@ fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         path: path.to_owned(),
         detail: rows.join("; "),
     })
+}
+
+/// Puts the file in WAL mode (SPEC R10.2). The switch takes an exclusive lock that SQLite's
+/// busy handler does not wait for, so two processes opening a new file at the same moment
+/// (two tasks started together on a fresh data directory) can be told "database is locked"
+/// at once: the switch is retried for up to [`BUSY_TIMEOUT_MS`], as a write would wait.
+fn set_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(BUSY_TIMEOUT_MS);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(classify(path, e)),
+        }
+    }
+}
+
+/// SQLite's "database is locked" (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 #[cfg(test)]

@@ -26,6 +26,29 @@ impl StoreFixture for SqliteFixture {
 task_store_suite!(Some(SqliteFixture::new()));
 
 #[test]
+fn connections_opening_one_new_file_at_the_same_moment_all_succeed() {
+    // Every task started together on a fresh data directory opens (creates, switches to WAL,
+    // migrates) the same file at once; none may be told "database is locked".
+    for _ in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DB_FILE);
+        let start = Arc::new(std::sync::Barrier::new(6));
+        let opens: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, start) = (path.clone(), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    SqliteStore::open_file(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for open in opens {
+            open.join().unwrap().unwrap();
+        }
+    }
+}
+
+#[test]
 fn a_file_that_is_not_a_database_is_refused_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(DB_FILE);
