@@ -12,10 +12,10 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Frame;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
-use switchyard_api::{ApiError, ErrorKind};
+use switchyard_api::ApiError;
 use tokio::sync::mpsc;
 
-use crate::ingress::{Dialect, error_response};
+use crate::ingress::{Dialect, error_response, refusal_response};
 
 /// Every response body the gateway sends.
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
@@ -66,7 +66,7 @@ pub(crate) fn json(status: u16, value: &serde_json::Value) -> Response<Body> {
 }
 
 /// `error` as `dialect` answers it (SPEC R14.5), with `status` in place of the kind's when
-/// given (413 too large, 404 unknown route, which no [`ErrorKind`] names).
+/// given (a status no `ErrorKind` names).
 pub(crate) fn dialect_error(
     dialect: Dialect,
     error: &ApiError,
@@ -76,14 +76,10 @@ pub(crate) fn dialect_error(
     json(status.unwrap_or(kind_status), &body)
 }
 
-/// A failure the gateway itself found in the request (not the provider's): an
-/// `invalid_request_error` of `status` whose message is `message` (one sentence).
+/// A failure the gateway itself found in the request (not the provider's): `status` with
+/// `message` (one sentence) in the client's dialect, blaming no provider.
 pub(crate) fn refusal(dialect: Dialect, status: u16, message: String) -> Response<Body> {
-    dialect_error(
-        dialect,
-        &ApiError::new(ErrorKind::InvalidRequest, message),
-        Some(status),
-    )
+    json(status, &refusal_response(dialect, status, &message))
 }
 
 /// Sets header `name` to `value`; a value that is not valid in HTTP is left out.

@@ -81,6 +81,38 @@ pub fn invalid_request_response(
     }
 }
 
+/// The body of a request the gateway itself refuses, in `dialect` (SPEC R14.5): `status`
+/// (400 unreadable, 404 unknown route or path, 413 too large) with `message`, the gateway's
+/// own sentence — no provider was asked, so nothing says one rejected it. OpenAI clients get
+/// `invalid_request_error` with `code` `model_not_found` or `request_too_large`; Anthropic
+/// clients `not_found_error`, `request_too_large` or `invalid_request_error`.
+pub fn refusal_response(dialect: Dialect, status: u16, message: &str) -> serde_json::Value {
+    let message = switchyard_api::secrets::scrub(message);
+    match dialect {
+        Dialect::ChatCompletions | Dialect::Responses => {
+            let code = match status {
+                404 => serde_json::Value::from("model_not_found"),
+                413 => serde_json::Value::from("request_too_large"),
+                _ => serde_json::Value::Null,
+            };
+            serde_json::json!({"error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": serde_json::Value::Null,
+                "code": code,
+            }})
+        }
+        Dialect::AnthropicMessages => {
+            let kind = match status {
+                404 => "not_found_error",
+                413 => "request_too_large",
+                _ => "invalid_request_error",
+            };
+            serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+    }
+}
+
 /// The HTTP status and JSON body of `error` in `dialect` (SPEC R14.5): OpenAI's
 /// `{"error": {"message", "type", "code"}}`, Anthropic's `{"type": "error", "error": {"type",
 /// "message"}}`; the message is Switchyard's one sentence, never a key.
@@ -123,6 +155,18 @@ mod tests {
                              "messages": [{"role": "user", "content": "hi"}]}"#;
         assert!(streamed(Dialect::ChatCompletions, asked).contains(r#""prompt_tokens":7"#));
         assert!(!streamed(Dialect::ChatCompletions, not_asked).contains("prompt_tokens"));
+    }
+
+    #[test]
+    fn the_gateways_own_refusal_blames_no_provider_in_any_dialect() {
+        let chat = refusal_response(Dialect::ChatCompletions, 404, "The model `x` is unknown.");
+        assert_eq!(chat["error"]["message"], "The model `x` is unknown.");
+        assert_eq!(chat["error"]["code"], "model_not_found");
+        let anthropic = refusal_response(Dialect::AnthropicMessages, 413, "Too large.");
+        assert_eq!(anthropic["error"]["type"], "request_too_large");
+        assert_eq!(anthropic["error"]["message"], "Too large.");
+        let bad = refusal_response(Dialect::AnthropicMessages, 400, "Bad.");
+        assert_eq!(bad["error"]["type"], "invalid_request_error");
     }
 
     #[test]
