@@ -148,7 +148,7 @@ pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
 pub use providers::{
     ChainEntry, CloudSettings, ModelInfoOrigin, ResolvedMode, build_api_handler,
-    build_failover_chain, failover_problems, handler_for, resolve_mode,
+    build_failover_chain, failover_problems, fails_over, handler_for, resolve_mode,
 };
 pub use rate_limit::{RateLimitHeaders, rate_limit_headers};
 pub use stream::{

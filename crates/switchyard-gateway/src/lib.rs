@@ -15,11 +15,14 @@
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
 //!
+//! # fn main() -> Result<(), switchyard_gateway::ingress::IngressError> {
 //! let body = br#"{"model": "anthropic/claude-sonnet-4-5", "max_tokens": 64,
 //!                 "messages": [{"role": "user", "content": "hi"}]}"#;
-//! let request = parse_request(Dialect::AnthropicMessages, body).unwrap();
+//! let request = parse_request(Dialect::AnthropicMessages, body)?;
 //! assert_eq!(request.model, "anthropic/claude-sonnet-4-5");
 //! assert_eq!(request.overrides.max_tokens, Some(64));
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! [`ApiStreamChunk`]: switchyard_api::ApiStreamChunk

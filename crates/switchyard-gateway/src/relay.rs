@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use hyper::Response;
 use switchyard_api::{
     ApiError, ApiStream, ApiStreamChunk, CancellationToken, ChainEntry, ErrorKind, RequestOptions,
+    fails_over,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -70,8 +71,8 @@ impl Relay<'_> {
     }
 
     /// Tries each entry until one yields content (a text, reasoning or tool-call chunk) or
-    /// ends: a failure before content goes on to the next entry unless it would fail there
-    /// too (a bad request), SPEC R12.1; the deadline bounds the whole search.
+    /// ends: a failure before content goes on to the next entry when the task layer's rule
+    /// says so ([`fails_over`], SPEC R12.1); the deadline bounds the whole search.
     async fn first_content(&self) -> Result<Started<'_>, ApiError> {
         let until = Instant::now() + self.deadline;
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
@@ -177,7 +178,7 @@ impl Started<'_> {
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(error))) => return Err(Some(error)),
                 Ok(Some(Ok(chunk))) => {
-                    let content = is_content(&chunk);
+                    let content = chunk.is_content();
                     self.read.push(chunk);
                     if content {
                         return Ok(());
@@ -243,26 +244,4 @@ fn stop_reason(had_tool_call: bool) -> StopReason {
     } else {
         StopReason::EndTurn
     }
-}
-
-/// Whether `chunk` is content (SPEC R6.4's first-content probe): text, reasoning or a tool
-/// call, not usage.
-fn is_content(chunk: &ApiStreamChunk) -> bool {
-    match chunk {
-        ApiStreamChunk::Text { text, .. } => !text.is_empty(),
-        ApiStreamChunk::Usage(_) => false,
-        _ => true,
-    }
-}
-
-/// Whether a failure of `kind` before content goes on to the next entry (SPEC R12.1): not
-/// for what the next entry would refuse too (the request itself) or the client's cancel.
-fn fails_over(kind: ErrorKind) -> bool {
-    !matches!(
-        kind,
-        ErrorKind::InvalidRequest
-            | ErrorKind::ContextWindowExceeded
-            | ErrorKind::ContentBlocked
-            | ErrorKind::Cancelled
-    )
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use switchyard_api::config::RouteSettings;
 use switchyard_api::providers::preset;
 use switchyard_api::{
-    ApiConfiguration, ApiKey, ChainEntry, ConfigError, Mode, ModeSettings, build_failover_chain,
+    ApiConfiguration, ChainEntry, ConfigError, Mode, ModeSettings, build_failover_chain,
 };
 
 /// How many model names keep a built chain: names are the client's to choose, so the cache is
@@ -35,18 +35,9 @@ pub(crate) struct Router {
 }
 
 impl Router {
-    /// A router over `config`'s `[serve.routes]`. `env` looks up the key variables the routes'
-    /// fallbacks name (`api_key_env`), which the configuration's loading does not read.
-    pub(crate) fn new(mut config: ApiConfiguration, env: impl Fn(&str) -> Option<String>) -> Self {
-        let vars: Vec<String> = (config.serve.routes.values())
-            .flat_map(|r| r.fallbacks.iter().filter_map(|f| f.api_key_env.clone()))
-            .collect();
-        for var in vars {
-            if let Some(value) = env(&var).filter(|v| !v.trim().is_empty()) {
-                let key = ApiKey::new(value.trim());
-                config.providers.api_keys.insert(var, key);
-            }
-        }
+    /// A router over `config`'s `[serve.routes]` (its keys read when it was loaded, those of
+    /// the routes' fallbacks included: `ApiConfiguration::read_keys`).
+    pub(crate) fn new(config: ApiConfiguration) -> Self {
         Self {
             config,
             cache: Mutex::new(HashMap::new()),
@@ -186,7 +177,7 @@ mod tests {
 
     fn router(text: &str) -> Router {
         let config = ApiConfiguration::from_toml(text, "t.toml", |_| Some("k".into())).unwrap();
-        Router::new(config, |_| None)
+        Router::new(config)
     }
 
     #[test]

@@ -35,15 +35,15 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A gateway over `config` (its `[serve]` routes and deadline), the body cap
-    /// [`DEFAULT_BODY_LIMIT`]; `env` looks up the key variables of the routes' fallbacks.
-    pub fn new(config: ApiConfiguration, env: impl Fn(&str) -> Option<String>) -> Self {
+    /// A gateway over `config` (its `[serve]` routes and deadline, its keys as loaded), the
+    /// body cap [`DEFAULT_BODY_LIMIT`].
+    pub fn new(config: ApiConfiguration) -> Self {
         let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
-            router: Router::new(config, env),
+            router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
             deadline: Duration::from_secs(seconds),
             id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),

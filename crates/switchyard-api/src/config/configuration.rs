@@ -103,8 +103,9 @@ impl ApiConfiguration {
         Ok(config)
     }
 
-    /// (Re)reads every key variable that any preset or `api_key_env` names, and the cloud
-    /// settings of the environment.
+    /// (Re)reads every key variable that any preset or `api_key_env` names (providers, both
+    /// modes' fallbacks and the fallbacks of `[serve.routes]`), and the cloud settings of the
+    /// environment.
     pub fn read_keys(&mut self, env: impl Fn(&str) -> Option<String>) {
         use crate::providers::presets::{CLOUD_SETTING_VARS, secret_variables};
         let mut vars: Vec<String> = secret_variables().map(str::to_owned).collect();
@@ -119,6 +120,7 @@ impl ApiConfiguration {
                 .fallbacks
                 .iter()
                 .chain(&self.plan.fallbacks)
+                .chain(self.serve.routes.values().flat_map(|r| &r.fallbacks))
                 .filter_map(|f| f.api_key_env.clone()),
         );
         for var in CLOUD_SETTING_VARS {

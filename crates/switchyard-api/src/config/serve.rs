@@ -87,4 +87,15 @@ mod tests {
         let e = ApiConfiguration::from_toml(wrong, "c.toml", |_| None).unwrap_err();
         assert!(e.to_string().contains("modle"), "{e}");
     }
+
+    #[test]
+    fn the_key_variable_a_routes_fallback_names_is_read_with_the_file() {
+        let text = "[serve.routes.fast]\nprovider = \"openai\"\n\
+                    [[serve.routes.fast.fallbacks]]\nprovider = \"deepseek\"\n\
+                    api_key_env = \"MY_DEEPSEEK_KEY\"\n";
+        let env = |k: &str| (k == "MY_DEEPSEEK_KEY").then(|| "sk-route-fallback".to_owned());
+        let config = ApiConfiguration::from_toml(text, "c.toml", env).unwrap();
+        let key = &config.providers.api_keys["MY_DEEPSEEK_KEY"];
+        assert_eq!(key.expose(), "sk-route-fallback");
+    }
 }

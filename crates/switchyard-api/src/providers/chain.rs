@@ -8,7 +8,26 @@ use sha2::{Digest, Sha256};
 use super::build::{handler_for, resolve_checked};
 use super::presets::preset;
 use crate::config::{ApiConfiguration, ConfigError, FallbackSettings, Mode};
+use crate::error::ErrorKind;
 use crate::handler::ApiHandler;
+
+/// Whether a failure of `kind` before any content moves the request to the next entry
+/// (SPEC R12.1): limits and outages of the provider, and auth, spend-limit and entitlement
+/// failures of the entry.
+pub fn fails_over(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::RateLimited
+            | ErrorKind::Overloaded
+            | ErrorKind::QuotaExceeded
+            | ErrorKind::Server
+            | ErrorKind::Timeout
+            | ErrorKind::Network
+            | ErrorKind::Auth
+            | ErrorKind::SpendLimit
+            | ErrorKind::Entitlement
+    )
+}
 
 /// One entry of a failover chain, ready to send.
 pub struct ChainEntry {

@@ -87,7 +87,7 @@ mod routed;
 mod signin;
 
 pub use build::{build_api_handler, handler_for};
-pub use chain::{ChainEntry, build_failover_chain, failover_problems};
+pub use chain::{ChainEntry, build_failover_chain, failover_problems, fails_over};
 pub use presets::{ChatDialect, PRESETS, ProviderPreset, WireFamily, preset};
 pub use resolve::{
     CloudSettings, ModelInfoOrigin, REGIONAL_ENDPOINTS, ResolvedMode, is_loopback, resolve_mode,

@@ -169,6 +169,10 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
     }
 
     fn dropped_overrides(&self, o: &RequestOverrides) -> Vec<&'static str> {
+        // Nothing set, nothing dropped: no probe body is built for a request without overrides.
+        if *o == RequestOverrides::default() {
+            return Vec::new();
+        }
         self.provider
             .dropped(&overrides::reasoning_mode(&self.mode, o), o)
     }

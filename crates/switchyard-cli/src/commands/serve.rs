@@ -45,7 +45,7 @@ pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let gateway = Arc::new(Gateway::new(config, |k| std::env::var(k).ok()));
+    let gateway = Arc::new(Gateway::new(config));
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     // SIGTERM is handled from before the address is announced: a supervisor that stops the

@@ -353,24 +353,6 @@ pub struct SpendCheck {
     pub estimate_usd: f64,
 }
 
-/// Whether a failure of `kind` before any content moves the request to the next entry
-/// (SPEC R12.1): limits and outages of the provider, and auth, spend-limit and entitlement
-/// failures of the entry.
-pub fn fails_over(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::RateLimited
-            | ErrorKind::Overloaded
-            | ErrorKind::QuotaExceeded
-            | ErrorKind::Server
-            | ErrorKind::Timeout
-            | ErrorKind::Network
-            | ErrorKind::Auth
-            | ErrorKind::SpendLimit
-            | ErrorKind::Entitlement
-    )
-}
-
 /// The `spend_cap` error: what was spent, the cap, and what to change.
 fn spend_cap_error(scope: &str, spent: f64, estimate: f64, cap: f64) -> ApiError {
     let (what, setting) = match scope {

@@ -10,10 +10,11 @@
 pub mod guard;
 pub mod state;
 
-pub use guard::{
-    Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck, fails_over,
-};
+pub use guard::{Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck};
 pub use state::{
     Cooldown, EntryKey, LearntLimits, LimitReason, LimitsStore, RATE_WINDOW_MS, RateLimits,
     RateState, SlotGrant, SlotRequest, decide_slot, utc_day_start_ms,
 };
+/// Which failures move a request to the next entry (SPEC R12.1); its home is the failover
+/// chain's, in the provider layer, so the gateway applies the same rule.
+pub use switchyard_api::fails_over;

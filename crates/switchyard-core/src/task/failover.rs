@@ -10,7 +10,9 @@ use super::events::{TaskEvent, streaming_failed};
 use super::observer::TurnObserver;
 use super::recovery::{FailureDecider, FailureDecision, announce_and_wait, ask};
 use super::settings::AttemptSettings;
-use crate::limits::guard::{Choice, RequestLimits, fails_over};
+use switchyard_api::fails_over;
+
+use crate::limits::guard::{Choice, RequestLimits};
 use crate::limits::state::SlotGrant;
 use crate::store::{StoreError, TaskStore};
 
