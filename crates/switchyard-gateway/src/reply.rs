@@ -66,14 +66,22 @@ pub(crate) fn json(status: u16, value: &serde_json::Value) -> Response<Body> {
 }
 
 /// `error` as `dialect` answers it (SPEC R14.5), with `status` in place of the kind's when
-/// given (a status no `ErrorKind` names).
+/// given (a status no `ErrorKind` names). The provider's wait, when it named one, goes to the
+/// client as `retry-after` (whole seconds, rounded up) and `retry-after-ms`, which the OpenAI
+/// and Anthropic SDKs read before they retry a 429 or 5xx.
 pub(crate) fn dialect_error(
     dialect: Dialect,
     error: &ApiError,
     status: Option<u16>,
 ) -> Response<Body> {
     let (kind_status, body) = error_response(dialect, error);
-    json(status.unwrap_or(kind_status), &body)
+    let mut response = json(status.unwrap_or(kind_status), &body);
+    if let Some(wait) = error.retry_after {
+        let ms = wait.as_millis();
+        set_header(&mut response, "retry-after", &ms.div_ceil(1000).to_string());
+        set_header(&mut response, "retry-after-ms", &ms.to_string());
+    }
+    response
 }
 
 /// A failure the gateway itself found in the request (not the provider's): `status` with

@@ -196,6 +196,48 @@ async fn a_429_with_retry_after_then_success_is_the_answer_in_every_dialect() {
     }
 }
 
+/// SPEC R14.5: a rate limit that outlasts the provider retries is a 429 in the client's
+/// dialect with the provider's wait in `retry-after` (and `retry-after-ms`, which the OpenAI
+/// and Anthropic SDKs read first), so the client's own retry waits as long as the provider
+/// asked instead of at once.
+#[tokio::test(start_paused = true)]
+async fn a_429_that_outlasts_the_retries_tells_the_client_when_to_retry_in_every_dialect() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_429"))]).await;
+    let gateway = start(&route(
+        "sonnet",
+        "anthropic",
+        "claude-sonnet-4-5",
+        &upstream.url(),
+    ))
+    .await;
+    for dialect in DIALECTS {
+        for stream in [true, false] {
+            let label = format!("{dialect:?} stream={stream}");
+            let response = reqwest::Client::new()
+                .post(format!("{}{}", gateway.base, path(dialect)))
+                .header("content-type", "application/json")
+                .body(body(dialect, "sonnet", stream).to_string())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), 429, "{label}");
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_owned())
+            };
+            assert_eq!(header("retry-after").as_deref(), Some("17"), "{label}");
+            assert_eq!(
+                header("retry-after-ms").as_deref(),
+                Some("17000"),
+                "{label}"
+            );
+        }
+    }
+}
+
 /// An Anthropic `overloaded_error` before any content.
 fn overloaded() -> HttpResponse {
     let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
