@@ -150,6 +150,9 @@ struct Library {
     text: String,
     reasoning: String,
     calls: Vec<Call>,
+    /// The opaque reasoning, in order: `{"signature": …}` (a thinking signature) or
+    /// `{"redacted": …}` (redacted or encrypted reasoning), which a client sends back.
+    opaque: Vec<Value>,
     /// The usage chunks summed (as a task sums them); `None` when there was none.
     usage: Option<Usage>,
     /// The stream's error, and whether content (text, reasoning, a tool call) came before it.
@@ -250,6 +253,7 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
         text: String::new(),
         reasoning: String::new(),
         calls: Vec::new(),
+        opaque: Vec::new(),
         usage: None,
         error: None,
         requests,
@@ -262,8 +266,19 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
                 content |= chunk.is_content();
                 match &chunk {
                     ApiStreamChunk::Text { text, .. } => out.text.push_str(text),
-                    ApiStreamChunk::Reasoning { reasoning, .. } => {
+                    ApiStreamChunk::Reasoning {
+                        reasoning,
+                        signature,
+                        redacted_data,
+                        ..
+                    } => {
                         out.reasoning.push_str(reasoning);
+                        if let Some(data) = redacted_data {
+                            out.opaque.push(json!({"redacted": data}));
+                        }
+                        if let Some(s) = signature.as_deref().filter(|s| !s.is_empty()) {
+                            out.opaque.push(json!({"signature": s}));
+                        }
                     }
                     ApiStreamChunk::Usage(u) => {
                         add_usage(out.usage.get_or_insert_with(Usage::default), u);
@@ -326,6 +341,9 @@ struct Got {
     text: String,
     reasoning: String,
     calls: Vec<Call>,
+    /// The opaque reasoning as [`Library::opaque`] (Anthropic), or `{"encrypted": …}` per
+    /// reasoning item (Responses' `encrypted_content`); Chat has no place for it.
+    opaque: Vec<Value>,
     /// In [`carried`]'s shape.
     usage: Option<Value>,
     /// An error response's body, or the stream's in-band error event.
@@ -414,6 +432,10 @@ fn messages_stream(label: &str, text: &str) -> Got {
         assert_eq!(name.as_deref(), e["type"].as_str(), "{label}: {e}");
         match e["type"].as_str().unwrap() {
             "message_start" => usage = e["message"]["usage"].clone(),
+            "content_block_start" if e["content_block"]["type"] == "redacted_thinking" => {
+                got.opaque
+                    .push(json!({"redacted": e["content_block"]["data"]}));
+            }
             "content_block_start" if e["content_block"]["type"] == "tool_use" => {
                 let block = &e["content_block"];
                 let (id, name) = (block["id"].as_str().unwrap(), block["name"].as_str());
@@ -424,6 +446,9 @@ fn messages_stream(label: &str, text: &str) -> Got {
                 let delta = &e["delta"];
                 got.text += delta["text"].as_str().unwrap_or("");
                 got.reasoning += delta["thinking"].as_str().unwrap_or("");
+                if let Some(signature) = delta["signature"].as_str() {
+                    got.opaque.push(json!({"signature": signature}));
+                }
                 if let Some(json) = delta["partial_json"].as_str() {
                     let index = e["index"].as_u64().unwrap();
                     let at = calls.iter().position(|(i, _)| *i == index).unwrap();
@@ -489,6 +514,7 @@ fn responses_stream(label: &str, text: &str) -> Got {
                 let whole = responses_json(&e["response"]);
                 got.usage = whole.usage.clone();
                 got.stopped_for_tools = whole.stopped_for_tools;
+                got.opaque = whole.opaque.clone();
                 got.calls = (calls.iter())
                     .map(|(_, c)| call(&c.id, &c.name, &c.arguments))
                     .collect();
@@ -546,7 +572,14 @@ fn messages_json(v: &Value) -> Got {
     for block in v["content"].as_array().unwrap() {
         match block["type"].as_str().unwrap() {
             "text" => got.text += block["text"].as_str().unwrap(),
-            "thinking" => got.reasoning += block["thinking"].as_str().unwrap(),
+            "thinking" => {
+                got.reasoning += block["thinking"].as_str().unwrap();
+                let signature = block["signature"].as_str().unwrap();
+                if !signature.is_empty() {
+                    got.opaque.push(json!({"signature": signature}));
+                }
+            }
+            "redacted_thinking" => got.opaque.push(json!({"redacted": block["data"]})),
             "tool_use" => {
                 // `input` is the parsed object (a string when the model's was not JSON).
                 let input = match &block["input"] {
@@ -581,6 +614,9 @@ fn responses_json(v: &Value) -> Got {
             "reasoning" => {
                 for part in item["summary"].as_array().unwrap() {
                     got.reasoning += part["text"].as_str().unwrap_or("");
+                }
+                if let Some(data) = item.get("encrypted_content") {
+                    got.opaque.push(json!({"encrypted": data}));
                 }
             }
             "function_call" => {
@@ -701,6 +737,17 @@ fn compare(
     assert_eq!(got.text, want.text, "{label}: text");
     assert_eq!(got.reasoning, want.reasoning, "{label}: reasoning");
     assert_same_calls(label, recording, dialect, stream, &want.calls, &got.calls);
+    match dialect {
+        Dialect::AnthropicMessages => assert_eq!(got.opaque, want.opaque, "{label}: opaque"),
+        // A failed response lists only its finished items.
+        Dialect::Responses if want.error.is_none() => {
+            let encrypted: Vec<Value> = (want.opaque.iter())
+                .map(|o| json!({"encrypted": o.as_object().unwrap().values().next().unwrap()}))
+                .collect();
+            assert_eq!(got.opaque, encrypted, "{label}: encrypted reasoning");
+        }
+        _ => {}
+    }
     // A stream cut by an error: Chat's and Anthropic's error events have no usage.
     let carries_usage = want.error.is_none() || dialect == Dialect::Responses;
     if carries_usage {
