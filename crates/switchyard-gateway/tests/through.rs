@@ -377,6 +377,8 @@ fn events(label: &str, text: &str) -> Vec<(Option<String>, Value)> {
 fn chat_stream(label: &str, text: &str) -> Got {
     let mut got = Got::default();
     let mut calls: Vec<Call> = Vec::new();
+    let mut id = None;
+    let mut finished = false;
     for (_, e) in events(label, text) {
         assert!(!got.clean_end, "{label}: an event after [DONE]");
         if e == "[DONE]" {
@@ -388,12 +390,21 @@ fn chat_stream(label: &str, text: &str) -> Got {
             got.error = Some(e);
             continue;
         }
+        // One completion: every chunk carries its id; nothing but usage after the finish.
+        assert_eq!(e["object"], "chat.completion.chunk", "{label}: {e}");
+        assert_eq!(
+            id.get_or_insert_with(|| e["id"].clone()),
+            &e["id"],
+            "{label}: {e}"
+        );
         if e["usage"].is_object() {
             got.usage = Some(read_usage(Dialect::ChatCompletions, &e["usage"]));
         }
         let Some(choice) = e["choices"].get(0) else {
             continue;
         };
+        assert!(!finished, "{label}: a choice after the finish_reason: {e}");
+        finished = choice["finish_reason"].is_string();
         let delta = &choice["delta"];
         got.text += delta["content"].as_str().unwrap_or("");
         got.reasoning += delta["reasoning_content"].as_str().unwrap_or("");
@@ -418,13 +429,94 @@ fn chat_stream(label: &str, text: &str) -> Got {
     got
 }
 
+/// Anthropic's block discipline, which Claude Code and the SDKs rely on: `message_start`
+/// first; blocks numbered from 0 in order, one open at a time, each delta of its block's kind
+/// and on the open block, each block stopped before the next starts and before
+/// `message_delta`; `message_stop` right after `message_delta`.
+fn assert_anthropic_blocks(label: &str, events: &[(Option<String>, Value)]) {
+    let mut open: Option<(u64, String)> = None;
+    let mut next = 0;
+    let mut previous = "";
+    for (at, (_, e)) in events.iter().enumerate() {
+        let kind = e["type"].as_str().unwrap();
+        let index = e["index"].as_u64();
+        let show = || format!("{label}: event {at} {e}");
+        match kind {
+            "message_start" => assert_eq!(at, 0, "{}", show()),
+            "content_block_start" => {
+                assert!(open.is_none() && index == Some(next), "{}", show());
+                let block = e["content_block"]["type"].as_str().unwrap().to_owned();
+                open = Some((next, block));
+                next += 1;
+            }
+            "content_block_delta" => {
+                let (i, block) = open.as_ref().unwrap_or_else(|| panic!("{}", show()));
+                assert_eq!(index, Some(*i), "{}", show());
+                let fits = match e["delta"]["type"].as_str().unwrap() {
+                    "text_delta" => block == "text",
+                    "thinking_delta" | "signature_delta" => block == "thinking",
+                    "input_json_delta" => block == "tool_use",
+                    _ => false,
+                };
+                assert!(fits, "{}: in a {block} block", show());
+            }
+            "content_block_stop" => {
+                assert_eq!(open.take().map(|(i, _)| i), index, "{}", show());
+            }
+            "message_delta" => assert!(open.is_none(), "{}: a block is open", show()),
+            "message_stop" => assert_eq!(previous, "message_delta", "{}", show()),
+            _ => {}
+        }
+        previous = kind;
+    }
+}
+
+/// The Responses item discipline Codex and the SDKs rely on: items added with consecutive
+/// `output_index` from 0, every delta on an item added and not yet done, and every item done
+/// (`response.output_item.done`) before `response.completed`.
+fn assert_responses_items(label: &str, events: &[(Option<String>, Value)]) {
+    let mut items: Vec<(String, bool)> = Vec::new();
+    for (at, (_, e)) in events.iter().enumerate() {
+        let kind = e["type"].as_str().unwrap();
+        let show = || format!("{label}: event {at} {e}");
+        let index = e["output_index"].as_u64().map(|i| i as usize);
+        match kind {
+            "response.output_item.added" => {
+                assert_eq!(index, Some(items.len()), "{}", show());
+                items.push((e["item"]["id"].as_str().unwrap().to_owned(), false));
+            }
+            "response.output_item.done" => {
+                let item = index.and_then(|i| items.get_mut(i));
+                let (id, done) = item.unwrap_or_else(|| panic!("{}", show()));
+                assert!(!*done && e["item"]["id"] == id.as_str(), "{}", show());
+                *done = true;
+            }
+            "response.completed" => {
+                assert!(
+                    items.iter().all(|(_, done)| *done),
+                    "{}: an item left open",
+                    show()
+                );
+            }
+            _ if kind.ends_with(".delta") => {
+                let item = index.and_then(|i| items.get(i));
+                let open = item.is_some_and(|(id, done)| !done && e["item_id"] == id.as_str());
+                assert!(open, "{}: a delta outside its item", show());
+            }
+            _ => {}
+        }
+    }
+}
+
 /// An Anthropic stream as the SDKs accumulate it (message_start's usage, overlaid by the
 /// fields message_delta carries).
 fn messages_stream(label: &str, text: &str) -> Got {
     let mut got = Got::default();
     let mut calls: Vec<(u64, Call)> = Vec::new();
     let mut usage = json!({});
-    for (name, e) in events(label, text) {
+    let events = events(label, text);
+    assert_anthropic_blocks(label, &events);
+    for (name, e) in events {
         assert!(
             !got.clean_end && got.error.is_none(),
             "{label}: an event after the end"
@@ -482,7 +574,9 @@ fn messages_stream(label: &str, text: &str) -> Got {
 fn responses_stream(label: &str, text: &str) -> Got {
     let mut got = Got::default();
     let mut calls: Vec<(String, Call)> = Vec::new();
-    for (at, (name, e)) in events(label, text).into_iter().enumerate() {
+    let events = events(label, text);
+    assert_responses_items(label, &events);
+    for (at, (name, e)) in events.into_iter().enumerate() {
         assert!(
             !got.clean_end && got.error.is_none(),
             "{label}: an event after the end"
