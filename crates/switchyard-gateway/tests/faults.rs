@@ -376,6 +376,47 @@ async fn a_client_that_goes_away_mid_stream_closes_the_upstream_within_100_ms_in
     }
 }
 
+/// SPEC R14.4, R1.4: a client that goes away while the gateway waits out a provider's
+/// `retry-after` (before any content, so before any response byte) cancels the request: the
+/// provider is not asked again for an answer nobody will read. The clock is paused: the 17 s
+/// wait passes in virtual time, and a retry would show as a second upstream request.
+#[tokio::test(start_paused = true)]
+async fn a_client_that_goes_away_during_a_retry_wait_is_not_retried_for_in_every_dialect() {
+    use tokio::io::AsyncWriteExt;
+    for dialect in DIALECTS {
+        let replies = vec![
+            Reply::new(HttpResponse::fixture("anthropic_429")),
+            Reply::new(HttpResponse::fixture("anthropic_text")),
+        ];
+        let upstream = MockServer::start(replies).await;
+        let gateway = start(&route(
+            "sonnet",
+            "anthropic",
+            "claude-sonnet-4-5",
+            &upstream.url(),
+        ))
+        .await;
+        let addr = gateway.base.trim_start_matches("http://").to_owned();
+        let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let body = body(dialect, "sonnet", true).to_string();
+        let head = format!(
+            "POST {} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            path(dialect),
+            body.len()
+        );
+        client.write_all(head.as_bytes()).await.unwrap();
+        client.write_all(body.as_bytes()).await.unwrap();
+        upstream.wait_for_requests(1).await;
+        drop(client);
+        tokio::time::sleep(Duration::from_secs(120)).await;
+        assert_eq!(
+            upstream.request_count(),
+            1,
+            "{dialect:?}: retried for a client that went away"
+        );
+    }
+}
+
 /// SPEC R14.3, R14.5: an unknown model is a 404 in the client's dialect whose message lists
 /// the routes, and no upstream is asked.
 #[tokio::test]
