@@ -953,10 +953,19 @@ async fn every_recording_through_every_dialect(split: Split) {
                 .await
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
             let status = response.status().as_u16();
+            let content_type = response.headers()["content-type"].to_str().unwrap();
+            let sse = status == 200 && stream;
+            let kind = if sse {
+                "text/event-stream"
+            } else {
+                "application/json"
+            };
+            assert!(content_type.starts_with(kind), "{label}: {content_type}");
             let text = response
                 .text()
                 .await
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert!(!text.contains(KEY), "{label}: the key in the answer");
             let got = read_answer(&label, dialect, stream, status, &text);
             compare(&label, recording, dialect, stream, want, &got);
             let requests = upstream.request_count();
