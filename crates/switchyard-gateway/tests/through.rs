@@ -471,7 +471,8 @@ fn assert_anthropic_blocks(label: &str, events: &[(Option<String>, Value)]) {
     }
 }
 
-/// The Responses item discipline Codex and the SDKs rely on: items added with consecutive
+/// The Responses item discipline Codex and the SDKs rely on: `response.created` then
+/// `response.in_progress` first; items added with consecutive
 /// `output_index` from 0, every delta on an item added and not yet done, and every item done
 /// (`response.output_item.done`) before `response.completed`.
 fn assert_responses_items(label: &str, events: &[(Option<String>, Value)]) {
@@ -480,6 +481,8 @@ fn assert_responses_items(label: &str, events: &[(Option<String>, Value)]) {
         let kind = e["type"].as_str().unwrap();
         let show = || format!("{label}: event {at} {e}");
         let index = e["output_index"].as_u64().map(|i| i as usize);
+        let opening = ["response.created", "response.in_progress"];
+        assert_eq!(at < 2, opening.contains(&kind), "{}: the opening", show());
         match kind {
             "response.output_item.added" => {
                 assert_eq!(index, Some(items.len()), "{}", show());
