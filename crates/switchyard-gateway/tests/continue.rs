@@ -172,10 +172,10 @@ fn streamed(path: &str, events: &[Value]) -> Got {
                 "error".into()
             } else {
                 assert_eq!(last, "[DONE]", "{events:?}");
-                let finish = events
+                let mut finish = events
                     .iter()
                     .filter_map(|e| e["choices"][0]["finish_reason"].as_str());
-                finish.last().unwrap().to_owned()
+                finish.next_back().unwrap().to_owned()
             },
             tokens: (events.iter().rev().find(|e| e["usage"].is_object())).map_or((0, 0), |e| {
                 tokens(&e["usage"], "prompt_tokens", "completion_tokens")

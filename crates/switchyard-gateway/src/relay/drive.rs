@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::answer::Answer;
+use super::entry::{Prompt, Relay, Started};
 use super::resume::{self, Splice};
-use super::{Prompt, Relay, Started};
 use crate::ingress::{StopReason, StreamEncoder, response_collector, stream_encoder};
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
 
