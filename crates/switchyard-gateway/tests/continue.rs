@@ -325,6 +325,9 @@ async fn a_cut_after_the_first_text_is_continued_on_the_same_entry_with_no_repea
     }
 }
 
+// api7/aisix#794, router-for-me/CLIProxyAPI#3062 (usage no upstream reported recorded as
+// zeros; "flag estimated vs upstream-reported usage"): neither upstream here reports usage
+// for the answer; the client gets an estimate, flagged where a header can say so.
 #[tokio::test]
 async fn a_cut_is_continued_on_the_next_entry_at_once_asked_to_go_on() {
     for path in DIALECTS {
@@ -392,6 +395,10 @@ async fn a_cut_inside_a_tool_call_cannot_be_continued_and_ends_in_the_in_band_er
     }
 }
 
+// Alishahryar1/free-claude-code#1180 (Anthropic `max_tokens` reached a Responses client as
+// `response.completed`), MAXeaglet/commandcode-proxy#38 (every stop reason but tool calls
+// reported as a normal end); envoyproxy/ai-gateway#2290 (the input tokens of an Anthropic
+// `message_delta` dropped): the usage here comes on `message_delta` and is passed as is.
 #[tokio::test]
 async fn an_answer_the_output_limit_cut_ends_with_each_dialects_limit_stop_reason() {
     let want = |path: &str| match path {
@@ -416,5 +423,71 @@ async fn an_answer_the_output_limit_cut_ends_with_each_dialects_limit_stop_reaso
             );
             assert_eq!(upstream.request_count(), 1);
         }
+    }
+}
+
+/// A Chat Completions answer saying `text`, cut (no finish reason, no `[DONE]`) after it.
+fn chat_cut(text: &str) -> Reply {
+    let reply = chat_answer(text);
+    let body = String::from_utf8_lossy(&reply.response.body).into_owned();
+    let cut = body.find("\n\n").unwrap() + 2;
+    reply.drop_at(cut)
+}
+
+// askalf/dario#1286 (review): a continuation that is itself cut must not be closed as a
+// complete answer. Here every continuation is cut after its text: three of them (the next
+// entry at once, then that entry again after 2 and 4 s: a paused clock), then the in-band
+// error — and the text of each is still spliced in.
+#[tokio::test(start_paused = true)]
+async fn continuations_that_are_cut_too_end_in_the_in_band_error_after_three() {
+    for path in DIALECTS {
+        let primary = MockServer::start(vec![cut_after_first_text()]).await;
+        let cuts = vec![chat_cut(" Paris"), chat_cut(", the"), chat_cut(" City")];
+        let backup = MockServer::start(cuts).await;
+        let fallback = format!(
+            "[[serve.routes.sonnet.fallbacks]]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}/v1\"\n",
+            backup.url()
+        );
+        let gateway = start(&config(&primary.url(), &fallback)).await;
+        let (status, _, body) = ask(&gateway.base, path, true).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let got = got(path, true, &body);
+        assert_eq!(got.end, "error", "{path}: {body}");
+        assert_eq!(
+            got.text, "The capital of France is Paris, the City",
+            "{path}"
+        );
+        assert_eq!(
+            (primary.request_count(), backup.request_count()),
+            (1, 3),
+            "{path}"
+        );
+        // Each continuation carries everything the client has so far.
+        let requests = backup.requests();
+        let partial = |i: usize| text_of(&last_messages(&requests[i].json(), 2)[0]);
+        assert_eq!(partial(2), "The capital of France is Paris, the", "{path}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cut_is_not_continued_once_the_request_deadline_passed() {
+    for path in DIALECTS {
+        let continuation = anthropic_answer(&[" Paris."], "end_turn");
+        let upstream = MockServer::start(vec![cut_after_first_text(), continuation]).await;
+        // The only entry would be asked again after 2 s; the deadline is 1 s.
+        let text = format!(
+            "[serve]\nrequest_deadline = 1\n{}",
+            config(&upstream.url(), "")
+        );
+        let gateway = start(&text).await;
+        let (status, _, body) = ask(&gateway.base, path, true).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let got = got(path, true, &body);
+        assert_eq!(
+            (got.text.as_str(), got.end.as_str()),
+            (PARTIAL, "error"),
+            "{path}: {body}"
+        );
+        assert_eq!(upstream.request_count(), 1, "{path}");
     }
 }
