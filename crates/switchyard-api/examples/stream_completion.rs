@@ -56,6 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "\n[{} input tokens, {} output tokens]",
                 usage.input_tokens, usage.output_tokens
             ),
+            ApiStreamChunk::Finish { reason } => eprintln!("\n[cut: {reason:?}]"),
             ApiStreamChunk::ToolCalls { .. } => {}
         }
     }

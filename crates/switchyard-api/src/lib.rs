@@ -45,7 +45,7 @@
 //!         ApiStreamChunk::Usage(usage) => {
 //!             println!("{} tokens in, {} out", usage.input_tokens, usage.output_tokens)
 //!         }
-//!         _ => {} // reasoning, tool-call fragments
+//!         _ => {} // reasoning, tool-call fragments, how a cut answer ended
 //!     }
 //! }
 //! assert_eq!(answer, "Hello there!");
@@ -152,5 +152,6 @@ pub use providers::{
 };
 pub use rate_limit::{RateLimitHeaders, rate_limit_headers};
 pub use stream::{
-    ApiStream, ApiStreamChunk, ToolCall, ToolCallAccumulator, Usage, generated_tool_call_id,
+    ApiStream, ApiStreamChunk, FinishReason, ToolCall, ToolCallAccumulator, Usage,
+    generated_tool_call_id,
 };

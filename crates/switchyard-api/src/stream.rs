@@ -2,8 +2,9 @@
 //!
 //! A request yields an [`ApiStream`]: an async stream of `Result<ApiStreamChunk, ApiError>`.
 //! Provider specifics (Anthropic content blocks, OpenAI deltas, Gemini parts, …) are
-//! normalised into exactly four chunk kinds, as in the reference (`ApiStreamChunk` in
-//! Cline's `src/core/api/transform/stream.ts`).
+//! normalised into the reference's four chunk kinds (`ApiStreamChunk` in Cline's
+//! `src/core/api/transform/stream.ts`), plus [`ApiStreamChunk::Finish`]: how an answer ended
+//! when the output limit cut it.
 
 use std::pin::Pin;
 
@@ -62,9 +63,34 @@ pub enum ApiStreamChunk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
+    /// The answer ended for `reason`, not as the model chose (SPEC R1.2): today the output
+    /// limit ([`FinishReason::MaxTokens`]). Yielded once, after the answer's content, by the
+    /// mappers whose wire names it; a stream without it ended as the model chose, or the
+    /// provider did not say. Not content ([`ApiStreamChunk::is_content`]).
+    Finish { reason: FinishReason },
+}
+
+/// Why an answer ended when the model did not choose to end it ([`ApiStreamChunk::Finish`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// The output limit cut the answer: Anthropic and Bedrock `stop_reason` / `stopReason`
+    /// `max_tokens`, OpenAI Chat `finish_reason: length`, Responses `incomplete_details.reason:
+    /// max_output_tokens`, Gemini `finishReason: MAX_TOKENS`, Ollama `done_reason: length`.
+    /// What streamed before it is all there is (a tool call cut by the limit is an error
+    /// instead: it must never run, tests/cases C22).
+    MaxTokens,
 }
 
 impl ApiStreamChunk {
+    /// The answer was cut by the output limit ([`FinishReason::MaxTokens`]).
+    pub fn max_tokens() -> Self {
+        Self::Finish {
+            reason: FinishReason::MaxTokens,
+        }
+    }
+
     /// Builds a plain text chunk.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text {
@@ -124,9 +150,9 @@ impl ApiStreamChunk {
     }
 
     /// True for text, reasoning and tool calls: the chunks that commit a stream (SPEC R6.4).
-    /// Usage chunks are not content.
+    /// Usage and finish chunks are not content.
     pub fn is_content(&self) -> bool {
-        !matches!(self, Self::Usage(_))
+        !matches!(self, Self::Usage(_) | Self::Finish { .. })
     }
 }
 

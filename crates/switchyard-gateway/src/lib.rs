@@ -6,7 +6,8 @@
 //!
 //! - `ingress/`: the dialects (R14.1, R14.4, R14.5), pure.
 //! - `route.rs`: model name → route → failover chain (R14.3).
-//! - `relay.rs`: one request through the chain, relayed or collected (R14.2, R14.4).
+//! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
+//!   (R14.2, R14.4).
 //! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
 //! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
 //! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).

@@ -145,7 +145,7 @@ impl Gateway {
             dialect,
             id: id.to_owned(),
             deadline: self.deadline,
-            chain: &chain,
+            chain,
         };
         relay.run().await
     }

@@ -429,6 +429,9 @@ impl AnthropicParser {
             self.merge_usage(u);
             out.push(Ok(ApiStreamChunk::Usage(self.usage.clone())));
         }
+        if stop_reason == Some("max_tokens") {
+            out.push(Ok(ApiStreamChunk::max_tokens()));
+        }
         // `refusal`, `model_context_window_exceeded`: a named error after the usage, which
         // was billed (SPEC R7.5; tests/cases C52, H01).
         if let Some(e) = stop_reason.and_then(finish_reason_error) {

@@ -267,7 +267,8 @@ impl GeminiParser {
 
     /// A candidate's `finishReason`, after the usage that came with it: SAFETY, RECITATION,
     /// PROHIBITED_CONTENT… and MALFORMED_FUNCTION_CALL are named errors (SPEC R7.5), with
-    /// Gemini's own words when it sends them (H23); any other reason ends the answer.
+    /// Gemini's own words when it sends them (H23); `MAX_TOKENS` ends it cut by the output
+    /// limit ([`ApiStreamChunk::Finish`]); any other reason ends the answer.
     #[inline]
     fn on_finish(&mut self, candidate: &Value, finish: &str, out: &mut Chunks) {
         if let Some(mut e) = finish_reason_error(finish) {
@@ -276,6 +277,9 @@ impl GeminiParser {
                 e.message = format!("{} (Gemini: {words})", e.message);
             }
             return out.push(Err(e));
+        }
+        if finish == "MAX_TOKENS" && !self.finished {
+            out.push(Ok(ApiStreamChunk::max_tokens()));
         }
         self.finished = true;
     }

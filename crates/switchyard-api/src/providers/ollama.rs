@@ -240,14 +240,15 @@ impl EventParser for OllamaParser {
         if parsed.done {
             self.done = true;
             self.think.finish(out);
-            if parsed.done_reason.as_deref() == Some("length") {
-                tracing::warn!("the answer was cut off by the token limit (done_reason: length)");
-            }
             out.push(Ok(ApiStreamChunk::Usage(Usage {
                 input_tokens: parsed.prompt_eval_count.unwrap_or(0),
                 output_tokens: parsed.eval_count.unwrap_or(0),
                 ..Usage::default()
             })));
+            // The token limit cut the answer (tests/cases C26: never read as a clean stop).
+            if parsed.done_reason.as_deref() == Some("length") {
+                out.push(Ok(ApiStreamChunk::max_tokens()));
+            }
         }
     }
 

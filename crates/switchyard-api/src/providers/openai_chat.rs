@@ -166,8 +166,11 @@ impl ChatParser {
                     )));
                 }
                 Some(reason) => {
-                    self.finished = true;
                     self.think.finish(out);
+                    if reason == "length" && !self.finished {
+                        out.push(Ok(ApiStreamChunk::max_tokens()));
+                    }
+                    self.finished = true;
                     self.failure = finish_reason_error(reason);
                 }
                 None => {}

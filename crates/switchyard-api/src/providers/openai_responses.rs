@@ -228,7 +228,8 @@ impl ResponsesParser {
     }
 
     /// `response.incomplete`: the usage, then by `incomplete_details.reason`: an answer cut off
-    /// by `max_output_tokens` is the answer (like Chat's `length`; tests/cases H19), unless it
+    /// by `max_output_tokens` is the answer, marked cut ([`ApiStreamChunk::Finish`]; like Chat's
+    /// `length`; tests/cases H19), unless it
     /// was cut inside a tool call (C22's rule); a named reason such as `content_filter` is its
     /// error (SPEC R7.5, H19b); any other reason is an error naming it.
     fn incomplete(&mut self, v: &Value, out: &mut Chunks) {
@@ -248,6 +249,8 @@ impl ResponsesParser {
                         call.arguments.len()
                     ),
                 )));
+            } else {
+                out.push(Ok(ApiStreamChunk::max_tokens()));
             }
             return;
         }

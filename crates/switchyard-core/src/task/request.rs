@@ -205,7 +205,10 @@ async fn read_stream(
                     .await;
             }
             ApiStreamChunk::Usage(u) => read.usage.add(&u),
-            ApiStreamChunk::Reasoning { .. } | ApiStreamChunk::ToolCalls { .. } => {}
+            // A cut answer (`Finish`) is kept as the answer, as before (tests/cases C26, H19).
+            ApiStreamChunk::Reasoning { .. }
+            | ApiStreamChunk::ToolCalls { .. }
+            | ApiStreamChunk::Finish { .. } => {}
         }
     }
     read

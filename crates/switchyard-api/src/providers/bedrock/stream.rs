@@ -146,6 +146,7 @@ impl ConverseStreamParser {
                     ),
                 )));
             }
+            out.push(Ok(ApiStreamChunk::max_tokens()));
         }
         // `model_context_window_exceeded`, `malformed_tool_use`, `guardrail_intervened`… end
         // the stream in a named error (SPEC R7.5; tests/cases H27, H28), after the `metadata`
@@ -268,5 +269,51 @@ mod tests {
             assert_eq!(e.kind, want, "{kind}: {message}");
             assert!(e.message.contains(message), "{e}");
         }
+    }
+
+    /// The recorded ConverseStream fixture's frames, with `messageStop`'s `stopReason` set to
+    /// `stop_reason`, through the parser.
+    fn recorded_with_stop_reason(stop_reason: &str) -> Chunks {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/bedrock_converse_stream.bin"
+        );
+        let mut frames = Vec::new();
+        let mut decoder = crate::wire::eventstream::EventStreamDecoder::new();
+        decoder
+            .feed(&std::fs::read(path).unwrap(), &mut frames)
+            .unwrap();
+        let (mut parser, mut out) = (ConverseStreamParser::default(), Vec::new());
+        for mut frame in frames {
+            if frame.header_str(":event-type") == Some("messageStop") {
+                frame.payload = json!({ "stopReason": stop_reason })
+                    .to_string()
+                    .into_bytes();
+            }
+            parser.on_message(&frame, &mut out);
+        }
+        parser.on_end(&mut out);
+        out
+    }
+
+    #[test]
+    fn a_max_tokens_stop_says_the_output_limit_cut_the_answer() {
+        let finish = |out: &Chunks| {
+            (out.iter())
+                .filter(|c| matches!(c, Ok(ApiStreamChunk::Finish { .. })))
+                .count()
+        };
+        let cut = recorded_with_stop_reason("max_tokens");
+        assert!(cut.iter().all(Result::is_ok), "{cut:?}");
+        assert_eq!(finish(&cut), 1, "{cut:?}");
+        let last_content = cut
+            .iter()
+            .rposition(|c| c.as_ref().is_ok_and(ApiStreamChunk::is_content));
+        let at = cut
+            .iter()
+            .position(|c| matches!(c, Ok(ApiStreamChunk::Finish { .. })));
+        assert!(last_content < at, "{cut:?}");
+        assert_eq!(finish(&recorded_with_stop_reason("tool_use")), 0);
+        assert_eq!(finish(&recorded_with_stop_reason("end_turn")), 0);
     }
 }

@@ -58,8 +58,11 @@ impl JsonEvents for ConverseParser {
         if let Some(delta) = v.pointer("/contentBlockDelta/delta") {
             Self::on_delta(delta, out);
         }
-        if v.get("messageStop").is_some() {
+        if let Some(stop) = v.get("messageStop") {
             self.stopped = true;
+            if stop.get("stopReason").and_then(Value::as_str) == Some("max_tokens") {
+                out.push(Ok(ApiStreamChunk::max_tokens()));
+            }
         }
         if let Some(u) = v.pointer("/metadata/usage") {
             self.on_usage(u, out);
@@ -93,6 +96,9 @@ impl CohereParser {
     #[inline]
     fn on_message_end(&mut self, v: &Value, out: &mut Chunks) {
         self.ended = true;
+        if v.pointer("/delta/finish_reason").and_then(Value::as_str) == Some("MAX_TOKENS") {
+            out.push(Ok(ApiStreamChunk::max_tokens()));
+        }
         let u = v
             .pointer("/delta/usage/tokens")
             .or_else(|| v.pointer("/delta/usage/billed_units"));
@@ -152,5 +158,27 @@ mod tests {
             matches!(&out[1], Ok(ApiStreamChunk::Usage(u)) if u.input_tokens == 70 && u.output_tokens == 2)
         );
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn the_output_limit_is_a_finish_chunk_in_converse_and_cohere_streams() {
+        let mut converse = (ConverseParser::default(), Vec::new());
+        for data in [
+            r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"Hi"}}}"#,
+            r#"{"messageStop":{"stopReason":"max_tokens"}}"#,
+        ] {
+            converse.0.on_event(sse("message", data), &mut converse.1);
+        }
+        converse.0.on_end(&mut converse.1);
+        assert!(
+            matches!(&converse.1[..], [Ok(ApiStreamChunk::Text { .. }), Ok(c)] if *c == ApiStreamChunk::max_tokens()),
+            "{:?}",
+            converse.1
+        );
+        let mut cohere = (CohereParser::default(), Vec::new());
+        let end = r#"{"type":"message-end","delta":{"finish_reason":"MAX_TOKENS"}}"#;
+        cohere.0.on_event(sse("message", end), &mut cohere.1);
+        assert_eq!(cohere.1.len(), 1);
+        assert!(matches!(&cohere.1[0], Ok(c) if *c == ApiStreamChunk::max_tokens()));
     }
 }

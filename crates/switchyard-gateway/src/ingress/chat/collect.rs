@@ -41,6 +41,8 @@ impl ResponseCollector for Collector {
             ApiStreamChunk::Reasoning { reasoning, .. } => self.reasoning.push_str(reasoning),
             ApiStreamChunk::Usage(usage) => self.usage = Some(usage.clone()),
             ApiStreamChunk::ToolCalls { .. } => self.calls.push_chunk(chunk),
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            ApiStreamChunk::Finish { .. } => {}
         }
     }
 

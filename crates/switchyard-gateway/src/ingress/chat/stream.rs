@@ -139,6 +139,8 @@ impl StreamEncoder for Encoder {
             // Empty text; a thinking signature or redacted thinking: Chat has no place for
             // them (the SDKs know no such delta field).
             ApiStreamChunk::Text { .. } | ApiStreamChunk::Reasoning { .. } => {}
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            ApiStreamChunk::Finish { .. } => {}
         }
     }
 

@@ -278,6 +278,8 @@ impl StreamEncoder for Encoder {
                 ..
             } => self.tool(id, name, arguments_delta, out),
             ApiStreamChunk::Usage(usage) => self.usage = usage.clone(),
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            ApiStreamChunk::Finish { .. } => {}
         }
     }
 

@@ -157,6 +157,8 @@ impl Output {
                 ev,
             ),
             ApiStreamChunk::Usage(u) => self.add_usage(u),
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            ApiStreamChunk::Finish { .. } => {}
         }
     }
 

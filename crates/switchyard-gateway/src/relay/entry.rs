@@ -1,0 +1,167 @@
+//! The request a relay runs and the one place an entry of its chain is chosen (SPEC R14.4,
+//! R12.1, R14.2): each entry tried in order until one yields content within the deadline, for
+//! the client's request and for each continuation of a cut answer.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use hyper::Response;
+use switchyard_api::{
+    ApiError, ApiStream, ApiStreamChunk, CancellationToken, ChainEntry, ErrorKind, Message,
+    RequestOptions, RequestOverrides, fails_over,
+};
+use tokio::time::Instant;
+
+use super::{answer, resume};
+use crate::ingress::{Dialect, GatewayRequest};
+use crate::reply::{Body, set_header};
+use crate::route::Chain;
+
+/// One request to relay: what the client asked, in which dialect, under which request id.
+pub(crate) struct Relay {
+    /// The parsed request.
+    pub(crate) request: GatewayRequest,
+    /// The client's dialect.
+    pub(crate) dialect: Dialect,
+    /// The gateway's request id (`x-request-id`, and the dialect's response id).
+    pub(crate) id: String,
+    /// How long the request may take to get content (`serve.request_deadline`), from its
+    /// start: over every entry, and over every continuation of a cut answer.
+    pub(crate) deadline: Duration,
+    /// The route's failover chain, own entry first.
+    pub(crate) chain: Chain,
+}
+
+/// What an attempt sends: the client's conversation, or one that continues a partial answer
+/// (SPEC R14.4; see `resume.rs`).
+pub(super) enum Prompt<'a> {
+    /// The client's request as it came.
+    Client,
+    /// The client's request, then this partial answer to continue.
+    Continue(&'a str),
+}
+
+/// An entry that started answering: its index in the chain, its stream, the chunks read
+/// before (and including) the first content, the token that cancels its upstream request, and
+/// its request's estimated input in tokens.
+pub(super) struct Started {
+    pub(super) at: usize,
+    pub(super) stream: ApiStream,
+    pub(super) read: Vec<ApiStreamChunk>,
+    pub(super) cancel: CancellationToken,
+    pub(super) input_tokens: u64,
+}
+
+impl Relay {
+    /// Chooses the entry that answers: tries each from `from` on until one yields content (a
+    /// text, reasoning or tool-call chunk) or ends. A failure before content goes on to the
+    /// next entry when the task layer's rule says so ([`fails_over`], SPEC R12.1); `until`
+    /// bounds the whole search. Every attempt of a request, continuations too, starts here.
+    pub(super) async fn choose(
+        &self,
+        from: usize,
+        prompt: &Prompt<'_>,
+        until: Instant,
+    ) -> Result<Started, ApiError> {
+        let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
+        for at in from..self.chain.len() {
+            let entry = &self.chain[at];
+            let (messages, overrides) = self.prompt_for(prompt, entry);
+            let cancel = CancellationToken::new();
+            let options = RequestOptions {
+                cancel: cancel.clone(),
+                overrides,
+                // A later entry is waiting: do not spend the deadline on this one's retries.
+                fail_fast: at + 1 < self.chain.len(),
+                ..RequestOptions::default()
+            };
+            let r = &self.request;
+            let stream =
+                entry
+                    .handler
+                    .create_message(&r.system_prompt, &messages, &r.tools, options);
+            let input_tokens = answer::estimate_input(&r.system_prompt, &messages, &r.tools);
+            let mut started = Started {
+                at,
+                stream,
+                read: Vec::new(),
+                cancel,
+                input_tokens,
+            };
+            match started.until_content(until).await {
+                Ok(()) => return Ok(started),
+                Err(None) => {
+                    started.cancel.cancel();
+                    return Err(self.timed_out());
+                }
+                Err(Some(error)) if !fails_over(error.kind) => return Err(error),
+                Err(Some(error)) => last = error,
+            }
+        }
+        Err(last)
+    }
+
+    /// The messages and overrides `prompt` sends to `entry`.
+    fn prompt_for(
+        &self,
+        prompt: &Prompt<'_>,
+        entry: &ChainEntry,
+    ) -> (Vec<Message>, RequestOverrides) {
+        let r = &self.request;
+        match prompt {
+            Prompt::Client => (r.messages.clone(), r.overrides.clone()),
+            Prompt::Continue(partial) => (
+                resume::messages(&r.messages, partial, entry),
+                resume::overrides(&r.overrides, partial, entry),
+            ),
+        }
+    }
+
+    fn timed_out(&self) -> ApiError {
+        let seconds = self.deadline.as_secs_f64();
+        ApiError::new(
+            ErrorKind::Timeout,
+            format!("No provider answered within the gateway's request deadline of {seconds} s."),
+        )
+    }
+
+    /// `x-switchyard-dropped` (SPEC R14.2): what the request could not carry, and what
+    /// `entry`'s provider could not, when anything.
+    pub(super) fn dropped(&self, entry: Option<&ChainEntry>) -> Vec<String> {
+        let mut dropped = self.request.dropped.clone();
+        if let Some(entry) = entry {
+            let provider = entry.handler.dropped_overrides(&self.request.overrides);
+            dropped.extend(provider.into_iter().map(str::to_owned));
+        }
+        dropped
+    }
+
+    pub(super) fn dropped_header(&self, response: &mut Response<Body>, entry: Option<&ChainEntry>) {
+        let dropped = self.dropped(entry);
+        if !dropped.is_empty() {
+            set_header(response, "x-switchyard-dropped", &dropped.join(","));
+        }
+    }
+}
+
+impl Started {
+    /// Reads until the first content chunk (kept in `read` with what came before), or the
+    /// stream's end; a failure is the error, `until` passing is `Err(None)`.
+    async fn until_content(&mut self, until: Instant) -> Result<(), Option<ApiError>> {
+        loop {
+            let next = tokio::time::timeout_at(until, self.stream.next()).await;
+            match next {
+                Err(_) => return Err(None),
+                Ok(None) => return Ok(()),
+                Ok(Some(Err(error))) => return Err(Some(error)),
+                Ok(Some(Ok(chunk))) => {
+                    let content = chunk.is_content();
+                    self.read.push(chunk);
+                    if content {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}

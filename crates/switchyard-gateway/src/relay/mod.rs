@@ -1,0 +1,49 @@
+//! One request run through Switchyard's layer and relayed (SPEC R14.4, R14.2, R14.10): the
+//! route's chain tried in order until one entry yields content within the request deadline,
+//! then the answer relayed chunk by chunk in the client's dialect (or collected whole), an
+//! answer cut after content started continued from its partial text on the same entry or the
+//! next and spliced in, with no repeated text.
+//!
+//! - `mod.rs`: [`Relay::run`].
+//! - `entry.rs`: [`Relay`], the one place an entry is chosen (`Relay::choose`).
+//! - `drive.rs`: one answer over its attempts: the one place it ends ([`drive::Step`]).
+//! - `answer.rs`: what the answer has been so far, its stop reason and usage (estimated where
+//!   the upstream reported none).
+//! - `resume.rs`: whether and how a cut answer is continued, and the splice.
+//!
+//! Not yet here: cooldowns, rate limits and spend caps in the store.
+
+mod answer;
+mod drive;
+mod entry;
+mod resume;
+
+use hyper::Response;
+use tokio::time::Instant;
+
+use entry::Prompt;
+pub(crate) use entry::Relay;
+
+use crate::reply::{Body, dialect_error, set_header};
+
+impl Relay {
+    /// Runs the request and gives the response: streamed or whole, or the error of the last
+    /// entry tried in the client's dialect and status (SPEC R14.5).
+    pub(crate) async fn run(self) -> Response<Body> {
+        let until = Instant::now() + self.deadline;
+        let started = match self.choose(0, &Prompt::Client, until).await {
+            Ok(started) => started,
+            Err(error) => {
+                let mut response = dialect_error(self.dialect, &error, None);
+                self.dropped_header(&mut response, None);
+                return response;
+            }
+        };
+        let dropped = self.dropped(Some(&self.chain[started.at]));
+        let mut response = drive::Drive::new(self, started, until).respond().await;
+        if !dropped.is_empty() {
+            set_header(&mut response, "x-switchyard-dropped", &dropped.join(","));
+        }
+        response
+    }
+}
