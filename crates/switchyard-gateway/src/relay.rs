@@ -136,7 +136,7 @@ impl Relay<'_> {
 
     /// The whole response; a failure before the end is the dialect's error (nothing was sent).
     async fn collect(&self, mut started: Started<'_>) -> Response<Body> {
-        let mut collector = response_collector(self.dialect, &self.request.model, &self.id);
+        let mut collector = response_collector(self.dialect, &self.request, &self.id);
         let mut tools = false;
         for chunk in std::mem::take(&mut started.read) {
             tools |= matches!(chunk, ApiStreamChunk::ToolCalls { .. });

@@ -48,16 +48,25 @@ pub fn stream_encoder(
         Dialect::ChatCompletions => {
             Box::new(chat::Encoder::new(model, id).include_usage(request.include_usage))
         }
-        Dialect::Responses => Box::new(responses::Encoder::new(model, id)),
+        Dialect::Responses => {
+            Box::new(responses::Encoder::new(model, id).custom_tools(&request.custom_tools))
+        }
         Dialect::AnthropicMessages => Box::new(messages::Encoder::new(model, id)),
     }
 }
 
-/// The collector of a non-streamed answer in `dialect` (see [`stream_encoder`]).
-pub fn response_collector(dialect: Dialect, model: &str, id: &str) -> Box<dyn ResponseCollector> {
+/// The collector of a non-streamed answer in `dialect` to `request` (see [`stream_encoder`]).
+pub fn response_collector(
+    dialect: Dialect,
+    request: &GatewayRequest,
+    id: &str,
+) -> Box<dyn ResponseCollector> {
+    let model = request.model.as_str();
     match dialect {
         Dialect::ChatCompletions => Box::new(chat::Collector::new(model, id)),
-        Dialect::Responses => Box::new(responses::Collector::new(model, id)),
+        Dialect::Responses => {
+            Box::new(responses::Collector::new(model, id).custom_tools(&request.custom_tools))
+        }
         Dialect::AnthropicMessages => Box::new(messages::Collector::new(model, id)),
     }
 }

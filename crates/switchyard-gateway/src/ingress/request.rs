@@ -29,6 +29,10 @@ pub struct GatewayRequest {
     pub messages: Vec<Message>,
     /// The function tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// Responses: the names of the custom (freeform) tools among [`Self::tools`], each carried
+    /// as a function tool whose one string parameter `input` is the tool's raw text input;
+    /// their calls go back to the client as `custom_tool_call` items.
+    pub custom_tools: Vec<String>,
     /// Output limit, sampling, stop sequences, tool choice, reasoning the client set.
     pub overrides: RequestOverrides,
     /// Whether the client asked for a stream (`"stream": true`).

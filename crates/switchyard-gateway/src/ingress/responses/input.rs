@@ -1,8 +1,10 @@
 //! OpenAI Responses `input` items → Anthropic-shaped messages (SPEC R14.1): `message` items
-//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output` and
-//! `reasoning` items; consecutive items of one role merge into one message (the Anthropic
-//! shape alternates roles); `system`/`developer` messages go to the system prompt. Other item
-//! types (`item_reference`, `custom_tool_call`, `local_shell_call`, …) are dropped by type.
+//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output`,
+//! `custom_tool_call` (a freeform tool's call, its text as the function form's `input`, see
+//! `parse.rs`), `custom_tool_call_output` and `reasoning` items; consecutive items of one role
+//! merge into one message (the Anthropic shape alternates roles); `system`/`developer`
+//! messages go to the system prompt. Other item types (`item_reference`, `local_shell_call`,
+//! …) are dropped by type.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
@@ -10,6 +12,10 @@ use switchyard_api::{ContentBlock, Message, Role};
 use crate::ingress::content::data_url;
 use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
+
+/// The parameter of a custom tool's function form that holds its raw text input (see
+/// `parse.rs`).
+pub(super) const CUSTOM_INPUT: &str = "input";
 
 /// The conversation being built from input items: consecutive blocks of one role share a
 /// message (the Anthropic shape alternates roles).
@@ -55,7 +61,10 @@ impl Input {
         match kind {
             "message" => self.message(o, field, system),
             "function_call" => self.function_call(o, field),
-            "function_call_output" => self.function_output(o, field, dropped),
+            "custom_tool_call" => self.custom_call(o, field),
+            "function_call_output" | "custom_tool_call_output" => {
+                self.function_output(o, field, dropped)
+            }
             "reasoning" => {
                 self.reasoning(o);
                 Ok(())
@@ -131,9 +140,36 @@ impl Input {
         Ok(())
     }
 
-    /// A `function_call_output` item → the user's tool result. `output` is a string or a
-    /// list of parts; their texts are joined (a tool result is text in Switchyard's
-    /// messages), images in it are dropped.
+    /// A `custom_tool_call` item → the assistant's tool use of the custom tool's function form
+    /// (`{"input": TEXT}`, see `parse.rs`), its id the item's `call_id`.
+    fn custom_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
+        let call_id = item_str(o, "call_id", field)?;
+        let name = item_str(o, "name", field)?;
+        let text = match get(o, "input") {
+            None => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(_) => {
+                return Err(IngressError::new(
+                    format!("{field}.input"),
+                    "a custom tool call's `input` must be a string",
+                ));
+            }
+        };
+        self.push(
+            Role::Assistant,
+            ContentBlock::ToolUse {
+                id: call_id.to_owned(),
+                name: name.to_owned(),
+                input: serde_json::json!({ CUSTOM_INPUT: text }),
+                signature: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `function_call_output` (or `custom_tool_call_output`) item → the user's tool result.
+    /// `output` is a string or a list of parts; their texts are joined (a tool result is text
+    /// in Switchyard's messages), images in it are dropped.
     fn function_output(
         &mut self,
         o: &Object,

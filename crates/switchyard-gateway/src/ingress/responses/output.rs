@@ -1,7 +1,7 @@
 //! One Responses answer being built from Switchyard's chunks (SPEC R14.1, R14.4): the output
-//! items in order (reasoning, message, function call), the events each step makes, and the
-//! response object (`object: "response"`) the stream's first and last events and the
-//! non-streamed answer carry. Shared by the stream encoder and the collector, so both give
+//! items in order (reasoning, message, function or custom tool call), the events each step
+//! makes, and the response object (`object: "response"`) the stream's first and last events
+//! and the non-streamed answer carry. Shared by the stream encoder and the collector, so both give
 //! the same items.
 //!
 //! Event and field names follow platform.openai.com/docs/api-reference/responses-streaming
@@ -10,11 +10,12 @@
 //! `response.output_item.done` carrying the whole item (Codex acts only on that one); a new
 //! item of another type closes the open ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
+use super::input::CUSTOM_INPUT;
 use crate::ingress::encode::StopReason;
 
 /// One event: its name (the SSE `event:` and the JSON `type`) and its other fields.
@@ -40,11 +41,14 @@ enum Kind {
     },
     /// An assistant message with one `output_text` part.
     Message { text: String },
-    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]).
+    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]); a
+    /// `custom` one is a call of a custom (freeform) tool's function form, sent as a
+    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text.
     Call {
         call_id: String,
         name: String,
         arguments: String,
+        custom: bool,
     },
 }
 
@@ -58,8 +62,8 @@ struct Item {
     status: &'static str,
 }
 
-/// The answer so far. Item ids are `rs_`/`msg_`/`fc_` + the response's id + the item's
-/// index, so they are unique in the response and stable across its events.
+/// The answer so far. Item ids are `rs_`/`msg_`/`fc_`/`ctc_` + the response's id + the
+/// item's index, so they are unique in the response and stable across its events.
 #[derive(Debug)]
 pub(super) struct Output {
     /// `resp_` + the gateway's request id.
@@ -75,6 +79,9 @@ pub(super) struct Output {
     calls: HashMap<String, usize>,
     /// The sum of the usage chunks (a continued answer reports each attempt's usage).
     usage: Option<Usage>,
+    /// The names of the request's custom (freeform) tools, whose calls are `custom_tool_call`
+    /// items.
+    custom_tools: HashSet<String>,
 }
 
 impl Output {
@@ -91,7 +98,14 @@ impl Output {
             open: Vec::new(),
             calls: HashMap::new(),
             usage: None,
+            custom_tools: HashSet::new(),
         }
+    }
+
+    /// Makes the calls of the tools named `names` (the request's custom tools)
+    /// `custom_tool_call` items.
+    pub(super) fn set_custom_tools(&mut self, names: &[String]) {
+        self.custom_tools = names.iter().cloned().collect();
     }
 
     /// The response object with `status` and its finished items. `usage` is null while the
@@ -306,21 +320,29 @@ impl Output {
         let index = match self.calls.get(key) {
             Some(&index) => index,
             None => {
+                let custom = self.custom_tools.contains(name);
                 let kind = Kind::Call {
                     call_id: call_id.to_owned(),
                     name: name.to_owned(),
                     arguments: String::new(),
+                    custom,
                 };
-                let index = self.open_item("fc", kind, ev);
+                let index = self.open_item(if custom { "ctc" } else { "fc" }, kind, ev);
                 self.calls.insert(key.to_owned(), index);
                 index
             }
         };
         let item = &mut self.items[index];
-        if let Kind::Call { arguments, .. } = &mut item.kind {
+        let mut streamed = true;
+        if let Kind::Call {
+            arguments, custom, ..
+        } = &mut item.kind
+        {
             arguments.push_str(delta);
+            // A custom call's input is known once its JSON is whole: sent when it closes.
+            streamed = !*custom;
         }
-        if !delta.is_empty() && !item.done {
+        if streamed && !delta.is_empty() && !item.done {
             let body = json!({"item_id": item.id, "output_index": index, "delta": delta});
             ev.push(event("response.function_call_arguments.delta", body));
         }
@@ -360,6 +382,17 @@ impl Output {
                 ev.push(event("response.output_text.done", body));
                 let part = json!({"type": "output_text", "text": text, "annotations": []});
                 ev.push(self.part_event("response.content_part.done", index, part));
+            }
+            Kind::Call {
+                arguments,
+                custom: true,
+                ..
+            } => {
+                let input = custom_input(arguments);
+                let body = json!({"item_id": id, "output_index": index, "delta": input});
+                ev.push(event("response.custom_tool_call_input.delta", body));
+                let body = json!({"item_id": id, "output_index": index, "input": input});
+                ev.push(event("response.custom_tool_call_input.done", body));
             }
             Kind::Call { arguments, .. } => {
                 let body = json!({"item_id": id, "output_index": index, "arguments": arguments});
@@ -410,6 +443,20 @@ impl Item {
                 call_id,
                 name,
                 arguments,
+                custom: true,
+            } => {
+                let input = if self.done {
+                    custom_input(arguments)
+                } else {
+                    String::new()
+                };
+                json!({"id": self.id, "type": "custom_tool_call", "status": self.status,
+                       "call_id": call_id, "name": name, "input": input})
+            }
+            Kind::Call {
+                call_id,
+                name,
+                arguments,
                 ..
             } => {
                 let arguments = if self.done { arguments.as_str() } else { "" };
@@ -417,6 +464,22 @@ impl Item {
                        "call_id": call_id, "name": name, "arguments": arguments})
             }
         }
+    }
+}
+
+/// The raw text input of a custom tool's call from its function form's `arguments` (JSON
+/// text, see `parse.rs`): the [`CUSTOM_INPUT`] string; `{}` is an empty input; arguments of
+/// another shape (a model that ignored the schema) are passed on as they are, for the tool to
+/// refuse in its own words.
+fn custom_input(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(o)) => match o.get(CUSTOM_INPUT) {
+            Some(Value::String(s)) => s.clone(),
+            None if o.is_empty() => String::new(),
+            _ => arguments.to_owned(),
+        },
+        Ok(Value::String(s)) => s,
+        _ => arguments.to_owned(),
     }
 }
 

@@ -10,7 +10,7 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::Input;
+use super::input::{CUSTOM_INPUT, Input};
 use crate::ingress::fields::{Object, get, note_dropped, quoted};
 use crate::ingress::openai;
 use crate::ingress::request::{GatewayRequest, IngressError};
@@ -70,7 +70,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     }
     req.messages = input.messages;
     req.system_prompt = system.join("\n\n");
-    req.tools = tools(&obj, &mut req.dropped)?;
+    (req.tools, req.custom_tools) = tools(&obj, &mut req.dropped)?;
     options(&obj, &mut req)?;
     dropped_options(&obj, &mut req.dropped);
     Ok(req)
@@ -171,11 +171,16 @@ fn tool_choice(
 }
 
 /// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
-/// [`ToolSpec`]s; hosted and custom tools (`web_search`, `file_search`, `local_shell`,
-/// `custom`, `mcp`, …) cannot be offered to another provider and are dropped, named by type.
-fn tools(obj: &Object, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
+/// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`], their names returned
+/// too); hosted tools (`web_search`, `file_search`, `local_shell`, `tool_search`, `mcp`, …)
+/// and `namespace` groups cannot be offered to another provider and are dropped, named by
+/// type.
+fn tools(
+    obj: &Object,
+    dropped: &mut Vec<String>,
+) -> Result<(Vec<ToolSpec>, Vec<String>), IngressError> {
     let list = match get(obj, "tools") {
-        None => return Ok(Vec::new()),
+        None => return Ok((Vec::new(), Vec::new())),
         Some(Value::Array(list)) => list,
         Some(_) => {
             return Err(IngressError::new(
@@ -185,49 +190,110 @@ fn tools(obj: &Object, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, Ingre
         }
     };
     let mut specs = Vec::new();
+    let mut custom = Vec::new();
     for (i, tool) in list.iter().enumerate() {
         let field = format!("tools[{i}]");
-        let kind = tool
+        match tool
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or("function");
-        if kind != "function" {
-            note_dropped(dropped, &format!("tools[type={kind}]"));
-            continue;
-        }
-        // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
-        let f = tool
-            .get("function")
-            .filter(|f| f.is_object())
-            .unwrap_or(tool);
-        let name = f
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty());
-        let name = name.ok_or_else(|| {
-            IngressError::new(format!("{field}.name"), "a function tool needs a `name`")
-        })?;
-        let schema = match f.get("parameters") {
-            None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
-            Some(p @ Value::Object(_)) => p.clone(),
-            Some(_) => {
-                return Err(IngressError::new(
-                    format!("{field}.parameters"),
-                    "`parameters` must be a JSON Schema object",
-                ));
+            .unwrap_or("function")
+        {
+            "function" => specs.push(function_tool(tool, &field)?),
+            "custom" => {
+                let spec = custom_tool(tool, &field, dropped)?;
+                custom.push(spec.name.clone());
+                specs.push(spec);
             }
-        };
-        specs.push(ToolSpec {
-            name: name.to_owned(),
-            description: f
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            input_schema: schema,
-        });
+            kind => note_dropped(dropped, &format!("tools[type={kind}]")),
+        }
     }
-    Ok(specs)
+    Ok((specs, custom))
+}
+
+/// A function tool at `field`.
+fn function_tool(tool: &Value, field: &str) -> Result<ToolSpec, IngressError> {
+    // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
+    let f = tool
+        .get("function")
+        .filter(|f| f.is_object())
+        .unwrap_or(tool);
+    let name = tool_name(f, field, "a function tool")?;
+    let schema = match f.get("parameters") {
+        None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
+        Some(p @ Value::Object(_)) => p.clone(),
+        Some(_) => {
+            return Err(IngressError::new(
+                format!("{field}.parameters"),
+                "`parameters` must be a JSON Schema object",
+            ));
+        }
+    };
+    Ok(ToolSpec {
+        name,
+        description: description(f).to_owned(),
+        input_schema: schema,
+    })
+}
+
+/// A custom (freeform) tool at `field`, `{type: "custom", name, description, format}`: its
+/// input is one raw text (Codex CLI's `apply_patch` takes a patch), which no other provider's
+/// tools take, so it is offered as a function tool with one string parameter,
+/// [`CUSTOM_INPUT`]; `output.rs` turns the model's calls of it back into `custom_tool_call`
+/// items and `input.rs` the client's history into such calls. A `format` grammar (`{type:
+/// "grammar", syntax: "lark" | "regex", definition}`) is carried as text in the description,
+/// where the model reads it, but no provider can hold its output to it: it is named dropped
+/// (`tools[type=custom].format`).
+fn custom_tool(
+    tool: &Value,
+    field: &str,
+    dropped: &mut Vec<String>,
+) -> Result<ToolSpec, IngressError> {
+    let name = tool_name(tool, field, "a custom tool")?;
+    let mut description = description(tool).to_owned();
+    if !description.is_empty() {
+        description.push_str("\n\n");
+    }
+    description.push_str(&format!(
+        "This tool takes raw text, not JSON: send the whole of it as the string `{CUSTOM_INPUT}`."
+    ));
+    let format = tool.get("format");
+    if format.and_then(|f| f.get("type")).and_then(Value::as_str) == Some("grammar") {
+        note_dropped(dropped, "tools[type=custom].format");
+        let f = format.unwrap_or(&Value::Null);
+        let syntax = f.get("syntax").and_then(Value::as_str).unwrap_or("lark");
+        if let Some(definition) = f.get("definition").and_then(Value::as_str) {
+            description.push_str(&format!(
+                " The text must match this {syntax} grammar:\n{definition}"
+            ));
+        }
+    }
+    let input = serde_json::json!({"type": "string", "description": "The tool's whole input, as raw text."});
+    Ok(ToolSpec {
+        name,
+        description,
+        input_schema: serde_json::json!({
+            "type": "object",
+            "properties": {CUSTOM_INPUT: input},
+            "required": [CUSTOM_INPUT],
+            "additionalProperties": false,
+        }),
+    })
+}
+
+/// A tool's non-empty `name`, or an error at `field` naming `what` needs one.
+fn tool_name(tool: &Value, field: &str, what: &str) -> Result<String, IngressError> {
+    tool.get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| IngressError::new(format!("{field}.name"), format!("{what} needs a `name`")))
+}
+
+/// A tool's `description`, empty when absent.
+fn description(tool: &Value) -> &str {
+    tool.get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Parameters the gateway reads but cannot carry, when set to something that changes the

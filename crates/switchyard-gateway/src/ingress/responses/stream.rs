@@ -41,6 +41,15 @@ impl Encoder {
         }
     }
 
+    /// Makes the calls of the tools named `names` (the request's custom tools, see
+    /// [`GatewayRequest::custom_tools`]) `custom_tool_call` items.
+    ///
+    /// [`GatewayRequest::custom_tools`]: crate::ingress::GatewayRequest::custom_tools
+    pub(crate) fn custom_tools(mut self, names: &[String]) -> Self {
+        self.output.set_custom_tools(names);
+        self
+    }
+
     /// Writes `name` with `body` (plus `type` and `sequence_number`) as one SSE event.
     fn write(&mut self, name: &'static str, mut body: Value, out: &mut Vec<u8>) {
         body["type"] = Value::from(name);
@@ -132,6 +141,12 @@ impl Collector {
             output: Output::new(model, id),
             events: Vec::new(),
         }
+    }
+
+    /// See [`Encoder::custom_tools`].
+    pub(crate) fn custom_tools(mut self, names: &[String]) -> Self {
+        self.output.set_custom_tools(names);
+        self
     }
 }
 

@@ -63,16 +63,18 @@ fn codex_second_turn() {
     assert!(!r.store);
     assert_eq!(r.overrides.reasoning_effort, Some(ReasoningEffort::High));
     assert_eq!(r.overrides.tool_choice, Some(ToolChoice::Auto));
-    assert_eq!(r.tools.len(), 1);
+    assert_eq!(r.tools.len(), 2, "the function tool and the custom one");
     assert_eq!(r.tools[0].name, "shell");
     assert_eq!(r.tools[0].description, "Runs a command");
     assert_eq!(r.tools[0].input_schema["required"], json!(["command"]));
+    assert_eq!(r.tools[1].name, "apply_patch");
+    assert_eq!(r.custom_tools, ["apply_patch"]);
     assert_eq!(
         r.dropped,
         [
             "tools[type=local_shell]",
             "tools[type=web_search]",
-            "tools[type=custom]",
+            "tools[type=custom].format",
             "parallel_tool_calls"
         ]
     );
@@ -538,4 +540,122 @@ fn agents_sdk_replay() {
         json!(false)
     );
     assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+}
+
+/// The tools Codex CLI 0.171.0 offers for a `gpt-5.5` model (its first request, captured
+/// through a custom provider; descriptions and schemas trimmed): function tools, the
+/// freeform `apply_patch` with its lark grammar, the client-run `tool_search`, the hosted
+/// `web_search`, and (for models it does not know) a `namespace` group.
+fn codex_0171_tools() -> serde_json::Value {
+    json!([
+        {"type": "function", "name": "exec_command", "description": "Runs a command in a PTY, returning output or a session ID for ongoing interaction.", "strict": false,
+         "parameters": {"type": "object", "properties": {"cmd": {"type": "string", "description": "Shell command to execute."}}, "required": ["cmd"], "additionalProperties": false}},
+        {"type": "custom", "name": "apply_patch", "description": "The `apply_patch` tool can be used to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.",
+         "format": {"type": "grammar", "syntax": "lark", "definition": "start: begin_patch hunk+ end_patch\nbegin_patch: \"*** Begin Patch\" LF\n"}},
+        {"type": "tool_search", "execution": "client", "description": "# Tool discovery",
+         "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+        {"type": "web_search", "external_web_access": true, "search_content_types": ["text", "image"]},
+        {"type": "namespace", "name": "multi_agent_v1", "description": "Tools for spawning and managing sub-agents.", "tools": []}
+    ])
+}
+
+/// Codex's freeform `apply_patch` reaches a provider without custom tools as a function
+/// tool taking the patch as one string, its grammar in the description (the model reads it;
+/// no provider enforces it, so `format` is named dropped); hosted and client-run tools that
+/// have no function form are dropped by type.
+#[test]
+fn codex_custom_tool_becomes_a_function_tool_with_one_input_string() {
+    let r = parse(
+        json!({"model": "gpt-5.5", "input": "create hello.txt containing hi", "tools": codex_0171_tools()}),
+    );
+    let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["exec_command", "apply_patch"]);
+    assert_eq!(r.custom_tools, ["apply_patch"]);
+    let patch = &r.tools[1];
+    assert_eq!(
+        patch.input_schema,
+        json!({"type": "object",
+               "properties": {"input": {"type": "string", "description": "The tool's whole input, as raw text."}},
+               "required": ["input"], "additionalProperties": false})
+    );
+    assert!(
+        patch
+            .description
+            .starts_with("The `apply_patch` tool can be used to edit files.")
+    );
+    assert!(
+        patch
+            .description
+            .contains("send the whole of it as the string `input`")
+    );
+    assert!(
+        patch
+            .description
+            .contains("lark grammar:\nstart: begin_patch hunk+ end_patch"),
+        "{}",
+        patch.description
+    );
+    assert_eq!(
+        r.dropped,
+        [
+            "tools[type=custom].format",
+            "tools[type=tool_search]",
+            "tools[type=web_search]",
+            "tools[type=namespace]"
+        ]
+    );
+    // A plain-text custom tool carries everything: nothing dropped.
+    let r = parse(json!({"model": "m", "input": "x", "tools": [
+        {"type": "custom", "name": "note", "format": {"type": "text"}},
+        {"type": "custom", "name": "memo"}
+    ]}));
+    assert_eq!(r.custom_tools, ["note", "memo"]);
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    assert!(
+        r.tools[0]
+            .description
+            .starts_with("This tool takes raw text")
+    );
+    let (field, _) = error(json!({"model": "m", "input": "x", "tools": [{"type": "custom"}]}));
+    assert_eq!(field, "tools[0].name");
+}
+
+/// Codex's second turn after an `apply_patch` call, as 0.171.0 sent it: the
+/// `custom_tool_call` item becomes the call of the function form (the patch as `input`),
+/// its `custom_tool_call_output` the tool result, so the provider sees the whole exchange.
+#[test]
+fn codex_custom_tool_call_and_output_items_carry_the_history() {
+    let r = parse(
+        json!({"model": "gpt-5.5", "tools": codex_0171_tools(), "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "create hello.txt containing hi"}]},
+            {"type": "custom_tool_call", "id": "ctc_1", "status": "completed", "call_id": "call_1", "name": "apply_patch",
+             "input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"},
+            {"type": "custom_tool_call_output", "id": "ctco_01a2", "call_id": "call_1",
+             "output": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nA hello.txt\n"}
+        ]}),
+    );
+    assert!(
+        !r.dropped.iter().any(|d| d.starts_with("input")),
+        "{:?}",
+        r.dropped
+    );
+    assert_eq!(r.messages.len(), 3);
+    assert_eq!(
+        r.messages[1].content,
+        vec![ContentBlock::ToolUse {
+            id: "call_1".into(),
+            name: "apply_patch".into(),
+            input: json!({"input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"}),
+            signature: None
+        }]
+    );
+    assert!(matches!(
+        &r.messages[2].content[..],
+        [ContentBlock::ToolResult { tool_use_id, content, is_error: false }]
+            if tool_use_id == "call_1" && content.ends_with("A hello.txt\n")
+    ));
+    let (field, _) = error(json!({"model": "m", "input": [
+        {"type": "custom_tool_call", "call_id": "c", "name": "apply_patch", "input": 5}
+    ]}));
+    assert_eq!(field, "input[0].input");
 }
