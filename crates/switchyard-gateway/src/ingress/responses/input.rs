@@ -17,6 +17,20 @@ use crate::ingress::request::IngressError;
 /// `parse.rs`).
 pub(super) const CUSTOM_INPUT: &str = "input";
 
+/// The name a provider is offered for the tool `name` of the `namespace` group (Codex CLI's
+/// `multi_agent_v1`, an MCP server's): `NAMESPACE__NAME`, or `name` as it is when it already
+/// starts with the group's name (`mcp__server__tool` in `mcp__server`), or the two joined
+/// when the group's name ends in `__`.
+pub(super) fn qualified(namespace: &str, name: &str) -> String {
+    if name == namespace || name.starts_with(&format!("{namespace}__")) {
+        name.to_owned()
+    } else if namespace.ends_with("__") {
+        format!("{namespace}{name}")
+    } else {
+        format!("{namespace}__{name}")
+    }
+}
+
 /// The conversation being built from input items: consecutive blocks of one role share a
 /// message (the Anthropic shape alternates roles).
 #[derive(Default)]
@@ -116,10 +130,11 @@ impl Input {
     }
 
     /// A `function_call` item → the assistant's tool use, its id the item's `call_id`
-    /// (what the matching `function_call_output` names).
+    /// (what the matching `function_call_output` names), its name the one the provider is
+    /// offered ([`call_name`]).
     fn function_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
         let call_id = item_str(o, "call_id", field)?;
-        let name = item_str(o, "name", field)?;
+        let name = call_name(o, field)?;
         let input = match get(o, "arguments") {
             None => Value::Object(Object::new()),
             Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Object::new()),
@@ -132,7 +147,7 @@ impl Input {
             Role::Assistant,
             ContentBlock::ToolUse {
                 id: call_id.to_owned(),
-                name: name.to_owned(),
+                name,
                 input,
                 signature: None,
             },
@@ -144,7 +159,7 @@ impl Input {
     /// (`{"input": TEXT}`, see `parse.rs`), its id the item's `call_id`.
     fn custom_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
         let call_id = item_str(o, "call_id", field)?;
-        let name = item_str(o, "name", field)?;
+        let name = call_name(o, field)?;
         let text = match get(o, "input") {
             None => "",
             Some(Value::String(s)) => s.as_str(),
@@ -159,7 +174,7 @@ impl Input {
             Role::Assistant,
             ContentBlock::ToolUse {
                 id: call_id.to_owned(),
-                name: name.to_owned(),
+                name,
                 input: serde_json::json!({ CUSTOM_INPUT: text }),
                 signature: None,
             },
@@ -241,6 +256,17 @@ impl Input {
         };
         self.push(Role::Assistant, block);
     }
+}
+
+/// The tool name of a call item: its `name`, qualified by its `namespace` when it has one
+/// (Codex CLI sends a `namespace` member's call as `{name, namespace}`), as the provider was
+/// offered it ([`qualified`]).
+fn call_name(o: &Object, field: &str) -> Result<String, IngressError> {
+    let name = item_str(o, "name", field)?;
+    Ok(match get(o, "namespace").and_then(Value::as_str) {
+        Some(namespace) if !namespace.is_empty() => qualified(namespace, name),
+        _ => name.to_owned(),
+    })
 }
 
 /// A message's `content`: a string, or a list of parts.

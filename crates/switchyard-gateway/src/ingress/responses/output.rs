@@ -10,13 +10,14 @@
 //! `response.output_item.done` carrying the whole item (Codex acts only on that one); a new
 //! item of another type closes the open ones.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
 use super::input::CUSTOM_INPUT;
 use crate::ingress::encode::StopReason;
+use crate::ingress::request::ClientTool;
 
 /// One event: its name (the SSE `event:` and the JSON `type`) and its other fields.
 #[derive(Debug)]
@@ -43,10 +44,12 @@ enum Kind {
     Message { text: String },
     /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]); a
     /// `custom` one is a call of a custom (freeform) tool's function form, sent as a
-    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text.
+    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text. `name`
+    /// is the client's: a `namespace` member's own name, its group in `namespace`.
     Call {
         call_id: String,
         name: String,
+        namespace: Option<String>,
         arguments: String,
         custom: bool,
     },
@@ -79,9 +82,9 @@ pub(super) struct Output {
     calls: HashMap<String, usize>,
     /// The sum of the usage chunks (a continued answer reports each attempt's usage).
     usage: Option<Usage>,
-    /// The names of the request's custom (freeform) tools, whose calls are `custom_tool_call`
-    /// items.
-    custom_tools: HashSet<String>,
+    /// The request's tools the client declared otherwise than as functions, by the name the
+    /// provider was offered: their calls go back in the client's form.
+    client_tools: HashMap<String, ClientTool>,
 }
 
 impl Output {
@@ -98,14 +101,13 @@ impl Output {
             open: Vec::new(),
             calls: HashMap::new(),
             usage: None,
-            custom_tools: HashSet::new(),
+            client_tools: HashMap::new(),
         }
     }
 
-    /// Makes the calls of the tools named `names` (the request's custom tools)
-    /// `custom_tool_call` items.
-    pub(super) fn set_custom_tools(&mut self, names: &[String]) {
-        self.custom_tools = names.iter().cloned().collect();
+    /// Sends the calls of `tools` (the request's client tools) in the client's form.
+    pub(super) fn set_client_tools(&mut self, tools: &[ClientTool]) {
+        self.client_tools = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
     }
 
     /// The response object with `status` and its finished items. `usage` is null while the
@@ -320,10 +322,16 @@ impl Output {
         let index = match self.calls.get(key) {
             Some(&index) => index,
             None => {
-                let custom = self.custom_tools.contains(name);
+                let client = self.client_tools.get(name);
+                let custom = client.is_some_and(|t| t.custom);
+                let (namespace, name) = match client.and_then(|t| t.namespace.as_ref()) {
+                    Some((namespace, own)) => (Some(namespace.clone()), own.clone()),
+                    None => (None, name.to_owned()),
+                };
                 let kind = Kind::Call {
                     call_id: call_id.to_owned(),
-                    name: name.to_owned(),
+                    name,
+                    namespace,
                     arguments: String::new(),
                     custom,
                 };
@@ -442,26 +450,30 @@ impl Item {
             Kind::Call {
                 call_id,
                 name,
+                namespace,
                 arguments,
-                custom: true,
+                custom,
             } => {
-                let input = if self.done {
-                    custom_input(arguments)
-                } else {
-                    String::new()
-                };
-                json!({"id": self.id, "type": "custom_tool_call", "status": self.status,
-                       "call_id": call_id, "name": name, "input": input})
-            }
-            Kind::Call {
-                call_id,
-                name,
-                arguments,
-                ..
-            } => {
-                let arguments = if self.done { arguments.as_str() } else { "" };
-                json!({"id": self.id, "type": "function_call", "status": self.status,
-                       "call_id": call_id, "name": name, "arguments": arguments})
+                let mut item =
+                    json!({"id": self.id, "status": self.status, "call_id": call_id, "name": name});
+                if let Some(namespace) = namespace {
+                    item["namespace"] = json!(namespace);
+                }
+                match (*custom, self.done) {
+                    (true, done) => {
+                        item["type"] = json!("custom_tool_call");
+                        item["input"] = json!(if done {
+                            custom_input(arguments)
+                        } else {
+                            String::new()
+                        });
+                    }
+                    (false, done) => {
+                        item["type"] = json!("function_call");
+                        item["arguments"] = json!(if done { arguments.as_str() } else { "" });
+                    }
+                }
+                item
             }
         }
     }

@@ -10,10 +10,10 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::{CUSTOM_INPUT, Input};
+use super::input::{CUSTOM_INPUT, Input, qualified};
 use crate::ingress::fields::{Object, get, note_dropped, quoted};
 use crate::ingress::openai;
-use crate::ingress::request::{GatewayRequest, IngressError};
+use crate::ingress::request::{ClientTool, GatewayRequest, IngressError};
 
 /// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
@@ -70,7 +70,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     }
     req.messages = input.messages;
     req.system_prompt = system.join("\n\n");
-    (req.tools, req.custom_tools) = tools(&obj, &mut req.dropped)?;
+    (req.tools, req.client_tools) = tools(&obj, &mut req.dropped)?;
     options(&obj, &mut req)?;
     dropped_options(&obj, &mut req.dropped);
     Ok(req)
@@ -171,43 +171,114 @@ fn tool_choice(
 }
 
 /// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
-/// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`], their names returned
-/// too); hosted tools (`web_search`, `file_search`, `local_shell`, `tool_search`, `mcp`, …)
-/// and `namespace` groups cannot be offered to another provider and are dropped, named by
+/// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`]) and the function and
+/// custom members of `namespace` groups (`{type: "namespace", name, description, tools}`:
+/// Codex CLI's sub-agent tools and MCP servers), offered as `NAMESPACE__NAME`
+/// ([`qualified`]); those two kinds are listed as [`ClientTool`]s, for their calls to go back
+/// in the client's form. Hosted tools (`web_search`, `file_search`, `local_shell`,
+/// `tool_search`, `mcp`, …) cannot be offered to another provider and are dropped, named by
 /// type.
 fn tools(
     obj: &Object,
     dropped: &mut Vec<String>,
-) -> Result<(Vec<ToolSpec>, Vec<String>), IngressError> {
-    let list = match get(obj, "tools") {
-        None => return Ok((Vec::new(), Vec::new())),
-        Some(Value::Array(list)) => list,
+) -> Result<(Vec<ToolSpec>, Vec<ClientTool>), IngressError> {
+    let mut tools = Tools::default();
+    match get(obj, "tools") {
+        None => {}
+        Some(Value::Array(list)) => {
+            for (i, tool) in list.iter().enumerate() {
+                tools.add(tool, &format!("tools[{i}]"), None, dropped)?;
+            }
+        }
         Some(_) => {
             return Err(IngressError::new(
                 "tools",
                 "`tools` must be a list of tools",
             ));
         }
-    };
-    let mut specs = Vec::new();
-    let mut custom = Vec::new();
-    for (i, tool) in list.iter().enumerate() {
-        let field = format!("tools[{i}]");
-        match tool
+    }
+    Ok((tools.specs, tools.client))
+}
+
+/// The tools being read: what the provider is offered, and which of them the client declared
+/// otherwise than as functions.
+#[derive(Default)]
+struct Tools {
+    specs: Vec<ToolSpec>,
+    client: Vec<ClientTool>,
+}
+
+impl Tools {
+    /// The tool at `field`, a member of the group `namespace` (its name and description) or
+    /// not.
+    fn add(
+        &mut self,
+        tool: &Value,
+        field: &str,
+        namespace: Option<(&str, &str)>,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let kind = tool
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or("function")
-        {
-            "function" => specs.push(function_tool(tool, &field)?),
-            "custom" => {
-                let spec = custom_tool(tool, &field, dropped)?;
-                custom.push(spec.name.clone());
-                specs.push(spec);
+            .unwrap_or("function");
+        let mut spec = match kind {
+            "function" => function_tool(tool, field)?,
+            "custom" => custom_tool(tool, field, dropped)?,
+            "namespace" if namespace.is_none() => return self.namespace(tool, field, dropped),
+            kind => {
+                let group = if namespace.is_some() {
+                    "tools[type=namespace]."
+                } else {
+                    ""
+                };
+                note_dropped(dropped, &format!("{group}tools[type={kind}]"));
+                return Ok(());
             }
-            kind => note_dropped(dropped, &format!("tools[type={kind}]")),
+        };
+        let own = spec.name.clone();
+        if let Some((group, about)) = namespace {
+            spec.name = qualified(group, &own);
+            if !about.is_empty() {
+                spec.description = format!(
+                    "{}\n\n(One of the tools of `{group}`: {about})",
+                    spec.description
+                )
+                .trim_start()
+                .to_owned();
+            }
         }
+        if kind == "custom" || namespace.is_some() {
+            self.client.push(ClientTool {
+                name: spec.name.clone(),
+                custom: kind == "custom",
+                namespace: namespace.map(|(group, _)| (group.to_owned(), own)),
+            });
+        }
+        self.specs.push(spec);
+        Ok(())
     }
-    Ok((specs, custom))
+
+    /// A `namespace` group at `field`: its member tools, each offered as `NAMESPACE__NAME`.
+    fn namespace(
+        &mut self,
+        tool: &Value,
+        field: &str,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let group = tool_name(tool, field, "a namespace")?;
+        let about = description(tool);
+        let members = tool.get("tools").and_then(Value::as_array);
+        for (j, member) in members.into_iter().flatten().enumerate() {
+            self.add(
+                member,
+                &format!("{field}.tools[{j}]"),
+                Some((&group, about)),
+                dropped,
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A function tool at `field`.

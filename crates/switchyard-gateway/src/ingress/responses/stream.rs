@@ -15,6 +15,7 @@ use switchyard_api::{ApiError, ApiStreamChunk};
 
 use super::output::{Event, Output};
 use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
+use crate::ingress::request::ClientTool;
 
 /// Encodes one answer as Responses server-sent events.
 #[derive(Debug)]
@@ -41,12 +42,12 @@ impl Encoder {
         }
     }
 
-    /// Makes the calls of the tools named `names` (the request's custom tools, see
-    /// [`GatewayRequest::custom_tools`]) `custom_tool_call` items.
+    /// Sends the calls of `tools` (the request's [`GatewayRequest::client_tools`]) in the
+    /// client's form: `custom_tool_call` items, `namespace` members by their own name.
     ///
-    /// [`GatewayRequest::custom_tools`]: crate::ingress::GatewayRequest::custom_tools
-    pub(crate) fn custom_tools(mut self, names: &[String]) -> Self {
-        self.output.set_custom_tools(names);
+    /// [`GatewayRequest::client_tools`]: crate::ingress::GatewayRequest::client_tools
+    pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
+        self.output.set_client_tools(tools);
         self
     }
 
@@ -143,9 +144,9 @@ impl Collector {
         }
     }
 
-    /// See [`Encoder::custom_tools`].
-    pub(crate) fn custom_tools(mut self, names: &[String]) -> Self {
-        self.output.set_custom_tools(names);
+    /// See [`Encoder::client_tools`].
+    pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
+        self.output.set_client_tools(tools);
         self
     }
 }

@@ -6,11 +6,19 @@ use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice};
 use super::super::parse_request;
 use super::{collect, run};
 use crate::ingress::encode::StopReason;
-use crate::ingress::request::GatewayRequest;
+use crate::ingress::request::{ClientTool, GatewayRequest};
 use switchyard_api::ApiStreamChunk;
 
 fn parse(body: serde_json::Value) -> GatewayRequest {
     parse_request(body.to_string().as_bytes()).expect("parses")
+}
+
+/// The names of the request's custom tools.
+fn custom(r: &GatewayRequest) -> Vec<&str> {
+    (r.client_tools.iter())
+        .filter(|t| t.custom)
+        .map(|t| t.name.as_str())
+        .collect()
 }
 
 fn error(body: serde_json::Value) -> (String, String) {
@@ -68,7 +76,7 @@ fn codex_second_turn() {
     assert_eq!(r.tools[0].description, "Runs a command");
     assert_eq!(r.tools[0].input_schema["required"], json!(["command"]));
     assert_eq!(r.tools[1].name, "apply_patch");
-    assert_eq!(r.custom_tools, ["apply_patch"]);
+    assert_eq!(custom(&r), ["apply_patch"]);
     assert_eq!(
         r.dropped,
         [
@@ -555,7 +563,10 @@ fn codex_0171_tools() -> serde_json::Value {
         {"type": "tool_search", "execution": "client", "description": "# Tool discovery",
          "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
         {"type": "web_search", "external_web_access": true, "search_content_types": ["text", "image"]},
-        {"type": "namespace", "name": "multi_agent_v1", "description": "Tools for spawning and managing sub-agents.", "tools": []}
+        {"type": "namespace", "name": "multi_agent_v1", "description": "Tools for spawning and managing sub-agents.", "tools": [
+            {"type": "function", "name": "close_agent", "description": "Close an agent and any open descendants when they are no longer needed.", "strict": false,
+             "parameters": {"type": "object", "properties": {"target": {"type": "string", "description": "Agent id to close (from spawn_agent)."}}, "required": ["target"], "additionalProperties": false}}
+        ]}
     ])
 }
 
@@ -569,8 +580,11 @@ fn codex_custom_tool_becomes_a_function_tool_with_one_input_string() {
         json!({"model": "gpt-5.5", "input": "create hello.txt containing hi", "tools": codex_0171_tools()}),
     );
     let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["exec_command", "apply_patch"]);
-    assert_eq!(r.custom_tools, ["apply_patch"]);
+    assert_eq!(
+        names,
+        ["exec_command", "apply_patch", "multi_agent_v1__close_agent"]
+    );
+    assert_eq!(custom(&r), ["apply_patch"]);
     let patch = &r.tools[1];
     assert_eq!(
         patch.input_schema,
@@ -600,8 +614,7 @@ fn codex_custom_tool_becomes_a_function_tool_with_one_input_string() {
         [
             "tools[type=custom].format",
             "tools[type=tool_search]",
-            "tools[type=web_search]",
-            "tools[type=namespace]"
+            "tools[type=web_search]"
         ]
     );
     // A plain-text custom tool carries everything: nothing dropped.
@@ -609,7 +622,7 @@ fn codex_custom_tool_becomes_a_function_tool_with_one_input_string() {
         {"type": "custom", "name": "note", "format": {"type": "text"}},
         {"type": "custom", "name": "memo"}
     ]}));
-    assert_eq!(r.custom_tools, ["note", "memo"]);
+    assert_eq!(custom(&r), ["note", "memo"]);
     assert!(r.dropped.is_empty(), "{:?}", r.dropped);
     assert!(
         r.tools[0]
@@ -658,4 +671,86 @@ fn codex_custom_tool_call_and_output_items_carry_the_history() {
         {"type": "custom_tool_call", "call_id": "c", "name": "apply_patch", "input": 5}
     ]}));
     assert_eq!(field, "input[0].input");
+}
+
+/// Codex CLI 0.171.0 groups tools in `namespace` tools (its sub-agent tools for a model it
+/// does not know, and each MCP server's tools) and runs a member only when its call names
+/// the member and its `namespace` (a bare `close_agent` is "unsupported call", tried here).
+/// A provider without groups is offered each member as `NAMESPACE__NAME`, its description
+/// saying the group's; the client's history of such calls (`function_call` with
+/// `namespace`) is named the same way. (A proxy that drops the groups loses every MCP tool:
+/// github.com/router-for-me/CLIProxyAPI/issues/3199.)
+#[test]
+fn codex_namespace_members_are_offered_by_qualified_names() {
+    let r = parse(
+        json!({"model": "claude-sonnet-4-5", "tools": codex_0171_tools(), "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "close it"}]},
+            {"type": "function_call", "status": "completed", "id": "fc_1", "name": "close_agent",
+             "namespace": "multi_agent_v1", "arguments": "{\"target\": \"a1\"}", "call_id": "call_1"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "closed"},
+            {"type": "custom_tool_call", "call_id": "call_2", "name": "edit", "namespace": "mcp__files", "input": "x"}
+        ]}),
+    );
+    let member = r
+        .tools
+        .iter()
+        .find(|t| t.name == "multi_agent_v1__close_agent")
+        .unwrap();
+    assert_eq!(member.input_schema["required"], json!(["target"]));
+    assert_eq!(
+        member.description,
+        "Close an agent and any open descendants when they are no longer needed.\n\n\
+         (One of the tools of `multi_agent_v1`: Tools for spawning and managing sub-agents.)"
+    );
+    assert_eq!(
+        r.client_tools
+            .iter()
+            .find(|t| t.name == "multi_agent_v1__close_agent"),
+        Some(&ClientTool {
+            name: "multi_agent_v1__close_agent".into(),
+            custom: false,
+            namespace: Some(("multi_agent_v1".into(), "close_agent".into())),
+        })
+    );
+    assert!(
+        !r.dropped.iter().any(|d| d.contains("namespace")),
+        "{:?}",
+        r.dropped
+    );
+    let names: Vec<&str> = r.messages[1]
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["multi_agent_v1__close_agent"]);
+    assert!(matches!(
+        &r.messages[3].content[0],
+        ContentBlock::ToolUse { name, .. } if name == "mcp__files__edit"
+    ));
+    // A group's hosted member, or a group in a group, is dropped, named as such.
+    let r = parse(json!({"model": "m", "input": "x", "tools": [
+        {"type": "namespace", "name": "g", "tools": [{"type": "web_search"}, {"type": "function", "name": "f"}]}
+    ]}));
+    assert_eq!(r.tools[0].name, "g__f");
+    assert_eq!(r.tools[0].description, "");
+    assert_eq!(r.dropped, ["tools[type=namespace].tools[type=web_search]"]);
+}
+
+/// How a member is named: `NAMESPACE__NAME`, unless the name already carries the group's.
+#[test]
+fn qualified_names() {
+    use super::super::input::qualified;
+    assert_eq!(
+        qualified("multi_agent_v1", "spawn_agent"),
+        "multi_agent_v1__spawn_agent"
+    );
+    assert_eq!(
+        qualified("mcp__github", "mcp__github__search"),
+        "mcp__github__search"
+    );
+    assert_eq!(qualified("mcp__github__", "search"), "mcp__github__search");
+    assert_eq!(qualified("tool", "tool"), "tool");
 }

@@ -7,6 +7,7 @@ use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
 use super::{Collector, Encoder, collect, events, names, run};
 use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
+use crate::ingress::request::ClientTool;
 
 fn usage(input: u64, output: u64) -> ApiStreamChunk {
     ApiStreamChunk::Usage(Usage {
@@ -631,10 +632,24 @@ fn collector_whole_answer() {
     assert_eq!(empty["output"], json!([]));
 }
 
+/// The custom tool `name`.
+fn custom_tool(name: &str) -> ClientTool {
+    ClientTool {
+        name: name.to_owned(),
+        custom: true,
+        namespace: None,
+    }
+}
+
 /// The events of a whole stream whose request offered the custom tools `custom`.
 fn run_custom(custom: &[&str], chunks: &[ApiStreamChunk]) -> Vec<(String, Value)> {
-    let custom: Vec<String> = custom.iter().map(|c| (*c).to_owned()).collect();
-    let mut enc = Encoder::new("gpt-5.5", "req1").custom_tools(&custom);
+    let tools: Vec<ClientTool> = custom.iter().map(|c| custom_tool(c)).collect();
+    run_client(&tools, chunks)
+}
+
+/// The events of a whole stream whose request had the client tools `tools`.
+fn run_client(tools: &[ClientTool], chunks: &[ApiStreamChunk]) -> Vec<(String, Value)> {
+    let mut enc = Encoder::new("gpt-5.5", "req1").client_tools(tools);
     let mut out = Vec::new();
     enc.start(&mut out);
     for c in chunks {
@@ -708,7 +723,7 @@ fn a_custom_tools_call_goes_back_as_a_custom_tool_call_item() {
     assert_eq!(output[2]["type"], "function_call");
     assert_eq!(output[2]["arguments"], "{\"cmd\":\"ls\"}");
     // The whole answer says the same.
-    let mut c = Collector::new("gpt-5.5", "req1").custom_tools(&["apply_patch".to_owned()]);
+    let mut c = Collector::new("gpt-5.5", "req1").client_tools(&[custom_tool("apply_patch")]);
     c.chunk(&ApiStreamChunk::tool_call(
         "toolu_1",
         "apply_patch",
@@ -745,5 +760,49 @@ fn a_custom_call_without_the_input_string_passes_its_arguments_on() {
     assert_eq!(
         only(&ev, "response.output_item.done")["item"]["type"],
         "function_call"
+    );
+}
+
+/// A call of a `namespace` member (offered as `NAMESPACE__NAME`) goes back to Codex by the
+/// member's own name with its `namespace`, the only form Codex runs; a custom member is a
+/// `custom_tool_call` with its `namespace`.
+#[test]
+fn a_namespace_members_call_goes_back_with_its_namespace() {
+    let tools = [
+        ClientTool {
+            name: "multi_agent_v1__close_agent".into(),
+            custom: false,
+            namespace: Some(("multi_agent_v1".into(), "close_agent".into())),
+        },
+        ClientTool {
+            name: "mcp__files__edit".into(),
+            custom: true,
+            namespace: Some(("mcp__files".into(), "mcp__files__edit".into())),
+        },
+    ];
+    let ev = run_client(
+        &tools,
+        &[
+            ApiStreamChunk::tool_call("t1", "multi_agent_v1__close_agent", "{\"target\":\"a1\"}"),
+            ApiStreamChunk::tool_call("t2", "mcp__files__edit", "{\"input\":\"x\"}"),
+        ],
+    );
+    let added: Vec<&Value> = ev
+        .iter()
+        .filter(|(n, _)| n == "response.output_item.added")
+        .map(|(_, d)| &d["item"])
+        .collect();
+    assert_eq!(added[0]["name"], "close_agent");
+    assert_eq!(added[0]["namespace"], "multi_agent_v1");
+    let output = &only(&ev, "response.completed")["response"]["output"];
+    assert_eq!(
+        output[0],
+        json!({"id": "fc_req1_0", "type": "function_call", "status": "completed", "call_id": "t1",
+               "name": "close_agent", "namespace": "multi_agent_v1", "arguments": "{\"target\":\"a1\"}"})
+    );
+    assert_eq!(
+        output[1],
+        json!({"id": "ctc_req1_1", "type": "custom_tool_call", "status": "completed", "call_id": "t2",
+               "name": "mcp__files__edit", "namespace": "mcp__files", "input": "x"})
     );
 }
