@@ -28,7 +28,7 @@ const OFFLINE: &[(&str, &str)] = &[
 /// The model: `Write` the file when the tool is offered and nothing has been done yet, then
 /// say "Done."; any other request (a title or topic with a haiku id, a quota probe) gets a
 /// short text.
-fn model(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
+fn script(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
     move |r: &AgentTurnRequest| {
         if r.offers_tool("Write") && r.tool_results == 0 {
             AgentTurn::tool_call("Write", json!({"file_path": hello, "content": "hi"}))
@@ -42,10 +42,26 @@ fn model(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync
 
 #[test]
 fn claude_code_creates_hello_txt_through_a_chat_completions_upstream() {
+    run_claude(
+        "claude_code_creates_hello_txt_through_a_chat_completions_upstream",
+        Some("claude-sonnet-4-5"),
+    );
+}
+
+/// Claude Code's own default model (no `--model`): the newest ids, adaptive thinking and the
+/// effort parameter.
+#[test]
+fn claude_code_on_its_default_model_creates_hello_txt() {
+    run_claude("claude_code_on_its_default_model_creates_hello_txt", None);
+}
+
+/// Runs `claude -p` (test `name`, for the namespace re-run) with `model` (`None`: its
+/// default) and checks the file and the exchanges.
+fn run_claude(name: &str, model: Option<&str>) {
     let Some(claude) = agents::client_bin("npm/node_modules/.bin/claude") else {
         return;
     };
-    if !agents::isolated("claude_code_creates_hello_txt_through_a_chat_completions_upstream") {
+    if !agents::isolated(name) {
         return;
     }
     let routes = [
@@ -53,7 +69,7 @@ fn claude_code_creates_hello_txt_through_a_chat_completions_upstream() {
         Route::new("*", "openai", "gpt-4o"),
     ];
     let scene = AgentScene::start_in(UpstreamDialect::ChatCompletions, &routes, "", |work| {
-        model(work.join("hello.txt").display().to_string())
+        script(work.join("hello.txt").display().to_string())
     });
     let mut cmd = scene.command(&claude);
     cmd.env("ANTHROPIC_BASE_URL", scene.client_url())
@@ -62,8 +78,10 @@ fn claude_code_creates_hello_txt_through_a_chat_completions_upstream() {
         .envs(OFFLINE.iter().copied())
         .args(["-p", "create hello.txt containing hi"])
         .args(["--permission-mode", "acceptEdits"])
-        .args(["--model", "claude-sonnet-4-5", "--max-turns", "4"])
-        .args(["--output-format", "text"]);
+        .args(["--max-turns", "4", "--output-format", "text"]);
+    if let Some(model) = model {
+        cmd.args(["--model", model]);
+    }
     let run = scene.run(cmd, Duration::from_secs(120));
     scene.assert_hello(&run);
     assert_eq!(

@@ -416,6 +416,41 @@ impl Drop for AgentScene {
     fn drop(&mut self) {
         let _ = self.gateway.kill();
         let _ = self.gateway.wait();
+        if let Some(dir) = std::env::var_os(DUMP_ENV) {
+            self.dump(Path::new(&dir));
+        }
+    }
+}
+
+/// When set to a directory, each [`AgentScene`] writes there, as it ends, every request the
+/// client sent (`client-N.txt`: request line, headers, body) and every request the upstream
+/// received (`upstream-N.txt`), and the gateway's log: captures for unit tests and the note.
+/// Off by default (the bodies are large).
+pub const DUMP_ENV: &str = "SWITCHYARD_AGENT_DUMP";
+
+impl AgentScene {
+    fn dump(&self, dir: &Path) {
+        let _ = std::fs::create_dir_all(dir);
+        let head = |method: &str, path: &str, headers: &[(String, String)]| {
+            let mut text = format!("{method} {path}\n");
+            for (n, v) in headers {
+                // Keys (fake here) stay out of files all the same.
+                let secret = matches!(n.as_str(), "authorization" | "x-api-key" | "api-key");
+                let v = if secret { "[redacted]" } else { v.as_str() };
+                text.push_str(&format!("{n}: {v}\n"));
+            }
+            text + "\n"
+        };
+        for (i, r) in self.tap.requests().iter().enumerate() {
+            let text = head(&r.method, &r.path, &r.headers) + &String::from_utf8_lossy(&r.body);
+            let _ = std::fs::write(dir.join(format!("client-{}.txt", i + 1)), text);
+        }
+        for (i, e) in self.upstream.exchanges().iter().enumerate() {
+            let r = &e.request;
+            let text = head(&r.method, &r.path, &r.headers) + &String::from_utf8_lossy(&r.body);
+            let _ = std::fs::write(dir.join(format!("upstream-{}.txt", i + 1)), text);
+        }
+        let _ = std::fs::write(dir.join("gateway.log"), self.gateway_log());
     }
 }
 
