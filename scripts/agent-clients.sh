@@ -80,6 +80,12 @@ if ! "$DIR/npm/node_modules/.bin/claude" --version >/dev/null 2>&1; then
 fi
 
 # ---- Codex CLI (tests/agent_codex.rs) ----
+# The package is a node launcher; the native binary comes in its optional per-platform
+# dependency (@openai/codex-linux-x64, an npm alias of @openai/codex@VERSION-linux-x64): an
+# npm that omits optional dependencies leaves no binary, so check that it runs.
+npm_pin @openai/codex 0.171.0
+"$DIR/npm/node_modules/.bin/codex" --version >/dev/null \
+  || { echo "agent clients: codex does not run (its optional platform package missing?)" >&2; exit 1; }
 
 # ---- Cline CLI (tests/agent_cline.rs) ----
 
