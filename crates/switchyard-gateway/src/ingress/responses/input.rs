@@ -1,10 +1,10 @@
 //! OpenAI Responses `input` items → Anthropic-shaped messages (SPEC R14.1): `message` items
 //! (an item with a `role` and no `type` is one), `function_call`, `function_call_output`,
 //! `custom_tool_call` (a freeform tool's call, its text as the function form's `input`, see
-//! `parse.rs`), `custom_tool_call_output` and `reasoning` items; consecutive items of one role
-//! merge into one message (the Anthropic shape alternates roles); `system`/`developer`
-//! messages go to the system prompt. Other item types (`item_reference`, `local_shell_call`,
-//! …) are dropped by type.
+//! `parse.rs`), `custom_tool_call_output` and `reasoning` items (`additional_tools` items hold
+//! tools, read with the request's); consecutive items of one role merge into one message (the
+//! Anthropic shape alternates roles); `system`/`developer` messages go to the system prompt.
+//! Other item types (`item_reference`, `local_shell_call`, …) are dropped by type.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
@@ -12,6 +12,10 @@ use switchyard_api::{ContentBlock, Message, Role};
 use crate::ingress::content::data_url;
 use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
+
+/// The type of the input items that declare tools (Codex's "Responses Lite" requests), read
+/// with the request's tools (`parse.rs`).
+pub(super) const ADDITIONAL_TOOLS: &str = "additional_tools";
 
 /// The parameter of a custom tool's function form that holds its raw text input (see
 /// `parse.rs`).
@@ -83,6 +87,8 @@ impl Input {
                 self.reasoning(o);
                 Ok(())
             }
+            // Its tools are read with the request's (`parse.rs`).
+            ADDITIONAL_TOOLS => Ok(()),
             other => {
                 note_dropped(dropped, &format!("input[type={other}]"));
                 Ok(())

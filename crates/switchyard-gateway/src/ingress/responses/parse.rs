@@ -10,7 +10,7 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::{CUSTOM_INPUT, Input, qualified};
+use super::input::{ADDITIONAL_TOOLS, CUSTOM_INPUT, Input, qualified};
 use crate::ingress::fields::{Object, get, note_dropped, quoted};
 use crate::ingress::openai;
 use crate::ingress::request::{ClientTool, GatewayRequest, IngressError};
@@ -170,7 +170,7 @@ fn tool_choice(
     Ok(Some(choice))
 }
 
-/// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
+/// `tools[]` and the tools of `additional_tools` input items: function tools (`{type: "function", name, description, parameters}`) become
 /// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`]) and the function and
 /// custom members of `namespace` groups (`{type: "namespace", name, description, tools}`:
 /// Codex CLI's sub-agent tools and MCP servers), offered as `NAMESPACE__NAME`
@@ -195,6 +195,20 @@ fn tools(
                 "tools",
                 "`tools` must be a list of tools",
             ));
+        }
+    }
+    // Codex's "Responses Lite" requests declare (more) tools in `additional_tools` input items
+    // (`{type: "additional_tools", role: "developer", tools: [...]}`), the top-level `tools`
+    // null (github.com/router-for-me/CLIProxyAPI/issues/4219,
+    // github.com/10/chatgpt-codex-proxy/issues/9).
+    let items = get(obj, "input").and_then(Value::as_array);
+    for (i, item) in items.into_iter().flatten().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some(ADDITIONAL_TOOLS) {
+            continue;
+        }
+        let list = item.get("tools").and_then(Value::as_array);
+        for (j, tool) in list.into_iter().flatten().enumerate() {
+            tools.add(tool, &format!("input[{i}].tools[{j}]"), None, dropped)?;
         }
     }
     Ok((tools.specs, tools.client))

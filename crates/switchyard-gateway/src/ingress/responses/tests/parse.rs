@@ -754,3 +754,30 @@ fn qualified_names() {
     assert_eq!(qualified("mcp__github__", "search"), "mcp__github__search");
     assert_eq!(qualified("tool", "tool"), "tool");
 }
+
+/// Codex's "Responses Lite" requests (Codex Desktop 0.144; reported for recent CLIs too)
+/// declare tools in an `additional_tools` input item, the top-level `tools` null: they are
+/// offered like top-level ones (a custom `exec`, a function, a `namespace` group), and the
+/// item is no message (github.com/router-for-me/CLIProxyAPI/issues/4219,
+/// github.com/10/chatgpt-codex-proxy/issues/9).
+#[test]
+fn codex_additional_tools_items_declare_tools() {
+    let r = parse(json!({"model": "gpt-5.5", "tools": null, "input": [
+        {"type": "additional_tools", "role": "developer", "id": "at_1", "tools": [
+            {"type": "custom", "name": "exec", "description": "Run code."},
+            {"type": "function", "name": "wait", "parameters": {"type": "object", "properties": {}}},
+            {"type": "namespace", "name": "collaboration", "tools": [{"type": "function", "name": "send"}]}
+        ]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    ]}));
+    let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["exec", "wait", "collaboration__send"]);
+    assert_eq!(custom(&r), ["exec"]);
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.system_prompt, "");
+    let (field, _) = error(json!({"model": "m", "input": [
+        {"type": "additional_tools", "tools": [{"type": "function"}]}
+    ]}));
+    assert_eq!(field, "input[0].tools[0].name");
+}
