@@ -124,8 +124,9 @@ fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
     Ok(Some(effort))
 }
 
-/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function", name}`; an
-/// `allowed_tools` or hosted-tool choice cannot be carried (dropped).
+/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function" | "custom", name}` (with
+/// a `namespace` for a group's member); an `allowed_tools` or hosted-tool choice cannot be
+/// carried (dropped).
 fn tool_choice(
     v: Option<&Value>,
     dropped: &mut Vec<String>,
@@ -140,14 +141,20 @@ fn tool_choice(
             )
         })?,
         Some(Value::Object(o)) => match o.get("type").and_then(Value::as_str) {
-            Some("function") => {
+            Some(kind @ ("function" | "custom")) => {
                 let name = o.get("name").and_then(Value::as_str).ok_or_else(|| {
                     IngressError::new(
                         "tool_choice.name",
-                        "a function `tool_choice` needs the function's `name`",
+                        format!("a {kind} `tool_choice` needs the tool's `name`"),
                     )
                 })?;
-                ToolChoice::Tool(name.to_owned())
+                // A `namespace` member is offered by its qualified name (see `tools`).
+                match o.get("namespace").and_then(Value::as_str) {
+                    Some(namespace) if !namespace.is_empty() => {
+                        ToolChoice::Tool(qualified(namespace, name))
+                    }
+                    _ => ToolChoice::Tool(name.to_owned()),
+                }
             }
             Some(other) => {
                 note_dropped(dropped, &format!("tool_choice[type={other}]"));

@@ -251,6 +251,19 @@ fn tool_choices() {
             .tool_choice,
         Some(ToolChoice::Tool("shell".into()))
     );
+    // A custom tool and a group's member are offered as functions, so they can be forced.
+    assert_eq!(
+        choice(json!({"type": "custom", "name": "apply_patch"}))
+            .overrides
+            .tool_choice,
+        Some(ToolChoice::Tool("apply_patch".into()))
+    );
+    assert_eq!(
+        choice(json!({"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"}))
+            .overrides
+            .tool_choice,
+        Some(ToolChoice::Tool("multi_agent_v1__close_agent".into()))
+    );
     let r = choice(json!({"type": "allowed_tools", "mode": "auto", "tools": []}));
     assert_eq!(r.overrides.tool_choice, None);
     assert_eq!(r.dropped, ["tool_choice[type=allowed_tools]"]);
