@@ -28,13 +28,25 @@ const OFFLINE: &[(&str, &str)] = &[
 /// The session title the model gives when Claude Code asks for one.
 const TITLE: &str = "Create hello file";
 
-/// The model: `Write` the file when the tool is offered and nothing has been done yet, then
-/// say "Done."; any other request (a title or topic with a haiku id, a quota probe) gets a
-/// short text.
-fn script(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
+/// The model: `Write` the file when the tool is offered and nothing has been done yet (said
+/// first when `preamble`: a text block, then the `tool_use` block), then say "Done."; a
+/// title request gets the JSON title it asks for; any other request a short text.
+fn script(
+    hello: String,
+    preamble: bool,
+) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
     move |r: &AgentTurnRequest| {
         if r.offers_tool("Write") && r.tool_results == 0 {
-            AgentTurn::tool_call("Write", json!({"file_path": hello, "content": "hi"}))
+            let arguments = json!({"file_path": hello, "content": "hi"});
+            if preamble {
+                AgentTurn::TextAndToolCall {
+                    text: "I'll create hello.txt.".to_owned(),
+                    name: "Write".to_owned(),
+                    arguments,
+                }
+            } else {
+                AgentTurn::tool_call("Write", arguments)
+            }
         } else if r.offers_tool("Write") {
             AgentTurn::text("Done.")
         } else if r
@@ -135,7 +147,11 @@ fn run_claude(name: &str, model: Option<&str>, dialect: UpstreamDialect, traffic
         return;
     }
     let scene = AgentScene::start_in(dialect, &routes(dialect), "", |work| {
-        script(work.join("hello.txt").display().to_string())
+        // Claude Code's default model (the newer tests) says a sentence before the call.
+        script(
+            work.join("hello.txt").display().to_string(),
+            model.is_none(),
+        )
     });
     let mut cmd = scene.command(&claude);
     cmd.env("ANTHROPIC_BASE_URL", scene.client_url())
