@@ -297,3 +297,49 @@ fn codex_applies_a_patch_through_an_anthropic_upstream() {
         "the tool is carried: {dropped:?}"
     );
 }
+
+/// With its newest models (`gpt-6.1-sol`) Codex sends "Responses Lite" requests
+/// (`x-openai-internal-codex-responses-lite: true`): no top-level `tools`, its tools in an
+/// `additional_tools` input item as `namespace` groups, the main one `functions` holding the
+/// freeform `exec`, which runs JavaScript that calls the other tools. The model sees
+/// `functions__exec` taking the script as its `input`, and Codex runs the script it gets
+/// back as a `custom_tool_call` of `exec` in `functions`: the script's nested
+/// `exec_command` writes the file.
+#[test]
+fn codex_runs_a_script_in_code_mode_through_an_anthropic_upstream() {
+    let Some(codex) = agents::client_bin(CODEX) else {
+        return;
+    };
+    if !agents::isolated("codex_runs_a_script_in_code_mode_through_an_anthropic_upstream") {
+        return;
+    }
+    let routes = [Route::new("*", "anthropic", "claude-sonnet-4-5")];
+    let script = "await tools.exec_command({cmd: 'printf hi > hello.txt'});";
+    let scene = AgentScene::start(
+        UpstreamDialect::Messages,
+        &routes,
+        move |r: &AgentTurnRequest| {
+            if r.offers_tool("functions__exec") && r.tool_results == 0 {
+                AgentTurn::tool_call("functions__exec", json!({ "input": script }))
+            } else {
+                AgentTurn::text("Done.")
+            }
+        },
+    );
+    let run = run_codex(&scene, &codex, "gpt-6.1-sol");
+    assert_finished(&scene, &run);
+    let lite = scene.tap.requests()[0]
+        .header_values("x-openai-internal-codex-responses-lite")
+        .join(",");
+    assert_eq!(lite, "true", "Codex sent a Responses Lite request");
+    let bodies = upstream_bodies(&scene);
+    assert_eq!(
+        tool(&bodies[0], "functions__exec")["input_schema"]["required"],
+        json!(["input"])
+    );
+    let results = last_tool_results(&bodies[1]);
+    assert!(
+        results.iter().any(|r| r.contains("Script completed")),
+        "the script ran: {results:?}"
+    );
+}
