@@ -4,11 +4,14 @@
 //! its model to an Anthropic Messages upstream (the testkit's agent upstream), in a network
 //! namespace with only loopback.
 //!
-//! What Codex offers depends on whether it knows the model's name: for a name it does not
-//! know (`claude-sonnet-4-5`) its fallback tools, the function `exec_command` among them; for
-//! one of its own (`gpt-5.5`) also the custom (freeform) `apply_patch`, whose input is a raw
-//! patch, which the gateway offers Anthropic as a function taking one `input` string and
-//! whose call it sends back as the `custom_tool_call` item Codex executes. Both are run.
+//! What Codex offers depends on the model's name: for a name it does not know
+//! (`claude-sonnet-4-5`) its fallback tools, the function `exec_command` among them and the
+//! `namespace` group `multi_agent_v1`; for `gpt-5.5` also the custom (freeform)
+//! `apply_patch`, whose input is a raw patch; for `gpt-6.1-sol` a "Responses Lite" request
+//! whose tools are all in an `additional_tools` item, the freeform JavaScript `exec` of the
+//! group `functions` first. The gateway offers Anthropic custom tools as functions taking one
+//! `input` string and group members as `NAMESPACE__NAME`, and sends their calls back in
+//! Codex's form (`custom_tool_call`, `namespace`). Each is run.
 //! Codex acts on a call only at its `response.output_item.done` and needs
 //! `response.completed`; a stream without it is retried (five times, history re-sent), so
 //! each test also checks Codex sent exactly two requests.
