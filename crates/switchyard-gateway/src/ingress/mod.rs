@@ -23,7 +23,7 @@ mod request;
 mod responses;
 
 pub use encode::{ResponseCollector, StopReason, StreamEncoder, http_status};
-pub use request::{Dialect, GatewayRequest, IngressError};
+pub use request::{ClientTool, Dialect, GatewayRequest, IngressError};
 
 /// Parses a client's request body in `dialect` (SPEC R14.1). Errors name the field at fault
 /// (a 400 in the client's dialect, R14.5).
@@ -48,16 +48,25 @@ pub fn stream_encoder(
         Dialect::ChatCompletions => {
             Box::new(chat::Encoder::new(model, id).include_usage(request.include_usage))
         }
-        Dialect::Responses => Box::new(responses::Encoder::new(model, id)),
+        Dialect::Responses => {
+            Box::new(responses::Encoder::new(model, id).client_tools(&request.client_tools))
+        }
         Dialect::AnthropicMessages => Box::new(messages::Encoder::new(model, id)),
     }
 }
 
-/// The collector of a non-streamed answer in `dialect` (see [`stream_encoder`]).
-pub fn response_collector(dialect: Dialect, model: &str, id: &str) -> Box<dyn ResponseCollector> {
+/// The collector of a non-streamed answer in `dialect` to `request` (see [`stream_encoder`]).
+pub fn response_collector(
+    dialect: Dialect,
+    request: &GatewayRequest,
+    id: &str,
+) -> Box<dyn ResponseCollector> {
+    let model = request.model.as_str();
     match dialect {
         Dialect::ChatCompletions => Box::new(chat::Collector::new(model, id)),
-        Dialect::Responses => Box::new(responses::Collector::new(model, id)),
+        Dialect::Responses => {
+            Box::new(responses::Collector::new(model, id).client_tools(&request.client_tools))
+        }
         Dialect::AnthropicMessages => Box::new(messages::Collector::new(model, id)),
     }
 }

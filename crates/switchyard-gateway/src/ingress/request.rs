@@ -29,6 +29,10 @@ pub struct GatewayRequest {
     pub messages: Vec<Message>,
     /// The function tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// The tools among [`Self::tools`] the client declared as something other than a plain
+    /// function (Responses: custom tools, `namespace` members), whose calls go back to the
+    /// client in its own form.
+    pub client_tools: Vec<ClientTool>,
     /// Output limit, sampling, stop sequences, tool choice, reasoning the client set.
     pub overrides: RequestOverrides,
     /// Whether the client asked for a stream (`"stream": true`).
@@ -44,6 +48,20 @@ pub struct GatewayRequest {
     /// spelling (`n`, `logprobs`, a tool of a type other than function, …), for
     /// `x-switchyard-dropped` (SPEC R14.2).
     pub dropped: Vec<String>,
+}
+
+/// A tool offered to the provider as a function under [`ClientTool::name`] that the client
+/// declared otherwise (SPEC R14.2): the model's calls of it go back in the client's form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientTool {
+    /// The name the provider is offered (a `namespace` member's is `NAMESPACE__NAME`).
+    pub name: String,
+    /// Responses: a custom (freeform) tool, offered as a function whose one string parameter
+    /// `input` is the tool's raw text input; its calls go back as `custom_tool_call` items.
+    pub custom: bool,
+    /// Responses: the `namespace` group the tool belongs to and its name there; its calls go
+    /// back with that `name` and `namespace`.
+    pub namespace: Option<(String, String)>,
 }
 
 /// A request body the gateway cannot read: a 400 in the client's dialect naming the field

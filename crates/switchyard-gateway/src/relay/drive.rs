@@ -242,7 +242,7 @@ impl Drive {
     /// `x-switchyard-usage: estimated`.
     async fn collect(mut self) -> Response<Body> {
         let (dialect, id) = (self.relay.dialect, self.relay.id.clone());
-        let mut collector = response_collector(dialect, &self.relay.request.model, &id);
+        let mut collector = response_collector(dialect, &self.relay.request, &id);
         loop {
             match self.next().await {
                 Step::Chunk(chunk) => collector.chunk(&chunk),

@@ -46,6 +46,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         system_prompt: conversation.system_prompt,
         messages: conversation.messages,
         tools,
+        client_tools: Vec::new(),
         overrides,
         stream,
         include_usage,

@@ -1,8 +1,10 @@
 //! OpenAI Responses `input` items → Anthropic-shaped messages (SPEC R14.1): `message` items
-//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output` and
-//! `reasoning` items; consecutive items of one role merge into one message (the Anthropic
-//! shape alternates roles); `system`/`developer` messages go to the system prompt. Other item
-//! types (`item_reference`, `custom_tool_call`, `local_shell_call`, …) are dropped by type.
+//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output`,
+//! `custom_tool_call` (a freeform tool's call, its text as the function form's `input`, see
+//! `parse.rs`), `custom_tool_call_output` and `reasoning` items (`additional_tools` items hold
+//! tools, read with the request's); consecutive items of one role merge into one message (the
+//! Anthropic shape alternates roles); `system`/`developer` messages go to the system prompt.
+//! Other item types (`item_reference`, `local_shell_call`, …) are dropped by type.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
@@ -10,6 +12,28 @@ use switchyard_api::{ContentBlock, Message, Role};
 use crate::ingress::content::data_url;
 use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
+
+/// The type of the input items that declare tools (Codex's "Responses Lite" requests), read
+/// with the request's tools (`parse.rs`).
+pub(super) const ADDITIONAL_TOOLS: &str = "additional_tools";
+
+/// The parameter of a custom tool's function form that holds its raw text input (see
+/// `parse.rs`).
+pub(super) const CUSTOM_INPUT: &str = "input";
+
+/// The name a provider is offered for the tool `name` of the `namespace` group (Codex CLI's
+/// `multi_agent_v1`, an MCP server's): `NAMESPACE__NAME`, or `name` as it is when it already
+/// starts with the group's name (`mcp__server__tool` in `mcp__server`), or the two joined
+/// when the group's name ends in `__`.
+pub(super) fn qualified(namespace: &str, name: &str) -> String {
+    if name == namespace || name.starts_with(&format!("{namespace}__")) {
+        name.to_owned()
+    } else if namespace.ends_with("__") {
+        format!("{namespace}{name}")
+    } else {
+        format!("{namespace}__{name}")
+    }
+}
 
 /// The conversation being built from input items: consecutive blocks of one role share a
 /// message (the Anthropic shape alternates roles).
@@ -55,11 +79,16 @@ impl Input {
         match kind {
             "message" => self.message(o, field, system),
             "function_call" => self.function_call(o, field),
-            "function_call_output" => self.function_output(o, field, dropped),
+            "custom_tool_call" => self.custom_call(o, field),
+            "function_call_output" | "custom_tool_call_output" => {
+                self.function_output(o, field, dropped)
+            }
             "reasoning" => {
                 self.reasoning(o);
                 Ok(())
             }
+            // Its tools are read with the request's (`parse.rs`).
+            ADDITIONAL_TOOLS => Ok(()),
             other => {
                 note_dropped(dropped, &format!("input[type={other}]"));
                 Ok(())
@@ -107,10 +136,11 @@ impl Input {
     }
 
     /// A `function_call` item → the assistant's tool use, its id the item's `call_id`
-    /// (what the matching `function_call_output` names).
+    /// (what the matching `function_call_output` names), its name the one the provider is
+    /// offered ([`call_name`]).
     fn function_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
         let call_id = item_str(o, "call_id", field)?;
-        let name = item_str(o, "name", field)?;
+        let name = call_name(o, field)?;
         let input = match get(o, "arguments") {
             None => Value::Object(Object::new()),
             Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Object::new()),
@@ -123,7 +153,7 @@ impl Input {
             Role::Assistant,
             ContentBlock::ToolUse {
                 id: call_id.to_owned(),
-                name: name.to_owned(),
+                name,
                 input,
                 signature: None,
             },
@@ -131,9 +161,36 @@ impl Input {
         Ok(())
     }
 
-    /// A `function_call_output` item → the user's tool result. `output` is a string or a
-    /// list of parts; their texts are joined (a tool result is text in Switchyard's
-    /// messages), images in it are dropped.
+    /// A `custom_tool_call` item → the assistant's tool use of the custom tool's function form
+    /// (`{"input": TEXT}`, see `parse.rs`), its id the item's `call_id`.
+    fn custom_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
+        let call_id = item_str(o, "call_id", field)?;
+        let name = call_name(o, field)?;
+        let text = match get(o, "input") {
+            None => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(_) => {
+                return Err(IngressError::new(
+                    format!("{field}.input"),
+                    "a custom tool call's `input` must be a string",
+                ));
+            }
+        };
+        self.push(
+            Role::Assistant,
+            ContentBlock::ToolUse {
+                id: call_id.to_owned(),
+                name,
+                input: serde_json::json!({ CUSTOM_INPUT: text }),
+                signature: None,
+            },
+        );
+        Ok(())
+    }
+
+    /// A `function_call_output` (or `custom_tool_call_output`) item → the user's tool result.
+    /// `output` is a string or a list of parts; their texts are joined (a tool result is text
+    /// in Switchyard's messages), images in it are dropped.
     fn function_output(
         &mut self,
         o: &Object,
@@ -205,6 +262,17 @@ impl Input {
         };
         self.push(Role::Assistant, block);
     }
+}
+
+/// The tool name of a call item: its `name`, qualified by its `namespace` when it has one
+/// (Codex CLI sends a `namespace` member's call as `{name, namespace}`), as the provider was
+/// offered it ([`qualified`]).
+fn call_name(o: &Object, field: &str) -> Result<String, IngressError> {
+    let name = item_str(o, "name", field)?;
+    Ok(match get(o, "namespace").and_then(Value::as_str) {
+        Some(namespace) if !namespace.is_empty() => qualified(namespace, name),
+        _ => name.to_owned(),
+    })
 }
 
 /// A message's `content`: a string, or a list of parts.

@@ -1,7 +1,7 @@
 //! One Responses answer being built from Switchyard's chunks (SPEC R14.1, R14.4): the output
-//! items in order (reasoning, message, function call), the events each step makes, and the
-//! response object (`object: "response"`) the stream's first and last events and the
-//! non-streamed answer carry. Shared by the stream encoder and the collector, so both give
+//! items in order (reasoning, message, function or custom tool call), the events each step
+//! makes, and the response object (`object: "response"`) the stream's first and last events
+//! and the non-streamed answer carry. Shared by the stream encoder and the collector, so both give
 //! the same items.
 //!
 //! Event and field names follow platform.openai.com/docs/api-reference/responses-streaming
@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
+use super::input::CUSTOM_INPUT;
 use crate::ingress::encode::StopReason;
+use crate::ingress::request::ClientTool;
 
 /// One event: its name (the SSE `event:` and the JSON `type`) and its other fields.
 #[derive(Debug)]
@@ -40,11 +42,16 @@ enum Kind {
     },
     /// An assistant message with one `output_text` part.
     Message { text: String },
-    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]).
+    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]); a
+    /// `custom` one is a call of a custom (freeform) tool's function form, sent as a
+    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text. `name`
+    /// is the client's: a `namespace` member's own name, its group in `namespace`.
     Call {
         call_id: String,
         name: String,
+        namespace: Option<String>,
         arguments: String,
+        custom: bool,
     },
 }
 
@@ -58,8 +65,8 @@ struct Item {
     status: &'static str,
 }
 
-/// The answer so far. Item ids are `rs_`/`msg_`/`fc_` + the response's id + the item's
-/// index, so they are unique in the response and stable across its events.
+/// The answer so far. Item ids are `rs_`/`msg_`/`fc_`/`ctc_` + the response's id + the
+/// item's index, so they are unique in the response and stable across its events.
 #[derive(Debug)]
 pub(super) struct Output {
     /// `resp_` + the gateway's request id.
@@ -75,6 +82,9 @@ pub(super) struct Output {
     calls: HashMap<String, usize>,
     /// The sum of the usage chunks (a continued answer reports each attempt's usage).
     usage: Option<Usage>,
+    /// The request's tools the client declared otherwise than as functions, by the name the
+    /// provider was offered: their calls go back in the client's form.
+    client_tools: HashMap<String, ClientTool>,
 }
 
 impl Output {
@@ -91,7 +101,13 @@ impl Output {
             open: Vec::new(),
             calls: HashMap::new(),
             usage: None,
+            client_tools: HashMap::new(),
         }
+    }
+
+    /// Sends the calls of `tools` (the request's client tools) in the client's form.
+    pub(super) fn set_client_tools(&mut self, tools: &[ClientTool]) {
+        self.client_tools = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
     }
 
     /// The response object with `status` and its finished items. `usage` is null while the
@@ -308,21 +324,35 @@ impl Output {
         let index = match self.calls.get(key) {
             Some(&index) => index,
             None => {
+                let client = self.client_tools.get(name);
+                let custom = client.is_some_and(|t| t.custom);
+                let (namespace, name) = match client.and_then(|t| t.namespace.as_ref()) {
+                    Some((namespace, own)) => (Some(namespace.clone()), own.clone()),
+                    None => (None, name.to_owned()),
+                };
                 let kind = Kind::Call {
                     call_id: call_id.to_owned(),
-                    name: name.to_owned(),
+                    name,
+                    namespace,
                     arguments: String::new(),
+                    custom,
                 };
-                let index = self.open_item("fc", kind, ev);
+                let index = self.open_item(if custom { "ctc" } else { "fc" }, kind, ev);
                 self.calls.insert(key.to_owned(), index);
                 index
             }
         };
         let item = &mut self.items[index];
-        if let Kind::Call { arguments, .. } = &mut item.kind {
+        let mut streamed = true;
+        if let Kind::Call {
+            arguments, custom, ..
+        } = &mut item.kind
+        {
             arguments.push_str(delta);
+            // A custom call's input is known once its JSON is whole: sent when it closes.
+            streamed = !*custom;
         }
-        if !delta.is_empty() && !item.done {
+        if streamed && !delta.is_empty() && !item.done {
             let body = json!({"item_id": item.id, "output_index": index, "delta": delta});
             ev.push(event("response.function_call_arguments.delta", body));
         }
@@ -362,6 +392,17 @@ impl Output {
                 ev.push(event("response.output_text.done", body));
                 let part = json!({"type": "output_text", "text": text, "annotations": []});
                 ev.push(self.part_event("response.content_part.done", index, part));
+            }
+            Kind::Call {
+                arguments,
+                custom: true,
+                ..
+            } => {
+                let input = custom_input(arguments);
+                let body = json!({"item_id": id, "output_index": index, "delta": input});
+                ev.push(event("response.custom_tool_call_input.delta", body));
+                let body = json!({"item_id": id, "output_index": index, "input": input});
+                ev.push(event("response.custom_tool_call_input.done", body));
             }
             Kind::Call { arguments, .. } => {
                 let body = json!({"item_id": id, "output_index": index, "arguments": arguments});
@@ -411,14 +452,48 @@ impl Item {
             Kind::Call {
                 call_id,
                 name,
+                namespace,
                 arguments,
-                ..
+                custom,
             } => {
-                let arguments = if self.done { arguments.as_str() } else { "" };
-                json!({"id": self.id, "type": "function_call", "status": self.status,
-                       "call_id": call_id, "name": name, "arguments": arguments})
+                let mut item =
+                    json!({"id": self.id, "status": self.status, "call_id": call_id, "name": name});
+                if let Some(namespace) = namespace {
+                    item["namespace"] = json!(namespace);
+                }
+                match (*custom, self.done) {
+                    (true, done) => {
+                        item["type"] = json!("custom_tool_call");
+                        item["input"] = json!(if done {
+                            custom_input(arguments)
+                        } else {
+                            String::new()
+                        });
+                    }
+                    (false, done) => {
+                        item["type"] = json!("function_call");
+                        item["arguments"] = json!(if done { arguments.as_str() } else { "" });
+                    }
+                }
+                item
             }
         }
+    }
+}
+
+/// The raw text input of a custom tool's call from its function form's `arguments` (JSON
+/// text, see `parse.rs`): the [`CUSTOM_INPUT`] string; `{}` is an empty input; arguments of
+/// another shape (a model that ignored the schema) are passed on as they are, for the tool to
+/// refuse in its own words.
+fn custom_input(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(o)) => match o.get(CUSTOM_INPUT) {
+            Some(Value::String(s)) => s.clone(),
+            None if o.is_empty() => String::new(),
+            _ => arguments.to_owned(),
+        },
+        Ok(Value::String(s)) => s,
+        _ => arguments.to_owned(),
     }
 }
 

@@ -10,10 +10,10 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
 
-use super::input::Input;
+use super::input::{ADDITIONAL_TOOLS, CUSTOM_INPUT, Input, qualified};
 use crate::ingress::fields::{Object, get, note_dropped, quoted};
 use crate::ingress::openai;
-use crate::ingress::request::{GatewayRequest, IngressError};
+use crate::ingress::request::{ClientTool, GatewayRequest, IngressError};
 
 /// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
@@ -70,7 +70,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     }
     req.messages = input.messages;
     req.system_prompt = system.join("\n\n");
-    req.tools = tools(&obj, &mut req.dropped)?;
+    (req.tools, req.client_tools) = tools(&obj, &mut req.dropped)?;
     options(&obj, &mut req)?;
     dropped_options(&obj, &mut req.dropped);
     Ok(req)
@@ -124,8 +124,9 @@ fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
     Ok(Some(effort))
 }
 
-/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function", name}`; an
-/// `allowed_tools` or hosted-tool choice cannot be carried (dropped).
+/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function" | "custom", name}` (with
+/// a `namespace` for a group's member); an `allowed_tools` or hosted-tool choice cannot be
+/// carried (dropped).
 fn tool_choice(
     v: Option<&Value>,
     dropped: &mut Vec<String>,
@@ -140,14 +141,20 @@ fn tool_choice(
             )
         })?,
         Some(Value::Object(o)) => match o.get("type").and_then(Value::as_str) {
-            Some("function") => {
+            Some(kind @ ("function" | "custom")) => {
                 let name = o.get("name").and_then(Value::as_str).ok_or_else(|| {
                     IngressError::new(
                         "tool_choice.name",
-                        "a function `tool_choice` needs the function's `name`",
+                        format!("a {kind} `tool_choice` needs the tool's `name`"),
                     )
                 })?;
-                ToolChoice::Tool(name.to_owned())
+                // A `namespace` member is offered by its qualified name (see `tools`).
+                match o.get("namespace").and_then(Value::as_str) {
+                    Some(namespace) if !namespace.is_empty() => {
+                        ToolChoice::Tool(qualified(namespace, name))
+                    }
+                    _ => ToolChoice::Tool(name.to_owned()),
+                }
             }
             Some(other) => {
                 note_dropped(dropped, &format!("tool_choice[type={other}]"));
@@ -170,64 +177,215 @@ fn tool_choice(
     Ok(Some(choice))
 }
 
-/// `tools[]`: function tools (`{type: "function", name, description, parameters}`) become
-/// [`ToolSpec`]s; hosted and custom tools (`web_search`, `file_search`, `local_shell`,
-/// `custom`, `mcp`, …) cannot be offered to another provider and are dropped, named by type.
-fn tools(obj: &Object, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
-    let list = match get(obj, "tools") {
-        None => return Ok(Vec::new()),
-        Some(Value::Array(list)) => list,
+/// `tools[]` and the tools of `additional_tools` input items: function tools (`{type: "function", name, description, parameters}`) become
+/// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`]) and the function and
+/// custom members of `namespace` groups (`{type: "namespace", name, description, tools}`:
+/// Codex CLI's sub-agent tools and MCP servers), offered as `NAMESPACE__NAME`
+/// ([`qualified`]); those two kinds are listed as [`ClientTool`]s, for their calls to go back
+/// in the client's form. Hosted tools (`web_search`, `file_search`, `local_shell`,
+/// `tool_search`, `mcp`, …) cannot be offered to another provider and are dropped, named by
+/// type.
+fn tools(
+    obj: &Object,
+    dropped: &mut Vec<String>,
+) -> Result<(Vec<ToolSpec>, Vec<ClientTool>), IngressError> {
+    let mut tools = Tools::default();
+    match get(obj, "tools") {
+        None => {}
+        Some(Value::Array(list)) => {
+            for (i, tool) in list.iter().enumerate() {
+                tools.add(tool, &format!("tools[{i}]"), None, dropped)?;
+            }
+        }
         Some(_) => {
             return Err(IngressError::new(
                 "tools",
                 "`tools` must be a list of tools",
             ));
         }
-    };
-    let mut specs = Vec::new();
-    for (i, tool) in list.iter().enumerate() {
-        let field = format!("tools[{i}]");
+    }
+    // Codex's "Responses Lite" requests declare (more) tools in `additional_tools` input items
+    // (`{type: "additional_tools", role: "developer", tools: [...]}`), the top-level `tools`
+    // null (github.com/router-for-me/CLIProxyAPI/issues/4219,
+    // github.com/10/chatgpt-codex-proxy/issues/9).
+    let items = get(obj, "input").and_then(Value::as_array);
+    for (i, item) in items.into_iter().flatten().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some(ADDITIONAL_TOOLS) {
+            continue;
+        }
+        let list = item.get("tools").and_then(Value::as_array);
+        for (j, tool) in list.into_iter().flatten().enumerate() {
+            tools.add(tool, &format!("input[{i}].tools[{j}]"), None, dropped)?;
+        }
+    }
+    Ok((tools.specs, tools.client))
+}
+
+/// The tools being read: what the provider is offered, and which of them the client declared
+/// otherwise than as functions.
+#[derive(Default)]
+struct Tools {
+    specs: Vec<ToolSpec>,
+    client: Vec<ClientTool>,
+}
+
+impl Tools {
+    /// The tool at `field`, a member of the group `namespace` (its name and description) or
+    /// not.
+    fn add(
+        &mut self,
+        tool: &Value,
+        field: &str,
+        namespace: Option<(&str, &str)>,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
         let kind = tool
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("function");
-        if kind != "function" {
-            note_dropped(dropped, &format!("tools[type={kind}]"));
-            continue;
-        }
-        // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
-        let f = tool
-            .get("function")
-            .filter(|f| f.is_object())
-            .unwrap_or(tool);
-        let name = f
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty());
-        let name = name.ok_or_else(|| {
-            IngressError::new(format!("{field}.name"), "a function tool needs a `name`")
-        })?;
-        let schema = match f.get("parameters") {
-            None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
-            Some(p @ Value::Object(_)) => p.clone(),
-            Some(_) => {
-                return Err(IngressError::new(
-                    format!("{field}.parameters"),
-                    "`parameters` must be a JSON Schema object",
-                ));
+        let mut spec = match kind {
+            "function" => function_tool(tool, field)?,
+            "custom" => custom_tool(tool, field, dropped)?,
+            "namespace" if namespace.is_none() => return self.namespace(tool, field, dropped),
+            kind => {
+                let group = if namespace.is_some() {
+                    "tools[type=namespace]."
+                } else {
+                    ""
+                };
+                note_dropped(dropped, &format!("{group}tools[type={kind}]"));
+                return Ok(());
             }
         };
-        specs.push(ToolSpec {
-            name: name.to_owned(),
-            description: f
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            input_schema: schema,
-        });
+        let own = spec.name.clone();
+        if let Some((group, about)) = namespace {
+            spec.name = qualified(group, &own);
+            if !about.is_empty() {
+                spec.description = format!(
+                    "{}\n\n(One of the tools of `{group}`: {about})",
+                    spec.description
+                )
+                .trim_start()
+                .to_owned();
+            }
+        }
+        if kind == "custom" || namespace.is_some() {
+            self.client.push(ClientTool {
+                name: spec.name.clone(),
+                custom: kind == "custom",
+                namespace: namespace.map(|(group, _)| (group.to_owned(), own)),
+            });
+        }
+        self.specs.push(spec);
+        Ok(())
     }
-    Ok(specs)
+
+    /// A `namespace` group at `field`: its member tools, each offered as `NAMESPACE__NAME`.
+    fn namespace(
+        &mut self,
+        tool: &Value,
+        field: &str,
+        dropped: &mut Vec<String>,
+    ) -> Result<(), IngressError> {
+        let group = tool_name(tool, field, "a namespace")?;
+        let about = description(tool);
+        let members = tool.get("tools").and_then(Value::as_array);
+        for (j, member) in members.into_iter().flatten().enumerate() {
+            self.add(
+                member,
+                &format!("{field}.tools[{j}]"),
+                Some((&group, about)),
+                dropped,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A function tool at `field`.
+fn function_tool(tool: &Value, field: &str) -> Result<ToolSpec, IngressError> {
+    // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
+    let f = tool
+        .get("function")
+        .filter(|f| f.is_object())
+        .unwrap_or(tool);
+    let name = tool_name(f, field, "a function tool")?;
+    let schema = match f.get("parameters") {
+        None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
+        Some(p @ Value::Object(_)) => p.clone(),
+        Some(_) => {
+            return Err(IngressError::new(
+                format!("{field}.parameters"),
+                "`parameters` must be a JSON Schema object",
+            ));
+        }
+    };
+    Ok(ToolSpec {
+        name,
+        description: description(f).to_owned(),
+        input_schema: schema,
+    })
+}
+
+/// A custom (freeform) tool at `field`, `{type: "custom", name, description, format}`: its
+/// input is one raw text (Codex CLI's `apply_patch` takes a patch), which no other provider's
+/// tools take, so it is offered as a function tool with one string parameter,
+/// [`CUSTOM_INPUT`]; `output.rs` turns the model's calls of it back into `custom_tool_call`
+/// items and `input.rs` the client's history into such calls. A `format` grammar (`{type:
+/// "grammar", syntax: "lark" | "regex", definition}`) is carried as text in the description,
+/// where the model reads it, but no provider can hold its output to it: it is named dropped
+/// (`tools[type=custom].format`).
+fn custom_tool(
+    tool: &Value,
+    field: &str,
+    dropped: &mut Vec<String>,
+) -> Result<ToolSpec, IngressError> {
+    let name = tool_name(tool, field, "a custom tool")?;
+    let mut description = description(tool).to_owned();
+    if !description.is_empty() {
+        description.push_str("\n\n");
+    }
+    description.push_str(&format!(
+        "This tool takes raw text, not JSON: send the whole of it as the string `{CUSTOM_INPUT}`."
+    ));
+    let format = tool.get("format");
+    if format.and_then(|f| f.get("type")).and_then(Value::as_str) == Some("grammar") {
+        note_dropped(dropped, "tools[type=custom].format");
+        let f = format.unwrap_or(&Value::Null);
+        let syntax = f.get("syntax").and_then(Value::as_str).unwrap_or("lark");
+        if let Some(definition) = f.get("definition").and_then(Value::as_str) {
+            description.push_str(&format!(
+                " The text must match this {syntax} grammar:\n{definition}"
+            ));
+        }
+    }
+    let input = serde_json::json!({"type": "string", "description": "The tool's whole input, as raw text."});
+    Ok(ToolSpec {
+        name,
+        description,
+        input_schema: serde_json::json!({
+            "type": "object",
+            "properties": {CUSTOM_INPUT: input},
+            "required": [CUSTOM_INPUT],
+            "additionalProperties": false,
+        }),
+    })
+}
+
+/// A tool's non-empty `name`, or an error at `field` naming `what` needs one.
+fn tool_name(tool: &Value, field: &str, what: &str) -> Result<String, IngressError> {
+    tool.get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| IngressError::new(format!("{field}.name"), format!("{what} needs a `name`")))
+}
+
+/// A tool's `description`, empty when absent.
+fn description(tool: &Value) -> &str {
+    tool.get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Parameters the gateway reads but cannot carry, when set to something that changes the

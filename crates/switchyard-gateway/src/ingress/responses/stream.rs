@@ -15,6 +15,7 @@ use switchyard_api::{ApiError, ApiStreamChunk};
 
 use super::output::{Event, Output};
 use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
+use crate::ingress::request::ClientTool;
 
 /// Encodes one answer as Responses server-sent events.
 #[derive(Debug)]
@@ -39,6 +40,15 @@ impl Encoder {
             ended: false,
             events: Vec::new(),
         }
+    }
+
+    /// Sends the calls of `tools` (the request's [`GatewayRequest::client_tools`]) in the
+    /// client's form: `custom_tool_call` items, `namespace` members by their own name.
+    ///
+    /// [`GatewayRequest::client_tools`]: crate::ingress::GatewayRequest::client_tools
+    pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
+        self.output.set_client_tools(tools);
+        self
     }
 
     /// Writes `name` with `body` (plus `type` and `sequence_number`) as one SSE event.
@@ -132,6 +142,12 @@ impl Collector {
             output: Output::new(model, id),
             events: Vec::new(),
         }
+    }
+
+    /// See [`Encoder::client_tools`].
+    pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
+        self.output.set_client_tools(tools);
+        self
     }
 }
 

@@ -6,11 +6,19 @@ use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice};
 use super::super::parse_request;
 use super::{collect, run};
 use crate::ingress::encode::StopReason;
-use crate::ingress::request::GatewayRequest;
+use crate::ingress::request::{ClientTool, GatewayRequest};
 use switchyard_api::ApiStreamChunk;
 
 fn parse(body: serde_json::Value) -> GatewayRequest {
     parse_request(body.to_string().as_bytes()).expect("parses")
+}
+
+/// The names of the request's custom tools.
+fn custom(r: &GatewayRequest) -> Vec<&str> {
+    (r.client_tools.iter())
+        .filter(|t| t.custom)
+        .map(|t| t.name.as_str())
+        .collect()
 }
 
 fn error(body: serde_json::Value) -> (String, String) {
@@ -63,16 +71,18 @@ fn codex_second_turn() {
     assert!(!r.store);
     assert_eq!(r.overrides.reasoning_effort, Some(ReasoningEffort::High));
     assert_eq!(r.overrides.tool_choice, Some(ToolChoice::Auto));
-    assert_eq!(r.tools.len(), 1);
+    assert_eq!(r.tools.len(), 2, "the function tool and the custom one");
     assert_eq!(r.tools[0].name, "shell");
     assert_eq!(r.tools[0].description, "Runs a command");
     assert_eq!(r.tools[0].input_schema["required"], json!(["command"]));
+    assert_eq!(r.tools[1].name, "apply_patch");
+    assert_eq!(custom(&r), ["apply_patch"]);
     assert_eq!(
         r.dropped,
         [
             "tools[type=local_shell]",
             "tools[type=web_search]",
-            "tools[type=custom]",
+            "tools[type=custom].format",
             "parallel_tool_calls"
         ]
     );
@@ -240,6 +250,19 @@ fn tool_choices() {
             .overrides
             .tool_choice,
         Some(ToolChoice::Tool("shell".into()))
+    );
+    // A custom tool and a group's member are offered as functions, so they can be forced.
+    assert_eq!(
+        choice(json!({"type": "custom", "name": "apply_patch"}))
+            .overrides
+            .tool_choice,
+        Some(ToolChoice::Tool("apply_patch".into()))
+    );
+    assert_eq!(
+        choice(json!({"type": "function", "name": "close_agent", "namespace": "multi_agent_v1"}))
+            .overrides
+            .tool_choice,
+        Some(ToolChoice::Tool("multi_agent_v1__close_agent".into()))
     );
     let r = choice(json!({"type": "allowed_tools", "mode": "auto", "tools": []}));
     assert_eq!(r.overrides.tool_choice, None);
@@ -538,4 +561,236 @@ fn agents_sdk_replay() {
         json!(false)
     );
     assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+}
+
+/// The tools Codex CLI 0.171.0 offers for a `gpt-5.5` model (its first request, captured
+/// through a custom provider; descriptions and schemas trimmed): function tools, the
+/// freeform `apply_patch` with its lark grammar, the client-run `tool_search`, the hosted
+/// `web_search`, and (for models it does not know) a `namespace` group.
+fn codex_0171_tools() -> serde_json::Value {
+    json!([
+        {"type": "function", "name": "exec_command", "description": "Runs a command in a PTY, returning output or a session ID for ongoing interaction.", "strict": false,
+         "parameters": {"type": "object", "properties": {"cmd": {"type": "string", "description": "Shell command to execute."}}, "required": ["cmd"], "additionalProperties": false}},
+        {"type": "custom", "name": "apply_patch", "description": "The `apply_patch` tool can be used to edit files. This is a FREEFORM tool, so do not wrap the patch in JSON.",
+         "format": {"type": "grammar", "syntax": "lark", "definition": "start: begin_patch hunk+ end_patch\nbegin_patch: \"*** Begin Patch\" LF\n"}},
+        {"type": "tool_search", "execution": "client", "description": "# Tool discovery",
+         "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+        {"type": "web_search", "external_web_access": true, "search_content_types": ["text", "image"]},
+        {"type": "namespace", "name": "multi_agent_v1", "description": "Tools for spawning and managing sub-agents.", "tools": [
+            {"type": "function", "name": "close_agent", "description": "Close an agent and any open descendants when they are no longer needed.", "strict": false,
+             "parameters": {"type": "object", "properties": {"target": {"type": "string", "description": "Agent id to close (from spawn_agent)."}}, "required": ["target"], "additionalProperties": false}}
+        ]}
+    ])
+}
+
+/// Codex's freeform `apply_patch` reaches a provider without custom tools as a function
+/// tool taking the patch as one string, its grammar in the description (the model reads it;
+/// no provider enforces it, so `format` is named dropped); hosted and client-run tools that
+/// have no function form are dropped by type.
+#[test]
+fn codex_custom_tool_becomes_a_function_tool_with_one_input_string() {
+    let r = parse(
+        json!({"model": "gpt-5.5", "input": "create hello.txt containing hi", "tools": codex_0171_tools()}),
+    );
+    let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["exec_command", "apply_patch", "multi_agent_v1__close_agent"]
+    );
+    assert_eq!(custom(&r), ["apply_patch"]);
+    let patch = &r.tools[1];
+    assert_eq!(
+        patch.input_schema,
+        json!({"type": "object",
+               "properties": {"input": {"type": "string", "description": "The tool's whole input, as raw text."}},
+               "required": ["input"], "additionalProperties": false})
+    );
+    assert!(
+        patch
+            .description
+            .starts_with("The `apply_patch` tool can be used to edit files.")
+    );
+    assert!(
+        patch
+            .description
+            .contains("send the whole of it as the string `input`")
+    );
+    assert!(
+        patch
+            .description
+            .contains("lark grammar:\nstart: begin_patch hunk+ end_patch"),
+        "{}",
+        patch.description
+    );
+    assert_eq!(
+        r.dropped,
+        [
+            "tools[type=custom].format",
+            "tools[type=tool_search]",
+            "tools[type=web_search]"
+        ]
+    );
+    // A plain-text custom tool carries everything: nothing dropped.
+    let r = parse(json!({"model": "m", "input": "x", "tools": [
+        {"type": "custom", "name": "note", "format": {"type": "text"}},
+        {"type": "custom", "name": "memo"}
+    ]}));
+    assert_eq!(custom(&r), ["note", "memo"]);
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    assert!(
+        r.tools[0]
+            .description
+            .starts_with("This tool takes raw text")
+    );
+    let (field, _) = error(json!({"model": "m", "input": "x", "tools": [{"type": "custom"}]}));
+    assert_eq!(field, "tools[0].name");
+}
+
+/// Codex's second turn after an `apply_patch` call, as 0.171.0 sent it: the
+/// `custom_tool_call` item becomes the call of the function form (the patch as `input`),
+/// its `custom_tool_call_output` the tool result, so the provider sees the whole exchange.
+#[test]
+fn codex_custom_tool_call_and_output_items_carry_the_history() {
+    let r = parse(
+        json!({"model": "gpt-5.5", "tools": codex_0171_tools(), "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "create hello.txt containing hi"}]},
+            {"type": "custom_tool_call", "id": "ctc_1", "status": "completed", "call_id": "call_1", "name": "apply_patch",
+             "input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"},
+            {"type": "custom_tool_call_output", "id": "ctco_01a2", "call_id": "call_1",
+             "output": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nA hello.txt\n"}
+        ]}),
+    );
+    assert!(
+        !r.dropped.iter().any(|d| d.starts_with("input")),
+        "{:?}",
+        r.dropped
+    );
+    assert_eq!(r.messages.len(), 3);
+    assert_eq!(
+        r.messages[1].content,
+        vec![ContentBlock::ToolUse {
+            id: "call_1".into(),
+            name: "apply_patch".into(),
+            input: json!({"input": "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"}),
+            signature: None
+        }]
+    );
+    assert!(matches!(
+        &r.messages[2].content[..],
+        [ContentBlock::ToolResult { tool_use_id, content, is_error: false }]
+            if tool_use_id == "call_1" && content.ends_with("A hello.txt\n")
+    ));
+    let (field, _) = error(json!({"model": "m", "input": [
+        {"type": "custom_tool_call", "call_id": "c", "name": "apply_patch", "input": 5}
+    ]}));
+    assert_eq!(field, "input[0].input");
+}
+
+/// Codex CLI 0.171.0 groups tools in `namespace` tools (its sub-agent tools for a model it
+/// does not know, and each MCP server's tools) and runs a member only when its call names
+/// the member and its `namespace` (a bare `close_agent` is "unsupported call", tried here).
+/// A provider without groups is offered each member as `NAMESPACE__NAME`, its description
+/// saying the group's; the client's history of such calls (`function_call` with
+/// `namespace`) is named the same way. (A proxy that drops the groups loses every MCP tool:
+/// github.com/router-for-me/CLIProxyAPI/issues/3199.)
+#[test]
+fn codex_namespace_members_are_offered_by_qualified_names() {
+    let r = parse(
+        json!({"model": "claude-sonnet-4-5", "tools": codex_0171_tools(), "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "close it"}]},
+            {"type": "function_call", "status": "completed", "id": "fc_1", "name": "close_agent",
+             "namespace": "multi_agent_v1", "arguments": "{\"target\": \"a1\"}", "call_id": "call_1"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "closed"},
+            {"type": "custom_tool_call", "call_id": "call_2", "name": "edit", "namespace": "mcp__files", "input": "x"}
+        ]}),
+    );
+    let member = r
+        .tools
+        .iter()
+        .find(|t| t.name == "multi_agent_v1__close_agent")
+        .unwrap();
+    assert_eq!(member.input_schema["required"], json!(["target"]));
+    assert_eq!(
+        member.description,
+        "Close an agent and any open descendants when they are no longer needed.\n\n\
+         (One of the tools of `multi_agent_v1`: Tools for spawning and managing sub-agents.)"
+    );
+    assert_eq!(
+        r.client_tools
+            .iter()
+            .find(|t| t.name == "multi_agent_v1__close_agent"),
+        Some(&ClientTool {
+            name: "multi_agent_v1__close_agent".into(),
+            custom: false,
+            namespace: Some(("multi_agent_v1".into(), "close_agent".into())),
+        })
+    );
+    assert!(
+        !r.dropped.iter().any(|d| d.contains("namespace")),
+        "{:?}",
+        r.dropped
+    );
+    let names: Vec<&str> = r.messages[1]
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["multi_agent_v1__close_agent"]);
+    assert!(matches!(
+        &r.messages[3].content[0],
+        ContentBlock::ToolUse { name, .. } if name == "mcp__files__edit"
+    ));
+    // A group's hosted member, or a group in a group, is dropped, named as such.
+    let r = parse(json!({"model": "m", "input": "x", "tools": [
+        {"type": "namespace", "name": "g", "tools": [{"type": "web_search"}, {"type": "function", "name": "f"}]}
+    ]}));
+    assert_eq!(r.tools[0].name, "g__f");
+    assert_eq!(r.tools[0].description, "");
+    assert_eq!(r.dropped, ["tools[type=namespace].tools[type=web_search]"]);
+}
+
+/// How a member is named: `NAMESPACE__NAME`, unless the name already carries the group's.
+#[test]
+fn qualified_names() {
+    use super::super::input::qualified;
+    assert_eq!(
+        qualified("multi_agent_v1", "spawn_agent"),
+        "multi_agent_v1__spawn_agent"
+    );
+    assert_eq!(
+        qualified("mcp__github", "mcp__github__search"),
+        "mcp__github__search"
+    );
+    assert_eq!(qualified("mcp__github__", "search"), "mcp__github__search");
+    assert_eq!(qualified("tool", "tool"), "tool");
+}
+
+/// Codex's "Responses Lite" requests (Codex Desktop 0.144; reported for recent CLIs too)
+/// declare tools in an `additional_tools` input item, the top-level `tools` null: they are
+/// offered like top-level ones (a custom `exec`, a function, a `namespace` group), and the
+/// item is no message (github.com/router-for-me/CLIProxyAPI/issues/4219,
+/// github.com/10/chatgpt-codex-proxy/issues/9).
+#[test]
+fn codex_additional_tools_items_declare_tools() {
+    let r = parse(json!({"model": "gpt-5.5", "tools": null, "input": [
+        {"type": "additional_tools", "role": "developer", "id": "at_1", "tools": [
+            {"type": "custom", "name": "exec", "description": "Run code."},
+            {"type": "function", "name": "wait", "parameters": {"type": "object", "properties": {}}},
+            {"type": "namespace", "name": "collaboration", "tools": [{"type": "function", "name": "send"}]}
+        ]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    ]}));
+    let names: Vec<&str> = r.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["exec", "wait", "collaboration__send"]);
+    assert_eq!(custom(&r), ["exec"]);
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.system_prompt, "");
+    let (field, _) = error(json!({"model": "m", "input": [
+        {"type": "additional_tools", "tools": [{"type": "function"}]}
+    ]}));
+    assert_eq!(field, "input[0].tools[0].name");
 }

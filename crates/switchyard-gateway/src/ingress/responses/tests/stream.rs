@@ -5,8 +5,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
 
-use super::{Encoder, collect, events, names, run};
-use crate::ingress::encode::{StopReason, StreamEncoder};
+use super::{Collector, Encoder, collect, events, names, run};
+use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
+use crate::ingress::request::ClientTool;
 
 fn usage(input: u64, output: u64) -> ApiStreamChunk {
     ApiStreamChunk::Usage(Usage {
@@ -629,4 +630,179 @@ fn collector_whole_answer() {
     let empty = collect(&[], StopReason::EndTurn);
     assert_eq!(empty["status"], "completed");
     assert_eq!(empty["output"], json!([]));
+}
+
+/// The custom tool `name`.
+fn custom_tool(name: &str) -> ClientTool {
+    ClientTool {
+        name: name.to_owned(),
+        custom: true,
+        namespace: None,
+    }
+}
+
+/// The events of a whole stream whose request offered the custom tools `custom`.
+fn run_custom(custom: &[&str], chunks: &[ApiStreamChunk]) -> Vec<(String, Value)> {
+    let tools: Vec<ClientTool> = custom.iter().map(|c| custom_tool(c)).collect();
+    run_client(&tools, chunks)
+}
+
+/// The events of a whole stream whose request had the client tools `tools`.
+fn run_client(tools: &[ClientTool], chunks: &[ApiStreamChunk]) -> Vec<(String, Value)> {
+    let mut enc = Encoder::new("gpt-5.5", "req1").client_tools(tools);
+    let mut out = Vec::new();
+    enc.start(&mut out);
+    for c in chunks {
+        enc.chunk(c, &mut out);
+    }
+    enc.finish(StopReason::ToolUse, &mut out);
+    events(&out)
+}
+
+const PATCH: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
+
+/// An Anthropic model's call of the function form of Codex's freeform `apply_patch`
+/// (`{"input": PATCH}`, in fragments) reaches Codex as the `custom_tool_call` item it
+/// executes — announced, its input sent whole once the JSON is complete, closed by
+/// `response.output_item.done` with the raw patch — and never as a `function_call`, which
+/// Codex would answer with "unsupported call". A plain function call next to it stays one.
+#[test]
+fn a_custom_tools_call_goes_back_as_a_custom_tool_call_item() {
+    let arguments = json!({ "input": PATCH }).to_string();
+    let (a, b) = arguments.split_at(12);
+    let ev = run_custom(
+        &["apply_patch"],
+        &[
+            ApiStreamChunk::text("Writing it."),
+            ApiStreamChunk::tool_call("toolu_1", "apply_patch", a),
+            ApiStreamChunk::tool_call("toolu_1", "apply_patch", b),
+            ApiStreamChunk::tool_call("toolu_2", "exec_command", "{\"cmd\":\"ls\"}"),
+            usage(10, 5),
+        ],
+    );
+    let order = names(&ev);
+    let from = order
+        .iter()
+        .position(|n| *n == "response.content_part.done")
+        .unwrap();
+    assert_eq!(
+        order[from + 1..],
+        [
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.done",
+            "response.output_item.done",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    );
+    let added = &ev[from + 2].1["item"];
+    assert_eq!(added["type"], "custom_tool_call");
+    assert_eq!(added["input"], "");
+    assert_eq!(added["status"], "in_progress");
+    let id = added["id"].as_str().unwrap();
+    assert!(id.starts_with("ctc_"), "{id}");
+    assert_eq!(
+        only(&ev, "response.custom_tool_call_input.delta")["delta"],
+        PATCH
+    );
+    let done = only(&ev, "response.custom_tool_call_input.done");
+    assert_eq!(
+        (done["item_id"].as_str(), &done["input"]),
+        (Some(id), &json!(PATCH))
+    );
+    let item = json!({"id": id, "type": "custom_tool_call", "status": "completed",
+                      "call_id": "toolu_1", "name": "apply_patch", "input": PATCH});
+    assert_eq!(ev[from + 7].1["item"], item);
+    let output = &only(&ev, "response.completed")["response"]["output"];
+    assert_eq!(output[1], item);
+    assert_eq!(output[2]["type"], "function_call");
+    assert_eq!(output[2]["arguments"], "{\"cmd\":\"ls\"}");
+    // The whole answer says the same.
+    let mut c = Collector::new("gpt-5.5", "req1").client_tools(&[custom_tool("apply_patch")]);
+    c.chunk(&ApiStreamChunk::tool_call(
+        "toolu_1",
+        "apply_patch",
+        &arguments,
+    ));
+    assert_eq!(
+        c.finish(StopReason::ToolUse)["output"][0],
+        json!({"id": "ctc_req1_0", "type": "custom_tool_call", "status": "completed",
+               "call_id": "toolu_1", "name": "apply_patch", "input": PATCH})
+    );
+}
+
+/// A custom call whose arguments are not the function form's (a model that ignored the
+/// schema) passes them on as the input, for the tool to refuse in its own words; no
+/// arguments at all are an empty input.
+#[test]
+fn a_custom_call_without_the_input_string_passes_its_arguments_on() {
+    for (arguments, input) in [
+        ("{}", ""),
+        ("", ""),
+        ("\"raw text\"", "raw text"),
+        ("*** Begin Patch", "*** Begin Patch"),
+        ("{\"patch\":\"x\"}", "{\"patch\":\"x\"}"),
+    ] {
+        let ev = run_custom(
+            &["apply_patch"],
+            &[ApiStreamChunk::tool_call("t", "apply_patch", arguments)],
+        );
+        let done = only(&ev, "response.custom_tool_call_input.done");
+        assert_eq!(done["input"], input, "{arguments:?}");
+    }
+    // Without custom tools the same call is a function call, as before.
+    let ev = run_custom(&[], &[ApiStreamChunk::tool_call("t", "apply_patch", "{}")]);
+    assert_eq!(
+        only(&ev, "response.output_item.done")["item"]["type"],
+        "function_call"
+    );
+}
+
+/// A call of a `namespace` member (offered as `NAMESPACE__NAME`) goes back to Codex by the
+/// member's own name with its `namespace`, the only form Codex runs; a custom member is a
+/// `custom_tool_call` with its `namespace`.
+#[test]
+fn a_namespace_members_call_goes_back_with_its_namespace() {
+    let tools = [
+        ClientTool {
+            name: "multi_agent_v1__close_agent".into(),
+            custom: false,
+            namespace: Some(("multi_agent_v1".into(), "close_agent".into())),
+        },
+        ClientTool {
+            name: "mcp__files__edit".into(),
+            custom: true,
+            namespace: Some(("mcp__files".into(), "mcp__files__edit".into())),
+        },
+    ];
+    let ev = run_client(
+        &tools,
+        &[
+            ApiStreamChunk::tool_call("t1", "multi_agent_v1__close_agent", "{\"target\":\"a1\"}"),
+            ApiStreamChunk::tool_call("t2", "mcp__files__edit", "{\"input\":\"x\"}"),
+        ],
+    );
+    let added: Vec<&Value> = ev
+        .iter()
+        .filter(|(n, _)| n == "response.output_item.added")
+        .map(|(_, d)| &d["item"])
+        .collect();
+    assert_eq!(added[0]["name"], "close_agent");
+    assert_eq!(added[0]["namespace"], "multi_agent_v1");
+    let output = &only(&ev, "response.completed")["response"]["output"];
+    assert_eq!(
+        output[0],
+        json!({"id": "fc_req1_0", "type": "function_call", "status": "completed", "call_id": "t1",
+               "name": "close_agent", "namespace": "multi_agent_v1", "arguments": "{\"target\":\"a1\"}"})
+    );
+    assert_eq!(
+        output[1],
+        json!({"id": "ctc_req1_1", "type": "custom_tool_call", "status": "completed", "call_id": "t2",
+               "name": "mcp__files__edit", "namespace": "mcp__files", "input": "x"})
+    );
 }
