@@ -8,10 +8,11 @@
 //! ```ignore
 //! #[test]
 //! fn claude_code_creates_hello_txt() {
-//!     let Some(claude) = agents::client_bin("claude", "scripts/agent-clients.sh") else { return };
+//!     let Some(claude) = agents::client_bin("npm/node_modules/.bin/claude") else { return };
 //!     if !agents::isolated("claude_code_creates_hello_txt") { return; }
 //!     let scene = AgentScene::start(UpstreamDialect::ChatCompletions,
 //!         &[Route::new("claude-*", "openai", "gpt-4o")], move |r| /* AgentTurn */);
+//!     // or AgentScene::start_in(…, |work_dir| closure) when the closure needs the work dir
 //!     let mut cmd = scene.command(&claude);
 //!     cmd.env("ANTHROPIC_BASE_URL", scene.client_url()).args([...]);
 //!     let run = scene.run(cmd, Duration::from_secs(120));
