@@ -284,6 +284,8 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
                         add_usage(out.usage.get_or_insert_with(Usage::default), u);
                     }
                     ApiStreamChunk::ToolCalls { .. } => calls.push_chunk(&chunk),
+                    // How the answer ended: the dialects' stop reasons, not compared here.
+                    ApiStreamChunk::Finish { .. } => {}
                 }
             }
             Err(e) => out.error = Some((e, content)),

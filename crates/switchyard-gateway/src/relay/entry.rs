@@ -108,13 +108,14 @@ impl Relay {
         entry: &ChainEntry,
     ) -> (Vec<Message>, RequestOverrides) {
         let r = &self.request;
-        match prompt {
+        let (messages, overrides) = match prompt {
             Prompt::Client => (r.messages.clone(), r.overrides.clone()),
             Prompt::Continue(partial) => (
                 resume::messages(&r.messages, partial, entry),
                 resume::overrides(&r.overrides, partial, entry),
             ),
-        }
+        };
+        (messages, fit_output(overrides, entry))
     }
 
     fn timed_out(&self) -> ApiError {
@@ -164,4 +165,25 @@ impl Started {
             }
         }
     }
+}
+
+/// The client's output limit fitted to `entry`'s model (SPEC R14.2): at most the catalogue's
+/// most output tokens where it knows them (Claude Code asks for 64,000, which a model that
+/// writes at most 16,384 answers with a 400), and a thinking budget below the limit (SPEC R3.3:
+/// at most `max_tokens - 1`).
+fn fit_output(mut overrides: RequestOverrides, entry: &ChainEntry) -> RequestOverrides {
+    let most = entry.handler.get_model().info.max_tokens;
+    if let Some(max) = overrides.max_tokens.as_mut()
+        && most > 0
+    {
+        *max = (*max).min(most);
+    }
+    if let (Some(max), Some(budget)) = (
+        overrides.max_tokens,
+        overrides.thinking_budget_tokens.as_mut(),
+    ) && *budget >= max
+    {
+        *budget = max.saturating_sub(1);
+    }
+    overrides
 }
