@@ -2,8 +2,12 @@
 //! route's chain tried in order until one entry yields content within the request deadline,
 //! then the answer relayed chunk by chunk in the client's dialect (or collected whole).
 //!
+//! The limits and the record are the layer's (`layer/`): the calls marked `layer:` choose the
+//! entry (cooldowns, the daily cap, rate limits in the store: R12.1–R12.3), cool a failed one
+//! down, and record the request when its answer ends.
+//!
 //! Not yet here (issue 23 item 5, later): continuing an answer cut after content started (it
-//! ends with the dialect's in-band error), cooldowns, rate limits and spend caps in the store.
+//! ends with the dialect's in-band error).
 
 use std::time::Duration;
 
@@ -20,6 +24,7 @@ use tokio::time::Instant;
 use crate::ingress::{
     Dialect, GatewayRequest, StopReason, StreamEncoder, response_collector, stream_encoder,
 };
+use crate::layer::Layer;
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
 
 /// How many encoded pieces may wait between the relay and hyper's write of them.
@@ -37,6 +42,8 @@ pub(crate) struct Relay<'a> {
     pub(crate) deadline: Duration,
     /// The route's failover chain, own entry first.
     pub(crate) chain: &'a [ChainEntry],
+    /// Switchyard's layer: the store's limits and request log (SPEC R14.4).
+    pub(crate) layer: &'a Layer,
 }
 
 /// An entry that started answering: its stream, the chunks read before (and including) the
@@ -52,15 +59,19 @@ impl Relay<'_> {
     /// Runs the request and gives the response: streamed or whole, or the error of the last
     /// entry tried in the client's dialect and status (SPEC R14.5).
     pub(crate) async fn run(self) -> Response<Body> {
-        let started = match self.first_content().await {
+        // layer: the request's record, written when its answer ends.
+        let trip = self.layer.trip(&self.id, self.dialect, &self.request);
+        let mut started = match self.first_content().await {
             Ok(started) => started,
             Err(error) => {
+                trip.failed(&error); // layer
                 let mut response = dialect_error(self.dialect, &error, None);
                 self.dropped_header(&mut response, None);
                 return response;
             }
         };
         let entry = started.entry;
+        started.stream = trip.answered(entry, &started.read, started.stream); // layer
         let mut response = if self.request.stream {
             self.stream(started)
         } else {
@@ -72,17 +83,21 @@ impl Relay<'_> {
 
     /// Tries each entry until one yields content (a text, reasoning or tool-call chunk) or
     /// ends: a failure before content goes on to the next entry when the task layer's rule
-    /// says so ([`fails_over`], SPEC R12.1); the deadline bounds the whole search.
+    /// says so ([`fails_over`], SPEC R12.1); the deadline bounds the whole search. The layer
+    /// picks each entry (the first not cooling down, admitted by the caps and rate limits).
     async fn first_content(&self) -> Result<Started<'_>, ApiError> {
         let until = Instant::now() + self.deadline;
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
-        for (at, entry) in self.chain.iter().enumerate() {
+        let mut search = self.layer.search(self.chain, &self.request, until); // layer
+        while let Some(at) = search.next().await? {
+            let entry = &self.chain[at];
             let cancel = CancellationToken::new();
             let options = RequestOptions {
                 cancel: cancel.clone(),
                 overrides: self.request.overrides.clone(),
-                // A later entry is waiting: do not spend the deadline on this one's retries.
-                fail_fast: at + 1 < self.chain.len(),
+                // Another entry is free: do not spend the deadline on this one's retries.
+                fail_fast: search.alternative(), // layer
+                on_response: search.hear(),      // layer
                 ..RequestOptions::default()
             };
             let stream = entry.handler.create_message(
@@ -104,7 +119,10 @@ impl Relay<'_> {
                     return Err(self.timed_out());
                 }
                 Err(Some(error)) if !fails_over(error.kind) => return Err(error),
-                Err(Some(error)) => last = error,
+                Err(Some(error)) => {
+                    search.failed(&error).await; // layer
+                    last = error;
+                }
             }
         }
         Err(last)
