@@ -39,5 +39,6 @@ mod route;
 mod server;
 mod service;
 
+pub use route::route_chains;
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

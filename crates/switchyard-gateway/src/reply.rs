@@ -66,14 +66,21 @@ pub(crate) fn json(status: u16, value: &serde_json::Value) -> Response<Body> {
 }
 
 /// `error` as `dialect` answers it (SPEC R14.5), with `status` in place of the kind's when
-/// given (a status no `ErrorKind` names).
+/// given (a status no `ErrorKind` names), and `retry-after` when the error says when to try
+/// again.
 pub(crate) fn dialect_error(
     dialect: Dialect,
     error: &ApiError,
     status: Option<u16>,
 ) -> Response<Body> {
     let (kind_status, body) = error_response(dialect, error);
-    json(status.unwrap_or(kind_status), &body)
+    let mut response = json(status.unwrap_or(kind_status), &body);
+    // When to try again (a rate limit, every entry cooling down), in whole seconds.
+    if let Some(wait) = error.retry_after {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        set_header(&mut response, "retry-after", &seconds.to_string());
+    }
+    response
 }
 
 /// A failure the gateway itself found in the request (not the provider's): `status` with

@@ -8,8 +8,8 @@ use super::error::StoreFuture;
 use super::records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
-use crate::context::DeletedRange;
 use super::requests::RequestLog;
+use crate::context::DeletedRange;
 use crate::limits::state::LimitsStore;
 
 /// Where tasks are kept (see the module docs for the contract every implementation keeps).

@@ -19,11 +19,13 @@ use tokio::time::Instant;
 use super::state::Layer;
 use crate::ingress::{Dialect, GatewayRequest};
 
-/// One request's record until its answer ends.
+/// One request's record until its answer ends. Dropped before (the client went away while
+/// the request waited or before its first content), it is recorded as cancelled.
 pub(crate) struct Trip {
     store: Arc<dyn TaskStore>,
     arrived: Instant,
-    record: RequestRecord,
+    /// `None` once written.
+    record: Option<RequestRecord>,
     /// The request's thinking budget, when the client set one (it prices thinking output).
     thinking_budget: Option<u64>,
 }
@@ -34,7 +36,7 @@ impl Layer {
         Trip {
             store: Arc::clone(&self.store),
             arrived: Instant::now(),
-            record: RequestRecord {
+            record: Some(RequestRecord {
                 id: id.to_owned(),
                 started_ms: self.clock.now_ms(),
                 route: request.model.clone(),
@@ -50,7 +52,7 @@ impl Layer {
                 first_token_ms: None,
                 duration_ms: 0,
                 outcome: RequestOutcome::Ok,
-            },
+            }),
             thinking_budget: request.overrides.thinking_budget_tokens,
         }
     }
@@ -60,8 +62,7 @@ impl Trip {
     /// No entry answered: the request ends with `error` (recorded as cancelled when it is a
     /// cancellation).
     pub(crate) fn failed(mut self, error: &ApiError) {
-        self.record.outcome = outcome_of(error);
-        self.write();
+        self.write(outcome_of(error));
     }
 
     /// `entry` answered: `read` are the chunks read up to its first content, `stream` the
@@ -73,9 +74,12 @@ impl Trip {
         read: &[ApiStreamChunk],
         stream: ApiStream,
     ) -> ApiStream {
-        self.record.provider = Some(entry.provider_id.clone());
-        self.record.model = Some(entry.model_id.clone());
-        self.record.first_token_ms = Some(self.elapsed_ms());
+        let first_token_ms = Some(self.elapsed_ms());
+        if let Some(record) = self.record.as_mut() {
+            record.provider = Some(entry.provider_id.clone());
+            record.model = Some(entry.model_id.clone());
+            record.first_token_ms = first_token_ms;
+        }
         let model = entry.handler.get_model();
         let mut watched = Watched {
             stream,
@@ -94,11 +98,16 @@ impl Trip {
         i64::try_from(self.arrived.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// Writes the record, in a task of its own (a store error is logged: the answer is not
-    /// the record's to fail).
-    fn write(mut self) {
-        self.record.duration_ms = self.elapsed_ms();
-        let (store, record) = (self.store, self.record);
+    /// Writes the record with `outcome`, once, in a task of its own (a store error is
+    /// logged: the answer is not the record's to fail).
+    fn write(&mut self, outcome: RequestOutcome) {
+        let duration_ms = self.elapsed_ms();
+        let Some(mut record) = self.record.take() else {
+            return;
+        };
+        record.duration_ms = duration_ms;
+        record.outcome = outcome;
+        let store = Arc::clone(&self.store);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
             return;
@@ -108,6 +117,12 @@ impl Trip {
                 tracing::warn!(id = %record.id, "the request could not be recorded: {e}");
             }
         });
+    }
+}
+
+impl Drop for Trip {
+    fn drop(&mut self) {
+        self.write(RequestOutcome::Cancelled);
     }
 }
 
@@ -135,17 +150,17 @@ impl Watched {
             return;
         };
         let u = &self.usage;
-        let record = &mut trip.record;
-        record.input_tokens = u.input_tokens;
-        record.output_tokens = u.output_tokens;
-        record.cache_read_tokens = u.cache_read_tokens;
-        record.cache_write_tokens = u.cache_write_tokens;
-        record.cost_usd = u
-            .reported
-            .then(|| u.cost_usd(&self.info, self.thinking_budget))
-            .flatten();
-        record.outcome = outcome;
-        trip.write();
+        if let Some(record) = trip.record.as_mut() {
+            record.input_tokens = u.input_tokens;
+            record.output_tokens = u.output_tokens;
+            record.cache_read_tokens = u.cache_read_tokens;
+            record.cache_write_tokens = u.cache_write_tokens;
+            record.cost_usd = u
+                .reported
+                .then(|| u.cost_usd(&self.info, self.thinking_budget))
+                .flatten();
+        }
+        trip.write(outcome);
     }
 }
 

@@ -63,14 +63,17 @@ impl Search<'_> {
     /// `retry_after`), or the store failing.
     pub(crate) async fn next(&mut self) -> Result<Option<usize>, ApiError> {
         loop {
-            let choice = self.limits.choose(self.store()).await.map_err(store_error)?;
+            let choice = self
+                .limits
+                .choose(self.store())
+                .await
+                .map_err(store_error)?;
             let (index, alternative) = match choice {
                 Choice::Entry { index, alternative } => (index, alternative),
                 // Entries this request failed on were cooled by it: the last failure stands.
                 Choice::AllCooling { .. } if self.tried.contains(&true) => return Ok(None),
                 Choice::AllCooling { until_ms, first } => {
-                    self.wait_until(until_ms, || all_cooling(&first))
-                        .await?;
+                    self.wait_until(until_ms, || all_cooling(&first)).await?;
                     continue;
                 }
             };
@@ -165,8 +168,9 @@ impl Search<'_> {
         until_ms: i64,
         refuse: impl FnOnce() -> ApiError,
     ) -> Result<(), ApiError> {
-        let wait = Duration::from_millis(u64::try_from(until_ms - self.limits.now_ms()).unwrap_or(0))
-            .max(Duration::from_millis(1));
+        let wait =
+            Duration::from_millis(u64::try_from(until_ms - self.limits.now_ms()).unwrap_or(0))
+                .max(Duration::from_millis(1));
         if Instant::now() + wait > self.until {
             let mut error = refuse();
             error.retry_after = Some(Duration::from_secs(wait.as_secs_f64().ceil() as u64));
@@ -196,5 +200,8 @@ fn all_cooling(first: &Cooldown) -> ApiError {
 
 /// A store failure as the request's answer.
 fn store_error(e: StoreError) -> ApiError {
-    ApiError::new(ErrorKind::Server, format!("the gateway's store failed: {e}"))
+    ApiError::new(
+        ErrorKind::Server,
+        format!("the gateway's store failed: {e}"),
+    )
 }

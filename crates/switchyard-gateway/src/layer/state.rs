@@ -44,8 +44,7 @@ impl Layer {
     /// Whether the store answers a read within [`READY_TIMEOUT`] (SPEC R14.9 `/ready`); the
     /// error says why not.
     pub(crate) async fn ready(&self) -> Result<(), String> {
-        match tokio::time::timeout(READY_TIMEOUT, self.store.cooldowns(self.clock.now_ms())).await
-        {
+        match tokio::time::timeout(READY_TIMEOUT, self.store.cooldowns(self.clock.now_ms())).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(unreachable(&e)),
             Err(_) => Err(format!(

@@ -6,7 +6,12 @@
 use super::fixture::StoreFixture;
 use crate::store::{RequestOutcome, RequestRecord, StoreError};
 
-fn record(id: &str, started_ms: i64, cost_usd: Option<f64>, outcome: RequestOutcome) -> RequestRecord {
+fn record(
+    id: &str,
+    started_ms: i64,
+    cost_usd: Option<f64>,
+    outcome: RequestOutcome,
+) -> RequestRecord {
     RequestRecord {
         id: id.into(),
         started_ms,
@@ -43,7 +48,12 @@ pub(crate) async fn gateway_requests_are_recorded_listed_newest_first_and_spent(
         first_token_ms: None,
         stream: false,
         dialect: "chat_completions".into(),
-        ..record("req_b1", 30_000, None, RequestOutcome::Error("rate_limited".into()))
+        ..record(
+            "req_b1",
+            30_000,
+            None,
+            RequestOutcome::Error("rate_limited".into()),
+        )
     };
     a.record_request(&ok).await.unwrap();
     b.record_request(&failed).await.unwrap();
@@ -51,7 +61,10 @@ pub(crate) async fn gateway_requests_are_recorded_listed_newest_first_and_spent(
     // Every connection reads every row back exactly, newest first.
     let all = b.recent_requests(0).await.unwrap();
     assert_eq!(all, vec![failed.clone(), cut.clone(), ok.clone()]);
-    assert_eq!(a.recent_requests(2).await.unwrap(), vec![failed.clone(), cut.clone()]);
+    assert_eq!(
+        a.recent_requests(2).await.unwrap(),
+        vec![failed.clone(), cut.clone()]
+    );
     // The costs count toward the daily spend, at each request's end.
     let spent = b.spend_between(0, i64::MAX).await.unwrap();
     assert!((spent - 0.5125).abs() < 1e-12, "{spent}");
