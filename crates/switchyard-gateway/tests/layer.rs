@@ -145,7 +145,8 @@ async fn a_429_cools_the_entry_down_so_the_next_request_goes_straight_to_the_fal
         assert_eq!(status, 200, "{body}");
         assert!(body.contains("Paris"), "{body}");
     }
-    // One request to the primary: its 429 (retry-after: 17) cooled it down in the store.
+    // One request to the primary: its 429 (retry-after: 17) cooled it down in the store, for
+    // the time the provider stated (not a default: https://github.com/BerriAI/litellm/pull/35104).
     assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
     let cooling = store.cooldowns(Clock::system().now_ms()).await.unwrap();
     assert_eq!(cooling.len(), 1, "{cooling:?}");
@@ -161,6 +162,10 @@ async fn a_429_cools_the_entry_down_so_the_next_request_goes_straight_to_the_fal
     );
 }
 
+/// LiteLLM's proxy keeps cooldowns per replica unless Redis is set up, and even then a sibling
+/// sees one up to 10 s late (https://github.com/BerriAI/litellm/issues/871,
+/// https://github.com/BerriAI/litellm/pull/40025): here the next request of any gateway on the
+/// store reads it.
 #[tokio::test]
 async fn a_second_gateway_on_the_same_store_sees_the_cooldown() {
     let (primary, primary_url) = upstream(vec![fixture("anthropic_429")]).await;
@@ -238,6 +243,9 @@ async fn every_entry_cooling_within_the_deadline_is_waited_out() {
     assert_eq!(primary.request_count(), 1);
 }
 
+/// A configured limit that holds across every process on the store (LiteLLM's key limits were
+/// per replica: https://github.com/BerriAI/litellm/issues/2730), waited out rather than
+/// answered with a 429.
 #[tokio::test(start_paused = true)]
 async fn requests_per_minute_make_the_second_request_wait_instead_of_earning_a_429() {
     let replies = vec![fixture("anthropic_text")];
