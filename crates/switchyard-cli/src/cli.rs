@@ -68,6 +68,16 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N")]
         limit: Option<usize>,
     },
+    /// List the requests `switchyard serve` relayed, newest first: time, request id, route,
+    /// the provider and model that answered, tokens, cost, first-token time, duration, status.
+    Requests {
+        /// One JSON object per request.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N requests (default 20 as text, all with --json; 0 shows all).
+        #[arg(long, short = 'n', value_name = "N")]
+        limit: Option<usize>,
+    },
     /// Print a shell completion script, e.g. `switchyard completions bash >
     /// ~/.local/share/bash-completion/completions/switchyard`.
     Completions {

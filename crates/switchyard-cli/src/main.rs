@@ -71,6 +71,9 @@ fn main() -> ExitCode {
         Command::Tasks { json, limit } => {
             runtime.block_on(commands::tasks::run(place, json, limit))
         }
+        Command::Requests { json, limit } => {
+            runtime.block_on(commands::requests::run(place, json, limit))
+        }
         Command::Completions { shell } => commands::completions::run(shell),
         Command::Export { task_id } => runtime.block_on(commands::export::run(place, &task_id)),
         Command::Import { dir } => runtime.block_on(commands::import::run(place, &dir)),
@@ -80,7 +83,7 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Copy { from, to },
         } => runtime.block_on(commands::store::copy(place, &from, to.as_deref())),
-        Command::Serve(args) => runtime.block_on(commands::serve::run(config, &args)),
+        Command::Serve(args) => runtime.block_on(commands::serve::run(place, &args)),
         Command::Limits { json } => runtime.block_on(commands::limits::run(place, json)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),
         Command::Config {

@@ -6,6 +6,8 @@
 //!
 //! - `ingress/`: the dialects (R14.1, R14.4, R14.5), pure.
 //! - `route.rs`: model name → route → failover chain (R14.3).
+//! - `layer/`: Switchyard's layer under each request: the limits of R12 and the request's
+//!   record, in the store tasks use (R14.4, R14.9).
 //! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
 //!   (R14.2, R14.4).
 //! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
@@ -30,6 +32,7 @@
 //! [`GatewayRequest`]: ingress::GatewayRequest
 
 pub mod ingress;
+mod layer;
 mod models;
 mod relay;
 mod reply;
@@ -37,5 +40,6 @@ mod route;
 mod server;
 mod service;
 
+pub use route::route_chains;
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

@@ -117,6 +117,21 @@ impl Router {
     }
 }
 
+/// Every `[serve.routes.NAME]`'s failover chain as the gateway builds it (SPEC R14.3, R12.1),
+/// in name order, or why it cannot be built: for `switchyard limits` to show each entry's
+/// cooldown and rate-limit window as the gateway's requests left them in the store.
+pub fn route_chains(
+    config: &ApiConfiguration,
+) -> Vec<(String, Result<Vec<ChainEntry>, ConfigError>)> {
+    let routes = config.serve.routes.iter();
+    routes
+        .map(|(name, route)| {
+            let chain = build_failover_chain(&route_config(config, route), Mode::Act);
+            (name.clone(), chain)
+        })
+        .collect()
+}
+
 /// `config` with `route` as the act mode: its provider, model and fallbacks (nothing else of
 /// the file's act mode), and its `base_url` in place of `[providers.ID]`'s.
 fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfiguration {

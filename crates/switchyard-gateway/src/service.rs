@@ -1,6 +1,7 @@
 //! One HTTP request to the gateway (SPEC R14.1, R14.5, R14.9, R14.10): the endpoint chosen by
 //! path, the body read under its size cap, parsed in the endpoint's dialect, routed and
-//! relayed; `x-request-id` on every response.
+//! relayed through Switchyard's layer (R14.4: the store's limits and request log); `/health`,
+//! and `/ready` (the store reachable); `x-request-id` on every response.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -13,8 +14,10 @@ use hyper::{Method, Request, Response};
 use serde_json::json;
 use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
+use switchyard_core::store::{SqliteStore, TaskStore};
 
 use crate::ingress::{Dialect, invalid_request_response, parse_request};
+use crate::layer::Layer;
 use crate::relay::Relay;
 use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
 use crate::route::{RouteError, Router};
@@ -22,10 +25,11 @@ use crate::route::{RouteError, Router};
 /// The body size cap when none is given: 32 MiB (SPEC R14.10).
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// The gateway's shared state: the routes, the limits, the request counter. One serves every
-/// connection.
+/// The gateway's shared state: the routes, the limits, the layer (store, caps), the request
+/// counter. One serves every connection.
 pub struct Gateway {
     router: Router,
+    layer: Layer,
     body_limit: usize,
     deadline: Duration,
     /// Distinguishes this process's request ids from another's (its start, in ns since the
@@ -36,13 +40,26 @@ pub struct Gateway {
 
 impl Gateway {
     /// A gateway over `config` (its `[serve]` routes and deadline, its keys as loaded), the
-    /// body cap [`DEFAULT_BODY_LIMIT`].
+    /// body cap [`DEFAULT_BODY_LIMIT`], keeping its limits state and request log in a store
+    /// of its own in memory (for its lifetime, shared with no other process):
+    /// [`Gateway::with_store`] puts them in the store tasks use.
     pub fn new(config: ApiConfiguration) -> Self {
+        // An in-memory SQLite database fails to open only when memory cannot be allocated.
+        #[allow(clippy::expect_used)]
+        let store = SqliteStore::in_memory().expect("an in-memory SQLite store opens");
+        Self::with_store(config, Arc::new(store))
+    }
+
+    /// A gateway over `config` whose cooldowns, rate-limit windows, daily spend and request
+    /// log are in `store` (SPEC R14.4, R13.2): the store `switchyard task` uses, so every
+    /// task and gateway on it shares one view of each provider.
+    pub fn with_store(config: ApiConfiguration, store: Arc<dyn TaskStore>) -> Self {
         let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
+            layer: Layer::new(store, &config),
             router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
             deadline: Duration::from_secs(seconds),
@@ -83,6 +100,15 @@ impl Gateway {
                 return json_response(200, &crate::models::list(&self.router, anthropic));
             }
             (&Method::GET, "/health") => return json_response(200, &json!({"status": "ok"})),
+            (&Method::GET, "/ready") => {
+                return match self.layer.ready().await {
+                    Ok(()) => json_response(200, &json!({"status": "ready"})),
+                    Err(why) => {
+                        let body = json!({"status": "unavailable", "error": why});
+                        json_response(503, &body)
+                    }
+                };
+            }
             (method, path) => {
                 let message = format!("There is no endpoint {method} {path} on this gateway.");
                 return refusal(Dialect::ChatCompletions, 404, message);
@@ -146,6 +172,7 @@ impl Gateway {
             id: id.to_owned(),
             deadline: self.deadline,
             chain,
+            layer: self.layer.clone(),
         };
         relay.run().await
     }

@@ -1,20 +1,26 @@
-//! `switchyard limits`: each failover entry of both modes (ready, or cooling down until when
-//! and why), its rate-limit window and what its provider last said, and the spend caps, as
-//! every process on the task store sees them (SPEC R12).
+//! `switchyard limits`: each failover entry of both modes and of each `[serve.routes]` route
+//! (ready, or cooling down until when and why), its rate-limit window and what its provider
+//! last said, any other entry the store holds a cooldown for (a gateway's `PROVIDER/MODEL`
+//! requests), and the spend caps, as every task and gateway on the store sees them (SPEC R12,
+//! R14.4).
 
 use std::process::ExitCode;
 
 use serde_json::json;
-use switchyard_api::{ApiConfiguration, Mode, build_failover_chain};
+use switchyard_api::{ApiConfiguration, ChainEntry, Mode, build_failover_chain};
 use switchyard_core::limits::{Clock, Cooldown, RateState, utc_day_start_ms};
 
 use crate::cli::SelectionArgs;
 use crate::settings;
 use crate::table::{column_width, utc_second};
 
-/// One row: an entry of a mode's chain and its state.
+/// One row: an entry of a mode's or a route's chain, or a cooldown of no such entry, and its
+/// state.
 struct Row {
-    mode: Mode,
+    /// `act`, `plan`, `serve` (a route's chain) or `store` (a cooldown no chain here has).
+    mode: &'static str,
+    /// The route, for `serve` rows.
+    route: Option<String>,
     position: usize,
     label: String,
     base_url: String,
@@ -78,8 +84,9 @@ async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<Store
     read.await.map_err(|e| e.to_string())
 }
 
-/// One row per entry of each mode's failover chain (plan only when it differs from act), with
-/// its stored state; and the chains that cannot be built.
+/// One row per entry of each mode's failover chain (plan only when it differs from act) and of
+/// each `[serve.routes]` route's, with its stored state; a row per stored cooldown of no such
+/// entry; and the chains that cannot be built.
 fn rows(config: &ApiConfiguration, stored: &Stored) -> (Vec<Row>, Vec<String>) {
     let mut rows = Vec::new();
     let mut problems = Vec::new();
@@ -88,39 +95,78 @@ fn rows(config: &ApiConfiguration, stored: &Stored) -> (Vec<Row>, Vec<String>) {
             continue;
         }
         match build_failover_chain(config, mode) {
-            Ok(chain) => {
-                for (position, e) in chain.into_iter().enumerate() {
-                    let label = format!("{}:{}", e.provider_id, e.model_id);
-                    rows.push(Row {
-                        mode,
-                        position,
-                        cooldown: stored
-                            .cooldowns
-                            .iter()
-                            .find(|c| {
-                                c.entry.provider == e.provider_id
-                                    && c.entry.model == e.model_id
-                                    && c.entry.base_url == e.base_url
-                            })
-                            .cloned(),
-                        rate: stored.rates.iter().find(|r| r.key == e.rate_key).cloned(),
-                        label,
-                        base_url: e.base_url,
-                        requests_per_minute: e.requests_per_minute,
-                        input_tokens_per_minute: e.input_tokens_per_minute,
-                    });
-                }
-            }
+            Ok(chain) => rows.extend(chain_rows(mode.as_str(), None, chain, stored)),
             Err(e) => problems.push(format!("{mode}: {e}", mode = mode.as_str())),
         }
     }
+    for (route, chain) in switchyard_gateway::route_chains(config) {
+        match chain {
+            Ok(chain) => rows.extend(chain_rows("serve", Some(&route), chain, stored)),
+            Err(e) => problems.push(format!("serve route {route}: {e}")),
+        }
+    }
+    let shown: Vec<Cooldown> = rows.iter().filter_map(|r| r.cooldown.clone()).collect();
+    for c in stored.cooldowns.iter().filter(|c| !shown.contains(c)) {
+        rows.push(Row {
+            mode: "store",
+            route: None,
+            position: 0,
+            label: c.entry.label(),
+            base_url: c.entry.base_url.clone(),
+            cooldown: Some(c.clone()),
+            rate: None,
+            requests_per_minute: None,
+            input_tokens_per_minute: None,
+        });
+    }
     (rows, problems)
+}
+
+/// The rows of one chain (`mode`; `route` for a gateway route's), with their stored state.
+fn chain_rows(
+    mode: &'static str,
+    route: Option<&str>,
+    chain: Vec<ChainEntry>,
+    stored: &Stored,
+) -> Vec<Row> {
+    chain
+        .into_iter()
+        .enumerate()
+        .map(|(position, e)| Row {
+            mode,
+            route: route.map(str::to_owned),
+            position,
+            cooldown: stored
+                .cooldowns
+                .iter()
+                .find(|c| {
+                    c.entry.provider == e.provider_id
+                        && c.entry.model == e.model_id
+                        && c.entry.base_url == e.base_url
+                })
+                .cloned(),
+            rate: stored.rates.iter().find(|r| r.key == e.rate_key).cloned(),
+            label: format!("{}:{}", e.provider_id, e.model_id),
+            base_url: e.base_url,
+            requests_per_minute: e.requests_per_minute,
+            input_tokens_per_minute: e.input_tokens_per_minute,
+        })
+        .collect()
+}
+
+/// The MODE cell of a row that starts a chain: `act`, `plan`, `serve:ROUTE`, `store`.
+fn mode_cell(r: &Row) -> String {
+    match &r.route {
+        Some(route) => format!("{}:{route}", r.mode),
+        None => r.mode.to_owned(),
+    }
 }
 
 fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
     for r in rows {
         let line = json!({
-            "mode": r.mode.as_str(),
+            "mode": r.mode,
+            "route": r.route,
             "position": r.position,
             "entry": r.label,
             "base_url": r.base_url,
@@ -162,13 +208,15 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
         })
         .collect();
     let state_width = column_width(states.iter().map(String::as_str), "STATE");
+    let modes: Vec<String> = rows.iter().map(mode_cell).collect();
+    let mode_width = column_width(modes.iter().map(String::as_str), "MODE");
     say!(
-        "{:<4} {:<width$}  {:<state_width$}  RATE (LAST 60 S)",
+        "{:<mode_width$} {:<width$}  {:<state_width$}  RATE (LAST 60 S)",
         "MODE",
         "ENTRY",
         "STATE"
     );
-    for (r, state) in rows.iter().zip(&states) {
+    for ((r, state), mode) in rows.iter().zip(&states).zip(&modes) {
         let used = r.rate.as_ref().map_or(0, |s| s.requests_in_window);
         let mut rate = match r.requests_per_minute {
             Some(rpm) => format!("{used} of {rpm} requests"),
@@ -187,9 +235,9 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
         {
             rate.push_str(&format!(" (provider: {left} left)"));
         }
-        let mode = if r.position == 0 { r.mode.as_str() } else { "" };
+        let mode = if r.position == 0 { mode.as_str() } else { "" };
         say!(
-            "{mode:<4} {:<width$}  {state:<state_width$}  {rate}",
+            "{mode:<mode_width$} {:<width$}  {state:<state_width$}  {rate}",
             r.label
         );
     }

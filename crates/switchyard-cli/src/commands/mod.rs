@@ -7,6 +7,7 @@ pub mod import;
 pub mod limits;
 pub mod mcp;
 pub mod models;
+pub mod requests;
 pub mod resume;
 pub mod serve;
 pub mod store;

@@ -1,8 +1,9 @@
-//! `switchyard serve` (SPEC R14.6, R14.9): the gateway on a loopback address with the
-//! configuration in effect (`--config`, `-c`), until Ctrl-C or SIGTERM drains it.
+//! `switchyard serve` (SPEC R14.6, R14.9, R14.4): the gateway on a loopback address with the
+//! configuration in effect (`--config`, `-c`) and the store every other command uses
+//! (`--store`, `SWITCHYARD_STORE`, the file's `store`, else the data directory's SQLite file:
+//! its limits state and request log), until Ctrl-C or SIGTERM drains it.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -18,10 +19,11 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 /// Serves until Ctrl-C or SIGTERM, then lets the streams in flight finish (up to the drain
 /// deadline) and exits 0. Exit 2 for an address it will not listen on (not loopback: client
 /// keys do not exist yet, so there is no way to keep others out, with or without
-/// `--no-auth`) or a configuration that cannot be read, 1 for an address that cannot be bound.
-pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
+/// `--no-auth`), a configuration that cannot be read or a store that cannot be opened, 1 for
+/// an address that cannot be bound.
+pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
     let selection = SelectionArgs::default();
-    let config = match settings::load(config_path, &selection, Some(Mode::Act)) {
+    let config = match settings::load(place.config, &selection, Some(Mode::Act)) {
         Ok((config, _, _)) => config,
         Err(e) => {
             eprintln!("error: {e}");
@@ -45,7 +47,14 @@ pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let gateway = Arc::new(Gateway::new(config));
+    let store = match open_store(place).await {
+        Ok(store) => store,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let gateway = Arc::new(Gateway::with_store(config, store.1));
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     // SIGTERM is handled from before the address is announced: a supervisor that stops the
@@ -54,6 +63,10 @@ pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
     if let Ok(bound) = listener.local_addr() {
         eprintln!("switchyard serve: listening on http://{bound}");
     }
+    eprintln!(
+        "switchyard serve: limits and requests in the store {}",
+        store.0
+    );
     tokio::spawn(async move {
         signals.next().await;
         eprintln!("switchyard serve: stopping; streams in flight may finish");
@@ -61,6 +74,21 @@ pub async fn run(config_path: Option<&Path>, args: &ServeArgs) -> ExitCode {
     });
     serve(listener, gateway, ServerLimits::default(), shutdown).await;
     ExitCode::SUCCESS
+}
+
+/// The store every command uses (SPEC R13.1), opened (created or migrated): where it is (no
+/// password) and the store; else the one sentence why not.
+async fn open_store(
+    place: settings::StorePlace<'_>,
+) -> Result<(String, Arc<dyn switchyard_core::store::TaskStore>), String> {
+    let spec = settings::store_spec(place)?;
+    let where_ = spec.describe();
+    match settings::open_spec(&spec).await {
+        Ok(store) => Ok((where_, store)),
+        Err(e) => Err(format!(
+            "switchyard serve cannot open the store {where_}: {e}"
+        )),
+    }
 }
 
 /// `listen` resolved, when every address it names is loopback; else the one sentence why not.

@@ -1,11 +1,12 @@
-//! [`RequestLimits`]: what the request step (SPEC R6) consults for R12.1–R12.3 before and after
-//! each request — which failover entry to send to, whether the spend caps allow it, whether the
-//! rate-limit window has room — with every piece of state in the store.
+//! [`RequestLimits`]: what the request step (SPEC R6) — a task's, or the gateway's for each
+//! client request (R14.4) — consults for R12.1–R12.3 before and after each request: which
+//! failover entry to send to, whether the spend caps allow it, whether the rate-limit window
+//! has room, what the provider said of its limits; with every piece of state in the store.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_api::{ApiError, ApiHandler, ErrorKind, RateLimitHeaders};
+use switchyard_api::{ApiError, ApiHandler, ChainEntry, ErrorKind, RateLimitHeaders};
 
 use super::state::{
     Cooldown, EntryKey, LearntLimits, RateLimits, SlotGrant, SlotRequest, utc_day_start_ms,
@@ -30,6 +31,27 @@ pub struct LimitedEntry {
     pub rate_key: String,
     /// The configured per-minute limits.
     pub rate: RateLimits,
+}
+
+impl LimitedEntry {
+    /// The entry of a built failover chain (`switchyard_api::build_failover_chain`): its
+    /// handler, cooldowns kept under provider + model + base URL, rate limits under its
+    /// `rate_key` with its configured per-minute limits.
+    pub fn from_chain(entry: &ChainEntry) -> Self {
+        Self {
+            key: EntryKey {
+                provider: entry.provider_id.clone(),
+                model: entry.model_id.clone(),
+                base_url: entry.base_url.clone(),
+            },
+            handler: Arc::clone(&entry.handler),
+            rate_key: entry.rate_key.clone(),
+            rate: RateLimits {
+                requests_per_minute: entry.requests_per_minute,
+                input_tokens_per_minute: entry.input_tokens_per_minute,
+            },
+        }
+    }
 }
 
 impl std::fmt::Debug for LimitedEntry {
@@ -97,13 +119,24 @@ impl std::fmt::Debug for RequestLimits {
     }
 }
 
-/// Where the step sends its next request.
-pub(crate) enum Choice {
-    /// Entry `index`; `alternative` is true when another entry is not cooling down (so a
-    /// failure moves on at once instead of waiting, R12.1).
-    Entry { index: usize, alternative: bool },
-    /// Every entry is cooling down; the earliest comes back at `until_ms`.
-    AllCooling { until_ms: i64, first: Cooldown },
+/// Where the step sends its next request ([`RequestLimits::choose`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Choice {
+    /// Send to an entry.
+    Entry {
+        /// The entry's position in the chain.
+        index: usize,
+        /// Another entry is not cooling down either, so a failure of this one moves on at
+        /// once instead of waiting (R12.1).
+        alternative: bool,
+    },
+    /// Every entry is cooling down.
+    AllCooling {
+        /// When the earliest comes back, Unix milliseconds.
+        until_ms: i64,
+        /// Its cooldown.
+        first: Cooldown,
+    },
 }
 
 impl RequestLimits {
@@ -129,20 +162,8 @@ impl RequestLimits {
         mode: switchyard_api::Mode,
     ) -> Result<Self, switchyard_api::ConfigError> {
         let entries = switchyard_api::build_failover_chain(config, mode)?
-            .into_iter()
-            .map(|e| LimitedEntry {
-                key: EntryKey {
-                    provider: e.provider_id,
-                    model: e.model_id,
-                    base_url: e.base_url,
-                },
-                handler: e.handler,
-                rate_key: e.rate_key,
-                rate: RateLimits {
-                    requests_per_minute: e.requests_per_minute,
-                    input_tokens_per_minute: e.input_tokens_per_minute,
-                },
-            })
+            .iter()
+            .map(LimitedEntry::from_chain)
             .collect();
         Ok(Self::new(
             entries,
@@ -190,7 +211,11 @@ impl RequestLimits {
 
     /// The first entry that is not cooling down (SPEC R12.1), or when all are, the earliest
     /// to come back.
-    pub(crate) async fn choose(&self, store: &dyn TaskStore) -> Result<Choice, StoreError> {
+    ///
+    /// # Errors
+    ///
+    /// The store's.
+    pub async fn choose(&self, store: &dyn TaskStore) -> Result<Choice, StoreError> {
         let now = self.clock.now_ms();
         let cooling = store.cooldowns(now).await?;
         let cooling_of = |e: &LimitedEntry| cooling.iter().find(|c| c.entry == e.key);
@@ -229,7 +254,11 @@ impl RequestLimits {
     /// Records that entry `index` failed with `error` and cools it down until the error's
     /// reset (retry-after, rate-limit headers, a quota's stated reset) or
     /// [`DEFAULT_COOLDOWN`]; returns the cooldown.
-    pub(crate) async fn cool_down(
+    ///
+    /// # Errors
+    ///
+    /// The store's.
+    pub async fn cool_down(
         &self,
         store: &dyn TaskStore,
         index: usize,
@@ -252,12 +281,17 @@ impl RequestLimits {
 
     /// Checks the spend caps before a request to entry `index` estimated at
     /// `estimated_input_tokens` (SPEC R12.2): the task's cost so far (`task_id`'s stored
-    /// totals) and today's over the store, plus this request's estimated input cost, must stay
-    /// under each cap. `Ok(Err(_))` is the `spend_cap` error that stops the task.
-    pub(crate) async fn check_spend(
+    /// totals; no task, as for a gateway request: no per-task cap) and today's over the store,
+    /// plus this request's estimated input cost, must stay under each cap. `Ok(Err(_))` is
+    /// the `spend_cap` error that stops the task.
+    ///
+    /// # Errors
+    ///
+    /// The store's.
+    pub async fn check_spend(
         &self,
         store: &dyn TaskStore,
-        task_id: &str,
+        task_id: Option<&str>,
         index: usize,
         estimated_input_tokens: u64,
     ) -> Result<Result<SpendCheck, ApiError>, StoreError> {
@@ -277,7 +311,7 @@ impl RequestLimits {
             estimate_usd: estimate,
             ..SpendCheck::default()
         };
-        if let Some(cap) = self.caps.per_task {
+        if let (Some(cap), Some(task_id)) = (self.caps.per_task, task_id) {
             let spent = store.task(task_id).await?.usage.cost_usd;
             check.task_spent_usd = Some(spent);
             if spent + estimate >= cap {
@@ -296,7 +330,11 @@ impl RequestLimits {
     }
 
     /// Takes a rate-limit slot for entry `index` (SPEC R12.3), or says how long to wait.
-    pub(crate) async fn try_slot(
+    ///
+    /// # Errors
+    ///
+    /// The store's.
+    pub async fn try_slot(
         &self,
         store: &dyn TaskStore,
         index: usize,
@@ -314,7 +352,11 @@ impl RequestLimits {
     }
 
     /// Records what entry `index`'s provider said about its limits in a response.
-    pub(crate) async fn learn(
+    ///
+    /// # Errors
+    ///
+    /// The store's.
+    pub async fn learn(
         &self,
         store: &dyn TaskStore,
         index: usize,

@@ -4,13 +4,16 @@
 //! - [`state`]: what is kept, and the [`LimitsStore`] trait every store backend implements
 //!   (cooldowns, spend by time, rate-limit slots, learnt limits), with [`decide_slot`], the
 //!   one rule for whether a request fits its window.
-//! - [`guard`]: [`RequestLimits`], what the request step (`task/attempt.rs`) asks before and
-//!   after each request: which entry, whether the caps allow it, whether the window has room.
+//! - [`guard`]: [`RequestLimits`], what the request step (`task/attempt.rs`, and the gateway's
+//!   relay for each client request, SPEC R14.4) asks before and after each request: which
+//!   entry, whether the caps allow it, whether the window has room.
 
 pub mod guard;
 pub mod state;
 
-pub use guard::{Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck};
+pub use guard::{
+    Choice, Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck,
+};
 pub use state::{
     Cooldown, EntryKey, LearntLimits, LimitReason, LimitsStore, RATE_WINDOW_MS, RateLimits,
     RateState, SlotGrant, SlotRequest, decide_slot, utc_day_start_ms,

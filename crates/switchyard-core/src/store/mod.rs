@@ -60,6 +60,8 @@
 //! - `records.rs`: what is stored ([`TaskRecord`], [`TaskUsage`], [`StoredEvent`],
 //!   [`ContextEdit`]);
 //! - `task_store.rs`: the [`TaskStore`] trait;
+//! - `requests.rs`: the gateway's request log, [`RequestRecord`] and the [`RequestLog`] trait
+//!   (a supertrait of [`TaskStore`], SPEC R14.4), whose costs count toward the daily cap;
 //! - `rows.rs`: how both backends map their rows to records (each keeps its own SQL);
 //! - `sqlite.rs`, `postgres.rs` (and their folders): the backends;
 //! - `import.rs`: [`import_reference_dir`], a reference (Cline) task directory as a task;
@@ -70,6 +72,7 @@ mod import;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod records;
+mod requests;
 mod rows;
 mod sqlite;
 #[cfg(test)]
@@ -84,5 +87,6 @@ pub(crate) use records::now_ms;
 pub use records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
+pub use requests::{RequestLog, RequestOutcome, RequestRecord};
 pub use sqlite::{BUSY_TIMEOUT_MS, DB_FILE, SCHEMA_VERSION, SqliteStore};
 pub use task_store::TaskStore;

@@ -37,10 +37,11 @@
 //!
 //! `pool.rs` (the connection pool and the one-statement helpers), `url.rs` (store URLs shown
 //! without secrets), `schema.rs`, `task_store.rs` (tasks and their conversation rows),
-//! `limits.rs` (the R12 state).
+//! `limits.rs` (the R12 state), `requests.rs` (the gateway's request log, R14.4).
 
 mod limits;
 mod pool;
+mod requests;
 mod schema;
 mod task_store;
 #[cfg(test)]

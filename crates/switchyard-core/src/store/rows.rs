@@ -8,6 +8,7 @@ use switchyard_api::Message;
 
 use super::error::StoreError;
 use super::records::{ContextEdit, StoredEvent, TaskRecord, TaskUsage};
+use super::requests::{RequestOutcome, RequestRecord};
 use crate::context::DeletedRange;
 use crate::limits::state::{Cooldown, EntryKey, LearntLimits, RATE_WINDOW_MS, RateState};
 
@@ -25,6 +26,12 @@ pub(super) const LEARNT_COLUMNS: &str =
 /// The columns of `cooldowns` that [`cooldown_from_row`] reads, in its order.
 pub(super) const COOLDOWN_COLUMNS: &str = "provider, model, base_url, since_ms, until_ms, reason";
 
+/// The columns of `gateway_requests` that [`request_from_row`] reads (and the backends write),
+/// in its order.
+pub(super) const REQUEST_COLUMNS: &str = "id, started_ms, route, dialect, stream, provider, model,
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
+    first_token_ms, duration_ms, status, error_kind";
+
 /// One row of either database client, its columns read by position.
 pub(super) trait Columns {
     /// The client's error (a column of another type).
@@ -37,6 +44,10 @@ pub(super) trait Columns {
     fn text(&self, i: usize) -> Result<String, Self::Error>;
     /// A floating-point column.
     fn real(&self, i: usize) -> Result<f64, Self::Error>;
+    /// A text column that may be NULL.
+    fn opt_text(&self, i: usize) -> Result<Option<String>, Self::Error>;
+    /// A floating-point column that may be NULL.
+    fn opt_real(&self, i: usize) -> Result<Option<f64>, Self::Error>;
 }
 
 impl Columns for rusqlite::Row<'_> {
@@ -51,6 +62,12 @@ impl Columns for rusqlite::Row<'_> {
         self.get(i)
     }
     fn real(&self, i: usize) -> rusqlite::Result<f64> {
+        self.get(i)
+    }
+    fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
+        self.get(i)
+    }
+    fn opt_real(&self, i: usize) -> rusqlite::Result<Option<f64>> {
         self.get(i)
     }
 }
@@ -68,6 +85,12 @@ impl Columns for tokio_postgres::Row {
         self.try_get(i)
     }
     fn real(&self, i: usize) -> Result<f64, Self::Error> {
+        self.try_get(i)
+    }
+    fn opt_text(&self, i: usize) -> Result<Option<String>, Self::Error> {
+        self.try_get(i)
+    }
+    fn opt_real(&self, i: usize) -> Result<Option<f64>, Self::Error> {
         self.try_get(i)
     }
 }
@@ -182,6 +205,46 @@ pub(super) fn rate_state_from_row<R: Columns>(r: &R) -> Result<RateState, R::Err
         oldest_ms: r.opt_int(3)?,
         learnt: learnt_from_row(r, 4)?,
     })
+}
+
+/// A [`RequestRecord`] from the [`REQUEST_COLUMNS`].
+pub(super) fn request_from_row<R: Columns>(r: &R) -> Result<RequestRecord, R::Error> {
+    let count = |i: usize| r.int(i).map(to_u64);
+    let status = r.text(14)?;
+    Ok(RequestRecord {
+        id: r.text(0)?,
+        started_ms: r.int(1)?,
+        route: r.text(2)?,
+        dialect: r.text(3)?,
+        stream: r.int(4)? != 0,
+        provider: r.opt_text(5)?,
+        model: r.opt_text(6)?,
+        input_tokens: count(7)?,
+        output_tokens: count(8)?,
+        cache_read_tokens: count(9)?,
+        cache_write_tokens: count(10)?,
+        cost_usd: r.opt_real(11)?,
+        first_token_ms: r.opt_int(12)?,
+        duration_ms: r.int(13)?,
+        outcome: RequestOutcome::from_columns(&status, r.opt_text(15)?),
+    })
+}
+
+/// The integer columns of `record` in [`REQUEST_COLUMNS`] order: stream (0/1), the four token
+/// counts.
+pub(super) fn request_counts(record: &RequestRecord) -> [i64; 5] {
+    [
+        i64::from(record.stream),
+        to_i64(record.input_tokens),
+        to_i64(record.output_tokens),
+        to_i64(record.cache_read_tokens),
+        to_i64(record.cache_write_tokens),
+    ]
+}
+
+/// When `record`'s cost was spent, for the spend row: its end, Unix milliseconds.
+pub(super) fn request_spent_ms(record: &RequestRecord) -> i64 {
+    record.started_ms.saturating_add(record.duration_ms.max(0))
 }
 
 /// `message` as the JSON text a store keeps; failing is [`StoreError::Json`] of task `id`.

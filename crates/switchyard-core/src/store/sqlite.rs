@@ -7,6 +7,8 @@
 //! - `messages`: the API conversation history, `(task_id, idx)` with the message as JSON.
 //! - `ui_events`: the task's events in order, `kind` the event's `type`.
 //! - `context_edits`: what context management did, in order.
+//! - `cooldowns`, `spend`, `rate_slots`, `rate_learnt`: the limits state of SPEC R12.
+//! - `gateway_requests`: the gateway's request log ([`crate::store::RequestLog`], R14.4).
 //!
 //! # Durability
 //!
@@ -35,6 +37,7 @@
 mod error;
 mod history;
 mod limits;
+mod requests;
 mod schema;
 mod task_store;
 mod tasks;
@@ -148,6 +151,24 @@ impl SqliteStore {
             db: Arc::new(Db {
                 conn: Mutex::new(conn),
                 path: path.to_owned(),
+            }),
+        })
+    }
+
+    /// A store in memory, shared by this handle and its clones and gone with the last of
+    /// them: for a library user who keeps nothing between runs (a gateway built without a
+    /// store keeps its cooldowns, rate-limit window and request log here, for its lifetime).
+    /// Its [`SqliteStore::path`] is `:memory:`.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        let path = PathBuf::from(":memory:");
+        let mut conn = Connection::open_in_memory().map_err(|e| classify(&path, e))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")
+            .map_err(|e| classify(&path, e))?;
+        schema::migrate(&mut conn, &path)?;
+        Ok(Self {
+            db: Arc::new(Db {
+                conn: Mutex::new(conn),
+                path,
             }),
         })
     }

@@ -8,15 +8,18 @@ use super::error::StoreFuture;
 use super::records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
+use super::requests::RequestLog;
 use crate::context::DeletedRange;
 use crate::limits::state::LimitsStore;
 
 /// Where tasks are kept (see the module docs for the contract every implementation keeps).
+/// The same backend keeps the limits state of SPEC R12 ([`LimitsStore`]) and the gateway's
+/// request log ([`RequestLog`]), so one `Arc<dyn TaskStore>` holds all three.
 ///
 /// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
 /// Every method fails with [`StoreError::TaskNotFound`](super::StoreError::TaskNotFound) for an unknown task where it says so,
 /// and with [`StoreError::Backend`](super::StoreError::Backend) when the database itself fails.
-pub trait TaskStore: LimitsStore + Send + Sync {
+pub trait TaskStore: LimitsStore + RequestLog + Send + Sync {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;

@@ -105,7 +105,7 @@ pub(super) async fn admit(
     observer: &mut dyn TurnObserver,
 ) -> Result<(), ApiError> {
     l.limits
-        .check_spend(l.store, l.task_id, entry, input_tokens)
+        .check_spend(l.store, Some(l.task_id), entry, input_tokens)
         .await
         .map_err(store_error)??;
     loop {

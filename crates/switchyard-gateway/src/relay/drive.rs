@@ -17,6 +17,7 @@ use super::answer::Answer;
 use super::entry::{Prompt, Relay, Started};
 use super::resume::{self, Splice};
 use crate::ingress::{StopReason, StreamEncoder, response_collector, stream_encoder};
+use crate::layer::Trip;
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
 
 /// How many encoded pieces may wait between the relay and hyper's write of them.
@@ -49,11 +50,15 @@ pub(super) struct Drive {
     splice: Option<Splice>,
     /// How many continuations were started.
     continued: usize,
+    /// The request's record (SPEC R14.4): told of each attempt and of the answer's end;
+    /// dropped before that (the client went away), it records the request as cancelled.
+    trip: Trip,
 }
 
 impl Drive {
     /// The answer of `relay` that `started` began, within `until`.
-    pub(super) fn new(relay: Relay, mut started: Started, until: Instant) -> Self {
+    pub(super) fn new(relay: Relay, mut started: Started, until: Instant, mut trip: Trip) -> Self {
+        trip.answered(&relay.chain[started.at]);
         let read = std::mem::take(&mut started.read);
         let mut drive = Self {
             relay,
@@ -64,6 +69,7 @@ impl Drive {
             answer: Answer::default(),
             splice: None,
             continued: 0,
+            trip,
         };
         drive.answer.begin_attempt(drive.current.input_tokens);
         read.into_iter().for_each(|chunk| drive.take(chunk));
@@ -92,6 +98,7 @@ impl Drive {
                 Some(Ok(chunk)) => self.take(chunk),
                 Some(Err(error)) => {
                     if let Err(error) = self.resume(error).await {
+                        self.trip.ended(Some(&error));
                         self.last = Some(Step::Fail(error));
                     }
                 }
@@ -108,12 +115,14 @@ impl Drive {
         let (stop, usage) = self.answer.end();
         self.pending.push_back(ApiStreamChunk::Usage(usage));
         self.last = Some(Step::End(stop));
+        self.trip.ended(None);
     }
 
     /// One chunk of the current attempt: counted, then sent unless it is usage or a finish
     /// (kept for the end), a continuation's thinking (the client has its thinking), or text
     /// the splice holds back or finds repeated.
     fn take(&mut self, chunk: ApiStreamChunk) {
+        self.trip.saw(&chunk);
         self.answer.generated(&chunk);
         match (&chunk, self.splice.as_mut()) {
             (ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. }, _) => return,
@@ -181,6 +190,7 @@ impl Drive {
             }
         };
         let entry = &self.relay.chain[started.at];
+        self.trip.answered(entry);
         tracing::info!(id = %self.relay.id, provider = %entry.provider_id, model = %entry.model_id,
             continuation = self.continued, "continuing a cut answer: {error}");
         self.answer.begin_attempt(started.input_tokens);

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use super::{answer, resume};
 use crate::ingress::{Dialect, GatewayRequest};
+use crate::layer::Layer;
 use crate::reply::{Body, set_header};
 use crate::route::Chain;
 
@@ -30,6 +31,8 @@ pub(crate) struct Relay {
     pub(crate) deadline: Duration,
     /// The route's failover chain, own entry first.
     pub(crate) chain: Chain,
+    /// Switchyard's layer: the limits and the request log in the store (SPEC R14.4).
+    pub(crate) layer: Layer,
 }
 
 /// What an attempt sends: the client's conversation, or one that continues a partial answer
@@ -64,15 +67,20 @@ impl Relay {
         until: Instant,
     ) -> Result<Started, ApiError> {
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
-        for at in from..self.chain.len() {
+        // The layer picks each entry from `from` on: the first not cooling down, admitted by
+        // the daily cap and its rate-limit window (SPEC R12.1–R12.3).
+        let mut search = self.layer.search(&self.chain[from..], &self.request, until);
+        while let Some(offset) = search.next().await? {
+            let at = from + offset;
             let entry = &self.chain[at];
             let (messages, overrides) = self.prompt_for(prompt, entry);
             let cancel = CancellationToken::new();
             let options = RequestOptions {
                 cancel: cancel.clone(),
                 overrides,
-                // A later entry is waiting: do not spend the deadline on this one's retries.
-                fail_fast: at + 1 < self.chain.len(),
+                // Another entry is free: do not spend the deadline on this one's retries.
+                fail_fast: search.alternative(),
+                on_response: search.hear(),
                 ..RequestOptions::default()
             };
             let r = &self.request;
@@ -95,7 +103,11 @@ impl Relay {
                     return Err(self.timed_out());
                 }
                 Err(Some(error)) if !fails_over(error.kind) => return Err(error),
-                Err(Some(error)) => last = error,
+                Err(Some(error)) => {
+                    // Cooled down in the store while another entry is free (SPEC R12.1).
+                    search.failed(&error).await;
+                    last = error;
+                }
             }
         }
         Err(last)

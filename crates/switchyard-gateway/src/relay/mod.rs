@@ -11,7 +11,9 @@
 //!   the upstream reported none).
 //! - `resume.rs`: whether and how a cut answer is continued, and the splice.
 //!
-//! Not yet here: cooldowns, rate limits and spend caps in the store.
+//! The limits and the record are the layer's (`layer/`): `Relay::choose` walks the chain
+//! under them (cooldowns, the daily cap, rate limits in the store: R12.1–R12.3), and the
+//! request's `Trip` hears each attempt and the answer's end.
 
 mod answer;
 mod drive;
@@ -31,16 +33,21 @@ impl Relay {
     /// entry tried in the client's dialect and status (SPEC R14.5).
     pub(crate) async fn run(self) -> Response<Body> {
         let until = Instant::now() + self.deadline;
+        // The request's record, written when its answer ends (SPEC R14.4).
+        let trip = self.layer.trip(&self.id, self.dialect, &self.request);
         let started = match self.choose(0, &Prompt::Client, until).await {
             Ok(started) => started,
             Err(error) => {
+                trip.failed(&error);
                 let mut response = dialect_error(self.dialect, &error, None);
                 self.dropped_header(&mut response, None);
                 return response;
             }
         };
         let dropped = self.dropped(Some(&self.chain[started.at]));
-        let mut response = drive::Drive::new(self, started, until).respond().await;
+        let mut response = drive::Drive::new(self, started, until, trip)
+            .respond()
+            .await;
         if !dropped.is_empty() {
             set_header(&mut response, "x-switchyard-dropped", &dropped.join(","));
         }

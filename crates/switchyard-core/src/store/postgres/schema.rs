@@ -1,5 +1,5 @@
-//! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2) and its versioned
-//! forward migrations, in table `switchyard_schema`.
+//! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2; the gateway's request
+//! log of R14.4) and its versioned forward migrations, in table `switchyard_schema`.
 
 use deadpool_postgres::Client;
 
@@ -7,7 +7,7 @@ use super::PgStore;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 2;
+pub const PG_SCHEMA_VERSION: i64 = 3;
 
 /// Any constant: the advisory lock key under which migrations run, so several processes
 /// opening a new database at once migrate it once.
@@ -92,6 +92,27 @@ const MIGRATIONS: &[&str] = &[
         tokens_remaining BIGINT,
         tokens_reset_ms BIGINT
     );",
+    // 2 → 3: the gateway's request log (SPEC R14.4, R14.9), as SQLite's version 4: one row
+    // per request `switchyard serve` relayed; its cost is also a `spend` row.
+    "CREATE TABLE gateway_requests (
+        id TEXT PRIMARY KEY NOT NULL,
+        started_ms BIGINT NOT NULL,
+        route TEXT NOT NULL,
+        dialect TEXT NOT NULL,
+        stream BIGINT NOT NULL,
+        provider TEXT,
+        model TEXT,
+        input_tokens BIGINT NOT NULL,
+        output_tokens BIGINT NOT NULL,
+        cache_read_tokens BIGINT NOT NULL,
+        cache_write_tokens BIGINT NOT NULL,
+        cost_usd DOUBLE PRECISION,
+        first_token_ms BIGINT,
+        duration_ms BIGINT NOT NULL,
+        status TEXT NOT NULL,
+        error_kind TEXT
+    );
+    CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
 ];
 
 impl PgStore {

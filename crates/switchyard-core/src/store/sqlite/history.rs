@@ -24,7 +24,8 @@ pub(super) fn insert_context_edit(
     Ok(())
 }
 
-fn is_constraint(e: &rusqlite::Error) -> bool {
+/// A constraint (unique key, foreign key) was violated.
+pub(super) fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
 }
 

@@ -1,5 +1,5 @@
-//! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2) and its forward
-//! migrations, versioned in `PRAGMA user_version`.
+//! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2; the gateway's
+//! request log of R14.4) and its forward migrations, versioned in `PRAGMA user_version`.
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use super::error::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -91,6 +91,28 @@ const MIGRATIONS: &[&str] = &[
         tokens_remaining INTEGER,
         tokens_reset_ms INTEGER
     ) STRICT, WITHOUT ROWID;",
+    // 3 → 4: the gateway's request log (SPEC R14.4, R14.9): one row per request `switchyard
+    // serve` relayed. Its cost is also a `spend` row (task_id: the request id), so the daily
+    // cap of R12.2 counts gateway requests.
+    "CREATE TABLE gateway_requests (
+        id TEXT PRIMARY KEY NOT NULL,
+        started_ms INTEGER NOT NULL,
+        route TEXT NOT NULL,
+        dialect TEXT NOT NULL,
+        stream INTEGER NOT NULL,
+        provider TEXT,
+        model TEXT,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd REAL,
+        first_token_ms INTEGER,
+        duration_ms INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error_kind TEXT
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].

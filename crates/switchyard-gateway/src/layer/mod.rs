@@ -1,0 +1,18 @@
+//! Switchyard's layer under every gateway request (SPEC R14.4, R14.9): the same limits as a
+//! task, with their state in the same store (R12.1 cooldowns, R12.2 the daily spend cap,
+//! R12.3 rate limits, R13.2), and a record of every request in that store (R9.2 cost).
+//!
+//! - `state.rs`: [`Layer`], the store and the caps one gateway shares over its requests;
+//!   `/ready`.
+//! - `search.rs`: `Search`, one request's walk down its route's failover chain under the
+//!   limits: the first entry not cooling down, admitted by the caps and the rate-limit window
+//!   (waiting within the request deadline), cooled down when it fails.
+//! - `ledger.rs`: `Trip`, one request's record: who answered, the usage and its cost, the
+//!   first-token time, how it ended; written after the answer ended, never in a chunk's way.
+
+mod ledger;
+mod search;
+mod state;
+
+pub(crate) use ledger::Trip;
+pub(crate) use state::Layer;

@@ -1,0 +1,207 @@
+//! One request's walk down its route's failover chain under Switchyard's limits (SPEC R14.4,
+//! R12.1–R12.3), with the task layer's own rules (`switchyard_core::limits::RequestLimits`):
+//! the first entry not cooling down; the daily spend cap and the entry's rate-limit window
+//! checked before it is sent to, a full window waited out within the request deadline instead
+//! of sending into a 429; what its provider says of its limits learnt from every response; a
+//! failure that fails over cooling it down (while another entry is free) so that later
+//! requests, from every process on the store, start at the next.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use switchyard_api::{
+    ApiError, ChainEntry, ErrorKind, ResponseObserver, fails_over, rate_limit_headers,
+};
+use switchyard_core::context::estimate_message_tokens;
+use switchyard_core::limits::{Choice, Cooldown, LimitedEntry, RequestLimits, SlotGrant};
+use switchyard_core::store::StoreError;
+use tokio::time::Instant;
+
+use super::state::Layer;
+use crate::ingress::GatewayRequest;
+
+/// One request's search for an entry to send to.
+pub(crate) struct Search<'a> {
+    layer: &'a Layer,
+    limits: Arc<RequestLimits>,
+    /// The estimated input tokens of the request (for the token window and the spend check).
+    input_tokens: u64,
+    /// The request deadline.
+    until: Instant,
+    /// The entries already sent to.
+    tried: Vec<bool>,
+    /// The entry being sent to, and whether another one was free when it was chosen.
+    current: Option<(usize, bool)>,
+}
+
+impl Layer {
+    /// The search for `request` down `chain` (own entry first), bounded by `until`.
+    pub(crate) fn search(
+        &self,
+        chain: &[ChainEntry],
+        request: &GatewayRequest,
+        until: Instant,
+    ) -> Search<'_> {
+        let entries = chain.iter().map(LimitedEntry::from_chain).collect();
+        Search {
+            layer: self,
+            limits: Arc::new(RequestLimits::new(entries, self.caps)),
+            input_tokens: estimate_message_tokens(&request.system_prompt, &request.messages),
+            until,
+            tried: vec![false; chain.len()],
+            current: None,
+        }
+    }
+}
+
+impl Search<'_> {
+    /// The next entry to send to: the first not cooling down and not yet tried, once the
+    /// spend cap and its rate-limit window admit the request (waiting for room within the
+    /// deadline). `None` when every free entry was tried (the last failure stands). An error
+    /// is the request's answer: the daily cap reached (`spend_cap`), every entry cooling down
+    /// or the window full past the deadline (`rate_limited` or `overloaded`, with the wait in
+    /// `retry_after`), or the store failing.
+    pub(crate) async fn next(&mut self) -> Result<Option<usize>, ApiError> {
+        loop {
+            let choice = self
+                .limits
+                .choose(self.store())
+                .await
+                .map_err(store_error)?;
+            let (index, alternative) = match choice {
+                Choice::Entry { index, alternative } => (index, alternative),
+                // Entries this request failed on were cooled by it: the last failure stands.
+                Choice::AllCooling { .. } if self.tried.contains(&true) => return Ok(None),
+                Choice::AllCooling { until_ms, first } => {
+                    self.wait_until(until_ms, || all_cooling(&first)).await?;
+                    continue;
+                }
+            };
+            if self.tried[index] {
+                return Ok(None);
+            }
+            self.admit(index).await?;
+            self.tried[index] = true;
+            self.current = Some((index, alternative));
+            return Ok(Some(index));
+        }
+    }
+
+    /// Whether another entry was free when the current one was chosen: a failure of this one
+    /// then moves on at once, so the provider layer's retries are skipped (`fail_fast`).
+    pub(crate) fn alternative(&self) -> bool {
+        self.current.is_some_and(|(_, alternative)| alternative)
+    }
+
+    /// Hears every response of the current entry's request and records what its headers say
+    /// of the provider's limits (SPEC R12.3), in a task of its own (never in the stream's way).
+    pub(crate) fn hear(&self) -> Option<ResponseObserver> {
+        let (index, _) = self.current?;
+        let limits = Arc::clone(&self.limits);
+        let store = Arc::clone(&self.layer.store);
+        Some(Arc::new(move |_status: u16, headers: &hyper::HeaderMap| {
+            let Some(heard) = rate_limit_headers(headers, SystemTime::now()) else {
+                return;
+            };
+            let (limits, store) = (Arc::clone(&limits), Arc::clone(&store));
+            tokio::spawn(async move {
+                if let Err(e) = limits.learn(store.as_ref(), index, &heard).await {
+                    tracing::warn!("the provider's rate limits could not be stored: {e}");
+                }
+            });
+        }))
+    }
+
+    /// The current entry failed before content with `error`, whose kind fails over: with
+    /// another entry free it cools down until the error's reset (or 60 s) in the store, so
+    /// this request and every later one go to the next (SPEC R12.1). The last free entry is
+    /// not cooled: its provider-level retries already ran.
+    pub(crate) async fn failed(&mut self, error: &ApiError) {
+        let Some((index, true)) = self.current else {
+            return;
+        };
+        if !fails_over(error.kind) {
+            return;
+        }
+        if let Err(e) = self.limits.cool_down(self.store(), index, error).await {
+            tracing::warn!("a cooldown could not be stored: {e}");
+        }
+    }
+
+    fn store(&self) -> &dyn switchyard_core::store::TaskStore {
+        self.layer.store.as_ref()
+    }
+
+    /// The daily spend cap, then a slot in entry `index`'s rate-limit window (SPEC R12.2,
+    /// R12.3), waiting for room within the deadline.
+    async fn admit(&self, index: usize) -> Result<(), ApiError> {
+        let store = self.store();
+        self.limits
+            .check_spend(store, None, index, self.input_tokens)
+            .await
+            .map_err(store_error)??;
+        loop {
+            let grant = self.limits.try_slot(store, index, self.input_tokens).await;
+            match grant.map_err(store_error)? {
+                SlotGrant::Granted => return Ok(()),
+                SlotGrant::Wait { until_ms, reason } => {
+                    let label = self.limits.entries()[index].key.label();
+                    self.wait_until(until_ms, || {
+                        ApiError::new(
+                            ErrorKind::RateLimited,
+                            format!(
+                                "{label} is at its rate limit ({}); the window has room again after this gateway's request deadline",
+                                reason.as_str()
+                            ),
+                        )
+                    })
+                    .await?;
+                }
+            }
+        }
+    }
+
+    /// Sleeps until `until_ms` (Unix milliseconds on the limits' clock) when that is within
+    /// the deadline; otherwise the error `refuse` makes, with the wait as its `retry_after`.
+    async fn wait_until(
+        &self,
+        until_ms: i64,
+        refuse: impl FnOnce() -> ApiError,
+    ) -> Result<(), ApiError> {
+        let wait =
+            Duration::from_millis(u64::try_from(until_ms - self.limits.now_ms()).unwrap_or(0))
+                .max(Duration::from_millis(1));
+        if Instant::now() + wait > self.until {
+            let mut error = refuse();
+            error.retry_after = Some(Duration::from_secs(wait.as_secs_f64().ceil() as u64));
+            return Err(error);
+        }
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+}
+
+/// The answer when every entry is cooling down past the deadline: a rate limit (429) when the
+/// first back failed with one (or a quota), else an overload (503; Anthropic 529).
+fn all_cooling(first: &Cooldown) -> ApiError {
+    let kind = match first.reason.as_str() {
+        "rate_limited" | "quota_exceeded" => ErrorKind::RateLimited,
+        _ => ErrorKind::Overloaded,
+    };
+    ApiError::new(
+        kind,
+        format!(
+            "every provider of this route is cooling down; the first back is {} (it failed with {})",
+            first.entry.label(),
+            first.reason
+        ),
+    )
+}
+
+/// A store failure as the request's answer.
+fn store_error(e: StoreError) -> ApiError {
+    ApiError::new(
+        ErrorKind::Server,
+        format!("the gateway's store failed: {e}"),
+    )
+}

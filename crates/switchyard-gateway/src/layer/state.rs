@@ -1,0 +1,62 @@
+//! [`Layer`]: what every request of one gateway shares of Switchyard's layer (SPEC R14.4,
+//! R14.9): the store its limits state and request log live in (the one a task uses, R13.2),
+//! the daily spend cap (R12.2), and whether the store is reachable (`/ready`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchyard_api::ApiConfiguration;
+use switchyard_core::limits::{Clock, SpendCaps};
+use switchyard_core::store::{StoreError, TaskStore};
+
+/// How long `/ready` waits for the store before saying it is not reachable.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The store and caps every request of one gateway goes through.
+#[derive(Clone)]
+pub(crate) struct Layer {
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) caps: SpendCaps,
+    pub(super) clock: Clock,
+}
+
+impl std::fmt::Debug for Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Layer").field("caps", &self.caps).finish()
+    }
+}
+
+impl Layer {
+    /// The layer over `store` with `config`'s daily spend cap (`[limits]
+    /// max_cost_usd_per_day`; a gateway request belongs to no task, so `max_cost_usd` does not
+    /// apply).
+    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &ApiConfiguration) -> Self {
+        Self {
+            store,
+            caps: SpendCaps {
+                per_task: None,
+                per_day: config.limits.max_cost_usd_per_day,
+            },
+            clock: Clock::system(),
+        }
+    }
+
+    /// Whether the store answers a read within [`READY_TIMEOUT`] (SPEC R14.9 `/ready`); the
+    /// error says why not.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        match tokio::time::timeout(READY_TIMEOUT, self.store.cooldowns(self.clock.now_ms())).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(unreachable(&e)),
+            Err(_) => Err(format!(
+                "the store did not answer within {} s",
+                READY_TIMEOUT.as_secs()
+            )),
+        }
+    }
+}
+
+/// The store's failure as `/ready` says it (the store's message names the location without a
+/// password).
+fn unreachable(e: &StoreError) -> String {
+    format!("the store is not reachable: {e}")
+}
