@@ -1,8 +1,8 @@
 //! Cline CLI (`cline`, pinned in scripts/agent-clients.sh) finishes a one-tool task through
 //! `switchyard serve` (SPEC R14.1, R14.2): its OpenAI-compatible provider speaks Chat
 //! Completions to the gateway, which routes its model to an OpenAI **Responses** upstream (the
-//! testkit's agent upstream, provider `openai-native` with a model of the Responses API), in a
-//! network namespace with only loopback.
+//! testkit's agent upstream, provider `openai-native` with a model of the Responses API), and
+//! to an Anthropic Messages one, in a network namespace with only loopback.
 //!
 //! What Cline 3.0.65 sends and needs, as seen here: every turn is one streamed
 //! `POST /v1/chat/completions` (`stream: true`, `stream_options.include_usage`, `tool_choice:
@@ -95,8 +95,9 @@ fn configure(scene: &AgentScene, bin: &Path, data: &Path) {
     .unwrap();
 }
 
-/// Asserts the run succeeded and Cline spoke as described in the module docs.
-fn assert_cline_spoke_chat(scene: &AgentScene, run: &ClientRun) {
+/// Asserts the run succeeded, Cline spoke as described in the module docs, and the gateway
+/// asked the upstream in its dialect (`upstream_path`, the path's end) once per Cline request.
+fn assert_cline_spoke_chat(scene: &AgentScene, run: &ClientRun, upstream_path: &str) {
     assert_eq!(
         run.status.map(|s| s.success()),
         Some(true),
@@ -115,12 +116,18 @@ fn assert_cline_spoke_chat(scene: &AgentScene, run: &ClientRun) {
         assert_eq!(body["stream"], true);
         assert_eq!(body["stream_options"]["include_usage"], true);
     }
+    assert!(
+        requests[0].json()["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "editor")),
+        "Cline offered no editor tool"
+    );
     let exchanges = scene.upstream.exchanges();
     assert_eq!(exchanges.len(), requests.len(), "{}", scene.report(run));
     assert!(
         exchanges
             .iter()
-            .all(|e| e.request.path.ends_with("/responses")),
+            .all(|e| e.request.path.ends_with(upstream_path)),
         "{}",
         scene.report(run)
     );
@@ -132,16 +139,15 @@ fn assert_cline_spoke_chat(scene: &AgentScene, run: &ClientRun) {
     );
 }
 
-#[test]
-fn cline_creates_hello_txt_through_a_responses_upstream() {
+/// Runs the task with Cline's model routed by `route` to an upstream speaking `dialect`.
+fn run_cline(test: &str, dialect: UpstreamDialect, route: Route, upstream_path: &str) {
     let Some(bin) = agents::client_bin("npm/node_modules/.bin/cline") else {
         return;
     };
-    if !agents::isolated("cline_creates_hello_txt_through_a_responses_upstream") {
+    if !agents::isolated(test) {
         return;
     }
-    let routes = [Route::new("cline-*", "openai-native", "gpt-5.4-mini")];
-    let scene = AgentScene::start_in(UpstreamDialect::Responses, &routes, "", |work| {
+    let scene = AgentScene::start_in(dialect, &[route], "", |work| {
         model(work.join("hello.txt").display().to_string())
     });
     let data = scene.home.join("cline-data");
@@ -153,12 +159,27 @@ fn cline_creates_hello_txt_through_a_responses_upstream() {
         .arg("create hello.txt containing hi");
     let run = scene.run(cmd, Duration::from_secs(120));
     scene.assert_hello(&run);
-    assert_cline_spoke_chat(&scene, &run);
-    let first = &scene.tap.requests()[0];
-    assert!(
-        first.json()["tools"]
-            .as_array()
-            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "editor")),
-        "Cline offered no editor tool"
+    assert_cline_spoke_chat(&scene, &run, upstream_path);
+}
+
+#[test]
+fn cline_creates_hello_txt_through_a_responses_upstream() {
+    run_cline(
+        "cline_creates_hello_txt_through_a_responses_upstream",
+        UpstreamDialect::Responses,
+        Route::new("cline-*", "openai-native", "gpt-5.4-mini"),
+        "/v1/responses",
+    );
+}
+
+/// The same through an Anthropic Messages upstream: Cline's tool call and its result cross
+/// Chat Completions ⇄ Messages both ways.
+#[test]
+fn cline_creates_hello_txt_through_an_anthropic_upstream() {
+    run_cline(
+        "cline_creates_hello_txt_through_an_anthropic_upstream",
+        UpstreamDialect::Messages,
+        Route::new("cline-*", "anthropic", "claude-sonnet-4-5"),
+        "/v1/messages",
     );
 }
