@@ -88,8 +88,29 @@ npm_pin @openai/codex 0.171.0
   || { echo "agent clients: codex does not run (its optional platform package missing?)" >&2; exit 1; }
 
 # ---- Cline CLI (tests/agent_cline.rs) ----
+# cline's packages declare node >=22 (npm warns EBADENGINE on node 20), but bin/cline is a
+# small node wrapper that runs the native binary (Bun inside) of the optional package
+# @cline/cli-linux-x64: it runs on node 20, no node 22 needed.
+npm_pin cline 3.0.65
+"$DIR/npm/node_modules/.bin/cline" --version >/dev/null
 
 # ---- aider (tests/agent_aider.rs) ----
+# aider-chat pins every dependency exactly (~300: litellm 1.81.10, openai 2.20.0, …), so it
+# gets a venv of its own, .agent-clients/aider-venv, where it cannot fight the SDKs' pins.
+aider_pin() {
+  local version="$1" venv="$DIR/aider-venv"
+  local stamp="$STAMPS/pip-aider-chat==$version"
+  if [ -f "$stamp" ] && [ -x "$venv/bin/aider" ] \
+    && [ "$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("aider-chat"))' 2>/dev/null)" = "$version" ]; then
+    return 0
+  fi
+  command -v python3 >/dev/null || { echo "scripts/agent-clients.sh needs python3 for aider" >&2; exit 1; }
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  echo "agent clients: installing aider-chat==$version (pip, its own venv)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "aider-chat==$version"
+  touch "$stamp"
+}
+aider_pin 0.86.2
 
 # ---- SDKs (tests/agent_sdks.rs) ----
 

@@ -93,6 +93,35 @@ fn wire_block(b: &ContentBlock) -> Value {
     block
 }
 
+/// `messages` as Anthropic takes them: each block as [`wire_block`] makes it, except thinking
+/// without a signature, which is left out (a message left empty goes too; Anthropic joins the
+/// turns around it); prompt caching marks the last block of the last two user messages (SPEC
+/// R4.3). Only Anthropic signs thinking, and it refuses a block whose signature does not
+/// verify ("Invalid `signature` in `thinking` block": kaitranntt/ccs#415,
+/// anthropics/anthropic-sdk-python#1598); unsigned thinking is another provider's reasoning
+/// (a Chat Completions model's `reasoning_content`, a Responses summary) or what a Chat
+/// Completions client sends back through `switchyard serve`: Cline echoes the
+/// `reasoning_content` it was streamed, and that dialect has no place for the signature.
+fn wire_messages(messages: &[Message], cache: bool) -> Vec<Value> {
+    marked_messages(messages, cache, |m, marked| {
+        let mut content: Vec<Value> = (m.content.iter())
+            .filter(
+                |b| !matches!(b, ContentBlock::Thinking { signature, .. } if signature.is_empty()),
+            )
+            .map(wire_block)
+            .collect();
+        if content.is_empty() {
+            return None;
+        }
+        if marked {
+            if let Some(last) = content.last_mut() {
+                last["cache_control"] = json!({ "type": "ephemeral" });
+            }
+        }
+        Some(json!({ "role": m.role, "content": content }))
+    })
+}
+
 /// The JSON request body (also Vertex's, without `model`).
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
@@ -106,16 +135,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if cache {
         system["cache_control"] = json!({ "type": "ephemeral" });
     }
-    // Prompt caching marks the last block of the last two user messages (SPEC R4.3).
-    let wire_messages = marked_messages(prompt.messages, cache, |m, marked| {
-        let mut content: Vec<Value> = m.content.iter().map(wire_block).collect();
-        if marked {
-            if let Some(last) = content.last_mut() {
-                last["cache_control"] = json!({ "type": "ephemeral" });
-            }
-        }
-        Some(json!({ "role": m.role, "content": content }))
-    });
+    let wire_messages = wire_messages(prompt.messages, cache);
 
     let mut body = json!({
         "model": wire_model_id(&mode.model_id),
@@ -494,6 +514,87 @@ mod tests {
     }
 
     crate::providers::mapper::testing::agreement_tests!(AnthropicParser);
+
+    fn thinking(text: &str, signature: &str) -> ContentBlock {
+        ContentBlock::Thinking {
+            thinking: text.into(),
+            signature: signature.into(),
+        }
+    }
+
+    /// Thinking without a signature (Cline's echoed `reasoning_content` through the gateway's
+    /// Chat Completions ingress, another provider's reasoning) is not sent: Anthropic refuses
+    /// it. Signed thinking is sent as it came, and a message of unsigned thinking alone goes.
+    #[test]
+    fn unsigned_thinking_is_left_out_and_signed_thinking_kept() {
+        let call = ContentBlock::ToolUse {
+            id: "call_1".into(),
+            name: "editor".into(),
+            input: json!({"path": "hello.txt", "new_text": "hi"}),
+            signature: None,
+        };
+        let messages = [
+            Message::user_text("create hello.txt containing hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![thinking("Thinking.", ""), call],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "call_1".into(),
+                    content: "File created.".into(),
+                    is_error: false,
+                }],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    thinking("Signed.", "EqQBCkYIBRgCKkD"),
+                    ContentBlock::Text {
+                        text: "Done.".into(),
+                    },
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![thinking("Alone.", "")],
+            },
+            Message::user_text("thanks"),
+        ];
+        let wire = wire_messages(&messages, false);
+        let kinds: Vec<Vec<&str>> = (wire.iter())
+            .map(|m| {
+                (m["content"].as_array().unwrap().iter())
+                    .map(|b| b["type"].as_str().unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                vec!["text"],
+                vec!["tool_use"],
+                vec!["tool_result"],
+                vec!["thinking", "text"],
+                vec!["text"]
+            ]
+        );
+        assert_eq!(
+            wire[3]["content"][0],
+            json!({"type": "thinking", "thinking": "Signed.", "signature": "EqQBCkYIBRgCKkD"})
+        );
+        // Caching still marks the last two user messages' last blocks.
+        let cached = wire_messages(&messages, true);
+        assert_eq!(
+            cached[4]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(
+            cached[2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+    }
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut out = Vec::new();

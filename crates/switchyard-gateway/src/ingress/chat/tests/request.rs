@@ -104,6 +104,95 @@ fn a_cline_body_with_a_tool_round() {
 }
 
 /// aider through LiteLLM's OpenAI client: plain strings, a streamed answer, no tools.
+/// Cline CLI 3.0.65's second turn, as captured (trimmed: two of its 25 tools, the system
+/// prompt cut): string contents, an assistant turn of `content: null` with `reasoning_content`
+/// (it echoes the reasoning it was streamed) and a call of its `editor` tool, the result as a
+/// JSON string, tool schemas with `$schema`, `anyOf` nulls and 2^53 bounds (kept as sent),
+/// `reasoning_effort` from `--thinking high`.
+#[test]
+fn a_cline_cli_body_echoes_reasoning_beside_a_tool_call() {
+    let editor_schema = json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "old_text": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "new_text": {"type": "string"},
+            "insert_line": {"anyOf": [
+                {"type": "integer", "minimum": -9007199254740991_i64, "maximum": 9007199254740991_i64},
+                {"type": "null"}
+            ]}
+        },
+        "required": ["path", "new_text"],
+        "additionalProperties": false
+    });
+    let ask_schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"question": {"type": "string"}, "options": {"type": "array", "minItems": 2}},
+        "required": ["question", "options"],
+        "additionalProperties": false
+    });
+    let result = r#"{"query":"edit:hello.txt","result":"File created successfully at: /w/hello.txt","success":true}"#;
+    let body = json!({
+        "model": "cline-agent",
+        "reasoning_effort": "high",
+        "messages": [
+            {"role": "system", "content": "You are Cline, an AI coding agent."},
+            {"role": "user", "content": "create hello.txt containing hi"},
+            {"role": "assistant", "content": null, "reasoning_content": "Thinking.", "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {
+                    "name": "editor", "arguments": "{\"path\":\"hello.txt\",\"new_text\":\"hi\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": result}
+        ],
+        "tools": [
+            {"type": "function", "function": {"name": "editor", "description": "An editor.", "parameters": editor_schema}},
+            {"type": "function", "function": {"name": "ask_question", "description": "Ask.", "parameters": ask_schema}}
+        ],
+        "tool_choice": "auto",
+        "stream": true,
+        "stream_options": {"include_usage": true}
+    });
+    let r = parse(&body);
+    assert_eq!(r.system_prompt, "You are Cline, an AI coding agent.");
+    assert_eq!(
+        r.messages,
+        vec![
+            Message::user_text("create hello.txt containing hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Thinking {
+                        thinking: "Thinking.".into(),
+                        signature: String::new()
+                    },
+                    ContentBlock::ToolUse {
+                        id: "call_1".into(),
+                        name: "editor".into(),
+                        input: json!({"path": "hello.txt", "new_text": "hi"}),
+                        signature: None,
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "call_1".into(),
+                    content: result.into(),
+                    is_error: false,
+                }],
+            },
+        ]
+    );
+    assert_eq!(r.tools.len(), 2);
+    assert_eq!(r.tools[0].input_schema, editor_schema);
+    assert_eq!(r.tools[1].input_schema, ask_schema);
+    assert_eq!(r.overrides.tool_choice, Some(ToolChoice::Auto));
+    assert_eq!(r.overrides.reasoning_effort, Some(ReasoningEffort::High));
+    assert!(r.stream && r.include_usage);
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+}
+
 #[test]
 fn an_aider_body() {
     let body = json!({
