@@ -592,25 +592,25 @@ async fn a_client_that_goes_away_before_any_content_closes_the_upstream_connecti
 
 /// A client's output limit above what the model can write is fitted to the catalogue's (SPEC
 /// R14.2): Claude Code asks for 32,000–64,000 tokens whatever the route's model, which a model
-/// that writes at most 8,192 would answer with a 400; a thinking budget stays below the limit.
+/// that writes less would answer with a 400; a thinking budget stays below the limit.
 #[tokio::test]
 async fn a_clients_output_limit_is_fitted_to_the_models_and_the_thinking_budget_below_it() {
     let (upstream, url) =
         anthropic_upstream(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
-    // claude-3-5-haiku-20241022 writes at most 8,192 tokens (the catalogue's `max_tokens`).
+    // claude-opus-4-1-20250805 writes at most 32,000 tokens (the catalogue's `max_tokens`).
     let gateway = start(&route(
         "claude-*",
         "anthropic",
-        "claude-3-5-haiku-20241022",
+        "claude-opus-4-1-20250805",
         &url,
     ))
     .await;
     let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 64000, "stream": false,
-        "thinking": {"type": "enabled", "budget_tokens": 31999},
+        "thinking": {"type": "enabled", "budget_tokens": 40000},
         "messages": [{"role": "user", "content": "hi"}]});
     let (status, _, text) = post(&gateway.base, "/v1/messages", &body).await;
     assert_eq!(status, 200, "{text}");
     let sent = upstream.requests()[0].json();
-    assert_eq!(sent["max_tokens"], 8192, "{sent}");
-    assert_eq!(sent["thinking"]["budget_tokens"], 8191, "{sent}");
+    assert_eq!(sent["max_tokens"], 32000, "{sent}");
+    assert_eq!(sent["thinking"]["budget_tokens"], 31999, "{sent}");
 }
