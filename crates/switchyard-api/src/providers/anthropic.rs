@@ -120,10 +120,15 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let mut body = json!({
         "model": wire_model_id(&mode.model_id),
         "max_tokens": max_tokens,
-        "system": [system],
         "messages": wire_messages,
         "stream": true,
     });
+    // A blank system text block is a 400 ("system: text content blocks must be non-empty");
+    // a gateway client that sends no system message has none (experientiallabs/experiential#804,
+    // BerriAI/litellm#17442).
+    if !prompt.system_prompt.trim().is_empty() {
+        body["system"] = json!([system]);
+    }
     if thinking {
         body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
     } else {
@@ -491,6 +496,34 @@ mod tests {
     }
 
     crate::providers::mapper::testing::agreement_tests!(AnthropicParser);
+
+    fn body_with_system(system_prompt: &str) -> Value {
+        let text = "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n";
+        let config =
+            crate::config::ApiConfiguration::from_toml(text, "t", |_| Some("k".into())).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let messages = [Message::user_text("hi")];
+        let prompt = Prompt {
+            system_prompt,
+            messages: &messages,
+            tools: &[],
+            overrides: &crate::handler::RequestOverrides::default(),
+        };
+        request_body(&mode, &prompt)
+    }
+
+    #[test]
+    fn a_blank_system_prompt_sends_no_system_block() {
+        // A Chat Completions client with no system message, through `switchyard serve` to an
+        // Anthropic route: Anthropic refuses `system: [{"type": "text", "text": ""}]` with a 400.
+        for blank in ["", "  \n"] {
+            let body = body_with_system(blank);
+            assert!(body.get("system").is_none(), "{body}");
+        }
+        let body = body_with_system("Be brief.");
+        assert_eq!(body["system"][0]["text"], "Be brief.", "{body}");
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+    }
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {
         let mut out = Vec::new();
