@@ -60,7 +60,7 @@ fn repo_root() -> PathBuf {
 fn sdk_python() -> Option<PathBuf> {
     let dir = std::env::var_os("SWITCHYARD_AGENT_CLIENTS_DIR")
         .map_or_else(|| repo_root().join(".agent-clients"), PathBuf::from);
-    let python = dir.join("venv/bin/python");
+    let python = dir.join("sdk-venv/bin/python");
     if python.is_file() {
         Some(python)
     } else {
