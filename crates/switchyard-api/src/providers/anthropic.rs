@@ -131,7 +131,9 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
     if thinking {
         body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
-    } else {
+    } else if prompt.overrides.top_p.is_none() {
+        // Not with a caller's `top_p` alone: Claude Sonnet 4.5 and later refuse both ("`temperature`
+        // and `top_p` cannot both be specified for this model", a 400; langfuse/langfuse#9882).
         body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
     if !prompt.tools.is_empty() {
@@ -497,7 +499,7 @@ mod tests {
 
     crate::providers::mapper::testing::agreement_tests!(AnthropicParser);
 
-    fn body_with_system(system_prompt: &str) -> Value {
+    fn body_with(system_prompt: &str, overrides: &RequestOverrides) -> Value {
         let text = "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n";
         let config =
             crate::config::ApiConfiguration::from_toml(text, "t", |_| Some("k".into())).unwrap();
@@ -507,9 +509,37 @@ mod tests {
             system_prompt,
             messages: &messages,
             tools: &[],
-            overrides: &crate::handler::RequestOverrides::default(),
+            overrides,
         };
         request_body(&mode, &prompt)
+    }
+
+    fn body_with_system(system_prompt: &str) -> Value {
+        body_with(system_prompt, &RequestOverrides::default())
+    }
+
+    #[test]
+    fn a_top_p_alone_gets_no_default_temperature() {
+        // A client through `switchyard serve` that sets only `top_p`: with the default
+        // temperature beside it, Claude Sonnet 4.5 and later answer a 400.
+        let top_p = RequestOverrides {
+            top_p: Some(0.9),
+            ..RequestOverrides::default()
+        };
+        let body = body_with("s", &top_p);
+        assert_eq!(body["top_p"], 0.9, "{body}");
+        assert!(body.get("temperature").is_none(), "{body}");
+        // Both set by the caller: both sent, as asked; neither: the default temperature.
+        let both = RequestOverrides {
+            temperature: Some(0.5),
+            ..top_p
+        };
+        let body = body_with("s", &both);
+        assert_eq!(
+            (&body["temperature"], &body["top_p"]),
+            (&json!(0.5), &json!(0.9))
+        );
+        assert_eq!(body_with_system("s")["temperature"], 0.0);
     }
 
     #[test]
