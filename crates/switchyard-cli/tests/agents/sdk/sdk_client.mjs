@@ -3,6 +3,7 @@
 //
 //   node sdk_client.mjs --api chat|responses|messages --stream|--no-stream \
 //       --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N]
+//   node sdk_client.mjs --api models --base-url ORIGIN
 //
 // The SDKs are resolved from SWITCHYARD_SDK_NODE_MODULES (the node_modules folder
 // scripts/agent-clients.sh installs them into). Streamed turns go through the SDK's own
@@ -36,7 +37,8 @@ function parseArgs(argv) {
       a[arg.slice(2).replace("-u", "U")] = argv[++i];
     } else throw new Error(`unknown argument ${arg}`);
   }
-  for (const k of ["api", "stream", "baseUrl", "model", "workdir"]) {
+  const required = a.api === "models" ? ["baseUrl"] : ["api", "stream", "baseUrl", "model", "workdir"];
+  for (const k of required) {
     if (a[k] === undefined) throw new Error(`--${k} is required`);
   }
   return a;
@@ -175,11 +177,26 @@ async function messagesTurn(client, a, messages) {
   };
 }
 
+// GET /v1/models with both SDKs (the Anthropic one sends anthropic-version, so the gateway
+// answers in Anthropic's list shape): the ids each read, every page.
+async function listModels(require, origin) {
+  const { default: OpenAI } = await import(require.resolve("openai"));
+  const { default: Anthropic } = await import(require.resolve("@anthropic-ai/sdk"));
+  const common = { maxRetries: 0, timeout: 60_000 };
+  const o = new OpenAI({ apiKey: process.env.OPENAI_API_KEY, baseURL: `${origin}/v1`, ...common });
+  const c = new Anthropic({ apiKey: process.env.ANTHROPIC_API_KEY, baseURL: origin, ...common });
+  const ids = { openai: [], anthropic: [] };
+  for await (const m of o.models.list()) ids.openai.push(m.id);
+  for await (const m of c.models.list()) ids.anthropic.push(m.id);
+  console.log(JSON.stringify(ids));
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   const modules = process.env.SWITCHYARD_SDK_NODE_MODULES;
   if (!modules) throw new Error("SWITCHYARD_SDK_NODE_MODULES is not set");
   const require = createRequire(path.join(path.resolve(modules), "noop.js"));
+  if (a.api === "models") return listModels(require, a.baseUrl);
   let client, sdk, version, turnFn;
   const common = { baseURL: a.baseUrl, maxRetries: 0, timeout: 60_000 };
   if (a.api === "messages") {

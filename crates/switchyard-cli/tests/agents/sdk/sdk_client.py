@@ -2,13 +2,15 @@
 
     python sdk_client.py --api chat|responses|messages --stream|--no-stream \
         --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N]
+    python sdk_client.py --api models --base-url ORIGIN
 
 Turn 1 offers one tool, ``write_file {path, content}``, and asks for hello.txt; when the model
 calls the tool, the script writes the file (inside --workdir only) and sends the result back the
 SDK's own way (Chat: a ``role: "tool"`` message after the assistant's ``tool_calls``; Responses:
 the ``function_call`` item and a ``function_call_output``; Anthropic: the ``tool_use`` block and
 a ``tool_result`` block), and turn 2 is the model's text. With --no-tools there is one turn with
-no tool offered (the local-model test).
+no tool offered (the local-model test). With --api models it reads ``GET /v1/models`` with
+both SDKs and prints ``{"openai": [ids], "anthropic": [ids]}``.
 
 Streamed turns go through the SDK's own accumulating helpers
 (``client.chat.completions.stream(...).get_final_completion()``,
@@ -163,18 +165,34 @@ def messages_turn(client, a, messages, tools):
     return turn, [assistant], tool_result
 
 
+def list_models(origin):
+    """``GET /v1/models`` with both SDKs (the Anthropic one sends ``anthropic-version``, so
+    the gateway answers in Anthropic's list shape): the ids each SDK read, every page."""
+    import anthropic
+    import openai
+    o = openai.OpenAI(api_key=os.environ["OPENAI_API_KEY"], base_url=origin + "/v1",
+                      max_retries=0, timeout=60)
+    c = anthropic.Anthropic(api_key=os.environ["ANTHROPIC_API_KEY"], base_url=origin,
+                            max_retries=0, timeout=60)
+    print(json.dumps({"openai": [m.id for m in o.models.list()],
+                      "anthropic": [m.id for m in c.models.list()]}))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--api", choices=["chat", "responses", "messages"], required=True)
-    p.add_argument("--stream", action=argparse.BooleanOptionalAction, required=True)
+    p.add_argument("--api", choices=["chat", "responses", "messages", "models"], required=True)
+    p.add_argument("--stream", action=argparse.BooleanOptionalAction, default=False)
     p.add_argument("--base-url", required=True)
-    p.add_argument("--model", required=True)
-    p.add_argument("--workdir", required=True)
+    p.add_argument("--model")
+    p.add_argument("--workdir")
     p.add_argument("--prompt", default=PROMPT)
     p.add_argument("--no-tools", action="store_true")
     p.add_argument("--max-tokens", type=int, default=256)
     a = p.parse_args()
     tools = not a.no_tools
+    if a.api == "models":
+        list_models(a.base_url)
+        return
 
     if a.api == "messages":
         import anthropic
