@@ -24,7 +24,7 @@ mod common;
 const MODEL: &str = "smollm2-135m-instruct";
 const URLS_ENV: &str = "SWITCHYARD_E2E_BASE_URLS";
 /// The client's output limit: carried through the gateway, so the answer is at most this long.
-const MAX_TOKENS: u64 = 48;
+const MAX_TOKENS: u64 = 24;
 /// A key the gateway sends to llama-server, which checks none.
 const UPSTREAM_KEY: &str = "sk-local-model-unchecked-0123456789";
 
@@ -176,6 +176,25 @@ fn check_turn(summary: &Value, stops: &[&str], input: &str, output: &str) -> Vec
     failures
 }
 
+/// The two SDKs asked the same thing, so the server counted the same prompt: Chat's
+/// `prompt_tokens` (cached ones included) is Anthropic's `input_tokens` plus
+/// `cache_read_input_tokens` (llama-server reuses its prompt cache, so the second request's
+/// prompt is mostly cached: the split of a real cache count, carried through the translation).
+fn same_prompt(chat: &Value, messages: &Value) -> Vec<String> {
+    let n = |v: &Value, f: &str| v[f].as_u64().unwrap_or(0);
+    let total = n(messages, "input_tokens") + n(messages, "cache_read_input_tokens");
+    let mut failures = Vec::new();
+    if n(chat, "prompt_tokens") != total {
+        failures.push(format!(
+            "the same prompt counted differently: chat {chat}, messages {messages}"
+        ));
+    }
+    if n(chat, "cached_tokens") > n(chat, "prompt_tokens") {
+        failures.push(format!("more cached than prompt tokens: {chat}"));
+    }
+    failures
+}
+
 #[test]
 fn sdks_stream_a_real_local_model_answer_through_the_gateway() {
     let Some(url) = native_url() else { return };
@@ -201,9 +220,11 @@ fn sdks_stream_a_real_local_model_answer_through_the_gateway() {
             "output_tokens",
         ),
     ];
+    let mut usages = Vec::new();
     for (api, base, stops, input, output) in runs {
         match run_sdk(&python, api, &base, home.path()) {
             Ok(summary) => {
+                usages.push(summary["turns"][0]["usage"].clone());
                 let found = check_turn(&summary, stops, input, output);
                 failures.extend(found.into_iter().map(|f| format!("{api}: {f}")));
                 // Shown with `--nocapture`: what came through.
@@ -214,6 +235,9 @@ fn sdks_stream_a_real_local_model_answer_through_the_gateway() {
             }
             Err(e) => failures.push(e),
         }
+    }
+    if let [chat, messages] = usages.as_slice() {
+        failures.extend(same_prompt(chat, messages));
     }
     let _ = gateway.kill();
     let _ = common::wait_or_kill(&mut gateway, Duration::from_secs(10), &"serve");
