@@ -565,3 +565,143 @@ fn python_sdks_list_the_gateways_models() {
 fn node_sdks_list_the_gateways_models() {
     list_models("node_sdks_list_the_gateways_models", Lang::Node);
 }
+
+/// The sampling and tool parameters an SDK sets (`extra`, in its own dialect's names), as the
+/// gateway sent them upstream in the other dialect: each of `carried` in the first upstream
+/// request's body, none of `absent` there, and `x-switchyard-dropped` naming exactly
+/// `dropped` on every answer (no header when nothing is).
+fn run_params(test: &str, lang: Lang, api: Api, upstream: UpstreamDialect, case: Params) {
+    let Some((program, script)) = client(lang) else {
+        return;
+    };
+    if !agents::isolated(test) {
+        return;
+    }
+    let scene = AgentScene::start(upstream, &[route_to(upstream)], model);
+    let base = match api {
+        Api::Messages => scene.client_url(),
+        _ => format!("{}/v1", scene.client_url()),
+    };
+    let mut cmd = scene.command(&program);
+    cmd.env("OPENAI_API_KEY", CLIENT_KEY)
+        .env("ANTHROPIC_API_KEY", CLIENT_KEY)
+        .env(
+            "SWITCHYARD_SDK_NODE_MODULES",
+            agents::clients_dir().join("npm/node_modules"),
+        )
+        .arg(&script)
+        .args(["--api", api.arg(), "--stream", "--base-url", &base])
+        .args([
+            "--model",
+            "sdk-test-model",
+            "--extra",
+            &case.extra.to_string(),
+        ])
+        .arg("--workdir")
+        .arg(&scene.work);
+    let run = scene.run(cmd, Duration::from_secs(60));
+    assert_eq!(
+        run.status.map(|s| s.success()),
+        Some(true),
+        "{}",
+        scene.report(&run)
+    );
+    scene.assert_hello(&run);
+    let exchanges = scene.upstream.exchanges();
+    let body: Value = serde_json::from_slice(&exchanges[0].request.body).unwrap();
+    let mut failures = Vec::new();
+    for (field, value) in case.carried.as_object().into_iter().flatten() {
+        if &body[field] != value {
+            failures.push(format!("upstream {field} is {}, not {value}", body[field]));
+        }
+    }
+    for field in case.absent {
+        if body.get(field).is_some() {
+            failures.push(format!("upstream {field} is {}, not left out", body[field]));
+        }
+    }
+    let dropped = scene.tap.dropped();
+    let expected = vec![case.dropped.join(","); 2];
+    if (case.dropped.is_empty() && !dropped.is_empty())
+        || (!case.dropped.is_empty() && dropped != expected)
+    {
+        failures.push(format!(
+            "x-switchyard-dropped: {dropped:?}, not {expected:?}"
+        ));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} sent {}:\n- {}\n{}",
+        api.arg(),
+        case.extra,
+        failures.join("\n- "),
+        scene.report(&run)
+    );
+}
+
+/// One case of [`run_params`].
+struct Params {
+    /// What the SDK sets, in its dialect.
+    extra: Value,
+    /// What the upstream body must hold, in the upstream's dialect.
+    carried: Value,
+    /// What the upstream body must not hold.
+    absent: &'static [&'static str],
+    /// What `x-switchyard-dropped` names.
+    dropped: &'static [&'static str],
+}
+
+#[test]
+fn python_openai_chat_top_p_stop_and_tool_choice_reach_an_anthropic_upstream() {
+    // `top_p` alone: no default temperature beside it (Claude Sonnet 4.5 and later refuse
+    // both, langfuse/langfuse#9882).
+    let case = Params {
+        extra: json!({"top_p": 0.9, "stop": ["END"], "tool_choice": "required"}),
+        carried: json!({"top_p": 0.9, "stop_sequences": ["END"], "tool_choice": {"type": "any"}}),
+        absent: &["temperature"],
+        dropped: &[],
+    };
+    run_params(
+        "python_openai_chat_top_p_stop_and_tool_choice_reach_an_anthropic_upstream",
+        Lang::Python,
+        Api::Chat,
+        UpstreamDialect::Messages,
+        case,
+    );
+}
+
+#[test]
+fn node_openai_responses_temperature_and_tool_choice_reach_an_anthropic_upstream() {
+    let case = Params {
+        extra: json!({"temperature": 0.3, "tool_choice": {"type": "function", "name": "write_file"}}),
+        carried: json!({"temperature": 0.3, "tool_choice": {"type": "tool", "name": "write_file"}}),
+        absent: &["top_p"],
+        dropped: &[],
+    };
+    run_params(
+        "node_openai_responses_temperature_and_tool_choice_reach_an_anthropic_upstream",
+        Lang::Node,
+        Api::Responses,
+        UpstreamDialect::Messages,
+        case,
+    );
+}
+
+#[test]
+fn python_anthropic_stop_and_tool_choice_reach_a_chat_upstream_and_speed_is_named_dropped() {
+    // anthropic 2.14.0's `messages.create` takes no temperature, top_p or top_k any more; it
+    // takes `speed` (fast mode), which no Chat Completions provider has.
+    let case = Params {
+        extra: json!({"stop_sequences": ["END"], "tool_choice": {"type": "any"}, "speed": "fast"}),
+        carried: json!({"stop": ["END"], "tool_choice": "required"}),
+        absent: &[],
+        dropped: &["speed"],
+    };
+    run_params(
+        "python_anthropic_stop_and_tool_choice_reach_a_chat_upstream_and_speed_is_named_dropped",
+        Lang::Python,
+        Api::Messages,
+        UpstreamDialect::ChatCompletions,
+        case,
+    );
+}

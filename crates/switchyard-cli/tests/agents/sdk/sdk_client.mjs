@@ -2,7 +2,8 @@
 // of sdk_client.py (same arguments, same JSON summary; see there).
 //
 //   node sdk_client.mjs --api chat|responses|messages --stream|--no-stream \
-//       --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N]
+//       --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N] \
+//       [--extra JSON]
 //   node sdk_client.mjs --api models --base-url ORIGIN
 //
 // The SDKs are resolved from SWITCHYARD_SDK_NODE_MODULES (the node_modules folder
@@ -26,13 +27,14 @@ const TOOL_SCHEMA = {
 };
 
 function parseArgs(argv) {
-  const a = { prompt: PROMPT, tools: true, maxTokens: 256 };
+  const a = { prompt: PROMPT, tools: true, maxTokens: 256, extra: {} };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--stream") a.stream = true;
     else if (arg === "--no-stream") a.stream = false;
     else if (arg === "--no-tools") a.tools = false;
     else if (arg === "--max-tokens") a.maxTokens = Number(argv[++i]);
+    else if (arg === "--extra") a.extra = JSON.parse(argv[++i]);
     else if (["--api", "--base-url", "--model", "--workdir", "--prompt"].includes(arg)) {
       a[arg.slice(2).replace("-u", "U")] = argv[++i];
     } else throw new Error(`unknown argument ${arg}`);
@@ -55,7 +57,7 @@ function writeFile(workdir, args, wrote) {
 }
 
 async function chatTurn(client, a, messages) {
-  const body = { model: a.model, messages, max_tokens: a.maxTokens };
+  const body = { model: a.model, messages, max_tokens: a.maxTokens, ...a.extra };
   if (a.tools) {
     body.tools = [{ type: "function", function: {
       name: "write_file", description: TOOL_DESCRIPTION, parameters: TOOL_SCHEMA } }];
@@ -97,7 +99,8 @@ async function chatTurn(client, a, messages) {
 }
 
 async function responsesTurn(client, a, input) {
-  const body = { model: a.model, input, max_output_tokens: a.maxTokens, store: false };
+  const body = { model: a.model, input, max_output_tokens: a.maxTokens, store: false,
+    ...a.extra };
   if (a.tools) {
     body.tools = [{ type: "function", name: "write_file", description: TOOL_DESCRIPTION,
       parameters: TOOL_SCHEMA, strict: false }];
@@ -134,7 +137,7 @@ async function responsesTurn(client, a, input) {
 }
 
 async function messagesTurn(client, a, messages) {
-  const body = { model: a.model, messages, max_tokens: a.maxTokens };
+  const body = { model: a.model, messages, max_tokens: a.maxTokens, ...a.extra };
   if (a.tools) {
     body.tools = [{ name: "write_file", description: TOOL_DESCRIPTION,
       input_schema: TOOL_SCHEMA }];

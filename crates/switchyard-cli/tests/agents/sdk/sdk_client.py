@@ -1,7 +1,8 @@
 """A two-turn tool conversation through `switchyard serve` with an official Python SDK.
 
     python sdk_client.py --api chat|responses|messages --stream|--no-stream \
-        --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N]
+        --base-url URL --model ID --workdir DIR [--prompt TEXT] [--no-tools] [--max-tokens N] \
+        [--extra JSON]
     python sdk_client.py --api models --base-url ORIGIN
 
 Turn 1 offers one tool, ``write_file {path, content}``, and asks for hello.txt; when the model
@@ -57,7 +58,7 @@ def write_file(workdir, arguments, wrote):
 
 
 def chat_turn(client, a, messages, tools):
-    kwargs = dict(model=a.model, messages=messages, max_tokens=a.max_tokens)
+    kwargs = dict(model=a.model, messages=messages, max_tokens=a.max_tokens, **a.extra)
     if tools:
         kwargs["tools"] = [{"type": "function", "function": {
             "name": "write_file", "description": TOOL_DESCRIPTION, "parameters": TOOL_SCHEMA}}]
@@ -92,7 +93,8 @@ def chat_turn(client, a, messages, tools):
 
 
 def responses_turn(client, a, items, tools):
-    kwargs = dict(model=a.model, input=items, max_output_tokens=a.max_tokens, store=False)
+    kwargs = dict(model=a.model, input=items, max_output_tokens=a.max_tokens, store=False,
+                  **a.extra)
     if tools:
         kwargs["tools"] = [{"type": "function", "name": "write_file",
                             "description": TOOL_DESCRIPTION, "parameters": TOOL_SCHEMA,
@@ -126,7 +128,7 @@ def responses_turn(client, a, items, tools):
 
 
 def messages_turn(client, a, messages, tools):
-    kwargs = dict(model=a.model, messages=messages, max_tokens=a.max_tokens)
+    kwargs = dict(model=a.model, messages=messages, max_tokens=a.max_tokens, **a.extra)
     if tools:
         kwargs["tools"] = [{"name": "write_file", "description": TOOL_DESCRIPTION,
                             "input_schema": TOOL_SCHEMA}]
@@ -188,6 +190,8 @@ def main():
     p.add_argument("--prompt", default=PROMPT)
     p.add_argument("--no-tools", action="store_true")
     p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--extra", type=json.loads, default={},
+                   help="more request parameters, a JSON object (top_p, stop, tool_choice…)")
     a = p.parse_args()
     tools = not a.no_tools
     if a.api == "models":
