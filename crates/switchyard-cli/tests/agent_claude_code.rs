@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchyard_testkit::{AgentTurn, AgentTurnRequest, UpstreamDialect};
+use switchyard_testkit::{AgentTurn, AgentTurnRequest, UpstreamDialect, skip_or_fail};
 
 mod common;
 
@@ -25,15 +25,35 @@ const OFFLINE: &[(&str, &str)] = &[
     ("DISABLE_COST_WARNINGS", "1"),
 ];
 
-/// The model: `Write` the file when the tool is offered and nothing has been done yet, then
-/// say "Done."; any other request (a title or topic with a haiku id, a quota probe) gets a
-/// short text.
-fn script(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
+/// The session title the model gives when Claude Code asks for one.
+const TITLE: &str = "Create hello file";
+
+/// The model: `Write` the file when the tool is offered and nothing has been done yet (said
+/// first when `preamble`: a text block, then the `tool_use` block), then say "Done."; a
+/// title request gets the JSON title it asks for; any other request a short text.
+fn script(
+    hello: String,
+    preamble: bool,
+) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static {
     move |r: &AgentTurnRequest| {
         if r.offers_tool("Write") && r.tool_results == 0 {
-            AgentTurn::tool_call("Write", json!({"file_path": hello, "content": "hi"}))
+            let arguments = json!({"file_path": hello, "content": "hi"});
+            if preamble {
+                AgentTurn::TextAndToolCall {
+                    text: "I'll create hello.txt.".to_owned(),
+                    name: "Write".to_owned(),
+                    arguments,
+                }
+            } else {
+                AgentTurn::tool_call("Write", arguments)
+            }
         } else if r.offers_tool("Write") {
             AgentTurn::text("Done.")
+        } else if r
+            .raw()
+            .contains("Return JSON with a single \\\"title\\\" field")
+        {
+            AgentTurn::text(format!(r#"{{"title": "{TITLE}"}}"#))
         } else {
             AgentTurn::text("Hello file")
         }
@@ -46,6 +66,7 @@ fn claude_code_creates_hello_txt_through_a_chat_completions_upstream() {
         "claude_code_creates_hello_txt_through_a_chat_completions_upstream",
         Some("claude-sonnet-4-5"),
         UpstreamDialect::ChatCompletions,
+        Traffic::EssentialOnly,
     );
 }
 
@@ -57,6 +78,7 @@ fn claude_code_on_its_default_model_creates_hello_txt() {
         "claude_code_on_its_default_model_creates_hello_txt",
         None,
         UpstreamDialect::ChatCompletions,
+        Traffic::EssentialOnly,
     );
 }
 
@@ -68,8 +90,38 @@ fn claude_code_creates_hello_txt_through_a_responses_upstream() {
         "claude_code_creates_hello_txt_through_a_responses_upstream",
         None,
         UpstreamDialect::Responses,
+        Traffic::EssentialOnly,
     );
 }
+
+/// As people run it: nonessential traffic on (telemetry, error reports and the updater still
+/// off), so Claude Code also asks the gateway for a session title (a `tools: []` request with
+/// `thinking: disabled` and a JSON-schema `output_config.format`). Only inside the network
+/// namespace: elsewhere its nonessential requests would reach Anthropic's hosts.
+#[test]
+fn claude_code_with_nonessential_traffic_titles_the_session_through_the_gateway() {
+    let name = "claude_code_with_nonessential_traffic_titles_the_session_through_the_gateway";
+    if agents::client_bin(CLAUDE).is_none() || !agents::isolated(name) {
+        return;
+    }
+    if std::env::var_os(agents::IN_NETNS_ENV).is_none() {
+        skip_or_fail(
+            "nonessential traffic is let on only inside a network namespace (as root with unshare)",
+        );
+        return;
+    }
+    run_claude(name, None, UpstreamDialect::ChatCompletions, Traffic::All);
+}
+
+/// Whether Claude Code may make its nonessential requests (titles, release notes, …).
+#[derive(Clone, Copy, PartialEq)]
+enum Traffic {
+    EssentialOnly,
+    All,
+}
+
+/// Where scripts/agent-clients.sh installs `claude`, under `.agent-clients/`.
+const CLAUDE: &str = "npm/node_modules/.bin/claude";
 
 /// The routes for an upstream of `dialect`: every model Claude Code asks for (`claude-*` and
 /// anything else) to one model of that dialect.
@@ -87,21 +139,27 @@ fn routes(dialect: UpstreamDialect) -> Vec<Route> {
 
 /// Runs `claude -p` (test `name`, for the namespace re-run) with `model` (`None`: its
 /// default) against an upstream of `dialect`, and checks the file and the exchanges.
-fn run_claude(name: &str, model: Option<&str>, dialect: UpstreamDialect) {
-    let Some(claude) = agents::client_bin("npm/node_modules/.bin/claude") else {
+fn run_claude(name: &str, model: Option<&str>, dialect: UpstreamDialect, traffic: Traffic) {
+    let Some(claude) = agents::client_bin(CLAUDE) else {
         return;
     };
     if !agents::isolated(name) {
         return;
     }
     let scene = AgentScene::start_in(dialect, &routes(dialect), "", |work| {
-        script(work.join("hello.txt").display().to_string())
+        // Claude Code's default model (the newer tests) says a sentence before the call.
+        script(
+            work.join("hello.txt").display().to_string(),
+            model.is_none(),
+        )
     });
     let mut cmd = scene.command(&claude);
     cmd.env("ANTHROPIC_BASE_URL", scene.client_url())
         .env("ANTHROPIC_API_KEY", CLIENT_KEY)
         .env("CLAUDE_CONFIG_DIR", scene.home.join(".claude"))
-        .envs(OFFLINE.iter().copied())
+        .envs(OFFLINE.iter().copied().filter(|(name, _)| {
+            traffic == Traffic::EssentialOnly || *name != "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"
+        }))
         .args(["-p", "create hello.txt containing hi"])
         .args(["--permission-mode", "acceptEdits"])
         .args(["--max-turns", "4", "--output-format", "text"]);
@@ -118,6 +176,42 @@ fn run_claude(name: &str, model: Option<&str>, dialect: UpstreamDialect) {
         report()
     );
     check_exchanges(&scene);
+    if traffic == Traffic::All {
+        check_title(&scene);
+    }
+}
+
+/// The title request went through and Claude Code kept the title it got (in its session
+/// files under `CLAUDE_CONFIG_DIR`).
+fn check_title(scene: &AgentScene) {
+    let asked = (scene.upstream.exchanges().iter()).any(|e| {
+        e.turn
+            .as_ref()
+            .and_then(AgentTurn::said)
+            .is_some_and(|t| t.contains(TITLE))
+    });
+    assert!(asked, "no title request: {}", scene.figures());
+    let kept = files_under(&scene.home.join(".claude"))
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(TITLE)));
+    assert!(
+        kept,
+        "the title is not in Claude Code's session files: {}",
+        scene.figures()
+    );
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// What the run must have looked like on both sides: every `/v1/messages` request streamed

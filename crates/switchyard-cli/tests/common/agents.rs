@@ -8,10 +8,11 @@
 //! ```ignore
 //! #[test]
 //! fn claude_code_creates_hello_txt() {
-//!     let Some(claude) = agents::client_bin("claude", "scripts/agent-clients.sh") else { return };
+//!     let Some(claude) = agents::client_bin("npm/node_modules/.bin/claude") else { return };
 //!     if !agents::isolated("claude_code_creates_hello_txt") { return; }
 //!     let scene = AgentScene::start(UpstreamDialect::ChatCompletions,
 //!         &[Route::new("claude-*", "openai", "gpt-4o")], move |r| /* AgentTurn */);
+//!     // or AgentScene::start_in(…, |work_dir| closure) when the closure needs the work dir
 //!     let mut cmd = scene.command(&claude);
 //!     cmd.env("ANTHROPIC_BASE_URL", scene.client_url()).args([...]);
 //!     let run = scene.run(cmd, Duration::from_secs(120));
@@ -690,15 +691,24 @@ fn note_requests(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
             .filter_map(|l| l.split_once(':'))
             .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
             .collect();
-        let length: usize = (headers.iter())
-            .find(|(n, _)| n == "content-length")
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(0);
-        let end = head_end + 4 + length;
-        if seen.len() < end {
-            return;
-        }
-        let body = seen[head_end + 4..end].to_vec();
+        let chunked = (headers.iter())
+            .any(|(n, v)| n == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
+        let (body, end) = if chunked {
+            match dechunk(&seen[head_end + 4..]) {
+                Some((body, used)) => (body, head_end + 4 + used),
+                None => return,
+            }
+        } else {
+            let length: usize = (headers.iter())
+                .find(|(n, _)| n == "content-length")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            let end = head_end + 4 + length;
+            if seen.len() < end {
+                return;
+            }
+            (seen[head_end + 4..end].to_vec(), end)
+        };
         seen.drain(..end);
         lock(tapped).requests.push(TappedRequest {
             method,
@@ -706,6 +716,39 @@ fn note_requests(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
             headers,
             body,
         });
+    }
+}
+
+/// A whole chunked body at the start of `buf`: the data and the bytes it took (trailers
+/// skipped), or `None` while it is incomplete.
+fn dechunk(buf: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut data = Vec::new();
+    let mut at = 0;
+    loop {
+        let line_end = at + buf[at..].windows(2).position(|w| w == b"\r\n")?;
+        let size_text = String::from_utf8_lossy(&buf[at..line_end]);
+        let size_text = size_text
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        let size = usize::from_str_radix(&size_text, 16).ok()?;
+        at = line_end + 2;
+        if size == 0 {
+            let end = at + buf[at..].windows(2).position(|w| w == b"\r\n")?;
+            if end == at {
+                return Some((data, at + 2));
+            }
+            // A trailer line: skip to the blank line.
+            let rest = buf[at..].windows(4).position(|w| w == b"\r\n\r\n")?;
+            return Some((data, at + rest + 4));
+        }
+        if buf.len() < at + size + 2 {
+            return None;
+        }
+        data.extend_from_slice(&buf[at..at + size]);
+        at += size + 2;
     }
 }
 
