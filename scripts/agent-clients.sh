@@ -5,6 +5,7 @@
 #
 #   .agent-clients/npm/node_modules/.bin/   npm clients (npm install --prefix .agent-clients/npm)
 #   .agent-clients/venv/bin/                Python clients (a venv)
+#   .agent-clients/sdk-venv/bin/            the Python SDKs (a venv of their own)
 #   .agent-clients/stamps/                  one file per installed pin
 #
 #   scripts/agent-clients.sh          install (or check) them
@@ -112,6 +113,20 @@ aider_pin() {
 }
 aider_pin 0.86.2
 
-# ---- SDKs (tests/agent_sdks.rs) ----
+# ---- SDKs (tests/agent_sdks.rs, tests/e2e_gateway_local_model.rs) ----
+# The official SDKs at the benchmark's pins (bench/clients/node/package.json, and
+# bench/clients/python/requirements.txt, which pins every dependency too). The Python SDKs get
+# a venv of their own, sdk-venv/, so that another client's pins in venv/ cannot move them.
+npm_pin openai 6.49.0
+npm_pin @anthropic-ai/sdk 1.14.0
+sdk_requirements=bench/clients/python/requirements.txt
+sdk_stamp="$STAMPS/sdk-venv-$(sha256sum "$sdk_requirements" | cut -c1-16)"
+if [ ! -f "$sdk_stamp" ] || [ ! -x "$DIR/sdk-venv/bin/python" ]; then
+  command -v python3 >/dev/null || { echo "scripts/agent-clients.sh needs python3 for the Python SDKs" >&2; exit 1; }
+  [ -x "$DIR/sdk-venv/bin/python" ] || python3 -m venv "$DIR/sdk-venv"
+  echo "agent clients: installing the Python SDKs ($sdk_requirements) into $DIR/sdk-venv"
+  "$DIR/sdk-venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$sdk_requirements"
+  touch "$sdk_stamp"
+fi
 
 echo "agent clients installed in $DIR"

@@ -140,13 +140,20 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let mut body = json!({
         "model": wire_model_id(&mode.model_id),
         "max_tokens": max_tokens,
-        "system": [system],
         "messages": wire_messages,
         "stream": true,
     });
+    // A blank system text block is a 400 ("system: text content blocks must be non-empty");
+    // a gateway client that sends no system message has none (experientiallabs/experiential#804,
+    // BerriAI/litellm#17442).
+    if !prompt.system_prompt.trim().is_empty() {
+        body["system"] = json!([system]);
+    }
     if thinking {
         body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
-    } else {
+    } else if prompt.overrides.top_p.is_none() {
+        // Not with a caller's `top_p` alone: Claude Sonnet 4.5 and later refuse both ("`temperature`
+        // and `top_p` cannot both be specified for this model", a 400; langfuse/langfuse#9882).
         body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
     if !prompt.tools.is_empty() {
@@ -594,6 +601,61 @@ mod tests {
             cached[2]["content"][0]["cache_control"],
             json!({"type": "ephemeral"})
         );
+
+    fn body_with(system_prompt: &str, overrides: &RequestOverrides) -> Value {
+        let text = "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n";
+        let config =
+            crate::config::ApiConfiguration::from_toml(text, "t", |_| Some("k".into())).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let messages = [Message::user_text("hi")];
+        let prompt = Prompt {
+            system_prompt,
+            messages: &messages,
+            tools: &[],
+            overrides,
+        };
+        request_body(&mode, &prompt)
+    }
+
+    fn body_with_system(system_prompt: &str) -> Value {
+        body_with(system_prompt, &RequestOverrides::default())
+    }
+
+    #[test]
+    fn a_top_p_alone_gets_no_default_temperature() {
+        // A client through `switchyard serve` that sets only `top_p`: with the default
+        // temperature beside it, Claude Sonnet 4.5 and later answer a 400.
+        let top_p = RequestOverrides {
+            top_p: Some(0.9),
+            ..RequestOverrides::default()
+        };
+        let body = body_with("s", &top_p);
+        assert_eq!(body["top_p"], 0.9, "{body}");
+        assert!(body.get("temperature").is_none(), "{body}");
+        // Both set by the caller: both sent, as asked; neither: the default temperature.
+        let both = RequestOverrides {
+            temperature: Some(0.5),
+            ..top_p
+        };
+        let body = body_with("s", &both);
+        assert_eq!(
+            (&body["temperature"], &body["top_p"]),
+            (&json!(0.5), &json!(0.9))
+        );
+        assert_eq!(body_with_system("s")["temperature"], 0.0);
+    }
+
+    #[test]
+    fn a_blank_system_prompt_sends_no_system_block() {
+        // A Chat Completions client with no system message, through `switchyard serve` to an
+        // Anthropic route: Anthropic refuses `system: [{"type": "text", "text": ""}]` with a 400.
+        for blank in ["", "  \n"] {
+            let body = body_with_system(blank);
+            assert!(body.get("system").is_none(), "{body}");
+        }
+        let body = body_with_system("Be brief.");
+        assert_eq!(body["system"][0]["text"], "Be brief.", "{body}");
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
     }
 
     fn map(parser: &mut AnthropicParser, data: &str) -> Vec<Result<ApiStreamChunk, ApiError>> {

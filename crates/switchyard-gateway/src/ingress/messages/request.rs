@@ -12,7 +12,8 @@ use super::content::{parse_messages, text_of};
 
 /// Parses an Anthropic Messages request body. `max_tokens` is required (as Anthropic
 /// requires it); unknown fields are ignored; `top_k`, `cache_control`, server tools,
-/// `context_management`, `mcp_servers` and `container` are read and named in `dropped`.
+/// `context_management`, `mcp_servers`, `container`, `service_tier`, `speed` and
+/// `inference_geo` are read and named in `dropped`.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| IngressError::new("body", format!("the body is not valid JSON ({e}).")))?;
@@ -49,11 +50,15 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     req.stream = typed(&obj, "stream", Value::as_bool)
         .map_err(|_| IngressError::new("stream", "must be true or false."))?
         .unwrap_or(false);
+    // `speed` (fast mode) and `inference_geo` (where the model runs) are parameters of the
+    // anthropic SDKs (Python 2.14.0, Node 1.14.0); no provider of a route takes them.
     for name in [
         "context_management",
         "mcp_servers",
         "container",
         "service_tier",
+        "speed",
+        "inference_geo",
     ] {
         if get(&obj, name).is_some() {
             note_dropped(&mut req.dropped, name);

@@ -132,6 +132,17 @@ fn claude_code_body() {
     );
 }
 
+/// Parameters of the anthropic SDKs (Python 2.14.0 `messages.create(speed=…,
+/// inference_geo=…)`, as it serializes them) that no route's provider takes: named, not
+/// silently lost (SPEC R14.2) — a client that asked for fast mode or for where the model runs
+/// must be told it did not get it.
+#[test]
+fn sdk_speed_and_inference_geo_are_named_dropped() {
+    let body = br#"{"max_tokens":50,"messages":[{"role":"user","content":"hi"}],"model":"m","speed":"fast","inference_geo":"us"}"#;
+    let r = parse_request(body).unwrap();
+    assert_eq!(r.dropped, ["speed", "inference_geo"]);
+}
+
 /// Claude Code 2.1.154+ sends `role: "system"` inside `messages`; gateways that rejected it
 /// broke it (chenyme/grok2api#598, codeaashu/free-claude-code#1, Laisky/one-api#350).
 /// It joins the top-level system, in order, text blocks included.
