@@ -11,6 +11,7 @@
 //! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
 //!   (R14.2, R14.4).
 //! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
+//! - `count.rs`: `POST /v1/messages/count_tokens`, Switchyard's estimate (R14.1).
 //! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
 //! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).
 //! - `server.rs`: the accept loop, `TCP_NODELAY`, the connection cap, shutdown (R14.9, R14.10).
@@ -32,6 +33,7 @@
 //! [`ApiStreamChunk`]: switchyard_api::ApiStreamChunk
 //! [`GatewayRequest`]: ingress::GatewayRequest
 
+mod count;
 mod idle;
 pub mod ingress;
 mod layer;

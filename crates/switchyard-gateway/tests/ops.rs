@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use switchyard_api::ApiConfiguration;
 use switchyard_gateway::{Gateway, ServerLimits, serve};
 use switchyard_testkit::{Gate, HttpResponse, MockServer, Reply};
@@ -266,4 +266,173 @@ fn the_serve_section_sets_the_idle_timeout_and_the_connection_cap() {
         (Duration::from_secs(60), 1024)
     );
     assert_eq!(unset.header_read_timeout, Duration::from_secs(30));
+}
+
+/// A route `claude-*` to OpenAI's `model` at an upstream that must never be asked (its
+/// request count is checked): the gateway and the upstream.
+async fn count_gateway(model: &str) -> (Running, MockServer) {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let route = format!(
+        "[serve.routes.\"claude-*\"]\nprovider = \"openai\"\nmodel = \"{model}\"\nbase_url = \"{}/v1\"\n",
+        upstream.url()
+    );
+    (start(&route, ServerLimits::default()).await, upstream)
+}
+
+/// POSTs `body` to `/v1/messages/count_tokens?beta=true` as Claude Code does: status,
+/// headers, body as JSON.
+async fn count(base: &str, body: &Value) -> (u16, reqwest::header::HeaderMap, Value) {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/v1/messages/count_tokens?beta=true"))
+        .header("anthropic-version", "2023-06-01")
+        .header(
+            "anthropic-beta",
+            "claude-code-20250219,token-counting-2024-11-01",
+        )
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.json().await.unwrap())
+}
+
+/// A count_tokens body shaped like Claude Code's (system blocks with `cache_control`, a tool,
+/// a tool call and its result, adaptive thinking, no `max_tokens`) with `turns` extra turns.
+fn claude_code_count_body(turns: usize) -> Value {
+    let mut messages = vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "create hello.txt containing hi"}]}),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write",
+               "input": {"file_path": "hello.txt", "content": "hi"}}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+               "content": "File created successfully at: hello.txt"}]}),
+    ];
+    for i in 0..turns {
+        messages.push(json!({"role": "assistant", "content": format!("Turn {i}: the file is there and says hi.")}));
+        messages.push(json!({"role": "user", "content": format!("Check it again, turn {i}.")}));
+    }
+    json!({
+        "model": "claude-sonnet-4-5-20250929",
+        "system": [{"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude.",
+                    "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "Write", "description": "Writes a file to the local filesystem.",
+                   "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"},
+                                    "content": {"type": "string"}}, "required": ["file_path", "content"]}}],
+        "messages": messages,
+        "thinking": {"type": "adaptive"},
+    })
+}
+
+// litellm#13252 (https://github.com/BerriAI/litellm/issues/13252): Claude Code calls
+// `/v1/messages/count_tokens?beta=true` often and a gateway without it answers 404.
+// sub2api#657 (https://github.com/Wei-Shaw/sub2api/pull/657): a made-up `{"input_tokens": 0}`
+// is trusted by Claude Code, whose auto-compaction then never starts.
+// claude-relay-service#731 (https://github.com/Wei-Shaw/claude-relay-service/issues/731): the
+// VS Code extension sends 40-50 counts a second at start, which burn the upstream's RPM when
+// forwarded.
+#[tokio::test]
+async fn count_tokens_answers_the_layers_estimate_for_the_routes_model_without_asking_upstream() {
+    let (gateway, upstream) = count_gateway("gpt-4o").await;
+    let (status, headers, body) = count(&gateway.base(), &claude_code_count_body(0)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["x-switchyard-usage"], "estimated");
+    assert!(headers.contains_key("x-request-id"));
+    let object = body.as_object().unwrap();
+    assert_eq!(
+        object.keys().collect::<Vec<_>>(),
+        ["input_tokens"],
+        "{body}"
+    );
+    // Exactly the task layer's estimate with gpt-4o's tokenizer (o200k_base), plus the tool.
+    use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
+    let request = switchyard_gateway::ingress::parse_count_tokens(
+        claude_code_count_body(0).to_string().as_bytes(),
+    )
+    .unwrap();
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    assert_eq!(tokenizer, Tokenizer::O200kBase);
+    let tool = &request.tools[0];
+    let expected =
+        estimate_message_tokens_with(tokenizer, &request.system_prompt, &request.messages)
+            + tokenizer.count(&format!(
+                "{}{}{}",
+                tool.name, tool.description, tool.input_schema
+            ));
+    let small = body["input_tokens"].as_u64().unwrap();
+    assert_eq!(small, expected);
+    assert!(small > 20, "{small}");
+    // A longer conversation counts more; many counts at once are all answered locally.
+    let (_, _, longer) = count(&gateway.base(), &claude_code_count_body(20)).await;
+    assert!(
+        longer["input_tokens"].as_u64().unwrap() > small + 100,
+        "{longer}"
+    );
+    let base = gateway.base();
+    let burst: Vec<_> = (0..40)
+        .map(|_| {
+            let base = base.clone();
+            tokio::spawn(async move { count(&base, &claude_code_count_body(1)).await.0 })
+        })
+        .collect();
+    for answer in burst {
+        assert_eq!(answer.await.unwrap(), 200);
+    }
+    assert_eq!(upstream.request_count(), 0, "no provider is asked to count");
+}
+
+#[tokio::test]
+async fn count_tokens_errors_are_in_anthropics_shape() {
+    let (gateway, _upstream) = count_gateway("gpt-4o").await;
+    // A malformed body: 400 naming the field.
+    let bad = json!({"model": "claude-sonnet-4-5", "messages": "hi"});
+    let (status, _, body) = count(&gateway.base(), &bad).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["type"], "error");
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("messages"),
+        "{body}"
+    );
+    // A model no route names: 404 listing the routes.
+    let unknown =
+        json!({"model": "gemini-2.5-pro", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, body) = count(&gateway.base(), &unknown).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["error"]["type"], "not_found_error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("claude-*"),
+        "{body}"
+    );
+    // A max_tokens, when sent, is still checked as /v1/messages checks it.
+    let zero = json!({"model": "claude-x", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, body) = count(&gateway.base(), &zero).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_tokens"),
+        "{body}"
+    );
+    // /v1/messages itself still requires max_tokens.
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", gateway.base()))
+        .header("content-type", "application/json")
+        .body(
+            json!({"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
 }
