@@ -17,7 +17,9 @@ use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
 use switchyard_core::store::{SqliteStore, TaskStore};
 
-use crate::ingress::{Dialect, invalid_request_response, parse_count_tokens, parse_request};
+use crate::ingress::{
+    Dialect, IngressError, invalid_request_response, parse_count_tokens, parse_request,
+};
 use crate::layer::Layer;
 use crate::relay::Relay;
 use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
@@ -162,9 +164,14 @@ impl Gateway {
                 return json_response(status, &body);
             }
         };
+        if request.previous_response_id.is_some() {
+            let error = unanswerable_previous();
+            let (status, body) = invalid_request_response(dialect, &error);
+            return json_response(status, &body);
+        }
         let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let relay = Relay {
             request,
@@ -179,13 +186,13 @@ impl Gateway {
 
     /// The failover chain `model` names; else the 404 (unknown) or 500 (not buildable) in
     /// `dialect`.
-    fn chain(&self, dialect: Dialect, model: &str) -> Result<Chain, Response<Body>> {
+    fn chain(&self, dialect: Dialect, model: &str) -> Result<Chain, Box<Response<Body>>> {
         match self.router.chain(model) {
             Ok(chain) => Ok(chain),
-            Err(RouteError::Unknown(message)) => Err(refusal(dialect, 404, message)),
+            Err(RouteError::Unknown(message)) => Err(Box::new(refusal(dialect, 404, message))),
             Err(RouteError::Build(error)) => {
                 let error = ApiError::new(ErrorKind::Server, error.to_string());
-                Err(dialect_error(dialect, &error, Some(500)))
+                Err(Box::new(dialect_error(dialect, &error, Some(500))))
             }
         }
     }
@@ -209,7 +216,7 @@ impl Gateway {
         };
         let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let model = chain
             .first()
@@ -219,4 +226,14 @@ impl Gateway {
         set_header(&mut response, "x-switchyard-usage", "estimated");
         response
     }
+}
+
+/// The 400 for a Responses request that continues a stored response (SPEC R14.1): this
+/// gateway keeps no responses yet, so `previous_response_id` cannot be answered — refused,
+/// naming the field, rather than sent on without the conversation it stands for.
+fn unanswerable_previous() -> IngressError {
+    IngressError::new(
+        "previous_response_id",
+        "cannot be answered: this gateway does not store responses yet, so it knows no earlier response; send the whole conversation in `input` (with `store: false`).",
+    )
 }
