@@ -1,10 +1,10 @@
 //! One connection's clocks (SPEC R14.10): the idle keep-alive timeout, from the end of the
-//! last response (or the connection's start) while no request is in flight, and the header
-//! read timeout, from the first byte of a request's head to its end. hyper's own
-//! `header_read_timeout` cannot tell the two apart (it runs whenever the connection waits for
-//! a head, idle time included), so the gateway keeps both here: the socket is wrapped to see
-//! bytes arrive, and each request holds a [`Busy`] from its head to the end of its response
-//! body.
+//! last response (its last byte written, or the connection's start) while no request is in
+//! flight, and the header read timeout, from the first byte of a request's head to its end.
+//! hyper's own `header_read_timeout` cannot tell the two apart (it runs whenever the
+//! connection waits for a head, idle time included), so the gateway keeps both here: the
+//! socket is wrapped to see bytes come and go, and each request holds a [`Busy`] from its head
+//! to the end of its response body.
 
 use std::io;
 use std::pin::Pin;
@@ -123,6 +123,16 @@ impl Shared {
             self.changed.notify_one();
         }
     }
+
+    /// Bytes went out: with no request in flight (the tail of a response whose body hyper
+    /// has finished, still being flushed to a slow reader), the idle clock starts again.
+    /// The watchdog sees the later deadline when its sleep ends.
+    fn sent(&self) {
+        let mut activity = self.lock();
+        if activity.busy == 0 {
+            activity.idle_since = Instant::now();
+        }
+    }
 }
 
 /// A request in flight (see [`Watch::busy`]); dropping it ends it.
@@ -177,7 +187,7 @@ impl<B: Body + Unpin> Body for Tracked<B> {
     }
 }
 
-/// A socket whose reads are reported to its [`Watch`].
+/// A socket whose reads and writes are reported to its [`Watch`].
 pub(crate) struct Watched<T> {
     inner: T,
     shared: Arc<Shared>,
@@ -204,7 +214,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.shared.sent();
+        }
+        polled
     }
 
     fn poll_write_vectored(
@@ -212,7 +226,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.shared.sent();
+        }
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -243,6 +261,18 @@ mod tests {
         drop(busy);
         assert_eq!(watch.expired(idle, head).await, Expired::Idle);
         assert_eq!(Instant::now() - ended, idle);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bytes_still_going_out_after_the_body_ended_restart_the_idle_clock() {
+        let watch = Watch::new();
+        drop(watch.busy());
+        tokio::time::sleep(Duration::from_secs(40)).await;
+        let flushed = Instant::now();
+        watch.shared.sent();
+        let why = watch.expired(Duration::from_secs(60), Duration::from_secs(30));
+        assert_eq!(why.await, Expired::Idle);
+        assert_eq!(Instant::now() - flushed, Duration::from_secs(60));
     }
 
     #[tokio::test(start_paused = true)]
