@@ -366,10 +366,9 @@ async fn count_tokens_answers_the_layers_estimate_for_the_routes_model_without_a
     assert!(small > 20, "{small}");
     // A longer conversation counts more; many counts at once are all answered locally.
     let (_, _, longer) = count(&gateway.base(), &claude_code_count_body(20)).await;
-    assert!(
-        longer["input_tokens"].as_u64().unwrap() > small + 100,
-        "{longer}"
-    );
+    let longer = longer["input_tokens"].as_u64().unwrap();
+    assert!(longer > small + 100, "{longer}");
+    eprintln!("count_tokens: {small} tokens (Claude Code's shape), {longer} with 20 more turns");
     let base = gateway.base();
     let burst: Vec<_> = (0..40)
         .map(|_| {
