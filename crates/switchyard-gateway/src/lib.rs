@@ -11,9 +11,11 @@
 //! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
 //!   (R14.2, R14.4).
 //! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
+//! - `count.rs`: `POST /v1/messages/count_tokens`, Switchyard's estimate (R14.1).
 //! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
 //! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).
-//! - `server.rs`: the accept loop, `TCP_NODELAY`, timeouts, shutdown (R14.9, R14.10).
+//! - `server.rs`: the accept loop, `TCP_NODELAY`, the connection cap, shutdown (R14.9, R14.10).
+//! - `idle.rs`: one connection's idle keep-alive and header read timeouts (R14.10).
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -31,6 +33,8 @@
 //! [`ApiStreamChunk`]: switchyard_api::ApiStreamChunk
 //! [`GatewayRequest`]: ingress::GatewayRequest
 
+mod count;
+mod idle;
 pub mod ingress;
 mod layer;
 mod models;

@@ -1,7 +1,8 @@
 //! One HTTP request to the gateway (SPEC R14.1, R14.5, R14.9, R14.10): the endpoint chosen by
 //! path, the body read under its size cap, parsed in the endpoint's dialect, routed and
-//! relayed through Switchyard's layer (R14.4: the store's limits and request log); `/health`,
-//! and `/ready` (the store reachable); `x-request-id` on every response.
+//! relayed through Switchyard's layer (R14.4: the store's limits and request log);
+//! `POST /v1/messages/count_tokens` (R14.1, `count.rs`); `/health`, and `/ready` (the store
+//! reachable); `x-request-id` on every response.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -16,11 +17,13 @@ use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
 use switchyard_core::store::{SqliteStore, TaskStore};
 
-use crate::ingress::{Dialect, invalid_request_response, parse_request};
+use crate::ingress::{
+    Dialect, IngressError, invalid_request_response, parse_count_tokens, parse_request,
+};
 use crate::layer::Layer;
 use crate::relay::Relay;
 use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
-use crate::route::{RouteError, Router};
+use crate::route::{Chain, RouteError, Router};
 
 /// The body size cap when none is given: 32 MiB (SPEC R14.10).
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
@@ -95,6 +98,9 @@ impl Gateway {
             (&Method::POST, "/v1/chat/completions") => Dialect::ChatCompletions,
             (&Method::POST, "/v1/responses") => Dialect::Responses,
             (&Method::POST, "/v1/messages") => Dialect::AnthropicMessages,
+            (&Method::POST, "/v1/messages/count_tokens") => {
+                return self.count_tokens(request).await;
+            }
             (&Method::GET, "/v1/models") => {
                 let anthropic = request.headers().contains_key("anthropic-version");
                 return json_response(200, &crate::models::list(&self.router, anthropic));
@@ -158,13 +164,14 @@ impl Gateway {
                 return json_response(status, &body);
             }
         };
-        let chain = match self.router.chain(&request.model) {
+        if request.previous_response_id.is_some() {
+            let error = unanswerable_previous();
+            let (status, body) = invalid_request_response(dialect, &error);
+            return json_response(status, &body);
+        }
+        let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
-            Err(RouteError::Unknown(message)) => return refusal(dialect, 404, message),
-            Err(RouteError::Build(error)) => {
-                let error = ApiError::new(ErrorKind::Server, error.to_string());
-                return dialect_error(dialect, &error, Some(500));
-            }
+            Err(response) => return *response,
         };
         let relay = Relay {
             request,
@@ -176,4 +183,57 @@ impl Gateway {
         };
         relay.run().await
     }
+
+    /// The failover chain `model` names; else the 404 (unknown) or 500 (not buildable) in
+    /// `dialect`.
+    fn chain(&self, dialect: Dialect, model: &str) -> Result<Chain, Box<Response<Body>>> {
+        match self.router.chain(model) {
+            Ok(chain) => Ok(chain),
+            Err(RouteError::Unknown(message)) => Err(Box::new(refusal(dialect, 404, message))),
+            Err(RouteError::Build(error)) => {
+                let error = ApiError::new(ErrorKind::Server, error.to_string());
+                Err(Box::new(dialect_error(dialect, &error, Some(500))))
+            }
+        }
+    }
+
+    /// `POST /v1/messages/count_tokens` (SPEC R14.1): `{"input_tokens": N}`, Switchyard's
+    /// estimate for the route's model (`count.rs`; `x-switchyard-usage: estimated`), no
+    /// provider asked; errors (400 naming the field, 404 unknown model, 413) in Anthropic's
+    /// shape.
+    async fn count_tokens(&self, request: Request<Incoming>) -> Response<Body> {
+        let dialect = Dialect::AnthropicMessages;
+        let body = match self.read_body(request, dialect).await {
+            Ok(body) => body,
+            Err(response) => return response,
+        };
+        let request = match parse_count_tokens(&body) {
+            Ok(request) => request,
+            Err(error) => {
+                let (status, body) = invalid_request_response(dialect, &error);
+                return json_response(status, &body);
+            }
+        };
+        let chain = match self.chain(dialect, &request.model) {
+            Ok(chain) => chain,
+            Err(response) => return *response,
+        };
+        let model = chain
+            .first()
+            .map_or(request.model.as_str(), |e| &e.model_id);
+        let tokens = crate::count::input_tokens(&request, model);
+        let mut response = json_response(200, &json!({"input_tokens": tokens}));
+        set_header(&mut response, "x-switchyard-usage", "estimated");
+        response
+    }
+}
+
+/// The 400 for a Responses request that continues a stored response (SPEC R14.1): this
+/// gateway keeps no responses yet, so `previous_response_id` cannot be answered — refused,
+/// naming the field, rather than sent on without the conversation it stands for.
+fn unanswerable_previous() -> IngressError {
+    IngressError::new(
+        "previous_response_id",
+        "cannot be answered: this gateway does not store responses yet, so it knows no earlier response; send the whole conversation in `input` (with `store: false`).",
+    )
 }

@@ -174,7 +174,8 @@ impl ApiConfiguration {
 }
 
 /// [`ConfigError::Limit`] for a spend cap that is not a positive amount of dollars or a rate
-/// limit of 0 (SPEC R12.2, R12.3): either would stop every request.
+/// limit of 0 (SPEC R12.2, R12.3), or a `[serve]` connection limit of 0 (R14.10): each would
+/// stop every request.
 fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
     let error = |setting: String, value: String, what: &str| ConfigError::Limit {
         file: file.to_owned(),
@@ -208,7 +209,7 @@ fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
             }
         }
     }
-    Ok(())
+    parsed.serve.check(file)
 }
 
 /// An environment of `pairs`, for tests of configurations.

@@ -35,5 +35,8 @@ pub use fallback::FallbackSettings;
 pub use keys::{ApiKey, ProviderSettings};
 pub use mode::{Mode, ModeSettings, ReasoningEffort};
 pub use proxy::{Proxy, ProxyUrl};
-pub use serve::{DEFAULT_REQUEST_DEADLINE_SECONDS, RouteSettings, ServeSettings};
+pub use serve::{
+    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_DEADLINE_SECONDS,
+    RouteSettings, ServeSettings,
+};
 pub use store::{LimitsSettings, StoreUrl};

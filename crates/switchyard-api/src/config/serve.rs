@@ -1,16 +1,26 @@
-//! The `[serve]` section (SPEC R14.3, R14.4, R14.9): what `switchyard serve` listens on, its
-//! routes (a model name a client sends → provider, model, fallbacks), its per-request deadline
-//! and whether `/v1/models` lists the catalogue. Parsing only; the gateway crate uses it.
+//! The `[serve]` section (SPEC R14.3, R14.4, R14.9, R14.10): what `switchyard serve` listens
+//! on, its routes (a model name a client sends → provider, model, fallbacks), its per-request
+//! deadline, its connection limits (idle keep-alive timeout, connection cap) and whether
+//! `/v1/models` lists the catalogue. Parsing and checking only; the gateway crate uses it.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ConfigError;
 use super::fallback::FallbackSettings;
 
 /// The per-request deadline when `serve.request_deadline` is not set: 120 s (SPEC R14.4:
 /// clients time out).
 pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;
+
+/// How long a connection may sit with no request in flight when `serve.idle_timeout` is not
+/// set: 60 s (SPEC R14.10).
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+
+/// How many client connections may be open at once when `serve.max_connections` is not set:
+/// 1024 (SPEC R14.10).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// `[serve]` (SPEC R14.3): everything optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,6 +32,12 @@ pub struct ServeSettings {
     /// The longest wait for a request's first content, across its retries and fallbacks, in
     /// seconds (default [`DEFAULT_REQUEST_DEADLINE_SECONDS`], SPEC R14.4).
     pub request_deadline: Option<u64>,
+    /// How long a keep-alive connection may sit with no request in flight before it is
+    /// closed, in seconds (default [`DEFAULT_IDLE_TIMEOUT_SECONDS`], SPEC R14.10; at least 1).
+    pub idle_timeout: Option<u64>,
+    /// How many client connections may be open at once (default [`DEFAULT_MAX_CONNECTIONS`],
+    /// SPEC R14.10; at least 1): one more is closed as soon as it is accepted.
+    pub max_connections: Option<usize>,
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes
     /// (default true, SPEC R14.3).
     pub list_catalogue: bool,
@@ -34,9 +50,33 @@ impl Default for ServeSettings {
         Self {
             listen: None,
             request_deadline: None,
+            idle_timeout: None,
+            max_connections: None,
             list_catalogue: true,
             routes: BTreeMap::new(),
         }
+    }
+}
+
+impl ServeSettings {
+    /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working: an idle
+    /// timeout of 0 s (every keep-alive connection closed at once) or a cap of 0 connections
+    /// (every one refused); `file` names the configuration file.
+    pub(super) fn check(&self, file: &str) -> Result<(), ConfigError> {
+        for (name, value) in [
+            ("idle_timeout", self.idle_timeout),
+            ("max_connections", self.max_connections.map(|n| n as u64)),
+        ] {
+            if value == Some(0) {
+                return Err(ConfigError::Limit {
+                    file: file.to_owned(),
+                    setting: format!("[serve] {name}"),
+                    value: "0".to_owned(),
+                    what: "write at least 1, or leave it out for the default".to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -86,6 +126,34 @@ mod tests {
         let wrong = "[serve.routes.x]\nprovider = \"openai\"\nmodle = \"gpt-4o\"\n";
         let e = ApiConfiguration::from_toml(wrong, "c.toml", |_| None).unwrap_err();
         assert!(e.to_string().contains("modle"), "{e}");
+    }
+
+    #[test]
+    fn the_connection_limits_are_read_and_zero_is_refused() {
+        let text = "[serve]\nidle_timeout = 5\nmax_connections = 16\n";
+        let config = ApiConfiguration::from_toml(text, "c.toml", |_| None).unwrap();
+        assert_eq!(
+            (config.serve.idle_timeout, config.serve.max_connections),
+            (Some(5), Some(16))
+        );
+        let unset = ApiConfiguration::from_toml("", "c.toml", |_| None).unwrap();
+        assert_eq!(
+            (unset.serve.idle_timeout, unset.serve.max_connections),
+            (None, None)
+        );
+        for (text, named) in [
+            ("[serve]\nidle_timeout = 0\n", "[serve] idle_timeout = 0"),
+            (
+                "[serve]\nmax_connections = 0\n",
+                "[serve] max_connections = 0",
+            ),
+        ] {
+            let e = ApiConfiguration::from_toml(text, "c.toml", |_| None).unwrap_err();
+            let e = e.to_string();
+            assert!(e.contains(named) && e.contains("at least 1"), "{e}");
+        }
+        let negative = "[serve]\nmax_connections = -1\n";
+        assert!(ApiConfiguration::from_toml(negative, "c.toml", |_| None).is_err());
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
             return ExitCode::from(2);
         }
     };
+    let limits = ServerLimits::from_settings(&config.serve);
     let gateway = Arc::new(Gateway::with_store(config, store.1));
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
@@ -72,7 +73,7 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         eprintln!("switchyard serve: stopping; streams in flight may finish");
         on_signal.cancel();
     });
-    serve(listener, gateway, ServerLimits::default(), shutdown).await;
+    serve(listener, gateway, limits, shutdown).await;
     ExitCode::SUCCESS
 }
 

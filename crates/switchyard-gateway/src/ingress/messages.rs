@@ -1,6 +1,7 @@
-//! Anthropic Messages, `POST /v1/messages` (SPEC R14.1, R14.4, R14.5): the request body →
-//! [`GatewayRequest`](super::request::GatewayRequest), stream chunks → Anthropic's
-//! server-sent events, a whole answer → the message object, an error → Anthropic's error body.
+//! Anthropic Messages, `POST /v1/messages` and `/v1/messages/count_tokens` (SPEC R14.1,
+//! R14.4, R14.5): the request body → [`GatewayRequest`](super::request::GatewayRequest),
+//! stream chunks → Anthropic's server-sent events, a whole answer → the message object, an
+//! error → Anthropic's error body.
 //!
 //! What real clients read decides the shapes (Anthropic's "Messages" and "Streaming Messages"
 //! references, the official SDKs' `MessageStream` accumulators, and Claude Code, which needs
@@ -25,6 +26,6 @@ mod wire;
 mod tests;
 
 pub(crate) use collect::Collector;
-pub(crate) use request::parse_request;
+pub(crate) use request::{parse_count_request, parse_request};
 pub(crate) use stream::Encoder;
 pub(crate) use wire::error_response;

@@ -35,6 +35,12 @@ pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, In
     }
 }
 
+/// Parses an Anthropic `POST /v1/messages/count_tokens` body (SPEC R14.1): read as a
+/// Messages request, `max_tokens` not needed. Errors name the field at fault.
+pub fn parse_count_tokens(body: &[u8]) -> Result<GatewayRequest, IngressError> {
+    messages::parse_count_request(body)
+}
+
 /// The stream encoder of `dialect` for one answer to `request` (its `model` is echoed back
 /// as the dialect does; Chat Completions ends with a usage chunk when the request set
 /// `stream_options.include_usage`), identified by `id` (the gateway's request id).

@@ -15,6 +15,18 @@ use super::content::{parse_messages, text_of};
 /// `context_management`, `mcp_servers`, `container`, `service_tier`, `speed` and
 /// `inference_geo` are read and named in `dropped`.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
+    parse(body, true)
+}
+
+/// Parses a `POST /v1/messages/count_tokens` body (SPEC R14.1): a Messages request whose
+/// `max_tokens` may be left out (Anthropic's count_tokens takes none), read otherwise exactly
+/// as [`parse_request`] reads it.
+pub(crate) fn parse_count_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
+    parse(body, false)
+}
+
+/// [`parse_request`], `max_tokens` required when `needs_max_tokens`.
+fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| IngressError::new("body", format!("the body is not valid JSON ({e}).")))?;
     let Value::Object(obj) = value else {
@@ -24,7 +36,9 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         model: str_at(&obj, "", "model")?.to_owned(),
         ..GatewayRequest::default()
     };
-    req.overrides.max_tokens = Some(max_tokens(&obj)?);
+    if needs_max_tokens || get(&obj, "max_tokens").is_some() {
+        req.overrides.max_tokens = Some(max_tokens(&obj)?);
+    }
     if let Some(system) = get(&obj, "system") {
         let text = text_of(system, "system", &mut req.dropped)?;
         push_system(&mut req.system_prompt, &text);

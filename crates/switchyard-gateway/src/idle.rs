@@ -1,0 +1,288 @@
+//! One connection's clocks (SPEC R14.10): the idle keep-alive timeout, from the end of the
+//! last response (its last byte written, or the connection's start) while no request is in
+//! flight, and the header read timeout, from the first byte of a request's head to its end.
+//! hyper's own `header_read_timeout` cannot tell the two apart (it runs whenever the
+//! connection waits for a head, idle time included), so the gateway keeps both here: the
+//! socket is wrapped to see bytes come and go, and each request holds a [`Busy`] from its head
+//! to the end of its response body.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Which clock ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expired {
+    /// No request in flight and no byte received for the idle timeout.
+    Idle,
+    /// A request's head started and did not end within the header read timeout.
+    Head,
+}
+
+/// One connection's activity, shared by its socket, its requests and its watchdog.
+#[derive(Clone)]
+pub(crate) struct Watch {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    activity: Mutex<Activity>,
+    changed: Notify,
+}
+
+struct Activity {
+    /// Requests whose head was read and whose response body is not finished.
+    busy: usize,
+    /// When the connection last had no request in flight (its start, or a response's end).
+    idle_since: Instant,
+    /// The first byte received since then: a request's head has started.
+    head_since: Option<Instant>,
+}
+
+impl Watch {
+    /// A connection that starts idle now.
+    pub(crate) fn new() -> Self {
+        let activity = Activity {
+            busy: 0,
+            idle_since: Instant::now(),
+            head_since: None,
+        };
+        Self {
+            shared: Arc::new(Shared {
+                activity: Mutex::new(activity),
+                changed: Notify::new(),
+            }),
+        }
+    }
+
+    /// `io`, reporting every read that brings bytes to this watch.
+    pub(crate) fn wrap<T>(&self, io: T) -> Watched<T> {
+        Watched {
+            inner: io,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// A request is in flight (its head was read) until the returned guard is dropped.
+    pub(crate) fn busy(&self) -> Busy {
+        let mut activity = self.shared.lock();
+        activity.busy += 1;
+        activity.head_since = None;
+        drop(activity);
+        self.shared.changed.notify_one();
+        Busy {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Resolves when one of the clocks runs out: `idle` after the connection went idle with no
+    /// byte since, `head` after a head's first byte; never while a request is in flight.
+    pub(crate) async fn expired(&self, idle: Duration, head: Duration) -> Expired {
+        loop {
+            let changed = self.shared.changed.notified();
+            let deadline = {
+                let activity = self.shared.lock();
+                (activity.busy == 0).then(|| match activity.head_since {
+                    Some(since) => (since + head, Expired::Head),
+                    None => (activity.idle_since + idle, Expired::Idle),
+                })
+            };
+            match deadline {
+                Some((at, why)) if at <= Instant::now() => return why,
+                Some((at, _)) => {
+                    tokio::select! {
+                        biased;
+                        () = changed => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Activity> {
+        self.activity.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Bytes arrived: with no request in flight, a head has started.
+    fn received(&self) {
+        let mut activity = self.lock();
+        if activity.busy == 0 && activity.head_since.is_none() {
+            activity.head_since = Some(Instant::now());
+            drop(activity);
+            self.changed.notify_one();
+        }
+    }
+
+    /// Bytes went out: with no request in flight (the tail of a response whose body hyper
+    /// has finished, still being flushed to a slow reader), the idle clock starts again.
+    /// The watchdog sees the later deadline when its sleep ends.
+    fn sent(&self) {
+        let mut activity = self.lock();
+        if activity.busy == 0 {
+            activity.idle_since = Instant::now();
+        }
+    }
+}
+
+/// A request in flight (see [`Watch::busy`]); dropping it ends it.
+pub(crate) struct Busy {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut activity = self.shared.lock();
+        activity.busy = activity.busy.saturating_sub(1);
+        if activity.busy == 0 {
+            activity.idle_since = Instant::now();
+            activity.head_since = None;
+        }
+        drop(activity);
+        self.shared.changed.notify_one();
+    }
+}
+
+/// A response body that keeps its request [`Busy`] until hyper has written it all (or the
+/// client went away): hyper drops the body then.
+pub(crate) struct Tracked<B> {
+    inner: B,
+    _busy: Busy,
+}
+
+impl<B> Tracked<B> {
+    /// `inner`, holding `busy` until dropped.
+    pub(crate) fn new(inner: B, busy: Busy) -> Self {
+        Self { inner, _busy: busy }
+    }
+}
+
+impl<B: Body + Unpin> Body for Tracked<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A socket whose reads and writes are reported to its [`Watch`].
+pub(crate) struct Watched<T> {
+    inner: T,
+    shared: Arc<Shared>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.shared.received();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.shared.sent();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.shared.sent();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_idle_clock_stops_while_a_request_is_in_flight_and_restarts_after_it() {
+        let watch = Watch::new();
+        let (idle, head) = (Duration::from_secs(60), Duration::from_secs(30));
+        let busy = watch.busy();
+        let waited = tokio::time::timeout(Duration::from_secs(600), watch.expired(idle, head));
+        assert!(waited.await.is_err(), "busy for 10 minutes, never idle");
+        let ended = Instant::now();
+        drop(busy);
+        assert_eq!(watch.expired(idle, head).await, Expired::Idle);
+        assert_eq!(Instant::now() - ended, idle);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bytes_still_going_out_after_the_body_ended_restart_the_idle_clock() {
+        let watch = Watch::new();
+        drop(watch.busy());
+        tokio::time::sleep(Duration::from_secs(40)).await;
+        let flushed = Instant::now();
+        watch.shared.sent();
+        let why = watch.expired(Duration::from_secs(60), Duration::from_secs(30));
+        assert_eq!(why.await, Expired::Idle);
+        assert_eq!(Instant::now() - flushed, Duration::from_secs(60));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_head_that_started_runs_on_the_header_clock() {
+        let watch = Watch::new();
+        tokio::time::sleep(Duration::from_secs(50)).await;
+        let started = Instant::now();
+        watch.shared.received();
+        let why = watch.expired(Duration::from_secs(60), Duration::from_secs(30));
+        assert_eq!(why.await, Expired::Head);
+        assert_eq!(Instant::now() - started, Duration::from_secs(30));
+    }
+}
