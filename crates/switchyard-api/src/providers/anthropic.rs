@@ -601,6 +601,7 @@ mod tests {
             cached[2]["content"][0]["cache_control"],
             json!({"type": "ephemeral"})
         );
+    }
 
     fn body_with(system_prompt: &str, overrides: &RequestOverrides) -> Value {
         let text = "[act]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\n";
