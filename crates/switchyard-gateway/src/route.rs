@@ -139,6 +139,8 @@ fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfigur
     config.act = ModeSettings {
         provider: Some(route.provider.clone()),
         model_id: route.model.clone(),
+        reasoning_effort: route.reasoning_effort.clone(),
+        thinking_budget_tokens: route.thinking_budget_tokens,
         fallbacks: route.fallbacks.clone(),
         ..ModeSettings::default()
     };

@@ -614,3 +614,36 @@ async fn a_clients_output_limit_is_fitted_to_the_models_and_the_thinking_budget_
     assert_eq!(sent["max_tokens"], 32000, "{sent}");
     assert_eq!(sent["thinking"]["budget_tokens"], 31999, "{sent}");
 }
+
+/// A route's default thinking budget applies when the client sets none, Anthropic's
+/// `adaptive` included (SPEC R14.3); a client's own budget wins.
+#[tokio::test]
+async fn a_routes_default_thinking_applies_unless_the_client_sets_its_own() {
+    let replies = (0..3)
+        .map(|_| Reply::new(HttpResponse::fixture("anthropic_text")))
+        .collect();
+    let (upstream, url) = anthropic_upstream(replies).await;
+    let config = route("claude-*", "anthropic", "claude-sonnet-4-5-20250929", &url)
+        + "thinking_budget_tokens = 4096\n";
+    let gateway = start(&config).await;
+    let ask = |thinking: Value| {
+        let mut body = json!({"model": "claude-x", "max_tokens": 8192, "stream": false,
+            "messages": [{"role": "user", "content": "hi"}]});
+        if !thinking.is_null() {
+            body["thinking"] = thinking;
+        }
+        body
+    };
+    for thinking in [
+        Value::Null,
+        json!({"type": "adaptive"}),
+        json!({"type": "enabled", "budget_tokens": 2048}),
+    ] {
+        let (status, _, text) = post(&gateway.base, "/v1/messages", &ask(thinking)).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    let budgets: Vec<Value> = (upstream.requests().iter())
+        .map(|r| r.json()["thinking"]["budget_tokens"].clone())
+        .collect();
+    assert_eq!(budgets, [json!(4096), json!(4096), json!(2048)]);
+}

@@ -90,6 +90,12 @@ pub struct RouteSettings {
     pub model: Option<String>,
     /// Base URL for this route only (else `[providers.ID] base_url`, else the preset's).
     pub base_url: Option<String>,
+    /// The route's reasoning effort when the client sets none (`none|low|medium|high|xhigh`,
+    /// as a mode's `reasoning_effort`; a client's own effort or thinking wins).
+    pub reasoning_effort: Option<String>,
+    /// The route's thinking budget in tokens when the client sets none (0: none), as a
+    /// mode's; Anthropic `thinking: {type: "adaptive"}` asks for this default.
+    pub thinking_budget_tokens: u64,
     /// The failover chain after the route's own entry (SPEC R12.1), as a mode's `fallbacks`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,

@@ -3,36 +3,22 @@
 //! output limit ended it, and its usage — what each attempt's provider reported, or an
 //! estimate where one reported none.
 
-use switchyard_api::{ApiStreamChunk, ContentBlock, FinishReason, Message, ToolSpec, Usage};
+use switchyard_api::{ApiStreamChunk, FinishReason, Message, ToolSpec, Usage};
+use switchyard_core::context::estimate_message_tokens;
 
 use crate::ingress::StopReason;
 
-/// Tokens estimated from a byte count: 4 bytes per token, rounded up — the task layer's rule
-/// where no tokenizer is known (SPEC R8.2, `switchyard-core`'s `estimate_tokens`).
-pub(super) fn estimate_tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4)
-}
+pub(super) use switchyard_core::context::estimate_tokens;
 
-/// The estimated input of one upstream request, in tokens: the bytes of the system prompt,
-/// every message's text, tool calls (name and input as JSON), tool results and thinking,
-/// and every tool's name, description and schema, at 4 bytes per token; images are not
-/// counted. An estimate, never a bill.
+/// The estimated input of one upstream request, in tokens: the task layer's estimate of the
+/// system prompt and messages (SPEC R8.2, [`estimate_message_tokens`]: 4 bytes per token,
+/// each image 1,000), and every tool's name, description and schema at 4 bytes per token. An
+/// estimate, never a bill.
 pub(super) fn estimate_input(system: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
-    let mut bytes = system.len();
-    for block in messages.iter().flat_map(|m| &m.content) {
-        bytes += match block {
-            ContentBlock::Text { text } => text.len(),
-            ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
-            ContentBlock::ToolResult { content, .. } => content.len(),
-            ContentBlock::Thinking { thinking, .. } => thinking.len(),
-            ContentBlock::RedactedThinking { data } => data.len(),
-            ContentBlock::Image { .. } => 0,
-        };
-    }
-    for tool in tools {
-        bytes += tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
-    }
-    estimate_tokens(bytes)
+    let tools: usize = (tools.iter())
+        .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+        .sum();
+    estimate_message_tokens(system, messages) + estimate_tokens(tools)
 }
 
 /// Adds `u` to `sum` as the task layer sums usage chunks (SPEC R9.2): tokens add up, an

@@ -98,6 +98,10 @@ impl Drive {
                 Some(Ok(chunk)) => self.take(chunk),
                 Some(Err(error)) => {
                     if let Err(error) = self.resume(error).await {
+                        // What the attempts used, for a dialect whose error carries usage
+                        // (Responses `response.failed`).
+                        self.pending
+                            .push_back(ApiStreamChunk::Usage(self.answer.end().1));
                         self.trip.ended(Some(&error));
                         self.last = Some(Step::Fail(error));
                     }
