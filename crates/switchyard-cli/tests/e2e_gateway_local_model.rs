@@ -173,6 +173,11 @@ fn check_turn(summary: &Value, stops: &[&str], input: &str, output: &str) -> Vec
             "more than the {MAX_TOKENS} tokens asked for: {turn}"
         ));
     }
+    // As many tokens as asked for: the output limit cut the answer, and the client is told so
+    // (Chat `length`, Anthropic `max_tokens`; SPEC R14.4), never a clean end of the turn.
+    if turn["usage"][output].as_u64() == Some(MAX_TOKENS) && turn["stop"] != stops[1] {
+        failures.push(format!("cut at the limit but not said so: {turn}"));
+    }
     failures
 }
 

@@ -64,13 +64,19 @@ def chat_turn(client, a, messages, tools):
             "name": "write_file", "description": TOOL_DESCRIPTION, "parameters": TOOL_SCHEMA}}]
     deltas, events = 0, set()
     if a.stream:
+        from openai import LengthFinishReasonError
         with client.chat.completions.stream(
                 stream_options={"include_usage": True}, **kwargs) as stream:
             for event in stream:
                 events.add(event.type)
                 if event.type in ("content.delta", "tool_calls.function.arguments.delta"):
                     deltas += 1
-            completion = stream.get_final_completion()
+            try:
+                completion = stream.get_final_completion()
+            except LengthFinishReasonError as cut:
+                # The helper refuses to parse an answer the output limit cut (finish_reason
+                # "length"), as it does against OpenAI; the completion it carries is what came.
+                completion = cut.completion
     else:
         completion = client.chat.completions.create(**kwargs)
     choice = completion.choices[0]
