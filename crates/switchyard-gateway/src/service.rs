@@ -61,7 +61,7 @@ impl Gateway {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
-            layer: Layer::new(store, &config),
+            layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
             deadline: Duration::from_secs(seconds),
@@ -242,7 +242,11 @@ fn previous_refused(dialect: Dialect, unanswerable: &Unanswerable) -> Response<B
         }
         Unanswerable::Store(e) => {
             let message = format!("The stored response could not be read: {e}.");
-            dialect_error(dialect, &ApiError::new(ErrorKind::Server, message), Some(500))
+            dialect_error(
+                dialect,
+                &ApiError::new(ErrorKind::Server, message),
+                Some(500),
+            )
         }
     }
 }

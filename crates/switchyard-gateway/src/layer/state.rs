@@ -32,8 +32,12 @@ impl std::fmt::Debug for Layer {
 impl Layer {
     /// The layer over `store` with `config`'s daily spend cap (`[limits]
     /// max_cost_usd_per_day`; a gateway request belongs to no task, so `max_cost_usd` does not
-    /// apply).
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &ApiConfiguration) -> Self {
+    /// apply), storing Responses conversations of at most `response_cap` bytes (the body cap).
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: &ApiConfiguration,
+        response_cap: usize,
+    ) -> Self {
         Self {
             store,
             caps: SpendCaps {
@@ -41,7 +45,7 @@ impl Layer {
                 per_day: config.limits.max_cost_usd_per_day,
             },
             clock: Clock::system(),
-            response_cap: crate::service::DEFAULT_BODY_LIMIT,
+            response_cap,
         }
     }
 
