@@ -1,6 +1,7 @@
 //! One HTTP request to the gateway (SPEC R14.1, R14.5, R14.9, R14.10): the endpoint chosen by
 //! path, the body read under its size cap, parsed in the endpoint's dialect, routed and
-//! relayed through Switchyard's layer (R14.4: the store's limits and request log);
+//! relayed through Switchyard's layer (R14.4: the store's limits and request log; R14.1: a
+//! Responses `previous_response_id` answered from the store);
 //! `POST /v1/messages/count_tokens` (R14.1, `count.rs`); `/health`, and `/ready` (the store
 //! reachable); `x-request-id` on every response.
 
@@ -17,10 +18,8 @@ use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
 use switchyard_core::store::{SqliteStore, TaskStore};
 
-use crate::ingress::{
-    Dialect, IngressError, invalid_request_response, parse_count_tokens, parse_request,
-};
-use crate::layer::Layer;
+use crate::ingress::{Dialect, invalid_request_response, parse_count_tokens, parse_request};
+use crate::layer::{Layer, Unanswerable};
 use crate::relay::Relay;
 use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
 use crate::route::{Chain, RouteError, Router};
@@ -62,7 +61,7 @@ impl Gateway {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
-            layer: Layer::new(store, &config),
+            layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
             deadline: Duration::from_secs(seconds),
@@ -74,6 +73,7 @@ impl Gateway {
     /// This gateway with a body cap of `bytes` (SPEC R14.10; a larger body is a 413).
     pub fn with_body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self.layer = self.layer.with_response_cap(bytes);
         self
     }
 
@@ -157,17 +157,15 @@ impl Gateway {
 
     /// Parses, routes and relays one request body.
     async fn answer(&self, dialect: Dialect, body: &[u8], id: &str) -> Response<Body> {
-        let request = match parse_request(dialect, body) {
+        let mut request = match parse_request(dialect, body) {
             Ok(request) => request,
             Err(error) => {
                 let (status, body) = invalid_request_response(dialect, &error);
                 return json_response(status, &body);
             }
         };
-        if request.previous_response_id.is_some() {
-            let error = unanswerable_previous();
-            let (status, body) = invalid_request_response(dialect, &error);
-            return json_response(status, &body);
+        if let Err(unanswerable) = self.layer.resolve_previous(&mut request).await {
+            return previous_refused(dialect, &unanswerable);
         }
         let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
@@ -228,12 +226,27 @@ impl Gateway {
     }
 }
 
-/// The 400 for a Responses request that continues a stored response (SPEC R14.1): this
-/// gateway keeps no responses yet, so `previous_response_id` cannot be answered — refused,
-/// naming the field, rather than sent on without the conversation it stands for.
-fn unanswerable_previous() -> IngressError {
-    IngressError::new(
-        "previous_response_id",
-        "cannot be answered: this gateway does not store responses yet, so it knows no earlier response; send the whole conversation in `input` (with `store: false`).",
-    )
+/// The answer to a Responses request whose `previous_response_id` cannot be answered (SPEC
+/// R14.1): unknown, a 404 in OpenAI's shape (`code: previous_response_not_found`, OpenAI's
+/// message), never sent on without the conversation it stands for; the store failing, a 500.
+fn previous_refused(dialect: Dialect, unanswerable: &Unanswerable) -> Response<Body> {
+    match unanswerable {
+        Unanswerable::NotFound(id) => {
+            let body = json!({"error": {
+                "message": format!("Previous response with id '{id}' not found."),
+                "type": "invalid_request_error",
+                "param": "previous_response_id",
+                "code": "previous_response_not_found",
+            }});
+            json_response(404, &body)
+        }
+        Unanswerable::Store(e) => {
+            let message = format!("The stored response could not be read: {e}.");
+            dialect_error(
+                dialect,
+                &ApiError::new(ErrorKind::Server, message),
+                Some(500),
+            )
+        }
+    }
 }

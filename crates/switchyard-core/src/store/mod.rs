@@ -62,6 +62,8 @@
 //! - `task_store.rs`: the [`TaskStore`] trait;
 //! - `requests.rs`: the gateway's request log, [`RequestRecord`] and the [`RequestLog`] trait
 //!   (a supertrait of [`TaskStore`], SPEC R14.4), whose costs count toward the daily cap;
+//! - `responses.rs`: the gateway's stored Responses, [`StoredResponse`] and the
+//!   [`ResponseStore`] trait (a supertrait of [`TaskStore`], SPEC R14.1);
 //! - `rows.rs`: how both backends map their rows to records (each keeps its own SQL);
 //! - `sqlite.rs`, `postgres.rs` (and their folders): the backends;
 //! - `import.rs`: [`import_reference_dir`], a reference (Cline) task directory as a task;
@@ -73,6 +75,7 @@ mod import;
 mod postgres;
 mod records;
 mod requests;
+mod responses;
 mod rows;
 mod sqlite;
 #[cfg(test)]
@@ -88,5 +91,6 @@ pub use records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
 pub use requests::{RequestLog, RequestOutcome, RequestRecord};
+pub use responses::{RESPONSE_TTL_MS, ResponseStore, StoredResponse};
 pub use sqlite::{BUSY_TIMEOUT_MS, DB_FILE, SCHEMA_VERSION, SqliteStore};
 pub use task_store::TaskStore;

@@ -42,6 +42,7 @@
 mod limits;
 mod pool;
 mod requests;
+mod responses;
 mod schema;
 mod task_store;
 #[cfg(test)]

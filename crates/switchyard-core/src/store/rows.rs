@@ -9,6 +9,7 @@ use switchyard_api::Message;
 use super::error::StoreError;
 use super::records::{ContextEdit, StoredEvent, TaskRecord, TaskUsage};
 use super::requests::{RequestOutcome, RequestRecord};
+use super::responses::StoredResponse;
 use crate::context::DeletedRange;
 use crate::limits::state::{Cooldown, EntryKey, LearntLimits, RATE_WINDOW_MS, RateState};
 
@@ -301,4 +302,62 @@ impl JsonRow {
             kind: self.kind,
         })
     }
+}
+
+/// The columns of `gateway_responses` that [`ResponseRow`] reads (and the backends write), in
+/// its order.
+pub(super) const RESPONSE_COLUMNS: &str =
+    "id, created_ms, expires_ms, route, system_prompt, messages, answer";
+
+/// One `gateway_responses` row as both backends read it, its messages still JSON text.
+pub(super) struct ResponseRow {
+    id: String,
+    created_ms: i64,
+    expires_ms: i64,
+    route: String,
+    system_prompt: String,
+    messages: String,
+    answer: String,
+}
+
+impl ResponseRow {
+    /// The row in [`RESPONSE_COLUMNS`] order.
+    pub(super) fn read<R: Columns>(r: &R) -> Result<Self, R::Error> {
+        Ok(Self {
+            id: r.text(0)?,
+            created_ms: r.int(1)?,
+            expires_ms: r.int(2)?,
+            route: r.text(3)?,
+            system_prompt: r.text(4)?,
+            messages: r.text(5)?,
+            answer: r.text(6)?,
+        })
+    }
+
+    /// The stored response; messages that are not JSON of that shape: [`StoreError::Json`].
+    pub(super) fn response(self) -> Result<StoredResponse, StoreError> {
+        Ok(StoredResponse {
+            messages: from_json(&self.id, &self.messages)?,
+            answer: from_json(&self.id, &self.answer)?,
+            id: self.id,
+            created_ms: self.created_ms,
+            expires_ms: self.expires_ms,
+            route: self.route,
+            system_prompt: self.system_prompt,
+        })
+    }
+}
+
+/// The messages and the answer of `response` as the JSON text stored.
+pub(super) fn response_json(response: &StoredResponse) -> Result<(String, String), StoreError> {
+    let json = |v: serde_json::Result<String>| {
+        v.map_err(|source| StoreError::Json {
+            id: response.id.clone(),
+            source,
+        })
+    };
+    Ok((
+        json(serde_json::to_string(&response.messages))?,
+        json(serde_json::to_string(&response.answer))?,
+    ))
 }

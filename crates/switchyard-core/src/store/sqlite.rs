@@ -9,6 +9,7 @@
 //! - `context_edits`: what context management did, in order.
 //! - `cooldowns`, `spend`, `rate_slots`, `rate_learnt`: the limits state of SPEC R12.
 //! - `gateway_requests`: the gateway's request log ([`crate::store::RequestLog`], R14.4).
+//! - `gateway_responses`: the gateway's stored Responses ([`crate::store::ResponseStore`], R14.1).
 //!
 //! # Durability
 //!
@@ -38,6 +39,7 @@ mod error;
 mod history;
 mod limits;
 mod requests;
+mod responses;
 mod schema;
 mod task_store;
 mod tasks;

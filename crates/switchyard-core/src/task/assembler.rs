@@ -9,7 +9,7 @@ use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, Tool
 
 /// Builds one assistant [`Message`] from the chunks of a stream.
 #[derive(Debug, Default)]
-pub(crate) struct MessageAssembler {
+pub struct MessageAssembler {
     blocks: Vec<ContentBlock>,
     /// True while the last block is a thinking block still receiving text.
     thinking_open: bool,

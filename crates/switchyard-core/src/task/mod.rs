@@ -49,6 +49,7 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
+pub use assembler::MessageAssembler;
 pub use builder::TaskBuilder;
 pub use events::{CancelReason, TaskEvent, TaskStatus};
 pub use observer::BoxFuture;

@@ -1,6 +1,7 @@
 //! Switchyard's layer under every gateway request (SPEC R14.4, R14.9): the same limits as a
 //! task, with their state in the same store (R12.1 cooldowns, R12.2 the daily spend cap,
-//! R12.3 rate limits, R13.2), and a record of every request in that store (R9.2 cost).
+//! R12.3 rate limits, R13.2), a record of every request in that store (R9.2 cost), and the Responses answers a later
+//! `previous_response_id` continues (R14.1).
 //!
 //! - `state.rs`: [`Layer`], the store and the caps one gateway shares over its requests;
 //!   `/ready`.
@@ -9,10 +10,14 @@
 //!   (waiting within the request deadline), cooled down when it fails.
 //! - `ledger.rs`: `Trip`, one request's record: who answered, the usage and its cost, the
 //!   first-token time, how it ended; written after the answer ended, never in a chunk's way.
+//! - `keep.rs`: `Keeper`, a Responses answer stored for a later `previous_response_id`
+//!   (R14.1), and `Layer::resolve_previous`, the stored conversation put before a request's.
 
+mod keep;
 mod ledger;
 mod search;
 mod state;
 
+pub(crate) use keep::{Keeper, Unanswerable, settle};
 pub(crate) use ledger::Trip;
 pub(crate) use state::Layer;

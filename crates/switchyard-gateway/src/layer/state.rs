@@ -1,5 +1,5 @@
 //! [`Layer`]: what every request of one gateway shares of Switchyard's layer (SPEC R14.4,
-//! R14.9): the store its limits state and request log live in (the one a task uses, R13.2),
+//! R14.9): the store its limits state, request log and stored Responses live in (the one a task uses, R13.2),
 //! the daily spend cap (R12.2), and whether the store is reachable (`/ready`).
 
 use std::sync::Arc;
@@ -18,6 +18,9 @@ pub(crate) struct Layer {
     pub(super) store: Arc<dyn TaskStore>,
     pub(super) caps: SpendCaps,
     pub(super) clock: Clock,
+    /// The largest conversation, as stored JSON, a Responses answer is stored with: the
+    /// gateway's body cap (SPEC R14.10).
+    pub(super) response_cap: usize,
 }
 
 impl std::fmt::Debug for Layer {
@@ -29,8 +32,12 @@ impl std::fmt::Debug for Layer {
 impl Layer {
     /// The layer over `store` with `config`'s daily spend cap (`[limits]
     /// max_cost_usd_per_day`; a gateway request belongs to no task, so `max_cost_usd` does not
-    /// apply).
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &ApiConfiguration) -> Self {
+    /// apply), storing Responses conversations of at most `response_cap` bytes (the body cap).
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: &ApiConfiguration,
+        response_cap: usize,
+    ) -> Self {
         Self {
             store,
             caps: SpendCaps {
@@ -38,7 +45,14 @@ impl Layer {
                 per_day: config.limits.max_cost_usd_per_day,
             },
             clock: Clock::system(),
+            response_cap,
         }
+    }
+
+    /// The layer storing Responses conversations of at most `bytes` (the body cap).
+    pub(crate) fn with_response_cap(mut self, bytes: usize) -> Self {
+        self.response_cap = bytes;
+        self
     }
 
     /// Whether the store answers a read within [`READY_TIMEOUT`] (SPEC R14.9 `/ready`); the

@@ -17,7 +17,7 @@ use super::answer::Answer;
 use super::entry::{Prompt, Relay, Started};
 use super::resume::{self, Splice};
 use crate::ingress::{StopReason, StreamEncoder, response_collector, stream_encoder};
-use crate::layer::Trip;
+use crate::layer::{Keeper, Trip, settle};
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
 
 /// How many encoded pieces may wait between the relay and hyper's write of them.
@@ -53,12 +53,18 @@ pub(super) struct Drive {
     /// The request's record (SPEC R14.4): told of each attempt and of the answer's end;
     /// dropped before that (the client went away), it records the request as cancelled.
     trip: Trip,
+    /// A Responses answer to store (SPEC R14.1): hears each chunk the client is sent, and is
+    /// written when the answer ends complete.
+    keeper: Option<Keeper>,
+    /// That write, once started: the answer's terminal event waits for it (`layer/keep.rs`).
+    kept: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drive {
     /// The answer of `relay` that `started` began, within `until`.
     pub(super) fn new(relay: Relay, mut started: Started, until: Instant, mut trip: Trip) -> Self {
         trip.answered(&relay.chain[started.at]);
+        let keeper = (relay.layer).keeper(&relay.id, relay.dialect, &relay.request);
         let read = std::mem::take(&mut started.read);
         let mut drive = Self {
             relay,
@@ -70,6 +76,8 @@ impl Drive {
             splice: None,
             continued: 0,
             trip,
+            keeper,
+            kept: None,
         };
         drive.answer.begin_attempt(drive.current.input_tokens);
         read.into_iter().for_each(|chunk| drive.take(chunk));
@@ -120,6 +128,7 @@ impl Drive {
         self.pending.push_back(ApiStreamChunk::Usage(usage));
         self.last = Some(Step::End(stop));
         self.trip.ended(None);
+        self.kept = self.keeper.take().and_then(Keeper::keep);
     }
 
     /// One chunk of the current attempt: counted, then sent unless it is usage or a finish
@@ -145,6 +154,9 @@ impl Drive {
 
     fn send(&mut self, chunk: ApiStreamChunk) {
         self.answer.sent(&chunk);
+        if let Some(keeper) = self.keeper.as_mut() {
+            keeper.sent(&chunk);
+        }
         self.pending.push_back(chunk);
     }
 
@@ -240,7 +252,10 @@ impl Drive {
                     encoder.chunk(&chunk, &mut out);
                     continue;
                 }
-                Step::End(stop) => encoder.finish(stop, &mut out),
+                Step::End(stop) => {
+                    settle(self.kept.take()).await;
+                    encoder.finish(stop, &mut out);
+                }
                 // The answer was cut and nothing could continue it: the dialect's in-band
                 // error, never a clean end.
                 Step::Fail(error) => encoder.error(&error, &mut out),
@@ -261,6 +276,7 @@ impl Drive {
             match self.next().await {
                 Step::Chunk(chunk) => collector.chunk(&chunk),
                 Step::End(stop) => {
+                    settle(self.kept.take()).await;
                     let mut response = json(200, &collector.finish(stop));
                     if self.answer.estimated {
                         set_header(&mut response, "x-switchyard-usage", "estimated");

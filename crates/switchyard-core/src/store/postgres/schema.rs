@@ -1,5 +1,5 @@
 //! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2; the gateway's request
-//! log of R14.4) and its versioned forward migrations, in table `switchyard_schema`.
+//! log of R14.4; the stored Responses of R14.1) and its versioned forward migrations, in table `switchyard_schema`.
 
 use deadpool_postgres::Client;
 
@@ -7,7 +7,7 @@ use super::PgStore;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 3;
+pub const PG_SCHEMA_VERSION: i64 = 4;
 
 /// Any constant: the advisory lock key under which migrations run, so several processes
 /// opening a new database at once migrate it once.
@@ -113,6 +113,17 @@ const MIGRATIONS: &[&str] = &[
         error_kind TEXT
     );
     CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
+    // 3 → 4: the gateway's stored Responses (SPEC R14.1), as SQLite's version 5.
+    "CREATE TABLE gateway_responses (
+        id TEXT PRIMARY KEY NOT NULL,
+        created_ms BIGINT NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        route TEXT NOT NULL,
+        system_prompt TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        answer TEXT NOT NULL
+    );
+    CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
 ];
 
 impl PgStore {

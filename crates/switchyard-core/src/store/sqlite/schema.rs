@@ -1,5 +1,5 @@
 //! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2; the gateway's
-//! request log of R14.4) and its forward migrations, versioned in `PRAGMA user_version`.
+//! request log of R14.4, the stored Responses of R14.1) and its forward migrations, versioned in `PRAGMA user_version`.
 
 use std::path::Path;
 
@@ -9,7 +9,7 @@ use super::error::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -113,6 +113,18 @@ const MIGRATIONS: &[&str] = &[
         error_kind TEXT
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
+    // 4 → 5: the gateway's stored Responses (SPEC R14.1): what a later `previous_response_id`
+    // continues; the messages are JSON text, as in `messages`.
+    "CREATE TABLE gateway_responses (
+        id TEXT PRIMARY KEY NOT NULL,
+        created_ms INTEGER NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        route TEXT NOT NULL,
+        system_prompt TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        answer TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].

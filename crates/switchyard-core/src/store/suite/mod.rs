@@ -12,13 +12,15 @@
 //! A backend-specific test (a damaged file, a read-only file, a schema migration) stays beside
 //! its backend. The tests are grouped by topic: `tasks.rs` (tasks, messages, events, R10),
 //! `import.rs` (whole tasks and reference directories, R10.1, R10.3), `limits.rs` (the R12
-//! state shared through the store, R13.2), `requests.rs` (the gateway's request log, R14.4).
+//! state shared through the store, R13.2), `requests.rs` (the gateway's request log, R14.4), `responses.rs` (the gateway's stored
+//! Responses, R14.1).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fixture;
 mod import;
 mod limits;
 mod requests;
+mod responses;
 mod tasks;
 
 pub(crate) use fixture::StoreFixture;
@@ -34,6 +36,7 @@ pub(crate) use limits::{
     rate_slots_are_taken_atomically_by_concurrent_connections, spend_is_summed_over_tasks_by_time,
 };
 pub(crate) use requests::gateway_requests_are_recorded_listed_newest_first_and_spent;
+pub(crate) use responses::stored_responses_round_trip_conflict_and_expire;
 pub(crate) use tasks::{
     a_resumed_task_records_its_model_and_its_merged_prompt,
     a_task_created_with_its_first_message_holds_it,
@@ -64,7 +67,8 @@ macro_rules! task_store_suite {
             spend_is_summed_over_tasks_by_time,
             rate_slots_are_taken_atomically_by_concurrent_connections,
             a_slot_of_a_vanished_process_ages_out_of_the_window,
-            gateway_requests_are_recorded_listed_newest_first_and_spent);
+            gateway_requests_are_recorded_listed_newest_first_and_spent,
+            stored_responses_round_trip_conflict_and_expire);
     };
     (@store $fixture:expr; $($name:ident),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
