@@ -10,6 +10,7 @@
 //!   record, in the store tasks use (R14.4, R14.9).
 //! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
 //!   (R14.2, R14.4).
+//! - `metrics.rs`: `GET /metrics`, Prometheus text with the OTel GenAI names (R14.9).
 //! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
 //! - `count.rs`: `POST /v1/messages/count_tokens`, Switchyard's estimate (R14.1).
 //! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
@@ -37,6 +38,7 @@ mod count;
 mod idle;
 pub mod ingress;
 mod layer;
+mod metrics;
 mod models;
 mod relay;
 mod reply;

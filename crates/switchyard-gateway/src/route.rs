@@ -89,17 +89,38 @@ impl Router {
                 });
             }
         }
+        self.best_glob(model).map(|(_, route)| route.clone())
+    }
+
+    /// The glob route `model` goes to, when it is neither a route name nor `PROVIDER/MODEL`
+    /// (for the metrics' route label, SPEC R14.9: the pattern, never the client's name).
+    pub(crate) fn glob_for(&self, model: &str) -> Option<&str> {
+        let routes = &self.config.serve.routes;
+        if routes.contains_key(model) && !model.contains('*') {
+            return None;
+        }
+        if let Some((provider, id)) = model.split_once('/')
+            && preset(provider).is_some()
+            && !id.is_empty()
+        {
+            return None;
+        }
+        self.best_glob(model).map(|(name, _)| name.as_str())
+    }
+
+    /// The most specific glob route matching `model` (the longest pattern; equal lengths: the
+    /// first in name order).
+    fn best_glob(&self, model: &str) -> Option<(&String, &RouteSettings)> {
+        let routes = &self.config.serve.routes;
         let globs = routes.iter().filter(|(name, _)| name.contains('*'));
         let matching = globs.filter(|(name, _)| glob_matches(name, model));
-        matching
-            .fold(
-                None,
-                |best: Option<(&String, &RouteSettings)>, next| match best {
-                    Some(b) if b.0.len() >= next.0.len() => Some(b),
-                    _ => Some(next),
-                },
-            )
-            .map(|(_, route)| route.clone())
+        matching.fold(
+            None,
+            |best: Option<(&String, &RouteSettings)>, next| match best {
+                Some(b) if b.0.len() >= next.0.len() => Some(b),
+                _ => Some(next),
+            },
+        )
     }
 
     /// The 404's sentence for `model`, listing the routes.

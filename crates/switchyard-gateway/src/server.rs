@@ -159,6 +159,7 @@ async fn connection(
     limits: ServerLimits,
     shutdown: CancellationToken,
 ) {
+    let _open = gateway.metrics().connection();
     let watch = Watch::new();
     let io = TokioIo::new(watch.wrap(stream));
     let requests = watch.clone();

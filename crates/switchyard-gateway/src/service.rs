@@ -17,9 +17,11 @@ use serde_json::json;
 use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
 use switchyard_core::store::{SqliteStore, TaskStore};
+use tokio::time::Instant;
 
 use crate::ingress::{Dialect, invalid_request_response, parse_count_tokens, parse_request};
 use crate::layer::{Layer, Unanswerable};
+use crate::metrics::{InFlight, Metrics, route_label};
 use crate::relay::Relay;
 use crate::reply::{Body, dialect_error, json as json_response, refusal, set_header};
 use crate::route::{Chain, RouteError, Router};
@@ -77,23 +79,42 @@ impl Gateway {
         self
     }
 
+    /// This gateway keeping at most `sets` distinct label sets in `/metrics` (default
+    /// 1,000; the rest are counted under `other`, SPEC R14.9).
+    pub fn with_metric_label_sets(mut self, sets: usize) -> Self {
+        self.layer.metrics = Arc::new(Metrics::new(sets));
+        self
+    }
+
+    /// The gateway's metrics, for the server's connection gauge.
+    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
+        &self.layer.metrics
+    }
+
     /// Answers one request (never fails: every failure is a response in the client's
     /// dialect), with an `x-request-id`.
     pub(crate) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
     ) -> Result<Response<Body>, Infallible> {
+        // Hyper calls this once the request's headers are read (SPEC R14.9's overhead starts).
+        let received = Instant::now();
         let id = format!(
             "req_{}{:06}",
             self.id_prefix,
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
-        let mut response = self.dispatch(request, &id).await;
+        let mut response = self.dispatch(request, &id, received).await;
         set_header(&mut response, "x-request-id", &id);
         Ok(response)
     }
 
-    async fn dispatch(&self, request: Request<Incoming>, id: &str) -> Response<Body> {
+    async fn dispatch(
+        &self,
+        request: Request<Incoming>,
+        id: &str,
+        received: Instant,
+    ) -> Response<Body> {
         let dialect = match (request.method(), request.uri().path()) {
             (&Method::POST, "/v1/chat/completions") => Dialect::ChatCompletions,
             (&Method::POST, "/v1/responses") => Dialect::Responses,
@@ -105,6 +126,7 @@ impl Gateway {
                 let anthropic = request.headers().contains_key("anthropic-version");
                 return json_response(200, &crate::models::list(&self.router, anthropic));
             }
+            (&Method::GET, "/metrics") => return self.scrape().await,
             (&Method::GET, "/health") => return json_response(200, &json!({"status": "ok"})),
             (&Method::GET, "/ready") => {
                 return match self.layer.ready().await {
@@ -120,10 +142,28 @@ impl Gateway {
                 return refusal(Dialect::ChatCompletions, 404, message);
             }
         };
+        let flight = self.layer.metrics.in_flight();
         match self.read_body(request, dialect).await {
-            Ok(body) => self.answer(dialect, &body, id).await,
-            Err(response) => response,
+            Ok(body) => self.answer(dialect, &body, id, (received, flight)).await,
+            Err(response) => {
+                let kind = if response.status() == 413 {
+                    "too_large"
+                } else {
+                    "invalid_request"
+                };
+                self.layer.metrics.refused(kind);
+                response
+            }
         }
+    }
+
+    /// `GET /metrics` (SPEC R14.9): Prometheus text exposition format 0.0.4 (`metrics.rs`),
+    /// the store's cooldowns read now within a short timeout.
+    async fn scrape(&self) -> Response<Body> {
+        let cooling = self.layer.cooling().await;
+        let text = self.layer.metrics.render(cooling);
+        let body = http_body_util::Full::new(bytes::Bytes::from(text)).boxed();
+        crate::reply::with_body(200, "text/plain; version=0.0.4; charset=utf-8", body)
     }
 
     /// The body, at most the cap: a larger one is a 413 before it is read past the cap.
@@ -156,21 +196,38 @@ impl Gateway {
     }
 
     /// Parses, routes and relays one request body.
-    async fn answer(&self, dialect: Dialect, body: &[u8], id: &str) -> Response<Body> {
+    async fn answer(
+        &self,
+        dialect: Dialect,
+        body: &[u8],
+        id: &str,
+        (received, flight): (Instant, InFlight),
+    ) -> Response<Body> {
         let mut request = match parse_request(dialect, body) {
             Ok(request) => request,
             Err(error) => {
+                self.layer.metrics.refused("invalid_request");
                 let (status, body) = invalid_request_response(dialect, &error);
                 return json_response(status, &body);
             }
         };
         if let Err(unanswerable) = self.layer.resolve_previous(&mut request).await {
+            self.layer.metrics.refused("invalid_request");
             return previous_refused(dialect, &unanswerable);
         }
         let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
-            Err(response) => return *response,
+            Err(response) => {
+                let kind = if response.status() == 404 {
+                    "not_found"
+                } else {
+                    "server"
+                };
+                self.layer.metrics.refused(kind);
+                return *response;
+            }
         };
+        let label = route_label(&request.model, self.router.glob_for(&request.model));
         let relay = Relay {
             request,
             dialect,
@@ -178,6 +235,9 @@ impl Gateway {
             deadline: self.deadline,
             chain,
             layer: self.layer.clone(),
+            label,
+            received,
+            _flight: flight,
         };
         relay.run().await
     }

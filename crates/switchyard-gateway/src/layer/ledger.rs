@@ -7,6 +7,7 @@
 //! the answer ends; the row is written in a task of its own then: never between two chunks.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use switchyard_api::{ApiError, ApiStreamChunk, ChainEntry, ErrorKind, ModelInfo};
 use switchyard_core::cost::UsageTotals;
@@ -15,6 +16,7 @@ use tokio::time::Instant;
 
 use super::state::Layer;
 use crate::ingress::{Dialect, GatewayRequest};
+use crate::metrics::{Finished, Metrics};
 
 /// One request's record until its answer ends. Dropped before (the client went away while
 /// the request waited or before its first content), it is recorded as cancelled.
@@ -27,11 +29,30 @@ pub(crate) struct Trip {
     thinking_budget: Option<u64>,
     /// The attempts that answered, in order (more than one when a cut answer was continued).
     attempts: Vec<Attempt>,
+    /// The gateway's metrics, fed when the record is written (SPEC R14.9).
+    metrics: Arc<Metrics>,
+    /// The route's metric label.
+    label: String,
+    /// When the request's headers were read (the metrics' durations start there).
+    received: Instant,
+    /// From `received` to the first content.
+    first_token: Option<Duration>,
+    /// Whether an upstream reported usage (the token histogram counts only those).
+    reported: bool,
+    /// The provider and model a request no entry answered failed on (the metrics' labels).
+    tried: Option<(String, String)>,
 }
 
 impl Layer {
-    /// The record of `request`, arrived now in `dialect` under the gateway's request `id`.
-    pub(crate) fn trip(&self, id: &str, dialect: Dialect, request: &GatewayRequest) -> Trip {
+    /// The record of `request`, arrived now in `dialect` under the gateway's request `id`;
+    /// its headers were read at `received`, and `label` is its route's metric label.
+    pub(crate) fn trip(
+        &self,
+        id: &str,
+        dialect: Dialect,
+        request: &GatewayRequest,
+        (label, received): (String, Instant),
+    ) -> Trip {
         Trip {
             store: Arc::clone(&self.store),
             arrived: Instant::now(),
@@ -54,6 +75,12 @@ impl Layer {
             }),
             thinking_budget: request.overrides.thinking_budget_tokens,
             attempts: Vec::new(),
+            metrics: Arc::clone(&self.metrics),
+            label,
+            received,
+            first_token: None,
+            reported: false,
+            tried: None,
         }
     }
 }
@@ -62,6 +89,9 @@ impl Trip {
     /// No entry answered: the request ends with `error` (recorded as cancelled when it is a
     /// cancellation).
     pub(crate) fn failed(mut self, error: &ApiError) {
+        if let (Some(provider), Some(model)) = (&error.provider_id, &error.model_id) {
+            self.tried = Some((provider.clone(), model.clone()));
+        }
         self.write(outcome_of(error));
     }
 
@@ -70,6 +100,7 @@ impl Trip {
     /// the first of these calls is the first-token time.
     pub(crate) fn answered(&mut self, entry: &ChainEntry) {
         let elapsed = self.elapsed_ms();
+        self.first_token.get_or_insert(self.received.elapsed());
         if let Some(record) = self.record.as_mut() {
             record.provider = Some(entry.provider_id.clone());
             record.model = Some(entry.model_id.clone());
@@ -100,6 +131,7 @@ impl Trip {
             let mut priced = true;
             for a in self.attempts.iter().filter(|a| a.usage.reported) {
                 let u = &a.usage;
+                self.reported = true;
                 record.input_tokens += u.input_tokens;
                 record.output_tokens += u.output_tokens;
                 record.cache_read_tokens += u.cache_read_tokens;
@@ -127,6 +159,7 @@ impl Trip {
         };
         record.duration_ms = duration_ms;
         record.outcome = outcome;
+        self.count(&record);
         let store = Arc::clone(&self.store);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
@@ -136,6 +169,25 @@ impl Trip {
             if let Err(e) = store.record_request(&record).await {
                 tracing::warn!(id = %record.id, "the request could not be recorded: {e}");
             }
+        });
+    }
+}
+
+impl Trip {
+    /// Feeds the gateway's metrics with the request's end (SPEC R14.9): one short lock.
+    fn count(&self, record: &RequestRecord) {
+        let r = record;
+        let input = r.input_tokens + r.cache_read_tokens + r.cache_write_tokens;
+        let tried = self.tried.as_ref();
+        self.metrics.finished(&Finished {
+            provider: (r.provider.as_deref()).or(tried.map(|t| t.0.as_str())),
+            route: &self.label,
+            model: (r.model.as_deref()).or(tried.map(|t| t.1.as_str())),
+            tokens: self.reported.then_some((input, r.output_tokens)),
+            duration: self.received.elapsed(),
+            first_token: self.first_token,
+            outcome: &r.outcome,
+            cost_usd: r.cost_usd,
         });
     }
 }

@@ -9,8 +9,13 @@ use switchyard_api::ApiConfiguration;
 use switchyard_core::limits::{Clock, SpendCaps};
 use switchyard_core::store::{StoreError, TaskStore};
 
+use crate::metrics::{LABEL_SETS_MAX, Metrics};
+
 /// How long `/ready` waits for the store before saying it is not reachable.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a `/metrics` scrape waits for the store's cooldowns before leaving them out.
+const SCRAPE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The store and caps every request of one gateway goes through.
 #[derive(Clone)]
@@ -21,6 +26,8 @@ pub(crate) struct Layer {
     /// The largest conversation, as stored JSON, a Responses answer is stored with: the
     /// gateway's body cap (SPEC R14.10).
     pub(super) response_cap: usize,
+    /// The gateway's metrics (SPEC R14.9), fed by each request's record.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Layer {
@@ -46,6 +53,24 @@ impl Layer {
             },
             clock: Clock::system(),
             response_cap,
+            metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
+        }
+    }
+
+    /// How many entries the store has cooling down now, when it answers within
+    /// [`SCRAPE_TIMEOUT`] (`/metrics`, SPEC R14.9); `None` otherwise (logged).
+    pub(crate) async fn cooling(&self) -> Option<usize> {
+        match tokio::time::timeout(SCRAPE_TIMEOUT, self.store.cooldowns(self.clock.now_ms())).await
+        {
+            Ok(Ok(cooldowns)) => Some(cooldowns.len()),
+            Ok(Err(e)) => {
+                tracing::warn!("the cooldowns could not be read for /metrics: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("the store did not give the cooldowns for /metrics in time");
+                None
+            }
         }
     }
 

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::{answer, resume};
 use crate::ingress::{Dialect, GatewayRequest};
 use crate::layer::Layer;
+use crate::metrics::InFlight;
 use crate::reply::{Body, set_header};
 use crate::route::Chain;
 
@@ -33,6 +34,13 @@ pub(crate) struct Relay {
     pub(crate) chain: Chain,
     /// Switchyard's layer: the limits and the request log in the store (SPEC R14.4).
     pub(crate) layer: Layer,
+    /// The route's metric label (SPEC R14.9).
+    pub(crate) label: String,
+    /// When the request's headers were read: the gateway's overhead and the metrics'
+    /// durations start there (SPEC R14.9).
+    pub(crate) received: Instant,
+    /// Counts the request in flight while the relay (and its answer) lives.
+    pub(crate) _flight: InFlight,
 }
 
 /// What an attempt sends: the client's conversation, or one that continues a partial answer
@@ -70,6 +78,7 @@ impl Relay {
         // The layer picks each entry from `from` on: the first not cooling down, admitted by
         // the daily cap and its rate-limit window (SPEC R12.1–R12.3).
         let mut search = self.layer.search(&self.chain[from..], &self.request, until);
+        let mut first = from == 0 && matches!(prompt, Prompt::Client);
         while let Some(offset) = search.next().await? {
             let at = from + offset;
             let entry = &self.chain[at];
@@ -96,6 +105,12 @@ impl Relay {
                 cancel,
                 input_tokens,
             };
+            if std::mem::take(&mut first) {
+                // The gateway's own cost (SPEC R14.9): the handler sends the request's first
+                // upstream request at this first poll of its stream.
+                let spent = self.received.elapsed();
+                self.layer.metrics.overhead(spent);
+            }
             match started.until_content(until).await {
                 Ok(()) => return Ok(started),
                 Err(None) => {

@@ -34,7 +34,10 @@ impl Relay {
     pub(crate) async fn run(self) -> Response<Body> {
         let until = Instant::now() + self.deadline;
         // The request's record, written when its answer ends (SPEC R14.4).
-        let trip = self.layer.trip(&self.id, self.dialect, &self.request);
+        let label = (self.label.clone(), self.received);
+        let trip = self
+            .layer
+            .trip(&self.id, self.dialect, &self.request, label);
         let started = match self.choose(0, &Prompt::Client, until).await {
             Ok(started) => started,
             Err(error) => {

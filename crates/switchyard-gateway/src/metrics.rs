@@ -1,0 +1,505 @@
+//! `GET /metrics` (SPEC R14.9): the gateway's counters and histograms in Prometheus text
+//! exposition format 0.0.4, with the OpenTelemetry GenAI semantic-convention names, units and
+//! bucket boundaries where they exist (<https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-metrics/>,
+//! semantic-conventions v1.41.0 `docs/gen-ai/gen-ai-metrics.md`): `gen_ai.client.token.usage`
+//! (tokens, boundaries 1, 4, 16, … 67108864), `gen_ai.server.request.duration` (s, 0.01, 0.02,
+//! 0.04, … 81.92) and `gen_ai.server.time_to_first_token` (s, 0.001, 0.005, 0.01, … 10), dots
+//! as underscores and the unit as a suffix; plus Switchyard's own (`switchyard_gateway_*`).
+//!
+//! Fed once per request, when its record is written (`layer/ledger.rs` `Trip`: one short lock,
+//! nothing per chunk), once before its first upstream request (the overhead histogram: atomics
+//! only), and by the server (connections) and service (requests in flight, refusals): atomics.
+//! Label values are bounded: a route is a `[serve.routes]` name (a glob as written) or the
+//! `PROVIDER/MODEL` the router accepted, scrubbed of every registered key (R10.5), at most
+//! [`LABEL_VALUE_MAX`] bytes, and at most [`LABEL_SETS_MAX`] distinct label sets are kept — the
+//! rest are counted under `other`.
+//!
+//! `metrics/text.rs` holds the histograms and the text format's lines.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use switchyard_core::store::RequestOutcome;
+
+use text::{AtomicHistogram, Histogram, escape, family};
+
+mod text;
+
+/// `gen_ai.client.token.usage`'s boundaries, in tokens (OTel GenAI semconv).
+pub(crate) const TOKEN_BUCKETS: &[f64] = &[
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
+    16777216.0, 67108864.0,
+];
+/// `gen_ai.server.request.duration`'s boundaries, in seconds (OTel GenAI semconv); the
+/// gateway's overhead uses them too.
+pub(crate) const DURATION_BUCKETS: &[f64] = &[
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+/// `gen_ai.server.time_to_first_token`'s boundaries, in seconds (OTel GenAI semconv).
+pub(crate) const TTFT_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+/// The gateway's own cost before its first upstream request is sub-millisecond: finer
+/// boundaries than a request's, in seconds (no OTel convention exists for it).
+pub(crate) const OVERHEAD_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// The most distinct (provider, route, response model) label sets kept; a request of any
+/// other set is counted under `other` in all three.
+pub const LABEL_SETS_MAX: usize = 1000;
+/// The longest label value kept, in bytes; a longer one is cut (on a character boundary).
+pub(crate) const LABEL_VALUE_MAX: usize = 128;
+/// The label value standing for the sets past [`LABEL_SETS_MAX`].
+const OTHER: &str = "other";
+/// The label value of a provider or model no entry gave (the request failed before one
+/// answered).
+const NONE: &str = "none";
+
+/// The gateway's metrics: atomics for what is fed outside a request's end, one short mutex
+/// over the labelled series.
+#[derive(Debug)]
+pub(crate) struct Metrics {
+    in_flight: AtomicI64,
+    connections: AtomicI64,
+    overhead: AtomicHistogram,
+    series: Mutex<Series>,
+}
+
+impl Metrics {
+    /// Metrics keeping at most `label_sets` distinct label sets ([`LABEL_SETS_MAX`] unless a
+    /// gateway asks for another cap).
+    pub(crate) fn new(label_sets: usize) -> Self {
+        Self {
+            in_flight: AtomicI64::new(0),
+            connections: AtomicI64::new(0),
+            overhead: AtomicHistogram::new(OVERHEAD_BUCKETS),
+            series: Mutex::new(Series {
+                max_sets: label_sets,
+                ..Series::default()
+            }),
+        }
+    }
+}
+
+/// One request's end as the metrics count it (from its record).
+#[derive(Debug)]
+pub(crate) struct Finished<'a> {
+    /// The provider id that answered, or that the request failed on (`None`: none known).
+    pub(crate) provider: Option<&'a str>,
+    /// The route's label ([`route_label`]).
+    pub(crate) route: &'a str,
+    /// The model id that answered, or that the request failed on.
+    pub(crate) model: Option<&'a str>,
+    /// Input tokens (uncached, cache reads and writes) and output tokens, when an upstream
+    /// reported usage.
+    pub(crate) tokens: Option<(u64, u64)>,
+    /// From the request's headers read to its end.
+    pub(crate) duration: Duration,
+    /// From the request's headers read to its first content, when there was any.
+    pub(crate) first_token: Option<Duration>,
+    /// How it ended.
+    pub(crate) outcome: &'a RequestOutcome,
+    /// Its exact cost in US dollars, when known.
+    pub(crate) cost_usd: Option<f64>,
+}
+
+/// Counts one model request as in flight until dropped.
+#[derive(Debug)]
+pub(crate) struct InFlight(Arc<Metrics>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts one client connection as open until dropped.
+#[derive(Debug)]
+pub(crate) struct Open(Arc<Metrics>);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Metrics {
+    /// A model request (Chat, Responses, Messages) began: in flight until the guard drops.
+    pub(crate) fn in_flight(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(Arc::clone(self))
+    }
+
+    /// A client connection was accepted: open until the guard drops.
+    pub(crate) fn connection(self: &Arc<Self>) -> Open {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        Open(Arc::clone(self))
+    }
+
+    /// The gateway's own time before a request's first upstream request: from its headers
+    /// read to the provider handler being asked to send it. Lock-free.
+    pub(crate) fn overhead(&self, spent: Duration) {
+        self.overhead.observe(spent.as_secs_f64());
+    }
+
+    /// A model request the gateway answered itself before any route (a body it could not
+    /// read or parse, an unknown model): counted as an error of `error_type`.
+    pub(crate) fn refused(&self, error_type: &'static str) {
+        let mut series = self.lock();
+        *series
+            .outcomes
+            .entry(("error", error_type.to_owned()))
+            .or_default() += 1;
+    }
+
+    /// A request that went to its route ended.
+    pub(crate) fn finished(&self, end: &Finished<'_>) {
+        let (outcome, error_type) = match end.outcome {
+            RequestOutcome::Ok => ("ok", String::new()),
+            RequestOutcome::Cancelled => ("cancelled", String::new()),
+            RequestOutcome::Error(kind) => ("error", clean(kind)),
+        };
+        let labels = Labels {
+            provider: clean(end.provider.unwrap_or(NONE)),
+            route: clean(end.route),
+            model: clean(end.model.unwrap_or(NONE)),
+        };
+        let mut series = self.lock();
+        *series
+            .outcomes
+            .entry((outcome, error_type.clone()))
+            .or_default() += 1;
+        let set = series.set(labels);
+        if let Some((input, output)) = end.tokens {
+            set.input.observe(input as f64);
+            set.output.observe(output as f64);
+        }
+        set.duration
+            .entry(error_type)
+            .or_insert_with(|| Histogram::new(DURATION_BUCKETS))
+            .observe(end.duration.as_secs_f64());
+        if let Some(first) = end.first_token {
+            set.ttft.observe(first.as_secs_f64());
+        }
+        if let Some(usd) = end.cost_usd {
+            set.cost_usd += usd;
+        }
+    }
+
+    /// The scrape: every family with its `# HELP` and `# TYPE` lines; `cooldowns` is how many
+    /// entries the store has cooling down (`None`: it did not answer in time, and the gauge is
+    /// left out).
+    pub(crate) fn render(&self, cooldowns: Option<usize>) -> String {
+        let mut out = String::with_capacity(16 * 1024);
+        let series = self.lock();
+        series.render_tokens(&mut out);
+        series.render_durations(&mut out);
+        series.render_ttft(&mut out);
+        family(
+            &mut out,
+            "switchyard_gateway_overhead_seconds",
+            "histogram",
+            "The gateway's own time per request before its first upstream request: from the request's headers read (body read, parsed, routed, limits checked in the store) to the provider handler being asked to send it.",
+        );
+        self.overhead
+            .render(&mut out, "switchyard_gateway_overhead_seconds", "");
+        series.render_outcomes(&mut out);
+        series.render_cost(&mut out);
+        drop(series);
+        family(
+            &mut out,
+            "switchyard_gateway_requests_in_flight",
+            "gauge",
+            "Model requests being answered (body read to the response's end).",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_requests_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        family(
+            &mut out,
+            "switchyard_gateway_connections_open",
+            "gauge",
+            "Client connections open.",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_connections_open {}",
+            self.connections.load(Ordering::Relaxed)
+        );
+        if let Some(n) = cooldowns {
+            family(
+                &mut out,
+                "switchyard_gateway_cooldowns",
+                "gauge",
+                "Failover entries cooling down in the store (SPEC R12.1), every process on it included.",
+            );
+            let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
+        }
+        out
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Series> {
+        self.series.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A route's label value: `model` (the client's model name) when it is a route name or
+/// `PROVIDER/MODEL`, else `glob` (the route pattern it matched), scrubbed and cut
+/// ([`LABEL_VALUE_MAX`]).
+pub(crate) fn route_label(model: &str, glob: Option<&str>) -> String {
+    clean(glob.unwrap_or(model))
+}
+
+/// `value` scrubbed of every registered key (R10.5; a value holding one becomes `redacted`)
+/// and cut to [`LABEL_VALUE_MAX`] bytes.
+fn clean(value: &str) -> String {
+    if matches!(
+        switchyard_api::secrets::scrub(value),
+        std::borrow::Cow::Owned(_)
+    ) {
+        return "redacted".to_owned();
+    }
+    let mut end = value.len().min(LABEL_VALUE_MAX);
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    value[..end].to_owned()
+}
+
+/// The labels of one series set.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Labels {
+    provider: String,
+    route: String,
+    model: String,
+}
+
+impl Labels {
+    /// The OTel GenAI labels (`gen_ai_operation_name` is always `chat`).
+    fn write(&self, out: &mut String) {
+        out.push_str("gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"");
+        escape(out, &self.provider);
+        out.push_str("\",gen_ai_request_model=\"");
+        escape(out, &self.route);
+        out.push_str("\",gen_ai_response_model=\"");
+        escape(out, &self.model);
+        out.push('"');
+    }
+}
+
+/// What one label set has seen.
+#[derive(Debug)]
+struct Set {
+    input: Histogram,
+    output: Histogram,
+    /// By `error_type` (empty: the request succeeded or was cancelled).
+    duration: BTreeMap<String, Histogram>,
+    ttft: Histogram,
+    cost_usd: f64,
+}
+
+impl Default for Set {
+    fn default() -> Self {
+        Self {
+            input: Histogram::new(TOKEN_BUCKETS),
+            output: Histogram::new(TOKEN_BUCKETS),
+            duration: BTreeMap::new(),
+            ttft: Histogram::new(TTFT_BUCKETS),
+            cost_usd: 0.0,
+        }
+    }
+}
+
+/// The labelled series, under the one mutex.
+#[derive(Debug, Default)]
+struct Series {
+    index: HashMap<Labels, usize>,
+    sets: Vec<(Labels, Set)>,
+    /// Requests by (outcome, error type).
+    outcomes: BTreeMap<(&'static str, String), u64>,
+    /// The most label sets kept.
+    max_sets: usize,
+}
+
+impl Series {
+    /// The set of `labels`, or `other`'s when `max_sets` sets are kept already.
+    fn set(&mut self, labels: Labels) -> &mut Set {
+        let labels = if self.index.contains_key(&labels) || self.index.len() < self.max_sets {
+            labels
+        } else {
+            Labels {
+                provider: OTHER.to_owned(),
+                route: OTHER.to_owned(),
+                model: OTHER.to_owned(),
+            }
+        };
+        let at = match self.index.get(&labels) {
+            Some(&at) => at,
+            None => {
+                self.sets.push((labels.clone(), Set::default()));
+                self.index.insert(labels, self.sets.len() - 1);
+                self.sets.len() - 1
+            }
+        };
+        &mut self.sets[at].1
+    }
+
+    fn render_tokens(&self, out: &mut String) {
+        let name = "gen_ai_client_token_usage";
+        family(
+            out,
+            name,
+            "histogram",
+            "Tokens per request that an upstream reported (input: uncached, cache reads and cache writes; output: output and reasoning).",
+        );
+        for (labels, set) in &self.sets {
+            for (kind, histogram) in [("input", &set.input), ("output", &set.output)] {
+                if histogram.count > 0 {
+                    let mut l = String::new();
+                    labels.write(&mut l);
+                    let _ = write!(l, ",gen_ai_token_type=\"{kind}\"");
+                    histogram.render(out, name, &l);
+                }
+            }
+        }
+    }
+
+    fn render_durations(&self, out: &mut String) {
+        let name = "gen_ai_server_request_duration_seconds";
+        family(
+            out,
+            name,
+            "histogram",
+            "Request duration, from its headers read to its answer's end (error_type on failures).",
+        );
+        for (labels, set) in &self.sets {
+            for (error_type, histogram) in &set.duration {
+                let mut l = String::new();
+                labels.write(&mut l);
+                if !error_type.is_empty() {
+                    l.push_str(",error_type=\"");
+                    escape(&mut l, error_type);
+                    l.push('"');
+                }
+                histogram.render(out, name, &l);
+            }
+        }
+    }
+
+    fn render_ttft(&self, out: &mut String) {
+        let name = "gen_ai_server_time_to_first_token_seconds";
+        family(
+            out,
+            name,
+            "histogram",
+            "Time from a request's headers read to its answer's first content.",
+        );
+        for (labels, set) in self.sets.iter().filter(|(_, s)| s.ttft.count > 0) {
+            let mut l = String::new();
+            labels.write(&mut l);
+            set.ttft.render(out, name, &l);
+        }
+    }
+
+    fn render_outcomes(&self, out: &mut String) {
+        let name = "switchyard_gateway_requests_total";
+        family(
+            out,
+            name,
+            "counter",
+            "Model requests by how they ended: ok, error (with error_type, the error's kind) or cancelled (the client went away).",
+        );
+        for ((outcome, error_type), n) in &self.outcomes {
+            let _ = write!(out, "{name}{{outcome=\"{outcome}\"");
+            if !error_type.is_empty() {
+                out.push_str(",error_type=\"");
+                escape(out, error_type);
+                out.push('"');
+            }
+            let _ = writeln!(out, "}} {n}");
+        }
+    }
+
+    fn render_cost(&self, out: &mut String) {
+        let name = "switchyard_gateway_cost_usd_total";
+        family(
+            out,
+            name,
+            "counter",
+            "The exact cost of the answered requests at their models' prices (SPEC R9.2), in US dollars.",
+        );
+        let mut by: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+        for (labels, set) in self.sets.iter().filter(|(_, s)| s.cost_usd > 0.0) {
+            *by.entry((&labels.provider, &labels.model)).or_default() += set.cost_usd;
+        }
+        for ((provider, model), usd) in by {
+            let _ = write!(out, "{name}{{gen_ai_provider_name=\"");
+            escape(out, provider);
+            out.push_str("\",gen_ai_response_model=\"");
+            escape(out, model);
+            let _ = writeln!(out, "\"}} {usd}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text::bucket;
+    use super::*;
+
+    #[test]
+    fn a_value_on_a_bound_is_in_that_bucket() {
+        assert_eq!(bucket(TOKEN_BUCKETS, 1.0), 0);
+        assert_eq!(bucket(TOKEN_BUCKETS, 2.0), 1);
+        assert_eq!(bucket(TOKEN_BUCKETS, 1e9), TOKEN_BUCKETS.len());
+    }
+
+    /// Recording a request's end is one short lock and a few additions (no work per chunk);
+    /// the figure printed is this build's cost per request.
+    #[test]
+    fn every_finished_request_is_counted_once_in_its_set() {
+        let metrics = Metrics::new(LABEL_SETS_MAX);
+        let outcome = RequestOutcome::Ok;
+        let end = Finished {
+            provider: Some("anthropic"),
+            route: "sonnet",
+            model: Some("claude-sonnet-4-5"),
+            tokens: Some((2317, 27)),
+            duration: Duration::from_millis(1500),
+            first_token: Some(Duration::from_millis(300)),
+            outcome: &outcome,
+            cost_usd: Some(0.002),
+        };
+        let n = 10_000;
+        let started = std::time::Instant::now();
+        for _ in 0..n {
+            metrics.finished(&end);
+        }
+        let per = started.elapsed().as_nanos() / n;
+        eprintln!("Metrics::finished: {per} ns per request");
+        let series = metrics.lock();
+        assert_eq!(series.sets.len(), 1);
+        let set = &series.sets[0].1;
+        assert_eq!(set.input.count, n as u64);
+        assert_eq!(set.input.counts[bucket(TOKEN_BUCKETS, 2317.0)], n as u64);
+        assert_eq!(
+            set.duration[""].counts[bucket(DURATION_BUCKETS, 1.5)],
+            n as u64
+        );
+        assert_eq!(series.outcomes[&("ok", String::new())], n as u64);
+    }
+
+    #[test]
+    fn label_values_are_escaped_and_cut() {
+        let mut out = String::new();
+        escape(&mut out, "a\"b\\c\nd");
+        assert_eq!(out, "a\\\"b\\\\c\\nd");
+        assert_eq!(clean(&"é".repeat(100)).len(), LABEL_VALUE_MAX);
+    }
+}
