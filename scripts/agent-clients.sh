@@ -5,6 +5,8 @@
 #
 #   .agent-clients/npm/node_modules/.bin/   npm clients (npm install --prefix .agent-clients/npm)
 #   .agent-clients/venv/bin/                Python clients (a venv)
+#   .agent-clients/aider-venv/              aider, in a venv of its own (it pins ~300 packages)
+#   .agent-clients/sdk-venv/                the Python SDKs, pinned as bench's requirements.txt
 #   .agent-clients/sdk-venv/bin/            the Python SDKs (a venv of their own)
 #   .agent-clients/stamps/                  one file per installed pin
 #
