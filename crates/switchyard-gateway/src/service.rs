@@ -16,7 +16,7 @@ use hyper::{Method, Request, Response};
 use serde_json::json;
 use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
-use switchyard_core::store::{SqliteStore, TaskStore};
+use switchyard_core::store::{SqliteStore, StoreError, TaskStore};
 use tokio::time::Instant;
 
 use crate::ingress::{Dialect, invalid_request_response, parse_count_tokens, parse_request};
@@ -47,11 +47,13 @@ impl Gateway {
     /// body cap [`DEFAULT_BODY_LIMIT`], keeping its limits state and request log in a store
     /// of its own in memory (for its lifetime, shared with no other process):
     /// [`Gateway::with_store`] puts them in the store tasks use.
-    pub fn new(config: ApiConfiguration) -> Self {
-        // An in-memory SQLite database fails to open only when memory cannot be allocated.
-        #[allow(clippy::expect_used)]
-        let store = SqliteStore::in_memory().expect("an in-memory SQLite store opens");
-        Self::with_store(config, Arc::new(store))
+    ///
+    /// # Errors
+    ///
+    /// The in-memory store cannot be opened (SQLite could not allocate it).
+    pub fn new(config: ApiConfiguration) -> Result<Self, StoreError> {
+        let store = SqliteStore::in_memory()?;
+        Ok(Self::with_store(config, Arc::new(store)))
     }
 
     /// A gateway over `config` whose cooldowns, rate-limit windows, daily spend and request

@@ -31,7 +31,7 @@ async fn gateway(url: &str) -> (String, CancellationToken) {
     let shutdown = CancellationToken::new();
     tokio::spawn(serve(
         listener,
-        Arc::new(Gateway::new(config)),
+        Arc::new(Gateway::new(config).unwrap()),
         ServerLimits::default(),
         shutdown.clone(),
     ));

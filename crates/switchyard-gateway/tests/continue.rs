@@ -36,7 +36,7 @@ async fn start(text: &str) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    let gateway = Arc::new(Gateway::new(config));
+    let gateway = Arc::new(Gateway::new(config).unwrap());
     tokio::spawn(serve(
         listener,
         gateway,

@@ -44,7 +44,7 @@ async fn start(text: &str) -> Running {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
     let limits = ServerLimits::default();
-    let gateway = Arc::new(Gateway::new(config));
+    let gateway = Arc::new(Gateway::new(config).unwrap());
     tokio::spawn(serve(listener, gateway, limits, shutdown.clone()));
     Running { base, shutdown }
 }

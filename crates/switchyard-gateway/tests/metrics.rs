@@ -29,7 +29,9 @@ impl Drop for Running {
 
 async fn start(text: &str, label_sets: usize) -> Running {
     let config = ApiConfiguration::from_toml(text, "serve.toml", |_| Some(KEY.to_owned())).unwrap();
-    let gateway = Gateway::new(config).with_metric_label_sets(label_sets);
+    let gateway = Gateway::new(config)
+        .unwrap()
+        .with_metric_label_sets(label_sets);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();

@@ -44,7 +44,7 @@ async fn start(text: &str, limits: ServerLimits) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let shutdown = CancellationToken::new();
-    let gateway = Arc::new(Gateway::new(config));
+    let gateway = Arc::new(Gateway::new(config).unwrap());
     tokio::spawn(serve(listener, gateway, limits, shutdown.clone()));
     Running { addr, shutdown }
 }

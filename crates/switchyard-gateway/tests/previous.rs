@@ -46,7 +46,7 @@ async fn gateway_capped(
     let shutdown = CancellationToken::new();
     tokio::spawn(serve(
         listener,
-        Arc::new(Gateway::new(config).with_body_limit(body_limit)),
+        Arc::new(Gateway::new(config).unwrap().with_body_limit(body_limit)),
         ServerLimits::default(),
         shutdown.clone(),
     ));

@@ -33,7 +33,7 @@ async fn start_with(text: &str, body_limit: usize) -> Running {
 
 async fn start_limited(text: &str, body_limit: usize, limits: ServerLimits) -> Running {
     let config = ApiConfiguration::from_toml(text, "serve.toml", |_| Some(KEY.to_owned())).unwrap();
-    let gateway = Gateway::new(config).with_body_limit(body_limit);
+    let gateway = Gateway::new(config).unwrap().with_body_limit(body_limit);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
