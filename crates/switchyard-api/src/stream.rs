@@ -179,6 +179,25 @@ pub struct Usage {
     pub id: Option<String>,
 }
 
+impl Usage {
+    /// Adds `u` to this sum the way usage chunks of one answer add up (SPEC R9.2): token
+    /// counts add; an optional count stays unset only while neither side has it; the
+    /// provider's cost and response id take the latest one given.
+    pub fn add(&mut self, u: &Usage) {
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        self.input_tokens += u.input_tokens;
+        self.output_tokens += u.output_tokens;
+        self.cache_read_tokens = add(self.cache_read_tokens, u.cache_read_tokens);
+        self.cache_write_tokens = add(self.cache_write_tokens, u.cache_write_tokens);
+        self.thoughts_tokens = add(self.thoughts_tokens, u.thoughts_tokens);
+        self.total_cost_usd = u.total_cost_usd.or(self.total_cost_usd);
+        self.id = u.id.clone().or(self.id.take());
+    }
+}
+
 /// One complete tool call, assembled from [`ApiStreamChunk::ToolCalls`] fragments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {

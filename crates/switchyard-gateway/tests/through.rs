@@ -167,18 +167,6 @@ struct Library {
     continued: bool,
 }
 
-fn add_usage(sum: &mut Usage, u: &Usage) {
-    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    };
-    sum.input_tokens += u.input_tokens;
-    sum.output_tokens += u.output_tokens;
-    sum.cache_read_tokens = add(sum.cache_read_tokens, u.cache_read_tokens);
-    sum.cache_write_tokens = add(sum.cache_write_tokens, u.cache_write_tokens);
-    sum.thoughts_tokens = add(sum.thoughts_tokens, u.thoughts_tokens);
-}
-
 /// The configuration every provider of the table needs (Bedrock: a region), `[serve]` with a
 /// request deadline beyond the recordings' retry waits, and `routes`.
 fn config_text(routes: &str) -> String {
@@ -292,7 +280,7 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
                         }
                     }
                     ApiStreamChunk::Usage(u) => {
-                        add_usage(out.usage.get_or_insert_with(Usage::default), u);
+                        out.usage.get_or_insert_with(Usage::default).add(u);
                     }
                     ApiStreamChunk::ToolCalls { .. } => calls.push_chunk(&chunk),
                     // How the answer ended: the dialects' stop reasons, not compared here.
@@ -900,7 +888,7 @@ async fn start_gateway(text: &str) -> Running {
     };
     tokio::spawn(serve(
         listener,
-        Arc::new(Gateway::new(config)),
+        Arc::new(Gateway::new(config).unwrap()),
         limits,
         shutdown.clone(),
     ));

@@ -21,22 +21,6 @@ pub(super) fn estimate_input(system: &str, messages: &[Message], tools: &[ToolSp
     estimate_message_tokens(system, messages) + estimate_tokens(tools)
 }
 
-/// Adds `u` to `sum` as the task layer sums usage chunks (SPEC R9.2): tokens add up, an
-/// optional count stays unset only when neither has it, the provider's cost takes the latest.
-fn add_usage(sum: &mut Usage, u: &Usage) {
-    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    };
-    sum.input_tokens += u.input_tokens;
-    sum.output_tokens += u.output_tokens;
-    sum.cache_read_tokens = add(sum.cache_read_tokens, u.cache_read_tokens);
-    sum.cache_write_tokens = add(sum.cache_write_tokens, u.cache_write_tokens);
-    sum.thoughts_tokens = add(sum.thoughts_tokens, u.thoughts_tokens);
-    sum.total_cost_usd = u.total_cost_usd.or(sum.total_cost_usd);
-    sum.id = u.id.clone().or(sum.id.take());
-}
-
 /// One answer as the client has received it, over its attempts.
 #[derive(Debug, Default)]
 pub(super) struct Answer {
@@ -78,7 +62,7 @@ impl Answer {
                 ..
             } => name.len() + arguments_delta.len(),
             ApiStreamChunk::Usage(u) => {
-                add_usage(self.attempt_usage.get_or_insert_with(Usage::default), u);
+                self.attempt_usage.get_or_insert_with(Usage::default).add(u);
                 0
             }
             ApiStreamChunk::Finish { reason } => {
@@ -111,7 +95,7 @@ impl Answer {
                 }
             }
         };
-        add_usage(&mut self.usage, &usage);
+        self.usage.add(&usage);
         self.attempt_input = 0;
         self.attempt_output_bytes = 0;
     }

@@ -203,16 +203,7 @@ impl Output {
     }
 
     fn add_usage(&mut self, u: &Usage) {
-        let sum = self.usage.get_or_insert_with(Usage::default);
-        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        sum.input_tokens += u.input_tokens;
-        sum.output_tokens += u.output_tokens;
-        sum.cache_read_tokens = add(sum.cache_read_tokens, u.cache_read_tokens);
-        sum.cache_write_tokens = add(sum.cache_write_tokens, u.cache_write_tokens);
-        sum.thoughts_tokens = add(sum.thoughts_tokens, u.thoughts_tokens);
+        self.usage.get_or_insert_with(Usage::default).add(u);
     }
 
     /// The open item when it is the only one and `is` it, else none.
