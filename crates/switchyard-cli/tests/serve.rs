@@ -3,7 +3,7 @@
 //! Completions client, draining on SIGTERM with exit 0; and a non-loopback address refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -13,22 +13,6 @@ use switchyard_testkit::{HttpResponse, MockServer, Reply};
 mod common;
 
 const KEY: &str = "sk-ant-serve-cli-test-0123456789";
-
-/// One HTTP/1.1 request to `addr` on a fresh connection: the status and the body.
-fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (_, body) = response.split_once("\r\n\r\n").unwrap();
-    (status, body.to_owned())
-}
 
 #[tokio::test]
 async fn serve_answers_a_chat_client_from_an_anthropic_route_and_drains_on_sigterm() {
@@ -63,7 +47,7 @@ async fn serve_answers_a_chat_client_from_an_anthropic_route_and_drains_on_sigte
             .unwrap_or_else(|| panic!("no address announced: {line:?}"))
             .to_owned();
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = request(&addr, "POST", "/v1/chat/completions", body);
+        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
         let pid = child.id().to_string();
         let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(killed.success());

@@ -5,7 +5,7 @@
 //! entry cooling down.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -16,22 +16,6 @@ use switchyard_testkit::{HttpResponse, MockServer, Reply};
 mod common;
 
 const KEY: &str = "sk-ant-serve-store-test-0123456789";
-
-/// One HTTP/1.1 request to `addr` on a fresh connection: the status and the body.
-fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (_, body) = response.split_once("\r\n\r\n").unwrap();
-    (status, body.to_owned())
-}
 
 /// The binary with a clean environment whose home is `home`.
 fn switchyard(home: &Path) -> Command {
@@ -91,8 +75,8 @@ async fn serve_records_its_requests_and_cooldowns_in_the_store_the_other_command
             .unwrap_or_else(|| panic!("no address announced: {line:?}"))
             .to_owned();
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = request(&addr, "POST", "/v1/chat/completions", body);
-        let ready = request(&addr, "GET", "/ready", "");
+        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
+        let ready = common::request(&addr, "GET", "/ready", "");
         let pid = child.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let status = common::wait_or_kill(&mut child, Duration::from_secs(20), &"serve");

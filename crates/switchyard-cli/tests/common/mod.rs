@@ -28,3 +28,28 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration, what: &dyn std::fmt::Deb
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// One HTTP/1.1 request to `addr` on a fresh connection: the status and the body.
+// Used by the `serve` tests only.
+#[allow(dead_code)]
+pub fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("cannot connect to the gateway");
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream
+        .write_all(head.as_bytes())
+        .expect("cannot send the request");
+    stream
+        .write_all(body.as_bytes())
+        .expect("cannot send the request");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("cannot read the response");
+    let status = response[9..12].parse().expect("an HTTP status line");
+    let (_, body) = response.split_once("\r\n\r\n").expect("a response head");
+    (status, body.to_owned())
+}
