@@ -92,6 +92,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 usage.input_tokens, usage.output_tokens
             ),
             ApiStreamChunk::Finish { reason } => eprintln!("\n[cut: {reason:?}]"),
+            // Only a forwarded request's stream (a gateway's) carries the provider's events.
+            ApiStreamChunk::Wire(_) => {}
         }
     }
     println!();

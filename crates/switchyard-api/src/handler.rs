@@ -163,6 +163,16 @@ pub enum ToolChoice {
     Tool(String),
 }
 
+/// A wire dialect in which a client's own request body can be sent to a provider unchanged but
+/// for the model (SPEC R14.2, [`ApiHandler::forward`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ForwardDialect {
+    /// Anthropic Messages (`POST /v1/messages`).
+    AnthropicMessages,
+    /// OpenAI Chat Completions (`POST /chat/completions`).
+    ChatCompletions,
+}
+
 /// Receives each HTTP response's status and headers ([`RequestOptions::on_response`]).
 pub type ResponseObserver = Arc<dyn Fn(u16, &reqwest::header::HeaderMap) + Send + Sync>;
 
@@ -227,9 +237,48 @@ pub trait ApiHandler: Send + Sync {
         Vec::new()
     }
 
+    /// The dialect this handler sends its requests in when a client's own body of it can be
+    /// sent as it is ([`ApiHandler::forward`], SPEC R14.2). Default: none — a gateway
+    /// translates every request for this handler.
+    fn forwards(&self) -> Option<ForwardDialect> {
+        None
+    }
+
+    /// Sends a client's own request `body` (a JSON object of [`ApiHandler::forwards`]'s
+    /// dialect) faithfully (SPEC R14.2): every field kept but `model` (this handler's),
+    /// `stream` (always `true`; Chat also asks for usage in the stream), and what `options`'
+    /// overrides set — the output limit (fitted to the model by the caller) and, where the body
+    /// sets none, the reasoning. The handler's URL, key, headers, retries and deadlines apply
+    /// as to [`ApiHandler::create_message`], and the stream is its chunks, each provider event
+    /// also given as it came ([`ApiStreamChunk::Wire`], after its chunks).
+    ///
+    /// A handler that does not forward, or a body of another dialect, yields one
+    /// `ErrorKind::InvalidRequest` error.
+    ///
+    /// [`ApiStreamChunk::Wire`]: crate::ApiStreamChunk::Wire
+    fn forward(
+        &self,
+        dialect: ForwardDialect,
+        _body: serde_json::Map<String, serde_json::Value>,
+        _options: RequestOptions,
+    ) -> ApiStream {
+        refused_forward(self.provider_id(), dialect)
+    }
+
     /// Late usage lookup for providers that report usage out of band (OpenRouter's generation
     /// endpoint). Called when a stream ended without a usage chunk. Default: none.
     fn get_api_stream_usage(&self) -> UsageFuture<'_> {
         Box::pin(std::future::ready(None))
     }
+}
+
+/// The one-error stream of a forward this provider cannot take.
+pub(crate) fn refused_forward(provider_id: &str, dialect: ForwardDialect) -> ApiStream {
+    let error = crate::ApiError::new(
+        crate::ErrorKind::InvalidRequest,
+        format!(
+            "the {provider_id} provider cannot take a request body of {dialect:?} as it is; send it to be translated"
+        ),
+    );
+    Box::pin(futures_util::stream::once(std::future::ready(Err(error))))
 }

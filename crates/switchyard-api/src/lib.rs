@@ -141,8 +141,8 @@ pub use config::{
 };
 pub use error::{ApiError, ErrorKind, classify};
 pub use handler::{
-    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, RequestOptions, RequestOverrides,
-    ResponseObserver, RetryObserver, RetryStatus, ToolChoice,
+    ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, ForwardDialect, RequestOptions,
+    RequestOverrides, ResponseObserver, RetryObserver, RetryStatus, ToolChoice,
 };
 pub use message::{ContentBlock, Message, Role, ToolSpec};
 pub use model::ModelInfo;
@@ -152,6 +152,6 @@ pub use providers::{
 };
 pub use rate_limit::{RateLimitHeaders, rate_limit_headers};
 pub use stream::{
-    ApiStream, ApiStreamChunk, FinishReason, ToolCall, ToolCallAccumulator, Usage,
+    ApiStream, ApiStreamChunk, FinishReason, ToolCall, ToolCallAccumulator, Usage, WireEvent,
     generated_tool_call_id,
 };

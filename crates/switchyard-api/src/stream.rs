@@ -68,6 +68,23 @@ pub enum ApiStreamChunk {
     /// mappers whose wire names it; a stream without it ended as the model chose, or the
     /// provider did not say. Not content ([`ApiStreamChunk::is_content`]).
     Finish { reason: FinishReason },
+    /// One event of the provider's stream as it came, re-framed (SPEC R14.2): only in the
+    /// stream of [`ApiHandler::forward`](crate::ApiHandler::forward), after the chunks mapped
+    /// from it — a gateway relays these bytes to a client of the provider's own dialect and
+    /// reads the other chunks for usage, cost and errors. An event whose mapping failed is not
+    /// given (the error is). Not content, never stored (`serde` skips it).
+    #[serde(skip)]
+    Wire(WireEvent),
+}
+
+/// The bytes of one provider event as a client of its dialect reads them
+/// ([`ApiStreamChunk::Wire`]): for server-sent events, its `event:`, `data:` (one line per
+/// line of data), `id:` and `retry:` fields and the blank line that ends it — what the provider
+/// sent, without its comments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireEvent {
+    /// The event's bytes, ready to write to the client.
+    pub bytes: bytes::Bytes,
 }
 
 /// Why an answer ended when the model did not choose to end it ([`ApiStreamChunk::Finish`]).
@@ -152,7 +169,7 @@ impl ApiStreamChunk {
     /// True for text, reasoning and tool calls: the chunks that commit a stream (SPEC R6.4).
     /// Usage and finish chunks are not content.
     pub fn is_content(&self) -> bool {
-        !matches!(self, Self::Usage(_) | Self::Finish { .. })
+        !matches!(self, Self::Usage(_) | Self::Finish { .. } | Self::Wire(_))
     }
 }
 

@@ -82,6 +82,19 @@ fn claude_code_on_its_default_model_creates_hello_txt() {
     );
 }
 
+/// Its own dialect (SPEC R14.2): an Anthropic upstream gets Claude Code's bodies as it sent
+/// them (but for the route's model and what the route fits) and Claude Code gets the
+/// upstream's events as they came.
+#[test]
+fn claude_code_creates_hello_txt_through_an_anthropic_upstream_forwarded() {
+    run_claude(
+        "claude_code_creates_hello_txt_through_an_anthropic_upstream_forwarded",
+        Some("claude-sonnet-4-5"),
+        UpstreamDialect::Messages,
+        Traffic::EssentialOnly,
+    );
+}
+
 /// The other pair: Anthropic Messages in, OpenAI Responses out (`openai-native`'s
 /// `gpt-5.4-mini`, a Responses model in the catalogue).
 #[test]
@@ -129,7 +142,8 @@ fn routes(dialect: UpstreamDialect) -> Vec<Route> {
     let (provider, model) = match dialect {
         UpstreamDialect::ChatCompletions => ("openai", "gpt-4o"),
         UpstreamDialect::Responses => ("openai-native", "gpt-5.4-mini"),
-        UpstreamDialect::Messages => unreachable!("Claude Code speaks Messages itself"),
+        // Its own dialect: forwarded, not translated (SPEC R14.2).
+        UpstreamDialect::Messages => ("anthropic", "claude-sonnet-4-5-20250929"),
     };
     vec![
         Route::new("claude-*", provider, model),
@@ -175,7 +189,7 @@ fn run_claude(name: &str, model: Option<&str>, dialect: UpstreamDialect, traffic
         "the last turn's text: {}",
         report()
     );
-    check_exchanges(&scene);
+    check_exchanges(&scene, dialect);
     if traffic == Traffic::All {
         check_title(&scene);
     }
@@ -217,7 +231,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// What the run must have looked like on both sides: every `/v1/messages` request streamed
 /// and answered 200; upstream, the `Write` call once, then one request carrying its result
 /// (the call not repeated: bifrost#5128 sent every tool call twice).
-fn check_exchanges(scene: &AgentScene) {
+fn check_exchanges(scene: &AgentScene, dialect: UpstreamDialect) {
     let messages: Vec<_> = (scene.tap.requests().into_iter())
         .filter(|r| r.path.starts_with("/v1/messages"))
         .collect();
@@ -246,7 +260,43 @@ fn check_exchanges(scene: &AgentScene) {
         "the call appears once in the history sent upstream: {}",
         scene.figures()
     );
+    if dialect == UpstreamDialect::Messages {
+        check_forwarded(&messages, &exchanges, scene);
+    }
     println!("x-switchyard-dropped seen: {:?}", scene.tap.dropped());
+}
+
+/// Each body Claude Code sent reached the Anthropic upstream with every field it had (SPEC
+/// R14.2): the same top-level fields and the same conversation and tools, the model the
+/// route's; nothing named dropped.
+fn check_forwarded(
+    sent: &[agents::TappedRequest],
+    got: &[switchyard_testkit::AgentExchange],
+    scene: &AgentScene,
+) {
+    let sent: Vec<_> = sent
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/messages?") || r.path == "/v1/messages")
+        .collect();
+    assert_eq!(sent.len(), got.len(), "{}", scene.figures());
+    for (client, upstream) in sent.iter().zip(got) {
+        let (client, upstream) = (client.json(), upstream.request.json());
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&client), keys(&upstream), "{}", scene.figures());
+        assert_eq!(
+            client["messages"],
+            upstream["messages"],
+            "{}",
+            scene.figures()
+        );
+        assert_eq!(client["tools"], upstream["tools"], "{}", scene.figures());
+        assert_eq!(upstream["model"], "claude-sonnet-4-5-20250929");
+    }
+    assert!(scene.tap.dropped().is_empty(), "{:?}", scene.tap.dropped());
 }
 
 /// How many tool definitions named `Write` a request body offers (0 or 1).

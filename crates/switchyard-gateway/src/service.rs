@@ -145,8 +145,17 @@ impl Gateway {
             }
         };
         let flight = self.layer.metrics.in_flight();
+        let forward_headers = forward_headers(dialect, request.headers());
         match self.read_body(request, dialect).await {
-            Ok(body) => self.answer(dialect, &body, id, (received, flight)).await,
+            Ok(body) => {
+                let client = Client {
+                    body,
+                    forward_headers,
+                    received,
+                    flight,
+                };
+                self.answer(dialect, client, id).await
+            }
             Err(response) => {
                 let kind = if response.status() == 413 {
                     "too_large"
@@ -198,14 +207,8 @@ impl Gateway {
     }
 
     /// Parses, routes and relays one request body.
-    async fn answer(
-        &self,
-        dialect: Dialect,
-        body: &[u8],
-        id: &str,
-        (received, flight): (Instant, InFlight),
-    ) -> Response<Body> {
-        let mut request = match parse_request(dialect, body) {
+    async fn answer(&self, dialect: Dialect, client: Client, id: &str) -> Response<Body> {
+        let mut request = match parse_request(dialect, &client.body) {
             Ok(request) => request,
             Err(error) => {
                 self.layer.metrics.refused("invalid_request");
@@ -238,8 +241,10 @@ impl Gateway {
             chain,
             layer: self.layer.clone(),
             label,
-            received,
-            _flight: flight,
+            received: client.received,
+            _flight: client.flight,
+            body: client.body,
+            forward_headers: client.forward_headers,
         };
         relay.run().await
     }
@@ -311,4 +316,27 @@ fn previous_refused(dialect: Dialect, unanswerable: &Unanswerable) -> Response<B
             )
         }
     }
+}
+
+/// What the client sent with one request's body, kept for its relay.
+struct Client {
+    body: bytes::Bytes,
+    /// The client's headers a forwarded body takes along ([`forward_headers`]).
+    forward_headers: Vec<(String, String)>,
+    /// When its headers were read (SPEC R14.9's overhead starts there).
+    received: Instant,
+    flight: InFlight,
+}
+
+/// The client headers sent on with its body when the route's provider takes that body as it
+/// is (SPEC R14.2): Anthropic's `anthropic-beta`, which the body's fields may need (Claude
+/// Code's `context_management`, interleaved thinking); at most 4 KiB of it.
+fn forward_headers(dialect: Dialect, headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+    if dialect != Dialect::AnthropicMessages {
+        return Vec::new();
+    }
+    let beta = headers.get("anthropic-beta").and_then(|v| v.to_str().ok());
+    beta.filter(|v| v.len() <= 4096)
+        .map(|v| vec![("anthropic-beta".to_owned(), v.to_owned())])
+        .unwrap_or_default()
 }

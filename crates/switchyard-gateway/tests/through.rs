@@ -21,8 +21,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use switchyard_api::{
-    ApiConfiguration, ApiError, ApiStreamChunk, Mode, RequestOptions, ToolCallAccumulator, Usage,
-    build_api_handler, fails_over,
+    ApiConfiguration, ApiError, ApiHandler, ApiStreamChunk, ForwardDialect, Mode, RequestOptions,
+    ToolCallAccumulator, Usage, build_api_handler, fails_over,
 };
 use switchyard_gateway::ingress::{Dialect, error_response, parse_request};
 use switchyard_gateway::{Gateway, ServerLimits, serve};
@@ -165,6 +165,9 @@ struct Library {
     /// in-band error; the splice keeps the text as it was (tests/continue.rs checks the
     /// continuation itself).
     continued: bool,
+    /// Where the provider takes a client's own body (SPEC R14.2): that dialect, and the
+    /// provider's events as forwarding gives them back.
+    forwarded: Option<(ForwardDialect, String)>,
 }
 
 /// The configuration every provider of the table needs (Bedrock: a region), `[serve]` with a
@@ -207,9 +210,9 @@ fn body(dialect: Dialect, model: &str, stream: bool) -> Value {
     }
 }
 
-/// The library's answer for `recording`: its provider's handler, built as the gateway's route
-/// builds it, against the recording replayed whole.
-async fn library(recording: &Recording) -> Library {
+/// The library's handler for `recording`, built as the gateway's route builds it, against
+/// the recording replayed whole by a scripted server of its own.
+async fn handler_at(recording: &Recording) -> (MockServer, Box<dyn ApiHandler>) {
     let server = MockServer::start(recording.replies.clone()).await;
     let base_url = format!("{}{}", server.url(), recording.base_path);
     let region = if recording.provider == "bedrock" {
@@ -223,7 +226,14 @@ async fn library(recording: &Recording) -> Library {
     );
     let config = ApiConfiguration::from_toml(&text, "library.toml", |_| Some(KEY.to_owned()))
         .unwrap_or_else(|e| panic!("{}: {e}", recording.name));
-    let handler = build_api_handler(&config, Mode::Act).unwrap();
+    (server, build_api_handler(&config, Mode::Act).unwrap())
+}
+
+/// The library's answer for `recording`; where its provider takes a client's own body
+/// (SPEC R14.2), also the events that forwarding gives back, which a client of that
+/// dialect must get byte for byte.
+async fn library(recording: &Recording) -> Library {
+    let (server, handler) = handler_at(recording).await;
     let body = anthropic_body("m", true).to_string();
     let request = parse_request(Dialect::AnthropicMessages, body.as_bytes()).unwrap();
     let options = RequestOptions {
@@ -235,7 +245,7 @@ async fn library(recording: &Recording) -> Library {
             &request.system_prompt,
             &request.messages,
             &request.tools,
-            options,
+            options.clone(),
         )
         .collect()
         .await;
@@ -243,7 +253,53 @@ async fn library(recording: &Recording) -> Library {
     library.continued = matches!(&library.error, Some((e, true)) if fails_over(e.kind))
         && !library.text.is_empty()
         && library.calls.is_empty();
+    if let Some(dialect) = handler.forwards() {
+        library.forwarded = Some(forwarded(recording, dialect, options, &library).await);
+    }
     library
+}
+
+/// The events a forward of `recording` in `dialect` gives back, checking that its chunks
+/// say what `create_message`'s said (one mapper reads both).
+async fn forwarded(
+    recording: &Recording,
+    dialect: ForwardDialect,
+    options: RequestOptions,
+    want: &Library,
+) -> (ForwardDialect, String) {
+    let (server, handler) = handler_at(recording).await;
+    let client = match dialect {
+        ForwardDialect::AnthropicMessages => body(Dialect::AnthropicMessages, "m", true),
+        ForwardDialect::ChatCompletions => body(Dialect::ChatCompletions, "m", true),
+    };
+    let Value::Object(client) = client else {
+        unreachable!("a request body is an object")
+    };
+    let items: Vec<_> = handler.forward(dialect, client, options).collect().await;
+    let mut wire = Vec::new();
+    for item in &items {
+        if let Ok(ApiStreamChunk::Wire(event)) = item {
+            wire.extend_from_slice(&event.bytes);
+        }
+    }
+    let got = summarise(items, server.request_count());
+    let label = &recording.name;
+    assert_eq!(
+        (&got.text, &got.reasoning),
+        (&want.text, &want.reasoning),
+        "{label}: forward"
+    );
+    assert_eq!(
+        (&got.calls, &got.usage),
+        (&want.calls, &want.usage),
+        "{label}: forward"
+    );
+    assert_eq!(
+        got.error.as_ref().map(|(e, c)| (e.to_string(), *c)),
+        want.error.as_ref().map(|(e, c)| (e.to_string(), *c)),
+        "{label}: forward"
+    );
+    (dialect, String::from_utf8(wire).unwrap())
 }
 
 fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> Library {
@@ -256,6 +312,7 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
         error: None,
         requests,
         continued: false,
+        forwarded: None,
     };
     let mut calls = ToolCallAccumulator::default();
     let mut content = false;
@@ -284,7 +341,7 @@ fn summarise(items: Vec<Result<ApiStreamChunk, ApiError>>, requests: usize) -> L
                     }
                     ApiStreamChunk::ToolCalls { .. } => calls.push_chunk(&chunk),
                     // How the answer ended: the dialects' stop reasons, not compared here.
-                    ApiStreamChunk::Finish { .. } => {}
+                    ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
                 }
             }
             Err(e) => out.error = Some((e, content)),
@@ -389,6 +446,12 @@ fn chat_stream(label: &str, text: &str) -> Got {
         assert!(got.error.is_none(), "{label}: an event after the error");
         if e["error"].is_object() {
             got.error = Some(e);
+            continue;
+        }
+        // Azure's `prompt_filter_results` chunk (no id, no choices, no usage), which an
+        // upstream of the client's own dialect sends it as it came (SPEC R14.2): clients skip it.
+        let choices = e["choices"].as_array().map_or(0, Vec::len);
+        if choices == 0 && e["usage"].is_null() && e["prompt_filter_results"].is_array() {
             continue;
         }
         // One completion: every chunk carries its id; nothing but usage after the finish.
@@ -788,15 +851,29 @@ fn assert_same_calls(
     }
 }
 
+/// The events a client of `dialect` gets from the provider as they came, when the provider
+/// takes that dialect's body as it is.
+fn forwarded_events(want: &Library, dialect: Dialect) -> Option<&str> {
+    match (want.forwarded.as_ref()?, dialect) {
+        ((ForwardDialect::ChatCompletions, events), Dialect::ChatCompletions)
+        | ((ForwardDialect::AnthropicMessages, events), Dialect::AnthropicMessages) => {
+            Some(events.as_str())
+        }
+        _ => None,
+    }
+}
+
 /// The gateway's answer in `dialect` says what the library's stream said.
 fn compare(
     label: &str,
     recording: &Recording,
-    dialect: Dialect,
-    stream: bool,
+    (dialect, stream): (Dialect, bool),
     want: &Library,
     got: &Got,
 ) {
+    // A cut stream of the provider's own dialect (SPEC R14.2) carries the provider's usage in
+    // its events, not the gateway's.
+    let forwarded = forwarded_events(want, dialect).filter(|_| stream);
     match &want.error {
         // Failed before content, or a whole answer that failed: the error response.
         Some((error, content)) if !*content || !stream => {
@@ -849,7 +926,7 @@ fn compare(
     // A stream cut by an error: Chat's and Anthropic's error events have no usage.
     // A continued answer's usage is summed over its attempts (tests/continue.rs).
     let carries_usage = want.error.is_none() || (dialect == Dialect::Responses && !want.continued);
-    if carries_usage {
+    if carries_usage && forwarded.is_none() {
         match &want.usage {
             // The upstream reported none: the gateway's estimate (SPEC R14.4; its figures are
             // checked in tests/continue.rs), never zeros.
@@ -990,8 +1067,25 @@ async fn every_recording_through_every_dialect(split: Split) {
                 .await
                 .unwrap_or_else(|e| panic!("{label}: {e}"));
             assert!(!text.contains(KEY), "{label}: the key in the answer");
-            let got = read_answer(&label, dialect, stream, status, &text);
-            compare(&label, recording, dialect, stream, want, &got);
+            // A whole answer in the provider's own dialect is its events as they came (SPEC
+            // R14.2), quirks and all (OpenRouter's usage chunk repeats a choice): byte for byte.
+            if let (Some(events), true, None) =
+                (forwarded_events(want, dialect), stream, &want.error)
+            {
+                assert_eq!(
+                    (status, text.as_str()),
+                    (200, events),
+                    "{label}: as they came"
+                );
+            } else {
+                let cut = matches!(want.error, Some((_, true)));
+                if let (Some(events), true, true) = (forwarded_events(want, dialect), stream, cut) {
+                    // Cut: the provider's events up to the cut, then the gateway's own.
+                    assert!(text.starts_with(events), "{label}: as they came: {text}");
+                }
+                let got = read_answer(&label, dialect, stream, status, &text);
+                compare(&label, recording, (dialect, stream), want, &got);
+            }
             let requests = upstream.request_count();
             assert_eq!(
                 requests,
@@ -1032,17 +1126,24 @@ async fn every_recording_through_every_dialect_in_7_byte_writes() {
 
 /// Asks a gateway whose route `m` goes to `provider`'s `model` at a scripted upstream that
 /// answers `reply` to every request, in every dialect, streamed and not: what each client got.
+/// A stream in the provider's own dialect is the upstream's events as they came (SPEC R14.2:
+/// checked here, byte for byte) and is not returned: these reports are of translations.
 async fn through_every_dialect(
     provider: &str,
     model: &str,
     base_path: &str,
     reply: Reply,
 ) -> Vec<(String, Dialect, bool, Got, String)> {
+    let events = String::from_utf8(reply.response.body.clone()).unwrap();
     let upstream = MockServer::start(vec![reply]).await;
     let url = format!("{}{base_path}", upstream.url());
-    let routes = format!(
-        "[serve.routes.m]\nprovider = \"{provider}\"\nmodel = \"{model}\"\nbase_url = \"{url}\"\n"
-    );
+    let route = format!("provider = \"{provider}\"\nmodel = \"{model}\"\n");
+    let forwards = {
+        let config = format!("[act]\n{route}\n[providers.\"{provider}\"]\nbase_url = \"{url}\"\n");
+        let config = ApiConfiguration::from_toml(&config, "t", |_| Some(KEY.to_owned())).unwrap();
+        build_api_handler(&config, Mode::Act).unwrap().forwards()
+    };
+    let routes = format!("[serve.routes.m]\n{route}base_url = \"{url}\"\n");
     let gateway = start_gateway(&config_text(&routes)).await;
     let client = reqwest::Client::new();
     let mut out = Vec::new();
@@ -1058,6 +1159,20 @@ async fn through_every_dialect(
                 .unwrap();
             let status = response.status().as_u16();
             let text = response.text().await.unwrap();
+            let own = matches!(
+                (forwards, dialect),
+                (
+                    Some(ForwardDialect::ChatCompletions),
+                    Dialect::ChatCompletions
+                ) | (
+                    Some(ForwardDialect::AnthropicMessages),
+                    Dialect::AnthropicMessages
+                )
+            );
+            if own && stream {
+                assert_eq!((status, text.as_str()), (200, events.as_str()), "{label}");
+                continue;
+            }
             let got = read_answer(&label, dialect, stream, status, &text);
             assert_eq!((got.status, &got.error), (200, &None), "{label}: {text}");
             out.push((label, dialect, stream, got, text));

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::config::ApiKey;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
-use crate::handler::RequestOverrides;
+use crate::handler::{ForwardDialect, RequestOverrides};
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::overrides;
@@ -199,6 +199,10 @@ impl Provider for Anthropic {
 
     fn parser(&self, _mode: &ResolvedMode) -> AnthropicParser {
         AnthropicParser::default()
+    }
+
+    fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
+        Some(ForwardDialect::AnthropicMessages)
     }
 }
 

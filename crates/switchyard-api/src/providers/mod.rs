@@ -63,6 +63,7 @@ mod cloud;
 mod dify;
 mod endpoint;
 mod fast_json;
+mod forward;
 mod gemini;
 mod model_choice;
 mod model_family;

@@ -36,6 +36,7 @@ use crate::config::ApiKey;
 use crate::error::body::error_from_event;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::ForwardDialect;
 use crate::providers::chat_body;
 use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::presets::ChatDialect;
@@ -85,6 +86,10 @@ impl Provider for OpenAiChat {
             ThinkTags::Opening
         };
         ChatParser::new(mode.preset.dialect, think)
+    }
+
+    fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
+        Some(ForwardDialect::ChatCompletions)
     }
 }
 

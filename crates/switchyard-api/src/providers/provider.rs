@@ -13,9 +13,11 @@ use std::sync::Arc;
 use crate::config::ConfigError;
 use crate::error::ApiError;
 use crate::handler::{
-    ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions, RequestOverrides,
+    ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, ForwardDialect, RequestOptions,
+    RequestOverrides, refused_forward,
 };
 use crate::message::{Message, ToolSpec};
+use crate::providers::forward;
 use crate::providers::overrides;
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStream, ApiStreamChunk};
@@ -65,6 +67,13 @@ pub(crate) trait Provider: Send + Sync + 'static {
     /// used only when [`Provider::reauthorizes`]. Default: the request as built.
     fn reauthorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         self.authorize(mode, request)
+    }
+
+    /// The dialect a client's own body can be sent to this provider in, unchanged but for
+    /// what [`forward::prepare`] sets (SPEC R14.2): the provider's request URL and headers are
+    /// those of [`Provider::request`], and its stream mapper reads the answer. Default: none.
+    fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
+        None
     }
 
     /// The overrides of `o` a request under `mode` (its reasoning overrides applied) does not
@@ -158,6 +167,41 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             self.provider.parser(&self.mode),
             options,
         )
+    }
+
+    fn forwards(&self) -> Option<ForwardDialect> {
+        self.provider.forwards(&self.mode)
+    }
+
+    fn forward(
+        &self,
+        dialect: ForwardDialect,
+        mut body: serde_json::Map<String, serde_json::Value>,
+        options: RequestOptions,
+    ) -> ApiStream {
+        if self.forwards() != Some(dialect) {
+            return refused_forward(&self.mode.provider_id, dialect);
+        }
+        let mut options = options;
+        let mode = overrides::reasoning_mode(&self.mode, &options.overrides);
+        // The URL, headers and model id of this provider's own request (built for an empty
+        // prompt); the client's body in place of its body.
+        let empty = Prompt {
+            system_prompt: "",
+            messages: &[],
+            tools: &[],
+            overrides: &RequestOverrides::default(),
+        };
+        let mut request = self.provider.request(&mode, &empty);
+        let own: serde_json::Value = serde_json::from_str(&request.body).unwrap_or_default();
+        let model = own.get("model").cloned();
+        let model = model.unwrap_or_else(|| serde_json::json!(mode.model_id));
+        forward::prepare(dialect, &mut body, model, &mode, &options.overrides);
+        forward::merge_headers(&request.headers, &mut options.headers);
+        request.body = serde_json::Value::Object(body).to_string();
+        let pending = self.provider.authorize(&self.mode, request);
+        let parser = forward::Forwarding::new(self.provider.parser(&self.mode));
+        transport::stream(&self.endpoint, pending, None, parser, options)
     }
 
     fn get_model(&self) -> ApiHandlerModel {

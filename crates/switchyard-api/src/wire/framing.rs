@@ -29,6 +29,11 @@ pub(crate) trait Framing: Send + Sized + 'static {
         decoder: &mut Self::Decoder,
         on_item: F,
     ) -> Result<(), WireError>;
+    /// The bytes of `item` as a client of the provider's dialect reads them, for a gateway
+    /// that forwards them (SPEC R14.2): `None` for a framing no gateway dialect uses.
+    fn reframe(_item: &Self::Item<'_>) -> Option<Vec<u8>> {
+        None
+    }
     /// The content type this framing is named by in errors.
     const CONTENT_TYPE: &'static str;
     /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
@@ -77,6 +82,9 @@ impl Framing for sse::SseEvent {
         // own completeness check reports the truncated stream.
         d.finish();
         Ok(())
+    }
+    fn reframe(item: &Self::Item<'_>) -> Option<Vec<u8>> {
+        Some(sse::reframe(item))
     }
     const CONTENT_TYPE: &'static str = "text/event-stream";
     fn accepts(content_type: &str) -> bool {

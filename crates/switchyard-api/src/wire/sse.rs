@@ -495,6 +495,32 @@ impl Default for SseDecoder {
     }
 }
 
+/// The bytes of `event` as a server-sent event (the fields it had, the blank line ending it):
+/// what the provider sent but for comments and the spelling of line ends.
+pub(crate) fn reframe(event: &SseEventRef<'_>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(event.data.len() + event.event.len() + 16);
+    if event.event != "message" {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(event.event.as_bytes());
+        out.push(b'\n');
+    }
+    for line in event.data.split('\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(id) = event.id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(retry) = event.retry {
+        out.extend_from_slice(format!("retry: {retry}\n").as_bytes());
+    }
+    out.push(b'\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

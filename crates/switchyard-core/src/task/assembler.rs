@@ -19,7 +19,7 @@ pub struct MessageAssembler {
 }
 
 impl MessageAssembler {
-    /// Adds one chunk. Usage and finish chunks carry no content and are ignored here.
+    /// Adds one chunk. Usage, finish and wire chunks carry no content and are ignored here.
     pub fn push(&mut self, chunk: &ApiStreamChunk) {
         match chunk {
             ApiStreamChunk::Text { text, .. } => {
@@ -97,7 +97,7 @@ impl MessageAssembler {
                     signature.as_deref(),
                 );
             }
-            ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

@@ -208,7 +208,8 @@ async fn read_stream(
             // A cut answer (`Finish`) is kept as the answer, as before (tests/cases C26, H19).
             ApiStreamChunk::Reasoning { .. }
             | ApiStreamChunk::ToolCalls { .. }
-            | ApiStreamChunk::Finish { .. } => {}
+            | ApiStreamChunk::Finish { .. }
+            | ApiStreamChunk::Wire(_) => {}
         }
     }
     read

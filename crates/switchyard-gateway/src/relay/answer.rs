@@ -69,6 +69,7 @@ impl Answer {
                 self.cut_by_limit |= *reason == FinishReason::MaxTokens;
                 0
             }
+            ApiStreamChunk::Wire(_) => 0,
         };
     }
 

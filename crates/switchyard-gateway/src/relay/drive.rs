@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::answer::Answer;
 use super::entry::{Prompt, Relay, Started};
 use super::resume::{self, Splice};
-use crate::ingress::{StopReason, StreamEncoder, response_collector, stream_encoder};
+use crate::ingress::{Dialect, StopReason, StreamEncoder, response_collector, stream_encoder};
 use crate::layer::{Keeper, Trip, settle};
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
 
@@ -27,6 +27,12 @@ const CHANNEL_CAPACITY: usize = 16;
 pub(super) enum Step {
     /// A chunk for the client (text, reasoning, a tool-call fragment, the final usage).
     Chunk(ApiStreamChunk),
+    /// A chunk of a forwarded answer (SPEC R14.2): the client has it in the provider's own
+    /// event ([`Step::Wire`]); a stream's encoder hears it so that, should the answer be
+    /// continued, it goes on from where the provider's events left off.
+    Mirror(ApiStreamChunk),
+    /// A forwarded provider event, for the client's stream as it came.
+    Wire(Bytes),
     /// The answer is complete and ended so.
     End(StopReason),
     /// The answer cannot be completed: the client gets the dialect's error (in-band in a
@@ -41,8 +47,8 @@ pub(super) struct Drive {
     until: Instant,
     /// The attempt being read.
     current: Started,
-    /// Chunks ready for the client, in order.
-    pending: VecDeque<ApiStreamChunk>,
+    /// Steps ready for the client, in order: chunks, mirrored chunks and forwarded events.
+    pending: VecDeque<Step>,
     /// The last step, once known; given after `pending`.
     last: Option<Step>,
     answer: Answer,
@@ -96,8 +102,8 @@ impl Drive {
     /// The next step. Chunks come first, then exactly one [`Step::End`] or [`Step::Fail`].
     pub(super) async fn next(&mut self) -> Step {
         loop {
-            if let Some(chunk) = self.pending.pop_front() {
-                return Step::Chunk(chunk);
+            if let Some(step) = self.pending.pop_front() {
+                return step;
             }
             if let Some(last) = self.last.take() {
                 return last;
@@ -108,8 +114,8 @@ impl Drive {
                     if let Err(error) = self.resume(error).await {
                         // What the attempts used, for a dialect whose error carries usage
                         // (Responses `response.failed`).
-                        self.pending
-                            .push_back(ApiStreamChunk::Usage(self.answer.end().1));
+                        let usage = ApiStreamChunk::Usage(self.answer.end().1);
+                        self.pending.push_back(Step::Chunk(usage));
                         self.trip.ended(Some(&error));
                         self.last = Some(Step::Fail(error));
                     }
@@ -125,7 +131,8 @@ impl Drive {
         self.release_splice();
         self.answer.end_attempt();
         let (stop, usage) = self.answer.end();
-        self.pending.push_back(ApiStreamChunk::Usage(usage));
+        self.pending
+            .push_back(self.for_client(ApiStreamChunk::Usage(usage)));
         self.last = Some(Step::End(stop));
         self.trip.ended(None);
         self.kept = self.keeper.take().and_then(Keeper::keep);
@@ -135,6 +142,12 @@ impl Drive {
     /// (kept for the end), a continuation's thinking (the client has its thinking), or text
     /// the splice holds back or finds repeated.
     fn take(&mut self, chunk: ApiStreamChunk) {
+        if let ApiStreamChunk::Wire(event) = chunk {
+            if self.mirrors() && self.wanted(&event.bytes) {
+                self.pending.push_back(Step::Wire(event.bytes));
+            }
+            return;
+        }
         self.trip.saw(&chunk);
         self.answer.generated(&chunk);
         match (&chunk, self.splice.as_mut()) {
@@ -157,7 +170,30 @@ impl Drive {
         if let Some(keeper) = self.keeper.as_mut() {
             keeper.sent(&chunk);
         }
-        self.pending.push_back(chunk);
+        let step = self.for_client(chunk);
+        self.pending.push_back(step);
+    }
+
+    /// Whether the current attempt's answer reaches the client as the provider's own events
+    /// (a forwarded body, streamed: SPEC R14.2), its chunks only mirrored.
+    fn mirrors(&self) -> bool {
+        self.current.forwarded && self.relay.request.stream
+    }
+
+    /// `chunk` as the client gets it: itself, or mirrored when the provider's events carry it.
+    fn for_client(&self, chunk: ApiStreamChunk) -> Step {
+        if self.mirrors() {
+            Step::Mirror(chunk)
+        } else {
+            Step::Chunk(chunk)
+        }
+    }
+
+    /// Whether a forwarded event goes to the client: all do but, for a Chat client that did
+    /// not ask for usage, the usage-only chunk the gateway asked for to bill the answer.
+    fn wanted(&self, event: &[u8]) -> bool {
+        let r = &self.relay.request;
+        self.relay.dialect != Dialect::ChatCompletions || r.include_usage || !usage_only(event)
     }
 
     fn release_splice(&mut self) {
@@ -232,7 +268,13 @@ impl Drive {
     /// request at once (SPEC R14.4, R1.4).
     async fn pump(mut self, mut encoder: Box<dyn StreamEncoder>, tx: mpsc::Sender<Bytes>) {
         let mut out = Vec::new();
-        encoder.start(&mut out);
+        // What the encoder writes for a forwarded answer: the client has the provider's own.
+        let mut mirrored = Vec::new();
+        if self.mirrors() {
+            encoder.start(&mut mirrored);
+        } else {
+            encoder.start(&mut out);
+        }
         loop {
             if !out.is_empty()
                 && tx
@@ -252,9 +294,21 @@ impl Drive {
                     encoder.chunk(&chunk, &mut out);
                     continue;
                 }
+                Step::Mirror(chunk) => {
+                    encoder.chunk(&chunk, &mut mirrored);
+                    mirrored.clear();
+                    continue;
+                }
+                Step::Wire(bytes) => {
+                    out.extend_from_slice(&bytes);
+                    continue;
+                }
                 Step::End(stop) => {
                     settle(self.kept.take()).await;
-                    encoder.finish(stop, &mut out);
+                    // A forwarded answer ended with the provider's own last events.
+                    if !self.mirrors() {
+                        encoder.finish(stop, &mut out);
+                    }
                 }
                 // The answer was cut and nothing could continue it: the dialect's in-band
                 // error, never a clean end.
@@ -274,7 +328,8 @@ impl Drive {
         let mut collector = response_collector(dialect, &self.relay.request, &id);
         loop {
             match self.next().await {
-                Step::Chunk(chunk) => collector.chunk(&chunk),
+                Step::Chunk(chunk) | Step::Mirror(chunk) => collector.chunk(&chunk),
+                Step::Wire(_) => {}
                 Step::End(stop) => {
                     settle(self.kept.take()).await;
                     let mut response = json(200, &collector.finish(stop));
@@ -287,4 +342,26 @@ impl Drive {
             }
         }
     }
+}
+
+/// Whether a forwarded Chat Completions event is a chunk of usage alone (`choices` empty):
+/// the one the gateway's `stream_options.include_usage` adds (SPEC R14.2).
+fn usage_only(event: &[u8]) -> bool {
+    let Some(data) = std::str::from_utf8(event)
+        .ok()
+        .and_then(|e| e.trim_end().strip_prefix("data: "))
+    else {
+        return false;
+    };
+    if !data.contains("\"usage\"") {
+        return false;
+    }
+    let Ok(chunk) = serde_json::from_str::<serde_json::Value>(data) else {
+        return false;
+    };
+    chunk.get("usage").is_some_and(|u| !u.is_null())
+        && chunk
+            .get("choices")
+            .and_then(serde_json::Value::as_array)
+            .is_none_or(Vec::is_empty)
 }

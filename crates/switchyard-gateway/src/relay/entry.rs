@@ -7,8 +7,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use hyper::Response;
 use switchyard_api::{
-    ApiError, ApiStream, ApiStreamChunk, CancellationToken, ChainEntry, ErrorKind, Message,
-    RequestOptions, RequestOverrides, fails_over,
+    ApiError, ApiStream, ApiStreamChunk, CancellationToken, ChainEntry, ErrorKind, ForwardDialect,
+    Message, RequestOptions, RequestOverrides, fails_over,
 };
 use tokio::time::Instant;
 
@@ -41,6 +41,11 @@ pub(crate) struct Relay {
     pub(crate) received: Instant,
     /// Counts the request in flight while the relay (and its answer) lives.
     pub(crate) _flight: InFlight,
+    /// The client's body as it came, for an entry that takes it as it is (SPEC R14.2).
+    pub(crate) body: bytes::Bytes,
+    /// The client's headers sent on with a forwarded body (Anthropic `anthropic-beta`, which
+    /// switches on what the body's fields ask for).
+    pub(crate) forward_headers: Vec<(String, String)>,
 }
 
 /// What an attempt sends: the client's conversation, or one that continues a partial answer
@@ -61,6 +66,9 @@ pub(super) struct Started {
     pub(super) read: Vec<ApiStreamChunk>,
     pub(super) cancel: CancellationToken,
     pub(super) input_tokens: u64,
+    /// Whether it was sent the client's own body and streams the provider's events as they
+    /// came (SPEC R14.2).
+    pub(super) forwarded: bool,
 }
 
 impl Relay {
@@ -84,7 +92,7 @@ impl Relay {
             let entry = &self.chain[at];
             let (messages, overrides) = self.prompt_for(prompt, entry);
             let cancel = CancellationToken::new();
-            let options = RequestOptions {
+            let mut options = RequestOptions {
                 cancel: cancel.clone(),
                 overrides,
                 // Another entry is free: do not spend the deadline on this one's retries.
@@ -93,10 +101,23 @@ impl Relay {
                 ..RequestOptions::default()
             };
             let r = &self.request;
-            let stream =
-                entry
-                    .handler
-                    .create_message(&r.system_prompt, &messages, &r.tools, options);
+            let forward = self.forward_body(prompt, entry);
+            let forwarded = forward.is_some();
+            let stream = match forward {
+                Some((dialect, body)) => {
+                    // Anthropic's flags mean nothing (or a 400) to other servers of its
+                    // dialect (mnfst/llm-gateway#2910).
+                    if entry.provider_id == "anthropic" {
+                        options.headers = self.forward_headers.clone();
+                    }
+                    entry.handler.forward(dialect, body, options)
+                }
+                None => {
+                    entry
+                        .handler
+                        .create_message(&r.system_prompt, &messages, &r.tools, options)
+                }
+            };
             let input_tokens = answer::estimate_input(&r.system_prompt, &messages, &r.tools);
             let mut started = Started {
                 at,
@@ -104,6 +125,7 @@ impl Relay {
                 read: Vec::new(),
                 cancel,
                 input_tokens,
+                forwarded,
             };
             if std::mem::take(&mut first) {
                 // The gateway's own cost (SPEC R14.9): the handler sends the request's first
@@ -143,6 +165,23 @@ impl Relay {
             ),
         };
         (messages, fit_output(overrides, entry))
+    }
+
+    /// The client's own body when `prompt` is the client's and `entry` takes it as it is:
+    /// its provider sends the client's dialect (SPEC R14.2). A continuation is always
+    /// translated: it sends a conversation the client did not.
+    fn forward_body(
+        &self,
+        prompt: &Prompt<'_>,
+        entry: &ChainEntry,
+    ) -> Option<(ForwardDialect, serde_json::Map<String, serde_json::Value>)> {
+        let dialect = forward_dialect(self.dialect)?;
+        if !matches!(prompt, Prompt::Client) || entry.handler.forwards() != Some(dialect) {
+            return None;
+        }
+        // The ingress read this body already: it is a JSON object.
+        let body = serde_json::from_slice(&self.body).ok()?;
+        Some((dialect, body))
     }
 
     fn timed_out(&self) -> ApiError {
@@ -191,6 +230,17 @@ impl Started {
                 }
             }
         }
+    }
+}
+
+/// The dialect a client of `dialect` is forwarded in when its route's provider sends it
+/// (SPEC R14.2). Responses is translated: the gateway keeps its answers for
+/// `previous_response_id` in its own store.
+fn forward_dialect(dialect: Dialect) -> Option<ForwardDialect> {
+    match dialect {
+        Dialect::AnthropicMessages => Some(ForwardDialect::AnthropicMessages),
+        Dialect::ChatCompletions => Some(ForwardDialect::ChatCompletions),
+        Dialect::Responses => None,
     }
 }
 

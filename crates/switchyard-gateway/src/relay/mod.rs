@@ -47,7 +47,11 @@ impl Relay {
                 return response;
             }
         };
-        let dropped = self.dropped(Some(&self.chain[started.at]));
+        let dropped = if started.forwarded {
+            Vec::new()
+        } else {
+            self.dropped(Some(&self.chain[started.at]))
+        };
         let mut response = drive::Drive::new(self, started, until, trip)
             .respond()
             .await;

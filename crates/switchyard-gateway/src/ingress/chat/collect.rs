@@ -42,7 +42,7 @@ impl ResponseCollector for Collector {
             ApiStreamChunk::Usage(usage) => self.usage = Some(usage.clone()),
             ApiStreamChunk::ToolCalls { .. } => self.calls.push_chunk(chunk),
             // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
-            ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

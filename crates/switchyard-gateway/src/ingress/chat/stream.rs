@@ -140,7 +140,7 @@ impl StreamEncoder for Encoder {
             // them (the SDKs know no such delta field).
             ApiStreamChunk::Text { .. } | ApiStreamChunk::Reasoning { .. } => {}
             // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
-            ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

@@ -146,7 +146,7 @@ impl ResponseCollector for Collector {
             } => self.tool(id, name, arguments_delta),
             ApiStreamChunk::Usage(usage) => self.usage = usage.clone(),
             // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
-            ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

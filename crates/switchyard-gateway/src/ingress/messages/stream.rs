@@ -279,7 +279,7 @@ impl StreamEncoder for Encoder {
             } => self.tool(id, name, arguments_delta, out),
             ApiStreamChunk::Usage(usage) => self.usage = usage.clone(),
             // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
-            ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

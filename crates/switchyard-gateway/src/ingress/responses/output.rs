@@ -174,7 +174,7 @@ impl Output {
             ),
             ApiStreamChunk::Usage(u) => self.add_usage(u),
             // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
-            ApiStreamChunk::Finish { .. } => {}
+            ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 

@@ -1,0 +1,176 @@
+//! Faithful forwarding (SPEC R14.2): a client's own request body of a provider's dialect,
+//! sent with only what the route decides changed ([`prepare`]), and the provider's events
+//! given back as they came next to the chunks mapped from them ([`Forwarding`]).
+//!
+//! What changes in the body, and why:
+//! - `model`: the route's (SPEC R14.3);
+//! - `stream`: `true`, so the answer is read as it is written (a client that asked for one
+//!   JSON body gets it collected by the gateway); Chat also sets
+//!   `stream_options.include_usage`, without which the stream carries no usage to bill;
+//! - the output limit, when the caller fitted it to the route's model (Claude Code asks for
+//!   32,000–64,000 tokens whatever the model), and an Anthropic thinking budget below it
+//!   (SPEC R3.3);
+//! - the reasoning the route gives a request that sets none (SPEC R14.3): an Anthropic
+//!   `thinking` budget (also for `thinking: {type: "adaptive"}`, which asks for it), a Chat
+//!   `reasoning_effort`.
+//!
+//! Everything else — unknown fields, `cache_control`, `top_k`, server tools, `metadata`,
+//! signatures — goes as the client sent it.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::ApiError;
+use crate::handler::{ForwardDialect, RequestOverrides};
+use crate::providers::resolve::ResolvedMode;
+use crate::stream::{ApiStreamChunk, WireEvent};
+use crate::transport::EventParser;
+use crate::wire::Framing;
+
+/// `body` as it is sent for `mode` with `model` (the id the provider's own request sends: an
+/// Anthropic `:1m` id without its suffix); see the module docs. `overrides` are the request's
+/// (the output limit already fitted to the model by the caller).
+pub(crate) fn prepare(
+    dialect: ForwardDialect,
+    body: &mut Map<String, Value>,
+    model: Value,
+    mode: &ResolvedMode,
+    overrides: &RequestOverrides,
+) {
+    body.insert("model".into(), model);
+    body.insert("stream".into(), json!(true));
+    match dialect {
+        ForwardDialect::AnthropicMessages => prepare_messages(body, mode, overrides),
+        ForwardDialect::ChatCompletions => prepare_chat(body, mode, overrides),
+    }
+}
+
+fn prepare_messages(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestOverrides) {
+    if let Some(max) = o.max_tokens {
+        body.insert("max_tokens".into(), json!(max));
+    }
+    let max = body.get("max_tokens").and_then(Value::as_u64);
+    let budget = o
+        .thinking_budget_tokens
+        .unwrap_or(mode.thinking_budget_tokens);
+    let thinking = body.get_mut("thinking").and_then(Value::as_object_mut);
+    let kind = thinking
+        .as_ref()
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match (thinking, kind.as_deref()) {
+        (Some(thinking), Some("enabled")) => {
+            let asked = thinking.get("budget_tokens").and_then(Value::as_u64);
+            let budget = o.thinking_budget_tokens.or(asked);
+            if let Some(budget) = budget {
+                let fitted = max.map_or(budget, |max| budget.min(max.saturating_sub(1)));
+                thinking.insert("budget_tokens".into(), json!(fitted));
+            }
+        }
+        // `adaptive` asks the gateway for its route's thinking (SPEC R14.3), as a body with
+        // none does; `disabled` and other kinds go as sent.
+        (None, _) | (Some(_), Some("adaptive")) if budget > 0 => {
+            // Anthropic refuses a `temperature` other than 1 beside thinking; the client set
+            // it for an answer without thinking, so it goes.
+            let budget = max.map_or(budget, |max| budget.min(max.saturating_sub(1)));
+            body.insert(
+                "thinking".into(),
+                json!({ "type": "enabled", "budget_tokens": budget }),
+            );
+            body.remove("temperature");
+        }
+        _ => {}
+    }
+}
+
+fn prepare_chat(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestOverrides) {
+    let options = body.entry("stream_options").or_insert_with(|| json!({}));
+    if let Some(options) = options.as_object_mut() {
+        options.insert("include_usage".into(), json!(true));
+    } else {
+        *options = json!({ "include_usage": true });
+    }
+    if let Some(max) = o.max_tokens {
+        for field in ["max_completion_tokens", "max_tokens"] {
+            if let Some(value) = body.get_mut(field)
+                && value.is_u64()
+            {
+                *value = json!(max);
+            }
+        }
+    }
+    let effort = o.reasoning_effort.or(mode.reasoning_effort);
+    if let Some(effort) = effort
+        && !body.contains_key("reasoning_effort")
+        && effort.as_str() != "none"
+    {
+        body.insert("reasoning_effort".into(), json!(effort.as_str()));
+    }
+}
+
+/// The caller's `extra` headers with the provider's own values of a list header joined in:
+/// `anthropic-beta` is a comma-separated list, and the client's flags (what its body's fields
+/// need) go with the provider's own (a `:1m` model's long-context flag), each once. Other
+/// extra headers replace the provider's, as for any request.
+pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, String)]) {
+    for (name, value) in extra.iter_mut() {
+        if !name.eq_ignore_ascii_case("anthropic-beta") {
+            continue;
+        }
+        let theirs = own.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name));
+        let mut flags: Vec<&str> = theirs
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .collect();
+        flags.extend(value.split(',').map(str::trim));
+        let mut seen = std::collections::HashSet::new();
+        flags.retain(|f| !f.is_empty() && seen.insert(*f));
+        *value = flags.join(",");
+    }
+}
+
+/// A provider's stream mapper that also gives each event as it came ([`ApiStreamChunk::Wire`],
+/// after the chunks mapped from it). An event whose mapping is an error is not given: the
+/// stream ends with the error, which the gateway answers in its own way (SPEC R14.4).
+pub(crate) struct Forwarding<P> {
+    inner: P,
+}
+
+impl<P> Forwarding<P> {
+    pub(crate) fn new(inner: P) -> Self {
+        Self { inner }
+    }
+}
+
+impl<P: EventParser> EventParser for Forwarding<P> {
+    type Event = P::Event;
+
+    fn on_event(
+        &mut self,
+        event: <P::Event as Framing>::Item<'_>,
+        out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
+    ) {
+        let bytes = <P::Event as Framing>::reframe(&event);
+        let before = out.len();
+        self.inner.on_event(event, out);
+        if out[before..].iter().any(Result::is_err) {
+            return;
+        }
+        if let Some(bytes) = bytes {
+            out.push(Ok(ApiStreamChunk::Wire(WireEvent {
+                bytes: bytes.into(),
+            })));
+        }
+    }
+
+    fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.inner.on_end(out);
+    }
+
+    fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
+        self.inner.on_error(out);
+    }
+}
+
+#[cfg(test)]
+mod tests;
