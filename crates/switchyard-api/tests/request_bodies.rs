@@ -46,6 +46,11 @@ fn conversation() -> Vec<Message> {
 
 /// The body the server received for `case` with `messages`.
 async fn body_with(case: &Case<'_>, messages: &[Message]) -> Value {
+    body_with_system(case, "SYSTEM PROMPT", messages).await
+}
+
+/// [`body_with`] under the system prompt `system`.
+async fn body_with_system(case: &Case<'_>, system: &str, messages: &[Message]) -> Value {
     let server =
         MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
     let text = format!(
@@ -61,7 +66,7 @@ async fn body_with(case: &Case<'_>, messages: &[Message]) -> Value {
     let handler = build_api_handler(&config, Mode::Act).unwrap();
     let tools = if case.tools { vec![tool()] } else { vec![] };
     let items: Vec<_> = handler
-        .create_message("SYSTEM PROMPT", messages, &tools, RequestOptions::default())
+        .create_message(system, messages, &tools, RequestOptions::default())
         .collect()
         .await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
@@ -824,4 +829,29 @@ async fn requesty_litellm_groq_and_xai_reasoning_fields() {
         medium.get("reasoning_effort").is_none(),
         "grok-3-mini takes low or high"
     );
+}
+
+/// A blank system prompt (a gateway client that sent none) is no message at all: llama.cpp
+/// and LM Studio refuse a blank one with a 400 ("all messages must have non-empty content",
+/// farion1231/cc-switch#2467, lmstudio-ai/lmstudio-bug-tracker#2); the R1 format gets no
+/// blank first user turn either.
+#[tokio::test]
+async fn a_blank_system_prompt_sends_no_system_message() {
+    let plain = Case {
+        provider: "openai",
+        model: "gpt-4o",
+        ..Case::default()
+    };
+    let body = body_with_system(&plain, "", &conversation()).await;
+    let roles: Vec<&str> = (body["messages"].as_array().unwrap().iter())
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user"], "{body}");
+    let r1 = Case {
+        provider: "deepseek",
+        model: "deepseek-reasoner",
+        ..Case::default()
+    };
+    let body = body_with_system(&r1, "", &conversation()).await;
+    assert_eq!(body["messages"][0]["content"], "first question", "{body}");
 }

@@ -189,7 +189,13 @@ fn messages(
     let mut messages = if use_r1 {
         r1_messages(prompt.system_prompt, prompt.messages)
     } else {
-        let mut m = vec![json!({ "role": draft.system_role, "content": prompt.system_prompt })];
+        // No blank system message: llama.cpp and LM Studio refuse one with a 400 ("all
+        // messages must have non-empty content", farion1231/cc-switch#2467,
+        // lmstudio-ai/lmstudio-bug-tracker#2). A task always has a system prompt; a
+        // gateway's client may send none.
+        let system = (!prompt.system_prompt.is_empty())
+            .then(|| json!({ "role": draft.system_role, "content": prompt.system_prompt }));
+        let mut m: Vec<Value> = system.into_iter().collect();
         m.extend(openai_messages(prompt.messages));
         m
     };

@@ -131,7 +131,11 @@ pub(crate) fn has_tool_blocks(messages: &[Message]) -> bool {
 /// (strings with a newline, else their parts).
 pub(crate) fn r1_messages(system_prompt: &str, messages: &[Message]) -> Vec<Value> {
     let mut merged: Vec<Value> = Vec::new();
-    let system = [Message::user_text(system_prompt)];
+    // A blank system prompt is no message (see `chat_body::messages`).
+    let system: Vec<Message> = (!system_prompt.is_empty())
+        .then(|| Message::user_text(system_prompt))
+        .into_iter()
+        .collect();
     for m in system.iter().chain(messages) {
         let role = match m.role {
             Role::User => "user",
