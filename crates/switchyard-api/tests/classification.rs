@@ -743,6 +743,29 @@ const WORDINGS: &[Row] = &[
         "upstream request failed with status code 429",
         RateLimited,
     ),
+    // The reference's status-less patterns (Cline v4.0.12 `ClineError.ts`: `authErrorRegex`,
+    // `RATE_LIMIT_PATTERNS`).
+    (
+        "in-stream 'invalid token'",
+        None,
+        None,
+        "Invalid token",
+        Auth,
+    ),
+    (
+        "in-stream 'valid key required'",
+        None,
+        None,
+        "A valid key required to use this endpoint",
+        Auth,
+    ),
+    (
+        "in-stream 'quota exceeded'",
+        None,
+        None,
+        "Quota exceeded, slow down",
+        RateLimited,
+    ),
     (
         "near miss: a token that is a JSON token",
         None,

@@ -56,16 +56,6 @@ pub enum ConfigError {
         provider: String,
         suggestion: Option<String>,
     },
-    /// A model id typed on the command line that is not in the catalogue and is one edit away
-    /// from one that is: most likely a typo (SPEC R2.3).
-    #[error(
-        "model `{model}` is not in Switchyard's catalogue for `{provider}`: did you mean `{suggestion}`? (To send `{model}` as typed, add it to models.toml in the configuration directory, or name it in the configuration file.)"
-    )]
-    UnknownModel {
-        provider: String,
-        model: String,
-        suggestion: String,
-    },
     /// A `region` that the provider does not have.
     #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
     Region {

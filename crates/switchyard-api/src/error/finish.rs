@@ -23,7 +23,9 @@ struct Named {
 /// `incomplete_details.reason: content_filter` (Responses); Gemini `FinishReason`
 /// (ai.google.dev/api/generate-content#FinishReason); Bedrock Converse `StopReason`
 /// (`guardrail_intervened`, `content_filtered`, `malformed_model_output`, `malformed_tool_use`,
-/// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09).
+/// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09) and
+/// `sensitive` (its content-security review intercepted the answer: docs.z.ai
+/// chat-completion, tests/cases C76).
 const NAMED: &[Named] = &[
     Named {
         reasons: &["refusal"],
@@ -34,6 +36,11 @@ const NAMED: &[Named] = &[
         reasons: &["content_filter", "content_filtered", "guardrail_intervened"],
         kind: ErrorKind::ContentBlocked,
         message: "a content filter stopped the answer (finish reason {reason}); rephrase the request or remove the flagged content",
+    },
+    Named {
+        reasons: &["sensitive"],
+        kind: ErrorKind::ContentBlocked,
+        message: "the provider's content review withheld the answer (finish reason {reason}); rephrase the request or remove the flagged content",
     },
     Named {
         reasons: &[
@@ -91,6 +98,7 @@ mod tests {
             ("RECITATION", ErrorKind::ContentBlocked),
             ("PROHIBITED_CONTENT", ErrorKind::ContentBlocked),
             ("guardrail_intervened", ErrorKind::ContentBlocked),
+            ("sensitive", ErrorKind::ContentBlocked),
             ("MALFORMED_FUNCTION_CALL", ErrorKind::Server),
             ("malformed_tool_use", ErrorKind::Server),
             (

@@ -16,6 +16,7 @@ use crate::handler::{
     ApiHandler, ApiHandlerModel, DEFAULT_DEADLINES, RequestOptions, RequestOverrides,
 };
 use crate::message::{Message, ToolSpec};
+use crate::providers::model_choice::name_nearest_models;
 use crate::providers::overrides;
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStream, ApiStreamChunk};
@@ -151,13 +152,18 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             .reauthorizes()
             .then(|| self.provider.reauthorize(&self.mode, request.clone()));
         let pending = self.provider.authorize(&self.mode, request);
-        transport::stream(
+        let stream = transport::stream(
             &self.endpoint,
             pending,
             reauthorize,
             self.provider.parser(&self.mode),
             options,
-        )
+        );
+        // A "model not found" answer names the nearest known ids (SPEC R2.5).
+        let (model_id, nearest) = (self.mode.model_id.clone(), self.mode.nearest_models.clone());
+        Box::pin(futures_util::StreamExt::map(stream, move |item| {
+            item.map_err(|e| name_nearest_models(e, &model_id, &nearest))
+        }))
     }
 
     fn get_model(&self) -> ApiHandlerModel {
