@@ -325,13 +325,17 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
     // (fixture gemini_429, a rate limit); OpenAI's insufficient_quota says the same words.
     let openai_quota_words =
         msg.contains("exceeded your current quota") && code != "resource_exhausted";
-    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b).
+    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b; Z.ai's
+    // "Usage limit reached for 5 hour", C81; a weekly allowance).
     let long_window = rate_class
         && [
             "per-day",
             "per day",
             "daily",
             "usage quota",
+            "usage limit reached",
+            "weekly",
+            "per week",
             "per month",
             "monthly",
         ]
@@ -345,6 +349,10 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
         || msg.contains("insufficient balance")
         || msg.contains("credit balance is too low")
         || msg.contains("out of credits")
+        // Alibaba Model Studio (DashScope) 403 `AllocationQuota.FreeTierOnly`: "The free
+        // quota has been exhausted" (tests/cases C82).
+        || code.starts_with("allocationquota")
+        || msg.contains("quota has been exhausted")
 }
 
 /// Every provider's context-window wording (SPEC R7.2; CASES C10–C12, C15). `msg` is lower

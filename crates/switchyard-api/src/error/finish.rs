@@ -25,7 +25,9 @@ struct Named {
 /// (`guardrail_intervened`, `content_filtered`, `malformed_model_output`, `malformed_tool_use`,
 /// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09) and
 /// `sensitive` (its content-security review intercepted the answer: docs.z.ai
-/// chat-completion, tests/cases C76).
+/// chat-completion, tests/cases C76); Mistral's `model_length` (the context window ran out:
+/// its OpenAPI `finish_reason` enum, C87); vLLM's `abort` (the engine aborted the request, then
+/// still sent `[DONE]`: vllm-project/vllm#57082, C86).
 const NAMED: &[Named] = &[
     Named {
         reasons: &["refusal"],
@@ -68,7 +70,12 @@ const NAMED: &[Named] = &[
         message: "the model produced a malformed tool call or answer (finish reason {reason}); sending the request again usually works",
     },
     Named {
-        reasons: &["model_context_window_exceeded"],
+        reasons: &["abort"],
+        kind: ErrorKind::Server,
+        message: "the server aborted the generation before it finished (finish reason {reason}); sending the request again usually works",
+    },
+    Named {
+        reasons: &["model_context_window_exceeded", "model_length"],
         kind: ErrorKind::ContextWindowExceeded,
         message: "the answer filled the model's context window (stop reason {reason})",
     },
@@ -99,6 +106,8 @@ mod tests {
             ("PROHIBITED_CONTENT", ErrorKind::ContentBlocked),
             ("guardrail_intervened", ErrorKind::ContentBlocked),
             ("sensitive", ErrorKind::ContentBlocked),
+            ("abort", ErrorKind::Server),
+            ("model_length", ErrorKind::ContextWindowExceeded),
             ("MALFORMED_FUNCTION_CALL", ErrorKind::Server),
             ("malformed_tool_use", ErrorKind::Server),
             (

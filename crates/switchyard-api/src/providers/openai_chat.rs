@@ -46,7 +46,7 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::{SseEvent, SseEventRef};
 use tool_calls::ToolCalls;
-use view::{ChunkView, Content};
+use view::{ChunkView, Content, usage_of};
 
 /// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
@@ -138,6 +138,11 @@ impl ChatParser {
 impl ChatParser {
     /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
     fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Chunks) {
+        // Usage first: a chunk may carry it with the finish reason that ends the stream in an
+        // error, and those tokens were billed (tests/cases C85).
+        if let Some(u) = c.usage.filter(|u| u.is_object()) {
+            self.usage = Some(usage::usage(self.dialect, u));
+        }
         if c.has_choice && self.failure.is_none() {
             reasoning::on_reasoning(&c, out);
             match c.content {
@@ -149,7 +154,7 @@ impl ChatParser {
             match c.finish_reason {
                 Some("error") => {
                     self.flush_usage(out);
-                    return out.push(Err(ApiError::new(
+                    out.push(Err(ApiError::new(
                         ErrorKind::Server,
                         "the provider ended the stream with an error (finish_reason \"error\")",
                     )));
@@ -158,7 +163,7 @@ impl ChatParser {
                     // A tool call cut off by the token limit is half a JSON object: never hand
                     // it over as a call to run (tests/cases C22).
                     self.flush_usage(out);
-                    return out.push(Err(ApiError::new(
+                    out.push(Err(ApiError::new(
                         ErrorKind::Decode,
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
                     )));
@@ -173,9 +178,6 @@ impl ChatParser {
                 }
                 None => {}
             }
-        }
-        if let Some(u) = c.usage.filter(|u| u.is_object()) {
-            self.usage = Some(usage::usage(self.dialect, u));
         }
     }
 }
@@ -238,20 +240,6 @@ impl ChatParser {
             out,
         );
     }
-}
-
-/// A chunk's usage object, wherever the server put it: `usage` (OpenAI), else
-/// `x_groq.usage` (Groq's streams: vercel/ai#1651, tests/cases C77), else `choices[0].usage`
-/// (Moonshot's Kimi: earendil-works/pi#2017, tests/cases C78). The first that is an object.
-fn usage_of<'a>(
-    usage: Option<&'a Value>,
-    x_groq: Option<&'a Value>,
-    choice_usage: Option<&'a Value>,
-) -> Option<&'a Value> {
-    [usage, x_groq.and_then(|x| x.get("usage")), choice_usage]
-        .into_iter()
-        .flatten()
-        .find(|u| u.is_object())
 }
 
 impl EventParser for ChatParser {

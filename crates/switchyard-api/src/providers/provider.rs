@@ -161,8 +161,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         );
         // A "model not found" answer names the nearest known ids (SPEC R2.5).
         let (model_id, nearest) = (self.mode.model_id.clone(), self.mode.nearest_models.clone());
-        Box::pin(futures_util::StreamExt::map(stream, move |item| {
-            item.map_err(|e| name_nearest_models(e, &model_id, &nearest))
+        Box::pin(futures_util::TryStreamExt::map_err(stream, move |e| {
+            name_nearest_models(e, &model_id, &nearest)
         }))
     }
 

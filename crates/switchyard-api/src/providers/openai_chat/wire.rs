@@ -31,7 +31,7 @@ pub(super) struct Chunk<'a> {
     reasoning_details: Option<Value>,
     tool_calls: Vec<Value>,
     usage: Option<Value>,
-    /// `x_groq.usage` (Groq) and `choices[0].usage` (Moonshot): see [`super::usage_of`].
+    /// `x_groq.usage` (Groq) and `choices[0].usage` (Moonshot): see [`super::view::usage_of`].
     x_groq: Option<Value>,
     choice_usage: Option<Value>,
 }
@@ -126,7 +126,7 @@ impl<'a> Chunk<'a> {
             },
             tool_calls: &self.tool_calls,
             finish_reason: self.finish_reason.as_deref(),
-            usage: super::usage_of(
+            usage: super::view::usage_of(
                 self.usage.as_ref(),
                 self.x_groq.as_ref(),
                 self.choice_usage.as_ref(),
