@@ -743,6 +743,29 @@ const WORDINGS: &[Row] = &[
         "upstream request failed with status code 429",
         RateLimited,
     ),
+    // The reference's status-less patterns (Cline v4.0.12 `ClineError.ts`: `authErrorRegex`,
+    // `RATE_LIMIT_PATTERNS`).
+    (
+        "in-stream 'invalid token'",
+        None,
+        None,
+        "Invalid token",
+        Auth,
+    ),
+    (
+        "in-stream 'valid key required'",
+        None,
+        None,
+        "A valid key required to use this endpoint",
+        Auth,
+    ),
+    (
+        "in-stream 'quota exceeded'",
+        None,
+        None,
+        "Quota exceeded, slow down",
+        RateLimited,
+    ),
     (
         "near miss: a token that is a JSON token",
         None,
@@ -970,6 +993,12 @@ const STORED: &[(&str, ErrorKind, Option<f64>)] = &[
     ("cases/H16", RateLimited, None), // Cerebras request_quota_exceeded: per second
     ("cases/H17", Context, None),
     ("cases/H25", InvalidRequest, None),
+    // Issue 26's hunt: quotas on a 429 or a 403, overflows on a 400 (in metadata.raw) or a 500.
+    ("cases/C80", Quota, None),
+    ("cases/C81", Quota, None),
+    ("cases/C82", Quota, None),
+    ("cases/C83", Context, None),
+    ("cases/C84", Context, None),
     ("cases/H26", Entitlement, None),
     ("cases/H30", Server, None),
     ("cases/H31", InvalidRequest, None),

@@ -77,6 +77,38 @@ pub fn apply(table: &mut toml::Table, overrides: &[Override]) -> Result<(), Stri
     Ok(())
 }
 
+impl Override {
+    /// The dotted key, as typed: `act.thinking_budget_tokens`.
+    pub fn key(&self) -> String {
+        self.path.join(".")
+    }
+
+    /// The value as typed: a string as itself, anything else as TOML (`8000`, `["a"]`).
+    pub fn shown_value(&self) -> String {
+        match &self.value {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The override to blame when `base` with `overrides` applied is not a valid configuration
+/// (`valid` says whether a table is): the first one after which the table is no longer valid,
+/// or `None` when `base` alone is not (the file's own error then stands).
+pub fn culprit<'a>(
+    base: &toml::Table,
+    overrides: &'a [Override],
+    valid: impl Fn(&toml::Table) -> bool,
+) -> Option<&'a Override> {
+    if !valid(base) {
+        return None;
+    }
+    let mut table = base.clone();
+    overrides
+        .iter()
+        .find(|o| apply(&mut table, std::slice::from_ref(*o)).is_err() || !valid(&table))
+}
+
 /// True when an override sets a provider's `base_url` (the user chose where requests go).
 pub fn sets_base_url(overrides: &[Override]) -> bool {
     overrides
@@ -121,5 +153,20 @@ mod tests {
         assert!(sets_base_url(&[
             parse("providers.openai.base_url=x").unwrap()
         ]));
+    }
+
+    #[test]
+    fn the_culprit_is_the_first_override_that_breaks_the_table() {
+        let base: toml::Table = toml::from_str("[act]\nmodel = \"a\"\n").unwrap();
+        let valid = |t: &toml::Table| !t["act"].as_table().unwrap().contains_key("bad");
+        let list = [
+            parse("act.model=b").unwrap(),
+            parse("act.bad=1").unwrap(),
+            parse("act.bad=2").unwrap(),
+        ];
+        let c = culprit(&base, &list, valid).unwrap();
+        assert_eq!((c.key(), c.shown_value()), ("act.bad".into(), "1".into()));
+        assert!(culprit(&base, &list[..1], valid).is_none());
+        assert_eq!(list[0].shown_value(), "b");
     }
 }

@@ -506,40 +506,21 @@ async fn qwen_in_china_uses_the_mainland_table() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_typo_on_the_command_line_is_an_error_that_says_what_was_meant() {
+async fn an_unknown_provider_on_the_command_line_is_an_error_that_says_what_was_meant() {
     let server = serve(HttpResponse::fixture("openai_chat_text")).await;
     let home = home();
     let url = format!("{}/v1", server.url());
-    // (arguments, words the one error line must have)
-    let cases: [(&[&str], &[&str]); 3] = [
-        (
-            &["--provider", "antropic"],
-            &["`antropic`", "did you mean `anthropic`?"],
-        ),
-        (
-            &["--provider", "openai-native", "--model", "gpt-5.55"],
-            &["`gpt-5.55`", "did you mean `gpt-5.5`?", "models.toml"],
-        ),
-        (
-            &["--provider", "deepseek", "--model", "deepseek-chta"],
-            &["did you mean `deepseek-chat`?"],
-        ),
-    ];
-    for (args, words) in cases {
-        let mut all = vec!["task", "hi", "--base-url", &url];
-        all.extend(args);
-        let run = switchyard(
-            home.path(),
-            &all,
-            &[("OPENAI_API_KEY", KEY), ("DEEPSEEK_API_KEY", KEY)],
-        )
-        .await;
-        assert_eq!(run.code, Some(2), "{args:?}: {run:#?}");
-        let errors = run.error_lines();
-        assert_eq!(errors.len(), 1, "{args:?}: {run:#?}");
-        for w in words {
-            assert!(errors[0].contains(w), "{args:?}: `{w}` missing: {errors:?}");
-        }
+    let run = switchyard(
+        home.path(),
+        &["task", "hi", "--base-url", &url, "--provider", "antropic"],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.code, Some(2), "{run:#?}");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    for w in ["`antropic`", "did you mean `anthropic`?"] {
+        assert!(errors[0].contains(w), "`{w}` missing: {errors:?}");
     }
     assert_eq!(server.request_count(), 0, "nothing is sent");
     // `config check` reports the same problem.
@@ -551,6 +532,80 @@ async fn a_typo_on_the_command_line_is_an_error_that_says_what_was_meant() {
     .await;
     assert_eq!(run.code, Some(1), "{run:#?}");
     assert!(run.stdout.contains("did you mean `anthropic`?"), "{run:#?}");
+}
+
+/// SPEC R2.3, R2.5 (issue 26): a model id newer than the catalogue, or one edit from a known
+/// one, is sent as typed with one notice; it is the provider that says whether it exists.
+#[tokio::test(flavor = "multi_thread")]
+async fn any_model_id_on_the_command_line_is_sent_as_typed() {
+    let home = home();
+    for (provider, model, fixture) in [
+        ("openai-native", "gpt-6-codex", "openai_responses"),
+        ("openai-native", "o5", "openai_responses"),
+        ("openai-native", "gpt-5.55", "openai_responses"),
+        ("deepseek", "deepseek-chta", "openai_chat_text"),
+    ] {
+        let server = serve(HttpResponse::fixture(fixture)).await;
+        let url = format!("{}/v1", server.url());
+        let run = switchyard(
+            home.path(),
+            &[
+                "task",
+                "hi",
+                "--base-url",
+                &url,
+                "--provider",
+                provider,
+                "--model",
+                model,
+            ],
+            &[("OPENAI_API_KEY", KEY), ("DEEPSEEK_API_KEY", KEY)],
+        )
+        .await;
+        assert_eq!(run.code, Some(0), "{model}: {run:#?}");
+        let warnings = run.warning_lines();
+        assert_eq!(warnings.len(), 1, "{model}: one notice: {run:#?}");
+        assert!(warnings[0].contains(&format!("`{model}`")), "{warnings:?}");
+        let sent = server.requests();
+        assert!(!sent.is_empty(), "{model}: nothing sent: {run:#?}");
+        assert_eq!(sent[0].json()["model"], model, "{model}");
+        run.assert_no_key();
+    }
+}
+
+/// SPEC R2.5: the provider's "model not found" (OpenAI's 404 `model_not_found`) names the
+/// catalogue's nearest ids, is not retried, and exits as a failed request, not a typo.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_the_provider_does_not_serve_names_the_nearest_known_ids() {
+    let body = r#"{"error":{"message":"The model `gpt-6-codex` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#;
+    let server = serve(HttpResponse::json(404, body)).await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    let run = switchyard(
+        home.path(),
+        &[
+            "task",
+            "hi",
+            "--base-url",
+            &url,
+            "--provider",
+            "openai-native",
+            "--model",
+            "gpt-6-codex",
+        ],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_ne!(run.code, Some(0), "{run:#?}");
+    assert_ne!(run.code, Some(2), "{run:#?}");
+    assert_eq!(server.request_count(), 1, "not retried: {run:#?}");
+    let errors = run.error_lines();
+    assert_eq!(errors.len(), 1, "{run:#?}");
+    assert!(
+        errors[0].contains("did you mean `gpt-5-codex`"),
+        "{errors:?}"
+    );
+    run.assert_no_key();
 }
 
 #[tokio::test(flavor = "multi_thread")]

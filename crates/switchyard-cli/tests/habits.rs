@@ -882,6 +882,23 @@ async fn dash_c_overrides_any_configuration_field() {
     let out = switchyard(home.path(), &["-c", "act.model", "task", "Hi"]).await;
     assert_eq!(out.code, Some(2));
     assert!(out.stderr.contains("key=value"), "{out:#?}");
+    // A value the field cannot take names the -c and its value (issue 26), over the file and
+    // over the built-in default, not a line of text the user never wrote.
+    let fresh = tempfile::tempdir().unwrap();
+    for home in [home.path(), fresh.path()] {
+        let out = switchyard(
+            home,
+            &["-c", "act.thinking_budget_tokens=abc", "task", "Hi"],
+        )
+        .await;
+        assert_eq!(out.code, Some(2), "{out:#?}");
+        assert!(
+            out.stderr
+                .contains("-c act.thinking_budget_tokens=abc: invalid type: string \"abc\""),
+            "{out:#?}"
+        );
+        assert!(!out.stderr.contains("with -c overrides"), "{out:#?}");
+    }
 }
 
 /// With no configuration file, `-c act.provider=ID` moves the requests off the built-in local

@@ -56,16 +56,6 @@ pub enum ConfigError {
         provider: String,
         suggestion: Option<String>,
     },
-    /// A model id typed on the command line that is not in the catalogue and is one edit away
-    /// from one that is: most likely a typo (SPEC R2.3).
-    #[error(
-        "model `{model}` is not in Switchyard's catalogue for `{provider}`: did you mean `{suggestion}`? (To send `{model}` as typed, add it to models.toml in the configuration directory, or name it in the configuration file.)"
-    )]
-    UnknownModel {
-        provider: String,
-        model: String,
-        suggestion: String,
-    },
     /// A `region` that the provider does not have.
     #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
     Region {
@@ -82,9 +72,36 @@ pub enum ConfigError {
         value: String,
         what: String,
     },
+    /// A `-c key=value` override that makes the configuration invalid (build it with
+    /// [`ConfigError::bad_override`], which never shows a secret value).
+    #[error("-c {key}={value}: {message}; correct the value or leave this -c out")]
+    Override {
+        key: String,
+        value: String,
+        message: String,
+    },
     /// A base URL is not an http(s) URL.
     #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
     BaseUrl { provider: String, url: String },
+}
+
+impl ConfigError {
+    /// A [`ConfigError::Override`] for `-c key=value`: `message` says what is wrong with it.
+    /// A value that may be a secret (its key names a key, token, header, …, or it looks like
+    /// one) is shown as `…`, in the message too.
+    pub fn bad_override(key: &str, value: &str, message: &str) -> Self {
+        let line = format!("{key} = {value}");
+        let (_, secret) = redact_secret_value(&line);
+        let (value, message) = match secret {
+            Some(secret) => ("…".to_owned(), message.replace(secret, "…")),
+            None => (value.to_owned(), message.to_owned()),
+        };
+        Self::Override {
+            key: key.to_owned(),
+            value,
+            message,
+        }
+    }
 }
 
 /// ` (did you mean `X`?)` for an error message, or nothing.
@@ -96,8 +113,9 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 }
 
 /// A TOML line as it may be shown in an error: when its key names something secret (a key,
-/// token, secret, password, authorization or header value) the value is replaced by `…`, and
-/// the value is returned so the error message can drop it too.
+/// token, secret, password, authorization or header value; not a count of tokens such as
+/// `max_tokens`) or its value looks like a key, the value is replaced by `…`, and the value
+/// is returned so the error message can drop it too.
 fn redact_secret_value(line: &str) -> (String, Option<&str>) {
     const SECRET_WORDS: [&str; 8] = [
         "key",
@@ -116,7 +134,9 @@ fn redact_secret_value(line: &str) -> (String, Option<&str>) {
     let value = value.trim().trim_matches(['"', '\'']);
     let value_looks_secret =
         value.starts_with("sk-") || (value.len() >= 32 && !value.contains(['/', '.', ' ']));
-    if SECRET_WORDS.iter().any(|w| lower.contains(w)) || value_looks_secret {
+    // `max_tokens`, `thinking_budget_tokens`: counts of tokens, not tokens.
+    let a_count = lower.trim().ends_with("tokens");
+    if (SECRET_WORDS.iter().any(|w| lower.contains(w)) && !a_count) || value_looks_secret {
         (
             format!("{} = …", name.trim()),
             Some(value).filter(|v| !v.is_empty()),
@@ -158,4 +178,30 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_error_names_the_key_and_value_but_never_a_secret() {
+        let e = ConfigError::bad_override(
+            "act.thinking_budget_tokens",
+            "abc",
+            "invalid type: string \"abc\", expected u64",
+        );
+        assert_eq!(
+            e.to_string(),
+            "-c act.thinking_budget_tokens=abc: invalid type: string \"abc\", expected u64; correct the value or leave this -c out"
+        );
+        let e = ConfigError::bad_override(
+            "providers.openai.api_token",
+            "hunter2",
+            "unknown field, found \"hunter2\"",
+        );
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+        let e = ConfigError::bad_override("act.model", "sk-abcdef0123456789", "no");
+        assert!(!e.to_string().contains("sk-abc"), "{e}");
+    }
 }

@@ -112,7 +112,13 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
             // errors docs): keep its start, so "prompt is too long" behind a generic
             // "Provider returned error" is still classified. Never an HTML page.
             if let Some(raw) = e.pointer("/metadata/raw").and_then(|r| r.as_str()) {
-                let raw = raw.trim();
+                // The upstream's own JSON error is shown by its message (tests/cases C83).
+                let inner = serde_json::from_str::<serde_json::Value>(raw.trim())
+                    .ok()
+                    .as_ref()
+                    .and_then(provider_error_fields)
+                    .map(|(_, m)| m);
+                let raw = inner.as_deref().unwrap_or(raw).trim();
                 if !raw.is_empty() && !raw.starts_with('<') && !message.contains(raw) {
                     let raw: String = raw.chars().take(300).collect();
                     message = format!("{message} (upstream: {raw})");

@@ -121,10 +121,52 @@ pub(super) fn classify_with_hint(
     }
 }
 
+/// Whether a failure is the provider's "this model does not exist" (SPEC R2.5): OpenAI's
+/// `model_not_found`; a 404 or a not-found type (Anthropic `not_found_error` "model:
+/// claude-x", Gemini `NOT_FOUND`, Bedrock `ResourceNotFoundException`, Ollama's "model \"x\"
+/// not found") that speaks of the model; or a wording that says the id is not a model
+/// (OpenRouter's "x is not a valid model ID"). `model_id` is the id that was sent.
+pub fn is_model_not_found(
+    status: Option<u16>,
+    code: Option<&str>,
+    message: &str,
+    model_id: &str,
+) -> bool {
+    let code = normalize_code(code.unwrap_or(""));
+    let msg = message.to_ascii_lowercase();
+    let id = model_id.trim().to_ascii_lowercase();
+    let names_id = !id.is_empty() && msg.contains(&id);
+    if code == "model_not_found" {
+        return true;
+    }
+    let not_found = status == Some(404)
+        || matches!(
+            code.as_str(),
+            "not_found_error" | "not_found" | "resourcenotfoundexception"
+        );
+    if not_found && (names_id || msg.contains("model")) {
+        return true;
+    }
+    names_id
+        && [
+            "not a valid model",
+            "model not found",
+            "unknown model",
+            "does not exist",
+            "no such model",
+            "not found",
+        ]
+        .iter()
+        .any(|w| msg.contains(w))
+}
+
 /// A status-less message that says the request was rate limited: "rate limit", "too many
-/// requests", "throttled", "resource exhausted", "status code 429".
+/// requests", "throttled", "resource exhausted", "status code 429", "quota exceeded" (the
+/// reference's `RATE_LIMIT_PATTERNS`, `ClineError.ts`, Cline v4.0.12; a spent quota has its
+/// own codes and wordings, checked first by [`is_quota`]).
 fn says_rate_limited(msg: &str) -> bool {
     [
+        "quota exceeded",
         "rate limit",
         "rate_limit",
         "ratelimit",
@@ -139,23 +181,40 @@ fn says_rate_limited(msg: &str) -> bool {
 }
 
 /// A status-less message that says the credentials were refused: "unauthorized", "invalid
-/// API key", "authentication failed" (the reference's `ClineError` auth patterns, without
-/// its over-broad "valid key").
+/// API key", "invalid token", "valid key required", "authentication failed" (the
+/// reference's `ClineError` auth patterns, Cline v4.0.12 `ClineError.ts`:
+/// `/(?:in)?valid[-_ ]?(?:api )?(?:token|key)/`, `/authentication[-_ ]?failed/`,
+/// `/unauthorized/`).
 fn says_unauthenticated(msg: &str) -> bool {
-    [
-        "unauthorized",
-        "unauthenticated",
-        "authentication failed",
-        "authentication_failed",
-        "authentication error",
-        "invalid_api_key",
-        "invalid api key",
-        "invalid access token",
-        "not authenticated",
-        "status code 401",
-    ]
-    .iter()
-    .any(|w| msg.contains(w))
+    names_a_valid_key(msg)
+        || [
+            "unauthorized",
+            "unauthenticated",
+            "authentication failed",
+            "authentication_failed",
+            "authentication error",
+            "invalid_api_key",
+            "invalid api key",
+            "invalid access token",
+            "not authenticated",
+            "status code 401",
+        ]
+        .iter()
+        .any(|w| msg.contains(w))
+}
+
+/// The reference's `/(?:in)?valid[-_ ]?(?:api )?(?:token|key)/` on a lower-case message:
+/// "valid", at most one of `-`, `_` or a space, an optional "api ", then "token" or "key"
+/// ("invalid token", "invalid api key", "valid key required", "invalid_key"). **Improve:**
+/// not in a message about JSON ("invalid token in JSON at position 12" is a parse error).
+fn names_a_valid_key(msg: &str) -> bool {
+    !msg.contains("json")
+        && msg.match_indices("valid").any(|(at, w)| {
+            let rest = &msg[at + w.len()..];
+            let rest = rest.strip_prefix(['-', '_', ' ']).unwrap_or(rest);
+            let rest = rest.strip_prefix("api ").unwrap_or(rest);
+            rest.starts_with("token") || rest.starts_with("key")
+        })
 }
 
 /// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
@@ -266,13 +325,17 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
     // (fixture gemini_429, a rate limit); OpenAI's insufficient_quota says the same words.
     let openai_quota_words =
         msg.contains("exceeded your current quota") && code != "resource_exhausted";
-    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b).
+    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b; Z.ai's
+    // "Usage limit reached for 5 hour", C81; a weekly allowance).
     let long_window = rate_class
         && [
             "per-day",
             "per day",
             "daily",
             "usage quota",
+            "usage limit reached",
+            "weekly",
+            "per week",
             "per month",
             "monthly",
         ]
@@ -286,6 +349,10 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
         || msg.contains("insufficient balance")
         || msg.contains("credit balance is too low")
         || msg.contains("out of credits")
+        // Alibaba Model Studio (DashScope) 403 `AllocationQuota.FreeTierOnly`: "The free
+        // quota has been exhausted" (tests/cases C82).
+        || code.starts_with("allocationquota")
+        || msg.contains("quota has been exhausted")
 }
 
 /// Every provider's context-window wording (SPEC R7.2; CASES C10–C12, C15). `msg` is lower
@@ -504,6 +571,73 @@ mod tests {
                 *want,
                 "{status:?} {code:?} {msg}"
             );
+        }
+    }
+
+    /// The reference's status-less patterns (Cline v4.0.12 `ClineError.ts`,
+    /// `ClineError.getErrorType`: `authErrorRegex` and `RATE_LIMIT_PATTERNS`).
+    #[test]
+    fn status_less_wordings_follow_the_reference() {
+        for msg in [
+            "Invalid token",
+            "invalid api key provided",
+            "Valid key required",
+            "invalid_key",
+            "Authentication failed",
+        ] {
+            assert_eq!(classify(None, None, msg), ErrorKind::Auth, "{msg}");
+        }
+        assert_eq!(
+            classify(None, None, "Quota exceeded for this minute"),
+            ErrorKind::RateLimited
+        );
+        // A spent quota keeps its own wordings and codes.
+        assert_eq!(
+            classify(None, Some("insufficient_quota"), "quota exceeded"),
+            ErrorKind::QuotaExceeded
+        );
+        assert_eq!(
+            classify(None, None, "the input is not valid JSON"),
+            ErrorKind::Server
+        );
+    }
+
+    #[test]
+    fn a_model_not_found_answer_is_recognised() {
+        let cases = [
+            (
+                Some(404),
+                Some("model_not_found"),
+                "The model `gpt-6-codex` does not exist or you do not have access to it.",
+                true,
+            ),
+            (
+                Some(404),
+                Some("not_found_error"),
+                "model: claude-sonnet-9",
+                true,
+            ),
+            (
+                Some(404),
+                None,
+                "model \"qwen9\" not found, try pulling it first",
+                true,
+            ),
+            (Some(400), None, "gpt-6-codex is not a valid model ID", true),
+            (Some(404), None, "Not Found", false),
+            (
+                Some(400),
+                Some("invalid_request_error"),
+                "messages: roles must alternate",
+                false,
+            ),
+        ];
+        for (status, code, msg, want) in cases {
+            let model = ["gpt-6-codex", "claude-sonnet-9", "qwen9"]
+                .into_iter()
+                .find(|m| msg.contains(m))
+                .unwrap_or("gpt-4o");
+            assert_eq!(is_model_not_found(status, code, msg, model), want, "{msg}");
         }
     }
 

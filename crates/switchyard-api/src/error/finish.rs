@@ -23,7 +23,11 @@ struct Named {
 /// `incomplete_details.reason: content_filter` (Responses); Gemini `FinishReason`
 /// (ai.google.dev/api/generate-content#FinishReason); Bedrock Converse `StopReason`
 /// (`guardrail_intervened`, `content_filtered`, `malformed_model_output`, `malformed_tool_use`,
-/// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09).
+/// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09) and
+/// `sensitive` (its content-security review intercepted the answer: docs.z.ai
+/// chat-completion, tests/cases C76); Mistral's `model_length` (the context window ran out:
+/// its OpenAPI `finish_reason` enum, C87); vLLM's `abort` (the engine aborted the request, then
+/// still sent `[DONE]`: vllm-project/vllm#57082, C86).
 const NAMED: &[Named] = &[
     Named {
         reasons: &["refusal"],
@@ -34,6 +38,11 @@ const NAMED: &[Named] = &[
         reasons: &["content_filter", "content_filtered", "guardrail_intervened"],
         kind: ErrorKind::ContentBlocked,
         message: "a content filter stopped the answer (finish reason {reason}); rephrase the request or remove the flagged content",
+    },
+    Named {
+        reasons: &["sensitive"],
+        kind: ErrorKind::ContentBlocked,
+        message: "the provider's content review withheld the answer (finish reason {reason}); rephrase the request or remove the flagged content",
     },
     Named {
         reasons: &[
@@ -61,7 +70,12 @@ const NAMED: &[Named] = &[
         message: "the model produced a malformed tool call or answer (finish reason {reason}); sending the request again usually works",
     },
     Named {
-        reasons: &["model_context_window_exceeded"],
+        reasons: &["abort"],
+        kind: ErrorKind::Server,
+        message: "the server aborted the generation before it finished (finish reason {reason}); sending the request again usually works",
+    },
+    Named {
+        reasons: &["model_context_window_exceeded", "model_length"],
         kind: ErrorKind::ContextWindowExceeded,
         message: "the answer filled the model's context window (stop reason {reason})",
     },
@@ -91,6 +105,9 @@ mod tests {
             ("RECITATION", ErrorKind::ContentBlocked),
             ("PROHIBITED_CONTENT", ErrorKind::ContentBlocked),
             ("guardrail_intervened", ErrorKind::ContentBlocked),
+            ("sensitive", ErrorKind::ContentBlocked),
+            ("abort", ErrorKind::Server),
+            ("model_length", ErrorKind::ContextWindowExceeded),
             ("MALFORMED_FUNCTION_CALL", ErrorKind::Server),
             ("malformed_tool_use", ErrorKind::Server),
             (

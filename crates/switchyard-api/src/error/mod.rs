@@ -21,5 +21,5 @@ pub mod kind;
 mod remedy;
 
 pub use api_error::ApiError;
-pub use classify::classify;
+pub use classify::{classify, is_model_not_found};
 pub use kind::ErrorKind;

@@ -14,7 +14,8 @@
 //! 4. the id in another letter case.
 //!
 //! `:free` (OpenRouter's free variants) is not taken off: the free model's price is not its
-//! base's. Anything else is unknown: [`suggest`] finds a known id one edit away.
+//! base's. Anything else is unknown: [`suggest`] finds a known id one edit away, [`nearest`]
+//! the few within two edits.
 
 use super::catalogue::{CatalogueEntry, ModelTable};
 use super::info::ModelInfo;
@@ -94,6 +95,22 @@ pub fn suggest<'a>(table: &'a ModelTable, typed: &str) -> Option<&'a str> {
         .find(|k| table.default.as_deref() == Some(**k))
         .or(close.first())
         .copied()
+}
+
+/// Up to `n` known ids of `table` nearest to `typed` (at most two edits away; nearest first,
+/// then in order), never `typed` itself: the "did you mean …" of a provider's "model not
+/// found" answer (SPEC R2.5).
+pub fn nearest<'a>(table: &'a ModelTable, typed: &str, n: usize) -> Vec<&'a str> {
+    let mut close: Vec<(usize, &str)> = table
+        .models
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != typed)
+        .map(|k| (edit_distance(k, typed), k))
+        .filter(|(d, _)| *d <= 2)
+        .collect();
+    close.sort_by_key(|(d, _)| *d);
+    close.into_iter().take(n).map(|(_, k)| k).collect()
 }
 
 /// The id among `known` closest to `typed` within two edits (ties: the first), for an unknown
@@ -364,6 +381,9 @@ mod tests {
         assert_eq!(suggest(table, "gpt-5.5x"), Some("gpt-5.5"));
         assert_eq!(suggest(table, "gpt-4.1-nan"), Some("gpt-4.1-nano"));
         assert_eq!(suggest(table, "gpt-9000"), None);
+        assert_eq!(nearest(table, "gpt-6-codex", 3)[0], "gpt-5-codex");
+        assert!(!nearest(table, "gpt-5-codex", 3).contains(&"gpt-5-codex"));
+        assert!(nearest(table, "an-entirely-other-name", 3).is_empty());
         assert_eq!(edit_distance("abc", "acb"), 1);
         assert_eq!(edit_distance("abc", "abc"), 0);
         assert_eq!(edit_distance("kitten", "sitting"), 3);

@@ -214,6 +214,10 @@ pub(crate) struct AnthropicParser {
     tool_blocks: HashMap<u64, (String, String)>,
     /// Tool-use blocks started but not yet stopped, with the argument bytes received.
     open_tool_blocks: HashMap<u64, usize>,
+    /// The whole `input` a tool-use block's start carried (a non-empty object: a relay that
+    /// synthesises the stream from a complete answer sends no `input_json_delta`,
+    /// tests/cases C69), sent as its arguments at the block's stop unless deltas came.
+    start_inputs: HashMap<u64, String>,
     stopped: bool,
 }
 
@@ -277,6 +281,10 @@ impl AnthropicParser {
                 let part = d.partial_json.unwrap_or("");
                 if let Some(bytes) = self.open_tool_blocks.get_mut(&d.index) {
                     *bytes += part.len();
+                }
+                if !part.is_empty() {
+                    // The deltas are the arguments: the start's input was a placeholder.
+                    self.start_inputs.remove(&d.index);
                 }
                 if let (false, Some((id, name))) = (part.is_empty(), self.tool_blocks.get(&d.index))
                 {
@@ -395,9 +403,7 @@ impl AnthropicParser {
                 };
                 self.on_delta(view, out);
             }
-            "content_block_stop" => {
-                self.open_tool_blocks.remove(&index());
-            }
+            "content_block_stop" => self.on_block_stop(index(), out),
             "message_delta" => self.on_message_delta(&v, out),
             "message_stop" => self.stopped = true,
             "error" => out.push(Err(event_error(&v))),
@@ -432,10 +438,34 @@ impl AnthropicParser {
                     name.clone(),
                     String::new(),
                 )));
+                if let Some(input) = block
+                    .get("input")
+                    .and_then(Value::as_object)
+                    .filter(|o| !o.is_empty())
+                {
+                    self.start_inputs
+                        .insert(index, Value::Object(input.clone()).to_string());
+                }
                 self.tool_blocks.insert(index, (id, name));
                 self.open_tool_blocks.insert(index, 0);
             }
             _ => {}
+        }
+    }
+
+    /// `content_block_stop`: a tool-use block whose start carried its whole input and that
+    /// got no deltas hands that input over as its arguments (C69).
+    fn on_block_stop(&mut self, index: u64, out: &mut Chunks) {
+        self.open_tool_blocks.remove(&index);
+        if let (Some(input), Some((id, name))) = (
+            self.start_inputs.remove(&index),
+            self.tool_blocks.get(&index),
+        ) {
+            out.push(Ok(ApiStreamChunk::tool_call(
+                id.clone(),
+                name.clone(),
+                input,
+            )));
         }
     }
 

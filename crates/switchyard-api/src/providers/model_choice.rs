@@ -3,6 +3,7 @@
 //! defaults with one warning, then the mode's `[MODE.model_info]` overrides.
 
 use crate::config::{ApiConfiguration, ConfigError, Mode};
+use crate::error::ApiError;
 use crate::model::catalogue::merge_fields;
 use crate::model::lookup;
 use crate::model::{EntrySource, ModelInfo};
@@ -41,10 +42,11 @@ fn is_local_model_server(preset: &ProviderPreset) -> bool {
 /// The info assumed for a model id the catalogue does not have (SPEC R2.3): 128k context,
 /// no max output (the family's default is sent where one is required), prices unknown — $0 on
 /// a local model server — and, for `openai-native`, the Responses API for OpenAI's reasoning
-/// families (o1/o3/o4/gpt-5), which the reference sends there.
+/// families (o1/o3/o4/gpt-5, which the reference sends there, and the newer `gpt-6…`, `o5…`).
 fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
     let mut info = ModelInfo::default();
-    if preset.id == "openai-native" && is_reasoning_family(model_id) {
+    if preset.id == "openai-native" && (is_reasoning_family(model_id) || is_newer_family(model_id))
+    {
         info.api_format = Some("responses".to_owned());
         info.supports_reasoning = true;
         info.supports_reasoning_effort = true;
@@ -54,6 +56,20 @@ fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
         info.output_price = Some(0.0);
     }
     info
+}
+
+/// An OpenAI family newer than the reference knows, which its successors will be served like:
+/// `gpt-N` for N ≥ 6 (`gpt-6-codex`) and `oN` for N ≥ 5 (`o5-mini`), not "chat" variants.
+fn is_newer_family(model_id: &str) -> bool {
+    let id = model_id.to_ascii_lowercase();
+    let number_after = |prefix: &str| -> Option<u32> {
+        let rest = id.strip_prefix(prefix)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    !id.contains("chat")
+        && (number_after("gpt-").is_some_and(|n| n >= 6)
+            || number_after("o").is_some_and(|n| n >= 5))
 }
 
 /// The one warning for a model id the catalogue does not have (SPEC R2.3).
@@ -95,7 +111,13 @@ pub(crate) struct ChosenModel {
     pub(crate) info: ModelInfo,
     /// Where the info came from before the overrides.
     pub(crate) origin: ModelInfoOrigin,
+    /// The catalogue's ids nearest to `id` (at most [`NEAREST`]), named when the provider
+    /// answers that the model does not exist (SPEC R2.5).
+    pub(crate) nearest: Vec<String>,
 }
+
+/// How many known ids a "model not found" error names.
+const NEAREST: usize = 3;
 
 /// The model of `mode` under `preset` (its table of `region`): the typed id is the id sent
 /// (SPEC R2.3), its info the catalogue's entry or the entry it is a variant of, else assumed
@@ -158,5 +180,105 @@ pub(crate) fn choose_model(
                 message,
             })?;
     }
-    Ok(ChosenModel { id, info, origin })
+    let nearest = table
+        .map(|t| lookup::nearest(t, &id, NEAREST))
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    Ok(ChosenModel {
+        id,
+        info,
+        origin,
+        nearest,
+    })
+}
+
+/// `e` with the catalogue's ids nearest to the model named when it is the provider's "model
+/// not found" answer ([`is_model_not_found`](crate::error::is_model_not_found), SPEC R2.5):
+/// "did you mean `gpt-5-codex`?", or how to list the ids when none is near.
+pub(crate) fn name_nearest_models(mut e: ApiError, model_id: &str, nearest: &[String]) -> ApiError {
+    let said = e.code.as_deref();
+    if !crate::error::is_model_not_found(e.status, said, &e.message, model_id) {
+        return e;
+    }
+    let hint = match nearest {
+        [] => "`switchyard models` lists the ids Switchyard knows".to_owned(),
+        ids => {
+            let ids: Vec<String> = ids.iter().map(|id| format!("`{id}`")).collect();
+            format!("did you mean {}?", ids.join(" or "))
+        }
+    };
+    e.message = format!(
+        "{} (the provider does not serve model `{model_id}`: {hint})",
+        e.message.trim_end_matches('.')
+    );
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_openai_families_are_recognised() {
+        for id in [
+            "gpt-6-codex",
+            "gpt-6",
+            "gpt-10-mini",
+            "o5",
+            "o5-mini",
+            "GPT-7",
+        ] {
+            assert!(is_newer_family(id), "{id}");
+        }
+        for id in [
+            "gpt-4o",
+            "gpt-5",
+            "o3",
+            "gpt-6-chat-latest",
+            "omni",
+            "ollama",
+            "o",
+        ] {
+            assert!(!is_newer_family(id), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_model_not_found_answer_names_the_nearest_ids() {
+        let e = ApiError::from_provider(
+            Some(404),
+            Some("model_not_found"),
+            "The model `gpt-6-codex` does not exist or you do not have access to it.",
+            None,
+        );
+        let nearest = vec!["gpt-5-codex".to_owned(), "gpt-5.1-codex".to_owned()];
+        let e = name_nearest_models(e, "gpt-6-codex", &nearest);
+        assert!(
+            e.message
+                .contains("did you mean `gpt-5-codex` or `gpt-5.1-codex`?"),
+            "{}",
+            e.message
+        );
+        // Any other failure is left as it was.
+        let other =
+            ApiError::from_provider(Some(400), None, "messages: roles must alternate", None);
+        assert_eq!(
+            name_nearest_models(other.clone(), "gpt-6-codex", &nearest),
+            other
+        );
+        // No id near: say how to list them.
+        let e = ApiError::from_provider(
+            Some(404),
+            Some("not_found_error"),
+            "model: claude-zzz",
+            None,
+        );
+        assert!(
+            name_nearest_models(e, "claude-zzz", &[])
+                .message
+                .contains("switchyard models")
+        );
+    }
 }

@@ -47,7 +47,7 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::{SseEvent, SseEventRef};
 use tool_calls::ToolCalls;
-use view::{ChunkView, Content};
+use view::{ChunkView, Content, usage_of};
 
 /// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
@@ -143,6 +143,11 @@ impl ChatParser {
 impl ChatParser {
     /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
     fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Chunks) {
+        // Usage first: a chunk may carry it with the finish reason that ends the stream in an
+        // error, and those tokens were billed (tests/cases C85).
+        if let Some(u) = c.usage.filter(|u| u.is_object()) {
+            self.usage = Some(usage::usage(self.dialect, u));
+        }
         if c.has_choice && self.failure.is_none() {
             reasoning::on_reasoning(&c, out);
             match c.content {
@@ -150,13 +155,11 @@ impl ChatParser {
                 Content::Parts(parts) => reasoning::on_content_parts(&mut self.think, parts, out),
                 Content::None => {}
             }
-            for tc in c.tool_calls {
-                self.tool_calls.on_delta(tc, out);
-            }
+            self.tool_calls.on_fragments(c.tool_calls, out);
             match c.finish_reason {
                 Some("error") => {
                     self.flush_usage(out);
-                    return out.push(Err(ApiError::new(
+                    out.push(Err(ApiError::new(
                         ErrorKind::Server,
                         "the provider ended the stream with an error (finish_reason \"error\")",
                     )));
@@ -165,7 +168,7 @@ impl ChatParser {
                     // A tool call cut off by the token limit is half a JSON object: never hand
                     // it over as a call to run (tests/cases C22).
                     self.flush_usage(out);
-                    return out.push(Err(ApiError::new(
+                    out.push(Err(ApiError::new(
                         ErrorKind::Decode,
                         "the response hit its max_tokens limit while writing a tool call's arguments; the incomplete call was dropped",
                     )));
@@ -180,9 +183,6 @@ impl ChatParser {
                 }
                 None => {}
             }
-        }
-        if let Some(u) = c.usage.filter(|u| u.is_object()) {
-            self.usage = Some(usage::usage(self.dialect, u));
         }
     }
 }
@@ -236,7 +236,11 @@ impl ChatParser {
                 finish_reason: choice
                     .and_then(|c| c.get("finish_reason"))
                     .and_then(Value::as_str),
-                usage: v.get("usage"),
+                usage: usage_of(
+                    v.get("usage"),
+                    v.get("x_groq"),
+                    choice.and_then(|c| c.get("usage")),
+                ),
             },
             out,
         );
@@ -470,6 +474,104 @@ mod tests {
         ]);
         assert_eq!(calls.len(), 1, "{calls:?}");
         assert_eq!(calls[0].2, "{\"p\":1}");
+    }
+
+    /// An OpenRouter chunk with `reasoning_details` (the reference's
+    /// `{ type: "reasoning", reasoning: "", details: delta.reasoning_details }`, Cline v4.0.10
+    /// `openrouter.ts`): the details stay whole, an array, on the delta's reasoning chunk —
+    /// with its text, or with empty text for a delta whose details carry only a signature.
+    /// Its usage's cost is `cost` plus `cost_details.upstream_inference_cost` (0.002 + 0.0123
+    /// = 0.0143) when the upstream cost is not already inside `cost` (BYOK: Cline v4.0.12
+    /// `gateway.test.ts`, "adds OpenRouter BYOK account fee and upstream provider cost").
+    #[test]
+    fn openrouter_reasoning_details_stay_an_array_and_the_upstream_cost_is_added() {
+        let text_details = json!([
+            {"type": "reasoning.text", "text": "Let me think", "format": "anthropic-claude-v1", "index": 0}
+        ]);
+        let signed = json!([
+            {"type": "reasoning.text", "signature": "c2ln", "format": "anthropic-claude-v1", "index": 0}
+        ]);
+        let mut parser = ChatParser::new(ChatDialect::OpenRouter, ThinkTags::Opening);
+        let mut out = Vec::new();
+        let delta = |reasoning: Value, details: &Value| json!({"choices": [{"index": 0, "delta": {"reasoning": reasoning, "reasoning_details": details}}]});
+        parser.on_event(
+            sse(
+                "message",
+                &delta(json!("Let me think"), &text_details).to_string(),
+            ),
+            &mut out,
+        );
+        let mut last = delta(Value::Null, &signed);
+        last["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.002,
+                               "cost_details": {"upstream_inference_cost": 0.0123}});
+        parser.on_event(sse("message", &last.to_string()), &mut out);
+        parser.on_event(sse("message", STOP), &mut out);
+        parser.on_end(&mut out);
+        let reasoning: Vec<(&str, Option<&Value>, Option<&str>)> = out
+            .iter()
+            .filter_map(|c| match c {
+                Ok(ApiStreamChunk::Reasoning {
+                    reasoning,
+                    details,
+                    signature,
+                    ..
+                }) => Some((reasoning.as_str(), details.as_ref(), signature.as_deref())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            reasoning,
+            [
+                ("Let me think", Some(&text_details), None),
+                ("", Some(&signed), Some("c2ln"))
+            ],
+            "the details whole, as arrays: {out:?}"
+        );
+        let cost = out.iter().find_map(|c| match c {
+            Ok(ApiStreamChunk::Usage(u)) => u.total_cost_usd,
+            _ => None,
+        });
+        assert!((cost.unwrap() - 0.0143).abs() < 1e-12, "{out:?}");
+    }
+
+    /// The reference places an index-less fragment by its position in the chunk's
+    /// `tool_calls` (`toolCallDelta.index ?? fallbackIndex`, Cline v4.0.12
+    /// `apps/vscode/src/core/api/transform/tool-call-processor.ts`, whose test "should preserve
+    /// tool call id/name for interleaved parallel deltas" this is without the indices): two
+    /// calls, `call_p0` / `a` then `call_p1` / `b`, each with its own arguments.
+    #[test]
+    fn index_less_fragments_are_placed_by_position() {
+        let chunk = |fragments: Value| {
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": fragments}}]}).to_string()
+        };
+        let (calls, _) = stream(&[
+            &chunk(json!([
+                {"id": "call_p0", "function": {"name": "a"}},
+                {"id": "call_p1", "function": {"name": "b"}},
+            ])),
+            &chunk(json!([
+                {"function": {"arguments": "{\"x\":1}"}},
+                {"function": {"arguments": "{\"y\":2}"}},
+            ])),
+            STOP,
+        ]);
+        assert_eq!(
+            calls,
+            [
+                ("call_p0".into(), "a".into(), "{\"x\":1}".into()),
+                ("call_p1".into(), "b".into(), "{\"y\":2}".into())
+            ]
+        );
+        // Whole calls, ids and arguments together, in one chunk.
+        let (calls, _) = stream(&[
+            &chunk(json!([
+                {"id": "call_p0", "function": {"name": "a", "arguments": "{}"}},
+                {"id": "call_p1", "function": {"name": "b", "arguments": "{\"q\":1}"}},
+            ])),
+            STOP,
+        ]);
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[1], ("call_p1".into(), "b".into(), "{\"q\":1}".into()));
     }
 
     #[test]

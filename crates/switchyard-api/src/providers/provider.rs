@@ -18,6 +18,7 @@ use crate::handler::{
 };
 use crate::message::{Message, ToolSpec};
 use crate::providers::forward;
+use crate::providers::model_choice::name_nearest_models;
 use crate::providers::overrides;
 use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStream, ApiStreamChunk};
@@ -137,6 +138,16 @@ impl<P: Provider> ProviderHandler<P> {
     }
 }
 
+impl<P: Provider> ProviderHandler<P> {
+    /// `stream` with a "model not found" answer naming the nearest known ids (SPEC R2.5).
+    fn naming_nearest_models(&self, stream: ApiStream) -> ApiStream {
+        let (model_id, nearest) = (self.mode.model_id.clone(), self.mode.nearest_models.clone());
+        Box::pin(futures_util::TryStreamExt::map_err(stream, move |e| {
+            name_nearest_models(e, &model_id, &nearest)
+        }))
+    }
+}
+
 impl<P: Provider> ApiHandler for ProviderHandler<P> {
     fn create_message(
         &self,
@@ -160,13 +171,14 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             .reauthorizes()
             .then(|| self.provider.reauthorize(&self.mode, request.clone()));
         let pending = self.provider.authorize(&self.mode, request);
-        transport::stream(
+        let stream = transport::stream(
             &self.endpoint,
             pending,
             reauthorize,
             self.provider.parser(&self.mode),
             options,
-        )
+        );
+        self.naming_nearest_models(stream)
     }
 
     fn forwards(&self) -> Option<ForwardDialect> {
@@ -201,7 +213,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         request.body = serde_json::Value::Object(body).to_string();
         let pending = self.provider.authorize(&self.mode, request);
         let parser = forward::Forwarding::new(self.provider.parser(&self.mode));
-        transport::stream(&self.endpoint, pending, None, parser, options)
+        let stream = transport::stream(&self.endpoint, pending, None, parser, options);
+        self.naming_nearest_models(stream)
     }
 
     fn get_model(&self) -> ApiHandlerModel {

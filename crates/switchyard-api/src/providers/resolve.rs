@@ -48,8 +48,12 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
     };
     let base_url = base_url(preset, &endpoint, default_base_url)?;
     let region = regional.map(|(r, _)| r.to_owned());
-    let ChosenModel { id, info, origin } =
-        choose_model(config, mode, preset, region.as_deref(), &mut notices)?;
+    let ChosenModel {
+        id,
+        info,
+        origin,
+        nearest,
+    } = choose_model(config, mode, preset, region.as_deref(), &mut notices)?;
     let reasoning_effort =
         reasoning_effort(settings.reasoning_effort.as_deref(), mode, &mut notices);
     let budget = clip_budget(
@@ -66,6 +70,7 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
         model_id: id,
         model_info: info,
         model_origin: origin,
+        nearest_models: nearest,
         region,
         base_url,
         api_key_env,

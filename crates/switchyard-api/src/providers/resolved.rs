@@ -27,6 +27,9 @@ pub struct ResolvedMode {
     pub model_info: ModelInfo,
     /// Where `model_info` came from before any overrides.
     pub model_origin: ModelInfoOrigin,
+    /// The catalogue's ids nearest to `model_id`, named when the provider answers that the
+    /// model does not exist (SPEC R2.5).
+    pub nearest_models: Vec<String>,
     /// `international` or `china` for the providers of [`REGIONAL_ENDPOINTS`](crate::providers::REGIONAL_ENDPOINTS).
     pub region: Option<String>,
     /// Base URL without a trailing slash.

@@ -56,7 +56,7 @@ fn load(
         Mode::Act
     };
     settings::apply_selection(&mut config, other_mode, selection);
-    settings::check_typed(&config, default_mode, selection)?;
+    settings::check_typed(&config, selection)?;
     Ok((config, source, default_mode))
 }
 

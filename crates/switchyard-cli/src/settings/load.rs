@@ -95,6 +95,7 @@ fn load_overridden(
     let base = overridden_base(explicit, selection, overrides)?;
     let label = base.label;
     let mut table: toml::Table = toml::from_str(&base.text).unwrap_or_default();
+    let base_table = table.clone();
     crate::overrides::apply(&mut table, overrides).map_err(|message| ConfigError::Parse {
         file: label.clone(),
         line: 0,
@@ -107,7 +108,8 @@ fn load_overridden(
         column: 0,
         message: e.to_string(),
     })?;
-    let mut config = ApiConfiguration::from_toml(&text, &label, |_| None)?;
+    let mut config = ApiConfiguration::from_toml(&text, &label, |_| None)
+        .map_err(|e| blame_override(e, &base_table, overrides))?;
     // An override that names another provider for a mode (`act.provider=anthropic`, or
     // `act={provider="anthropic"}`) moves requests off the local default too: read from the
     // configuration it made, not from the override's spelling.
@@ -121,6 +123,31 @@ fn load_overridden(
         resolve_ca_bundles(&mut config, p);
     }
     Ok((config, base.source))
+}
+
+/// `e`, the error of the configuration the overrides made, as the error of the `-c` that
+/// caused it: its key and value and what is wrong (`-c act.thinking_budget_tokens=abc:
+/// invalid type: string "abc", expected u64; …`), not a line of text the user never wrote.
+fn blame_override(
+    e: ConfigError,
+    base: &toml::Table,
+    overrides: &[crate::overrides::Override],
+) -> ConfigError {
+    let valid = |t: &toml::Table| {
+        toml::to_string(t)
+            .is_ok_and(|text| ApiConfiguration::from_toml(&text, "", |_| None).is_ok())
+    };
+    let Some(o) = crate::overrides::culprit(base, overrides, valid) else {
+        return e;
+    };
+    let message = match &e {
+        // toml's message, without the line of generated text it quotes.
+        ConfigError::Parse { message, .. } => {
+            message.split(" (in `").next().unwrap_or(message).to_owned()
+        }
+        other => other.to_string(),
+    };
+    ConfigError::bad_override(&o.key(), &o.shown_value(), &message)
 }
 
 /// What the `-c` overrides apply to: its TOML text, the label its errors name, where it came

@@ -11,55 +11,59 @@ use crate::stream::ApiStreamChunk;
 
 /// Reasoning, from the first field that carries it: `reasoning_content` (DeepSeek, vLLM,
 /// Z.ai, xAI), `reasoning` (OpenRouter, Ollama), or the text of `reasoning_details`
-/// (OpenRouter). Some servers send the same text in two of them; it is shown once.
-/// `reasoning_details` also carry signatures and encrypted reasoning, kept for replay.
+/// (OpenRouter, when it sends no `reasoning`). Some servers send the same text in two of
+/// them; it is shown once.
+///
+/// A non-empty `reasoning_details` array is kept whole, as an array, for replay, as the
+/// reference yields it (`{ type: "reasoning", reasoning: "", details:
+/// delta.reasoning_details }`, Cline v4.0.10 `openrouter.ts`): on the delta's one reasoning
+/// chunk — its text when it has some (one chunk per wire delta, SPEC R1.2), else empty text —
+/// with the first signature and encrypted reasoning among the details; any further ones
+/// follow in chunks of their own.
 pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     let details = c
         .reasoning_details
-        .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty());
+    let entries = details.map(Vec::as_slice).unwrap_or_default();
     let reasoning_text = c
         .reasoning_content
         .filter(|s| !s.is_empty())
         .or(c.reasoning.filter(|s| !s.is_empty()));
-    if let Some(r) = reasoning_text {
-        out.push(Ok(ApiStreamChunk::Reasoning {
-            reasoning: r.to_owned(),
-            details: details.cloned(),
-            signature: None,
-            redacted_data: None,
-            id: None,
-        }));
-    }
-    for d in details.and_then(Value::as_array).into_iter().flatten() {
-        let text = d
-            .get("text")
-            .or_else(|| d.get("summary"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let signature = d
-            .get("signature")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let encrypted = (d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
-            .then(|| d.get("data").and_then(Value::as_str))
-            .flatten();
-        if reasoning_text.is_none() && text.is_some() {
-            out.push(Ok(ApiStreamChunk::Reasoning {
-                reasoning: text.unwrap_or_default().to_owned(),
-                details: Some(d.clone()),
-                signature: signature.map(str::to_owned),
-                redacted_data: None,
-                id: None,
-            }));
-        } else if signature.is_some() || encrypted.is_some() {
-            out.push(Ok(ApiStreamChunk::Reasoning {
-                reasoning: String::new(),
-                details: Some(d.clone()),
-                signature: signature.map(str::to_owned),
-                redacted_data: encrypted.map(str::to_owned),
-                id: None,
-            }));
+    let text = match reasoning_text {
+        Some(r) => r.to_owned(),
+        None => entries
+            .iter()
+            .filter_map(|d| d.get("text").or_else(|| d.get("summary")))
+            .filter_map(Value::as_str)
+            .collect(),
+    };
+    let Some(array) = c.reasoning_details.filter(|_| details.is_some()) else {
+        if !text.is_empty() {
+            out.push(Ok(ApiStreamChunk::reasoning(text)));
         }
+        return;
+    };
+    let mut signatures = entries
+        .iter()
+        .filter_map(|d| d.get("signature").and_then(Value::as_str))
+        .filter(|s| !s.is_empty());
+    let mut encrypted = entries
+        .iter()
+        .filter(|d| d.get("type").and_then(Value::as_str) == Some("reasoning.encrypted"))
+        .filter_map(|d| d.get("data").and_then(Value::as_str));
+    out.push(Ok(ApiStreamChunk::Reasoning {
+        reasoning: text,
+        details: Some(array.clone()),
+        signature: signatures.next().map(str::to_owned),
+        redacted_data: encrypted.next().map(str::to_owned),
+        id: None,
+    }));
+    for signature in signatures {
+        out.push(Ok(ApiStreamChunk::reasoning_signature(signature)));
+    }
+    for data in encrypted {
+        out.push(Ok(ApiStreamChunk::redacted_reasoning(data)));
     }
 }
 

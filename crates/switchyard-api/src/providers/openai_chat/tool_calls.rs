@@ -37,6 +37,10 @@ impl PendingToolCall {
 #[derive(Debug, Default)]
 pub(super) struct ToolCalls {
     calls: Vec<PendingToolCall>,
+    /// The wire has sent several index-less fragments in one chunk: from then on a fragment
+    /// without `index` is placed by its position in its chunk's `tool_calls`, as the reference
+    /// does (`toolCallDelta.index ?? fallbackIndex`, `tool-call-processor.ts`, Cline v4.0.12).
+    positional: bool,
 }
 
 impl ToolCalls {
@@ -96,7 +100,21 @@ impl ToolCalls {
         calls.len() - 1
     }
 
-    pub(super) fn on_delta(&mut self, tc: &Value, out: &mut Chunks) {
+    /// One chunk's `tool_calls` fragments, in order ([`ToolCalls::on_delta`] each): when two
+    /// or more lack an `index`, the fragments without one are placed by position from then
+    /// on (the first without index is call 0 of the chunk, the next call 1, …).
+    pub(super) fn on_fragments(&mut self, fragments: &[Value], out: &mut Chunks) {
+        let without_index = fragments
+            .iter()
+            .filter(|tc| tc.get("index").is_none())
+            .count();
+        self.positional |= without_index > 1;
+        for (position, tc) in fragments.iter().enumerate() {
+            self.on_delta(tc, position as u64, out);
+        }
+    }
+
+    fn on_delta(&mut self, tc: &Value, position: u64, out: &mut Chunks) {
         fn non_empty(v: Option<&Value>) -> Option<&str> {
             v.and_then(Value::as_str).filter(|s| !s.is_empty())
         }
@@ -107,7 +125,10 @@ impl ToolCalls {
             .get("arguments")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let index = tc.get("index").and_then(Value::as_u64);
+        let index = tc
+            .get("index")
+            .and_then(Value::as_u64)
+            .or(self.positional.then_some(position));
         let at = self.slot(index, id, name, args);
         let call = &mut self.calls[at];
         if call.name.is_none() {

@@ -3,7 +3,8 @@
 //! Usage rule (SPEC R1.3): `prompt_tokens` includes cached tokens, so
 //! `input_tokens = max(0, prompt_tokens − cache reads − cache writes)`, where
 //! - cache reads are `prompt_tokens_details.cached_tokens` (OpenAI, OpenRouter), else
-//!   `cache_read_input_tokens` (Anthropic-style gateways: LiteLLM, Vercel AI Gateway);
+//!   `cache_read_input_tokens` (Anthropic-style gateways: LiteLLM, Vercel AI Gateway), else
+//!   `cached_tokens` (Moonshot's usage, tests/cases C78);
 //! - cache writes are `prompt_tokens_details.cache_write_tokens` (OpenRouter, for models that
 //!   bill them), else `cache_creation_input_tokens` (Anthropic-style gateways);
 //! - DeepSeek: reads are `prompt_cache_hit_tokens`, and the misses (`prompt_cache_miss_tokens`,
@@ -40,7 +41,9 @@ pub(super) fn usage(dialect: ChatDialect, u: &Value) -> Usage {
             (hit, Some(miss))
         }
         _ => (
-            n("/prompt_tokens_details/cached_tokens").or_else(|| n("/cache_read_input_tokens")),
+            n("/prompt_tokens_details/cached_tokens")
+                .or_else(|| n("/cache_read_input_tokens"))
+                .or_else(|| n("/cached_tokens")),
             n("/prompt_tokens_details/cache_write_tokens")
                 .or_else(|| n("/cache_creation_input_tokens")),
         ),

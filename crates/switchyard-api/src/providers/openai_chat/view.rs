@@ -1,6 +1,6 @@
 //! The parts of one Chat Completions chunk the mapping reads, borrowed from where they were
 //! parsed (SPEC R4.4, R4.5): the fast reading (`wire.rs`) and the general `serde_json::Value`
-//! path fill in the same view.
+//! path fill in the same view, and find its usage wherever the server put it ([`usage_of`]).
 
 use serde_json::Value;
 
@@ -24,4 +24,18 @@ pub(super) struct ChunkView<'a> {
     pub(super) tool_calls: &'a [Value],
     pub(super) finish_reason: Option<&'a str>,
     pub(super) usage: Option<&'a Value>,
+}
+
+/// A chunk's usage object, wherever the server put it: `usage` (OpenAI), else
+/// `x_groq.usage` (Groq's streams: vercel/ai#1651, tests/cases C77), else `choices[0].usage`
+/// (Moonshot's Kimi: earendil-works/pi#2017, tests/cases C78). The first that is an object.
+pub(super) fn usage_of<'a>(
+    usage: Option<&'a Value>,
+    x_groq: Option<&'a Value>,
+    choice_usage: Option<&'a Value>,
+) -> Option<&'a Value> {
+    [usage, x_groq.and_then(|x| x.get("usage")), choice_usage]
+        .into_iter()
+        .flatten()
+        .find(|u| u.is_object())
 }

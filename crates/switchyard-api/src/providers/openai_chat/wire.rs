@@ -31,6 +31,9 @@ pub(super) struct Chunk<'a> {
     reasoning_details: Option<Value>,
     tool_calls: Vec<Value>,
     usage: Option<Value>,
+    /// `x_groq.usage` (Groq) and `choices[0].usage` (Moonshot): see [`super::view::usage_of`].
+    x_groq: Option<Value>,
+    choice_usage: Option<Value>,
 }
 
 impl<'a> Chunk<'a> {
@@ -38,7 +41,7 @@ impl<'a> Chunk<'a> {
     /// non-null `error` at the top or in `choices[0]`, or `object: "error"`, is its.
     pub(super) fn read(data: &'a str) -> Option<Self> {
         let mut chunk = Chunk::default();
-        let names = ["choices", "usage", "error", "object"];
+        let names = ["choices", "usage", "error", "object", "x_groq"];
         Scanner::new(data).document(&names, |s, name| match name {
             "choices" => {
                 if s.null() {
@@ -50,6 +53,10 @@ impl<'a> Chunk<'a> {
                 chunk.usage = s.opt_value()?;
                 Some(())
             }
+            "x_groq" => {
+                chunk.x_groq = s.opt_value()?;
+                Some(())
+            }
             "error" => s.null().then_some(()),
             _ => (s.maybe_str()?.as_deref() != Some("error")).then_some(()),
         })?;
@@ -58,8 +65,12 @@ impl<'a> Chunk<'a> {
 
     fn read_choice(&mut self, s: &mut Scanner<'a>) -> Option<()> {
         self.has_choice = true;
-        let names = ["delta", "finish_reason", "error"];
+        let names = ["delta", "finish_reason", "error", "usage"];
         s.fields(&names, |s, name| match name {
+            "usage" => {
+                self.choice_usage = s.opt_value()?;
+                Some(())
+            }
             "delta" => {
                 if s.null() {
                     Some(())
@@ -115,7 +126,11 @@ impl<'a> Chunk<'a> {
             },
             tool_calls: &self.tool_calls,
             finish_reason: self.finish_reason.as_deref(),
-            usage: self.usage.as_ref(),
+            usage: super::view::usage_of(
+                self.usage.as_ref(),
+                self.x_groq.as_ref(),
+                self.choice_usage.as_ref(),
+            ),
         }
     }
 }

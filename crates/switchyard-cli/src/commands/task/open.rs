@@ -102,7 +102,7 @@ fn load_config(
     let (mut config, source, mode) =
         settings::load(config_path, selection, mode).map_err(Refused::config)?;
 
-    settings::check_typed(&config, mode, selection).map_err(Refused::config)?;
+    settings::check_typed(&config, selection).map_err(Refused::config)?;
     if let Some(task) = saved.filter(|_| selection.provider.is_none()) {
         keep_model(&mut config, config_path, mode, selection, task)?;
     }
@@ -150,8 +150,8 @@ fn apply_fallbacks(
     if options.fallback.is_empty() {
         return Ok(());
     }
-    // Typed ids are checked as --provider and --model are (a typo is an error, not the
-    // Anthropic fallback of a configuration file).
+    // Typed provider ids are checked as --provider is (a typo is an error, not the Anthropic
+    // fallback of a configuration file); model ids are sent as typed (SPEC R2.3).
     for fallback in &options.fallback {
         let mut entry = config.clone();
         *entry.mode_settings_mut(mode) = fallback.mode_settings();
@@ -160,7 +160,7 @@ fn apply_fallbacks(
             model: fallback.model_id.clone(),
             base_url: None,
         };
-        settings::check_typed(&entry, mode, &typed).map_err(Refused::config)?;
+        settings::check_typed(&entry, &typed).map_err(Refused::config)?;
     }
     config.mode_settings_mut(mode).fallbacks = options.fallback.clone();
     Ok(())
