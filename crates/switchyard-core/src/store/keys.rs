@@ -185,7 +185,15 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let mp = (5 * doy + 2) / 153;
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 /// `YYYY-MM-DD` (UTC midnight) or `YYYY-MM-DDTHH:MM:SSZ` as Unix milliseconds; `None` for
@@ -393,8 +401,12 @@ pub trait KeyStore: Send + Sync {
 
     /// Gives key `id` a new hash and prefix (the old key stops working at once); `false` when
     /// there is no such key or it is revoked.
-    fn rotate_key<'a>(&'a self, id: &'a str, hash: &'a str, prefix: &'a str)
-    -> StoreFuture<'a, bool>;
+    fn rotate_key<'a>(
+        &'a self,
+        id: &'a str,
+        hash: &'a str,
+        prefix: &'a str,
+    ) -> StoreFuture<'a, bool>;
 
     /// Stores `team`. A team of that name: [`StoreError::Conflict`](super::StoreError::Conflict).
     fn create_team<'a>(&'a self, team: &'a Team) -> StoreFuture<'a, ()>;
@@ -444,7 +456,10 @@ mod tests {
         assert!(Budget::parse("-1/day").is_none() && Budget::parse("1/week").is_none());
         let now = parse_utc_date("2026-12-02T01:10:00Z").unwrap();
         let m = Budget::parse("10/month").unwrap();
-        assert_eq!(m.window_start_ms(now), parse_utc_date("2026-12-01").unwrap());
+        assert_eq!(
+            m.window_start_ms(now),
+            parse_utc_date("2026-12-01").unwrap()
+        );
         assert_eq!(m.resets_ms(now), parse_utc_date("2027-01-01"));
         assert_eq!(b.resets_ms(now), parse_utc_date("2026-12-03"));
         assert_eq!(parse_utc_date("1970-01-02"), Some(86_400_000));

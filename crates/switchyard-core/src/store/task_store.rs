@@ -5,10 +5,10 @@ use serde_json::Value;
 use switchyard_api::Message;
 
 use super::error::StoreFuture;
+use super::keys::KeyStore;
 use super::records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
-use super::keys::KeyStore;
 use super::requests::RequestLog;
 use super::responses::ResponseStore;
 use crate::context::DeletedRange;

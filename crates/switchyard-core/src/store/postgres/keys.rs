@@ -99,11 +99,9 @@ impl PgStore {
         let lock_args: &[&(dyn ToSql + Sync)] = &[&HOLD_LOCK];
         let read_args: &[&(dyn ToSql + Sync)] =
             &[&req.key.id, &key_from, &now, &team, &team_from, &day];
-        let (_, row) = tokio::try_join!(
-            tx.query(&lock, lock_args),
-            tx.query_one(&read, read_args),
-        )
-        .map_err(|e| self.err(e))?;
+        let (_, row) =
+            tokio::try_join!(tx.query(&lock, lock_args), tx.query_one(&read, read_args),)
+                .map_err(|e| self.err(e))?;
         let get = |i: usize| row.try_get::<_, f64>(i).map_err(|e| self.err(e));
         let used = HoldUse {
             key_usd: get(0)?,
@@ -139,7 +137,11 @@ impl KeyStore for PgStore {
         Box::pin(async move {
             let budget = key.budget.as_ref();
             let (usd, window) = (budget.map(|b| b.usd), budget.map(|b| b.window_name()));
-            let (rpm, tpm, par) = (opt_i64(key.rpm), opt_i64(key.tpm), opt_i64(key.max_parallel));
+            let (rpm, tpm, par) = (
+                opt_i64(key.rpm),
+                opt_i64(key.tpm),
+                opt_i64(key.max_parallel),
+            );
             self.exec(
                 &key.id,
                 &format!(

@@ -101,7 +101,11 @@ impl Db {
 
     fn teams(&self, name: Option<&str>) -> Result<Vec<Team>, StoreError> {
         let conn = self.conn();
-        let filter = if name.is_some() { "WHERE name = ?1" } else { "" };
+        let filter = if name.is_some() {
+            "WHERE name = ?1"
+        } else {
+            ""
+        };
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT {TEAM_COLUMNS} FROM teams {filter} ORDER BY name"
@@ -144,7 +148,9 @@ impl Db {
         let now = req.now_ms;
         let key_from = req.key.budget.map_or(now, |b| b.window_start_ms(now));
         let team = req.team.as_ref();
-        let team_from = team.and_then(|t| t.budget).map_or(now, |b| b.window_start_ms(now));
+        let team_from = team
+            .and_then(|t| t.budget)
+            .map_or(now, |b| b.window_start_ms(now));
         let sql = hold_use_sql(|i| format!("?{i}"));
         tx.query_row(
             &sql,

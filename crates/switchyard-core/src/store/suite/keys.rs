@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::fixture::StoreFixture;
 use crate::store::{
     Budget, ClientKey, HoldOutcome, HoldRequest, HoldScope, RequestOutcome, RequestRecord,
-    StoreError, Team, TaskStore, generate_key, hash_key,
+    StoreError, TaskStore, Team, generate_key, hash_key,
 };
 
 fn key(id: &str, prefix: &str, team: Option<&str>, budget: Option<&str>) -> ClientKey {
@@ -74,25 +74,56 @@ pub(crate) async fn client_keys_are_kept_as_hashes_revoked_and_rotated(store: &d
     let k = key("key_1", &secret.prefix, None, Some("5/day"));
     store.create_key(&k, &secret.hash).await.unwrap();
     let again = store.create_key(&k, &hash_key("other")).await;
-    assert!(matches!(again, Err(StoreError::Conflict { .. })), "{again:?}");
+    assert!(
+        matches!(again, Err(StoreError::Conflict { .. })),
+        "{again:?}"
+    );
     assert!(store.has_client_keys().await.unwrap());
-    assert_eq!(store.key_by_hash(&secret.hash).await.unwrap(), Some(k.clone()));
-    assert_eq!(store.key_by_hash(&hash_key(&secret.key[1..])).await.unwrap(), None);
+    assert_eq!(
+        store.key_by_hash(&secret.hash).await.unwrap(),
+        Some(k.clone())
+    );
+    assert_eq!(
+        store
+            .key_by_hash(&hash_key(&secret.key[1..]))
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.client_keys().await.unwrap(), vec![k.clone()]);
 
     let fresh = generate_key().unwrap();
-    assert!(store.rotate_key("key_1", &fresh.hash, &fresh.prefix).await.unwrap());
+    assert!(
+        store
+            .rotate_key("key_1", &fresh.hash, &fresh.prefix)
+            .await
+            .unwrap()
+    );
     assert_eq!(store.key_by_hash(&secret.hash).await.unwrap(), None);
     let rotated = store.key_by_hash(&fresh.hash).await.unwrap().unwrap();
     assert_eq!(rotated.prefix, fresh.prefix);
-    assert!(!store.rotate_key("key_none", &fresh.hash, "x").await.unwrap());
+    assert!(
+        !store
+            .rotate_key("key_none", &fresh.hash, "x")
+            .await
+            .unwrap()
+    );
 
     assert!(store.revoke_key("key_1", 5_000).await.unwrap());
     assert!(store.revoke_key("key_1", 6_000).await.unwrap());
     let revoked = store.key_by_hash(&fresh.hash).await.unwrap().unwrap();
-    assert_eq!(revoked.revoked_ms, Some(5_000), "the first revocation stands");
+    assert_eq!(
+        revoked.revoked_ms,
+        Some(5_000),
+        "the first revocation stands"
+    );
     assert!(!store.has_client_keys().await.unwrap());
-    assert!(!store.rotate_key("key_1", &hash_key("x"), "x").await.unwrap());
+    assert!(
+        !store
+            .rotate_key("key_1", &hash_key("x"), "x")
+            .await
+            .unwrap()
+    );
     assert!(!store.revoke_key("key_none", 1).await.unwrap());
 
     let team = Team {
@@ -126,42 +157,118 @@ pub(crate) async fn holds_respect_key_team_gateway_and_parallel_caps_and_settle(
     }
     store.create_team(&team).await.unwrap();
     let held = |o: HoldOutcome| assert_eq!(o, HoldOutcome::Held);
-    held(store.hold(&hold("r1", &a, Some(&team), 0.4, now)).await.unwrap());
-    held(store.hold(&hold("r2", &a, Some(&team), 0.4, now)).await.unwrap());
+    held(
+        store
+            .hold(&hold("r1", &a, Some(&team), 0.4, now))
+            .await
+            .unwrap(),
+    );
+    held(
+        store
+            .hold(&hold("r2", &a, Some(&team), 0.4, now))
+            .await
+            .unwrap(),
+    );
     // The key has 0.2 left.
-    let refused = store.hold(&hold("r3", &a, Some(&team), 0.4, now)).await.unwrap();
-    let HoldOutcome::Refused { scope, left, resets_ms, .. } = refused else {
+    let refused = store
+        .hold(&hold("r3", &a, Some(&team), 0.4, now))
+        .await
+        .unwrap();
+    let HoldOutcome::Refused {
+        scope,
+        left,
+        resets_ms,
+        ..
+    } = refused
+    else {
         panic!("{refused:?}")
     };
     assert_eq!(scope, HoldScope::Key);
     assert!((left - 0.2).abs() < 1e-9, "{left}");
     assert_eq!(resets_ms, Some(86_400_000));
     // The exact cost replaces a reservation; a request no provider answered releases it.
-    store.record_request(&record("r1", &a, Some(0.1), true)).await.unwrap();
-    store.record_request(&record("r2", &a, None, false)).await.unwrap();
+    store
+        .record_request(&record("r1", &a, Some(0.1), true))
+        .await
+        .unwrap();
+    store
+        .record_request(&record("r2", &a, None, false))
+        .await
+        .unwrap();
     assert!((store.used_since(Some("key_a"), None, 0, now).await.unwrap() - 0.1).abs() < 1e-9);
-    held(store.hold(&hold("r3", &a, Some(&team), 0.4, now)).await.unwrap());
+    held(
+        store
+            .hold(&hold("r3", &a, Some(&team), 0.4, now))
+            .await
+            .unwrap(),
+    );
     // A stream cut without usage keeps its reservation.
-    store.record_request(&record("r3", &a, None, true)).await.unwrap();
+    store
+        .record_request(&record("r3", &a, None, true))
+        .await
+        .unwrap();
     assert!((store.used_since(Some("key_a"), None, 0, now).await.unwrap() - 0.5).abs() < 1e-9);
     assert!((store.spend_between(0, i64::MAX).await.unwrap() - 0.5).abs() < 1e-9);
     // The team (1.5/day) has 1.0 left: key b may hold 0.9, not 0.2 more after that.
-    held(store.hold(&hold("r4", &b, Some(&team), 0.9, now)).await.unwrap());
-    let refused = store.hold(&hold("r5", &b, Some(&team), 0.2, now)).await.unwrap();
-    assert!(matches!(refused, HoldOutcome::Refused { scope: HoldScope::Team, .. }), "{refused:?}");
+    held(
+        store
+            .hold(&hold("r4", &b, Some(&team), 0.9, now))
+            .await
+            .unwrap(),
+    );
+    let refused = store
+        .hold(&hold("r5", &b, Some(&team), 0.2, now))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            refused,
+            HoldOutcome::Refused {
+                scope: HoldScope::Team,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
     // A hold whose process died stops counting at its lease's end.
     let later = now + 61_000;
-    held(store.hold(&hold("r5", &b, Some(&team), 0.2, later)).await.unwrap());
+    held(
+        store
+            .hold(&hold("r5", &b, Some(&team), 0.2, later))
+            .await
+            .unwrap(),
+    );
     // Parallel: b has r5 open; with max 3, two more fit and the third does not.
     held(store.hold(&hold("p1", &b, None, 0.0, later)).await.unwrap());
     held(store.hold(&hold("p2", &b, None, 0.0, later)).await.unwrap());
     let refused = store.hold(&hold("p3", &b, None, 0.0, later)).await.unwrap();
-    assert!(matches!(refused, HoldOutcome::Refused { scope: HoldScope::Parallel, .. }));
+    assert!(matches!(
+        refused,
+        HoldOutcome::Refused {
+            scope: HoldScope::Parallel,
+            ..
+        }
+    ));
     // The gateway-wide daily cap counts the spend and every open hold.
-    let mut g = hold("g1", &key("key_c", "sk-sy-cccccc", None, None), None, 0.1, later);
+    let mut g = hold(
+        "g1",
+        &key("key_c", "sk-sy-cccccc", None, None),
+        None,
+        0.1,
+        later,
+    );
     g.gateway_per_day = Some(0.6);
     let refused = store.hold(&g).await.unwrap();
-    assert!(matches!(refused, HoldOutcome::Refused { scope: HoldScope::Gateway, .. }), "{refused:?}");
+    assert!(
+        matches!(
+            refused,
+            HoldOutcome::Refused {
+                scope: HoldScope::Gateway,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
 }
 
 pub(crate) async fn holds_taken_at_once_by_many_connections_never_pass_the_budget(
