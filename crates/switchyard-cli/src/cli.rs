@@ -78,6 +78,19 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N")]
         limit: Option<usize>,
     },
+    /// Sum the requests `switchyard serve` recorded by client key, team, model or UTC day:
+    /// requests, tokens, cost.
+    Usage {
+        /// How to group: key, team, model or day.
+        #[arg(long, value_enum, default_value = "key")]
+        by: UsageGroup,
+        /// Only requests from this UTC date on (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// One JSON object per group.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script, e.g. `switchyard completions bash >
     /// ~/.local/share/bash-completion/completions/switchyard`.
     Completions {
@@ -136,6 +149,32 @@ pub enum Command {
         #[command(subcommand)]
         command: StoreCommand,
     },
+}
+
+/// How `switchyard usage` groups.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum UsageGroup {
+    /// By client key.
+    Key,
+    /// By team.
+    Team,
+    /// By the provider and model that answered.
+    Model,
+    /// By UTC day.
+    Day,
+}
+
+impl UsageGroup {
+    /// The store's grouping.
+    pub fn by(self) -> switchyard_core::store::UsageBy {
+        use switchyard_core::store::UsageBy;
+        match self {
+            Self::Key => UsageBy::Key,
+            Self::Team => UsageBy::Team,
+            Self::Model => UsageBy::Model,
+            Self::Day => UsageBy::Day,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -487,6 +487,16 @@ async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
         "the key's use {used} is its settled spend {settled}"
     );
     assert!(settled <= budget, "{settled} > {budget}");
+    // `switchyard usage` totals equal the rows.
+    let (code, usage, err) = run(&h, &store, &["usage", "--by", "key", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let usage: Value = serde_json::from_str(usage.trim()).unwrap();
+    assert_eq!(usage["requests"].as_u64(), Some(admitted as u64), "{usage}");
+    assert!(
+        (usage["cost_usd"].as_f64().unwrap() - settled).abs() < 1e-9,
+        "{usage}"
+    );
+    assert!(usage["label"].as_str().unwrap().contains(label), "{usage}");
     (budget, admitted, settled)
 }
 

@@ -15,3 +15,4 @@ pub mod store;
 pub mod task;
 pub mod tasks;
 pub mod teams;
+pub mod usage;

@@ -2,7 +2,7 @@
 //! one query a hold is decided on (R14.7), so SQLite and PostgreSQL differ only in their
 //! placeholders and locking.
 
-use super::keys::{Budget, ClientKey, Team};
+use super::keys::{Budget, ClientKey, Team, UsageBy, UsageRow};
 use super::rows::Columns;
 
 /// The columns of `client_keys` that [`key_from_row`] reads, in its order (never `hash`).
@@ -41,6 +41,42 @@ pub(super) fn hold_use_sql(p: fn(usize) -> String) -> String {
         tf = p(5),
         day = p(6),
     )
+}
+
+/// The request log grouped `by` since the placeholder `since` (both backends' SQL).
+pub(super) fn usage_sql(by: UsageBy, since: &str) -> String {
+    let group = match by {
+        UsageBy::Key => "key_id",
+        UsageBy::Team => "team",
+        UsageBy::Model => "provider || ':' || model",
+        UsageBy::Day => "CAST(started_ms / 86400000 AS TEXT)",
+    };
+    let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");
+    format!(
+        "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum(cost_usd), 0.0),
+           {} FROM gateway_requests WHERE started_ms >= {since}
+         GROUP BY g ORDER BY g NULLS LAST",
+        sum("input_tokens"),
+        sum("output_tokens"),
+        sum("cache_read_tokens"),
+        sum("cache_write_tokens"),
+        sum("CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END"),
+    )
+}
+
+/// A [`UsageRow`] from [`usage_sql`]'s columns.
+pub(super) fn usage_from_row<R: Columns>(r: &R) -> Result<UsageRow, R::Error> {
+    let count = |i: usize| r.int(i).map(|v| u64::try_from(v).unwrap_or(0));
+    Ok(UsageRow {
+        group: r.opt_text(0)?,
+        requests: count(1)?,
+        input_tokens: count(2)?,
+        output_tokens: count(3)?,
+        cache_read_tokens: count(4)?,
+        cache_write_tokens: count(5)?,
+        cost_usd: r.real(6)?,
+        unpriced: count(7)?,
+    })
 }
 
 /// The model globs as stored: a JSON array of strings.

@@ -380,6 +380,40 @@ pub fn settled_amount(record: &RequestRecord, reserved_usd: f64) -> f64 {
     }
 }
 
+/// How `switchyard usage` groups the request log (SPEC R14.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageBy {
+    /// By client key id.
+    Key,
+    /// By team.
+    Team,
+    /// By `provider:model` that answered.
+    Model,
+    /// By UTC day (the group is the day's number since 1970-01-01).
+    Day,
+}
+
+/// One group of the request log (tokens; USD).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageRow {
+    /// The group's value (`None`: requests without one, e.g. no key, or no model answered).
+    pub group: Option<String>,
+    /// Requests.
+    pub requests: u64,
+    /// Non-cached input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache reads.
+    pub cache_read_tokens: u64,
+    /// Cache writes.
+    pub cache_write_tokens: u64,
+    /// The sum of the known costs.
+    pub cost_usd: f64,
+    /// Requests whose cost is unknown.
+    pub unpriced: u64,
+}
+
 /// Where client keys, teams and holds are kept: implemented by every store backend on the
 /// same storage as its tasks (a supertrait of [`crate::store::TaskStore`]).
 pub trait KeyStore: Send + Sync {
@@ -420,6 +454,9 @@ pub trait KeyStore: Send + Sync {
     /// Takes `req`'s reservation when [`decide_hold`] allows it, in one atomic step against
     /// every process on the store; refused, nothing is written.
     fn hold<'a>(&'a self, req: &'a HoldRequest) -> StoreFuture<'a, HoldOutcome>;
+
+    /// The request log since `since_ms` grouped `by`, in the group's order (requests without one last).
+    fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>>;
 
     /// What key `key_id` (or, with `team`, the team) has used since `from_ms`: settled
     /// spend plus holds alive at `now_ms` (USD).

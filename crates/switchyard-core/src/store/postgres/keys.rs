@@ -15,10 +15,11 @@ use tokio_postgres::types::ToSql;
 use super::PgStore;
 use crate::store::key_rows::{
     HOLD_AMOUNT, KEY_COLUMNS, TEAM_COLUMNS, hold_use_sql, key_from_row, models_json, opt_i64,
-    team_from_row,
+    team_from_row, usage_from_row, usage_sql,
 };
 use crate::store::keys::{
-    ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, decide_hold, settled_amount,
+    ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
+    settled_amount,
 };
 use crate::store::{RequestRecord, StoreError, StoreFuture};
 
@@ -255,6 +256,13 @@ impl KeyStore for PgStore {
 
     fn hold<'a>(&'a self, req: &'a HoldRequest) -> StoreFuture<'a, HoldOutcome> {
         Box::pin(self.take_hold(req))
+    }
+
+    fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>> {
+        Box::pin(async move {
+            let rows = self.rows(&usage_sql(by, "$1::int8"), &[&since_ms]).await?;
+            self.mapped(&rows, usage_from_row)
+        })
     }
 
     fn used_since<'a>(

@@ -9,10 +9,11 @@ use super::history::is_constraint;
 use super::{Db, SqliteStore};
 use crate::store::key_rows::{
     HOLD_AMOUNT, KEY_COLUMNS, TEAM_COLUMNS, hold_use_sql, key_from_row, models_json, opt_i64,
-    team_from_row,
+    team_from_row, usage_from_row, usage_sql,
 };
 use crate::store::keys::{
-    ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, decide_hold, settled_amount,
+    ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
+    settled_amount,
 };
 use crate::store::{RequestRecord, StoreError, StoreFuture};
 
@@ -200,6 +201,17 @@ impl Db {
         Ok(Some(amount))
     }
 
+    fn usage(&self, by: UsageBy, since_ms: i64) -> Result<Vec<UsageRow>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(&usage_sql(by, "?1"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([since_ms], |r| usage_from_row(r))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     fn used_since(
         &self,
         (key, team, from, now): (Option<&str>, Option<&str>, i64, i64),
@@ -281,6 +293,10 @@ impl KeyStore for SqliteStore {
 
     fn hold<'a>(&'a self, req: &'a HoldRequest) -> StoreFuture<'a, HoldOutcome> {
         self.with(req, Db::hold)
+    }
+
+    fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>> {
+        self.call(move |db| db.usage(by, since_ms))
     }
 
     fn used_since<'a>(

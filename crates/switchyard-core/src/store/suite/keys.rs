@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::fixture::StoreFixture;
 use crate::store::{
     Budget, ClientKey, HoldOutcome, HoldRequest, HoldScope, RequestOutcome, RequestRecord,
-    StoreError, TaskStore, Team, generate_key, hash_key,
+    StoreError, TaskStore, Team, UsageBy, generate_key, hash_key,
 };
 
 fn key(id: &str, prefix: &str, team: Option<&str>, budget: Option<&str>) -> ClientKey {
@@ -268,6 +268,35 @@ pub(crate) async fn holds_respect_key_team_gateway_and_parallel_caps_and_settle(
             }
         ),
         "{refused:?}"
+    );
+
+    // The request log grouped (SPEC R14.8): r1 (0.1), r2 (unpriced, failed), r3 (unpriced).
+    let by_key = store.usage(UsageBy::Key, 0).await.unwrap();
+    assert_eq!(by_key.len(), 1, "{by_key:?}");
+    let row = &by_key[0];
+    assert_eq!(
+        (row.group.as_deref(), row.requests, row.unpriced),
+        (Some("key_a"), 3, 2)
+    );
+    assert_eq!((row.input_tokens, row.output_tokens), (30, 15));
+    assert!((row.cost_usd - 0.1).abs() < 1e-9);
+    let by_model = store.usage(UsageBy::Model, 0).await.unwrap();
+    let groups: Vec<_> = by_model
+        .iter()
+        .map(|r| (r.group.clone(), r.requests))
+        .collect();
+    assert_eq!(
+        groups,
+        vec![(Some("anthropic:claude-sonnet-4-5".into()), 2), (None, 1)]
+    );
+    let by_day = store.usage(UsageBy::Day, 0).await.unwrap();
+    assert_eq!(by_day[0].group.as_deref(), Some("0"));
+    assert!(
+        store
+            .usage(UsageBy::Team, 3_000_000)
+            .await
+            .unwrap()
+            .is_empty()
     );
 }
 
