@@ -320,15 +320,20 @@ async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
                 let (t, message) = error_of(path, &text);
                 assert_eq!(t, kind, "{path}: {text}");
                 assert!(message.contains(words), "{path}: {message}");
+                if !anthropic {
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    let code = if status == 401 {
+                        "invalid_api_key"
+                    } else {
+                        "permission_denied"
+                    };
+                    assert_eq!(v["error"]["code"], code, "{text}");
+                }
                 for k in [&good, &admin, &expired, &revoked, &fresh] {
                     assert!(!text.contains(k.as_str()), "a key in a response: {text}");
                 }
             };
-            let auth = if anthropic {
-                "authentication_error"
-            } else {
-                "authentication_error"
-            };
+            let auth = "authentication_error";
             let perm = "permission_error";
             expect(&[], 401, auth, "needs a client key");
             expect(

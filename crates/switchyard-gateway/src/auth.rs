@@ -108,7 +108,6 @@ impl Auth {
                 "The client key is not one this gateway knows: check it, or ask for one made with `switchyard keys create`.".to_owned(),
             ));
         };
-        switchyard_api::secrets::register(presented);
         let key = &client.key;
         let prefix = &key.prefix;
         let now = self.clock.now_ms();
@@ -160,6 +159,8 @@ impl Auth {
         let key = self.store.key_by_hash(&hash).await.map_err(unreachable)?;
         let client = match key {
             Some(key) => {
+                // Found in the store (a cache hit was registered when it was found).
+                switchyard_api::secrets::register(presented);
                 let team = match key.team.as_deref() {
                     Some(name) => self.store.team(name).await.map_err(unreachable)?,
                     None => None,

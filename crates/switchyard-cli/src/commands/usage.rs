@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use switchyard_core::store::{UsageBy, UsageRow, civil_from_days, parse_utc_date};
+use switchyard_core::store::{ClientKey, UsageBy, UsageRow, civil_from_days, parse_utc_date};
 
 use crate::settings;
 
@@ -24,8 +24,8 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
-    let store = match settings::open_existing_store(place).await {
-        Ok(Some(store)) => store,
+    let (rows, keys) = match summed(place, by, since_ms).await {
+        Ok(Some(both)) => both,
         Ok(None) => {
             eprintln!("no gateway requests recorded yet; `switchyard serve` records each one");
             return ExitCode::SUCCESS;
@@ -35,32 +35,12 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
-    let (rows, keys) = match tokio::try_join!(store.usage(by, since_ms), store.client_keys()) {
-        Ok(both) => both,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let label = |r: &UsageRow| -> String {
-        match (by, r.group.as_deref()) {
-            (_, None) => "-".to_owned(),
-            (UsageBy::Day, Some(day)) => {
-                let (y, m, d) = civil_from_days(day.parse().unwrap_or(0));
-                format!("{y:04}-{m:02}-{d:02}")
-            }
-            (UsageBy::Key, Some(id)) => keys.iter().find(|k| k.id == id).map_or_else(
-                || id.to_owned(),
-                |k| format!("{} {}… ({})", k.id, k.prefix, k.name),
-            ),
-            (_, Some(g)) => g.to_owned(),
-        }
-    };
+    let labels: Vec<String> = rows.iter().map(|r| label(by, r, &keys)).collect();
     if json {
-        for r in &rows {
+        for (r, label) in rows.iter().zip(&labels) {
             let row = serde_json::json!({
                 "group": r.group,
-                "label": label(r),
+                "label": label,
                 "requests": r.requests,
                 "input_tokens": r.input_tokens,
                 "output_tokens": r.output_tokens,
@@ -71,13 +51,45 @@ pub async fn run(
             });
             say!("{row}");
         }
-        return ExitCode::SUCCESS;
-    }
-    if rows.is_empty() {
+    } else if rows.is_empty() {
         eprintln!("no gateway requests in that time");
-        return ExitCode::SUCCESS;
+    } else {
+        print_table(&rows, &labels);
     }
-    let labels: Vec<String> = rows.iter().map(label).collect();
+    ExitCode::SUCCESS
+}
+
+/// The groups and the keys (for their labels); `None` when there is no store yet.
+async fn summed(
+    place: settings::StorePlace<'_>,
+    by: UsageBy,
+    since_ms: i64,
+) -> Result<Option<(Vec<UsageRow>, Vec<ClientKey>)>, String> {
+    let Some(store) = settings::open_existing_store(place).await? else {
+        return Ok(None);
+    };
+    let both = tokio::try_join!(store.usage(by, since_ms), store.client_keys());
+    both.map(Some).map_err(|e| e.to_string())
+}
+
+/// How group `r` is shown: a day as its date, a key with its prefix and name.
+fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey]) -> String {
+    match (by, r.group.as_deref()) {
+        (_, None) => "-".to_owned(),
+        (UsageBy::Day, Some(day)) => {
+            let (y, m, d) = civil_from_days(day.parse().unwrap_or(0));
+            format!("{y:04}-{m:02}-{d:02}")
+        }
+        (UsageBy::Key, Some(id)) => keys.iter().find(|k| k.id == id).map_or_else(
+            || id.to_owned(),
+            |k| format!("{} {}… ({})", k.id, k.prefix, k.name),
+        ),
+        (_, Some(g)) => g.to_owned(),
+    }
+}
+
+/// The groups as a table.
+fn print_table(rows: &[UsageRow], labels: &[String]) {
     let width = labels
         .iter()
         .map(|l| l.chars().count())
@@ -92,7 +104,7 @@ pub async fn run(
         "TOKENS OUT",
         "COST"
     );
-    for (r, l) in rows.iter().zip(&labels) {
+    for (r, l) in rows.iter().zip(labels) {
         let input = r.input_tokens + r.cache_read_tokens + r.cache_write_tokens;
         say!(
             "{l:<width$} {:>9} {input:>12} {:>12} {:>12}  {}",
@@ -102,5 +114,4 @@ pub async fn run(
             r.unpriced
         );
     }
-    ExitCode::SUCCESS
 }

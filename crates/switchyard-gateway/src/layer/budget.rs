@@ -19,14 +19,6 @@ use super::state::Layer;
 use crate::auth::{Client, utc_time};
 use crate::ingress::GatewayRequest;
 
-/// How long a hold counts when its request's record never settles it (the process died),
-/// unless the gateway says otherwise: longer than any answer should take.
-pub const DEFAULT_HOLD_LEASE: Duration = Duration::from_secs(30 * 60);
-
-/// The reservation for a request to an entry whose prices are unknown, unless the gateway
-/// says otherwise (USD).
-pub const DEFAULT_RESERVE_USD: f64 = 0.05;
-
 /// Why a keyed request is not sent: its status (402 budget, 429 rate or parallel, 503 store),
 /// its one sentence, and when to ask again.
 #[derive(Debug)]

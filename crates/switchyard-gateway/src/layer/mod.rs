@@ -21,7 +21,7 @@ mod ledger;
 mod search;
 mod state;
 
-pub use budget::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub(crate) use keep::{Keeper, Unanswerable, settle};
 pub(crate) use ledger::Trip;
 pub(crate) use state::Layer;
+pub use state::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};

@@ -18,6 +18,14 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a `/metrics` scrape waits for the store's cooldowns before leaving them out.
 const SCRAPE_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// How long a hold counts when its request's record never settles it (the process died),
+/// unless the gateway says otherwise: longer than any answer should take.
+pub const DEFAULT_HOLD_LEASE: Duration = Duration::from_secs(30 * 60);
+
+/// The reservation for a request to an entry whose prices are unknown, unless the gateway
+/// says otherwise (USD).
+pub const DEFAULT_RESERVE_USD: f64 = 0.05;
+
 /// The store and caps every request of one gateway goes through.
 #[derive(Clone)]
 pub(crate) struct Layer {
@@ -63,8 +71,8 @@ impl Layer {
             response_cap,
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             client: None,
-            hold_lease: super::DEFAULT_HOLD_LEASE,
-            reserve_usd: super::DEFAULT_RESERVE_USD,
+            hold_lease: DEFAULT_HOLD_LEASE,
+            reserve_usd: DEFAULT_RESERVE_USD,
         }
     }
 
