@@ -557,3 +557,77 @@ async fn an_rpm_limit_is_shared_by_three_processes() {
     }
     assert_eq!(upstream.request_count(), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends() {
+    let upstream = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+        Reply::new(HttpResponse::fixture("anthropic_text")).stall_at(900, Duration::from_secs(30)),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("kill.db").display());
+    let config = write_config(&h, &upstream.url());
+    let key = create_key(&h, &store, &["--name", "killed", "--budget", "1/day"]);
+    let used = |h: &Path, store: &str| -> f64 {
+        let (_, out, _) = run(h, store, &["keys", "list", "--json"]);
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        v["used_usd"].as_f64().unwrap()
+    };
+    let (h2, s2, k2) = (h.clone(), store.clone(), key.clone());
+    let (serve, settled) = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h2, &s2, &config, &["--hold-lease", "2"]);
+        let (path, body, _) = &dialects("sonnet")[0];
+        let auth = format!("Bearer {k2}");
+        let (status, _, text) = call(&serve.addr, path, &[("authorization", &auth)], body);
+        assert_eq!(status, 200, "{text}");
+        // Its record is written once the answer ended.
+        std::thread::sleep(Duration::from_millis(300));
+        let settled = used(&h2, &s2);
+        let addr = serve.addr.clone();
+        let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
+        std::thread::spawn(move || {
+            let _ = std::panic::catch_unwind(|| {
+                call(
+                    &addr,
+                    "/v1/chat/completions",
+                    &[("authorization", &auth)],
+                    &streamed,
+                )
+            });
+        });
+        (serve, settled)
+    })
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), upstream.wait_for_requests(2))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut serve = serve;
+    // SIGKILL: nothing settles the stream's hold.
+    serve.child.kill().unwrap();
+    serve.child.wait().unwrap();
+    let (h3, s3) = (h.clone(), store.clone());
+    let held = tokio::task::spawn_blocking(move || used(&h3, &s3))
+        .await
+        .unwrap();
+    assert!(
+        settled > 0.001 && settled < 0.003,
+        "the first request settled at its cost: {settled}"
+    );
+    assert!(
+        held > 0.015,
+        "the killed stream's reservation still counts: {held}"
+    );
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let (h4, s4) = (h.clone(), store.clone());
+    let after = tokio::task::spawn_blocking(move || used(&h4, &s4))
+        .await
+        .unwrap();
+    assert!(
+        (after - settled).abs() < 1e-9,
+        "past its lease only the settled spend counts: {after} vs {settled}"
+    );
+}

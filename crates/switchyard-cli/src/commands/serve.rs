@@ -69,6 +69,9 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     if let Some(usd) = args.reserve_usd.filter(|u| u.is_finite() && *u >= 0.0) {
         gateway = gateway.with_reserve_usd(usd);
     }
+    if let Some(seconds) = args.hold_lease.filter(|s| *s > 0) {
+        gateway = gateway.with_hold_lease(std::time::Duration::from_secs(seconds));
+    }
     let gateway = Arc::new(gateway);
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
