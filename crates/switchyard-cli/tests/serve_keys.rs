@@ -425,6 +425,13 @@ fn burst(serves: &[Serve], key: &str, n: usize) -> Vec<(u16, String, String)> {
     handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 
+/// The check-then-increment race of LiteLLM's budgets (<https://github.com/BerriAI/litellm/issues/34732>:
+/// concurrent requests all read the same below-budget spend and all pass; also
+/// <https://github.com/BerriAI/litellm/issues/40095>, the same for a first request burst), and
+/// budgets kept per replica (<https://github.com/maximhq/bifrost/issues/3547>): here the spend a
+/// hold is decided on is read inside the hold's own atomic step, never from a cache
+/// (<https://github.com/BerriAI/litellm/issues/27735>: a refusal on stale spend).
+///
 /// Three processes on `store`, 60 requests at once for a key whose budget fits 3 of the
 /// reservations (an upstream slow enough that none settles before all are decided): exactly 3
 /// are admitted, the rest get the dialect's 402 naming what is left, and the settled spend is
