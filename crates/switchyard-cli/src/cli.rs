@@ -78,6 +78,19 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N")]
         limit: Option<usize>,
     },
+    /// Sum the requests `switchyard serve` recorded by client key, team, model or UTC day:
+    /// requests, tokens, cost.
+    Usage {
+        /// How to group: key, team, model or day.
+        #[arg(long, value_enum, default_value = "key")]
+        by: UsageGroup,
+        /// Only requests from this UTC date on (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// One JSON object per group.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script, e.g. `switchyard completions bash >
     /// ~/.local/share/bash-completion/completions/switchyard`.
     Completions {
@@ -120,6 +133,17 @@ pub enum Command {
     /// this machine, forwarding through Switchyard's layer to the providers of `[serve.routes]`
     /// or a model named PROVIDER/MODEL (Ctrl-C or SIGTERM stops it after the streams in flight).
     Serve(ServeArgs),
+    /// Client keys for `switchyard serve` (each shown once; the store keeps a hash): make,
+    /// list, show, revoke or rotate them.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Teams of client keys, each with a budget its keys share.
+    Teams {
+        #[command(subcommand)]
+        command: TeamsCommand,
+    },
     /// The task store: bring its schema up to date, or copy tasks between stores.
     Store {
         #[command(subcommand)]
@@ -127,17 +151,146 @@ pub enum Command {
     },
 }
 
+/// How `switchyard usage` groups.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum UsageGroup {
+    /// By client key.
+    Key,
+    /// By team.
+    Team,
+    /// By the provider and model that answered.
+    Model,
+    /// By UTC day.
+    Day,
+}
+
+impl UsageGroup {
+    /// The store's grouping.
+    pub fn by(self) -> switchyard_core::store::UsageBy {
+        use switchyard_core::store::UsageBy;
+        match self {
+            Self::Key => UsageBy::Key,
+            Self::Team => UsageBy::Team,
+            Self::Model => UsageBy::Model,
+            Self::Day => UsageBy::Day,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key and print it (only now; the store keeps its hash).
+    Create(NewKeyArgs),
+    /// List the keys: id, prefix, name, team, budget and what it used, models, state.
+    List {
+        /// One JSON object per key.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one key (by id or prefix).
+    Show {
+        /// The key's id or display prefix.
+        key: String,
+        /// As a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key (by id or prefix): gateways refuse it within a second.
+    Revoke {
+        /// The key's id or display prefix.
+        key: String,
+    },
+    /// Give a key a new secret (printed once); the old one stops working.
+    Rotate {
+        /// The key's id or display prefix.
+        key: String,
+        /// Print `{key, id, prefix}` as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `switchyard keys create`'s flags.
+#[derive(Debug, Args)]
+pub struct NewKeyArgs {
+    /// Who or what the key is for.
+    #[arg(long)]
+    pub name: String,
+    /// The team it belongs to (made with `switchyard teams create`); it shares its budget.
+    #[arg(long)]
+    pub team: Option<String>,
+    /// The model names it may use, as globs separated by commas (`claude-*,gpt-4.1`;
+    /// default: every model).
+    #[arg(long, value_name = "GLOB,…")]
+    pub models: Vec<String>,
+    /// Its budget in USD, per day, per month or in total (`5/day`, `100/month`, `20`).
+    #[arg(long, value_name = "USD[/day|/month]")]
+    pub budget: Option<String>,
+    /// Requests per minute, shared by every gateway on the store.
+    #[arg(long, value_name = "N")]
+    pub rpm: Option<u64>,
+    /// Input tokens per minute (Switchyard's estimate of each request).
+    #[arg(long, value_name = "N")]
+    pub tpm: Option<u64>,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N")]
+    pub max_parallel: Option<u64>,
+    /// When it stops working: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC).
+    #[arg(long, value_name = "DATE")]
+    pub expires: Option<String>,
+    /// A key for /metrics only, never for requests to models.
+    #[arg(long)]
+    pub admin: bool,
+    /// Print `{key, id, prefix}` as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TeamsCommand {
+    /// Make a team.
+    Create {
+        /// Its name.
+        name: String,
+        /// Its budget in USD, per day, per month or in total (`100/month`).
+        #[arg(long, value_name = "USD[/day|/month]")]
+        budget: Option<String>,
+    },
+    /// List the teams: budget, what they used in its window, their keys.
+    List {
+        /// One JSON object per team.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one team.
+    Show {
+        /// Its name.
+        name: String,
+        /// As a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// `switchyard serve`'s flags.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The address to listen on, HOST:PORT (default: the configuration's `serve.listen`, else
-    /// 127.0.0.1:4141; port 0 picks a free one). Loopback only until client keys exist.
+    /// 127.0.0.1:4141; port 0 picks a free one). Loopback only unless the store holds client
+    /// keys (`switchyard keys create`), which every request must then present.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
-    /// Serve without client keys. Today that is the only way (client keys come in a later
-    /// release), so an address that is not loopback is refused with or without it.
+    /// Serve without client keys even when the store holds some: loopback addresses only.
     #[arg(long)]
     pub no_auth: bool,
+    /// The reservation (USD) for a request to a model whose prices are unknown, held against
+    /// the key's budget until its cost is known (default 0.05).
+    #[arg(long, value_name = "USD")]
+    pub reserve_usd: Option<f64>,
+    /// How long a budget reservation counts when nothing settles it (its process died), in
+    /// seconds (default 1800): longer than any answer should take.
+    #[arg(long, value_name = "SECONDS")]
+    pub hold_lease: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]

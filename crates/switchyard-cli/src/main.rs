@@ -83,6 +83,11 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Copy { from, to },
         } => runtime.block_on(commands::store::copy(place, &from, to.as_deref())),
+        Command::Usage { by, since, json } => {
+            runtime.block_on(commands::usage::run(place, by.by(), since.as_deref(), json))
+        }
+        Command::Keys { command } => runtime.block_on(commands::keys::run(place, &command)),
+        Command::Teams { command } => runtime.block_on(commands::teams::run(place, &command)),
         Command::Serve(args) => runtime.block_on(commands::serve::run(place, &args)),
         Command::Limits { json } => runtime.block_on(commands::limits::run(place, json)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),

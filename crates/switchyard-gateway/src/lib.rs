@@ -6,8 +6,10 @@
 //!
 //! - `ingress/`: the dialects (R14.1, R14.4, R14.5), pure.
 //! - `route.rs`: model name → route → failover chain (R14.3).
-//! - `layer/`: Switchyard's layer under each request: the limits of R12 and the request's
-//!   record, in the store tasks use (R14.4, R14.9).
+//! - `auth.rs`: client keys at the door (R14.6).
+//! - `layer/`: Switchyard's layer under each request: the limits of R12, a keyed request's
+//!   rate slot and budget hold (R14.6, R14.7) and the request's record, in the store tasks use
+//!   (R14.4, R14.9).
 //! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
 //!   (R14.2, R14.4).
 //! - `metrics.rs`: `GET /metrics`, Prometheus text with the OTel GenAI names (R14.9).
@@ -34,6 +36,7 @@
 //! [`ApiStreamChunk`]: switchyard_api::ApiStreamChunk
 //! [`GatewayRequest`]: ingress::GatewayRequest
 
+mod auth;
 mod count;
 mod idle;
 pub mod ingress;
@@ -46,6 +49,7 @@ mod route;
 mod server;
 mod service;
 
+pub use layer::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub use route::route_chains;
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

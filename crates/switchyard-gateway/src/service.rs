@@ -19,7 +19,10 @@ use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
 use switchyard_core::store::{SqliteStore, StoreError, TaskStore};
 use tokio::time::Instant;
 
-use crate::ingress::{Dialect, invalid_request_response, parse_count_tokens, parse_request};
+use crate::auth::{Auth, Client, Denied, Purpose, allow_model};
+use crate::ingress::{
+    Dialect, GatewayRequest, invalid_request_response, parse_count_tokens, parse_request,
+};
 use crate::layer::{Layer, Unanswerable};
 use crate::metrics::{InFlight, Metrics, route_label};
 use crate::relay::Relay;
@@ -34,6 +37,8 @@ pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 pub struct Gateway {
     router: Router,
     layer: Layer,
+    /// The client keys at the door (SPEC R14.6): off unless [`Gateway::with_client_keys`].
+    auth: Auth,
     body_limit: usize,
     deadline: Duration,
     /// Distinguishes this process's request ids from another's (its start, in ns since the
@@ -65,6 +70,7 @@ impl Gateway {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
+            auth: Auth::new(Arc::clone(&store), false),
             layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
@@ -72,6 +78,32 @@ impl Gateway {
             id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),
             next_id: AtomicU64::new(1),
         }
+    }
+
+    /// This gateway requiring a client key (SPEC R14.6) on every request but `/health` and
+    /// `/ready` when `required` (an admin key on `/metrics`), looked up in its store.
+    pub fn with_client_keys(mut self, required: bool) -> Self {
+        self.auth = Auth::new(self.layer.store(), required);
+        self
+    }
+
+    /// Whether this gateway requires client keys.
+    pub fn requires_client_keys(&self) -> bool {
+        self.auth.required()
+    }
+
+    /// This gateway counting a budget hold nothing settled (its process died) for `lease`
+    /// (default [`crate::DEFAULT_HOLD_LEASE`], SPEC R14.7).
+    pub fn with_hold_lease(mut self, lease: Duration) -> Self {
+        self.layer.hold_lease = lease;
+        self
+    }
+
+    /// This gateway reserving `usd` for a request to a model whose prices are unknown
+    /// (default [`crate::DEFAULT_RESERVE_USD`], SPEC R14.7).
+    pub fn with_reserve_usd(mut self, usd: f64) -> Self {
+        self.layer.reserve_usd = usd;
+        self
     }
 
     /// This gateway with a body cap of `bytes` (SPEC R14.10; a larger body is a 413).
@@ -117,6 +149,10 @@ impl Gateway {
         id: &str,
         received: Instant,
     ) -> Response<Body> {
+        let client = match self.door(&request).await {
+            Ok(client) => client,
+            Err(response) => return response,
+        };
         let dialect = match (request.method(), request.uri().path()) {
             (&Method::POST, "/v1/chat/completions") => Dialect::ChatCompletions,
             (&Method::POST, "/v1/responses") => Dialect::Responses,
@@ -148,13 +184,13 @@ impl Gateway {
         let forward_headers = forward_headers(dialect, request.headers());
         match self.read_body(request, dialect).await {
             Ok(body) => {
-                let client = Client {
+                let sent = Sent {
                     body,
                     forward_headers,
                     received,
                     flight,
                 };
-                self.answer(dialect, client, id).await
+                self.answer(dialect, sent, id, client).await
             }
             Err(response) => {
                 let kind = if response.status() == 413 {
@@ -207,8 +243,14 @@ impl Gateway {
     }
 
     /// Parses, routes and relays one request body.
-    async fn answer(&self, dialect: Dialect, client: Client, id: &str) -> Response<Body> {
-        let mut request = match parse_request(dialect, &client.body) {
+    async fn answer(
+        &self,
+        dialect: Dialect,
+        sent: Sent,
+        id: &str,
+        client: Option<Client>,
+    ) -> Response<Body> {
+        let mut request = match parse_request(dialect, &sent.body) {
             Ok(request) => request,
             Err(error) => {
                 self.layer.metrics.refused("invalid_request");
@@ -232,6 +274,11 @@ impl Gateway {
                 return *response;
             }
         };
+        if let Some(client) = &client
+            && let Err(response) = self.admit(dialect, client, id, &chain, &request).await
+        {
+            return response;
+        }
         let label = route_label(&request.model, self.router.glob_for(&request.model));
         let relay = Relay {
             request,
@@ -239,14 +286,45 @@ impl Gateway {
             id: id.to_owned(),
             deadline: self.deadline,
             chain,
-            layer: self.layer.clone(),
+            layer: self.layer.for_client(client),
             label,
-            received: client.received,
-            _flight: client.flight,
-            body: client.body,
-            forward_headers: client.forward_headers,
+            received: sent.received,
+            _flight: sent.flight,
+            body: sent.body,
+            forward_headers: sent.forward_headers,
         };
         relay.run().await
+    }
+
+    /// A keyed request's model, per-minute window and budget hold, before anything is sent
+    /// (SPEC R14.6, R14.7); the request's record settles the hold. Else the 403, 402 or 429.
+    async fn admit(
+        &self,
+        dialect: Dialect,
+        client: &Client,
+        id: &str,
+        chain: &Chain,
+        request: &GatewayRequest,
+    ) -> Result<(), Response<Body>> {
+        if let Err(d) = allow_model(client, &request.model) {
+            self.layer.metrics.refused("auth");
+            return Err(refusal(dialect, d.status, d.message));
+        }
+        let Err(r) = self.layer.admit_client(client, id, chain, request).await else {
+            return Ok(());
+        };
+        self.layer.metrics.refused(if r.status == 402 {
+            "budget"
+        } else {
+            "rate_limited"
+        });
+        let mut response = refusal(dialect, r.status, r.message);
+        if let Some(wait) = r.retry_after {
+            let ms = wait.as_millis().max(1);
+            set_header(&mut response, "retry-after", &ms.div_ceil(1000).to_string());
+            set_header(&mut response, "retry-after-ms", &ms.to_string());
+        }
+        Err(response)
     }
 
     /// The failover chain `model` names; else the 404 (unknown) or 500 (not buildable) in
@@ -260,6 +338,36 @@ impl Gateway {
                 Err(Box::new(dialect_error(dialect, &error, Some(500))))
             }
         }
+    }
+
+    /// The client key check (SPEC R14.6) for every request but `/health` and `/ready`: the
+    /// client (`None` when keys are off), else the 401, 403 or 503 in the dialect the path
+    /// speaks.
+    async fn door(&self, request: &Request<Incoming>) -> Result<Option<Client>, Response<Body>> {
+        let path = request.uri().path();
+        if matches!(path, "/health" | "/ready") {
+            return Ok(None);
+        }
+        let purpose = if path == "/metrics" {
+            Purpose::Admin
+        } else {
+            Purpose::Client
+        };
+        let denied = |d: Denied| {
+            let dialect = if path.starts_with("/v1/messages") {
+                Dialect::AnthropicMessages
+            } else if path.starts_with("/v1/responses") {
+                Dialect::Responses
+            } else {
+                Dialect::ChatCompletions
+            };
+            self.layer.metrics.refused("auth");
+            refusal(dialect, d.status, d.message)
+        };
+        self.auth
+            .check(request.headers(), purpose)
+            .await
+            .map_err(denied)
     }
 
     /// `POST /v1/messages/count_tokens` (SPEC R14.1): `{"input_tokens": N}`, Switchyard's
@@ -319,7 +427,7 @@ fn previous_refused(dialect: Dialect, unanswerable: &Unanswerable) -> Response<B
 }
 
 /// What the client sent with one request's body, kept for its relay.
-struct Client {
+struct Sent {
     body: bytes::Bytes,
     /// The client's headers a forwarded body takes along ([`forward_headers`]).
     forward_headers: Vec<(String, String)>,

@@ -70,6 +70,9 @@ fn request_json(r: &RequestRecord) -> serde_json::Value {
         "duration_ms": r.duration_ms,
         "status": r.outcome.status(),
         "error_kind": r.outcome.error_kind(),
+        // The client key's id and team (SPEC R14.6), when the gateway had keys.
+        "key_id": r.key_id,
+        "team": r.team,
     })
 }
 

@@ -1,7 +1,8 @@
-//! `switchyard serve` (SPEC R14.6, R14.9, R14.4): the gateway on a loopback address with the
-//! configuration in effect (`--config`, `-c`) and the store every other command uses
+//! `switchyard serve` (SPEC R14.6, R14.9, R14.4): the gateway with the configuration in effect (`--config`, `-c`) and the store every other command uses
 //! (`--store`, `SWITCHYARD_STORE`, the file's `store`, else the data directory's SQLite file:
-//! its limits state and request log), until Ctrl-C or SIGTERM drains it.
+//! its limits state, request log and client keys), until Ctrl-C or SIGTERM drains it. A store
+//! holding client keys (`switchyard keys create`) makes every request present one, and then
+//! any address may be listened on; without keys, or with `--no-auth`, loopback only.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -17,10 +18,9 @@ use crate::settings;
 const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 
 /// Serves until Ctrl-C or SIGTERM, then lets the streams in flight finish (up to the drain
-/// deadline) and exits 0. Exit 2 for an address it will not listen on (not loopback: client
-/// keys do not exist yet, so there is no way to keep others out, with or without
-/// `--no-auth`), a configuration that cannot be read or a store that cannot be opened, 1 for
-/// an address that cannot be bound.
+/// deadline) and exits 0. Exit 2 for an address it will not listen on (not loopback while no
+/// client key keeps others out: the store holds none, or `--no-auth`), a configuration that
+/// cannot be read or a store that cannot be opened, 1 for an address that cannot be bound.
 pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
     let selection = SelectionArgs::default();
     let config = match settings::load(place.config, &selection, Some(Mode::Act)) {
@@ -33,7 +33,24 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     let listen = (args.listen.clone())
         .or_else(|| config.serve.listen.clone())
         .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
-    let addr = match loopback(&listen).await {
+    let store = match open_store(place).await {
+        Ok(store) => store,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let keys = match store.1.has_client_keys().await {
+        Ok(has) => has && !args.no_auth,
+        Err(e) => {
+            eprintln!(
+                "error: switchyard serve cannot read the client keys of the store {}: {e}",
+                store.0
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let addr = match resolve(&listen, keys).await {
         Ok(addr) => addr,
         Err(message) => {
             eprintln!("error: {message}");
@@ -47,15 +64,15 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
             return ExitCode::from(1);
         }
     };
-    let store = match open_store(place).await {
-        Ok(store) => store,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
-        }
-    };
     let limits = ServerLimits::from_settings(&config.serve);
-    let gateway = Arc::new(Gateway::with_store(config, store.1));
+    let mut gateway = Gateway::with_store(config, store.1).with_client_keys(keys);
+    if let Some(usd) = args.reserve_usd.filter(|u| u.is_finite() && *u >= 0.0) {
+        gateway = gateway.with_reserve_usd(usd);
+    }
+    if let Some(seconds) = args.hold_lease.filter(|s| *s > 0) {
+        gateway = gateway.with_hold_lease(std::time::Duration::from_secs(seconds));
+    }
+    let gateway = Arc::new(gateway);
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     // SIGTERM is handled from before the address is announced: a supervisor that stops the
@@ -68,6 +85,9 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         "switchyard serve: limits and requests in the store {}",
         store.0
     );
+    if keys {
+        eprintln!("switchyard serve: every request needs a client key of that store");
+    }
     tokio::spawn(async move {
         signals.next().await;
         eprintln!("switchyard serve: stopping; streams in flight may finish");
@@ -92,8 +112,9 @@ async fn open_store(
     }
 }
 
-/// `listen` resolved, when every address it names is loopback; else the one sentence why not.
-async fn loopback(listen: &str) -> Result<SocketAddr, String> {
+/// `listen` resolved, when every address it names is loopback or `keys` keep others out;
+/// else the one sentence why not.
+async fn resolve(listen: &str, keys: bool) -> Result<SocketAddr, String> {
     let addrs: Vec<SocketAddr> = match tokio::net::lookup_host(listen).await {
         Ok(addrs) => addrs.collect(),
         Err(e) => {
@@ -103,9 +124,9 @@ async fn loopback(listen: &str) -> Result<SocketAddr, String> {
         }
     };
     match addrs.first() {
-        Some(addr) if addrs.iter().all(|a| a.ip().is_loopback()) => Ok(*addr),
+        Some(addr) if keys || addrs.iter().all(|a| a.ip().is_loopback()) => Ok(*addr),
         _ => Err(format!(
-            "switchyard serve listens only on a loopback address until client keys exist (they come in a later release, with or without --no-auth), and `{listen}` is not one: use 127.0.0.1:PORT or [::1]:PORT."
+            "switchyard serve listens beyond this machine only when its store holds client keys and --no-auth is not given, and `{listen}` is not a loopback address: make a key with `switchyard keys create --name NAME`, or use 127.0.0.1:PORT or [::1]:PORT."
         )),
     }
 }

@@ -62,6 +62,9 @@
 //! - `task_store.rs`: the [`TaskStore`] trait;
 //! - `requests.rs`: the gateway's request log, [`RequestRecord`] and the [`RequestLog`] trait
 //!   (a supertrait of [`TaskStore`], SPEC R14.4), whose costs count toward the daily cap;
+//! - `keys.rs`: client keys, teams and budget holds ([`ClientKey`], [`Team`], the
+//!   [`KeyStore`] trait, a supertrait of [`TaskStore`], SPEC R14.6, R14.7); `key_rows.rs`
+//!   their rows on both backends;
 //! - `responses.rs`: the gateway's stored Responses, [`StoredResponse`] and the
 //!   [`ResponseStore`] trait (a supertrait of [`TaskStore`], SPEC R14.1);
 //! - `rows.rs`: how both backends map their rows to records (each keeps its own SQL);
@@ -71,6 +74,8 @@
 
 mod error;
 mod import;
+mod key_rows;
+mod keys;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod records;
@@ -84,6 +89,11 @@ mod task_store;
 
 pub use error::{StoreError, StoreFuture};
 pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
+pub use keys::{
+    Budget, BudgetWindow, ClientKey, HoldOutcome, HoldRequest, HoldScope, HoldUse, KEY_PREFIX_LEN,
+    KEY_SCHEME, KeyStore, NewSecret, Team, UsageBy, UsageRow, civil_from_days, days_from_civil,
+    decide_hold, generate_key, generate_key_id, hash_key, parse_utc_date, settled_amount,
+};
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};
 pub(crate) use records::now_ms;

@@ -39,6 +39,7 @@
 //! without secrets), `schema.rs`, `task_store.rs` (tasks and their conversation rows),
 //! `limits.rs` (the R12 state), `requests.rs` (the gateway's request log, R14.4).
 
+mod keys;
 mod limits;
 mod pool;
 mod requests;

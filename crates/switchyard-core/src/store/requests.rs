@@ -82,6 +82,11 @@ pub struct RequestRecord {
     pub duration_ms: i64,
     /// How it ended.
     pub outcome: RequestOutcome,
+    /// The client key's id, when the gateway has keys (SPEC R14.6); its hold, under this
+    /// record's id, is settled when the record is written (R14.7).
+    pub key_id: Option<String>,
+    /// The key's team, when it has one.
+    pub team: Option<String>,
 }
 
 /// Where the gateway's request log is kept: implemented by every store backend on the same
@@ -89,7 +94,9 @@ pub struct RequestRecord {
 pub trait RequestLog: Send + Sync {
     /// Records `record`, and, when its cost is known and not 0, that cost as spent at its end
     /// (`started_ms + duration_ms`) for [`crate::limits::LimitsStore::spend_between`] (the
-    /// daily cap of SPEC R12.2), in one transaction. An id already recorded:
+    /// daily cap of SPEC R12.2), in one transaction. A record with a `key_id` also settles
+    /// the budget hold of its id in that transaction (SPEC R14.7): the hold and the spend row
+    /// take [`crate::store::settled_amount`]. An id already recorded:
     /// [`StoreError::Conflict`](super::StoreError::Conflict), and nothing is written.
     fn record_request<'a>(&'a self, record: &'a RequestRecord) -> StoreFuture<'a, ()>;
 

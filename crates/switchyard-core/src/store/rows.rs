@@ -31,7 +31,7 @@ pub(super) const COOLDOWN_COLUMNS: &str = "provider, model, base_url, since_ms, 
 /// in its order.
 pub(super) const REQUEST_COLUMNS: &str = "id, started_ms, route, dialect, stream, provider, model,
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-    first_token_ms, duration_ms, status, error_kind";
+    first_token_ms, duration_ms, status, error_kind, key_id, team";
 
 /// One row of either database client, its columns read by position.
 pub(super) trait Columns {
@@ -228,6 +228,8 @@ pub(super) fn request_from_row<R: Columns>(r: &R) -> Result<RequestRecord, R::Er
         first_token_ms: r.opt_int(12)?,
         duration_ms: r.int(13)?,
         outcome: RequestOutcome::from_columns(&status, r.opt_text(15)?),
+        key_id: r.opt_text(16)?,
+        team: r.opt_text(17)?,
     })
 }
 

@@ -37,6 +37,7 @@
 
 mod error;
 mod history;
+mod keys;
 mod limits;
 mod requests;
 mod responses;

@@ -5,6 +5,7 @@ use serde_json::Value;
 use switchyard_api::Message;
 
 use super::error::StoreFuture;
+use super::keys::KeyStore;
 use super::records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
@@ -20,7 +21,7 @@ use crate::limits::state::LimitsStore;
 /// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
 /// Every method fails with [`StoreError::TaskNotFound`](super::StoreError::TaskNotFound) for an unknown task where it says so,
 /// and with [`StoreError::Backend`](super::StoreError::Backend) when the database itself fails.
-pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + Send + Sync {
+pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send + Sync {
     /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
     /// reference's task id form), made unique if another task already has it.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;

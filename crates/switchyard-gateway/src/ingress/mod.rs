@@ -100,27 +100,41 @@ pub fn invalid_request_response(
 /// (400 unreadable, 404 unknown route or path, 413 too large) with `message`, the gateway's
 /// own sentence — no provider was asked, so nothing says one rejected it. OpenAI clients get
 /// `invalid_request_error` with `code` `model_not_found` or `request_too_large`; Anthropic
-/// clients `not_found_error`, `request_too_large` or `invalid_request_error`.
+/// clients `not_found_error`, `request_too_large` or `invalid_request_error`. The client-key
+/// refusals of R14.6, R14.7 (401, 402, 403, 429, 503) get the types both vendors use for them.
 pub fn refusal_response(dialect: Dialect, status: u16, message: &str) -> serde_json::Value {
     let message = switchyard_api::secrets::scrub(message);
     match dialect {
         Dialect::ChatCompletions | Dialect::Responses => {
-            let code = match status {
-                404 => serde_json::Value::from("model_not_found"),
-                413 => serde_json::Value::from("request_too_large"),
-                _ => serde_json::Value::Null,
+            let (kind, code) = match status {
+                401 => ("authentication_error", "invalid_api_key"),
+                402 => ("insufficient_quota", "budget_exceeded"),
+                403 => ("permission_error", "permission_denied"),
+                404 => ("invalid_request_error", "model_not_found"),
+                413 => ("invalid_request_error", "request_too_large"),
+                429 => ("rate_limit_error", "rate_limit_exceeded"),
+                503 => ("server_error", "unavailable"),
+                _ => ("invalid_request_error", ""),
             };
+            let code = Some(code)
+                .filter(|c| !c.is_empty())
+                .map_or(serde_json::Value::Null, serde_json::Value::from);
             serde_json::json!({"error": {
                 "message": message,
-                "type": "invalid_request_error",
+                "type": kind,
                 "param": serde_json::Value::Null,
                 "code": code,
             }})
         }
         Dialect::AnthropicMessages => {
             let kind = match status {
+                401 => "authentication_error",
+                402 => "billing_error",
+                403 => "permission_error",
                 404 => "not_found_error",
                 413 => "request_too_large",
+                429 => "rate_limit_error",
+                503 => "api_error",
                 _ => "invalid_request_error",
             };
             serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})

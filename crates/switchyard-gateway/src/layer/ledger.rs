@@ -72,6 +72,8 @@ impl Layer {
                 first_token_ms: None,
                 duration_ms: 0,
                 outcome: RequestOutcome::Ok,
+                key_id: self.client.as_ref().map(|c| c.key.id.clone()),
+                team: self.client.as_ref().and_then(|c| c.key.team.clone()),
             }),
             thinking_budget: request.overrides.thinking_budget_tokens,
             attempts: Vec::new(),

@@ -10,9 +10,12 @@
 //!   (waiting within the request deadline), cooled down when it fails.
 //! - `ledger.rs`: `Trip`, one request's record: who answered, the usage and its cost, the
 //!   first-token time, how it ended; written after the answer ended, never in a chunk's way.
+//! - `budget.rs`: `Layer::admit_client`, a keyed request's per-minute slot and its budget
+//!   hold, taken in the store before anything is sent (R14.6, R14.7); the record settles it.
 //! - `keep.rs`: `Keeper`, a Responses answer stored for a later `previous_response_id`
 //!   (R14.1), and `Layer::resolve_previous`, the stored conversation put before a request's.
 
+mod budget;
 mod keep;
 mod ledger;
 mod search;
@@ -21,3 +24,4 @@ mod state;
 pub(crate) use keep::{Keeper, Unanswerable, settle};
 pub(crate) use ledger::Trip;
 pub(crate) use state::Layer;
+pub use state::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};

@@ -9,6 +9,7 @@ use switchyard_api::ApiConfiguration;
 use switchyard_core::limits::{Clock, SpendCaps};
 use switchyard_core::store::{StoreError, TaskStore};
 
+use crate::auth::Client;
 use crate::metrics::{LABEL_SETS_MAX, Metrics};
 
 /// How long `/ready` waits for the store before saying it is not reachable.
@@ -16,6 +17,14 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a `/metrics` scrape waits for the store's cooldowns before leaving them out.
 const SCRAPE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How long a hold counts when its request's record never settles it (the process died),
+/// unless the gateway says otherwise: longer than any answer should take.
+pub const DEFAULT_HOLD_LEASE: Duration = Duration::from_secs(30 * 60);
+
+/// The reservation for a request to an entry whose prices are unknown, unless the gateway
+/// says otherwise (USD).
+pub const DEFAULT_RESERVE_USD: f64 = 0.05;
 
 /// The store and caps every request of one gateway goes through.
 #[derive(Clone)]
@@ -28,6 +37,13 @@ pub(crate) struct Layer {
     pub(super) response_cap: usize,
     /// The gateway's metrics (SPEC R14.9), fed by each request's record.
     pub(crate) metrics: Arc<Metrics>,
+    /// The client of the request this copy of the layer serves, when keys are on (SPEC
+    /// R14.6): its record names the key and team and settles its hold (R14.7).
+    pub(crate) client: Option<Arc<Client>>,
+    /// How long a hold counts when nothing settles it (its process died).
+    pub(crate) hold_lease: Duration,
+    /// The reservation where an entry's prices are unknown (USD).
+    pub(crate) reserve_usd: f64,
 }
 
 impl std::fmt::Debug for Layer {
@@ -54,7 +70,22 @@ impl Layer {
             clock: Clock::system(),
             response_cap,
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
+            client: None,
+            hold_lease: DEFAULT_HOLD_LEASE,
+            reserve_usd: DEFAULT_RESERVE_USD,
         }
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> Arc<dyn TaskStore> {
+        Arc::clone(&self.store)
+    }
+
+    /// This layer serving one request of `client`.
+    pub(crate) fn for_client(&self, client: Option<Client>) -> Self {
+        let mut layer = self.clone();
+        layer.client = client.map(Arc::new);
+        layer
     }
 
     /// How many entries the store has cooling down now, when it answers within

@@ -15,7 +15,7 @@ impl RequestLog for PgStore {
             let insert = tx
                 .prepare_cached(&format!(
                     "INSERT INTO gateway_requests ({REQUEST_COLUMNS})
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
                 ))
                 .await
                 .map_err(|e| self.err(e))?;
@@ -38,11 +38,16 @@ impl RequestLog for PgStore {
                     &r.duration_ms,
                     &r.outcome.status(),
                     &r.outcome.error_kind(),
+                    &r.key_id,
+                    &r.team,
                 ],
             )
             .await
             .map_err(|e| self.task_err(&r.id, e))?;
-            if let Some(cost) = r.cost_usd.filter(|c| *c != 0.0) {
+            // A keyed request's hold is settled here (SPEC R14.7): its spend is what it
+            // settles at.
+            let spent = self.settle_hold(&tx, r).await?;
+            if let Some(cost) = spent.or(r.cost_usd).filter(|c| *c != 0.0) {
                 tx.execute(
                     "INSERT INTO spend (ts_ms, task_id, cost_usd) VALUES ($1, $2, $3)",
                     &[&request_spent_ms(r), &r.id, &cost],

@@ -1,5 +1,6 @@
 //! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2; the gateway's request
-//! log of R14.4; the stored Responses of R14.1) and its versioned forward migrations, in table `switchyard_schema`.
+//! log of R14.4; the stored Responses of R14.1; the client keys, teams and budget holds of
+//! R14.6, R14.7) and its versioned forward migrations, in table `switchyard_schema`.
 
 use deadpool_postgres::Client;
 
@@ -7,7 +8,7 @@ use super::PgStore;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 4;
+pub const PG_SCHEMA_VERSION: i64 = 5;
 
 /// Any constant: the advisory lock key under which migrations run, so several processes
 /// opening a new database at once migrate it once.
@@ -124,6 +125,44 @@ const MIGRATIONS: &[&str] = &[
         answer TEXT NOT NULL
     );
     CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
+    // 4 → 5: client keys, teams and budget holds (SPEC R14.6, R14.7), as SQLite's version 6.
+    "CREATE TABLE client_keys (
+        id TEXT PRIMARY KEY NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        name TEXT NOT NULL,
+        team TEXT,
+        models TEXT NOT NULL,
+        budget_usd DOUBLE PRECISION,
+        budget_window TEXT,
+        rpm BIGINT,
+        tpm BIGINT,
+        max_parallel BIGINT,
+        expires_ms BIGINT,
+        admin BIGINT NOT NULL,
+        created_ms BIGINT NOT NULL,
+        revoked_ms BIGINT
+    );
+    CREATE TABLE teams (
+        name TEXT PRIMARY KEY NOT NULL,
+        budget_usd DOUBLE PRECISION,
+        budget_window TEXT,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE TABLE budget_holds (
+        id TEXT PRIMARY KEY NOT NULL,
+        key_id TEXT NOT NULL,
+        team TEXT,
+        ts_ms BIGINT NOT NULL,
+        reserved_usd DOUBLE PRECISION NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        settled_usd DOUBLE PRECISION
+    );
+    CREATE INDEX budget_holds_by_key ON budget_holds (key_id, ts_ms);
+    CREATE INDEX budget_holds_by_team ON budget_holds (team, ts_ms);
+    CREATE INDEX budget_holds_open ON budget_holds (expires_ms) WHERE settled_usd IS NULL;
+    ALTER TABLE gateway_requests ADD COLUMN key_id TEXT;
+    ALTER TABLE gateway_requests ADD COLUMN team TEXT;",
 ];
 
 impl PgStore {

@@ -16,7 +16,7 @@ impl Db {
         tx.execute(
             &format!(
                 "INSERT INTO gateway_requests ({REQUEST_COLUMNS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
             ),
             params![
                 r.id,
@@ -34,7 +34,9 @@ impl Db {
                 r.first_token_ms,
                 r.duration_ms,
                 r.outcome.status(),
-                r.outcome.error_kind()
+                r.outcome.error_kind(),
+                r.key_id,
+                r.team
             ],
         )
         .map_err(|e| {
@@ -44,7 +46,9 @@ impl Db {
                 self.err(e)
             }
         })?;
-        if let Some(cost) = r.cost_usd.filter(|c| *c != 0.0) {
+        // A keyed request's hold is settled here (SPEC R14.7): its spend is what it settles at.
+        let spent = Db::settle_hold(&tx, r).map_err(|e| self.err(e))?;
+        if let Some(cost) = spent.or(r.cost_usd).filter(|c| *c != 0.0) {
             tx.execute(
                 "INSERT INTO spend (ts_ms, task_id, cost_usd) VALUES (?1, ?2, ?3)",
                 params![request_spent_ms(r), r.id, cost],

@@ -1,5 +1,6 @@
 //! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2; the gateway's
-//! request log of R14.4, the stored Responses of R14.1) and its forward migrations, versioned in `PRAGMA user_version`.
+//! request log of R14.4, the stored Responses of R14.1, the client keys, teams and budget holds
+//! of R14.6, R14.7) and its forward migrations, versioned in `PRAGMA user_version`.
 
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use super::error::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -125,6 +126,46 @@ const MIGRATIONS: &[&str] = &[
         answer TEXT NOT NULL
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
+    // 5 → 6: client keys, teams and budget holds (SPEC R14.6, R14.7): a key is kept as its
+    // SHA-256 hash and a display prefix, never itself; a hold is one request's reservation
+    // (id: the request id), settled by its record; the record names its key and team.
+    "CREATE TABLE client_keys (
+        id TEXT PRIMARY KEY NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        name TEXT NOT NULL,
+        team TEXT,
+        models TEXT NOT NULL,
+        budget_usd REAL,
+        budget_window TEXT,
+        rpm INTEGER,
+        tpm INTEGER,
+        max_parallel INTEGER,
+        expires_ms INTEGER,
+        admin INTEGER NOT NULL,
+        created_ms INTEGER NOT NULL,
+        revoked_ms INTEGER
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE teams (
+        name TEXT PRIMARY KEY NOT NULL,
+        budget_usd REAL,
+        budget_window TEXT,
+        created_ms INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE budget_holds (
+        id TEXT PRIMARY KEY NOT NULL,
+        key_id TEXT NOT NULL,
+        team TEXT,
+        ts_ms INTEGER NOT NULL,
+        reserved_usd REAL NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        settled_usd REAL
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX budget_holds_by_key ON budget_holds (key_id, ts_ms);
+    CREATE INDEX budget_holds_by_team ON budget_holds (team, ts_ms);
+    CREATE INDEX budget_holds_open ON budget_holds (expires_ms) WHERE settled_usd IS NULL;
+    ALTER TABLE gateway_requests ADD COLUMN key_id TEXT;
+    ALTER TABLE gateway_requests ADD COLUMN team TEXT;",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].

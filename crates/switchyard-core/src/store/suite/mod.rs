@@ -13,11 +13,12 @@
 //! its backend. The tests are grouped by topic: `tasks.rs` (tasks, messages, events, R10),
 //! `import.rs` (whole tasks and reference directories, R10.1, R10.3), `limits.rs` (the R12
 //! state shared through the store, R13.2), `requests.rs` (the gateway's request log, R14.4), `responses.rs` (the gateway's stored
-//! Responses, R14.1).
+//! Responses, R14.1), `keys.rs` (client keys, teams and budget holds, R14.6, R14.7).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fixture;
 mod import;
+mod keys;
 mod limits;
 mod requests;
 mod responses;
@@ -28,6 +29,11 @@ pub(crate) use fixture::StoreFixture;
 pub(crate) use import::{
     a_directory_without_a_history_is_a_clear_error, a_reference_task_directory_is_imported,
     importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
+};
+pub(crate) use keys::{
+    client_keys_are_kept_as_hashes_revoked_and_rotated,
+    holds_respect_key_team_gateway_and_parallel_caps_and_settle,
+    holds_taken_at_once_by_many_connections_never_pass_the_budget,
 };
 pub(crate) use limits::{
     a_slot_of_a_vanished_process_ages_out_of_the_window,
@@ -59,7 +65,9 @@ macro_rules! task_store_suite {
             importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
             a_reference_task_directory_is_imported,
             a_directory_without_a_history_is_a_clear_error,
-            learnt_limits_are_kept_per_key_and_make_requests_wait);
+            learnt_limits_are_kept_per_key_and_make_requests_wait,
+            client_keys_are_kept_as_hashes_revoked_and_rotated,
+            holds_respect_key_team_gateway_and_parallel_caps_and_settle);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
@@ -68,7 +76,8 @@ macro_rules! task_store_suite {
             rate_slots_are_taken_atomically_by_concurrent_connections,
             a_slot_of_a_vanished_process_ages_out_of_the_window,
             gateway_requests_are_recorded_listed_newest_first_and_spent,
-            stored_responses_round_trip_conflict_and_expire);
+            stored_responses_round_trip_conflict_and_expire,
+            holds_taken_at_once_by_many_connections_never_pass_the_budget);
     };
     (@store $fixture:expr; $($name:ident),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

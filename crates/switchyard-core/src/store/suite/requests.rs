@@ -28,6 +28,8 @@ fn record(
         first_token_ms: Some(412),
         duration_ms: 1_500,
         outcome,
+        key_id: None,
+        team: None,
     }
 }
 

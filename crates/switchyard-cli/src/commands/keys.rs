@@ -1,0 +1,273 @@
+//! `switchyard keys create|list|show|revoke|rotate` (SPEC R14.6, R14.7): the client keys a
+//! gateway on this store admits. A new key (or a rotated one) is printed once and never again:
+//! the store keeps its SHA-256 hash and a display prefix.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use switchyard_core::store::{
+    Budget, ClientKey, TaskStore, generate_key, generate_key_id, parse_utc_date,
+};
+
+use crate::cli::{KeysCommand, NewKeyArgs};
+use crate::settings;
+use crate::table::utc_second;
+
+/// Runs one `keys` subcommand; 2 for a store that cannot be opened or a flag that does not
+/// parse, 1 for a key that does not exist.
+pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> ExitCode {
+    let store = match settings::open_store(place).await {
+        Ok(store) => store,
+        Err(e) => return fail(2, &e),
+    };
+    let result = match command {
+        KeysCommand::Create(args) => create(&store, args).await,
+        KeysCommand::List { json } => list(&store, None, *json).await,
+        KeysCommand::Show { key, json } => list(&store, Some(key), *json).await,
+        KeysCommand::Revoke { key } => revoke(&store, key).await,
+        KeysCommand::Rotate { key, json } => rotate(&store, key, *json).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, message)) => fail(code, &message),
+    }
+}
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}
+
+type Outcome = Result<(), (u8, String)>;
+
+fn store_err(e: switchyard_core::store::StoreError) -> (u8, String) {
+    (2, e.to_string())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// `--budget USD[/day|/month|/total]` parsed; 2 with the sentence otherwise.
+pub fn parse_budget(text: Option<&str>) -> Result<Option<Budget>, (u8, String)> {
+    text.map(|t| {
+        Budget::parse(t).ok_or_else(|| {
+            (
+                2,
+                format!(
+                    "--budget `{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day."
+                ),
+            )
+        })
+    })
+    .transpose()
+}
+
+async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
+    let budget = parse_budget(args.budget.as_deref())?;
+    let expires_ms = match &args.expires {
+        Some(text) => Some(parse_utc_date(text).ok_or_else(|| {
+            (2, format!("--expires `{text}` is not a date: write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)."))
+        })?),
+        None => None,
+    };
+    if let Some(team) = &args.team
+        && store.team(team).await.map_err(store_err)?.is_none()
+    {
+        return Err((
+            2,
+            format!(
+                "There is no team `{team}`: make it first with `switchyard teams create {team}`."
+            ),
+        ));
+    }
+    let secret = generate_key().map_err(|e| (2, e))?;
+    let key = ClientKey {
+        id: generate_key_id().map_err(|e| (2, e))?,
+        prefix: secret.prefix.clone(),
+        name: args.name.clone(),
+        team: args.team.clone(),
+        models: (args.models.iter())
+            .flat_map(|m| m.split(','))
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        budget,
+        rpm: args.rpm,
+        tpm: args.tpm,
+        max_parallel: args.max_parallel,
+        expires_ms,
+        admin: args.admin,
+        created_ms: now_ms(),
+        revoked_ms: None,
+    };
+    store
+        .create_key(&key, &secret.hash)
+        .await
+        .map_err(store_err)?;
+    if args.json {
+        let shown = serde_json::json!({"key": secret.key, "id": key.id, "prefix": key.prefix});
+        say!("{shown}");
+    } else {
+        say!("{}", secret.key);
+        eprintln!(
+            "key {} ({}) made; it is shown only now: keep it somewhere safe.",
+            key.id, key.name
+        );
+    }
+    Ok(())
+}
+
+/// The key `wanted` names: its id or its display prefix (unique).
+async fn find(store: &Arc<dyn TaskStore>, wanted: &str) -> Result<ClientKey, (u8, String)> {
+    let keys = store.client_keys().await.map_err(store_err)?;
+    let mut found = keys
+        .into_iter()
+        .filter(|k| k.id == wanted || (wanted.len() >= 8 && k.prefix.starts_with(wanted)));
+    match (found.next(), found.next()) {
+        (Some(k), None) => Ok(k),
+        (Some(_), Some(_)) => Err((
+            2,
+            format!("`{wanted}` names more than one key: give its id (`switchyard keys list`)."),
+        )),
+        (None, _) => Err((
+            1,
+            format!("There is no key `{wanted}`: `switchyard keys list` shows the keys."),
+        )),
+    }
+}
+
+async fn list(store: &Arc<dyn TaskStore>, wanted: Option<&str>, json: bool) -> Outcome {
+    let keys = match wanted {
+        Some(w) => vec![find(store, w).await?],
+        None => store.client_keys().await.map_err(store_err)?,
+    };
+    let now = now_ms();
+    let mut spent = Vec::new();
+    for k in &keys {
+        let used = match k.budget {
+            Some(b) => Some(
+                store
+                    .used_since(Some(&k.id), None, b.window_start_ms(now), now)
+                    .await
+                    .map_err(store_err)?,
+            ),
+            None => None,
+        };
+        spent.push(used);
+    }
+    if json {
+        for (k, used) in keys.iter().zip(&spent) {
+            say!("{}", key_json(k, *used));
+        }
+        return Ok(());
+    }
+    if keys.is_empty() {
+        eprintln!("no client keys yet; `switchyard keys create --name NAME` makes one");
+        return Ok(());
+    }
+    say!(
+        "{:<20} {:<13} {:<16} {:<10} {:<22} {:<20}  STATE",
+        "ID",
+        "PREFIX",
+        "NAME",
+        "TEAM",
+        "BUDGET (USED)",
+        "MODELS"
+    );
+    for (k, used) in keys.iter().zip(&spent) {
+        let budget = match (k.budget, used) {
+            (Some(b), Some(u)) => format!("{b} (${u:.4})"),
+            _ => "-".to_owned(),
+        };
+        let models = if k.models.is_empty() {
+            "*".to_owned()
+        } else {
+            k.models.join(",")
+        };
+        say!(
+            "{:<20} {:<13} {:<16} {:<10} {budget:<22} {models:<20}  {}",
+            k.id,
+            format!("{}…", k.prefix),
+            k.name,
+            k.team.as_deref().unwrap_or("-"),
+            state(k, now)
+        );
+    }
+    Ok(())
+}
+
+/// `active`, `admin`, `revoked …` or `expired …`.
+fn state(k: &ClientKey, now: i64) -> String {
+    match (k.revoked_ms, k.expires_ms) {
+        (Some(at), _) => format!("revoked {}", utc_second(at)),
+        (None, Some(at)) if at <= now => format!("expired {}", utc_second(at)),
+        _ if k.admin => "active (admin)".to_owned(),
+        _ => "active".to_owned(),
+    }
+}
+
+fn key_json(k: &ClientKey, used: Option<f64>) -> serde_json::Value {
+    serde_json::json!({
+        "id": k.id,
+        "prefix": k.prefix,
+        "name": k.name,
+        "team": k.team,
+        "models": k.models,
+        "budget_usd": k.budget.map(|b| b.usd),
+        "budget_window": k.budget.map(|b| b.window_name()),
+        "used_usd": used,
+        "rpm": k.rpm,
+        "tpm": k.tpm,
+        "max_parallel": k.max_parallel,
+        "expires_ms": k.expires_ms,
+        "admin": k.admin,
+        "created_ms": k.created_ms,
+        "revoked_ms": k.revoked_ms,
+    })
+}
+
+async fn revoke(store: &Arc<dyn TaskStore>, wanted: &str) -> Outcome {
+    let key = find(store, wanted).await?;
+    store
+        .revoke_key(&key.id, now_ms())
+        .await
+        .map_err(store_err)?;
+    say!(
+        "key {} ({}) revoked; gateways refuse it within a second",
+        key.id,
+        key.name
+    );
+    Ok(())
+}
+
+async fn rotate(store: &Arc<dyn TaskStore>, wanted: &str, json: bool) -> Outcome {
+    let key = find(store, wanted).await?;
+    let secret = generate_key().map_err(|e| (2, e))?;
+    let done = (store.rotate_key(&key.id, &secret.hash, &secret.prefix))
+        .await
+        .map_err(store_err)?;
+    if !done {
+        return Err((
+            1,
+            format!(
+                "The key {} is revoked: make a new one with `switchyard keys create`.",
+                key.id
+            ),
+        ));
+    }
+    if json {
+        let shown = serde_json::json!({"key": secret.key, "id": key.id, "prefix": secret.prefix});
+        say!("{shown}");
+    } else {
+        say!("{}", secret.key);
+        eprintln!(
+            "key {} ({}) rotated: the old key stops working within a second; the new one is shown only now.",
+            key.id, key.name
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,640 @@
+//! Client keys, budgets and per-key limits through the real binary (SPEC R14.6, R14.7; issue
+//! 24): `switchyard keys` and `teams` make them in the store, `switchyard serve` on that
+//! store then requires one, and every refusal (missing, unknown, revoked, expired, admin key
+//! for completions, a model outside the key's globs, `/metrics` without an admin key) is the
+//! dialect's 401 or 403; a budget is never overspent by several `serve` processes on one
+//! SQLite file or one PostgreSQL database sharing a key; an RPM limit is shared by three
+//! processes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use switchyard_testkit::{HttpResponse, MockServer, Reply};
+
+mod common;
+
+const PROVIDER_KEY: &str = "sk-ant-serve-keys-test-0123456789";
+
+/// The binary with a clean environment whose home is `home`, on `store`.
+fn switchyard(home: &Path, store: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", home)
+        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
+        .env("SWITCHYARD_STORE", store)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `args` to its end: (exit code, stdout, stderr).
+fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
+    let out = switchyard(home, store).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `keys create … --json`: the new key.
+fn create_key(home: &Path, store: &str, args: &[&str]) -> String {
+    let mut all = vec!["keys", "create", "--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(home, store, &all);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["id"].as_str().unwrap().starts_with("key_"), "{v}");
+    let key = v["key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with(v["prefix"].as_str().unwrap()), "{v}");
+    key
+}
+
+/// A running `switchyard serve` and its address.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(home: &Path, store: &str, config: &Path, extra: &[&str]) -> Self {
+        let mut cmd = switchyard(home, store);
+        cmd.arg("--config")
+            .arg(config)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("switchyard serve: listening on http://")
+            .unwrap_or_else(|| {
+                let mut rest = String::new();
+                let _ = stderr.read_to_string(&mut rest);
+                panic!("no address announced: {line:?}{rest}")
+            })
+            .to_owned();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = stderr.read_to_string(&mut sink);
+            assert!(!sink.contains(PROVIDER_KEY));
+        });
+        Self { child, addr }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request with `headers`: (status, response headers, body).
+fn call(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let method = if body.is_empty() { "GET" } else { "POST" };
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+/// The three dialects: path, body for `model`, and how the key is sent.
+fn dialects(model: &str) -> [(&'static str, String, &'static str); 3] {
+    [
+        (
+            "/v1/chat/completions",
+            format!(
+                r#"{{"model": "{model}", "max_tokens": 1000, "messages": [{{"role": "user", "content": "Capital of France?"}}]}}"#
+            ),
+            "authorization",
+        ),
+        (
+            "/v1/responses",
+            format!(
+                r#"{{"model": "{model}", "max_output_tokens": 1000, "input": "Capital of France?"}}"#
+            ),
+            "authorization",
+        ),
+        (
+            "/v1/messages",
+            format!(
+                r#"{{"model": "{model}", "max_tokens": 1000, "messages": [{{"role": "user", "content": "Capital of France?"}}]}}"#
+            ),
+            "x-api-key",
+        ),
+    ]
+}
+
+fn key_header(how: &str, key: &str) -> (String, String) {
+    if how == "authorization" {
+        ("authorization".into(), format!("Bearer {key}"))
+    } else {
+        ("x-api-key".into(), key.into())
+    }
+}
+
+/// The error's type and message in the body of `path`'s dialect.
+fn error_of(path: &str, body: &str) -> (String, String) {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("{body}"));
+    if path.starts_with("/v1/messages") {
+        assert_eq!(v["type"], "error", "{v}");
+        (
+            v["error"]["type"].as_str().unwrap().to_owned(),
+            v["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    } else {
+        (
+            v["error"]["type"].as_str().unwrap().to_owned(),
+            v["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    }
+}
+
+fn write_config(home: &Path, upstream: &str) -> std::path::PathBuf {
+    let config = home.join("serve.toml");
+    let text = format!(
+        "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n\
+         [serve.routes.haiku]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{upstream}\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let store = format!("sqlite:{}", h.join("keys.db").display());
+    let config = write_config(h, &upstream.url());
+
+    // Without keys: loopback only, as before.
+    let (code, _, err) = run(
+        h,
+        &store,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("switchyard keys create"), "{err}");
+
+    let (code, out, err) = run(
+        h,
+        &store,
+        &["teams", "create", "core", "--budget", "10/month"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let good = create_key(
+        h,
+        &store,
+        &[
+            "--name",
+            "bot",
+            "--team",
+            "core",
+            "--models",
+            "sonnet,claude-*",
+        ],
+    );
+    let admin = create_key(h, &store, &["--name", "ops", "--admin"]);
+    let expired = create_key(h, &store, &["--name", "old", "--expires", "2020-01-01"]);
+    let revoked = create_key(h, &store, &["--name", "gone"]);
+    let rotated = create_key(h, &store, &["--name", "turn"]);
+    let (code, _, err) = run(h, &store, &["keys", "revoke", &revoked[..12]]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(h, &store, &["keys", "rotate", &rotated[..12], "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let fresh: Value = serde_json::from_str(out.trim()).unwrap();
+    let fresh = fresh["key"].as_str().unwrap().to_owned();
+    let (code, _, err) = run(
+        h,
+        &store,
+        &["keys", "create", "--name", "x", "--team", "nope"],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("teams create nope"), "{err}");
+
+    // The store keeps no key: only hashes and prefixes.
+    let bytes = std::fs::read(h.join("keys.db")).unwrap();
+    for k in [&good, &admin, &expired, &revoked, &rotated, &fresh] {
+        assert!(
+            !bytes.windows(k.len()).any(|w| w == k.as_bytes()),
+            "a key is in the store"
+        );
+    }
+    let (_, list, _) = run(h, &store, &["keys", "list", "--json"]);
+    assert_eq!(list.lines().count(), 5, "{list}");
+    assert!(
+        !list.contains(&good) && list.contains(&good[..12]),
+        "{list}"
+    );
+    let (_, table, _) = run(h, &store, &["keys", "list"]);
+    assert!(
+        table.contains("revoked") && table.contains("expired"),
+        "{table}"
+    );
+    let (_, teams, _) = run(h, &store, &["teams", "show", "core", "--json"]);
+    assert!(teams.contains("\"keys\":1"), "{teams}");
+
+    // With keys, any address may be listened on; --no-auth stays loopback-only.
+    let (code, _, err) = run(
+        h,
+        &store,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "serve",
+            "--no-auth",
+            "--listen",
+            "0.0.0.0:0",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    let wide = {
+        let (h2, store2, config2) = (h.to_owned(), store.clone(), config.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = switchyard(&h2, &store2);
+            cmd.arg("--config")
+                .arg(&config2)
+                .args(["serve", "--listen", "0.0.0.0:0"]);
+            cmd.stderr(Stdio::piped()).stdout(Stdio::null());
+            let mut child = cmd.spawn().unwrap();
+            let mut line = String::new();
+            BufReader::new(child.stderr.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+            line
+        })
+        .await
+        .unwrap()
+    };
+    assert!(wide.contains("listening on http://0.0.0.0:"), "{wide}");
+
+    let (h2, store2) = (h.to_owned(), store.clone());
+    tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h2, &store2, &config, &[]);
+        let a = &serve.addr;
+        assert_eq!(call(a, "/health", &[], "").0, 200);
+        for (path, body, how) in dialects("sonnet") {
+            let anthropic = path == "/v1/messages";
+            let expect = |headers: &[(String, String)], status: u16, kind: &str, words: &str| {
+                let hs: Vec<(&str, &str)> = headers
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), v.as_str()))
+                    .collect();
+                let (got, _, text) = call(a, path, &hs, &body);
+                assert_eq!(got, status, "{path} {words}: {text}");
+                let (t, message) = error_of(path, &text);
+                assert_eq!(t, kind, "{path}: {text}");
+                assert!(message.contains(words), "{path}: {message}");
+                if !anthropic {
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    let code = if status == 401 {
+                        "invalid_api_key"
+                    } else {
+                        "permission_denied"
+                    };
+                    assert_eq!(v["error"]["code"], code, "{text}");
+                }
+                for k in [&good, &admin, &expired, &revoked, &fresh] {
+                    assert!(!text.contains(k.as_str()), "a key in a response: {text}");
+                }
+            };
+            let auth = "authentication_error";
+            let perm = "permission_error";
+            expect(&[], 401, auth, "needs a client key");
+            expect(
+                &[key_header(
+                    how,
+                    "sk-sy-000000000000000000000000000000000000000000000000",
+                )],
+                401,
+                auth,
+                "not one this gateway knows",
+            );
+            expect(&[key_header(how, &revoked)], 401, auth, "was revoked");
+            expect(
+                &[key_header(how, &expired)],
+                401,
+                auth,
+                "expired on 2020-01-01",
+            );
+            expect(
+                &[key_header(how, &rotated)],
+                401,
+                auth,
+                "not one this gateway knows",
+            );
+            expect(&[key_header(how, &admin)], 403, perm, "admin key");
+            let other = body.replace("\"sonnet\"", "\"haiku\"");
+            let (got, _, text) = call(
+                a,
+                path,
+                &[(
+                    key_header(how, &good).0.as_str(),
+                    key_header(how, &good).1.as_str(),
+                )],
+                &other,
+            );
+            assert_eq!(got, 403, "{text}");
+            assert!(
+                error_of(path, &text)
+                    .1
+                    .contains("may not use the model `haiku`"),
+                "{text}"
+            );
+            for key in [&good, &fresh] {
+                let (n, v) = key_header(how, key);
+                let (got, _, text) = call(a, path, &[(n.as_str(), v.as_str())], &body);
+                assert_eq!(got, 200, "{path}: {text}");
+            }
+        }
+        // /metrics: an admin key, nothing less.
+        assert_eq!(call(a, "/metrics", &[], "").0, 401);
+        let bearer = |k: &str| format!("Bearer {k}");
+        assert_eq!(
+            call(a, "/metrics", &[("authorization", &bearer(&good))], "").0,
+            403
+        );
+        let (status, _, text) = call(a, "/metrics", &[("authorization", &bearer(&admin))], "");
+        assert_eq!(status, 200, "{text}");
+        assert!(!text.contains(&admin) && !text.contains(&good), "{text}");
+        // A key revoked while serving stops working within the cache's second.
+        let (code, _, err) = run(&h2, &store2, &["keys", "revoke", &fresh[..12]]);
+        assert_eq!(code, 0, "{err}");
+        std::thread::sleep(Duration::from_millis(1_100));
+        let (path, body, _) = &dialects("sonnet")[0];
+        let (status, _, text) = call(a, path, &[("authorization", &bearer(&fresh))], body);
+        assert_eq!(status, 401, "{text}");
+    })
+    .await
+    .unwrap();
+
+    // The request log names the key and team of each request.
+    let (_, rows, _) = run(h, &store, &["requests", "--json"]);
+    assert_eq!(rows.lines().count(), 6, "{rows}");
+}
+
+/// `n` requests at once for `key` spread over `serves` in `dialect` 0..3: the statuses.
+fn burst(serves: &[Serve], key: &str, n: usize) -> Vec<(u16, String, String)> {
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let addr = serves[i % serves.len()].addr.clone();
+            let key = key.to_owned();
+            std::thread::spawn(move || {
+                let (path, body, how) = dialects("sonnet")[i % 3].clone();
+                let (name, value) = key_header(how, &key);
+                let (status, head, text) = call(&addr, path, &[(&name, &value)], &body);
+                (status, head, format!("{path} {text}"))
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// The check-then-increment race of LiteLLM's budgets (<https://github.com/BerriAI/litellm/issues/34732>:
+/// concurrent requests all read the same below-budget spend and all pass; also
+/// <https://github.com/BerriAI/litellm/issues/40095>, the same for a first request burst), and
+/// budgets kept per replica (<https://github.com/maximhq/bifrost/issues/3547>): here the spend a
+/// hold is decided on is read inside the hold's own atomic step, never from a cache
+/// (<https://github.com/BerriAI/litellm/issues/27735>: a refusal on stale spend).
+///
+/// Three processes on `store`, 60 requests at once for a key whose budget fits 3 of the
+/// reservations (an upstream slow enough that none settles before all are decided): exactly 3
+/// are admitted, the rest get the dialect's 402 naming what is left, and the settled spend is
+/// the admitted requests' exact cost, under the budget. Returns (budget, admitted, settled).
+async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
+    let upstream = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("anthropic_text"))
+            .delay_before(Duration::from_millis(1_500)),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let config = write_config(&h, &upstream.url());
+    // Each reservation: ~10 input tokens at $3/M plus 1,000 output at $15/M, just over $0.015.
+    let budget = 0.05;
+    let key = create_key(&h, store, &["--name", label, "--budget", "0.05/day"]);
+    let store = store.to_owned();
+    let (h2, s2) = (h.clone(), store.clone());
+    let results = tokio::task::spawn_blocking(move || {
+        let serves: Vec<Serve> = (0..3)
+            .map(|_| Serve::start(&h2, &s2, &config, &[]))
+            .collect();
+        let results = burst(&serves, &key, 60);
+        // Let each process write its records (they are written once an answer ends).
+        std::thread::sleep(Duration::from_millis(500));
+        drop(serves);
+        results
+    })
+    .await
+    .unwrap();
+    let admitted = results.iter().filter(|r| r.0 == 200).count();
+    for (status, head, text) in &results {
+        assert!(*status == 200 || *status == 402, "{status} {text}");
+        if *status == 402 {
+            assert!(
+                text.contains("budget of $0.0500 has $0.0") && text.contains("resets at"),
+                "{text}"
+            );
+            assert!(head.contains("retry-after:"), "{head}");
+            assert!(
+                text.contains("billing_error") || text.contains("insufficient_quota"),
+                "{text}"
+            );
+        }
+    }
+    assert_eq!(admitted, 3, "the reservations fit 3 times into the budget");
+    let (code, rows, err) = run(&h, &store, &["requests", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), admitted, "{rows:?}");
+    let settled: f64 = rows.iter().map(|r| r["cost_usd"].as_f64().unwrap()).sum();
+    assert!(
+        rows.iter()
+            .all(|r| r["key_id"].as_str().is_some_and(|k| k.starts_with("key_"))),
+        "{rows:?}"
+    );
+    let (_, shown, _) = run(&h, &store, &["keys", "list", "--json"]);
+    let shown: Value = serde_json::from_str(shown.lines().next().unwrap()).unwrap();
+    let used = shown["used_usd"].as_f64().unwrap();
+    assert!(
+        (used - settled).abs() < 1e-9,
+        "the key's use {used} is its settled spend {settled}"
+    );
+    assert!(settled <= budget, "{settled} > {budget}");
+    // `switchyard usage` totals equal the rows.
+    let (code, usage, err) = run(&h, &store, &["usage", "--by", "key", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let usage: Value = serde_json::from_str(usage.trim()).unwrap();
+    assert_eq!(usage["requests"].as_u64(), Some(admitted as u64), "{usage}");
+    assert!(
+        (usage["cost_usd"].as_f64().unwrap() - settled).abs() < 1e-9,
+        "{usage}"
+    );
+    assert!(usage["label"].as_str().unwrap().contains(label), "{usage}");
+    (budget, admitted, settled)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_on_one_sqlite_file_never_overspend_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("race.db").display());
+    let (budget, admitted, settled) = budget_race(&store, "race-sqlite").await;
+    eprintln!("sqlite budget race: budget ${budget}, admitted {admitted}, settled ${settled:.6}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_on_one_postgres_database_never_overspend_a_key() {
+    let Some(url) = switchyard_testkit::fresh_postgres_database("serve_keys_race") else {
+        return;
+    };
+    let (budget, admitted, settled) = budget_race(&url, "race-pg").await;
+    eprintln!("postgres budget race: budget ${budget}, admitted {admitted}, settled ${settled:.6}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rpm_limit_is_shared_by_three_processes() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("rpm.db").display());
+    let config = write_config(&h, &upstream.url());
+    let key = create_key(&h, &store, &["--name", "rpm", "--rpm", "5"]);
+    let results = tokio::task::spawn_blocking(move || {
+        let serves: Vec<Serve> = (0..3)
+            .map(|_| Serve::start(&h, &store, &config, &[]))
+            .collect();
+        (0..12)
+            .map(|i| {
+                let (path, body, how) = dialects("sonnet")[i % 3].clone();
+                let (name, value) = key_header(how, &key);
+                call(&serves[i % 3].addr, path, &[(&name, &value)], &body)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let ok = results.iter().filter(|r| r.0 == 200).count();
+    assert_eq!(ok, 5, "{results:?}");
+    for (status, head, text) in results.iter().filter(|r| r.0 != 200) {
+        assert_eq!(*status, 429, "{text}");
+        assert!(head.contains("retry-after:"), "{head}");
+        assert!(
+            text.contains("requests_per_minute") && text.contains("rate_limit"),
+            "{text}"
+        );
+    }
+    assert_eq!(upstream.request_count(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends() {
+    let upstream = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+        Reply::new(HttpResponse::fixture("anthropic_text")).stall_at(900, Duration::from_secs(30)),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("kill.db").display());
+    let config = write_config(&h, &upstream.url());
+    let key = create_key(&h, &store, &["--name", "killed", "--budget", "1/day"]);
+    let used = |h: &Path, store: &str| -> f64 {
+        let (_, out, _) = run(h, store, &["keys", "list", "--json"]);
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        v["used_usd"].as_f64().unwrap()
+    };
+    let (h2, s2, k2) = (h.clone(), store.clone(), key.clone());
+    let (serve, settled) = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h2, &s2, &config, &["--hold-lease", "2"]);
+        let (path, body, _) = &dialects("sonnet")[0];
+        let auth = format!("Bearer {k2}");
+        let (status, _, text) = call(&serve.addr, path, &[("authorization", &auth)], body);
+        assert_eq!(status, 200, "{text}");
+        // Its record is written once the answer ended.
+        std::thread::sleep(Duration::from_millis(300));
+        let settled = used(&h2, &s2);
+        let addr = serve.addr.clone();
+        let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
+        std::thread::spawn(move || {
+            let _ = std::panic::catch_unwind(|| {
+                call(
+                    &addr,
+                    "/v1/chat/completions",
+                    &[("authorization", &auth)],
+                    &streamed,
+                )
+            });
+        });
+        (serve, settled)
+    })
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), upstream.wait_for_requests(2))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut serve = serve;
+    // SIGKILL: nothing settles the stream's hold.
+    serve.child.kill().unwrap();
+    serve.child.wait().unwrap();
+    let (h3, s3) = (h.clone(), store.clone());
+    let held = tokio::task::spawn_blocking(move || used(&h3, &s3))
+        .await
+        .unwrap();
+    assert!(
+        settled > 0.001 && settled < 0.003,
+        "the first request settled at its cost: {settled}"
+    );
+    assert!(
+        held > 0.015,
+        "the killed stream's reservation still counts: {held}"
+    );
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let (h4, s4) = (h.clone(), store.clone());
+    let after = tokio::task::spawn_blocking(move || used(&h4, &s4))
+        .await
+        .unwrap();
+    assert!(
+        (after - settled).abs() < 1e-9,
+        "past its lease only the settled spend counts: {after} vs {settled}"
+    );
+}

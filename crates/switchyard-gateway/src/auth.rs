@@ -1,0 +1,236 @@
+//! Client keys at the gateway's door (SPEC R14.6, R14.9, R14.10): the key a client presents
+//! (`Authorization: Bearer KEY`, or `x-api-key: KEY` as Anthropic clients send it) looked up
+//! by its SHA-256 in the store, and every refusal — missing, unknown, revoked, expired, an
+//! admin key used for completions, a key without `--admin` on `/metrics`, a model outside the
+//! key's globs — as one clear sentence in the client's dialect (401 or 403).
+//!
+//! Lookups are cached in memory for [`CACHE_TTL`] (hits and misses, at most [`CACHE_MAX`]
+//! hashes), so a request costs no store round trip while a revocation or rotation takes effect
+//! within that time on every process. A presented key that is found is registered with the
+//! secrets registry, so it is scrubbed from everything logged or shown after (R14.10).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use hyper::HeaderMap;
+use switchyard_core::limits::Clock;
+use switchyard_core::store::{ClientKey, TaskStore, Team, hash_key};
+use tokio::time::Instant;
+
+use crate::route::glob_matches;
+
+/// How long a key looked up in the store is trusted before it is read again: a revoked key
+/// stops working within this time.
+pub(crate) const CACHE_TTL: Duration = Duration::from_secs(1);
+
+/// How many key hashes the cache keeps (a flood of made-up keys cannot grow it further: it is
+/// emptied when full).
+const CACHE_MAX: usize = 10_000;
+
+/// The longest header value read as a key (longer ones are refused unread).
+const KEY_MAX: usize = 512;
+
+/// A request that presented a valid key: the key and its team as the store has them.
+#[derive(Debug, Clone)]
+pub(crate) struct Client {
+    /// The key (never the secret: id, prefix, limits).
+    pub(crate) key: ClientKey,
+    /// Its team, when it names one that exists.
+    pub(crate) team: Option<Team>,
+}
+
+/// What a request wants to do with its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// Completions, counting tokens, listing models: any key made without `--admin`.
+    Client,
+    /// `/metrics`: a key made with `--admin`.
+    Admin,
+}
+
+/// A refusal at the door: the status (401 or 403) and its one sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Denied {
+    pub(crate) status: u16,
+    pub(crate) message: String,
+}
+
+fn denied(status: u16, message: String) -> Denied {
+    Denied { status, message }
+}
+
+/// The gateway's door: off (no keys, loopback only) or on (every request needs a key).
+pub(crate) struct Auth {
+    store: Arc<dyn TaskStore>,
+    required: bool,
+    clock: Clock,
+    cache: Mutex<HashMap<String, (Instant, Option<Client>)>>,
+}
+
+impl Auth {
+    /// The door over `store`; `required`: every request but `/health` and `/ready` needs a key.
+    pub(crate) fn new(store: Arc<dyn TaskStore>, required: bool) -> Self {
+        Self {
+            store,
+            required,
+            clock: Clock::system(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether keys are required.
+    pub(crate) fn required(&self) -> bool {
+        self.required
+    }
+
+    /// The client behind `headers` for `purpose`: `Ok(None)` when keys are off; else the
+    /// key's client, or why not. A store failure is a 503-worthy sentence in `Err` with status
+    /// 503.
+    pub(crate) async fn check(
+        &self,
+        headers: &HeaderMap,
+        purpose: Purpose,
+    ) -> Result<Option<Client>, Denied> {
+        if !self.required {
+            return Ok(None);
+        }
+        let Some(presented) = presented_key(headers) else {
+            return Err(denied(
+                401,
+                "This gateway needs a client key: send it as `Authorization: Bearer KEY` or `x-api-key: KEY` (an administrator makes one with `switchyard keys create`).".to_owned(),
+            ));
+        };
+        let client = self.lookup(presented).await?;
+        let Some(client) = client else {
+            return Err(denied(
+                401,
+                "The client key is not one this gateway knows: check it, or ask for one made with `switchyard keys create`.".to_owned(),
+            ));
+        };
+        let key = &client.key;
+        let prefix = &key.prefix;
+        let now = self.clock.now_ms();
+        if key.revoked_ms.is_some() {
+            return Err(denied(
+                401,
+                format!("The client key {prefix}… was revoked: ask for a new one."),
+            ));
+        }
+        if let Some(expires) = key.expires_ms.filter(|e| *e <= now) {
+            let when = utc_time(expires);
+            return Err(denied(
+                401,
+                format!("The client key {prefix}… expired on {when}: ask for a new one."),
+            ));
+        }
+        match (purpose, key.admin) {
+            (Purpose::Client, true) => Err(denied(
+                403,
+                format!(
+                    "The client key {prefix}… is an admin key, which only reads /metrics: use a key made without --admin for requests."
+                ),
+            )),
+            (Purpose::Admin, false) => Err(denied(
+                403,
+                format!(
+                    "/metrics needs an admin key, and {prefix}… is not one: make one with `switchyard keys create --admin`."
+                ),
+            )),
+            _ => Ok(Some(client)),
+        }
+    }
+
+    /// The client of `presented`, from the cache when fresh, else from the store.
+    async fn lookup(&self, presented: &str) -> Result<Option<Client>, Denied> {
+        let hash = hash_key(presented);
+        let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, client)) = cache().get(&hash)
+            && at.elapsed() < CACHE_TTL
+        {
+            return Ok(client.clone());
+        }
+        let unreachable = |e: switchyard_core::store::StoreError| {
+            denied(
+                503,
+                format!("The gateway's store cannot check client keys now: {e}."),
+            )
+        };
+        let key = self.store.key_by_hash(&hash).await.map_err(unreachable)?;
+        let client = match key {
+            Some(key) => {
+                // Found in the store (a cache hit was registered when it was found).
+                switchyard_api::secrets::register(presented);
+                let team = match key.team.as_deref() {
+                    Some(name) => self.store.team(name).await.map_err(unreachable)?,
+                    None => None,
+                };
+                Some(Client { key, team })
+            }
+            None => None,
+        };
+        let mut cache = cache();
+        if cache.len() >= CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(hash, (Instant::now(), client.clone()));
+        Ok(client)
+    }
+}
+
+/// The key in `headers`: `Authorization: Bearer KEY`, else `x-api-key: KEY` (trimmed; at most
+/// [`KEY_MAX`] bytes).
+fn presented_key(headers: &HeaderMap) -> Option<&str> {
+    let bearer = (headers.get(hyper::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(rest.trim())
+        });
+    let key = bearer.or_else(|| headers.get("x-api-key")?.to_str().ok().map(str::trim))?;
+    (!key.is_empty() && key.len() <= KEY_MAX).then_some(key)
+}
+
+/// Unix milliseconds as `YYYY-MM-DD HH:MM UTC`.
+pub(crate) fn utc_time(ms: i64) -> String {
+    let (y, m, d) = switchyard_core::store::civil_from_days(ms.div_euclid(86_400_000));
+    let minutes = ms.rem_euclid(86_400_000) / 60_000;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        minutes / 60,
+        minutes % 60
+    )
+}
+
+/// Whether `client`'s key may use `model` (no globs: every model); else the 403.
+pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Denied> {
+    let globs = &client.key.models;
+    if globs.is_empty() || globs.iter().any(|g| glob_matches(g, model)) {
+        return Ok(());
+    }
+    Err(denied(
+        403,
+        format!(
+            "The client key {}… may not use the model `{model}`; it may use {}.",
+            client.key.prefix,
+            globs.join(", ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_read_from_either_header() {
+        let mut h = HeaderMap::new();
+        assert_eq!(presented_key(&h), None);
+        h.insert("x-api-key", "sk-sy-abc".parse().unwrap());
+        assert_eq!(presented_key(&h), Some("sk-sy-abc"));
+        h.insert("authorization", "Bearer  sk-sy-def ".parse().unwrap());
+        assert_eq!(presented_key(&h), Some("sk-sy-def"));
+        h.insert("authorization", "Basic xyz".parse().unwrap());
+        assert_eq!(presented_key(&h), Some("sk-sy-abc"));
+    }
+}
