@@ -994,10 +994,17 @@ fn attempts(want: &Library) -> usize {
     }
 }
 
-/// The replies for `runs` requests of `requests` upstream requests each: the recording's
-/// sequence (its last reply repeating) cut into `split`'s writes, once per run.
-fn replies_for(recording: &Recording, requests: usize, runs: usize, split: &Split) -> Vec<Reply> {
-    let last = recording.replies.len() - 1;
+/// The replies for `runs` requests of `want`'s upstream requests each: the recording's
+/// sequence (its last reply repeating) cut into `split`'s writes, once per run; a continued
+/// answer's every attempt replays its one cut reply (a sequence such as C85's, whose second
+/// reply would complete it, is the library's retry, not the gateway's continuation).
+fn replies_for(recording: &Recording, want: &Library, runs: usize, split: &Split) -> Vec<Reply> {
+    let requests = attempts(want);
+    let last = if want.continued {
+        0
+    } else {
+        recording.replies.len() - 1
+    };
     (0..runs * requests)
         .map(|n| {
             recording.replies[(n % requests).min(last)]
@@ -1021,7 +1028,7 @@ async fn every_recording_through_every_dialect(split: Split) {
     let mut routes = String::new();
     for recording in &recordings {
         let want = library(recording).await;
-        let replies = replies_for(recording, attempts(&want), runs, &split);
+        let replies = replies_for(recording, &want, runs, &split);
         let upstream = MockServer::start(replies).await;
         routes += &format!(
             "[serve.routes.\"{}\"]\nprovider = \"{}\"\nmodel = \"{}\"\nbase_url = \"{}{}\"\n\n",

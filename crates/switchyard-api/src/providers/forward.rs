@@ -130,8 +130,9 @@ pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, Stri
 }
 
 /// A provider's stream mapper that also gives each event as it came ([`ApiStreamChunk::Wire`],
-/// after the chunks mapped from it). An event whose mapping is an error is not given: the
-/// stream ends with the error, which the gateway answers in its own way (SPEC R14.4).
+/// after the chunks mapped from it). An event whose mapping is an error, or that comes once
+/// the answer failed ([`EventParser::failing`]), is not given: the stream ends with the
+/// error, which the gateway answers in its own way (SPEC R14.4).
 pub(crate) struct Forwarding<P> {
     inner: P,
 }
@@ -153,7 +154,10 @@ impl<P: EventParser> EventParser for Forwarding<P> {
         let bytes = <P::Event as Framing>::reframe(&event);
         let before = out.len();
         self.inner.on_event(event, out);
-        if out[before..].iter().any(Result::is_err) {
+        // An event that failed the answer, and every one after it, is the gateway's to
+        // answer: Chat's `finish_reason: "error"` and its `[DONE]` would tell the client the
+        // answer ended well (tests/cases C85).
+        if out[before..].iter().any(Result::is_err) || self.inner.failing() {
             return;
         }
         if let Some(bytes) = bytes {

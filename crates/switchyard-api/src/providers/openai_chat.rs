@@ -250,6 +250,10 @@ impl ChatParser {
 impl EventParser for ChatParser {
     type Event = SseEvent;
 
+    fn failing(&self) -> bool {
+        self.failure.is_some()
+    }
+
     fn on_event(&mut self, event: SseEventRef<'_>, out: &mut Chunks) {
         let data = event.data.trim();
         if data.is_empty() {

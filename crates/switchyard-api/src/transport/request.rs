@@ -97,6 +97,13 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     /// cancellation): appends what the parser holds back that is already final — usage the
     /// provider reported, which it bills — to be yielded before the error. Default: nothing.
     fn on_error(&mut self, _out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {}
+    /// Whether the answer has already failed and the failure is held until the stream ends
+    /// (Chat's named finish reasons wait for the usage that may follow, SPEC R7.5): a
+    /// forwarding gateway gives no more of the provider's events (SPEC R14.2), which would
+    /// tell its client the answer ended well. Default: no.
+    fn failing(&self) -> bool {
+        false
+    }
 }
 
 /// A future that finishes a [`WireRequest`] (a token fetched, a signature added).

@@ -31,6 +31,10 @@ pub trait StreamEncoder: Send {
     /// `event: error`, Chat a `data: {"error": …}` event and no `[DONE]`, Responses
     /// `response.failed` — never a clean end.
     fn error(&mut self, error: &ApiError, out: &mut Vec<u8>);
+    /// A provider event the client got as it came (SPEC R14.2): the encoder takes from it
+    /// what its own events must agree with should it continue the answer (Chat: the
+    /// completion's `id`, `created` and `model`). Default: nothing.
+    fn adopt(&mut self, _event: &[u8]) {}
 }
 
 /// Collects one answer's chunks into the dialect's non-streamed JSON response.

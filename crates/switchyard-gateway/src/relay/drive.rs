@@ -300,6 +300,7 @@ impl Drive {
                     continue;
                 }
                 Step::Wire(bytes) => {
+                    encoder.adopt(&bytes);
                     out.extend_from_slice(&bytes);
                     continue;
                 }

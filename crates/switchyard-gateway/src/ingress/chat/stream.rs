@@ -39,6 +39,8 @@ pub(crate) struct Encoder {
     usage: Option<Usage>,
     /// Whether the stream ended (`[DONE]` or an error): nothing more is written.
     ended: bool,
+    /// Whether the identity is a forwarded provider chunk's ([`StreamEncoder::adopt`]).
+    adopted: bool,
 }
 
 impl Encoder {
@@ -52,6 +54,7 @@ impl Encoder {
             has_arguments: Vec::new(),
             usage: None,
             ended: false,
+            adopted: false,
         }
     }
 
@@ -116,6 +119,25 @@ impl Encoder {
 impl StreamEncoder for Encoder {
     /// Nothing: Chat Completions has no events before the first chunk.
     fn start(&mut self, _out: &mut Vec<u8>) {}
+
+    /// The first forwarded chunk's identity: a continuation's chunks carry the same `id`
+    /// (one completion, as the client assembles it).
+    fn adopt(&mut self, event: &[u8]) {
+        if self.adopted {
+            return;
+        }
+        let data = std::str::from_utf8(event)
+            .ok()
+            .and_then(|e| e.trim_end().strip_prefix("data: "));
+        if let Some(chunk) = data.and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            && chunk
+                .get("id")
+                .is_some_and(|id| id.as_str().is_some_and(|id| !id.is_empty()))
+        {
+            self.identity.adopt(&chunk);
+            self.adopted = true;
+        }
+    }
 
     fn chunk(&mut self, chunk: &ApiStreamChunk, out: &mut Vec<u8>) {
         if self.ended {

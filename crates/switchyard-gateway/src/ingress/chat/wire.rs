@@ -21,6 +21,20 @@ pub(super) struct Identity {
 }
 
 impl Identity {
+    /// Takes the `id`, `created` and `model` of a provider's own chunk (SPEC R14.2), so the
+    /// chunks that continue its answer belong to the same completion.
+    pub(super) fn adopt(&mut self, chunk: &serde_json::Value) {
+        if let Some(id) = chunk.get("id").and_then(serde_json::Value::as_str) {
+            self.id = id.to_owned();
+        }
+        if let Some(created) = chunk.get("created").and_then(serde_json::Value::as_u64) {
+            self.created = created;
+        }
+        if let Some(model) = chunk.get("model").and_then(serde_json::Value::as_str) {
+            self.model = model.to_owned();
+        }
+    }
+
     /// The identity of the answer to request `id` for `model`, created now.
     pub(super) fn new(model: &str, id: &str) -> Self {
         let id = if id.starts_with("chatcmpl-") {
