@@ -98,7 +98,8 @@ pub async fn serve(
         }
     }
     drop(listener);
-    let drained = tokio::time::timeout(limits.drain, async {
+    let until = tokio::time::Instant::now() + limits.drain;
+    let drained = tokio::time::timeout_at(until, async {
         while connections.join_next().await.is_some() {}
     });
     if drained.await.is_err() {
@@ -108,6 +109,12 @@ pub async fn serve(
         );
         connections.shutdown().await;
     }
+    // The records of the requests answered (their spend and budget holds) are written before
+    // the process goes, within what is left of the deadline (at least a second).
+    let left = until.saturating_duration_since(tokio::time::Instant::now());
+    gateway
+        .settle_records(left.max(Duration::from_secs(1)))
+        .await;
 }
 
 /// A slot for a connection just accepted, or `None` when `limits.max_connections` are open:

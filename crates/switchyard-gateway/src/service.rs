@@ -125,6 +125,16 @@ impl Gateway {
         &self.layer.metrics
     }
 
+    /// Waits for the request log's writes still running, at most `wait` (a stopping
+    /// gateway: SPEC R14.9); those still running then are named in a warning.
+    pub(crate) async fn settle_records(&self, wait: std::time::Duration) {
+        let writes = &self.layer.writes;
+        if !writes.settled(wait).await {
+            let n = writes.running();
+            tracing::warn!("{n} request records were still being written when the gateway stopped");
+        }
+    }
+
     /// Answers one request (never fails: every failure is a response in the client's
     /// dialect), with an `x-request-id`.
     pub(crate) async fn handle(

@@ -464,3 +464,35 @@ async fn ready_is_503_once_the_store_is_gone_and_health_stays_200() {
         .unwrap();
     assert_eq!(health.status().as_u16(), 200);
 }
+
+/// A gateway told to stop right after an answer writes that answer's record before `serve`
+/// returns (SPEC R14.9): the spend and the budget hold of a request answered before SIGTERM
+/// are not lost with the process (a test of the CLI's saw `requests --json` empty once).
+#[tokio::test]
+async fn the_records_of_answered_requests_are_written_before_serve_returns() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let store = memory();
+    let gateway = Gateway::with_store(config(&sonnet(&upstream.url(), "")), Arc::clone(&store));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let served = tokio::spawn(serve(
+        listener,
+        Arc::new(gateway),
+        ServerLimits::default(),
+        shutdown.clone(),
+    ));
+    for stream in [false, true] {
+        let (status, _, text) = post(&base, &user(stream)).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    shutdown.cancel();
+    served.await.unwrap();
+    let records = store.recent_requests(10).await.unwrap();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(
+        records.iter().all(|r| r.outcome == RequestOutcome::Ok),
+        "{records:?}"
+    );
+}

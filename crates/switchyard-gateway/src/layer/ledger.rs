@@ -22,6 +22,8 @@ use crate::metrics::{Finished, Metrics};
 /// the request waited or before its first content), it is recorded as cancelled.
 pub(crate) struct Trip {
     store: Arc<dyn TaskStore>,
+    /// Where its write is counted until it ends (a stopping gateway waits for it).
+    writes: super::writes::Writes,
     arrived: Instant,
     /// `None` once written.
     record: Option<RequestRecord>,
@@ -55,6 +57,7 @@ impl Layer {
     ) -> Trip {
         Trip {
             store: Arc::clone(&self.store),
+            writes: self.writes.clone(),
             arrived: Instant::now(),
             record: Some(RequestRecord {
                 id: id.to_owned(),
@@ -152,8 +155,8 @@ impl Trip {
         i64::try_from(self.arrived.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// Writes the record with `outcome`, once, in a task of its own (a store error is
-    /// logged: the answer is not the record's to fail).
+    /// Writes the record with `outcome`, once, in a task of its own counted in the layer's
+    /// writes (a store error is logged: the answer is not the record's to fail).
     fn write(&mut self, outcome: RequestOutcome) {
         let duration_ms = self.elapsed_ms();
         let Some(mut record) = self.record.take() else {
@@ -167,7 +170,7 @@ impl Trip {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
             return;
         };
-        runtime.spawn(async move {
+        self.writes.spawn(&runtime, async move {
             if let Err(e) = store.record_request(&record).await {
                 tracing::warn!(id = %record.id, "the request could not be recorded: {e}");
             }

@@ -20,6 +20,7 @@ mod keep;
 mod ledger;
 mod search;
 mod state;
+mod writes;
 
 pub(crate) use keep::{Keeper, Unanswerable, settle};
 pub(crate) use ledger::Trip;

@@ -44,6 +44,8 @@ pub(crate) struct Layer {
     pub(crate) hold_lease: Duration,
     /// The reservation where an entry's prices are unknown (USD).
     pub(crate) reserve_usd: f64,
+    /// The request log's writes in flight, which a stopping gateway waits for.
+    pub(crate) writes: super::writes::Writes,
 }
 
 impl std::fmt::Debug for Layer {
@@ -73,6 +75,7 @@ impl Layer {
             client: None,
             hold_lease: DEFAULT_HOLD_LEASE,
             reserve_usd: DEFAULT_RESERVE_USD,
+            writes: super::writes::Writes::default(),
         }
     }
 
