@@ -1,6 +1,7 @@
 //! Sending one request and opening its stream (SPEC R4.0, R5, R7.4, R7.6): its headers, the send
 //! under the provider-level retry, a dead pooled connection replaced once, and a status or
-//! content type that says no stream follows read into the classified error.
+//! content type that says no stream follows read into the classified error; a compressed body
+//! nobody asked for refused at once (R4.0b).
 
 use std::future::Future;
 use std::time::Duration;
@@ -69,7 +70,36 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
         }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
     }
+    if let Some(encoding) = unasked_encoding(response.headers()) {
+        return Err(ApiError::new(
+            ErrorKind::Decode,
+            format!(
+                "the response body is compressed (content-encoding `{encoding}`), which Switchyard \
+                 did not ask for and does not decode; check the base URL, or a proxy between \
+                 Switchyard and the server that compresses responses"
+            ),
+        )
+        .permanent()
+        .with_origin(&origin.provider_id, &origin.model_id));
+    }
     Ok(response)
+}
+
+/// The `content-encoding` of a stream response, when it is one Switchyard never asks for: the
+/// requests send no `accept-encoding`, so only `identity` (or none) can be read (SPEC R4.0b).
+/// Refused at once rather than read as garbage until the line cap (issue 26), and never
+/// retried: the same server compresses the same way.
+fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(reqwest::header::CONTENT_ENCODING)?;
+    let value = String::from_utf8_lossy(value.as_bytes())
+        .trim()
+        .to_ascii_lowercase();
+    let unasked = value
+        .split(',')
+        .map(str::trim)
+        .any(|coding| !coding.is_empty() && coding != "identity");
+    // The header's value is the server's own word, not a secret; shown short.
+    unasked.then(|| value.chars().take(40).collect())
 }
 
 /// Whether `body` holds a provider's own JSON error.

@@ -14,9 +14,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// A failure to decode a streamed body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
-    /// One line exceeded the configured cap.
+    /// One line exceeded the configured cap (`[limits] max_line_bytes`, SPEC R4.0b).
     #[error(
-        "one line of the response is longer than the {limit}-byte limit; raise the limit if this provider really sends lines this long"
+        "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
     LineTooLong {
         /// The cap in force, in bytes.
@@ -37,6 +37,19 @@ pub enum WireError {
     /// An AWS event-stream frame is malformed (bad lengths, header types, or cut off).
     #[error("an event-stream frame is malformed: {0}")]
     Frame(String),
+}
+
+impl From<WireError> for crate::error::ApiError {
+    /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
+    /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.
+    fn from(e: WireError) -> Self {
+        match e {
+            WireError::LineTooLong { limit } => {
+                crate::stream_guard::too_large("one line of the response", limit, "max_line_bytes")
+            }
+            other => Self::decode(other.to_string()),
+        }
+    }
 }
 
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
