@@ -109,6 +109,8 @@ pub struct StreamGuard {
     /// so the answer's order is kept.
     last: Option<Channel>,
     answer_bytes: usize,
+    /// Usage that arrived while content before it was held: handed on after that content.
+    deferred: Vec<ApiStreamChunk>,
 }
 
 impl StreamGuard {
@@ -123,6 +125,7 @@ impl StreamGuard {
             tools: Vec::new(),
             last: None,
             answer_bytes: 0,
+            deferred: Vec::new(),
         }
     }
 
@@ -150,7 +153,11 @@ impl StreamGuard {
             }
         };
         let Some((channel, bytes)) = content else {
-            out.push(chunk);
+            if self.holding() {
+                self.deferred.push(chunk);
+            } else {
+                out.push(chunk);
+            }
             return Ok(());
         };
         if self.last.is_some_and(|last| last != channel) {
@@ -187,25 +194,34 @@ impl StreamGuard {
                 signature,
             } => {
                 let limit = self.bounds.max_tool_arguments_bytes;
-                let call = self.tool(call_id, id, name);
+                let call = self.tool(call_id.as_deref(), &id, &name);
                 call.bytes += arguments_delta.len();
                 if call.bytes > limit {
-                    let what = format!("the arguments of the tool call `{}`", call.name);
+                    let what = format!("the arguments of the tool call `{name}`");
                     self.finish(out);
                     return Err(too_large(&what, limit, "max_tool_arguments_bytes"));
                 }
-                let arguments_delta = call.scrubber.push(&arguments_delta).into_owned();
                 out.push(ApiStreamChunk::ToolCalls {
-                    call_id: call.call_id.clone(),
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments_delta,
+                    arguments_delta: release(&mut call.scrubber, arguments_delta),
+                    call_id,
+                    id,
+                    name,
                     signature,
                 });
             }
             ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. } => {}
         }
+        if !self.deferred.is_empty() && !self.holding() {
+            out.append(&mut self.deferred);
+        }
         Ok(())
+    }
+
+    /// Whether any channel holds back text now.
+    fn holding(&self) -> bool {
+        self.text.held_len() > 0
+            || self.reasoning.held_len() > 0
+            || self.tools.iter().any(|t| t.scrubber.held_len() > 0)
     }
 
     fn on_text(
@@ -267,13 +283,13 @@ impl StreamGuard {
     }
 
     /// The state of tool call `id`, made on its first fragment.
-    fn tool(&mut self, call_id: Option<String>, id: String, name: String) -> &mut ToolArguments {
+    fn tool(&mut self, call_id: Option<&str>, id: &str, name: &str) -> &mut ToolArguments {
         let at = match self.tools.iter().position(|t| t.id == id) {
             Some(at) => at,
             None => {
                 self.tools.push(ToolArguments {
-                    id,
-                    name,
+                    id: id.to_owned(),
+                    name: name.to_owned(),
                     call_id: None,
                     scrubber: Scrubber::new(),
                     bytes: 0,
@@ -282,8 +298,8 @@ impl StreamGuard {
             }
         };
         let call = &mut self.tools[at];
-        if call_id.is_some() {
-            call.call_id = call_id;
+        if call.call_id.is_none() {
+            call.call_id = call_id.map(str::to_owned);
         }
         call
     }
@@ -327,6 +343,7 @@ impl StreamGuard {
                 });
             }
         }
+        out.append(&mut self.deferred);
         self.last = None;
     }
 }
@@ -401,5 +418,171 @@ impl Stream for Guarded {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt;
+
+    use super::*;
+
+    const KEY: &str = "sk-guard-test-3c9f1a7e";
+
+    fn run(
+        chunks: Vec<ApiStreamChunk>,
+        bounds: StreamBounds,
+    ) -> Vec<Result<ApiStreamChunk, ApiError>> {
+        crate::secrets::register(KEY);
+        let inner: ApiStream = Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok)));
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(guard_stream(inner, bounds).collect())
+    }
+
+    fn text_of(items: &[Result<ApiStreamChunk, ApiError>]) -> String {
+        items
+            .iter()
+            .filter_map(|i| match i {
+                Ok(ApiStreamChunk::Text { text, .. }) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_key_split_across_channels_and_calls_is_scrubbed_and_order_is_kept() {
+        let (a, b) = KEY.split_at(7);
+        let items = run(
+            vec![
+                ApiStreamChunk::reasoning(format!("think {a}")),
+                ApiStreamChunk::reasoning(format!("{b} done")),
+                ApiStreamChunk::text(format!("say {a}")),
+                ApiStreamChunk::text(b),
+                ApiStreamChunk::tool_call("c1", "t", format!("{{\"k\": \"{a}")),
+                ApiStreamChunk::tool_call("c2", "u", format!("{{\"k\": \"{KEY}\"}}")),
+                ApiStreamChunk::tool_call("c1", "t", format!("{b}\"}}")),
+                ApiStreamChunk::text(format!(" then {a}")),
+            ],
+            StreamBounds::default(),
+        );
+        let all = format!("{items:?}");
+        assert!(!all.contains(KEY), "{all}");
+        // The text before the first tool call is released before it (a channel change).
+        let kinds: Vec<&str> = items
+            .iter()
+            .map(|i| match i {
+                Ok(ApiStreamChunk::Text { .. }) => "text",
+                Ok(ApiStreamChunk::Reasoning { .. }) => "reasoning",
+                Ok(ApiStreamChunk::ToolCalls { .. }) => "tool",
+                _ => "other",
+            })
+            .collect();
+        let first_tool = kinds.iter().position(|k| *k == "tool").unwrap();
+        assert!(kinds[..first_tool].contains(&"text"), "{kinds:?}");
+        assert_eq!(text_of(&items), format!("say [redacted] then {a}"));
+        let mut calls = crate::stream::ToolCallAccumulator::default();
+        for chunk in items.iter().flatten() {
+            calls.push_chunk(chunk);
+        }
+        let calls = calls.finish();
+        assert_eq!(calls.len(), 2);
+        for call in calls {
+            assert_eq!(call.arguments, "{\"k\": \"[redacted]\"}", "{}", call.id);
+        }
+    }
+
+    #[test]
+    fn a_signature_releases_the_held_reasoning_with_it() {
+        let items = run(
+            vec![
+                ApiStreamChunk::reasoning("ends with sk-gu"),
+                ApiStreamChunk::reasoning_signature("sig"),
+            ],
+            StreamBounds::default(),
+        );
+        assert!(
+            matches!(
+                &items[..],
+                [Ok(ApiStreamChunk::Reasoning { reasoning: r1, .. }), Ok(ApiStreamChunk::Reasoning { reasoning: r2, signature: Some(_), .. })]
+                    if r1 == "ends with " && r2 == "sk-gu"
+            ),
+            "{items:?}"
+        );
+    }
+
+    #[test]
+    fn bounds_end_the_stream_with_an_error_naming_the_setting() {
+        let bounds = StreamBounds {
+            max_tool_arguments_bytes: 10,
+            max_answer_bytes: 25,
+            max_line_bytes: 100,
+        };
+        let items = run(
+            vec![
+                ApiStreamChunk::tool_call("c1", "t", "0123456789"),
+                ApiStreamChunk::tool_call("c1", "t", "x"),
+                ApiStreamChunk::text("never"),
+            ],
+            bounds,
+        );
+        let Some(Err(e)) = items.last() else {
+            panic!("{items:?}")
+        };
+        assert_eq!(items.len(), 2, "{items:?}");
+        assert_eq!(e.code.as_deref(), Some(TOO_LARGE));
+        assert!(!e.is_retryable());
+        assert!(
+            e.message.contains("`t`") && e.message.contains("max_tool_arguments_bytes"),
+            "{e}"
+        );
+        let items = run(
+            vec![
+                ApiStreamChunk::text("0123456789"),
+                ApiStreamChunk::reasoning("0123456789"),
+                ApiStreamChunk::text("0123456789"),
+            ],
+            bounds,
+        );
+        let Some(Err(e)) = items.last() else {
+            panic!("{items:?}")
+        };
+        assert!(
+            e.message.contains("25 bytes limit") && e.message.contains("max_answer_bytes"),
+            "{e}"
+        );
+        assert_eq!(
+            text_of(&items),
+            "0123456789",
+            "what came before the bound is kept"
+        );
+    }
+
+    #[test]
+    fn usage_that_arrives_while_text_is_held_follows_that_text() {
+        let items = run(
+            vec![
+                ApiStreamChunk::text("three failure"),
+                ApiStreamChunk::text("s"),
+                ApiStreamChunk::Usage(crate::stream::Usage::default()),
+            ],
+            StreamBounds::default(),
+        );
+        let kinds: Vec<String> = items
+            .iter()
+            .map(|i| match i {
+                Ok(ApiStreamChunk::Text { text, .. }) => text.clone(),
+                Ok(ApiStreamChunk::Usage(_)) => "usage".to_owned(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(kinds, ["three failure", "s", "usage"]);
+    }
+
+    #[test]
+    fn sizes_read_in_mebibytes_when_whole() {
+        assert_eq!(size_in_words(4 << 20), "4 MiB");
+        assert_eq!(size_in_words(65536), "65536 bytes");
     }
 }
