@@ -78,6 +78,19 @@ pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     .permanent()
 }
 
+impl From<crate::wire::WireError> for ApiError {
+    /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
+    /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.
+    fn from(e: crate::wire::WireError) -> Self {
+        match e {
+            crate::wire::WireError::LineTooLong { limit } => {
+                too_large("one line of the response", limit, "max_line_bytes")
+            }
+            other => ApiError::decode(other.to_string()),
+        }
+    }
+}
+
 /// The content channel a chunk belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Channel {
@@ -192,23 +205,7 @@ impl StreamGuard {
                 name,
                 arguments_delta,
                 signature,
-            } => {
-                let limit = self.bounds.max_tool_arguments_bytes;
-                let call = self.tool(call_id.as_deref(), &id, &name);
-                call.bytes += arguments_delta.len();
-                if call.bytes > limit {
-                    let what = format!("the arguments of the tool call `{name}`");
-                    self.finish(out);
-                    return Err(too_large(&what, limit, "max_tool_arguments_bytes"));
-                }
-                out.push(ApiStreamChunk::ToolCalls {
-                    arguments_delta: release(&mut call.scrubber, arguments_delta),
-                    call_id,
-                    id,
-                    name,
-                    signature,
-                });
-            }
+            } => self.on_tool_call(call_id, id, name, arguments_delta, signature, out)?,
             ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. } => {}
         }
         if !self.deferred.is_empty() && !self.holding() {
@@ -222,6 +219,33 @@ impl StreamGuard {
         self.text.held_len() > 0
             || self.reasoning.held_len() > 0
             || self.tools.iter().any(|t| t.scrubber.held_len() > 0)
+    }
+
+    fn on_tool_call(
+        &mut self,
+        call_id: Option<String>,
+        id: String,
+        name: String,
+        arguments_delta: String,
+        signature: Option<String>,
+        out: &mut Vec<ApiStreamChunk>,
+    ) -> Result<(), ApiError> {
+        let limit = self.bounds.max_tool_arguments_bytes;
+        let call = self.tool(call_id.as_deref(), &id, &name);
+        call.bytes += arguments_delta.len();
+        if call.bytes > limit {
+            let what = format!("the arguments of the tool call `{name}`");
+            self.finish(out);
+            return Err(too_large(&what, limit, "max_tool_arguments_bytes"));
+        }
+        out.push(ApiStreamChunk::ToolCalls {
+            arguments_delta: release(&mut call.scrubber, arguments_delta),
+            call_id,
+            id,
+            name,
+            signature,
+        });
+        Ok(())
     }
 
     fn on_text(

@@ -20,68 +20,16 @@
 //! secret containing, or overlapping, another) make one marker where the first starts.
 
 mod matcher;
+mod registry;
 pub mod scrubber;
+mod whole;
 
 use std::borrow::Cow;
-use std::sync::{Arc, RwLock};
 
-use matcher::Matcher;
+use registry::matcher;
+pub use registry::{MIN_SECRET_LEN, REDACTED, any, register};
 pub use scrubber::Scrubber;
-
-/// What a secret is replaced by.
-pub const REDACTED: &str = "[redacted]";
-
-/// Secrets shorter than this (bytes) are not registered (see the module documentation).
-pub const MIN_SECRET_LEN: usize = 8;
-
-/// Registered secrets, and their automaton (rebuilt when the set changes).
-struct Registry {
-    secrets: Vec<Arc<str>>,
-    matcher: Option<Arc<Matcher>>,
-}
-
-static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
-    secrets: Vec::new(),
-    matcher: None,
-});
-
-/// Registers `value` (trimmed) as a secret to scrub from every text from now on. Values
-/// shorter than [`MIN_SECRET_LEN`] bytes are ignored; registering twice is harmless.
-/// Scrubbers already made keep the secrets they were made with.
-pub fn register(value: &str) {
-    let value = value.trim();
-    if value.len() < MIN_SECRET_LEN {
-        return;
-    }
-    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
-    if registry.secrets.iter().any(|s| &**s == value) {
-        return;
-    }
-    registry.secrets.push(Arc::from(value));
-    let matcher = Matcher::new(&registry.secrets);
-    if matcher.is_none() {
-        tracing::error!("the automaton of the configured secrets could not be built");
-    }
-    registry.matcher = matcher.map(Arc::new);
-}
-
-/// True when any secret is registered.
-pub fn any() -> bool {
-    !REGISTRY
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .secrets
-        .is_empty()
-}
-
-/// The automaton of the secrets registered now.
-fn matcher() -> Option<Arc<Matcher>> {
-    REGISTRY
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .matcher
-        .clone()
-}
+use whole::joined;
 
 /// `text` with every registered secret replaced by [`REDACTED`]; borrowed (no copy) when it
 /// holds none. Cost: one pass of the secrets' automaton (with its prefilter) over `text`.
@@ -101,60 +49,6 @@ pub fn scrub_joined<S: AsRef<str>>(parts: &[S], separator: &str) -> String {
         Some(m) => joined(&m, &parts, separator),
         None => parts.join(separator),
     }
-}
-
-/// `parts` joined by `separator`, every byte of the parts' concatenation that lies inside an
-/// occurrence of a secret hidden (overlapping occurrences make one marker).
-fn joined(m: &Matcher, parts: &[&str], separator: &str) -> String {
-    let text: String = parts.concat();
-    let mut boundaries = Vec::with_capacity(parts.len());
-    let mut at = 0;
-    for part in &parts[..parts.len().saturating_sub(1)] {
-        at += part.len();
-        boundaries.push(at);
-    }
-    let mut boundaries = boundaries.into_iter().peekable();
-    let mut out = String::with_capacity(text.len() + separator.len() * parts.len());
-    // Text from `from` to `to`, a separator at each part boundary on the way (ends included).
-    let mut plain = |out: &mut String, mut from: usize, to: usize| {
-        while let Some(b) = boundaries.next_if(|&b| b <= to) {
-            if b < from {
-                continue; // inside the marker just written
-            }
-            out.push_str(&text[from..b]);
-            out.push_str(separator);
-            from = b;
-        }
-        out.push_str(&text[from..to]);
-    };
-    let mut pos = 0;
-    for (start, end) in hidden_spans(m, &text) {
-        plain(&mut out, pos, start);
-        out.push_str(REDACTED);
-        pos = end;
-    }
-    plain(&mut out, pos, text.len());
-    out
-}
-
-/// The byte ranges of `text` to hide, in order: every occurrence of a secret, overlapping
-/// ones merged.
-fn hidden_spans(m: &Matcher, text: &str) -> Vec<(usize, usize)> {
-    let mut found = Vec::new();
-    let mut state = m.start();
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
-        state = m.next(state, byte);
-        found.extend(m.ending_here(state).map(|len| (i + 1 - len, i + 1)));
-    }
-    found.sort_unstable();
-    let mut spans: Vec<(usize, usize)> = Vec::new();
-    for (start, end) in found {
-        match spans.last_mut() {
-            Some(last) if start < last.1 => last.1 = last.1.max(end),
-            _ => spans.push((start, end)),
-        }
-    }
-    spans
 }
 
 /// Scrubs `text` in place; true when something was replaced.

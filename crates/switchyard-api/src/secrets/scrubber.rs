@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use aho_corasick::automaton::StateID;
 
-use super::REDACTED;
 use super::matcher::Matcher;
+use super::registry::{REDACTED, matcher};
 
 /// The state of one scrubbed stream of text: `push` each piece and print, store or hand on
 /// what it returns; `finish` when the stream ends, for the tail still held.
@@ -67,7 +67,7 @@ impl std::fmt::Debug for Scrubber {
 impl Scrubber {
     /// A scrubber of the secrets registered now.
     pub fn new() -> Self {
-        Self::with_matcher(super::matcher())
+        Self::with_matcher(matcher())
     }
 
     pub(super) fn with_matcher(matcher: Option<Arc<Matcher>>) -> Self {
@@ -176,7 +176,7 @@ mod tests {
 
     /// The whole text scrubbed at once (the other implementation, in `super::joined`).
     fn whole(m: &Matcher, text: &str) -> String {
-        super::super::joined(m, &[text], "")
+        super::super::whole::joined(m, &[text], "")
     }
 
     /// `text` pushed in `pieces` (cut at the given byte offsets), then finished.
@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn joined_parts_hide_a_secret_split_across_them_and_keep_other_separators() {
         let m = matcher(&["sk-joined-0123456789"]);
-        let joined = |parts: &[&str]| super::super::joined(&m, parts, "\n");
+        let joined = |parts: &[&str]| super::super::whole::joined(&m, parts, "\n");
         assert_eq!(joined(&["a", "b"]), "a\nb");
         assert_eq!(
             joined(&["key sk-joined-01", "23456789 end", "next"]),
@@ -353,7 +353,7 @@ mod props {
                 from = cut;
             }
             out.push_str(&s.finish());
-            prop_assert_eq!(out, super::super::joined(&m, &[text.as_str()], ""));
+            prop_assert_eq!(out, super::super::whole::joined(&m, &[text.as_str()], ""));
         }
     }
 }

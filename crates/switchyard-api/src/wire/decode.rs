@@ -39,19 +39,6 @@ pub enum WireError {
     Frame(String),
 }
 
-impl From<WireError> for crate::error::ApiError {
-    /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
-    /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.
-    fn from(e: WireError) -> Self {
-        match e {
-            WireError::LineTooLong { limit } => {
-                crate::stream_guard::too_large("one line of the response", limit, "max_line_bytes")
-            }
-            other => Self::decode(other.to_string()),
-        }
-    }
-}
-
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
 pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
