@@ -279,6 +279,7 @@ where
         bounds,
         ..
     } = options;
+    let named = Some((origin.provider_id.clone(), origin.model_id.clone()));
     let run = Run {
         origin,
         deadlines: deadlines.with(overrides),
@@ -286,7 +287,7 @@ where
         request,
     };
     // Secrets scrubbed across chunks and the answer bounded (SPEC R10.5, R4.0b), as for HTTP.
-    crate::stream_guard::guard_stream(
+    crate::stream_guard::guard_stream_of(
         Box::pin(async_stream::stream! {
             let mut deadline = deadline_after(run.deadlines.first_content);
             let opened = run.open(policy, on_retry.as_ref(), &new_parser, &mut deadline).await;
@@ -330,6 +331,7 @@ where
             }
         }),
         bounds,
+        named,
     )
 }
 

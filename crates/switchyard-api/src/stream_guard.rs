@@ -56,7 +56,7 @@ impl Default for StreamBounds {
 
 /// A size in words: `4 MiB` for whole mebibytes, else bytes.
 pub fn size_in_words(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")
@@ -143,13 +143,13 @@ impl StreamGuard {
     }
 
     /// Takes the next chunk; `out` gets the chunks to hand on now (none, while a piece that
-    /// could start a secret is held). `Err` when the chunk passes a bound: the chunk is not
-    /// handed on, and what was held is in `out` first.
+    /// could start a secret is held). The error (`Some`) when the chunk passes a bound: the
+    /// chunk is not handed on, what was held is in `out` first, and the answer is over.
     pub fn chunk(
         &mut self,
         chunk: ApiStreamChunk,
         out: &mut Vec<ApiStreamChunk>,
-    ) -> Result<(), ApiError> {
+    ) -> Option<ApiError> {
         let content = match &chunk {
             ApiStreamChunk::Text { text, .. } => Some((Channel::Text, text.len())),
             ApiStreamChunk::Reasoning { reasoning, .. } => {
@@ -162,7 +162,7 @@ impl StreamGuard {
             ApiStreamChunk::Finish { .. } => {
                 self.finish(out);
                 out.push(chunk);
-                return Ok(());
+                return None;
             }
         };
         let Some((channel, bytes)) = content else {
@@ -171,7 +171,7 @@ impl StreamGuard {
             } else {
                 out.push(chunk);
             }
-            return Ok(());
+            return None;
         };
         if self.last.is_some_and(|last| last != channel) {
             self.release_text(channel, out);
@@ -180,7 +180,7 @@ impl StreamGuard {
         self.answer_bytes = self.answer_bytes.saturating_add(bytes);
         if self.answer_bytes > self.bounds.max_answer_bytes {
             self.finish(out);
-            return Err(too_large(
+            return Some(too_large(
                 "the answer (its text, reasoning and tool-call arguments)",
                 self.bounds.max_answer_bytes,
                 "max_answer_bytes",
@@ -205,13 +205,19 @@ impl StreamGuard {
                 name,
                 arguments_delta,
                 signature,
-            } => self.on_tool_call(call_id, id, name, arguments_delta, signature, out)?,
+            } => {
+                if let Some(e) =
+                    self.on_tool_call(call_id, id, name, arguments_delta, signature, out)
+                {
+                    return Some(e);
+                }
+            }
             ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. } => {}
         }
         if !self.deferred.is_empty() && !self.holding() {
             out.append(&mut self.deferred);
         }
-        Ok(())
+        None
     }
 
     /// Whether any channel holds back text now.
@@ -229,14 +235,14 @@ impl StreamGuard {
         arguments_delta: String,
         signature: Option<String>,
         out: &mut Vec<ApiStreamChunk>,
-    ) -> Result<(), ApiError> {
+    ) -> Option<ApiError> {
         let limit = self.bounds.max_tool_arguments_bytes;
         let call = self.tool(call_id.as_deref(), &id, &name);
         call.bytes += arguments_delta.len();
         if call.bytes > limit {
             let what = format!("the arguments of the tool call `{name}`");
             self.finish(out);
-            return Err(too_large(&what, limit, "max_tool_arguments_bytes"));
+            return Some(too_large(&what, limit, "max_tool_arguments_bytes"));
         }
         out.push(ApiStreamChunk::ToolCalls {
             arguments_delta: release(&mut call.scrubber, arguments_delta),
@@ -245,7 +251,7 @@ impl StreamGuard {
             name,
             signature,
         });
-        Ok(())
+        None
     }
 
     fn on_text(
@@ -384,11 +390,22 @@ fn release(scrubber: &mut Scrubber, piece: String) -> String {
 /// boundaries, and ended by the error of a bound it passes (the inner stream is dropped then,
 /// which closes its connection).
 pub fn guard_stream(stream: ApiStream, bounds: StreamBounds) -> ApiStream {
+    guard_stream_of(stream, bounds, None)
+}
+
+/// [`guard_stream`] of a stream from `origin` (provider id, model id): a bound's error names
+/// them as the stream's own errors do.
+pub(crate) fn guard_stream_of(
+    stream: ApiStream,
+    bounds: StreamBounds,
+    origin: Option<(String, String)>,
+) -> ApiStream {
     Box::pin(Guarded {
         inner: Some(stream),
         guard: StreamGuard::new(bounds),
         ready: VecDeque::new(),
         out: Vec::new(),
+        origin,
     })
 }
 
@@ -397,13 +414,17 @@ struct Guarded {
     guard: StreamGuard,
     ready: VecDeque<Result<ApiStreamChunk, ApiError>>,
     out: Vec<ApiStreamChunk>,
+    origin: Option<(String, String)>,
 }
 
 impl Guarded {
     /// Moves what the guard released to the ready queue, then `last` if any.
     fn queue(&mut self, last: Option<ApiError>) {
         self.ready.extend(self.out.drain(..).map(Ok));
-        if let Some(e) = last {
+        if let Some(mut e) = last {
+            if let Some((provider, model)) = &self.origin {
+                e = e.with_origin(provider, model);
+            }
             self.ready.push_back(Err(e));
         }
     }
@@ -423,7 +444,7 @@ impl Stream for Guarded {
             };
             match std::task::ready!(inner.as_mut().poll_next(cx)) {
                 Some(Ok(chunk)) => {
-                    if let Err(e) = this.guard.chunk(chunk, &mut this.out) {
+                    if let Some(e) = this.guard.chunk(chunk, &mut this.out) {
                         this.inner = None;
                         this.queue(Some(e));
                     } else {

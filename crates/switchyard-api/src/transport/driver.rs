@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use reqwest::header::HeaderMap;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -81,12 +80,9 @@ pub(crate) fn stream<P: EventParser>(
     ));
     // Secrets scrubbed across chunks and the answer's size bounded, once for every provider
     // (SPEC R10.5, R4.0b).
-    let origin = endpoint.origin.clone();
-    Box::pin(
-        crate::stream_guard::guard_stream(chunks, bounds).map(move |item| {
-            item.map_err(|e| e.with_origin(&origin.provider_id, &origin.model_id))
-        }),
-    )
+    let origin = &endpoint.origin;
+    let origin = Some((origin.provider_id.clone(), origin.model_id.clone()));
+    crate::stream_guard::guard_stream_of(chunks, bounds, origin)
 }
 
 /// What opening one request owns: the endpoint's client, origin and configured headers, and
