@@ -86,7 +86,7 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
 }
 
 /// The `content-encoding` of a stream response, when it is one Switchyard never asks for: the
-/// requests send no `accept-encoding`, so only `identity` (or none) can be read (SPEC R4.0b).
+/// requests ask for `identity` ([`IDENTITY`]), the only one read (SPEC R4.0b).
 /// Refused at once rather than read as garbage until the line cap (issue 26), and never
 /// retried: the same server compresses the same way.
 fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
@@ -198,8 +198,16 @@ fn hyper_headers(
     for (name, value) in extra {
         headers.append(name, value.clone());
     }
+    if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
+        headers.insert(reqwest::header::ACCEPT_ENCODING, IDENTITY.clone());
+    }
     Ok(headers)
 }
+
+/// `accept-encoding: identity`, sent unless a header of the configuration says otherwise:
+/// Switchyard decodes no compressed body (SPEC R4.0b), and some CDN edges compress an SSE
+/// stream for a client that named no encoding (Wei-Shaw/claude-relay-service#1039).
+static IDENTITY: HeaderValue = HeaderValue::from_static("identity");
 
 /// The reqwest request for `wire`: its headers, then the configured ones, then the request's
 /// extra headers (replacing same-named ones), and its body.
@@ -210,8 +218,13 @@ fn http_request(
     extra: &HeaderMap,
 ) -> reqwest::RequestBuilder {
     let mut request = client.post(&wire.url);
+    let mut asks_encoding = extra.contains_key(reqwest::header::ACCEPT_ENCODING);
     for (k, v) in wire.headers.iter().chain(configured) {
+        asks_encoding |= k.eq_ignore_ascii_case("accept-encoding");
         request = request.header(k, v);
+    }
+    if !asks_encoding {
+        request = request.header(reqwest::header::ACCEPT_ENCODING, IDENTITY.clone());
     }
     request.headers(extra.clone()).body(wire.body.clone())
 }
