@@ -122,6 +122,10 @@ pub struct RequestOptions {
     /// limit, sampling, stop sequences, tool choice, reasoning (a gateway's client, SPEC R14.1).
     /// All unset by default: a task's requests are as the configuration makes them.
     pub overrides: RequestOverrides,
+    /// Size bounds of the answer (SPEC R4.0b): one line of the body, one tool call's
+    /// arguments, the whole answer; past one the stream ends with a `too_large` error that is
+    /// never retried. Defaults: 16 MiB, 4 MiB, 64 MiB.
+    pub bounds: crate::stream_guard::StreamBounds,
 }
 
 /// Request parameters a caller sets for one request (SPEC R14.1, R14.2), in place of what the
@@ -188,6 +192,7 @@ impl fmt::Debug for RequestOptions {
             .field("fail_fast", &self.fail_fast)
             .field("on_response", &self.on_response.is_some())
             .field("overrides", &self.overrides)
+            .field("bounds", &self.bounds)
             .finish()
     }
 }

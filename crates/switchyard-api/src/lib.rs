@@ -131,6 +131,7 @@ pub mod retry;
 mod retry_after;
 pub mod secrets;
 pub mod stream;
+pub mod stream_guard;
 pub mod time;
 mod transport;
 pub mod wire;
@@ -151,7 +152,9 @@ pub use providers::{
     build_failover_chain, failover_problems, fails_over, handler_for, resolve_mode,
 };
 pub use rate_limit::{RateLimitHeaders, rate_limit_headers};
+pub use secrets::Scrubber;
 pub use stream::{
     ApiStream, ApiStreamChunk, FinishReason, ToolCall, ToolCallAccumulator, Usage, WireEvent,
     generated_tool_call_id,
 };
+pub use stream_guard::{StreamBounds, StreamGuard, guard_stream};

@@ -153,15 +153,13 @@ impl<P: EventParser<Event = String>> Running<P> {
         if n > 0 {
             self.decoder
                 .feed(&buf[..n], &mut lines)
-                .map_err(|e| ApiError::decode(e.to_string()))?;
+                .map_err(ApiError::from)?;
             for line in lines {
                 self.parser.on_event(line, out);
             }
             return Ok(true);
         }
-        self.decoder
-            .finish(&mut lines)
-            .map_err(|e| ApiError::decode(e.to_string()))?;
+        self.decoder.finish(&mut lines).map_err(ApiError::from)?;
         for line in lines {
             self.parser.on_event(line, out);
         }
@@ -278,56 +276,64 @@ where
         cancel,
         on_retry,
         deadlines: overrides,
+        bounds,
         ..
     } = options;
+    let named = Some((origin.provider_id.clone(), origin.model_id.clone()));
     let run = Run {
         origin,
         deadlines: deadlines.with(overrides),
         cancel,
         request,
     };
-    Box::pin(async_stream::stream! {
-        let mut deadline = deadline_after(run.deadlines.first_content);
-        let opened = run.open(policy, on_retry.as_ref(), &new_parser, &mut deadline).await;
-        let mut running = match opened {
-            Ok(r) => r,
-            Err(e) => {
-                yield Err(run.finish(e));
-                return;
-            }
-        };
-        let mut out = std::mem::take(&mut running.pending);
-        let mut content_seen = false;
-        loop {
-            for item in out.drain(..) {
-                if run.cancel.is_cancelled() {
-                    yield Err(cancelled(&run.origin));
+    // Secrets scrubbed across chunks and the answer bounded (SPEC R10.5, R4.0b), as for HTTP.
+    crate::stream_guard::guard_stream_of(
+        Box::pin(async_stream::stream! {
+            let mut deadline = deadline_after(run.deadlines.first_content);
+            let opened = run.open(policy, on_retry.as_ref(), &new_parser, &mut deadline).await;
+            let mut running = match opened {
+                Ok(r) => r,
+                Err(e) => {
+                    yield Err(run.finish(e));
                     return;
                 }
-                match item {
-                    Ok(chunk) => {
-                        content_seen |= chunk.is_content();
-                        yield Ok(chunk);
-                    }
-                    Err(e) => {
-                        yield Err(run.finish(e));
+            };
+            let mut out = std::mem::take(&mut running.pending);
+            let mut content_seen = false;
+            loop {
+                for item in out.drain(..) {
+                    if run.cancel.is_cancelled() {
+                        yield Err(cancelled(&run.origin));
                         return;
                     }
+                    match item {
+                        Ok(chunk) => {
+                            content_seen |= chunk.is_content();
+                            yield Ok(chunk);
+                        }
+                        Err(e) => {
+                            yield Err(run.finish(e));
+                            return;
+                        }
+                    }
+                }
+                if running.ended {
+                    return;
+                }
+                if content_seen {
+                    deadline = deadline_after(run.deadlines.idle);
+                }
+                if let Err(e) = run.read(&mut running, deadline, content_seen, &mut out).await {
+                    // Dropping `running` kills the child.
+                    yield Err(run.finish(e));
+                    return;
                 }
             }
-            if running.ended {
-                return;
-            }
-            if content_seen {
-                deadline = deadline_after(run.deadlines.idle);
-            }
-            if let Err(e) = run.read(&mut running, deadline, content_seen, &mut out).await {
-                // Dropping `running` kills the child.
-                yield Err(run.finish(e));
-                return;
-            }
-        }
-    })
+        }),
+        bounds,
+        named,
+        false,
+    )
 }
 
 /// One run's fixed parts: who it is for, its deadlines, its cancellation and its program.

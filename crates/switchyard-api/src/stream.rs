@@ -83,8 +83,13 @@ pub enum ApiStreamChunk {
 /// sent, without its comments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WireEvent {
-    /// The event's bytes, ready to write to the client.
+    /// The event's bytes, ready to write to the client (empty when `ends`).
     pub bytes: bytes::Bytes,
+    /// The provider's events end here, before the answer does: a configured secret spanned
+    /// two of them (SPEC R10.5), so they cannot be given as they came. The rest of the answer
+    /// — the chunks that follow, the held ones first — is the consumer's to write in the
+    /// dialect.
+    pub ends: bool,
 }
 
 /// Why an answer ended when the model did not choose to end it ([`ApiStreamChunk::Finish`]).

@@ -18,7 +18,7 @@ mod common;
 use common::{KEY, handler};
 
 /// Our items normalised as README.md "H cases" says: text and reasoning one chunk per wire
-/// delta; tool calls assembled per id and placed at their last fragment, arguments parsed
+/// delta (compared with each run joined, [`common::merge_text_runs`]); tool calls assembled per id and placed at their last fragment, arguments parsed
 /// (`""` → `{}`), a call whose arguments never became JSON left out (it is never handed
 /// over); usage in the provider's raw numbers; an error as its kind, status, retry-after,
 /// code and message (matched against the expectation by [`assert_matches`]).
@@ -49,6 +49,10 @@ fn normalise(family: &str, items: &[Result<ApiStreamChunk, ApiError>]) -> Vec<Va
 /// error matches on its kind and on the `status`, `retry_after_s` (±10 %) and `reason` (named
 /// by its code or message, any case) that the expectation gives.
 fn assert_matches(label: &str, expected: &[Value], got: &[Value]) {
+    let (expected, got) = (
+        &common::merge_text_runs(expected)[..],
+        &common::merge_text_runs(got)[..],
+    );
     let show = || format!("{label}\n  want {expected:?}\n  got  {got:?}");
     assert_eq!(expected.len(), got.len(), "{}", show());
     let mut ids = HashSet::new();

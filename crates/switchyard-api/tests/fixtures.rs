@@ -136,8 +136,11 @@ async fn every_fixture_matches_its_expected_chunks_in_every_split() {
         ] {
             let label = format!("{name} {split:?}");
             let (items, server) = replay(name, split).await;
-            let got = Value::Array(normalise(provider_for(name).0, &items));
-            assert_eq!(got, expected, "{label}");
+            // Runs of text (or reasoning) joined: the secret scrubber may hold a delta's tail
+            // that could start a key until the next delta (SPEC R10.5).
+            let got = common::merge_text_runs(&normalise(provider_for(name).0, &items));
+            let want = common::merge_text_runs(expected.as_array().unwrap());
+            assert_eq!(got, want, "{label}");
             // A rate limit before the stream is retried at the provider level (SPEC R5.1): the
             // same 429 is served to all 3 attempts. Everything else, and a throttling
             // exception after chunks arrived (R5.4), is sent once.

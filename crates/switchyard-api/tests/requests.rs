@@ -124,6 +124,7 @@ async fn one_handler_carries_100_concurrent_requests_each_with_its_own_options()
             fail_fast: false,
             on_response: None,
             overrides: RequestOverrides::default(),
+            bounds: Default::default(),
         };
         let mut stream = h.create_message("s", &[Message::user_text("hi")], &[], options);
         let mut items = Vec::new();

@@ -206,7 +206,7 @@ async fn a_forwarded_entry_that_fails_before_content_fails_over_to_a_translated_
     .await;
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("event: message_stop"), "{text}");
-    assert!(text.contains("The sky looks"), "{text}");
+    assert!(streamed_text(&text).starts_with("The sky looks"), "{text}");
     // The backup got a translated Chat body, and what it could not carry is named.
     let sent = backup.requests()[0].json();
     assert_eq!(sent["model"], "o4-mini");
@@ -256,4 +256,78 @@ async fn anthropics_beta_flags_go_only_to_anthropic() {
     let sent = &upstream.requests()[0];
     assert_eq!(sent.header("anthropic-beta"), None);
     assert_eq!(sent.json()["top_k"], 40, "still the client's own body");
+}
+
+/// An Anthropic stream whose text deltas are `deltas`.
+fn anthropic_sse(deltas: &[&str]) -> String {
+    let mut body = String::from(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n\
+         event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    );
+    for d in deltas {
+        let data = json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": d}});
+        body += &format!("event: content_block_delta\ndata: {data}\n\n");
+    }
+    body += "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+             event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n\
+             event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    body
+}
+
+/// The text a Messages client reads from a stream.
+fn streamed_text(body: &str) -> String {
+    (body.split("\n\n"))
+        .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter(|v| v["type"] == "content_block_delta")
+        .filter_map(|v| v["delta"]["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_providers_key_split_across_two_events_never_reaches_the_client() {
+    // SPEC R10.5 with R14.2: a server that echoes the gateway's provider key back, split
+    // across two text deltas, cannot have those events forwarded as they came.
+    for at in [3, 10, KEY.len() - 2] {
+        let (a, b) = KEY.split_at(at);
+        let (first, second) = (format!("the key is {a}"), format!("{b}, done"));
+        let sse = anthropic_sse(&["Hello. ", &first, &second]);
+        let upstream = MockServer::start(vec![Reply::new(HttpResponse::sse(&sse))]).await;
+        let gateway = start(&route(
+            "claude-*",
+            "anthropic",
+            "claude-sonnet-4-5",
+            &upstream.url(),
+        ))
+        .await;
+        let headers = [("anthropic-version", "2023-06-01")];
+        let (status, _, text) = post(
+            &gateway.base,
+            "/v1/messages",
+            &claude_code_body(true),
+            &headers,
+        )
+        .await;
+        assert_eq!(status, 200, "{text}");
+        assert!(
+            !text.contains(KEY) && !text.contains(a) || a.len() < 4,
+            "split at {at}: {text}"
+        );
+        assert!(!text.contains(KEY), "split at {at}: {text}");
+        assert_eq!(
+            streamed_text(&text),
+            "Hello. the key is [redacted], done",
+            "split at {at}: {text}"
+        );
+        assert_eq!(
+            text.matches("event: message_stop").count(),
+            1,
+            "split at {at}: {text}"
+        );
+        assert!(
+            text.starts_with("event: message_start"),
+            "split at {at}: {text}"
+        );
+    }
 }

@@ -195,6 +195,22 @@ fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
             ));
         }
     }
+    for (name, bytes) in [
+        (
+            "max_tool_arguments_bytes",
+            parsed.limits.max_tool_arguments_bytes,
+        ),
+        ("max_answer_bytes", parsed.limits.max_answer_bytes),
+        ("max_line_bytes", parsed.limits.max_line_bytes),
+    ] {
+        if bytes == Some(0) {
+            return Err(error(
+                format!("[limits] {name}"),
+                "0".to_owned(),
+                "write a number of bytes above 0 (e.g. 8388608 for 8 MiB), or leave it out for the default",
+            ));
+        }
+    }
     for (provider, endpoint) in &parsed.providers {
         for (name, limit) in [
             ("requests_per_minute", endpoint.requests_per_minute),

@@ -59,7 +59,8 @@ impl<'de> Deserialize<'de> for StoreUrl {
     }
 }
 
-/// The `[limits]` section (SPEC R12.2), USD.
+/// The `[limits]` section: the spend caps (SPEC R12.2), USD, and the size bounds of one
+/// streamed answer (R4.0b), bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsSettings {
@@ -67,4 +68,28 @@ pub struct LimitsSettings {
     pub max_cost_usd: Option<f64>,
     /// What all tasks on the task store together may spend in one UTC day.
     pub max_cost_usd_per_day: Option<f64>,
+    /// The most bytes of one tool call's arguments (default 4 MiB).
+    pub max_tool_arguments_bytes: Option<u64>,
+    /// The most bytes of one answer's text, reasoning and tool-call arguments (default 64 MiB).
+    pub max_answer_bytes: Option<u64>,
+    /// The most bytes of one line (event, frame) of a streamed response (default 16 MiB).
+    pub max_line_bytes: Option<u64>,
+}
+
+impl LimitsSettings {
+    /// The stream bounds these settings give (SPEC R4.0b): each one set, else its default.
+    pub fn stream_bounds(&self) -> crate::stream_guard::StreamBounds {
+        let defaults = crate::stream_guard::StreamBounds::default();
+        let bytes = |set: Option<u64>, default: usize| {
+            set.map_or(default, |b| usize::try_from(b).unwrap_or(usize::MAX))
+        };
+        crate::stream_guard::StreamBounds {
+            max_tool_arguments_bytes: bytes(
+                self.max_tool_arguments_bytes,
+                defaults.max_tool_arguments_bytes,
+            ),
+            max_answer_bytes: bytes(self.max_answer_bytes, defaults.max_answer_bytes),
+            max_line_bytes: bytes(self.max_line_bytes, defaults.max_line_bytes),
+        }
+    }
 }

@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use super::kind::ErrorKind;
 
+/// The code of [`ApiError::incomplete_stream`].
+pub const INCOMPLETE_STREAM: &str = "incomplete_stream";
+
 /// A failure of one request (DESIGN.md "Key types", SPEC R6.11).
 ///
 /// `Display` is one clear sentence on one line. No field ever holds an API key: messages are
@@ -104,5 +107,17 @@ impl ApiError {
     /// A decode failure (bad JSON, oversized line, wrong framing).
     pub fn decode(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Decode, message)
+    }
+
+    /// A stream that connected and then ended before the provider's sign of a complete
+    /// response (`missing`: `[DONE]`, `message_stop`, …; SPEC R1.2, issue 26 item 4): kind
+    /// `Network` (a cut connection; retried), code [`INCOMPLETE_STREAM`], shown as "sent an
+    /// incomplete response", never as "could not be reached".
+    pub fn incomplete_stream(missing: &str) -> Self {
+        Self::new(
+            ErrorKind::Network,
+            format!("the stream ended before the response was complete (no {missing})"),
+        )
+        .with_code(INCOMPLETE_STREAM)
     }
 }

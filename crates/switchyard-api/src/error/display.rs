@@ -27,6 +27,11 @@ impl fmt::Display for ApiError {
             ErrorKind::InvalidRequest => "rejected the request",
             ErrorKind::ContentBlocked => "withheld the answer",
             ErrorKind::Server => "had a server error",
+            ErrorKind::Network
+                if self.code.as_deref() == Some(super::api_error::INCOMPLETE_STREAM) =>
+            {
+                "sent an incomplete response"
+            }
             ErrorKind::Network => "could not be reached",
             ErrorKind::Timeout => "took too long to answer",
             ErrorKind::Cancelled => "request was cancelled",

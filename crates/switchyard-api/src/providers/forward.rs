@@ -163,6 +163,7 @@ impl<P: EventParser> EventParser for Forwarding<P> {
         if let Some(bytes) = bytes {
             out.push(Ok(ApiStreamChunk::Wire(WireEvent {
                 bytes: bytes.into(),
+                ends: false,
             })));
         }
     }
@@ -173,6 +174,14 @@ impl<P: EventParser> EventParser for Forwarding<P> {
 
     fn on_error(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         self.inner.on_error(out);
+    }
+
+    fn failing(&self) -> bool {
+        self.inner.failing()
+    }
+
+    fn forwards_events(&self) -> bool {
+        true
     }
 }
 

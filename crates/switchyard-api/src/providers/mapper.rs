@@ -8,7 +8,7 @@ pub(crate) mod testing;
 
 use serde_json::Value;
 
-use crate::error::{ApiError, ErrorKind};
+use crate::error::ApiError;
 use crate::providers::provider::event_json;
 use crate::stream::ApiStreamChunk;
 use crate::transport::EventParser;
@@ -51,9 +51,6 @@ impl<M: JsonEvents> EventParser for M {
 #[inline]
 pub(crate) fn require_end(arrived: bool, marker: &str, out: &mut Chunks) {
     if !arrived {
-        out.push(Err(ApiError::new(
-            ErrorKind::Network,
-            format!("the stream ended before the response was complete (no {marker})"),
-        )));
+        out.push(Err(ApiError::incomplete_stream(marker)));
     }
 }

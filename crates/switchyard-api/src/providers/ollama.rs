@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::config::ApiKey;
-use crate::error::{ApiError, ErrorKind};
+use crate::error::ApiError;
 use crate::message::{ContentBlock, Message, Role};
 use crate::model::DEFAULT_CONTEXT_WINDOW;
 use crate::providers::chat_body::function_tools;
@@ -255,10 +255,7 @@ impl EventParser for OllamaParser {
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {
         self.think.finish(out);
         if !self.done {
-            out.push(Err(ApiError::new(
-                ErrorKind::Network,
-                "the stream ended before the response was complete (no line with done: true)",
-            )));
+            out.push(Err(ApiError::incomplete_stream("line with done: true")));
         }
     }
 }

@@ -83,11 +83,12 @@ impl<P: EventParser> ChunkStream<P> {
         cancel: CancellationToken,
         origin: Origin,
         deadlines: ResolvedDeadlines,
+        max_line_bytes: usize,
     ) -> Self {
         Self {
             state: State::Opening(opening),
             parser,
-            decoder: <P::Event as Framing>::decoder(),
+            decoder: <P::Event as Framing>::decoder(max_line_bytes),
             pending: VecDeque::new(),
             check_cancel: true,
             cancelled: Box::pin(cancel.clone().cancelled_owned()),
@@ -214,7 +215,7 @@ impl<P: EventParser> ChunkStream<P> {
             }),
         };
         if let Err(e) = decoded {
-            self.fail(out, ApiError::decode(e.to_string()));
+            self.fail(out, e.into());
             return Poll::Ready(());
         }
         if piece.is_none() {

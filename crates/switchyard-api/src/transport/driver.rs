@@ -31,8 +31,10 @@ use crate::wire::Framing;
 /// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
 /// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
 /// hears each provider-level retry (R5.3); the deadlines (the request's, else the endpoint's)
-/// turn a silent stream into one `Timeout` error (R6.4). Dropping the stream drops the
-/// response, which closes the connection.
+/// turn a silent stream into one `Timeout` error (R6.4); the bounds cap one line of the body
+/// and the answer's size (R4.0b), and configured secrets are scrubbed from the chunks across
+/// their boundaries (R10.5). Dropping the stream drops the response, which closes the
+/// connection.
 pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
     pending: PendingRequest,
@@ -55,6 +57,7 @@ pub(crate) fn stream<P: EventParser>(
         on_retry,
         on_response,
         headers: extra,
+        bounds,
         ..
     } = options;
     let opening = Opening {
@@ -67,13 +70,20 @@ pub(crate) fn stream<P: EventParser>(
         deadlines,
     };
     let opened = opening.open::<P::Event>(extra, pending, reauthorize, cancel.clone());
-    Box::pin(ChunkStream::new(
+    let forwarding = parser.forwards_events();
+    let chunks = Box::pin(ChunkStream::new(
         Box::pin(opened),
         parser,
         cancel,
         endpoint.origin.clone(),
         deadlines,
-    ))
+        bounds.max_line_bytes,
+    ));
+    // Secrets scrubbed across chunks and the answer's size bounded, once for every provider
+    // (SPEC R10.5, R4.0b).
+    let origin = &endpoint.origin;
+    let origin = Some((origin.provider_id.clone(), origin.model_id.clone()));
+    crate::stream_guard::guard_stream_of(chunks, bounds, origin, forwarding)
 }
 
 /// What opening one request owns: the endpoint's client, origin and configured headers, and

@@ -104,6 +104,11 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     fn failing(&self) -> bool {
         false
     }
+    /// Whether the stream gives the provider's own events ([`ApiStreamChunk::Wire`]: a
+    /// forwarded request, SPEC R14.2), which the stream's guard then guards too. Default: no.
+    fn forwards_events(&self) -> bool {
+        false
+    }
 }
 
 /// A future that finishes a [`WireRequest`] (a token fetched, a signature added).

@@ -1,6 +1,7 @@
 //! Sending one request and opening its stream (SPEC R4.0, R5, R7.4, R7.6): its headers, the send
 //! under the provider-level retry, a dead pooled connection replaced once, and a status or
-//! content type that says no stream follows read into the classified error.
+//! content type that says no stream follows read into the classified error; a compressed body
+//! nobody asked for refused at once (R4.0b).
 
 use std::future::Future;
 use std::time::Duration;
@@ -69,7 +70,36 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
         }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
     }
+    if let Some(encoding) = unasked_encoding(response.headers()) {
+        return Err(ApiError::new(
+            ErrorKind::Decode,
+            format!(
+                "the response body is compressed (content-encoding `{encoding}`), which Switchyard \
+                 did not ask for and does not decode; check the base URL, or a proxy between \
+                 Switchyard and the server that compresses responses"
+            ),
+        )
+        .permanent()
+        .with_origin(&origin.provider_id, &origin.model_id));
+    }
     Ok(response)
+}
+
+/// The `content-encoding` of a stream response, when it is one Switchyard never asks for: the
+/// requests ask for `identity` ([`IDENTITY`]), the only one read (SPEC R4.0b).
+/// Refused at once rather than read as garbage until the line cap (issue 26), and never
+/// retried: the same server compresses the same way.
+fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(reqwest::header::CONTENT_ENCODING)?;
+    let value = String::from_utf8_lossy(value.as_bytes())
+        .trim()
+        .to_ascii_lowercase();
+    let unasked = value
+        .split(',')
+        .map(str::trim)
+        .any(|coding| !coding.is_empty() && coding != "identity");
+    // The header's value is the server's own word, not a secret; shown short.
+    unasked.then(|| value.chars().take(40).collect())
 }
 
 /// Whether `body` holds a provider's own JSON error.
@@ -168,8 +198,16 @@ fn hyper_headers(
     for (name, value) in extra {
         headers.append(name, value.clone());
     }
+    if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
+        headers.insert(reqwest::header::ACCEPT_ENCODING, IDENTITY.clone());
+    }
     Ok(headers)
 }
+
+/// `accept-encoding: identity`, sent unless a header of the configuration says otherwise:
+/// Switchyard decodes no compressed body (SPEC R4.0b), and some CDN edges compress an SSE
+/// stream for a client that named no encoding (Wei-Shaw/claude-relay-service#1039).
+static IDENTITY: HeaderValue = HeaderValue::from_static("identity");
 
 /// The reqwest request for `wire`: its headers, then the configured ones, then the request's
 /// extra headers (replacing same-named ones), and its body.
@@ -180,8 +218,13 @@ fn http_request(
     extra: &HeaderMap,
 ) -> reqwest::RequestBuilder {
     let mut request = client.post(&wire.url);
+    let mut asks_encoding = extra.contains_key(reqwest::header::ACCEPT_ENCODING);
     for (k, v) in wire.headers.iter().chain(configured) {
+        asks_encoding |= k.eq_ignore_ascii_case("accept-encoding");
         request = request.header(k, v);
+    }
+    if !asks_encoding {
+        request = request.header(reqwest::header::ACCEPT_ENCODING, IDENTITY.clone());
     }
     request.headers(extra.clone()).body(wire.body.clone())
 }

@@ -14,9 +14,9 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// A failure to decode a streamed body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
-    /// One line exceeded the configured cap.
+    /// One line exceeded the configured cap (`[limits] max_line_bytes`, SPEC R4.0b).
     #[error(
-        "one line of the response is longer than the {limit}-byte limit; raise the limit if this provider really sends lines this long"
+        "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
     LineTooLong {
         /// The cap in force, in bytes.

@@ -2,7 +2,7 @@
 //! body takes and which content types announce it — for SSE, NDJSON, one JSON document and the
 //! AWS event stream.
 
-use super::decode::{DEFAULT_MAX_LINE_BYTES, WireError, utf8_lossy};
+use super::decode::{WireError, utf8_lossy};
 use super::eventstream;
 use super::ndjson;
 use super::sse;
@@ -15,8 +15,9 @@ pub(crate) trait Framing: Send + Sized + 'static {
     /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
     /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
     type Item<'a>;
-    /// A fresh decoder.
-    fn decoder() -> Self::Decoder;
+    /// A fresh decoder whose lines (events, frames, documents) may be up to `max_line_bytes`
+    /// long (SPEC R4.0b).
+    fn decoder(max_line_bytes: usize) -> Self::Decoder;
     /// Feeds body bytes, handing each item they complete to `on_item`, in order. Items
     /// completed before an error are handed over before it is returned.
     fn feed_each<F: FnMut(Self::Item<'_>)>(
@@ -64,8 +65,8 @@ fn each<T, F: FnMut(T)>(
 impl Framing for sse::SseEvent {
     type Decoder = sse::SseDecoder;
     type Item<'a> = sse::SseEventRef<'a>;
-    fn decoder() -> Self::Decoder {
-        sse::SseDecoder::new()
+    fn decoder(max_line_bytes: usize) -> Self::Decoder {
+        sse::SseDecoder::with_max_line_bytes(max_line_bytes)
     }
     fn feed_each<F: FnMut(Self::Item<'_>)>(
         d: &mut Self::Decoder,
@@ -96,8 +97,8 @@ impl Framing for sse::SseEvent {
 impl Framing for String {
     type Decoder = ndjson::NdjsonDecoder;
     type Item<'a> = String;
-    fn decoder() -> Self::Decoder {
-        ndjson::NdjsonDecoder::new()
+    fn decoder(max_line_bytes: usize) -> Self::Decoder {
+        ndjson::NdjsonDecoder::with_max_line_bytes(max_line_bytes)
     }
     fn feed_each<F: FnMut(String)>(
         d: &mut Self::Decoder,
@@ -119,33 +120,41 @@ impl Framing for String {
 }
 
 /// A body that is one JSON document, not a stream (AskSage's `/query`): nothing is handed on
-/// until the body ends, then the whole text once. Bodies past [`DEFAULT_MAX_LINE_BYTES`] are
-/// refused rather than buffered.
+/// until the body ends, then the whole text once. Bodies past the line cap (by default
+/// [`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)) are refused rather than buffered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonDocument(pub(crate) String);
 
+/// The bytes of a [`JsonDocument`] so far, and the cap on them.
+#[derive(Debug)]
+pub(crate) struct DocumentDecoder {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
 impl Framing for JsonDocument {
-    type Decoder = Vec<u8>;
+    type Decoder = DocumentDecoder;
     type Item<'a> = JsonDocument;
-    fn decoder() -> Self::Decoder {
-        Vec::new()
+    fn decoder(max_line_bytes: usize) -> Self::Decoder {
+        DocumentDecoder {
+            bytes: Vec::new(),
+            limit: max_line_bytes,
+        }
     }
     fn feed_each<F: FnMut(Self)>(
         d: &mut Self::Decoder,
         bytes: &[u8],
         _on_item: F,
     ) -> Result<(), WireError> {
-        if d.len() + bytes.len() > DEFAULT_MAX_LINE_BYTES {
-            return Err(WireError::LineTooLong {
-                limit: DEFAULT_MAX_LINE_BYTES,
-            });
+        if d.bytes.len() + bytes.len() > d.limit {
+            return Err(WireError::LineTooLong { limit: d.limit });
         }
-        d.extend_from_slice(bytes);
+        d.bytes.extend_from_slice(bytes);
         Ok(())
     }
     fn finish_each<F: FnMut(Self)>(d: &mut Self::Decoder, mut on_item: F) -> Result<(), WireError> {
-        on_item(Self(utf8_lossy(d).into_owned()));
-        d.clear();
+        on_item(Self(utf8_lossy(&d.bytes).into_owned()));
+        d.bytes.clear();
         Ok(())
     }
     const CONTENT_TYPE: &'static str = "application/json";
@@ -157,8 +166,9 @@ impl Framing for JsonDocument {
 impl Framing for eventstream::EventStreamMessage {
     type Decoder = eventstream::EventStreamDecoder;
     type Item<'a> = eventstream::EventStreamMessage;
-    fn decoder() -> Self::Decoder {
-        eventstream::EventStreamDecoder::new()
+    fn decoder(max_line_bytes: usize) -> Self::Decoder {
+        // A frame is this framing's line (both caps are 16 MiB by default).
+        eventstream::EventStreamDecoder::with_max_message_bytes(max_line_bytes)
     }
     fn feed_each<F: FnMut(Self)>(
         d: &mut Self::Decoder,

@@ -132,3 +132,38 @@ pub fn normalise(
     }
     out
 }
+
+/// `items` with each run of plain text (or plain reasoning) chunks joined into one: where one
+/// delta ends is not part of the answer, and the secret scrubber (SPEC R10.5) holds back a
+/// delta's tail that could start a configured key (the cases' key starts `sk-`) until the next
+/// delta says it does not.
+pub fn merge_text_runs(items: &[Value]) -> Vec<Value> {
+    let plain = |v: &Value, field: &str| {
+        v.as_object()
+            .is_some_and(|o| o.len() == 2 && o.get(field).is_some_and(Value::is_string))
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for item in items {
+        let field = match item["type"].as_str() {
+            Some("text") => "text",
+            Some("reasoning") => "reasoning",
+            _ => "",
+        };
+        if let Some(last) = out.last_mut().filter(|last| {
+            !field.is_empty()
+                && last["type"] == item["type"]
+                && plain(last, field)
+                && plain(item, field)
+        }) {
+            let joined = format!(
+                "{}{}",
+                last[field].as_str().unwrap(),
+                item[field].as_str().unwrap()
+            );
+            last[field] = Value::String(joined);
+            continue;
+        }
+        out.push(item.clone());
+    }
+    out
+}

@@ -53,7 +53,8 @@ pub(super) fn tool_output(result: CallToolResult) -> McpToolOutput {
         parts.push(structured.to_string());
     }
     McpToolOutput {
-        content: parts.join("\n"),
+        // Scrubbed joined: a secret split across two blocks is hidden whole (SPEC R10.5).
+        content: switchyard_api::secrets::scrub_joined(&parts, "\n"),
         is_error: result.is_error.unwrap_or(false),
     }
 }

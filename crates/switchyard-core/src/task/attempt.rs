@@ -209,6 +209,7 @@ async fn send_and_probe(
         ctx.settings.deadlines,
         route.alternative,
         ctx.limits.is_some(),
+        ctx.settings.bounds,
     );
     let messages = conversation.visible();
     let stream = handler.create_message(system_prompt, &messages, tools, options);

@@ -47,8 +47,8 @@ pub struct TaskBuilder {
 
 impl Task {
     /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
-    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps and each
-    /// provider's rate limits (R12.2, R12.3), and writes the task to `store`, which keeps
+    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps, each
+    /// provider's rate limits (R12.2, R12.3) and the answers' size bounds (R4.0b), and writes the task to `store`, which keeps
     /// their state. Errors: the configuration's problem.
     pub fn builder(
         config: &switchyard_api::ApiConfiguration,
@@ -57,7 +57,9 @@ impl Task {
     ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
         let limits = RequestLimits::from_config(config, mode)?;
         let handler = Arc::clone(&limits.entries()[0].handler);
-        Ok(TaskBuilder::new(handler, mode, store).limits(limits))
+        let mut builder = TaskBuilder::new(handler, mode, store).limits(limits);
+        builder.attempt.bounds = config.limits.stream_bounds();
+        Ok(builder)
     }
 
     /// A task sending its requests through `handler` (its provider and model are recorded;

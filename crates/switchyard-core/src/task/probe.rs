@@ -24,13 +24,14 @@ pub(super) struct Reports {
 }
 
 /// The options of one request: cancellation (SPEC R9.5), the deadlines (R6.4), `fail_fast`
-/// when another failover entry is free (R12.1), and channels for the provider layer's retries
+/// when another failover entry is free (R12.1), the answer's size bounds (R4.0b), and channels for the provider layer's retries
 /// (R5.3) and, with `hear_limits`, the rate limits its response headers state (R12.3).
 pub(super) fn request_options(
     cancel: &CancellationToken,
     deadlines: Deadlines,
     fail_fast: bool,
     hear_limits: bool,
+    bounds: switchyard_api::StreamBounds,
 ) -> (RequestOptions, Reports) {
     let (retry_tx, retries) = unbounded_channel();
     let (heard_tx, heard) = unbounded_channel();
@@ -51,6 +52,7 @@ pub(super) fn request_options(
         deadlines,
         fail_fast,
         on_response,
+        bounds,
         ..RequestOptions::default()
     };
     (options, Reports { retries, heard })

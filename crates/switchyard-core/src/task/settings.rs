@@ -1,9 +1,9 @@
 //! [`AttemptSettings`]: the deadlines and limits of the request step, with their defaults
-//! (SPEC R5.2, R6.1, R6.4, R6.7).
+//! (SPEC R5.2, R6.1, R6.4, R6.7, R4.0b).
 
 use std::time::Duration;
 
-use switchyard_api::Deadlines;
+use switchyard_api::{Deadlines, StreamBounds};
 
 /// How long to wait for MCP servers still connecting before a request (SPEC R6.1), in seconds.
 pub const MCP_WAIT: Duration = Duration::from_secs(10);
@@ -25,6 +25,9 @@ pub struct AttemptSettings {
     pub retry_after_cap: Duration,
     /// How long to wait for MCP servers still connecting (default [`MCP_WAIT`], 10 s, SPEC R6.1).
     pub mcp_wait: Duration,
+    /// Size bounds of each answer (SPEC R4.0b): one line, one tool call's arguments, the
+    /// answer; from `[limits]`, enforced by the provider layer.
+    pub bounds: StreamBounds,
 }
 
 impl Default for AttemptSettings {
@@ -34,6 +37,7 @@ impl Default for AttemptSettings {
             deadlines: Deadlines::default(),
             retry_after_cap: DEFAULT_RETRY_AFTER_CAP,
             mcp_wait: MCP_WAIT,
+            bounds: StreamBounds::default(),
         }
     }
 }

@@ -143,6 +143,12 @@ impl Drive {
     /// the splice holds back or finds repeated.
     fn take(&mut self, chunk: ApiStreamChunk) {
         if let ApiStreamChunk::Wire(event) = chunk {
+            if event.ends {
+                // The provider's events stop (a secret spanned two, SPEC R10.5): the rest of
+                // the answer is the encoder's, which mirrored everything up to here.
+                self.current.forwarded = false;
+                return;
+            }
             if self.mirrors() && self.wanted(&event.bytes) {
                 self.pending.push_back(Step::Wire(event.bytes));
             }

@@ -106,6 +106,69 @@ fn retries(events: &[TaskEvent]) -> Vec<(u32, f64, bool)> {
         .collect()
 }
 
+/// `chunks` with each run of plain text (or plain reasoning) chunks joined into one: where a
+/// delta ends is not the answer's, and the secret scrubber (SPEC R10.5) holds back a delta's
+/// tail that could start a configured key (the tests' keys start `sk-`) until the next delta.
+fn merge_chunk_runs(chunks: Vec<ApiStreamChunk>) -> Vec<ApiStreamChunk> {
+    let mut out: Vec<ApiStreamChunk> = Vec::new();
+    for chunk in chunks {
+        let plain_text = |c: &ApiStreamChunk| {
+            matches!(
+                c,
+                ApiStreamChunk::Text {
+                    id: None,
+                    signature: None,
+                    ..
+                }
+            )
+        };
+        let plain_reasoning = |c: &ApiStreamChunk| {
+            matches!(
+                c,
+                ApiStreamChunk::Reasoning {
+                    details: None,
+                    signature: None,
+                    redacted_data: None,
+                    id: None,
+                    ..
+                }
+            )
+        };
+        match (out.last_mut(), &chunk) {
+            (Some(ApiStreamChunk::Text { text: last, .. }), ApiStreamChunk::Text { text, .. })
+                if plain_text(&chunk) =>
+            {
+                last.push_str(text);
+            }
+            (
+                Some(ApiStreamChunk::Reasoning {
+                    reasoning: last, ..
+                }),
+                ApiStreamChunk::Reasoning { reasoning, .. },
+            ) if plain_reasoning(&chunk) => last.push_str(reasoning),
+            _ => out.push(chunk),
+        }
+    }
+    out
+}
+
+/// [`merge_chunk_runs`] for task events: runs of text (or reasoning) events joined.
+fn merge_event_runs(events: &[TaskEvent]) -> Vec<TaskEvent> {
+    let mut out: Vec<TaskEvent> = Vec::new();
+    for event in events {
+        match (out.last_mut(), event) {
+            (Some(TaskEvent::Text { text: last }), TaskEvent::Text { text }) => {
+                last.push_str(text);
+            }
+            (Some(TaskEvent::Reasoning { text: last }), TaskEvent::Reasoning { text }) => {
+                last.push_str(text);
+            }
+            _ => out.push(event.clone()),
+        }
+    }
+    out
+}
+
 /// The text of the text chunks of a stream, joined.
 fn text_of(chunks: &[ApiStreamChunk]) -> String {
     chunks

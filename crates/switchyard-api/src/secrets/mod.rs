@@ -5,7 +5,9 @@
 //! other tools' sign-ins — is registered here once it is known. Whatever Switchyard shows,
 //! logs or stores passes through [`scrub`], which replaces each registered value by
 //! [`REDACTED`], wherever the text came from: an error body in which a server echoes the key
-//! back, an MCP server's tool result, the model's own answer.
+//! back, an MCP server's tool result, the model's own answer. Text that arrives in pieces (a
+//! stream's events) goes through a [`Scrubber`] per channel, which finds a secret split at
+//! any offset across pieces ([`scrubber`]); MCP result blocks through [`scrub_joined`].
 //!
 //! The set is process-wide because the places that show, log and store text (the terminal,
 //! the log formatter, the task store, the MCP hub) are far from the place a key is read, and a
@@ -13,50 +15,40 @@
 //!
 //! Values shorter than [`MIN_SECRET_LEN`] bytes are not registered: replacing every `x` of a
 //! text because someone set `API_KEY=x` would ruin the text and hide nothing worth hiding.
+//!
+//! What is hidden: every byte inside an occurrence of a secret; overlapping occurrences (one
+//! secret containing, or overlapping, another) make one marker where the first starts.
+
+mod matcher;
+mod registry;
+pub mod scrubber;
+mod whole;
 
 use std::borrow::Cow;
-use std::sync::{Arc, RwLock};
 
-/// What a secret is replaced by.
-pub const REDACTED: &str = "[redacted]";
-
-/// Secrets shorter than this (bytes) are not registered (see the module documentation).
-pub const MIN_SECRET_LEN: usize = 8;
-
-/// Registered secrets, longest first (so a key that contains another is replaced whole).
-static SECRETS: RwLock<Vec<Arc<str>>> = RwLock::new(Vec::new());
-
-/// Registers `value` (trimmed) as a secret to scrub from every text from now on. Values
-/// shorter than [`MIN_SECRET_LEN`] bytes are ignored; registering twice is harmless.
-pub fn register(value: &str) {
-    let value = value.trim();
-    if value.len() < MIN_SECRET_LEN {
-        return;
-    }
-    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
-    if secrets.iter().any(|s| &**s == value) {
-        return;
-    }
-    secrets.push(Arc::from(value));
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-}
-
-/// True when any secret is registered.
-pub fn any() -> bool {
-    !SECRETS.read().unwrap_or_else(|e| e.into_inner()).is_empty()
-}
+use registry::matcher;
+pub use registry::{MIN_SECRET_LEN, REDACTED, any, register};
+pub use scrubber::Scrubber;
+use whole::joined;
 
 /// `text` with every registered secret replaced by [`REDACTED`]; borrowed (no copy) when it
-/// holds none. Cost: one substring search per registered secret (`memchr::memmem`).
+/// holds none. Cost: one pass of the secrets' automaton (with its prefilter) over `text`.
 pub fn scrub(text: &str) -> Cow<'_, str> {
-    let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
-    let mut out: Cow<'_, str> = Cow::Borrowed(text);
-    for secret in secrets.iter() {
-        if memchr::memmem::find(out.as_bytes(), secret.as_bytes()).is_some() {
-            out = Cow::Owned(out.replace(&**secret, REDACTED));
-        }
+    match matcher().filter(|m| m.is_match(text)) {
+        None => Cow::Borrowed(text),
+        Some(m) => Cow::Owned(joined(&m, &[text], "")),
     }
-    out
+}
+
+/// `parts` joined by `separator`, scrubbed as if the separators were not there: a secret
+/// split across two parts (an MCP result's content blocks, joined by newlines) is found and
+/// hidden whole, and a separator inside it goes with it. Separators are never searched.
+pub fn scrub_joined<S: AsRef<str>>(parts: &[S], separator: &str) -> String {
+    let parts: Vec<&str> = parts.iter().map(AsRef::as_ref).collect();
+    match matcher() {
+        Some(m) => joined(&m, &parts, separator),
+        None => parts.join(separator),
+    }
 }
 
 /// Scrubs `text` in place; true when something was replaced.

@@ -1,0 +1,93 @@
+//! The automaton that finds registered secrets in text (SPEC R10.5): one Aho-Corasick DFA over
+//! every secret, walked byte by byte so a search can stop at the end of one piece of a stream
+//! and go on with the next, plus each state's depth, which says how long the text's tail is
+//! that could still become a secret.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, Input, MatchKind, StartKind};
+
+/// Every registered secret, compiled. Built once each time the set changes.
+pub(crate) struct Matcher {
+    dfa: DFA,
+    start: StateID,
+    /// For each state, the length in bytes of the longest tail of the text read so far that is
+    /// the start of a secret (the state's depth in the trie of secrets).
+    depth: HashMap<StateID, usize>,
+}
+
+impl Matcher {
+    /// The matcher of `secrets` (none empty); `None` when there are none or the automaton
+    /// cannot be built (it then matches nothing, which the caller reports).
+    pub(crate) fn new(secrets: &[Arc<str>]) -> Option<Self> {
+        if secrets.is_empty() {
+            return None;
+        }
+        let dfa = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .start_kind(StartKind::Unanchored)
+            .build(secrets.iter().map(|s| s.as_bytes()))
+            .ok()?;
+        let start = dfa.start_state(Anchored::No).ok()?;
+        let depth = depths(&dfa, start);
+        Some(Self { dfa, start, depth })
+    }
+
+    /// The state before any text.
+    pub(crate) fn start(&self) -> StateID {
+        self.start
+    }
+
+    /// The state after `byte`.
+    #[inline]
+    pub(crate) fn next(&self, state: StateID, byte: u8) -> StateID {
+        self.dfa.next_state(Anchored::No, state, byte)
+    }
+
+    /// The lengths (bytes) of the secrets that end where `state` was entered: all of them,
+    /// overlapping ones included (standard semantics copy the matches of shorter suffixes).
+    #[inline]
+    pub(crate) fn ending_here(&self, state: StateID) -> impl Iterator<Item = usize> + '_ {
+        let n = if self.dfa.is_match(state) {
+            self.dfa.match_len(state)
+        } else {
+            0
+        };
+        (0..n).map(move |i| self.dfa.pattern_len(self.dfa.match_pattern(state, i)))
+    }
+
+    /// How many bytes at the end of the text read so far could be the start of a secret.
+    #[inline]
+    pub(crate) fn depth(&self, state: StateID) -> usize {
+        self.depth.get(&state).copied().unwrap_or(0)
+    }
+
+    /// Whether `text` holds any secret (a fast check with the automaton's prefilter).
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        matches!(self.dfa.try_find(&Input::new(text)), Ok(Some(_)))
+    }
+}
+
+/// Each reachable state's depth: its shortest distance from the start. In an Aho-Corasick
+/// automaton the state after a text is the trie node of the text's longest tail that is a
+/// prefix of a pattern; a text of length `n` reaches only nodes of depth `n` or less, and the
+/// node's own prefix reaches it in exactly its depth, so breadth-first distance is the depth.
+fn depths(dfa: &DFA, start: StateID) -> HashMap<StateID, usize> {
+    let mut depth = HashMap::from([(start, 0usize)]);
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(state) = queue.pop_front() {
+        let d = depth[&state];
+        for byte in 0..=u8::MAX {
+            let next = dfa.next_state(Anchored::No, state, byte);
+            if dfa.is_dead(next) || depth.contains_key(&next) {
+                continue;
+            }
+            depth.insert(next, d + 1);
+            queue.push_back(next);
+        }
+    }
+    depth
+}

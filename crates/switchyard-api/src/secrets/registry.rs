@@ -1,0 +1,61 @@
+//! The registry of the process's secrets (SPEC R10.5): the values, and the automaton over them
+//! that every scrub uses, rebuilt when a secret is added.
+
+use std::sync::{Arc, RwLock};
+
+use super::matcher::Matcher;
+
+/// What a secret is replaced by.
+pub const REDACTED: &str = "[redacted]";
+
+/// Secrets shorter than this (bytes) are not registered (see the module documentation).
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// Registered secrets, and their automaton (rebuilt when the set changes).
+struct Registry {
+    secrets: Vec<Arc<str>>,
+    matcher: Option<Arc<Matcher>>,
+}
+
+static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
+    secrets: Vec::new(),
+    matcher: None,
+});
+
+/// Registers `value` (trimmed) as a secret to scrub from every text from now on. Values
+/// shorter than [`MIN_SECRET_LEN`] bytes are ignored; registering twice is harmless.
+/// Scrubbers already made keep the secrets they were made with.
+pub fn register(value: &str) {
+    let value = value.trim();
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if registry.secrets.iter().any(|s| &**s == value) {
+        return;
+    }
+    registry.secrets.push(Arc::from(value));
+    let matcher = Matcher::new(&registry.secrets);
+    if matcher.is_none() {
+        tracing::error!("the automaton of the configured secrets could not be built");
+    }
+    registry.matcher = matcher.map(Arc::new);
+}
+
+/// True when any secret is registered.
+pub fn any() -> bool {
+    !REGISTRY
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .secrets
+        .is_empty()
+}
+
+/// The automaton of the secrets registered now.
+pub(super) fn matcher() -> Option<Arc<Matcher>> {
+    REGISTRY
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .matcher
+        .clone()
+}
