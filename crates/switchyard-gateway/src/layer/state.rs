@@ -46,6 +46,8 @@ pub(crate) struct Layer {
     pub(crate) reserve_usd: f64,
     /// The request log's writes in flight, which a stopping gateway waits for.
     pub(crate) writes: super::writes::Writes,
+    /// The size bounds of each upstream answer (`[limits]`, SPEC R4.0b).
+    pub(crate) bounds: switchyard_api::StreamBounds,
 }
 
 impl std::fmt::Debug for Layer {
@@ -76,6 +78,7 @@ impl Layer {
             hold_lease: DEFAULT_HOLD_LEASE,
             reserve_usd: DEFAULT_RESERVE_USD,
             writes: super::writes::Writes::default(),
+            bounds: config.limits.stream_bounds(),
         }
     }
 

@@ -98,6 +98,7 @@ impl Relay {
                 // Another entry is free: do not spend the deadline on this one's retries.
                 fail_fast: search.alternative(),
                 on_response: search.hear(),
+                bounds: self.layer.bounds,
                 ..RequestOptions::default()
             };
             let r = &self.request;
