@@ -180,9 +180,14 @@ async fn one(
     let mut request = hyper::Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
         .header("host", uri.authority().map_or("127.0.0.1", |a| a.as_str()))
         .header("content-type", "application/json")
-        .header("anthropic-version", "2023-06-01")
-        .header("x-api-key", "sk-bench-unused")
-        .header("authorization", "Bearer sk-bench-unused");
+        .header("anthropic-version", "2023-06-01");
+    // A placeholder key in both places, unless the plan gives its own.
+    let defaults = [("x-api-key", "sk-bench-unused"), ("authorization", "Bearer sk-bench-unused")];
+    for (name, value) in defaults {
+        if !plan.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            request = request.header(name, value);
+        }
+    }
     for (name, value) in &plan.headers {
         request = request.header(name.as_str(), value.as_str());
     }
