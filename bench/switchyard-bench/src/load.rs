@@ -182,9 +182,16 @@ async fn one(
         .header("content-type", "application/json")
         .header("anthropic-version", "2023-06-01");
     // A placeholder key in both places, unless the plan gives its own.
-    let defaults = [("x-api-key", "sk-bench-unused"), ("authorization", "Bearer sk-bench-unused")];
+    let defaults = [
+        ("x-api-key", "sk-bench-unused"),
+        ("authorization", "Bearer sk-bench-unused"),
+    ];
     for (name, value) in defaults {
-        if !plan.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        if !plan
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
             request = request.header(name, value);
         }
     }
