@@ -2,6 +2,7 @@
 # The Switchyard benchmark, one command (bench/README.md):
 #
 #   bench/run.sh [--size full|tiny] [--rounds N] [--release|--debug]
+#   bench/run.sh --gateway [--peers] [--rounds N] [--scale X]   (bench/gateway/run.sh)
 #
 # Builds Switchyard (release for `full`, the dev profile for the `tiny` smoke run unless
 # --release), installs the official SDKs into git-ignored folders (bench/clients/node/node_modules
@@ -11,6 +12,10 @@
 # bench/out/results-SIZE.md. Fails if any client saw different content; asserts no timing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [[ "${1:-}" == --gateway ]]; then
+  shift
+  exec bench/gateway/run.sh "$@"
+fi
 
 size=full
 rounds=()
@@ -22,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=(--rounds "$2"); shift 2 ;;
     --release) profile=release; shift ;;
     --debug) profile=dev; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -6,6 +6,9 @@
 //! - `consume`: consumes one stream through Switchyard's `ApiHandler` (built by
 //!   `build_api_handler` from an `ApiConfiguration`, exactly as the CLI builds it), counting
 //!   the chunks, and prints one JSON line; with `--streams N`, N streams at once in one process.
+//! - `load`: the gateway benchmark's load generator (`load.rs`): a closed loop of checked
+//!   requests in one dialect against a gateway or the paced upstream (`paced.rs`), which
+//!   `serve` answers under `/p/SPEC/...`.
 //! - `transports`: issue 17's experiment: N streams at once over raw HTTP/1.1 through reqwest
 //!   or through hyper's own connection with a capped read buffer, decoded by the SSE decoder
 //!   only, to measure what each transport choice holds per stream.
@@ -15,6 +18,8 @@
 //! process from outside (`wait4`), the same way for every client.
 
 mod consume;
+mod load;
+mod paced;
 mod server;
 mod transports;
 
@@ -59,6 +64,36 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         streams: usize,
     },
+    /// The gateway benchmark's load: a closed loop of checked requests; one JSON line.
+    Load {
+        /// Full URL to POST to, e.g. `http://127.0.0.1:PORT/v1/chat/completions`.
+        #[arg(long)]
+        url: String,
+        /// The client's dialect: `chat`, `messages` or `responses`.
+        #[arg(long)]
+        dialect: String,
+        /// Ask for a stream (else a whole answer).
+        #[arg(long)]
+        stream: bool,
+        /// Model name sent.
+        #[arg(long, default_value = "bench")]
+        model: String,
+        /// Requests at once (workers, one keep-alive connection each).
+        #[arg(long, default_value_t = 1)]
+        concurrency: usize,
+        /// Requests in all.
+        #[arg(long, default_value_t = 100)]
+        requests: usize,
+        /// Text chunks the paced upstream sends (its `n`).
+        #[arg(long, default_value_t = 16)]
+        chunks: usize,
+        /// Bytes per chunk (its `size`).
+        #[arg(long, default_value_t = 16)]
+        size: usize,
+        /// Extra header `NAME: VALUE` (repeatable).
+        #[arg(long = "header")]
+        headers: Vec<String>,
+    },
     /// Issue 17's experiment: N raw streams at once through one transport choice; one JSON line.
     Transports {
         /// Full URL to POST to, e.g. `http://127.0.0.1:PORT/s/openai_conc/v1/chat/completions`.
@@ -79,6 +114,30 @@ enum Command {
     },
 }
 
+/// The checked parts of `load`'s arguments.
+type LoadTarget = (String, paced::Dialect, Vec<(String, String)>);
+
+fn load_plan(url: String, dialect: &str, headers: Vec<String>) -> Result<LoadTarget, String> {
+    let dialect = match dialect {
+        "chat" => paced::Dialect::Chat,
+        "messages" => paced::Dialect::Messages,
+        "responses" => paced::Dialect::Responses,
+        other => {
+            return Err(format!(
+                "--dialect is chat, messages or responses, not {other}"
+            ));
+        }
+    };
+    let headers = (headers.iter())
+        .map(|h| {
+            h.split_once(':')
+                .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+                .ok_or_else(|| format!("--header `{h}` is not NAME: VALUE"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((url, dialect, headers))
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {
@@ -93,6 +152,29 @@ fn main() -> ExitCode {
             base_url,
             model,
             streams,
+        }),
+        Command::Load {
+            url,
+            dialect,
+            stream,
+            model,
+            concurrency,
+            requests,
+            chunks,
+            size,
+            headers,
+        } => load_plan(url, &dialect, headers).and_then(|(url, dialect, headers)| {
+            load::run(load::Plan {
+                url,
+                dialect,
+                stream,
+                model,
+                concurrency,
+                requests,
+                chunks,
+                size,
+                headers,
+            })
         }),
         Command::Transports {
             url,

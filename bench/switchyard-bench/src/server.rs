@@ -4,7 +4,10 @@
 //! of 16 KiB chunks, so answering a request is one `write_all` of shared bytes: the server
 //! does no per-request work beyond reading the request head and body. A request for
 //! `/s/NAME/anything` gets `NAME.sse`; anything else gets a 404 with a JSON error body.
-//! Connections are kept alive (HTTP/1.1) until the client closes them.
+//! Connections are kept alive (HTTP/1.1) until the client closes them. `/p/SPEC/...` gets a
+//! paced answer in the dialect of its path (`paced.rs`: the gateway benchmark's upstream) and
+//! `GET /stats` the server's own CPU time (`{"cpu_ms": N}`). Every accepted socket has
+//! `TCP_NODELAY`, so a small write is never held for the client's delayed ACK.
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -14,6 +17,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::paced;
 
 /// HTTP chunk size of the body, in bytes (what network reads typically deliver).
 const CHUNK_BYTES: usize = 16 * 1024;
@@ -136,9 +141,34 @@ async fn handle(mut socket: TcpStream, streams: Streams) -> std::io::Result<()> 
             }
             buf.extend_from_slice(&tmp[..n]);
         }
+        let request_body = buf[head_end..head_end + content_length].to_vec();
         buf.drain(..head_end + content_length);
 
         let path = head.split_whitespace().nth(1).unwrap_or("/");
+        if let Some(rest) = path.strip_prefix("/p/") {
+            let (spec, _) = rest.split_once('/').unwrap_or((rest, ""));
+            match (paced::Spec::parse(spec), paced::Dialect::from_path(path)) {
+                (Ok(spec), Some(dialect)) => {
+                    let stream = paced::wants_stream(&request_body);
+                    paced::answer(&mut socket, &spec, dialect, stream).await?;
+                    if spec.cut.is_some_and(|cut| cut < spec.n) && stream {
+                        return Ok(());
+                    }
+                }
+                (Err(e), _) => not_found(&mut socket, &e).await?,
+                (_, None) => not_found(&mut socket, &format!("no dialect ends {path}")).await?,
+            }
+            continue;
+        }
+        if path == "/stats" {
+            let body = format!("{{\"cpu_ms\":{}}}", own_cpu_ms());
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(response.as_bytes()).await?;
+            continue;
+        }
         let name = path
             .strip_prefix("/s/")
             .and_then(|rest| rest.split(['/', '?']).next())
@@ -157,6 +187,36 @@ async fn handle(mut socket: TcpStream, streams: Streams) -> std::io::Result<()> 
             }
         }
     }
+}
+
+/// A 404 with `message` in a JSON error body.
+async fn not_found(socket: &mut TcpStream, message: &str) -> std::io::Result<()> {
+    let body =
+        serde_json::json!({"error": {"type": "not_found_error", "message": message}}).to_string();
+    let response = format!(
+        "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(response.as_bytes()).await
+}
+
+/// This process's CPU time (user + system, all threads), milliseconds, from `/proc/self/stat`
+/// (in clock ticks of 10 ms, Linux's `USER_HZ`); 0 where there is no `/proc`.
+pub fn own_cpu_ms() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0;
+    };
+    // The fields after the command name's closing parenthesis; utime and stime are the
+    // 14th and 15th of the whole line, so the 12th and 13th after it.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(11) + ticks(12)) * 10
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
