@@ -17,7 +17,8 @@
 //! or range survives a crash of the process and of the machine. Events appended with
 //! `durable_now = false` (streamed text chunks) are committed with `synchronous = NORMAL`: they
 //! survive the process being killed at any instant and are synced to disk with the next full
-//! commit. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
+//! commit; so are the gateway's rate-limit slots, budget holds and request records (with
+//! their spend), which sit on every request's path. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
 //! other instead of failing. Starting a task costs one fsync for its row and first message
 //! together ([`crate::store::TaskStore::create_task_with_message`]). The WAL is checkpointed into the file
 //! and removed when the last connection closes, so after a run `switchyard.db` alone holds
