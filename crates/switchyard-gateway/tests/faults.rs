@@ -356,8 +356,14 @@ async fn a_client_that_goes_away_mid_stream_closes_the_upstream_within_100_ms_in
             .unwrap();
         let mut seen = String::new();
         // Not "… is": a text that ends in "s" could start the configured key (`sk-…`), so
-        // the scrubber holds that "s" back until the next text shows it is not (SPEC R10.5).
-        while !seen.contains("The capital of France") {
+        // the scrubber holds that "s" back until the next text shows it is not (SPEC R10.5);
+        // a Messages client's forwarded text delta waits with it (R14.2a), so it waits for
+        // the answer's start.
+        let started = match dialect {
+            Dialect::AnthropicMessages => "content_block_start",
+            _ => "The capital of France",
+        };
+        while !seen.contains(started) {
             let chunk = response
                 .chunk()
                 .await

@@ -1,10 +1,10 @@
 //! The guard of a forwarded stream (SPEC R10.5, R14.2): the provider's own events
 //! ([`ApiStreamChunk::Wire`]) carry the same text as the chunks, so a secret inside one event
 //! is scrubbed from its bytes, and while the scrubber holds back what could be the start of a
-//! secret the events are held with it. When the held text turns out clean the events go on as
-//! they came; when a secret spanned two of them, they cannot be given as they came: the
-//! events end there (a [`WireEvent`] with `ends`) and the rest of the answer is given only as
-//! its scrubbed chunks, for the consumer to write in the dialect.
+//! secret the events wait (the chunks go on: a consumer mirrors them). When the held text
+//! turns out clean the events go on as they came; when a secret spanned two of them, they
+//! cannot: the events end there (a [`WireEvent`] with `ends`) and the consumer writes the
+//! answer from its scrubbed chunks — those whose events it never gave, then the rest.
 
 use super::StreamGuard;
 use crate::error::ApiError;
@@ -25,10 +25,10 @@ pub(super) struct WireGuard {
     ended: bool,
 }
 
-/// What was held since the scrubber began holding: the chunks released and the events, in
-/// order, and the content pushed and released meanwhile (equal when nothing was redacted).
+/// The events held since the scrubber began holding back a possible secret's start, and the
+/// content pushed and released meanwhile (equal when nothing was redacted).
 struct Hold {
-    items: Vec<ApiStreamChunk>,
+    events: Vec<WireEvent>,
     pushed: String,
     released: String,
 }
@@ -80,21 +80,22 @@ impl WireGuard {
             // Events are re-framed from text: not UTF-8 is not an event to give on.
             Err(_) => return,
         };
-        let event = ApiStreamChunk::Wire(WireEvent { bytes, ends: false });
+        let event = WireEvent { bytes, ends: false };
         match self.hold.as_mut() {
             Some(hold) => {
-                hold.items.push(event);
-                if hold.items.len() > MAX_HELD_EVENTS {
+                hold.events.push(event);
+                if hold.events.len() > MAX_HELD_EVENTS {
                     self.end_events(out);
                 }
             }
-            None => out.push(event),
+            None => out.push(ApiStreamChunk::Wire(event)),
         }
     }
 
-    /// Takes what the inner guard released for a chunk whose content was `pushed`: into
-    /// `out`, or into the hold while the scrubber holds back; resolves the hold when it no
-    /// longer does (or the answer is over).
+    /// Hands on what the inner guard released for a chunk whose content was `pushed` (the
+    /// chunks always go on at once: the consumer's first-content probe and its mirror of the
+    /// answer need them), starts holding the events while the scrubber holds back, and
+    /// resolves the hold when it no longer does (or the answer is over).
     fn settle(
         &mut self,
         pushed: &str,
@@ -103,20 +104,20 @@ impl WireGuard {
         out: &mut Vec<ApiStreamChunk>,
     ) {
         let holding = self.inner.holding() && !over;
+        let released_text: String = released.iter().map(content).collect();
+        out.extend(released);
         match self.hold.as_mut() {
             None if holding && self.forwarding && !self.ended => {
-                let released_text = released.iter().map(content).collect();
                 self.hold = Some(Hold {
-                    items: released,
+                    events: Vec::new(),
                     pushed: pushed.to_owned(),
                     released: released_text,
                 });
             }
-            None => out.extend(released),
+            None => {}
             Some(hold) => {
                 hold.pushed.push_str(pushed);
-                hold.released.extend(released.iter().map(content));
-                hold.items.extend(released);
+                hold.released.push_str(&released_text);
                 if !holding {
                     self.resolve(out);
                 }
@@ -124,31 +125,28 @@ impl WireGuard {
         }
     }
 
-    /// The hold ends: its items as they were when nothing was redacted, else the events'
-    /// end and its chunks alone.
+    /// The hold ends: its events as they came when nothing was redacted, else the events'
+    /// end.
     fn resolve(&mut self, out: &mut Vec<ApiStreamChunk>) {
         let Some(hold) = self.hold.take() else {
             return;
         };
         if hold.pushed == hold.released {
-            out.extend(hold.items);
+            out.extend(hold.events.into_iter().map(ApiStreamChunk::Wire));
         } else {
-            self.hold = Some(hold);
             self.end_events(out);
         }
     }
 
-    /// No more events: their end, then the held chunks without their events.
+    /// No more events: their end (the held ones are dropped; the consumer writes the
+    /// chunks they carried).
     fn end_events(&mut self, out: &mut Vec<ApiStreamChunk>) {
         self.ended = true;
+        self.hold = None;
         out.push(ApiStreamChunk::Wire(WireEvent {
             bytes: bytes::Bytes::new(),
             ends: true,
         }));
-        if let Some(hold) = self.hold.take() {
-            let chunks = hold.items.into_iter();
-            out.extend(chunks.filter(|c| !matches!(c, ApiStreamChunk::Wire(_))));
-        }
     }
 }
 

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use super::answer::Answer;
 use super::entry::{Prompt, Relay, Started};
 use super::resume::{self, Splice};
+use super::writer::Writer;
 use crate::ingress::{Dialect, StopReason, StreamEncoder, response_collector, stream_encoder};
 use crate::layer::{Keeper, Trip, settle};
 use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body};
@@ -272,22 +273,11 @@ impl Drive {
     /// Feeds the client's stream, each step encoded as it comes; ends cleanly only when the
     /// answer did. A client that goes away (the body's channel closed) cancels the upstream
     /// request at once (SPEC R14.4, R1.4).
-    async fn pump(mut self, mut encoder: Box<dyn StreamEncoder>, tx: mpsc::Sender<Bytes>) {
-        let mut out = Vec::new();
-        // What the encoder writes for a forwarded answer: the client has the provider's own.
-        let mut mirrored = Vec::new();
-        if self.mirrors() {
-            encoder.start(&mut mirrored);
-        } else {
-            encoder.start(&mut out);
-        }
+    async fn pump(mut self, encoder: Box<dyn StreamEncoder>, tx: mpsc::Sender<Bytes>) {
+        let mut writer = Writer::new(encoder, self.mirrors());
         loop {
-            if !out.is_empty()
-                && tx
-                    .send(Bytes::from(std::mem::take(&mut out)))
-                    .await
-                    .is_err()
-            {
+            let out = writer.take();
+            if !out.is_empty() && tx.send(Bytes::from(out)).await.is_err() {
                 break;
             }
             let step = tokio::select! {
@@ -297,31 +287,27 @@ impl Drive {
             };
             match step {
                 Step::Chunk(chunk) => {
-                    encoder.chunk(&chunk, &mut out);
+                    writer.chunk(&chunk);
                     continue;
                 }
                 Step::Mirror(chunk) => {
-                    encoder.chunk(&chunk, &mut mirrored);
-                    mirrored.clear();
+                    writer.mirror(chunk);
                     continue;
                 }
                 Step::Wire(bytes) => {
-                    encoder.adopt(&bytes);
-                    out.extend_from_slice(&bytes);
+                    writer.wire(&bytes);
                     continue;
                 }
                 Step::End(stop) => {
                     settle(self.kept.take()).await;
                     // A forwarded answer ended with the provider's own last events.
-                    if !self.mirrors() {
-                        encoder.finish(stop, &mut out);
-                    }
+                    writer.finish(stop, self.mirrors());
                 }
                 // The answer was cut and nothing could continue it: the dialect's in-band
                 // error, never a clean end.
-                Step::Fail(error) => encoder.error(&error, &mut out),
+                Step::Fail(error) => writer.error(&error),
             }
-            let _ = tx.send(Bytes::from(out)).await;
+            let _ = tx.send(Bytes::from(writer.take())).await;
             return;
         }
         self.current.cancel.cancel();

@@ -10,6 +10,8 @@
 //! - `answer.rs`: what the answer has been so far, its stop reason and usage (estimated where
 //!   the upstream reported none).
 //! - `resume.rs`: whether and how a cut answer is continued, and the splice.
+//! - `writer.rs`: the client's stream as it is written: encoded chunks, forwarded events,
+//!   and the encoder's mirror of those (SPEC R14.2).
 //!
 //! The limits and the record are the layer's (`layer/`): `Relay::choose` walks the chain
 //! under them (cooldowns, the daily cap, rate limits in the store: R12.1–R12.3), and the
@@ -19,6 +21,7 @@ mod answer;
 mod drive;
 mod entry;
 mod resume;
+mod writer;
 
 use hyper::Response;
 use tokio::time::Instant;
