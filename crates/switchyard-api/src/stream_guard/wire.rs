@@ -6,7 +6,7 @@
 //! cannot: the events end there (a [`WireEvent`] with `ends`) and the consumer writes the
 //! answer from its scrubbed chunks — those whose events it never gave, then the rest.
 
-use super::StreamGuard;
+use super::guard::StreamGuard;
 use crate::error::ApiError;
 use crate::secrets::scrub;
 use crate::stream::{ApiStreamChunk, WireEvent};

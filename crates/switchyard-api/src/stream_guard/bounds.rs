@@ -1,0 +1,76 @@
+//! The size bounds of one streamed answer (SPEC R4.0b) and the error of passing one: never
+//! retried, naming the `[limits]` setting that raises it.
+
+use crate::error::{ApiError, ErrorKind};
+
+/// The default bound on one tool call's arguments, in bytes (4 MiB).
+pub const DEFAULT_MAX_TOOL_ARGUMENTS_BYTES: usize = 4 << 20;
+/// The default bound on one answer's text, reasoning and tool-call arguments together, in
+/// bytes (64 MiB).
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// The error code of an answer or line past its bound (kind [`ErrorKind::Decode`], never
+/// retried: the same request meets the same bound).
+pub const TOO_LARGE: &str = "too_large";
+
+/// Size bounds of one streamed answer (SPEC R4.0b), in bytes. Set from `[limits]`
+/// (`max_tool_arguments_bytes`, `max_answer_bytes`, `max_line_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamBounds {
+    /// One tool call's arguments (default [`DEFAULT_MAX_TOOL_ARGUMENTS_BYTES`]).
+    pub max_tool_arguments_bytes: usize,
+    /// The answer's text, reasoning and tool-call arguments together (default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`]).
+    pub max_answer_bytes: usize,
+    /// One line (or event, frame, document) of the streamed body (default
+    /// [`DEFAULT_MAX_LINE_BYTES`](crate::wire::DEFAULT_MAX_LINE_BYTES)); the wire decoders
+    /// enforce it.
+    pub max_line_bytes: usize,
+}
+
+impl Default for StreamBounds {
+    fn default() -> Self {
+        Self {
+            max_tool_arguments_bytes: DEFAULT_MAX_TOOL_ARGUMENTS_BYTES,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            max_line_bytes: crate::wire::DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// A size in words: `4 MiB` for whole mebibytes, else bytes.
+pub fn size_in_words(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The error of a stream past one of its bounds: `what` passed `limit` bytes, raised by the
+/// `[limits]` setting `setting`. Never retried.
+pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
+    ApiError::new(
+        ErrorKind::Decode,
+        format!(
+            "{what} passed the {} limit; if the answer really is this long, raise `{setting}` \
+             under [limits] in the configuration (or -c limits.{setting}=BYTES)",
+            size_in_words(limit)
+        ),
+    )
+    .with_code(TOO_LARGE)
+    .permanent()
+}
+
+impl From<crate::wire::WireError> for ApiError {
+    /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
+    /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.
+    fn from(e: crate::wire::WireError) -> Self {
+        match e {
+            crate::wire::WireError::LineTooLong { limit } => {
+                too_large("one line of the response", limit, "max_line_bytes")
+            }
+            other => ApiError::decode(other.to_string()),
+        }
+    }
+}
