@@ -176,9 +176,21 @@ def clients_for(wire, size, url, paths):
     ]
 
 
+# Delta counts a client may lower by joining deltas: Switchyard's secret scrubber holds back a
+# delta's tail that could start a configured key (the benchmark's `bench-dummy-key`: a delta
+# ending in "b") and hands it on with the next (SPEC R10.5). What was said — every character,
+# the usage — must still be exactly what was sent.
+JOINABLE = ("text", "reasoning", "tool_args")
+
+
 def check_counts(name, report, manifest):
-    got, want = report.get("counts"), manifest["counts"]
-    if got != want:
+    got, want = report.get("counts") or {}, manifest["counts"]
+    joins = name.startswith("Switchyard")
+    same = all(
+        got.get(k) == v or (joins and k in JOINABLE and 0 < (got.get(k) or 0) <= v)
+        for k, v in want.items()
+    )
+    if not same or set(got) != set(want):
         raise BenchFailure(
             f"{name} saw different content than was sent:\n  got  {got}\n  want {want}"
         )
