@@ -343,9 +343,13 @@ impl Gateway {
         match self.router.chain(model) {
             Ok(chain) => Ok(chain),
             Err(RouteError::Unknown(message)) => Err(Box::new(refusal(dialect, 404, message))),
+            // The gateway's own configuration (a provider key missing from its environment),
+            // not the provider's fault: said as such, not as "the provider had a server error".
             Err(RouteError::Build(error)) => {
-                let error = ApiError::new(ErrorKind::Server, error.to_string());
-                Err(Box::new(dialect_error(dialect, &error, Some(500))))
+                let message = format!(
+                    "This gateway is not set up for this route: {error} (in the gateway's environment or configuration file), then restart it."
+                );
+                Err(Box::new(refusal(dialect, 500, message)))
             }
         }
     }

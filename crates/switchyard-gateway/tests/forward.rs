@@ -331,3 +331,37 @@ async fn the_providers_key_split_across_two_events_never_reaches_the_client() {
         );
     }
 }
+
+/// A route whose provider key is missing from the gateway's environment is the gateway's
+/// own configuration to fix, said so, not "the provider had a server error" (newcomer check).
+#[tokio::test]
+async fn a_route_without_its_provider_key_says_the_gateway_is_not_set_up() {
+    let text = "[serve.routes.gpt]\nprovider = \"openai-native\"\nmodel = \"gpt-4o-mini\"\n";
+    let config = switchyard_api::ApiConfiguration::from_toml(text, "serve.toml", |_| None).unwrap();
+    let gateway = switchyard_gateway::Gateway::new(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let limits = switchyard_gateway::ServerLimits::default();
+    tokio::spawn(switchyard_gateway::serve(
+        listener,
+        std::sync::Arc::new(gateway),
+        limits,
+        shutdown.clone(),
+    ));
+    let body = json!({"model": "gpt", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, text) = post(&base, "/v1/chat/completions", &body, &[]).await;
+    shutdown.cancel();
+    assert_eq!(status, 500, "{text}");
+    let message = serde_json::from_str::<Value>(&text).unwrap()["error"]["message"].clone();
+    let message = message.as_str().unwrap();
+    assert!(
+        message.starts_with("This gateway is not set up for this route"),
+        "{message}"
+    );
+    assert!(message.contains("OPENAI_API_KEY"), "{message}");
+    assert!(
+        !message.contains("provider had a server error"),
+        "{message}"
+    );
+}
