@@ -349,12 +349,13 @@ fn usage_only(event: &[u8]) -> bool {
     if !data.contains("\"usage\"") {
         return false;
     }
-    let Ok(chunk) = serde_json::from_str::<serde_json::Value>(data) else {
-        return false;
-    };
-    chunk.get("usage").is_some_and(|u| !u.is_null())
-        && chunk
-            .get("choices")
-            .and_then(serde_json::Value::as_array)
-            .is_none_or(Vec::is_empty)
+    // Only the two fields, the rest skipped unread: every OpenAI chunk says `"usage": null`,
+    // so this runs for each forwarded Chat event of a client that did not ask for usage.
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        usage: Option<serde::de::IgnoredAny>,
+        choices: Option<Vec<serde::de::IgnoredAny>>,
+    }
+    serde_json::from_str::<Shape>(data)
+        .is_ok_and(|c| c.usage.is_some() && c.choices.is_none_or(|c| c.is_empty()))
 }
