@@ -134,13 +134,14 @@ pub mod stream;
 pub mod stream_guard;
 pub mod time;
 mod transport;
+pub use transport::served_models;
 pub mod wire;
 
 pub use config::{
     ApiConfiguration, ApiKey, ConfigError, FallbackSettings, HttpSettings, LimitsSettings, Mode,
     ModeSettings, ProviderEndpoint, ProviderSettings, Proxy, ReasoningEffort, StoreUrl,
 };
-pub use error::{ApiError, ErrorKind, classify};
+pub use error::{ApiError, ErrorKind, NOT_SENT, classify};
 pub use handler::{
     ApiHandler, ApiHandlerModel, CancellationToken, Deadlines, ForwardDialect, RequestOptions,
     RequestOverrides, ResponseObserver, RetryObserver, RetryStatus, ToolChoice,

@@ -36,15 +36,51 @@ impl FallbackSettings {
         )
     }
 
-    /// Parses `PROVIDER:MODEL` (the `--fallback` flag). The model may itself hold colons
-    /// (`ollama:qwen3:8b`); `None` when either part is empty.
+    /// Parses `PROVIDER:MODEL` or `PROVIDER:MODEL@BASE_URL` (the `--fallback` flag). The
+    /// model may itself hold colons (`ollama:qwen3:8b`) and `@` (Vertex's
+    /// `claude-sonnet-4@20250514`): only an `@` followed by `http://` or `https://` starts a
+    /// base URL. `None` when the provider, the model or a base URL given is empty.
     pub fn parse_flag(text: &str) -> Option<Self> {
-        let (provider, model) = text.split_once(':')?;
+        let (provider, rest) = text.split_once(':')?;
+        let at = ["@http://", "@https://"]
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .min();
+        let (model, base_url) = match at {
+            Some(at) => (&rest[..at], Some(rest[at + 1..].trim())),
+            None => (rest, None),
+        };
         let (provider, model) = (provider.trim(), model.trim());
-        (!provider.is_empty() && !model.is_empty()).then(|| Self {
+        let url_ok = base_url.is_none_or(|u| {
+            let host = u.split_once("://").map_or("", |(_, host)| host);
+            !host.is_empty()
+        });
+        (!provider.is_empty() && !model.is_empty() && url_ok).then(|| Self {
             provider: Some(provider.to_owned()),
             model_id: Some(model.to_owned()),
+            base_url: base_url.map(str::to_owned),
             ..Self::default()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FallbackSettings;
+
+    #[test]
+    fn a_fallback_flag_may_carry_a_base_url_after_the_model() {
+        let f = FallbackSettings::parse_flag("openai:qwen2.5@http://127.0.0.1:8080/v1").unwrap();
+        assert_eq!(f.provider.as_deref(), Some("openai"));
+        assert_eq!(f.model_id.as_deref(), Some("qwen2.5"));
+        assert_eq!(f.base_url.as_deref(), Some("http://127.0.0.1:8080/v1"));
+        let f = FallbackSettings::parse_flag("vertex:claude-sonnet-4@20250514").unwrap();
+        assert_eq!(f.model_id.as_deref(), Some("claude-sonnet-4@20250514"));
+        assert_eq!(f.base_url, None);
+        let f = FallbackSettings::parse_flag("ollama:qwen3:8b@https://h.example").unwrap();
+        assert_eq!(f.model_id.as_deref(), Some("qwen3:8b"));
+        assert_eq!(f.base_url.as_deref(), Some("https://h.example"));
+        assert!(FallbackSettings::parse_flag("openai:m@https://").is_none());
+        assert!(FallbackSettings::parse_flag("openai:@https://h").is_none());
     }
 }

@@ -11,6 +11,11 @@ use super::kind::ErrorKind;
 /// The code of [`ApiError::incomplete_stream`].
 pub const INCOMPLETE_STREAM: &str = "incomplete_stream";
 
+/// The code of an error Switchyard gives before sending anything (the request would not fit
+/// the model's context window, SPEC R8.2): its `Display` is Switchyard's own sentence, never
+/// "the provider says".
+pub const NOT_SENT: &str = "not_sent";
+
 /// A failure of one request (DESIGN.md "Key types", SPEC R6.11).
 ///
 /// `Display` is one clear sentence on one line. No field ever holds an API key: messages are

@@ -10,7 +10,9 @@ use super::remedy;
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.kind == ErrorKind::SpendCap {
+        if self.kind == ErrorKind::SpendCap
+            || self.code.as_deref() == Some(super::api_error::NOT_SENT)
+        {
             // Switchyard's own sentence: no provider said it.
             return f.write_str(&self.message);
         }

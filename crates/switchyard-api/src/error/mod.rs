@@ -20,6 +20,6 @@ mod from_provider;
 pub mod kind;
 mod remedy;
 
-pub use api_error::{ApiError, INCOMPLETE_STREAM};
+pub use api_error::{ApiError, INCOMPLETE_STREAM, NOT_SENT};
 pub use classify::{classify, is_model_not_found};
 pub use kind::ErrorKind;

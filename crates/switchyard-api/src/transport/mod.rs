@@ -10,13 +10,14 @@
 //! - `client`: the shared HTTP clients (R12.4); `streaming`: the streaming client and its
 //!   body (hyper's, or reqwest's through a proxy);
 //! - `request`: what providers hand over; `send`: one request sent and its stream opened (R5,
-//!   R7.6); `driver`: the whole request ([`stream`]); `chunk_stream`: its body read, decoded
+//!   R7.6); `driver`: the whole request ([`stream`]); `models`: a server's model list; `chunk_stream`: its body read, decoded
 //!   and mapped under the deadlines; `deadline`: the deadlines and cancellation (R6.4, R1.4).
 
 mod chunk_stream;
 mod client;
 mod deadline;
 mod driver;
+mod models;
 mod request;
 mod send;
 mod streaming;
@@ -24,4 +25,5 @@ mod streaming;
 pub(crate) use client::HttpClient;
 pub(crate) use deadline::{before, cancelled, deadline_after, first_content_timeout, idle_timeout};
 pub(crate) use driver::stream;
+pub use models::served_models;
 pub(crate) use request::{Endpoint, EventParser, Origin, PendingRequest, WireRequest};

@@ -47,6 +47,14 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
     }
     .map_err(|e| send_error(&e, origin))?;
     let status = response.status();
+    tracing::info!(
+        "response: HTTP {status}, content-type `{}`",
+        response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default()
+    );
     if let Some(observe) = on_response {
         observe(status, response.headers());
     }
@@ -100,6 +108,19 @@ fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
         .any(|coding| !coding.is_empty() && coding != "identity");
     // The header's value is the server's own word, not a secret; shown short.
     unasked.then(|| value.chars().take(40).collect())
+}
+
+/// `url` as a log line shows it (`-v`): without its query string and fragment, where a
+/// provider may carry the key (Gemini's `?key=`), nor any `user:password@`.
+fn shown_url(url: &str) -> String {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    let url = &url[..end];
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// Whether `body` holds a provider's own JSON error.
@@ -251,10 +272,27 @@ impl Sending<'_> {
     ) -> Result<Response, ApiError> {
         send_with_retry(self.policy, self.on_retry, deadline, |at| async move {
             let send = || self.send_once(wire);
-            match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
-                Some(sent) => sent,
-                None => Err(first_content_timeout(self.first_content, self.origin)),
+            tracing::info!(
+                "request: POST {} ({} model {}, {} bytes)",
+                shown_url(&wire.url),
+                self.origin.provider_id,
+                self.origin.model_id,
+                wire.body.len()
+            );
+            let sent =
+                match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
+                    Some(sent) => sent,
+                    None => Err(first_content_timeout(self.first_content, self.origin)),
+                };
+            if let Err(e) = &sent {
+                let retry = if e.is_retryable() {
+                    "retryable"
+                } else {
+                    "not retried"
+                };
+                tracing::info!("request failed ({retry}): {e}");
             }
+            sent
         })
         .await
     }
@@ -293,5 +331,22 @@ impl Sending<'_> {
             .await
             .map(Response::Reqwest)
             .map_err(SendError::Reqwest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_url;
+
+    #[test]
+    fn a_shown_url_has_no_query_fragment_or_user_info() {
+        assert_eq!(
+            shown_url(
+                "https://g.example/v1beta/models/m:streamGenerateContent?alt=sse&key=AIza-secret"
+            ),
+            "https://g.example/v1beta/models/m:streamGenerateContent"
+        );
+        assert_eq!(shown_url("http://u:pw@h:1/v1/chat#x"), "http://h:1/v1/chat");
+        assert_eq!(shown_url("http://h/a@b"), "http://h/a@b");
     }
 }
