@@ -124,7 +124,7 @@ pub use prerequisites::{
 };
 pub use reply::{AfterBody, Gate, Reply, Split, case_replies};
 pub use response::HttpResponse;
-pub use server::{MockServer, RecordedRequest};
+pub use server::{MockServer, RecordedRequest, Route};
 
 /// The repository's test data: `<workspace root>/tests`, holding `fixtures/` (recorded wire
 /// responses), `cases/` (failure cases from public bug reports) and `reference/` (the

@@ -56,10 +56,41 @@ impl RecordedRequest {
     }
 }
 
+/// A reply kept for one method and path ([`MockServer::start_routed`]): every request to it
+/// gets it, outside the ordered replies.
+#[derive(Clone, Debug)]
+pub struct Route {
+    /// The method, e.g. `GET` (compared case-sensitively, as HTTP does).
+    pub method: String,
+    /// The path without its query string, e.g. `/v1/models`.
+    pub path: String,
+    /// What every matching request gets.
+    pub reply: Reply,
+}
+
+impl Route {
+    /// `GET path` answered with `reply`.
+    pub fn get(path: &str, reply: Reply) -> Self {
+        Self {
+            method: "GET".to_owned(),
+            path: path.to_owned(),
+            reply,
+        }
+    }
+
+    fn matches(&self, method: &str, target: &str) -> bool {
+        let path = target.split_once('?').map_or(target, |(path, _)| path);
+        self.method == method && self.path == path
+    }
+}
+
 /// State shared by the accept loop, the connection tasks and the [`MockServer`] handle.
 struct State {
     replies: Vec<Reply>,
+    routes: Vec<Route>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// The requests a [`Route`] answered, in arrival order.
+    routed: Mutex<Vec<RecordedRequest>>,
     /// How many requests have been recorded, for [`MockServer::wait_for_requests`].
     recorded: watch::Sender<usize>,
     /// How many connections the server has closed, for [`MockServer::wait_for_closed`].
@@ -70,6 +101,15 @@ impl State {
     /// Records `request` and returns the reply it gets. Recording and taking the index happen
     /// under one lock, so `requests()[i]` is always the request that got reply `i`.
     fn record(&self, request: RecordedRequest) -> &Reply {
+        if let Some(route) = self
+            .routes
+            .iter()
+            .find(|r| r.matches(&request.method, &request.path))
+        {
+            let mut routed = self.routed.lock().unwrap_or_else(PoisonError::into_inner);
+            routed.push(request);
+            return &route.reply;
+        }
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
         let index = requests.len();
         requests.push(request);
@@ -79,7 +119,9 @@ impl State {
 }
 
 /// A scripted HTTP/1.1 server on `127.0.0.1`. Request `n` (counted across all connections, in
-/// arrival order) gets reply `n`; the last reply repeats.
+/// arrival order) gets reply `n`; the last reply repeats. A request matching one of the
+/// [`Route`]s given to [`MockServer::start_routed`] gets that route's reply instead, and is
+/// not counted.
 ///
 /// Dropping it stops the server: the accept loop and every connection task are aborted and their
 /// sockets closed.
@@ -96,6 +138,17 @@ impl MockServer {
     ///
     /// If `replies` is empty, if binding fails, or if called outside a tokio runtime.
     pub async fn start(replies: Vec<Reply>) -> Self {
+        Self::start_routed(replies, Vec::new()).await
+    }
+
+    /// [`MockServer::start`], with `routes` answering their method and path whenever asked
+    /// (a `GET /v1/models` beside the scripted POSTs). A routed request takes no ordered reply
+    /// and is not in [`MockServer::requests`]; [`MockServer::routed_requests`] has it.
+    ///
+    /// # Panics
+    ///
+    /// As [`MockServer::start`].
+    pub async fn start_routed(replies: Vec<Reply>, routes: Vec<Route>) -> Self {
         assert!(
             !replies.is_empty(),
             "MockServer::start needs at least one reply"
@@ -108,7 +161,9 @@ impl MockServer {
             .expect("MockServer: cannot read the bound address");
         let state = Arc::new(State {
             replies,
+            routes,
             requests: Mutex::new(Vec::new()),
+            routed: Mutex::new(Vec::new()),
             recorded: watch::Sender::new(0),
             closed: watch::Sender::new(0),
         });
@@ -134,7 +189,16 @@ impl MockServer {
             .clone()
     }
 
-    /// How many requests have been received so far.
+    /// Every request a [`Route`] answered, in arrival order.
+    pub fn routed_requests(&self) -> Vec<RecordedRequest> {
+        self.state
+            .routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// How many requests have been received so far (not counting the routed ones).
     pub fn request_count(&self) -> usize {
         self.state
             .requests

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{connect, get_raw, read_exact, read_to_end, read_until_close, send};
-use switchyard_testkit::{AfterBody, Gate, HttpResponse, MockServer, Reply, Split};
+use switchyard_testkit::{AfterBody, Gate, HttpResponse, MockServer, Reply, Route, Split};
 use tokio::io::AsyncWriteExt;
 
 fn wire(response: &HttpResponse) -> Vec<u8> {
@@ -492,4 +492,43 @@ async fn reset_after_tiny_pieces_loses_nothing_multi_thread() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn a_route_answers_its_path_every_time_outside_the_ordered_replies() {
+    let models = HttpResponse::json(200, r#"{"data":[{"id":"only"}]}"#);
+    let server = MockServer::start_routed(
+        vec![
+            HttpResponse::json(200, "first").into(),
+            HttpResponse::json(200, "second").into(),
+        ],
+        vec![Route::get("/v1/models", models.clone().into())],
+    )
+    .await;
+    let listed = body_of(&get_raw(&server, "/v1/models?x=1").await);
+    assert_eq!(listed, models.body);
+    assert_eq!(body_of(&get_raw(&server, "/v1/chat").await), b"first");
+    assert_eq!(body_of(&get_raw(&server, "/v1/models").await), models.body);
+    assert_eq!(body_of(&get_raw(&server, "/v1/chat").await), b"second");
+    // The route matches its method: a POST to the same path takes the next ordered reply.
+    let mut stream = connect(&server).await;
+    send(
+        &mut stream,
+        "POST",
+        "/v1/models",
+        &[("connection", "close")],
+        b"",
+    )
+    .await;
+    assert_eq!(body_of(&read_to_end(&mut stream).await), b"second");
+    assert_eq!(server.request_count(), 3);
+    let routed = server.routed_requests();
+    assert_eq!(routed.len(), 2);
+    assert_eq!(routed[0].path, "/v1/models?x=1");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.path != "/v1/models" || r.method == "POST")
+    );
 }
