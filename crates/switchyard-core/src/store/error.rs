@@ -29,6 +29,15 @@ pub enum StoreError {
         /// The database file.
         path: PathBuf,
     },
+    /// The disk (or the database server's) has no room for the change: it was not saved;
+    /// everything saved before it is kept (SPEC R10.2).
+    #[error(
+        "the disk holding the task database {location} is full, so the last change was not saved (everything saved before it is kept); free some space, or point --data-dir (or --store) elsewhere, and run the command again"
+    )]
+    DiskFull {
+        /// The file, or the server without its password.
+        location: String,
+    },
     /// The store was written by a newer Switchyard.
     #[error(
         "the task database {location} has schema version {found}, newer than this Switchyard supports ({supported}); upgrade Switchyard (the file was left untouched)"
@@ -82,7 +91,7 @@ pub enum StoreError {
         /// The connection error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// Any other failure of the database (disk full, I/O error, locked for longer than the
+    /// Any other failure of the database (an I/O error, locked for longer than the
     /// timeout, a lost connection).
     #[error("the task database {location} could not be used: {source}")]
     Backend {

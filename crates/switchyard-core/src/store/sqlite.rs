@@ -40,6 +40,7 @@ mod error;
 mod history;
 mod keys;
 mod limits;
+mod read_only;
 mod requests;
 mod responses;
 mod schema;
@@ -121,6 +122,20 @@ impl SqliteStore {
                 });
             }
         }
+        let opened = Self::open_writable(path, exists);
+        if let Err(StoreError::DiskFull { .. }) = &opened
+            && !exists
+        {
+            // A file made here that the full disk left empty is removed: a failed first run
+            // leaves nothing behind (issue 26).
+            remove_unfinished(path);
+        }
+        opened
+    }
+
+    /// [`SqliteStore::open_file`] once the file's permissions were checked; `exists` says
+    /// whether the file was there before.
+    fn open_writable(path: &Path, exists: bool) -> Result<Self, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -151,6 +166,25 @@ impl SqliteStore {
             .map_err(|e| classify(path, e))?;
         let mut conn = conn;
         schema::migrate(&mut conn, path)?;
+        Ok(Self {
+            db: Arc::new(Db {
+                conn: Mutex::new(conn),
+                path: path.to_owned(),
+            }),
+        })
+    }
+
+    /// Opens the existing database file `path` to read it only (a read-only mount, a
+    /// read-only file or backup): nothing is created, migrated or written, and every write
+    /// fails with [`StoreError::ReadOnly`]. `tasks`, `export` and `limits` use it when
+    /// [`SqliteStore::open_file`] says [`StoreError::ReadOnly`].
+    ///
+    /// Errors: a missing file ([`StoreError::Io`]), not a database ([`StoreError::Corrupt`]),
+    /// a newer schema ([`StoreError::NewerSchema`]).
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let conn = read_only::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(|e| classify(path, e))?;
         Ok(Self {
             db: Arc::new(Db {
                 conn: Mutex::new(conn),
@@ -282,6 +316,20 @@ fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         path: path.to_owned(),
         detail: rows.join("; "),
     })
+}
+
+/// Removes the database file `path` that this process created and a full disk left empty,
+/// with its `-wal`, `-shm` and `-journal` files. A file that holds anything (another process
+/// made it at the same moment and wrote to it) is left alone.
+fn remove_unfinished(path: &Path) {
+    if std::fs::metadata(path).map_or(true, |m| m.len() != 0) {
+        return;
+    }
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(std::path::PathBuf::from(file));
+    }
 }
 
 /// Puts the file in WAL mode (SPEC R10.2). The switch takes an exclusive lock that SQLite's

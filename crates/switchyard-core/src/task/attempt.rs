@@ -15,7 +15,10 @@
 //! The pieces it uses live below it: `mcp_wait.rs` (R6.1), `failover.rs` (R12), `probe.rs`
 //! (R6.4) and `recovery.rs` (the waits, truncation and the user's decision, R6.5–R6.10).
 
-use switchyard_api::{ApiError, ApiHandler, ApiStream, CancellationToken, ErrorKind, ToolSpec};
+use switchyard_api::{
+    ApiError, ApiHandler, ApiStream, CancellationToken, ContentBlock, ErrorKind, Message, NOT_SENT,
+    ToolSpec,
+};
 
 use super::conversation::Conversation;
 use super::events::{TaskEvent, streaming_failed};
@@ -104,11 +107,14 @@ pub(crate) async fn attempt_api_request_on<'a>(
         let sizer = Sizer::new(route.handler, &system_prompt);
         fit_context_window(conversation, previous_total, &sizer, observer).await;
         previous_total = 0;
+        // What is sent, made once per run of the step (a prompt of megabytes is not copied
+        // again for each estimate).
+        let visible = conversation.visible();
+        let input_tokens = sizer.refuse_overflow(route.handler, &visible)?;
         if let Some(l) = ctx.limits {
-            let input_tokens = sizer.estimate(conversation);
             admit(l, route.entry, input_tokens, &ctx.cancel, observer).await?;
         }
-        match send_and_probe(ctx, &route, &system_prompt, &tools, conversation, observer).await? {
+        match send_and_probe(ctx, &route, &system_prompt, &tools, &visible, observer).await? {
             Ok(stream) => return Ok((stream, route.handler)),
             Err(error) => recover(ctx, &route, error, conversation, &mut state, observer).await?,
         }
@@ -152,13 +158,69 @@ impl<'p> Sizer<'p> {
     /// tokenizer, where one is known, decides once the rough figure reaches half the budget
     /// (bytes/4 is off by well under 2× for text).
     fn estimate(&self, conversation: &Conversation) -> u64 {
-        let visible = conversation.visible();
-        let rough = estimate_message_tokens(self.system_prompt, &visible);
+        self.estimate_visible(&conversation.visible())
+    }
+
+    /// [`Sizer::estimate`] of the messages `visible` (what is sent).
+    fn estimate_visible(&self, visible: &[Message]) -> u64 {
+        let rough = estimate_message_tokens(self.system_prompt, visible);
         if rough >= self.budget.max_allowed_size / 2 {
-            estimate_message_tokens_with(self.tokenizer, self.system_prompt, &visible)
+            estimate_message_tokens_with(self.tokenizer, self.system_prompt, visible)
         } else {
             rough
         }
+    }
+}
+
+impl Sizer<'_> {
+    /// R8.2 **Improve**: what is about to be sent, once truncated as far as it goes, is
+    /// estimated to exceed the model's whole context window: it is not sent (the provider
+    /// would refuse it, or a local server cut it off mid-stream), and the error names the
+    /// sizes. Never retried: the same request does not fit again.
+    /// Returns the estimate (tokens) of what is sent when it fits.
+    fn refuse_overflow(
+        &self,
+        handler: &dyn ApiHandler,
+        visible: &[Message],
+    ) -> Result<u64, ApiError> {
+        let window = self.budget.context_window;
+        let estimate = self.estimate_visible(visible);
+        if estimate <= window {
+            return Ok(estimate);
+        }
+        let bytes = self.system_prompt.len()
+            + visible
+                .iter()
+                .flat_map(|m| &m.content)
+                .map(block_bytes)
+                .sum::<usize>();
+        let model = handler.get_model();
+        let counted = match self.tokenizer {
+            Tokenizer::Bytes => "at 4 bytes per token",
+            _ => "with the model's tokenizer",
+        };
+        Err(ApiError::new(
+            ErrorKind::ContextWindowExceeded,
+            format!(
+                "the request was not sent: it is about {estimate} tokens ({bytes} bytes, counted {counted}, with the system prompt), more than the context window of {window} tokens of {provider} model {id}; shorten the prompt or the file, or choose a model with a larger context window",
+                provider = handler.provider_id(),
+                id = model.id,
+            ),
+        )
+        .with_code(NOT_SENT)
+        .permanent())
+    }
+}
+
+/// The bytes of `block` that R8.2's estimate counts (an image counts none).
+fn block_bytes(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text { text } => text.len(),
+        ContentBlock::Image { .. } => 0,
+        ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+        ContentBlock::ToolResult { content, .. } => content.len(),
+        ContentBlock::Thinking { thinking, .. } => thinking.len(),
+        ContentBlock::RedactedThinking { data } => data.len(),
     }
 }
 
@@ -200,7 +262,7 @@ async fn send_and_probe(
     route: &Route<'_>,
     system_prompt: &str,
     tools: &[ToolSpec],
-    conversation: &Conversation,
+    messages: &[Message],
     observer: &mut dyn TurnObserver,
 ) -> Result<Result<ApiStream, ApiError>, ApiError> {
     let handler = route.handler;
@@ -211,11 +273,10 @@ async fn send_and_probe(
         ctx.limits.is_some(),
         ctx.settings.bounds,
     );
-    let messages = conversation.visible();
-    let stream = handler.create_message(system_prompt, &messages, tools, options);
+    let stream = handler.create_message(system_prompt, messages, tools, options);
     let probed = probe(stream, &mut reports.retries, observer).await;
     if let Some(l) = ctx.limits {
-        learn_limits(l, route.entry, &mut reports.heard).await?;
+        learn_limits(l, route.entry, &mut reports.heard, observer).await?;
     }
     Ok(probed.map_err(|e| e.with_origin(handler.provider_id(), &handler.get_model().id)))
 }

@@ -43,6 +43,7 @@ pub struct TaskBuilder {
     cwd: Option<PathBuf>,
     global_rules_dir: Option<Option<PathBuf>>,
     system_prompt: Option<String>,
+    title: Option<String>,
 }
 
 impl Task {
@@ -98,6 +99,7 @@ impl TaskBuilder {
             cwd: None,
             global_rules_dir: None,
             system_prompt: None,
+            title: None,
         }
     }
 
@@ -182,6 +184,14 @@ impl TaskBuilder {
         self
     }
 
+    /// What `switchyard tasks` lists as the new task's first prompt, when it is not the first
+    /// message itself: the prompt typed when piped text was joined to it as context (the
+    /// first message is then the piped text, a blank line and the prompt). Stored scrubbed.
+    pub fn title(mut self, text: impl Into<String>) -> Self {
+        self.title = Some(text.into());
+        self
+    }
+
     /// Creates a new task in the store whose first message is `first_message` (stored before
     /// this returns); [`Task::run_turn`] with `None` answers it.
     ///
@@ -204,7 +214,10 @@ impl TaskBuilder {
                     mode: self.mode.as_str().to_owned(),
                     provider: self.handler.provider_id().to_owned(),
                     model: model.id,
-                    first_prompt: switchyard_api::secrets::scrub(first_message).into_owned(),
+                    first_prompt: switchyard_api::secrets::scrub(
+                        self.title.as_deref().unwrap_or(first_message),
+                    )
+                    .into_owned(),
                 },
                 // Stored without secrets (R10.5); the model gets the message as typed.
                 &scrubbed_message(&first),

@@ -14,7 +14,7 @@ use switchyard_api::fails_over;
 
 use crate::limits::guard::{Choice, RequestLimits};
 use crate::limits::state::SlotGrant;
-use crate::store::{StoreError, TaskStore};
+use crate::store::TaskStore;
 
 /// The R12 state a request step consults: the task's limits, its store and its id.
 #[derive(Clone, Copy)]
@@ -33,11 +33,6 @@ pub(super) struct Route<'a> {
     pub handler: &'a dyn ApiHandler,
     /// Another entry is free: a failure of this one fails over at once.
     pub alternative: bool,
-}
-
-/// A store failure in the request step, as the error that ends the turn.
-pub(super) fn store_error(e: StoreError) -> ApiError {
-    ApiError::new(ErrorKind::InvalidRequest, e.to_string())
 }
 
 /// `ms` (Unix milliseconds) as an RFC 3339 UTC time, to the second.
@@ -63,7 +58,12 @@ pub(super) async fn choose_entry<'a>(
     settings: &AttemptSettings,
     observer: &mut dyn TurnObserver,
 ) -> Result<Option<Route<'a>>, ApiError> {
-    match l.limits.choose(l.store).await.map_err(store_error)? {
+    match l
+        .limits
+        .choose(l.store)
+        .await
+        .map_err(|e| observer.store_failed(e))?
+    {
         Choice::Entry { index, alternative } => Ok(Some(Route {
             entry: index,
             handler: l.limits.entries[index].handler.as_ref(),
@@ -107,10 +107,10 @@ pub(super) async fn admit(
     l.limits
         .check_spend(l.store, Some(l.task_id), entry, input_tokens)
         .await
-        .map_err(store_error)??;
+        .map_err(|e| observer.store_failed(e))??;
     loop {
         let grant = l.limits.try_slot(l.store, entry, input_tokens).await;
-        let (until_ms, reason) = match grant.map_err(store_error)? {
+        let (until_ms, reason) = match grant.map_err(|e| observer.store_failed(e))? {
             SlotGrant::Granted => return Ok(()),
             SlotGrant::Wait { until_ms, reason } => (until_ms, reason),
         };
@@ -139,12 +139,13 @@ pub(super) async fn learn_limits(
     l: LimitsContext<'_>,
     entry: usize,
     heard: &mut tokio::sync::mpsc::UnboundedReceiver<RateLimitHeaders>,
+    observer: &mut dyn TurnObserver,
 ) -> Result<(), ApiError> {
     while let Ok(heard) = heard.try_recv() {
         l.limits
             .learn(l.store, entry, &heard)
             .await
-            .map_err(store_error)?;
+            .map_err(|e| observer.store_failed(e))?;
     }
     Ok(())
 }
@@ -168,7 +169,7 @@ pub(super) async fn fail_over(
         .limits
         .cool_down(l.store, entry, error)
         .await
-        .map_err(store_error)?;
+        .map_err(|e| observer.store_failed(e))?;
     observer.event(streaming_failed(request_index, error)).await;
     if let Ok(Choice::Entry { index, .. }) = l.limits.choose(l.store).await {
         observer

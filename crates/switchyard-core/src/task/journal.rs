@@ -238,6 +238,16 @@ impl Journal<'_> {
 }
 
 impl TurnObserver for Journal<'_> {
+    fn store_failed(&mut self, e: StoreError) -> ApiError {
+        let error = ApiError::new(ErrorKind::Server, e.to_string());
+        self.fail(e);
+        error
+    }
+
+    fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
     fn event(&mut self, mut event: TaskEvent) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             event.scrub_secrets();

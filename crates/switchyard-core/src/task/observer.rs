@@ -4,11 +4,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use switchyard_api::ApiError;
+use switchyard_api::{ApiError, ErrorKind};
 
 use super::conversation::Conversation;
 use super::events::TaskEvent;
 use crate::context::DeletedRange;
+use crate::store::StoreError;
 
 /// A boxed future, for the small async traits of the task.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -37,6 +38,20 @@ pub(crate) trait TurnObserver: Send {
         _conversation: &'a Conversation,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// The store failed on the request step's own path (the limits state of R12: cooldowns,
+    /// spend, rate-limit slots). Returns the error that ends the step; an observer that saves
+    /// the turn keeps `e` and ends the turn with it, so the failure is reported as the store's,
+    /// never as the provider's (issue 26).
+    fn store_failed(&mut self, e: StoreError) -> ApiError {
+        ApiError::new(ErrorKind::Server, e.to_string())
+    }
+
+    /// A change of the turn could not be saved: the turn ends with that failure, and no
+    /// `error` event is added for the step's error.
+    fn failed(&self) -> bool {
+        false
     }
 }
 

@@ -94,6 +94,11 @@ pub(super) async fn announce_and_wait(
     error: &ApiError,
     observer: &mut dyn TurnObserver,
 ) {
+    tracing::info!(
+        "retry {attempt} of {} in {:.1} s after: {error}",
+        settings.max_auto_retries,
+        delay.as_secs_f64()
+    );
     observer
         .event(TaskEvent::ErrorRetry {
             attempt,

@@ -175,6 +175,7 @@ async fn send(
     let (stream, handler) = match attempt_api_request_on(&request_ctx, conversation, observer).await
     {
         Ok(answered) => answered,
+        Err(error) if observer.failed() => return Err(error),
         Err(error) => {
             if error.kind == ErrorKind::Cancelled {
                 observer.event(user_cancelled(request_index)).await;

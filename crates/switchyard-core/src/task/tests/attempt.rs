@@ -607,3 +607,41 @@ async fn a_wait_longer_than_the_cap_is_named_and_waited_in_full_when_the_user_re
     assert!(gap >= Duration::from_secs(432), "{gap:?}");
     assert_eq!(retries(&out.events), vec![(1, 432.0, false)]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 26: a prompt that cannot fit the model's context window is not sent (SPEC R8.2)
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_prompt_that_cannot_fit_the_window_is_not_sent_and_the_sizes_are_named() {
+    // One message of 600,000 bytes: 150,000 tokens at 4 bytes a token, over the 128,000 of a
+    // model the catalogue does not know; nothing earlier can be hidden.
+    let server =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("openai_chat_text"))]).await;
+    let h = handler(
+        "openai",
+        "some-local-model",
+        &format!("{}/v1", server.url()),
+    );
+    let mut conv = conversation(1);
+    conv.api_conversation_history[0] = switchyard_api::Message::user_text("word ".repeat(120_000));
+    let out = run_handler(
+        h.as_ref(),
+        conv,
+        &FixedDecision(FailureDecision::Retry),
+        &NoMcpServers,
+    )
+    .await;
+    let e = out.result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ContextWindowExceeded, "{e}");
+    assert!(e.permanent && !e.is_retryable(), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with("the request was not sent: it is about 15"),
+        "{text}"
+    );
+    assert!(text.contains("context window of 128000 tokens"), "{text}");
+    assert!(text.contains("some-local-model"), "{text}");
+    assert!(!text.contains("says"), "Switchyard's own sentence: {text}");
+    assert_eq!(server.request_count(), 0);
+}
