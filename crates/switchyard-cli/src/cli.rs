@@ -398,21 +398,26 @@ pub struct TaskOptions {
     /// never ask).
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// A failover entry, `PROVIDER:MODEL`, tried in order when the mode's provider fails
-    /// before answering (rate limit, overload, quota, server, timeout, network, auth).
+    /// A failover entry, `PROVIDER:MODEL` or `PROVIDER:MODEL@BASE_URL` (e.g.
+    /// `openai:qwen2.5@http://127.0.0.1:8080/v1`), tried in order when the mode's provider
+    /// fails before answering (rate limit, overload, quota, server, timeout, network, auth).
     /// Repeatable; replaces the mode's `fallbacks` from the configuration file.
-    #[arg(long, value_name = "PROVIDER:MODEL", value_parser = parse_fallback)]
+    #[arg(long, value_name = "PROVIDER:MODEL[@URL]", value_parser = parse_fallback)]
     pub fallback: Vec<switchyard_api::FallbackSettings>,
     /// Stop the task (exit code 3) before a request that would take its cost to USD; overrides
     /// `max_cost_usd` under [limits].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
+    /// The prompt as typed when piped text joined it as context (not a flag): what
+    /// `switchyard tasks` lists for the new task.
+    #[arg(skip)]
+    pub title: Option<String>,
 }
 
 /// `--fallback PROVIDER:MODEL`.
 fn parse_fallback(text: &str) -> Result<switchyard_api::FallbackSettings, String> {
     switchyard_api::FallbackSettings::parse_flag(text).ok_or_else(|| {
-        format!("`{text}` is not PROVIDER:MODEL; write e.g. --fallback openrouter:anthropic/claude-sonnet-4.5")
+        format!("`{text}` is not PROVIDER:MODEL or PROVIDER:MODEL@BASE_URL; write e.g. --fallback openrouter:anthropic/claude-sonnet-4.5 or --fallback openai:MODEL@http://127.0.0.1:8080/v1")
     })
 }
 

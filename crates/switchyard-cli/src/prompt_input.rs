@@ -13,10 +13,38 @@ use std::path::Path;
 /// The prompt argument meaning "read standard input".
 pub const STDIN_ARG: &str = "-";
 
+/// The prompt to send and, when piped text joined it as context, the prompt as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// What is sent: the piped text, a blank line and the typed prompt; or the one source.
+    pub text: String,
+    /// The typed prompt when piped text was joined to it (what `switchyard tasks` lists).
+    pub typed: Option<String>,
+}
+
 /// The prompt to send, from `arg` (the positional argument; `-` reads stdin), `file`
 /// (`--file`), and piped stdin. `Ok(None)` when nothing was given (a resumed task then answers
 /// what it has pending). Errors are one sentence saying what to do.
-pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<String>, String> {
+pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<Prompt>, String> {
+    let alone = |text: String| Prompt { text, typed: None };
+    Ok(match read_text(arg, file)? {
+        Joined::Alone(text) => text.map(alone),
+        Joined::Context { context, prompt } => Some(Prompt {
+            text: format!("{context}\n\n{prompt}"),
+            typed: Some(prompt.to_owned()),
+        }),
+    })
+}
+
+/// Where [`read_prompt`]'s text came from.
+enum Joined<'a> {
+    /// One source (or none).
+    Alone(Option<String>),
+    /// Piped text and the typed prompt it is context for.
+    Context { context: String, prompt: &'a str },
+}
+
+fn read_text<'a>(arg: Option<&'a str>, file: Option<&Path>) -> Result<Joined<'a>, String> {
     let from_file = match file {
         Some(path) if path == Path::new(STDIN_ARG) => Some(read_stdin()?),
         Some(path) => Some(std::fs::read(path).map_err(|e| {
@@ -38,13 +66,16 @@ pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<Stri
         (Some(STDIN_ARG), Some(_)) => {
             Err("both `-` and --file were given; pass one of them".to_owned())
         }
-        (_, Some(file_text)) => Ok(Some(file_text)),
-        (Some(STDIN_ARG), None) => Ok(Some(text(read_stdin()?, "standard input")?)),
+        (_, Some(file_text)) => Ok(Joined::Alone(Some(file_text))),
+        (Some(STDIN_ARG), None) => Ok(Joined::Alone(Some(text(
+            read_stdin()?,
+            "standard input",
+        )?))),
         (Some(prompt), None) => match piped_stdin()? {
-            Some(context) if !context.trim().is_empty() => Ok(Some(format!("{context}\n\n{prompt}"))),
-            _ => Ok(Some(prompt.to_owned())),
+            Some(context) if !context.trim().is_empty() => Ok(Joined::Context { context, prompt }),
+            _ => Ok(Joined::Alone(Some(prompt.to_owned()))),
         },
-        (None, None) => Ok(piped_stdin()?),
+        (None, None) => Ok(Joined::Alone(piped_stdin()?)),
     }
 }
 

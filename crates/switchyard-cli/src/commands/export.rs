@@ -11,8 +11,14 @@ use crate::settings;
 
 /// Prints the conversation; 2 when the store cannot be opened or the task is unknown.
 pub async fn run(place: settings::StorePlace<'_>, task_id: &str) -> ExitCode {
-    let messages = match settings::open_store(place).await {
-        Ok(store) => with_partial(store.as_ref(), task_id).await,
+    // A read-only store (a backup, a read-only mount) is exported as it is; a store not made
+    // yet holds no task, and is not made to say so.
+    let messages = match settings::open_existing_store(place).await {
+        Ok(Some(store)) => with_partial(store.as_ref(), task_id).await,
+        Ok(None) => Err(switchyard_core::store::StoreError::TaskNotFound {
+            id: task_id.to_owned(),
+        }
+        .to_string()),
         Err(e) => Err(e),
     };
     match messages.and_then(|m| serde_json::to_string_pretty(&m).map_err(|e| e.to_string())) {

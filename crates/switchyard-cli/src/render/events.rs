@@ -12,9 +12,19 @@ fn headline(message: &str) -> &str {
     message.split_once(": ").map_or(message, |(head, _)| head)
 }
 
+/// `-vv`: every event as its JSON line, on stderr (scrubbed there as every log line).
+fn log_event(event: &TaskEvent) {
+    if tracing::enabled!(tracing::Level::DEBUG)
+        && let Ok(line) = serde_json::to_string(event)
+    {
+        tracing::debug!("event: {line}");
+    }
+}
+
 impl Renderer {
     /// Renders one event. Output errors (a closed pipe) are ignored: the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
+        log_event(event);
         if self.stdout_closed {
             return;
         }

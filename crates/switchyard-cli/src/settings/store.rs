@@ -137,8 +137,10 @@ pub async fn open_store(place: StorePlace<'_>) -> Result<Arc<dyn TaskStore>, Str
 /// Opens (creating or migrating) the store `spec`; a SQLite file's directory is created
 /// (private to the user) when missing.
 pub async fn open_spec(spec: &StoreSpec) -> Result<Arc<dyn TaskStore>, String> {
+    let mut made_dir = None;
     if let StoreSpec::Sqlite(path) = spec
         && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
     {
         // Conversations can hold code and secrets pasted by the user: a directory made here
         // is private to the user, as SqliteStore::open makes it.
@@ -146,24 +148,45 @@ pub async fn open_spec(spec: &StoreSpec) -> Result<Arc<dyn TaskStore>, String> {
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(dir)
-            .map_err(|e| format!("cannot use the data directory {}: {e}", dir.display()))?;
+        builder.create(dir).map_err(|e| match e.kind() {
+            std::io::ErrorKind::StorageFull => StoreError::DiskFull {
+                location: dir.display().to_string(),
+            }
+            .to_string(),
+            _ => format!("cannot use the data directory {}: {e}", dir.display()),
+        })?;
+        made_dir = Some(dir);
     }
-    spec.open().await.map_err(|e| e.to_string())
+    let opened = spec.open().await;
+    if let (Err(StoreError::DiskFull { .. }), Some(dir)) = (&opened, made_dir) {
+        // The store removed the file it could not finish; the directory made for it goes
+        // too (only when empty): a full disk is left as it was found (issue 26).
+        let _ = std::fs::remove_dir(dir);
+    }
+    opened.map_err(|e| e.to_string())
 }
 
 /// Opens the task store for `place` to read it, or `None` when it is a SQLite file not made
 /// yet: a command that only shows what is stored creates nothing (no file means nothing
-/// stored yet).
+/// stored yet). A SQLite file that cannot be written (a read-only mount, a read-only file or
+/// backup) is opened read-only ([`SqliteStore::open_read_only`]): `tasks`, `export` and
+/// `limits` show it, and a write fails saying it is read-only.
 pub async fn open_existing_store(
     place: StorePlace<'_>,
 ) -> Result<Option<Arc<dyn TaskStore>>, String> {
     let spec = store_spec(place)?;
-    if let StoreSpec::Sqlite(path) = &spec
-        && !path.exists()
-    {
+    let StoreSpec::Sqlite(path) = &spec else {
+        return open_spec(&spec).await.map(Some);
+    };
+    if !path.exists() {
         return Ok(None);
     }
-    open_spec(&spec).await.map(Some)
+    match SqliteStore::open_file(path) {
+        Ok(store) => Ok(Some(Arc::new(store))),
+        Err(StoreError::ReadOnly { .. }) => match SqliteStore::open_read_only(path) {
+            Ok(store) => Ok(Some(Arc::new(store))),
+            Err(e) => Err(e.to_string()),
+        },
+        Err(e) => Err(e.to_string()),
+    }
 }

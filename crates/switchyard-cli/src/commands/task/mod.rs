@@ -13,6 +13,7 @@ mod converse;
 mod open;
 mod refused;
 mod resumed;
+mod served_model;
 mod session;
 
 pub use open::Start;

@@ -69,6 +69,9 @@ pub(super) async fn open(
             )?
         }
     };
+    if matches!(start, Start::New) {
+        super::served_model::choose(&mut config, &source, mode, &options.selection).await?;
+    }
     check_local_default(&source, &config, mode).await?;
     let auth_hint = auth_hint(&config, mode);
     apply_fallbacks(&mut config, mode, options)?;
@@ -158,7 +161,7 @@ fn apply_fallbacks(
         let typed = SelectionArgs {
             provider: fallback.provider.clone(),
             model: fallback.model_id.clone(),
-            base_url: None,
+            base_url: fallback.base_url.clone(),
         };
         settings::check_typed(&entry, &typed).map_err(Refused::config)?;
     }
@@ -193,6 +196,9 @@ async fn build(
         .max_auto_retries(options.retries);
     if let Some(system) = &options.system {
         builder = builder.system_prompt(system.clone());
+    }
+    if let Some(title) = &options.title {
+        builder = builder.title(title.clone());
     }
     let task = match start {
         Start::New => builder.create(prompt).await,

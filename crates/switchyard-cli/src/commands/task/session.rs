@@ -35,11 +35,18 @@ pub async fn session(
     args: TaskArgs,
     start: Start,
 ) -> ExitCode {
-    let TaskArgs { prompt, options } = args;
+    let TaskArgs {
+        prompt,
+        mut options,
+    } = args;
     let mut renderer = Renderer::new(options.json, options.quiet);
     let prompt = match crate::prompt_input::read_prompt(prompt.as_deref(), options.file.as_deref())
     {
-        Ok(prompt) => prompt.unwrap_or_default(),
+        Ok(Some(prompt)) => {
+            options.title = prompt.typed;
+            prompt.text
+        }
+        Ok(None) => String::new(),
         Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
     };
     let opened = open(config_path, place, &prompt, &options, &start).await;
