@@ -110,7 +110,9 @@ pub(crate) async fn attempt_api_request_on<'a>(
         // What is sent, made once per run of the step (a prompt of megabytes is not copied
         // again for each estimate).
         let visible = conversation.visible();
-        let input_tokens = sizer.refuse_overflow(route.handler, &visible)?;
+        let input_tokens = sizer
+            .refuse_overflow(route.handler, &visible)
+            .map_err(|e| *e)?;
         if let Some(l) = ctx.limits {
             admit(l, route.entry, input_tokens, &ctx.cancel, observer).await?;
         }
@@ -182,7 +184,7 @@ impl Sizer<'_> {
         &self,
         handler: &dyn ApiHandler,
         visible: &[Message],
-    ) -> Result<u64, ApiError> {
+    ) -> Result<u64, Box<ApiError>> {
         let window = self.budget.context_window;
         let estimate = self.estimate_visible(visible);
         if estimate <= window {
@@ -199,7 +201,7 @@ impl Sizer<'_> {
             Tokenizer::Bytes => "at 4 bytes per token",
             _ => "with the model's tokenizer",
         };
-        Err(ApiError::new(
+        Err(Box::new(ApiError::new(
             ErrorKind::ContextWindowExceeded,
             format!(
                 "the request was not sent: it is about {estimate} tokens ({bytes} bytes, counted {counted}, with the system prompt), more than the context window of {window} tokens of {provider} model {id}; shorten the prompt or the file, or choose a model with a larger context window",
@@ -208,7 +210,7 @@ impl Sizer<'_> {
             ),
         )
         .with_code(NOT_SENT)
-        .permanent())
+        .permanent()))
     }
 }
 
