@@ -9,13 +9,13 @@ use super::history::is_constraint;
 use super::{Db, SqliteStore};
 use crate::store::key_rows::{
     HOLD_AMOUNT, KEY_COLUMNS, TEAM_COLUMNS, hold_use_sql, key_from_row, models_json, opt_i64,
-    team_from_row, usage_from_row, usage_sql,
+    team_from_row, usage_from_row, usage_range_sql, usage_slice_from_row, usage_sql,
 };
 use crate::store::keys::{
     ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
     settled_amount,
 };
-use crate::store::{RequestRecord, StoreError, StoreFuture};
+use crate::store::{RequestRecord, StoreError, StoreFuture, UsageQuery, UsageSlice};
 
 impl Db {
     fn create_key(&self, (key, hash): &(ClientKey, String)) -> Result<(), StoreError> {
@@ -228,6 +228,16 @@ impl Db {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
+    fn usage_between(&self, q: &UsageQuery) -> Result<Vec<UsageSlice>, StoreError> {
+        let conn = self.conn();
+        let sql = usage_range_sql(q.by, q.bucket, "?1", Some("?2"));
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([q.from_ms, q.to_ms], |r| usage_slice_from_row(r))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     fn used_since(
         &self,
         (key, team, from, now): (Option<&str>, Option<&str>, i64, i64),
@@ -313,6 +323,11 @@ impl KeyStore for SqliteStore {
 
     fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>> {
         self.call(move |db| db.usage(by, since_ms))
+    }
+
+    fn usage_between<'a>(&'a self, query: &'a UsageQuery) -> StoreFuture<'a, Vec<UsageSlice>> {
+        let query = *query;
+        self.call(move |db| db.usage_between(&query))
     }
 
     fn used_since<'a>(

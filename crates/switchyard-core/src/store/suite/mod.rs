@@ -23,6 +23,7 @@ mod limits;
 mod requests;
 mod responses;
 mod tasks;
+mod usage;
 
 pub(crate) use fixture::StoreFixture;
 
@@ -51,6 +52,7 @@ pub(crate) use tasks::{
     events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
     two_connections_write_the_same_store_without_losing_rows,
 };
+pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
 /// giving an `Option` of a [`StoreFixture`]; `None` skips).
@@ -67,7 +69,8 @@ macro_rules! task_store_suite {
             a_directory_without_a_history_is_a_clear_error,
             learnt_limits_are_kept_per_key_and_make_requests_wait,
             client_keys_are_kept_as_hashes_revoked_and_rotated,
-            holds_respect_key_team_gateway_and_parallel_caps_and_settle);
+            holds_respect_key_team_gateway_and_parallel_caps_and_settle,
+            usage_is_summed_per_bucket_and_group_within_a_range);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
