@@ -45,6 +45,9 @@ pub struct Gateway {
     /// epoch, in hex).
     id_prefix: String,
     next_id: AtomicU64,
+    /// The dashboard at `/ui` (SPEC R14.11) and the live registry it shows.
+    ui: Arc<crate::ui::Ui>,
+    live: Arc<crate::ui::Live>,
 }
 
 impl Gateway {
@@ -69,7 +72,11 @@ impl Gateway {
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
+        let live = Arc::new(crate::ui::Live::default());
+        let ui = crate::ui::Ui::new(Arc::clone(&store), config.clone(), Arc::clone(&live));
         Self {
+            ui: Arc::new(ui),
+            live,
             auth: Auth::new(Arc::clone(&store), false),
             layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
@@ -159,6 +166,10 @@ impl Gateway {
         id: &str,
         received: Instant,
     ) -> Response<Body> {
+        // The dashboard signs its users in itself (SPEC R14.11).
+        if crate::ui::Ui::owns(request.uri().path()) {
+            return self.ui.handle(request).await;
+        }
         let client = match self.door(&request).await {
             Ok(client) => client,
             Err(response) => return response,
@@ -290,7 +301,10 @@ impl Gateway {
             return response;
         }
         let label = route_label(&request.model, self.router.glob_for(&request.model));
+        let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
+        let live = self.live.start(id, &request.model, prefix);
         let relay = Relay {
+            live,
             request,
             dialect,
             id: id.to_owned(),
