@@ -105,7 +105,9 @@ function drawChart(data) {
     })));
   const opts = {
     width: Math.max(280, box.clientWidth), height: 320, series,
-    scales: { x: { time: false } },
+    // Room for the last x label; costs from 0, so heights compare.
+    padding: [12, 48, 0, 0],
+    scales: { x: { time: false }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
     axes: [
       { incrs: hourly ? [3600, 7200, 10800, 21600, 43200, 86400] : [86400, 172800, 604800, 2592000], space: hourly ? 80 : 70,
         values: (u, vals) => vals.map(when) },
