@@ -15,13 +15,13 @@ use tokio_postgres::types::ToSql;
 use super::PgStore;
 use crate::store::key_rows::{
     HOLD_AMOUNT, KEY_COLUMNS, TEAM_COLUMNS, hold_use_sql, key_from_row, models_json, opt_i64,
-    team_from_row, usage_from_row, usage_range_sql, usage_slice_from_row, usage_sql,
+    team_from_row, usage_from_row, usage_sql,
 };
 use crate::store::keys::{
     ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
     settled_amount,
 };
-use crate::store::{RequestRecord, StoreError, StoreFuture, UsageQuery, UsageSlice};
+use crate::store::{RequestRecord, StoreError, StoreFuture};
 
 /// Any constant: the advisory lock every hold is taken under.
 const HOLD_LOCK: i64 = 0x5357_4954_4348_0002;
@@ -265,7 +265,11 @@ impl KeyStore for PgStore {
         })
     }
 
-    fn usage_between<'a>(&'a self, q: &'a UsageQuery) -> StoreFuture<'a, Vec<UsageSlice>> {
+    fn usage_between<'a>(
+        &'a self,
+        q: &'a crate::store::UsageQuery,
+    ) -> StoreFuture<'a, Vec<crate::store::UsageSlice>> {
+        use crate::store::key_rows::{usage_range_sql, usage_slice_from_row};
         Box::pin(async move {
             let sql = usage_range_sql(q.by, q.bucket, "$1::int8", Some("$2::int8"));
             let rows = self.rows(&sql, &[&q.from_ms, &q.to_ms]).await?;

@@ -9,13 +9,13 @@ use super::history::is_constraint;
 use super::{Db, SqliteStore};
 use crate::store::key_rows::{
     HOLD_AMOUNT, KEY_COLUMNS, TEAM_COLUMNS, hold_use_sql, key_from_row, models_json, opt_i64,
-    team_from_row, usage_from_row, usage_range_sql, usage_slice_from_row, usage_sql,
+    team_from_row, usage_from_row, usage_sql,
 };
 use crate::store::keys::{
     ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
     settled_amount,
 };
-use crate::store::{RequestRecord, StoreError, StoreFuture, UsageQuery, UsageSlice};
+use crate::store::{RequestRecord, StoreError, StoreFuture};
 
 impl Db {
     fn create_key(&self, (key, hash): &(ClientKey, String)) -> Result<(), StoreError> {
@@ -228,7 +228,11 @@ impl Db {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    fn usage_between(&self, q: &UsageQuery) -> Result<Vec<UsageSlice>, StoreError> {
+    fn usage_between(
+        &self,
+        q: &crate::store::UsageQuery,
+    ) -> Result<Vec<crate::store::UsageSlice>, StoreError> {
+        use crate::store::key_rows::{usage_range_sql, usage_slice_from_row};
         let conn = self.conn();
         let sql = usage_range_sql(q.by, q.bucket, "?1", Some("?2"));
         let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
@@ -325,7 +329,10 @@ impl KeyStore for SqliteStore {
         self.call(move |db| db.usage(by, since_ms))
     }
 
-    fn usage_between<'a>(&'a self, query: &'a UsageQuery) -> StoreFuture<'a, Vec<UsageSlice>> {
+    fn usage_between<'a>(
+        &'a self,
+        query: &'a crate::store::UsageQuery,
+    ) -> StoreFuture<'a, Vec<crate::store::UsageSlice>> {
         let query = *query;
         self.call(move |db| db.usage_between(&query))
     }

@@ -59,6 +59,7 @@ pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 macro_rules! task_store_suite {
     ($fixture:expr) => {
         $crate::store::suite::task_store_suite!(@store $fixture;
+            usage_is_summed_per_bucket_and_group_within_a_range,
             appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named,
             task_ids_are_unique_within_one_millisecond,
             a_task_created_with_its_first_message_holds_it,
@@ -69,8 +70,7 @@ macro_rules! task_store_suite {
             a_directory_without_a_history_is_a_clear_error,
             learnt_limits_are_kept_per_key_and_make_requests_wait,
             client_keys_are_kept_as_hashes_revoked_and_rotated,
-            holds_respect_key_team_gateway_and_parallel_caps_and_settle,
-            usage_is_summed_per_bucket_and_group_within_a_range);
+            holds_respect_key_team_gateway_and_parallel_caps_and_settle);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
