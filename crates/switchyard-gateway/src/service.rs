@@ -68,15 +68,14 @@ impl Gateway {
     /// log are in `store` (SPEC R14.4, R13.2): the store `switchyard task` uses, so every
     /// task and gateway on it shares one view of each provider.
     pub fn with_store(config: ApiConfiguration, store: Arc<dyn TaskStore>) -> Self {
+        // The dashboard (SPEC R14.11) and the live registry the relay feeds.
+        let live = Arc::new(crate::ui::Live::default());
+        let ui = crate::ui::Ui::new(Arc::clone(&store), config.clone(), Arc::clone(&live));
         let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let live = Arc::new(crate::ui::Live::default());
-        let ui = crate::ui::Ui::new(Arc::clone(&store), config.clone(), Arc::clone(&live));
         Self {
-            ui: Arc::new(ui),
-            live,
             auth: Auth::new(Arc::clone(&store), false),
             layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
@@ -84,6 +83,8 @@ impl Gateway {
             deadline: Duration::from_secs(seconds),
             id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),
             next_id: AtomicU64::new(1),
+            ui: Arc::new(ui),
+            live,
         }
     }
 
@@ -304,7 +305,6 @@ impl Gateway {
         let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
         let live = self.live.start(id, &request.model, prefix);
         let relay = Relay {
-            live,
             request,
             dialect,
             id: id.to_owned(),
@@ -316,6 +316,7 @@ impl Gateway {
             _flight: sent.flight,
             body: sent.body,
             forward_headers: sent.forward_headers,
+            live,
         };
         relay.run().await
     }
