@@ -43,6 +43,9 @@ else
   echo "npm not found: the MCP tests against real servers are skipped (in CI they fail)" >&2
 fi
 
+# Chromium and playwright-core for the dashboard's browser test (scripts/browser.sh).
+scripts/browser.sh || { in_ci && exit 1; echo "scripts/browser.sh failed: the dashboard's browser test is skipped (in CI it fails)" >&2; }
+
 # The real agent clients the agent tests run through `switchyard serve` (pinned, from npm and
 # PyPI, into .agent-clients/).
 if command -v npm >/dev/null; then

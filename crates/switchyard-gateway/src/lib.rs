@@ -19,6 +19,7 @@
 //! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).
 //! - `server.rs`: the accept loop, `TCP_NODELAY`, the connection cap, shutdown (R14.9, R14.10).
 //! - `idle.rs`: one connection's idle keep-alive and header read timeouts (R14.10).
+//! - `ui/`: the dashboard at `/ui`: spend, keys, providers, live traffic (R14.11).
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -48,6 +49,7 @@ mod reply;
 mod route;
 mod server;
 mod service;
+mod ui;
 
 pub use layer::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub use route::route_chains;

@@ -45,6 +45,9 @@ pub struct Gateway {
     /// epoch, in hex).
     id_prefix: String,
     next_id: AtomicU64,
+    /// The dashboard at `/ui` (SPEC R14.11) and the live registry it shows.
+    ui: Arc<crate::ui::Ui>,
+    live: Arc<crate::ui::Live>,
 }
 
 impl Gateway {
@@ -65,6 +68,9 @@ impl Gateway {
     /// log are in `store` (SPEC R14.4, R13.2): the store `switchyard task` uses, so every
     /// task and gateway on it shares one view of each provider.
     pub fn with_store(config: ApiConfiguration, store: Arc<dyn TaskStore>) -> Self {
+        // The dashboard (SPEC R14.11) and the live registry the relay feeds.
+        let live = Arc::new(crate::ui::Live::default());
+        let ui = crate::ui::Ui::new(Arc::clone(&store), config.clone(), Arc::clone(&live));
         let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -77,6 +83,8 @@ impl Gateway {
             deadline: Duration::from_secs(seconds),
             id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),
             next_id: AtomicU64::new(1),
+            ui: Arc::new(ui),
+            live,
         }
     }
 
@@ -159,6 +167,10 @@ impl Gateway {
         id: &str,
         received: Instant,
     ) -> Response<Body> {
+        // The dashboard signs its users in itself (SPEC R14.11).
+        if crate::ui::Ui::owns(request.uri().path()) {
+            return self.ui.handle(request).await;
+        }
         let client = match self.door(&request).await {
             Ok(client) => client,
             Err(response) => return response,
@@ -290,6 +302,8 @@ impl Gateway {
             return response;
         }
         let label = route_label(&request.model, self.router.glob_for(&request.model));
+        let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
+        let live = self.live.start(id, &request.model, prefix);
         let relay = Relay {
             request,
             dialect,
@@ -302,6 +316,7 @@ impl Gateway {
             _flight: sent.flight,
             body: sent.body,
             forward_headers: sent.forward_headers,
+            live,
         };
         relay.run().await
     }

@@ -2,7 +2,7 @@
 //! one query a hold is decided on (R14.7), so SQLite and PostgreSQL differ only in their
 //! placeholders and locking.
 
-use super::keys::{Budget, ClientKey, Team, UsageBy, UsageRow};
+use super::keys::{Budget, ClientKey, Team, UsageBucket, UsageBy, UsageRow, UsageSlice};
 use super::rows::Columns;
 
 /// The columns of `client_keys` that [`key_from_row`] reads, in its order (never `hash`).
@@ -43,25 +43,57 @@ pub(super) fn hold_use_sql(p: fn(usize) -> String) -> String {
     )
 }
 
-/// The request log grouped `by` since the placeholder `since` (both backends' SQL).
+/// The request log grouped `by` since the placeholder `since` (both backends' SQL):
+/// [`usage_range_sql`] with no end and no buckets.
 pub(super) fn usage_sql(by: UsageBy, since: &str) -> String {
+    usage_range_sql(by, None, since, None)
+}
+
+/// The request log grouped `by` (and per `bucket` when given) with `started_ms` from the
+/// placeholder `from` to the placeholder `to` (exclusive; `None`: no end), in bucket then
+/// group order (requests without a group last). Columns: [`usage_from_row`]'s, then the
+/// bucket's start in Unix ms (NULL without buckets), then the group's last arrival.
+pub(super) fn usage_range_sql(
+    by: UsageBy,
+    bucket: Option<UsageBucket>,
+    from: &str,
+    to: Option<&str>,
+) -> String {
     let group = match by {
         UsageBy::Key => "key_id",
         UsageBy::Team => "team",
         UsageBy::Model => "provider || ':' || model",
         UsageBy::Day => "CAST(started_ms / 86400000 AS TEXT)",
     };
+    // The bucket length is one of two constants, never the caller's text.
+    let (bucket, order) = match bucket {
+        Some(b) => {
+            let ms = b.millis();
+            (format!("(started_ms / {ms}) * {ms}"), "b, g NULLS LAST")
+        }
+        None => ("CAST(NULL AS BIGINT)".to_owned(), "g NULLS LAST"),
+    };
+    let end = to.map_or(String::new(), |to| format!(" AND started_ms < {to}"));
     let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");
     format!(
         "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum(cost_usd), 0.0),
-           {} FROM gateway_requests WHERE started_ms >= {since}
-         GROUP BY g ORDER BY g NULLS LAST",
+           {}, {bucket} AS b, max(started_ms) FROM gateway_requests WHERE started_ms >= {from}{end}
+         GROUP BY g, b ORDER BY {order}",
         sum("input_tokens"),
         sum("output_tokens"),
         sum("cache_read_tokens"),
         sum("cache_write_tokens"),
         sum("CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END"),
     )
+}
+
+/// A [`UsageSlice`] from [`usage_range_sql`]'s columns.
+pub(super) fn usage_slice_from_row<R: Columns>(r: &R) -> Result<UsageSlice, R::Error> {
+    Ok(UsageSlice {
+        bucket_ms: r.opt_int(8)?,
+        last_ms: r.int(9)?,
+        row: usage_from_row(r)?,
+    })
 }
 
 /// A [`UsageRow`] from [`usage_sql`]'s columns.

@@ -414,6 +414,54 @@ pub struct UsageRow {
     pub unpriced: u64,
 }
 
+// The request log over a range, per hour or day (SPEC R14.8, R14.11): what the dashboard's
+// spend page charts and totals, read by the same SQL as `switchyard usage`
+// ([`KeyStore::usage_between`]; `usage` is the one with no end and no buckets).
+
+/// How long one bucket of a spend series is (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageBucket {
+    /// One UTC hour.
+    Hour,
+    /// One UTC day.
+    Day,
+}
+
+impl UsageBucket {
+    /// The bucket's length in milliseconds.
+    pub fn millis(self) -> i64 {
+        match self {
+            Self::Hour => 3_600_000,
+            Self::Day => 86_400_000,
+        }
+    }
+}
+
+/// What to sum: the groups, the buckets (`None`: one row per group over the whole range) and
+/// the range `[from_ms, to_ms)` of arrival times (Unix ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageQuery {
+    /// How requests are grouped.
+    pub by: UsageBy,
+    /// Per hour or per day; `None`: totals over the range.
+    pub bucket: Option<UsageBucket>,
+    /// The first arrival counted, Unix ms (inclusive).
+    pub from_ms: i64,
+    /// The end of the range, Unix ms (exclusive).
+    pub to_ms: i64,
+}
+
+/// One group's sums in one bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageSlice {
+    /// The bucket's start (Unix ms, a multiple of its length); `None` for totals.
+    pub bucket_ms: Option<i64>,
+    /// The group's last request in the bucket (its arrival, Unix ms).
+    pub last_ms: i64,
+    /// The group and its sums, as `switchyard usage` reports them.
+    pub row: UsageRow,
+}
+
 /// Where client keys, teams and holds are kept: implemented by every store backend on the
 /// same storage as its tasks (a supertrait of [`crate::store::TaskStore`]).
 pub trait KeyStore: Send + Sync {
@@ -457,6 +505,10 @@ pub trait KeyStore: Send + Sync {
 
     /// The request log since `since_ms` grouped `by`, in the group's order (requests without one last).
     fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>>;
+
+    /// The request log over `query`'s range, grouped and bucketed as it says (SPEC R14.11:
+    /// the dashboard's spend page; the SQL of [`KeyStore::usage`] with an end and buckets).
+    fn usage_between<'a>(&'a self, query: &'a UsageQuery) -> StoreFuture<'a, Vec<UsageSlice>>;
 
     /// What key `key_id` (or, with `team`, the team) has used since `from_ms`: settled
     /// spend plus holds alive at `now_ms` (USD).

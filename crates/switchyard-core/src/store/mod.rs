@@ -91,8 +91,9 @@ pub use error::{StoreError, StoreFuture};
 pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
 pub use keys::{
     Budget, BudgetWindow, ClientKey, HoldOutcome, HoldRequest, HoldScope, HoldUse, KEY_PREFIX_LEN,
-    KEY_SCHEME, KeyStore, NewSecret, Team, UsageBy, UsageRow, civil_from_days, days_from_civil,
-    decide_hold, generate_key, generate_key_id, hash_key, parse_utc_date, settled_amount,
+    KEY_SCHEME, KeyStore, NewSecret, Team, UsageBucket, UsageBy, UsageQuery, UsageRow, UsageSlice,
+    civil_from_days, days_from_civil, decide_hold, generate_key, generate_key_id, hash_key,
+    parse_utc_date, settled_amount,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};

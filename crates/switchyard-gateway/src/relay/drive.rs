@@ -71,6 +71,8 @@ impl Drive {
     /// The answer of `relay` that `started` began, within `until`.
     pub(super) fn new(relay: Relay, mut started: Started, until: Instant, mut trip: Trip) -> Self {
         trip.answered(&relay.chain[started.at]);
+        let entry = &relay.chain[started.at];
+        relay.live.answered(&entry.provider_id, &entry.model_id);
         let keeper = (relay.layer).keeper(&relay.id, relay.dialect, &relay.request);
         let read = std::mem::take(&mut started.read);
         let mut drive = Self {
@@ -118,6 +120,7 @@ impl Drive {
                         let usage = ApiStreamChunk::Usage(self.answer.end().1);
                         self.pending.push_back(Step::Chunk(usage));
                         self.trip.ended(Some(&error));
+                        self.relay.live.failed(&error);
                         self.last = Some(Step::Fail(error));
                     }
                 }
@@ -156,6 +159,7 @@ impl Drive {
             return;
         }
         self.trip.saw(&chunk);
+        self.relay.live.saw(&chunk);
         self.answer.generated(&chunk);
         match (&chunk, self.splice.as_mut()) {
             (ApiStreamChunk::Usage(_) | ApiStreamChunk::Finish { .. }, _) => return,
@@ -250,6 +254,9 @@ impl Drive {
         };
         let entry = &self.relay.chain[started.at];
         self.trip.answered(entry);
+        self.relay
+            .live
+            .answered(&entry.provider_id, &entry.model_id);
         tracing::info!(id = %self.relay.id, provider = %entry.provider_id, model = %entry.model_id,
             continuation = self.continued, "continuing a cut answer: {error}");
         self.answer.begin_attempt(started.input_tokens);

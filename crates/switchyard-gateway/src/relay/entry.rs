@@ -41,6 +41,8 @@ pub(crate) struct Relay {
     pub(crate) received: Instant,
     /// Counts the request in flight while the relay (and its answer) lives.
     pub(crate) _flight: InFlight,
+    /// Lists it on the dashboard's live page while it lives (SPEC R14.11).
+    pub(crate) live: crate::ui::Flight,
     /// The client's body as it came, for an entry that takes it as it is (SPEC R14.2).
     pub(crate) body: bytes::Bytes,
     /// The client's headers sent on with a forwarded body (Anthropic `anthropic-beta`, which

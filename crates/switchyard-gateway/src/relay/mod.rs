@@ -44,6 +44,7 @@ impl Relay {
         let started = match self.choose(0, &Prompt::Client, until).await {
             Ok(started) => started,
             Err(error) => {
+                self.live.failed(&error);
                 trip.failed(&error);
                 let mut response = dialect_error(self.dialect, &error, None);
                 self.dropped_header(&mut response, None);

@@ -265,6 +265,18 @@ impl KeyStore for PgStore {
         })
     }
 
+    fn usage_between<'a>(
+        &'a self,
+        q: &'a crate::store::UsageQuery,
+    ) -> StoreFuture<'a, Vec<crate::store::UsageSlice>> {
+        use crate::store::key_rows::{usage_range_sql, usage_slice_from_row};
+        Box::pin(async move {
+            let sql = usage_range_sql(q.by, q.bucket, "$1::int8", Some("$2::int8"));
+            let rows = self.rows(&sql, &[&q.from_ms, &q.to_ms]).await?;
+            self.mapped(&rows, usage_slice_from_row)
+        })
+    }
+
     fn used_since<'a>(
         &'a self,
         key_id: Option<&'a str>,

@@ -228,6 +228,20 @@ impl Db {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
+    fn usage_between(
+        &self,
+        q: &crate::store::UsageQuery,
+    ) -> Result<Vec<crate::store::UsageSlice>, StoreError> {
+        use crate::store::key_rows::{usage_range_sql, usage_slice_from_row};
+        let conn = self.conn();
+        let sql = usage_range_sql(q.by, q.bucket, "?1", Some("?2"));
+        let mut stmt = conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([q.from_ms, q.to_ms], |r| usage_slice_from_row(r))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     fn used_since(
         &self,
         (key, team, from, now): (Option<&str>, Option<&str>, i64, i64),
@@ -313,6 +327,14 @@ impl KeyStore for SqliteStore {
 
     fn usage(&self, by: UsageBy, since_ms: i64) -> StoreFuture<'_, Vec<UsageRow>> {
         self.call(move |db| db.usage(by, since_ms))
+    }
+
+    fn usage_between<'a>(
+        &'a self,
+        query: &'a crate::store::UsageQuery,
+    ) -> StoreFuture<'a, Vec<crate::store::UsageSlice>> {
+        let query = *query;
+        self.call(move |db| db.usage_between(&query))
     }
 
     fn used_since<'a>(

@@ -23,6 +23,7 @@ mod limits;
 mod requests;
 mod responses;
 mod tasks;
+mod usage;
 
 pub(crate) use fixture::StoreFixture;
 
@@ -51,12 +52,14 @@ pub(crate) use tasks::{
     events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
     two_connections_write_the_same_store_without_losing_rows,
 };
+pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
 /// giving an `Option` of a [`StoreFixture`]; `None` skips).
 macro_rules! task_store_suite {
     ($fixture:expr) => {
         $crate::store::suite::task_store_suite!(@store $fixture;
+            usage_is_summed_per_bucket_and_group_within_a_range,
             appending_at_a_taken_index_is_a_conflict_and_unknown_tasks_are_named,
             task_ids_are_unique_within_one_millisecond,
             a_task_created_with_its_first_message_holds_it,

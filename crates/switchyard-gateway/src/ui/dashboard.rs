@@ -1,0 +1,184 @@
+//! `/ui` (SPEC R14.11): the one place a dashboard path is answered. Without a live session
+//! only the sign-in form and its stylesheet answer: an API path is a 401, a page a redirect
+//! to the sign-in form. Every answer carries a content security policy allowing only the
+//! gateway's own files, `cache-control: no-store` and `x-content-type-options: nosniff`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
+use serde_json::json;
+use switchyard_api::ApiConfiguration;
+use switchyard_core::store::TaskStore;
+
+use super::assets::{STYLE, asset};
+use super::live::Live;
+use super::session::{Sessions, cookie, cookie_cleared};
+use super::{form, pages};
+use crate::reply::{Body, json as json_response, set_header, with_body};
+
+/// The largest form or JSON body the dashboard reads (bytes).
+pub(crate) const FORM_MAX: usize = 16 * 1024;
+
+/// The dashboard: its sessions, the store and configuration it reads, the live registry.
+pub(crate) struct Ui {
+    pub(super) sessions: Sessions,
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) config: ApiConfiguration,
+    pub(super) live: Arc<Live>,
+}
+
+impl Ui {
+    /// The dashboard over `store` and `config`, listing what `live` registers.
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: ApiConfiguration,
+        live: Arc<Live>,
+    ) -> Self {
+        Self {
+            sessions: Sessions::new(Arc::clone(&store)),
+            store,
+            config,
+            live,
+        }
+    }
+
+    /// Whether `path` is the dashboard's.
+    pub(crate) fn owns(path: &str) -> bool {
+        path == "/ui" || path.starts_with("/ui/")
+    }
+
+    /// Answers one `/ui` request.
+    pub(crate) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let mut response = self.route(request).await;
+        let h = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+        set_header(&mut response, "content-security-policy", h);
+        set_header(&mut response, "x-content-type-options", "nosniff");
+        set_header(&mut response, "referrer-policy", "no-referrer");
+        if response.headers().get("cache-control").is_none() {
+            set_header(&mut response, "cache-control", "no-store");
+        }
+        response
+    }
+
+    async fn route(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path().to_owned();
+        let method = request.method().clone();
+        match (&method, path.as_str()) {
+            (&Method::GET, "/ui/signin") => return html(200, pages::sign_in(None)),
+            (&Method::POST, "/ui/signin") => return self.sign_in(request).await,
+            (&Method::GET, p) if p == format!("/ui/assets/{STYLE}") => return file(STYLE),
+            _ => {}
+        }
+        let Some(session) = self.sessions.current(request.headers()) else {
+            return refused(&path);
+        };
+        if !self.sessions.key_still_good(&session).await {
+            self.sessions.sign_out(request.headers());
+            return refused(&path);
+        }
+        if let Some(api) = path.strip_prefix("/ui/api/") {
+            return self.api(request, api.to_owned(), &session).await;
+        }
+        match (&method, path.as_str()) {
+            (&Method::POST, "/ui/signout") => {
+                self.sessions.sign_out(request.headers());
+                let mut r = redirect("/ui/signin");
+                set_header(&mut r, "set-cookie", &cookie_cleared());
+                r
+            }
+            (&Method::GET, "/ui" | "/ui/") => redirect("/ui/spend"),
+            (&Method::GET, p) if p.starts_with("/ui/assets/") => file(&p["/ui/assets/".len()..]),
+            (&Method::GET, p) => match pages::page(&p["/ui/".len()..], &session.prefix) {
+                Some(page) => html(200, page),
+                None => not_found(),
+            },
+            _ => not_found(),
+        }
+    }
+
+    /// `POST /ui/signin`: the form's `key` checked; a session cookie and a redirect to the
+    /// spend page, or the form again with the one sentence why not (401).
+    async fn sign_in(&self, request: Request<Incoming>) -> Response<Body> {
+        let body = match read_body(request).await {
+            Ok(body) => body,
+            Err(problem) => return html(400, pages::sign_in(Some(&problem))),
+        };
+        let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
+        match self.sessions.sign_in(&key).await {
+            Ok(id) => {
+                let mut r = redirect("/ui/spend");
+                set_header(&mut r, "set-cookie", &cookie(&id));
+                r
+            }
+            Err(problem) => html(401, pages::sign_in(Some(&problem))),
+        }
+    }
+
+    /// Whether `session` is still live (the live page's stream ends with it).
+    pub(super) fn still(&self, headers: &hyper::HeaderMap) -> bool {
+        self.sessions.current(headers).is_some()
+    }
+}
+
+/// A request without a session: 401 for the API, a redirect to sign in for a page.
+fn refused(path: &str) -> Response<Body> {
+    if path.starts_with("/ui/api/") {
+        let body = json!({"error": "Sign in first: this dashboard needs an admin key's session (/ui/signin)."});
+        json_response(401, &body)
+    } else {
+        redirect("/ui/signin")
+    }
+}
+
+/// The request's body, at most [`FORM_MAX`] bytes; else the one sentence why not.
+pub(super) async fn read_body(request: Request<Incoming>) -> Result<Bytes, String> {
+    match Limited::new(request.into_body(), FORM_MAX).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(_) => Err(format!(
+            "The form could not be read (at most {FORM_MAX} bytes)."
+        )),
+    }
+}
+
+/// An HTML page.
+pub(super) fn html(status: u16, page: String) -> Response<Body> {
+    with_body(
+        status,
+        "text/html; charset=utf-8",
+        Full::new(Bytes::from(page)).boxed(),
+    )
+}
+
+/// A 303 to `to`.
+pub(super) fn redirect(to: &str) -> Response<Body> {
+    let mut r = with_body(
+        303,
+        "text/plain; charset=utf-8",
+        Full::new(Bytes::new()).boxed(),
+    );
+    set_header(&mut r, "location", to);
+    r
+}
+
+fn not_found() -> Response<Body> {
+    json_response(404, &json!({"error": "There is no such dashboard page."}))
+}
+
+/// An embedded file, cached for an hour (its bytes change only with the binary).
+fn file(name: &str) -> Response<Body> {
+    match asset(name) {
+        Some(a) => {
+            let mut r = with_body(
+                200,
+                a.content_type,
+                Full::new(Bytes::from_static(a.bytes)).boxed(),
+            );
+            set_header(&mut r, "cache-control", "private, max-age=3600");
+            r
+        }
+        None => not_found(),
+    }
+}

@@ -1,0 +1,238 @@
+//! The keys and teams page's figures and actions (SPEC R14.11, R14.6, R14.7): each key's
+//! budget used and left (the store's `used_since`, as `switchyard keys list`), its requests
+//! and input tokens in its per-minute window now (the store's rate windows under
+//! `client:KEY_ID`), expiry and last use (the request log); create, revoke and rotate, a new
+//! key returned once in that response (`cache-control: no-store`) and never again.
+
+use serde_json::{Value, json};
+use switchyard_core::limits::RateState;
+use switchyard_core::store::{
+    Budget, ClientKey, StoreError, TaskStore, Team, UsageBy, UsageQuery, generate_key,
+    generate_key_id, parse_utc_date,
+};
+
+/// Every key and team with their figures now.
+pub(crate) async fn list(store: &dyn TaskStore, now: i64) -> Result<Value, StoreError> {
+    let last_use = UsageQuery {
+        by: UsageBy::Key,
+        bucket: None,
+        from_ms: i64::MIN,
+        to_ms: i64::MAX,
+    };
+    let (keys, teams, rates, usage) = tokio::try_join!(
+        store.client_keys(),
+        store.teams(),
+        store.rate_states(now),
+        store.usage_between(&last_use)
+    )?;
+    let mut shown = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let used = budget_use(store, k.budget, Some(&k.id), None, now).await?;
+        let rate = rates.iter().find(|r| r.key == format!("client:{}", k.id));
+        let last = usage.iter().find(|u| u.row.group.as_deref() == Some(&k.id));
+        shown.push(key_json(k, used, rate, last.map(|u| u.last_ms), now));
+    }
+    let mut teams_shown = Vec::with_capacity(teams.len());
+    for t in &teams {
+        let used = budget_use(store, t.budget, None, Some(&t.name), now).await?;
+        let members = keys
+            .iter()
+            .filter(|k| k.team.as_deref() == Some(&t.name))
+            .count();
+        teams_shown.push(
+            json!({"name": t.name, "keys": members, "budget": used, "created_ms": t.created_ms}),
+        );
+    }
+    Ok(json!({"now_ms": now, "keys": shown, "teams": teams_shown}))
+}
+
+/// A budget's figures: its size and window, used and left in the current window (USD), and
+/// when that window resets; `null` without a budget.
+async fn budget_use(
+    store: &dyn TaskStore,
+    budget: Option<Budget>,
+    key: Option<&str>,
+    team: Option<&str>,
+    now: i64,
+) -> Result<Value, StoreError> {
+    let Some(b) = budget else {
+        return Ok(Value::Null);
+    };
+    let used = store
+        .used_since(key, team, b.window_start_ms(now), now)
+        .await?;
+    Ok(json!({
+        "usd": b.usd,
+        "window": b.window_name(),
+        "used_usd": used,
+        "left_usd": (b.usd - used).max(0.0),
+        "resets_ms": b.resets_ms(now),
+    }))
+}
+
+fn key_json(
+    k: &ClientKey,
+    budget: Value,
+    rate: Option<&RateState>,
+    last: Option<i64>,
+    now: i64,
+) -> Value {
+    let state = match (k.revoked_ms, k.expires_ms) {
+        (Some(_), _) => "revoked",
+        (None, Some(at)) if at <= now => "expired",
+        _ => "active",
+    };
+    json!({
+        "id": k.id,
+        "prefix": k.prefix,
+        "name": k.name,
+        "team": k.team,
+        "models": k.models,
+        "admin": k.admin,
+        "state": state,
+        "budget": budget,
+        "rpm": k.rpm,
+        "rpm_used": rate.map_or(0, |r| r.requests_in_window),
+        "tpm": k.tpm,
+        "tpm_used": rate.map_or(0, |r| r.input_tokens_in_window),
+        "max_parallel": k.max_parallel,
+        "expires_ms": k.expires_ms,
+        "created_ms": k.created_ms,
+        "revoked_ms": k.revoked_ms,
+        "last_used_ms": last,
+    })
+}
+
+/// What the create form sends (every field optional but `name`).
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct NewKey {
+    name: String,
+    #[serde(default)]
+    team: Option<String>,
+    #[serde(default)]
+    models: Option<String>,
+    #[serde(default)]
+    budget: Option<String>,
+    #[serde(default)]
+    rpm: Option<u64>,
+    #[serde(default)]
+    tpm: Option<u64>,
+    #[serde(default)]
+    max_parallel: Option<u64>,
+    #[serde(default)]
+    expires: Option<String>,
+    #[serde(default)]
+    admin: bool,
+}
+
+/// Makes the key `new` describes, as `switchyard keys create` does: `{key, id, prefix}` (the
+/// key shown this once), or the one sentence why not.
+pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Result<Value, String> {
+    let blank = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    let name = new.name.trim().to_owned();
+    if name.is_empty() || name.len() > 200 {
+        return Err(
+            "Give the key a name (who or what it is for), at most 200 characters.".to_owned(),
+        );
+    }
+    let budget = match blank(new.budget) {
+        Some(t) => Some(Budget::parse(&t).ok_or_else(|| {
+            format!("`{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day.")
+        })?),
+        None => None,
+    };
+    let expires_ms = match blank(new.expires) {
+        Some(t) => Some(
+            parse_utc_date(&t)
+                .ok_or_else(|| format!("`{t}` is not a date: write YYYY-MM-DD (UTC)."))?,
+        ),
+        None => None,
+    };
+    let team = blank(new.team);
+    if let Some(t) = &team
+        && store.team(t).await.map_err(|e| e.to_string())?.is_none()
+    {
+        return Err(format!("There is no team `{t}`: make it first."));
+    }
+    let secret = generate_key()?;
+    let key = ClientKey {
+        id: generate_key_id()?,
+        prefix: secret.prefix.clone(),
+        name,
+        team,
+        models: (blank(new.models).unwrap_or_default().split(','))
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        budget,
+        rpm: new.rpm,
+        tpm: new.tpm,
+        max_parallel: new.max_parallel,
+        expires_ms,
+        admin: new.admin,
+        created_ms: now,
+        revoked_ms: None,
+    };
+    (store.create_key(&key, &secret.hash).await).map_err(|e| e.to_string())?;
+    Ok(json!({"key": secret.key, "id": key.id, "prefix": key.prefix}))
+}
+
+/// Revokes key `id` (it is refused within a second everywhere, SPEC R14.6).
+pub(crate) async fn revoke(store: &dyn TaskStore, id: &str, now: i64) -> Result<Value, String> {
+    match store.revoke_key(id, now).await {
+        Ok(true) => Ok(json!({"id": id, "revoked": true})),
+        Ok(false) => Err(format!("There is no key `{id}`.")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Gives key `id` a new secret: `{key, id, prefix}` (shown this once; the old one stops
+/// working).
+pub(crate) async fn rotate(store: &dyn TaskStore, id: &str) -> Result<Value, String> {
+    let secret = generate_key()?;
+    match store.rotate_key(id, &secret.hash, &secret.prefix).await {
+        Ok(true) => Ok(json!({"key": secret.key, "id": id, "prefix": secret.prefix})),
+        Ok(false) => Err(format!(
+            "The key `{id}` does not exist or is revoked: make a new one."
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What the team form sends.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct NewTeam {
+    name: String,
+    #[serde(default)]
+    budget: Option<String>,
+}
+
+/// Makes team `new`, as `switchyard teams create` does.
+pub(crate) async fn create_team(
+    store: &dyn TaskStore,
+    new: NewTeam,
+    now: i64,
+) -> Result<Value, String> {
+    let name = new.name.trim().to_owned();
+    if name.is_empty() || name.len() > 200 {
+        return Err("Give the team a name, at most 200 characters.".to_owned());
+    }
+    let budget = match new
+        .budget
+        .map(|b| b.trim().to_owned())
+        .filter(|b| !b.is_empty())
+    {
+        Some(t) => Some(Budget::parse(&t).ok_or_else(|| {
+            format!("`{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day.")
+        })?),
+        None => None,
+    };
+    let team = Team {
+        name,
+        budget,
+        created_ms: now,
+    };
+    (store.create_team(&team).await).map_err(|e| e.to_string())?;
+    Ok(json!({"name": team.name}))
+}

@@ -1,0 +1,189 @@
+//! The dashboard's sign-in (SPEC R14.11): an `--admin` client key posted once, checked against
+//! the store by its hash (not revoked, not expired), answered with a session: a random id
+//! (256 bits from the OS RNG, hashed from a fresh key) held here with its expiry, sent as the
+//! cookie `HttpOnly; SameSite=Strict; Path=/ui`. The key itself is never kept, echoed or put in
+//! the cookie; a session ends at its expiry, at sign-out, or when the process stops.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use hyper::HeaderMap;
+use switchyard_core::limits::Clock;
+use switchyard_core::store::{TaskStore, generate_key, hash_key};
+use tokio::time::Instant;
+
+/// The session cookie's name.
+pub(crate) const COOKIE: &str = "switchyard_session";
+
+/// How long a session lasts from its sign-in.
+pub(crate) const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
+
+/// How many sessions are held at once (the oldest is ended to make room).
+const SESSIONS_MAX: usize = 256;
+
+/// The longest key read from the sign-in form (a longer one is refused unread).
+const KEY_MAX: usize = 512;
+
+/// One signed-in session: who (the admin key's id and prefix, never the key) and until when.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    /// The admin key's id.
+    pub(crate) key_id: String,
+    /// Its display prefix.
+    pub(crate) prefix: String,
+    expires: Instant,
+}
+
+/// The sessions of this process.
+pub(crate) struct Sessions {
+    store: Arc<dyn TaskStore>,
+    clock: Clock,
+    held: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    /// No sessions yet; keys are checked in `store`.
+    pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
+        Self {
+            store,
+            clock: Clock::system(),
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Signs in with `presented`: a new session id, or the one sentence why not (a key that
+    /// is unknown, revoked, expired or not an admin key; the store not answering).
+    pub(crate) async fn sign_in(&self, presented: &str) -> Result<String, String> {
+        let presented = presented.trim();
+        if presented.is_empty() || presented.len() > KEY_MAX {
+            return Err(
+                "Paste an admin client key (made with `switchyard keys create --admin`)."
+                    .to_owned(),
+            );
+        }
+        let key = (self.store.key_by_hash(&hash_key(presented)).await)
+            .map_err(|e| format!("The gateway's store cannot check keys now: {e}."))?;
+        let now = self.clock.now_ms();
+        let key = match key {
+            None => return Err("That is not a key this gateway knows: check it, or make one with `switchyard keys create --admin`.".to_owned()),
+            Some(k) if k.revoked_ms.is_some() => {
+                return Err(format!("The key {}… was revoked: use another admin key.", k.prefix));
+            }
+            Some(k) if k.expires_ms.is_some_and(|e| e <= now) => {
+                return Err(format!("The key {}… has expired: use another admin key.", k.prefix));
+            }
+            Some(k) if !k.admin => {
+                return Err(format!("The key {}… is not an admin key: the dashboard needs one made with `switchyard keys create --admin`.", k.prefix));
+            }
+            Some(k) => k,
+        };
+        switchyard_api::secrets::register(presented);
+        // A fresh key's hash: 64 hex characters of 192 OS-random bits, nothing of the admin key.
+        let id = generate_key()?.hash;
+        let session = Session {
+            key_id: key.id,
+            prefix: key.prefix,
+            expires: Instant::now() + SESSION_TTL,
+        };
+        let mut held = self.lock();
+        held.retain(|_, s| s.expires > Instant::now());
+        if held.len() >= SESSIONS_MAX
+            && let Some(oldest) = held
+                .iter()
+                .min_by_key(|(_, s)| s.expires)
+                .map(|(k, _)| k.clone())
+        {
+            held.remove(&oldest);
+        }
+        held.insert(id.clone(), session);
+        Ok(id)
+    }
+
+    /// The live session the request's cookie names, if any.
+    pub(crate) fn current(&self, headers: &HeaderMap) -> Option<Session> {
+        let id = session_id(headers)?;
+        let mut held = self.lock();
+        match held.get(id) {
+            Some(s) if s.expires > Instant::now() => Some(s.clone()),
+            Some(_) => {
+                held.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Whether `session`'s admin key is still good (not revoked, not expired, still an admin
+    /// key): a revoked admin key's sessions end at their next request. A store that does not
+    /// answer ends none but answers nothing either (`false`).
+    pub(crate) async fn key_still_good(&self, session: &Session) -> bool {
+        let now = self.clock.now_ms();
+        match self.store.client_keys().await {
+            Ok(keys) => keys.iter().any(|k| {
+                k.id == session.key_id
+                    && k.admin
+                    && k.revoked_ms.is_none()
+                    && k.expires_ms.is_none_or(|e| e > now)
+            }),
+            Err(_) => false,
+        }
+    }
+
+    /// Ends the session the request's cookie names.
+    pub(crate) fn sign_out(&self, headers: &HeaderMap) {
+        if let Some(id) = session_id(headers) {
+            self.lock().remove(id);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The `Set-Cookie` value giving session `id`.
+pub(crate) fn cookie(id: &str) -> String {
+    let age = SESSION_TTL.as_secs();
+    format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}")
+}
+
+/// The `Set-Cookie` value ending the session cookie.
+pub(crate) fn cookie_cleared() -> String {
+    format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0")
+}
+
+/// The session id in the request's `Cookie` headers (64 hex characters), if any.
+fn session_id(headers: &HeaderMap) -> Option<&str> {
+    let cookies = headers.get_all(hyper::header::COOKIE);
+    cookies
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, id)| id)
+        .filter(|id| id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_read_among_others_and_must_look_like_a_session() {
+        let mut h = HeaderMap::new();
+        let id = "a".repeat(64);
+        h.insert(
+            "cookie",
+            format!("x=1; {COOKIE}={id}; y=2").parse().unwrap(),
+        );
+        assert_eq!(session_id(&h), Some(id.as_str()));
+        h.insert("cookie", format!("{COOKIE}=sk-sy-123").parse().unwrap());
+        assert_eq!(session_id(&h), None);
+        let set = cookie(&id);
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/ui")
+        );
+    }
+}
