@@ -50,14 +50,6 @@ pub(super) fn conversation(
                 }
             }
             "user" => {
-                // A user message without `content` is a mistake (a misspelled key), not an
-                // empty turn: said so rather than sent on as nothing (found by fuzzing, issue 27).
-                if content.is_none() {
-                    return Err(IngressError::new(
-                        content_path,
-                        "is required: a string or an array of content parts.",
-                    ));
-                }
                 let blocks = content::blocks(content, &content_path, Parts::User, dropped)?;
                 push(&mut out.messages, Role::User, blocks, tool_turn);
                 tool_turn = false;
