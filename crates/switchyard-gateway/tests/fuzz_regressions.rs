@@ -2,6 +2,7 @@
 //! `cargo test`: each `tests/fuzz/ingress_DIALECT/NAME.json` is a client's request body that
 //! must be refused with a 400 naming the field in `NAME.expected` (one line), with a sentence
 //! saying what to send.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
