@@ -42,7 +42,7 @@ use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_region_prefix};
 use crate::transport::{PendingRequest, WireRequest};
-use stream::ConverseStreamParser;
+pub(super) use stream::ConverseStreamParser;
 
 /// The model id to send for `model_id` in `region` (SPEC R4.8; rules in the module docs).
 pub(crate) fn wire_model_id(

@@ -392,44 +392,53 @@ fn special_byte(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Reads a whole document the scanner's way, as a `Value` built from its parts (its agreement
+/// test and the fuzz target `fast_json`); gives up past [`MAX_DEPTH`] as the scanner does.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn scan_value(src: &str) -> Option<Value> {
+    fn any(s: &mut Scanner<'_>, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match s.peek()? {
+            b'{' => {
+                let mut map = serde_json::Map::new();
+                s.object(|s, key| {
+                    let v = any(s, depth + 1)?;
+                    map.insert(key.to_owned(), v).is_none().then_some(())
+                })?;
+                Some(Value::Object(map))
+            }
+            b'[' => {
+                let mut items = Vec::new();
+                s.array(|s, _| any(s, depth + 1).map(|v| items.push(v)))?;
+                Some(Value::Array(items))
+            }
+            b'"' => s.string().map(|c| Value::String(c.into_owned())),
+            _ => {
+                let start = s.pos;
+                s.skip()?;
+                serde_json::from_str(&s.src[start..s.pos]).ok()
+            }
+        }
+    }
+    let mut s = Scanner::new(src);
+    s.skip_ws();
+    if s.peek() != Some(b'{') {
+        return None;
+    }
+    let v = any(&mut s, 0)?;
+    s.skip_ws();
+    (s.pos == src.len()).then_some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Reads a whole document the scanner's way, as a `Value` built from its parts.
     fn scan(src: &str) -> Option<Value> {
-        fn any(s: &mut Scanner<'_>) -> Option<Value> {
-            match s.peek()? {
-                b'{' => {
-                    let mut map = serde_json::Map::new();
-                    s.object(|s, key| {
-                        let v = any(s)?;
-                        map.insert(key.to_owned(), v).is_none().then_some(())
-                    })?;
-                    Some(Value::Object(map))
-                }
-                b'[' => {
-                    let mut items = Vec::new();
-                    s.array(|s, _| any(s).map(|v| items.push(v)))?;
-                    Some(Value::Array(items))
-                }
-                b'"' => s.string().map(|c| Value::String(c.into_owned())),
-                _ => {
-                    let start = s.pos;
-                    s.skip()?;
-                    serde_json::from_str(&s.src[start..s.pos]).ok()
-                }
-            }
-        }
-        let mut s = Scanner::new(src);
-        s.skip_ws();
-        if s.peek() != Some(b'{') {
-            return None;
-        }
-        let v = any(&mut s)?;
-        s.skip_ws();
-        (s.pos == src.len()).then_some(v)
+        scan_value(src)
     }
 
     /// A JSON value with plain keys (some the providers read) and any strings, numbers and

@@ -64,6 +64,9 @@ mod dify;
 mod endpoint;
 mod fast_json;
 mod forward;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod gemini;
 mod model_choice;
 mod model_family;

@@ -184,6 +184,16 @@ pub async fn import_reference_dir(
         .await?)
 }
 
+/// Reads the reference task directory `dir` as [`import_reference_dir`] does, without a store:
+/// the number of messages, events and edits it would import (the fuzz target `task_import`,
+/// issue 27; feature `fuzzing`, never API).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub fn fuzz_read_reference_dir(dir: &Path) -> Result<(usize, usize, usize), ImportError> {
+    let read = read_reference_dir(dir)?;
+    Ok((read.messages.len(), read.events.len(), read.edits.len()))
+}
+
 /// A reference task directory, read: the task (its id still to choose), what it holds, and the
 /// directory's name when it is a reference task id.
 struct ReferenceTask {

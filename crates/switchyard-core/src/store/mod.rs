@@ -88,6 +88,9 @@ pub(crate) mod suite;
 mod task_store;
 
 pub use error::{StoreError, StoreFuture};
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use import::fuzz_read_reference_dir;
 pub use import::{ImportError, UNKNOWN_MODEL, import_reference_dir};
 pub use keys::{
     Budget, BudgetWindow, ClientKey, HoldOutcome, HoldRequest, HoldScope, HoldUse, KEY_PREFIX_LEN,

@@ -29,6 +29,14 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         .ok_or_else(|| IngressError::new("messages", "must hold at least one message."))?;
     let mut dropped = Vec::new();
     let conversation = messages::conversation(messages, &mut dropped)?;
+    // Messages whose content is all empty leave nothing to send; a provider would answer 400
+    // (found by fuzzing, issue 27).
+    if conversation.messages.is_empty() && conversation.system_prompt.is_empty() {
+        return Err(IngressError::new(
+            "messages",
+            "hold no text, image or tool content to send: give at least one message content.",
+        ));
+    }
     let tools = tools(obj, &mut dropped)?;
     let overrides = overrides(obj, &mut dropped)?;
     let stream = opt_bool(obj, "stream", "")?.unwrap_or(false);

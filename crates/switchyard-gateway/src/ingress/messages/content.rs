@@ -61,6 +61,16 @@ pub(super) fn parse_messages(
             }
         };
         let content = parse_content(get(m, "content"), &format!("{path}.content"), dropped)?;
+        // A message left with no block (an empty array, or only blocks of unknown types) would
+        // be dropped on the way to the provider, changing the conversation (a tool_use left
+        // without its result); only a final assistant message (a prefill) may be empty (found
+        // by fuzzing, issue 27).
+        if content.is_empty() && !(role == Role::Assistant && i + 1 == items.len()) {
+            return Err(IngressError::new(
+                format!("{path}.content"),
+                "holds no block Switchyard can send: give a text, image, tool_use or tool_result block.",
+            ));
+        }
         out.messages.push(Message { role, content });
     }
     Ok(out)

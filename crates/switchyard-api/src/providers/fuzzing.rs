@@ -1,0 +1,181 @@
+//! Entry points for the fuzz targets (issue 27, `fuzz/`), behind the `fuzzing` feature (off by
+//! default, never part of the library's API): each provider's stream mapper fed a decoded event
+//! sequence, the fast JSON scanner read as a whole document, the `Retry-After` readers and the
+//! error-body classifier. Each is a thin call of the crate's own code, nothing re-implemented.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::stream::ApiStreamChunk;
+use crate::transport::EventParser;
+use crate::wire::eventstream::EventStreamMessage;
+use crate::wire::sse::SseEvent;
+
+/// What a mapper produced for a whole stream: chunks, or errors, in order.
+pub type Mapped = Vec<Result<ApiStreamChunk, ApiError>>;
+
+/// The SSE families with a stream mapper of their own (SPEC R4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SseFamily {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions (the generic dialect, `<think>` tags at the start).
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+}
+
+/// Runs `parser` over `events` then the end of the body, as the transport does.
+fn run<P: EventParser>(mut parser: P, mut feed: impl FnMut(&mut P, &mut Mapped)) -> Mapped {
+    let mut out = Vec::new();
+    feed(&mut parser, &mut out);
+    parser.on_end(&mut out);
+    out
+}
+
+/// `events` (SSE events as decoded) through `family`'s stream mapper, then the end of the body.
+pub fn map_sse(family: SseFamily, events: &[SseEvent]) -> Mapped {
+    fn feed<P: EventParser<Event = SseEvent>>(
+        events: &[SseEvent],
+    ) -> impl FnMut(&mut P, &mut Mapped) {
+        move |p, out| {
+            for e in events {
+                let event = crate::wire::sse::SseEventRef {
+                    event: &e.event,
+                    data: &e.data,
+                    id: e.id.as_deref(),
+                    retry: e.retry,
+                };
+                p.on_event(event, out);
+            }
+        }
+    }
+    use super::presets::ChatDialect;
+    use super::think_tags::ThinkTags;
+    match family {
+        SseFamily::Anthropic => run(super::anthropic::AnthropicParser::default(), feed(events)),
+        SseFamily::OpenAiChat => run(
+            super::openai_chat::ChatParser::new(ChatDialect::Generic, ThinkTags::Opening),
+            feed(events),
+        ),
+        SseFamily::OpenAiResponses => run(
+            super::openai_responses::ResponsesParser::default(),
+            feed(events),
+        ),
+        SseFamily::Gemini => run(super::gemini::GeminiParser::default(), feed(events)),
+    }
+}
+
+/// `lines` (NDJSON lines as decoded) through Ollama's stream mapper, then the end of the body.
+pub fn map_ollama(lines: &[String]) -> Mapped {
+    run(super::ollama::OllamaParser::default(), |p, out| {
+        for line in lines {
+            p.on_event(line.clone(), out);
+        }
+    })
+}
+
+/// `frames` (AWS event-stream frames as decoded) through Bedrock ConverseStream's mapper, then
+/// the end of the body.
+#[cfg(feature = "bedrock")]
+pub fn map_bedrock(frames: &[EventStreamMessage]) -> Mapped {
+    run(super::bedrock::ConverseStreamParser::default(), |p, out| {
+        for frame in frames {
+            p.on_event(frame.clone(), out);
+        }
+    })
+}
+
+/// Without the `bedrock` feature there is no Bedrock mapper: nothing is mapped.
+#[cfg(not(feature = "bedrock"))]
+pub fn map_bedrock(_frames: &[EventStreamMessage]) -> Mapped {
+    Vec::new()
+}
+
+/// `src` read by the fast JSON scanner as one whole value, as its agreement test reads it:
+/// `None` where the scanner gives up (the caller then reads with `serde_json`), else the
+/// value it read, which must equal `serde_json::from_str::<Value>(src)`.
+pub fn fast_json_scan(src: &str) -> Option<Value> {
+    super::fast_json::scan_value(src)
+}
+
+/// A `Retry-After`-style header value (seconds, an HTTP date, a duration) read at `now`.
+pub fn retry_value(value: &str, now: SystemTime) -> Option<Duration> {
+    crate::retry_after::parse_retry_value(value, now)
+}
+
+/// The wait a response's headers ask for, read at `now`.
+pub fn retry_after_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    crate::retry_after::retry_after_from_headers(headers, now)
+}
+
+/// The wait an error message's words ask for ("try again in 20s"), read at `now`.
+pub fn retry_after_message(message: &str, now: SystemTime) -> Option<Duration> {
+    crate::retry_after::retry_after_from_message(message, now)
+}
+
+/// A failed response's body classified (the transport's own reading of a non-stream answer).
+pub fn error_from_body(
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    headers: &HeaderMap,
+) -> ApiError {
+    crate::error::body::error_from_body(status, content_type, body, headers, "text/event-stream")
+}
+
+/// An error event's JSON (a mid-stream `{"type":"error",…}`) classified.
+pub fn error_from_event(event: &Value) -> ApiError {
+    crate::error::body::error_from_event(event)
+}
+
+/// The provider families a gateway request is sent on, for [`provider_body`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFamily {
+    /// Anthropic Messages (`provider = "anthropic"`).
+    Anthropic,
+    /// OpenAI Chat Completions (`provider = "openai"`, a Chat model).
+    OpenAiChat,
+    /// OpenAI Responses (`provider = "openai-native"`).
+    OpenAiResponses,
+}
+
+/// The provider body `family` builds for a request (the gateway's internal request: system
+/// prompt, messages, tools, the caller's overrides), under a mode resolved from a one-line
+/// configuration as `switchyard serve` resolves a route's.
+///
+/// # Errors
+///
+/// The configuration error when the mode does not resolve (never, for these fixed modes).
+pub fn provider_body(
+    family: BodyFamily,
+    system_prompt: &str,
+    messages: &[crate::Message],
+    tools: &[crate::ToolSpec],
+    overrides: &crate::RequestOverrides,
+) -> Result<Value, crate::ConfigError> {
+    let (provider, model) = match family {
+        BodyFamily::Anthropic => ("anthropic", "claude-sonnet-4-5"),
+        BodyFamily::OpenAiChat => ("openai", "gpt-4o"),
+        BodyFamily::OpenAiResponses => ("openai-native", "gpt-5"),
+    };
+    let text = format!("[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n");
+    let config = crate::ApiConfiguration::from_toml(&text, "fuzz", |_| Some("k".into()))?;
+    let mode = super::resolve_mode(&config, crate::Mode::Act)?;
+    let prompt = super::provider::Prompt {
+        system_prompt,
+        messages,
+        tools,
+        overrides,
+    };
+    Ok(match family {
+        BodyFamily::Anthropic => super::anthropic::request_body(&mode, &prompt),
+        BodyFamily::OpenAiChat => super::chat_body::request_body(&mode, &prompt),
+        BodyFamily::OpenAiResponses => super::openai_responses::request_body(&mode, &prompt),
+    })
+}
