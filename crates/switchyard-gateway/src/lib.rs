@@ -49,6 +49,7 @@ mod route;
 mod server;
 mod service;
 
+pub use auth::KeysRequired;
 pub use layer::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub use route::route_chains;
 pub use server::{ServerLimits, serve};
