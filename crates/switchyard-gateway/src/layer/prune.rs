@@ -60,3 +60,64 @@ impl Layer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::sync::Arc;
+
+    use switchyard_api::ApiConfiguration;
+    use switchyard_core::store::{RequestOutcome, RequestRecord, SqliteStore, TaskStore};
+
+    use super::*;
+
+    fn record(id: &str, started_ms: i64) -> RequestRecord {
+        RequestRecord {
+            id: id.into(),
+            started_ms,
+            route: "gpt-4.1".into(),
+            dialect: "chat_completions".into(),
+            stream: false,
+            provider: None,
+            model: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost_usd: Some(0.5),
+            first_token_ms: None,
+            duration_ms: 1,
+            outcome: RequestOutcome::Ok,
+            key_id: None,
+            team: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn records_past_the_retention_are_deleted_and_their_spend_stays() {
+        let store: Arc<dyn TaskStore> = Arc::new(SqliteStore::in_memory().unwrap());
+        let config =
+            ApiConfiguration::from_toml("[serve]\nrequest_log_days = 2\n", "c.toml", |_| None)
+                .unwrap();
+        let layer = Layer::new(Arc::clone(&store), &config, 1024);
+        let now = layer.clock.now_ms();
+        store
+            .record_request(&record("old", now - 3 * DAY_MS))
+            .await
+            .unwrap();
+        store
+            .record_request(&record("new", now - DAY_MS))
+            .await
+            .unwrap();
+        assert_eq!(layer.prune_request_log().await, 1);
+        let kept: Vec<String> = (store.recent_requests(0).await.unwrap())
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(kept, ["new"]);
+        let spent = store.spend_between(0, i64::MAX).await.unwrap();
+        assert!((spent - 1.0).abs() < 1e-9, "the spend rows stay: {spent}");
+        assert_eq!(layer.prune_request_log().await, 0);
+    }
+}
