@@ -638,3 +638,82 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
         "past its lease only the settled spend counts: {after} vs {settled}"
     );
 }
+
+/// A `serve` started on a store without keys requires one from the first key made on (read
+/// again within a second, no restart); a route's own `reserve_usd` is what a request to a
+/// model without prices reserves; `/metrics` labels each series by the key's prefix and team,
+/// never the key (SPEC R14.6, R14.7, R14.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_made_while_serving_are_required_a_routes_reserve_is_held_and_metrics_name_the_prefix()
+{
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("late.db").display());
+    let config = h.join("serve.toml");
+    let url = upstream.url();
+    std::fs::write(
+        &config,
+        format!(
+            "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{url}\"\n\
+             [serve.routes.mystery]\nprovider = \"anthropic\"\nmodel = \"claude-made-up-9\"\nbase_url = \"{url}\"\nreserve_usd = 0.25\n"
+        ),
+    )
+    .unwrap();
+    let result = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h, &store, &config, &[]);
+        let (path, body, _) = dialects("sonnet")[0].clone();
+        let (status, _, text) = call(&serve.addr, path, &[], &body);
+        assert_eq!(status, 200, "no key exists yet: {text}");
+        let (code, _, err) = run(&h, &store, &["teams", "create", "core"]);
+        assert_eq!(code, 0, "{err}");
+        let key = create_key(
+            &h,
+            &store,
+            &["--name", "late", "--team", "core", "--budget", "0.1/day"],
+        );
+        let admin = create_key(&h, &store, &["--name", "ops", "--admin"]);
+        // Within a second or so of the first key, a request without one is refused.
+        let mut refused = None;
+        for _ in 0..50 {
+            let (status, _, text) = call(&serve.addr, path, &[], &body);
+            if status == 401 {
+                refused = Some(text);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let refused = refused.expect("keys are required once one exists");
+        assert!(refused.contains("needs a client key"), "{refused}");
+        let auth = format!("Bearer {key}");
+        let (status, _, text) = call(&serve.addr, path, &[("authorization", &auth)], &body);
+        assert_eq!(status, 200, "{text}");
+        // No prices: the route's reservation ($0.25) is past the key's $0.10.
+        let (path, mystery, _) = dialects("mystery")[0].clone();
+        let (status, _, text) = call(&serve.addr, path, &[("authorization", &auth)], &mystery);
+        assert_eq!(status, 402, "{text}");
+        assert!(text.contains("reservation of $0.2500"), "{text}");
+        std::thread::sleep(Duration::from_millis(300));
+        let bearer = format!("Bearer {admin}");
+        let (status, _, metrics) = call(&serve.addr, "/metrics", &[("authorization", &bearer)], "");
+        assert_eq!(status, 200, "{metrics}");
+        (metrics, key)
+    })
+    .await
+    .unwrap();
+    let (metrics, key) = result;
+    assert!(!metrics.contains(&key), "{metrics}");
+    let prefix = &key[..12];
+    let labelled = format!(
+        "switchyard_gateway_cost_usd_total{{gen_ai_provider_name=\"anthropic\",gen_ai_response_model=\"claude-sonnet-4-5\",switchyard_key_prefix=\"{prefix}\",switchyard_team=\"core\"}}"
+    );
+    assert!(metrics.contains(&labelled), "{labelled} in {metrics}");
+    let counted = metrics.lines().any(|l| {
+        l.starts_with("gen_ai_server_request_duration_seconds_count{")
+            && l.contains(&format!("switchyard_key_prefix=\"{prefix}\""))
+            && l.contains("switchyard_team=\"core\"")
+            && l.ends_with(" 1")
+    });
+    assert!(counted, "{metrics}");
+}

@@ -4,12 +4,16 @@
 //! admin key used for completions, a key without `--admin` on `/metrics`, a model outside the
 //! key's globs — as one clear sentence in the client's dialect (401 or 403).
 //!
+//! A gateway started before the store held any key ([`KeysRequired::OnceKeysExist`]) reads
+//! the store for one at most once a second and requires keys from the first it sees on.
+//!
 //! Lookups are cached in memory for [`CACHE_TTL`] (hits and misses, at most [`CACHE_MAX`]
 //! hashes), so a request costs no store round trip while a revocation or rotation takes effect
 //! within that time on every process. A presented key that is found is registered with the
 //! secrets registry, so it is scrubbed from everything logged or shown after (R14.10).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -60,28 +64,84 @@ fn denied(status: u16, message: String) -> Denied {
     Denied { status, message }
 }
 
+/// When the door asks for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeysRequired {
+    /// Never (`serve --no-auth`, or a gateway built without keys).
+    Never,
+    /// Always (the store held a key when the gateway started).
+    Always,
+    /// From the moment the store holds a key that is not revoked, read again at most every
+    /// [`CACHE_TTL`] while it holds none (a gateway started before the first key was made).
+    OnceKeysExist,
+}
+
 /// The gateway's door: off (no keys, loopback only) or on (every request needs a key).
 pub(crate) struct Auth {
     store: Arc<dyn TaskStore>,
-    required: bool,
+    /// Keys are required (from the start, or since the store first held one).
+    required: AtomicBool,
+    /// Whether the store is read for a first key while none is required.
+    watch: bool,
+    /// When the store was last read for a first key.
+    watched: Mutex<Option<Instant>>,
     clock: Clock,
     cache: Mutex<HashMap<String, (Instant, Option<Client>)>>,
 }
 
 impl Auth {
-    /// The door over `store`; `required`: every request but `/health` and `/ready` needs a key.
-    pub(crate) fn new(store: Arc<dyn TaskStore>, required: bool) -> Self {
+    /// The door over `store`, requiring a key on every request but `/health` and `/ready`
+    /// as `when` says.
+    pub(crate) fn new(store: Arc<dyn TaskStore>, when: KeysRequired) -> Self {
         Self {
             store,
-            required,
+            required: AtomicBool::new(when == KeysRequired::Always),
+            watch: when == KeysRequired::OnceKeysExist,
+            watched: Mutex::new(None),
             clock: Clock::system(),
             cache: Mutex::new(HashMap::new()),
         }
     }
 
-    /// Whether keys are required.
+    /// Whether keys are required now.
     pub(crate) fn required(&self) -> bool {
-        self.required
+        self.required.load(Ordering::Acquire)
+    }
+
+    /// Whether keys are required for this request: once required, always; while not and
+    /// watching, the store is read for a key at most every [`CACHE_TTL`]. A store that
+    /// cannot say is a 503 (the door stays shut rather than open by mistake).
+    async fn requires(&self) -> Result<bool, Denied> {
+        if self.required() {
+            return Ok(true);
+        }
+        if !self.watch {
+            return Ok(false);
+        }
+        {
+            let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+            if watched.is_some_and(|at| at.elapsed() < CACHE_TTL) {
+                return Ok(false);
+            }
+            *watched = Some(Instant::now());
+        }
+        match self.store.has_client_keys().await {
+            Ok(false) => Ok(false),
+            Ok(true) => {
+                self.required.store(true, Ordering::Release);
+                tracing::info!("the store holds a client key now: every request needs one");
+                Ok(true)
+            }
+            Err(e) => {
+                *self.watched.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                Err(denied(
+                    503,
+                    format!(
+                        "The gateway's store cannot say whether client keys are needed now: {e}."
+                    ),
+                ))
+            }
+        }
     }
 
     /// The client behind `headers` for `purpose`: `Ok(None)` when keys are off; else the
@@ -92,7 +152,7 @@ impl Auth {
         headers: &HeaderMap,
         purpose: Purpose,
     ) -> Result<Option<Client>, Denied> {
-        if !self.required {
+        if !self.requires().await? {
             return Ok(None);
         }
         let Some(presented) = presented_key(headers) else {

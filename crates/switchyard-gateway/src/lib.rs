@@ -51,6 +51,7 @@ mod server;
 mod service;
 mod ui;
 
+pub use auth::KeysRequired;
 pub use layer::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub use route::route_chains;
 pub use server::{ServerLimits, serve};

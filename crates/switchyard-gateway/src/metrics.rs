@@ -9,6 +9,8 @@
 //! Fed once per request, when its record is written (`layer/ledger.rs` `Trip`: one short lock,
 //! nothing per chunk), once before its first upstream request (the overhead histogram: atomics
 //! only), and by the server (connections) and service (requests in flight, refusals): atomics.
+//! With client keys on (SPEC R14.6), each series also carries the key's display prefix
+//! (`switchyard_key_prefix`, 12 characters, never the key) and its team (`switchyard_team`).
 //! Label values are bounded: a route is a `[serve.routes]` name (a glob as written) or the
 //! `PROVIDER/MODEL` the router accepted, scrubbed of every registered key (R10.5), at most
 //! [`LABEL_VALUE_MAX`] bytes, and at most [`LABEL_SETS_MAX`] distinct label sets are kept — the
@@ -105,6 +107,9 @@ pub(crate) struct Finished<'a> {
     pub(crate) outcome: &'a RequestOutcome,
     /// Its exact cost in US dollars, when known.
     pub(crate) cost_usd: Option<f64>,
+    /// The client key's display prefix and its team, when keys are on (SPEC R14.6): never
+    /// the key.
+    pub(crate) client: Option<(&'a str, Option<&'a str>)>,
 }
 
 /// Counts one model request as in flight until dropped.
@@ -167,6 +172,8 @@ impl Metrics {
             provider: clean(end.provider.unwrap_or(NONE)),
             route: clean(end.route),
             model: clean(end.model.unwrap_or(NONE)),
+            key: end.client.map(|(prefix, _)| clean(prefix)),
+            team: end.client.and_then(|(_, team)| team).map(clean),
         };
         let mut series = self.lock();
         *series
@@ -273,15 +280,19 @@ fn clean(value: &str) -> String {
 }
 
 /// The labels of one series set.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Labels {
     provider: String,
     route: String,
     model: String,
+    /// The client key's prefix (`switchyard_key_prefix`), when keys are on.
+    key: Option<String>,
+    /// The client key's team (`switchyard_team`), when it has one.
+    team: Option<String>,
 }
 
 impl Labels {
-    /// The OTel GenAI labels (`gen_ai_operation_name` is always `chat`).
+    /// The OTel GenAI labels (`gen_ai_operation_name` is always `chat`), then the client's.
     fn write(&self, out: &mut String) {
         out.push_str("gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"");
         escape(out, &self.provider);
@@ -290,6 +301,21 @@ impl Labels {
         out.push_str("\",gen_ai_response_model=\"");
         escape(out, &self.model);
         out.push('"');
+        self.write_client(out);
+    }
+
+    /// `,switchyard_key_prefix="…"` and `,switchyard_team="…"`, where known.
+    fn write_client(&self, out: &mut String) {
+        for (name, value) in [
+            ("switchyard_key_prefix", &self.key),
+            ("switchyard_team", &self.team),
+        ] {
+            if let Some(value) = value {
+                let _ = write!(out, ",{name}=\"");
+                escape(out, value);
+                out.push('"');
+            }
+        }
     }
 }
 
@@ -337,6 +363,8 @@ impl Series {
                 provider: OTHER.to_owned(),
                 route: OTHER.to_owned(),
                 model: OTHER.to_owned(),
+                key: None,
+                team: None,
             }
         };
         let at = match self.index.get(&labels) {
@@ -432,18 +460,24 @@ impl Series {
             out,
             name,
             "counter",
-            "The exact cost of the answered requests at their models' prices (SPEC R9.2), in US dollars.",
+            "The exact cost of the answered requests at their models' prices (SPEC R9.2), in US dollars, by client key prefix and team when keys are on.",
         );
-        let mut by: BTreeMap<(&str, &str), f64> = BTreeMap::new();
+        let mut by: BTreeMap<Labels, f64> = BTreeMap::new();
         for (labels, set) in self.sets.iter().filter(|(_, s)| s.cost_usd > 0.0) {
-            *by.entry((&labels.provider, &labels.model)).or_default() += set.cost_usd;
+            let key = Labels {
+                route: String::new(),
+                ..labels.clone()
+            };
+            *by.entry(key).or_default() += set.cost_usd;
         }
-        for ((provider, model), usd) in by {
+        for (labels, usd) in by {
             let _ = write!(out, "{name}{{gen_ai_provider_name=\"");
-            escape(out, provider);
+            escape(out, &labels.provider);
             out.push_str("\",gen_ai_response_model=\"");
-            escape(out, model);
-            let _ = writeln!(out, "\"}} {usd}");
+            escape(out, &labels.model);
+            out.push('"');
+            labels.write_client(out);
+            let _ = writeln!(out, "}} {usd}");
         }
     }
 }
@@ -475,6 +509,7 @@ mod tests {
             first_token: Some(Duration::from_millis(300)),
             outcome: &outcome,
             cost_usd: Some(0.002),
+            client: None,
         };
         let n = 10_000;
         let started = std::time::Instant::now();

@@ -108,6 +108,17 @@ impl Router {
         self.best_glob(model).map(|(name, _)| name.as_str())
     }
 
+    /// The reservation `[serve.routes.NAME] reserve_usd` sets for requests to `model`'s route
+    /// where an entry's prices are unknown (USD, SPEC R14.7); `None` when its route sets none
+    /// (or `model` is `PROVIDER/MODEL`, or no route).
+    pub(crate) fn reserve_usd(&self, model: &str) -> Option<f64> {
+        let routes = &self.config.serve.routes;
+        if let Some(route) = routes.get(model).filter(|_| !model.contains('*')) {
+            return route.reserve_usd;
+        }
+        routes.get(self.glob_for(model)?)?.reserve_usd
+    }
+
     /// The most specific glob route matching `model` (the longest pattern; equal lengths: the
     /// first in name order).
     fn best_glob(&self, model: &str) -> Option<(&String, &RouteSettings)> {

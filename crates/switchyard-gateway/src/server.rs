@@ -46,14 +46,14 @@ impl Default for ServerLimits {
 }
 
 impl ServerLimits {
-    /// The limits `[serve]` sets (`idle_timeout`, `max_connections`), the defaults for the
+    /// The limits `[serve]` sets (`idle_timeout`, `header_timeout`, `max_connections`), the defaults for the
     /// rest and for what it leaves out.
     pub fn from_settings(settings: &ServeSettings) -> Self {
         let idle = settings
             .idle_timeout
             .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECONDS);
         Self {
-            header_read_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(settings.header_timeout.unwrap_or(30)),
             idle_timeout: Duration::from_secs(idle),
             max_connections: settings.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
             drain: Duration::from_secs(30),
@@ -76,6 +76,8 @@ pub async fn serve(
         limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
     ));
     let mut full = false;
+    // The request log's retention (SPEC R14.8), now and every hour while serving.
+    let pruner = tokio::spawn(gateway.keep_request_log(shutdown.child_token()));
     loop {
         tokio::select! {
             () = shutdown.cancelled() => break,
@@ -98,6 +100,7 @@ pub async fn serve(
         }
     }
     drop(listener);
+    pruner.abort();
     let until = tokio::time::Instant::now() + limits.drain;
     let drained = tokio::time::timeout_at(until, async {
         while connections.join_next().await.is_some() {}

@@ -16,10 +16,11 @@ use hyper::{Method, Request, Response};
 use serde_json::json;
 use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
 use switchyard_api::{ApiConfiguration, ApiError, ErrorKind};
+use switchyard_core::context::estimate_message_tokens;
 use switchyard_core::store::{SqliteStore, StoreError, TaskStore};
 use tokio::time::Instant;
 
-use crate::auth::{Auth, Client, Denied, Purpose, allow_model};
+use crate::auth::{Auth, Client, Denied, KeysRequired, Purpose, allow_model};
 use crate::ingress::{
     Dialect, GatewayRequest, invalid_request_response, parse_count_tokens, parse_request,
 };
@@ -76,7 +77,7 @@ impl Gateway {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
-            auth: Auth::new(Arc::clone(&store), false),
+            auth: Auth::new(Arc::clone(&store), KeysRequired::Never),
             layer: Layer::new(store, &config, DEFAULT_BODY_LIMIT),
             router: Router::new(config),
             body_limit: DEFAULT_BODY_LIMIT,
@@ -90,8 +91,19 @@ impl Gateway {
 
     /// This gateway requiring a client key (SPEC R14.6) on every request but `/health` and
     /// `/ready` when `required` (an admin key on `/metrics`), looked up in its store.
-    pub fn with_client_keys(mut self, required: bool) -> Self {
-        self.auth = Auth::new(self.layer.store(), required);
+    pub fn with_client_keys(self, required: bool) -> Self {
+        let when = if required {
+            KeysRequired::Always
+        } else {
+            KeysRequired::Never
+        };
+        self.with_keys_required(when)
+    }
+
+    /// This gateway requiring client keys as `when` says ([`KeysRequired::OnceKeysExist`]:
+    /// from the store's first key on, read at most once a second).
+    pub fn with_keys_required(mut self, when: KeysRequired) -> Self {
+        self.auth = Auth::new(self.layer.store(), when);
         self
     }
 
@@ -131,6 +143,15 @@ impl Gateway {
     /// The gateway's metrics, for the server's connection gauge.
     pub(crate) fn metrics(&self) -> &Arc<Metrics> {
         &self.layer.metrics
+    }
+
+    /// Prunes the request log past its retention now and every hour until `stop` (SPEC
+    /// R14.8): the server runs it beside the connections.
+    pub(crate) fn keep_request_log(
+        &self,
+        stop: tokio_util::sync::CancellationToken,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.layer.clone().keep_request_log(stop)
     }
 
     /// Waits for the request log's writes still running, at most `wait` (a stopping
@@ -296,8 +317,12 @@ impl Gateway {
                 return *response;
             }
         };
+        // The input estimate, once: the key's token window, its reservation, the routes'.
+        let input = estimate_message_tokens(&request.system_prompt, &request.messages);
         if let Some(client) = &client
-            && let Err(response) = self.admit(dialect, client, id, &chain, &request).await
+            && let Err(response) = self
+                .admit(dialect, client, id, &chain, (&request, input))
+                .await
         {
             return response;
         }
@@ -310,7 +335,7 @@ impl Gateway {
             id: id.to_owned(),
             deadline: self.deadline,
             chain,
-            layer: self.layer.for_client(client),
+            layer: self.layer.for_request(client, input),
             label,
             received: sent.received,
             _flight: sent.flight,
@@ -329,13 +354,15 @@ impl Gateway {
         client: &Client,
         id: &str,
         chain: &Chain,
-        request: &GatewayRequest,
+        (request, input): (&GatewayRequest, u64),
     ) -> Result<(), Response<Body>> {
         if let Err(d) = allow_model(client, &request.model) {
             self.layer.metrics.refused("auth");
             return Err(refusal(dialect, d.status, d.message));
         }
-        let Err(r) = self.layer.admit_client(client, id, chain, request).await else {
+        let reserve = self.router.reserve_usd(&request.model);
+        let admitted = (self.layer).admit_client(client, (id, chain), (request, input), reserve);
+        let Err(r) = admitted.await else {
             return Ok(());
         };
         self.layer.metrics.refused(if r.status == 402 {

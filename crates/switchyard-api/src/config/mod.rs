@@ -37,6 +37,6 @@ pub use mode::{Mode, ModeSettings, ReasoningEffort};
 pub use proxy::{Proxy, ProxyUrl};
 pub use serve::{
     DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_DEADLINE_SECONDS,
-    RouteSettings, ServeSettings,
+    DEFAULT_REQUEST_LOG_DAYS, RouteSettings, ServeSettings,
 };
 pub use store::{LimitsSettings, StoreUrl};

@@ -22,6 +22,10 @@ pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
 /// 1024 (SPEC R14.10).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
+/// How many days of the request log `switchyard serve` keeps when `serve.request_log_days` is
+/// not set: 90 (SPEC R14.8; budgets and the daily cap never count the log).
+pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
+
 /// `[serve]` (SPEC R14.3): everything optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -35,9 +39,16 @@ pub struct ServeSettings {
     /// How long a keep-alive connection may sit with no request in flight before it is
     /// closed, in seconds (default [`DEFAULT_IDLE_TIMEOUT_SECONDS`], SPEC R14.10; at least 1).
     pub idle_timeout: Option<u64>,
+    /// The longest a client may take to send a request's head, from its first byte, in
+    /// seconds (default 30, SPEC R14.10; at least 1): a slower one is disconnected.
+    pub header_timeout: Option<u64>,
     /// How many client connections may be open at once (default [`DEFAULT_MAX_CONNECTIONS`],
     /// SPEC R14.10; at least 1): one more is closed as soon as it is accepted.
     pub max_connections: Option<usize>,
+    /// How many days of the request log (`gateway_requests`, SPEC R14.8) to keep: older rows
+    /// are deleted when `serve` starts and every hour (default [`DEFAULT_REQUEST_LOG_DAYS`];
+    /// at least 1). Budgets and the daily cap count holds and spend rows, which stay.
+    pub request_log_days: Option<u64>,
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes
     /// (default true, SPEC R14.3).
     pub list_catalogue: bool,
@@ -51,7 +62,9 @@ impl Default for ServeSettings {
             listen: None,
             request_deadline: None,
             idle_timeout: None,
+            header_timeout: None,
             max_connections: None,
+            request_log_days: None,
             list_catalogue: true,
             routes: BTreeMap::new(),
         }
@@ -60,12 +73,15 @@ impl Default for ServeSettings {
 
 impl ServeSettings {
     /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working: an idle
-    /// timeout of 0 s (every keep-alive connection closed at once) or a cap of 0 connections
-    /// (every one refused); `file` names the configuration file.
+    /// timeout of 0 s (every keep-alive connection closed at once), a cap of 0 connections
+    /// (every one refused), or a request log kept 0 days (each record deleted as written);
+    /// `file` names the configuration file.
     pub(super) fn check(&self, file: &str) -> Result<(), ConfigError> {
         for (name, value) in [
             ("idle_timeout", self.idle_timeout),
+            ("header_timeout", self.header_timeout),
             ("max_connections", self.max_connections.map(|n| n as u64)),
+            ("request_log_days", self.request_log_days),
         ] {
             if value == Some(0) {
                 return Err(ConfigError::Limit {
@@ -73,6 +89,16 @@ impl ServeSettings {
                     setting: format!("[serve] {name}"),
                     value: "0".to_owned(),
                     what: "write at least 1, or leave it out for the default".to_owned(),
+                });
+            }
+        }
+        for (name, route) in &self.routes {
+            if let Some(usd) = route.reserve_usd.filter(|u| !u.is_finite() || *u < 0.0) {
+                return Err(ConfigError::Limit {
+                    file: file.to_owned(),
+                    setting: format!("[serve.routes.{name}] reserve_usd"),
+                    value: usd.to_string(),
+                    what: "write an amount in USD of 0 or more".to_owned(),
                 });
             }
         }
@@ -96,6 +122,9 @@ pub struct RouteSettings {
     /// The route's thinking budget in tokens when the client sets none (0: none), as a
     /// mode's; Anthropic `thinking: {type: "adaptive"}` asks for this default.
     pub thinking_budget_tokens: u64,
+    /// What a keyed request to this route reserves against its budgets (USD, SPEC R14.7)
+    /// where an entry's prices are unknown; else `serve --reserve-usd`, else $0.05. At least 0.
+    pub reserve_usd: Option<f64>,
     /// The failover chain after the route's own entry (SPEC R12.1), as a mode's `fallbacks`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,
@@ -147,7 +176,26 @@ mod tests {
             (unset.serve.idle_timeout, unset.serve.max_connections),
             (None, None)
         );
+        let text = "[serve]\nrequest_log_days = 7\n[serve.routes.x]\nprovider = \"openai\"\nreserve_usd = 0.2\n";
+        let config = ApiConfiguration::from_toml(text, "c.toml", |_| None).unwrap();
+        assert_eq!(config.serve.request_log_days, Some(7));
+        assert_eq!(config.serve.routes["x"].reserve_usd, Some(0.2));
+        let negative = "[serve.routes.x]\nprovider = \"openai\"\nreserve_usd = -1.0\n";
+        let e = ApiConfiguration::from_toml(negative, "c.toml", |_| None).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("[serve.routes.x] reserve_usd = -1") && e.contains("0 or more"),
+            "{e}"
+        );
         for (text, named) in [
+            (
+                "[serve]\nrequest_log_days = 0\n",
+                "[serve] request_log_days = 0",
+            ),
+            (
+                "[serve]\nheader_timeout = 0\n",
+                "[serve] header_timeout = 0",
+            ),
             ("[serve]\nidle_timeout = 0\n", "[serve] idle_timeout = 0"),
             (
                 "[serve]\nmax_connections = 0\n",

@@ -33,7 +33,8 @@ pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> Exit
     }
 }
 
-fn fail(code: u8, message: &str) -> ExitCode {
+/// Prints `error: MESSAGE` and gives exit code `code` (`keys` and `teams` alike).
+pub(crate) fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(code)
 }

@@ -1,15 +1,16 @@
-//! `switchyard serve` (SPEC R14.6, R14.9, R14.4): the gateway with the configuration in effect (`--config`, `-c`) and the store every other command uses
+//! `switchyard serve` (SPEC R14.6, R14.8, R14.9, R14.4): the gateway with the configuration in effect (`--config`, `-c`) and the store every other command uses
 //! (`--store`, `SWITCHYARD_STORE`, the file's `store`, else the data directory's SQLite file:
 //! its limits state, request log and client keys), until Ctrl-C or SIGTERM drains it. A store
 //! holding client keys (`switchyard keys create`) makes every request present one, and then
-//! any address may be listened on; without keys, or with `--no-auth`, loopback only.
+//! any address may be listened on; without keys, or with `--no-auth`, loopback only (and,
+//! without `--no-auth`, keys are required from the first one made while it serves).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use switchyard_api::{CancellationToken, Mode};
-use switchyard_gateway::{Gateway, ServerLimits, serve};
+use switchyard_gateway::{Gateway, KeysRequired, ServerLimits, serve};
 
 use crate::cli::{SelectionArgs, ServeArgs};
 use crate::settings;
@@ -65,14 +66,7 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         }
     };
     let limits = ServerLimits::from_settings(&config.serve);
-    let mut gateway = Gateway::with_store(config, store.1).with_client_keys(keys);
-    if let Some(usd) = args.reserve_usd.filter(|u| u.is_finite() && *u >= 0.0) {
-        gateway = gateway.with_reserve_usd(usd);
-    }
-    if let Some(seconds) = args.hold_lease.filter(|s| *s > 0) {
-        gateway = gateway.with_hold_lease(std::time::Duration::from_secs(seconds));
-    }
-    let gateway = Arc::new(gateway);
+    let gateway = build_gateway(config, store.1, keys, args);
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     // SIGTERM is handled from before the address is announced: a supervisor that stops the
@@ -95,6 +89,29 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     });
     serve(listener, gateway, limits, shutdown).await;
     ExitCode::SUCCESS
+}
+
+/// The gateway over `config` and `store`: keys required when the store held one (`keys`), or
+/// from the first one made on (no `--no-auth`); `--reserve-usd`, `--hold-lease`.
+fn build_gateway(
+    config: switchyard_api::ApiConfiguration,
+    store: Arc<dyn switchyard_core::store::TaskStore>,
+    keys: bool,
+    args: &ServeArgs,
+) -> Arc<Gateway> {
+    let when = match (keys, args.no_auth) {
+        (true, _) => KeysRequired::Always,
+        (false, true) => KeysRequired::Never,
+        (false, false) => KeysRequired::OnceKeysExist,
+    };
+    let mut gateway = Gateway::with_store(config, store).with_keys_required(when);
+    if let Some(usd) = args.reserve_usd.filter(|u| u.is_finite() && *u >= 0.0) {
+        gateway = gateway.with_reserve_usd(usd);
+    }
+    if let Some(seconds) = args.hold_lease.filter(|s| *s > 0) {
+        gateway = gateway.with_hold_lease(std::time::Duration::from_secs(seconds));
+    }
+    Arc::new(gateway)
 }
 
 /// The store every command uses (SPEC R13.1), opened (created or migrated): where it is (no

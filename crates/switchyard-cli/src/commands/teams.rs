@@ -7,7 +7,7 @@ use std::sync::Arc;
 use switchyard_core::store::{StoreError, TaskStore, Team};
 
 use crate::cli::TeamsCommand;
-use crate::commands::keys::parse_budget;
+use crate::commands::keys::{fail, parse_budget};
 use crate::settings;
 
 /// Runs one `teams` subcommand; 2 for a store that cannot be opened, a budget that does not
@@ -26,11 +26,6 @@ pub async fn run(place: settings::StorePlace<'_>, command: &TeamsCommand) -> Exi
         Ok(()) => ExitCode::SUCCESS,
         Err((code, message)) => fail(code, &message),
     }
-}
-
-fn fail(code: u8, message: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    ExitCode::from(code)
 }
 
 async fn create(

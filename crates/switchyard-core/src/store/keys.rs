@@ -373,10 +373,16 @@ pub fn decide_hold(req: &HoldRequest, used: &HoldUse) -> HoldOutcome {
 /// billed); else the reservation stands (a stream cut without usage, a cancelled request, a
 /// model without prices).
 pub fn settled_amount(record: &RequestRecord, reserved_usd: f64) -> f64 {
+    settled_without_reservation(record).unwrap_or(reserved_usd)
+}
+
+/// [`settled_amount`] where the record alone decides it; `None` where the reservation
+/// stands.
+pub fn settled_without_reservation(record: &RequestRecord) -> Option<f64> {
     match (record.cost_usd, &record.provider, &record.outcome) {
-        (Some(cost), _, _) => cost,
-        (None, None, RequestOutcome::Error(_)) => 0.0,
-        _ => reserved_usd,
+        (Some(cost), _, _) => Some(cost),
+        (None, None, RequestOutcome::Error(_)) => Some(0.0),
+        _ => None,
     }
 }
 

@@ -100,6 +100,19 @@ pub trait RequestLog: Send + Sync {
     /// [`StoreError::Conflict`](super::StoreError::Conflict), and nothing is written.
     fn record_request<'a>(&'a self, record: &'a RequestRecord) -> StoreFuture<'a, ()>;
 
+    /// Records every one of `records` as [`RequestLog::record_request`] would, in one
+    /// transaction (multi-row inserts: SPEC R14.8's batches). All or nothing: an id already
+    /// recorded, or twice in `records`, is
+    /// [`StoreError::Conflict`](super::StoreError::Conflict) and nothing is written.
+    fn record_requests<'a>(&'a self, records: &'a [RequestRecord]) -> StoreFuture<'a, ()>;
+
+    /// Deletes at most `limit` records of requests that arrived before `before_ms` (Unix
+    /// milliseconds; SPEC R14.8's retention), the oldest first, and says how many: a caller
+    /// with more to delete calls again, so no one statement holds the store long. Their
+    /// `spend` rows and budget holds stay: the daily cap and the budgets count those, never
+    /// the log.
+    fn prune_requests(&self, before_ms: i64, limit: u64) -> StoreFuture<'_, u64>;
+
     /// The newest `limit` requests (0: all), newest first (by arrival, then id).
     fn recent_requests(&self, limit: usize) -> StoreFuture<'_, Vec<RequestRecord>>;
 }

@@ -33,6 +33,11 @@ pub(super) const REQUEST_COLUMNS: &str = "id, started_ms, route, dialect, stream
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
     first_token_ms, duration_ms, status, error_kind, key_id, team";
 
+/// [`crate::store::RequestLog::prune_requests`] on either database (`?1` before, `?2` the
+/// most rows), the oldest first by the arrival index.
+pub(super) const PRUNE_REQUESTS: &str = "DELETE FROM gateway_requests WHERE id IN (
+    SELECT id FROM gateway_requests WHERE started_ms < ?1 ORDER BY started_ms LIMIT ?2)";
+
 /// One row of either database client, its columns read by position.
 pub(super) trait Columns {
     /// The client's error (a column of another type).

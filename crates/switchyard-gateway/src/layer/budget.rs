@@ -1,8 +1,8 @@
 //! A keyed request's admission (SPEC R14.6, R14.7): the key's requests and input tokens per
 //! minute (a slot in the store's shared window of R12.3, under `client:KEY_ID`), then its
 //! reservation — the input estimate at the input price plus the most output at the output
-//! price, the dearest of the route's entries (or the gateway's `reserve_usd` where an entry's
-//! prices are unknown) — held against the key's, its team's and the gateway's caps in one
+//! price, the dearest of the route's entries (or the route's `reserve_usd`, else the
+//! gateway's, where an entry's prices are unknown) — held against the key's, its team's and the gateway's caps in one
 //! atomic step in the store ([`switchyard_core::store::KeyStore::hold`]), which also counts
 //! the key's requests in flight. The hold is settled by the request's record (`ledger.rs`).
 //! A request that does not fit is answered at once (402 or 429, with when it fits again),
@@ -11,7 +11,6 @@
 use std::time::Duration;
 
 use switchyard_api::ChainEntry;
-use switchyard_core::context::estimate_message_tokens;
 use switchyard_core::limits::{RateLimits, SlotGrant, SlotRequest};
 use switchyard_core::store::{HoldOutcome, HoldRequest, HoldScope};
 
@@ -29,18 +28,20 @@ pub(crate) struct Refused {
 }
 
 impl Layer {
-    /// Admits `request` (gateway request `id`) of `client` to `chain`: its rate slot, then
-    /// its hold; else why not.
+    /// Admits `request` (gateway request `id`, `input` tokens estimated) of `client` to
+    /// `chain`: its rate slot, then
+    /// its hold (reserving `route_reserve` USD, the route's `reserve_usd`, else the gateway's,
+    /// where an entry's prices are unknown); else why not.
     pub(crate) async fn admit_client(
         &self,
         client: &Client,
-        id: &str,
-        chain: &[ChainEntry],
-        request: &GatewayRequest,
+        (id, chain): (&str, &[ChainEntry]),
+        (request, input): (&GatewayRequest, u64),
+        route_reserve: Option<f64>,
     ) -> Result<(), Refused> {
-        let input = estimate_message_tokens(&request.system_prompt, &request.messages);
         self.client_slot(client, input).await?;
-        let amount = self.reservation(chain, input, request.overrides.max_tokens);
+        let unpriced = route_reserve.unwrap_or(self.reserve_usd);
+        let amount = reservation(chain, input, request.overrides.max_tokens, unpriced);
         let now = self.clock.now_ms();
         let hold = HoldRequest {
             id: id.to_owned(),
@@ -132,26 +133,32 @@ impl Layer {
             }
         }
     }
+}
 
-    /// The reservation for `input_tokens` in and at most `max_output` out (the client's, else
-    /// the model's most) at the dearest entry of `chain` (USD; prices per million tokens).
-    fn reservation(&self, chain: &[ChainEntry], input_tokens: u64, max_output: Option<u64>) -> f64 {
-        let one = |entry: &ChainEntry| {
-            let info = entry.handler.get_model().info;
-            let output = match (max_output, info.max_tokens) {
-                (Some(asked), most) if most > 0 => asked.min(most),
-                (Some(asked), _) => asked,
-                (None, most) => most,
-            };
-            match (info.input_price, info.output_price) {
-                (Some(i), Some(o)) if output > 0 => {
-                    (input_tokens as f64 * i + output as f64 * o) / 1_000_000.0
-                }
-                _ => self.reserve_usd,
-            }
+/// The reservation for `input_tokens` in and at most `max_output` out (the client's, else
+/// the model's most) at the dearest entry of `chain` (USD; prices per million tokens), or
+/// `unpriced` for an entry whose prices are unknown.
+fn reservation(
+    chain: &[ChainEntry],
+    input_tokens: u64,
+    max_output: Option<u64>,
+    unpriced: f64,
+) -> f64 {
+    let one = |entry: &ChainEntry| {
+        let info = entry.handler.get_model().info;
+        let output = match (max_output, info.max_tokens) {
+            (Some(asked), most) if most > 0 => asked.min(most),
+            (Some(asked), _) => asked,
+            (None, most) => most,
         };
-        chain.iter().map(one).fold(0.0, f64::max)
-    }
+        match (info.input_price, info.output_price) {
+            (Some(i), Some(o)) if output > 0 => {
+                (input_tokens as f64 * i + output as f64 * o) / 1_000_000.0
+            }
+            _ => unpriced,
+        }
+    };
+    chain.iter().map(one).fold(0.0, f64::max)
 }
 
 fn store_refused(e: switchyard_core::store::StoreError) -> Refused {

@@ -4,14 +4,15 @@
 //! and how it ended — ok, an error's kind, or cancelled (the client went away) — under the
 //! route and the request id. The relay shows it each chunk an upstream sends (a field update
 //! per usage chunk, nothing per text chunk) and tells it where each attempt starts and where
-//! the answer ends; the row is written in a task of its own then: never between two chunks.
+//! the answer ends; the row goes to the request log's writer then (`writes.rs`, batched):
+//! never between two chunks.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use switchyard_api::{ApiError, ApiStreamChunk, ChainEntry, ErrorKind, ModelInfo};
 use switchyard_core::cost::UsageTotals;
-use switchyard_core::store::{RequestOutcome, RequestRecord, TaskStore};
+use switchyard_core::store::{RequestOutcome, RequestRecord};
 use tokio::time::Instant;
 
 use super::state::Layer;
@@ -21,8 +22,7 @@ use crate::metrics::{Finished, Metrics};
 /// One request's record until its answer ends. Dropped before (the client went away while
 /// the request waited or before its first content), it is recorded as cancelled.
 pub(crate) struct Trip {
-    store: Arc<dyn TaskStore>,
-    /// Where its write is counted until it ends (a stopping gateway waits for it).
+    /// The request log's writer (a stopping gateway waits for what it holds).
     writes: super::writes::Writes,
     arrived: Instant,
     /// `None` once written.
@@ -43,6 +43,8 @@ pub(crate) struct Trip {
     reported: bool,
     /// The provider and model a request no entry answered failed on (the metrics' labels).
     tried: Option<(String, String)>,
+    /// The client key's prefix and team, when keys are on (the metrics' labels).
+    client: Option<(String, Option<String>)>,
 }
 
 impl Layer {
@@ -56,7 +58,6 @@ impl Layer {
         (label, received): (String, Instant),
     ) -> Trip {
         Trip {
-            store: Arc::clone(&self.store),
             writes: self.writes.clone(),
             arrived: Instant::now(),
             record: Some(RequestRecord {
@@ -86,6 +87,7 @@ impl Layer {
             first_token: None,
             reported: false,
             tried: None,
+            client: (self.client.as_ref()).map(|c| (c.key.prefix.clone(), c.key.team.clone())),
         }
     }
 }
@@ -155,8 +157,9 @@ impl Trip {
         i64::try_from(self.arrived.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// Writes the record with `outcome`, once, in a task of its own counted in the layer's
-    /// writes (a store error is logged: the answer is not the record's to fail).
+    /// Hands the record with `outcome`, once, to the layer's request-log writer (SPEC
+    /// R14.8: written in a batch off the answer's path; a store error is logged there, the
+    /// answer is not the record's to fail).
     fn write(&mut self, outcome: RequestOutcome) {
         let duration_ms = self.elapsed_ms();
         let Some(mut record) = self.record.take() else {
@@ -165,16 +168,11 @@ impl Trip {
         record.duration_ms = duration_ms;
         record.outcome = outcome;
         self.count(&record);
-        let store = Arc::clone(&self.store);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
             return;
         };
-        self.writes.spawn(&runtime, async move {
-            if let Err(e) = store.record_request(&record).await {
-                tracing::warn!(id = %record.id, "the request could not be recorded: {e}");
-            }
-        });
+        self.writes.record(&runtime, record);
     }
 }
 
@@ -193,6 +191,7 @@ impl Trip {
             first_token: self.first_token,
             outcome: &r.outcome,
             cost_usd: r.cost_usd,
+            client: (self.client.as_ref()).map(|(prefix, team)| (prefix.as_str(), team.as_deref())),
         });
     }
 }

@@ -12,12 +12,16 @@
 //!   first-token time, how it ended; written after the answer ended, never in a chunk's way.
 //! - `budget.rs`: `Layer::admit_client`, a keyed request's per-minute slot and its budget
 //!   hold, taken in the store before anything is sent (R14.6, R14.7); the record settles it.
+//! - `writes.rs`: `Writes`, the request log's one writer per gateway: records in batches,
+//!   one transaction each, off the answer's path (R14.8); a stopping gateway waits for it.
+//! - `prune.rs`: the request log's retention (`[serve] request_log_days`, R14.8).
 //! - `keep.rs`: `Keeper`, a Responses answer stored for a later `previous_response_id`
 //!   (R14.1), and `Layer::resolve_previous`, the stored conversation put before a request's.
 
 mod budget;
 mod keep;
 mod ledger;
+mod prune;
 mod search;
 mod state;
 mod writes;

@@ -12,13 +12,11 @@ use std::time::{Duration, SystemTime};
 use switchyard_api::{
     ApiError, ChainEntry, ErrorKind, ResponseObserver, fails_over, rate_limit_headers,
 };
-use switchyard_core::context::estimate_message_tokens;
 use switchyard_core::limits::{Choice, Cooldown, LimitedEntry, RequestLimits, SlotGrant};
 use switchyard_core::store::StoreError;
 use tokio::time::Instant;
 
 use super::state::Layer;
-use crate::ingress::GatewayRequest;
 
 /// One request's search for an entry to send to.
 pub(crate) struct Search<'a> {
@@ -35,18 +33,14 @@ pub(crate) struct Search<'a> {
 }
 
 impl Layer {
-    /// The search for `request` down `chain` (own entry first), bounded by `until`.
-    pub(crate) fn search(
-        &self,
-        chain: &[ChainEntry],
-        request: &GatewayRequest,
-        until: Instant,
-    ) -> Search<'_> {
+    /// The search for this layer's request ([`Layer::for_request`]: its input estimate)
+    /// down `chain` (own entry first), bounded by `until`.
+    pub(crate) fn search(&self, chain: &[ChainEntry], until: Instant) -> Search<'_> {
         let entries = chain.iter().map(LimitedEntry::from_chain).collect();
         Search {
             layer: self,
             limits: Arc::new(RequestLimits::new(entries, self.caps)),
-            input_tokens: estimate_message_tokens(&request.system_prompt, &request.messages),
+            input_tokens: self.input_tokens,
             until,
             tried: vec![false; chain.len()],
             current: None,

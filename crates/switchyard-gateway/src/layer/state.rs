@@ -40,6 +40,10 @@ pub(crate) struct Layer {
     /// The client of the request this copy of the layer serves, when keys are on (SPEC
     /// R14.6): its record names the key and team and settles its hold (R14.7).
     pub(crate) client: Option<Arc<Client>>,
+    /// The input estimate of the request this copy serves (tokens; SPEC R8.2's estimate of
+    /// its system prompt and messages), computed once at its admission: its token windows
+    /// and spend checks use it.
+    pub(crate) input_tokens: u64,
     /// How long a hold counts when nothing settles it (its process died).
     pub(crate) hold_lease: Duration,
     /// The reservation where an entry's prices are unknown (USD).
@@ -48,6 +52,9 @@ pub(crate) struct Layer {
     pub(crate) writes: super::writes::Writes,
     /// The size bounds of each upstream answer (`[limits]`, SPEC R4.0b).
     pub(crate) bounds: switchyard_api::StreamBounds,
+    /// How many days of the request log a serving gateway keeps (`[serve]
+    /// request_log_days`, SPEC R14.8).
+    pub(crate) request_log_days: u64,
 }
 
 impl std::fmt::Debug for Layer {
@@ -66,6 +73,7 @@ impl Layer {
         response_cap: usize,
     ) -> Self {
         Self {
+            writes: super::writes::Writes::new(Arc::clone(&store)),
             store,
             caps: SpendCaps {
                 per_task: None,
@@ -75,10 +83,12 @@ impl Layer {
             response_cap,
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             client: None,
+            input_tokens: 0,
             hold_lease: DEFAULT_HOLD_LEASE,
             reserve_usd: DEFAULT_RESERVE_USD,
-            writes: super::writes::Writes::default(),
             bounds: config.limits.stream_bounds(),
+            request_log_days: (config.serve.request_log_days)
+                .unwrap_or(switchyard_api::config::DEFAULT_REQUEST_LOG_DAYS),
         }
     }
 
@@ -87,10 +97,11 @@ impl Layer {
         Arc::clone(&self.store)
     }
 
-    /// This layer serving one request of `client`.
-    pub(crate) fn for_client(&self, client: Option<Client>) -> Self {
+    /// This layer serving one request of `client` whose input estimate is `input_tokens`.
+    pub(crate) fn for_request(&self, client: Option<Client>, input_tokens: u64) -> Self {
         let mut layer = self.clone();
         layer.client = client.map(Arc::new);
+        layer.input_tokens = input_tokens;
         layer
     }
 

@@ -1,50 +1,121 @@
-//! The request log's writes still running (SPEC R14.9, R14.7): each record is written in a
-//! task of its own, off the answer's path, and a gateway that stops waits for them (up to its
-//! drain deadline) so that a request answered before SIGTERM is recorded — its spend logged
-//! and its budget hold settled — rather than lost with the process.
+//! The request log's writer (SPEC R14.8, R14.7, R14.9): each request's record is handed to
+//! one writer task per gateway, off the answer's path, which writes what waits in batches —
+//! every record queued when it starts a write (at most [`BATCH_MAX`]), one transaction and
+//! multi-row inserts per batch, the batch's holds settled in it. A gateway idle writes a
+//! record at once; a busy one writes one batch per store round (group commit), so the store
+//! sees one transaction per batch rather than one per request. Budgets never wait on it: a
+//! hold counts (its reservation) until its batch settles it, which only ever overstates what
+//! is spent. A stopping gateway waits for the records queued and being written (up to its
+//! drain deadline), so a request answered before SIGTERM keeps its record, spend and settled
+//! hold.
+//!
+//! Public reports this follows: a write per request failing under load
+//! (<https://github.com/BerriAI/litellm/issues/1714>, batched in
+//! <https://github.com/BerriAI/litellm/issues/2170>), and a row with a taken key losing the
+//! rest (<https://github.com/BerriAI/litellm/issues/6633>): a refused batch is written row by
+//! row.
+//!
+//! The queue is bounded ([`QUEUE_MAX`] records); a record that finds it full (the store far
+//! behind) is written in a task of its own, as is one recorded outside the writer's runtime.
 
-use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use switchyard_core::store::{RequestRecord, TaskStore};
+use tokio::sync::{Notify, mpsc};
 
-/// Counts the record writes in flight; clones share the count.
-#[derive(Clone, Default)]
+/// The most records one batch writes.
+pub(crate) const BATCH_MAX: usize = 256;
+
+/// The most records waiting for the writer.
+const QUEUE_MAX: usize = 8192;
+
+/// The request log's writer and the count of records not yet written; clones share both.
+#[derive(Clone)]
 pub(crate) struct Writes {
-    inner: Arc<Inner>,
+    store: Arc<dyn TaskStore>,
+    count: Arc<Count>,
+    /// The writer's queue, started with the first record (on that record's runtime).
+    queue: Arc<OnceLock<mpsc::Sender<RequestRecord>>>,
 }
 
+/// Records queued or being written, and a wake-up for whoever waits for none.
 #[derive(Default)]
-struct Inner {
+struct Count {
     running: AtomicUsize,
     idle: Notify,
+    /// Batches the writer has written (one transaction each).
+    batches: AtomicUsize,
+}
+
+impl Count {
+    fn add(&self, n: usize) {
+        self.running.fetch_add(n, Ordering::AcqRel);
+    }
+
+    fn done(&self, n: usize) {
+        if self.running.fetch_sub(n, Ordering::AcqRel) == n {
+            self.idle.notify_waiters();
+        }
+    }
 }
 
 impl Writes {
-    /// Runs `write` in a task of its own on the current runtime, counted until it ends.
-    pub(crate) fn spawn(
-        &self,
-        runtime: &tokio::runtime::Handle,
-        write: impl Future<Output = ()> + Send + 'static,
-    ) {
-        self.inner.running.fetch_add(1, Ordering::AcqRel);
-        let inner = Arc::clone(&self.inner);
+    /// The writer of the request log in `store`.
+    pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
+        Self {
+            store,
+            count: Arc::default(),
+            queue: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// Queues `record` for the writer (started on `runtime` with the first record), counted
+    /// until it is written; a full or closed queue writes it in a task of its own.
+    pub(crate) fn record(&self, runtime: &tokio::runtime::Handle, record: RequestRecord) {
+        self.count.add(1);
+        let queue = self.queue.get_or_init(|| {
+            let (tx, rx) = mpsc::channel(QUEUE_MAX);
+            runtime.spawn(writer(Arc::clone(&self.store), Arc::clone(&self.count), rx));
+            tx
+        });
+        let Err(refused) = queue.try_send(record) else {
+            return;
+        };
+        let record = match refused {
+            mpsc::error::TrySendError::Full(r) | mpsc::error::TrySendError::Closed(r) => r,
+        };
+        let (store, count) = (Arc::clone(&self.store), Arc::clone(&self.count));
         runtime.spawn(async move {
-            write.await;
-            if inner.running.fetch_sub(1, Ordering::AcqRel) == 1 {
-                inner.idle.notify_waiters();
-            }
+            write_batch(store.as_ref(), std::slice::from_ref(&record)).await;
+            count.done(1);
         });
     }
 
-    /// Waits until no write runs, at most `wait`; `false` when some still ran then.
+    /// Runs `write` in a task of its own on `runtime`, counted with the records until it
+    /// ends (tests: a write that takes its time).
+    #[cfg(test)]
+    fn spawn(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        write: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        self.count.add(1);
+        let count = Arc::clone(&self.count);
+        runtime.spawn(async move {
+            write.await;
+            count.done(1);
+        });
+    }
+
+    /// Waits until no record is queued or being written, at most `wait`; `false` when some
+    /// still were then.
     pub(crate) async fn settled(&self, wait: Duration) -> bool {
         let idle = async {
             loop {
-                let notified = self.inner.idle.notified();
-                if self.inner.running.load(Ordering::Acquire) == 0 {
+                let notified = self.count.idle.notified();
+                if self.count.running.load(Ordering::Acquire) == 0 {
                     return;
                 }
                 notified.await;
@@ -53,30 +124,56 @@ impl Writes {
         tokio::time::timeout(wait, idle).await.is_ok()
     }
 
-    /// How many writes run now.
+    /// How many batches the writer has written.
+    #[cfg(test)]
+    fn batches(&self) -> usize {
+        self.count.batches.load(Ordering::Relaxed)
+    }
+
+    /// How many records are queued or being written now.
     pub(crate) fn running(&self) -> usize {
-        self.inner.running.load(Ordering::Acquire)
+        self.count.running.load(Ordering::Acquire)
+    }
+}
+
+/// The writer: takes every record waiting (at most [`BATCH_MAX`]) and writes them as one
+/// batch, until every sender is gone.
+async fn writer(
+    store: Arc<dyn TaskStore>,
+    count: Arc<Count>,
+    mut queue: mpsc::Receiver<RequestRecord>,
+) {
+    let mut batch = Vec::with_capacity(BATCH_MAX);
+    while queue.recv_many(&mut batch, BATCH_MAX).await > 0 {
+        write_batch(store.as_ref(), &batch).await;
+        count.batches.fetch_add(1, Ordering::Relaxed);
+        count.done(batch.len());
+        batch.clear();
+    }
+}
+
+/// Writes `batch` in one transaction; when that fails (a record already written, the store
+/// away a moment), each record alone, so one bad record loses only itself. A record that
+/// cannot be written is logged: the answer is not the record's to fail, and its hold counts
+/// its reservation until its lease ends.
+async fn write_batch(store: &dyn TaskStore, batch: &[RequestRecord]) {
+    let Err(e) = store.record_requests(batch).await else {
+        return;
+    };
+    if batch.len() == 1 {
+        tracing::warn!(id = %batch[0].id, "the request could not be recorded: {e}");
+        return;
+    }
+    tracing::debug!(
+        "a batch of {} request records failed ({e}); writing each alone",
+        batch.len()
+    );
+    for record in batch {
+        if let Err(e) = store.record_request(record).await {
+            tracing::warn!(id = %record.id, "the request could not be recorded: {e}");
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_stop_waits_for_the_writes_running_and_no_longer_than_asked() {
-        let writes = Writes::default();
-        let runtime = tokio::runtime::Handle::current();
-        writes.spawn(&runtime, tokio::time::sleep(Duration::from_secs(2)));
-        writes.spawn(&runtime, tokio::time::sleep(Duration::from_secs(5)));
-        assert_eq!(writes.running(), 2);
-        assert!(
-            !writes.settled(Duration::from_secs(3)).await,
-            "one write still runs"
-        );
-        assert_eq!(writes.running(), 1);
-        assert!(writes.settled(Duration::from_secs(3)).await);
-        assert_eq!(writes.running(), 0);
-        assert!(writes.settled(Duration::ZERO).await, "nothing to wait for");
-    }
-}
+mod tests;

@@ -87,7 +87,7 @@ impl Relay {
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
         // The layer picks each entry from `from` on: the first not cooling down, admitted by
         // the daily cap and its rate-limit window (SPEC R12.1–R12.3).
-        let mut search = self.layer.search(&self.chain[from..], &self.request, until);
+        let mut search = self.layer.search(&self.chain[from..], until);
         let mut first = from == 0 && matches!(prompt, Prompt::Client);
         while let Some(offset) = search.next().await? {
             let at = from + offset;

@@ -6,7 +6,7 @@
 //! (one snapshot) and inserts the hold. Every hold on the server queues on that one lock, so
 //! no two processes can both take the last room under a key's, a team's or the gateway's cap
 //! (a gateway-wide cap spans every key, so one lock is the honest granularity); settling a
-//! hold needs no lock (it only replaces a reservation by its exact cost). The lock ends with
+//! hold (`requests.rs`, with its record) needs no lock (it only replaces a reservation by its exact cost). The lock ends with
 //! the transaction, or with the connection when a process dies mid-way. The lock and the read
 //! are pipelined: a hold costs four round trips (begin; lock + read; insert; commit).
 
@@ -19,44 +19,13 @@ use crate::store::key_rows::{
 };
 use crate::store::keys::{
     ClientKey, HoldOutcome, HoldRequest, HoldUse, KeyStore, Team, UsageBy, UsageRow, decide_hold,
-    settled_amount,
 };
-use crate::store::{RequestRecord, StoreError, StoreFuture};
+use crate::store::{StoreError, StoreFuture};
 
 /// Any constant: the advisory lock every hold is taken under.
 const HOLD_LOCK: i64 = 0x5357_4954_4348_0002;
 
 impl PgStore {
-    /// Settles the hold of `record`'s id in `tx` when it is a keyed request's and still open:
-    /// the amount [`settled_amount`] gives (also its spend), else `None`.
-    pub(super) async fn settle_hold(
-        &self,
-        tx: &tokio_postgres::Transaction<'_>,
-        record: &RequestRecord,
-    ) -> Result<Option<f64>, StoreError> {
-        if record.key_id.is_none() {
-            return Ok(None);
-        }
-        let row = tx
-            .query_opt(
-                "SELECT reserved_usd FROM budget_holds WHERE id = $1 AND settled_usd IS NULL
-                 FOR UPDATE",
-                &[&record.id],
-            )
-            .await
-            .map_err(|e| self.err(e))?;
-        let Some(row) = row else { return Ok(None) };
-        let reserved: f64 = row.try_get(0).map_err(|e| self.err(e))?;
-        let amount = settled_amount(record, reserved);
-        tx.execute(
-            "UPDATE budget_holds SET settled_usd = $2 WHERE id = $1",
-            &[&record.id, &amount],
-        )
-        .await
-        .map_err(|e| self.err(e))?;
-        Ok(Some(amount))
-    }
-
     async fn keys_where(
         &self,
         filter: &str,

@@ -325,3 +325,63 @@ pub(crate) async fn holds_taken_at_once_by_many_connections_never_pass_the_budge
     }
     assert_eq!(held, 3, "0.3 fits 3 times into 1.0");
 }
+
+/// SPEC R14.8: a batch of records is written whole — its rows, its holds settled (each at its
+/// exact cost, nothing, or its reservation), its spend — or, when one id is taken, not at
+/// all; pruning deletes only the log's old rows, never a hold or a spend row.
+pub(crate) async fn a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets(
+    store: &dyn TaskStore,
+) {
+    let now = 3_000_000;
+    let a = key("key_a", "sk-sy-aaaaaa", None, Some("1/day"));
+    store.create_key(&a, &hash_key("a")).await.unwrap();
+    for id in ["b1", "b2", "b3"] {
+        let held = store.hold(&hold(id, &a, None, 0.25, now)).await.unwrap();
+        assert_eq!(held, HoldOutcome::Held);
+    }
+    let unkeyed = RequestRecord {
+        key_id: None,
+        started_ms: 100,
+        ..record("b0", &a, Some(0.01), true)
+    };
+    let batch = vec![
+        unkeyed.clone(),
+        record("b1", &a, Some(0.1), true),
+        record("b2", &a, None, false),
+        record("b3", &a, None, true),
+    ];
+    // A batch holding an id already recorded writes nothing.
+    store.record_request(&unkeyed).await.unwrap();
+    let refused = store.record_requests(&batch).await;
+    assert!(
+        matches!(refused, Err(StoreError::Conflict { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(store.recent_requests(0).await.unwrap().len(), 1);
+    let used = store.used_since(Some("key_a"), None, 0, now).await.unwrap();
+    assert!(
+        (used - 0.75).abs() < 1e-9,
+        "every hold still counts: {used}"
+    );
+    // The rest written as one batch: exact cost 0.1, nothing, the reservation 0.25.
+    store.record_requests(&batch[1..]).await.unwrap();
+    let mut ids: Vec<String> = (store.recent_requests(0).await.unwrap())
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["b0", "b1", "b2", "b3"]);
+    let used = store.used_since(Some("key_a"), None, 0, now).await.unwrap();
+    assert!((used - 0.35).abs() < 1e-9, "{used}");
+    let spent = store.spend_between(0, i64::MAX).await.unwrap();
+    assert!((spent - 0.36).abs() < 1e-9, "{spent}");
+    assert!(store.record_requests(&[]).await.is_ok());
+    // Pruning before 1,000,000 ms deletes b0's row only; the holds and spend stay.
+    assert_eq!(store.prune_requests(1_000_000, 10).await.unwrap(), 1);
+    assert_eq!(store.prune_requests(1_000_000, 10).await.unwrap(), 0);
+    assert_eq!(store.recent_requests(0).await.unwrap().len(), 3);
+    let used = store.used_since(Some("key_a"), None, 0, now).await.unwrap();
+    assert!((used - 0.35).abs() < 1e-9, "{used}");
+    let spent = store.spend_between(0, i64::MAX).await.unwrap();
+    assert!((spent - 0.36).abs() < 1e-9, "{spent}");
+}

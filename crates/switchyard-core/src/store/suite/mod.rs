@@ -32,6 +32,7 @@ pub(crate) use import::{
     importing_a_taken_id_is_a_conflict_and_leaves_nothing_behind,
 };
 pub(crate) use keys::{
+    a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets,
     client_keys_are_kept_as_hashes_revoked_and_rotated,
     holds_respect_key_team_gateway_and_parallel_caps_and_settle,
     holds_taken_at_once_by_many_connections_never_pass_the_budget,
@@ -70,7 +71,8 @@ macro_rules! task_store_suite {
             a_directory_without_a_history_is_a_clear_error,
             learnt_limits_are_kept_per_key_and_make_requests_wait,
             client_keys_are_kept_as_hashes_revoked_and_rotated,
-            holds_respect_key_team_gateway_and_parallel_caps_and_settle);
+            holds_respect_key_team_gateway_and_parallel_caps_and_settle,
+            a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
