@@ -4,6 +4,7 @@
 //! prompt, messages, tools: what the provider is sent).
 
 use switchyard_api::providers::fuzzing::{BodyFamily, provider_body};
+use switchyard_api::{ContentBlock, Message};
 use switchyard_gateway::ingress::{Dialect, GatewayRequest, parse_count_tokens, parse_request};
 
 /// The family whose provider body is a request of `dialect` again.
@@ -26,25 +27,36 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
     let again = reencoded(dialect, &request);
     assert_eq!(again.system_prompt, request.system_prompt, "system prompt");
     assert_eq!(
-        tool_results_first(dialect, &again.messages),
-        tool_results_first(dialect, &request.messages),
+        as_sent(dialect, &again.messages),
+        as_sent(dialect, &request.messages),
         "messages"
     );
     assert_eq!(again.tools, request.tools, "tools");
 }
 
-/// `messages` as the Responses body orders them: a user message's tool results (its
-/// `function_call_output` items) before its other content; other dialects as they are.
-fn tool_results_first(
-    dialect: Dialect,
-    messages: &[switchyard_api::Message],
-) -> Vec<switchyard_api::Message> {
+/// `messages` as the dialect's provider body carries them, by design: the Responses body puts a
+/// user message's tool results (its `function_call_output` items) before its other content; the
+/// Anthropic body leaves out thinking without a signature (only Anthropic signs thinking; see
+/// `anthropic.rs`'s `wire_messages`) and a message left empty by that (Anthropic joins the
+/// turns around it). Other dialects as they are.
+fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
     let mut out = messages.to_vec();
-    if dialect == Dialect::Responses {
-        for m in &mut out {
-            m.content
-                .sort_by_key(|b| !matches!(b, switchyard_api::ContentBlock::ToolResult { .. }));
+    match dialect {
+        Dialect::Responses => {
+            for m in &mut out {
+                m.content
+                    .sort_by_key(|b| !matches!(b, ContentBlock::ToolResult { .. }));
+            }
         }
+        Dialect::AnthropicMessages => {
+            for m in &mut out {
+                m.content.retain(
+                    |b| !matches!(b, ContentBlock::Thinking { signature, .. } if signature.is_empty()),
+                );
+            }
+            out.retain(|m| !m.content.is_empty());
+        }
+        Dialect::ChatCompletions => {}
     }
     out
 }
