@@ -82,7 +82,7 @@ dict_of() {
 }
 
 build=(cargo +nightly fuzz build --release --debug-assertions --sanitizer "$sanitizer")
-[[ -n "${FUZZ_JOBS:-}" ]] && build+=(--jobs "$FUZZ_JOBS")
+[[ -n "${FUZZ_JOBS:-}" ]] && export CARGO_BUILD_JOBS="$FUZZ_JOBS" # cargo fuzz build has no --jobs
 echo "fuzz.sh: building the targets (${build[*]})" >&2
 if [[ "$target_arg" == all ]]; then "${build[@]}"; else "${build[@]}" "$target_arg"; fi
 
