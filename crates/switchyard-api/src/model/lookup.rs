@@ -183,8 +183,11 @@ fn all_digits(s: &str, n: usize) -> bool {
 
 /// `id` without a trailing date: `-YYYY-MM-DD`, `-YYYYMMDD`, `@YYYYMMDD`, `-YYMMDD`, `-MMDD`.
 fn strip_date(id: &str) -> Option<&str> {
-    if id.len() > 11 {
-        let (head, tail) = id.split_at(id.len() - 11);
+    // `split_at_checked`: an id is the user's text, and a non-ASCII character may straddle the
+    // 11th byte from the end (`…`, found by fuzzing the config loader, issue 27).
+    if let Some((head, tail)) =
+        (id.len().checked_sub(11).filter(|&at| at > 0)).and_then(|at| id.split_at_checked(at))
+    {
         let parts: Vec<&str> = tail.split('-').collect();
         if let ["", y, m, d] = parts[..] {
             if all_digits(y, 4) && all_digits(m, 2) && all_digits(d, 2) {
@@ -406,6 +409,9 @@ mod tests {
         assert_eq!(strip_date("kimi-k2-0905"), Some("kimi-k2"));
         assert_eq!(strip_date("claude-x@2025"), None);
         assert_eq!(strip_date("gpt-4o"), None);
+        // A character straddling the 11th byte from the end (issue 27's config_toml finding).
+        assert_eq!(strip_date("aé1234567890"), None);
+        assert_eq!(strip_date("gpt…-2025-11-13"), Some("gpt…"));
         assert_eq!(strip_date("qwen3-235b"), None);
         assert_eq!(strip_version("anthropic.x-v1:0"), Some("anthropic.x"));
         assert_eq!(strip_version("anthropic.x-v2"), Some("anthropic.x"));

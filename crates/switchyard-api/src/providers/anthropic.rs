@@ -476,7 +476,13 @@ impl AnthropicParser {
         // call to run (tests/cases C22).
         let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            if let Some((index, bytes)) = self.open_tool_blocks.iter().next() {
+            // The lowest index when several are open: the same events give the same error
+            // (a HashMap's order is random; found by fuzzing, issue 27).
+            let first_open = self
+                .open_tool_blocks
+                .iter()
+                .min_by_key(|(index, _)| **index);
+            if let Some((index, bytes)) = first_open {
                 let name = self.tool_blocks.get(index).map_or("", |(_, n)| n.as_str());
                 return out.push(Err(ApiError::new(
                     ErrorKind::Decode,
@@ -697,6 +703,30 @@ mod tests {
         let mut out = Vec::new();
         parser.on_event(sse("content_block_delta", data), &mut out);
         out
+    }
+
+    /// Two tool blocks open when max_tokens cuts the answer: the error names the one of the lower
+    /// index, every time (a HashMap's order made it either; found by fuzzing, issue 27:
+    /// tests/fuzz/map_anthropic/).
+    #[test]
+    fn a_cut_with_two_open_tool_blocks_names_the_first_every_time() {
+        for _ in 0..16 {
+            let mut p = AnthropicParser::default();
+            for (i, name) in [(3, "second"), (1, "first")] {
+                let start = format!(
+                    r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"toolu_{i}","name":"{name}","input":{{}}}}}}"#
+                );
+                let mut out = Vec::new();
+                p.on_event(sse("content_block_start", &start), &mut out);
+            }
+            let mut out = Vec::new();
+            let cut = r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":5}}"#;
+            p.on_event(sse("message_delta", cut), &mut out);
+            let [Err(e)] = &out[..] else {
+                panic!("{out:?}")
+            };
+            assert!(e.message.contains("tool `first`"), "{}", e.message);
+        }
     }
 
     #[test]

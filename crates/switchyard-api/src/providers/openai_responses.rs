@@ -240,7 +240,12 @@ impl ResponsesParser {
             return out.push(Err(e));
         }
         if reason == "max_output_tokens" {
-            if let Some(call) = self.calls.values().find(|c| !c.done) {
+            // The first by item id when several are open: the same events give the same error
+            // (a HashMap's order is random; as the Anthropic mapper, issue 27).
+            let open = (self.calls.iter())
+                .filter(|(_, c)| !c.done)
+                .min_by_key(|(id, _)| *id);
+            if let Some((_, call)) = open {
                 out.push(Err(ApiError::new(
                     ErrorKind::Decode,
                     format!(
