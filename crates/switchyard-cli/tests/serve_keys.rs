@@ -717,3 +717,26 @@ async fn keys_made_while_serving_are_required_a_routes_reserve_is_held_and_metri
     });
     assert!(counted, "{metrics}");
 }
+
+/// A whole secret given where `keys show|revoke|rotate` want an id or a prefix is refused
+/// without being echoed (SPEC R10.5; the newcomer check found `There is no key \`sk-sy-…\``
+/// printing it whole), and a prefix pasted from `keys list` with its `…` finds the key.
+#[test]
+fn a_secret_given_to_keys_show_is_never_echoed() {
+    let home = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", home.path().join("keys.db").display());
+    let key = create_key(home.path(), &store, &["--name", "alice"]);
+    for cmd in ["show", "revoke", "rotate"] {
+        let (code, out, err) = run(home.path(), &store, &["keys", cmd, &key]);
+        assert_ne!(code, 0, "{cmd}: {out}{err}");
+        assert!(
+            !out.contains(&key) && !err.contains(&key),
+            "{cmd}: {out}{err}"
+        );
+        assert!(err.contains(&format!("{}…", &key[..12])), "{cmd}: {err}");
+    }
+    let prefix = format!("{}…", &key[..12]);
+    let (code, out, err) = run(home.path(), &store, &["keys", "show", &prefix]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("alice") && !out.contains(&key), "{out}");
+}

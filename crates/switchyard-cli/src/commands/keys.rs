@@ -122,9 +122,20 @@ async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
     Ok(())
 }
 
-/// The key `wanted` names: its id or its display prefix (unique).
+/// How a `wanted` argument is echoed in an error: a whole secret pasted by mistake is cut to
+/// its display prefix (12 characters), never printed (SPEC R10.5; found by the newcomer check).
+fn shown(wanted: &str) -> String {
+    match wanted.char_indices().nth(12) {
+        Some((at, _)) if wanted.starts_with("sk-") => format!("{}…", &wanted[..at]),
+        _ => wanted.to_owned(),
+    }
+}
+
+/// The key `wanted` names: its id or its display prefix (unique; a prefix copied from `keys
+/// list` with its trailing `…` is the prefix).
 async fn find(store: &Arc<dyn TaskStore>, wanted: &str) -> Result<ClientKey, (u8, String)> {
     let keys = store.client_keys().await.map_err(store_err)?;
+    let wanted = wanted.trim_end_matches('…');
     let mut found = keys
         .into_iter()
         .filter(|k| k.id == wanted || (wanted.len() >= 8 && k.prefix.starts_with(wanted)));
@@ -132,11 +143,17 @@ async fn find(store: &Arc<dyn TaskStore>, wanted: &str) -> Result<ClientKey, (u8
         (Some(k), None) => Ok(k),
         (Some(_), Some(_)) => Err((
             2,
-            format!("`{wanted}` names more than one key: give its id (`switchyard keys list`)."),
+            format!(
+                "`{}` names more than one key: give its id (`switchyard keys list`).",
+                shown(wanted)
+            ),
         )),
         (None, _) => Err((
             1,
-            format!("There is no key `{wanted}`: `switchyard keys list` shows the keys."),
+            format!(
+                "There is no key `{}`: give a key's id or display prefix (`switchyard keys list` shows them).",
+                shown(wanted)
+            ),
         )),
     }
 }
