@@ -20,7 +20,9 @@
 #   FUZZ_SANITIZER=…   none (default: the workspace forbids unsafe code, and the build is ~3x
 #                      faster to run without ASan) or address.
 #   FUZZ_JOBS=N        cargo's build jobs (default: cargo's own).
-#   CARGO_TARGET_DIR   where the fuzz build goes (default: fuzz/target).
+#   CARGO_TARGET_DIR   where the fuzz build goes (default: ~/.cache/switchyard/fuzz-target, outside
+#                      the checkout like scripts/local-model.sh's build cache, so a fresh clone
+#                      reuses the compiled dependencies and rebuilds only Switchyard's crates).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -82,6 +84,7 @@ dict_of() {
   esac
 }
 
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${SWITCHYARD_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/switchyard}/fuzz-target}"
 build=(cargo +nightly fuzz build --release --debug-assertions --sanitizer "$sanitizer")
 [[ -n "${FUZZ_JOBS:-}" ]] && export CARGO_BUILD_JOBS="$FUZZ_JOBS" # cargo fuzz build has no --jobs
 echo "fuzz.sh: building the targets (${build[*]})" >&2
