@@ -113,7 +113,15 @@ impl PgStore {
         }
     }
 
+    /// `e` as a [`StoreError`]: the server's disk full (SQLSTATE 53100, `disk_full`: "could
+    /// not extend file", "could not write to file") is [`StoreError::DiskFull`], as SQLite's
+    /// is (SPEC R10.2); anything else [`StoreError::Backend`].
     pub(super) fn err(&self, e: tokio_postgres::Error) -> StoreError {
+        if e.code() == Some(&SqlState::DISK_FULL) {
+            return StoreError::DiskFull {
+                location: self.location.clone(),
+            };
+        }
         StoreError::Backend {
             location: self.location.clone(),
             source: describe(&e).into(),

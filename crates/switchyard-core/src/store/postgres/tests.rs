@@ -191,3 +191,120 @@ async fn a_process_killed_holding_the_slot_lock_blocks_nobody() {
         .unwrap();
     assert_eq!(got, SlotGrant::Granted);
 }
+
+/// A full disk on the server is the store's disk-full sentence, as SQLite's is (SPEC R10.2;
+/// issue 26 left it the generic backend error): the `messages` table moved to a tablespace on a
+/// 1 MiB tmpfs, then a 3 MB incompressible message appended. Needs root (mount) and the test
+/// server on this machine (the tablespace directory is made for the server's user).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_on_the_server_is_the_disk_full_error_and_keeps_what_was_saved() {
+    use std::os::unix::fs::MetadataExt;
+    let Some(url) = switchyard_testkit::fresh_postgres_database("disk_full") else {
+        return;
+    };
+    let store = PgStore::connect(&url).await.unwrap();
+    let client = store.client().await.unwrap();
+    let data_dir: String = client
+        .query_one("SHOW data_directory", &[])
+        .await
+        .unwrap()
+        .get(0);
+    let owner = std::fs::metadata(&data_dir).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(_mount) = TmpfsMount::new(dir.path(), owner.uid(), owner.gid()) else {
+        return;
+    };
+    let space = format!("full_{}", std::process::id());
+    let location = dir.path().display().to_string().replace('\'', "''");
+    client
+        .batch_execute(&format!("CREATE TABLESPACE {space} LOCATION '{location}'"))
+        .await
+        .unwrap();
+    client
+        .batch_execute(&format!("ALTER TABLE messages SET TABLESPACE {space}"))
+        .await
+        .unwrap();
+
+    let task = store
+        .create_task(&crate::store::NewTask {
+            cwd: "/work".into(),
+            mode: "act".into(),
+            provider: "anthropic".into(),
+            model: "claude".into(),
+            first_prompt: "fill the disk".into(),
+        })
+        .await
+        .unwrap();
+    let small = switchyard_api::Message::user_text("kept");
+    store.append_message(&task.id, 0, &small).await.unwrap();
+    let big = switchyard_api::Message::assistant_text(incompressible(3 << 20));
+    let err = store.append_message(&task.id, 1, &big).await.unwrap_err();
+    assert!(matches!(err, StoreError::DiskFull { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("is full") && text.contains("free some space"), "{text}");
+    assert!(!text.contains("password"), "{text}");
+    let kept = store.messages(&task.id).await.unwrap();
+    assert_eq!(kept, vec![small], "what was saved before stays");
+
+    // Leave the server as it was: the table back, the tablespace gone, then the mount.
+    // Two calls: DROP TABLESPACE cannot run in the implicit transaction of a batch.
+    client
+        .batch_execute("ALTER TABLE messages SET TABLESPACE pg_default")
+        .await
+        .unwrap();
+    client
+        .batch_execute(&format!("DROP TABLESPACE {space}"))
+        .await
+        .unwrap();
+}
+
+/// `len` bytes of text that compression cannot shrink (PostgreSQL compresses large values).
+fn incompressible(len: usize) -> String {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'!' + (x % 94) as u8)
+        })
+        .collect()
+}
+
+/// A 1 MiB tmpfs owned by `uid:gid`, unmounted (lazily) when dropped; `None` (the test skipped,
+/// or failed in CI) when it cannot be mounted.
+struct TmpfsMount(std::path::PathBuf);
+
+impl TmpfsMount {
+    #[track_caller]
+    fn new(at: &std::path::Path, uid: u32, gid: u32) -> Option<Self> {
+        let options = format!("size=1m,mode=0700,uid={uid},gid={gid}");
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &options, "tmpfs"])
+            .arg(at)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Self(at.to_owned())),
+            Ok(out) => {
+                switchyard_testkit::skip_or_fail(&format!(
+                    "`mount -t tmpfs` failed ({}); run the tests as root",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+                None
+            }
+            Err(e) => {
+                switchyard_testkit::skip_or_fail(&format!("`mount` cannot be run ({e})"));
+                None
+            }
+        }
+    }
+}
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
