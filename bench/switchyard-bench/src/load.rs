@@ -2,13 +2,18 @@
 //!
 //! A closed loop: `concurrency` workers, each on its own keep-alive HTTP/1.1 connection
 //! (hyper's client connection, not the gateway's code), send `requests` requests in all, one
-//! after another, to `url` in one dialect, streamed or not. Every answer is checked: status
+//! after another, to `url` in one dialect, streamed or not. Or, with a `rate`, an open loop
+//! (`open_loop.rs`): request `i` is due at `i / rate` seconds and its times are counted from
+//! then, so a gateway that queues cannot hide it behind a slower client. Every answer is
+//! checked: status
 //! 200, the whole text the paced upstream sends (`paced.rs`: `n` chunks of `size` bytes, chunk
 //! `i` the letter `a + i % 26`, in order, whatever the gateway's own chunking), the dialect's
 //! end (`[DONE]`, `message_stop`, `response.completed`) and its usage — so a gateway that
 //! buffers, truncates or drops usage fails instead of scoring well. Prints one JSON line:
-//! requests, errors (and the first one), wall time, requests per second, time to the first
-//! text and to the last byte (p50, p99, microseconds, of the answers that passed).
+//! requests, errors (and the first one, and how many of each kind: what the client saw — a
+//! status, an error event, a clean 200 without its end, a cut connection, a timeout), wall time,
+//! requests per second, time to the first text and to the last byte (p50, p99, microseconds, of
+//! the answers that passed).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,10 +47,14 @@ pub struct Plan {
     pub size: usize,
     /// Extra request headers (`name: value`), e.g. an authorization a peer requires.
     pub headers: Vec<(String, String)>,
+    /// Open loop: requests per second, each due at its own time (`concurrency` is ignored).
+    pub rate: Option<f64>,
+    /// The longest one answer may take, request to last byte.
+    pub timeout: Duration,
 }
 
-/// One answer's timings, microseconds from its request.
-struct Sample {
+/// One answer's timings, microseconds from its request (in an open loop, from when it was due).
+pub(crate) struct Sample {
     first_text_us: u64,
     last_byte_us: u64,
 }
@@ -56,7 +65,11 @@ pub fn run(plan: Plan) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
-    let line = runtime.block_on(closed_loop(Arc::new(plan)))?;
+    let plan = Arc::new(plan);
+    let line = match plan.rate {
+        Some(rate) => runtime.block_on(crate::open_loop::open_loop(plan, rate))?,
+        None => runtime.block_on(closed_loop(plan))?,
+    };
     println!("{line}");
     Ok(())
 }
@@ -73,27 +86,59 @@ async fn closed_loop(plan: Arc<Plan>) -> Result<Value, String> {
         ));
     }
     let mut samples = Vec::new();
-    let mut errors = 0usize;
-    let mut first_error = None;
+    let mut failed = Vec::new();
     for worker in workers {
-        let (got, failed) = worker
+        let (got, lost) = worker
             .await
             .map_err(|e| format!("a worker panicked: {e}"))?;
         samples.extend(got);
-        errors += failed.len();
-        if first_error.is_none() {
-            first_error = failed.into_iter().next();
-        }
+        failed.extend(lost);
     }
-    let wall = start.elapsed();
+    Ok(summary(&plan, &samples, &failed, start.elapsed()))
+}
+
+/// The JSON line of a run: counts, the first error, errors by kind, rate and percentiles.
+pub(crate) fn summary(plan: &Plan, samples: &[Sample], failed: &[String], wall: Duration) -> Value {
     let mut first: Vec<u64> = samples.iter().map(|s| s.first_text_us).collect();
     let mut last: Vec<u64> = samples.iter().map(|s| s.last_byte_us).collect();
-    Ok(json!({
-        "requests": plan.requests, "ok": samples.len(), "errors": errors,
-        "first_error": first_error, "wall_ms": wall.as_secs_f64() * 1e3,
+    let mut kinds = serde_json::Map::new();
+    for e in failed {
+        let n = kinds.entry(error_kind(e)).or_insert(json!(0));
+        *n = json!(n.as_u64().unwrap_or(0) + 1);
+    }
+    json!({
+        "requests": plan.requests, "ok": samples.len(), "errors": failed.len(),
+        "first_error": failed.first(), "error_kinds": kinds,
+        "wall_ms": wall.as_secs_f64() * 1e3,
         "rps": samples.len() as f64 / wall.as_secs_f64(),
         "first_text_us": percentiles(&mut first), "last_byte_us": percentiles(&mut last),
-    }))
+    })
+}
+
+/// What the client saw, from a failure's sentence (the messages of [`one`] and its checks).
+fn error_kind(e: &str) -> String {
+    const KINDS: [(&str, &str); 10] = [
+        ("status ", ""),
+        ("body cut", "connection cut"),
+        ("request:", "connection cut"),
+        ("error event", "error event"),
+        ("stream ended with", "error event"),
+        ("no complete answer", "timeout"),
+        ("the stream has no end event", "clean 200 without its end"),
+        ("text of", "wrong or short text"),
+        ("the answer has no usage", "no usage"),
+        ("bad event", "malformed event passed on"),
+    ];
+    for (prefix, kind) in KINDS {
+        if e.starts_with(prefix) {
+            if kind.is_empty() {
+                // `status 429: …` → `status 429`
+                return e.split(':').next().unwrap_or(e).to_owned();
+            }
+            return kind.to_owned();
+        }
+    }
+    "other".to_owned()
 }
 
 /// p50 and p99 (nearest rank) of `values`, or nulls when empty.
@@ -107,7 +152,7 @@ fn percentiles(values: &mut [u64]) -> Value {
     json!({"p50": rank(0.50), "p99": rank(0.99)})
 }
 
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+pub(crate) type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 
 /// One worker: takes request numbers until `plan.requests` are taken.
 async fn worker(plan: &Plan, uri: &hyper::Uri, next: &AtomicUsize) -> (Vec<Sample>, Vec<String>) {
@@ -125,7 +170,8 @@ async fn worker(plan: &Plan, uri: &hyper::Uri, next: &AtomicUsize) -> (Vec<Sampl
             }
         }
         let Some(s) = sender.as_mut() else { continue };
-        match tokio::time::timeout(Duration::from_secs(60), one(plan, uri, s, body.clone())).await {
+        let answer = one(plan, uri, s, body.clone(), Instant::now());
+        match tokio::time::timeout(plan.timeout, answer).await {
             Ok(Ok(sample)) => samples.push(sample),
             Ok(Err(e)) => {
                 sender = None;
@@ -133,14 +179,22 @@ async fn worker(plan: &Plan, uri: &hyper::Uri, next: &AtomicUsize) -> (Vec<Sampl
             }
             Err(_) => {
                 sender = None;
-                failed.push("no complete answer within 60 s".to_owned());
+                failed.push(timed_out(plan));
             }
         }
     }
     (samples, failed)
 }
 
-async fn connect(uri: &hyper::Uri) -> Result<Sender, String> {
+/// The failure of an answer that took longer than the plan's timeout.
+pub(crate) fn timed_out(plan: &Plan) -> String {
+    format!(
+        "no complete answer within {:.0} s",
+        plan.timeout.as_secs_f64()
+    )
+}
+
+pub(crate) async fn connect(uri: &hyper::Uri) -> Result<Sender, String> {
     let host = uri.host().unwrap_or("127.0.0.1");
     let port = uri.port_u16().unwrap_or(80);
     let tcp = tokio::net::TcpStream::connect((host, port))
@@ -157,7 +211,7 @@ async fn connect(uri: &hyper::Uri) -> Result<Sender, String> {
 }
 
 /// The dialect's request body.
-fn request_body(plan: &Plan) -> Value {
+pub(crate) fn request_body(plan: &Plan) -> Value {
     let user = json!([{"role": "user", "content": "Say something."}]);
     match plan.dialect {
         Dialect::Chat => json!({"model": plan.model, "messages": user, "stream": plan.stream,
@@ -170,12 +224,14 @@ fn request_body(plan: &Plan) -> Value {
     }
 }
 
-/// Sends one request and reads and checks its whole answer.
-async fn one(
+/// Sends one request and reads and checks its whole answer; times count from `from` (now in
+/// a closed loop, when the request was due in an open one).
+pub(crate) async fn one(
     plan: &Plan,
     uri: &hyper::Uri,
     sender: &mut Sender,
     body: Bytes,
+    from: Instant,
 ) -> Result<Sample, String> {
     let mut request = hyper::Request::post(uri.path_and_query().map_or("/", |p| p.as_str()))
         .header("host", uri.authority().map_or("127.0.0.1", |a| a.as_str()))
@@ -199,7 +255,7 @@ async fn one(
         request = request.header(name.as_str(), value.as_str());
     }
     let request = request.body(Full::new(body)).map_err(|e| e.to_string())?;
-    let sent = Instant::now();
+    let sent = from;
     let response = sender
         .send_request(request)
         .await
@@ -416,6 +472,8 @@ mod tests {
             chunks: 2,
             size: 3,
             headers: Vec::new(),
+            rate: None,
+            timeout: Duration::from_secs(60),
         }
     }
 
@@ -450,6 +508,21 @@ mod tests {
             .feed(b"data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":2}}\n\ndata: {\"type\":\"message_stop\"}\n\n")
             .unwrap();
         assert!(check.finish().unwrap_err().contains("out of order"));
+    }
+
+    #[test]
+    fn failures_are_counted_by_what_the_client_saw() {
+        let failed = [
+            "status 429: {\"error\": 1}".to_owned(),
+            "status 429: again".to_owned(),
+            "the stream has no end event".to_owned(),
+            "body cut after 10 bytes: x".to_owned(),
+        ];
+        let line = summary(&plan(Dialect::Chat), &[], &failed, Duration::from_secs(1));
+        assert_eq!(line["error_kinds"]["status 429"], 2);
+        assert_eq!(line["error_kinds"]["clean 200 without its end"], 1);
+        assert_eq!(line["error_kinds"]["connection cut"], 1);
+        assert_eq!(line["errors"], 4);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 
 mod consume;
 mod load;
+mod open_loop;
 mod paced;
 mod server;
 mod transports;
@@ -64,7 +65,8 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         streams: usize,
     },
-    /// The gateway benchmark's load: a closed loop of checked requests; one JSON line.
+    /// The gateway benchmark's load: a closed (or, with `--rate`, open) loop of checked
+    /// requests; one JSON line.
     Load {
         /// Full URL to POST to, e.g. `http://127.0.0.1:PORT/v1/chat/completions`.
         #[arg(long)]
@@ -93,6 +95,13 @@ enum Command {
         /// Extra header `NAME: VALUE` (repeatable).
         #[arg(long = "header")]
         headers: Vec<String>,
+        /// Open loop: requests per second, each due at its own time and timed from then
+        /// (`--concurrency` is then unused).
+        #[arg(long)]
+        rate: Option<f64>,
+        /// The longest one answer may take, seconds (request to last byte).
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
     },
     /// Issue 17's experiment: N raw streams at once through one transport choice; one JSON line.
     Transports {
@@ -163,7 +172,11 @@ fn main() -> ExitCode {
             chunks,
             size,
             headers,
+            rate,
+            timeout,
         } => load_plan(url, &dialect, headers).and_then(|(url, dialect, headers)| {
+            let timeout = std::time::Duration::try_from_secs_f64(timeout)
+                .map_err(|_| format!("--timeout is a number of seconds, not {timeout}"))?;
             load::run(load::Plan {
                 url,
                 dialect,
@@ -174,6 +187,8 @@ fn main() -> ExitCode {
                 chunks,
                 size,
                 headers,
+                rate,
+                timeout,
             })
         }),
         Command::Transports {

@@ -9,8 +9,10 @@
 //!   `ttfb` (milliseconds before the first byte, default 0), `gap` (milliseconds between
 //!   chunks, default 0);
 //! - faults: `cut=K` (the connection is closed after K text chunks, without the end of the
-//!   stream), `status=429` (with `retry-after: 1`) or `status=500` (an error body in the
-//!   dialect).
+//!   stream), `stall=K` (after K text chunks nothing more is sent, the connection kept open
+//!   for up to 10 minutes), `bad=K` (text chunk K is replaced by an event whose data is not
+//!   JSON; the stream goes on), `status=429` (with `retry-after: 1`), `status=500` or
+//!   `status=529` (Anthropic's "overloaded"; an error body in the dialect).
 //!
 //! The text of chunk `i` is `size` bytes of the letter `a + i % 26`, so a client can check that
 //! every chunk arrived, in order (the load generator, `load.rs`, does). A whole answer waits
@@ -66,12 +68,20 @@ pub struct Spec {
     pub gap_ms: u64,
     /// Close the connection after this many text chunks.
     pub cut: Option<usize>,
-    /// Answer with this error status instead (429 or 500).
+    /// Send nothing more after this many text chunks (the connection stays open).
+    pub stall: Option<usize>,
+    /// Replace this text chunk by an event that is not JSON.
+    pub bad: Option<usize>,
+    /// Answer with this error status instead (429, 500 or 529).
     pub status: Option<u16>,
 }
 
+/// How long a stalled answer keeps its connection open.
+const STALL: Duration = Duration::from_secs(600);
+
 impl Spec {
-    /// Parses `n=16,size=16,ttfb=0,gap=5,cut=3,status=429` (every key optional).
+    /// Parses `n=16,size=16,ttfb=0,gap=5,cut=3,stall=2,bad=1,status=429` (every key
+    /// optional).
     pub fn parse(text: &str) -> Result<Self, String> {
         let mut spec = Self {
             n: 16,
@@ -79,6 +89,8 @@ impl Spec {
             ttfb_ms: 0,
             gap_ms: 0,
             cut: None,
+            stall: None,
+            bad: None,
             status: None,
         };
         for pair in text.split(',').filter(|p| !p.is_empty()) {
@@ -95,7 +107,9 @@ impl Spec {
                 "ttfb" if number <= 60_000 => spec.ttfb_ms = number,
                 "gap" if number <= 60_000 => spec.gap_ms = number,
                 "cut" => spec.cut = Some(count),
-                "status" if number == 429 || number == 500 => spec.status = Some(number as u16),
+                "stall" => spec.stall = Some(count),
+                "bad" => spec.bad = Some(count),
+                "status" if matches!(number, 429 | 500 | 529) => spec.status = Some(number as u16),
                 _ => return Err(format!("`{pair}` is not a known setting or out of range")),
             }
         }
@@ -161,10 +175,19 @@ pub async fn answer(
             socket.write_all(out.as_bytes()).await?;
             return socket.shutdown().await;
         }
+        if spec.stall == Some(i) {
+            socket.write_all(out.as_bytes()).await?;
+            tokio::time::sleep(STALL).await;
+            return Ok(());
+        }
         if i > 0 && spec.gap_ms > 0 {
             tokio::time::sleep(Duration::from_millis(spec.gap_ms)).await;
         }
-        push_chunk(&mut out, &delta(dialect, &spec.text(i), i));
+        if spec.bad == Some(i) {
+            push_chunk(&mut out, "data: {\"choices\": [{\"delta\": \n\n");
+        } else {
+            push_chunk(&mut out, &delta(dialect, &spec.text(i), i));
+        }
         if i + 1 == spec.n {
             push_chunk(&mut out, &closing(dialect, spec));
             out.push_str("0\r\n\r\n");
@@ -322,6 +345,7 @@ fn whole(dialect: Dialect, text: &str, n: usize) -> serde_json::Value {
 fn error_response(status: u16, dialect: Dialect) -> String {
     let (reason, kind) = match status {
         429 => ("Too Many Requests", "rate_limit_error"),
+        529 => ("Site Overloaded", "overloaded_error"),
         _ => ("Internal Server Error", "api_error"),
     };
     let body = match dialect {
@@ -353,6 +377,11 @@ mod tests {
         let spec = Spec::parse("n=64,gap=20,cut=3,status=429").unwrap();
         assert_eq!((spec.n, spec.size, spec.gap_ms), (64, 16, 20));
         assert_eq!((spec.cut, spec.status), (Some(3), Some(429)));
+        let spec = Spec::parse("stall=2,bad=1,status=529").unwrap();
+        assert_eq!(
+            (spec.stall, spec.bad, spec.status),
+            (Some(2), Some(1), Some(529))
+        );
         assert_eq!(Spec::parse("").unwrap().n, 16);
         assert!(Spec::parse("n=0").is_err());
         assert!(Spec::parse("status=404").is_err());
