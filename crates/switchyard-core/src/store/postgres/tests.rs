@@ -241,7 +241,10 @@ async fn a_full_disk_on_the_server_is_the_disk_full_error_and_keeps_what_was_sav
     let err = store.append_message(&task.id, 1, &big).await.unwrap_err();
     assert!(matches!(err, StoreError::DiskFull { .. }), "{err}");
     let text = err.to_string();
-    assert!(text.contains("is full") && text.contains("free some space"), "{text}");
+    assert!(
+        text.contains("is full") && text.contains("free some space"),
+        "{text}"
+    );
     assert!(!text.contains("password"), "{text}");
     let kept = store.messages(&task.id).await.unwrap();
     assert_eq!(kept, vec![small], "what was saved before stays");
