@@ -100,7 +100,7 @@ async fn a_long_answer_is_held_in_few_copies() {
         grown as f64 / MIB,
     );
     // What is stored is the whole answer, as before.
-    let messages = store.messages(&task.id().to_owned()).await.unwrap();
+    let messages = store.messages(task.id()).await.unwrap();
     let stored = serde_json::to_string(messages.last().unwrap()).unwrap();
     assert!(stored.len() > ANSWER, "{}", stored.len());
     // Issue 26 measured 6.2 answers here (the journal's copy of the text, the message's JSON

@@ -6,12 +6,14 @@
 //! The text-bearing strings of the details (`text` of `reasoning.text`, `summary` of
 //! `reasoning.summary`), in stream order across objects and chunks, are one scrubbed channel,
 //! as the reasoning text is: an object's text is what its [`Scrubber`] releases, and the tail
-//! that could still start a secret moves on to the next text-bearing object (or, when the
-//! answer moves to another channel or ends, to an object of its own: a copy of the object it
-//! came from without its signature, carrying only that tail). So every chunk's details stay a
-//! valid JSON array in the order they came, every object keeps its fields, and the texts
-//! joined in order are the scrubbed whole. An object with a `signature` closes its part, as a
-//! thinking signature does: nothing of it stays held. Other strings (`data` of
+//! that could still start a secret moves on to the next object of the same `type` (or, when
+//! an object of another type comes, the answer moves to another channel or ends, to an object
+//! of its own just before: a copy of the object it came from without its signature, carrying
+//! only that tail). So every chunk's details stay a valid JSON array in the order they came,
+//! every object keeps its fields, the texts joined in order are the scrubbed whole, and a
+//! consumer that joins a block's deltas until the type changes (as OpenRouter's own SDK does)
+//! gets each block's text. An object with a `signature`, or of another type, closes the part,
+//! as a thinking signature does: nothing of it stays held. Other strings (`data` of
 //! `reasoning.encrypted`, ids, formats) are opaque and scrubbed piece by piece.
 
 use serde_json::{Map, Value};
@@ -52,6 +54,13 @@ impl Details {
                 out.push(item);
                 continue;
             };
+            // A change of type closes the part the held tail belongs to (consumers join a
+            // streamed block's deltas until the type changes: OpenRouterTeam/ai-sdk-provider
+            // #519): the tail goes first, in a copy of its own object.
+            let owner_type = self.owner.as_ref().map(|(t, _)| t.get("type"));
+            if self.held_len() > 0 && owner_type != Some(object.get("type")) {
+                out.extend(self.finish_object().map(Value::Object));
+            }
             out.push(Value::Object(self.object(object)));
         }
         Value::Array(out)
@@ -98,13 +107,20 @@ impl Details {
     /// The held tail, released: a details array of one object carrying it (`None` when
     /// nothing is held).
     pub(super) fn finish(&mut self) -> Option<Value> {
+        let object = self.finish_object()?;
+        Some(Value::Array(vec![Value::Object(object)]))
+    }
+
+    /// The held tail, released in a copy of the object it came from (`None` when nothing is
+    /// held).
+    fn finish_object(&mut self) -> Option<Map<String, Value>> {
         let tail = self.scrubber.finish();
         let (mut template, field) = self.owner.take().unwrap_or_else(text_owner);
         if tail.is_empty() {
             return None;
         }
         template.insert(field.into(), Value::String(tail));
-        Some(Value::Array(vec![Value::Object(template)]))
+        Some(template)
     }
 }
 

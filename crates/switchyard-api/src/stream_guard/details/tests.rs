@@ -136,10 +136,37 @@ fn a_held_tail_goes_out_alone_without_the_signature_or_with_it() {
         id: None,
     };
     let items = guarded(vec![detail("plan sk-or"), signed], false);
-    let objects = objects(&items);
-    assert_eq!(joined_text(&objects), "plan sk-or");
-    assert_eq!(objects.last().expect("two")["signature"], "c2ln");
-    assert_eq!(objects.len(), 2, "{objects:?}");
+    let closed = objects(&items);
+    assert_eq!(joined_text(&closed), "plan sk-or");
+    assert_eq!(closed.last().expect("two")["signature"], "c2ln");
+    assert_eq!(closed.len(), 2, "{closed:?}");
+    // Another type closes the part: the tail goes just before, in its own type.
+    let summary = ApiStreamChunk::Reasoning {
+        reasoning: String::new(),
+        details: Some(json!([{"type": "reasoning.summary", "summary": "In short", "index": 0}])),
+        signature: None,
+        redacted_data: None,
+        id: None,
+    };
+    let typed = objects(&guarded(vec![detail("plan sk-or"), summary], false));
+    let parts: Vec<String> = (typed.iter())
+        .map(|o| {
+            let text = o.get("text").or_else(|| o.get("summary"));
+            format!(
+                "{}: {}",
+                o["type"].as_str().unwrap_or_default(),
+                text.and_then(Value::as_str).unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            "reasoning.text: plan ",
+            "reasoning.text: sk-or",
+            "reasoning.summary: In short"
+        ]
+    );
 }
 
 #[test]
