@@ -90,6 +90,12 @@ pub struct WireEvent {
     /// — the chunks that follow, the held ones first — is the consumer's to write in the
     /// dialect.
     pub ends: bool,
+    /// The provider layer's own mark, for the stream guard: the mapper holds content of this
+    /// event (and maybe earlier ones) that it has not given as chunks yet — Chat tool-call
+    /// arguments that arrived before the call's name — so the guard holds the events until
+    /// that content has passed the scrubber (SPEC R10.5). Always false in what the guard
+    /// hands on.
+    pub(crate) held: bool,
 }
 
 /// Why an answer ended when the model did not choose to end it ([`ApiStreamChunk::Finish`]).

@@ -164,6 +164,7 @@ impl<P: EventParser> EventParser for Forwarding<P> {
             out.push(Ok(ApiStreamChunk::Wire(WireEvent {
                 bytes: bytes.into(),
                 ends: false,
+                held: self.inner.holds_content(),
             })));
         }
     }
@@ -182,6 +183,14 @@ impl<P: EventParser> EventParser for Forwarding<P> {
 
     fn forwards_events(&self) -> bool {
         true
+    }
+
+    fn set_bounds(&mut self, bounds: crate::stream_guard::StreamBounds) {
+        self.inner.set_bounds(bounds);
+    }
+
+    fn holds_content(&self) -> bool {
+        self.inner.holds_content()
     }
 }
 

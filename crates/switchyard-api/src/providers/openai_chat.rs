@@ -278,6 +278,14 @@ impl EventParser for ChatParser {
         self.flush_usage(out);
     }
 
+    fn set_bounds(&mut self, bounds: crate::stream_guard::StreamBounds) {
+        self.tool_calls.set_bounds(bounds);
+    }
+
+    fn holds_content(&self) -> bool {
+        self.tool_calls.holding()
+    }
+
     fn on_end(&mut self, out: &mut Chunks) {
         self.think.finish(out);
         self.flush_usage(out);
@@ -288,6 +296,9 @@ impl EventParser for ChatParser {
         }
     }
 }
+
+#[cfg(test)]
+mod nameless_tests;
 
 #[cfg(test)]
 mod tests {

@@ -90,14 +90,60 @@ pub fn scrub_json(value: &mut serde_json::Value) -> bool {
     }
 }
 
-/// Scrubs a serialisable value by way of JSON: the value itself when it holds no secret, else
-/// its scrubbed copy (`None` when it does not round-trip through JSON, which is then kept as
-/// it was).
+/// Whether `value`, serialised as JSON, shows a registered secret in any of its strings (keys
+/// included), found without building the JSON: its text goes through the automaton as it is
+/// written, and the search stops at the first secret. Cost: one pass over the JSON text, no
+/// copy of it. Conservative: true whenever a registered secret holds a character JSON escapes
+/// (`"`, `\`, a control character), which the text would not show as it is. [`scrub_serde`]
+/// says what to hide then.
+pub fn serde_holds_secret<T: serde::Serialize + ?Sized>(value: &T) -> bool {
+    let Some(matcher) = matcher() else {
+        return false;
+    };
+    if !registry::json_plain() {
+        return true;
+    }
+    let mut finder = Finder {
+        state: matcher.start(),
+        matcher: &matcher,
+        found: false,
+    };
+    serde_json::to_writer(&mut finder, value).is_err() || finder.found
+}
+
+/// The sink of [`serde_holds_secret`]: walks the automaton over what is written, and fails
+/// the write at the first secret (which ends the serialisation).
+struct Finder<'a> {
+    matcher: &'a matcher::Matcher,
+    state: aho_corasick::automaton::StateID,
+    found: bool,
+}
+
+impl std::io::Write for Finder<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &byte in buf {
+            self.state = self.matcher.next(self.state, byte);
+            if self.matcher.ending_here(self.state).next().is_some() {
+                self.found = true;
+                return Err(std::io::Error::other("a secret"));
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Scrubs a serialisable value by way of JSON: `None` when it holds no secret (found without
+/// a copy, [`serde_holds_secret`]), else its scrubbed copy (`None` too when it does not
+/// round-trip through JSON, which is then kept as it was).
 pub fn scrub_serde<T>(value: &T) -> Option<T>
 where
     T: serde::Serialize + serde::de::DeserializeOwned,
 {
-    if !any() {
+    if !serde_holds_secret(value) {
         return None;
     }
     let mut json = serde_json::to_value(value).ok()?;
@@ -130,5 +176,15 @@ mod tests {
             v,
             serde_json::json!({"a": ["x [redacted]"], "[redacted]": 1})
         );
+        // Found in any string or key of a value's JSON without building it.
+        assert!(serde_holds_secret(
+            &serde_json::json!({"k": ["x", "a sk-scrub-test-aaaaaaaa"]})
+        ));
+        assert!(serde_holds_secret(
+            &serde_json::json!({"sk-scrub-test-aaaaaaaa": 1})
+        ));
+        assert!(!serde_holds_secret(
+            &serde_json::json!({"k": ["sk-scrub-test-aaaaaaa"]})
+        ));
     }
 }

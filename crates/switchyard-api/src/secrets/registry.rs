@@ -51,6 +51,13 @@ pub fn any() -> bool {
         .is_empty()
 }
 
+/// Whether every secret registered now shows in JSON text as it is: none holds a character
+/// JSON escapes (`"`, `\`, a control character).
+pub(super) fn json_plain() -> bool {
+    let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    (registry.secrets.iter()).all(|s| !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+}
+
 /// The automaton of the secrets registered now.
 pub(super) fn matcher() -> Option<Arc<Matcher>> {
     REGISTRY

@@ -62,6 +62,25 @@ pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     .permanent()
 }
 
+/// The error of one tool call's arguments past `limit` bytes: the call `name`'s, or one whose
+/// name has not arrived (`None`).
+pub(crate) fn arguments_too_large(name: Option<&str>, limit: usize) -> ApiError {
+    let what = match name {
+        Some(name) => format!("the arguments of the tool call `{name}`"),
+        None => "the arguments of a tool call whose name has not arrived".to_owned(),
+    };
+    too_large(&what, limit, "max_tool_arguments_bytes")
+}
+
+/// The error of the answer past `limit` bytes (its text, reasoning and tool-call arguments).
+pub(crate) fn answer_too_large(limit: usize) -> ApiError {
+    too_large(
+        "the answer (its text, reasoning and tool-call arguments)",
+        limit,
+        "max_answer_bytes",
+    )
+}
+
 impl From<crate::wire::WireError> for ApiError {
     /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
     /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.

@@ -1,9 +1,10 @@
 //! [`StreamGuard`]: one answer's chunks scrubbed per content channel across their boundaries
 //! (SPEC R10.5) and bounded (R4.0b).
 
-use super::bounds::{StreamBounds, too_large};
+use super::bounds::{StreamBounds, answer_too_large, arguments_too_large};
+use super::details::Details;
 use crate::error::ApiError;
-use crate::secrets::{Scrubber, scrub_json};
+use crate::secrets::Scrubber;
 use crate::stream::ApiStreamChunk;
 
 /// The content channel a chunk belongs to.
@@ -32,6 +33,8 @@ pub struct StreamGuard {
     text_id: Option<String>,
     reasoning: Scrubber,
     reasoning_id: Option<String>,
+    /// The reasoning's structured details (OpenRouter `reasoning_details`): `details.rs`.
+    details: Details,
     tools: Vec<ToolArguments>,
     /// The channel of the last content chunk: a change releases the text and reasoning held,
     /// so the answer's order is kept.
@@ -50,6 +53,7 @@ impl StreamGuard {
             text_id: None,
             reasoning: Scrubber::new(),
             reasoning_id: None,
+            details: Details::default(),
             tools: Vec::new(),
             last: None,
             answer_bytes: 0,
@@ -100,11 +104,7 @@ impl StreamGuard {
         self.answer_bytes = self.answer_bytes.saturating_add(bytes);
         if self.answer_bytes > self.bounds.max_answer_bytes {
             self.finish(out);
-            return Some(too_large(
-                "the answer (its text, reasoning and tool-call arguments)",
-                self.bounds.max_answer_bytes,
-                "max_answer_bytes",
-            ));
+            return Some(answer_too_large(self.bounds.max_answer_bytes));
         }
         match chunk {
             ApiStreamChunk::Text {
@@ -144,6 +144,7 @@ impl StreamGuard {
     pub(super) fn holding(&self) -> bool {
         self.text.held_len() > 0
             || self.reasoning.held_len() > 0
+            || self.details.held_len() > 0
             || self.tools.iter().any(|t| t.scrubber.held_len() > 0)
     }
 
@@ -160,9 +161,8 @@ impl StreamGuard {
         let call = self.tool(call_id.as_deref(), &id, &name);
         call.bytes += arguments_delta.len();
         if call.bytes > limit {
-            let what = format!("the arguments of the tool call `{name}`");
             self.finish(out);
-            return Some(too_large(&what, limit, "max_tool_arguments_bytes"));
+            return Some(arguments_too_large(Some(&name), limit));
         }
         out.push(ApiStreamChunk::ToolCalls {
             arguments_delta: release(&mut call.scrubber, arguments_delta),
@@ -201,22 +201,21 @@ impl StreamGuard {
     fn on_reasoning(
         &mut self,
         reasoning: String,
-        mut details: Option<serde_json::Value>,
+        details: Option<serde_json::Value>,
         signature: Option<String>,
         redacted_data: Option<String>,
         id: Option<String>,
         out: &mut Vec<ApiStreamChunk>,
     ) {
         let mut shown = release(&mut self.reasoning, reasoning);
+        // Structured details, sent with every piece by OpenRouter, are a channel of their own
+        // (`details.rs`): scrubbed across chunks, each chunk's array kept valid and in order.
+        let mut details = details.map(|d| self.details.push(d));
         // A signature or redacted block closes the thinking block: nothing of it stays held.
-        // (Structured details, sent with every piece by OpenRouter, do not: they are
-        // scrubbed piece by piece.)
         let closes = signature.is_some() || redacted_data.is_some();
         if closes {
             shown.push_str(&self.reasoning.finish());
-        }
-        if let Some(details) = details.as_mut() {
-            scrub_json(details);
+            details = joined_details(details, self.details.finish());
         }
         if id.is_some() {
             self.reasoning_id.clone_from(&id);
@@ -268,10 +267,12 @@ impl StreamGuard {
         }
         if next != Channel::Reasoning {
             let reasoning = self.reasoning.finish();
-            if !reasoning.is_empty() {
+            let tail = self.details.finish();
+            if !reasoning.is_empty() || tail.is_some() {
                 let mut chunk = ApiStreamChunk::reasoning(reasoning);
-                if let ApiStreamChunk::Reasoning { id, .. } = &mut chunk {
+                if let ApiStreamChunk::Reasoning { id, details, .. } = &mut chunk {
                     id.clone_from(&self.reasoning_id);
+                    *details = tail;
                 }
                 out.push(chunk);
             }
@@ -295,6 +296,24 @@ impl StreamGuard {
         }
         out.append(&mut self.deferred);
         self.last = None;
+    }
+}
+
+/// A chunk's details with the held tail of the details channel after them (`tail`: an array
+/// of one object).
+fn joined_details(
+    details: Option<serde_json::Value>,
+    tail: Option<serde_json::Value>,
+) -> Option<serde_json::Value> {
+    match (details, tail) {
+        (Some(serde_json::Value::Array(mut items)), Some(serde_json::Value::Array(tail))) => {
+            items.extend(tail);
+            Some(serde_json::Value::Array(items))
+        }
+        // Details that are not an array (never from the mappers) keep their shape; the tail
+        // is released on its own then.
+        (Some(details), Some(tail)) => Some(serde_json::json!([details, tail])),
+        (details, tail) => details.or(tail),
     }
 }
 

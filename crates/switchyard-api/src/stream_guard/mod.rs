@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 use futures_util::Stream;
 
 mod bounds;
+mod details;
 mod guard;
 mod wire;
 
@@ -23,6 +24,7 @@ pub use bounds::{
     DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS_BYTES, StreamBounds, TOO_LARGE,
     size_in_words, too_large,
 };
+pub(crate) use bounds::{answer_too_large, arguments_too_large};
 pub use guard::StreamGuard;
 
 use crate::error::ApiError;

@@ -70,6 +70,8 @@ pub(crate) fn stream<P: EventParser>(
         deadlines,
     };
     let opened = opening.open::<P::Event>(extra, pending, reauthorize, cancel.clone());
+    let mut parser = parser;
+    parser.set_bounds(bounds);
     let forwarding = parser.forwards_events();
     let chunks = Box::pin(ChunkStream::new(
         Box::pin(opened),

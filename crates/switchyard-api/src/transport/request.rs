@@ -109,6 +109,16 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     fn forwards_events(&self) -> bool {
         false
     }
+    /// Takes the request's size bounds (SPEC R4.0b) before the first item: a parser that
+    /// holds content back before it can give it as chunks (Chat's tool-call arguments that
+    /// arrive before the call's name) bounds what it holds with them. Default: nothing.
+    fn set_bounds(&mut self, _bounds: crate::stream_guard::StreamBounds) {}
+    /// Whether the parser holds content of the items so far that it has not given as chunks
+    /// yet (Chat's arguments before a call's name): a forwarded stream's events wait with it
+    /// ([`WireEvent::held`](crate::stream::WireEvent), SPEC R10.5). Default: no.
+    fn holds_content(&self) -> bool {
+        false
+    }
 }
 
 /// A future that finishes a [`WireRequest`] (a token fetched, a signature added).

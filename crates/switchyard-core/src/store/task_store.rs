@@ -84,6 +84,27 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         message: &'a Message,
     ) -> StoreFuture<'a, ()>;
 
+    /// [`TaskStore::append_message`] of a message given as its JSON text (`json`, as
+    /// `serde_json` writes a [`Message`]; built once by the caller, which then holds no other
+    /// copy of it for the write). The default reads it back and appends it; the stores
+    /// override it to store the text as it is.
+    fn append_message_json<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        json: String,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let message: Message =
+                serde_json::from_str(&json).map_err(|source| super::StoreError::Json {
+                    id: id.to_owned(),
+                    source,
+                })?;
+            drop(json);
+            self.append_message(id, index, &message).await
+        })
+    }
+
     /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
     /// unanswered user message so roles keep alternating). No message there:
     /// [`StoreError::Conflict`](super::StoreError::Conflict).

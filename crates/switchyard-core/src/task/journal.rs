@@ -47,28 +47,39 @@ pub(super) struct JournalState {
     writing: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// What streamed since the last `api_req_started`.
+/// What streamed since the last `api_req_started`. The text itself is not kept here (it is
+/// in the assembler, then the history, and in the stored `text` events, which
+/// [`streamed_text`] reads back for a cancelled turn): one copy of a long answer fewer.
 #[derive(Debug, Default)]
 pub(super) struct Streaming {
-    /// The assistant text so far.
-    pub text: String,
     /// Text, reasoning or a tool call arrived.
     pub content_seen: bool,
 }
 
 impl Streaming {
-    /// Follows `event`: a new request starts over; content is noted, text kept.
+    /// Follows `event`: a new request starts over; content is noted.
     fn observe(&mut self, event: &TaskEvent) {
         match event {
             TaskEvent::ApiReqStarted { .. } => *self = Self::default(),
-            TaskEvent::Text { text } => {
-                self.text.push_str(text);
+            TaskEvent::Text { .. } | TaskEvent::Reasoning { .. } | TaskEvent::ToolCall { .. } => {
                 self.content_seen = true;
             }
-            TaskEvent::Reasoning { .. } | TaskEvent::ToolCall { .. } => self.content_seen = true,
             _ => {}
         }
     }
+}
+
+/// The assistant text that streamed since task `id`'s last `api_req_started`, as it was
+/// stored (scrubbed) and shown: its `text` events joined. Empty before any request.
+pub(super) async fn streamed_text(store: &dyn TaskStore, id: &str) -> Result<String, StoreError> {
+    let Some(started) = store.last_event_of_kind(id, "api_req_started").await? else {
+        return Ok(String::new());
+    };
+    let events = store.events_from(id, started + 1).await?;
+    let texts = (events.iter())
+        .filter(|e| e.kind == "text")
+        .filter_map(|e| e.event.get("text").and_then(Value::as_str));
+    Ok(texts.collect())
 }
 
 impl JournalState {
@@ -167,10 +178,14 @@ pub(super) async fn persist_history(
 ) -> Result<(), StoreError> {
     let history = &conversation.api_conversation_history;
     for (i, message) in history.iter().enumerate().skip(state.persisted) {
-        let message = scrubbed_message(message);
+        // The stored form, built once: the write holds no copy of the message but its JSON.
+        let json = stored_json(message).map_err(|source| StoreError::Json {
+            id: task_id.to_owned(),
+            source,
+        })?;
         let (store, id) = (Arc::clone(store), task_id.to_owned());
         shielded(&state.writing, async move {
-            store.append_message(&id, i, &message).await
+            store.append_message_json(&id, i, json).await
         })
         .await?;
         state.persisted = i + 1;
@@ -196,6 +211,15 @@ pub(super) async fn persist_history(
 /// `message` as it is stored: every configured secret replaced by `[redacted]` (SPEC R10.5).
 pub(super) fn scrubbed_message(message: &Message) -> Message {
     switchyard_api::secrets::scrub_serde(message).unwrap_or_else(|| message.clone())
+}
+
+/// [`scrubbed_message`] as the JSON text the store keeps, without a copy of the message when
+/// it holds no secret (the usual case).
+fn stored_json(message: &Message) -> Result<String, serde_json::Error> {
+    match switchyard_api::secrets::scrub_serde(message) {
+        Some(clean) => serde_json::to_string(&clean),
+        None => serde_json::to_string(message),
+    }
 }
 
 /// Runs one store write to its end even when the turn awaiting it is dropped: in its own

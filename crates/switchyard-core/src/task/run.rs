@@ -188,7 +188,7 @@ impl Task {
         self.journal
             .settle(self.store.as_ref(), &self.record.id)
             .await?;
-        let text = std::mem::take(&mut self.journal.streaming.text);
+        let text = super::journal::streamed_text(self.store.as_ref(), &self.record.id).await?;
         super::journal::persist_history(
             &self.store,
             &self.record.id,

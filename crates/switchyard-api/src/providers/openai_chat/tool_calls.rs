@@ -1,11 +1,18 @@
 //! Chat Completions tool calls assembled from their streamed fragments (SPEC R1.2: a
 //! tool-call chunk only once its id and name are known, an id made up when the wire sends
 //! none): which call each fragment belongs to, keyed by index, then id, then the open call.
+//!
+//! Arguments that arrive before their call's name (vercel/ai#14722, tests/cases C88) are held
+//! here until it does, then given in one chunk, which the stream guard scrubs and bounds as
+//! any other (SPEC R10.5, R4.0b). What is held is bounded here with the same settings and
+//! errors: one call's held arguments by `max_tool_arguments_bytes`, all calls' together by
+//! `max_answer_bytes`, so an endless stream of nameless fragments stops at the bound.
 
 use serde_json::Value;
 
 use crate::providers::mapper::Chunks;
 use crate::stream::{ApiStreamChunk, generated_tool_call_id};
+use crate::stream_guard::{StreamBounds, answer_too_large, arguments_too_large};
 
 /// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
@@ -41,6 +48,10 @@ pub(super) struct ToolCalls {
     /// without `index` is placed by its position in its chunk's `tool_calls`, as the reference
     /// does (`toolCallDelta.index ?? fallbackIndex`, `tool-call-processor.ts`, Cline v4.0.12).
     positional: bool,
+    /// The request's bounds, which bound the arguments held before a name (module docs).
+    bounds: StreamBounds,
+    /// Bytes held in all calls' `held` now.
+    held_bytes: usize,
 }
 
 impl ToolCalls {
@@ -48,6 +59,16 @@ impl ToolCalls {
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.calls.is_empty()
+    }
+
+    /// Bounds what is held before a call's name with `bounds` (module docs).
+    pub(super) fn set_bounds(&mut self, bounds: StreamBounds) {
+        self.bounds = bounds;
+    }
+
+    /// Whether arguments that arrived before their call's name are held now.
+    pub(super) fn holding(&self) -> bool {
+        self.held_bytes > 0
     }
 
     /// The call a tool-call fragment belongs to (issue 12 item 1): keyed by `index`, then by
@@ -140,6 +161,13 @@ impl ToolCalls {
         call.arguments.push_str(args);
         let Some(name) = call.name.clone() else {
             call.held.push_str(args);
+            self.held_bytes += args.len();
+            if call.held.len() > self.bounds.max_tool_arguments_bytes {
+                let limit = self.bounds.max_tool_arguments_bytes;
+                out.push(Err(arguments_too_large(None, limit)));
+            } else if self.held_bytes > self.bounds.max_answer_bytes {
+                out.push(Err(answer_too_large(self.bounds.max_answer_bytes)));
+            }
             return;
         };
         // A call the wire sends without an id gets one made up (unique in the process).
@@ -148,6 +176,7 @@ impl ToolCalls {
             .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))
             .clone();
         let mut delta = std::mem::take(&mut call.held);
+        self.held_bytes -= delta.len();
         delta.push_str(args);
         let first = delta.len() == call.arguments.len();
         let signature = call.signature.take();

@@ -16,6 +16,7 @@ fn event(text: &str) -> WireEvent {
     WireEvent {
         bytes: format!("event: content_block_delta\ndata: {data}\n\n").into(),
         ends: false,
+        held: false,
     }
 }
 

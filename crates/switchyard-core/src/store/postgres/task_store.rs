@@ -181,6 +181,17 @@ impl TaskStore for PgStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let json = to_json(id, message)?;
+            self.append_message_json(id, index, json).await
+        })
+    }
+
+    fn append_message_json<'a>(
+        &'a self,
+        id: &'a str,
+        index: usize,
+        json: String,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
             self.exec(
                 id,
                 "INSERT INTO messages (task_id, idx, ts_ms, message) VALUES ($1, $2, $3, $4)",

@@ -70,6 +70,16 @@ impl TaskStore for SqliteStore {
         self.write_message(id, index, message, Db::append_message)
     }
 
+    fn append_message_json(
+        &self,
+        id: &str,
+        index: usize,
+        json: String,
+    ) -> StoreFuture<'static, ()> {
+        let id = id.to_owned();
+        self.call(move |db| db.append_message(&id, index, &json))
+    }
+
     fn replace_message(
         &self,
         id: &str,
