@@ -142,15 +142,18 @@ impl Sessions {
     }
 }
 
-/// The `Set-Cookie` value giving session `id`.
-pub(crate) fn cookie(id: &str) -> String {
+/// The `Set-Cookie` value giving session `id`; `secure` adds `Secure` (the browser then sends
+/// it over HTTPS only: `forwarded.rs` decides).
+pub(crate) fn cookie(id: &str, secure: bool) -> String {
     let age = SESSION_TTL.as_secs();
-    format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}")
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}{secure}")
 }
 
-/// The `Set-Cookie` value ending the session cookie.
-pub(crate) fn cookie_cleared() -> String {
-    format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0")
+/// The `Set-Cookie` value ending the session cookie (`Secure` as [`cookie`]'s).
+pub(crate) fn cookie_cleared(secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0{secure}")
 }
 
 /// The session id in the request's `Cookie` headers (64 hex characters), if any.
@@ -181,9 +184,11 @@ mod tests {
         assert_eq!(session_id(&h), Some(id.as_str()));
         h.insert("cookie", format!("{COOKIE}=sk-sy-123").parse().unwrap());
         assert_eq!(session_id(&h), None);
-        let set = cookie(&id);
+        let set = cookie(&id, false);
         assert!(
             set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/ui")
         );
+        assert!(!set.contains("Secure") && cookie(&id, true).ends_with("; Secure"));
+        assert!(cookie_cleared(true).contains("Max-Age=0; Secure"));
     }
 }
