@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::assets::{STYLE, asset};
 use super::forwarded::{client_address, secure_cookie};
 use super::live::Live;
-use super::session::{Sessions, cookie, cookie_cleared};
+use super::session::{Refused, Sessions, cookie, cookie_cleared};
 use super::throttle::Throttle;
 use super::{form, pages};
 use crate::reply::{Body, json as json_response, set_header, with_body};
@@ -123,8 +123,9 @@ impl Ui {
 
     /// `POST /ui/signin`: the form's `key` checked; a session cookie (`Secure` as
     /// `forwarded.rs` decides) and a redirect to the spend page, or the form again with the
-    /// one sentence why not (401); past the failed attempts allowed, a 429 with `retry-after`
-    /// before the key is read.
+    /// one sentence why not (401; 503 when the store cannot check it, not counted as a
+    /// failure); past the failed attempts allowed, a 429 with `retry-after` before the key is
+    /// read.
     async fn sign_in(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let settings = &self.config.serve;
         let address = client_address(settings, request.headers(), peer);
@@ -145,12 +146,18 @@ impl Ui {
         let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
         match self.sessions.sign_in(&key).await {
             Ok(id) => {
+                // A good key: the attempt is not counted.
                 self.throttle.succeeded(address, Instant::now());
                 let mut r = redirect("/ui/spend");
                 set_header(&mut r, "set-cookie", &cookie(&id, secure));
                 r
             }
-            Err(problem) => html(401, pages::sign_in(Some(&problem))),
+            Err(Refused::Key(problem)) => html(401, pages::sign_in(Some(&problem))),
+            // Not the key's fault: the attempt is not counted.
+            Err(Refused::Unavailable(problem)) => {
+                self.throttle.succeeded(address, Instant::now());
+                html(503, pages::sign_in(Some(&problem)))
+            }
         }
     }
 
