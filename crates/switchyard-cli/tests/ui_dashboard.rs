@@ -8,7 +8,8 @@
 //! exact costs `switchyard usage` reads from the spend log; a key revoked on the page refused
 //! on its next request, and a key made there shown once; the 429's cooldown with its reason and
 //! reset time as `switchyard limits` reads them; the slow stream on the live page and gone
-//! when it ends; the last error with its kind. Screenshots of each page go to
+//! when it ends; the last error with its kind, and a request refused at admission (the
+//! page-made key's budget, 402) among them. Screenshots of each page go to
 //! `target/ui-screenshots/`.
 //!
 //! The session checks answer public reports on another gateway's dashboard: LiteLLM's admin

@@ -5,6 +5,7 @@
 
 use std::convert::Infallible;
 use std::io;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,9 +83,9 @@ pub async fn serve(
         tokio::select! {
             () = shutdown.cancelled() => break,
             accepted = accept(&listener) => match accepted {
-                Ok(stream) => {
+                Ok((stream, peer)) => {
                     let Some(slot) = admit(&slots, &mut full, limits) else { continue };
-                    let connection = connection(stream, Arc::clone(&gateway), limits, shutdown.clone());
+                    let connection = connection((stream, peer), Arc::clone(&gateway), limits, shutdown.clone());
                     connections.spawn(async move {
                         connection.await;
                         drop(slot);
@@ -101,6 +102,8 @@ pub async fn serve(
     }
     drop(listener);
     pruner.abort();
+    // A dashboard's live stream has no end of its own: it ends now, not at the deadline.
+    gateway.shutting_down();
     let until = tokio::time::Instant::now() + limits.drain;
     let drained = tokio::time::timeout_at(until, async {
         while connections.join_next().await.is_some() {}
@@ -150,21 +153,21 @@ fn admit(
     }
 }
 
-/// The next connection, with `TCP_NODELAY` set (SPEC R14.10: without it a stream's small
-/// first chunk waits ~40 ms for the client's delayed ACK).
-pub(crate) async fn accept(listener: &TcpListener) -> io::Result<TcpStream> {
-    let (stream, _) = listener.accept().await?;
+/// The next connection and its client's address, with `TCP_NODELAY` set (SPEC R14.10:
+/// without it a stream's small first chunk waits ~40 ms for the client's delayed ACK).
+pub(crate) async fn accept(listener: &TcpListener) -> io::Result<(TcpStream, IpAddr)> {
+    let (stream, peer) = listener.accept().await?;
     if let Err(e) = stream.set_nodelay(true) {
         tracing::warn!("TCP_NODELAY could not be set on an accepted connection: {e}");
     }
-    Ok(stream)
+    Ok((stream, peer.ip()))
 }
 
 /// Serves one connection: HTTP/1.1 with keep-alive, closed when the header read timeout or
 /// the idle timeout runs out (`idle.rs`; hyper's own header timer, which also runs while a
 /// connection idles, is off); on `shutdown`, finishes the response in flight and closes.
 async fn connection(
-    stream: TcpStream,
+    (stream, peer): (TcpStream, IpAddr),
     gateway: Arc<Gateway>,
     limits: ServerLimits,
     shutdown: CancellationToken,
@@ -177,7 +180,7 @@ async fn connection(
         let busy = requests.busy();
         let gateway = Arc::clone(&gateway);
         async move {
-            let response = gateway.handle(request).await?;
+            let response = gateway.handle(request, peer).await?;
             Ok::<_, Infallible>(response.map(|body| Tracked::new(body, busy)))
         }
     });
@@ -227,7 +230,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let client = tokio::spawn(TcpStream::connect(addr));
-        let accepted = accept(&listener).await.unwrap();
+        let (accepted, _) = accept(&listener).await.unwrap();
         assert!(accepted.nodelay().unwrap());
         drop(client.await.unwrap().unwrap());
     }

@@ -6,6 +6,7 @@
 //! reachable); `x-request-id` on every response.
 
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -164,11 +165,18 @@ impl Gateway {
         }
     }
 
-    /// Answers one request (never fails: every failure is a response in the client's
-    /// dialect), with an `x-request-id`.
+    /// Shutdown has started (`server.rs`): what would hold the drain with no end of its own
+    /// ends now (the dashboard's live streams, SPEC R14.11).
+    pub(crate) fn shutting_down(&self) {
+        self.ui.stop();
+    }
+
+    /// Answers one request from a client connected from `peer` (never fails: every failure
+    /// is a response in the client's dialect), with an `x-request-id`.
     pub(crate) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
+        peer: IpAddr,
     ) -> Result<Response<Body>, Infallible> {
         // Hyper calls this once the request's headers are read (SPEC R14.9's overhead starts).
         let received = Instant::now();
@@ -177,7 +185,7 @@ impl Gateway {
             self.id_prefix,
             self.next_id.fetch_add(1, Ordering::Relaxed)
         );
-        let mut response = self.dispatch(request, &id, received).await;
+        let mut response = self.dispatch(request, &id, (received, peer)).await;
         set_header(&mut response, "x-request-id", &id);
         Ok(response)
     }
@@ -186,11 +194,11 @@ impl Gateway {
         &self,
         request: Request<Incoming>,
         id: &str,
-        received: Instant,
+        (received, peer): (Instant, IpAddr),
     ) -> Response<Body> {
         // The dashboard signs its users in itself (SPEC R14.11).
         if crate::ui::Ui::owns(request.uri().path()) {
-            return self.ui.handle(request).await;
+            return self.ui.handle(request, peer).await;
         }
         let client = match self.door(&request).await {
             Ok(client) => client,
@@ -356,8 +364,15 @@ impl Gateway {
         chain: &Chain,
         (request, input): (&GatewayRequest, u64),
     ) -> Result<(), Response<Body>> {
+        // Each refusal is counted (`/metrics`) and listed on the live page (SPEC R14.11)
+        // under the same kind.
+        let refused = |kind: &'static str, message: &str| {
+            self.layer.metrics.refused(kind);
+            let prefix = Some(client.key.prefix.as_str());
+            (self.live).refused(id, &request.model, prefix, (kind, message));
+        };
         if let Err(d) = allow_model(client, &request.model) {
-            self.layer.metrics.refused("auth");
+            refused("auth", &d.message);
             return Err(refusal(dialect, d.status, d.message));
         }
         let reserve = self.router.reserve_usd(&request.model);
@@ -365,11 +380,13 @@ impl Gateway {
         let Err(r) = admitted.await else {
             return Ok(());
         };
-        self.layer.metrics.refused(if r.status == 402 {
-            "budget"
-        } else {
-            "rate_limited"
-        });
+        let kind = match r.status {
+            402 => "budget",
+            429 => "rate_limited",
+            // The store did not answer (503).
+            _ => "server",
+        };
+        refused(kind, &r.message);
         let mut response = refusal(dialect, r.status, r.message);
         if let Some(wait) = r.retry_after {
             let ms = wait.as_millis().max(1);

@@ -9,35 +9,22 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use switchyard_api::ApiConfiguration;
-use switchyard_core::store::{
-    ClientKey, SqliteStore, TaskStore, UsageBy, generate_key, generate_key_id,
-};
+use switchyard_core::store::{NewKeyRequest, SqliteStore, TaskStore, UsageBy, create_client_key};
 use switchyard_gateway::{Gateway, ServerLimits, serve};
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 use tokio_util::sync::CancellationToken;
 
 mod common;
 
-/// A key made in `store`: (key, id).
+/// A key made in `store` by the library's one rule: (key, id).
 async fn make_key(store: &dyn TaskStore, name: &str, admin: bool) -> (String, String) {
-    let secret = generate_key().unwrap();
-    let key = ClientKey {
-        id: generate_key_id().unwrap(),
-        prefix: secret.prefix.clone(),
+    let new = NewKeyRequest {
         name: name.into(),
-        team: None,
-        models: Vec::new(),
-        budget: None,
-        rpm: None,
-        tpm: None,
-        max_parallel: None,
-        expires_ms: None,
         admin,
-        created_ms: 0,
-        revoked_ms: None,
+        ..NewKeyRequest::default()
     };
-    store.create_key(&key, &secret.hash).await.unwrap();
-    (secret.key, key.id)
+    let made = create_client_key(store, &new, 0).await.unwrap();
+    (made.secret.key, made.key.id)
 }
 
 fn client() -> reqwest::Client {

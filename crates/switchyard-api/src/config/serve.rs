@@ -1,7 +1,8 @@
 //! The `[serve]` section (SPEC R14.3, R14.4, R14.9, R14.10): what `switchyard serve` listens
 //! on, its routes (a model name a client sends → provider, model, fallbacks), its per-request
-//! deadline, its connection limits (idle keep-alive timeout, connection cap) and whether
-//! `/v1/models` lists the catalogue. Parsing and checking only; the gateway crate uses it.
+//! deadline, its connection limits (idle keep-alive timeout, connection cap), whether
+//! `/v1/models` lists the catalogue, and what the dashboard trusts of a proxy in front
+//! (R14.11). Parsing and checking only; the gateway crate uses it.
 
 use std::collections::BTreeMap;
 
@@ -52,6 +53,16 @@ pub struct ServeSettings {
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes
     /// (default true, SPEC R14.3).
     pub list_catalogue: bool,
+    /// Whether a proxy in front of the gateway is trusted for the `X-Forwarded-Proto` and
+    /// `X-Forwarded-For` headers it sets (default false, SPEC R14.11): the dashboard's session
+    /// cookie is then `Secure` when the sign-in came over HTTPS (`X-Forwarded-Proto: https`),
+    /// and sign-in attempts are counted per the client address the proxy saw (the last
+    /// `X-Forwarded-For` address). Turn it on only when every client reaches the gateway
+    /// through that proxy: a client that reaches it directly could write them itself.
+    pub trust_forwarded_headers: bool,
+    /// Whether the dashboard's session cookie is always `Secure` (default false, SPEC R14.11):
+    /// for a gateway served only over HTTPS by a proxy that sends no `X-Forwarded-Proto`.
+    pub secure_cookie: bool,
     /// `[serve.routes.NAME]`: a model name (or a `*` glob such as `claude-*`) clients send.
     pub routes: BTreeMap<String, RouteSettings>,
 }
@@ -66,6 +77,8 @@ impl Default for ServeSettings {
             max_connections: None,
             request_log_days: None,
             list_catalogue: true,
+            trust_forwarded_headers: false,
+            secure_cookie: false,
             routes: BTreeMap::new(),
         }
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use switchyard_core::store::{
-    Budget, ClientKey, TaskStore, generate_key, generate_key_id, parse_utc_date,
+    ClientKey, NewKeyRequest, TaskStore, create_client_key, generate_key,
 };
 
 use crate::cli::{KeysCommand, NewKeyArgs};
@@ -51,64 +51,23 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// `--budget USD[/day|/month|/total]` parsed; 2 with the sentence otherwise.
-pub fn parse_budget(text: Option<&str>) -> Result<Option<Budget>, (u8, String)> {
-    text.map(|t| {
-        Budget::parse(t).ok_or_else(|| {
-            (
-                2,
-                format!(
-                    "--budget `{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day."
-                ),
-            )
-        })
-    })
-    .transpose()
-}
-
+/// `keys create`: the library's one rule ([`create_client_key`]) on the flags; the key printed
+/// once.
 async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
-    let budget = parse_budget(args.budget.as_deref())?;
-    let expires_ms = match &args.expires {
-        Some(text) => Some(parse_utc_date(text).ok_or_else(|| {
-            (2, format!("--expires `{text}` is not a date: write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)."))
-        })?),
-        None => None,
-    };
-    if let Some(team) = &args.team
-        && store.team(team).await.map_err(store_err)?.is_none()
-    {
-        return Err((
-            2,
-            format!(
-                "There is no team `{team}`: make it first with `switchyard teams create {team}`."
-            ),
-        ));
-    }
-    let secret = generate_key().map_err(|e| (2, e))?;
-    let key = ClientKey {
-        id: generate_key_id().map_err(|e| (2, e))?,
-        prefix: secret.prefix.clone(),
+    let new = NewKeyRequest {
         name: args.name.clone(),
         team: args.team.clone(),
-        models: (args.models.iter())
-            .flat_map(|m| m.split(','))
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        budget,
+        models: args.models.clone(),
+        budget: args.budget.clone(),
         rpm: args.rpm,
         tpm: args.tpm,
         max_parallel: args.max_parallel,
-        expires_ms,
+        expires: args.expires.clone(),
         admin: args.admin,
-        created_ms: now_ms(),
-        revoked_ms: None,
     };
-    store
-        .create_key(&key, &secret.hash)
-        .await
-        .map_err(store_err)?;
+    let made =
+        (create_client_key(&**store, &new, now_ms()).await).map_err(|e| (2, e.to_string()))?;
+    let (secret, key) = (made.secret, made.key);
     if args.json {
         let shown = serde_json::json!({"key": secret.key, "id": key.id, "prefix": key.prefix});
         say!("{shown}");

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use switchyard_api::{ApiConfiguration, ChainEntry, Mode, build_failover_chain};
-use switchyard_core::limits::{Clock, Cooldown, RateState, utc_day_start_ms};
+use switchyard_core::limits::{Clock, Cooldown, LimitsView, RateState};
 
 use crate::cli::SelectionArgs;
 use crate::settings;
@@ -49,9 +49,9 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
     };
     let (rows, problems) = rows(&config, &stored);
     if json {
-        print_json(&rows, &config, stored.spent_today, now);
+        print_json(&rows, &config, &stored);
     } else {
-        print_text(&rows, &config, stored.spent_today, now);
+        print_text(&rows, &config, &stored);
     }
     for p in &problems {
         eprintln!("warning: {p}");
@@ -59,54 +59,53 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// What the store holds now: the cooldowns, the rate-limit windows and today's spend (UTC).
-#[derive(Default)]
-struct Stored {
-    cooldowns: Vec<Cooldown>,
-    rates: Vec<RateState>,
-    spent_today: f64,
-}
-
-/// Reads [`Stored`]. A SQLite database not made yet holds no state: nothing is created to show
-/// that.
-async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<Stored, String> {
+/// Reads the store's [`LimitsView`]. A SQLite database not made yet holds no state: nothing is
+/// created to show that.
+async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<LimitsView, String> {
     let Some(store) = settings::open_existing_store(place).await? else {
-        return Ok(Stored::default());
+        return Ok(LimitsView::empty(now));
     };
-    let day = utc_day_start_ms(now);
-    let read = async {
-        Ok::<_, switchyard_core::store::StoreError>(Stored {
-            cooldowns: store.cooldowns(now).await?,
-            rates: store.rate_states(now).await?,
-            spent_today: store.spend_between(day, day + 86_400_000).await?,
-        })
-    };
-    read.await.map_err(|e| e.to_string())
+    (LimitsView::read(&*store, now).await).map_err(|e| e.to_string())
 }
 
 /// One row per entry of each mode's failover chain (plan only when it differs from act) and of
-/// each `[serve.routes]` route's, with its stored state; a row per stored cooldown of no such
-/// entry; and the chains that cannot be built.
-fn rows(config: &ApiConfiguration, stored: &Stored) -> (Vec<Row>, Vec<String>) {
-    let mut rows = Vec::new();
+/// each `[serve.routes]` route's, with its stored state as the library matches it
+/// ([`LimitsView::entries`]); a row per stored cooldown of no such entry; and the chains that
+/// cannot be built.
+fn rows(config: &ApiConfiguration, stored: &LimitsView) -> (Vec<Row>, Vec<String>) {
+    let mut chains: Vec<(&'static str, Option<String>, Vec<ChainEntry>)> = Vec::new();
     let mut problems = Vec::new();
     for mode in [Mode::Act, Mode::Plan] {
         if mode == Mode::Plan && config.plan == config.act {
             continue;
         }
         match build_failover_chain(config, mode) {
-            Ok(chain) => rows.extend(chain_rows(mode.as_str(), None, chain, stored)),
+            Ok(chain) => chains.push((mode.as_str(), None, chain)),
             Err(e) => problems.push(format!("{mode}: {e}", mode = mode.as_str())),
         }
     }
     for (route, chain) in switchyard_gateway::route_chains(config) {
         match chain {
-            Ok(chain) => rows.extend(chain_rows("serve", Some(&route), chain, stored)),
+            Ok(chain) => chains.push(("serve", Some(route), chain)),
             Err(e) => problems.push(format!("serve route {route}: {e}")),
         }
     }
-    let shown: Vec<Cooldown> = rows.iter().filter_map(|r| r.cooldown.clone()).collect();
-    for c in stored.cooldowns.iter().filter(|c| !shown.contains(c)) {
+    let mut rows = Vec::new();
+    for (mode, route, chain) in &chains {
+        rows.extend(stored.entries(chain).into_iter().map(|e| Row {
+            mode,
+            route: route.clone(),
+            position: e.position,
+            label: format!("{}:{}", e.entry.provider_id, e.entry.model_id),
+            base_url: e.entry.base_url.clone(),
+            cooldown: e.cooldown.cloned(),
+            rate: e.rate.cloned(),
+            requests_per_minute: e.entry.requests_per_minute,
+            input_tokens_per_minute: e.entry.input_tokens_per_minute,
+        }));
+    }
+    let every_entry = chains.iter().flat_map(|(_, _, chain)| chain.iter());
+    for c in stored.unmatched(every_entry) {
         rows.push(Row {
             mode: "store",
             route: None,
@@ -122,38 +121,6 @@ fn rows(config: &ApiConfiguration, stored: &Stored) -> (Vec<Row>, Vec<String>) {
     (rows, problems)
 }
 
-/// The rows of one chain (`mode`; `route` for a gateway route's), with their stored state.
-fn chain_rows(
-    mode: &'static str,
-    route: Option<&str>,
-    chain: Vec<ChainEntry>,
-    stored: &Stored,
-) -> Vec<Row> {
-    chain
-        .into_iter()
-        .enumerate()
-        .map(|(position, e)| Row {
-            mode,
-            route: route.map(str::to_owned),
-            position,
-            cooldown: stored
-                .cooldowns
-                .iter()
-                .find(|c| {
-                    c.entry.provider == e.provider_id
-                        && c.entry.model == e.model_id
-                        && c.entry.base_url == e.base_url
-                })
-                .cloned(),
-            rate: stored.rates.iter().find(|r| r.key == e.rate_key).cloned(),
-            label: format!("{}:{}", e.provider_id, e.model_id),
-            base_url: e.base_url,
-            requests_per_minute: e.requests_per_minute,
-            input_tokens_per_minute: e.input_tokens_per_minute,
-        })
-        .collect()
-}
-
 /// The MODE cell of a row that starts a chain: `act`, `plan`, `serve:ROUTE`, `store`.
 fn mode_cell(r: &Row) -> String {
     match &r.route {
@@ -162,7 +129,7 @@ fn mode_cell(r: &Row) -> String {
     }
 }
 
-fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
+fn print_json(rows: &[Row], config: &ApiConfiguration, stored: &LimitsView) {
     for r in rows {
         let line = json!({
             "mode": r.mode,
@@ -172,7 +139,7 @@ fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
             "base_url": r.base_url,
             "state": if r.cooldown.is_some() { "cooling_down" } else { "ready" },
             "until": r.cooldown.as_ref().map(|c| utc_second(c.until_ms)),
-            "seconds_left": r.cooldown.as_ref().map(|c| (c.until_ms - now).max(0) as f64 / 1000.0),
+            "seconds_left": r.cooldown.as_ref().map(|c| stored.seconds_left(c)),
             "reason": r.cooldown.as_ref().map(|c| c.reason.clone()),
             "requests_per_minute": r.requests_per_minute,
             "input_tokens_per_minute": r.input_tokens_per_minute,
@@ -187,13 +154,14 @@ fn print_json(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
         "spend": {
             "max_cost_usd": config.limits.max_cost_usd,
             "max_cost_usd_per_day": config.limits.max_cost_usd_per_day,
-            "spent_today_usd": spent_today,
+            "spent_today_usd": stored.spent_today_usd,
         }
     });
     say!("{spend}");
 }
 
-fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i64) {
+fn print_text(rows: &[Row], config: &ApiConfiguration, stored: &LimitsView) {
+    let spent_today = stored.spent_today_usd;
     let width = column_width(rows.iter().map(|r| r.label.as_str()), "ENTRY");
     let states: Vec<String> = rows
         .iter()
@@ -201,7 +169,7 @@ fn print_text(rows: &[Row], config: &ApiConfiguration, spent_today: f64, now: i6
             Some(c) => format!(
                 "cooling down until {} (in {} s): {}",
                 utc_second(c.until_ms),
-                ((c.until_ms - now).max(0) as f64 / 1000.0).ceil(),
+                stored.seconds_left(c).ceil(),
                 c.reason
             ),
             None => "ready".to_owned(),

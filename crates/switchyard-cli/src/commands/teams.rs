@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_core::store::{StoreError, TaskStore, Team};
+use switchyard_core::store::{StoreError, TaskStore, create_team};
 
 use crate::cli::TeamsCommand;
-use crate::commands::keys::{fail, parse_budget};
+use crate::commands::keys::fail;
 use crate::settings;
 
 /// Runs one `teams` subcommand; 2 for a store that cannot be opened, a budget that does not
@@ -28,28 +28,19 @@ pub async fn run(place: settings::StorePlace<'_>, command: &TeamsCommand) -> Exi
     }
 }
 
+/// `teams create`: the library's one rule ([`create_team`]).
 async fn create(
     store: &Arc<dyn TaskStore>,
     name: &str,
     budget: Option<&str>,
 ) -> Result<(), (u8, String)> {
-    let budget = parse_budget(budget)?;
     let created_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let team = Team {
-        name: name.to_owned(),
-        budget,
-        created_ms,
-    };
-    match store.create_team(&team).await {
-        Ok(()) => {
-            say!("team {name} made");
-            Ok(())
-        }
-        Err(StoreError::Conflict { .. }) => Err((2, format!("There is already a team `{name}`."))),
-        Err(e) => Err((2, e.to_string())),
-    }
+    let team =
+        (create_team(&**store, name, budget, created_ms).await).map_err(|e| (2, e.to_string()))?;
+    say!("team {} made", team.name);
+    Ok(())
 }
 
 async fn list(

@@ -144,8 +144,10 @@ async function keys(page) {
   }
   check(last.status === 401, `the revoked key's next request is refused (${last.status})`);
   check((await last.json()).error.message.includes("was revoked"), "the refusal says it was revoked");
-  // A key made on the page is shown once and works.
+  // A key made on the page is shown once and works; its budget is too small for any
+  // completion (the live page's refusal below).
   await page.getByLabel("Name", { exact: true }).first().fill("made-on-the-page");
+  await page.getByLabel("Budget", { exact: true }).first().fill("0.0001/day");
   await page.getByRole("button", { name: "Create key" }).click();
   const made = (await page.locator("#new-key-value").textContent()).trim();
   check(/^sk-sy-[0-9a-f]{48}$/.test(made), "the new key is shown");
@@ -157,6 +159,8 @@ async function keys(page) {
   check(!(await page.content()).includes(made), "the new key is not shown again");
   const listed = await (await page.request.get(base + "/ui/api/keys")).text();
   check(!listed.includes(made), "the key list never holds a key");
+  secrets.push(made);
+  return made;
 }
 
 async function providers(page) {
@@ -176,13 +180,25 @@ async function providers(page) {
   await page.screenshot({ path: join(shots, "providers.png"), fullPage: true });
 }
 
-async function live(page) {
+async function live(page, poor) {
   await page.goto(base + "/ui/live");
   const err = page.locator(`#errors tbody tr`, { hasText: expect.error.route });
   await err.first().waitFor();
   const cells = await err.first().locator("td").allTextContents();
   check(cells[3] === expect.error.kind, `the last error's kind is the record's (${cells[3]})`);
   check(cells[4].length > 10 && !cells[4].includes("\n"), "the last error has its sentence");
+  // A request refused at admission (its budget) is among the last errors too.
+  const refused = await fetch(base + "/v1/chat/completions", { method: "POST",
+    headers: { authorization: `Bearer ${poor}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "sonnet", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }) });
+  check(refused.status === 402, `the page-made key's request is refused for its budget (${refused.status})`);
+  await refused.text();
+  const prefix = poor.slice(0, 12);
+  const b = page.locator("#errors tbody tr", { hasText: `${prefix}…` });
+  await b.first().waitFor();
+  const bc = await b.first().locator("td").allTextContents();
+  check(bc[3] === "budget" && bc[2] === "sonnet", `the 402 is listed with its kind and route (${bc[3]}, ${bc[2]})`);
+  check(bc[4].includes("budget") && !bc[4].includes(poor), `the 402's sentence, without the key (${bc[4]})`);
   process.stdout.write("slow-ready\n");
   const slow = page.locator("#flights tbody tr[data-id]", { hasText: "slow" });
   await slow.waitFor({ timeout: 60000 });
@@ -224,9 +240,9 @@ async function main() {
     await page.goto(base + "/ui/spend");
     await spend(page);
     step("spend");
-    await keys(page);
+    const poor = await keys(page);
     step("keys");
-    await live(page);
+    await live(page, poor);
     step("live");
     for (const p of ["spend", "keys", "providers"]) {
       const text = await (await page.request.get(`${base}/ui/api/${p}`)).text();

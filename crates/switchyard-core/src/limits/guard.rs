@@ -39,11 +39,7 @@ impl LimitedEntry {
     /// `rate_key` with its configured per-minute limits.
     pub fn from_chain(entry: &ChainEntry) -> Self {
         Self {
-            key: EntryKey {
-                provider: entry.provider_id.clone(),
-                model: entry.model_id.clone(),
-                base_url: entry.base_url.clone(),
-            },
+            key: EntryKey::of_chain(entry),
             handler: Arc::clone(&entry.handler),
             rate_key: entry.rate_key.clone(),
             rate: RateLimits {

@@ -7,9 +7,12 @@
 //! - [`guard`]: [`RequestLimits`], what the request step (`task/attempt.rs`, and the gateway's
 //!   relay for each client request, SPEC R14.4) asks before and after each request: which
 //!   entry, whether the caps allow it, whether the window has room.
+//! - [`view`]: [`LimitsView`], the state read at one instant and matched to a chain's entries
+//!   (`switchyard limits` and the dashboard's providers page, SPEC R14.11).
 
 pub mod guard;
 pub mod state;
+pub mod view;
 
 pub use guard::{
     Choice, Clock, DEFAULT_COOLDOWN, LimitedEntry, RequestLimits, SpendCaps, SpendCheck,
@@ -21,3 +24,4 @@ pub use state::{
 /// Which failures move a request to the next entry (SPEC R12.1); its home is the failover
 /// chain's, in the provider layer, so the gateway applies the same rule.
 pub use switchyard_api::fails_over;
+pub use view::{EntryLimits, LimitsView};

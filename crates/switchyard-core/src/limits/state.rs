@@ -7,6 +7,8 @@
 //! clock. Nothing here is a lock: a rate-limit slot is a timestamp that ages out of the 60 s
 //! window, so a process that dies holding one blocks nobody for longer than the window.
 
+use switchyard_api::ChainEntry;
+
 use crate::store::StoreFuture;
 
 /// The sliding window of SPEC R12.3, in milliseconds.
@@ -25,6 +27,22 @@ pub struct EntryKey {
 }
 
 impl EntryKey {
+    /// The key `entry`'s cooldowns are kept under: its provider, model and base URL.
+    pub fn of_chain(entry: &ChainEntry) -> Self {
+        Self {
+            provider: entry.provider_id.clone(),
+            model: entry.model_id.clone(),
+            base_url: entry.base_url.clone(),
+        }
+    }
+
+    /// Whether this is `entry`'s key (what [`EntryKey::of_chain`] gives, without copying).
+    pub fn is_of(&self, entry: &ChainEntry) -> bool {
+        self.provider == entry.provider_id
+            && self.model == entry.model_id
+            && self.base_url == entry.base_url
+    }
+
     /// `provider:model`, the form the CLI's `--fallback` takes and its lines print.
     pub fn label(&self) -> String {
         format!("{}:{}", self.provider, self.model)

@@ -65,6 +65,8 @@
 //! - `keys.rs`: client keys, teams and budget holds ([`ClientKey`], [`Team`], the
 //!   [`KeyStore`] trait, a supertrait of [`TaskStore`], SPEC R14.6, R14.7); `key_rows.rs`
 //!   their rows on both backends;
+//! - `new_key.rs`: [`create_client_key`] and [`create_team`], the one rule making a key or a
+//!   team (`keys create`, `teams create` and the dashboard, SPEC R14.6, R14.11);
 //! - `responses.rs`: the gateway's stored Responses, [`StoredResponse`] and the
 //!   [`ResponseStore`] trait (a supertrait of [`TaskStore`], SPEC R14.1);
 //! - `rows.rs`: how both backends map their rows to records (each keeps its own SQL);
@@ -76,6 +78,7 @@ mod error;
 mod import;
 mod key_rows;
 mod keys;
+mod new_key;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod records;
@@ -97,6 +100,10 @@ pub use keys::{
     KEY_SCHEME, KeyStore, NewSecret, Team, UsageBucket, UsageBy, UsageQuery, UsageRow, UsageSlice,
     civil_from_days, days_from_civil, decide_hold, generate_key, generate_key_id, hash_key,
     parse_utc_date, settled_amount,
+};
+pub use new_key::{
+    CreateKeyError, CreatedKey, KEY_NAME_MAX, NewKeyRequest, create_client_key, create_team,
+    read_budget,
 };
 #[cfg(feature = "postgres")]
 pub use postgres::{PG_SCHEMA_VERSION, PgStore, RECONNECT_MS, is_postgres_url, redact_url};

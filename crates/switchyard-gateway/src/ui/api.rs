@@ -118,7 +118,7 @@ impl Ui {
     }
 
     /// `GET /ui/api/live`: a snapshot each second as server-sent events, until the client
-    /// goes away or the session ends.
+    /// goes away, the session ends or `serve` starts shutting down ([`Ui::stop`]).
     fn live_stream(self: &Arc<Self>, headers: hyper::HeaderMap) -> Response<Body> {
         if STREAMS.fetch_add(1, Ordering::Relaxed) >= STREAMS_MAX {
             STREAMS.fetch_sub(1, Ordering::Relaxed);
@@ -126,6 +126,9 @@ impl Ui {
         }
         let (tx, body) = ChannelBody::channel(4);
         let ui = Arc::clone(self);
+        // `serve`'s shutdown ends the stream (its body ends, so the drain does not wait for
+        // it to its deadline).
+        let stopping = self.stopping.clone();
         tokio::spawn(async move {
             loop {
                 if !ui.still(&headers) {
@@ -135,6 +138,7 @@ impl Ui {
                 let sent = tokio::select! {
                     sent = tx.send(Bytes::from(event)) => sent.is_ok(),
                     () = tx.closed() => false,
+                    () = stopping.cancelled() => false,
                 };
                 if !sent {
                     break;
@@ -142,6 +146,7 @@ impl Ui {
                 tokio::select! {
                     () = tokio::time::sleep(LIVE_EVERY) => {}
                     () = tx.closed() => break,
+                    () = stopping.cancelled() => break,
                 }
             }
             STREAMS.fetch_sub(1, Ordering::Relaxed);

@@ -3,7 +3,9 @@
 //! to the sign-in form. Every answer carries a content security policy allowing only the
 //! gateway's own files, `cache-control: no-store` and `x-content-type-options: nosniff`.
 
+use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -12,10 +14,13 @@ use hyper::{Method, Request, Response};
 use serde_json::json;
 use switchyard_api::ApiConfiguration;
 use switchyard_core::store::TaskStore;
+use tokio_util::sync::CancellationToken;
 
 use super::assets::{STYLE, asset};
+use super::forwarded::{client_address, secure_cookie};
 use super::live::Live;
-use super::session::{Sessions, cookie, cookie_cleared};
+use super::session::{Refused, Sessions, cookie, cookie_cleared};
+use super::throttle::Throttle;
 use super::{form, pages};
 use crate::reply::{Body, json as json_response, set_header, with_body};
 
@@ -28,6 +33,10 @@ pub(crate) struct Ui {
     pub(super) store: Arc<dyn TaskStore>,
     pub(super) config: ApiConfiguration,
     pub(super) live: Arc<Live>,
+    /// Cancelled when `serve` starts shutting down: the live page's streams end.
+    pub(super) stopping: CancellationToken,
+    /// Failed sign-ins, bounded per client address and overall.
+    throttle: Throttle,
 }
 
 impl Ui {
@@ -42,7 +51,15 @@ impl Ui {
             store,
             config,
             live,
+            stopping: CancellationToken::new(),
+            throttle: Throttle::new(Instant::now()),
         }
+    }
+
+    /// `serve` is shutting down: every live-page stream ends (at its next step, at once), so
+    /// none holds the drain to its deadline; one opened after ends as it starts.
+    pub(crate) fn stop(&self) {
+        self.stopping.cancel();
     }
 
     /// Whether `path` is the dashboard's.
@@ -50,9 +67,13 @@ impl Ui {
         path == "/ui" || path.starts_with("/ui/")
     }
 
-    /// Answers one `/ui` request.
-    pub(crate) async fn handle(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
-        let mut response = self.route(request).await;
+    /// Answers one `/ui` request from a client connected from `peer`.
+    pub(crate) async fn handle(
+        self: &Arc<Self>,
+        request: Request<Incoming>,
+        peer: IpAddr,
+    ) -> Response<Body> {
+        let mut response = self.route(request, peer).await;
         let h = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
         set_header(&mut response, "content-security-policy", h);
         set_header(&mut response, "x-content-type-options", "nosniff");
@@ -63,12 +84,12 @@ impl Ui {
         response
     }
 
-    async fn route(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+    async fn route(self: &Arc<Self>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let path = request.uri().path().to_owned();
         let method = request.method().clone();
         match (&method, path.as_str()) {
             (&Method::GET, "/ui/signin") => return html(200, pages::sign_in(None)),
-            (&Method::POST, "/ui/signin") => return self.sign_in(request).await,
+            (&Method::POST, "/ui/signin") => return self.sign_in(request, peer).await,
             (&Method::GET, p) if p == format!("/ui/assets/{STYLE}") => return file(STYLE),
             _ => {}
         }
@@ -86,7 +107,8 @@ impl Ui {
             (&Method::POST, "/ui/signout") => {
                 self.sessions.sign_out(request.headers());
                 let mut r = redirect("/ui/signin");
-                set_header(&mut r, "set-cookie", &cookie_cleared());
+                let secure = secure_cookie(&self.config.serve, request.headers());
+                set_header(&mut r, "set-cookie", &cookie_cleared(secure));
                 r
             }
             (&Method::GET, "/ui" | "/ui/") => redirect("/ui/spend"),
@@ -99,9 +121,24 @@ impl Ui {
         }
     }
 
-    /// `POST /ui/signin`: the form's `key` checked; a session cookie and a redirect to the
-    /// spend page, or the form again with the one sentence why not (401).
-    async fn sign_in(&self, request: Request<Incoming>) -> Response<Body> {
+    /// `POST /ui/signin`: the form's `key` checked; a session cookie (`Secure` as
+    /// `forwarded.rs` decides) and a redirect to the spend page, or the form again with the
+    /// one sentence why not (401; 503 when the store cannot check it, not counted as a
+    /// failure); past the failed attempts allowed, a 429 with `retry-after` before the key is
+    /// read.
+    async fn sign_in(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
+        let settings = &self.config.serve;
+        let address = client_address(settings, request.headers(), peer);
+        if let Err(wait) = self.throttle.begin(address, Instant::now()) {
+            let secs = wait.as_secs().max(1);
+            let problem = format!(
+                "Too many failed sign-ins: wait {secs} s, then try again with an admin key."
+            );
+            let mut r = html(429, pages::sign_in(Some(&problem)));
+            set_header(&mut r, "retry-after", &secs.to_string());
+            return r;
+        }
+        let secure = secure_cookie(settings, request.headers());
         let body = match read_body(request).await {
             Ok(body) => body,
             Err(problem) => return html(400, pages::sign_in(Some(&problem))),
@@ -109,11 +146,18 @@ impl Ui {
         let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
         match self.sessions.sign_in(&key).await {
             Ok(id) => {
+                // A good key: the attempt is not counted.
+                self.throttle.succeeded(address, Instant::now());
                 let mut r = redirect("/ui/spend");
-                set_header(&mut r, "set-cookie", &cookie(&id));
+                set_header(&mut r, "set-cookie", &cookie(&id, secure));
                 r
             }
-            Err(problem) => html(401, pages::sign_in(Some(&problem))),
+            Err(Refused::Key(problem)) => html(401, pages::sign_in(Some(&problem))),
+            // Not the key's fault: the attempt is not counted.
+            Err(Refused::Unavailable(problem)) => {
+                self.throttle.succeeded(address, Instant::now());
+                html(503, pages::sign_in(Some(&problem)))
+            }
         }
     }
 

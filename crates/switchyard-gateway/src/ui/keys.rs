@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 use switchyard_core::limits::RateState;
 use switchyard_core::store::{
-    Budget, ClientKey, StoreError, TaskStore, Team, UsageBy, UsageQuery, generate_key,
-    generate_key_id, parse_utc_date,
+    Budget, ClientKey, NewKeyRequest, StoreError, TaskStore, UsageBy, UsageQuery,
+    create_client_key, generate_key,
 };
 
 /// Every key and team with their figures now.
@@ -125,57 +125,23 @@ pub(crate) struct NewKey {
     admin: bool,
 }
 
-/// Makes the key `new` describes, as `switchyard keys create` does: `{key, id, prefix}` (the
-/// key shown this once), or the one sentence why not.
+/// Makes the key `new` describes with the rule `switchyard keys create` runs
+/// ([`create_client_key`]): `{key, id, prefix}` (the key shown this once), or the one sentence
+/// why not.
 pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Result<Value, String> {
-    let blank = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-    let name = new.name.trim().to_owned();
-    if name.is_empty() || name.len() > 200 {
-        return Err(
-            "Give the key a name (who or what it is for), at most 200 characters.".to_owned(),
-        );
-    }
-    let budget = match blank(new.budget) {
-        Some(t) => Some(Budget::parse(&t).ok_or_else(|| {
-            format!("`{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day.")
-        })?),
-        None => None,
-    };
-    let expires_ms = match blank(new.expires) {
-        Some(t) => Some(
-            parse_utc_date(&t)
-                .ok_or_else(|| format!("`{t}` is not a date: write YYYY-MM-DD (UTC)."))?,
-        ),
-        None => None,
-    };
-    let team = blank(new.team);
-    if let Some(t) = &team
-        && store.team(t).await.map_err(|e| e.to_string())?.is_none()
-    {
-        return Err(format!("There is no team `{t}`: make it first."));
-    }
-    let secret = generate_key()?;
-    let key = ClientKey {
-        id: generate_key_id()?,
-        prefix: secret.prefix.clone(),
-        name,
-        team,
-        models: (blank(new.models).unwrap_or_default().split(','))
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        budget,
+    let asked = NewKeyRequest {
+        name: new.name,
+        team: new.team,
+        models: new.models.into_iter().collect(),
+        budget: new.budget,
         rpm: new.rpm,
         tpm: new.tpm,
         max_parallel: new.max_parallel,
-        expires_ms,
+        expires: new.expires,
         admin: new.admin,
-        created_ms: now,
-        revoked_ms: None,
     };
-    (store.create_key(&key, &secret.hash).await).map_err(|e| e.to_string())?;
-    Ok(json!({"key": secret.key, "id": key.id, "prefix": key.prefix}))
+    let made = (create_client_key(store, &asked, now).await).map_err(|e| e.to_string())?;
+    Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
 }
 
 /// Revokes key `id` (it is refused within a second everywhere, SPEC R14.6).
@@ -208,31 +174,15 @@ pub(crate) struct NewTeam {
     budget: Option<String>,
 }
 
-/// Makes team `new`, as `switchyard teams create` does.
+/// Makes team `new` with the rule `switchyard teams create` runs
+/// ([`switchyard_core::store::create_team`]).
 pub(crate) async fn create_team(
     store: &dyn TaskStore,
     new: NewTeam,
     now: i64,
 ) -> Result<Value, String> {
-    let name = new.name.trim().to_owned();
-    if name.is_empty() || name.len() > 200 {
-        return Err("Give the team a name, at most 200 characters.".to_owned());
-    }
-    let budget = match new
-        .budget
-        .map(|b| b.trim().to_owned())
-        .filter(|b| !b.is_empty())
-    {
-        Some(t) => Some(Budget::parse(&t).ok_or_else(|| {
-            format!("`{t}` is not a budget: write USD, USD/day or USD/month, e.g. 5/day.")
-        })?),
-        None => None,
-    };
-    let team = Team {
-        name,
-        budget,
-        created_ms: now,
-    };
-    (store.create_team(&team).await).map_err(|e| e.to_string())?;
+    let team = (switchyard_core::store::create_team(store, &new.name, new.budget.as_deref(), now)
+        .await)
+        .map_err(|e| e.to_string())?;
     Ok(json!({"name": team.name}))
 }

@@ -121,6 +121,35 @@ impl Live {
     pub(crate) fn errors(&self) -> Vec<ErrorView> {
         lock(&self.errors).iter().cloned().collect()
     }
+
+    /// Request `id` (to `route`, under the key shown as `key_prefix`) was refused before
+    /// anything was sent (SPEC R14.6, R14.7: a 402 budget, a 429 rate window or parallel
+    /// limit, a 403 model outside the key's globs): listed among the last errors with `kind`
+    /// (`/metrics`' `error_type` for it: `budget`, `rate_limited`, `auth`) and `sentence`, the
+    /// client's own one, scrubbed.
+    pub(crate) fn refused(
+        &self,
+        id: &str,
+        route: &str,
+        key_prefix: Option<&str>,
+        (kind, sentence): (&str, &str),
+    ) {
+        self.record(ErrorView {
+            id: id.to_owned(),
+            at_ms: self.clock.now_ms(),
+            key_prefix: key_prefix.map(str::to_owned),
+            route: route.to_owned(),
+            kind: kind.to_owned(),
+            sentence: one_line(&switchyard_api::secrets::scrub(sentence)),
+        });
+    }
+
+    /// Keeps `entry` first among the last errors.
+    fn record(&self, entry: ErrorView) {
+        let mut errors = lock(&self.errors);
+        errors.push_front(entry);
+        errors.truncate(ERRORS_KEPT);
+    }
 }
 
 /// One request's entry in the registry: removed when dropped.
@@ -173,9 +202,7 @@ impl Flight {
             kind: error.kind.as_str().to_owned(),
             sentence: one_line(&switchyard_api::secrets::scrub(&error.to_string())),
         };
-        let mut errors = lock(&self.live.errors);
-        errors.push_front(entry);
-        errors.truncate(ERRORS_KEPT);
+        self.live.record(entry);
     }
 }
 
@@ -240,5 +267,36 @@ mod tests {
         let errors = live.errors();
         assert_eq!(errors[0].kind, "server");
         assert!(!errors[0].sentence.contains('\n'));
+    }
+
+    #[test]
+    fn a_refusal_at_admission_is_listed_scrubbed_and_the_list_stays_bounded() {
+        let live = Arc::new(Live::default());
+        let secret = "sk-sy-live-refusal-secret-0123456789abcdef";
+        switchyard_api::secrets::register(secret);
+        let said = format!("The budget of key {secret} is spent:\nnothing left.");
+        live.refused("req_9", "fast", Some("sk-sy-abcdef"), ("budget", &said));
+        let errors = live.errors();
+        assert_eq!(
+            (errors[0].id.as_str(), errors[0].kind.as_str()),
+            ("req_9", "budget")
+        );
+        assert_eq!(errors[0].key_prefix.as_deref(), Some("sk-sy-abcdef"));
+        assert!(
+            !errors[0].sentence.contains(secret),
+            "{}",
+            errors[0].sentence
+        );
+        assert!(!errors[0].sentence.contains('\n'));
+        for i in 0..(ERRORS_KEPT + 5) {
+            live.refused(
+                &format!("req_{i}"),
+                "fast",
+                None,
+                ("rate_limited", "Slow down."),
+            );
+        }
+        assert_eq!(live.errors().len(), ERRORS_KEPT);
+        assert_eq!(live.errors()[0].id, format!("req_{}", ERRORS_KEPT + 4));
     }
 }

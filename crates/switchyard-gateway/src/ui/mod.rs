@@ -3,6 +3,9 @@
 //!
 //! - `dashboard.rs`: [`Ui`], the one place a `/ui` path is answered; no session, no answer.
 //! - `session.rs`: sign-in with an admin key, the session cookie and its expiry.
+//! - `throttle.rs`: failed sign-ins bounded per client address and overall (429).
+//! - `forwarded.rs`: what a trusted proxy says: HTTPS (the cookie's `Secure`), the client's
+//!   address.
 //! - `pages.rs`: the HTML of each page and of the sign-in form.
 //! - `api.rs`: the JSON endpoints, the live page's server-sent events, the changes.
 //! - `spend.rs`, `keys.rs`, `providers.rs`: each page's figures, read from the store.
@@ -15,12 +18,14 @@ mod api;
 mod assets;
 mod dashboard;
 mod form;
+mod forwarded;
 mod keys;
 mod live;
 mod pages;
 mod providers;
 mod session;
 mod spend;
+mod throttle;
 
 pub(crate) use dashboard::Ui;
 pub(crate) use live::{Flight, Live};

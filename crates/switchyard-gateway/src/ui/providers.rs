@@ -2,52 +2,41 @@
 //! failover entries with their cooldown (reason, since, reset time), their rate-limit window
 //! now (requests and input tokens in the last 60 s of the configured per-minute limits) and
 //! what the provider last said of its own limits, any other cooldown the store holds, and the
-//! daily spend cap — the store's state as `switchyard limits` reads and matches it.
+//! daily spend cap — the store's state read and matched by the library's one rule
+//! ([`LimitsView`]), which `switchyard limits` runs too.
 
 use serde_json::{Value, json};
-use switchyard_api::{ApiConfiguration, ChainEntry};
-use switchyard_core::limits::{Cooldown, RateState, utc_day_start_ms};
+use switchyard_api::ApiConfiguration;
+use switchyard_core::limits::{Cooldown, EntryLimits, LimitsView};
 use switchyard_core::store::{StoreError, TaskStore};
 
-/// Every route's entries and the store's limits state at `now`.
+/// Every route's entries and the store's limits state at `now`, matched as `switchyard limits`
+/// matches them ([`LimitsView`]).
 pub(crate) async fn list(
     store: &dyn TaskStore,
     config: &ApiConfiguration,
     now: i64,
 ) -> Result<Value, StoreError> {
-    let day = utc_day_start_ms(now);
-    let (cooldowns, rates, spent) = tokio::try_join!(
-        store.cooldowns(now),
-        store.rate_states(now),
-        store.spend_between(day, day + 86_400_000)
-    )?;
-    let mut routes = Vec::new();
+    let view = LimitsView::read(store, now).await?;
+    let mut chains = Vec::new();
     let mut problems = Vec::new();
-    let mut shown: Vec<&Cooldown> = Vec::new();
     for (route, chain) in crate::route::route_chains(config) {
         match chain {
-            Ok(chain) => {
-                let entries: Vec<Value> = (chain.iter().enumerate())
-                    .map(|(i, e)| {
-                        let cooldown = cooldown_of(&cooldowns, e);
-                        shown.extend(cooldown);
-                        entry_json(
-                            i,
-                            e,
-                            cooldown,
-                            rates.iter().find(|r| r.key == e.rate_key),
-                            now,
-                        )
-                    })
-                    .collect();
-                routes.push(json!({"route": route, "entries": entries}));
-            }
+            Ok(chain) => chains.push((route, chain)),
             Err(e) => problems.push(format!("route {route}: {e}")),
         }
     }
-    let others: Vec<Value> = (cooldowns.iter())
-        .filter(|c| !shown.contains(c))
-        .map(|c| json!({"entry": c.entry.label(), "base_url": c.entry.base_url, "cooldown": cooldown_json(c, now)}))
+    let routes: Vec<Value> = (chains.iter())
+        .map(|(route, chain)| {
+            let entries: Vec<Value> = (view.entries(chain).iter())
+                .map(|e| entry_json(e, &view))
+                .collect();
+            json!({"route": route, "entries": entries})
+        })
+        .collect();
+    let every_entry = chains.iter().flat_map(|(_, chain)| chain.iter());
+    let others: Vec<Value> = (view.unmatched(every_entry).into_iter())
+        .map(|c| json!({"entry": c.entry.label(), "base_url": c.entry.base_url, "cooldown": cooldown_json(c, &view)}))
         .collect();
     Ok(json!({
         "now_ms": now,
@@ -56,44 +45,29 @@ pub(crate) async fn list(
         "problems": problems,
         "spend": {
             "max_cost_usd_per_day": config.limits.max_cost_usd_per_day,
-            "spent_today_usd": spent,
+            "spent_today_usd": view.spent_today_usd,
         },
     }))
 }
 
-/// The cooldown of entry `e`, matched as `switchyard limits` matches it (provider, model and
-/// base URL).
-fn cooldown_of<'c>(cooldowns: &'c [Cooldown], e: &ChainEntry) -> Option<&'c Cooldown> {
-    cooldowns.iter().find(|c| {
-        c.entry.provider == e.provider_id
-            && c.entry.model == e.model_id
-            && c.entry.base_url == e.base_url
-    })
-}
-
-fn cooldown_json(c: &Cooldown, now: i64) -> Value {
+fn cooldown_json(c: &Cooldown, view: &LimitsView) -> Value {
     json!({
         "reason": c.reason,
         "since_ms": c.since_ms,
         "until_ms": c.until_ms,
-        "seconds_left": ((c.until_ms - now).max(0) as f64 / 1000.0).ceil(),
+        "seconds_left": view.seconds_left(c).ceil(),
     })
 }
 
-fn entry_json(
-    i: usize,
-    e: &ChainEntry,
-    c: Option<&Cooldown>,
-    r: Option<&RateState>,
-    now: i64,
-) -> Value {
+fn entry_json(limits: &EntryLimits<'_>, view: &LimitsView) -> Value {
+    let (e, c, r) = (limits.entry, limits.cooldown, limits.rate);
     let learnt = r.and_then(|r| r.learnt);
     json!({
-        "position": i,
+        "position": limits.position,
         "entry": format!("{}:{}", e.provider_id, e.model_id),
         "base_url": e.base_url,
         "state": if c.is_some() { "cooling_down" } else { "ready" },
-        "cooldown": c.map(|c| cooldown_json(c, now)),
+        "cooldown": c.map(|c| cooldown_json(c, view)),
         "requests_per_minute": e.requests_per_minute,
         "input_tokens_per_minute": e.input_tokens_per_minute,
         "requests_in_window": r.map_or(0, |r| r.requests_in_window),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hyper::HeaderMap;
 use switchyard_core::limits::Clock;
-use switchyard_core::store::{TaskStore, generate_key, hash_key};
+use switchyard_core::store::{ClientKey, TaskStore, generate_key, hash_key};
 use tokio::time::Instant;
 
 /// The session cookie's name.
@@ -52,35 +52,24 @@ impl Sessions {
         }
     }
 
-    /// Signs in with `presented`: a new session id, or the one sentence why not (a key that
-    /// is unknown, revoked, expired or not an admin key; the store not answering).
-    pub(crate) async fn sign_in(&self, presented: &str) -> Result<String, String> {
+    /// Signs in with `presented`: a new session id, or why not ([`Refused::Key`]: a key that
+    /// is missing, unknown, revoked, expired or not an admin key; [`Refused::Unavailable`]:
+    /// the store or the OS random source not answering).
+    pub(crate) async fn sign_in(&self, presented: &str) -> Result<String, Refused> {
         let presented = presented.trim();
         if presented.is_empty() || presented.len() > KEY_MAX {
-            return Err(
+            return Err(Refused::Key(
                 "Paste an admin client key (made with `switchyard keys create --admin`)."
                     .to_owned(),
-            );
+            ));
         }
-        let key = (self.store.key_by_hash(&hash_key(presented)).await)
-            .map_err(|e| format!("The gateway's store cannot check keys now: {e}."))?;
-        let now = self.clock.now_ms();
-        let key = match key {
-            None => return Err("That is not a key this gateway knows: check it, or make one with `switchyard keys create --admin`.".to_owned()),
-            Some(k) if k.revoked_ms.is_some() => {
-                return Err(format!("The key {}… was revoked: use another admin key.", k.prefix));
-            }
-            Some(k) if k.expires_ms.is_some_and(|e| e <= now) => {
-                return Err(format!("The key {}… has expired: use another admin key.", k.prefix));
-            }
-            Some(k) if !k.admin => {
-                return Err(format!("The key {}… is not an admin key: the dashboard needs one made with `switchyard keys create --admin`.", k.prefix));
-            }
-            Some(k) => k,
-        };
+        let key = (self.store.key_by_hash(&hash_key(presented)).await).map_err(|e| {
+            Refused::Unavailable(format!("The gateway's store cannot check keys now: {e}."))
+        })?;
+        let key = admin_key(key, self.clock.now_ms()).map_err(Refused::Key)?;
         switchyard_api::secrets::register(presented);
         // A fresh key's hash: 64 hex characters of 192 OS-random bits, nothing of the admin key.
-        let id = generate_key()?.hash;
+        let id = generate_key().map_err(Refused::Unavailable)?.hash;
         let session = Session {
             key_id: key.id,
             prefix: key.prefix,
@@ -142,15 +131,43 @@ impl Sessions {
     }
 }
 
-/// The `Set-Cookie` value giving session `id`.
-pub(crate) fn cookie(id: &str) -> String {
-    let age = SESSION_TTL.as_secs();
-    format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}")
+/// Why a sign-in was refused, in one sentence each.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Refused {
+    /// The key: missing, unknown, revoked, expired or not an admin key (a failed attempt).
+    Key(String),
+    /// The store or the OS random source did not answer (not the key's fault).
+    Unavailable(String),
 }
 
-/// The `Set-Cookie` value ending the session cookie.
-pub(crate) fn cookie_cleared() -> String {
-    format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0")
+/// The key found by its hash if it may sign in now (`now_ms`): an admin key neither revoked
+/// nor expired; else the one sentence why not.
+fn admin_key(found: Option<ClientKey>, now_ms: i64) -> Result<ClientKey, String> {
+    match found {
+        None => Err("That is not a key this gateway knows: check it, or make one with `switchyard keys create --admin`.".to_owned()),
+        Some(k) if k.revoked_ms.is_some() => {
+            Err(format!("The key {}… was revoked: use another admin key.", k.prefix))
+        }
+        Some(k) if k.expires_ms.is_some_and(|e| e <= now_ms) => {
+            Err(format!("The key {}… has expired: use another admin key.", k.prefix))
+        }
+        Some(k) if !k.admin => Err(format!("The key {}… is not an admin key: the dashboard needs one made with `switchyard keys create --admin`.", k.prefix)),
+        Some(k) => Ok(k),
+    }
+}
+
+/// The `Set-Cookie` value giving session `id`; `secure` adds `Secure` (the browser then sends
+/// it over HTTPS only: `forwarded.rs` decides).
+pub(crate) fn cookie(id: &str, secure: bool) -> String {
+    let age = SESSION_TTL.as_secs();
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}{secure}")
+}
+
+/// The `Set-Cookie` value ending the session cookie (`Secure` as [`cookie`]'s).
+pub(crate) fn cookie_cleared(secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0{secure}")
 }
 
 /// The session id in the request's `Cookie` headers (64 hex characters), if any.
@@ -181,9 +198,11 @@ mod tests {
         assert_eq!(session_id(&h), Some(id.as_str()));
         h.insert("cookie", format!("{COOKIE}=sk-sy-123").parse().unwrap());
         assert_eq!(session_id(&h), None);
-        let set = cookie(&id);
+        let set = cookie(&id, false);
         assert!(
             set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/ui")
         );
+        assert!(!set.contains("Secure") && cookie(&id, true).ends_with("; Secure"));
+        assert!(cookie_cleared(true).contains("Max-Age=0; Secure"));
     }
 }

@@ -1,0 +1,294 @@
+//! Making a client key or a team (SPEC R14.6): the one rule `switchyard keys create` and
+//! `teams create` and the dashboard's keys page (R14.11) run — the fields as written checked
+//! and parsed (name, budget, expiry, team, model globs), a key's secret from the OS RNG, the
+//! key stored by its hash. The callers only read their own input and show the result.
+
+use super::keys::{Budget, ClientKey, KeyStore, NewSecret, Team, generate_key, generate_key_id};
+use super::{StoreError, parse_utc_date};
+
+/// The longest name a key or team may have (characters).
+pub const KEY_NAME_MAX: usize = 200;
+
+/// What a new client key is to be, as its maker wrote it: text is checked and parsed by
+/// [`create_client_key`], blank optional text counts as absent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewKeyRequest {
+    /// Who or what it is for (trimmed; 1 to [`KEY_NAME_MAX`] characters).
+    pub name: String,
+    /// The team it belongs to, which must exist.
+    pub team: Option<String>,
+    /// Model globs; each item may hold several separated by commas (`a-*,b`); none: every
+    /// model.
+    pub models: Vec<String>,
+    /// Its budget as `USD`, `USD/day` or `USD/month` ([`Budget::parse`]).
+    pub budget: Option<String>,
+    /// Requests per minute.
+    pub rpm: Option<u64>,
+    /// Input tokens per minute.
+    pub tpm: Option<u64>,
+    /// Requests in flight at once.
+    pub max_parallel: Option<u64>,
+    /// When it stops working: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    pub expires: Option<String>,
+    /// For `/metrics` and the dashboard only, never for completions.
+    pub admin: bool,
+}
+
+/// A key just made: its secret (to be shown this once, never again) and the key as stored.
+/// `Debug` shows the prefix, never the secret.
+#[derive(Debug)]
+pub struct CreatedKey {
+    /// The secret, its hash and display prefix.
+    pub secret: NewSecret,
+    /// The stored key.
+    pub key: ClientKey,
+}
+
+/// Why a key or team was not made.
+#[derive(Debug)]
+pub enum CreateKeyError {
+    /// A field that does not parse, a team that does not exist or (making one) already does
+    /// (one sentence saying what to write).
+    Invalid(String),
+    /// The store did not answer or refused the key.
+    Store(StoreError),
+    /// The OS random source gave nothing (one sentence).
+    Random(String),
+}
+
+impl std::fmt::Display for CreateKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(sentence) | Self::Random(sentence) => f.write_str(sentence),
+            Self::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CreateKeyError {}
+
+/// The budget `text` (`USD`, `USD/day`, `USD/month`), or the one sentence saying how to write
+/// one (the same for a key's and a team's budget).
+///
+/// # Errors
+///
+/// `text` is not a budget.
+pub fn read_budget(text: &str) -> Result<Budget, String> {
+    Budget::parse(text).ok_or_else(|| {
+        format!("The budget `{text}` is not one: write USD, USD/day or USD/month, e.g. 5/day.")
+    })
+}
+
+/// Makes the key `new` describes at `now_ms` and stores it by its hash.
+///
+/// # Errors
+///
+/// [`CreateKeyError::Invalid`] for a blank or too long name, a budget or expiry that does not
+/// parse, or a team the store does not hold; [`CreateKeyError::Store`] when the store fails;
+/// [`CreateKeyError::Random`] when the OS random source does.
+pub async fn create_client_key<S>(
+    store: &S,
+    new: &NewKeyRequest,
+    now_ms: i64,
+) -> Result<CreatedKey, CreateKeyError>
+where
+    S: KeyStore + ?Sized,
+{
+    let blank = |s: &Option<String>| {
+        (s.as_deref().map(str::trim))
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let name = new.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > KEY_NAME_MAX {
+        return Err(CreateKeyError::Invalid(format!(
+            "Give the key a name (who or what it is for), at most {KEY_NAME_MAX} characters."
+        )));
+    }
+    let budget = (blank(&new.budget).map(|t| read_budget(&t)).transpose())
+        .map_err(CreateKeyError::Invalid)?;
+    let expires_ms = match blank(&new.expires) {
+        Some(t) => Some(parse_utc_date(&t).ok_or_else(|| {
+            CreateKeyError::Invalid(format!(
+                "The expiry `{t}` is not a date: write YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)."
+            ))
+        })?),
+        None => None,
+    };
+    let team = blank(&new.team);
+    if let Some(t) = &team
+        && store
+            .team(t)
+            .await
+            .map_err(CreateKeyError::Store)?
+            .is_none()
+    {
+        return Err(CreateKeyError::Invalid(format!(
+            "There is no team `{t}`: make it first (`switchyard teams create {t}`, or the dashboard's team form)."
+        )));
+    }
+    let secret = generate_key().map_err(CreateKeyError::Random)?;
+    let key = ClientKey {
+        id: generate_key_id().map_err(CreateKeyError::Random)?,
+        prefix: secret.prefix.clone(),
+        name,
+        team,
+        models: (new.models.iter())
+            .flat_map(|m| m.split(','))
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        budget,
+        rpm: new.rpm,
+        tpm: new.tpm,
+        max_parallel: new.max_parallel,
+        expires_ms,
+        admin: new.admin,
+        created_ms: now_ms,
+        revoked_ms: None,
+    };
+    (store.create_key(&key, &secret.hash).await).map_err(CreateKeyError::Store)?;
+    Ok(CreatedKey { secret, key })
+}
+
+/// Makes team `name` (trimmed; 1 to [`KEY_NAME_MAX`] characters) with the budget `budget` as
+/// written ([`read_budget`]; blank: none) at `now_ms`.
+///
+/// # Errors
+///
+/// [`CreateKeyError::Invalid`] for a blank or too long name, a budget that does not parse or a
+/// team of that name already stored; [`CreateKeyError::Store`] when the store fails.
+pub async fn create_team<S>(
+    store: &S,
+    name: &str,
+    budget: Option<&str>,
+    now_ms: i64,
+) -> Result<Team, CreateKeyError>
+where
+    S: KeyStore + ?Sized,
+{
+    let name = name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > KEY_NAME_MAX {
+        return Err(CreateKeyError::Invalid(format!(
+            "Give the team a name, at most {KEY_NAME_MAX} characters."
+        )));
+    }
+    let budget = (budget.map(str::trim).filter(|b| !b.is_empty()))
+        .map(read_budget)
+        .transpose()
+        .map_err(CreateKeyError::Invalid)?;
+    let team = Team {
+        name,
+        budget,
+        created_ms: now_ms,
+    };
+    match store.create_team(&team).await {
+        Ok(()) => Ok(team),
+        Err(StoreError::Conflict { .. }) => Err(CreateKeyError::Invalid(format!(
+            "There is already a team `{}`.",
+            team.name
+        ))),
+        Err(e) => Err(CreateKeyError::Store(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{SqliteStore, hash_key};
+
+    #[tokio::test]
+    async fn a_key_is_made_from_its_fields_as_written_and_stored_by_its_hash() {
+        let store = SqliteStore::in_memory().unwrap();
+        let new = NewKeyRequest {
+            name: "  alice ".to_owned(),
+            models: vec!["claude-*, gpt-5".to_owned(), " ".to_owned()],
+            budget: Some("5/day".to_owned()),
+            expires: Some("2030-01-01".to_owned()),
+            rpm: Some(7),
+            ..NewKeyRequest::default()
+        };
+        let made = create_client_key(&store, &new, 1_000).await.unwrap();
+        assert!(!format!("{made:?}").contains(&made.secret.key));
+        let found = store
+            .key_by_hash(&hash_key(&made.secret.key))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found, made.key);
+        assert_eq!(found.name, "alice");
+        assert_eq!(found.models, ["claude-*", "gpt-5"]);
+        assert_eq!(found.budget, Budget::parse("5/day"));
+        assert_eq!(found.expires_ms, parse_utc_date("2030-01-01"));
+        assert_eq!((found.rpm, found.created_ms), (Some(7), 1_000));
+    }
+
+    #[tokio::test]
+    async fn a_field_that_does_not_parse_or_a_missing_team_makes_no_key() {
+        let store = SqliteStore::in_memory().unwrap();
+        let base = NewKeyRequest {
+            name: "bob".to_owned(),
+            ..NewKeyRequest::default()
+        };
+        for (bad, says) in [
+            (
+                NewKeyRequest {
+                    name: " ".to_owned(),
+                    ..base.clone()
+                },
+                "name",
+            ),
+            (
+                NewKeyRequest {
+                    budget: Some("5/week".to_owned()),
+                    ..base.clone()
+                },
+                "5/week",
+            ),
+            (
+                NewKeyRequest {
+                    expires: Some("soon".to_owned()),
+                    ..base.clone()
+                },
+                "soon",
+            ),
+            (
+                NewKeyRequest {
+                    team: Some("ops".to_owned()),
+                    ..base.clone()
+                },
+                "no team `ops`",
+            ),
+        ] {
+            match create_client_key(&store, &bad, 0).await {
+                Err(CreateKeyError::Invalid(s)) => assert!(s.contains(says), "{s}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(store.client_keys().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_team_is_made_once_with_its_budget() {
+        let store = SqliteStore::in_memory().unwrap();
+        let team = create_team(&store, " ops ", Some("100/month"), 5)
+            .await
+            .unwrap();
+        assert_eq!(
+            (team.name.as_str(), team.budget),
+            ("ops", Budget::parse("100/month"))
+        );
+        assert_eq!(store.team("ops").await.unwrap(), Some(team));
+        for (name, budget, says) in [
+            ("ops", None, "already a team `ops`"),
+            ("dev", Some("lots"), "`lots`"),
+            ("", None, "name"),
+        ] {
+            match create_team(&store, name, budget, 0).await {
+                Err(CreateKeyError::Invalid(s)) => assert!(s.contains(says), "{s}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
