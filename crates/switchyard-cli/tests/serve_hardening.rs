@@ -5,11 +5,13 @@
 //! asserted: every wait is bounded, and what is checked is who is served and who is closed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
 
 /// A running `switchyard serve` with the `[serve]` settings `settings` and its address.
 struct Serve {
@@ -26,27 +28,16 @@ impl Serve {
         )
         .unwrap();
         let store = format!("sqlite:{}", home.join("store.db").display());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("SWITCHYARD_HOME", home)
-            .env("ANTHROPIC_API_KEY", "sk-ant-hardening-test-0123456789")
-            .env("SWITCHYARD_STORE", store)
+        let mut child = common::switchyard_on(home, &store, "sk-ant-hardening-test-0123456789")
             .arg("--config")
             .arg(&config)
             .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = (line.trim())
-            .strip_prefix("switchyard serve: listening on http://")
-            .unwrap_or_else(|| panic!("no address announced: {line:?}"))
-            .to_owned();
+        let (addr, _) = common::announced_address(&mut stderr);
         std::thread::spawn(move || {
             let mut sink = String::new();
             let _ = stderr.read_to_string(&mut sink);

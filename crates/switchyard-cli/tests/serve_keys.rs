@@ -21,14 +21,7 @@ const PROVIDER_KEY: &str = "sk-ant-serve-keys-test-0123456789";
 
 /// The binary with a clean environment whose home is `home`, on `store`.
 fn switchyard(home: &Path, store: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SWITCHYARD_HOME", home)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env("SWITCHYARD_STORE", store)
-        .stdin(Stdio::null());
-    cmd
+    common::switchyard_on(home, store, PROVIDER_KEY)
 }
 
 /// Runs `args` to its end: (exit code, stdout, stderr).
@@ -71,17 +64,7 @@ impl Serve {
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("switchyard serve: listening on http://")
-            .unwrap_or_else(|| {
-                let mut rest = String::new();
-                let _ = stderr.read_to_string(&mut rest);
-                panic!("no address announced: {line:?}{rest}")
-            })
-            .to_owned();
+        let (addr, _) = common::announced_address(&mut stderr);
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = String::new();

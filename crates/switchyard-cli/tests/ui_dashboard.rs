@@ -30,15 +30,9 @@ mod common;
 
 const PROVIDER_KEY: &str = "sk-ant-ui-dashboard-test-0123456789";
 
+/// The binary with a clean environment whose home is `home`, on `store`.
 fn switchyard(home: &Path, store: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("SWITCHYARD_HOME", home)
-        .env("ANTHROPIC_API_KEY", PROVIDER_KEY)
-        .env("SWITCHYARD_STORE", store)
-        .stdin(Stdio::null());
-    cmd
+    common::switchyard_on(home, store, PROVIDER_KEY)
 }
 
 /// Runs `args`: stdout, after asserting exit 0.
@@ -104,13 +98,7 @@ impl Serve {
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = (line
-            .trim()
-            .strip_prefix("switchyard serve: listening on http://"))
-        .unwrap_or_else(|| panic!("no address announced: {line:?}"))
-        .to_owned();
+        let (addr, _) = common::announced_address(&mut stderr);
         std::thread::spawn(move || {
             let mut sink = String::new();
             let _ = stderr.read_to_string(&mut sink);

@@ -4,7 +4,9 @@
 #[allow(dead_code)]
 pub mod agents;
 
-use std::process::{Child, ExitStatus};
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// Waits for `child` to exit, polling every 10 ms; after `limit` it is killed and the test
@@ -52,4 +54,40 @@ pub fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String
     let status = response[9..12].parse().expect("an HTTP status line");
     let (_, body) = response.split_once("\r\n\r\n").expect("a response head");
     (status, body.to_owned())
+}
+
+/// The binary with a clean environment: only `PATH`, `SWITCHYARD_HOME` = `home`,
+/// `SWITCHYARD_STORE` = `store` and `ANTHROPIC_API_KEY` = `provider_key`; stdin closed. The
+/// `serve` tests' command (keys, dashboard, hardening).
+#[allow(dead_code)]
+pub fn switchyard_on(home: &Path, store: &str, provider_key: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("SWITCHYARD_HOME", home)
+        .env("ANTHROPIC_API_KEY", provider_key)
+        .env("SWITCHYARD_STORE", store)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Reads `serve`'s first stderr line and the address it announces: (address, the line). When
+/// it announces none, the test fails with the line and the rest of stderr.
+#[allow(dead_code)]
+pub fn announced_address(stderr: &mut impl BufRead) -> (String, String) {
+    let mut line = String::new();
+    stderr
+        .read_line(&mut line)
+        .expect("cannot read serve's stderr");
+    match line
+        .trim()
+        .strip_prefix("switchyard serve: listening on http://")
+    {
+        Some(addr) => (addr.to_owned(), line),
+        None => {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            panic!("no address announced: {line:?}{rest}")
+        }
+    }
 }
