@@ -286,8 +286,11 @@ def start_litellm(args, up, work, workers=1):
                LITELLM_LOG="ERROR", NO_DOCS="True")
     env.pop("DATABASE_URL", None)
     started = time.monotonic()
+    # More than one worker under uvicorn: every child dies at start-up ("Child process died",
+    # BerriAI/litellm#18457, since 1.80); under gunicorn (in the `litellm[proxy]` extra) they run.
+    many = ["--run_gunicorn"] if workers > 1 else []
     proc = subprocess.Popen(pin(0) + [litellm, "--config", config, "--host", "127.0.0.1", "--port", str(port),
-                            "--num_workers", str(workers)], env=env, stdout=subprocess.DEVNULL,
+                            "--num_workers", str(workers), *many], env=env, stdout=subprocess.DEVNULL,
                             stderr=open(os.path.join(work, name + ".log"), "w"))
     base = f"http://127.0.0.1:{port}"
     headers = [f"authorization: Bearer {key}", f"x-api-key: {key}"]

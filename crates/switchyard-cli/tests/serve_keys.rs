@@ -162,7 +162,8 @@ fn write_config(home: &Path, upstream: &str) -> std::path::PathBuf {
     let config = home.join("serve.toml");
     let text = format!(
         "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n\
-         [serve.routes.haiku]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{upstream}\"\n"
+         [serve.routes.haiku]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{upstream}\"\n\
+         [serve.routes.gpt]\nprovider = \"openai\"\nmodel = \"gpt-5\"\nbase_url = \"{upstream}\"\n"
     );
     std::fs::write(&config, text).unwrap();
     config
@@ -342,23 +343,16 @@ async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
                 "not one this gateway knows",
             );
             expect(&[key_header(how, &admin)], 403, perm, "admin key");
-            let other = body.replace("\"sonnet\"", "\"haiku\"");
-            let (got, _, text) = call(
-                a,
-                path,
-                &[(
-                    key_header(how, &good).0.as_str(),
-                    key_header(how, &good).1.as_str(),
-                )],
-                &other,
-            );
-            assert_eq!(got, 403, "{text}");
-            assert!(
-                error_of(path, &text)
-                    .1
-                    .contains("may not use the model `haiku`"),
-                "{text}"
-            );
+            // A model outside the key's globs is its 403, also on a route this gateway has
+            // no provider key for (not the route's 500).
+            for model in ["haiku", "gpt"] {
+                let other = body.replace("\"sonnet\"", &format!("\"{model}\""));
+                let (n, v) = key_header(how, &good);
+                let (got, _, text) = call(a, path, &[(n.as_str(), v.as_str())], &other);
+                assert_eq!(got, 403, "{model}: {text}");
+                let wanted = format!("may not use the model `{model}`");
+                assert!(error_of(path, &text).1.contains(&wanted), "{text}");
+            }
             for key in [&good, &fresh] {
                 let (n, v) = key_header(how, key);
                 let (got, _, text) = call(a, path, &[(n.as_str(), v.as_str())], &body);

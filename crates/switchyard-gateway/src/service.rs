@@ -313,6 +313,14 @@ impl Gateway {
             self.layer.metrics.refused("invalid_request");
             return previous_refused(dialect, &unanswerable);
         }
+        // The key's model globs before the route: a model the key may not use is its 403,
+        // whatever this gateway's set-up for that route (SPEC R14.6).
+        if let Some(client) = &client
+            && let Err(d) = allow_model(client, &request.model)
+        {
+            self.refused_for(client, id, &request.model, ("auth", &d.message));
+            return refusal(dialect, d.status, d.message);
+        }
         let chain = match self.chain(dialect, &request.model) {
             Ok(chain) => chain,
             Err(response) => {
@@ -354,8 +362,8 @@ impl Gateway {
         relay.run().await
     }
 
-    /// A keyed request's model, per-minute window and budget hold, before anything is sent
-    /// (SPEC R14.6, R14.7); the request's record settles the hold. Else the 403, 402 or 429.
+    /// A keyed request's per-minute window and budget hold, before anything is sent
+    /// (SPEC R14.6, R14.7); the request's record settles the hold. Else the 402 or 429.
     async fn admit(
         &self,
         dialect: Dialect,
@@ -364,17 +372,6 @@ impl Gateway {
         chain: &Chain,
         (request, input): (&GatewayRequest, u64),
     ) -> Result<(), Response<Body>> {
-        // Each refusal is counted (`/metrics`) and listed on the live page (SPEC R14.11)
-        // under the same kind.
-        let refused = |kind: &'static str, message: &str| {
-            self.layer.metrics.refused(kind);
-            let prefix = Some(client.key.prefix.as_str());
-            (self.live).refused(id, &request.model, prefix, (kind, message));
-        };
-        if let Err(d) = allow_model(client, &request.model) {
-            refused("auth", &d.message);
-            return Err(refusal(dialect, d.status, d.message));
-        }
         let reserve = self.router.reserve_usd(&request.model);
         let admitted = (self.layer).admit_client(client, (id, chain), (request, input), reserve);
         let Err(r) = admitted.await else {
@@ -386,7 +383,7 @@ impl Gateway {
             // The store did not answer (503).
             _ => "server",
         };
-        refused(kind, &r.message);
+        self.refused_for(client, id, &request.model, (kind, &r.message));
         let mut response = refusal(dialect, r.status, r.message);
         if let Some(wait) = r.retry_after {
             let ms = wait.as_millis().max(1);
@@ -394,6 +391,14 @@ impl Gateway {
             set_header(&mut response, "retry-after-ms", &ms.to_string());
         }
         Err(response)
+    }
+
+    /// Counts a keyed request's refusal (`/metrics`) and lists it on the live page
+    /// (SPEC R14.11) under the same kind.
+    fn refused_for(&self, client: &Client, id: &str, model: &str, why: (&'static str, &str)) {
+        self.layer.metrics.refused(why.0);
+        let prefix = Some(client.key.prefix.as_str());
+        self.live.refused(id, model, prefix, why);
     }
 
     /// The failover chain `model` names; else the 404 (unknown) or 500 (not buildable) in

@@ -19,7 +19,7 @@ pub use guard::{
 };
 pub use state::{
     Cooldown, EntryKey, LearntLimits, LimitReason, LimitsStore, RATE_WINDOW_MS, RateLimits,
-    RateState, SlotGrant, SlotRequest, decide_slot, utc_day_start_ms,
+    RateState, SlotGrant, SlotRequest, decide_slot, slot_window, utc_day_start_ms,
 };
 /// Which failures move a request to the next entry (SPEC R12.1); its home is the failover
 /// chain's, in the provider layer, so the gateway applies the same rule.

@@ -218,6 +218,41 @@ pub fn decide_slot(
     }
 }
 
+/// The window of slots a store counts before [`decide_slot`]: `None` when no limit applies to
+/// `request` at all (none configured, nothing learnt that resets after now), so the slot is
+/// granted without reading the window; else `Some(could_wait)`, where `could_wait(count,
+/// tokens)` says, from the window's slot count and input tokens alone, whether
+/// [`decide_slot`] could say anything but [`SlotGrant::Granted`]. Only then need a store read
+/// the window's rows: every request takes a slot, and reading a busy minute's rows on each cost
+/// O(requests per minute) per request (issue 25's profile: 23 % of the gateway's CPU at c=1).
+/// The answer is the same as [`decide_slot`]'s on the rows.
+pub fn slot_window(
+    learnt: Option<&LearntLimits>,
+    request: &SlotRequest,
+) -> Option<impl Fn(u64, u64) -> bool> {
+    let now = request.now_ms;
+    let live = |left: Option<u64>, reset: Option<i64>| left.zip(reset.filter(|r| *r > now));
+    let learnt_requests = learnt.and_then(|l| live(l.requests_remaining, l.requests_reset_ms));
+    let learnt_tokens = learnt.and_then(|l| live(l.tokens_remaining, l.tokens_reset_ms));
+    let RateLimits {
+        requests_per_minute: rpm,
+        input_tokens_per_minute: tpm,
+    } = request.limits;
+    if rpm.is_none() && tpm.is_none() && learnt_requests.is_none() && learnt_tokens.is_none() {
+        return None;
+    }
+    let input = request.input_tokens;
+    // The learnt limits count only the slots since they were learnt: a subset of the window,
+    // so the whole window's count and tokens are an upper bound for them.
+    Some(move |count: u64, tokens: u64| {
+        let over_tokens = |limit: u64| tokens.saturating_add(input) > limit;
+        rpm.is_some_and(|r| count >= r.max(1))
+            || tpm.is_some_and(over_tokens)
+            || learnt_requests.is_some_and(|(left, _)| count >= left)
+            || learnt_tokens.is_some_and(|(left, _)| over_tokens(left))
+    })
+}
+
 /// Where the limits state of SPEC R12 is kept (R13.2): implemented by every
 /// [`crate::store::TaskStore`] backend on the same storage, so every process on one store
 /// shares one view. Each method is one transaction; [`LimitsStore::acquire_rate_slot`] is
@@ -366,6 +401,58 @@ mod tests {
         assert_eq!(
             decide_slot(&[(2_500, 10)], Some(&learnt), &req(31_000, 10, None, None)),
             SlotGrant::Granted
+        );
+    }
+
+    /// Over many windows, limits and learnt limits: whenever `slot_window` says no limit
+    /// could bind, `decide_slot` on the rows grants the slot (so a store may skip the rows).
+    #[test]
+    fn the_window_shortcut_never_grants_what_decide_slot_would_not() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let pick = |v: u64, n: u64| (v % 3 != 0).then_some(n);
+        let (mut skipped, mut waits) = (0, 0);
+        for _ in 0..20_000 {
+            let now = 100_000;
+            let count = next(12);
+            let mut slots: Vec<(i64, u64)> = (0..count)
+                .map(|_| (now - 1 - next(59_999) as i64, next(400)))
+                .collect();
+            slots.sort_unstable();
+            let (rpm, tpm) = (pick(next(9), 1 + next(12)), pick(next(9), next(3_000)));
+            let learnt = (next(2) == 0).then(|| LearntLimits {
+                observed_ms: now - next(60_000) as i64,
+                requests_remaining: pick(next(9), next(10)),
+                requests_reset_ms: pick(next(9), (now - 5_000 + next(10_000) as i64) as u64)
+                    .map(|v| v as i64),
+                tokens_remaining: pick(next(9), next(3_000)),
+                tokens_reset_ms: pick(next(9), (now - 5_000 + next(10_000) as i64) as u64)
+                    .map(|v| v as i64),
+            });
+            let request = req(now, next(800), rpm, tpm);
+            let decided = decide_slot(&slots, learnt.as_ref(), &request);
+            waits += usize::from(decided != SlotGrant::Granted);
+            let tokens = slots.iter().map(|s| s.1).sum();
+            let could_wait =
+                slot_window(learnt.as_ref(), &request).map(|f| f(slots.len() as u64, tokens));
+            if could_wait != Some(true) {
+                skipped += 1;
+                assert_eq!(
+                    decided,
+                    SlotGrant::Granted,
+                    "{slots:?} {learnt:?} {request:?}"
+                );
+            }
+        }
+        // Both sides of the shortcut are exercised.
+        assert!(
+            skipped > 2_000 && waits > 2_000,
+            "{skipped} skipped, {waits} waits"
         );
     }
 

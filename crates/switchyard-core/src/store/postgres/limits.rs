@@ -13,6 +13,7 @@
 use super::PgStore;
 use crate::limits::state::{
     Cooldown, EntryKey, LearntLimits, LimitsStore, RateState, SlotGrant, SlotRequest, decide_slot,
+    slot_window,
 };
 use crate::store::StoreFuture;
 use crate::store::rows::{
@@ -95,8 +96,8 @@ impl LimitsStore for PgStore {
                 tx.prepare_cached("SELECT pg_advisory_xact_lock(hashtext($1))"),
                 tx.prepare_cached("DELETE FROM rate_slots WHERE key = $1 AND ts_ms <= $2"),
                 tx.prepare_cached(
-                    "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = $1 AND ts_ms > $2
-                     ORDER BY ts_ms"
+                    "SELECT count(*), coalesce(sum(input_tokens), 0)::bigint FROM rate_slots
+                     WHERE key = $1 AND ts_ms > $2"
                 ),
                 tx.prepare_cached(&learnt_sql),
             )
@@ -105,19 +106,35 @@ impl LimitsStore for PgStore {
             let key: &[&(dyn tokio_postgres::types::ToSql + Sync)] = &[&request.key];
             let key_window: &[&(dyn tokio_postgres::types::ToSql + Sync)] =
                 &[&request.key, &window_start];
-            let (_, _, slots, learnt) = tokio::try_join!(
+            let (_, _, window, learnt) = tokio::try_join!(
                 tx.query(&lock, key),
                 tx.execute(&clean, key_window),
-                tx.query(&select, key_window),
+                tx.query_one(&select, key_window),
                 tx.query_opt(&learnt, key),
             )
             .map_err(|e| self.err(e))?;
-            let slots = self.mapped(&slots, slot_from_row)?;
             let learnt = match &learnt {
                 Some(r) => learnt_from_row(r, 0).map_err(|e| self.err(e))?,
                 None => None,
             };
-            let grant = decide_slot(&slots, learnt.as_ref(), request);
+            // The window's rows only when a limit could bind (`slot_window`).
+            let as_u64 = |n: i64| u64::try_from(n).unwrap_or(0);
+            let (count, tokens): (i64, i64) = (window.get(0), window.get(1));
+            let grant = match slot_window(learnt.as_ref(), request) {
+                Some(could_wait) if could_wait(as_u64(count), as_u64(tokens)) => {
+                    let rows = tx
+                        .query(
+                            "SELECT ts_ms, input_tokens FROM rate_slots
+                             WHERE key = $1 AND ts_ms > $2 ORDER BY ts_ms",
+                            key_window,
+                        )
+                        .await
+                        .map_err(|e| self.err(e))?;
+                    let slots = self.mapped(&rows, slot_from_row)?;
+                    decide_slot(&slots, learnt.as_ref(), request)
+                }
+                _ => SlotGrant::Granted,
+            };
             if grant == SlotGrant::Granted {
                 let insert = tx
                     .prepare_cached(

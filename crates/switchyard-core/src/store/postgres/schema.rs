@@ -8,7 +8,7 @@ use super::PgStore;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 5;
+pub const PG_SCHEMA_VERSION: i64 = 6;
 
 /// Any constant: the advisory lock key under which migrations run, so several processes
 /// opening a new database at once migrate it once.
@@ -163,6 +163,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX budget_holds_open ON budget_holds (expires_ms) WHERE settled_usd IS NULL;
     ALTER TABLE gateway_requests ADD COLUMN key_id TEXT;
     ALTER TABLE gateway_requests ADD COLUMN team TEXT;",
+    // 5 → 6: a hold decided from the indexes alone, as SQLite's version 7.
+    "DROP INDEX budget_holds_by_key;
+    DROP INDEX budget_holds_by_team;
+    CREATE INDEX budget_holds_by_key ON budget_holds (key_id, ts_ms)
+        INCLUDE (settled_usd, expires_ms, reserved_usd);
+    CREATE INDEX budget_holds_by_team ON budget_holds (team, ts_ms)
+        INCLUDE (settled_usd, expires_ms, reserved_usd);
+    CREATE INDEX budget_holds_open_by_key ON budget_holds (key_id, expires_ms)
+        WHERE settled_usd IS NULL;
+    DROP INDEX spend_by_time;
+    CREATE INDEX spend_by_time ON spend (ts_ms) INCLUDE (cost_usd);",
 ];
 
 impl PgStore {

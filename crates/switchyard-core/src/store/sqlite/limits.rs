@@ -10,6 +10,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use super::{Db, SqliteStore};
 use crate::limits::state::{
     Cooldown, EntryKey, LearntLimits, LimitsStore, RateState, SlotGrant, SlotRequest, decide_slot,
+    slot_window,
 };
 use crate::store::rows::{
     COOLDOWN_COLUMNS, LEARNT_COLUMNS, cooldown_from_row, learnt_columns, learnt_from_row,
@@ -95,32 +96,46 @@ impl Db {
     ) -> rusqlite::Result<SlotGrant> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let window_start = window_start(req.now_ms);
-        tx.execute(
-            "DELETE FROM rate_slots WHERE key = ?1 AND ts_ms <= ?2",
-            params![req.key, window_start],
-        )?;
-        let slots = {
-            let mut stmt = tx.prepare_cached(
-                "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = ?1 AND ts_ms > ?2
-                     ORDER BY ts_ms",
-            )?;
-            let rows = stmt.query_map(params![req.key, window_start], |r| slot_from_row(r))?;
-            rows.collect::<Result<Vec<_>, _>>()?
-        };
+        tx.prepare_cached("DELETE FROM rate_slots WHERE key = ?1 AND ts_ms <= ?2")?
+            .execute(params![req.key, window_start])?;
         let learnt = tx
-            .query_row(
-                &format!("SELECT {LEARNT_COLUMNS} FROM rate_learnt WHERE key = ?1"),
-                [&req.key],
-                |r| learnt_from_row(r, 0),
-            )
+            .prepare_cached(&format!(
+                "SELECT {LEARNT_COLUMNS} FROM rate_learnt WHERE key = ?1"
+            ))?
+            .query_row([&req.key], |r| learnt_from_row(r, 0))
             .optional()?
             .flatten();
-        let grant = decide_slot(&slots, learnt.as_ref(), req);
+        let grant = match slot_window(learnt.as_ref(), req) {
+            None => SlotGrant::Granted,
+            Some(could_wait) => {
+                let (count, tokens) = tx
+                    .prepare_cached(
+                        "SELECT count(*), coalesce(sum(input_tokens), 0) FROM rate_slots
+                         WHERE key = ?1 AND ts_ms > ?2",
+                    )?
+                    .query_row(params![req.key, window_start], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                    })?;
+                let as_u64 = |n: i64| u64::try_from(n).unwrap_or(0);
+                if could_wait(as_u64(count), as_u64(tokens)) {
+                    let mut stmt = tx.prepare_cached(
+                        "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = ?1 AND ts_ms > ?2
+                         ORDER BY ts_ms",
+                    )?;
+                    let rows =
+                        stmt.query_map(params![req.key, window_start], |r| slot_from_row(r))?;
+                    let slots = rows.collect::<Result<Vec<_>, _>>()?;
+                    decide_slot(&slots, learnt.as_ref(), req)
+                } else {
+                    SlotGrant::Granted
+                }
+            }
+        };
         if grant == SlotGrant::Granted {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO rate_slots (key, ts_ms, input_tokens) VALUES (?1, ?2, ?3)",
-                params![req.key, req.now_ms, to_i64(req.input_tokens)],
-            )?;
+            )?
+            .execute(params![req.key, req.now_ms, to_i64(req.input_tokens)])?;
         }
         tx.commit()?;
         Ok(grant)

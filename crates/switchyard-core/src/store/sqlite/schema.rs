@@ -10,7 +10,7 @@ use super::error::classify;
 use crate::store::StoreError;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -166,6 +166,20 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX budget_holds_open ON budget_holds (expires_ms) WHERE settled_usd IS NULL;
     ALTER TABLE gateway_requests ADD COLUMN key_id TEXT;
     ALTER TABLE gateway_requests ADD COLUMN team TEXT;",
+    // 6 → 7: a hold is decided from the indexes alone (issue 25's profile: the key's holds were
+    // read row by row, and its requests in flight counted over every hold it ever had). The
+    // key's and team's windows are summed from covering indexes, the key's open holds counted
+    // from a partial index of only those, the day's spend summed from its index.
+    "DROP INDEX budget_holds_by_key;
+    DROP INDEX budget_holds_by_team;
+    CREATE INDEX budget_holds_by_key
+        ON budget_holds (key_id, ts_ms, settled_usd, expires_ms, reserved_usd);
+    CREATE INDEX budget_holds_by_team
+        ON budget_holds (team, ts_ms, settled_usd, expires_ms, reserved_usd);
+    CREATE INDEX budget_holds_open_by_key ON budget_holds (key_id, expires_ms)
+        WHERE settled_usd IS NULL;
+    DROP INDEX spend_by_time;
+    CREATE INDEX spend_by_time ON spend (ts_ms, cost_usd);",
 ];
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].
