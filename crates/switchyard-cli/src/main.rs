@@ -40,19 +40,12 @@ use clap::Parser;
 
 use cli::{Cli, Command, ConfigCommand, McpCommand, StoreCommand};
 
-/// The most threads of tokio's blocking pool: the store's calls, reading the terminal, files.
-const MAX_BLOCKING_THREADS: usize = 16;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose);
     overrides::set(cli.overrides.clone());
-    // The blocking pool runs the SQLite store's calls, all on one connection behind a mutex:
-    // more threads than a few only wait on it, each with its stack and malloc arena. Tokio's
-    // default of 512 let 1,000 streams in flight start ~1,000 threads (issue 25's memory lane).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .build()
     {
         Ok(r) => r,
