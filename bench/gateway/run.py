@@ -521,7 +521,14 @@ def main():
     p.add_argument("--only", default="", help="comma-separated peers (litellm,tensorzero)")
     p.add_argument("--litellm-workers", default="1,2", help="LiteLLM worker counts to run: 1, 2 or 1,2")
     p.add_argument("--out", default=os.path.join(HERE, "..", "out"))
+    p.add_argument("--lanes", default="", help="comma-separated parts of lane names: run only those lanes")
     args = p.parse_args()
+    if args.lanes:
+        wanted = [w.strip() for w in args.lanes.split(",") if w.strip()]
+        LANES[:] = [lane for lane in LANES if any(w in lane[0] for w in wanted)]
+        FAULT_LANES[:] = [lane for lane in FAULT_LANES if any(w in lane[0] for w in wanted)]
+        if not LANES and not FAULT_LANES:
+            raise SystemExit(f"--lanes {args.lanes}: no lane's name contains any of these")
     work = tempfile.mkdtemp(prefix="switchyard-gw-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     targets, notes = [], {}
     upstream = None

@@ -2,7 +2,7 @@
 # The gateway benchmark, one command (bench/README.md, "Gateways"; issue 25):
 #
 #   bench/gateway/run.sh [--peers] [--rounds N] [--scale X] [--only litellm,tensorzero]
-#                        [--litellm-workers 1,2]
+#                        [--litellm-workers 1,2] [--lanes 'c=1000,fault']
 #
 # Builds `switchyard` and `switchyard-bench` (release), with --peers installs LiteLLM 1.108.7
 # (`litellm[proxy]`) and TensorZero (the `tensorzero` wheel, which embeds its Rust gateway) into
@@ -19,7 +19,7 @@ pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --peers) peers=1; shift ;;
-    --rounds|--scale|--only|--litellm-workers) pass+=("$1" "$2"); shift 2 ;;
+    --rounds|--scale|--only|--litellm-workers|--lanes) pass+=("$1" "$2"); shift 2 ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/gateway/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac

@@ -40,3 +40,25 @@ fn chat_completions_inputs_found_by_fuzzing_are_refused_at_their_field() {
 fn anthropic_messages_inputs_found_by_fuzzing_are_refused_at_their_field() {
     assert_eq!(replay("ingress_messages", Dialect::AnthropicMessages), 1);
 }
+
+/// `ingress_chat` found (issue 27) two `tool` messages parsed as two user turns when the only
+/// messages between them had nothing to send (here a `user` and an `assistant` message with
+/// misspelt fields): re-encoded, the two results are adjacent `tool` messages, one turn. Now
+/// the empty messages leave the tool turn open, so a body parses to what it is sent as.
+#[test]
+fn tool_results_around_messages_with_nothing_to_send_are_one_turn() {
+    use switchyard_api::{ContentBlock, Role};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fuzz/ingress_chat/tool_results_around_empty_messages.body");
+    let request = parse_request(Dialect::ChatCompletions, &std::fs::read(path).unwrap()).unwrap();
+    assert_eq!(request.messages.len(), 1, "{:?}", request.messages);
+    let turn = &request.messages[0];
+    assert_eq!(turn.role, Role::User);
+    let results: Vec<&str> = (turn.content.iter())
+        .map(|b| match b {
+            ContentBlock::ToolResult { content, .. } => content.as_str(),
+            other => panic!("not a tool result: {other:?}"),
+        })
+        .collect();
+    assert_eq!(results, ["", "18C, sunny"]);
+}

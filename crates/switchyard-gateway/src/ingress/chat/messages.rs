@@ -49,15 +49,19 @@ pub(super) fn conversation(
                     out.system_prompt.push_str(&text);
                 }
             }
+            // A message with nothing to send leaves the tool turn open: the results around it
+            // are one turn, as they are when the body is sent on (found by fuzzing, issue 27).
             "user" => {
                 let blocks = content::blocks(content, &content_path, Parts::User, dropped)?;
-                push(&mut out.messages, Role::User, blocks, tool_turn);
-                tool_turn = false;
+                if push(&mut out.messages, Role::User, blocks, tool_turn) {
+                    tool_turn = false;
+                }
             }
             "assistant" => {
                 let blocks = assistant(obj, &path, dropped)?;
-                push(&mut out.messages, Role::Assistant, blocks, false);
-                tool_turn = false;
+                if push(&mut out.messages, Role::Assistant, blocks, false) {
+                    tool_turn = false;
+                }
             }
             "tool" => {
                 let result = ContentBlock::ToolResult {
@@ -88,11 +92,12 @@ pub(super) fn conversation(
     Ok(out)
 }
 
-/// Appends a message of `role` holding `blocks` (none: nothing is appended — an empty
-/// message cannot be sent), or adds them to the last message when `merge`.
-fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merge: bool) {
+/// Appends a message of `role` holding `blocks`, or adds them to the last message when
+/// `merge`; false when `blocks` is empty (nothing is appended: an empty message cannot be
+/// sent).
+fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merge: bool) -> bool {
     if blocks.is_empty() {
-        return;
+        return false;
     }
     match messages.last_mut() {
         Some(last) if merge && last.role == role => last.content.extend(blocks),
@@ -101,6 +106,7 @@ fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merg
             content: blocks,
         }),
     }
+    true
 }
 
 /// An assistant message's blocks: thinking (`reasoning_content`, or `reasoning` as OpenRouter
