@@ -391,7 +391,7 @@ def med(values):
 
 def table(rounds, targets, lanes):
     """Markdown: one row per lane and gateway."""
-    out = ["| lane | gateway | added first text p50 / p99, µs | added last byte p50 / p99, µs | req/s | errors | "
+    out = ["| lane | gateway | added first text p50 / p99, µs | added last byte p50 / p99, µs | req/s | errors (all rounds) | "
            "CPU per request, ms | peak RSS, MiB |", "|---|---|---|---|---|---|---|---|"]
     for lane in lanes:
         name = lane[0]
@@ -424,7 +424,8 @@ def table(rounds, targets, lanes):
             cpu = fmt(med([x.get("cpu_ms_per_request") for x in results]), 3)
             rss = fmt(med([x.get("peak_rss_kb") for x in results]) / 1024, 1) if t.proc else "–"
             label = "direct (absolute, not added)" if t.name == "direct" else t.name
-            note = f" ({results[0].get('first_error')})" if errors else ""
+            said = next((x.get("first_error") for x in results if x.get("first_error")), None)
+            note = f" ({said})" if errors and said else ""
             out.append(f"| {name} | {label} | {first} | {last} | {rps} | {errors}{note} | {cpu} | {rss} |")
     return "\n".join(out)
 
@@ -476,8 +477,9 @@ def memory_table(targets, rounds):
 def start_targets(args, up, work, notes):
     targets = [direct(up), start_switchyard(args, up, work), start_switchyard(args, up, work, keys=True)]
     only = set(filter(None, args.only.split(",")))
-    starts = [("litellm", lambda: start_litellm(args, up, work))]
-    if "2" in args.litellm_workers.split(","):
+    workers = args.litellm_workers.split(",")
+    starts = [("litellm", lambda: start_litellm(args, up, work))] if "1" in workers else []
+    if "2" in workers:
         starts.append(("litellm-2w", lambda: start_litellm(args, up, work, workers=2)))
     starts.append(("tensorzero", lambda: start_tensorzero(args, up, work)))
     for name, start in starts:

@@ -9,8 +9,10 @@
 # the git-ignored bench/.venv-peers, then runs bench/gateway/run.py: the paced upstream,
 # `switchyard serve --no-auth`, the peers whose venv exists, and a direct baseline, every lane
 # in interleaved rounds; prints the table and writes bench/out/gateway-results.{md,json}.
-# Fails only when a gateway cannot start or the load sees an incomplete answer on the
-# direct baseline; asserts no timing.
+# Fails only when Switchyard cannot start (a peer that cannot start is a note under the
+# tables); an incomplete answer is counted as an error of its kind, not a failure; asserts no
+# timing. --litellm-workers picks LiteLLM's runs (1, 2 or 1,2); --lanes runs only the lanes
+# whose names contain one of the given parts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -20,7 +22,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --peers) peers=1; shift ;;
     --rounds|--scale|--only|--litellm-workers|--lanes) pass+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "bench/gateway/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

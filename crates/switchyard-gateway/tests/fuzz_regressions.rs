@@ -62,3 +62,37 @@ fn tool_results_around_messages_with_nothing_to_send_are_one_turn() {
         .collect();
     assert_eq!(results, ["", "18C, sunny"]);
 }
+
+/// `ingress_chat` and `ingress_messages` found (issue 27) numbers in a tool's JSON schema that
+/// came out of the gateway as a different number: serde_json's default float parsing may be
+/// one unit in the last place off, so the schema re-encoded for the provider did not parse
+/// back to itself. With `float_roundtrip` (workspace `Cargo.toml`) what a client sends is
+/// what the provider gets.
+#[test]
+fn numbers_in_a_tool_schema_are_sent_as_the_client_wrote_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fuzz");
+    for (dialect, name) in [
+        (Dialect::ChatCompletions, "ingress_chat"),
+        (Dialect::AnthropicMessages, "ingress_messages"),
+    ] {
+        let body = std::fs::read(dir.join(name).join("tool_schema_float.body")).unwrap();
+        let request = parse_request(dialect, &body).unwrap();
+        assert!(!request.tools.is_empty(), "{name}");
+        for tool in &request.tools {
+            let sent = serde_json::to_string(&tool.input_schema).unwrap();
+            let again: serde_json::Value = serde_json::from_str(&sent).unwrap();
+            assert_eq!(again, tool.input_schema, "{name}: {sent}");
+        }
+    }
+    for text in [
+        "1.03e82",
+        "2.1111111111111093e53",
+        "0.1",
+        "5e-324",
+        "1.7976931348623157e308",
+    ] {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let again: serde_json::Value = serde_json::from_str(&value.to_string()).unwrap();
+        assert_eq!(again, value, "{text}");
+    }
+}
