@@ -96,3 +96,19 @@ fn numbers_in_a_tool_schema_are_sent_as_the_client_wrote_them() {
         assert_eq!(again, value, "{text}");
     }
 }
+
+/// `ingress_responses` found (issue 27) an `input_image` whose base64 data was only spaces:
+/// accepted, it became an empty data URL that the provider body's next parse refused. Now it
+/// is refused at once, at its field.
+#[test]
+fn an_inline_image_of_only_spaces_is_refused_at_its_field() {
+    let body = br#"{"model":"gpt-5","input":[{"role":"user","content":[
+        {"type":"input_text","text":"What is this?"},
+        {"type":"input_image","image_url":"data:image/png;base64,   "}]}]}"#;
+    let err = parse_request(Dialect::Responses, body).unwrap_err();
+    assert_eq!(
+        err.field, "input[0].content[1].image_url",
+        "{}",
+        err.message
+    );
+}

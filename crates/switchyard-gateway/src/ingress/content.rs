@@ -10,12 +10,15 @@ pub(crate) fn data_url(url: &str) -> Option<ImageSource> {
     let (header, data) = rest.split_once(',')?;
     let header = header.strip_suffix(";base64")?;
     let media_type = header.split(';').next()?.trim();
+    // Trimmed before the check: data of only spaces is no image, and re-encoded it would be
+    // an empty data URL the next parse refuses (found by fuzzing, issue 27).
+    let data = data.trim();
     if media_type.is_empty() || data.is_empty() {
         return None;
     }
     Some(ImageSource {
         kind: "base64".to_owned(),
         media_type: media_type.to_ascii_lowercase(),
-        data: data.trim().to_owned(),
+        data: data.to_owned(),
     })
 }
