@@ -18,7 +18,7 @@ use crate::limits::state::{
 use crate::store::StoreFuture;
 use crate::store::rows::{
     COOLDOWN_COLUMNS, Columns, LEARNT_COLUMNS, cooldown_from_row, learnt_columns, learnt_from_row,
-    rate_state_from_row, slot_from_row, to_i64, window_start,
+    rate_state_from_row, slot_from_row, to_i64, to_u64, window_start,
 };
 
 impl LimitsStore for PgStore {
@@ -118,10 +118,9 @@ impl LimitsStore for PgStore {
                 None => None,
             };
             // The window's rows only when a limit could bind (`slot_window`).
-            let as_u64 = |n: i64| u64::try_from(n).unwrap_or(0);
             let (count, tokens): (i64, i64) = (window.get(0), window.get(1));
             let grant = match slot_window(learnt.as_ref(), request) {
-                Some(could_wait) if could_wait(as_u64(count), as_u64(tokens)) => {
+                Some(could_wait) if could_wait(to_u64(count), to_u64(tokens)) => {
                     let rows = tx
                         .query(
                             "SELECT ts_ms, input_tokens FROM rate_slots

@@ -14,7 +14,7 @@ use crate::limits::state::{
 };
 use crate::store::rows::{
     COOLDOWN_COLUMNS, LEARNT_COLUMNS, cooldown_from_row, learnt_columns, learnt_from_row,
-    rate_state_from_row, slot_from_row, to_i64, window_start,
+    rate_state_from_row, slot_from_row, to_i64, to_u64, window_start,
 };
 use crate::store::{StoreError, StoreFuture};
 
@@ -116,8 +116,7 @@ impl Db {
                     .query_row(params![req.key, window_start], |r| {
                         Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
                     })?;
-                let as_u64 = |n: i64| u64::try_from(n).unwrap_or(0);
-                if could_wait(as_u64(count), as_u64(tokens)) {
+                if could_wait(to_u64(count), to_u64(tokens)) {
                     let mut stmt = tx.prepare_cached(
                         "SELECT ts_ms, input_tokens FROM rate_slots WHERE key = ?1 AND ts_ms > ?2
                          ORDER BY ts_ms",
