@@ -4,7 +4,7 @@
 //! prompt, messages, tools: what the provider is sent).
 
 use switchyard_api::providers::fuzzing::{BodyFamily, provider_body};
-use switchyard_api::{ContentBlock, Message};
+use switchyard_api::{ContentBlock, Message, Role};
 use switchyard_gateway::ingress::{Dialect, GatewayRequest, parse_count_tokens, parse_request};
 
 /// The family whose provider body is a request of `dialect` again.
@@ -25,7 +25,11 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
         return;
     };
     let again = reencoded(dialect, &request);
-    assert_eq!(again.system_prompt, request.system_prompt, "system prompt");
+    assert_eq!(
+        system_as_sent(dialect, &again.system_prompt),
+        system_as_sent(dialect, &request.system_prompt),
+        "system prompt"
+    );
     assert_eq!(
         as_sent(dialect, &again.messages),
         as_sent(dialect, &request.messages),
@@ -56,9 +60,49 @@ fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
             }
             out.retain(|m| !m.content.is_empty());
         }
-        Dialect::ChatCompletions => {}
+        Dialect::ChatCompletions => {
+            for m in &mut out {
+                if m.role == Role::User {
+                    join_user_text(&mut m.content);
+                }
+            }
+        }
     }
     out
+}
+
+/// The system prompt as the dialect's provider body carries it: the Anthropic body sends no
+/// system block for a blank prompt (Anthropic refuses a blank text block; see `anthropic.rs`).
+fn system_as_sent(dialect: Dialect, system_prompt: &str) -> &str {
+    match dialect {
+        Dialect::AnthropicMessages if system_prompt.trim().is_empty() => "",
+        _ => system_prompt,
+    }
+}
+
+/// A Chat user turn as the Chat body sends it (`chat_messages.rs`, the reference's
+/// `convertToOpenAiMessages`): tool results first as `tool` messages, then, with no image, its
+/// texts joined by a blank line as one string.
+fn join_user_text(content: &mut Vec<ContentBlock>) {
+    if content.iter().any(|b| matches!(b, ContentBlock::Image { .. })) {
+        return;
+    }
+    let (results, texts): (Vec<ContentBlock>, Vec<ContentBlock>) = std::mem::take(content)
+        .into_iter()
+        .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
+    *content = results;
+    let texts: Vec<String> = texts
+        .into_iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text),
+            _ => None,
+        })
+        .collect();
+    if !texts.is_empty() {
+        content.push(ContentBlock::Text {
+            text: texts.join("\n\n"),
+        });
+    }
 }
 
 /// `request` as its family's provider body, parsed in `dialect` again.

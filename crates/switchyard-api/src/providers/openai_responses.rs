@@ -96,8 +96,10 @@ pub(crate) fn function_tools(tools: &[ToolSpec], strict: Option<bool>) -> Value 
 }
 
 /// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
-/// message content, tool uses as `function_call`, tool results as `function_call_output`,
-/// images as `input_image` data URLs; thinking is not sent back (store is off).
+/// message content, tool uses as `function_call` in their place among the assistant's text
+/// (text, call, text: a message, the call, a message), tool results as `function_call_output`
+/// before the user's other content, images as `input_image` data URLs; thinking is not sent
+/// back (store is off).
 pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for m in messages {
@@ -108,25 +110,43 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
         let mut content = Vec::new();
         for block in &m.content {
             match block {
-                ContentBlock::Text { text } => content.push(json!({ "type": text_type, "text": text })),
+                ContentBlock::Text { text } => {
+                    content.push(json!({ "type": text_type, "text": text }))
+                }
                 ContentBlock::Image { source } => content.push(json!({
                     "type": "input_image",
                     "image_url": format!("data:{};base64,{}", source.media_type, source.data),
                 })),
-                ContentBlock::ToolUse { id, name, input, .. } => items.push(json!({
-                    "type": "function_call", "call_id": id, "name": name, "arguments": input.to_string(),
-                })),
-                ContentBlock::ToolResult { tool_use_id, content: output, .. } => items.push(json!({
+                ContentBlock::ToolUse {
+                    id, name, input, ..
+                } => {
+                    // In the order the model gave them: text before a call stays before it.
+                    flush(&mut items, role, &mut content);
+                    items.push(json!({
+                        "type": "function_call", "call_id": id, "name": name,
+                        "arguments": input.to_string(),
+                    }));
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content: output,
+                    ..
+                } => items.push(json!({
                     "type": "function_call_output", "call_id": tool_use_id, "output": output,
                 })),
                 ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => {}
             }
         }
-        if !content.is_empty() {
-            items.push(json!({ "role": role, "content": content }));
-        }
+        flush(&mut items, role, &mut content);
     }
     items
+}
+
+/// `content` so far, when there is any, as one message item of `role`.
+fn flush(items: &mut Vec<Value>, role: &str, content: &mut Vec<Value>) {
+    if !content.is_empty() {
+        items.push(json!({ "role": role, "content": std::mem::take(content) }));
+    }
 }
 
 impl Provider for OpenAiResponses {
@@ -376,5 +396,77 @@ impl JsonEvents for ResponsesParser {
 
     fn on_json_end(&mut self, out: &mut Chunks) {
         require_end(self.completed, "response.completed", out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(t: &str) -> ContentBlock {
+        ContentBlock::Text { text: t.into() }
+    }
+
+    fn call(id: &str) -> ContentBlock {
+        ContentBlock::ToolUse {
+            id: id.into(),
+            name: "weather".into(),
+            input: json!({"city": "Paris"}),
+            signature: None,
+        }
+    }
+
+    /// Found by the ingress_responses fuzz target (issue 27): an assistant turn of text, a call,
+    /// text and a call went out as both calls, then one message of both texts, so the model
+    /// read its own words after the calls they led to (the input:
+    /// `tests/fuzz/ingress_responses/calls_among_assistant_text.body`, also in the target's
+    /// corpus, which CI's smoke replays). The same defect, reported in another library:
+    /// <https://github.com/zendev-sh/goai/issues/141>.
+    #[test]
+    fn an_assistant_turns_calls_stay_in_their_place_among_its_text() {
+        let messages = [Message {
+            role: Role::Assistant,
+            content: vec![text("Checking."), call("c1"), text("Again."), call("c2")],
+        }];
+        let kinds: Vec<String> = convert_messages(&messages)
+            .iter()
+            .map(|item| match item["type"].as_str() {
+                Some(kind) => format!("{kind} {}", item["call_id"].as_str().unwrap_or("")),
+                None => format!(
+                    "message {}",
+                    item["content"][0]["text"].as_str().unwrap_or("")
+                ),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message Checking.",
+                "function_call c1",
+                "message Again.",
+                "function_call c2"
+            ]
+        );
+    }
+
+    /// A user turn's tool results go first, before its text (the Responses body's order: each
+    /// output follows its call).
+    #[test]
+    fn a_user_turns_tool_results_go_before_its_text() {
+        let messages = [Message {
+            role: Role::User,
+            content: vec![
+                text("And now?"),
+                ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: "18C".into(),
+                    is_error: false,
+                },
+            ],
+        }];
+        let items = convert_messages(&messages);
+        assert_eq!(items[0]["type"], "function_call_output");
+        assert_eq!(items[1]["content"][0]["text"], "And now?");
+        assert_eq!(items.len(), 2);
     }
 }
