@@ -87,21 +87,16 @@ fn join_user_text(content: &mut Vec<ContentBlock>) {
     if content.iter().any(|b| matches!(b, ContentBlock::Image { .. })) {
         return;
     }
-    let (results, texts): (Vec<ContentBlock>, Vec<ContentBlock>) = std::mem::take(content)
-        .into_iter()
-        .partition(|b| matches!(b, ContentBlock::ToolResult { .. }));
-    *content = results;
-    let texts: Vec<String> = texts
-        .into_iter()
+    let texts: Vec<&str> = (content.iter())
         .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text),
+            ContentBlock::Text { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();
-    if !texts.is_empty() {
-        content.push(ContentBlock::Text {
-            text: texts.join("\n\n"),
-        });
+    let joined = texts.join("\n\n");
+    content.retain(|b| !matches!(b, ContentBlock::Text { .. }));
+    if !joined.is_empty() {
+        content.push(ContentBlock::Text { text: joined });
     }
 }
 
