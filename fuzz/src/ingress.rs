@@ -42,7 +42,9 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
 /// user message's tool results (its `function_call_output` items) before its other content; the
 /// Anthropic body leaves out thinking without a signature (only Anthropic signs thinking; see
 /// `anthropic.rs`'s `wire_messages`) and a message left empty by that (Anthropic joins the
-/// turns around it). Other dialects as they are.
+/// turns around it); the Chat body sends no thinking back (`chat_messages.rs`; only DeepSeek's
+/// reasoner gets `reasoning_content`, not the fixed `gpt-4o` here), so a message of only
+/// thinking is sent empty and read as nothing, and a Chat user turn's texts are joined.
 fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
     let mut out = messages.to_vec();
     match dialect {
@@ -62,10 +64,40 @@ fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
         }
         Dialect::ChatCompletions => {
             for m in &mut out {
+                m.content.retain(|b| {
+                    !matches!(
+                        b,
+                        ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
+                    )
+                });
+            }
+            out.retain(|m| !m.content.is_empty());
+            out = merge_tool_turns(out);
+            for m in &mut out {
                 if m.role == Role::User {
                     join_user_text(&mut m.content);
                 }
             }
+        }
+    }
+    out
+}
+
+/// A Chat conversation after a message was left out: a user message after a tool turn (a user
+/// message of tool results, the only kind that ends in one) joins it, as the Chat parser joins
+/// what follows `tool` messages when nothing sendable stands between them.
+fn merge_tool_turns(messages: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match out.last_mut() {
+            Some(last)
+                if last.role == Role::User
+                    && m.role == Role::User
+                    && matches!(last.content.last(), Some(ContentBlock::ToolResult { .. })) =>
+            {
+                last.content.extend(m.content);
+            }
+            _ => out.push(m),
         }
     }
     out
