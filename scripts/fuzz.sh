@@ -12,7 +12,9 @@
 #
 # A crash, timeout or memory-limit input is copied to tests/fuzz/TARGET/ (the regression inputs
 # `cargo test` replays: crates/*/tests/fuzz_regressions.rs), and the script exits 1 naming it;
-# write its expected outcome next to it and fix the parser.
+# write its expected outcome next to it and fix the parser. Every run (the smoke too) also
+# reads tests/fuzz/TARGET/ as a second corpus, so each regression input keeps its name there and
+# is replayed through the target's full invariant.
 #
 # Environment:
 #   FUZZ_SMOKE=1       CI's run: every target built, its committed corpus replayed once (no new
@@ -103,7 +105,11 @@ for t in "${targets[@]}"; do
   # The smoke replays the committed corpus and stops (-runs=0: no new inputs), so CI is the same
   # on every run; finding new inputs is the long runs' job.
   if [[ -n "${FUZZ_SMOKE:-}" ]]; then length=(-runs=0); else length=(-max_total_time="$seconds"); fi
-  cargo +nightly fuzz run --release --debug-assertions --sanitizer "$sanitizer" "$t" "$corpus" -- \
+  # The regression inputs of tests/fuzz/TARGET are read too, every run: the corpus is
+  # minimised (cmin renames and drops inputs), so a named input is kept there, not here.
+  corpora=("$corpus")
+  [[ -d "tests/fuzz/$t" ]] && corpora+=("tests/fuzz/$t")
+  cargo +nightly fuzz run --release --debug-assertions --sanitizer "$sanitizer" "$t" "${corpora[@]}" -- \
     "${length[@]}" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$MALLOC_MB" \
     -timeout="$TIMEOUT_S" -dict="fuzz/dict/$(dict_of "$t").dict" -print_final_stats=1 \
     -artifact_prefix="fuzz/artifacts/$t/" >"$log" 2>&1

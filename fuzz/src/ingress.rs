@@ -70,6 +70,9 @@ fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
                         ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
                     )
                 });
+                if m.role == Role::Assistant {
+                    join_assistant_text(&mut m.content);
+                }
             }
             out.retain(|m| !m.content.is_empty());
             out = merge_tool_turns(out);
@@ -129,6 +132,23 @@ fn join_user_text(content: &mut Vec<ContentBlock>) {
     content.retain(|b| !matches!(b, ContentBlock::Text { .. }));
     if !joined.is_empty() {
         content.push(ContentBlock::Text { text: joined });
+    }
+}
+
+/// A Chat assistant turn as the Chat body sends it (`chat_messages.rs`): its texts joined by a
+/// blank line as one `content` string before its `tool_calls`, and blank text sent as `""`
+/// (read as no text).
+fn join_assistant_text(content: &mut Vec<ContentBlock>) {
+    let texts: Vec<&str> = (content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let joined = texts.join("\n\n");
+    content.retain(|b| !matches!(b, ContentBlock::Text { .. }));
+    if !joined.trim().is_empty() {
+        content.insert(0, ContentBlock::Text { text: joined });
     }
 }
 

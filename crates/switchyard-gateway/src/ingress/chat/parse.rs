@@ -8,7 +8,7 @@
 //! `prompt_cache_key`, `prediction`) are ignored.
 
 use serde_json::{Value, json};
-use switchyard_api::{ReasoningEffort, RequestOverrides, ToolChoice, ToolSpec};
+use switchyard_api::{ContentBlock, ReasoningEffort, RequestOverrides, ToolChoice, ToolSpec};
 
 use super::super::fields::{
     Object, as_object, element, get, member, note_dropped, opt_array, opt_bool, opt_f64,
@@ -30,8 +30,15 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     let mut dropped = Vec::new();
     let conversation = messages::conversation(messages, &mut dropped)?;
     // Messages whose content is all empty leave nothing to send; a provider would answer 400
-    // (found by fuzzing, issue 27).
-    if conversation.messages.is_empty() && conversation.system_prompt.is_empty() {
+    // (found by fuzzing, issue 27). So do blank text (an assistant's is sent as "") and
+    // reasoning alone: a Chat message's reasoning is unsigned thinking, never a turn of its own
+    // (most bodies leave it out; DeepSeek's carries it beside an assistant message's content).
+    let sendable = (conversation.messages.iter().flat_map(|m| &m.content)).any(|b| match b {
+        ContentBlock::Text { text } => !text.trim().is_empty(),
+        ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => false,
+        _ => true,
+    });
+    if !sendable && conversation.system_prompt.is_empty() {
         return Err(IngressError::new(
             "messages",
             "hold no text, image or tool content to send: give at least one message content.",
