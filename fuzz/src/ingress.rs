@@ -44,7 +44,8 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
 /// `anthropic.rs`'s `wire_messages`) and a message left empty by that (Anthropic joins the
 /// turns around it); the Chat body sends no thinking back (`chat_messages.rs`; only DeepSeek's
 /// reasoner gets `reasoning_content`, not the fixed `gpt-4o` here), so a message of only
-/// thinking is sent empty and read as nothing, and a Chat user turn's texts are joined.
+/// thinking is sent empty and read as nothing; it joins a turn's texts (`join_assistant_text`,
+/// `join_user_text`, the latter after the tool turns are merged, since results come first).
 fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
     let mut out = messages.to_vec();
     match dialect {
@@ -122,14 +123,7 @@ fn join_user_text(content: &mut Vec<ContentBlock>) {
     if content.iter().any(|b| matches!(b, ContentBlock::Image { .. })) {
         return;
     }
-    let texts: Vec<&str> = (content.iter())
-        .filter_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let joined = texts.join("\n\n");
-    content.retain(|b| !matches!(b, ContentBlock::Text { .. }));
+    let joined = take_texts(content);
     if !joined.is_empty() {
         content.push(ContentBlock::Text { text: joined });
     }
@@ -139,6 +133,14 @@ fn join_user_text(content: &mut Vec<ContentBlock>) {
 /// blank line as one `content` string before its `tool_calls`, and blank text sent as `""`
 /// (read as no text).
 fn join_assistant_text(content: &mut Vec<ContentBlock>) {
+    let joined = take_texts(content);
+    if !joined.trim().is_empty() {
+        content.insert(0, ContentBlock::Text { text: joined });
+    }
+}
+
+/// The text blocks of `content` taken out, joined by a blank line (as the Chat body joins them).
+fn take_texts(content: &mut Vec<ContentBlock>) -> String {
     let texts: Vec<&str> = (content.iter())
         .filter_map(|b| match b {
             ContentBlock::Text { text } => Some(text.as_str()),
@@ -147,9 +149,7 @@ fn join_assistant_text(content: &mut Vec<ContentBlock>) {
         .collect();
     let joined = texts.join("\n\n");
     content.retain(|b| !matches!(b, ContentBlock::Text { .. }));
-    if !joined.trim().is_empty() {
-        content.insert(0, ContentBlock::Text { text: joined });
-    }
+    joined
 }
 
 /// `request` as its family's provider body, parsed in `dialect` again.
