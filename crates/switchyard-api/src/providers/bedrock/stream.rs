@@ -15,8 +15,9 @@ use crate::wire::eventstream::EventStreamMessage;
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
-    /// Tool-use blocks by content-block index: (id, name, argument bytes so far).
-    tools: HashMap<u64, (String, String, usize)>,
+    /// Tool-use blocks by content-block index: (id, name, argument bytes so far while the
+    /// block is open, `None` after its `contentBlockStop`).
+    tools: HashMap<u64, (String, String, Option<usize>)>,
     stopped: bool,
     /// The error a named stop reason ends the stream with, held for the usage after it.
     failure: Option<ApiError>,
@@ -73,7 +74,7 @@ impl ConverseStreamParser {
             "contentBlockStop" => {
                 // A finished tool block is no longer open.
                 if let Some(tool) = self.tools.get_mut(&index) {
-                    tool.2 = usize::MAX;
+                    tool.2 = None;
                 }
             }
             "messageStop" => self.on_stop(&payload, out),
@@ -97,7 +98,7 @@ impl ConverseStreamParser {
             name.clone(),
             String::new(),
         )));
-        self.tools.insert(index, (id, name, 0));
+        self.tools.insert(index, (id, name, Some(0)));
     }
 
     /// `contentBlockDelta`: text, a tool use's argument fragment, reasoning.
@@ -114,7 +115,10 @@ impl ConverseStreamParser {
             delta.pointer("/toolUse/input").and_then(Value::as_str),
             self.tools.get_mut(&index),
         ) {
-            *bytes += part.len();
+            // A fragment after the block's stop is still forwarded, but the block stays closed.
+            if let Some(bytes) = bytes {
+                *bytes = bytes.saturating_add(part.len());
+            }
             if !part.is_empty() {
                 out.push(Ok(ApiStreamChunk::tool_call(
                     id.clone(),
@@ -135,10 +139,10 @@ impl ConverseStreamParser {
         let open = self
             .tools
             .values()
-            .find(|(_, _, bytes)| *bytes != usize::MAX);
+            .find_map(|(_, name, bytes)| bytes.map(|b| (name, b)));
         let stop_reason = payload.get("stopReason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            if let Some((_, name, bytes)) = open {
+            if let Some((name, bytes)) = open {
                 return out.push(Err(ApiError::new(
                     ErrorKind::Decode,
                     format!(
@@ -315,5 +319,48 @@ mod tests {
         assert!(last_content < at, "{cut:?}");
         assert_eq!(finish(&recorded_with_stop_reason("tool_use")), 0);
         assert_eq!(finish(&recorded_with_stop_reason("end_turn")), 0);
+    }
+
+    fn event(kind: &str, payload: serde_json::Value) -> EventStreamMessage {
+        use crate::wire::eventstream::HeaderValue;
+        EventStreamMessage {
+            headers: vec![(":event-type".into(), HeaderValue::String(kind.into()))],
+            payload: payload.to_string().into_bytes(),
+        }
+    }
+
+    /// Found by the map_bedrock fuzz target (tests/fuzz/map_bedrock/
+    /// tool_delta_after_block_stop.body): a fragment after a tool block's stop overflowed the
+    /// closed block's byte count and reopened it, so `max_tokens` then blamed a finished call.
+    #[test]
+    fn a_tool_fragment_after_its_block_stop_is_forwarded_and_the_block_stays_closed() {
+        let (mut parser, mut out) = (ConverseStreamParser::default(), Vec::new());
+        for (kind, payload) in [
+            (
+                "contentBlockStart",
+                json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "read_file"}}}),
+            ),
+            (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}),
+            ),
+            ("contentBlockStop", json!({"contentBlockIndex": 0})),
+            (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": " "}}}),
+            ),
+            ("messageStop", json!({"stopReason": "max_tokens"})),
+        ] {
+            parser.on_message(&event(kind, payload), &mut out);
+        }
+        assert!(out.iter().all(Result::is_ok), "{out:?}");
+        let fragments = (out.iter())
+            .filter(|c| matches!(c, Ok(ApiStreamChunk::ToolCalls { .. })))
+            .count();
+        assert_eq!(fragments, 3, "{out:?}");
+        assert!(
+            matches!(out.last(), Some(Ok(ApiStreamChunk::Finish { .. }))),
+            "{out:?}"
+        );
     }
 }
