@@ -40,7 +40,11 @@ fuzz_target!(|data: &[u8]| {
     let json = serde_json::from_slice::<serde_json::Value>(body);
     if let (Err(_), Ok(text)) = (&json, std::str::from_utf8(body)) {
         let text = text.trim();
-        if text.len() >= 24 && !head.contains(text) {
+        // The text counts as shown only if a body that is not its own would not have given
+        // those words: a body that spells out our own sentence, content type included, is not
+        // a leak (tests/fuzz/error_body/body_spells_the_message.body).
+        let other = error_from_body(status, content_type, b"<", &headers).to_string();
+        if text.len() >= 24 && !head.contains(text) && !other.contains(text) {
             assert!(!shown.contains(text), "the body was shown: {shown}");
         }
     }
