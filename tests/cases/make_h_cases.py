@@ -1149,6 +1149,38 @@ expected(
     tool_calls=[],
 )
 
+# H34 — Bedrock: a toolUse delta after its block's contentBlockStop (found by the map_bedrock
+# fuzz target; opencode's Converse parser drops such deltas, anomalyco/opencode#47182).
+bedrock_stream("H34", [
+    bedrock_event("messageStart", {"role": "assistant"}, 17),
+    bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+        "toolUseId": "tooluse_PLACEHOLDER_H34", "name": "read_file"}}}, 4),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {
+        "input": "{\"path\": "}}}, 9),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {
+        "input": "\"README.md\"}"}}}, 2),
+    bedrock_event("contentBlockStop", {"contentBlockIndex": 0}, 13),
+    bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {
+        "input": "{\"path\": \"x\"}"}}}, 6),
+    bedrock_event("messageStop", {"stopReason": "tool_use"}, 21),
+    bedrock_event("metadata", {"usage": {"inputTokens": 1530, "outputTokens": 26, "totalTokens": 1556},
+                               "metrics": {"latencyMs": 905}}, 8),
+])
+expected(
+    "H34",
+    title="Bedrock: a toolUse delta after its block's contentBlockStop is dropped; the call stays as stopped",
+    source="https://github.com/anomalyco/opencode/pull/47182",
+    also=["https://github.com/NousResearch/hermes-agent/pull/108209"],
+    family="bedrock", provider="bedrock", model=B45, base_path="",
+    spec=["R1.2"],
+    stream={"requests": 1, "chunks": [
+        tool_call("tooluse_PLACEHOLDER_H34", "read_file", "{\"path\": \"README.md\"}"),
+        usage(1530, 26),
+    ]},
+    task=task("completed", 1, text_=""),
+    tool_calls=[{"id": "tooluse_PLACEHOLDER_H34", "name": "read_file", "arguments": {"path": "README.md"}}],
+)
+
 if __name__ == "__main__":
     names = sorted(n for n in os.listdir(HERE) if n.startswith("H") and n.endswith(".expected.json"))
     print(f"wrote {len(names)} H cases")

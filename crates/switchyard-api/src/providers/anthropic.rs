@@ -279,9 +279,13 @@ impl AnthropicParser {
             }
             Some("input_json_delta") => {
                 let part = d.partial_json.unwrap_or("");
-                if let Some(bytes) = self.open_tool_blocks.get_mut(&d.index) {
-                    *bytes += part.len();
-                }
+                // Only an open block takes a fragment: after its `content_block_stop` the
+                // call's arguments are complete, and a stray delta is dropped (tests/cases H34,
+                // the same shape on Bedrock).
+                let Some(bytes) = self.open_tool_blocks.get_mut(&d.index) else {
+                    return;
+                };
+                *bytes = bytes.saturating_add(part.len());
                 if !part.is_empty() {
                     // The deltas are the arguments: the start's input was a placeholder.
                     self.start_inputs.remove(&d.index);
@@ -764,5 +768,13 @@ mod tests {
             "{out:?}"
         );
         assert_eq!(p.open_tool_blocks[&2], 5);
+        // After the block's stop a fragment is dropped: the arguments were complete.
+        let stop = map(&mut p, r#"{"type":"content_block_stop","index":2}"#);
+        assert!(stop.is_empty(), "{stop:?}");
+        let late = map(
+            &mut p,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"1}"}}"#,
+        );
+        assert!(late.is_empty(), "{late:?}");
     }
 }
