@@ -15,9 +15,9 @@ use crate::wire::eventstream::EventStreamMessage;
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
-    /// Tool-use blocks by content-block index: (id, name, argument bytes so far while the
-    /// block is open, `None` after its `contentBlockStop`).
-    tools: HashMap<u64, (String, String, Option<usize>)>,
+    /// Open tool-use blocks by content-block index: (id, name, argument bytes so far). A
+    /// block leaves at its `contentBlockStop`.
+    tools: HashMap<u64, (String, String, usize)>,
     stopped: bool,
     /// The error a named stop reason ends the stream with, held for the usage after it.
     failure: Option<ApiError>,
@@ -73,9 +73,7 @@ impl ConverseStreamParser {
             "contentBlockDelta" => self.on_delta(index, &payload["delta"], out),
             "contentBlockStop" => {
                 // A finished tool block is no longer open.
-                if let Some(tool) = self.tools.get_mut(&index) {
-                    tool.2 = None;
-                }
+                self.tools.remove(&index);
             }
             "messageStop" => self.on_stop(&payload, out),
             "metadata" => {
@@ -98,7 +96,7 @@ impl ConverseStreamParser {
             name.clone(),
             String::new(),
         )));
-        self.tools.insert(index, (id, name, Some(0)));
+        self.tools.insert(index, (id, name, 0));
     }
 
     /// `contentBlockDelta`: text, a tool use's argument fragment, reasoning.
@@ -114,7 +112,7 @@ impl ConverseStreamParser {
         // A fragment for a block that is not open (never started, or after its
         // `contentBlockStop`, which ends a block for good) has no call to join and is dropped,
         // as opencode's Converse parser does (anomalyco/opencode#47182).
-        if let (Some(part), Some((id, name, Some(bytes)))) = (
+        if let (Some(part), Some((id, name, bytes))) = (
             delta.pointer("/toolUse/input").and_then(Value::as_str),
             self.tools.get_mut(&index),
         ) {
@@ -136,13 +134,10 @@ impl ConverseStreamParser {
     /// is the error the stream ends with after the usage.
     #[inline]
     fn on_stop(&mut self, payload: &Value, out: &mut Chunks) {
-        let open = self
-            .tools
-            .values()
-            .find_map(|(_, name, bytes)| bytes.map(|b| (name, b)));
+        let open = self.tools.values().next();
         let stop_reason = payload.get("stopReason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            if let Some((name, bytes)) = open {
+            if let Some((_, name, bytes)) = open {
                 return out.push(Err(ApiError::new(
                     ErrorKind::Decode,
                     format!(
