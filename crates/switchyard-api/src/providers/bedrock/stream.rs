@@ -1,7 +1,7 @@
 //! Bedrock ConverseStream frames mapped to stream chunks (SPEC R4.8, R1.2, R1.3, R7.5): the
 //! events, exception and error frames, and the usage rule of [`super`]'s docs.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -16,8 +16,9 @@ use crate::wire::eventstream::EventStreamMessage;
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
     /// Open tool-use blocks by content-block index: (id, name, argument bytes so far). A
-    /// block leaves at its `contentBlockStop`.
-    tools: HashMap<u64, (String, String, usize)>,
+    /// block leaves at its `contentBlockStop`. Ordered, so a cut with several open names the
+    /// lowest index every time, as the Anthropic mapper does.
+    tools: BTreeMap<u64, (String, String, usize)>,
     stopped: bool,
     /// The error a named stop reason ends the stream with, held for the usage after it.
     failure: Option<ApiError>,
@@ -134,6 +135,7 @@ impl ConverseStreamParser {
     /// is the error the stream ends with after the usage.
     #[inline]
     fn on_stop(&mut self, payload: &Value, out: &mut Chunks) {
+        // The lowest open index: the same frames give the same error.
         let open = self.tools.values().next();
         let stop_reason = payload.get("stopReason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
@@ -359,5 +361,25 @@ mod tests {
             matches!(out.last(), Some(Ok(ApiStreamChunk::Finish { .. }))),
             "{out:?}"
         );
+    }
+
+    /// Two tool blocks open when `max_tokens` cuts the answer: the error names the lower index
+    /// every time (a HashMap's order made it either; the Anthropic mapper's rule, issue 27).
+    #[test]
+    fn a_cut_with_two_open_tool_blocks_names_the_first_every_time() {
+        for _ in 0..16 {
+            let (mut parser, mut out) = (ConverseStreamParser::default(), Vec::new());
+            for (i, name) in [(3, "second"), (1, "first")] {
+                let start = json!({"contentBlockIndex": i, "start": {"toolUse": {"toolUseId": format!("t{i}"), "name": name}}});
+                parser.on_message(&event("contentBlockStart", start), &mut out);
+            }
+            out.clear();
+            let stop = json!({"stopReason": "max_tokens"});
+            parser.on_message(&event("messageStop", stop), &mut out);
+            let [Err(e)] = &out[..] else {
+                panic!("{out:?}")
+            };
+            assert!(e.message.contains("tool `first`"), "{}", e.message);
+        }
     }
 }
