@@ -1181,6 +1181,45 @@ expected(
     tool_calls=[{"id": "tooluse_PLACEHOLDER_H34", "name": "read_file", "arguments": {"path": "README.md"}}],
 )
 
+# H35 — OpenAI Responses: a function_call_arguments.delta after the call's
+# function_call_arguments.done (non-conforming proxies; pydantic/pydantic-ai#6079: a stray "}"
+# made the arguments invalid JSON).
+H35_ITEM = {"id": "fc_PLACEHOLDER_H35", "type": "function_call", "status": "in_progress", "arguments": "",
+            "call_id": "call_PLACEHOLDER_H35", "name": "read_file"}
+H35_ARGS = "{\"path\":\"src/main.rs\"}"
+http("H35", 200, "OK", RESP_HEADERS, resp_events([
+    ("response.created", {"response": resp_obj("in_progress")}),
+    ("response.in_progress", {"response": resp_obj("in_progress")}),
+    ("response.output_item.added", {"output_index": 0, "item": H35_ITEM}),
+    ("response.function_call_arguments.delta", {"item_id": "fc_PLACEHOLDER_H35", "output_index": 0,
+                                                "delta": "{\"path\":"}),
+    ("response.function_call_arguments.delta", {"item_id": "fc_PLACEHOLDER_H35", "output_index": 0,
+                                                "delta": "\"src/main.rs\"}"}),
+    ("response.function_call_arguments.done", {"item_id": "fc_PLACEHOLDER_H35", "output_index": 0,
+                                               "name": "read_file", "arguments": H35_ARGS}),
+    ("response.function_call_arguments.delta", {"item_id": "fc_PLACEHOLDER_H35", "output_index": 0,
+                                                "delta": "}"}),
+    ("response.output_item.done", {"output_index": 0, "item": dict(H35_ITEM, status="completed",
+                                                                   arguments=H35_ARGS)}),
+    ("response.completed", {"response": resp_obj(
+        "completed", [dict(H35_ITEM, status="completed", arguments=H35_ARGS)],
+        dict(RESP_USAGE, output_tokens=18, output_tokens_details={"reasoning_tokens": 0}, total_tokens=2328))}),
+]))
+expected(
+    "H35",
+    title="Responses: an arguments delta after the call's .done is dropped; the call stays as done",
+    source="https://github.com/pydantic/pydantic-ai/pull/6079",
+    also=["https://github.com/docker/docker-agent/pull/3825"],
+    family="openai_responses", provider="openai-native", model="gpt-5.4", base_path="/v1",
+    spec=["R1.2"],
+    stream={"requests": 1, "chunks": [
+        tool_call("call_PLACEHOLDER_H35", "read_file", H35_ARGS),
+        usage(2310, 18, cache_read_tokens=0, reasoning_tokens=0),
+    ]},
+    task=task("completed", 1, text_=""),
+    tool_calls=[{"id": "call_PLACEHOLDER_H35", "name": "read_file", "arguments": {"path": "src/main.rs"}}],
+)
+
 if __name__ == "__main__":
     names = sorted(n for n in os.listdir(HERE) if n.startswith("H") and n.endswith(".expected.json"))
     print(f"wrote {len(names)} H cases")

@@ -174,6 +174,23 @@ struct FunctionCall {
     done: bool,
 }
 
+impl FunctionCall {
+    /// Yields `delta` as more of the call's arguments.
+    fn push(&mut self, delta: &str, out: &mut Chunks) {
+        if delta.is_empty() {
+            return;
+        }
+        self.arguments.push_str(delta);
+        out.push(Ok(ApiStreamChunk::ToolCalls {
+            call_id: Some(self.call_id.clone()),
+            id: self.call_id.clone(),
+            name: self.name.clone(),
+            arguments_delta: delta.to_owned(),
+            signature: None,
+        }));
+    }
+}
+
 /// Maps Responses events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesParser {
@@ -187,17 +204,12 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 }
 
 impl ResponsesParser {
-    /// Yields `delta` as more of `item_id`'s arguments.
+    /// `response.function_call_arguments.delta`: more of `item_id`'s arguments, unless the call
+    /// is done: its arguments were complete at its `.done`, and a stray delta after it is
+    /// dropped (non-conforming proxies send them; tests/cases H35).
     fn arguments(&mut self, item_id: &str, delta: &str, out: &mut Chunks) {
-        if let (false, Some(call)) = (delta.is_empty(), self.calls.get_mut(item_id)) {
-            call.arguments.push_str(delta);
-            out.push(Ok(ApiStreamChunk::ToolCalls {
-                call_id: Some(call.call_id.clone()),
-                id: call.call_id.clone(),
-                name: call.name.clone(),
-                arguments_delta: delta.to_owned(),
-                signature: None,
-            }));
+        if let Some(call) = self.calls.get_mut(item_id).filter(|c| !c.done) {
+            call.push(delta, out);
         }
     }
 
@@ -216,10 +228,7 @@ impl ResponsesParser {
             return;
         }
         match full.strip_prefix(call.arguments.as_str()) {
-            Some(rest) => {
-                let rest = rest.to_owned();
-                self.arguments(item_id, &rest, out);
-            }
+            Some(rest) => call.push(rest, out),
             None => tracing::warn!(
                 "the arguments of tool call {} differ from the fragments streamed before; the streamed ones are kept",
                 call.call_id
@@ -468,5 +477,33 @@ mod tests {
         assert_eq!(items[0]["type"], "function_call_output");
         assert_eq!(items[1]["content"][0]["text"], "And now?");
         assert_eq!(items.len(), 2);
+    }
+
+    /// The arguments a call ends with: a `.done` without `arguments` leaves the rest to
+    /// `output_item.done`, which still yields what is missing; a delta after either `.done` is
+    /// dropped (tests/cases H35).
+    #[test]
+    fn a_done_call_takes_no_more_deltas_but_its_item_done_fills_the_rest() {
+        let mut p = ResponsesParser::default();
+        let mut out = Vec::new();
+        for v in [
+            json!({"type": "response.output_item.added", "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": ""}}),
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{\"a\":"}),
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_1"}),
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "}}"}),
+            json!({"type": "response.output_item.done", "item": {"type": "function_call", "id": "fc_1", "arguments": "{\"a\":1}"}}),
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "}"}),
+        ] {
+            p.on_json("", &v, &mut out);
+        }
+        let arguments: String = (out.iter())
+            .map(|c| match c {
+                Ok(ApiStreamChunk::ToolCalls {
+                    arguments_delta, ..
+                }) => arguments_delta.as_str(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(arguments, "{\"a\":1}");
     }
 }
