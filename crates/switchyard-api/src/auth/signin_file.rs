@@ -221,33 +221,13 @@ pub(crate) fn rfc3339_now() -> String {
     rfc3339(now.as_secs(), now.subsec_micros())
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 UTC time (`…Z` or `…+00:00`), fractions
-/// ignored; `None` for anything else.
+/// Seconds since the Unix epoch of an RFC 3339 time (`2025-10-01T12:24:56.123Z`, any
+/// `±HH:MM` offset), fractions dropped; `None` for anything else. The one reader of the format
+/// ([`crate::retry_after::parse_rfc3339`]): fixed-width fields, so a crafted file cannot
+/// overflow the arithmetic (the reader this replaced read any length of digits; issue 27).
 pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
-    let (date, time) = text.trim().split_once(['T', 't', ' '])?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
-    let clock = time.get(..8)?;
-    let mut t = clock.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-    let (hour, minute, second) = (t.next()??, t.next()??, t.next()??);
-    let zone = time[8..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    let offset = match zone {
-        "Z" | "z" | "+00:00" | "" => 0,
-        z => {
-            let sign = if z.starts_with('-') { -1 } else { 1 };
-            let (zh, zm) = z.get(1..)?.split_once(':')?;
-            sign * (zh.parse::<i64>().ok()? * 3600 + zm.parse::<i64>().ok()? * 60)
-        }
-    };
-    let at = crate::time::UtcTime {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-    };
-    u64::try_from(crate::time::unix_seconds(at) - offset).ok()
+    let at = crate::retry_after::parse_rfc3339(text)?;
+    Some(at.duration_since(UNIX_EPOCH).ok()?.as_secs())
 }
 
 /// The claims of a JWT (its middle part, base64url JSON), without checking the signature:
@@ -326,6 +306,16 @@ mod tests {
         );
         assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400));
         assert_eq!(parse_rfc3339("yesterday"), None);
+        // Digits past a field's width, and offsets past a day, are no time: they overflowed
+        // the arithmetic of the reader this one replaced (issue 27).
+        for crafted in [
+            "99999999999999999-01-01T00:00:00Z",
+            "2025-10-01T12:24:56+9999999999999999:00",
+            "2025-10-01T12:24:56-99:00",
+            "2025-13-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339(crafted), None, "{crafted}");
+        }
     }
 
     #[test]
