@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Seeds each fuzz target's corpus (issue 27) from the repository's own recorded bytes:
 tests/fixtures and tests/cases (provider bodies and error responses), the README's TOML
-examples, the built-in model tables, and fuzz/seeds/ (hand-written requests, settings and a
-task folder). Writes fuzz/corpus/TARGET/seed-*; a target whose corpus already holds files is
+examples, the built-in model tables, the sign-in files of tests/fixtures/credentials, and
+fuzz/seeds/ (hand-written requests, headers, settings and a task folder). Writes fuzz/corpus/TARGET/seed-*; a target whose corpus already holds files is
 left alone unless --force. Run by scripts/fuzz.sh before a target's first run."""
 
 import hashlib
@@ -99,6 +99,8 @@ def corpus():
         add("config_toml", block.encode())
     for path in sorted((ROOT / "crates/switchyard-api/models/switchyard").glob("*.toml"))[:6]:
         add("models_toml", path.read_bytes()[:8192])
+    for path in sorted((ROOT / "tests/fixtures/credentials").glob("*.json")):
+        add("signin_file", path.read_bytes())
     for path in sorted((FUZZ / "seeds").glob("*")):
         target = path.name.split(".")[0]
         add(target, path.read_bytes())

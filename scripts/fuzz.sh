@@ -83,6 +83,8 @@ dict_of() {
     config_toml | models_toml) echo toml ;;
     mcp_settings) echo mcp ;;
     task_import) echo task_import ;;
+    signin_file) echo signin ;;
+    serve_headers) echo headers ;;
   esac
 }
 

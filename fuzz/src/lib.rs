@@ -8,6 +8,7 @@ use switchyard_api::wire::eventstream::{EventStreamDecoder, EventStreamMessage};
 use switchyard_api::wire::ndjson::NdjsonDecoder;
 use switchyard_api::wire::sse::{SseDecoder, SseEvent};
 
+pub mod headers;
 pub mod ingress;
 
 /// `data` cut at the points `seed` picks: each byte of `seed` is the length (1–256) of the next

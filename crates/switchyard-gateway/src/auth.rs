@@ -33,7 +33,7 @@ pub(crate) const CACHE_TTL: Duration = Duration::from_secs(1);
 const CACHE_MAX: usize = 10_000;
 
 /// The longest header value read as a key (longer ones are refused unread).
-const KEY_MAX: usize = 512;
+pub(crate) const KEY_MAX: usize = 512;
 
 /// A request that presented a valid key: the key and its team as the store has them.
 #[derive(Debug, Clone)]
@@ -240,7 +240,7 @@ impl Auth {
 
 /// The key in `headers`: `Authorization: Bearer KEY`, else `x-api-key: KEY` (trimmed; at most
 /// [`KEY_MAX`] bytes).
-fn presented_key(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
     let bearer = (headers.get(hyper::header::AUTHORIZATION))
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {

@@ -39,6 +39,9 @@
 
 mod auth;
 mod count;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod idle;
 pub mod ingress;
 mod layer;

@@ -517,7 +517,10 @@ struct Sent {
 /// The client headers sent on with its body when the route's provider takes that body as it
 /// is (SPEC R14.2): Anthropic's `anthropic-beta`, which the body's fields may need (Claude
 /// Code's `context_management`, interleaved thinking); at most 4 KiB of it.
-fn forward_headers(dialect: Dialect, headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+pub(crate) fn forward_headers(
+    dialect: Dialect,
+    headers: &hyper::HeaderMap,
+) -> Vec<(String, String)> {
     if dialect != Dialect::AnthropicMessages {
         return Vec::new();
     }

@@ -111,17 +111,33 @@ fn token_of(tokens: &Tokens) -> CodexToken {
     crate::secrets::register(&tokens.access_token);
     crate::secrets::register(&tokens.refresh_token);
     crate::secrets::register(&tokens.id_token);
-    let account_id = tokens.account_id.clone().or_else(|| {
+    CodexToken {
+        access_token: tokens.access_token.clone(),
+        account_id: account_id(tokens),
+    }
+}
+
+/// The `ChatGPT-Account-Id`: the file's `account_id`, else the id token's claim.
+fn account_id(tokens: &Tokens) -> Option<String> {
+    tokens.account_id.clone().or_else(|| {
         jwt_claims(&tokens.id_token).and_then(|c| {
             c.pointer("/https:~1~1api.openai.com~1auth/chatgpt_account_id")
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         })
-    });
-    CodexToken {
-        access_token: tokens.access_token.clone(),
-        account_id,
-    }
+    })
+}
+
+/// The fuzz target `signin_file`'s reading of `text` as `auth.json` (issue 27): what a request
+/// reads of it, and, as a refresh writes the file back, the file written and read again holds
+/// the same fields (panics otherwise).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_auth_file(text: &str) {
+    let Ok(file) = serde_json::from_str::<AuthFile>(text) else {
+        return;
+    };
+    let _ = (file.fresh(), file.tokens.as_ref().map(account_id));
+    crate::auth::signin_file::assert_written_back(&file);
 }
 
 /// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else

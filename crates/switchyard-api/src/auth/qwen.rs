@@ -145,6 +145,21 @@ fn token_of(creds: &Credentials) -> QwenToken {
     }
 }
 
+/// The fuzz target `signin_file`'s reading of `text` as `oauth_creds.json` (issue 27): what a
+/// request reads of it, and, as a refresh writes the file back, the file written and read again
+/// holds the same fields (panics otherwise).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_credentials(text: &str) {
+    let Ok(creds) = serde_json::from_str::<Credentials>(text) else {
+        return;
+    };
+    let _ = creds.fresh();
+    if let Some(url) = creds.resource_url.as_deref().map(api_base_url) {
+        assert!(url.ends_with("/v1"), "{url}");
+    }
+    crate::auth::signin_file::assert_written_back(&creds);
+}
+
 /// `resource_url` as an API base URL: `https://` added when it has no scheme, `/v1` when it
 /// does not end with it (the reference's `getBaseUrl`).
 pub(crate) fn api_base_url(resource_url: &str) -> String {

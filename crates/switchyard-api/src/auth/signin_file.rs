@@ -230,6 +230,24 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     Some(at.duration_since(UNIX_EPOCH).ok()?.as_secs())
 }
 
+/// Panics unless `file`, written as [`write_atomically`] writes it and read again, is the same
+/// JSON: a refresh must keep every field of another CLI's file (the fuzz target
+/// `signin_file`, issue 27).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn assert_written_back<T: Serialize + DeserializeOwned>(file: &T) {
+    let Ok(written) = serde_json::to_string_pretty(file) else {
+        panic!("a sign-in file did not serialise");
+    };
+    let Ok(again) = serde_json::from_str::<T>(&written) else {
+        panic!("a written sign-in file did not read back: {written}");
+    };
+    assert_eq!(
+        serde_json::to_value(&again).ok(),
+        serde_json::to_value(file).ok(),
+        "a sign-in file written back lost or changed a field"
+    );
+}
+
 /// The claims of a JWT (its middle part, base64url JSON), without checking the signature:
 /// only to read when the token expires and whose account it is.
 pub(crate) fn jwt_claims(token: &str) -> Option<serde_json::Value> {

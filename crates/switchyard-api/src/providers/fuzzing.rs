@@ -1,7 +1,8 @@
 //! Entry points for the fuzz targets (issue 27, `fuzz/`), behind the `fuzzing` feature (off by
 //! default, never part of the library's API): each provider's stream mapper fed a decoded event
 //! sequence, the fast JSON scanner read as a whole document, the `Retry-After` readers and the
-//! error-body classifier. Each is a thin call of the crate's own code, nothing re-implemented.
+//! error-body classifier, the sign-in files of other CLIs. Each is a thin call of the crate's
+//! own code, nothing re-implemented.
 
 use std::time::{Duration, SystemTime};
 
@@ -178,4 +179,17 @@ pub fn provider_body(
         BodyFamily::OpenAiChat => super::chat_body::request_body(&mode, &prompt),
         BodyFamily::OpenAiResponses => super::openai_responses::request_body(&mode, &prompt),
     })
+}
+
+/// `text` read as the sign-in file of another CLI, every way Switchyard reads one (the target
+/// `signin_file`): as the Codex CLI's `auth.json` and the Qwen CLI's `oauth_creds.json` (what a
+/// request reads, and the file as a refresh writes it back: panics if that loses or changes a
+/// field), as a JWT, as an RFC 3339 time, and as an OAuth token endpoint's refusal body.
+/// Returns that refusal's sentence and the time, in seconds since the Unix epoch.
+pub fn signin_file(text: &str) -> (String, Option<u64>) {
+    crate::auth::codex::fuzz_auth_file(text);
+    crate::auth::qwen::fuzz_credentials(text);
+    let _ = crate::auth::signin_file::jwt_claims(text);
+    let at = crate::auth::signin_file::parse_rfc3339(text);
+    (crate::auth::signin_file::refusal(400, text.as_bytes()), at)
 }

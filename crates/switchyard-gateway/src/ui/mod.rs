@@ -17,13 +17,13 @@
 mod api;
 mod assets;
 mod dashboard;
-mod form;
-mod forwarded;
+pub(crate) mod form;
+pub(crate) mod forwarded;
 mod keys;
 mod live;
 mod pages;
 mod providers;
-mod session;
+pub(crate) mod session;
 mod spend;
 mod throttle;
 

@@ -171,7 +171,7 @@ pub(crate) fn cookie_cleared(secure: bool) -> String {
 }
 
 /// The session id in the request's `Cookie` headers (64 hex characters), if any.
-fn session_id(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn session_id(headers: &HeaderMap) -> Option<&str> {
     let cookies = headers.get_all(hyper::header::COOKIE);
     cookies
         .iter()
