@@ -589,4 +589,26 @@ async fn openai_codex_unusable_sign_ins_are_clear_errors() {
     assert!(e.message.contains("refresh_token_reused"), "{e}");
     assert!(e.message.contains("codex login"), "{e}");
     assert!(!e.to_string().contains("rt_fixture"));
+
+    // An expired token and an empty refresh token (a converted or exported auth.json,
+    // zhishile/codex-auth-helper#73): said at once, the token endpoint not asked.
+    let asked = server.request_count();
+    let mut auth = credentials("codex_auth.json");
+    auth["tokens"]["access_token"] = json!(jwt(now_secs() - 10));
+    auth["tokens"]["refresh_token"] = json!("");
+    let no_refresh = write(dir.path(), "exported.json", &auth);
+    let items = run(
+        handler("openai-codex", &no_refresh, &server, "").as_ref(),
+        &[],
+    )
+    .await;
+    let [Err(e)] = &items[..] else {
+        panic!("{items:?}");
+    };
+    assert_eq!(e.kind, ErrorKind::Auth);
+    assert!(
+        e.message.contains("has no refresh token") && e.message.contains("codex login"),
+        "{e}"
+    );
+    assert_eq!(server.request_count(), asked);
 }

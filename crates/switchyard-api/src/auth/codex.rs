@@ -181,6 +181,14 @@ impl CodexAuth {
         if current.refresh_token != used || (!force && file.fresh()) {
             return Ok(token_of(current));
         }
+        // A file some tools write (converted or exported sign-ins) has an empty refresh token:
+        // the endpoint would only refuse it (zhishile/codex-auth-helper#73), so say so here.
+        if current.refresh_token.is_empty() {
+            return Err(auth_error(format!(
+                "the ChatGPT sign-in in {} has no refresh token: {SIGN_IN}",
+                path.display()
+            )));
+        }
         let answer = oauth::refresh(
             &self.0.client,
             &self.0.token_url,
