@@ -150,7 +150,7 @@ for size, f in files:
         os.remove(os.path.join(d, f))
 PY
     files="$(ls "$corpus" | wc -l)"
-    bytes="$(du -sb "$corpus" | cut -f1)"
+    bytes="$(find "$corpus" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$took" \
       "${execs:-0}" "${cov:-0}" "${ft:-0}" "$files" "$bytes" "$result" "$sanitizer" >>"$RUNS"
   fi

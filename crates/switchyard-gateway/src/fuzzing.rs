@@ -16,7 +16,7 @@ pub const KEY_MAX: usize = crate::auth::KEY_MAX;
 /// What the gateway reads from one request's `headers`, coming from `peer`.
 #[derive(Debug)]
 pub struct HeadersRead<'h> {
-    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key` (SPEC R14.3).
+    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key` (SPEC R14.6).
     pub key: Option<&'h str>,
     /// The dashboard's session id in `Cookie` (SPEC R14.11).
     pub session: Option<&'h str>,

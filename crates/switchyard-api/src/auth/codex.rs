@@ -129,15 +129,15 @@ fn account_id(tokens: &Tokens) -> Option<String> {
 }
 
 /// The fuzz target `signin_file`'s reading of `text` as `auth.json` (issue 27): what a request
-/// reads of it, and, as a refresh writes the file back, the file written and read again holds
-/// the same fields (panics otherwise).
+/// reads of it, and, as a refresh writes the file back, that every non-null field is kept
+/// (panics otherwise).
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_auth_file(text: &str) {
     let Ok(file) = serde_json::from_str::<AuthFile>(text) else {
         return;
     };
     let _ = (file.fresh(), file.tokens.as_ref().map(account_id));
-    crate::auth::signin_file::assert_written_back(&file);
+    crate::auth::signin_file::assert_written_back(&file, text);
 }
 
 /// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else

@@ -184,12 +184,17 @@ pub fn provider_body(
 /// `text` read as the sign-in file of another CLI, every way Switchyard reads one (the target
 /// `signin_file`): as the Codex CLI's `auth.json` and the Qwen CLI's `oauth_creds.json` (what a
 /// request reads, and the file as a refresh writes it back: panics if that loses or changes a
-/// field), as a JWT, as an RFC 3339 time, and as an OAuth token endpoint's refusal body.
-/// Returns that refusal's sentence and the time, in seconds since the Unix epoch.
-pub fn signin_file(text: &str) -> (String, Option<u64>) {
+/// non-null field), as a JWT, as an RFC 3339 time (panics unless the time, written as
+/// `last_refresh` is written, reads back the same), and as an OAuth token endpoint's refusal
+/// body. Returns that refusal's sentence.
+pub fn signin_file(text: &str) -> String {
+    use crate::auth::signin_file::{jwt_claims, parse_rfc3339, refusal, rfc3339};
     crate::auth::codex::fuzz_auth_file(text);
     crate::auth::qwen::fuzz_credentials(text);
-    let _ = crate::auth::signin_file::jwt_claims(text);
-    let at = crate::auth::signin_file::parse_rfc3339(text);
-    (crate::auth::signin_file::refusal(400, text.as_bytes()), at)
+    let _ = jwt_claims(text);
+    // Up to the year 9999: the format's four digits.
+    if let Some(at) = parse_rfc3339(text).filter(|at| *at < 253_402_300_800) {
+        assert_eq!(parse_rfc3339(&rfc3339(at, 0)), Some(at), "{text:?}");
+    }
+    refusal(400, text.as_bytes())
 }
