@@ -1,20 +1,19 @@
-//! What the wire decoders share (SPEC R4.0): the cap on one line and the error past it,
-//! [`WireError`], the UTF-8 byte order mark skipped at the start of a stream, the reuse of
-//! line buffers, and lossy UTF-8 decoding.
+//! What the wire decoders share: the line cap and its error, BOM skipping, buffer reuse and lossy
+//! UTF-8 decoding.
+//! Spec: R4.0.
 
 use std::borrow::Cow;
 
-/// The default cap on one line of a streamed body, in bytes (16 MiB).
-///
-/// A provider line of several megabytes (a large tool-call argument, a base64 image) is
-/// parsed; past this cap the decoder stops with [`WireError::LineTooLong`] instead of growing
-/// without bound.
+/// The default cap on one line of a streamed body, in bytes. A tool-call argument or base64 image
+/// of several megabytes fits; a runaway line stops with [`WireError::LineTooLong`] instead of
+/// growing without bound.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A failure to decode a streamed body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
-    /// One line exceeded the configured cap (`[limits] max_line_bytes`, SPEC R4.0b).
+    /// One line exceeded the `[limits] max_line_bytes` cap.
+    /// Spec: R4.0b.
     #[error(
         "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
@@ -34,7 +33,7 @@ pub enum WireError {
         /// The CRC computed over the bytes received.
         actual: u32,
     },
-    /// An AWS event-stream frame is malformed (bad lengths, header types, or cut off).
+    /// An AWS event-stream frame is malformed or cut off.
     #[error("an event-stream frame is malformed: {0}")]
     Frame(String),
 }
@@ -46,10 +45,9 @@ pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// megabytes does not pin that memory for the rest of the stream.
 pub(crate) const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
-/// Skips a UTF-8 BOM at the very start of a stream (`at_start`), matching it byte by byte and
-/// keeping the bytes matched so far in `partial`: if the match fails they are ordinary line
-/// content. Returns what follows the BOM, or `None` while the piece ended inside a possible
-/// BOM (nothing more to do with it yet).
+/// Skips a UTF-8 BOM at the start of a stream, keeping the bytes matched so far in `partial`; if
+/// the match fails they are line content. Returns what follows the BOM, or `None` while the piece
+/// ended inside a possible BOM.
 #[inline]
 pub(crate) fn skip_bom<'b>(
     partial: &mut Vec<u8>,
@@ -85,8 +83,8 @@ pub(crate) fn clear_buffer(buffer: &mut Vec<u8>) {
     }
 }
 
-/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial` (the stream
-/// cannot be decoded reliably past it).
+/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial`, since the stream
+/// cannot be decoded reliably past it.
 #[inline]
 pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Result<(), WireError> {
     if len > limit {
@@ -96,10 +94,8 @@ pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Res
     Ok(())
 }
 
-/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD (WHATWG "UTF-8 decode").
-/// Valid input (nearly all of it) is borrowed after one check by `simdutf8`, SIMD-accelerated
-/// where the CPU allows (AVX2, SSE4.2, NEON) and `str::from_utf8` on inputs under 64 bytes;
-/// invalid input takes `String::from_utf8_lossy`.
+/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input, nearly all of it,
+/// is borrowed after one SIMD-accelerated check.
 pub(crate) fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),

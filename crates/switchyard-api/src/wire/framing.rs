@@ -1,25 +1,22 @@
-//! How the transport sees a body's framing (SPEC R4.0): the [`Framing`] trait — which decoder a
-//! body takes and which content types announce it — for SSE, NDJSON, one JSON document and the
-//! AWS event stream.
+//! The [`Framing`] trait: which decoder a body takes and which content types announce it.
+//! Spec: R4.0.
 
 use super::decode::{WireError, utf8_lossy};
 use super::eventstream;
 use super::ndjson;
 use super::sse;
 
-/// A body framing as the transport sees it: how the body is decoded into items, and which
-/// content types announce it.
+/// A body framing as the transport sees it.
 pub(crate) trait Framing: Send + Sized + 'static {
-    /// The decoder that turns body bytes into items of this framing.
     type Decoder: Send + Unpin + 'static;
-    /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
-    /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
+    /// What a parser is handed for each item. SSE's is borrowed from the bytes being fed, so the
+    /// hot path allocates nothing per event.
     type Item<'a>;
-    /// A fresh decoder whose lines (events, frames, documents) may be up to `max_line_bytes`
-    /// long (SPEC R4.0b).
+    /// A fresh decoder whose items may be up to `max_line_bytes` long.
+    /// Spec: R4.0b.
     fn decoder(max_line_bytes: usize) -> Self::Decoder;
-    /// Feeds body bytes, handing each item they complete to `on_item`, in order. Items
-    /// completed before an error are handed over before it is returned.
+    /// Feeds body bytes and hands each item they complete to `on_item` in order, those completed
+    /// before an error included.
     fn feed_each<F: FnMut(Self::Item<'_>)>(
         decoder: &mut Self::Decoder,
         bytes: &[u8],
@@ -30,14 +27,15 @@ pub(crate) trait Framing: Send + Sized + 'static {
         decoder: &mut Self::Decoder,
         on_item: F,
     ) -> Result<(), WireError>;
-    /// The bytes of `item` as a client of the provider's dialect reads them, for a gateway
-    /// that forwards them (SPEC R14.2): `None` for a framing no gateway dialect uses.
+    /// The bytes of `item` as a client of the provider's dialect reads them, for a gateway that
+    /// forwards them; `None` for a framing no gateway dialect uses.
+    /// Spec: R14.2.
     fn reframe(_item: &Self::Item<'_>) -> Option<Vec<u8>> {
         None
     }
     /// The content type this framing is named by in errors.
     const CONTENT_TYPE: &'static str;
-    /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
+    /// Whether a response of `content_type` carries this framing, ignoring parameters and case.
     fn accepts(content_type: &str) -> bool;
 }
 
@@ -119,9 +117,8 @@ impl Framing for String {
     }
 }
 
-/// A body that is one JSON document, not a stream (AskSage's `/query`): nothing is handed on
-/// until the body ends, then the whole text once. Bodies past the line cap (by default
-/// [`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)) are refused rather than buffered.
+/// A body that is one JSON document, such as AskSage's `/query`, handed on whole when it ends. A
+/// body past the line cap is refused rather than buffered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonDocument(pub(crate) String);
 
@@ -167,7 +164,7 @@ impl Framing for eventstream::EventStreamMessage {
     type Decoder = eventstream::EventStreamDecoder;
     type Item<'a> = eventstream::EventStreamMessage;
     fn decoder(max_line_bytes: usize) -> Self::Decoder {
-        // A frame is this framing's line (both caps are 16 MiB by default).
+        // A frame is this framing's line; both caps are 16 MiB by default.
         eventstream::EventStreamDecoder::with_max_message_bytes(max_line_bytes)
     }
     fn feed_each<F: FnMut(Self)>(
