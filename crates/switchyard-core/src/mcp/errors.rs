@@ -1,5 +1,6 @@
-//! MCP failures in plain words: a command that cannot start, a failed handshake, a failed
-//! call, an unreachable host (SPEC R11.1, R11.2).
+//! MCP failures in plain words: a command that cannot start, a failed handshake, a failed call,
+//! an unreachable host.
+//! Spec: R11.1, R11.2.
 
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
@@ -62,8 +63,8 @@ pub(super) fn plain_service_error(e: &ServiceError) -> String {
     }
 }
 
-/// The deepest cause of an error (for HTTP: the status or the connection error, without the
-/// SDK's type names), with a hint for a refused connection.
+/// The deepest cause of an error without the SDK's type names, with a hint for a refused
+/// connection.
 fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     let mut last: &(dyn std::error::Error + 'static) = e;
     let mut source = e.source();
@@ -94,7 +95,7 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     last.to_string()
 }
 
-/// An error and its sources, joined with `: ` (repeats skipped).
+/// An error and its sources joined with `: `, repeats skipped.
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();

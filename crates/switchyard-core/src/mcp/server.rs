@@ -1,6 +1,5 @@
-//! One configured MCP server as the hub keeps it: its settings, where it is in its life
-//! ([`McpServerStatus`]), its tools and its connection, and a closed connection noticed when
-//! the state is read (SPEC R11.1).
+//! One configured MCP server as the hub keeps it: its settings, status, tools and connection.
+//! Spec: R11.1.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -15,9 +14,9 @@ use super::settings::{McpServerConfig, McpTransport};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum McpServerStatus {
-    /// `"disabled": true` in the settings: never started.
+    /// Disabled in the settings, never started.
     Disabled,
-    /// Starting, or in the MCP handshake, or listing its tools.
+    /// Starting, in the MCP handshake, or listing its tools.
     Connecting,
     /// Ready: its tools are offered to the model.
     Connected,
@@ -37,7 +36,7 @@ impl McpServerStatus {
     }
 }
 
-/// One server: its name and settings, its state, and (once connected) its rmcp service.
+/// One server: its name and settings, its state, and its rmcp service once connected.
 pub(super) struct Server {
     pub name: String,
     pub config: McpServerConfig,
@@ -48,7 +47,6 @@ pub(super) struct Server {
     pub stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
-/// What changes as a server connects, fails or closes.
 pub(super) struct ServerState {
     pub status: McpServerStatus,
     pub tools: Vec<ToolSpec>,
@@ -63,7 +61,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Server {
     /// The server's state, first marking a connected server whose connection has closed since
-    /// (its process exited, or the HTTP session ended) as failed, with its last stderr line.
+    /// as failed, with its last stderr line.
     pub fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
         let mut state = lock(&self.state);
         if state.status == McpServerStatus::Connected

@@ -1,8 +1,5 @@
-//! Reading a [`SystemPromptContext`] from the machine and the workspace (SPEC R6.2).
-//!
-//! Nothing here fails: a missing file is simply absent, and a file that cannot be used (an I/O
-//! error, not UTF-8, over [`MAX_RULE_FILE_BYTES`]) is skipped with a warning that names it, so a
-//! broken rules file never stops a task.
+//! Reading a `SystemPromptContext` from the machine and the workspace.
+//! Spec: R6.2.
 
 use std::ffi::OsString;
 use std::fs;
@@ -13,23 +10,22 @@ use switchyard_api::Mode;
 
 use super::context::{RuleFile, SystemPromptContext};
 
-/// The largest rules or `.clineignore` file read (64 KiB); larger files are skipped.
+/// The largest rules or `.clineignore` file read; larger files are skipped.
 pub const MAX_RULE_FILE_BYTES: u64 = 64 * 1024;
 /// The workspace rules: a file, or a directory of `.md`/`.txt` files.
 pub const CLINERULES: &str = ".clinerules";
-/// The workspace's agent instructions file (agents.md convention).
+/// The workspace's agent instructions file, by the agents.md convention.
 pub const AGENTS_MD: &str = "AGENTS.md";
 /// Paths the assistant must not touch, in gitignore syntax.
 pub const CLINEIGNORE: &str = ".clineignore";
 
 impl SystemPromptContext {
-    /// Gathers the context for a request in `cwd` (SPEC R6.2).
+    /// Gathers the context for a request in `cwd`; MCP servers and the rest come from the
+    /// `with_*` setters.
     ///
-    /// Rules are read in this order: every `.md`/`.txt` file directly in `global_rules_dir` (by
-    /// name), the workspace's `.clinerules` (the file, or its directory's `.md`/`.txt` files by
-    /// name), the workspace's `AGENTS.md`. Blank files are left out. MCP servers, preferred
-    /// language and native tool calling start empty/unset/false; set them with the `with_*`
-    /// setters.
+    /// Rules are read in order: the `.md` and `.txt` files in `global_rules_dir`, the
+    /// workspace's `.clinerules` file or directory, then `AGENTS.md`. Nothing here fails: a
+    /// broken rules file is skipped with a warning that names it, so it never stops a task.
     pub fn gather(
         cwd: &Path,
         global_rules_dir: Option<&Path>,
@@ -70,8 +66,7 @@ impl SystemPromptContext {
     }
 }
 
-/// Cline's global rules directory, `~/Documents/Cline/Rules` (home from `$HOME`, or
-/// `%USERPROFILE%` on Windows); `None` when the home directory is unknown.
+/// Cline's global rules directory, `~/Documents/Cline/Rules`; `None` when home is unknown.
 pub fn default_global_rules_dir() -> Option<PathBuf> {
     let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
     let home = std::env::var_os(home_var).filter(|home| !home.is_empty())?;
@@ -83,8 +78,7 @@ pub fn default_global_rules_dir() -> Option<PathBuf> {
     )
 }
 
-/// Appends the `.md`/`.txt` files directly in `dir`, sorted by file name. A missing directory
-/// adds nothing; any other failure to list it is warned about.
+/// Appends the `.md` and `.txt` files directly in `dir`, sorted by file name.
 fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -112,14 +106,12 @@ fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
     }
 }
 
-/// True for `*.md` and `*.txt` (any case).
 fn is_rules_file_name(path: &Path) -> bool {
     path.extension()
         .and_then(|ext| ext.to_str())
         .is_some_and(|ext| ext.eq_ignore_ascii_case("md") || ext.eq_ignore_ascii_case("txt"))
 }
 
-/// Reads `path` and appends it when it has content.
 fn push_rule(path: PathBuf, rules: &mut Vec<RuleFile>) {
     if let Some(text) = read_small_text(&path) {
         let content = clean(&text);
@@ -132,16 +124,13 @@ fn push_rule(path: PathBuf, rules: &mut Vec<RuleFile>) {
     }
 }
 
-/// A UTF-8 BOM and surrounding whitespace removed.
 fn clean(text: &str) -> &str {
     text.trim_start_matches('\u{feff}').trim()
 }
 
-/// The file's text, or `None`: silently when it does not exist, with a warning naming it when
-/// it cannot be read, is larger than [`MAX_RULE_FILE_BYTES`] or is not UTF-8. Reads at most one
-/// byte past the limit, so a huge file costs nothing.
+/// The file's text, or `None` with a warning naming it when it cannot be used.
 fn read_small_text(path: &Path) -> Option<String> {
-    // Checked first so a directory or a named pipe (which would block `open`) is skipped.
+    // Checked first so a directory or a named pipe, which would block `open`, is skipped.
     match fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
         Ok(_) => {
@@ -163,6 +152,7 @@ fn read_small_text(path: &Path) -> Option<String> {
         }
     };
     let mut bytes = Vec::new();
+    // One byte past the limit is enough to tell, so a huge file costs nothing.
     if let Err(err) = file
         .take(MAX_RULE_FILE_BYTES.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -187,7 +177,7 @@ fn read_small_text(path: &Path) -> Option<String> {
     }
 }
 
-/// E.g. `Linux (linux, x86_64)`: a readable name, then `std::env::consts::{OS, ARCH}`.
+/// A readable name, then `std::env::consts::{OS, ARCH}`, such as `Linux (linux, x86_64)`.
 pub(super) fn os_description() -> String {
     let raw = std::env::consts::OS;
     format!(
@@ -215,7 +205,7 @@ pub(super) fn friendly_os_name(os: &str) -> &str {
     }
 }
 
-/// The default shell's file name: `$SHELL` (`COMSPEC` on Windows).
+/// The default shell's file name: `$SHELL`, or `COMSPEC` on Windows.
 fn detect_shell() -> String {
     if cfg!(windows) {
         shell_name(std::env::var_os("COMSPEC"), "cmd.exe")

@@ -1,5 +1,5 @@
-//! [`TaskBuilder`]: what a [`Task`] is made of, and creating or reopening one (SPEC R3.2,
-//! R10.1, R10.3 on reopening, R12 limits from the configuration).
+//! `TaskBuilder`: what a `Task` is made of, and creating or reopening one.
+//! Spec: R3.2, R10.1, R10.3, R12.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,8 +17,7 @@ use crate::mcp::McpServerHub;
 use crate::prompt::{SystemPromptContext, default_global_rules_dir};
 use crate::store::{NewTask, TaskRecord, TaskStore};
 
-/// Builds a [`Task`]: the handler it sends requests through and the store it writes itself to
-/// are given; everything else has a default.
+/// Builds a `Task` from the handler it sends through and the store it writes itself to.
 ///
 /// | setting | default |
 /// |---|---|
@@ -29,7 +28,7 @@ use crate::store::{NewTask, TaskRecord, TaskStore};
 /// | [`tool_loop`](Self::tool_loop) | 25 rounds of tool calls |
 /// | [`cwd`](Self::cwd) | the process's working directory |
 /// | [`global_rules_dir`](Self::global_rules_dir) | `~/Documents/Cline/Rules` |
-/// | [`system_prompt`](Self::system_prompt) | the built-in prompt (SPEC R6.2) |
+/// | [`system_prompt`](Self::system_prompt) | the built-in prompt |
 pub struct TaskBuilder {
     handler: Arc<dyn ApiHandler>,
     limits: Option<RequestLimits>,
@@ -47,10 +46,8 @@ pub struct TaskBuilder {
 }
 
 impl Task {
-    /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
-    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps, each
-    /// provider's rate limits (R12.2, R12.3) and the answers' size bounds (R4.0b), and writes the task to `store`, which keeps
-    /// their state. Errors: the configuration's problem.
+    /// A task for `mode` of `config`, with its failover entries, spend caps, rate limits and
+    /// answer size bounds; sends nothing. Errors: the configuration's problem.
     pub fn builder(
         config: &switchyard_api::ApiConfiguration,
         mode: Mode,
@@ -63,8 +60,7 @@ impl Task {
         Ok(builder)
     }
 
-    /// A task sending its requests through `handler` (its provider and model are recorded;
-    /// `mode` picks the system prompt's mode).
+    /// A task sending its requests through `handler`; `mode` picks the system prompt's mode.
     pub fn builder_with_handler(
         handler: Arc<dyn ApiHandler>,
         mode: Mode,
@@ -103,9 +99,10 @@ impl TaskBuilder {
         }
     }
 
-    /// Failover chain, spend caps and rate limits (SPEC R12), their state kept in the task's
-    /// store. [`Task::builder`] sets them from the configuration; its first entry's handler
-    /// becomes the task's. With [`Task::builder_with_handler`] there are none unless set here.
+    /// Failover chain, spend caps and rate limits, their state kept in the task's store.
+    ///
+    /// The first entry's handler becomes the task's. `Task::builder` sets them from the
+    /// configuration; with `Task::builder_with_handler` there are none unless set here.
     pub fn limits(mut self, limits: RequestLimits) -> Self {
         if let Some(first) = limits.entries().first() {
             self.handler = Arc::clone(&first.handler);
@@ -114,8 +111,7 @@ impl TaskBuilder {
         self
     }
 
-    /// The per-task spend cap (USD), overriding the configuration's `max_cost_usd` (the CLI's
-    /// `--max-cost`). Without limits set, the task's handler gets limits of its own.
+    /// The per-task spend cap in USD, the CLI's `--max-cost`, over the configuration's.
     pub fn max_cost_usd(mut self, usd: f64) -> Self {
         let limits = self
             .limits
@@ -125,16 +121,13 @@ impl TaskBuilder {
         self
     }
 
-    /// The MCP servers whose tools the model may call (SPEC R11). The task waits for servers
-    /// still connecting before each request (at most [`AttemptSettings::mcp_wait`]); shutting
-    /// the hub down is the caller's, after the task.
+    /// The MCP servers whose tools the model may call; shutting the hub down is the caller's.
     pub fn mcp_hub(mut self, hub: Arc<McpServerHub>) -> Self {
         self.mcp_hub = Some(hub);
         self
     }
 
-    /// Decides what happens when automatic recovery gives up (SPEC R6.9, `api_req_failed`):
-    /// ask a person, or answer by policy ([`FixedDecision`]).
+    /// Decides what happens when automatic recovery gives up: ask a person, or a policy.
     pub fn failure_decider(mut self, decider: Arc<dyn FailureDecider>) -> Self {
         self.decider = decider;
         self
@@ -146,14 +139,13 @@ impl TaskBuilder {
         self
     }
 
-    /// Retries, deadlines and the MCP wait of each request (SPEC R6).
+    /// Retries, deadlines and the MCP wait of each request.
     pub fn attempt_settings(mut self, settings: AttemptSettings) -> Self {
         self.attempt = settings;
         self
     }
 
-    /// Automatic retries of a request that failed before any content (default 3, SPEC R6.7),
-    /// and of a stream that failed part-way (R9.3), before the failure decider is asked.
+    /// Automatic retries of a request that failed before content or part-way; default 3.
     pub fn max_auto_retries(mut self, retries: u32) -> Self {
         self.attempt.max_auto_retries = retries;
         self
@@ -172,31 +164,29 @@ impl TaskBuilder {
         self
     }
 
-    /// The directory of global rules files (`None`: no global rules).
+    /// The directory of global rules files; `None` reads none.
     pub fn global_rules_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.global_rules_dir = Some(dir);
         self
     }
 
-    /// Replaces the built-in system prompt with `text` (the tools are still offered).
+    /// Replaces the built-in system prompt with `text`; the tools are still offered.
     pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
         self.system_prompt = Some(text.into());
         self
     }
 
-    /// What `switchyard tasks` lists as the new task's first prompt, when it is not the first
-    /// message itself: the prompt typed when piped text was joined to it as context (the
-    /// first message is then the piped text, a blank line and the prompt). Stored scrubbed.
+    /// What `switchyard tasks` lists as the first prompt when the first message holds piped
+    /// text before it. Stored scrubbed.
     pub fn title(mut self, text: impl Into<String>) -> Self {
         self.title = Some(text.into());
         self
     }
 
-    /// Creates a new task in the store whose first message is `first_message` (stored before
-    /// this returns); [`Task::run_turn`] with `None` answers it.
+    /// Creates a task whose first message is stored before this returns; `Task::run_turn`
+    /// with `None` answers it.
     ///
-    /// Errors: [`TaskError::EmptyMessage`] for a blank message (nothing is stored), a
-    /// [`TaskError::Store`] when the task cannot be written.
+    /// Errors: `TaskError::EmptyMessage` for a blank message, `TaskError::Store` on a write.
     pub async fn create(self, first_message: &str) -> Result<Task, TaskError> {
         if first_message.trim().is_empty() {
             return Err(TaskError::EmptyMessage);
@@ -204,8 +194,7 @@ impl TaskBuilder {
         let cwd = self.workspace();
         let model = self.handler.get_model();
         let first = Message::user_text(first_message);
-        // The task row and its first message in one commit: one fsync on the way to the first
-        // request instead of two (issue 17).
+        // The task row and its first message in one commit: one fsync before the first request.
         let record = self
             .store
             .create_task_with_message(
@@ -219,25 +208,21 @@ impl TaskBuilder {
                     )
                     .into_owned(),
                 },
-                // Stored without secrets (R10.5); the model gets the message as typed.
+                // Stored without secrets; the model gets the message as typed.
                 &scrubbed_message(&first),
             )
             .await?;
-        // A new task has no context edits: its journal starts with the one stored message.
         let journal = JournalState::new(record.message_count);
         let mut task = self.into_task(record, vec![first], 0, journal);
-        // File-read dedupes (R8.6) of the first message, if any, are recorded now.
+        // File-read dedupes of the first message are recorded now.
         task.persist_history().await?;
         Ok(task)
     }
 
-    /// Reopens task `task_id`: its history, deleted range, request numbering and last request
-    /// size (for R8.2), repairs a turn a crash cut short (see [`super::ResumeReport`], reported by
-    /// [`Task::resume_report`]), and records the mode, provider and model it now runs with
-    /// when they changed.
+    /// Reopens task `task_id` and repairs a turn a crash cut short, recording the mode,
+    /// provider and model it now runs with.
     ///
-    /// Errors: [`TaskError::Store`] ([`crate::store::StoreError::TaskNotFound`] for an unknown
-    /// id).
+    /// Errors: `TaskError::Store`, `StoreError::TaskNotFound` for an unknown id.
     pub async fn resume(self, task_id: &str) -> Result<Task, TaskError> {
         let record = self.store.task(task_id).await?;
         let history = self.store.messages(task_id).await?;
@@ -272,8 +257,6 @@ impl TaskBuilder {
             .global_rules_dir
             .clone()
             .unwrap_or_else(default_global_rules_dir);
-        // One SystemPromptContext feeds every request's system prompt (SPEC R6.2): the working
-        // directory, OS and shell, the mode, and the user's rules files.
         let prompt_context = SystemPromptContext::gather(
             &self.workspace(),
             rules_dir.as_deref(),

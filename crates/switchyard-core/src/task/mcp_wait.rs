@@ -1,5 +1,6 @@
-//! What the request step needs of the MCP hub ([`McpHub`]) and its bounded wait for servers
-//! still connecting, then the servers it goes out without (SPEC R6.1, R11.2).
+//! The request step's bounded wait for MCP servers still connecting, and the servers it goes
+//! out without.
+//! Spec: R6.1, R11.2.
 
 use std::time::Duration;
 
@@ -8,14 +9,12 @@ use tokio::time::Instant;
 use super::events::TaskEvent;
 use super::observer::TurnObserver;
 
-/// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
+/// What the request step needs to know of the MCP hub.
 pub(crate) trait McpHub: Send + Sync {
     /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
 
-    /// Enabled servers that are not connected (still connecting, or failed) and were not yet
-    /// reported with this same reason; each is reported once until its state changes. The
-    /// request step emits them as [`TaskEvent::McpServerUnavailable`] after its wait.
+    /// Enabled servers not connected, each reported once until its state or reason changes.
     fn newly_unavailable(&self) -> Vec<McpServerProblem> {
         Vec::new()
     }
@@ -40,8 +39,8 @@ impl McpHub for NoMcpServers {
     }
 }
 
-/// Waits (bounded by `wait`) for servers still connecting, then reports each server the
-/// request goes out without as `mcp_server_unavailable` (SPEC R6.1).
+/// Waits up to `wait` for servers still connecting, then reports each one the request goes out
+/// without as `mcp_server_unavailable`.
 pub(super) async fn wait_and_report(
     hub: &dyn McpHub,
     wait: Duration,
@@ -58,8 +57,7 @@ pub(super) async fn wait_and_report(
     }
 }
 
-/// Waits while MCP servers are connecting, at most `wait` ([`super::MCP_WAIT`] by default);
-/// never fails (SPEC R6.1). Polls every 50 ms.
+/// Waits while MCP servers are connecting, at most `wait`, polling every 50 ms; never fails.
 async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
     let deadline = Instant::now() + wait;
     while hub.is_connecting() {

@@ -1,6 +1,6 @@
-//! [`Task`]: a conversation with one model, persisted as it runs (SPEC R10.1, R10.2): its
-//! state, what it tells its caller, and how each change is written down. Running its turns is
-//! `run.rs`.
+//! `Task`: a conversation with one model, persisted as it runs; its state, what it tells its
+//! caller, and how each change is written down.
+//! Spec: R8.4, R8.6, R10.1, R10.2, R10.3, R12.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,22 +20,21 @@ use crate::mcp::McpServerHub;
 use crate::prompt::SystemPromptContext;
 use crate::store::{StoreError, TaskRecord, TaskStore};
 
-/// Appended to the partial answer of a request the user cancelled (the reference's marker).
+/// Appended to the partial answer of a request the user cancelled, as the reference does.
 pub const INTERRUPTED_BY_USER_MARKER: &str = "[Response interrupted by user]";
 
-/// What resuming a task found and did about an interrupted turn (SPEC R10.3, `resume.rs`).
+/// What resuming a task found and did about an interrupted turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResumeReport {
     /// Bytes of partial assistant text recovered into the history.
     pub recovered_partial_bytes: usize,
-    /// A trailing `api_req_started` with nothing after it was dropped (R10.3).
+    /// A trailing `api_req_started` with nothing after it was dropped.
     pub dropped_request: bool,
     /// The request that was marked `streaming_failed` on resume.
     pub interrupted_request: Option<u32>,
 }
 
-/// Why a task could not be created, reopened or run. `Display` is one sentence saying what to
-/// do.
+/// Why a task could not be created, reopened or run; `Display` says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The task store failed; the task is intact up to the last change that was saved.
@@ -44,7 +43,7 @@ pub enum TaskError {
     /// A new task needs a first message.
     #[error("the message is empty; say what to ask")]
     EmptyMessage,
-    /// [`Task::run_turn`] without a message on a task whose last message was answered.
+    /// `Task::run_turn` without a message on a task whose last message was answered.
     #[error("task {task_id} has been answered; pass the next message")]
     NothingToAnswer {
         /// The task's id.
@@ -53,8 +52,7 @@ pub enum TaskError {
 }
 
 impl TaskError {
-    /// The `kind` of the `error` event that reports it: `store` for a store failure, `config`
-    /// for a problem with what was asked.
+    /// The `kind` of the `error` event that reports it: `store`, or `config` for what was asked.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Store(_) => "store",
@@ -63,23 +61,15 @@ impl TaskError {
     }
 }
 
-/// One task: a conversation with the model of one [`ApiHandler`], written to a [`TaskStore`]
-/// as it runs (SPEC R10), answered one user turn at a time ([`Task::run_turn`]).
+/// One task: a conversation with the model of one `ApiHandler`, written to a `TaskStore` as it
+/// runs and answered one user turn at a time.
 ///
-/// A turn is everything between a user message and the model's final answer: the MCP wait
-/// and the system prompt (R6.1, R6.2), context truncation (R8), each request prepared, probed
-/// and recovered (`attempt_api_request`, R6: truncate once on overflow, retry after 2 s, 4 s,
-/// 8 s, ask the failure decider when that is not enough), its stream consumed (R9: a failure
-/// part-way keeps the partial answer and asks the model to continue), and the rounds of MCP
-/// tool calls until the model answers without one (R11). Every event goes to the store before
-/// it reaches the caller's `on_event`, so what was shown is never lost.
-///
-/// Build one with [`Task::builder`] (from configuration) or [`Task::builder_with_handler`].
-/// Events bracket a run of the task: [`Task::start`] records `task_started`, [`Task::finish`]
-/// `task_finished`; a resumed task starts again.
+/// Every event goes to the store before it reaches the caller's `on_event`, so what was shown
+/// is never lost. Build one with `Task::builder` or `Task::builder_with_handler`; `start` and
+/// `finish` bracket a run with `task_started` and `task_finished`.
 pub struct Task {
     pub(super) handler: Arc<dyn ApiHandler>,
-    /// Failover, spend caps and rate limits (SPEC R12); `None`: none.
+    /// Failover, spend caps and rate limits, if any.
     pub(super) limits: Option<RequestLimits>,
     pub(super) mode: Mode,
     pub(super) store: Arc<dyn TaskStore>,
@@ -94,14 +84,13 @@ pub struct Task {
     pub(super) system_prompt: Option<String>,
     pub(super) record: TaskRecord,
     pub(super) conversation: Conversation,
-    /// The last `request_index` used (requests are numbered across the task).
+    /// The last `request_index` used; requests are numbered across the task.
     pub(super) request_index: u32,
     pub(super) last_request_total_tokens: u64,
     pub(super) journal: JournalState,
     pub(super) resume_report: Option<ResumeReport>,
-    /// Time to the first content of the first turn that had one (for `task_finished`).
+    /// Time to the first content of the first turn that had one, for `task_finished`.
     pub(super) first_token: Option<Duration>,
-    /// `task_started` was recorded.
     pub(super) started: bool,
 }
 
@@ -120,43 +109,42 @@ impl std::fmt::Debug for Task {
 }
 
 impl Task {
-    /// The task's failover chain, spend caps and rate limits (SPEC R12), when it has them.
+    /// The task's failover chain, spend caps and rate limits, if any.
     pub fn limits(&self) -> Option<&RequestLimits> {
         self.limits.as_ref()
     }
 
-    /// The task's id (what resuming takes).
+    /// The task's id, what resuming takes.
     pub fn id(&self) -> &str {
         &self.record.id
     }
 
-    /// The task's row as it was opened (mode, provider and model as they are now).
+    /// The task's row as it was opened, with the mode, provider and model it now runs with.
     pub fn record(&self) -> &TaskRecord {
         &self.record
     }
 
-    /// The API conversation history so far (the stored history: truncation never cuts it).
+    /// The stored history; truncation never cuts it.
     pub fn messages(&self) -> &[Message] {
         &self.conversation.api_conversation_history
     }
 
-    /// The range of [`Task::messages`] hidden from the model (SPEC R8.4), inclusive.
+    /// The inclusive range of `messages` hidden from the model.
     pub fn deleted_range(&self) -> Option<DeletedRange> {
         self.conversation.conversation_history_deleted_range
     }
 
-    /// What reopening the task repaired (`None` for a task created by this builder).
+    /// What reopening the task repaired; `None` for a new task.
     pub fn resume_report(&self) -> Option<&ResumeReport> {
         self.resume_report.as_ref()
     }
 
-    /// True when the last message is the user's, i.e. a turn is due.
+    /// True when the last message is the user's, so a turn is due.
     pub fn awaits_answer(&self) -> bool {
         self.last_role() == Some(switchyard_api::Role::User)
     }
 
-    /// True when the last message is an answer that was cut off (it ends with
-    /// [`INTERRUPTED_MARKER`] or [`INTERRUPTED_BY_USER_MARKER`]): a stream failure, a
+    /// True when the last answer ends with an interruption marker: a stream failure, a
     /// cancellation, or a crash repaired on resume.
     pub fn last_answer_was_cut_off(&self) -> bool {
         match self.conversation.api_conversation_history.last() {
@@ -169,8 +157,8 @@ impl Task {
         }
     }
 
-    /// True when [`Task::run_turn`] has something to do without a new message: an unanswered
-    /// message, or an answer that was cut off (the model is asked to continue).
+    /// True when `run_turn` has work without a new message: an unanswered message, or a cut-off
+    /// answer the model is asked to continue.
     pub fn has_pending_turn(&self) -> bool {
         self.awaits_answer() || self.last_answer_was_cut_off()
     }
@@ -193,19 +181,16 @@ impl Task {
         Ok(())
     }
 
-    /// Stores one event (and, for a usage report, adds it to the totals), following what
-    /// streamed.
+    /// Stores one event and adds a usage report to the totals.
     pub(super) async fn record_event(&mut self, event: &TaskEvent) -> Result<(), StoreError> {
         self.journal.observe(event);
         store_event(self.store.as_ref(), &self.record.id, event).await
     }
 
-    /// Adds the user's message `text` to the history, durably, without answering it
-    /// ([`Task::run_turn`] with `None` answers it). When the last message is already the
-    /// user's (a turn that never got an answer), the text joins it as another block so roles
-    /// keep alternating. New file-read dedupes are recorded (R8.6) before this returns.
+    /// Adds the user's message `text` to the history, durably, without answering it.
     ///
-    /// Errors: [`TaskError::EmptyMessage`] for a blank text; a [`TaskError::Store`].
+    /// When the last message is already the user's, the text joins it as another block so roles
+    /// keep alternating. Errors: `TaskError::EmptyMessage` for blank text, or `TaskError::Store`.
     pub async fn add_message(&mut self, text: &str) -> Result<(), TaskError> {
         if text.trim().is_empty() {
             return Err(TaskError::EmptyMessage);
@@ -213,7 +198,7 @@ impl Task {
         Ok(self.add_user_message(text).await?)
     }
 
-    /// [`Task::add_message`] for any text.
+    /// `add_message` for any text.
     pub(super) async fn add_user_message(&mut self, text: &str) -> Result<(), StoreError> {
         let block = ContentBlock::Text {
             text: text.to_owned(),
@@ -236,8 +221,7 @@ impl Task {
         self.persist_history().await
     }
 
-    /// Stores what the history holds that the store does not, and the file-read dedupes
-    /// (R8.6) not recorded yet.
+    /// Stores what the history holds that the store does not, and new file-read dedupes.
     pub(super) async fn persist_history(&mut self) -> Result<(), StoreError> {
         super::journal::persist_history(
             &self.store,
@@ -248,8 +232,7 @@ impl Task {
         .await
     }
 
-    /// Records that the task now runs with this mode, provider and model (a resume with other
-    /// choices); nothing is written when they are the task's already.
+    /// Records the mode, provider and model the task now runs with, if they changed.
     pub(super) async fn set_model(
         &mut self,
         mode: &str,

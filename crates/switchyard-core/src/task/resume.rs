@@ -1,8 +1,5 @@
-//! Reopening a task whose last turn a crash or kill cut short (SPEC R9.3, R10.3): a trailing
-//! `api_req_started` with neither a cost nor a cancel reason is dropped when nothing streamed
-//! after it; when text had streamed, that text is kept as the assistant's answer marked
-//! "[Response interrupted by API Error]" and the request gets `cancel_reason:
-//! streaming_failed`, exactly as for a stream that failed part-way.
+//! Reopening a task whose last turn a crash or kill cut short.
+//! Spec: R9.3, R10.3, R10.4.
 
 use switchyard_api::{ContentBlock, Message, Role};
 
@@ -20,7 +17,7 @@ pub const PROCESS_ENDED_MESSAGE: &str =
 enum LastRequest {
     /// Nothing to repair: no request, or it has a cost or a cancel reason.
     Settled,
-    /// It produced nothing: R10.3 drops its `api_req_started` (event `seq`).
+    /// It produced nothing, and its `api_req_started` event `seq` is dropped.
     Empty { seq: i64 },
     /// It streamed content, and the process ended before it finished.
     Interrupted { request_index: u32, text: String },
@@ -58,12 +55,10 @@ async fn last_request(store: &dyn TaskStore, id: &str) -> Result<LastRequest, St
     })
 }
 
-/// The assistant message `resume` will recover for a task whose process ended mid-answer
-/// (its streamed text, then "[Response interrupted by API Error]"), without changing the
-/// store; `None` when there is nothing to recover. `export` appends it (SPEC R10.4), so what
-/// it shows is what `resume` continues from.
+/// The assistant message `resume` will recover for a task whose process ended mid-answer,
+/// without changing the store; `None` when there is nothing to recover.
 ///
-/// Errors: the store's.
+/// `export` appends it, so what it shows is what `resume` continues from.
 pub async fn recoverable_partial(
     store: &dyn TaskStore,
     id: &str,
@@ -91,14 +86,17 @@ fn interrupted_answer(text: String) -> Message {
 }
 
 impl Task {
-    /// Repairs the end of a reopened task (see the module docs) and says what it did.
+    /// Repairs the end of a reopened task and says what it did.
+    ///
+    /// A trailing `api_req_started` with neither a cost nor a cancel reason is dropped when
+    /// nothing streamed after it. Streamed text is kept as the answer, marked, and the request
+    /// gets `cancel_reason: streaming_failed`, as for a stream that failed part-way.
     pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
         let mut report = ResumeReport::default();
         let id = self.record.id.clone();
         let (request_index, text) = match last_request(self.store.as_ref(), &id).await? {
             LastRequest::Settled => return Ok(report),
             LastRequest::Empty { seq } => {
-                // R10.3: a request that never produced anything is dropped.
                 self.store.delete_event(&id, seq).await?;
                 report.dropped_request = true;
                 return Ok(report);
@@ -108,7 +106,6 @@ impl Task {
                 text,
             } => (request_index, text),
         };
-        // R9.3: what streamed is kept, marked, and the request is recorded as failed.
         if !text.is_empty() && self.last_role() == Some(Role::User) {
             report.recovered_partial_bytes = text.len();
             self.append_message(interrupted_answer(text)).await?;

@@ -1,5 +1,6 @@
-//! Running a [`Task`]: `task_started`, one user turn through the tool and request loops with
-//! each change journaled before it goes on, and `task_finished` (SPEC R6, R9, R10.2, R11.2).
+//! Running a `Task`: `task_started`, one user turn through the tool and request loops, and
+//! `task_finished`.
+//! Spec: R1.4, R6, R9, R9.3, R9.5, R10.2, R11.2.
 
 use switchyard_api::{ApiError, CancellationToken, ContentBlock, ErrorKind, Message, ToolSpec};
 
@@ -16,9 +17,9 @@ use crate::prompt::get_system_prompt;
 use crate::store::StoreError;
 
 impl Task {
-    /// Records and emits `task_started` (the task's id, mode, provider and model) and starts
-    /// the clock of `task_finished`. [`Task::run_turn`] and [`Task::finish`] call it when it
-    /// was not called; calling it again does nothing.
+    /// Records and emits `task_started` and starts the clock of `task_finished`.
+    ///
+    /// `run_turn` and `finish` call it when it was not called; calling it again does nothing.
     pub async fn start(
         &mut self,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
@@ -40,22 +41,15 @@ impl Task {
         Ok(())
     }
 
-    /// Runs one user turn (see [`Task`]) and returns how it ended: every request's tokens and
-    /// cost summed, the status of the last request (`Failed` with the error the turn gave up
-    /// on, an error of kind `cancelled` when `cancel` fired).
+    /// Runs one user turn and returns how it ended, every request's tokens and cost summed.
     ///
-    /// `message` (when not blank) is added to the history first; without one, an unanswered
-    /// message is answered, or an answer that was cut off is continued
-    /// ([`CONTINUE_AFTER_INTERRUPTION`]). Events reach `on_event` after they are stored.
+    /// A non-blank `message` is added first; without one, an unanswered message is answered or
+    /// a cut-off answer continued. Events reach `on_event` after they are stored. Cancelling
+    /// `cancel` stops the turn wherever it is: what streamed is kept, marked
+    /// `INTERRUPTED_BY_USER_MARKER`, and the task stays resumable.
     ///
-    /// Cancelling `cancel` stops the turn at once wherever it is (a request, a retry's wait, a
-    /// question to the user): what streamed is kept as the answer, marked
-    /// [`INTERRUPTED_BY_USER_MARKER`], and the request is recorded with `cancel_reason:
-    /// user_cancelled` (SPEC R9.5); the task stays resumable.
-    ///
-    /// Errors: [`TaskError::NothingToAnswer`] without a message on an answered task; a
-    /// [`TaskError::Store`] when a change could not be saved (the turn stops there, before
-    /// another request is sent; the history is intact up to it).
+    /// Errors: `TaskError::NothingToAnswer` without a message on an answered task, or
+    /// `TaskError::Store` when a change could not be saved; no request is sent after that.
     pub async fn run_turn(
         &mut self,
         message: Option<&str>,
@@ -65,8 +59,7 @@ impl Task {
         self.start(on_event).await?;
         match message.filter(|m| !m.trim().is_empty()) {
             Some(text) => self.add_user_message(text).await?,
-            // Resumed after an answer was cut off (a failure, a cancellation, or a crash; R9.3):
-            // the model goes on where it stopped.
+            // The answer was cut off by a failure, a cancellation or a crash: the model goes on.
             None if self.last_answer_was_cut_off() => {
                 self.add_user_message(CONTINUE_AFTER_INTERRUPTION).await?;
             }
@@ -96,8 +89,7 @@ impl Task {
         Ok(outcome)
     }
 
-    /// Records and emits `task_finished` with `status`, the time to the first content chunk
-    /// and the time since [`Task::start`].
+    /// Records and emits `task_finished` with `status` and the times since `start`.
     pub async fn finish(
         &mut self,
         status: TaskStatus,
@@ -115,8 +107,8 @@ impl Task {
         stored
     }
 
-    /// The turn itself, every change written by the journal. Cancelling drops this future
-    /// wherever it waits (its stream too, which closes the request's connection, R1.4).
+    /// The turn itself. Cancelling drops this future wherever it waits, and dropping its
+    /// stream closes the request's connection.
     async fn turn(
         &mut self,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
@@ -143,8 +135,8 @@ impl Task {
             previous_request_total_tokens: self.last_request_total_tokens,
             request_index: self.request_index + 1,
             settings: self.attempt,
-            // Cancelling the turn drops it (`run_turn`); its requests are never cancelled on
-            // their own, so a cancelled turn is always recorded the same way (R9.5).
+            // Cancelling drops the turn; requests are never cancelled on their own, so a
+            // cancelled turn is always recorded the same way.
             cancel: CancellationToken::new(),
         };
         let tools = ToolLoop {
@@ -174,17 +166,15 @@ impl Task {
         Ok(outcome)
     }
 
-    /// Records a turn that was dropped because the user cancelled (R9.5): the text that
-    /// streamed is kept as the assistant's answer, marked [`INTERRUPTED_BY_USER_MARKER`], and
-    /// the request under way (when `request_started`) gets `cancel_reason: user_cancelled`,
-    /// stored and passed to `on_event`.
+    /// Records a turn dropped because the user cancelled: what streamed is kept, marked, and
+    /// the request under way gets `cancel_reason: user_cancelled`.
     async fn record_cancelled(
         &mut self,
         request_started: bool,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
     ) -> Result<TurnOutcome, StoreError> {
-        // A write the turn had under way runs to its end first; then the store says what it
-        // holds, and what the turn had not stored yet is stored now.
+        // A write the turn had under way runs to its end first; then what the store lacks is
+        // stored now.
         self.journal
             .settle(self.store.as_ref(), &self.record.id)
             .await?;
@@ -229,8 +219,7 @@ impl Task {
 }
 
 impl TurnOutcome {
-    /// How a run of the task ends after this turn: `Completed`, `Cancelled` (the error's kind
-    /// is `cancelled`) or `Failed`.
+    /// How a run of the task ends after this turn.
     pub fn task_status(&self) -> TaskStatus {
         match &self.status {
             RequestStatus::Completed => TaskStatus::Completed,
