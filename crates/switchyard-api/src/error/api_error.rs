@@ -1,6 +1,5 @@
-//! One request's failure (SPEC R6.11, R5.2, R7.4): [`ApiError`], with the provider's status,
-//! code, request id and retry-after hint (DESIGN.md "Key types"), its builders, and whether it
-//! may be sent again.
+//! One request's failure: [`ApiError`], its builders, and whether it may be sent again.
+//! Spec: R6.11, R5.2, R7.4.
 
 use std::time::Duration;
 
@@ -11,44 +10,34 @@ use super::kind::ErrorKind;
 /// The code of [`ApiError::incomplete_stream`].
 pub const INCOMPLETE_STREAM: &str = "incomplete_stream";
 
-/// The code of an error Switchyard gives before sending anything (the request would not fit
-/// the model's context window, SPEC R8.2): its `Display` is Switchyard's own sentence, never
-/// "the provider says".
+/// The code of an error given before anything was sent, such as a request too large for the
+/// context window. Its `Display` is our own sentence, never "the provider says".
 pub const NOT_SENT: &str = "not_sent";
 
-/// A failure of one request (DESIGN.md "Key types", SPEC R6.11).
-///
-/// `Display` is one clear sentence on one line. No field ever holds an API key: messages are
-/// built from provider error bodies (which do not echo keys) and from our own wording.
+/// A failure of one request. `Display` is one clear sentence on one line, and no field ever
+/// holds an API key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiError {
-    /// What kind of failure this is (SPEC R7.1); decides retry and recovery.
+    /// What kind of failure this is; it decides retry and recovery.
     pub kind: ErrorKind,
     /// The HTTP status, when the failure came with one.
     pub status: Option<u16>,
-    /// A human-readable message (the provider's own wording when it sent one).
+    /// A readable message, the provider's own wording when it sent one.
     pub message: String,
-    /// The provider's request id (`request-id`, `x-request-id`, …) when present.
+    /// The provider's request id, when it sent one.
     pub request_id: Option<String>,
-    /// The provider's error type or code (`rate_limit_error`, `context_length_exceeded`,
-    /// `RESOURCE_EXHAUSTED`, AWS `ThrottlingException`, …).
+    /// The provider's error type or code, such as `rate_limit_error`.
     pub code: Option<String>,
-    /// The provider id the request went to (`anthropic`, `openrouter`, …).
+    /// The provider id the request went to.
     pub provider_id: Option<String>,
     /// The model id the request asked for.
     pub model_id: Option<String>,
-    /// How long the server asked us to wait before retrying (SPEC R5.2): from the response
-    /// headers (`retry-after-ms`, `retry-after`, rate-limit reset headers), Gemini's
-    /// `RetryInfo.retryDelay`, or a "try again in 915ms" message. For
-    /// [`ErrorKind::QuotaExceeded`] it is the time until the quota resets, when known (C09).
-    /// Serialized as seconds (a float).
+    /// How long the server asked us to wait before retrying, from its headers, body or message;
+    /// for a spent quota, the time until it resets. Serialized as seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub retry_after: Option<Duration>,
-    /// True when waiting cannot fix this failure, so it is never retried automatically
-    /// (SPEC R7.4), whatever its kind: a request larger than the provider's per-minute token
-    /// limit (its body says requested N > limit M), a model too large for the server's
-    /// memory, a 2xx answer that is an HTML page, a redirect loop. `Display` then says what
-    /// to change. Serialized only when true.
+    /// True when waiting cannot fix this failure, so it is never retried: a request larger than
+    /// the per-minute token limit, say. `Display` then says what to change.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub permanent: bool,
 }
@@ -76,21 +65,19 @@ impl ApiError {
         }
     }
 
-    /// Marks the error as one that waiting cannot fix ([`ApiError::permanent`]).
+    /// Marks the error as one that waiting cannot fix.
     pub fn permanent(mut self) -> Self {
         self.permanent = true;
         self
     }
 
-    /// Sets the provider's error code (or the finish reason that ended the stream).
+    /// Sets the provider's error code, or the finish reason that ended the stream.
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
         self.code = Some(code.into());
         self
     }
 
-    /// Whether sending the same request again, automatically, can succeed: not for the kinds
-    /// that are never retried ([`ErrorKind::is_never_retried`]) nor for a failure that waiting
-    /// cannot fix ([`ApiError::permanent`], SPEC R7.4).
+    /// Whether sending the same request again automatically can succeed.
     pub fn is_retryable(&self) -> bool {
         !self.kind.is_never_retried() && !self.permanent
     }
@@ -109,15 +96,13 @@ impl ApiError {
         self
     }
 
-    /// A decode failure (bad JSON, oversized line, wrong framing).
+    /// A decode failure: bad JSON, an oversized line, the wrong framing.
     pub fn decode(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Decode, message)
     }
 
-    /// A stream that connected and then ended before the provider's sign of a complete
-    /// response (`missing`: `[DONE]`, `message_stop`, …; SPEC R1.2, issue 26 item 4): kind
-    /// `Network` (a cut connection; retried), code [`INCOMPLETE_STREAM`], shown as "sent an
-    /// incomplete response", never as "could not be reached".
+    /// A stream that connected and then ended before the provider's sign of a complete response,
+    /// `missing`. It is a retried `Network` error, shown as an incomplete response.
     pub fn incomplete_stream(missing: &str) -> Self {
         Self::new(
             ErrorKind::Network,
