@@ -1,6 +1,7 @@
-//! Claude Code's `stream-json` lines mapped to stream chunks (SPEC R1.2, R1.3, R7): assistant
-//! messages' blocks, the API errors the CLI writes in place of an answer, and the final
-//! `result` with its usage and cost (the rules in [`super`]'s docs).
+//! Claude Code's `stream-json` lines mapped to stream chunks: assistant messages' blocks, the API
+//! errors the CLI writes in place of an answer, and the final `result`. Its usage is Anthropic's;
+//! the cost is the CLI's `total_cost_usd`, 0 on a subscription, which bills no tokens.
+//! Spec: R1.2, R1.3, R7.
 
 use serde_json::Value;
 
