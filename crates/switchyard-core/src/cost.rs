@@ -1,8 +1,4 @@
-//! Usage accounting and cost.
-//!
-//! Every provider reports `input_tokens` as the non-cached input, so the reference's Anthropic
-//! and OpenAI rules collapse into one formula: `in·p_in + out·p_out + cw·p_cw + cr·p_cr`, priced
-//! in USD per million tokens.
+//! Usage accounting and cost, one formula for every provider's non-cached input.
 //! Spec: R1.3, R2.3, R8.2, R9.2.
 
 use switchyard_api::{ModelInfo, Usage};
@@ -37,8 +33,7 @@ impl UsageTotals {
         self.reported = true;
     }
 
-    /// The provider's cost when reported, else one computed from `info`'s prices; `None` when
-    /// neither is known. `thinking_budget_tokens` is 0 for none.
+    /// The provider's cost when reported, else one from `info`'s prices; `None` when unknown.
     pub fn cost_usd(&self, info: &ModelInfo, thinking_budget_tokens: u64) -> Option<f64> {
         self.provider_cost_usd.or_else(|| {
             calculate_cost(
@@ -61,7 +56,6 @@ impl UsageTotals {
 }
 
 impl std::ops::AddAssign<&UsageTotals> for UsageTotals {
-    /// The totals of two requests or turns, provider costs summed.
     fn add_assign(&mut self, other: &UsageTotals) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -100,8 +94,7 @@ pub struct EffectivePrices {
     pub cache_reads: f64,
 }
 
-/// The prices `info` bills a prompt of `prompt_tokens` at; `None` when the input or output
-/// price is unknown, never a made-up $0.
+/// The prices `info` bills a prompt of `prompt_tokens` at; `None` rather than a made-up $0.
 pub fn effective_prices(
     info: &ModelInfo,
     prompt_tokens: u64,

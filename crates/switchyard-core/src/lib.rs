@@ -43,9 +43,7 @@
 //! # }
 //! ```
 //!
-//! `examples/persisted_task.rs` runs a task with retries against a local model server. A caller
-//! decides failures and tool approvals through `task::FailureDecider` and `task::ToolApprover`:
-//! a terminal asks, a service decides by policy.
+//! `examples/persisted_task.rs` runs a task with retries against a local model server.
 //! Spec: R6, R8, R9, R10, R11.
 
 #![warn(missing_docs)]

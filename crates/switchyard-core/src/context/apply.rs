@@ -1,5 +1,4 @@
-//! The messages the model sees: the stored history minus the deleted range, repaired so every
-//! tool call and tool result still pair up.
+//! The messages the model sees: the history minus the deleted range, tool pairs repaired.
 //! Spec: R8.4, R8.5.
 
 use std::collections::HashMap;
@@ -8,8 +7,7 @@ use switchyard_api::{ContentBlock, Message, Role};
 
 use super::truncation::DeletedRange;
 
-/// Appended to the first user message whenever the range hides a message, so the model knows
-/// the gap is deliberate.
+/// Appended to the first user message when the range hides any, so the gap reads as deliberate.
 pub const TRUNCATION_NOTICE: &str = "[NOTE] Some previous conversation history has been \
 removed to keep this conversation within the model's context window. The user's original task \
 and the most recent messages are kept; the messages in between were removed. Keep this in mind \
@@ -19,17 +17,12 @@ as you continue, and pay particular attention to the user's latest messages.";
 pub const MISSING_TOOL_RESULT: &str = "result missing: the result of this tool call is not in \
 the conversation history (it was interrupted or removed to save context).";
 
-/// Replaces a user message whose only blocks were results of removed calls, when dropping it
-/// would put two assistant messages side by side.
+/// Replaces a user message left with no blocks where dropping it would break role alternation.
 pub const REMOVED_TOOL_RESULTS: &str =
     "[Tool results for tool calls in removed conversation history were omitted.]";
 
-/// The messages to send: clones of `messages` without the ones `range` hides, repaired.
-///
-/// Messages 0 and 1 are always kept. Providers such as Anthropic reject a tool result whose call
-/// is gone or a call without a result, so each user message keeps only results of the calls just
-/// before it, gets an error result for each unanswered call, and lists results first in call
-/// order.
+/// The messages to send without the ones `range` hides, each tool call paired with a result,
+/// since providers such as Anthropic reject an unpaired call or result.
 pub fn apply_deleted_range(messages: &[Message], range: Option<DeletedRange>) -> Vec<Message> {
     let is_hidden = |i: usize| match range {
         Some((start, end)) => i >= start.max(2) && i <= end,
@@ -70,8 +63,7 @@ fn repair_tool_pairing(visible: Vec<Message>) -> Vec<Message> {
                 _ => Vec::new(),
             };
             message.content = pair_results(message.content, &calls);
-            // An empty message is dropped when that keeps roles alternating, otherwise it
-            // holds a notice: no provider sees an empty message or two assistants in a row.
+            // No provider may see an empty message or two assistant messages in a row.
             if message.content.is_empty() {
                 let prev_role = out.last().map(|m| m.role);
                 if prev_role == Some(Role::User) || next_role == Some(Role::User) {
@@ -99,7 +91,6 @@ fn tool_use_ids(message: &Message) -> Vec<String> {
     ids
 }
 
-/// One user message's blocks: the results of `calls` first in call order, then the others.
 fn pair_results(content: Vec<ContentBlock>, calls: &[String]) -> Vec<ContentBlock> {
     let mut results: HashMap<String, ContentBlock> = HashMap::new();
     let mut others: Vec<ContentBlock> = Vec::new();
@@ -109,7 +100,6 @@ fn pair_results(content: Vec<ContentBlock>, calls: &[String]) -> Vec<ContentBloc
                 ref tool_use_id, ..
             } => {
                 if calls.contains(tool_use_id) {
-                    // A later result for the same call replaces an earlier one.
                     results.insert(tool_use_id.clone(), block);
                 }
             }

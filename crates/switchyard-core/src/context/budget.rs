@@ -1,5 +1,4 @@
-//! How many tokens a request may use before the history is truncated, and a token estimate of
-//! what is about to be sent.
+//! How many tokens a request may use before the history is truncated, and token estimates.
 //! Spec: R8.1, R8.2.
 
 use std::sync::OnceLock;
@@ -14,8 +13,7 @@ use super::truncation::TruncationKeep;
 pub struct ContextBudget {
     /// The model's context window; 128,000 when the model's is unknown or 0.
     pub context_window: u64,
-    /// The largest total a request may reach before the next one truncates, below the window to
-    /// leave room for the reply and for estimation error.
+    /// The largest total a request may reach before the next one truncates.
     pub max_allowed_size: u64,
 }
 
@@ -29,8 +27,7 @@ pub fn context_budget(info: &ModelInfo) -> ContextBudget {
         64_000 => 37_000,
         128_000 => 98_000,
         200_000 => 160_000,
-        // 0.8 × cw rounded up, so `total >= max_allowed_size` on integers is the reference's
-        // comparison against the fractional value.
+        // 0.8 × cw rounded up, so comparing integers matches the reference's fractional value.
         cw => cw.saturating_sub(40_000).max(cw - cw / 5),
     };
     ContextBudget {
@@ -39,8 +36,7 @@ pub fn context_budget(info: &ModelInfo) -> ContextBudget {
     }
 }
 
-/// Whether the previous request came near enough to the window to truncate before the next
-/// one, and how hard.
+/// Whether the previous request came near enough to the window to truncate, and how hard.
 pub fn should_truncate(
     previous_total_tokens: u64,
     budget: ContextBudget,
@@ -56,10 +52,7 @@ pub fn should_truncate(
     }
 }
 
-/// The flat estimate of one image block, in tokens.
-///
-/// Providers bill images by pixel size, so counting the base64 bytes would overestimate a
-/// screenshot by two orders of magnitude.
+/// The flat estimate of one image, since counting its base64 bytes would be 100 times too much.
 pub const IMAGE_TOKENS: u64 = 1_000;
 
 /// A rough token count for `bytes` bytes of text: `ceil(bytes / 4)`.
@@ -68,8 +61,6 @@ pub fn estimate_tokens(bytes: usize) -> u64 {
 }
 
 /// A rough token count of a request about to be sent, to decide truncation, not to bill.
-///
-/// Signatures, ids and message framing are not counted; each image adds `IMAGE_TOKENS`.
 pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
     let mut bytes = system.len();
     let mut images: u64 = 0;
@@ -89,8 +80,7 @@ pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
     estimate_tokens(bytes).saturating_add(images.saturating_mul(IMAGE_TOKENS))
 }
 
-/// How the tokens of text are counted for a model: tiktoken's encoding for OpenAI models, else
-/// 4 bytes per token.
+/// How the tokens of text are counted: tiktoken's encoding for OpenAI models, else bytes/4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tokenizer {
     /// `ceil(bytes / 4)`.
@@ -172,7 +162,6 @@ pub fn estimate_message_tokens_with(
             }
             ContentBlock::ToolResult { content, .. } => tokenizer.count(content),
             ContentBlock::Thinking { thinking, .. } => tokenizer.count(thinking),
-            // Redacted thinking is opaque data, not text.
             ContentBlock::RedactedThinking { data } => estimate_tokens(data.len()),
         });
     }

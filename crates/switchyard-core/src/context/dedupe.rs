@@ -1,9 +1,4 @@
-//! Repeated reads of the same file: every copy but the latest is replaced by a short notice in
-//! what the model is sent, never in the stored history.
-//!
-//! The edits are a pure function of the history and the range, so computing them for every
-//! request gives the same answer. A file read is a `read_file` tool result, a
-//! `[read_file for 'PATH'] Result:` text block, or a `<file_content path="PATH">` section.
+//! Repeated reads of the same file: the model is sent only the latest copy.
 //! Spec: R8.6.
 
 use std::collections::HashMap;
@@ -47,7 +42,6 @@ fn is_read_tool(name: &str) -> bool {
     matches!(base, "read_file" | "read_text_file")
 }
 
-/// The `<file_content path="P">` sections of `text`: `(path, body start, body end)`.
 fn file_content_sections(text: &str) -> Vec<(String, usize, usize)> {
     const OPEN: &str = "<file_content path=\"";
     const CLOSE: &str = "</file_content>";
@@ -69,7 +63,6 @@ fn file_content_sections(text: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
-/// The `[read_file for 'P'] Result:` header: `(path, end of the header line)`.
 fn reference_read_header(text: &str) -> Option<(String, usize)> {
     let rest = text.strip_prefix("[read_file for '")?;
     let (path, after) = rest.split_once("'] Result:")?;
@@ -77,8 +70,7 @@ fn reference_read_header(text: &str) -> Option<(String, usize)> {
     Some((path.to_owned(), header_end))
 }
 
-/// The earlier copies of files read more than once among the visible messages, with the bytes
-/// each would save.
+/// The earlier copies of files read more than once among the visible messages.
 pub fn find_duplicate_file_reads(
     messages: &[Message],
     range: Option<DeletedRange>,

@@ -1,8 +1,4 @@
-//! Keeping each request inside the model's context window without cutting the stored history.
-//!
-//! A deleted range, an inclusive pair of indices into the stored history, hides messages when a
-//! request is built, so the task can be resumed or inspected exactly. The functions here are
-//! pure; the task layer decides when to call them and persists the range.
+//! Keeping each request inside the context window by hiding a range, never cutting history.
 //! Spec: R8.
 
 pub mod apply;

@@ -16,9 +16,7 @@ pub enum TruncationKeep {
     Quarter,
 }
 
-/// An inclusive `(start, end)` pair of stored indices the model no longer sees.
-///
-/// A range with `end < start` hides nothing; `(2, 1)` is the canonical empty range.
+/// An inclusive `(start, end)` pair of stored indices hidden; `end < start` hides nothing.
 pub type DeletedRange = (usize, usize);
 
 /// The canonical range that hides nothing.
@@ -29,10 +27,7 @@ pub fn range_is_empty(range: DeletedRange) -> bool {
     range.1 < range.0
 }
 
-/// The deleted range after one more truncation step, always `(2, end)`.
-///
-/// `end` is an assistant message, so the visible history still alternates. When nothing more
-/// can be removed, the current range comes back unchanged, or `EMPTY_RANGE` without one.
+/// The deleted range after one more truncation step, ending on an assistant message.
 pub fn get_next_truncation_range(
     messages: &[Message],
     current: Option<DeletedRange>,
@@ -53,7 +48,6 @@ pub fn get_next_truncation_range(
     if removed == 0 {
         return (2, last_hidden);
     }
-    // `removed <= n`, so `end` is in bounds.
     let mut end = last_hidden + removed;
     // Moving back only after a removal means a range never shrinks, as the reference's could.
     if messages.get(end).is_some_and(|m| m.role != Role::Assistant) {

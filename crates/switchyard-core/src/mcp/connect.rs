@@ -17,10 +17,8 @@ use super::errors::{plain_init_error, plain_service_error, spawn_error};
 use super::server::{McpServerStatus, Server, last_line, lock};
 use super::settings::McpTransport;
 
-/// Lines of a stdio server's stderr kept to explain a failure.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// Connects one server and records the outcome in its state.
 pub(super) async fn connect(server: Arc<Server>) {
     let timeout = server.config.timeout;
     let outcome = match tokio::time::timeout(timeout, open(&server)).await {
@@ -53,7 +51,6 @@ pub(super) async fn connect(server: Arc<Server>) {
 
 type Connected = (RunningService<RoleClient, ()>, Vec<ToolSpec>);
 
-/// Starts or reaches the server, completes the MCP handshake and lists its tools.
 async fn open(server: &Server) -> Result<Connected, String> {
     let service = match &server.config.transport {
         McpTransport::Stdio {
@@ -70,7 +67,6 @@ async fn open(server: &Server) -> Result<Connected, String> {
     Ok((service, tools))
 }
 
-/// Spawns a stdio server and completes the handshake over its stdin and stdout.
 async fn open_stdio(
     server: &Server,
     command: &str,
@@ -106,7 +102,6 @@ async fn open_stdio(
         .map_err(|e| plain_init_error(&e, true))
 }
 
-/// Logs a stdio server's stderr in the background, keeping the last lines to explain a failure.
 fn keep_stderr_tail(server: &Server, stderr: tokio::process::ChildStderr) {
     let tail = Arc::clone(&server.stderr_tail);
     let name = server.name.clone();
@@ -146,7 +141,6 @@ async fn open_http(
     })
 }
 
-/// The tools a connected server offers, under the server's names.
 async fn list_tools(service: &RunningService<RoleClient, ()>) -> Result<Vec<ToolSpec>, String> {
     let tools = service.peer().list_all_tools().await.map_err(|e| {
         format!(
@@ -164,8 +158,6 @@ async fn list_tools(service: &RunningService<RoleClient, ()>) -> Result<Vec<Tool
         .collect())
 }
 
-/// Registers secret-looking values of `env` or `headers` as configured secrets, so output
-/// quoting them shows `[redacted]`.
 fn register_secrets(values: &BTreeMap<String, String>) {
     const WORDS: [&str; 6] = ["key", "token", "secret", "password", "auth", "credential"];
     for (name, value) in values {
@@ -176,11 +168,8 @@ fn register_secrets(values: &BTreeMap<String, String>) {
     }
 }
 
-/// The variables a stdio MCP server inherits: the MCP TypeScript SDK's
-/// `DEFAULT_INHERITED_ENV_VARS`, the locale, the temporary folder and `XDG_*` folders.
-///
-/// Anything else a server needs goes in its `env`. Bash exported functions are left out, as
-/// the SDK does.
+/// The variables a stdio MCP server inherits, as the MCP TypeScript SDK chooses them, plus the
+/// locale, temporary and `XDG_*` folders; anything else goes in the server's `env`.
 pub fn inherited_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     const NAMES: &[&str] = &[
         "HOME",
@@ -233,7 +222,6 @@ fn header_map(
         })
         .collect()
 }
-/// Appends the server's last stderr line, where most servers say why they gave up.
 async fn with_stderr(server: &Server, reason: String) -> String {
     if !matches!(server.config.transport, McpTransport::Stdio { .. }) {
         return reason;

@@ -1,5 +1,4 @@
-//! `McpServerHub`: the configured MCP servers connected concurrently, with each server's state,
-//! tools and last error.
+//! `McpServerHub`: the configured MCP servers, connected concurrently.
 //! Spec: R6.1, R10.5, R11.
 
 use std::collections::{HashMap, VecDeque};
@@ -39,7 +38,6 @@ pub struct McpServerHub {
     servers: Vec<Arc<Server>>,
     /// Problems already reported to the task, by server, so each is said once.
     reported: Mutex<HashMap<String, String>>,
-    /// The connection tasks, aborted by `shutdown`.
     connecting: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 impl McpServerHub {
@@ -129,10 +127,7 @@ impl McpServerHub {
         }
     }
 
-    /// Calls `tool` on `server` with `arguments`, a JSON object or null, within its timeout.
-    ///
-    /// Never fails: a failure is an output with `is_error` and the reason the model is shown.
-    /// Every configured secret is scrubbed, so a server that echoes a key never hands it on.
+    /// Calls `tool` on `server` within its timeout; a failure is an `is_error` output.
     pub async fn call_tool(&self, server: &str, tool: &str, arguments: Value) -> McpToolOutput {
         let mut output = self.call_tool_unscrubbed(server, tool, arguments).await;
         switchyard_api::secrets::scrub_in_place(&mut output.content);

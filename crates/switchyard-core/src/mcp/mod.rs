@@ -1,7 +1,4 @@
 //! MCP servers: the settings file, the hub that connects them through rmcp, and their tools.
-//!
-//! `hub.rs` starts every enabled server in the background; `server.rs` holds one server's
-//! state, `connect.rs` connects it, `errors.rs` words its failures, `output.rs` its results.
 //! Spec: R6.1, R11.
 
 mod connect;

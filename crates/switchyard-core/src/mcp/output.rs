@@ -12,8 +12,6 @@ pub struct McpToolOutput {
     pub is_error: bool,
 }
 
-/// The text the model sees for a tool result: text blocks joined, other blocks described, the
-/// structured content when there is nothing else.
 pub(super) fn tool_output(result: CallToolResult) -> McpToolOutput {
     let mut parts: Vec<String> = Vec::new();
     for block in &result.content {

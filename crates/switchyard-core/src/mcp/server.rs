@@ -36,7 +36,6 @@ impl McpServerStatus {
     }
 }
 
-/// One server: its name and settings, its state, and its rmcp service once connected.
 pub(super) struct Server {
     pub name: String,
     pub config: McpServerConfig,
@@ -54,14 +53,12 @@ pub(super) struct ServerState {
     pub peer: Option<Peer<RoleClient>>,
 }
 
-/// Locks `m`, also when a thread panicked while holding it.
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Server {
-    /// The server's state, first marking a connected server whose connection has closed since
-    /// as failed, with its last stderr line.
+    /// The server's state, marking a connected server whose connection closed as failed.
     pub fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
         let mut state = lock(&self.state);
         if state.status == McpServerStatus::Connected
@@ -83,7 +80,6 @@ impl Server {
     }
 }
 
-/// The last non-blank line of a stderr tail, trimmed to 300 characters.
 pub(super) fn last_line(tail: &VecDeque<String>) -> Option<String> {
     tail.iter()
         .rev()

@@ -1,7 +1,4 @@
-//! The MCP settings file in the common `mcpServers` shape of Cline, Claude Desktop and VS Code.
-//!
-//! Cline's `cline_mcp_settings.json` is read as is: extra fields are ignored and
-//! `transportType` is accepted for `type`.
+//! The MCP settings file in the common `mcpServers` shape; Cline's is read as is.
 //! Spec: R11.1.
 
 use std::collections::BTreeMap;
@@ -36,9 +33,7 @@ pub struct McpServerConfig {
 /// How to reach a server.
 #[derive(Clone, PartialEq)]
 pub enum McpTransport {
-    /// A child process speaking JSON-RPC on stdin and stdout.
-    ///
-    /// `env` is added to a minimal environment that never holds Switchyard's provider keys.
+    /// A child process on stdin and stdout, its `env` added to one without provider keys.
     Stdio {
         /// The program, looked up on `PATH`.
         command: String,
@@ -56,8 +51,7 @@ pub enum McpTransport {
         /// Sent with every request, such as `Authorization`.
         headers: BTreeMap<String, String>,
     },
-    /// A server configured as legacy HTTP+SSE. rmcp speaks streamable HTTP only, so the hub
-    /// tries that at `url` and says so if it fails.
+    /// A legacy HTTP+SSE server, tried over streamable HTTP since rmcp speaks only that.
     Sse {
         /// The server's endpoint.
         url: String,

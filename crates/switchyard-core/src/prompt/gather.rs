@@ -20,12 +20,8 @@ pub const AGENTS_MD: &str = "AGENTS.md";
 pub const CLINEIGNORE: &str = ".clineignore";
 
 impl SystemPromptContext {
-    /// Gathers the context for a request in `cwd`; MCP servers and the rest come from the
-    /// `with_*` setters.
-    ///
-    /// Rules are read in order: the `.md` and `.txt` files in `global_rules_dir`, the
-    /// workspace's `.clinerules` file or directory, then `AGENTS.md`. Nothing here fails: a
-    /// broken rules file is skipped with a warning that names it, so it never stops a task.
+    /// Gathers the context for a request in `cwd`; a broken rules file is skipped with a
+    /// warning that names it, so it never stops a task.
     pub fn gather(
         cwd: &Path,
         global_rules_dir: Option<&Path>,
@@ -78,7 +74,6 @@ pub fn default_global_rules_dir() -> Option<PathBuf> {
     )
 }
 
-/// Appends the `.md` and `.txt` files directly in `dir`, sorted by file name.
 fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -128,7 +123,6 @@ fn clean(text: &str) -> &str {
     text.trim_start_matches('\u{feff}').trim()
 }
 
-/// The file's text, or `None` with a warning naming it when it cannot be used.
 fn read_small_text(path: &Path) -> Option<String> {
     // Checked first so a directory or a named pipe, which would block `open`, is skipped.
     match fs::metadata(path) {
@@ -177,7 +171,6 @@ fn read_small_text(path: &Path) -> Option<String> {
     }
 }
 
-/// A readable name, then `std::env::consts::{OS, ARCH}`, such as `Linux (linux, x86_64)`.
 pub(super) fn os_description() -> String {
     let raw = std::env::consts::OS;
     format!(
@@ -187,7 +180,6 @@ pub(super) fn os_description() -> String {
     )
 }
 
-/// The usual spelling of a `std::env::consts::OS` value; unknown values pass through.
 pub(super) fn friendly_os_name(os: &str) -> &str {
     match os {
         "linux" => "Linux",
@@ -205,7 +197,6 @@ pub(super) fn friendly_os_name(os: &str) -> &str {
     }
 }
 
-/// The default shell's file name: `$SHELL`, or `COMSPEC` on Windows.
 fn detect_shell() -> String {
     if cfg!(windows) {
         shell_name(std::env::var_os("COMSPEC"), "cmd.exe")
@@ -214,7 +205,6 @@ fn detect_shell() -> String {
     }
 }
 
-/// The file name of `var`'s path, or `fallback` when unset or empty.
 pub(super) fn shell_name(var: Option<OsString>, fallback: &str) -> String {
     var.as_deref()
         .map(Path::new)

@@ -1,8 +1,4 @@
-//! The system prompt and the tools array of one request, built from one `SystemPromptContext`.
-//!
-//! The request step builds them again for every run, so a rule edited mid-task is seen on the
-//! next request. Unlike Cline, sub-directories of `.clinerules`, nested `AGENTS.md` files,
-//! `.cursorrules` and `.windsurfrules` are not read.
+//! The system prompt and tools of one request, built again for every run to see edited rules.
 //! Spec: R6.2, R6.10.
 
 mod context;

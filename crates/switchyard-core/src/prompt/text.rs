@@ -1,5 +1,4 @@
-//! `get_system_prompt`: the one place a `SystemPromptContext` becomes the prompt text and the
-//! tools array. The wording is ours; the section names follow Cline's.
+//! `get_system_prompt`: the one place a `SystemPromptContext` becomes the prompt and tools.
 //! Spec: R6.2.
 
 use switchyard_api::{Mode, ToolSpec};
@@ -24,10 +23,8 @@ const ACT_MODE: &str = "MODE\n\nYou are in ACT MODE. Carry out the user's task s
 the tools available, checking the result of each step before the next. When the task is done, \
 say briefly what you changed and how it was verified.";
 
-/// Builds `(system_prompt, tools)` from `ctx`; the same context gives the same bytes.
-///
-/// With `native_tool_calling` the tools array holds every MCP tool under its binding's name;
-/// without it the array is empty and the prompt describes the tools.
+/// Builds `(system_prompt, tools)` from `ctx`; without native tool calling the prompt
+/// describes the tools and the array is empty.
 pub fn get_system_prompt(ctx: &SystemPromptContext) -> (String, Vec<ToolSpec>) {
     let bound = bind_mcp_tools(&ctx.mcp_servers);
 
@@ -91,14 +88,12 @@ const MCP_INTRO: &str =
 
 const MCP_NATIVE_CALLS: &str = " Each tool is offered to you as a function named `server__tool`.";
 
-/// How MCP tools are called without native tool calling.
 const MCP_TEXT_CALLS: &str = " To call one, reply with this block, where the arguments are a \
     JSON object matching the tool's input schema, then wait for the result:\n\n\
     <use_mcp_tool>\n<server_name>server name</server_name>\n\
     <tool_name>tool name</tool_name>\n\
     <arguments>{\"key\": \"value\"}</arguments>\n</use_mcp_tool>";
 
-/// The servers in prompt order, each with its tools.
 fn mcp_section(servers: &[BoundServer<'_>], native: bool) -> String {
     let mut out = String::from(MCP_INTRO);
     out.push_str(if native {
@@ -167,7 +162,6 @@ fn clineignore_section(content: &str) -> Option<String> {
     Some(out)
 }
 
-/// Indents the lines after the first, so a multi-line description stays in its list item.
 fn indent_continuation(text: &str) -> String {
     text.replace('\n', "\n  ")
 }

@@ -1,7 +1,4 @@
-//! Naming MCP tools for native tool calling, `{server}__{tool}` where Cline uses `0mcp0`.
-//!
-//! Sanitising loses information, so the task layer maps a called name back through
-//! `McpToolBinding` rather than by splitting it.
+//! Naming MCP tools `{server}__{tool}`; calls map back through bindings, not by splitting.
 //! Spec: R6.2.
 
 use std::collections::HashSet;
@@ -15,8 +12,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Joins the server and tool names in a function name.
 pub const MCP_TOOL_SEPARATOR: &str = "__";
 
-/// One MCP tool as offered to the model: the function name it calls, and the server and tool
-/// to route that call to.
+/// One MCP tool as offered to the model, and the server and tool its calls route to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpToolBinding {
     /// The function name the model calls, sanitised.
@@ -41,7 +37,6 @@ pub(super) struct BoundServer<'a> {
     pub(super) tools: Vec<(McpToolBinding, &'a ToolSpec)>,
 }
 
-/// The servers sorted by name, each with its tools sorted and bound to unique names.
 pub(super) fn bind_mcp_tools(servers: &[McpServerInfo]) -> Vec<BoundServer<'_>> {
     let mut sorted: Vec<&McpServerInfo> = servers.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -74,7 +69,6 @@ pub(super) fn bind_mcp_tools(servers: &[McpServerInfo]) -> Vec<BoundServer<'_>> 
         .collect()
 }
 
-/// Every character outside `[A-Za-z0-9_-]` becomes `_`, cut to `MAX_TOOL_NAME_LEN`.
 pub(super) fn sanitize_tool_name(raw: &str) -> String {
     let mut name: String = raw
         .chars()
@@ -90,7 +84,6 @@ pub(super) fn sanitize_tool_name(raw: &str) -> String {
     name
 }
 
-/// `base`, or `base_N` for the smallest N ≥ 2 not yet taken, cut to fit; records it.
 fn make_unique(base: String, taken: &mut HashSet<String>) -> String {
     if taken.insert(base.clone()) {
         return base;

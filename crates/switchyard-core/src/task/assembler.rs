@@ -1,4 +1,4 @@
-//! Assembling the assistant's message from streamed chunks, block by block in stream order.
+//! Assembling the assistant's message from streamed chunks, block by block.
 //! Spec: R9.1, R9.3.
 
 use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, ToolCallAccumulator};
@@ -7,15 +7,13 @@ use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, Tool
 #[derive(Debug, Default)]
 pub struct MessageAssembler {
     blocks: Vec<ContentBlock>,
-    /// True while the last block is a thinking block still receiving text.
     thinking_open: bool,
     tools: ToolCallAccumulator,
-    /// Where each tool call's block goes, by call id.
     tool_slots: Vec<(String, usize)>,
 }
 
 impl MessageAssembler {
-    /// Adds one chunk. Usage, finish and wire chunks carry no content and are ignored here.
+    /// Adds one chunk; chunks without content are ignored.
     pub fn push(&mut self, chunk: &ApiStreamChunk) {
         match chunk {
             ApiStreamChunk::Text { text, .. } => {
@@ -54,8 +52,7 @@ impl MessageAssembler {
                         }
                     }
                 }
-                // A signature closes the block it follows, so two thinking blocks replay with
-                // their own signatures; the reference pairs the second with both texts.
+                // A signature closes the block it follows, so each thinking block keeps its own.
                 if let Some(sig) = signature.as_ref().filter(|s| !s.is_empty()) {
                     match (self.thinking_open, self.blocks.last_mut()) {
                         (true, Some(ContentBlock::Thinking { signature, .. })) => {
@@ -99,10 +96,7 @@ impl MessageAssembler {
         }
     }
 
-    /// The message of a stream that failed or was cancelled part-way, with complete blocks only.
-    ///
-    /// A tool call whose arguments are not a complete JSON object must never run or replay, and
-    /// a thinking block without its signature is rejected when sent back: both are dropped.
+    /// The message of a stream cut part-way, without calls or thinking blocks left incomplete.
     pub fn finish_partial(self) -> Message {
         let (mut message, calls) = self.finish();
         message.content.retain(|block| match block {
@@ -113,11 +107,8 @@ impl MessageAssembler {
         message
     }
 
-    /// The assembled message and the calls it hands over, in first-appearance order.
-    ///
-    /// A call whose arguments are not one JSON object, such as two calls merged into `{…}{…}`,
-    /// stays in the message with `{}` as input, so the provider accepts the replayed turn and
-    /// the call can be answered with an error result.
+    /// The message and the calls it hands over; a rejected call stays with `{}` as its input,
+    /// so the provider accepts the replayed turn.
     pub fn finish(self) -> (Message, Vec<ToolCall>) {
         let (message, calls, _) = self.finish_checked();
         (message, calls)

@@ -24,7 +24,6 @@ use crate::context::{
     dedupe_saves_enough, estimate_message_tokens, estimate_message_tokens_with, should_truncate,
 };
 
-/// Everything one request step uses.
 pub(crate) struct ApiRequestContext<'a> {
     pub handler: &'a dyn ApiHandler,
     pub mcp_hub: &'a dyn McpHub,
@@ -49,10 +48,6 @@ struct RetryState {
     did_automatically_retry: bool,
 }
 
-/// Prepares, sends and probes one request, recovering failures before the first content chunk.
-///
-/// Returns the stream at its first content, or the error the user chose not to retry.
-/// Truncation updates `conversation` and is handed to `observer.range_changed` before sending.
 #[cfg(test)]
 pub(crate) async fn attempt_api_request(
     ctx: &ApiRequestContext<'_>,
@@ -64,8 +59,7 @@ pub(crate) async fn attempt_api_request(
         .map(|(stream, _)| stream)
 }
 
-/// `attempt_api_request`, also returning the handler that answered, so its usage is priced at
-/// that model's prices.
+/// `attempt_api_request`, also returning the handler that answered, whose prices apply.
 pub(crate) async fn attempt_api_request_on<'a>(
     ctx: &ApiRequestContext<'a>,
     conversation: &mut Conversation,
@@ -97,7 +91,6 @@ pub(crate) async fn attempt_api_request_on<'a>(
     }
 }
 
-/// The entry this run sends to; `None` runs the step again.
 async fn route<'a>(
     ctx: &ApiRequestContext<'a>,
     observer: &mut dyn TurnObserver,
@@ -112,7 +105,6 @@ async fn route<'a>(
     }
 }
 
-/// Estimates the size of what is about to be sent to one model.
 struct Sizer<'p> {
     system_prompt: &'p str,
     budget: ContextBudget,
@@ -129,8 +121,7 @@ impl<'p> Sizer<'p> {
         }
     }
 
-    /// Tokens at 4 bytes each, counted again with the model's tokenizer once that reaches half
-    /// the budget: bytes/4 is off by well under 2× for text.
+    /// Tokens at 4 bytes each, counted with the model's tokenizer from half the budget on.
     fn estimate(&self, conversation: &Conversation) -> u64 {
         self.estimate_visible(&conversation.visible())
     }
@@ -146,9 +137,7 @@ impl<'p> Sizer<'p> {
 }
 
 impl Sizer<'_> {
-    /// Refuses what would exceed the whole window even truncated: the provider would refuse it
-    /// or a local server cut it off mid-stream, and it is never retried.
-    /// Returns the estimate in tokens when it fits.
+    /// Refuses what exceeds the whole window even truncated, naming the sizes; never retried.
     fn refuse_overflow(
         &self,
         handler: &dyn ApiHandler,
@@ -183,7 +172,6 @@ impl Sizer<'_> {
     }
 }
 
-/// The bytes of `block` that the size estimate counts; an image counts none.
 fn block_bytes(block: &ContentBlock) -> usize {
     match block {
         ContentBlock::Text { text } => text.len(),
@@ -195,8 +183,7 @@ fn block_bytes(block: &ContentBlock) -> usize {
     }
 }
 
-/// Truncates before the request when the last one came near the window or this one is
-/// estimated to, unless replacing re-read files saves enough.
+/// Truncates when the last request came near the window or this one is estimated to.
 async fn fit_context_window(
     conversation: &mut Conversation,
     previous_total: u64,
@@ -221,8 +208,7 @@ async fn fit_context_window(
     }
 }
 
-/// Sends the request to `route` and probes it, recording the rate limits its headers state.
-/// The outer error is a store failure, which ends the step; the inner one is to recover.
+/// Sends and probes; the outer error is a store failure, the inner one the request's.
 async fn send_and_probe(
     ctx: &ApiRequestContext<'_>,
     route: &Route<'_>,
@@ -260,7 +246,6 @@ async fn recover(
     if error.kind == ErrorKind::Cancelled {
         return Err(error);
     }
-    // With another entry free, the request moves on at once.
     if let Some(l) = ctx.limits {
         if fail_over(l, route, ctx.request_index, &error, observer).await? {
             return Ok(());
@@ -269,15 +254,13 @@ async fn recover(
     let Some(error) = recover_overflow(error, conversation, state, observer).await else {
         return Ok(());
     };
-    // A wait beyond the cap is not waited out in slices that each spend a request: the error
-    // names it and the user decides.
+    // A wait beyond the cap is named for the user, not waited out in slices that each cost.
     let waits_too_long = error
         .retry_after
         .is_some_and(|d| d > ctx.settings.retry_after_cap);
     let retryable =
         error.kind != ErrorKind::ContextWindowExceeded && error.is_retryable() && !waits_too_long;
     if retryable && state.auto_retries < ctx.settings.max_auto_retries {
-        // Retry after 2 s, 4 s, 8 s, or a longer retry-after.
         state.auto_retries += 1;
         observer
             .event(streaming_failed(ctx.request_index, &error))
@@ -286,7 +269,6 @@ async fn recover(
         state.did_automatically_retry = false;
         return Ok(());
     }
-    // Retries used up, or never retryable.
     if retryable && ctx.settings.max_auto_retries > 0 {
         observer
             .event(TaskEvent::ErrorRetry {
@@ -301,8 +283,7 @@ async fn recover(
     decide(ctx, error, waits_too_long, conversation, state, observer).await
 }
 
-/// The first overflow truncates to a quarter and retries at once, returning `None`; otherwise
-/// the error goes on, explained.
+/// The first overflow truncates to a quarter and retries at once, returning `None`.
 async fn recover_overflow(
     mut error: ApiError,
     conversation: &mut Conversation,
@@ -334,8 +315,6 @@ async fn recover_overflow(
     Some(error)
 }
 
-/// Asks the user or policy: cancel ends the step with `error`, retry resets the count and runs
-/// the step again.
 async fn decide(
     ctx: &ApiRequestContext<'_>,
     error: ApiError,

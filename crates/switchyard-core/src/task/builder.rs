@@ -18,17 +18,6 @@ use crate::prompt::{SystemPromptContext, default_global_rules_dir};
 use crate::store::{NewTask, TaskRecord, TaskStore};
 
 /// Builds a `Task` from the handler it sends through and the store it writes itself to.
-///
-/// | setting | default |
-/// |---|---|
-/// | [`mcp_hub`](Self::mcp_hub) | no MCP servers |
-/// | [`failure_decider`](Self::failure_decider) | cancel (fail) when automatic recovery gives up |
-/// | [`tool_approver`](Self::tool_approver) | deny tool calls outside a server's `autoApprove` list |
-/// | [`attempt_settings`](Self::attempt_settings) | 3 automatic retries, 120 s first-content and 300 s idle deadlines, 60 s retry-after cap, 10 s MCP wait |
-/// | [`tool_loop`](Self::tool_loop) | 25 rounds of tool calls |
-/// | [`cwd`](Self::cwd) | the process's working directory |
-/// | [`global_rules_dir`](Self::global_rules_dir) | `~/Documents/Cline/Rules` |
-/// | [`system_prompt`](Self::system_prompt) | the built-in prompt |
 pub struct TaskBuilder {
     handler: Arc<dyn ApiHandler>,
     limits: Option<RequestLimits>,
@@ -46,8 +35,7 @@ pub struct TaskBuilder {
 }
 
 impl Task {
-    /// A task for `mode` of `config`, with its failover entries, spend caps, rate limits and
-    /// answer size bounds; sends nothing. Errors: the configuration's problem.
+    /// A task for `mode` of `config` with its failover entries, caps and limits; sends nothing.
     pub fn builder(
         config: &switchyard_api::ApiConfiguration,
         mode: Mode,
@@ -99,10 +87,7 @@ impl TaskBuilder {
         }
     }
 
-    /// Failover chain, spend caps and rate limits, their state kept in the task's store.
-    ///
-    /// The first entry's handler becomes the task's. `Task::builder` sets them from the
-    /// configuration; with `Task::builder_with_handler` there are none unless set here.
+    /// Failover chain, spend caps and rate limits; the first entry's handler becomes the task's.
     pub fn limits(mut self, limits: RequestLimits) -> Self {
         if let Some(first) = limits.entries().first() {
             self.handler = Arc::clone(&first.handler);
@@ -121,19 +106,19 @@ impl TaskBuilder {
         self
     }
 
-    /// The MCP servers whose tools the model may call; shutting the hub down is the caller's.
+    /// The MCP servers whose tools the model may call; the caller shuts the hub down after.
     pub fn mcp_hub(mut self, hub: Arc<McpServerHub>) -> Self {
         self.mcp_hub = Some(hub);
         self
     }
 
-    /// Decides what happens when automatic recovery gives up: ask a person, or a policy.
+    /// Decides what happens when automatic recovery gives up; the default cancels.
     pub fn failure_decider(mut self, decider: Arc<dyn FailureDecider>) -> Self {
         self.decider = decider;
         self
     }
 
-    /// Approves the model's calls of tools that are not in their server's `autoApprove` list.
+    /// Approves calls of tools outside their server's `autoApprove` list; the default denies.
     pub fn tool_approver(mut self, approver: Arc<dyn ToolApprover>) -> Self {
         self.approver = approver;
         self
@@ -151,20 +136,19 @@ impl TaskBuilder {
         self
     }
 
-    /// The limit of tool-call rounds in one turn.
+    /// The limit of tool-call rounds in one turn, 25 by default.
     pub fn tool_loop(mut self, settings: ToolLoopSettings) -> Self {
         self.tool_loop = settings;
         self
     }
 
-    /// The workspace: where `.clinerules`, `AGENTS.md` and `.clineignore` are read, and the
-    /// directory the system prompt names.
+    /// The workspace where rules are read, named in the system prompt; default the process's.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
         self
     }
 
-    /// The directory of global rules files; `None` reads none.
+    /// The directory of global rules files, `~/Documents/Cline/Rules` by default; `None` for none.
     pub fn global_rules_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.global_rules_dir = Some(dir);
         self
@@ -176,17 +160,13 @@ impl TaskBuilder {
         self
     }
 
-    /// What `switchyard tasks` lists as the first prompt when the first message holds piped
-    /// text before it. Stored scrubbed.
+    /// What `switchyard tasks` lists as the first prompt when piped text precedes it.
     pub fn title(mut self, text: impl Into<String>) -> Self {
         self.title = Some(text.into());
         self
     }
 
-    /// Creates a task whose first message is stored before this returns; `Task::run_turn`
-    /// with `None` answers it.
-    ///
-    /// Errors: `TaskError::EmptyMessage` for a blank message, `TaskError::Store` on a write.
+    /// Creates a task whose first message is stored before this returns; `run_turn` answers it.
     pub async fn create(self, first_message: &str) -> Result<Task, TaskError> {
         if first_message.trim().is_empty() {
             return Err(TaskError::EmptyMessage);
@@ -214,15 +194,11 @@ impl TaskBuilder {
             .await?;
         let journal = JournalState::new(record.message_count);
         let mut task = self.into_task(record, vec![first], 0, journal);
-        // File-read dedupes of the first message are recorded now.
         task.persist_history().await?;
         Ok(task)
     }
 
-    /// Reopens task `task_id` and repairs a turn a crash cut short, recording the mode,
-    /// provider and model it now runs with.
-    ///
-    /// Errors: `TaskError::Store`, `StoreError::TaskNotFound` for an unknown id.
+    /// Reopens task `task_id`, repairing a turn a crash cut short.
     pub async fn resume(self, task_id: &str) -> Result<Task, TaskError> {
         let record = self.store.task(task_id).await?;
         let history = self.store.messages(task_id).await?;

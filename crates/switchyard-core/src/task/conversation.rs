@@ -13,8 +13,7 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
-    /// The messages the model is sent: the deleted range hidden, tool calls paired, earlier
-    /// copies of re-read files replaced.
+    /// The messages the model is sent, with the deleted range and re-read files left out.
     pub fn visible(&self) -> Vec<Message> {
         messages_for_request(
             &self.api_conversation_history,

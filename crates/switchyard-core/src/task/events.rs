@@ -16,9 +16,7 @@ pub enum CancelReason {
     UserCancelled,
 }
 
-/// One thing that happened in a task, serialised as one JSON object with a `type` field.
-///
-/// Token counts are tokens, costs USD, durations milliseconds.
+/// One thing that happened in a task, serialised as a JSON object with a `type` field.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TaskEvent {
@@ -177,9 +175,7 @@ pub enum TaskEvent {
 }
 
 impl TaskEvent {
-    /// Replaces every configured secret in the text fields by `[redacted]`.
-    ///
-    /// The task calls this before an event is stored or handed to its callback.
+    /// Replaces every configured secret in the text fields by `[redacted]`, before storing.
     pub fn scrub_secrets(&mut self) {
         use switchyard_api::secrets::scrub_in_place as scrub;
         match self {
@@ -268,7 +264,6 @@ pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
     }
 }
 
-/// Attempt `request_index` ended before content with `error`, as JSON that never holds a key.
 pub(super) fn streaming_failed(request_index: u32, error: &ApiError) -> TaskEvent {
     TaskEvent::ApiReqFinished {
         request_index,

@@ -1,5 +1,4 @@
-//! The request step's side of failover, spend caps and rate limits: which entry a request goes
-//! to, what it waits for, what the response headers say, and moving on from a failed entry.
+//! The request step's side of failover, spend caps and rate limits.
 //! Spec: R12.1, R12.2, R12.3.
 
 use std::time::Duration;
@@ -16,7 +15,6 @@ use crate::limits::guard::{Choice, RequestLimits};
 use crate::limits::state::SlotGrant;
 use crate::store::TaskStore;
 
-/// The limits state a request step consults: the task's limits, its store and its id.
 #[derive(Clone, Copy)]
 pub(crate) struct LimitsContext<'a> {
     pub limits: &'a RequestLimits,
@@ -24,17 +22,14 @@ pub(crate) struct LimitsContext<'a> {
     pub task_id: &'a str,
 }
 
-/// Where one run of the step sends its request.
 #[derive(Clone, Copy)]
 pub(super) struct Route<'a> {
-    /// The failover entry, 0 without limits.
     pub entry: usize,
     pub handler: &'a dyn ApiHandler,
     /// Another entry is free: a failure of this one fails over at once.
     pub alternative: bool,
 }
 
-/// Unix milliseconds `ms` as an RFC 3339 UTC time, to the second.
 pub(crate) fn rfc3339(ms: i64) -> String {
     let t = switchyard_api::time::utc(ms.div_euclid(1000));
     format!(
@@ -43,15 +38,11 @@ pub(crate) fn rfc3339(ms: i64) -> String {
     )
 }
 
-/// The milliseconds from now to `until_ms`, 0 when it has passed.
 fn wait_until(l: LimitsContext<'_>, until_ms: i64) -> Duration {
     Duration::from_millis(u64::try_from(until_ms - l.limits.now_ms()).unwrap_or(0))
 }
 
-/// The entry the step sends to.
-///
-/// When every entry is cooling down the decider is asked: retry waits for the earliest reset
-/// and returns `None` to run the step again, cancel fails.
+/// The entry the step sends to; when all are cooling down, the decider is asked.
 pub(super) async fn choose_entry<'a>(
     l: LimitsContext<'a>,
     decider: &dyn FailureDecider,
@@ -93,8 +84,6 @@ pub(super) async fn choose_entry<'a>(
     }
 }
 
-/// Passes the spend caps, then waits for room in entry `entry`'s rate-limit window and takes a
-/// slot, both for `input_tokens`, the estimated input. Each wait is said as `rate_limit_wait`.
 pub(super) async fn admit(
     l: LimitsContext<'_>,
     entry: usize,
@@ -132,7 +121,6 @@ pub(super) async fn admit(
     }
 }
 
-/// Records what the provider's response headers said of its limits.
 pub(super) async fn learn_limits(
     l: LimitsContext<'_>,
     entry: usize,
@@ -148,9 +136,7 @@ pub(super) async fn learn_limits(
     Ok(())
 }
 
-/// Cools down a failed entry and moves on at once when another entry is free, returning true.
-///
-/// The last free entry is not cooled: the usual waits and retries apply to it.
+/// Cools down a failed entry and moves on at once when another is free, returning true.
 pub(super) async fn fail_over(
     l: LimitsContext<'_>,
     route: &Route<'_>,

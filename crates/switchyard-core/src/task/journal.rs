@@ -1,5 +1,4 @@
-//! How a task writes itself down: every event, message, usage report, deleted range and
-//! file-read dedupe goes to the store, each in a small transaction, before the turn goes on.
+//! How a task writes itself down: each change goes to the store before the turn goes on.
 //! Spec: R6.3, R8.6, R9.5, R10.2, R10.5.
 
 use std::collections::HashSet;
@@ -19,30 +18,22 @@ use crate::store::{StoreError, TaskStore};
 
 const FILE_READ_DEDUPE: &str = "file_read_dedupe";
 
-/// What a task's journal keeps between turns.
 #[derive(Debug)]
 pub(super) struct JournalState {
     /// Messages of the conversation already stored.
     pub persisted: usize,
     /// File-read dedupe edits already recorded: `(message, block, path)`.
     pub recorded_dedupe: HashSet<(usize, usize, String)>,
-    /// What streamed since the last `api_req_started`.
     pub streaming: Streaming,
-    /// When the caller started the task; `first_content` is how long after that the first
-    /// content chunk was recorded.
+    /// When the caller started the task; `first_content` counts from here.
     pub started: Instant,
     pub first_content: Option<Duration>,
-    /// Held by each store write while it runs.
     writing: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// What streamed since the last `api_req_started`.
-///
-/// The text itself lives in the history and the stored `text` events, which `streamed_text`
-/// reads back for a cancelled turn: one copy of a long answer fewer.
+/// What streamed since the last `api_req_started`; the text is read back from stored events.
 #[derive(Debug, Default)]
 pub(super) struct Streaming {
-    /// Text, reasoning or a tool call arrived.
     pub content_seen: bool,
 }
 
@@ -58,7 +49,6 @@ impl Streaming {
     }
 }
 
-/// The assistant text that streamed since the last `api_req_started`, as stored and shown.
 pub(super) async fn streamed_text(store: &dyn TaskStore, id: &str) -> Result<String, StoreError> {
     let Some(started) = store.last_event_of_kind(id, "api_req_started").await? else {
         return Ok(String::new());
@@ -107,8 +97,7 @@ impl JournalState {
         })
     }
 
-    /// Waits for a write a dropped turn left running, then takes the store's view of the
-    /// messages and dedupe edits; what streamed stays.
+    /// Waits for a write a dropped turn left running, then reloads what the store holds.
     pub async fn settle(&mut self, store: &dyn TaskStore, id: &str) -> Result<(), StoreError> {
         drop(self.writing.lock().await);
         let stored = Self::reload(store, id).await?;
@@ -117,7 +106,6 @@ impl JournalState {
         Ok(())
     }
 
-    /// Follows an event about to be stored.
     pub fn observe(&mut self, event: &TaskEvent) {
         self.streaming.observe(event);
         if self.first_content.is_none() && self.streaming.content_seen {
@@ -126,7 +114,6 @@ impl JournalState {
     }
 }
 
-/// Stores one event and adds a usage report to the totals.
 pub(super) async fn store_event(
     store: &dyn TaskStore,
     task_id: &str,
@@ -135,9 +122,7 @@ pub(super) async fn store_event(
     let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
     switchyard_api::secrets::scrub_json(&mut value);
     let kind = value["type"].as_str().unwrap_or("unknown").to_owned();
-    // Streamed chunks and `task_started` are not synced on their own: the next full commit
-    // always comes before the request they precede, which saves an fsync before the first
-    // request. A killed process still keeps them.
+    // These skip their own fsync: the next full commit always comes before their request.
     let deferred = matches!(
         event,
         TaskEvent::Text { .. } | TaskEvent::Reasoning { .. } | TaskEvent::TaskStarted { .. }
@@ -151,8 +136,6 @@ pub(super) async fn store_event(
     Ok(())
 }
 
-/// Stores the messages from `state.persisted` on, then each new file-read dedupe the next
-/// request will apply, as a context edit.
 pub(super) async fn persist_history(
     store: &Arc<dyn TaskStore>,
     task_id: &str,
@@ -191,12 +174,10 @@ pub(super) async fn persist_history(
     Ok(())
 }
 
-/// `message` as it is stored, every configured secret replaced by `[redacted]`.
 pub(super) fn scrubbed_message(message: &Message) -> Message {
     switchyard_api::secrets::scrub_serde(message).unwrap_or_else(|| message.clone())
 }
 
-/// `scrubbed_message` as JSON text, without a copy of the message when it holds no secret.
 fn stored_json(message: &Message) -> Result<String, serde_json::Error> {
     match switchyard_api::secrets::scrub_serde(message) {
         Some(clean) => serde_json::to_string(&clean),
@@ -204,10 +185,7 @@ fn stored_json(message: &Message) -> Result<String, serde_json::Error> {
     }
 }
 
-/// Runs one store write to its end even when the turn awaiting it is dropped.
-///
-/// A turn can be dropped at any await when the user cancels. The write runs in its own tokio
-/// task holding `lock`; a cancellation waits for the lock, then reads back what was stored.
+/// Runs one store write to its end even when a cancel drops the turn awaiting it.
 async fn shielded<T, F>(lock: &Arc<tokio::sync::Mutex<()>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
@@ -228,9 +206,7 @@ where
     })
 }
 
-/// The observer of a task's turn: each event, range and message goes to the store.
-///
-/// The first store failure is kept; the turn ends at the next history change.
+/// The observer of a task's turn: every change goes to the store; the first failure is kept.
 pub(super) struct Journal<'a> {
     pub store: &'a Arc<dyn TaskStore>,
     pub task_id: &'a str,

@@ -1,5 +1,4 @@
-//! The request step's bounded wait for MCP servers still connecting, and the servers it goes
-//! out without.
+//! The request step's bounded wait for MCP servers still connecting.
 //! Spec: R6.1, R11.2.
 
 use std::time::Duration;
@@ -9,9 +8,7 @@ use tokio::time::Instant;
 use super::events::TaskEvent;
 use super::observer::TurnObserver;
 
-/// What the request step needs to know of the MCP hub.
 pub(crate) trait McpHub: Send + Sync {
-    /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
 
     /// Enabled servers not connected, each reported once until its state or reason changes.
@@ -20,14 +17,12 @@ pub(crate) trait McpHub: Send + Sync {
     }
 }
 
-/// An MCP server the request goes out without, and why, in plain words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct McpServerProblem {
     pub server: String,
     pub reason: String,
 }
 
-/// A hub with no servers.
 #[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct NoMcpServers;
@@ -39,8 +34,6 @@ impl McpHub for NoMcpServers {
     }
 }
 
-/// Waits up to `wait` for servers still connecting, then reports each one the request goes out
-/// without as `mcp_server_unavailable`.
 pub(super) async fn wait_and_report(
     hub: &dyn McpHub,
     wait: Duration,
@@ -57,7 +50,6 @@ pub(super) async fn wait_and_report(
     }
 }
 
-/// Waits while MCP servers are connecting, at most `wait`, polling every 50 ms; never fails.
 async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
     let deadline = Instant::now() + wait;
     while hub.is_connecting() {

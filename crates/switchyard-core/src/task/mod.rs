@@ -1,12 +1,5 @@
-//! A task: everything between the user and one `ApiHandler`. `Task` answers one user turn at a
-//! time and writes everything to the store as it happens; `TaskEvent` is what it reports, and
-//! its serde form is the CLI's `--json` line contract.
-//!
-//! Files in the order a turn uses them, each using only those before it: `events`,
-//! `conversation`, `observer`, `settings`, `mcp_wait`, `recovery`, `failover`, `probe`,
-//! `attempt` for one request step, `assembler`, `request` for one stream, `turn` for the
-//! request loop, `tools` for the tool loop, `journal`, `persisted` for `Task`, `run`, `resume`
-//! and `builder`.
+//! A task: everything between the user and one `ApiHandler`, stored as it happens.
+//! A turn runs through `run`, `tools`, `turn`, `request` and `attempt`; `journal` stores it.
 //! Spec: R6, R8, R9, R10, R11.
 
 mod assembler;

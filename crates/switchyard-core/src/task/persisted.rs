@@ -1,5 +1,4 @@
-//! `Task`: a conversation with one model, persisted as it runs; its state, what it tells its
-//! caller, and how each change is written down.
+//! `Task`: a conversation with one model, its state, and how each change is written down.
 //! Spec: R8.4, R8.6, R10.1, R10.2, R10.3, R12.
 
 use std::sync::Arc;
@@ -61,15 +60,10 @@ impl TaskError {
     }
 }
 
-/// One task: a conversation with the model of one `ApiHandler`, written to a `TaskStore` as it
-/// runs and answered one user turn at a time.
-///
-/// Every event goes to the store before it reaches the caller's `on_event`, so what was shown
-/// is never lost. Build one with `Task::builder` or `Task::builder_with_handler`; `start` and
-/// `finish` bracket a run with `task_started` and `task_finished`.
+/// One task: a conversation with one model, written to a store as it runs and answered one turn
+/// at a time; every event is stored before `on_event` sees it.
 pub struct Task {
     pub(super) handler: Arc<dyn ApiHandler>,
-    /// Failover, spend caps and rate limits, if any.
     pub(super) limits: Option<RequestLimits>,
     pub(super) mode: Mode,
     pub(super) store: Arc<dyn TaskStore>,
@@ -80,16 +74,13 @@ pub struct Task {
     pub(super) tool_loop: ToolLoopSettings,
     /// Gathered once; the MCP servers connected at each request are added then.
     pub(super) prompt_context: SystemPromptContext,
-    /// Replaces the built-in system prompt.
     pub(super) system_prompt: Option<String>,
     pub(super) record: TaskRecord,
     pub(super) conversation: Conversation,
-    /// The last `request_index` used; requests are numbered across the task.
     pub(super) request_index: u32,
     pub(super) last_request_total_tokens: u64,
     pub(super) journal: JournalState,
     pub(super) resume_report: Option<ResumeReport>,
-    /// Time to the first content of the first turn that had one, for `task_finished`.
     pub(super) first_token: Option<Duration>,
     pub(super) started: bool,
 }
@@ -144,8 +135,7 @@ impl Task {
         self.last_role() == Some(switchyard_api::Role::User)
     }
 
-    /// True when the last answer ends with an interruption marker: a stream failure, a
-    /// cancellation, or a crash repaired on resume.
+    /// True when the last answer ends with an interruption marker.
     pub fn last_answer_was_cut_off(&self) -> bool {
         match self.conversation.api_conversation_history.last() {
             Some(m) if m.role == switchyard_api::Role::Assistant => matches!(
@@ -157,8 +147,7 @@ impl Task {
         }
     }
 
-    /// True when `run_turn` has work without a new message: an unanswered message, or a cut-off
-    /// answer the model is asked to continue.
+    /// True when `run_turn` has work without a new message, such as a cut-off answer.
     pub fn has_pending_turn(&self) -> bool {
         self.awaits_answer() || self.last_answer_was_cut_off()
     }
@@ -170,7 +159,6 @@ impl Task {
             .map(|m| m.role)
     }
 
-    /// Appends `message` to the history, durably.
     pub(super) async fn append_message(&mut self, message: Message) -> Result<(), StoreError> {
         let index = self.conversation.api_conversation_history.len();
         self.store
@@ -181,16 +169,12 @@ impl Task {
         Ok(())
     }
 
-    /// Stores one event and adds a usage report to the totals.
     pub(super) async fn record_event(&mut self, event: &TaskEvent) -> Result<(), StoreError> {
         self.journal.observe(event);
         store_event(self.store.as_ref(), &self.record.id, event).await
     }
 
     /// Adds the user's message `text` to the history, durably, without answering it.
-    ///
-    /// When the last message is already the user's, the text joins it as another block so roles
-    /// keep alternating. Errors: `TaskError::EmptyMessage` for blank text, or `TaskError::Store`.
     pub async fn add_message(&mut self, text: &str) -> Result<(), TaskError> {
         if text.trim().is_empty() {
             return Err(TaskError::EmptyMessage);
@@ -198,7 +182,6 @@ impl Task {
         Ok(self.add_user_message(text).await?)
     }
 
-    /// `add_message` for any text.
     pub(super) async fn add_user_message(&mut self, text: &str) -> Result<(), StoreError> {
         let block = ContentBlock::Text {
             text: text.to_owned(),
@@ -221,7 +204,6 @@ impl Task {
         self.persist_history().await
     }
 
-    /// Stores what the history holds that the store does not, and new file-read dedupes.
     pub(super) async fn persist_history(&mut self) -> Result<(), StoreError> {
         super::journal::persist_history(
             &self.store,
@@ -232,7 +214,6 @@ impl Task {
         .await
     }
 
-    /// Records the mode, provider and model the task now runs with, if they changed.
     pub(super) async fn set_model(
         &mut self,
         mode: &str,

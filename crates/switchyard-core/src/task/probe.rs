@@ -1,5 +1,4 @@
-//! Sending one request and probing its stream up to the first content chunk, reporting the
-//! provider layer's retries as they happen.
+//! Sending one request and probing its stream up to the first content chunk.
 //! Spec: R5.3, R6.4, R9.4, R12.3.
 
 use std::sync::Arc;
@@ -15,18 +14,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use super::events::TaskEvent;
 use super::observer::TurnObserver;
 
-/// What the provider layer reports while a request is sent and probed.
 pub(super) struct Reports {
-    /// Its retries of a rate-limited request.
     pub retries: UnboundedReceiver<RetryStatus>,
-    /// The rate limits its response headers state, only when asked for.
     pub heard: UnboundedReceiver<RateLimitHeaders>,
 }
 
-/// The options of one request and the channels of its reports.
-///
-/// `fail_fast` is set when another failover entry is free; `hear_limits` asks for the rate
-/// limits the response headers state.
 pub(super) fn request_options(
     cancel: &CancellationToken,
     deadlines: Deadlines,
@@ -60,9 +52,6 @@ pub(super) fn request_options(
 }
 
 /// Reads `stream` up to its first content chunk, holding the usage chunks before it.
-///
-/// A stream that ends first is an empty response. The provider layer enforces the deadlines,
-/// so a stream without content in time ends with a `Timeout` error.
 pub(super) async fn probe(
     mut stream: ApiStream,
     retries: &mut UnboundedReceiver<RetryStatus>,
@@ -102,7 +91,6 @@ pub(super) async fn probe(
     }
 }
 
-/// `held` chunks first, then the rest of `stream`.
 fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
     Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
 }

@@ -1,5 +1,4 @@
-//! The recovery the request step and the request loop share: retry waits, truncation after an
-//! overflow, and asking the user once automatic recovery is exhausted.
+//! The recovery the request step and the request loop share.
 //! Spec: R6.3, R6.5, R6.7, R6.8, R6.9, R8.3, R9.3.
 
 use std::time::Duration;
@@ -38,7 +37,6 @@ impl FailureDecider for FixedDecision {
     }
 }
 
-/// Says `api_req_failed` for `error`, then asks `decider` what to do.
 pub(super) async fn ask(
     decider: &dyn FailureDecider,
     error: &ApiError,
@@ -53,13 +51,11 @@ pub(super) async fn ask(
     decider.api_req_failed(error).await
 }
 
-/// What is appended to a context-window error when truncation can remove nothing more.
 const NOTHING_TO_TRUNCATE: &str = "nothing is left to truncate: the prompt, the system prompt \
     and the tools alone exceed the model's context window; shorten the prompt or use a model \
     with a larger context window (on a local server, load the model with a larger context \
     length)";
 
-/// `error`, an overflow that truncation cannot fix, explained and never retried automatically.
 pub(super) fn nothing_left_to_truncate(mut error: ApiError) -> ApiError {
     error.message = format!(
         "{}; {NOTHING_TO_TRUNCATE}",
@@ -69,8 +65,7 @@ pub(super) fn nothing_left_to_truncate(mut error: ApiError) -> ApiError {
     error
 }
 
-/// Automatic retry `attempt`, from 1: says `error_retry`, waits 2 s, 4 s, 8 s or the error's
-/// longer retry-after up to the cap, then says `api_req_retried`.
+/// Automatic retry `attempt`: waits 2 s, 4 s, 8 s or a longer retry-after up to the cap.
 pub(super) async fn wait_and_retry(
     settings: &AttemptSettings,
     attempt: u32,
@@ -82,7 +77,6 @@ pub(super) async fn wait_and_retry(
     observer.event(TaskEvent::ApiReqRetried).await;
 }
 
-/// Says `error_retry` for retry `attempt` after `delay`, then waits that long.
 pub(super) async fn announce_and_wait(
     settings: &AttemptSettings,
     attempt: u32,
@@ -107,7 +101,6 @@ pub(super) async fn announce_and_wait(
     tokio::time::sleep(delay).await;
 }
 
-/// Applies the next truncation range for `keep` and reports it; returns whether it changed.
 pub(super) async fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,

@@ -1,5 +1,4 @@
-//! Consuming one streamed request: chunks become `TaskEvent`s, usage is summed and costed,
-//! and the assistant's message is assembled for the history.
+//! Consuming one streamed request into events, usage and the assistant's message.
 //! Spec: R8.2, R9.1, R9.2, R9.4.
 
 use std::time::Duration;
@@ -25,35 +24,30 @@ pub enum RequestStatus {
     Failed(ApiError),
 }
 
-/// What one request produced.
 #[derive(Debug, Clone)]
 pub(crate) struct RequestOutcome {
     pub status: RequestStatus,
-    /// The message assembled from the chunks, kept even when the stream failed part-way.
+    /// The assistant's message, kept even when the stream failed part-way.
     pub assistant_message: Message,
     pub usage: UsageTotals,
-    /// Cost in USD: `None` when prices are unknown and the provider reported no cost,
-    /// `Some(0.0)` when no usage was reported.
+    /// `None` when prices are unknown and the provider reported no cost.
     pub cost_usd: Option<f64>,
     pub first_token: Option<Duration>,
     /// From the request's start to the stream's end; the tests time requests with it.
     #[cfg_attr(not(test), allow(dead_code))]
     pub duration: Duration,
-    /// Calls of a completed stream whose arguments are not one JSON object; the tool loop tells
-    /// the model why instead of running them.
+    /// Calls of a completed stream whose arguments are not one JSON object.
     pub rejected_tool_calls: Vec<RejectedToolCall>,
 }
 
 /// A tool call that was not handed over: the model is told, the user sees it, nothing runs.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RejectedToolCall {
-    /// The call as it arrived.
     pub call: ToolCall,
     /// Why it was rejected, such as "a JSON array instead of an object".
     pub reason: String,
 }
 
-/// Tokens estimated from a byte count: 4 bytes per token, rounded up.
 fn estimate_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
@@ -68,10 +62,6 @@ fn block_len(block: &ContentBlock) -> usize {
     }
 }
 
-/// Streams one request through `handler` and reports every chunk to `observer` as it arrives.
-///
-/// Text and reasoning are forwarded as they stream, tool calls once the stream ends. Usage is
-/// reported once, whether the request succeeded or not. A stream without content is an error.
 #[cfg(test)]
 pub(crate) async fn run_request(
     handler: &dyn ApiHandler,
@@ -90,8 +80,7 @@ pub(crate) async fn run_request(
     outcome
 }
 
-/// Consumes a probed stream as `run_request` does, but leaves reporting a failure to the
-/// caller, which may explain it first.
+/// Consumes a probed stream, leaving the report of a failure to the caller.
 pub(crate) async fn consume_stream(
     handler: &dyn ApiHandler,
     stream: ApiStream,
@@ -119,8 +108,7 @@ pub(crate) async fn consume_stream(
     }
     let estimated = !usage.reported && read.first_token.is_some() && failure.is_none();
     if estimated {
-        // Some OpenAI-compatible servers such as llama-cpp-python never report usage. A failed
-        // stream is not estimated: its usage is unknown, not small.
+        // llama-cpp-python never reports usage; a failed stream's usage is unknown, not small.
         usage.add(&estimated_usage(
             system_prompt,
             messages,
@@ -155,7 +143,6 @@ struct Read {
     failure: Option<ApiError>,
 }
 
-/// Reads `stream` to its end or its first error, reporting text and reasoning as they stream.
 async fn read_stream(
     mut stream: ApiStream,
     started: Instant,
@@ -197,9 +184,6 @@ async fn read_stream(
     read
 }
 
-/// The assistant's message; tool calls are handed over only when the stream `completed`.
-///
-/// A failed or cancelled stream keeps only its complete blocks.
 async fn finish_message(
     assembler: MessageAssembler,
     completed: bool,
@@ -225,7 +209,6 @@ async fn finish_message(
     (message, rejected)
 }
 
-/// The usage of a request whose provider reported none, at 4 bytes per token.
 fn estimated_usage(system_prompt: &str, messages: &[Message], answer: &Message) -> Usage {
     let output_bytes: usize = answer.content.iter().map(block_len).sum();
     let input_bytes: usize = messages

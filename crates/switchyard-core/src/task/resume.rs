@@ -8,12 +8,10 @@ use super::persisted::{ResumeReport, Task};
 use super::turn::INTERRUPTED_MARKER;
 use crate::store::{StoreError, TaskStore};
 
-/// The `streaming_failed_message` recorded on resume for a request whose process ended while
-/// its answer streamed.
+/// The `streaming_failed_message` recorded on resume for a request whose process ended.
 pub const PROCESS_ENDED_MESSAGE: &str =
     "switchyard stopped while the response was streaming (the process was killed or crashed)";
 
-/// What the end of a task's stored events says about its last request.
 enum LastRequest {
     /// Nothing to repair: no request, or it has a cost or a cancel reason.
     Settled,
@@ -55,10 +53,7 @@ async fn last_request(store: &dyn TaskStore, id: &str) -> Result<LastRequest, St
     })
 }
 
-/// The assistant message `resume` will recover for a task whose process ended mid-answer,
-/// without changing the store; `None` when there is nothing to recover.
-///
-/// `export` appends it, so what it shows is what `resume` continues from.
+/// The assistant message `resume` will recover, without changing the store; `export` shows it.
 pub async fn recoverable_partial(
     store: &dyn TaskStore,
     id: &str,
@@ -86,11 +81,7 @@ fn interrupted_answer(text: String) -> Message {
 }
 
 impl Task {
-    /// Repairs the end of a reopened task and says what it did.
-    ///
-    /// A trailing `api_req_started` with neither a cost nor a cancel reason is dropped when
-    /// nothing streamed after it. Streamed text is kept as the answer, marked, and the request
-    /// gets `cancel_reason: streaming_failed`, as for a stream that failed part-way.
+    /// Repairs the end of a reopened task whose last request a crash cut short.
     pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
         let mut report = ResumeReport::default();
         let id = self.record.id.clone();

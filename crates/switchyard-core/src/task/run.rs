@@ -1,5 +1,4 @@
-//! Running a `Task`: `task_started`, one user turn through the tool and request loops, and
-//! `task_finished`.
+//! Running a `Task`: `task_started`, one user turn, and `task_finished`.
 //! Spec: R1.4, R6, R9, R9.3, R9.5, R10.2, R11.2.
 
 use switchyard_api::{ApiError, CancellationToken, ContentBlock, ErrorKind, Message, ToolSpec};
@@ -17,9 +16,7 @@ use crate::prompt::get_system_prompt;
 use crate::store::StoreError;
 
 impl Task {
-    /// Records and emits `task_started` and starts the clock of `task_finished`.
-    ///
-    /// `run_turn` and `finish` call it when it was not called; calling it again does nothing.
+    /// Records and emits `task_started` once; `run_turn` and `finish` call it when needed.
     pub async fn start(
         &mut self,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
@@ -43,13 +40,8 @@ impl Task {
 
     /// Runs one user turn and returns how it ended, every request's tokens and cost summed.
     ///
-    /// A non-blank `message` is added first; without one, an unanswered message is answered or
-    /// a cut-off answer continued. Events reach `on_event` after they are stored. Cancelling
-    /// `cancel` stops the turn wherever it is: what streamed is kept, marked
-    /// `INTERRUPTED_BY_USER_MARKER`, and the task stays resumable.
-    ///
-    /// Errors: `TaskError::NothingToAnswer` without a message on an answered task, or
-    /// `TaskError::Store` when a change could not be saved; no request is sent after that.
+    /// Without a `message`, an unanswered message is answered or a cut-off answer continued.
+    /// Cancelling `cancel` stops the turn at once; what streamed is kept and the task can resume.
     pub async fn run_turn(
         &mut self,
         message: Option<&str>,
@@ -89,7 +81,7 @@ impl Task {
         Ok(outcome)
     }
 
-    /// Records and emits `task_finished` with `status` and the times since `start`.
+    /// Records and emits `task_finished` with `status`.
     pub async fn finish(
         &mut self,
         status: TaskStatus,
@@ -107,8 +99,7 @@ impl Task {
         stored
     }
 
-    /// The turn itself. Cancelling drops this future wherever it waits, and dropping its
-    /// stream closes the request's connection.
+    /// The turn itself; cancelling drops it wherever it waits, closing the request's connection.
     async fn turn(
         &mut self,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
@@ -135,8 +126,7 @@ impl Task {
             previous_request_total_tokens: self.last_request_total_tokens,
             request_index: self.request_index + 1,
             settings: self.attempt,
-            // Cancelling drops the turn; requests are never cancelled on their own, so a
-            // cancelled turn is always recorded the same way.
+            // Only dropping the turn cancels, so a cancel is always recorded the same way.
             cancel: CancellationToken::new(),
         };
         let tools = ToolLoop {
@@ -166,15 +156,11 @@ impl Task {
         Ok(outcome)
     }
 
-    /// Records a turn dropped because the user cancelled: what streamed is kept, marked, and
-    /// the request under way gets `cancel_reason: user_cancelled`.
     async fn record_cancelled(
         &mut self,
         request_started: bool,
         on_event: &mut (dyn FnMut(TaskEvent) + Send),
     ) -> Result<TurnOutcome, StoreError> {
-        // A write the turn had under way runs to its end first; then what the store lacks is
-        // stored now.
         self.journal
             .settle(self.store.as_ref(), &self.record.id)
             .await?;

@@ -1,4 +1,4 @@
-//! `AttemptSettings`: the deadlines and limits of the request step, with their defaults.
+//! `AttemptSettings`: the deadlines and limits of the request step.
 //! Spec: R4.0b, R5.2, R6.1, R6.4, R6.7.
 
 use std::time::Duration;
@@ -12,18 +12,18 @@ pub const MAX_AUTO_RETRIES: u32 = 3;
 /// The longest server-requested wait honoured between automatic retries.
 pub const DEFAULT_RETRY_AFTER_CAP: Duration = switchyard_api::retry::DEFAULT_RETRY_AFTER_CAP;
 
-/// Deadlines and limits of the step.
+/// Deadlines and limits of the request step.
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptSettings {
     /// Automatic retries before the user is asked; default 3.
     pub max_auto_retries: u32,
-    /// First-content and idle deadlines of each request; unset values take the provider's.
+    /// First-content and idle deadlines; unset values take the provider's.
     pub deadlines: Deadlines,
-    /// The longest server-requested wait honoured between automatic retries; default 60 s.
+    /// The longest server-requested wait honoured between retries; default 60 s.
     pub retry_after_cap: Duration,
     /// How long to wait for MCP servers still connecting; default 10 s.
     pub mcp_wait: Duration,
-    /// Size bounds of each line, tool call arguments and answer, from `[limits]`.
+    /// Size bounds of each line, tool call and answer, from `[limits]`.
     pub bounds: StreamBounds,
 }
 

@@ -1,5 +1,4 @@
-//! The tool loop of a user turn: approve and run the model's MCP tool calls, send their results
-//! back, and send the next request until the model answers without a call.
+//! The tool loop of a user turn: run the model's MCP tool calls and send their results back.
 //! Spec: R11.2.
 
 use serde_json::Value;
@@ -53,7 +52,7 @@ pub trait ToolApprover: Send + Sync {
     fn approve<'a>(&'a self, call: &'a ToolCallRequest) -> BoxFuture<'a, bool>;
 }
 
-/// Denies every tool call that needs approval, a `Task`'s default; the model is told and goes on.
+/// Denies every tool call that needs approval; a `Task`'s default.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyToolCalls;
 
@@ -71,11 +70,7 @@ pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
 
 /// Runs one user turn with its tool calls until the model answers without one.
 ///
-/// Every call of an answer gets exactly one result, in call order, because providers reject an
-/// answer whose calls lack results; a denied, unknown or failed call gets an error result the
-/// model can read. Results reach `observer.history_changed` before the next request, so a
-/// store makes them durable first. The outcome sums every request; it is `Failed` when
-/// `max_rounds` rounds did not end the turn.
+/// Every call gets one result in call order: providers reject an answer whose calls lack any.
 pub(crate) async fn run_turn_with_tools(
     ctx: &ApiRequestContext<'_>,
     tools: &ToolLoop<'_>,
@@ -117,17 +112,13 @@ pub(crate) async fn run_turn_with_tools(
     }
 }
 
-/// Where a turn's tool calls run and who approves them.
 #[derive(Clone, Copy)]
 pub(crate) struct ToolLoop<'a> {
-    /// The MCP servers whose tools were offered.
     pub hub: &'a McpServerHub,
-    /// Asked for calls of tools not in their server's `autoApprove` list.
     pub approver: &'a dyn ToolApprover,
     pub settings: ToolLoopSettings,
 }
 
-/// What follows a completed request in the tool loop.
 #[derive(Debug)]
 enum ToolStep {
     /// The answer calls none of the MCP tools offered: the turn is over.
@@ -138,10 +129,7 @@ enum ToolStep {
     Stopped(ApiError),
 }
 
-/// Answers the calls of the last assistant message, or ends the turn when it calls no MCP tool.
-///
-/// A call rejected for arguments that are not one JSON object gets an error result asking for
-/// the call again, and nothing runs.
+/// Answers the calls of the last assistant message; a call with bad arguments is not run.
 async fn tool_step(
     tools: &ToolLoop<'_>,
     rounds: &mut u32,
@@ -197,7 +185,6 @@ async fn tool_step(
     })
 }
 
-/// Reports the round limit with an `error` event and returns the error the turn fails with.
 async fn rounds_exceeded(max_rounds: u32, observer: &mut dyn TurnObserver) -> ApiError {
     let message =
         format!("stopped after {max_rounds} rounds of tool calls: the model kept calling tools");
@@ -211,7 +198,6 @@ async fn rounds_exceeded(max_rounds: u32, observer: &mut dyn TurnObserver) -> Ap
     ApiError::new(ErrorKind::InvalidRequest, message)
 }
 
-/// Runs call `id` of `binding` when approved, with the server's timeout: `(text, is_error)`.
 async fn run_call(
     tools: &ToolLoop<'_>,
     binding: &McpToolBinding,
@@ -238,7 +224,6 @@ async fn run_call(
     (out.content, out.is_error)
 }
 
-/// The tool calls `(id, function name, input)` of the last message if it is the assistant's.
 fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value)> {
     match conversation.api_conversation_history.last() {
         Some(m) if m.role == Role::Assistant => m
@@ -258,7 +243,6 @@ fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value
 /// The longest part, in characters, of a rejected call's arguments quoted back to the model.
 const QUOTED_ARGUMENTS: usize = 200;
 
-/// The error result of a call whose arguments are not one JSON object.
 fn rejection_text(rejected: &RejectedToolCall) -> String {
     let arguments = &rejected.call.arguments;
     let quoted: String = arguments.chars().take(QUOTED_ARGUMENTS).collect();
@@ -274,7 +258,6 @@ fn rejection_text(rejected: &RejectedToolCall) -> String {
     )
 }
 
-/// `next` added to `sum`; the first token time comes from the first turn, the status from `next`.
 fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
     let Some(mut sum) = sum else {
         return next;

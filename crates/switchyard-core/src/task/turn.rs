@@ -1,5 +1,4 @@
-//! The request loop of one user turn: each request is attempted, consumed into events and the
-//! history, and a failure after the first chunk is recovered without tearing the task down.
+//! The request loop of one user turn, recovering a stream that fails part-way.
 //! Spec: R6.5, R9.1, R9.3, R9.5, R10.2.
 
 use std::time::Duration;
@@ -38,17 +37,10 @@ pub struct TurnOutcome {
     pub first_token: Option<Duration>,
     /// Requests started.
     pub requests: u32,
-    /// Calls of the last answer whose arguments are not one JSON object.
     pub(crate) rejected_tool_calls: Vec<RejectedToolCall>,
 }
 
-/// Runs requests until the assistant answered the last user message, or the user or policy
-/// gave up.
-///
-/// A failure after the first chunk keeps the partial answer with `INTERRUPTED_MARKER` and is
-/// retried after 2 s, 4 s, 8 s unless it is never retryable. `observer` gets every event, range
-/// change and appended message, each awaited so a store makes it durable first; when its
-/// `history_changed` fails, the turn ends at once.
+/// Runs requests until the assistant answered the last user message, or the user gave up.
 pub(crate) async fn run_turn(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -100,9 +92,7 @@ struct Turn {
     cost_usd: Option<f64>,
     first_token: Option<Duration>,
     requests: u32,
-    /// Retries after a failure part-way.
     midstream_retries: u32,
-    /// Total tokens of the last request.
     previous_total: u64,
 }
 
@@ -141,9 +131,6 @@ impl Turn {
     }
 }
 
-/// Request `request_index`, sent, probed and recovered by the request step, then consumed.
-///
-/// An error ends the turn because the step gave up; a failure of the stream is in the outcome.
 async fn send(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -179,9 +166,7 @@ async fn send(
     let outcome =
         consume_stream(handler, stream, started, &system_prompt, &visible, observer).await;
     if let RequestStatus::Failed(e) = &outcome.status {
-        // An overflow is reported once the loop knows what it becomes. A failure that kept
-        // nothing and is retried is reported as a failure before content is: the user saw no
-        // answer fail.
+        // A retried failure that kept nothing is reported as one before content would be.
         let nothing_kept = outcome.assistant_message.content.is_empty();
         let retried_quietly = nothing_kept
             && e.is_retryable()
@@ -194,7 +179,6 @@ async fn send(
     Ok(outcome)
 }
 
-/// A request the user cancelled keeps its complete blocks and ends the turn with `error`.
 async fn keep_cancelled(
     conversation: &mut Conversation,
     request_index: u32,
@@ -210,10 +194,6 @@ async fn keep_cancelled(
 }
 
 /// A stream that failed part-way keeps what arrived, marked, and is retried or ends the turn.
-///
-/// A failure that kept nothing, such as a cut-off tool call, stores no empty message and sends
-/// the same request again. An answer that filled the context window is not helped by waiting:
-/// the loop truncates and goes on at once, or stops when nothing is left to remove.
 async fn recover_midstream(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -271,7 +251,6 @@ async fn recover_midstream(
     Ok(())
 }
 
-/// Appends `message` to the history and lets the observer store it before the turn goes on.
 pub(super) async fn append(
     conversation: &mut Conversation,
     message: Message,
