@@ -1,16 +1,7 @@
-//! AWS credentials and SigV4 signing for Bedrock (SPEC R4.1, R3.5, R3.6).
-//!
-//! Credentials come from the standard AWS chain in this order: the static keys
-//! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`) read with the
-//! rest of the configuration, then `aws-config`'s default chain — environment, the profile of
-//! `~/.aws/config` and `~/.aws/credentials` (`profile` setting or `AWS_PROFILE`; static keys,
-//! `credential_process`, SSO, assumed roles), web identity tokens, ECS and EC2 instance
-//! metadata. Fetched credentials are reused until five minutes before they expire.
-//!
-//! Signing is AWS Signature Version 4 by the `aws-sigv4` crate, in headers: `x-amz-date`,
-//! `x-amz-security-token` when the credentials carry a session token, and `authorization:
-//! AWS4-HMAC-SHA256 Credential=AKID/YYYYMMDD/region/service/aws4_request, SignedHeaders=…,
-//! Signature=…`.
+//! AWS credentials and SigV4 signing for Bedrock. Static keys from the configuration come
+//! first, then `aws-config`'s default chain; fetched credentials are reused until five minutes
+//! before they expire.
+//! Spec: R4.1, R3.5, R3.6.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -37,8 +28,8 @@ struct Chain {
     region: Option<String>,
 }
 
-/// Where a Bedrock handler gets its region and credentials. Cheap to build; the default chain
-/// is loaded on first use.
+/// Where a Bedrock handler gets its region and credentials; the default chain is loaded on
+/// first use.
 pub(crate) struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
@@ -50,8 +41,8 @@ pub(crate) struct AwsAuth {
 }
 
 impl AwsAuth {
-    /// From resolved settings: static keys when both parts are set, the region and profile
-    /// when configured.
+    /// From resolved settings: static keys when both parts are set, the region and profile when
+    /// configured.
     pub fn new(cloud: &CloudSettings) -> Self {
         let static_credentials = match (&cloud.aws_access_key_id, &cloud.aws_secret_access_key) {
             (Some(id), Some(secret)) => Some(Credentials::new(
@@ -88,8 +79,7 @@ impl AwsAuth {
                     loader = loader.region(aws_config::Region::new(region.clone()));
                 }
                 if self.config_file.is_some() || self.credentials_file.is_some() {
-                    // The files the configuration's environment named (the process's own
-                    // environment is read by aws-config as well).
+                    // The files the configuration's environment named; aws-config reads the process's own too.
                     let mut files = EnvConfigFiles::builder();
                     match &self.config_file {
                         Some(p) => files = files.with_file(EnvConfigFileKind::Config, p),
@@ -110,8 +100,7 @@ impl AwsAuth {
             .await
     }
 
-    /// The region: the configured one, else the default chain's (`AWS_REGION`, the profile's
-    /// `region`, instance metadata).
+    /// The region: the configured one, else the default chain's.
     pub async fn region(&self) -> Option<String> {
         if let Some(r) = &self.region {
             return Some(r.clone());
@@ -119,12 +108,8 @@ impl AwsAuth {
         self.chain().await.region.clone()
     }
 
-    /// Credentials for the next request.
-    ///
-    /// # Errors
-    ///
-    /// An [`ErrorKind::Auth`] error saying how to provide credentials when the chain finds
-    /// none (the chain's own reason is kept; it never holds a secret).
+    /// Credentials for the next request, or an [`ErrorKind::Auth`] error saying how to provide
+    /// them, with the chain's own reason, which never holds a secret.
     pub async fn credentials(&self) -> Result<Credentials, ApiError> {
         if let Some(c) = &self.static_credentials {
             return Ok(c.clone());
@@ -161,14 +146,9 @@ impl AwsAuth {
     }
 }
 
-/// Signs a request with SigV4 and returns the headers to add (`x-amz-date`, `authorization`,
-/// and `x-amz-security-token` with a session token). `url` must already be percent-encoded;
-/// `headers` are the headers sent with the request, all of which are signed along with `host`.
-///
-/// # Errors
-///
-/// A sentence saying why the request cannot be signed (the URL is not a valid URI). It never
-/// holds a secret.
+/// Signs a request with SigV4 in headers and returns the headers to add. `url` must already be
+/// percent-encoded, and every header in `headers` is signed along with `host`. The error says
+/// why the request cannot be signed and never holds a secret.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sign_request(
     method: &str,

@@ -1,16 +1,17 @@
-//! Failover entries (SPEC R12.1): one entry of a mode's failover chain, `fallbacks` in the file
-//! or `--fallback PROVIDER:MODEL` on the command line.
+//! One entry of a mode's failover chain: `fallbacks` in the file, or `--fallback` on the
+//! command line.
+//! Spec: R12.1.
 
 use serde::{Deserialize, Serialize};
 
-/// One entry of a mode's `fallbacks` (SPEC R12.1): any mode setting, plus the endpoint and
-/// key variable when they differ from `[providers.ID]`'s.
+/// One entry of a mode's `fallbacks`: any mode setting, plus the endpoint and key variable
+/// when they differ from the provider's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FallbackSettings {
-    /// Provider id (`openrouter`, `openai`, …); required.
+    /// Provider id; required.
     pub provider: Option<String>,
-    /// Model id; missing → the provider's default model.
+    /// Model id, else the provider's default model.
     #[serde(rename = "model")]
     pub model_id: Option<String>,
     /// Overrides of the model's info, as a mode's.
@@ -19,15 +20,14 @@ pub struct FallbackSettings {
     pub reasoning_effort: Option<String>,
     /// As a mode's `thinking_budget_tokens`.
     pub thinking_budget_tokens: u64,
-    /// Base URL for this entry only (else `[providers.ID] base_url`, else the preset's).
+    /// Base URL for this entry only.
     pub base_url: Option<String>,
-    /// The environment variable holding this entry's key (else the provider's).
+    /// The environment variable holding this entry's key, else the provider's.
     pub api_key_env: Option<String>,
 }
 
 impl FallbackSettings {
-    /// `provider:model` as the entry was written (`(default model)` when it names none), as
-    /// `--fallback` takes it and messages show it.
+    /// `provider:model` as the entry was written, as `--fallback` takes it and messages show it.
     pub fn label(&self) -> String {
         format!(
             "{}:{}",
@@ -36,10 +36,9 @@ impl FallbackSettings {
         )
     }
 
-    /// Parses `PROVIDER:MODEL` or `PROVIDER:MODEL@BASE_URL` (the `--fallback` flag). The
-    /// model may itself hold colons (`ollama:qwen3:8b`) and `@` (Vertex's
-    /// `claude-sonnet-4@20250514`): only an `@` followed by `http://` or `https://` starts a
-    /// base URL. `None` when the provider, the model or a base URL given is empty.
+    /// Parses the `--fallback` flag's `PROVIDER:MODEL` or `PROVIDER:MODEL@BASE_URL`. The model may
+    /// hold colons and `@`, so only an `@` before `http://` or `https://` starts a base URL; `None`
+    /// when a part given is empty.
     pub fn parse_flag(text: &str) -> Option<Self> {
         let (provider, rest) = text.split_once(':')?;
         let at = ["@http://", "@https://"]

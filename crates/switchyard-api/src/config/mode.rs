@@ -1,11 +1,11 @@
-//! The plan and act modes (SPEC R3.1) and what each chooses: provider, model, model info
-//! overrides, reasoning effort, thinking budget, fallbacks.
+//! The plan and act modes, and what each chooses.
+//! Spec: R3.1.
 
 use serde::{Deserialize, Serialize};
 
 use super::fallback::FallbackSettings;
 
-/// The task's mode (SPEC R3.1). Each mode has its own provider and model.
+/// The task's mode; each has its own provider and model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -35,7 +35,7 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// How hard a reasoning model thinks (SPEC R3.1); unknown values read as `medium`.
+/// How hard a reasoning model thinks; unknown values read as `medium`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReasoningEffort {
@@ -78,31 +78,30 @@ impl<'de> Deserialize<'de> for ReasoningEffort {
     }
 }
 
-/// One mode's choices (SPEC R3.1).
+/// One mode's choices.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModeSettings {
-    /// Provider id (`anthropic`, `openrouter`, …). Missing or unknown → Anthropic (R3.4).
+    /// Provider id; missing or unknown reads as Anthropic.
     pub provider: Option<String>,
-    /// Model id; missing → the provider's default model.
+    /// Model id, else the provider's default model.
     #[serde(rename = "model")]
     pub model_id: Option<String>,
-    /// Overrides of the model's info (context window, max tokens, prices, …), field by field.
+    /// Overrides of the model's info, field by field.
     pub model_info: Option<toml::Table>,
     /// `none|low|medium|high|xhigh`; anything else reads as `medium`, with a warning.
     pub reasoning_effort: Option<String>,
     /// Thinking budget in tokens; 0 disables extended thinking.
     pub thinking_budget_tokens: u64,
-    /// The failover chain (SPEC R12.1): entries tried in order when this mode's provider
-    /// fails before any content with a rate limit, overload, quota, server, timeout or
-    /// network error (or auth, spend-limit, entitlement).
+    /// The failover chain: entries tried in order when this mode's provider fails before any
+    /// content with an error another provider may not meet.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,
 }
 
-/// A fallback entry is a mode of its own while it answers (SPEC R12.1).
+/// A fallback entry is a mode of its own while it answers.
 impl FallbackSettings {
-    /// The entry as mode settings (without fallbacks of its own).
+    /// The entry as mode settings, without fallbacks of its own.
     pub fn mode_settings(&self) -> ModeSettings {
         ModeSettings {
             provider: self.provider.clone(),

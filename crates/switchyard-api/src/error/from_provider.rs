@@ -1,6 +1,5 @@
-//! A provider's failure as an error (SPEC R7, R5.2, R7.4): [`ApiError::from_provider`] classifies
-//! an HTTP error status or an error event inside a 200 stream, finds its retry-after hint, and
-//! marks it permanent when its words say waiting cannot fix it.
+//! A provider's failure as an error: [`ApiError::from_provider`] classifies it, finds its
+//! retry-after hint, and marks it permanent when its words say waiting cannot fix it.
 
 use std::time::Duration;
 
@@ -11,17 +10,11 @@ use super::remedy;
 
 impl ApiError {
     /// Builds the error for an HTTP response that failed or carried an in-stream error event,
-    /// classifying it by status, provider error type/code and message with [`classify`](crate::error::classify)
-    /// (SPEC R7).
+    /// classified by [`classify`](crate::error::classify).
     ///
-    /// `retry_after` is the hint the caller already found (headers, Gemini `RetryInfo`); when
-    /// it is `None`, a wait named in the message ("Please try again in 915ms", C07) is used
-    /// instead (`retry_after_from_message`, measured from the local clock).
-    /// The hint is kept whatever the kind: the provider level retries only rate limits
-    /// (R5.1), but the task level honours a longer hint for every retryable kind (R6.7), and a
-    /// quota error carries the time until its reset (C09). A rate limit worded as a daily
-    /// limit is a spent quota unless the hint says the window rolls within the hour (H14).
-    /// [`ApiError::permanent`] is set when the words say waiting cannot fix it (SPEC R7.4).
+    /// `retry_after` is the hint the caller found; without one, a wait named in the message is
+    /// used. The hint is kept whatever the kind: the task level honours a longer hint for every
+    /// retryable kind, and a quota error carries the time until its reset.
     pub fn from_provider(
         status: Option<u16>,
         code: Option<&str>,

@@ -1,9 +1,7 @@
-//! Failures that waiting cannot fix (SPEC R7.4), and what the user should change: the hint an
-//! error's `Display` adds after the provider's own words.
-//!
-//! Which failures are permanent is decided here from the provider's words, once, when the
-//! error is built ([`waiting_cannot_fix`]); the advice is chosen when the error is shown
-//! ([`hint`]), so it can name the provider and model the error was tagged with.
+//! Failures that waiting cannot fix, and what the user should change. Which failures are
+//! permanent is decided once, when the error is built; the advice when it is shown, so that it
+//! can name the provider and model.
+//! Spec: R7.4.
 
 use std::time::Duration;
 
@@ -13,17 +11,8 @@ use super::kind::ErrorKind;
 use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 
 /// Whether a provider error of `kind` with this `message` fails the same way however long one
-/// waits (SPEC R7.4):
-///
-/// * a rate limit whose request alone is larger than the limit: "Limit 30000, Requested 31538"
-///   (OpenAI 429, tests/cases H04; Groq 413, H05), or "Request too large" without figures.
-///   "Limit 30000, Used 28461, Requested 3082" (H04b) is momentary: the request fits once the
-///   window has room;
-/// * a server that cannot load the model into its memory: Ollama's 500 "model requires more
-///   system memory (7.5 GiB) than is available (6.0 GiB)" (H30), "insufficient memory".
-///
-/// Invalid requests and content blocks are never retried by kind
-/// ([`ErrorKind::is_never_retried`]), so they need no mark here.
+/// waits: a rate limit whose request alone is larger than the limit, or a server that cannot
+/// load the model into its memory. "Limit 30000, Used 28461, Requested 3082" is momentary.
 pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
     let msg = message.to_ascii_lowercase();
     match kind {
@@ -43,8 +32,8 @@ pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
     }
 }
 
-/// The figures of "Limit 30000, Requested 31538" (OpenAI, Groq), in lower case `msg`: the
-/// number after the first `limit` and the number after the first `requested`.
+/// The figures of "Limit 30000, Requested 31538" in lower-case `msg`: the numbers after the
+/// first `limit` and the first `requested`.
 fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
     let number_after = |word: &str| -> Option<u64> {
         let at = msg.find(word)? + word.len();
@@ -59,12 +48,12 @@ fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
     Some((number_after("limit ")?, number_after("requested ")?))
 }
 
-/// What the user should change, added after the message by `Display` ("…: {message};
-/// {hint}"), or `None` when the provider's words say it already or there is nothing to add.
+/// What the user should change, added after the message by `Display`; `None` when the
+/// provider's words say it already or there is nothing to add.
 pub(super) fn hint(e: &ApiError) -> Option<String> {
     let msg = e.message.to_ascii_lowercase();
     match e.kind {
-        // Unless the provider's message already says when (C09b).
+        // Unless the provider's message already says when.
         ErrorKind::QuotaExceeded if !msg.contains("reset") => e
             .retry_after
             .map(|d| format!("it resets in about {}", human_duration(d))),
@@ -96,10 +85,10 @@ pub(super) fn hint(e: &ApiError) -> Option<String> {
     }
 }
 
-/// Advice for the invalid requests whose fix is known (SPEC R7.4).
+/// Advice for the invalid requests whose fix is known.
 fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
     if msg.contains("on-demand throughput") || msg.contains("inference profile") {
-        // Bedrock (H25): newer models only run through a cross-region inference profile.
+        // Bedrock: newer models only run through a cross-region inference profile.
         return Some(
             "use an inference profile: give the model id with its region prefix (us.…, eu.…, \
              apac.…), or set use_cross_region_inference = true under [providers.bedrock]"
@@ -107,14 +96,14 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
         );
     }
     if msg.contains("not found") && msg.contains("pull") {
-        // Ollama (H31): `model "llama3" not found, try pulling it first`.
+        // Ollama: `model "llama3" not found, try pulling it first`.
         let model = quoted(&e.message).or(e.model_id.as_deref())?;
         return Some(format!(
             "download it with `ollama pull {model}`, or pick a model `ollama list` shows"
         ));
     }
     if msg.contains("support tool use") {
-        // OpenRouter (H15): no endpoint of this model accepts tools.
+        // OpenRouter: no endpoint of this model accepts tools.
         return Some("pick a model whose providers support tool use".to_owned());
     }
     if e.status == Some(404) {
@@ -128,7 +117,7 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
     None
 }
 
-/// The first text in double quotes (or backticks) of `message`.
+/// The first text in double quotes or backticks of `message`.
 fn quoted(message: &str) -> Option<&str> {
     ['"', '`', '\''].iter().find_map(|q| {
         let start = message.find(*q)? + 1;
