@@ -1,18 +1,17 @@
-//! What each [`TaskEvent`] shows: a JSON line with `--json`, else its text line, note or
-//! countdown (the retry lines of SPEC R5.3 and R6.8, the interrupted answer of R9.3, the
-//! fallback line of R12.1, the rate-limit wait of R12.3).
+//! What each `TaskEvent` shows: a JSON line with `--json`, else its text line, note or
+//! countdown.
+//! Spec: R5.3, R6.8, R9.3, R12.1, R12.3.
 
 use switchyard_core::task::{CancelReason, TaskEvent, TaskStatus};
 
 use super::renderer::Renderer;
 
-/// The part of an error sentence before its details: "anthropic is rate limiting requests
-/// (HTTP 429)".
+/// The part of an error sentence before its details, such as "anthropic is rate limiting".
 fn headline(message: &str) -> &str {
     message.split_once(": ").map_or(message, |(head, _)| head)
 }
 
-/// `-vv`: every event as its JSON line, on stderr (scrubbed there as every log line).
+/// At `-vv`, every event as its JSON line on stderr.
 fn log_event(event: &TaskEvent) {
     if tracing::enabled!(tracing::Level::DEBUG)
         && let Ok(line) = serde_json::to_string(event)
@@ -22,7 +21,7 @@ fn log_event(event: &TaskEvent) {
 }
 
 impl Renderer {
-    /// Renders one event. Output errors (a closed pipe) are ignored: the task still ends cleanly.
+    /// Renders one event; a closed pipe is ignored so the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
         log_event(event);
         if self.stdout_closed {
@@ -61,8 +60,7 @@ impl Renderer {
             TaskEvent::McpServerUnavailable { server, reason } => {
                 self.mcp_server_unavailable(server, reason);
             }
-            // The last line shows the whole task: every request's usage (tool rounds, retries)
-            // summed.
+            // The last line sums every request's usage, tool rounds and retries included.
             TaskEvent::Usage { .. } => self.usage.add(event),
             TaskEvent::Error { message, .. } => self.error(message),
             TaskEvent::ErrorRetry { .. } | TaskEvent::RetryStatus { .. } => self.retry(event),
@@ -100,7 +98,7 @@ impl Renderer {
         }
     }
 
-    /// `--json`: the event as one line on stdout, scrubbed of secrets (SPEC R10.5).
+    /// With `--json`, the event as one scrubbed line on stdout.
     fn json_line(&mut self, event: &TaskEvent) {
         if let Ok(mut line) = serde_json::to_string(event) {
             switchyard_api::secrets::scrub_in_place(&mut line);
@@ -109,8 +107,7 @@ impl Renderer {
         }
     }
 
-    /// Ends the countdown (unless the event is a retry's or a wait's own) and the waiting
-    /// spinner (unless a request starts) before the event's line.
+    /// Ends the countdown and the spinner before the event's line, unless the event is theirs.
     fn end_live_lines(&mut self, event: &TaskEvent) {
         if !matches!(
             event,
@@ -125,7 +122,6 @@ impl Renderer {
         }
     }
 
-    /// "warning: MCP server … is not available" (the request goes out without its tools).
     fn mcp_server_unavailable(&mut self, server: &str, reason: &str) {
         self.close_blocks();
         eprintln!(
@@ -141,8 +137,7 @@ impl Renderer {
         }
     }
 
-    /// The countdown of an automatic retry (`error_retry`, SPEC R6.8) or a quick retry of the
-    /// provider layer (`retry_status`, SPEC R5.3); a retry that failed shows nothing.
+    /// The countdown of an automatic retry or of the provider layer's quick retry.
     fn retry(&mut self, event: &TaskEvent) {
         self.close_blocks();
         match event {
@@ -181,7 +176,6 @@ impl Renderer {
         }
     }
 
-    /// One line, and the task goes on (SPEC R12.1).
     fn fallback(&mut self, from: &str, to: &str, message: &str, until: &str) {
         self.close_blocks();
         self.note(&format!(
@@ -190,8 +184,7 @@ impl Renderer {
         ));
     }
 
-    /// Only a request that showed something was interrupted; a failure before any content is
-    /// reported by the retry line alone.
+    /// A failure before any content is reported by the retry line alone.
     fn request_finished(&mut self, cancel_reason: Option<CancelReason>) {
         if cancel_reason == Some(CancelReason::StreamingFailed) && self.content_shown {
             // The partial answer stays; what follows is a new response.
@@ -200,8 +193,6 @@ impl Renderer {
         }
     }
 
-    /// "error: …" of a request that failed for good, remembered so the task's error is not
-    /// repeated.
     fn request_failed(&mut self, message: &str) {
         self.stop_countdown();
         self.close_blocks();
@@ -209,7 +200,7 @@ impl Renderer {
         self.last_error = Some(message.to_owned());
     }
 
-    /// The last line: the task's usage, time to the first token, duration and how it ended.
+    /// The last line: the task's usage, times and how it ended.
     fn finished(&mut self, status: TaskStatus, first_token_ms: Option<u64>, duration_ms: u64) {
         self.close_blocks();
         let mut line = self.usage.line();
@@ -229,7 +220,7 @@ impl Renderer {
         self.note(&line);
     }
 
-    /// "tool result: NAME: first line …" (at most 200 characters of it).
+    /// "tool result: NAME: first line …", at most 200 characters of it.
     fn tool_result(&mut self, name: &str, content: &str, is_error: bool) {
         self.close_blocks();
         let first_line = content.lines().next().unwrap_or("");

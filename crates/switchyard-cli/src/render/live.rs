@@ -1,6 +1,6 @@
-//! The live lines on a terminal's stderr: the "waiting for the model" spinner and the
-//! "retrying in N s" countdown of a retry or a rate-limit wait (SPEC R5.3, R6.8, R12.3); one plain
+//! The live lines on a terminal's stderr: the waiting spinner and the retry countdown, one plain
 //! line each elsewhere.
+//! Spec: R5.3, R6.8, R12.3.
 
 use super::renderer::{DIM, RESET, Renderer};
 
@@ -31,8 +31,7 @@ impl Renderer {
         }
     }
 
-    /// Shows "… — VERB N s (LABEL)" (`retrying in`, `sending in`), counting down live on a
-    /// terminal.
+    /// Shows "… — VERB N s", such as `retrying in`, counting down live on a terminal.
     pub(super) fn start_countdown(
         &mut self,
         what: &str,

@@ -1,5 +1,4 @@
-//! The [`Renderer`]'s state and its output primitives: text on stdout (stopping at once when its
-//! reader goes), dimmed notes and reasoning on stderr, every line scrubbed of secrets (SPEC R10.5).
+//! The `Renderer`'s state and its output primitives.
 
 use std::io::{IsTerminal, Write};
 
@@ -7,39 +6,31 @@ use switchyard_core::task::TaskEvent;
 
 use super::usage::UsageSum;
 
-/// Starts dimmed text on a terminal.
 pub(super) const DIM: &str = "\x1b[2m";
-/// Ends dimmed text.
 pub(super) const RESET: &str = "\x1b[0m";
 
 /// Writes task events for a person (text mode) or a program (`--json`).
 pub struct Renderer {
     pub(super) json: bool,
     pub(super) quiet: bool,
-    /// Dim notes and reasoning: anstream's choice for stderr (a terminal, no `NO_COLOR`, not
-    /// `TERM=dumb`; `CLICOLOR_FORCE` forces it).
+    /// Dim notes and reasoning, as anstream decides for stderr.
     pub(super) color: bool,
-    /// Stderr is a terminal that can redraw a line (not `TERM=dumb`): live countdowns and the
-    /// waiting spinner; elsewhere one plain line per retry and no spinner.
+    /// Stderr can redraw a line: live countdowns and the spinner, else one plain line per retry.
     pub(super) live: bool,
-    /// The "waiting for the model" spinner, from a request's start to its first content.
     pub(super) waiting: Option<indicatif::ProgressBar>,
     pub(super) text_open: bool,
     pub(super) reasoning_open: bool,
     pub(super) usage: UsageSum,
-    /// The live "retrying in N s" line while a retry waits.
     pub(super) countdown: Option<tokio::task::JoinHandle<()>>,
     /// The last error line printed, so the final error is not repeated.
     pub(super) last_error: Option<String>,
-    /// Whether the current request showed any text or reasoning.
     pub(super) content_shown: bool,
-    /// Notified once stdout's reader has gone (a failed write, or the pipe's reader closed).
+    /// Notified once stdout's reader has gone.
     pub(super) closed: std::sync::Arc<tokio::sync::Notify>,
-    /// Stdout's reader has gone: nothing more is written anywhere (the user stopped reading).
+    /// Stdout's reader has gone, so nothing more is written anywhere.
     pub(super) stdout_closed: bool,
-    /// What a rejected key's error adds: the variable (or setting) that holds the key.
+    /// The variable or setting that holds the key, for a rejected key's error.
     pub(super) auth_hint: Option<String>,
-    /// Spend against the caps, for the last line.
     pub(super) spend_note: Option<String>,
 }
 
@@ -69,13 +60,11 @@ impl Renderer {
         }
     }
 
-    /// Names where the key in effect comes from, for the error of a rejected key: e.g.
-    /// "check OPENAI_API_KEY, the variable the key for openai is read from".
+    /// Names where the key in effect comes from, for the error of a rejected key.
     pub fn set_auth_hint(&mut self, hint: String) {
         self.auth_hint = Some(hint);
     }
 
-    /// `event` with the auth hint added to an `auth` error that does not name it yet.
     pub(super) fn with_auth_hint<'a>(
         &self,
         event: &'a TaskEvent,
@@ -100,24 +89,21 @@ impl Renderer {
         }
     }
 
-    /// Notified when stdout's reader goes away (`switchyard task … | head -c 20`), so the
-    /// request is cancelled at once and the user stops paying for tokens nobody reads.
+    /// Notified when stdout's reader goes away, so the request is cancelled at once and nobody
+    /// pays for tokens nobody reads.
     pub fn closed_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
         std::sync::Arc::clone(&self.closed)
     }
 
-    /// Stdout's reader has gone (seen by the watcher): write nothing more.
     pub fn mark_stdout_closed(&mut self) {
         self.stdout_closed = true;
     }
 
-    /// True once stdout's reader has gone.
     pub fn stdout_closed(&self) -> bool {
         self.stdout_closed
     }
 
-    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed and
-    /// notifies [`Renderer::closed_signal`].
+    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed.
     pub(super) fn write_stdout(&mut self, bytes: &[u8]) {
         if self.stdout_closed {
             return;
@@ -132,7 +118,6 @@ impl Renderer {
         }
     }
 
-    /// Assistant text on stdout, as it streams.
     pub(super) fn text(&mut self, text: &str) {
         self.content_shown = true;
         self.close_reasoning();
@@ -141,7 +126,7 @@ impl Renderer {
         self.text_open = !text.ends_with('\n');
     }
 
-    /// Reasoning dimmed on stderr (hidden with `--quiet`).
+    /// Reasoning dimmed on stderr, hidden with `--quiet`.
     pub(super) fn reasoning(&mut self, text: &str) {
         self.content_shown = true;
         if self.quiet {
@@ -156,12 +141,10 @@ impl Renderer {
         let _ = err.flush();
     }
 
-    /// Spend against the caps, shown on the last line.
     pub fn spend_note(&mut self, note: String) {
         self.spend_note = Some(note);
     }
 
-    /// A dimmed line on stderr in text mode; nothing with `--json`.
     pub fn info(&mut self, text: &str) {
         if !self.json {
             self.close_blocks();
@@ -186,7 +169,6 @@ impl Renderer {
         }
     }
 
-    /// Ends open reasoning and text lines before a line of its own.
     pub(super) fn close_blocks(&mut self) {
         self.close_reasoning();
         self.close_text();
