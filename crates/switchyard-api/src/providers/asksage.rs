@@ -1,19 +1,8 @@
-//! `asksage`: AskSage's REST API (SPEC R4.2; the reference's `providers/asksage.ts`), which
-//! answers a request with one JSON document, not a stream.
-//!
-//! Request: `POST {base_url}/query` (`https://api.asksage.ai/server` unless configured) with
-//! the key in `x-access-tokens` and `{"system_prompt", "message": [{"user": "me"|"gpt",
-//! "message"}], "model", "dataset": "none", "usage": true}`; each message's text blocks
-//! joined (tool results as their text, images left out: the API takes none). The API has no
-//! tools.
-//!
-//! Answer: `message` is the text (empty is an error), `tool_responses` are passed on as text
-//! (`[Tool Response: …]`, as the reference does), `usage.model_tokens` gives the tokens. The
-//! cost is computed from the model's prices: `usage.asksage_tokens` counts AskSage tokens,
-//! not dollars (the reference reports it as the cost in USD).
-//!
-//! The whole answer arrives at once, so this provider's first-content deadline defaults to
-//! 600 s instead of 120 s.
+//! `asksage`: AskSage's REST API, which answers with one JSON document rather than a stream, so its
+//! first-content deadline defaults to 600 s. It takes no tools and no images. The cost comes from
+//! the model's prices: `usage.asksage_tokens` counts AskSage tokens, not the dollars the reference
+//! reports it as.
+//! Spec: R4.2.
 
 use serde_json::{Value, json};
 

@@ -1,6 +1,6 @@
-//! Reasoning in a Chat Completions delta (SPEC R4.4, R4.5): the fields that carry it
-//! (`reasoning_content`, `reasoning`, `reasoning_details`) and the typed content parts of
-//! Mistral's Magistral.
+//! Reasoning in a Chat Completions delta: the fields that carry it and Mistral's typed content
+//! parts.
+//! Spec: R4.4, R4.5.
 
 use serde_json::Value;
 
@@ -9,17 +9,11 @@ use crate::providers::mapper::Chunks;
 use crate::providers::think_tags::ThinkSplitter;
 use crate::stream::ApiStreamChunk;
 
-/// Reasoning, from the first field that carries it: `reasoning_content` (DeepSeek, vLLM,
-/// Z.ai, xAI), `reasoning` (OpenRouter, Ollama), or the text of `reasoning_details`
-/// (OpenRouter, when it sends no `reasoning`). Some servers send the same text in two of
-/// them; it is shown once.
-///
-/// A non-empty `reasoning_details` array is kept whole, as an array, for replay, as the
-/// reference yields it (`{ type: "reasoning", reasoning: "", details:
-/// delta.reasoning_details }`, Cline v4.0.10 `openrouter.ts`): on the delta's one reasoning
-/// chunk — its text when it has some (one chunk per wire delta, SPEC R1.2), else empty text —
-/// with the first signature and encrypted reasoning among the details; any further ones
-/// follow in chunks of their own.
+/// Reasoning from the first field that carries it: `reasoning_content`, `reasoning`, or the text of
+/// `reasoning_details`; a server that sends the same text in two of them has it shown once. A
+/// non-empty `reasoning_details` array is kept whole for replay, as the reference yields it, on the
+/// delta's one reasoning chunk with the first signature and encrypted reasoning among the details;
+/// further ones follow in chunks of their own.
 pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     let details = c
         .reasoning_details
@@ -67,8 +61,8 @@ pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     }
 }
 
-/// `delta.content` as an array of typed parts (Mistral's Magistral, tests/cases C47):
-/// `text` parts are text, `thinking` parts (a string, or parts of their own) reasoning.
+/// `delta.content` as an array of typed parts, as Mistral's Magistral sends: `text` parts are text,
+/// `thinking` parts reasoning.
 pub(super) fn on_content_parts(think: &mut ThinkSplitter, parts: &[Value], out: &mut Chunks) {
     for part in parts {
         match part.get("type").and_then(Value::as_str) {
