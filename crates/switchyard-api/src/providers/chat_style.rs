@@ -39,6 +39,7 @@ pub(crate) enum Temperature {
 /// Reasoning fields, by model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reasoning {
+    /// No reasoning fields.
     Plain,
     /// OpenAI reasoning models, ids with o1, o3, o4 or gpt-5 but not "chat": `developer` role, no
     /// temperature, `max_completion_tokens` and `reasoning_effort`. With `default_medium` an unset
