@@ -19,22 +19,19 @@ use crate::stream::{ApiStream, Usage};
 pub struct ApiHandlerModel {
     pub id: String,
     pub info: ModelInfo,
-    /// Thinking budget sent with each request, in tokens; 0 when none. With a budget, output is
-    /// billed at the model's thinking output price where it has one.
+    /// Thinking budget sent with each request, in tokens; with one, output bills at the thinking
+    /// price.
     pub thinking_budget_tokens: u64,
 }
 
 /// A future returned by [`ApiHandler::get_api_stream_usage`].
 pub type UsageFuture<'a> = Pin<Box<dyn Future<Output = Option<Usage>> + Send + 'a>>;
 
-/// The deadlines of one request: `None` takes the provider's configured value, 120 s and
-/// 300 s by default, and [`Duration::MAX`] means none. One that passes ends the stream with
-/// one `ErrorKind::Timeout` error.
+/// The deadlines of one request: `None` takes the provider's value, [`Duration::MAX`] none.
 /// Spec: R6.4, R12.4.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Deadlines {
-    /// Longest wait from the stream's first poll to its first text, reasoning or tool-call chunk.
-    /// Waits between retries do not count.
+    /// Longest wait from the first poll to the first content chunk, retry waits excepted.
     pub first_content: Option<Duration>,
     /// Longest gap between chunks once content flows, timed only while the stream is polled.
     pub idle: Option<Duration>,
@@ -54,7 +51,6 @@ pub(crate) struct ResolvedDeadlines {
 }
 
 impl ResolvedDeadlines {
-    /// These deadlines with the values `overrides` sets replacing them.
     pub(crate) fn with(self, overrides: Deadlines) -> Self {
         Self {
             first_content: overrides.first_content.unwrap_or(self.first_content),
@@ -69,24 +65,20 @@ impl Default for ResolvedDeadlines {
     }
 }
 
-/// Everything that belongs to one request rather than to the handler; the default is a plain
-/// request. Cloning shares the token and the observers, so cancelling a clone cancels both.
+/// Everything that belongs to one request; clones share the token and the observers.
 #[derive(Clone, Default)]
 pub struct RequestOptions {
-    /// Cancels this request: its stream yields one `ErrorKind::Cancelled` error at the next poll
-    /// and closes its connection. A token cancelled before the first poll sends nothing.
+    /// Cancels this request: its stream yields one `Cancelled` error and closes its connection.
     pub cancel: CancellationToken,
     /// Hears each provider-level retry of this request before its wait.
     pub on_retry: Option<RetryObserver>,
-    /// Extra HTTP headers that replace the provider's headers of the same name. An invalid name
-    /// or value fails the stream before anything is sent; values are never logged.
+    /// Extra HTTP headers, replacing the provider's of the same name; values are never logged.
     pub headers: Vec<(String, String)>,
     pub deadlines: Deadlines,
     /// Skips the provider-level retries, for a caller with a failover entry to try instead.
     pub fail_fast: bool,
     /// Hears the status and headers of each attempt's response before its body is read.
     pub on_response: Option<ResponseObserver>,
-    /// Parameters the caller sets in place of the handler's configuration; all unset by default.
     pub overrides: RequestOverrides,
     /// Size limits of the answer; past one the stream ends with a `too_large` error.
     pub bounds: crate::stream_guard::StreamBounds,
@@ -100,7 +92,6 @@ pub struct RequestOverrides {
     pub max_tokens: Option<u64>,
     /// Sampling temperature on the dialect's scale: 0–2 for OpenAI, 0–1 for Anthropic.
     pub temperature: Option<f64>,
-    /// Nucleus sampling probability mass, 0–1.
     pub top_p: Option<f64>,
     /// Sequences that end the answer when generated; empty for none.
     pub stop: Vec<String>,
@@ -123,13 +114,11 @@ pub enum ToolChoice {
 /// A dialect in which a client's own request body can be sent as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ForwardDialect {
-    /// Anthropic Messages: `POST /v1/messages`.
     AnthropicMessages,
-    /// OpenAI Chat Completions: `POST /chat/completions`.
     ChatCompletions,
 }
 
-/// Receives each HTTP response's status and headers; see [`RequestOptions::on_response`].
+/// Receives each HTTP response's status and headers.
 pub type ResponseObserver = Arc<dyn Fn(u16, &reqwest::header::HeaderMap) + Send + Sync>;
 
 impl fmt::Debug for RequestOptions {
@@ -150,7 +139,6 @@ impl fmt::Debug for RequestOptions {
 }
 
 impl RequestOptions {
-    /// Options cancelled by `cancel`, with nothing else set.
     pub fn with_cancel(cancel: CancellationToken) -> Self {
         Self {
             cancel,
@@ -159,10 +147,8 @@ impl RequestOptions {
     }
 }
 
-/// One configured provider and model, ready to stream.
-///
-/// Building one sends nothing: the request starts at the stream's first poll, and dropping the
-/// stream closes the connection. A handler keeps no per-request state, so share one freely.
+/// One configured provider and model, ready to stream. Building one sends nothing, and it
+/// keeps no per-request state, so one serves any number of concurrent requests.
 pub trait ApiHandler: Send + Sync {
     /// Starts one streaming request; `messages` are Anthropic-shaped, oldest first. Failures
     /// before and during the stream arrive as `Err(ApiError)` items, and the first one ends it.
@@ -179,23 +165,19 @@ pub trait ApiHandler: Send + Sync {
     /// The provider id this handler was built for, such as `openrouter`.
     fn provider_id(&self) -> &str;
 
-    /// The parameters of `overrides` this provider cannot carry and drops, spelled as in the
-    /// client's dialect; none by default.
+    /// The parameters of `overrides` this provider drops, spelled as in the client's dialect.
     fn dropped_overrides(&self, _overrides: &RequestOverrides) -> Vec<&'static str> {
         Vec::new()
     }
 
-    /// The dialect in which this handler can send a client's own body as it is; `None` means a
-    /// gateway translates every request for it.
+    /// The dialect in which this handler can send a client's own body as it is.
     fn forwards(&self) -> Option<ForwardDialect> {
         None
     }
 
-    /// Sends a client's own `body`, a JSON object in [`ApiHandler::forwards`]'s dialect, keeping
-    /// every field but `model`, `stream` and what `options`' overrides set. URL, key, headers,
-    /// retries and deadlines apply as to `create_message`, and each provider event also comes as
-    /// it arrived, an `ApiStreamChunk::Wire` after its chunks. A handler that does not forward,
-    /// or a body of another dialect, yields one `ErrorKind::InvalidRequest` error.
+    /// Sends a client's own `body` in [`ApiHandler::forwards`]'s dialect, keeping every field but
+    /// `model`, `stream` and what `options`' overrides set; each provider event also comes as it
+    /// arrived, after its chunks. A handler that does not forward yields one `InvalidRequest` error.
     fn forward(
         &self,
         dialect: ForwardDialect,
@@ -205,8 +187,7 @@ pub trait ApiHandler: Send + Sync {
         refused_forward(self.provider_id(), dialect)
     }
 
-    /// Usage for providers that report it out of band, such as OpenRouter's generation endpoint,
-    /// asked when a stream ended without a usage chunk; none by default.
+    /// Usage reported out of band, asked when a stream ended without a usage chunk.
     fn get_api_stream_usage(&self) -> UsageFuture<'_> {
         Box::pin(std::future::ready(None))
     }

@@ -1,6 +1,5 @@
-//! The child-process transport for providers that are a local program instead of a URL: it
-//! runs the program and reads its NDJSON output through the provider's [`EventParser`], under
-//! the same per-request options as an HTTP stream.
+//! The child-process transport for providers that are a local program: its NDJSON output read
+//! through the provider's [`EventParser`], under the same per-request options as HTTP.
 //! Spec: R4.2, R1.4, R5, R6.4.
 
 use std::io;
@@ -46,7 +45,6 @@ pub(crate) struct ProcessRequest {
     pub(crate) stderr_hints: Vec<(&'static str, &'static str)>,
 }
 
-/// A file removed when dropped.
 pub(crate) struct TempFile(pub(crate) PathBuf);
 
 impl Drop for TempFile {
@@ -79,7 +77,6 @@ impl ProcessRequest {
         command
     }
 
-    /// The error for a program that could not be started.
     fn spawn_error(&self, e: &io::Error) -> ApiError {
         let what = match e.kind() {
             io::ErrorKind::NotFound => "was not found".to_owned(),
@@ -127,8 +124,7 @@ fn keep_stderr_tail(mut stderr: tokio::process::ChildStderr) -> JoinHandle<Vec<u
 }
 
 impl<P: EventParser<Event = String>> Running<P> {
-    /// Reads the next piece of standard output into items, and at its end finishes the parser or
-    /// reports the failed exit; `Ok(false)` once the output has ended.
+    /// Reads the next piece of standard output into items; `Ok(false)` once it has ended.
     async fn read_more(
         &mut self,
         request: &ProcessRequest,
@@ -335,13 +331,11 @@ struct Run {
 }
 
 impl Run {
-    /// `e` tagged with the provider and model of the run.
     fn finish(&self, e: ApiError) -> ApiError {
         e.with_origin(&self.origin.provider_id, &self.origin.model_id)
     }
 
-    /// Starts the program under the provider-level retry until its first content or error; a
-    /// cancellation ends the wait at once.
+    /// Starts the program under the provider-level retry until its first content or error.
     async fn open<P, F>(
         &self,
         policy: RetryPolicy,
@@ -372,8 +366,7 @@ impl Run {
         }
     }
 
-    /// Reads the next piece of output into `out` before `deadline`, the first-content or the idle
-    /// one, unless cancelled.
+    /// Reads the next piece of output into `out` before `deadline`, unless cancelled.
     async fn read<P: EventParser<Event = String>>(
         &self,
         running: &mut Running<P>,

@@ -15,22 +15,19 @@ pub use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 /// One provider-level retry of a request, reported before its wait.
 #[derive(Debug, Clone)]
 pub struct RetryStatus {
-    /// The attempt that failed, from 1.
     pub attempt: u32,
-    /// Requests in all under the provider's retry policy, the first included.
+    /// Requests in all, the first included.
     pub max_attempts: u32,
     /// The wait before the next attempt, jitter included.
     pub delay: Duration,
     pub error: ApiError,
 }
 
-/// Receives the provider-level retry reports of one request, on the task polling the stream
-/// before each wait; keep it short.
+/// Receives the retry reports of one request before each wait; keep it short.
 pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 
-/// How one provider's requests are retried before any chunk is yielded. After failed attempt
-/// *n*, counted from 1, the scheduled delay is `min(max_delay, base_delay × 2^(n−1))`, as the
-/// reference's `withRetry` does.
+/// How one provider's requests are retried before any chunk is yielded: after failed attempt
+/// *n*, the reference's `min(max_delay, base_delay × 2^(n−1))`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     pub max_attempts: u32,
@@ -75,19 +72,15 @@ impl RetryPolicy {
         retry_connection_errors: false,
     };
 
-    /// Local servers that may still be starting: the standard schedule, connection errors retried
-    /// too. The reference retries every error for them; we narrow that to connection errors.
+    /// Local servers that may still be starting: the standard schedule, connection errors too.
     pub const LOCAL_SERVER: Self = Self {
         retry_connection_errors: true,
         ..Self::STANDARD
     };
 
-    /// The delay before the retry that follows failed attempt `attempt`, counted from 1.
-    ///
-    /// A server `hint` is honoured even when shorter than the schedule, as the reference does, but
-    /// cut to `cap`; without one the schedule applies. Then ±10 % jitter from `jitter_unit`, drawn
-    /// by the caller from [0, 1) so tests can fix it: 0.5 means none. A hinted delay is only
-    /// jittered upward and never exceeds `cap`.
+    /// The delay before the retry that follows failed attempt `attempt`, counted from 1: the
+    /// server's `hint` cut to `cap`, else the schedule. Then ±10 % jitter from `jitter_unit` in
+    /// [0, 1), where 0.5 means none; a hinted delay is only jittered upward, never past `cap`.
     pub fn delay_for(
         &self,
         attempt: u32,
@@ -101,7 +94,6 @@ impl RetryPolicy {
         }
     }
 
-    /// The schedule's delay after failed attempt `attempt`, without jitter.
     fn scheduled_delay(&self, attempt: u32) -> Duration {
         let exp = attempt.max(1) - 1;
         2u32.checked_pow(exp)
@@ -122,10 +114,8 @@ fn jitter(d: Duration, unit: f64) -> Duration {
 }
 
 /// Whether the provider level retries `err` under `policy`: rate limits, and connection
-/// failures when the policy says so. A spent quota, overload and other 5xx go to the caller.
-/// Never retried: a failure that waiting cannot fix, and a rate limit asking for a longer wait
-/// than [`DEFAULT_RETRY_AFTER_CAP`], which is named to the caller rather than spent on a
-/// request bound to fail.
+/// failures when the policy says so. A failure waiting cannot fix, or a wait longer than
+/// [`DEFAULT_RETRY_AFTER_CAP`], goes back to the caller rather than to a request bound to fail.
 pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     if err.permanent || err.retry_after.is_some_and(|d| d > DEFAULT_RETRY_AFTER_CAP) {
         return false;
@@ -137,11 +127,9 @@ pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     }
 }
 
-/// Sends one request under `policy`: `send` makes one attempt, given the first-content deadline
-/// in force, and a retryable failure is sent again after [`RetryPolicy::delay_for`]'s delay.
-/// Each retry is reported to `observer` before its wait, and the wait moves `deadline` by as
-/// much, since waiting is not the provider's slowness. Only failures before the body are
-/// retried, so nothing is yielded twice.
+/// Sends one request under `policy`, sending a retryable failure again after its delay and
+/// reporting it to `observer` first. A wait moves `deadline` by as much, since waiting is not
+/// the provider's slowness; only failures before the body are retried.
 pub(crate) async fn send_with_retry<T, F, Fut>(
     policy: RetryPolicy,
     observer: Option<&RetryObserver>,
@@ -196,8 +184,7 @@ fn jitter_unit() -> f64 {
 }
 
 /// The task-level wait before automatic retry `retry_number`: 2 s, 4 s, 8 s, or the error's
-/// `hint` cut to `cap` when that is longer. No jitter. Whether to retry at all is
-/// [`ErrorKind::is_never_retried`]'s answer.
+/// `hint` cut to `cap` when that is longer.
 pub fn task_retry_delay(retry_number: u32, hint: Option<Duration>, cap: Duration) -> Duration {
     let exp = retry_number.clamp(1, 32) - 1;
     let scheduled = Duration::from_secs(2)

@@ -9,25 +9,16 @@ use reqwest::header::HeaderMap;
 /// Default cap on a server-requested wait, where the reference slept for whatever it said.
 pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
-/// Numbers at or above this are Unix timestamps even when past: 1e9 s is 31 years as a delay
-/// but 2001 as a time, and a reset already passed means no wait.
+/// Numbers at or above this are Unix timestamps even when past: 1e9 s is 31 years as a delay.
 const UNIX_SECS_THRESHOLD: f64 = 1e9;
 
 /// Numbers at or above this are Unix timestamps in milliseconds: 1e11 s is the year 5138.
 const UNIX_MS_THRESHOLD: f64 = 1e11;
 
-/// The wait a response's headers ask for; the first header that yields a value wins:
-///
-/// 1. `retry-after-ms`, in milliseconds.
-/// 2. `retry-after`: delta seconds or an HTTP date.
-/// 3. `x-ratelimit-reset`, then `ratelimit-reset`: delta seconds, a Unix timestamp in seconds
-///    or milliseconds, or a duration such as `6m0s`.
-/// 4. Anthropic's `anthropic-ratelimit-*-reset` times: the latest among the buckets whose
-///    `-remaining` is 0 or missing.
-/// 5. OpenAI's `x-ratelimit-reset-{requests,tokens}` durations, likewise.
-///
-/// Absolute times count from the response's `Date` header when it has one, so a skewed local
-/// clock does not distort the wait, else from `now`. A past time is a zero wait.
+/// The wait a response's headers ask for; the first that yields a value wins: `retry-after-ms`,
+/// `retry-after`, `x-ratelimit-reset`, `ratelimit-reset`, then the latest reset of Anthropic's
+/// or OpenAI's exhausted buckets. Absolute times count from the response's `Date` header when
+/// it has one, so a skewed local clock does not distort the wait.
 pub(crate) fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let clock = response_clock(headers, now);
@@ -85,9 +76,8 @@ pub(crate) fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime
 }
 
 /// Parses one rate-limit header value into a wait: delta seconds, a Unix timestamp, an HTTP
-/// date, an RFC 3339 time or a duration such as `6m0s`. A number is a timestamp when it is past
-/// `now` in Unix seconds, as the reference reads it, or at least 1e9. Negative or non-finite
-/// numbers give `None`.
+/// date, an RFC 3339 time or a duration such as `6m0s`. A number past `now` in Unix seconds is
+/// a timestamp, as the reference reads it.
 pub(crate) fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(n) = value.parse::<f64>() {
@@ -114,8 +104,7 @@ pub(crate) fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration
     parse_duration(value)
 }
 
-/// Gemini's `google.rpc.RetryInfo.retryDelay` in an error body, a protobuf duration such as
-/// `"36.218s"`. The body may be the one-element array `streamGenerateContent` sends without SSE.
+/// Gemini's `google.rpc.RetryInfo.retryDelay` in an error body, such as `"36.218s"`.
 pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration> {
     let body = match body {
         serde_json::Value::Array(items) => items.first()?,
@@ -135,9 +124,8 @@ pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration
         })
 }
 
-/// A wait named in an error message: after "try again in", "retry in", "retry after" or
-/// "wait", a duration such as `915ms` or a number and a unit word; else after "reset at" or
-/// "resets at", a time as Go prints it, counted from `now`.
+/// A wait named in an error message, such as "try again in 915ms" or "resets at" a time as Go
+/// prints it.
 pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     for phrase in ["try again in ", "retry in ", "retry after ", "wait "] {
@@ -183,8 +171,7 @@ fn duration_prefix(s: &str) -> Option<Duration> {
     secs(n * scale)
 }
 
-/// Parses a Go-style duration such as `12ms`, `6m0s` or `1h2m3s`, as OpenAI's headers and
-/// messages use. A bare number has no unit and is rejected.
+/// Parses a Go-style duration such as `6m0s`; a bare number has no unit and is rejected.
 pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let mut rest = s.trim();
     if rest.is_empty() {
@@ -218,16 +205,14 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     secs(total)
 }
 
-/// Parses an RFC 3339 timestamp, as Anthropic's reset headers carry; the separator may also be
-/// a space and the offset `±HHMM`, and times before 1970 are rejected. One format in a few
-/// headers did not justify a date crate.
+/// Parses an RFC 3339 timestamp, as Anthropic's reset headers carry, also with a space for the
+/// `T` and a `±HHMM` offset. One format did not justify a date crate.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     let (t, rest) = parse_rfc3339_prefix(s.trim())?;
     rest.trim().is_empty().then_some(t)
 }
 
-/// Parses an RFC 3339 timestamp at the start of `s` and returns the rest; it also takes Go's
-/// `2026-01-01 05:00:00 +0000 UTC`.
+/// Parses an RFC 3339 timestamp at the start of `s` and returns the rest; Go's `+0000 UTC` too.
 fn parse_rfc3339_prefix(s: &str) -> Option<(SystemTime, &str)> {
     let b = s.as_bytes();
     let num = |from: usize, len: usize| -> Option<u32> {

@@ -28,7 +28,7 @@ pub enum ApiStreamChunk {
     /// redacted or encrypted thinking as opaque `redacted_data` kept for round-trips.
     Reasoning {
         reasoning: String,
-        /// Provider-specific structured reasoning as JSON, such as OpenRouter's `reasoning_details`.
+        /// Provider-specific structured reasoning as JSON, such as OpenRouter's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,8 +40,7 @@ pub enum ApiStreamChunk {
     },
     /// Token usage for the request.
     Usage(Usage),
-    /// A fragment of a tool call's arguments, once the call's `id` and `name` are known; join them
-    /// per `id` with [`ToolCallAccumulator`]. A call sent without an id gets a made-up one.
+    /// A fragment of a tool call's arguments, given once the call's `id` and `name` are known.
     ToolCalls {
         /// The provider's separate call id where it has one, such as Responses' `call_id`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,23 +48,18 @@ pub enum ApiStreamChunk {
         id: String,
         name: String,
         arguments_delta: String,
-        /// Gemini's thought signature of this call, on the first fragment that knows it; Gemini 3
-        /// wants it back with the call.
+        /// Gemini's thought signature of this call, on the first fragment that knows it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
-    /// The answer ended for `reason`, not as the model chose; yielded once, after the content. A
-    /// stream without it ended as the model chose, or the provider did not say.
+    /// The answer ended for `reason`, not as the model chose; yielded once, after the content.
     Finish { reason: FinishReason },
-    /// One provider event as it came, only in the stream of `ApiHandler::forward`, after the
-    /// chunks mapped from it. A gateway relays these bytes to a client of the provider's dialect;
-    /// they are not content and never stored.
+    /// One provider event as it came, only in a forwarded stream, after its chunks; not content.
     #[serde(skip)]
     Wire(WireEvent),
 }
 
-/// The bytes of one provider event as a client of its dialect reads them: for server-sent
-/// events, its fields and the blank line that ends it, without comments.
+/// The bytes of one provider event as a client of its dialect reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WireEvent {
     /// The event's bytes, ready to write; empty when `ends`.
@@ -83,20 +77,17 @@ pub struct WireEvent {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FinishReason {
-    /// The output limit cut the answer. A tool call cut by it is an error instead: it must never
-    /// run.
+    /// The output limit cut the answer; a tool call it cuts is an error instead, never run.
     MaxTokens,
 }
 
 impl ApiStreamChunk {
-    /// The answer was cut by the output limit.
     pub fn max_tokens() -> Self {
         Self::Finish {
             reason: FinishReason::MaxTokens,
         }
     }
 
-    /// Builds a plain text chunk.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text {
             text: text.into(),
@@ -105,7 +96,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// Builds a plain reasoning chunk.
     pub fn reasoning(reasoning: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: reasoning.into(),
@@ -307,7 +297,6 @@ impl ToolCallAccumulator {
         }
     }
 
-    /// True when no fragment was pushed.
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }

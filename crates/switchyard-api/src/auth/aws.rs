@@ -41,8 +41,7 @@ pub(crate) struct AwsAuth {
 }
 
 impl AwsAuth {
-    /// From resolved settings: static keys when both parts are set, the region and profile when
-    /// configured.
+    /// From resolved settings: static keys when both parts are set.
     pub fn new(cloud: &CloudSettings) -> Self {
         let static_credentials = match (&cloud.aws_access_key_id, &cloud.aws_secret_access_key) {
             (Some(id), Some(secret)) => Some(Credentials::new(
@@ -79,7 +78,7 @@ impl AwsAuth {
                     loader = loader.region(aws_config::Region::new(region.clone()));
                 }
                 if self.config_file.is_some() || self.credentials_file.is_some() {
-                    // The files the configuration's environment named; aws-config reads the process's own too.
+                    // The files the configuration's environment named, besides the process's.
                     let mut files = EnvConfigFiles::builder();
                     match &self.config_file {
                         Some(p) => files = files.with_file(EnvConfigFileKind::Config, p),
@@ -108,8 +107,7 @@ impl AwsAuth {
         self.chain().await.region.clone()
     }
 
-    /// Credentials for the next request, or an [`ErrorKind::Auth`] error saying how to provide
-    /// them, with the chain's own reason, which never holds a secret.
+    /// Credentials for the next request, or an [`ErrorKind::Auth`] error saying how to give them.
     pub async fn credentials(&self) -> Result<Credentials, ApiError> {
         if let Some(c) = &self.static_credentials {
             return Ok(c.clone());
@@ -146,9 +144,8 @@ impl AwsAuth {
     }
 }
 
-/// Signs a request with SigV4 in headers and returns the headers to add. `url` must already be
-/// percent-encoded, and every header in `headers` is signed along with `host`. The error says
-/// why the request cannot be signed and never holds a secret.
+/// Signs a request with SigV4 and returns the headers to add; `url` must be percent-encoded,
+/// and `headers` are signed with `host`. The error never holds a secret.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sign_request(
     method: &str,

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use crate::providers::resolve::ResolvedMode;
 
-/// The result of a check: facts to print, never a secret, problems that stop a request, and
-/// warnings.
+/// The result of a check: facts to print, problems that stop a request, and warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CloudCheck {
     pub facts: Vec<(String, String)>,
@@ -78,15 +77,12 @@ struct AwsProfile {
     name: String,
     config_path: Option<PathBuf>,
     credentials_path: Option<PathBuf>,
-    /// Its section of the config file, if there is one.
     config_section: Option<Vec<(String, String)>>,
-    /// Its section of the credentials file, if there is one.
     credentials_section: Option<Vec<(String, String)>>,
 }
 
 impl AwsProfile {
-    /// Reads the profile from the files `AWS_CONFIG_FILE` and `AWS_SHARED_CREDENTIALS_FILE` name,
-    /// else from `~/.aws/`.
+    /// Reads the profile from the AWS config and credentials files.
     fn read(r: &ResolvedMode, env: Env<'_>) -> Self {
         let name = r
             .cloud
@@ -129,7 +125,6 @@ impl AwsProfile {
             .map(|(_, v)| v.clone())
     }
 
-    /// Whether either file has a section for the profile.
     fn exists(&self) -> bool {
         self.config_section.is_some() || self.credentials_section.is_some()
     }
@@ -154,8 +149,7 @@ fn bedrock_region(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
     }
 }
 
-/// Where a Bedrock request's credentials would come from, in the order they are used; `None`
-/// when no local source has any.
+/// Where a Bedrock request's credentials would come from; `None` when no local source has any.
 fn bedrock_credential(r: &ResolvedMode, env: Env<'_>, aws: &AwsProfile) -> Option<String> {
     if r.api_key.is_some() {
         Some(format!(
@@ -195,8 +189,7 @@ fn bedrock_credential(r: &ResolvedMode, env: Env<'_>, aws: &AwsProfile) -> Optio
     }
 }
 
-/// No local credential: an error when the named profile is missing, else a warning, since an
-/// EC2 instance role cannot be checked offline.
+/// No local credential: an error when the named profile is missing, else a warning.
 fn no_bedrock_credential(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
     c.facts.push((
         "credential".into(),
@@ -293,7 +286,6 @@ pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     c
 }
 
-/// Whether a sign-in file can be used: `Err` is why not.
 type Usable = fn(&std::path::Path) -> Result<(), String>;
 
 /// Checks the sign-in or program of the providers that have one instead of an API key
@@ -396,8 +388,7 @@ fn check_sap_ai_core(r: &ResolvedMode) -> CloudCheck {
     c
 }
 
-/// Where `program` would be started from: itself when it names a path, else the first
-/// executable of that name in `PATH`.
+/// Where `program` would be started from: itself when it names a path, else from `PATH`.
 fn find_program(program: &str, env: Env<'_>) -> Option<PathBuf> {
     let is_file = |p: &std::path::Path| p.is_file();
     if program.contains('/') {

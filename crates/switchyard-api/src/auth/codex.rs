@@ -15,7 +15,6 @@ use crate::error::ApiError;
 
 /// The Codex CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
-/// Its token endpoint.
 pub(crate) const TOKEN_URL: &str = "https://auth.openai.com/oauth/token";
 /// A token this close to its expiry is refreshed first, the reference's 5-minute buffer.
 const REFRESH_MARGIN_SECS: u64 = 5 * 60;
@@ -89,7 +88,6 @@ impl AuthFile {
 /// What a request needs from the sign-in.
 pub(crate) struct CodexToken {
     pub(crate) access_token: String,
-    /// The `ChatGPT-Account-Id` header, when known.
     pub(crate) account_id: Option<String>,
 }
 
@@ -114,8 +112,7 @@ fn account_id(tokens: &Tokens) -> Option<String> {
     })
 }
 
-/// The fuzz target `signin_file`'s reading of `text` as `auth.json`: what a request reads, and
-/// that a write-back keeps every non-null field.
+/// The fuzz target `signin_file`'s reading of `text` as `auth.json`.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_auth_file(text: &str) {
     let Ok(file) = serde_json::from_str::<AuthFile>(text) else {
@@ -125,8 +122,8 @@ pub(crate) fn fuzz_auth_file(text: &str) {
     crate::auth::signin_file::assert_written_back(&file, text);
 }
 
-/// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else
-/// `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`; `None` without a home folder.
+/// Where the sign-in is: `credentials_file`, else `$CODEX_HOME/auth.json`, else
+/// `~/.codex/auth.json`; `None` without a home folder.
 pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
     match credentials_file {
         Some(file) => Some(signin_file::expand_home(file, env)),
@@ -143,13 +140,11 @@ pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
     file.tokens(path).map(|_| ())
 }
 
-/// One `openai-codex` handler's access to `auth.json`, read on each request and refreshed one
-/// at a time.
+/// One `openai-codex` handler's access to `auth.json`, refreshed one at a time.
 pub(crate) struct CodexAuth(pub(crate) SigninSource);
 
 impl CodexAuth {
-    /// A valid access token and the account id, refreshed first when about to expire or when
-    /// `force`, after the backend refused it.
+    /// A valid access token and the account id, refreshed first when about to expire or `force`.
     pub(crate) async fn token(&self, force: bool) -> Result<CodexToken, ApiError> {
         let path = self.0.path("openai-codex", SIGN_IN).map_err(auth_error)?;
         let file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -158,8 +153,7 @@ impl CodexAuth {
             return Ok(token_of(file.tokens(path).map_err(auth_error)?));
         }
         let _one_at_a_time = self.0.refreshing.lock().await;
-        // The CLI (or another Switchyard) may have refreshed meanwhile: its new tokens are the
-        // ones to use, and the one read above is spent.
+        // The CLI or another process may have refreshed meanwhile, spending the token read above.
         let mut file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
         let current = file.tokens(path).map_err(auth_error)?;
         if current.refresh_token != used || (!force && file.fresh()) {

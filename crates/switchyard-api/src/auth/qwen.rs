@@ -1,6 +1,5 @@
-//! The Qwen CLI's sign-in: the OAuth credentials it keeps in `~/.qwen/oauth_creds.json`,
-//! refreshed when about to expire or refused, under the CLI's own lock file, and written back
-//! in the CLI's shape.
+//! The Qwen CLI's sign-in in `~/.qwen/oauth_creds.json`: refreshed when about to expire or
+//! refused, under the CLI's own lock file, and written back in its shape.
 //! Spec: R4.2.
 
 use std::path::PathBuf;
@@ -14,7 +13,6 @@ use crate::error::ApiError;
 
 /// The Qwen CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "f0304373b74a44d2b584a3fb70ca9e56";
-/// Its token endpoint.
 pub(crate) const TOKEN_URL: &str = "https://chat.qwen.ai/api/v1/oauth2/token";
 /// A token this close to its expiry is refreshed first: the CLI's `TOKEN_REFRESH_BUFFER_MS`.
 const REFRESH_MARGIN_MS: u64 = 30_000;
@@ -50,13 +48,12 @@ pub(crate) struct QwenToken {
     pub(crate) base_url: Option<String>,
 }
 
-/// One `qwen-code` handler's access to the sign-in file, read on each request so that a
-/// refresh by the CLI is seen at once, and refreshed one at a time.
+/// One `qwen-code` handler's access to the sign-in file, read on each request so that the
+/// CLI's own refreshes are seen at once.
 pub(crate) struct QwenAuth(pub(crate) SigninSource);
 
 impl QwenAuth {
-    /// A valid access token, refreshed first when about to expire or when `force`, after the API
-    /// refused it.
+    /// A valid access token, refreshed first when about to expire or `force`.
     pub(crate) async fn token(&self, force: bool) -> Result<QwenToken, ApiError> {
         let path = self.0.path("qwen-code", SIGN_IN).map_err(auth_error)?;
         let creds: Credentials = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -113,8 +110,7 @@ impl QwenAuth {
     }
 }
 
-/// Where the sign-in is: `credentials_file`, else `~/.qwen/oauth_creds.json`; `None` without a
-/// home folder.
+/// Where the sign-in is: `credentials_file`, else `~/.qwen/oauth_creds.json`.
 pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
     match credentials_file {
         Some(file) => Some(signin_file::expand_home(file, env)),
@@ -136,8 +132,7 @@ fn token_of(creds: &Credentials) -> QwenToken {
     }
 }
 
-/// The fuzz target `signin_file`'s reading of `text` as `oauth_creds.json`: what a request
-/// reads, and that a write-back keeps every non-null field.
+/// The fuzz target `signin_file`'s reading of `text` as `oauth_creds.json`.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_credentials(text: &str) {
     let Ok(creds) = serde_json::from_str::<Credentials>(text) else {
@@ -150,8 +145,7 @@ pub(crate) fn fuzz_credentials(text: &str) {
     crate::auth::signin_file::assert_written_back(&creds, text);
 }
 
-/// `resource_url` as an API base URL, with `https://` and `/v1` added where missing, as the
-/// reference does.
+/// `resource_url` as an API base URL, with `https://` and `/v1` added where missing.
 pub(crate) fn api_base_url(resource_url: &str) -> String {
     let url = resource_url.trim().trim_end_matches('/');
     let url = if url.starts_with("http://") || url.starts_with("https://") {

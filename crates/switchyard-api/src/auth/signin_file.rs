@@ -1,6 +1,5 @@
-//! Sign-ins another tool keeps in a file, such as the Qwen and Codex CLIs': finding, reading
-//! and refreshing them, and writing the refreshed tokens back. Errors name the file, never a
-//! token.
+//! Sign-ins another tool keeps in a file: finding, reading and refreshing them, and writing
+//! the refreshed tokens back. Errors name the file, never a token.
 //! Spec: R4.2, R10.5.
 
 use std::io::Write;
@@ -17,7 +16,6 @@ use crate::transport::HttpClient;
 /// Looks up an environment variable: `std::env::var`, or a test's or a check's own.
 pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// The process environment as an [`Env`].
 pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
@@ -40,8 +38,7 @@ pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(relative))
 }
 
-/// Where one handler finds another tool's sign-in and refreshes it, with a lock so this
-/// process refreshes one at a time.
+/// Where one handler finds another tool's sign-in and refreshes it, one at a time.
 pub(crate) struct SigninSource {
     path: Option<PathBuf>,
     pub(crate) token_url: String,
@@ -69,7 +66,6 @@ impl SigninSource {
     }
 }
 
-/// An [`ErrorKind::Auth`] error.
 pub(crate) fn auth_error(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorKind::Auth, message)
 }
@@ -124,8 +120,7 @@ pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(
     Ok(())
 }
 
-/// An exclusive lock file next to a sign-in file, as the Qwen CLI takes before it refreshes;
-/// released when dropped.
+/// An exclusive lock file next to a sign-in file, as the Qwen CLI takes before it refreshes.
 pub(crate) struct LockFile(PathBuf);
 
 /// Age past which a lock file is a crashed holder's: the Qwen CLI's `LOCK_TIMEOUT_MS`.
@@ -183,7 +178,6 @@ impl Drop for LockFile {
     }
 }
 
-/// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -200,7 +194,6 @@ pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
     )
 }
 
-/// The current time as [`rfc3339`].
 pub(crate) fn rfc3339_now() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -239,8 +232,7 @@ pub(crate) fn assert_written_back<T: Serialize>(file: &T, text: &str) {
     );
 }
 
-/// The claims of a JWT (its middle part, base64url JSON), without checking the signature:
-/// only to read when the token expires and whose account it is.
+/// The claims of a JWT, unverified: only to read when it expires and whose account it is.
 pub(crate) fn jwt_claims(token: &str) -> Option<serde_json::Value> {
     let payload = token.split('.').nth(1)?;
     serde_json::from_slice(&base64url_decode(payload)?).ok()

@@ -26,12 +26,9 @@ pub struct ApiConfiguration {
     pub providers: ProviderSettings,
     /// The model catalogue models are looked up in; `None` for the built-in one.
     pub catalogue: Option<Arc<Catalogue>>,
-    /// Where tasks are kept, read by the task layer; `None` for the SQLite file in the data
-    /// directory.
+    /// Where tasks are kept, for the task layer; `None` for the data directory's SQLite file.
     pub store: Option<StoreUrl>,
-    /// The `[limits]` section: spend caps.
     pub limits: LimitsSettings,
-    /// The `[serve]` section, read by the gateway.
     pub serve: ServeSettings,
 }
 
@@ -140,8 +137,7 @@ impl ApiConfiguration {
             .unwrap_or_else(|| Catalogue::builtin())
     }
 
-    /// The model table of `provider` in `region`, else its table without a region, in the
-    /// catalogue in effect; of the built-in one only that provider's files are parsed.
+    /// The model table of `provider` in `region`, else its table without a region.
     pub fn model_table(&self, provider: &str, region: Option<&str>) -> Option<&ModelTable> {
         match &self.catalogue {
             Some(catalogue) => catalogue.table(provider, region),
@@ -149,7 +145,6 @@ impl ApiConfiguration {
         }
     }
 
-    /// The settings of `mode`.
     pub fn mode_settings(&self, mode: Mode) -> &ModeSettings {
         match mode {
             Mode::Plan => &self.plan,

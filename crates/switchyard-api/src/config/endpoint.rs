@@ -29,8 +29,7 @@ pub struct ProviderEndpoint {
     pub profile: Option<String>,
     /// Vertex: the Google Cloud project id, else the environment's or the credentials'.
     pub project: Option<String>,
-    /// A credentials file for Vertex, `qwen-code` or `openai-codex`, else the provider's usual
-    /// one. A leading `~/` is the home folder.
+    /// A credentials file for Vertex, `qwen-code` or `openai-codex`; `~/` is the home folder.
     pub credentials_file: Option<String>,
     /// Bedrock: send Anthropic models through the region group's cross-region inference profile.
     pub use_cross_region_inference: Option<bool>,
@@ -47,8 +46,7 @@ pub struct ProviderEndpoint {
     pub requests_per_minute: Option<u64>,
     /// Estimated input tokens per sliding minute, shared the same way.
     pub input_tokens_per_minute: Option<u64>,
-    /// The proxy for this provider's requests, or `"none"` to ignore the proxy environment
-    /// variables, which apply by default as curl reads them.
+    /// The proxy for this provider's requests, or `"none"` to ignore the proxy variables.
     pub proxy: Option<Proxy>,
     /// A PEM file of extra root certificates, relative to the configuration file.
     pub ca_bundle: Option<PathBuf>,
@@ -69,7 +67,6 @@ pub struct ProviderEndpoint {
 }
 
 impl ProviderEndpoint {
-    /// The HTTP client's settings these fields give.
     pub fn http_settings(&self) -> HttpSettings {
         HttpSettings {
             connect_timeout: match self.connect_timeout_seconds {
@@ -103,7 +100,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How a provider's HTTP client connects; handlers with equal settings share one client.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HttpSettings {
-    /// Connect timeout; `None` for none.
     pub connect_timeout: Option<Duration>,
     pub proxy: Proxy,
     /// Extra PEM root certificates trusted besides the system's.

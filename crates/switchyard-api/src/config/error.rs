@@ -5,7 +5,6 @@
 /// A configuration problem a user can fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    /// The file could not be parsed; names the file, line, column and field.
     #[error("{file}:{line}:{column}: {message}")]
     Parse {
         file: String,
@@ -13,7 +12,6 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
-    /// The file could not be read.
     #[error(
         "cannot read the configuration file {file}: {message}; check the path (or leave out --config to use the default file, or none)"
     )]
@@ -28,8 +26,7 @@ pub enum ConfigError {
         "provider `{provider}` speaks {family}, which this build of Switchyard does not support yet; choose another provider"
     )]
     UnsupportedProvider { provider: String, family: String },
-    /// The provider needs something a terminal program cannot have; `reason` is the whole
-    /// sentence.
+    /// The provider needs something a terminal program cannot have.
     #[error("{reason}")]
     ProviderUnavailable { provider: String, reason: String },
     /// The provider's support was left out of this build by a Cargo feature.
@@ -55,7 +52,6 @@ pub enum ConfigError {
         provider: String,
         suggestion: Option<String>,
     },
-    /// A `region` that the provider does not have.
     #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
     Region {
         provider: String,
@@ -70,15 +66,13 @@ pub enum ConfigError {
         value: String,
         what: String,
     },
-    /// A `-c key=value` override that makes the configuration invalid; build it with
-    /// [`ConfigError::bad_override`], which never shows a secret value.
+    /// A `-c key=value` override that makes the configuration invalid.
     #[error("-c {key}={value}: {message}; correct the value or leave this -c out")]
     Override {
         key: String,
         value: String,
         message: String,
     },
-    /// A base URL is not an http(s) URL.
     #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
     BaseUrl { provider: String, url: String },
 }

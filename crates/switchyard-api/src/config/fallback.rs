@@ -14,11 +14,8 @@ pub struct FallbackSettings {
     /// Model id, else the provider's default model.
     #[serde(rename = "model")]
     pub model_id: Option<String>,
-    /// Overrides of the model's info, as a mode's.
     pub model_info: Option<toml::Table>,
-    /// As a mode's `reasoning_effort`.
     pub reasoning_effort: Option<String>,
-    /// As a mode's `thinking_budget_tokens`.
     pub thinking_budget_tokens: u64,
     /// Base URL for this entry only.
     pub base_url: Option<String>,
@@ -36,9 +33,8 @@ impl FallbackSettings {
         )
     }
 
-    /// Parses the `--fallback` flag's `PROVIDER:MODEL` or `PROVIDER:MODEL@BASE_URL`. The model may
-    /// hold colons and `@`, so only an `@` before `http://` or `https://` starts a base URL; `None`
-    /// when a part given is empty.
+    /// Parses the `--fallback` flag's `PROVIDER:MODEL[@BASE_URL]`. Models hold `@` too, so only an
+    /// `@` before `http://` or `https://` starts a base URL.
     pub fn parse_flag(text: &str) -> Option<Self> {
         let (provider, rest) = text.split_once(':')?;
         let at = ["@http://", "@https://"]

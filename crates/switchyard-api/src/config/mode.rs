@@ -15,7 +15,6 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// `plan` or `act`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Plan => "plan",

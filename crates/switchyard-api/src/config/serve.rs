@@ -35,17 +35,14 @@ pub struct ServeSettings {
     pub header_timeout: Option<u64>,
     /// How many client connections may be open at once; one more is closed when accepted.
     pub max_connections: Option<usize>,
-    /// Days of the request log to keep, pruned at start and hourly. Budgets count other rows,
-    /// which stay.
+    /// Days of the request log to keep, pruned at start and hourly.
     pub request_log_days: Option<u64>,
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes.
     pub list_catalogue: bool,
-    /// Whether to trust the `X-Forwarded-Proto` and `X-Forwarded-For` a proxy in front sets, for
-    /// the dashboard's `Secure` cookie and its per-client sign-in counts. Turn it on only when
-    /// every client comes through that proxy, since a direct client could write them itself.
+    /// Whether to trust the forwarding headers a proxy in front sets: only when every client comes
+    /// through it, since a direct client could write them itself.
     pub trust_forwarded_headers: bool,
-    /// Whether the dashboard's session cookie is always `Secure`, for an HTTPS proxy that sends no
-    /// `X-Forwarded-Proto`.
+    /// Whether the dashboard's session cookie is always `Secure`, behind an HTTPS proxy.
     pub secure_cookie: bool,
     /// `[serve.routes.NAME]`: a model name or `*` glob that clients send.
     pub routes: BTreeMap<String, RouteSettings>,
@@ -69,8 +66,7 @@ impl Default for ServeSettings {
 }
 
 impl ServeSettings {
-    /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working, such as an
-    /// idle timeout of 0 s; `file` names the configuration file.
+    /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working.
     pub(super) fn check(&self, file: &str) -> Result<(), ConfigError> {
         for (name, value) in [
             ("idle_timeout", self.idle_timeout),
@@ -109,12 +105,10 @@ pub struct RouteSettings {
     pub provider: String,
     /// Model id, else the provider's default model.
     pub model: Option<String>,
-    /// Base URL for this route only.
     pub base_url: Option<String>,
     /// The route's reasoning effort when the client sets none.
     pub reasoning_effort: Option<String>,
-    /// The route's thinking budget in tokens when the client sets none, also what Anthropic's
-    /// adaptive thinking asks for.
+    /// The route's thinking budget in tokens when the client sets none.
     pub thinking_budget_tokens: u64,
     /// What a keyed request reserves against its budgets in USD where prices are unknown; else
     /// `serve --reserve-usd`, else $0.05.

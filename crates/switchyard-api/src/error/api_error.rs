@@ -20,17 +20,13 @@ pub const NOT_SENT: &str = "not_sent";
 pub struct ApiError {
     /// What kind of failure this is; it decides retry and recovery.
     pub kind: ErrorKind,
-    /// The HTTP status, when the failure came with one.
     pub status: Option<u16>,
     /// A readable message, the provider's own wording when it sent one.
     pub message: String,
-    /// The provider's request id, when it sent one.
     pub request_id: Option<String>,
     /// The provider's error type or code, such as `rate_limit_error`.
     pub code: Option<String>,
-    /// The provider id the request went to.
     pub provider_id: Option<String>,
-    /// The model id the request asked for.
     pub model_id: Option<String>,
     /// How long the server asked us to wait before retrying, from its headers, body or message;
     /// for a spent quota, the time until it resets. Serialized as seconds.
@@ -82,7 +78,6 @@ impl ApiError {
         !self.kind.is_never_retried() && !self.permanent
     }
 
-    /// Sets the HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self

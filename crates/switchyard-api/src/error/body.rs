@@ -103,10 +103,9 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
                 .and_then(|m| m.as_str())
                 .unwrap_or("")
                 .to_owned();
-            // OpenRouter passes the upstream provider's own error in `metadata.raw`: keep its start, so
+            // OpenRouter passes the upstream's own error in `metadata.raw`: keep its start, so
             // that "prompt is too long" behind "Provider returned error" is still classified.
             if let Some(raw) = e.pointer("/metadata/raw").and_then(|r| r.as_str()) {
-                // The upstream's own JSON error is shown by its message.
                 let inner = serde_json::from_str::<serde_json::Value>(raw.trim())
                     .ok()
                     .as_ref()
@@ -128,8 +127,7 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
             Some((code, message))
         }
         _ => {
-            // AWS errors carry `message` or `Message` and the type in `__type`; FastAPI-style servers
-            // send `{"detail":"…"}`.
+            // AWS errors: `message` or `Message`, the type in `__type`; FastAPI's `{"detail":"…"}`.
             let message = ["message", "Message", "detail"]
                 .iter()
                 .find_map(|k| v.get(*k)?.as_str())?;
@@ -138,10 +136,9 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
     }
 }
 
-/// The error of an error event inside a 200 stream, from its error object `e`. A numeric
-/// status in a field stands in for the missing HTTP status when it names no code. An error
-/// that names neither and that the words do not place is a server error, never an invalid
-/// request: the request was accepted.
+/// The error of an error event inside a 200 stream, from its error object `e`; a numeric
+/// status in a field stands in for the HTTP status. An error nothing places is a server error,
+/// since the request was accepted.
 pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
     use serde_json::Value;
     let message = e

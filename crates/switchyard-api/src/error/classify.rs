@@ -9,20 +9,14 @@ use super::kind::ErrorKind;
 /// Maps a failure to its [`ErrorKind`] from its HTTP status, the provider's error code and
 /// its message.
 ///
-/// `status` is `None` or a 2xx for an error event inside a 200 stream; a numeric `code` in
-/// 400–599 then stands in for it. `code` is the provider's most specific error code or type,
-/// in any case, AWS decorations allowed. The first match wins:
-///
-/// 1. Spend limits set by the user or organisation, whatever the status.
-/// 2. Quota and credits, before the code because quotas arrive as 429s. A rate limit worded
-///    with a long window counts.
-/// 3. The provider's error code when it is specific; generic codes only decide the fallback.
-/// 4. The HTTP status: 401 auth, 403 auth or entitlement by wording, 408 timeout, 413 context
-///    window, 429 rate limited, 503 and 529 overloaded.
-/// 5. Message wordings: context window, then bad credentials. A throttle that says "Too many
-///    tokens" has matched as a rate limit before this.
-/// 6. Defaults: other 4xx invalid request, 5xx server; without a status, the wordings of
-///    overload, rate limit and auth.
+/// `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric `code`
+/// stands in for it. The first match wins:
+/// 1. spend limits, whatever the status;
+/// 2. quota and credits, before the code, because quotas arrive as 429s;
+/// 3. a specific error code;
+/// 4. the HTTP status;
+/// 5. context-window and bad-credential wordings;
+/// 6. defaults: 4xx invalid request, 5xx server, else by wording.
 ///
 /// Unlike the reference, a bare `invalid_request_error` is not an overflow, and 404 and 413 are
 /// not auth errors.
@@ -141,8 +135,7 @@ pub fn is_model_not_found(
         .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the request was rate limited, after the reference's
-/// `RATE_LIMIT_PATTERNS`.
+/// A status-less message that says the request was rate limited.
 fn says_rate_limited(msg: &str) -> bool {
     [
         "quota exceeded",
@@ -159,8 +152,7 @@ fn says_rate_limited(msg: &str) -> bool {
     .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the credentials were refused, after the reference's auth
-/// patterns.
+/// A status-less message that says the credentials were refused.
 fn says_unauthenticated(msg: &str) -> bool {
     names_a_valid_key(msg)
         || [
@@ -191,8 +183,7 @@ fn names_a_valid_key(msg: &str) -> bool {
         })
 }
 
-/// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
-/// `com.amazonaws.bedrock#ThrottlingException` both become `throttlingexception`.
+/// Lower case, without AWS decorations such as `:http://…` or `com.amazonaws.bedrock#`.
 pub(super) fn normalize_code(code: &str) -> String {
     let code = code.trim();
     let code = code.split_once(':').map_or(code, |(head, _)| head);
@@ -275,7 +266,6 @@ fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
     Some(CodeKind::Definite(definite))
 }
 
-/// Quota or credits used up.
 fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> bool {
     let quota_code = matches!(
         code,
@@ -344,8 +334,7 @@ fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     if WORDINGS.iter().any(|w| msg.contains(w)) {
         return true;
     }
-    // Word sequences, each after the previous one, after the reference's Bedrock and Vercel
-    // patterns and the reports since.
+    // Word sequences, each after the previous one, after the reference's Bedrock and Vercel ones.
     const SEQUENCES: &[&[&str]] = &[
         &["total number of tokens", "exceed"],
         &["requested", "tokens", "exceed"],

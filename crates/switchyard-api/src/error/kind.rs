@@ -21,7 +21,6 @@ pub enum ErrorKind {
     Entitlement,
     /// Rate limited; `retry_after` holds the server's hint.
     RateLimited,
-    /// The provider is overloaded.
     Overloaded,
     /// The request does not fit the model's context window.
     ContextWindowExceeded,
@@ -30,13 +29,11 @@ pub enum ErrorKind {
     /// The model declined to answer, or a safety or content filter withheld the answer; `code`
     /// names the reason.
     ContentBlocked,
-    /// A server-side failure.
     Server,
     /// The connection could not be made or broke.
     Network,
     /// A deadline passed: connect, first content or idle.
     Timeout,
-    /// The user or caller cancelled the request.
     Cancelled,
     /// The response could not be decoded.
     Decode,
@@ -65,8 +62,7 @@ impl ErrorKind {
     }
 
     /// Kinds never retried automatically: those waiting cannot fix, those the same request meets
-    /// again, and a cancellation, the user's own choice. `ApiError::is_retryable` also counts an
-    /// error marked permanent.
+    /// again, and a cancellation.
     pub fn is_never_retried(self) -> bool {
         matches!(
             self,

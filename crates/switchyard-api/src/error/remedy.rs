@@ -1,6 +1,5 @@
-//! Failures that waiting cannot fix, and what the user should change. Which failures are
-//! permanent is decided once, when the error is built; the advice when it is shown, so that it
-//! can name the provider and model.
+//! Failures that waiting cannot fix, and what the user should change. The advice is chosen
+//! when the error is shown, so that it can name the provider and model.
 //! Spec: R7.4.
 
 use std::time::Duration;
@@ -32,8 +31,7 @@ pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
     }
 }
 
-/// The figures of "Limit 30000, Requested 31538" in lower-case `msg`: the numbers after the
-/// first `limit` and the first `requested`.
+/// The numbers after the first `limit` and the first `requested` in lower-case `msg`.
 fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
     let number_after = |word: &str| -> Option<u64> {
         let at = msg.find(word)? + word.len();
@@ -48,8 +46,7 @@ fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
     Some((number_after("limit ")?, number_after("requested ")?))
 }
 
-/// What the user should change, added after the message by `Display`; `None` when the
-/// provider's words say it already or there is nothing to add.
+/// What the user should change, added after the message by `Display`.
 pub(super) fn hint(e: &ApiError) -> Option<String> {
     let msg = e.message.to_ascii_lowercase();
     match e.kind {

@@ -1,9 +1,6 @@
 //! The model catalogue: every model Switchyard knows, by provider id and region, with where
-//! each entry came from.
-//!
-//! The reference's tables in `models/reference/` come first. Switchyard's own files in
-//! `models/switchyard/` add entries without changing them, and the user's `models.toml` adds
-//! entries or changes built-in ones field by field. `build.rs` embeds the built-in files.
+//! each entry came from. Switchyard's own files add to the reference's tables, and the user's
+//! `models.toml` adds entries or changes built-in ones field by field.
 //! Spec: R2.4, R2.5.
 
 use std::collections::BTreeMap;
@@ -113,7 +110,6 @@ impl fmt::Debug for Catalogue {
     }
 }
 
-/// A built-in data file's shape.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DataFile {
@@ -150,12 +146,12 @@ static BUILTIN_BY_PROVIDER: LazyLock<BTreeMap<&'static str, OnceLock<Catalogue>>
     });
 
 impl Catalogue {
-    /// The built-in catalogue: the reference's tables and Switchyard's own, parsed once.
+    /// The built-in catalogue, parsed once.
     pub fn builtin() -> &'static Catalogue {
         &BUILTIN
     }
 
-    /// Parses the embedded data files afresh, for benchmarks; a file that does not parse is logged.
+    /// Parses the embedded data files afresh, for benchmarks.
     pub fn parse_builtin() -> Catalogue {
         Self::parse_files(|_| true)
     }
@@ -174,7 +170,6 @@ impl Catalogue {
         Self::parse_files(|p| p == provider)
     }
 
-    /// The embedded data files whose provider id passes `wanted`, parsed.
     fn parse_files(wanted: impl Fn(&str) -> bool) -> Catalogue {
         let mut catalogue = Catalogue::default();
         for (folder, name, provider, text) in FILES {
@@ -188,12 +183,9 @@ impl Catalogue {
         catalogue
     }
 
-    /// The built-in catalogue with the user's catalogue file at `path` applied over it.
-    ///
-    /// Each `[ID.models."MODEL"]` table sets [`ModelInfo`] fields: a known model is changed field
-    /// by field in every region's table, and a new one takes the defaults for the fields not
-    /// given. Fails with [`ConfigError::Read`] when the file cannot be read, and
-    /// [`ConfigError::Parse`] naming the file, line and field when it is not valid.
+    /// The built-in catalogue with the user's catalogue file at `path` applied over it: a known
+    /// model is changed field by field, and a new one takes the defaults for the fields not given.
+    /// Fails with [`ConfigError::Read`] or [`ConfigError::Parse`] naming the file, line and field.
     pub fn with_user_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
             file: path.display().to_string(),
@@ -202,8 +194,7 @@ impl Catalogue {
         Self::builtin().clone().apply_user_text(&text, path)
     }
 
-    /// [`Catalogue::with_user_file`] for the `text` of `path`; fails with [`ConfigError::Parse`]
-    /// naming the file, line and field.
+    /// [`Catalogue::with_user_file`] for the `text` of `path`.
     pub fn with_user_text(text: &str, path: &Path) -> Result<Self, ConfigError> {
         Self::builtin().clone().apply_user_text(text, path)
     }
@@ -357,9 +348,8 @@ fn user_entry(
     Ok(info)
 }
 
-/// `base` with `overrides` set field by field; a nested table or array replaces the base's
-/// whole. Fails with the deserializer's message when a value does not fit its field or a
-/// field is unknown.
+/// `base` with `overrides` set field by field, a nested table or array replacing the whole;
+/// the error is the deserializer's message.
 pub(crate) fn merge_fields(base: &ModelInfo, overrides: &toml::Table) -> Result<ModelInfo, String> {
     let mut table = toml::Table::try_from(base).map_err(|e| e.to_string())?;
     for (k, v) in overrides {

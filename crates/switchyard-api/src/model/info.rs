@@ -6,8 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The context window assumed when a model's is unknown, in tokens.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// The wire formats a model entry may name in `api_format`, in the order of the reference's
-/// `ApiFormat`.
+/// The wire formats a model entry may name in `api_format`.
 pub const API_FORMATS: &[&str] = &[
     "anthropic",
     "gemini",
@@ -44,13 +43,10 @@ pub struct ModelInfo {
     /// USD per million non-cached input tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_price: Option<f64>,
-    /// USD per million output tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_price: Option<f64>,
-    /// USD per million tokens written to the prompt cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_writes_price: Option<f64>,
-    /// USD per million tokens read from the prompt cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_reads_price: Option<f64>,
     /// Thinking limits and the output price while thinking, when they differ.
@@ -59,7 +55,6 @@ pub struct ModelInfo {
     /// Prices by prompt size, in any order: the cost takes the smallest tier the prompt fits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tiers: Vec<PriceTier>,
-    /// The temperature to send, when the model needs a specific one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// The wire format the model needs when a provider offers several, one of [`API_FORMATS`].
@@ -92,7 +87,7 @@ impl ModelInfo {
         }
     }
 
-    /// True when the model goes through OpenAI's Responses API, sent over HTTP in both formats.
+    /// True when the model goes through OpenAI's Responses API.
     pub fn uses_responses_api(&self) -> bool {
         matches!(
             self.api_format.as_deref(),
@@ -152,8 +147,7 @@ impl ModelInfo {
 }
 
 impl Default for ModelInfo {
-    /// The defaults for a model id we have no data on: 128k context, unknown max output, images
-    /// allowed, no caching, prices unknown.
+    /// The defaults for a model id we have no data on: 128k context, nothing else known.
     fn default() -> Self {
         Self {
             name: None,
@@ -185,7 +179,6 @@ impl Default for ModelInfo {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ThinkingConfig {
-    /// The largest thinking budget the model accepts, in tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_budget: Option<u64>,
     /// USD per million output tokens when a thinking budget is set, in place of `output_price`.
@@ -203,8 +196,7 @@ pub struct ThinkingConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PriceTier {
-    /// The largest prompt this tier prices, in tokens; `u64::MAX`, written `"Infinity"`, for no
-    /// bound.
+    /// The largest prompt this tier prices, in tokens; `"Infinity"` in data files is `u64::MAX`.
     #[serde(
         serialize_with = "serialize_tier_bound",
         deserialize_with = "deserialize_tier_bound"

@@ -16,7 +16,6 @@ const ONE_MILLION: u64 = 1_000_000;
 /// The entry a typed id found.
 #[derive(Debug, Clone, Copy)]
 pub struct Found<'a> {
-    /// The catalogue key whose info applies.
     pub key: &'a str,
     pub entry: &'a CatalogueEntry,
     pub exact: bool,
@@ -35,11 +34,10 @@ impl Found<'_> {
     }
 }
 
-/// The entry `typed` is, or is a variant of, in `table`. Tried in order: the id itself; the
-/// entry it varies, taking off one by one what providers add to a base id, such as a Bedrock
-/// region prefix, a date, a version, `-latest`, `:thinking`, `:fast` or `:1m`; the newest
-/// entry that is a dated variant of the id; the id in another letter case. `:free` stays on,
-/// as a free model's price is not its base's.
+/// The entry `typed` is, or is a variant of, in `table`: the id itself; the entry it varies,
+/// taking off what providers add to a base id such as a region prefix, a date or `:1m`; the
+/// newest dated variant of the id; the id in another letter case. `:free` stays on, as a free
+/// model's price is not its base's.
 pub fn find<'a>(table: &'a ModelTable, typed: &str) -> Option<Found<'a>> {
     let found = |key: &'a str, entry, exact| Found {
         key,
@@ -67,8 +65,7 @@ pub fn find<'a>(table: &'a ModelTable, typed: &str) -> Option<Found<'a>> {
         .map(|(key, entry)| found(key, entry, false))
 }
 
-/// A known id of `table` one edit away from `typed`, for "did you mean": the table's default
-/// when it is one, else the first in order.
+/// A known id of `table` one edit away from `typed`, the table's default first.
 pub fn suggest<'a>(table: &'a ModelTable, typed: &str) -> Option<&'a str> {
     let close: Vec<&str> = table
         .models
@@ -83,8 +80,7 @@ pub fn suggest<'a>(table: &'a ModelTable, typed: &str) -> Option<&'a str> {
         .copied()
 }
 
-/// Up to `n` known ids of `table` within two edits of `typed`, nearest first and never `typed`
-/// itself, for a provider's "model not found" answer.
+/// Up to `n` known ids of `table` within two edits of `typed`, nearest first, never `typed`.
 pub fn nearest<'a>(table: &'a ModelTable, typed: &str, n: usize) -> Vec<&'a str> {
     let mut close: Vec<(usize, &str)> = table
         .models
@@ -98,8 +94,7 @@ pub fn nearest<'a>(table: &'a ModelTable, typed: &str, n: usize) -> Vec<&'a str>
     close.into_iter().take(n).map(|(_, k)| k).collect()
 }
 
-/// The id among `known` closest to `typed` within two edits, for an unknown provider id; a
-/// different letter case counts as one edit.
+/// The id among `known` closest to `typed` within two edits, a change of case counting one.
 pub fn closest<'a>(known: impl IntoIterator<Item = &'a str>, typed: &str) -> Option<&'a str> {
     known
         .into_iter()
@@ -139,7 +134,6 @@ fn bases(typed: &str) -> Vec<String> {
     out
 }
 
-/// The ids one rule away from `id`.
 fn strip_once(id: &str) -> Vec<String> {
     let mut out = Vec::new();
     for prefix in CROSS_REGION_PREFIXES {
@@ -219,8 +213,7 @@ fn newest_variant_of<'a>(
         .map(|(k, e)| (k.as_str(), e))
 }
 
-/// The optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
-/// neighbouring characters each count one.
+/// The optimal-string-alignment distance: swaps of neighbours count one edit.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();

@@ -34,12 +34,10 @@ impl Matcher {
         Some(Self { dfa, start, depth })
     }
 
-    /// The state before any text.
     pub(crate) fn start(&self) -> StateID {
         self.start
     }
 
-    /// The state after `byte`.
     #[inline]
     pub(crate) fn next(&self, state: StateID, byte: u8) -> StateID {
         self.dfa.next_state(Anchored::No, state, byte)

@@ -72,8 +72,7 @@ pub fn scrub_json(value: &mut serde_json::Value) -> bool {
 }
 
 /// Whether `value` serialised as JSON shows a registered secret, found in one pass without
-/// building the JSON. True whenever a secret holds a character JSON escapes, which the text
-/// would not show as it is.
+/// building the JSON; true whenever a secret holds a character JSON escapes.
 pub fn serde_holds_secret<T: serde::Serialize + ?Sized>(value: &T) -> bool {
     let Some(matcher) = matcher() else {
         return false;
@@ -89,8 +88,7 @@ pub fn serde_holds_secret<T: serde::Serialize + ?Sized>(value: &T) -> bool {
     serde_json::to_writer(&mut finder, value).is_err() || finder.found
 }
 
-/// The sink of [`serde_holds_secret`]: it fails the write at the first secret, which ends the
-/// serialisation.
+/// The sink of [`serde_holds_secret`], failing the write at the first secret.
 struct Finder<'a> {
     matcher: &'a matcher::Matcher,
     state: aho_corasick::automaton::StateID,

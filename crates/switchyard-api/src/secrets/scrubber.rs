@@ -11,8 +11,7 @@ use super::matcher::Matcher;
 use super::registry::{REDACTED, matcher};
 
 /// The state of one scrubbed stream of text: `push` each piece and hand on what it returns,
-/// then `finish` for the tail still held. It holds back only a tail that could still become
-/// a secret, and hides what `scrub` of the whole text would. Use one per content channel.
+/// then `finish`. It holds back only a tail that could still become a secret.
 /// ```
 /// use switchyard_api::secrets::{Scrubber, register};
 /// register("sk-doc-example-0123456789");
@@ -31,7 +30,6 @@ pub struct Scrubber {
     /// The text not yet released or hidden, from stream offset `base` to the end.
     held: String,
     base: u64,
-    /// Bytes pushed so far.
     end: u64,
     /// Bytes before this offset are inside a marker already released.
     hidden_end: u64,
@@ -149,7 +147,6 @@ impl Scrubber {
         self.base = cursor;
     }
 
-    /// The index in `held` of stream offset `offset`.
     fn at(&self, offset: u64) -> usize {
         (offset - self.base) as usize
     }

@@ -8,16 +8,13 @@ pub const DEFAULT_MAX_TOOL_ARGUMENTS_BYTES: usize = 4 << 20;
 /// The default bound on one answer's text, reasoning and tool-call arguments together.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 << 20;
 
-/// The error code of an answer or line past its bound, never retried: the same request meets
-/// the same bound.
+/// The error code of an answer or line past its bound, never retried.
 pub const TOO_LARGE: &str = "too_large";
 
 /// Size bounds of one streamed answer in bytes, set from `[limits]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamBounds {
-    /// One tool call's arguments.
     pub max_tool_arguments_bytes: usize,
-    /// The answer's text, reasoning and tool-call arguments together.
     pub max_answer_bytes: usize,
     /// One line, event, frame or document of the streamed body; the wire decoders enforce it.
     pub max_line_bytes: usize,
@@ -57,8 +54,7 @@ pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     .permanent()
 }
 
-/// The error of one tool call's arguments past `limit` bytes; `name` is `None` before it has
-/// arrived.
+/// The error of one tool call's arguments past `limit` bytes; `name` once it has arrived.
 pub(crate) fn arguments_too_large(name: Option<&str>, limit: usize) -> ApiError {
     let what = match name {
         Some(name) => format!("the arguments of the tool call `{name}`"),

@@ -1,9 +1,7 @@
-//! OpenRouter's structured reasoning, scrubbed across chunks. A key streamed over two deltas
-//! is split across the `text` of two details objects, so the details' texts in stream order
-//! are one scrubbed channel. The tail that could still start a secret moves on to the next
-//! object of the same type, or into a copy of its own object when the type changes: every
-//! chunk's details stay a valid array, and the texts joined in order are the scrubbed whole.
-//! Other strings are opaque and scrubbed piece by piece.
+//! OpenRouter's structured reasoning, scrubbed across chunks: a key streamed over two deltas is
+//! split across two details objects, so their texts in stream order are one channel. The held
+//! tail moves on to the next object of the same type, or into a copy of its own object when the
+//! type changes, so every chunk's details stay a valid array.
 //! Spec: R10.5.
 
 use serde_json::{Map, Value};
@@ -17,13 +15,11 @@ pub(super) const TEXT_FIELDS: [&str; 2] = ["text", "summary"];
 #[derive(Default)]
 pub(super) struct Details {
     scrubber: Scrubber,
-    /// The object the held tail came from, less its text field and signature, and that field: the
-    /// template of an object carrying the tail alone.
+    /// The object the held tail came from, less its text and signature, and that text's field.
     owner: Option<(Map<String, Value>, &'static str)>,
 }
 
 impl Details {
-    /// Bytes held back now.
     pub(super) fn held_len(&self) -> usize {
         self.scrubber.held_len()
     }
@@ -43,8 +39,8 @@ impl Details {
                 out.push(item);
                 continue;
             };
-            // A change of type closes the held tail's part, since consumers join a block's deltas until
-            // the type changes: the tail goes first, in a copy of its own object.
+            // Consumers join a block's deltas until the type changes: the tail goes first, in a
+            // copy of its own object.
             let owner_type = self.owner.as_ref().map(|(t, _)| t.get("type"));
             if self.held_len() > 0 && owner_type != Some(object.get("type")) {
                 out.extend(self.finish_object().map(Value::Object));

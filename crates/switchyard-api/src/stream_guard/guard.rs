@@ -8,7 +8,6 @@ use crate::error::ApiError;
 use crate::secrets::Scrubber;
 use crate::stream::ApiStreamChunk;
 
-/// The content channel a chunk belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Channel {
     Text,
@@ -36,8 +35,7 @@ pub struct StreamGuard {
     /// The reasoning's structured details, a channel of their own.
     details: Details,
     tools: Vec<ToolArguments>,
-    /// The channel of the last content chunk: a change releases the text and reasoning held,
-    /// so the answer's order is kept.
+    /// The channel of the last content chunk; a change releases what the others hold, in order.
     last: Option<Channel>,
     answer_bytes: usize,
     /// Usage that arrived while content before it was held: handed on after that content.
@@ -229,7 +227,6 @@ impl StreamGuard {
         }
     }
 
-    /// The state of tool call `id`, made on its first fragment.
     fn tool(&mut self, call_id: Option<&str>, id: &str, name: &str) -> &mut ToolArguments {
         let at = match self.tools.iter().position(|t| t.id == id) {
             Some(at) => at,

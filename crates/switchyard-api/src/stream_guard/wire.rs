@@ -1,7 +1,6 @@
-//! The guard of a forwarded stream. The provider's own events carry the same text as the
-//! chunks, so they are scrubbed too, and wait while the scrubber holds back a possible secret's
-//! start. When a secret spanned two events they cannot go on as they came: the events end, and
-//! the consumer writes the rest of the answer from its scrubbed chunks.
+//! The guard of a forwarded stream: the provider's own events carry the same text as the
+//! chunks, so they wait while the scrubber holds back a possible secret. When a secret spanned
+//! two events, the events end and the consumer writes the rest from its scrubbed chunks.
 //! Spec: R10.5, R14.2.
 
 use super::guard::StreamGuard;
@@ -9,20 +8,19 @@ use crate::error::ApiError;
 use crate::secrets::scrub;
 use crate::stream::{ApiStreamChunk, WireEvent};
 
-/// The most events held while a possible secret is resolved; past it the events end, so that a
-/// provider cannot make a gateway hold an answer.
+/// The most events held while a possible secret is resolved, so that a provider cannot make a
+/// gateway hold an answer.
 const MAX_HELD_EVENTS: usize = 4096;
 
 /// A [`StreamGuard`] that also guards the provider's events of a forwarded stream.
 pub(super) struct WireGuard {
     inner: StreamGuard,
-    /// Whether the stream gives the provider's events, as a forwarded request's does.
+    /// Whether the stream gives the provider's events.
     forwarding: bool,
     hold: Option<Hold>,
-    /// The events ended: none is given any more.
     ended: bool,
     /// The last event said the mapper holds content not given as chunks yet, such as tool-call
-    /// arguments before the call's name; events wait until that content has passed the scrubber.
+    /// arguments before the call's name.
     mapper_holds: bool,
 }
 
@@ -88,7 +86,6 @@ impl WireGuard {
         }
     }
 
-    /// [`StreamGuard::chunk`], with the provider's events guarded.
     pub(super) fn chunk(
         &mut self,
         chunk: ApiStreamChunk,
@@ -151,9 +148,8 @@ impl WireGuard {
         }
     }
 
-    /// Hands on what the inner guard released for a chunk whose content was `pushed`, holds the
-    /// events while the scrubber holds back, and resolves the hold when it stops. The chunks always
-    /// go on at once, because the consumer's first-content probe needs them.
+    /// Hands on what the inner guard released for a chunk whose content was `pushed`, holding the
+    /// events while the scrubber holds back. The chunks go on at once for the first-content probe.
     fn settle(
         &mut self,
         pushed: Content,
@@ -183,8 +179,7 @@ impl WireGuard {
         }
     }
 
-    /// Ends the hold: its events as they came when nothing was redacted and the mapper gave all it
-    /// held, else the events' end.
+    /// Ends the hold: its events as they came when nothing was redacted, else the events' end.
     fn resolve(&mut self, out: &mut Vec<ApiStreamChunk>) {
         let Some(hold) = self.hold.take() else {
             return;
@@ -196,8 +191,7 @@ impl WireGuard {
         }
     }
 
-    /// No more events: their end. The held ones are dropped, and the consumer writes the chunks
-    /// they carried.
+    /// No more events: their end; the consumer writes the chunks the held ones carried.
     fn end_events(&mut self, out: &mut Vec<ApiStreamChunk>) {
         self.ended = true;
         self.hold = None;
