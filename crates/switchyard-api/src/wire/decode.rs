@@ -4,9 +4,8 @@
 
 use std::borrow::Cow;
 
-/// The default cap on one line of a streamed body, in bytes. A tool-call argument or base64 image
-/// of several megabytes fits; a runaway line stops with [`WireError::LineTooLong`] instead of
-/// growing without bound.
+/// The default cap on one line of a streamed body, in bytes: a multi-megabyte tool-call argument
+/// fits, and a runaway line stops instead of growing without bound.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A failure to decode a streamed body.
@@ -28,9 +27,7 @@ pub enum WireError {
     Crc {
         /// `prelude` or `message`.
         which: &'static str,
-        /// The CRC carried by the frame.
         expected: u32,
-        /// The CRC computed over the bytes received.
         actual: u32,
     },
     /// An AWS event-stream frame is malformed or cut off.
@@ -45,9 +42,8 @@ pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// megabytes does not pin that memory for the rest of the stream.
 pub(crate) const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
-/// Skips a UTF-8 BOM at the start of a stream, keeping the bytes matched so far in `partial`; if
-/// the match fails they are line content. Returns what follows the BOM, or `None` while the piece
-/// ended inside a possible BOM.
+/// Skips a UTF-8 BOM at a stream's start, holding a partial match in `partial`, which is line
+/// content if the match fails. `None` while the piece ends inside a possible BOM.
 #[inline]
 pub(crate) fn skip_bom<'b>(
     partial: &mut Vec<u8>,
@@ -83,8 +79,7 @@ pub(crate) fn clear_buffer(buffer: &mut Vec<u8>) {
     }
 }
 
-/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial`, since the stream
-/// cannot be decoded reliably past it.
+/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial`.
 #[inline]
 pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Result<(), WireError> {
     if len > limit {
@@ -94,8 +89,7 @@ pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Res
     Ok(())
 }
 
-/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD. Valid input, nearly all of it,
-/// is borrowed after one SIMD-accelerated check.
+/// UTF-8 decodes `bytes` with U+FFFD for invalid sequences, borrowing valid input.
 pub(crate) fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),

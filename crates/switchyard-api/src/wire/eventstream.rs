@@ -1,6 +1,5 @@
-//! An AWS event-stream decoder for Bedrock's ConverseStream, with both CRCs checked. A frame, per
-//! AWS "Event stream encoding", all integers big-endian:
-//!
+//! An AWS event-stream decoder for Bedrock's ConverseStream, checking both CRCs, CRC-32/ISO-HDLC
+//! from `crc32fast`. A frame, per AWS "Event stream encoding", all integers big-endian:
 //! ```text
 //! u32 total_length | u32 headers_length | u32 prelude_crc = CRC32(bytes[0..8])
 //! headers (headers_length bytes) | payload | u32 message_crc = CRC32(bytes[0..total-4])
@@ -8,7 +7,6 @@
 //!   0 true, 1 false, 2 i8, 3 i16, 4 i32, 5 i64, 6 bytes (u16 len), 7 string (u16 len),
 //!   8 timestamp (i64 ms), 9 uuid (16 bytes)
 //! ```
-//! CRC32 is CRC-32/ISO-HDLC, zlib's, from `crc32fast`.
 //! Spec: R4.0, R4.1.
 
 use super::decode::WireError;
@@ -16,11 +14,9 @@ use super::decode::WireError;
 /// The 12-byte prelude plus the 4-byte message CRC.
 const OVERHEAD: usize = 16;
 
-/// The default cap on one frame in bytes, so a corrupt length cannot make the decoder buffer
-/// without bound.
+/// The default cap on one frame in bytes, so a corrupt length cannot grow the buffer unbounded.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// A header value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeaderValue {
     Bool(bool),

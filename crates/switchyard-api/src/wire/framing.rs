@@ -15,8 +15,7 @@ pub(crate) trait Framing: Send + Sized + 'static {
     /// A fresh decoder whose items may be up to `max_line_bytes` long.
     /// Spec: R4.0b.
     fn decoder(max_line_bytes: usize) -> Self::Decoder;
-    /// Feeds body bytes and hands each item they complete to `on_item` in order, those completed
-    /// before an error included.
+    /// Feeds body bytes and hands each item they complete to `on_item`, even when an error follows.
     fn feed_each<F: FnMut(Self::Item<'_>)>(
         decoder: &mut Self::Decoder,
         bytes: &[u8],

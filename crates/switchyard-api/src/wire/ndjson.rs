@@ -6,13 +6,11 @@ use super::decode::{
     DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
 };
 
-/// An incremental splitter of an `application/x-ndjson` body into lines. Feed it the pieces with
-/// [`Self::feed`] and call [`Self::finish`] at the end; after an error the rest of the stream
-/// cannot be decoded reliably.
+/// An incremental splitter of an `application/x-ndjson` body into lines; after an error the rest of
+/// the stream cannot be decoded reliably.
 #[derive(Debug)]
 pub struct NdjsonDecoder {
-    /// The incomplete line carried over from earlier pieces, or at the stream's start the part of
-    /// the BOM seen so far.
+    /// The incomplete line carried over, at the start the part of the BOM seen so far.
     partial: Vec<u8>,
     /// The cap on one line in bytes, LF not counted.
     limit: usize,
@@ -26,8 +24,7 @@ impl NdjsonDecoder {
         Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
     }
 
-    /// A decoder whose lines may be up to `limit` bytes long, counting a CR before the LF but not
-    /// the LF.
+    /// A decoder whose lines may be `limit` bytes long, counting a CR before the LF but not the LF.
     pub fn with_max_line_bytes(limit: usize) -> Self {
         Self {
             partial: Vec::new(),
@@ -36,9 +33,8 @@ impl NdjsonDecoder {
         }
     }
 
-    /// Feeds the next piece and appends each complete non-blank line to `lines`, without its LF or
-    /// CRLF. Blank means only spaces, tabs and CRs. Fails with [`WireError::LineTooLong`] when a
-    /// line exceeds the cap, after appending the lines before it.
+    /// Feeds the next piece and appends each complete line that is not blank, only spaces, tabs and
+    /// CRs, to `lines` without its line end. Fails with [`WireError::LineTooLong`] over the cap.
     pub fn feed(&mut self, bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
         let Some(mut bytes) = skip_bom(&mut self.partial, &mut self.at_start, bytes) else {
             return Ok(());

@@ -1,7 +1,5 @@
-//! A server-sent events decoder that follows the WHATWG HTML standard's event stream parsing,
-//! <https://html.spec.whatwg.org/multipage/server-sent-events.html>. Events in the common
-//! `event:`/`data:` shape that lie wholly in one piece take a fast path that borrows them without
-//! copying; everything else goes line by line. Both paths give the same events for any split.
+//! A server-sent events decoder following the WHATWG HTML standard's event stream parsing. Events
+//! in the common `event:`/`data:` shape lying wholly in one piece are borrowed without a copy.
 //! Spec: R4.0.
 
 use std::borrow::Cow;
@@ -11,7 +9,6 @@ use super::decode::{
     DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
 };
 
-/// The event type of an event without a non-empty `event` field.
 const DEFAULT_EVENT_TYPE: &str = "message";
 
 /// One dispatched server-sent event, owned.
@@ -21,15 +18,13 @@ pub struct SseEvent {
     pub event: String,
     /// The `data` values joined by LF, with no trailing LF.
     pub data: String,
-    /// The last valid `id` of this or any earlier event: `Some("")` for an empty one, `None` before
-    /// the first.
+    /// The last valid `id` so far in the stream, `Some("")` for an empty one.
     pub id: Option<String>,
     /// The reconnection time in milliseconds from this event's valid `retry` field, if any.
     pub retry: Option<u64>,
 }
 
-/// One dispatched server-sent event, borrowed for the length of the callback.
-/// The fields mean what [`SseEvent`]'s do; call [`Self::into_owned`] to keep the event.
+/// One dispatched server-sent event, borrowed for the callback; see [`SseEvent`] for the fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEventRef<'a> {
     pub event: &'a str,
@@ -39,7 +34,6 @@ pub struct SseEventRef<'a> {
 }
 
 impl SseEventRef<'_> {
-    /// The same event, owned.
     pub fn into_owned(self) -> SseEvent {
         SseEvent {
             event: self.event.to_owned(),
@@ -56,7 +50,6 @@ struct EventBuilder {
     event_type: String,
     /// The `data` values joined by LF, decoded as UTF-8 only at dispatch.
     data: Vec<u8>,
-    /// Whether any `data` field was seen since the last dispatch.
     has_data: bool,
     last_event_id: Option<String>,
     retry: Option<u64>,
@@ -64,13 +57,11 @@ struct EventBuilder {
 
 impl EventBuilder {
     /// Whether the fast path would dispatch the same next event: no data, retry or event type
-    /// pending. The last event ID is not checked because the fast path reads it and never changes
-    /// it.
+    /// pending. The fast path never changes the last event ID.
     fn is_clean(&self) -> bool {
         !self.has_data && self.event_type.is_empty() && self.retry.is_none()
     }
 
-    /// Processes one complete line without its line end.
     fn line<F: FnMut(SseEventRef<'_>)>(&mut self, line: &[u8], on_event: &mut F) {
         if line.is_empty() {
             self.dispatch(on_event);
@@ -179,9 +170,8 @@ fn fast_event(bytes: &[u8], limit: usize) -> Option<FastEvent> {
     })
 }
 
-/// The value's range in the field line at the start of `bytes`, and the offset past its line end.
-/// `None` when the line does not end in `bytes`, ends in a CR that may start a CRLF, or is too
-/// long.
+/// The value's range in the field line at `bytes`' start and the offset past its LF or CRLF; `None`
+/// when that line end is not in `bytes` or the line is over `limit`.
 #[inline]
 fn field_line(bytes: &[u8], name_len: usize, limit: usize) -> Option<(Range<usize>, usize)> {
     let end = memchr::memchr2(b'\n', b'\r', bytes)?;
@@ -226,11 +216,9 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
     })
 }
 
-/// An incremental decoder of a `text/event-stream` body.
-///
-/// Feed it the body's pieces with [`Self::feed_with`] or [`Self::feed`], then call
-/// [`Self::finish`] at its end; the events do not depend on where the pieces were split. After a
-/// feed fails the rest of the stream cannot be decoded reliably: abandon it or call `finish`.
+/// An incremental decoder of a `text/event-stream` body, whose events do not depend on where the
+/// pieces were split. After a feed fails the rest of the stream cannot be decoded reliably: abandon
+/// it or call [`Self::finish`].
 #[derive(Debug)]
 pub struct SseDecoder {
     builder: EventBuilder,
@@ -265,16 +253,14 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds the next piece of the body and appends the events it completes to `events`, owned.
-    /// Fails with [`WireError::LineTooLong`] when a line exceeds the cap, after the events before
-    /// it.
+    /// Feeds the next piece of the body and appends the events it completes to `events`, owned;
+    /// fails as [`Self::feed_with`] does.
     pub fn feed(&mut self, bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
         self.feed_with(bytes, |event| events.push(event.into_owned()))
     }
 
     /// Feeds the next piece of the body and calls `on_event` with each event it completes, in
-    /// order, without allocating. Fails with [`WireError::LineTooLong`] when a line exceeds the
-    /// cap, after calling `on_event` for the events before it.
+    /// order. A line over the cap fails with [`WireError::LineTooLong`] after the events before it.
     pub fn feed_with<F>(&mut self, bytes: &[u8], mut on_event: F) -> Result<(), WireError>
     where
         F: FnMut(SseEventRef<'_>),
@@ -288,9 +274,8 @@ impl SseDecoder {
         let Some(bytes) = self.end_partial_line(bytes, &mut on_event)? else {
             return Ok(());
         };
-        // From here `bytes` starts at a line start. The fast path validates all its complete lines
-        // as UTF-8 once, at its first event; `Some(None)` means they are not valid and each is
-        // decoded alone.
+        // The fast path validates all complete lines of `bytes` as UTF-8 once, at its first event;
+        // `Some(None)` means they are not valid and each event is decoded alone.
         let mut validated: Option<Option<&str>> = None;
         let mut pos = 0;
         loop {
@@ -349,8 +334,7 @@ impl SseDecoder {
         Ok(Some(self.past_line_end(bytes, end)))
     }
 
-    /// Dispatches the events in the fast path's shape from `pos` on and returns where the first
-    /// other one starts.
+    /// Dispatches the fast path's events from `pos` on; returns where the first other one starts.
     #[inline]
     fn fast_events<'b, F: FnMut(SseEventRef<'_>)>(
         &self,
@@ -395,9 +379,8 @@ impl SseDecoder {
         }
     }
 
-    /// Ends the body and resets the decoder for a new stream.
-    /// An event not yet closed by an empty line is discarded, as the standard says. Returns `true`
-    /// when something was, so the caller can report a truncated stream.
+    /// Ends the body and resets the decoder. An event not yet closed by an empty line is discarded,
+    /// as the standard says; returns `true` when something was, to report a truncated stream.
     pub fn finish(&mut self) -> bool {
         let discarded = !self.partial.is_empty() || self.builder.has_data;
         *self = Self {
