@@ -22,15 +22,13 @@ use crate::wire::Framing;
 
 type Item = Result<ApiStreamChunk, ApiError>;
 
-/// The response head once the request is sent, and the first-content deadline started when the
-/// request was made.
+/// The response head once sent, and the first-content deadline running since the request was made.
 pub(super) struct Opened {
     pub(super) response: Response,
     pub(super) deadline: Option<Instant>,
 }
 
-/// Sends the request and ends with the response whose status and content type say a stream follows,
-/// or the error to yield.
+/// Sends the request: the response that says a stream follows, or the error to yield.
 pub(super) type Opening = Pin<Box<dyn Future<Output = Result<Opened, ApiError>> + Send>>;
 
 enum State {
@@ -39,12 +37,9 @@ enum State {
     Done,
 }
 
-/// The chunks of one request: the request is sent on the first poll, then each poll hands over the
-/// next chunk mapped from the last piece read, or reads the next piece.
-///
-/// It is written by hand rather than as an `async_stream` generator, whose yield slot cost eleven
-/// 144-byte copies per chunk, about 17 % of the stream's CPU. The opening future is dropped once
-/// the response head is in, so an open stream holds only what reading needs.
+/// The chunks of one request: the first poll sends it, and each later poll hands over the next
+/// mapped chunk or reads the next piece. It is written by hand because an `async_stream`
+/// generator's yield slot cost about 17 % of the stream's CPU in copies.
 pub(super) struct ChunkStream<P: EventParser> {
     state: State,
     parser: P,
@@ -52,8 +47,8 @@ pub(super) struct ChunkStream<P: EventParser> {
     /// What the parser mapped from the last piece and is not handed over yet. Its allocation is
     /// reused as the parser's output buffer for the next piece.
     pending: VecDeque<Item>,
-    /// Whether a cancellation is checked before each pending chunk. It is not for the chunks
-    /// flushed before a final error, which go out with it.
+    /// Whether a cancellation is checked before each pending chunk; not before those flushed with a
+    /// final error.
     check_cancel: bool,
     cancel: CancellationToken,
     /// Wakes the stream when `cancel` fires while it waits for the body.
@@ -97,14 +92,12 @@ impl<P: EventParser> ChunkStream<P> {
         }
     }
 
-    /// Ends the stream: nothing more is read or handed over.
     fn end(&mut self) {
         self.state = State::Done;
         self.pending.clear();
     }
 
-    /// An error of the body or the parser as it is yielded, with the response's request id and the
-    /// origin.
+    /// An error as it is yielded, with the response's request id and the origin.
     fn finish_err(&self, mut e: ApiError) -> ApiError {
         if e.request_id.is_none() {
             e.request_id = self.request_id.clone();

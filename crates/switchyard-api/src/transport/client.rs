@@ -24,12 +24,9 @@ struct ClientKey {
 static CLIENTS: LazyLock<Mutex<HashMap<ClientKey, Weak<HttpClient>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The HTTP clients for one set of connection settings: the streaming one, and reqwest's for
-/// requests that are not streams and for streams a proxy may apply to.
-///
-/// Each is built on its first request, so constructing a handler makes no network request and loads
-/// no certificate. A client for an `http://` base URL skips the platform's roots, about 150 PEM
-/// files on Linux.
+/// The HTTP clients for one set of connection settings, the streaming one and reqwest's, each built
+/// on its first request so that building a handler makes no network request and loads no
+/// certificate.
 pub(crate) struct HttpClient {
     key: ClientKey,
     /// Extra roots from the `ca_bundle` file, read when the handler was built.
@@ -87,7 +84,6 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
-    /// The TLS configuration of both clients, built on first use.
     fn tls_config(&self) -> Result<rustls::ClientConfig, String> {
         self.tls
             .get_or_init(|| streaming::tls_config(self.key.tls, &self.extra_roots))

@@ -1,6 +1,5 @@
-//! The driver of one provider request: it finishes the request, opens it under the provider-level
-//! retry and runs the provider's mapper over the body under the request's cancellation and
-//! deadlines.
+//! The driver of one provider request: it finishes, sends and maps one request under the
+//! provider-level retry and the request's cancellation and deadlines.
 //! Spec: R1.4, R5, R6.4.
 
 use std::sync::Arc;
@@ -22,12 +21,9 @@ use crate::stream::ApiStream;
 use crate::wire::Framing;
 
 /// The stream of one request to `endpoint`: finishes `pending`, opens it under the provider-level
-/// retry, and yields the chunks `parser` maps from the body. It ends after the first error.
-///
-/// Configured headers are added after `pending` finishes, so they are never signed. A `401` is sent
-/// once more with `reauthorize`'s request, made after the sign-in is refreshed. A cancellation ends
-/// the stream with one `Cancelled` error before any further chunk, a silent stream past its
-/// deadline with one `Timeout`. Dropping the stream closes the connection.
+/// retry and yields the chunks `parser` maps from the body, ending after the first error.
+/// Configured headers are added after `pending` finishes, so they are never signed; a `401` is sent
+/// once more with `reauthorize`'s request. Dropping the stream closes the connection.
 /// Spec: R1.4, R2.1, R4.0b, R5.3, R6.4, R10.5, R12.1.
 pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
@@ -75,8 +71,7 @@ pub(crate) fn stream<P: EventParser>(
         deadlines,
         bounds.max_line_bytes,
     ));
-    // Secrets are scrubbed across chunks and the answer's size bounded here, once for every
-    // provider.
+    // Secrets scrubbed and the answer's size bounded here, once for every provider.
     let origin = &endpoint.origin;
     let origin = Some((origin.provider_id.clone(), origin.model_id.clone()));
     crate::stream_guard::guard_stream_of(chunks, bounds, origin, forwarding)
@@ -154,8 +149,7 @@ impl Opening {
         }
     }
 
-    /// The request `pending` makes, such as by fetching a token or adding a signature, before
-    /// `deadline`.
+    /// The request `pending` makes, such as with a token or signature, before `deadline`.
     async fn finish(
         &self,
         pending: PendingRequest,

@@ -12,9 +12,8 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most of the listing's body read, in bytes.
 const MAX_LIST_BYTES: usize = 1024 * 1024;
 
-/// The ids `GET {base_url}/models` lists, in order, asked with `key` as a bearer token through the
-/// client of `settings`. It takes at most 5 s and reads at most 1 MiB. The error is one phrase for
-/// the caller's sentence and never holds the key.
+/// The ids `GET {base_url}/models` lists, asked with `key` as a bearer token, within 5 s and 1 MiB.
+/// The error is one phrase for the caller's sentence, never holding the key.
 pub async fn served_models(
     base_url: &str,
     key: Option<&str>,

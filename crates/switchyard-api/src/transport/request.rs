@@ -67,7 +67,6 @@ impl WireRequest {
         }
     }
 
-    /// Adds `authorization: Bearer {key}` when there is a key.
     pub(crate) fn bearer(self, key: Option<&str>) -> Self {
         match key {
             Some(k) => self.header("authorization", format!("Bearer {k}")),
@@ -80,7 +79,6 @@ impl WireRequest {
 pub(crate) trait EventParser: Send + Unpin + 'static {
     /// The item the body decodes into, which decides the decoder and the content types accepted.
     type Event: Framing;
-    /// Handles one item, appending chunks or an error to `out`.
     fn on_event(
         &mut self,
         event: <Self::Event as Framing>::Item<'_>,
@@ -92,15 +90,15 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     /// After the body failed, appends what the parser holds back that is already final, such as
     /// usage the provider bills, to be yielded before the error.
     fn on_error(&mut self, _out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {}
-    /// Whether the answer has already failed and the failure is held until the stream ends, as
-    /// Chat's named finish reasons wait for the usage that may follow. A forwarding gateway then
-    /// gives no more of the provider's events, which would tell its client the answer ended well.
+    /// Whether the answer already failed, the failure held until the stream ends as Chat's named
+    /// finish reasons wait for the usage. A forwarding gateway then gives no more of the provider's
+    /// events, which would tell its client the answer ended well.
     /// Spec: R7.5, R14.2.
     fn failing(&self) -> bool {
         false
     }
-    /// Whether the stream gives the provider's own events as [`ApiStreamChunk::Wire`], for a
-    /// forwarded request; the stream's guard then guards them too.
+    /// Whether the stream gives the provider's own events as [`ApiStreamChunk::Wire`], which the
+    /// stream's guard then guards too.
     /// Spec: R14.2.
     fn forwards_events(&self) -> bool {
         false
@@ -121,6 +119,5 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
 pub(crate) type PendingRequest =
     std::pin::Pin<Box<dyn Future<Output = Result<WireRequest, ApiError>> + Send>>;
 
-/// The request to send instead after a `401`, made with a freshly refreshed sign-in; polled only
-/// then.
+/// The request to send instead after a `401`, with a freshly refreshed sign-in.
 pub(crate) type Reauthorize = Option<PendingRequest>;

@@ -1,6 +1,5 @@
-//! Sending one request and opening its stream under the provider-level retry. A status or content
-//! type that says no stream follows becomes the classified error, and a compressed body nobody
-//! asked for is refused at once.
+//! Sending one request and opening its stream under the provider-level retry; a status or content
+//! type that says no stream follows becomes the classified error.
 //! Spec: R4.0, R4.0b, R5, R7.4, R7.6.
 
 use std::future::Future;
@@ -23,11 +22,9 @@ use crate::wire::Framing;
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
 /// Sends the request `send` makes and returns the response once its status and content type say a
-/// stream of `F` follows, else the classified error.
-///
-/// A pooled keep-alive connection the server closed while idle fails before any byte of the
-/// response. The request is then sent once more on a new connection, with no wait and no retry
-/// counted: nothing of a response was read, so nothing can be yielded twice.
+/// stream of `F` follows. A pooled connection the server closed while idle fails before any byte of
+/// the response; the request is then sent once more on a new connection, uncounted, since nothing
+/// can be yielded twice.
 /// Spec: R7.6.
 async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>>(
     send: impl Fn() -> S,
@@ -71,9 +68,8 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
         let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
         if matches!(status, 404 | 405) && err.code.is_none() && !provider_spoke(&body) {
-            // No provider error in the body: usually a base URL with a missing or doubled path
-            // part, so show what was asked. A provider's own 404, such as "model not found", is
-            // about the request, not the URL.
+            // No provider error in the body, whose own 404 is about the request: usually a base URL
+            // with a missing or doubled path part, so show what was asked.
             err.message = format!("{} (POST {url}; check the base URL)", err.message);
         }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
@@ -93,9 +89,8 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
     Ok(response)
 }
 
-/// The `content-encoding` of a stream response when it is one Switchyard never asks for, since
-/// requests ask for `identity`. It is refused at once rather than read as garbage until the line
-/// cap, and never retried: the same server compresses the same way.
+/// The `content-encoding` of a stream response that is not the `identity` Switchyard asks for. It
+/// is refused at once, not read as garbage until the line cap, and never retried.
 /// Spec: R4.0b.
 fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(reqwest::header::CONTENT_ENCODING)?;
@@ -225,9 +220,8 @@ fn hyper_headers(
     Ok(headers)
 }
 
-/// `accept-encoding: identity`, sent unless a configured header says otherwise. Switchyard decodes
-/// no compressed body, and some CDN edges compress an SSE stream for a client that named no
-/// encoding, as Wei-Shaw/claude-relay-service#1039 reports.
+/// `accept-encoding: identity` unless configured otherwise: some CDN edges compress an SSE stream
+/// for a client that names no encoding, as Wei-Shaw/claude-relay-service#1039 reports.
 static IDENTITY: HeaderValue = HeaderValue::from_static("identity");
 
 /// The reqwest request for `wire`, with headers in the order [`hyper_headers`] sets them.
@@ -298,9 +292,8 @@ impl Sending<'_> {
 }
 
 impl Sending<'_> {
-    /// Sends `wire` once and returns the response once its head is in: through hyper's client
-    /// unless a proxy applies to the URL, else through reqwest. A redirect the hyper client gets is
-    /// sent again through reqwest, which follows it by its policy.
+    /// Sends `wire` once through hyper's client, or reqwest's when a proxy applies; a redirect the
+    /// hyper client gets is sent again through reqwest, which follows it.
     async fn send_once(&self, wire: &WireRequest) -> Result<Response, SendError> {
         if !matches!(self.client, Streaming::Reqwest) {
             let headers = hyper_headers(wire, self.configured, self.extra)?;

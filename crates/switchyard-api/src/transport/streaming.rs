@@ -18,10 +18,9 @@ use rustls_pki_types::CertificateDer;
 use crate::config::{HttpSettings, Proxy};
 use crate::error::body::innermost;
 
-/// The largest HTTP/1 read buffer of one streaming connection, in bytes. hyper's buffer doubles on
-/// every full read up to about 408 KiB when the server writes ahead, and reqwest exposes neither
-/// the cap nor the connection. At 1,000 concurrent streams the cap took memory per stream from 528
-/// kB to 37 kB, for no more CPU; see bench/README.md, "lean streams".
+/// The largest HTTP/1 read buffer of one streaming connection, in bytes. hyper's doubles up to
+/// about 408 KiB when the server writes ahead, and reqwest exposes neither cap nor connection; the
+/// cap took 1,000 concurrent streams from 528 kB each to 37 kB, see bench/README.md.
 pub(crate) const HTTP1_MAX_BUF_SIZE: usize = 16 * 1024;
 
 /// hyper-util's pooled client with rustls for `https://` and plain TCP for `http://`.
@@ -30,22 +29,19 @@ pub(crate) type HyperClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>
 /// The `User-Agent` of every request, as the reqwest client sends it.
 pub(crate) const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
 
-/// Which client a provider's streaming requests go through. reqwest serves the requests a proxy
-/// applies to, which hyper's client cannot go through.
+/// Which client a provider's streams go through; hyper's cannot go through a proxy.
 pub(crate) enum Streaming {
-    /// The capped hyper client, boxed because it is several hundred bytes and the other variant
-    /// none.
+    /// The capped hyper client, boxed since the other variant is empty.
     Hyper(Box<Direct>),
-    /// The reqwest client for every stream, because a proxy URL is configured.
+    /// The reqwest client for every stream: a proxy URL is configured.
     Reqwest,
 }
 
 /// The hyper client and the proxies that keep a request off it.
 pub(crate) struct Direct {
     client: HyperClient,
-    /// Under [`Proxy::Environment`], the proxies reqwest would use, read from `HTTP_PROXY`,
-    /// `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY` and the system settings as reqwest reads them. `None`
-    /// under [`Proxy::Off`].
+    /// Under [`Proxy::Environment`], the proxies reqwest would use, read from the environment and
+    /// system settings as reqwest reads them; `None` under [`Proxy::Off`].
     proxies: Option<Matcher>,
 }
 
@@ -78,9 +74,8 @@ impl Streaming {
     }
 }
 
-/// The TLS configuration both clients share, so the platform's roots are read once. With `tls` the
-/// platform verifier checks the server's certificate, as reqwest's own configuration does, plus
-/// `extra_roots`; without it no root is loaded, for `http://` only.
+/// The TLS configuration both clients share, so the platform's roots are read once: the platform
+/// verifier plus `extra_roots` with `tls`, else no root at all, for `http://` only.
 pub(crate) fn tls_config(
     tls: bool,
     extra_roots: &[CertificateDer<'static>],
@@ -216,10 +211,9 @@ impl Response {
 /// A response body being read, from either client.
 pub(crate) enum Body {
     Reqwest(reqwest::Body),
-    /// The whole response, not only its body. While the head's header values, which are slices of
-    /// hyper's read buffer, live, hyper cannot grow that buffer in place, so it stays within the
-    /// cap. With the head dropped it grows in 24 KiB pieces, as
-    /// `a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap` measures.
+    /// The whole response, not only its body: while the head's header values, slices of hyper's
+    /// read buffer, live, hyper cannot grow that buffer in place. Checked by
+    /// `a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap`.
     Hyper(hyper::Response<Incoming>),
 }
 
