@@ -19,8 +19,7 @@ use crate::stream::{ApiStream, Usage};
 pub struct ApiHandlerModel {
     pub id: String,
     pub info: ModelInfo,
-    /// Thinking budget sent with each request, in tokens; with one, output bills at the thinking
-    /// price.
+    /// Thinking budget per request, in tokens; with one, output bills at the thinking price.
     pub thinking_budget_tokens: u64,
 }
 
@@ -43,7 +42,6 @@ pub(crate) const DEFAULT_DEADLINES: ResolvedDeadlines = ResolvedDeadlines {
     idle: Duration::from_secs(300),
 };
 
-/// Deadlines with every value decided, in effect for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ResolvedDeadlines {
     pub(crate) first_content: Duration,
@@ -84,8 +82,8 @@ pub struct RequestOptions {
     pub bounds: crate::stream_guard::StreamBounds,
 }
 
-/// Request parameters a caller sets for one request; `None` or empty keeps the handler's own
-/// value. A provider that cannot carry one names it in [`ApiHandler::dropped_overrides`].
+/// Request parameters a caller sets in place of the handler's; one a provider cannot carry is
+/// named by [`ApiHandler::dropped_overrides`].
 /// Spec: R14.1, R14.2.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RequestOverrides {
@@ -93,7 +91,6 @@ pub struct RequestOverrides {
     /// Sampling temperature on the dialect's scale: 0–2 for OpenAI, 0–1 for Anthropic.
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
-    /// Sequences that end the answer when generated; empty for none.
     pub stop: Vec<String>,
     pub tool_choice: Option<ToolChoice>,
     pub reasoning_effort: Option<crate::config::ReasoningEffort>,
@@ -118,7 +115,6 @@ pub enum ForwardDialect {
     ChatCompletions,
 }
 
-/// Receives each HTTP response's status and headers.
 pub type ResponseObserver = Arc<dyn Fn(u16, &reqwest::header::HeaderMap) + Send + Sync>;
 
 impl fmt::Debug for RequestOptions {
@@ -177,7 +173,7 @@ pub trait ApiHandler: Send + Sync {
 
     /// Sends a client's own `body` in [`ApiHandler::forwards`]'s dialect, keeping every field but
     /// `model`, `stream` and what `options`' overrides set; each provider event also comes as it
-    /// arrived, after its chunks. A handler that does not forward yields one `InvalidRequest` error.
+    /// arrived, after its chunks. A handler that does not forward yields an `InvalidRequest` error.
     fn forward(
         &self,
         dialect: ForwardDialect,

@@ -5,9 +5,12 @@
 //! and [`ApiHandler::create_message`] starts one request and returns its stream:
 //!
 //! ```
+//! # use switchyard_testkit::{AgentTurn, AgentUpstream, UpstreamDialect};
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let base_url = local_server().await;
+//! # let reply = |_: &switchyard_testkit::AgentTurnRequest| AgentTurn::text("Hello there!");
+//! # let upstream = AgentUpstream::start(UpstreamDialect::ChatCompletions, reply).await;
+//! # let base_url = upstream.base_url();
 //! use futures_util::StreamExt;
 //! use switchyard_api::{ApiConfiguration, ApiStreamChunk, Message, Mode, RequestOptions};
 //!
@@ -32,30 +35,6 @@
 //! }
 //! assert_eq!(answer, "Hello there!");
 //! # Ok(())
-//! # }
-//! # async fn local_server() -> String {
-//! #     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-//! #     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-//! #     let url = format!("http://{}/v1", listener.local_addr().unwrap());
-//! #     tokio::spawn(async move {
-//! #         let (mut socket, _) = listener.accept().await.unwrap();
-//! #         let (mut request, mut piece) = (Vec::new(), [0u8; 4096]);
-//! #         loop {
-//! #             let n = socket.read(&mut piece).await.unwrap();
-//! #             request.extend_from_slice(&piece[..n]);
-//! #             let text = String::from_utf8_lossy(&request).to_lowercase();
-//! #             let Some(end) = text.find("\r\n\r\n") else { continue };
-//! #             let length = text.lines().find_map(|l| l.strip_prefix("content-length:"));
-//! #             if request.len() >= end + 4 + length.map_or(0, |v| v.trim().parse().unwrap()) { break; }
-//! #         }
-//! #         let body = concat!(
-//! #             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello there!\"}}]}\n\n",
-//! #             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3}}\n\n",
-//! #             "data: [DONE]\n\n");
-//! #         let head = format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
-//! #         socket.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
-//! #     });
-//! #     url
 //! # }
 //! ```
 //!

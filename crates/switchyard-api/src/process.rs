@@ -93,7 +93,6 @@ impl ProcessRequest {
     }
 }
 
-/// A started child whose output is being read.
 struct Running<P> {
     child: Child,
     stdout: ChildStdout,
@@ -322,7 +321,6 @@ where
     )
 }
 
-/// One run's fixed parts: who it is for, its deadlines, its cancellation and its program.
 struct Run {
     origin: Origin,
     deadlines: ResolvedDeadlines,

@@ -1,5 +1,5 @@
-//! Provider-level retry: the policy that turns an error and an attempt number into a wait or
-//! "give up", the loop that sends a request under it, and the task level's schedule.
+//! Provider-level retry: the policy, the loop that sends a request under it, and the task
+//! level's schedule.
 //! Spec: R5.1, R5.2, R5.3, R5.4, R6.7.
 
 use std::future::Future;
@@ -32,7 +32,6 @@ pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 pub struct RetryPolicy {
     pub max_attempts: u32,
     pub base_delay: Duration,
-    /// Largest scheduled delay; server hints have their own cap.
     pub max_delay: Duration,
     /// Whether connection failures are retried too, for local servers still starting.
     pub retry_connection_errors: bool,

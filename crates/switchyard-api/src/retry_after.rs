@@ -311,7 +311,6 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `Some` duration of `s` seconds when `s` is finite, non-negative and representable.
 fn secs(s: f64) -> Option<Duration> {
     Duration::try_from_secs_f64(s).ok()
 }

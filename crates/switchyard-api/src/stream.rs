@@ -24,11 +24,9 @@ pub enum ApiStreamChunk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
-    /// Thinking text. A thinking signature comes as an empty `reasoning` with `signature` set,
-    /// redacted or encrypted thinking as opaque `redacted_data` kept for round-trips.
+    /// Thinking text; a signature or redacted thinking comes with an empty `reasoning`.
     Reasoning {
         reasoning: String,
-        /// Provider-specific structured reasoning as JSON, such as OpenRouter's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,7 +40,6 @@ pub enum ApiStreamChunk {
     Usage(Usage),
     /// A fragment of a tool call's arguments, given once the call's `id` and `name` are known.
     ToolCalls {
-        /// The provider's separate call id where it has one, such as Responses' `call_id`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
         id: String,
@@ -64,11 +61,9 @@ pub enum ApiStreamChunk {
 pub struct WireEvent {
     /// The event's bytes, ready to write; empty when `ends`.
     pub bytes: bytes::Bytes,
-    /// The provider's events end here, before the answer does, because a configured secret
-    /// spanned two of them; the consumer writes the rest of the answer in the dialect.
+    /// The events end here because a configured secret spanned two; the consumer writes the rest.
     pub ends: bool,
-    /// Set while the mapper holds content of this event not yet given as chunks, so the stream
-    /// guard holds the events until that content has passed the scrubber. False after the guard.
+    /// Set while the mapper holds this event's content back; always false after the guard.
     pub(crate) held: bool,
 }
 
@@ -106,7 +101,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// A thinking signature: a reasoning chunk with empty text and `signature` set.
     pub fn reasoning_signature(signature: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: String::new(),
@@ -117,7 +111,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// Redacted or encrypted thinking: a reasoning chunk with `redacted_data` set.
     pub fn redacted_reasoning(data: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: String::new(),
@@ -277,7 +270,6 @@ impl ToolCallAccumulator {
         }
     }
 
-    /// Adds `chunk` when it is a tool-call fragment; other chunks are ignored.
     pub fn push_chunk(&mut self, chunk: &ApiStreamChunk) {
         if let ApiStreamChunk::ToolCalls {
             call_id,

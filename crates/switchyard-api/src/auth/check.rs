@@ -50,7 +50,6 @@ fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
     found.then_some(pairs)
 }
 
-/// Checks what a Bedrock request for `r` would use.
 pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     let mut c = CloudCheck::default();
     let aws = AwsProfile::read(r, env);
@@ -213,7 +212,6 @@ fn no_bedrock_credential(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck)
     }
 }
 
-/// Checks what a Vertex request for `r` would use.
 pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     let mut c = CloudCheck::default();
     let region = r.cloud.region.clone().unwrap_or_else(|| "global".into());

@@ -13,7 +13,6 @@ use crate::auth::signin_file::{
 };
 use crate::error::ApiError;
 
-/// The Codex CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
 pub(crate) const TOKEN_URL: &str = "https://auth.openai.com/oauth/token";
 /// A token this close to its expiry is refreshed first, the reference's 5-minute buffer.

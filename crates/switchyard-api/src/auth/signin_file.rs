@@ -184,8 +184,7 @@ pub(crate) fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds, the Codex CLI's
-/// `last_refresh` shape.
+/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds, as Codex writes `last_refresh`.
 pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
     let t = crate::time::utc(i64::try_from(secs).unwrap_or(i64::MAX));
     format!(

@@ -19,7 +19,6 @@ use crate::model::{Catalogue, ModelTable};
 /// Everything `build_api_handler` needs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApiConfiguration {
-    /// The mode used when none is asked for.
     pub default_mode: Mode,
     pub plan: ModeSettings,
     pub act: ModeSettings,
@@ -32,7 +31,6 @@ pub struct ApiConfiguration {
     pub serve: ServeSettings,
 }
 
-/// The file's shape.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct ConfigFile {
@@ -130,14 +128,12 @@ impl ApiConfiguration {
         }
     }
 
-    /// The model catalogue in effect: [`ApiConfiguration::catalogue`], else the built-in one.
     pub fn catalogue(&self) -> &Catalogue {
         self.catalogue
             .as_deref()
             .unwrap_or_else(|| Catalogue::builtin())
     }
 
-    /// The model table of `provider` in `region`, else its table without a region.
     pub fn model_table(&self, provider: &str, region: Option<&str>) -> Option<&ModelTable> {
         match &self.catalogue {
             Some(catalogue) => catalogue.table(provider, region),

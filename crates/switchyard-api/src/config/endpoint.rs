@@ -15,9 +15,7 @@ use crate::handler::Deadlines;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProviderEndpoint {
-    /// Base URL overriding the preset's.
     pub base_url: Option<String>,
-    /// The environment variable holding the key, overriding the preset's.
     pub api_key_env: Option<String>,
     /// Extra HTTP headers sent with every request; keys belong in `api_key_env`.
     pub headers: BTreeMap<String, String>,
@@ -25,15 +23,12 @@ pub struct ProviderEndpoint {
     /// `moonshot` and `minimax`: `international` or `china`, also spelled `api_line`.
     #[serde(alias = "api_line")]
     pub region: Option<String>,
-    /// Bedrock: the AWS profile, else `AWS_PROFILE`, else `default`.
     pub profile: Option<String>,
-    /// Vertex: the Google Cloud project id, else the environment's or the credentials'.
     pub project: Option<String>,
     /// A credentials file for Vertex, `qwen-code` or `openai-codex`; `~/` is the home folder.
     pub credentials_file: Option<String>,
     /// Bedrock: send Anthropic models through the region group's cross-region inference profile.
     pub use_cross_region_inference: Option<bool>,
-    /// Bedrock: with cross-region inference, use the `global.` profile where a model has one.
     pub use_global_inference: Option<bool>,
     /// Seconds to wait for a TCP and TLS connection; default 30, 0 for no limit.
     pub connect_timeout_seconds: Option<u64>,
@@ -41,10 +36,8 @@ pub struct ProviderEndpoint {
     pub first_content_timeout_seconds: Option<u64>,
     /// Seconds without a chunk once content flows; default 300, 0 for no limit.
     pub idle_timeout_seconds: Option<u64>,
-    /// Requests per sliding minute that every process on the same task store may send to this
-    /// provider with one key; unset for no limit of ours.
+    /// Requests per sliding minute with one key, shared by every process on the task store.
     pub requests_per_minute: Option<u64>,
-    /// Estimated input tokens per sliding minute, shared the same way.
     pub input_tokens_per_minute: Option<u64>,
     /// The proxy for this provider's requests, or `"none"` to ignore the proxy variables.
     pub proxy: Option<Proxy>,
@@ -56,13 +49,10 @@ pub struct ProviderEndpoint {
     pub provider_sorting: Option<String>,
     /// An OAuth token endpoint: SAP AI Core's, or an override of the Qwen or ChatGPT sign-in's.
     pub token_url: Option<String>,
-    /// SAP AI Core: the resource group; default `default`.
     pub resource_group: Option<String>,
-    /// SAP AI Core: the deployment serving the model, else looked up by model name.
     pub deployment_id: Option<String>,
     /// Claude Code: the `claude` executable, a name on `PATH` or a path.
     pub command: Option<String>,
-    /// AIhubmix: the `APP-Code` header, when you have one.
     pub app_code: Option<String>,
 }
 

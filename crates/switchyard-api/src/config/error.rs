@@ -40,7 +40,6 @@ pub enum ConfigError {
     /// The provider's HTTP client settings cannot be used, such as an unreadable CA bundle.
     #[error("[providers.{provider}]: {message}")]
     Http { provider: String, message: String },
-    /// A `model_info` override does not fit `ModelInfo`.
     #[error("[{mode}.model_info] is invalid: {message}")]
     ModelInfo { mode: String, message: String },
     /// A provider id typed on the command line that Switchyard does not know.

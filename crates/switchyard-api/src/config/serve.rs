@@ -12,13 +12,10 @@ use super::fallback::FallbackSettings;
 /// The per-request deadline when `serve.request_deadline` is not set, because clients time out.
 pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;
 
-/// How long a connection may sit idle when `serve.idle_timeout` is not set.
 pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
 
-/// How many client connections may be open at once when `serve.max_connections` is not set.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// How many days of the request log to keep when `serve.request_log_days` is not set.
 pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
 
 /// `[serve]`, everything optional.
@@ -29,7 +26,6 @@ pub struct ServeSettings {
     pub listen: Option<String>,
     /// The longest wait in seconds for a request's first content, across retries and fallbacks.
     pub request_deadline: Option<u64>,
-    /// Seconds a keep-alive connection may sit with no request in flight before it is closed.
     pub idle_timeout: Option<u64>,
     /// Seconds a client may take to send a request's head from its first byte; default 30.
     pub header_timeout: Option<u64>,
@@ -101,9 +97,7 @@ impl ServeSettings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RouteSettings {
-    /// Provider id; required.
     pub provider: String,
-    /// Model id, else the provider's default model.
     pub model: Option<String>,
     pub base_url: Option<String>,
     /// The route's reasoning effort when the client sets none.

@@ -10,15 +10,12 @@ use super::kind::ErrorKind;
 /// The code of [`ApiError::incomplete_stream`].
 pub const INCOMPLETE_STREAM: &str = "incomplete_stream";
 
-/// The code of an error given before anything was sent, such as a request too large for the
-/// context window. Its `Display` is our own sentence, never "the provider says".
+/// The code of an error given before anything was sent; its `Display` is our own sentence.
 pub const NOT_SENT: &str = "not_sent";
 
-/// A failure of one request. `Display` is one clear sentence on one line, and no field ever
-/// holds an API key.
+/// A failure of one request; its `Display` is one line, and no field ever holds an API key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ApiError {
-    /// What kind of failure this is; it decides retry and recovery.
     pub kind: ErrorKind,
     pub status: Option<u16>,
     /// A readable message, the provider's own wording when it sent one.
@@ -32,8 +29,7 @@ pub struct ApiError {
     /// for a spent quota, the time until it resets. Serialized as seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub retry_after: Option<Duration>,
-    /// True when waiting cannot fix this failure, so it is never retried: a request larger than
-    /// the per-minute token limit, say. `Display` then says what to change.
+    /// True when waiting cannot fix this failure, which is then never retried.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub permanent: bool,
 }
@@ -61,7 +57,6 @@ impl ApiError {
         }
     }
 
-    /// Marks the error as one that waiting cannot fix.
     pub fn permanent(mut self) -> Self {
         self.permanent = true;
         self

@@ -8,7 +8,6 @@ use reqwest::header::HeaderMap;
 
 use super::{ApiError, ErrorKind};
 
-/// The request id a provider put in the response headers.
 pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
     [
         "request-id",

@@ -6,11 +6,9 @@ use std::time::Duration;
 
 use super::kind::ErrorKind;
 
-/// Maps a failure to its [`ErrorKind`] from its HTTP status, the provider's error code and
-/// its message.
-///
-/// `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric `code`
-/// stands in for it. The first match wins:
+/// Maps a failure to its [`ErrorKind`] from its HTTP status, the provider's error code and its
+/// message. `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric
+/// `code` stands in for it. The first match wins:
 /// 1. spend limits, whatever the status;
 /// 2. quota and credits, before the code, because quotas arrive as 429s;
 /// 3. a specific error code;
@@ -18,8 +16,7 @@ use super::kind::ErrorKind;
 /// 5. context-window and bad-credential wordings;
 /// 6. defaults: 4xx invalid request, 5xx server, else by wording.
 ///
-/// Unlike the reference, a bare `invalid_request_error` is not an overflow, and 404 and 413 are
-/// not auth errors.
+/// Unlike the reference, a bare `invalid_request_error` is no overflow, nor 404 or 413 auth.
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
     classify_with_hint(status, code, message, None)
 }
@@ -135,7 +132,6 @@ pub fn is_model_not_found(
         .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the request was rate limited.
 fn says_rate_limited(msg: &str) -> bool {
     [
         "quota exceeded",
@@ -152,7 +148,6 @@ fn says_rate_limited(msg: &str) -> bool {
     .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the credentials were refused.
 fn says_unauthenticated(msg: &str) -> bool {
     names_a_valid_key(msg)
         || [
@@ -207,7 +202,6 @@ enum CodeKind {
     Generic,
 }
 
-/// The kind a provider error code names, once lower-cased by [`normalize_code`].
 fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
     use ErrorKind::*;
     let definite = match code {
@@ -361,7 +355,6 @@ fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens"))
 }
 
-/// Whether `words` occur in `msg` in this order, each after the end of the previous one.
 fn in_order(msg: &str, words: &[&str]) -> bool {
     let mut rest = msg;
     for w in words {

@@ -17,25 +17,20 @@ pub enum ErrorKind {
     SpendCap,
     /// Quota or credits used up.
     QuotaExceeded,
-    /// The account may not use this model or feature.
     Entitlement,
     /// Rate limited; `retry_after` holds the server's hint.
     RateLimited,
     Overloaded,
-    /// The request does not fit the model's context window.
     ContextWindowExceeded,
     /// The provider rejected the request as malformed, as it would the same request again.
     InvalidRequest,
-    /// The model declined to answer, or a safety or content filter withheld the answer; `code`
-    /// names the reason.
+    /// A model or filter declined or withheld the answer; `code` names the reason.
     ContentBlocked,
     Server,
-    /// The connection could not be made or broke.
     Network,
     /// A deadline passed: connect, first content or idle.
     Timeout,
     Cancelled,
-    /// The response could not be decoded.
     Decode,
 }
 

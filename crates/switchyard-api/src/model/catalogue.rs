@@ -31,7 +31,6 @@ pub enum EntrySource {
         /// The file's name, such as `cerebras.toml`.
         file: String,
     },
-    /// The user's catalogue file.
     User {
         path: PathBuf,
         /// The built-in entry it changes, when it changes one.
@@ -67,7 +66,6 @@ pub struct CatalogueEntry {
 /// The models of one provider id in one region.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelTable {
-    /// The provider id in the reference's spelling, such as `nousResearch`.
     pub provider: String,
     /// `international` or `china` for qwen and zai; `None` for a provider with one table.
     pub region: Option<String>,
@@ -206,12 +204,10 @@ impl Catalogue {
             .or_else(|| self.tables.get(&(provider.to_owned(), None)))
     }
 
-    /// Every table, by provider id then region.
     pub fn tables(&self) -> impl Iterator<Item = &ModelTable> {
         self.tables.values()
     }
 
-    /// Every provider id with a table, once each.
     pub fn providers(&self) -> Vec<&str> {
         let mut ids: Vec<&str> = self.tables.keys().map(|(p, _)| p.as_str()).collect();
         ids.dedup();
@@ -360,8 +356,7 @@ pub(crate) fn merge_fields(base: &ModelInfo, overrides: &toml::Table) -> Result<
         .map_err(|e: toml::de::Error| e.message().trim().to_owned())
 }
 
-/// A [`ConfigError::Parse`] for `field` of the user entry `[provider.models."id"]`, at the
-/// field's line or else the entry's header line.
+/// A [`ConfigError::Parse`] for `field` of the user entry `[provider.models."id"]`, at its line.
 fn user_field_error(
     text: &str,
     file: &str,

@@ -6,7 +6,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The context window assumed when a model's is unknown, in tokens.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// The wire formats a model entry may name in `api_format`.
 pub const API_FORMATS: &[&str] = &[
     "anthropic",
     "gemini",
@@ -87,7 +86,6 @@ impl ModelInfo {
         }
     }
 
-    /// True when the model goes through OpenAI's Responses API.
     pub fn uses_responses_api(&self) -> bool {
         matches!(
             self.api_format.as_deref(),

@@ -33,8 +33,7 @@ pub struct Scrubber {
     end: u64,
     /// Bytes before this offset are inside a marker already released.
     hidden_end: u64,
-    /// Occurrences found but not placed yet, as start and end offsets: an earlier-starting secret
-    /// may still cover them.
+    /// Occurrences found but not placed yet, as start and end offsets.
     found: Vec<(u64, u64)>,
 }
 
@@ -54,7 +53,6 @@ impl std::fmt::Debug for Scrubber {
 }
 
 impl Scrubber {
-    /// A scrubber of the secrets registered now.
     pub fn new() -> Self {
         Self::with_matcher(matcher())
     }

@@ -15,7 +15,6 @@ enum Channel {
     Tools,
 }
 
-/// One tool call's arguments as they stream.
 struct ToolArguments {
     id: String,
     name: String,
@@ -43,7 +42,6 @@ pub struct StreamGuard {
 }
 
 impl StreamGuard {
-    /// A guard of the secrets registered now, with `bounds`.
     pub fn new(bounds: StreamBounds) -> Self {
         Self {
             bounds,

@@ -15,7 +15,6 @@ const MAX_HELD_EVENTS: usize = 4096;
 /// A [`StreamGuard`] that also guards the provider's events of a forwarded stream.
 pub(super) struct WireGuard {
     inner: StreamGuard,
-    /// Whether the stream gives the provider's events.
     forwarding: bool,
     hold: Option<Hold>,
     ended: bool,
@@ -203,7 +202,6 @@ impl WireGuard {
     }
 }
 
-/// The text a content chunk carries; empty for others.
 fn content(chunk: &ApiStreamChunk) -> &str {
     match chunk {
         ApiStreamChunk::Text { text, .. } => text,
