@@ -21,12 +21,11 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 
 /// The `max_tokens` sent when the model's is unknown, also Bedrock's `maxTokens`.
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
-/// The smallest thinking budget Claude accepts, in tokens (here and on Bedrock).
+/// The smallest thinking budget Claude accepts, in tokens, here and on Bedrock.
 pub(crate) const MIN_THINKING_BUDGET: u64 = 1024;
 /// Beta header value enabling the 1M-token context window for `:1m` model ids.
 pub(crate) const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
-/// The Anthropic Messages API.
 pub(crate) struct Anthropic;
 
 /// The model id sent on the wire; the `:1m` suffix is ours, not Anthropic's.
@@ -39,8 +38,7 @@ pub(crate) fn beta_header(model_id: &str) -> Option<&'static str> {
     model_id.ends_with(":1m").then_some(CONTEXT_1M_BETA)
 }
 
-/// The indices of the last two user messages, the last first, where prompt caching puts its marks;
-/// empty when caching is off.
+/// The indices of the last two user messages, last first, where prompt caching puts its marks.
 pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<usize> {
     if !caching {
         return Vec::new();
@@ -70,8 +68,7 @@ pub(crate) fn marked_messages<'a>(
         .collect()
 }
 
-/// One content block as Anthropic takes it, without the Gemini thought signature a tool use may
-/// carry.
+/// One content block as Anthropic takes it, without a tool use's Gemini thought signature.
 fn wire_block(b: &ContentBlock) -> Value {
     let mut block = serde_json::to_value(b).unwrap_or(Value::Null);
     if let (ContentBlock::ToolUse { .. }, Some(fields)) = (b, block.as_object_mut()) {
@@ -80,10 +77,9 @@ fn wire_block(b: &ContentBlock) -> Value {
     block
 }
 
-/// `messages` as Anthropic takes them, prompt caching marking the last block of the last two user
-/// messages. Thinking without a signature is left out, and a message left empty goes too: Anthropic
-/// refuses a block whose signature does not verify, and unsigned thinking is another provider's
-/// reasoning or what a Chat Completions client such as Cline echoes back.
+/// `messages` as Anthropic takes them, caching marks on the last two user messages. Unsigned
+/// thinking, another provider's reasoning or what a Chat client echoes back, is left out, since
+/// Anthropic refuses a signature that does not verify.
 fn wire_messages(messages: &[Message], cache: bool) -> Vec<Value> {
     marked_messages(messages, cache, |m, marked| {
         let mut content: Vec<Value> = (m.content.iter())
@@ -125,8 +121,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         "messages": wire_messages,
         "stream": true,
     });
-    // A blank system text block is a 400, and a gateway client that sends no system message has
-    // none.
+    // A blank system text block is a 400; a gateway client may send no system message.
     if !prompt.system_prompt.trim().is_empty() {
         body["system"] = json!([system]);
     }
@@ -146,9 +141,8 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// A request's overrides in an Anthropic body, also SAP AI Core's Claude body. The temperature goes
-/// only without thinking, `top_p` with thinking only from 0.95, and `tool_choice` only when the
-/// body has tools, a forced one not with thinking.
+/// A request's overrides in an Anthropic body, also SAP AI Core's: no temperature with thinking,
+/// `top_p` then only from 0.95, and no forced `tool_choice`.
 pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, thinking: bool) {
     let Some(map) = body.as_object_mut() else {
         return;
@@ -192,9 +186,8 @@ pub(crate) struct AnthropicParser {
     tool_blocks: HashMap<u64, (String, String)>,
     /// Tool-use blocks started but not yet stopped, with the argument bytes received.
     open_tool_blocks: HashMap<u64, usize>,
-    /// The whole `input` a tool-use block's start carried, sent as its arguments at the block's
-    /// stop unless deltas came. A relay that builds the stream from a complete answer sends no
-    /// deltas.
+    /// The whole `input` a tool-use block's start carried, its arguments at the stop unless deltas
+    /// came, as from a relay that builds the stream from a complete answer.
     start_inputs: HashMap<u64, String>,
     stopped: bool,
 }
@@ -281,8 +274,7 @@ impl AnthropicParser {
     }
 }
 
-/// The fast reading of a `content_block_delta` event: only the fields the mapping reads, strings
-/// borrowed when they have no escapes. Anything else takes the general `serde_json::Value` path.
+/// The fast reading of a `content_block_delta` event, strings borrowed when they have no escapes.
 mod wire {
     use std::borrow::Cow;
 
@@ -300,8 +292,8 @@ mod wire {
     }
 
     impl<'a> BlockDelta<'a> {
-        /// Reads a `content_block_delta` event, or `None` for any other event or one the general
-        /// path must read.
+        /// Reads a `content_block_delta` event; `None` for anything else or what the general path
+        /// must read.
         pub(super) fn read(data: &'a str) -> Option<Self> {
             let mut d = BlockDelta::default();
             let mut is_delta = false;
@@ -452,12 +444,11 @@ impl AnthropicParser {
     /// Spec: R7.5.
     #[inline]
     fn on_message_delta(&mut self, v: &Value, out: &mut Chunks) {
-        // A tool call cut off by max_tokens is half a JSON object: never hand it over as a call to
-        // run.
+        // A tool call cut off by max_tokens is half a JSON object: never hand it over to run.
         let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            // The lowest index when several are open, so the same events give the same error
-            // whatever the HashMap's order.
+            // The lowest open index, so the same events give the same error whatever the map's
+            // order.
             let first_open = self
                 .open_tool_blocks
                 .iter()
@@ -479,8 +470,7 @@ impl AnthropicParser {
         if stop_reason == Some("max_tokens") {
             out.push(Ok(ApiStreamChunk::max_tokens()));
         }
-        // `refusal` or `model_context_window_exceeded`: a named error after the usage, which was
-        // billed.
+        // `refusal` and the like: a named error after the billed usage.
         if let Some(e) = stop_reason.and_then(finish_reason_error) {
             out.push(Err(e));
         }
@@ -507,8 +497,8 @@ impl EventParser for AnthropicParser {
         if event.data.is_empty() {
             return;
         }
-        // Fast path for the hot `content_block_delta` event: building a `Value` tree per event was
-        // most of the CPU.
+        // Fast path for the hot `content_block_delta`: a `Value` tree per event was most of the
+        // CPU.
         if let Some(d) = wire::BlockDelta::read(event.data) {
             return self.on_delta(d.view(), out);
         }

@@ -1,7 +1,6 @@
 //! A provider's Chat Completions request body, per provider and model family, as Cline v4.0.10's
-//! `providers/{id}.ts` and `transform/` files send it. Each provider's choices are one row of
-//! `chat_style`'s table; the few that depend on the model family are [`Reasoning`] rules, each a
-//! function here. Where Switchyard differs from the reference on purpose, the line says why.
+//! `providers/{id}.ts` sends it: one `chat_style` row per provider, and a [`Reasoning`] rule here
+//! per model family. Where Switchyard differs on purpose, the line says why.
 //! Spec: R4.5.
 
 use serde_json::{Map, Value, json};
@@ -22,8 +21,7 @@ use crate::providers::router_body::{self, Router};
 pub(crate) use crate::providers::chat_messages::{function_tools, openai_messages};
 pub(crate) use crate::providers::model_family::is_reasoning_family;
 
-/// Claude ids Requesty sends a `thinking` object for, enabled with the budget or disabled, by
-/// substring.
+/// Claude ids Requesty sends a `thinking` object for, by substring.
 const REQUESTY_BUDGET_CLAUDE: &[&str] = &[
     "claude-3-7-sonnet",
     "claude-4.6-sonnet",
@@ -42,8 +40,7 @@ const GROQ_FAMILY_LIMITS: &[(&str, u64)] = &[
     ("qwen", 32_768),
 ];
 
-/// The JSON request body of `mode`'s provider: a model router's own, else the body of the
-/// provider's [`ChatStyle`] row.
+/// The JSON request body: a model router's own, else the provider's [`ChatStyle`] row's.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     match mode.provider_id.as_str() {
         "openrouter" => router_body::request_body(Router::OpenRouter, mode, prompt),
@@ -60,8 +57,7 @@ struct Draft {
     max_tokens: Limit,
     system_role: &'static str,
     r1: bool,
-    /// Whether the model takes a caller's temperature and `top_p`, which a reasoning model refuses
-    /// or ignores.
+    /// Whether the model takes a caller's temperature and `top_p`; reasoning models do not.
     sampling: bool,
 }
 
@@ -130,8 +126,7 @@ fn matches_r1(style: &ChatStyle, id: &str) -> bool {
     style.r1_models.iter().any(|p| id.contains(p))
 }
 
-/// The field and value of the output limit `rule` sends, given the model's max output, 0 when
-/// unknown.
+/// The output limit's field and value under `rule`, given the model's max output or 0.
 fn limit(rule: Limit, model_max: u64) -> Option<(&'static str, u64)> {
     let model_max = (model_max > 0).then_some(model_max);
     match rule {
@@ -184,7 +179,6 @@ fn messages(
     messages
 }
 
-/// Applies the [`Reasoning`] rules of `reasoning` to `draft` for `mode`'s model.
 fn apply_reasoning(reasoning: Reasoning, draft: &mut Draft, mode: &ResolvedMode) {
     let id = mode.model_id.as_str();
     let (effort, budget) = (mode.reasoning_effort, mode.thinking_budget_tokens);
@@ -342,9 +336,8 @@ fn xai(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
     }
 }
 
-/// DeepSeek's reasoner: the thinking of each assistant message after the last user message goes
-/// back as `reasoning_content`, as its API asks during tool use. `wire` is the converted
-/// conversation, system message first.
+/// DeepSeek's reasoner: the thinking of each assistant message since the last user message goes
+/// back as `reasoning_content`, as its API asks during tool use.
 fn add_reasoning_content(wire: &mut [Value], messages: &[Message]) {
     let thinking: Vec<String> = messages
         .iter()

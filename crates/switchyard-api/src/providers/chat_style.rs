@@ -41,9 +41,9 @@ pub(crate) enum Temperature {
 pub(crate) enum Reasoning {
     /// No reasoning fields.
     Plain,
-    /// OpenAI reasoning models, ids with o1, o3, o4 or gpt-5 but not "chat": `developer` role, no
-    /// temperature, `max_completion_tokens` and `reasoning_effort`. With `default_medium` an unset
-    /// effort is sent as `medium`.
+    /// OpenAI reasoning models, o1, o3, o4 or gpt-5 ids but not "chat": `developer` role, no
+    /// temperature, `max_completion_tokens`, `reasoning_effort`, `medium` if unset with
+    /// `default_medium`.
     OpenAiFamily { default_medium: bool },
     /// DeepSeek: thinking models get no temperature and the effort when set; `deepseek-reasoner`'s
     /// thinking of the current turn goes back as `reasoning_content`.
@@ -87,7 +87,6 @@ pub(crate) struct ChatStyle {
 }
 
 impl ChatStyle {
-    /// The rules of a row with these limit and temperature choices and no others.
     const fn new(max_tokens: Limit, temperature: Temperature) -> Self {
         Self {
             max_tokens,
@@ -208,7 +207,6 @@ pub(crate) const OPENAI_COMPATIBLE: ChatStyle =
             default_medium: true,
         });
 
-/// The body rules of `provider_id`: its row of [`STYLES`], else [`OPENAI_COMPATIBLE`].
 pub(crate) fn style(provider_id: &str) -> ChatStyle {
     STYLES
         .iter()

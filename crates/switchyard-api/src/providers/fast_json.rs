@@ -1,7 +1,6 @@
-//! [`Scanner`], a strict JSON reader for the hot stream events: it hands each wanted member to the
-//! provider file, borrowing strings without escapes, and skips the rest. A `serde_json::Value` tree
-//! per event was most of a stream's CPU, and typed serde structs still spent about 45 % of it in
-//! serde's visitors; see bench/README.md.
+//! [`Scanner`], a strict JSON reader for the hot stream events that reads only the members a
+//! mapping wants and skips the rest. A `serde_json::Value` tree per event was most of a stream's
+//! CPU, and typed serde structs still spent 45 % of it; see bench/README.md.
 //! Spec: R1.
 
 use std::borrow::Cow;
@@ -11,13 +10,11 @@ use serde_json::Value;
 /// Nesting the scanner follows before giving up; `serde_json` fails past 128.
 const MAX_DEPTH: usize = 100;
 
-/// A strict reader over one JSON document. Every method returns `None` when it gives up, and the
-/// caller then reads the whole event with `serde_json`.
-///
-/// It accepts exactly what `serde_json::from_str::<Value>` accepts, or gives up on what it is not
-/// sure to read as serde would, such as a key with an escape, a duplicate key or nesting past
-/// [`MAX_DEPTH`]. A `\u` escape or a long or fractional number is checked by serde on the spot.
-/// `scanner_agrees_with_serde_json` and each provider's agreement tests hold it to that.
+/// A strict reader over one JSON document; every method returns `None` when it gives up, and the
+/// caller reads the event with `serde_json` instead. It accepts exactly what
+/// `serde_json::from_str::<Value>` accepts or gives up, as on a key with an escape, a duplicate key
+/// or nesting past [`MAX_DEPTH`]; serde itself checks a `\u` escape or a long or fractional number.
+/// `scanner_agrees_with_serde_json` holds it to that.
 pub(crate) struct Scanner<'a> {
     src: &'a str,
     pos: usize,
@@ -51,8 +48,7 @@ impl<'a> Scanner<'a> {
         (self.bytes().get(self.pos..end)? == literal).then(|| self.pos = end)
     }
 
-    /// Reads the whole document as one object, as [`Scanner::fields`] reads one; only whitespace
-    /// may follow.
+    /// Reads the whole document as one object, as [`Scanner::fields`] does.
     pub(crate) fn document(
         &mut self,
         names: &[&'static str],
@@ -64,18 +60,16 @@ impl<'a> Scanner<'a> {
         (self.pos == self.src.len()).then_some(())
     }
 
-    /// An object value whose members named in `names`, at most 32, are handed to `field`, which
-    /// must read the value; others are skipped. A name read twice makes the scanner give up:
-    /// serde's derived structs reject duplicates while a `Value` keeps the last, so the general
-    /// path decides.
+    /// An object value whose members named in `names`, at most 32, go to `field`, which must read
+    /// them; others are skipped. A name read twice gives up, since serde's derived structs and
+    /// `Value` disagree on duplicates.
     pub(crate) fn fields(
         &mut self,
         names: &[&'static str],
         mut field: impl FnMut(&mut Self, &'static str) -> Option<()>,
     ) -> Option<()> {
         let mut seen = 0u32;
-        // Keys are short: compared byte by byte inline, not through a `memcmp` call per name, which
-        // took 3.6 % of the OpenAI stream's CPU.
+        // Short keys compared inline: a `memcmp` call per name took 3.6 % of the stream's CPU.
         let named = |key: &str| {
             names.iter().position(|name| {
                 name.len() == key.len() && name.bytes().zip(key.bytes()).all(|(a, b)| a == b)
@@ -340,8 +334,8 @@ impl<'a> Scanner<'a> {
         if self.peek().is_some_and(|b| b.is_ascii_digit()) {
             return None;
         }
-        // Past 18 digits, or with a fraction or an exponent, the number may be beyond `f64`'s
-        // range, which serde rejects: serde judges it.
+        // Past 18 digits, or with a fraction or exponent, it may be out of `f64`'s range: serde
+        // judges.
         let text = self.src.get(start..self.pos)?;
         if text.len() > 18 || text.contains(['.', 'e', 'E']) {
             serde_json::from_str::<Value>(text).ok()?;
@@ -350,10 +344,9 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The index of the first byte at or after `i` that ends the plain run of a JSON string: a quote, a
-/// backslash or a control character, or `bytes.len()`. It tests eight bytes at a time with a
-/// byte-wise zero test on the word XORed with each character; the lowest flagged byte is always a
-/// real one, as borrows only flag bytes above it.
+/// The index of the first quote, backslash or control character at or after `i`, or `bytes.len()`.
+/// It tests eight bytes at a time with a byte-wise zero test on the word XORed with each character;
+/// the lowest flagged byte is always a real one.
 #[inline]
 fn special_byte(bytes: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -380,8 +373,7 @@ fn special_byte(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Reads a whole document the scanner's way into a `Value`, for its agreement test and the
-/// `fast_json` fuzz target.
+/// A whole document read the scanner's way into a `Value`, for its agreement test and fuzz target.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn scan_value(src: &str) -> Option<Value> {
     fn any(s: &mut Scanner<'_>, depth: usize) -> Option<Value> {

@@ -19,7 +19,6 @@ use crate::transport::WireRequest;
 /// The thinking budget cap when the model table gives none, in tokens.
 pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
 
-/// The Gemini API.
 pub(crate) struct Gemini;
 
 /// The JSON request body, also Vertex's for Gemini models.
@@ -76,8 +75,7 @@ fn stops_thinking(mode: &ResolvedMode, prompt: &Prompt<'_>) -> bool {
     prompt.overrides.thinking_budget_tokens == Some(0) && !mode.model_id.contains("-pro")
 }
 
-/// A Gemini body of `messages`, the system prompt and `generationConfig`, also SAP AI Core's for
-/// Gemini.
+/// A Gemini body of `messages`, system prompt and `generationConfig`, also SAP AI Core's.
 pub(crate) fn body(messages: &[Message], system_prompt: &str, generation: Value) -> Value {
     json!({
         "contents": convert_messages(messages),
@@ -86,8 +84,7 @@ pub(crate) fn body(messages: &[Message], system_prompt: &str, generation: Value)
     })
 }
 
-/// Anthropic-shaped messages as Gemini `contents`, tool results named after their call; thinking is
-/// not sent back.
+/// Anthropic-shaped messages as Gemini `contents`, tool results named after their call.
 pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut tool_names: Vec<(&str, &str)> = Vec::new();
     let mut contents = Vec::new();
@@ -194,8 +191,8 @@ fn usage(meta: &Value) -> ApiStreamChunk {
 }
 
 impl GeminiParser {
-    /// One part of `candidates[0].content.parts`: a whole tool call, reasoning (`thought`) or
-    /// text, each with any thought signature.
+    /// One part of `candidates[0].content.parts`: a tool call, reasoning or text, with any
+    /// signature.
     #[inline]
     fn on_part(part: &Value, out: &mut Chunks) {
         let signature = part
@@ -226,9 +223,8 @@ impl GeminiParser {
         }
     }
 
-    /// A `functionCall` part as one whole tool call. Models before Gemini 3 send no
-    /// `functionCall.id`, so one is made up, unique in the process; the thought signature goes back
-    /// with the call.
+    /// A `functionCall` part as one whole tool call, with an id made up for models before Gemini 3,
+    /// which send none; the thought signature goes back with the call.
     #[inline]
     fn tool_call(call: &Value, signature: Option<String>) -> ApiStreamChunk {
         let id = call
@@ -295,8 +291,7 @@ impl JsonEvents for GeminiParser {
         if let Some(e) = v.get("error") {
             return out.push(Err(event_error(e)));
         }
-        // Usage that came with a block or a named finish reason was billed, so it goes before the
-        // error.
+        // Usage that came with a block or a named finish reason was billed: it goes first.
         let usage = v.get("usageMetadata").map(usage);
         if let Some(reason) = v
             .pointer("/promptFeedback/blockReason")

@@ -1,6 +1,5 @@
-//! OpenAI Responses over SSE, for models whose `api_format` is `responses`: the request body and
-//! the stream mapper. Events are dispatched on their JSON `type`, so the `event:` line is not
-//! needed, and a final `data: [DONE]` may or may not come.
+//! OpenAI Responses over SSE, for models whose `api_format` is `responses`. Events are dispatched
+//! on their JSON `type`, and a final `data: [DONE]` may or may not come.
 //! Spec: R4.1, R1.3.
 
 use std::collections::HashMap;
@@ -19,7 +18,6 @@ use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::WireRequest;
 
-/// The OpenAI Responses API.
 pub(crate) struct OpenAiResponses;
 
 /// The JSON request body.
@@ -66,8 +64,7 @@ pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: 
     overrides::apply_sampling(map, o, overrides::RESPONSES, sampling);
 }
 
-/// Tools as Responses functions, with `strict` when given, as the ChatGPT backend's requests carry
-/// it.
+/// Tools as Responses functions, with the `strict` flag the ChatGPT backend's requests carry.
 pub(crate) fn function_tools(tools: &[ToolSpec], strict: Option<bool>) -> Value {
     tools
         .iter()
@@ -160,7 +157,6 @@ struct FunctionCall {
 }
 
 impl FunctionCall {
-    /// Yields `delta` as more of the call's arguments.
     fn push(&mut self, delta: &str, out: &mut Chunks) {
         if delta.is_empty() {
             return;
@@ -240,10 +236,9 @@ impl ResponsesParser {
         }))
     }
 
-    /// `response.incomplete`: the usage, then by `incomplete_details.reason`. An answer cut by
-    /// `max_output_tokens` is the answer marked cut, as Chat's `length`, unless it was cut inside a
-    /// tool call; a named reason such as `content_filter` is its error, any other an error naming
-    /// it.
+    /// `response.incomplete`: the usage, then by reason: `max_output_tokens` marks the answer cut,
+    /// as Chat's `length`, unless inside a tool call; a named reason such as `content_filter` is
+    /// its error, any other an error naming it.
     /// Spec: R7.5.
     fn incomplete(&mut self, v: &Value, out: &mut Chunks) {
         self.completed = true;
@@ -253,8 +248,7 @@ impl ResponsesParser {
             return out.push(Err(e));
         }
         if reason == "max_output_tokens" {
-            // The first by item id when several are open, so the same events give the same error
-            // whatever the HashMap's order.
+            // The first open call by item id, so the same events give the same error.
             let open = (self.calls.iter())
                 .filter(|(_, c)| !c.done)
                 .min_by_key(|(id, _)| *id);
@@ -319,8 +313,8 @@ impl ResponsesParser {
         self.calls.insert(item_id, call);
     }
 
-    /// `response.output_item.done`: a reasoning item's encrypted content or a function call's
-    /// complete arguments.
+    /// `response.output_item.done`: a reasoning item's encrypted content or a call's full
+    /// arguments.
     #[inline]
     fn on_item_done(&mut self, item: &Value, out: &mut Chunks) {
         match str_at(item, "/type") {

@@ -1,6 +1,5 @@
-//! A request's [`RequestOverrides`] in each wire family's own fields, named as each provider's API
-//! reference names them, and what a body did not carry, for `x-switchyard-dropped`. Unset overrides
-//! change no body.
+//! A request's [`RequestOverrides`] in each wire family's own fields, and what a body did not
+//! carry, for `x-switchyard-dropped`; unset overrides change no body.
 //! Spec: R14.1, R14.2.
 
 use std::borrow::Cow;
@@ -35,7 +34,6 @@ pub(crate) const CHAT: Sampling = Sampling {
     top_p: "top_p",
     stop: Some("stop"),
 };
-/// OpenAI Responses.
 pub(crate) const RESPONSES: Sampling = Sampling {
     max_tokens: "max_output_tokens",
     temperature: "temperature",
@@ -108,8 +106,7 @@ pub(crate) fn apply_sampling_to(
     }
 }
 
-/// Claude's `top_p` with extended thinking on, which it takes only from 0.95 to 1; a smaller one is
-/// dropped.
+/// Claude's `top_p` with extended thinking, which it takes only from 0.95 to 1.
 pub(crate) fn thinking_top_p(target: &mut Map<String, Value>, o: &RequestOverrides, field: &str) {
     if let Some(p) = o.top_p.filter(|p| (0.95..=1.0).contains(p)) {
         target.insert(field.into(), json!(p));
@@ -140,7 +137,6 @@ pub(crate) fn apply_chat(
     apply_sampling(body, o, Sampling { max_tokens, ..CHAT }, sampling);
 }
 
-/// OpenAI Chat Completions' `tool_choice`.
 pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
@@ -150,7 +146,6 @@ pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// OpenAI Responses' `tool_choice`.
 pub(crate) fn responses_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Tool(name) => json!({ "type": "function", "name": name }),
@@ -182,9 +177,8 @@ pub(crate) fn converse_tool_choice(choice: &ToolChoice, thinking: bool) -> Optio
 }
 
 /// A request's overrides in a Bedrock Converse body, Bedrock's or SAP AI Core's: sampling in
-/// `inferenceConfig` as for Anthropic, and the tool choice in `toolConfig.toolChoice` when the body
-/// has tools. Without a choice Converse can take, `toolChoice` is removed, so it defaults to auto
-/// and the choice is reported dropped.
+/// `inferenceConfig` as for Anthropic and the tool choice in `toolConfig`. A choice Converse cannot
+/// take removes `toolChoice`, so it defaults to auto and is reported dropped.
 pub(crate) fn apply_converse(body: &mut Value, o: &RequestOverrides, thinking: bool) {
     if let Some(inference) = body["inferenceConfig"].as_object_mut() {
         apply_sampling(inference, o, CONVERSE, !thinking);
@@ -203,7 +197,6 @@ pub(crate) fn apply_converse(body: &mut Value, o: &RequestOverrides, thinking: b
     }
 }
 
-/// Gemini's `toolConfig`.
 pub(crate) fn gemini_tool_config(choice: &ToolChoice) -> Value {
     let config = match choice {
         ToolChoice::Auto => json!({ "mode": "AUTO" }),
@@ -303,10 +296,9 @@ const CARRIED: Carried = Carried {
     ],
 };
 
-/// The overrides of `o` that `body`, built with them and one tool, does not carry, in the OpenAI
-/// and Anthropic client spelling. Sampling values must be there as set, `stop`, `tool_choice` and
-/// `reasoning_effort` present, and thinking on or off as the budget asks; an effort of `none` is
-/// also carried where nothing is sent.
+/// The overrides of `o` that `body`, built with them and one tool, does not carry, in the client
+/// spelling: sampling values as set, `stop`, `tool_choice` and the effort present, thinking as the
+/// budget asks; an effort of `none` is carried by sending none.
 pub(crate) fn dropped(body: &Value, o: &RequestOverrides) -> Vec<&'static str> {
     let c = &CARRIED;
     let equal = |pointers: &[&str], want: Option<f64>| {

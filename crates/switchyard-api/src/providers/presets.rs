@@ -1,34 +1,24 @@
-//! Every provider id Switchyard knows, as data: wire family, default base URL, key variables,
-//! default model and retry policy. Ids are spelled as in Cline's `ApiProvider`, base URLs and key
-//! variables as each provider documents them.
-//! Spec: R4.2, R5.1.
+//! Every provider id Switchyard knows, as data: family, base URL, key variables, default model and
+//! retry policy, spelled as the reference and each provider document them.
+//! Spec: R4.1, R4.2, R5.1.
 
 use crate::retry::RetryPolicy;
 
 /// The wire protocol a provider speaks.
-/// Spec: R4.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFamily {
-    /// Anthropic Messages over SSE.
     Anthropic,
-    /// OpenAI Chat Completions over SSE.
     OpenAiChat,
-    /// Ollama's native `/api/chat` over NDJSON.
     Ollama,
-    /// Gemini `streamGenerateContent` over SSE.
     Gemini,
-    /// Bedrock ConverseStream over AWS event-stream, SigV4-signed.
     Bedrock,
-    /// Vertex AI with Google OAuth: Gemini over `streamGenerateContent`, Claude over
-    /// `streamRawPredict`.
+    /// Vertex AI: Gemini and Claude models with Google OAuth.
     Vertex,
     /// AIhubmix: one key, four wire formats chosen by the model id.
     Aihubmix,
     /// AskSage's REST API: one JSON answer per request.
     AskSage,
-    /// A Dify app's `chat-messages` API over SSE.
     Dify,
-    /// SAP AI Core deployments with OAuth client credentials.
     SapAiCore,
     /// Chat Completions with the Qwen CLI's OAuth sign-in.
     QwenCode,
@@ -39,8 +29,7 @@ pub enum WireFamily {
     /// A provider that needs something a terminal program cannot have, such as the reference's
     /// account service; building its handler fails with this sentence.
     Unavailable(&'static str),
-    /// A family this build does not speak, refused clearly when a handler is built; no preset uses
-    /// it today.
+    /// A family this build does not speak, refused when a handler is built.
     NotYetSupported(&'static str),
 }
 
@@ -76,9 +65,7 @@ pub struct ProviderPreset {
     /// by `switchyard models`. A model id the catalogue lacks is sent as typed either way.
     /// Spec: R2.3.
     pub any_model_id: bool,
-    /// How rate-limited requests are retried before any chunk, as the reference's per-provider
-    /// `@withRetry` options say.
-    /// Spec: R5.1.
+    /// How rate-limited requests are retried before any chunk.
     pub retry: RetryPolicy,
 }
 
@@ -333,8 +320,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // Bedrock: the AWS credential chain or a Bedrock API key as a bearer token. The base URL
-    // follows the region, and any model id or ARN is accepted.
+    // Bedrock: the AWS credential chain or a Bedrock API key; any model id or ARN.
     ProviderPreset {
         id: "bedrock",
         family: WireFamily::Bedrock,
@@ -380,8 +366,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // The key is the SAP AI Core service key JSON, as SAP's SDKs read it; the base URL comes from
-    // it.
+    // The key is SAP AI Core's service key JSON, from which the base URL comes.
     ProviderPreset {
         id: "sapaicore",
         family: WireFamily::SapAiCore,
@@ -447,8 +432,7 @@ pub const PRESETS: &[ProviderPreset] = &[
     ),
 ];
 
-/// A preset that refuses with `why`, so choosing one is a clear sentence, not the unknown-id
-/// fallback.
+/// A preset that refuses with `why`, a clearer answer than the unknown-id fallback.
 const fn unavailable(id: &'static str, why: &'static str) -> ProviderPreset {
     ProviderPreset {
         id,

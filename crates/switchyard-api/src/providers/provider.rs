@@ -1,7 +1,6 @@
-//! What a provider is: [`Provider`], a pure request builder and stream mapper per wire family, and
-//! [`ProviderHandler`], the one handler that runs any of them over the shared transport. A provider
-//! file says how its wire format looks and nothing about sending, retrying, cancelling or timing
-//! out.
+//! [`Provider`], a pure request builder and stream mapper per wire family, and [`ProviderHandler`],
+//! which runs any of them over the shared transport that sends, retries, cancels and times out for
+//! all.
 //! Spec: R4.1, R3.5.
 
 use std::sync::Arc;
@@ -24,8 +23,7 @@ use crate::transport::{
 use crate::wire::sse::SseEventRef;
 
 /// What one request asks of the model: system prompt, Anthropic-shaped conversation oldest first,
-/// tools, and the caller's own parameters, which each family's body sets in its own fields. The
-/// reasoning ones reach the body through the mode.
+/// tools and the caller's own parameters; the reasoning ones reach the body through the mode.
 /// Spec: R14.1.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Prompt<'a> {
@@ -38,13 +36,11 @@ pub(crate) struct Prompt<'a> {
 /// One wire family's request builder and stream mapper. Implementations do no I/O except in
 /// [`Provider::authorize`], which only fetches credentials.
 pub(crate) trait Provider: Send + Sync + 'static {
-    /// The stream mapper of one response.
     type Parser: EventParser;
 
     /// The request for `prompt` under `mode`: URL, headers with the key, and body.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest;
 
-    /// A fresh mapper for one response.
     fn parser(&self, mode: &ResolvedMode) -> Self::Parser;
 
     /// Finishes `request` with what needs I/O, such as an OAuth token or a signature over fresh
@@ -92,8 +88,7 @@ pub(crate) trait Provider: Send + Sync + 'static {
     }
 }
 
-/// The [`ApiHandler`] of any [`Provider`]: the resolved mode, the transport endpoint and the
-/// provider.
+/// The [`ApiHandler`] of any [`Provider`].
 pub(crate) struct ProviderHandler<P> {
     mode: ResolvedMode,
     endpoint: Endpoint,
@@ -101,9 +96,8 @@ pub(crate) struct ProviderHandler<P> {
 }
 
 impl<P: Provider> ProviderHandler<P> {
-    /// The handler for `mode`, sharing the HTTP client of every handler with equal connection
-    /// settings and making no network request. A CA bundle that cannot be read is
-    /// [`ConfigError::Http`].
+    /// The handler for `mode`, sharing the HTTP client of equal settings and making no network
+    /// request; fails with [`ConfigError::Http`] on an unreadable CA bundle.
     pub(crate) fn boxed(
         mode: ResolvedMode,
         provider: P,
@@ -229,9 +223,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
     }
 }
 
-/// The HTTP client of `mode`'s settings for requests to `url`, the provider's base URL or an OAuth
-/// token endpoint, shared with every handler of equal settings. Fails with [`ConfigError::Http`]
-/// when the CA bundle cannot be read.
+/// The HTTP client of `mode`'s settings for requests to `url`, shared with every handler of equal
+/// settings; fails with [`ConfigError::Http`] on an unreadable CA bundle.
 pub(crate) fn http_client(mode: &ResolvedMode, url: &str) -> Result<Arc<HttpClient>, ConfigError> {
     HttpClient::shared(&mode.http, url).map_err(|message| ConfigError::Http {
         provider: mode.provider_id.clone(),

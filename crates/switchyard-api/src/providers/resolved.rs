@@ -1,5 +1,5 @@
 //! What a resolved mode holds: what a handler is built from, and whether its key is needed and set.
-//! Spec: R3.2, R3.6.
+//! Spec: R3.2, R3.3, R3.6.
 
 use std::collections::BTreeMap;
 
@@ -11,8 +11,7 @@ use crate::providers::endpoint::is_loopback;
 use crate::providers::model_choice::ModelInfoOrigin;
 use crate::providers::presets::ProviderPreset;
 
-/// A mode's choices resolved against the presets and model tables: what a handler is built
-/// from, and what `switchyard config check` prints.
+/// A mode's choices resolved: what a handler is built from and `switchyard config check` prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedMode {
     pub mode: Mode,
@@ -25,8 +24,8 @@ pub struct ResolvedMode {
     pub model_info: ModelInfo,
     /// Where `model_info` came from before any overrides.
     pub model_origin: ModelInfoOrigin,
-    /// The catalogue's ids nearest to `model_id`, named when the provider says the model does not
-    /// exist.
+    /// The catalogue's ids nearest to `model_id`, named when the provider says it has no such
+    /// model.
     pub nearest_models: Vec<String>,
     /// `international` or `china` for the providers with regional endpoints.
     pub region: Option<String>,
@@ -40,15 +39,12 @@ pub struct ResolvedMode {
     pub cloud: CloudSettings,
     /// The HTTP client's connect timeout, proxy and CA bundle.
     pub http: HttpSettings,
-    /// The provider's first-content and idle deadlines, 120 s and 300 s when unset; a request's own
-    /// override them.
+    /// The provider's first-content and idle deadlines, 120 s and 300 s when unset.
     pub deadlines: Deadlines,
     pub reasoning_effort: Option<ReasoningEffort>,
     /// The thinking budget in tokens, already clipped.
-    /// Spec: R3.3.
     pub thinking_budget_tokens: u64,
-    /// The provider's own settings of `[providers.ID]`, such as OpenRouter routing or the `claude`
-    /// executable.
+    /// The provider's own settings, such as OpenRouter routing or the `claude` executable.
     pub options: ProviderOptions,
     /// Warnings and notes for the user, such as an unknown model or a clipped budget.
     pub notices: Vec<String>,
@@ -76,8 +72,7 @@ pub struct ProviderOptions {
 }
 
 impl ProviderOptions {
-    /// The options of `endpoint`, each text trimmed, an empty one unset and a token URL without a
-    /// trailing slash.
+    /// The options of `endpoint`, trimmed, empty ones unset, a token URL without a trailing slash.
     pub(crate) fn from_endpoint(endpoint: &ProviderEndpoint) -> Self {
         let text = |v: &Option<String>| {
             v.as_deref()
@@ -108,8 +103,7 @@ impl ResolvedMode {
         }
     }
 
-    /// Whether the provider needs a key here: it requires one and the base URL is not on this
-    /// machine.
+    /// Whether a key is needed: the provider requires one and the base URL is not on this machine.
     pub fn needs_key(&self) -> bool {
         self.preset.key_required && !is_loopback(&self.base_url)
     }

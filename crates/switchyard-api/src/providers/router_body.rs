@@ -1,7 +1,5 @@
 //! The Chat Completions body of the model routers OpenRouter and the Vercel AI Gateway, per model
-//! family, from Cline v4.0.10's `openrouter-stream.ts` and `vercel-ai-gateway-stream.ts`. A model
-//! router sends one key's requests on to many providers' models; "gateway" is kept for `switchyard
-//! serve`.
+//! family, as the reference's `openrouter-stream.ts` and `vercel-ai-gateway-stream.ts` build it.
 //! Spec: R4.5.
 
 use serde_json::{Map, Value, json};
@@ -80,8 +78,7 @@ const EXPLICIT_CACHE_IDS: &[&str] = &[
     "qwen/qwen3-coder-flash",
 ];
 
-/// Claude ids that take a thinking budget as `reasoning.max_tokens` on OpenRouter, the reference's
-/// list.
+/// Claude ids that take a thinking budget as `reasoning.max_tokens` on OpenRouter.
 const BUDGET_THINKING_CLAUDE: &[&str] = &[
     "anthropic/claude-haiku-4.5",
     "anthropic/claude-4.5-haiku",
@@ -124,8 +121,8 @@ pub(crate) fn supports_reasoning_effort(id: &str) -> bool {
         || id.starts_with('o')
 }
 
-/// Models whose reasoning stream is noise, as Grok 4's, or unsupported, as Devstral's:
-/// `include_reasoning` is false for them.
+/// Models whose reasoning stream is noise, Grok 4, or unsupported, Devstral: no
+/// `include_reasoning`.
 pub(crate) fn skips_reasoning(id: &str) -> bool {
     id.contains("grok-4") || id.contains("devstral")
 }
@@ -136,9 +133,8 @@ fn is_gemini_flash(id: &str) -> bool {
     (id.starts_with("google/gemini") || id.starts_with("gemini-")) && id.contains("flash")
 }
 
-/// The id sent for `model_id`: a `:1m` Claude id without its suffix, and whether it had one. Any
-/// `anthropic/` id counts, not only the reference's eight, so a newer Claude model gets the same
-/// routing.
+/// The id sent for `model_id` and whether it had `:1m`, which any `anthropic/` id may carry, not
+/// only the reference's eight, so a newer Claude model routes the same.
 fn strip_1m(model_id: &str) -> (&str, bool) {
     match model_id.strip_suffix(":1m") {
         Some(base) if base.starts_with("anthropic/") => (base, true),
@@ -195,13 +191,11 @@ impl Router {
     }
 }
 
-/// The sampling fields sent.
 struct Sampling {
     temperature: Option<f64>,
     top_p: Option<f64>,
 }
 
-/// The reasoning fields sent.
 struct Thinking {
     include_reasoning: bool,
     reasoning: Option<Value>,
@@ -260,9 +254,8 @@ pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<
 }
 
 /// The conversation, system prompt first: in the R1 format for the models that need it when it has
-/// no tool calls, else with cache marks where `router` sends them. Earlier tool calls go as they
-/// are, even to Gemini: the reference drops those lacking `reasoning_details`, which Switchyard's
-/// messages never carry, so it would drop them all.
+/// no tool calls, else with cache marks. Tool calls go as they are even to Gemini, where the
+/// reference drops those lacking the `reasoning_details` Switchyard never stores.
 fn messages(router: Router, id: &str, prompt: &Prompt<'_>) -> Vec<Value> {
     if needs_r1_format(id) && !has_tool_blocks(prompt.messages) {
         return r1_messages(prompt.system_prompt, prompt.messages);
