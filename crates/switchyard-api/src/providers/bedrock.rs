@@ -53,8 +53,7 @@ pub(crate) fn wire_model_id(
     }
 }
 
-/// Percent-encodes a model id or ARN for the URL path as the AWS SDKs do: everything but RFC 3986
-/// unreserved characters.
+/// Percent-encodes a model id or ARN for the URL path: all but RFC 3986 unreserved characters.
 fn encode_path_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
@@ -81,7 +80,7 @@ impl Bedrock {
     }
 }
 
-/// Whether the model is Anthropic's, which takes thinking, cache points after user messages and
+/// Whether the model is Claude, which takes thinking, user-message cache points and
 /// `toolResult.status`.
 fn is_claude(model_id: &str) -> bool {
     model_id.contains("anthropic.") || model_id.contains("claude")
@@ -166,9 +165,8 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// One Anthropic-shaped content block as a Converse content block. Bedrock rejects blank text and
-/// unsigned reasoning sent back, so both are dropped; `status` marks failed tool results for the
-/// models that accept it.
+/// One Anthropic-shaped block as a Converse block; Bedrock rejects blank text and unsigned
+/// reasoning, so both are dropped.
 fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> {
     Some(match block {
         ContentBlock::Text { text } if text.trim().is_empty() => return None,
@@ -219,8 +217,7 @@ fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> 
 impl Provider for Bedrock {
     type Parser = ConverseStreamParser;
 
-    /// The body and the headers to sign; [`Provider::authorize`] completes the URL once the region
-    /// is known.
+    /// The body and headers to sign; [`Provider::authorize`] adds the URL once the region is known.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         let body = request_body(mode, prompt);
         WireRequest::json(String::new(), &body)

@@ -31,16 +31,13 @@ pub fn fails_over(kind: ErrorKind) -> bool {
 
 /// One entry of a failover chain, ready to send.
 pub struct ChainEntry {
-    /// Sends this entry's requests.
     pub handler: Arc<dyn ApiHandler>,
     pub provider_id: String,
     /// The model id as typed, or the provider's default.
     pub model_id: String,
-    /// The endpoint requests go to.
     pub base_url: String,
-    /// What rate-limit state is shared under: `provider@base_url#fingerprint`, the fingerprint
-    /// being 12 hex digits of the key's SHA-256, or `none`. Two keys of one provider get separate
-    /// windows, and the key itself is never stored.
+    /// The rate-limit state's key, `provider@base_url#fingerprint`, the fingerprint being 12 hex
+    /// digits of the key's SHA-256 or `none`: two keys get separate windows, and no key is stored.
     /// Spec: R12.3.
     pub rate_key: String,
     /// `[providers.ID] requests_per_minute`.
@@ -60,12 +57,10 @@ impl std::fmt::Debug for ChainEntry {
     }
 }
 
-/// Builds `mode`'s chain: its own entry first, then its `fallbacks` in order. Each fallback is
-/// resolved against a copy of `config` with its settings as the mode's and its `base_url` and
-/// `api_key_env` in place of its provider section's, so it inherits the rest of that section.
-///
-/// A fallback that cannot be built is left out with a warning saying what to set, so a working mode
-/// still runs. Fails with the mode's own entry's [`ConfigError`].
+/// Builds `mode`'s chain: its own entry, then its `fallbacks` in order, each resolved with its
+/// settings as the mode's and its `base_url` and `api_key_env` over its provider's section. A
+/// fallback that cannot be built is left out with a warning saying what to set, so a working mode
+/// still runs.
 pub fn build_failover_chain(
     config: &ApiConfiguration,
     mode: Mode,

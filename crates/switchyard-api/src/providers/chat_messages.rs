@@ -1,16 +1,14 @@
-//! The messages and tools every Chat Completions body shares, the providers' and the model
-//! routers': Anthropic-shaped messages converted plainly or in the R1 format, prompt-cache marks
-//! and function tools.
+//! The messages and tools every Chat Completions body shares: Anthropic-shaped messages converted
+//! plainly or in the R1 format, prompt-cache marks and function tools.
 //! Spec: R4.3.
 
 use serde_json::{Map, Value, json};
 
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 
-/// Adds `tools`, `tool_choice: "auto"` and `parallel_tool_calls` for a non-empty tool list, as the
-/// reference's `getOpenAIToolParams`. Tools go whenever the task has any, since they are MCP tools
-/// with no XML-prompt way in. The choice stays `auto` even on Mistral, where the reference's `any`
-/// would make every answer a tool call.
+/// Adds `tools`, `tool_choice: "auto"` and `parallel_tool_calls` for a non-empty tool list. Tools
+/// go whenever the task has any, MCP tools having no XML-prompt way in, and the choice stays `auto`
+/// even on Mistral, where the reference's `any` forces a call every time.
 pub(crate) fn add_tools(body: &mut Map<String, Value>, tools: &[ToolSpec], parallel: Option<bool>) {
     if tools.is_empty() {
         return;
@@ -41,10 +39,9 @@ fn image_part(source: &crate::message::ImageSource) -> Value {
 }
 
 /// Converts Anthropic-shaped messages into Chat Completions messages, as the reference's
-/// `convertToOpenAiMessages`. A user message's tool results become `tool` messages first; its text
-/// alone goes as a string, not a one-part array, since llama.cpp-style chat templates render arrays
-/// badly. An assistant's text blocks are joined with a blank line, tool uses become `tool_calls`,
-/// and thinking is not sent back.
+/// `convertToOpenAiMessages`: tool results become `tool` messages first, and a user's text alone
+/// goes as a string, since llama.cpp-style chat templates render arrays badly. Thinking is not sent
+/// back.
 pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
     for m in messages {
@@ -191,8 +188,7 @@ pub(crate) enum CachePoint {
     LastPart,
 }
 
-/// Prompt-caching marks on the system message and the last two user messages, their content made
-/// parts, where the reference puts them for the model routers and LiteLLM.
+/// Prompt-caching marks on the system message and the last two user messages, content made parts.
 pub(crate) fn mark_cache_points(messages: &mut [Value], point: CachePoint) {
     let ephemeral = json!({ "type": "ephemeral" });
     if let Some(system) = messages.first_mut().filter(|m| m["role"] == "system") {

@@ -1,6 +1,5 @@
-//! `claude-code`: the Claude Code CLI as a child process with its own sign-in, run as Cline
-//! v4.0.10's `claude-code` files run it. `process.rs` is its transport and kills the child when the
-//! stream is cancelled or dropped; `claude_code/stream.rs` maps its `stream-json` output.
+//! `claude-code`: the Claude Code CLI as a child process with its own sign-in, run as the reference
+//! runs it; `process.rs` kills the child when the stream ends early.
 //! Spec: R4.2, R1.3.
 
 mod stream;
@@ -23,16 +22,13 @@ use crate::stream::ApiStream;
 use crate::transport::Origin;
 use stream::ClaudeCodeParser;
 
-/// The longest system prompt passed as an argument, in characters, as the reference's
-/// `MAX_SYSTEM_PROMPT_LENGTH`. Argument lists are limited, so longer ones go in a file.
+/// The longest system prompt passed as an argument, in characters; longer ones go in a file.
 pub(crate) const MAX_SYSTEM_PROMPT_ARG: usize = 65_536;
 
-/// The CLI's built-in tools, all disallowed: the task's own tools and answers are wanted, one turn
-/// at a time. The list is the reference's, kept in step with what the CLI reports.
+/// The CLI's built-in tools, all disallowed: only the task's own tools, one turn at a time.
 pub(crate) const DISALLOWED_TOOLS: &str = "Task,TaskOutput,Bash,Glob,Grep,Read,Edit,Write,NotebookEdit,WebFetch,TodoWrite,WebSearch,TaskStop,AskUserQuestion,Skill,EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree,CronCreate,CronDelete,CronList,ToolSearch";
 
-/// The first-content deadline unless configured, the reference's ten-minute process timeout: the
-/// CLI prints each assistant message only when it is whole.
+/// The first-content deadline unless configured: the CLI prints each message only when whole.
 pub(crate) const FIRST_CONTENT_DEADLINE: Duration = Duration::from_secs(600);
 
 /// The `claude-code` handler: configuration only.
@@ -131,9 +127,8 @@ impl ClaudeCode {
     }
 }
 
-/// The variables set for the run: the thinking budget, a caller's else the mode's, and a caller's
-/// output limit, which otherwise defaults to 32,000 and yields to the user's own
-/// `CLAUDE_CODE_MAX_OUTPUT_TOKENS`.
+/// The thinking budget, a caller's else the mode's, and a caller's output limit, which otherwise
+/// defaults to 32,000 unless the user's own `CLAUDE_CODE_MAX_OUTPUT_TOKENS` is set.
 fn overridden_env(budget: u64, o: &RequestOverrides) -> Vec<(String, String)> {
     let budget = o.thinking_budget_tokens.unwrap_or(budget);
     let mut env = vec![("MAX_THINKING_TOKENS".into(), budget.to_string())];
@@ -143,9 +138,8 @@ fn overridden_env(budget: u64, o: &RequestOverrides) -> Vec<(String, String)> {
     env
 }
 
-/// What of a caller's overrides reaches the CLI: the output limit and thinking budget, through the
-/// variables its settings documentation names. It has no switch for sampling, stop sequences, tool
-/// choice or an effort.
+/// What of a caller's overrides reaches the CLI, through the variables its settings documentation
+/// names; it has no switch for sampling, stop sequences, tool choice or effort.
 /// Spec: R14.2.
 const CLAUDE_CODE_CARRIES: &[&str] = &["max_tokens", "thinking"];
 

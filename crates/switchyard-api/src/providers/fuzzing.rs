@@ -18,13 +18,9 @@ pub type Mapped = Vec<Result<ApiStreamChunk, ApiError>>;
 /// The SSE families with a stream mapper of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SseFamily {
-    /// Anthropic Messages.
     Anthropic,
-    /// OpenAI Chat Completions, the generic dialect.
     OpenAiChat,
-    /// OpenAI Responses.
     OpenAiResponses,
-    /// Gemini `streamGenerateContent`.
     Gemini,
 }
 
@@ -133,17 +129,13 @@ pub fn error_from_event(event: &Value) -> ApiError {
 /// The provider families a gateway request is sent on, for [`provider_body`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFamily {
-    /// Anthropic Messages.
     Anthropic,
-    /// OpenAI Chat Completions.
     OpenAiChat,
-    /// OpenAI Responses.
     OpenAiResponses,
 }
 
 /// The provider body `family` builds for a gateway's internal request, under a mode resolved from a
-/// one-line configuration as `switchyard serve` resolves a route's. It fails only if the mode does
-/// not resolve, which these fixed modes always do.
+/// one-line configuration as `switchyard serve` resolves a route's.
 pub fn provider_body(
     family: BodyFamily,
     system_prompt: &str,

@@ -32,9 +32,8 @@ impl std::fmt::Display for ModelInfoOrigin {
     }
 }
 
-/// Whether the preset is a model server on the user's machine, such as Ollama or LM Studio, whose
-/// models cost nothing and whose list is the user's own. A proxy on this machine or an `openai`
-/// base URL on loopback may forward to a paid provider, so they are not.
+/// Whether the preset is a model server on the user's machine, Ollama or LM Studio, whose models
+/// cost nothing; a loopback proxy may forward to a paid provider, so it is not one.
 fn is_local_model_server(preset: &ProviderPreset) -> bool {
     preset.retry == crate::retry::RetryPolicy::LOCAL_SERVER
 }
@@ -57,8 +56,7 @@ fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
     info
 }
 
-/// An OpenAI family newer than the reference knows: `gpt-N` for N ≥ 6 and `oN` for N ≥ 5, not
-/// "chat" variants.
+/// An OpenAI family newer than the reference knows: `gpt-N` for N ≥ 6, `oN` for N ≥ 5, no "chat".
 fn is_newer_family(model_id: &str) -> bool {
     let id = model_id.to_ascii_lowercase();
     let number_after = |prefix: &str| -> Option<u32> {
@@ -108,10 +106,8 @@ pub(crate) struct ChosenModel {
     pub(crate) id: String,
     /// The info, after `[MODE.model_info]` overrides.
     pub(crate) info: ModelInfo,
-    /// Where the info came from before the overrides.
     pub(crate) origin: ModelInfoOrigin,
-    /// The catalogue's ids nearest to `id`, at most [`NEAREST`], named when the provider says the
-    /// model does not exist.
+    /// The catalogue's ids nearest to `id`, at most [`NEAREST`], for a "model not found" answer.
     pub(crate) nearest: Vec<String>,
 }
 

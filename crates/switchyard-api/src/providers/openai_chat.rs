@@ -104,7 +104,6 @@ impl ChatParser {
         }
     }
 
-    /// Pushes the held usage, once.
     fn flush_usage(&mut self, out: &mut Chunks) {
         if let Some(u) = self.usage.take() {
             out.push(Ok(ApiStreamChunk::Usage(u)));
@@ -144,8 +143,7 @@ impl ChatParser {
                     )));
                 }
                 Some("length") if !self.tool_calls.is_empty() => {
-                    // A tool call cut off by the token limit is half a JSON object: never hand it
-                    // over as a call to run.
+                    // A tool call cut off by the token limit is half a JSON object: never run it.
                     self.flush_usage(out);
                     out.push(Err(ApiError::new(
                         ErrorKind::Decode,
@@ -244,8 +242,7 @@ impl EventParser for ChatParser {
             self.flush_failure(out);
             return;
         }
-        // Fast path: the fields we read, borrowed from `data`, since a `Value` tree per event was
-        // most of the CPU. Errors and shapes it does not accept take the general path.
+        // Fast path: fields borrowed from `data`; a `Value` tree per event was most of the CPU.
         if let Some(chunk) = wire::Chunk::read(data) {
             return self.on_chunk(chunk.view(), out);
         }

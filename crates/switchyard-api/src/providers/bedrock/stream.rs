@@ -15,9 +15,8 @@ use crate::wire::eventstream::EventStreamMessage;
 /// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
-    /// Open tool-use blocks by content-block index, with id, name and argument bytes so far, until
-    /// their `contentBlockStop`. Ordered, so a cut with several open names the lowest index every
-    /// time.
+    /// Open tool-use blocks by index with id, name and argument bytes, until their
+    /// `contentBlockStop`; ordered, so a cut names the lowest index every time.
     tools: BTreeMap<u64, (String, String, usize)>,
     stopped: bool,
     /// The error a named stop reason ends the stream with, held for the usage after it.
@@ -51,7 +50,6 @@ fn frame_error(msg: &EventStreamMessage, payload: &Value) -> Option<ApiError> {
     }
 }
 
-/// The string at `key` of `v`, or `""`.
 #[inline]
 fn str_or_empty<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
@@ -147,9 +145,8 @@ impl ConverseStreamParser {
             }
             out.push(Ok(ApiStreamChunk::max_tokens()));
         }
-        // A named stop reason such as `model_context_window_exceeded` or `guardrail_intervened`
-        // ends the stream in its error, after the `metadata` frame that follows with the billed
-        // usage.
+        // A named stop reason such as `guardrail_intervened` ends the stream in its error after the
+        // `metadata` frame with the billed usage.
         self.failure = stop_reason.and_then(finish_reason_error);
         self.stopped = true;
     }

@@ -1,7 +1,6 @@
-//! Chat Completions tool calls assembled from their streamed fragments. A call's chunk goes out
-//! only once its id and name are known, with an id made up when the wire sends none. Arguments that
-//! arrive before their call's name are held until it does, bounded by `max_tool_arguments_bytes`
-//! per call and `max_answer_bytes` in all, so an endless stream of nameless fragments stops.
+//! Chat Completions tool calls assembled from their streamed fragments, each call's chunk going out
+//! once its id and name are known. Arguments that arrive before the name are held, bounded by
+//! `max_tool_arguments_bytes` per call and `max_answer_bytes` in all.
 //! Spec: R1.2, R10.5, R4.0b.
 
 use serde_json::Value;
@@ -13,9 +12,7 @@ use crate::stream_guard::{StreamBounds, answer_too_large, arguments_too_large};
 /// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
 struct PendingToolCall {
-    /// The `index` its first fragment carried.
     index: Option<u64>,
-    /// The id the wire gave it.
     wire_id: Option<String>,
     /// The id its chunks carry: the wire's, or one made up when the wire sent none.
     id: Option<String>,
@@ -29,8 +26,8 @@ struct PendingToolCall {
 }
 
 impl PendingToolCall {
-    /// Whether the arguments so far are one whole JSON value, so a fragment naming a tool again
-    /// starts another call.
+    /// Whether the arguments so far are one whole JSON value, so a renaming fragment starts a new
+    /// call.
     fn is_complete(&self) -> bool {
         serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
     }
@@ -43,7 +40,6 @@ pub(super) struct ToolCalls {
     /// The wire has sent several index-less fragments in one chunk, so from then on such a fragment
     /// is placed by its position in its chunk, as the reference's `tool-call-processor.ts` does.
     positional: bool,
-    /// The request's bounds on the arguments held before a name.
     bounds: StreamBounds,
     /// Bytes held in all calls' `held` now.
     held_bytes: usize,
@@ -55,7 +51,6 @@ impl ToolCalls {
         self.calls.is_empty()
     }
 
-    /// Bounds what is held before a call's name.
     pub(super) fn set_bounds(&mut self, bounds: StreamBounds) {
         self.bounds = bounds;
     }
@@ -161,7 +156,7 @@ impl ToolCalls {
             }
             return;
         };
-        // A call the wire sends without an id gets one made up (unique in the process).
+        // A call the wire sends without an id gets one made up, unique in the process.
         let id = call
             .id
             .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))
