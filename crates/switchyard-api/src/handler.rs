@@ -23,7 +23,6 @@ pub struct ApiHandlerModel {
     pub thinking_budget_tokens: u64,
 }
 
-/// A future returned by [`ApiHandler::get_api_stream_usage`].
 pub type UsageFuture<'a> = Pin<Box<dyn Future<Output = Option<Usage>> + Send + 'a>>;
 
 /// The deadlines of one request: `None` takes the provider's value, [`Duration::MAX`] none.
@@ -158,7 +157,6 @@ pub trait ApiHandler: Send + Sync {
 
     fn get_model(&self) -> ApiHandlerModel;
 
-    /// The provider id this handler was built for, such as `openrouter`.
     fn provider_id(&self) -> &str;
 
     /// The parameters of `overrides` this provider drops, spelled as in the client's dialect.

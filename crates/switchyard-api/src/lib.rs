@@ -38,14 +38,11 @@
 //! # }
 //! ```
 //!
-//! Modules:
-//! - [`handler`], [`message`], [`stream`]: the trait, what a request sends, what it yields.
-//! - [`config`]: the configuration file; [`providers`]: a handler per provider, failover chains.
-//! - [`error`]: classified failures; [`retry`], [`rate_limit`]: retries and rate-limit headers.
-//! - [`model`]: limits and prices; [`auth`]: sign-ins; [`secrets`]: keys kept out of output.
-//! - [`stream_guard`]: an answer's size bounds; [`wire`]: stream framings; [`time`]: timestamps.
-//!
-//! The `bedrock` and `vertex` features add Amazon Bedrock and Google Vertex AI.
+//! [`handler`], [`message`] and [`stream`] are the trait and what goes in and out of it;
+//! [`config`] parses the configuration and [`providers`] builds handlers from it; [`error`],
+//! [`retry`] and [`rate_limit`] deal with failures; [`model`] knows limits and prices; [`auth`],
+//! [`secrets`], [`stream_guard`], [`wire`] and [`time`] serve them. The `bedrock` and `vertex`
+//! features add Amazon Bedrock and Google Vertex AI.
 
 pub mod auth;
 pub mod config;

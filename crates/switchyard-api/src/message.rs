@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -12,7 +11,6 @@ pub enum Role {
     Assistant,
 }
 
-/// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -20,7 +18,6 @@ pub struct Message {
 }
 
 impl Message {
-    /// A user message holding one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::User,
@@ -28,7 +25,6 @@ impl Message {
         }
     }
 
-    /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::Assistant,
@@ -73,7 +69,6 @@ pub enum ContentBlock {
     },
 }
 
-/// Image data, base64-encoded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageSource {
     #[serde(rename = "type")]

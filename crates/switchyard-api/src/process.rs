@@ -28,7 +28,6 @@ const STDERR_TAIL_BYTES: usize = 8 * 1024;
 /// One run of a program: pure data, built by the provider. Its argument list and standard
 /// input may hold the conversation; this type has no `Debug` so they are never printed.
 pub(crate) struct ProcessRequest {
-    /// A name looked up on `PATH`, or a path.
     pub(crate) program: String,
     pub(crate) args: Vec<String>,
     /// Variables taken out of the child's environment: keys it must not see.
@@ -104,7 +103,6 @@ struct Running<P> {
     ended: bool,
 }
 
-/// Reads the child's standard error, keeping its last [`STDERR_TAIL_BYTES`] bytes.
 fn keep_stderr_tail(mut stderr: tokio::process::ChildStderr) -> JoinHandle<Vec<u8>> {
     tokio::spawn(async move {
         let mut tail = Vec::new();
@@ -243,8 +241,7 @@ async fn start<P: EventParser<Event = String>>(
     Ok(running)
 }
 
-/// The stream of one run of `request`: `new_parser` makes each attempt's mapper, `policy`
-/// retries failures before content, and `deadlines` bound the waits.
+/// The stream of one run of `request`; `new_parser` makes each attempt's mapper.
 pub(crate) fn stream<P, F>(
     origin: Origin,
     policy: RetryPolicy,

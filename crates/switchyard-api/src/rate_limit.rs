@@ -9,22 +9,18 @@ use reqwest::header::HeaderMap;
 
 use crate::retry_after::{parse_duration, parse_retry_value, parse_rfc3339, response_clock};
 
-/// The provider's own view of its limits after one response. Resets are waits from the moment
-/// the response was received.
+/// The provider's own view of its limits after one response; resets count from receiving it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateLimitHeaders {
     /// Requests left in the provider's current window.
     pub requests_remaining: Option<u64>,
-    /// When the request window resets, from now.
     pub requests_reset: Option<Duration>,
     /// Input tokens for Anthropic, or tokens for OpenAI, left in the current window.
     pub tokens_remaining: Option<u64>,
-    /// When the token window resets, from now.
     pub tokens_reset: Option<Duration>,
 }
 
 impl RateLimitHeaders {
-    /// Whether any field was found.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }

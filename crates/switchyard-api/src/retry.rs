@@ -1,5 +1,4 @@
-//! Provider-level retry: the policy, the loop that sends a request under it, and the task
-//! level's schedule.
+//! Provider-level retry policies and their loop, and the task level's retry schedule.
 //! Spec: R5.1, R5.2, R5.3, R5.4, R6.7.
 
 use std::future::Future;
@@ -126,9 +125,8 @@ pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     }
 }
 
-/// Sends one request under `policy`, sending a retryable failure again after its delay and
-/// reporting it to `observer` first. A wait moves `deadline` by as much, since waiting is not
-/// the provider's slowness; only failures before the body are retried.
+/// Sends one request under `policy`, reporting each retry to `observer` before its wait. The
+/// wait moves `deadline` by as much, since waiting is not the provider's slowness.
 pub(crate) async fn send_with_retry<T, F, Fut>(
     policy: RetryPolicy,
     observer: Option<&RetryObserver>,

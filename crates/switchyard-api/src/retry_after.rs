@@ -124,8 +124,7 @@ pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration
         })
 }
 
-/// A wait named in an error message, such as "try again in 915ms" or "resets at" a time as Go
-/// prints it.
+/// A wait named in an error message, such as "try again in 915ms" or "resets at" a time.
 pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     for phrase in ["try again in ", "retry in ", "retry after ", "wait "] {
@@ -145,7 +144,6 @@ pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option
     None
 }
 
-/// Reads a wait at the start of lower-case `s`: a Go-style duration, or a number and a unit.
 fn duration_prefix(s: &str) -> Option<Duration> {
     let token: String = s
         .chars()
@@ -315,7 +313,6 @@ fn secs(s: f64) -> Option<Duration> {
     Duration::try_from_secs_f64(s).ok()
 }
 
-/// The wait from `now` until `at`; zero when `at` has passed.
 fn until(at: SystemTime, now: SystemTime) -> Duration {
     at.duration_since(now).unwrap_or(Duration::ZERO)
 }

@@ -1,5 +1,4 @@
-//! The one stream every provider speaks through: each provider's events normalised into the
-//! reference's chunk kinds, plus how a cut answer ended.
+//! The one stream every provider speaks through, normalised into the reference's chunk kinds.
 //! Spec: R1, R1.2, R1.3, R1.4.
 
 use std::pin::Pin;
@@ -121,7 +120,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// A fragment of tool call `id` named `name`, with no separate call id or signature.
     pub fn tool_call(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -189,7 +187,6 @@ pub struct ToolCall {
     pub name: String,
     /// The fragments joined byte for byte; `{}` when the model sent none, as "" is not JSON.
     pub arguments: String,
-    /// Gemini's thought signature of the call, to send back with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }

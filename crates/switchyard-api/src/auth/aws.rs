@@ -1,6 +1,5 @@
-//! AWS credentials and SigV4 signing for Bedrock. Static keys from the configuration come
-//! first, then `aws-config`'s default chain; fetched credentials are reused until five minutes
-//! before they expire.
+//! AWS credentials and SigV4 signing for Bedrock: the configuration's static keys, else
+//! `aws-config`'s default chain, whose credentials are reused until shortly before they expire.
 //! Spec: R4.1, R3.5, R3.6.
 
 use std::sync::Mutex;
@@ -22,14 +21,12 @@ use crate::providers::resolve::CloudSettings;
 /// Credentials closer than this to their expiry are fetched again.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
 
-/// The default chain once loaded: its credentials provider and the region it found.
 struct Chain {
     provider: Option<aws_credential_types::provider::SharedCredentialsProvider>,
     region: Option<String>,
 }
 
-/// Where a Bedrock handler gets its region and credentials; the default chain is loaded on
-/// first use.
+/// Where a Bedrock handler gets its region and credentials, loading the chain on first use.
 pub(crate) struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
@@ -99,7 +96,6 @@ impl AwsAuth {
             .await
     }
 
-    /// The region: the configured one, else the default chain's.
     pub async fn region(&self) -> Option<String> {
         if let Some(r) = &self.region {
             return Some(r.clone());

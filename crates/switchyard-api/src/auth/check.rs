@@ -81,7 +81,6 @@ struct AwsProfile {
 }
 
 impl AwsProfile {
-    /// Reads the profile from the AWS config and credentials files.
     fn read(r: &ResolvedMode, env: Env<'_>) -> Self {
         let name = r
             .cloud
@@ -286,8 +285,7 @@ pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
 
 type Usable = fn(&std::path::Path) -> Result<(), String>;
 
-/// Checks the sign-in or program of the providers that have one instead of an API key
-/// variable; `None` for other providers. Reads files, never sends anything.
+/// Checks the sign-in or program of the providers that have one instead of a key.
 pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
     use crate::providers::presets::WireFamily;
     let file = r.options.credentials_file.as_deref();

@@ -65,7 +65,6 @@ impl AuthFile {
         }
     }
 
-    /// True when the access token is not about to expire.
     fn fresh(&self) -> bool {
         let Some(tokens) = &self.tokens else {
             return false;
@@ -158,8 +157,7 @@ impl CodexAuth {
         if current.refresh_token != used || (!force && file.fresh()) {
             return Ok(token_of(current));
         }
-        // Some tools write converted sign-ins with an empty refresh token, which the endpoint would
-        // only refuse.
+        // Converted sign-ins can hold an empty refresh token, which the endpoint would only refuse.
         if current.refresh_token.is_empty() {
             return Err(auth_error(format!(
                 "the ChatGPT sign-in in {} has no refresh token: {SIGN_IN}",

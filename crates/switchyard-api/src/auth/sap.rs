@@ -36,9 +36,8 @@ struct ServiceUrls {
 pub(crate) struct ServiceKey {
     client_id: ApiKey,
     client_secret: ApiKey,
-    /// The authentication server, without a trailing slash.
+    /// The authentication and AI API servers, without a trailing slash.
     pub(crate) auth_url: String,
-    /// The AI API, without a trailing slash.
     pub(crate) ai_api_url: String,
 }
 
@@ -83,7 +82,6 @@ pub(crate) struct Deployment {
     pub(crate) model: String,
 }
 
-/// A handler's token and deployment cache.
 pub(crate) struct SapAuth {
     key: ServiceKey,
     token_url: String,
@@ -146,7 +144,7 @@ impl SapAuth {
     }
 
     /// The id of the running deployment serving `model_id`, compared without a `:version` and
-    /// ignoring case; the list is fetched again when it has none.
+    /// ignoring case.
     pub(crate) async fn deployment_for(
         &self,
         base_url: &str,

@@ -20,7 +20,6 @@ pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// `path` with a leading `~/` made the home folder.
 pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
     match (
         path.strip_prefix("~/"),
@@ -31,7 +30,6 @@ pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
     }
 }
 
-/// The home folder's `relative` path, when the home folder is known.
 pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
     env("HOME")
         .filter(|h| !h.is_empty())
@@ -184,7 +182,7 @@ pub(crate) fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds, as Codex writes `last_refresh`.
+/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds, as Codex's `last_refresh`.
 pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
     let t = crate::time::utc(i64::try_from(secs).unwrap_or(i64::MAX));
     format!(

@@ -1,5 +1,4 @@
-//! The whole configuration: [`ApiConfiguration`], parsed from a TOML file plus the keys and
-//! cloud settings of the environment, with its limits checked.
+//! The whole configuration: the TOML file plus the keys and cloud settings of the environment.
 //! Spec: R3.1, R3.6, R12.2, R12.3.
 
 use std::collections::BTreeMap;
@@ -44,8 +43,7 @@ struct ConfigFile {
 }
 
 impl ApiConfiguration {
-    /// Parses a configuration file's text. `file` names it in errors; `env` looks up environment
-    /// variables, read here for every key variable a provider may use.
+    /// Parses a configuration file's text; `file` names it in errors, `env` reads the key variables.
     pub fn from_toml(
         text: &str,
         file: &str,

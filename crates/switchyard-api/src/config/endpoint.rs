@@ -43,7 +43,6 @@ pub struct ProviderEndpoint {
     pub proxy: Option<Proxy>,
     /// A PEM file of extra root certificates, relative to the configuration file.
     pub ca_bundle: Option<PathBuf>,
-    /// OpenRouter: let the model call several tools in one answer; default true.
     pub parallel_tool_calls: Option<bool>,
     /// OpenRouter: how it orders the providers serving a model: `price`, `throughput` or `latency`.
     pub provider_sorting: Option<String>,
@@ -69,7 +68,6 @@ impl ProviderEndpoint {
         }
     }
 
-    /// The deadlines these fields set; `None` where unset.
     pub fn deadlines(&self) -> Deadlines {
         let limit = |s: Option<u64>| {
             s.map(|s| match s {
@@ -84,7 +82,6 @@ impl ProviderEndpoint {
     }
 }
 
-/// Connect timeout when `connect_timeout_seconds` is not set.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a provider's HTTP client connects; handlers with equal settings share one client.
@@ -92,7 +89,6 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct HttpSettings {
     pub connect_timeout: Option<Duration>,
     pub proxy: Proxy,
-    /// Extra PEM root certificates trusted besides the system's.
     pub ca_bundle: Option<PathBuf>,
 }
 

@@ -1,5 +1,4 @@
-//! Configuration errors: [`ConfigError`], a problem a user can fix, in one clear sentence that
-//! never echoes a secret written into the file.
+//! Configuration errors: [`ConfigError`], a problem a user can fix, never echoing a secret.
 //! Spec: R3.6, R10.5.
 
 /// A configuration problem a user can fix.
@@ -77,8 +76,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// A [`ConfigError::Override`] for `-c key=value`, where `message` says what is wrong. A value
-    /// that may be a secret is shown as `…`, in the message too.
+    /// A [`ConfigError::Override`] for `-c key=value`; a value that may be a secret shows as `…`.
     pub fn bad_override(key: &str, value: &str, message: &str) -> Self {
         let line = format!("{key} = {value}");
         let (_, secret) = redact_secret_value(&line);

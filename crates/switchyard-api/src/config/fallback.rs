@@ -9,15 +9,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FallbackSettings {
-    /// Provider id; required.
     pub provider: Option<String>,
-    /// Model id, else the provider's default model.
     #[serde(rename = "model")]
     pub model_id: Option<String>,
     pub model_info: Option<toml::Table>,
     pub reasoning_effort: Option<String>,
     pub thinking_budget_tokens: u64,
-    /// Base URL for this entry only.
     pub base_url: Option<String>,
     /// The environment variable holding this entry's key, else the provider's.
     pub api_key_env: Option<String>,

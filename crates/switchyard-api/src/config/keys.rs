@@ -13,8 +13,7 @@ use super::endpoint::ProviderEndpoint;
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a secret and registers it for scrubbing from everything Switchyard shows, logs or
-    /// stores.
+    /// Wraps a secret and registers it for scrubbing.
     pub fn new(secret: impl Into<String>) -> Self {
         let secret = secret.into();
         crate::secrets::register(&secret);
@@ -42,9 +41,7 @@ impl fmt::Display for ApiKey {
 /// cloud setting's value.
 #[derive(Clone, Default, PartialEq)]
 pub struct ProviderSettings {
-    /// `[providers.ID]` sections of the file, by provider id.
     pub endpoints: BTreeMap<String, ProviderEndpoint>,
-    /// Keys by environment variable name.
     pub api_keys: BTreeMap<String, ApiKey>,
     /// Non-secret cloud settings from the environment, by name.
     pub env: BTreeMap<String, String>,

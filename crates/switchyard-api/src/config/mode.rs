@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fallback::FallbackSettings;
 
-/// The task's mode; each has its own provider and model.
+/// The task's mode, each with its own provider and model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -47,7 +47,6 @@ pub enum ReasoningEffort {
 }
 
 impl ReasoningEffort {
-    /// Parses an effort; anything unknown is `Medium`, as in the reference.
     pub fn parse_lenient(s: &str) -> Self {
         match s.trim().to_ascii_lowercase().as_str() {
             "none" => Self::None,
@@ -77,23 +76,19 @@ impl<'de> Deserialize<'de> for ReasoningEffort {
     }
 }
 
-/// One mode's choices.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModeSettings {
     /// Provider id; missing or unknown reads as Anthropic.
     pub provider: Option<String>,
-    /// Model id, else the provider's default model.
     #[serde(rename = "model")]
     pub model_id: Option<String>,
-    /// Overrides of the model's info, field by field.
     pub model_info: Option<toml::Table>,
     /// `none|low|medium|high|xhigh`; anything else reads as `medium`, with a warning.
     pub reasoning_effort: Option<String>,
     /// Thinking budget in tokens; 0 disables extended thinking.
     pub thinking_budget_tokens: u64,
-    /// The failover chain: entries tried in order when this mode's provider fails before any
-    /// content with an error another provider may not meet.
+    /// The failover chain, tried in order when this mode's provider fails before any content.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,
 }

@@ -18,7 +18,6 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
 
-/// `[serve]`, everything optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSettings {
@@ -102,7 +101,6 @@ pub struct RouteSettings {
     pub base_url: Option<String>,
     /// The route's reasoning effort when the client sets none.
     pub reasoning_effort: Option<String>,
-    /// The route's thinking budget in tokens when the client sets none.
     pub thinking_budget_tokens: u64,
     /// What a keyed request reserves against its budgets in USD where prices are unknown; else
     /// `serve --reserve-usd`, else $0.05.

@@ -7,13 +7,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// The `store` setting. It may hold a database password, which `Debug` and `Display` replace
-/// with `…`.
+/// The `store` setting, whose `Debug` and `Display` hide a database password.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct StoreUrl(Arc<str>);
 
 impl StoreUrl {
-    /// Wraps the setting as written.
     pub fn new(url: impl Into<String>) -> Self {
         Self(Arc::from(url.into()))
     }
@@ -68,9 +66,7 @@ pub struct LimitsSettings {
     pub max_cost_usd: Option<f64>,
     /// What all tasks on the task store together may spend in one UTC day.
     pub max_cost_usd_per_day: Option<f64>,
-    /// The most bytes of one tool call's arguments.
     pub max_tool_arguments_bytes: Option<u64>,
-    /// The most bytes of one answer's text, reasoning and tool-call arguments.
     pub max_answer_bytes: Option<u64>,
     /// The most bytes of one line, event or frame of a streamed response.
     pub max_line_bytes: Option<u64>,

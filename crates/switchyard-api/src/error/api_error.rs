@@ -25,8 +25,7 @@ pub struct ApiError {
     pub code: Option<String>,
     pub provider_id: Option<String>,
     pub model_id: Option<String>,
-    /// How long the server asked us to wait before retrying, from its headers, body or message;
-    /// for a spent quota, the time until it resets. Serialized as seconds.
+    /// How long the server asked us to wait, or the time until a spent quota resets; in seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub retry_after: Option<Duration>,
     /// True when waiting cannot fix this failure, which is then never retried.
@@ -42,7 +41,6 @@ fn serialize_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S:
 }
 
 impl ApiError {
-    /// A new error of `kind` with `message` and nothing else set.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
@@ -78,7 +76,6 @@ impl ApiError {
         self
     }
 
-    /// Sets the provider and model the error came from, unless already set.
     pub fn with_origin(mut self, provider_id: &str, model_id: &str) -> Self {
         self.provider_id
             .get_or_insert_with(|| provider_id.to_owned());

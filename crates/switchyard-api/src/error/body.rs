@@ -1,5 +1,4 @@
-//! Error bodies: the provider's own error in a failed response's body, in the shapes providers
-//! use, turned into a classified [`ApiError`], and the request id a response carries.
+//! Error bodies: the provider's own error in a failed response, as a classified [`ApiError`].
 //! Spec: R4.0, R7, R7.4.
 
 use std::time::SystemTime;

@@ -1,5 +1,4 @@
-//! The one classification function: a failure's [`ErrorKind`] from its HTTP status, the
-//! provider's error code and its message, with every provider's wordings in one place.
+//! The one classification function, with every provider's error wordings in one place.
 //! Spec: R7, R7.2, R7.3, R7.5.
 
 use std::time::Duration;
@@ -15,7 +14,6 @@ use super::kind::ErrorKind;
 /// 4. the HTTP status;
 /// 5. context-window and bad-credential wordings;
 /// 6. defaults: 4xx invalid request, 5xx server, else by wording.
-///
 /// Unlike the reference, a bare `invalid_request_error` is no overflow, nor 404 or 413 auth.
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
     classify_with_hint(status, code, message, None)
@@ -303,8 +301,7 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
         || msg.contains("quota has been exhausted")
 }
 
-/// Every provider's context-window wording in a lower-case `msg`. Asked only after the code and
-/// status, so a 429 that says "Too many tokens" never gets here.
+/// Every provider's context-window wording in a lower-case `msg`, asked after code and status.
 fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     const WORDINGS: &[&str] = &[
         "prompt is too long",

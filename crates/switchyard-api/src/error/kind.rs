@@ -56,8 +56,7 @@ impl ErrorKind {
         }
     }
 
-    /// Kinds never retried automatically: those waiting cannot fix, those the same request meets
-    /// again, and a cancellation.
+    /// Kinds never retried automatically: those waiting cannot fix or the request meets again.
     pub fn is_never_retried(self) -> bool {
         matches!(
             self,

@@ -10,8 +10,7 @@ use super::kind::ErrorKind;
 use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 
 /// Whether a provider error of `kind` with this `message` fails the same way however long one
-/// waits: a rate limit whose request alone is larger than the limit, or a server that cannot
-/// load the model into its memory. "Limit 30000, Used 28461, Requested 3082" is momentary.
+/// waits: a request larger than the rate limit itself, or a model too large for the server.
 pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
     let msg = message.to_ascii_lowercase();
     match kind {
@@ -114,7 +113,6 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
     None
 }
 
-/// The first text in double quotes or backticks of `message`.
 fn quoted(message: &str) -> Option<&str> {
     ['"', '`', '\''].iter().find_map(|q| {
         let start = message.find(*q)? + 1;

@@ -84,7 +84,6 @@ impl ModelTable {
         }
     }
 
-    /// The entry of `id`, exactly as written.
     pub fn get(&self, id: &str) -> Option<&CatalogueEntry> {
         self.models.get(id)
     }
@@ -223,12 +222,10 @@ impl Catalogue {
             .collect()
     }
 
-    /// Entries in all tables.
     pub fn model_count(&self) -> usize {
         self.tables.values().map(|t| t.models.len()).sum()
     }
 
-    /// The user file read into this catalogue, if any.
     pub fn user_file(&self) -> Option<&Path> {
         self.user_file.as_deref()
     }

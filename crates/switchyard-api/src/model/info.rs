@@ -28,7 +28,6 @@ pub struct ModelInfo {
     pub context_window: u64,
     pub supports_images: bool,
     pub supports_prompt_cache: bool,
-    /// The model accepts a thinking budget or a reasoning effort.
     pub supports_reasoning: bool,
     /// The model accepts a reasoning effort, as OpenAI's GPT-5 family does.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -48,7 +47,6 @@ pub struct ModelInfo {
     pub cache_writes_price: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_reads_price: Option<f64>,
-    /// Thinking limits and the output price while thinking, when they differ.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_config: Option<ThinkingConfig>,
     /// Prices by prompt size, in any order: the cost takes the smallest tier the prompt fits.

@@ -1,5 +1,4 @@
-//! How a typed model id finds its catalogue entry. The id is always sent as typed; only its
-//! limits, prices and wire format are looked up.
+//! How a typed model id finds its catalogue entry; the id itself is always sent as typed.
 //! Spec: R2.3.
 
 use super::catalogue::{CatalogueEntry, ModelTable};
@@ -13,7 +12,6 @@ pub const CROSS_REGION_PREFIXES: &[&str] = &[
 /// The context window of a `:1m` or `[1m]` variant, in tokens.
 const ONE_MILLION: u64 = 1_000_000;
 
-/// The entry a typed id found.
 #[derive(Debug, Clone, Copy)]
 pub struct Found<'a> {
     pub key: &'a str,
@@ -115,7 +113,6 @@ fn wants_one_million(id: &str) -> bool {
     id.ends_with(":1m") || id.ends_with("[1m]") || id.contains(":1m:")
 }
 
-/// Every id `typed` may be a variant of, nearest first.
 fn bases(typed: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut frontier = vec![typed.to_owned()];

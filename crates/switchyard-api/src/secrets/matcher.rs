@@ -18,8 +18,7 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    /// The matcher of `secrets`; `None` when there are none or the automaton cannot be built,
-    /// which the caller reports.
+    /// The matcher of `secrets`; `None` when there are none or it cannot be built.
     pub(crate) fn new(secrets: &[Arc<str>]) -> Option<Self> {
         if secrets.is_empty() {
             return None;

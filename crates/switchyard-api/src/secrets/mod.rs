@@ -33,7 +33,6 @@ pub fn scrub_joined<S: AsRef<str>>(parts: &[S], separator: &str) -> String {
     }
 }
 
-/// Scrubs `text` in place; true when something was replaced.
 pub fn scrub_in_place(text: &mut String) -> bool {
     match scrub(text) {
         Cow::Borrowed(_) => false,
@@ -112,8 +111,7 @@ impl std::io::Write for Finder<'_> {
     }
 }
 
-/// Scrubs a serialisable value by way of JSON: its scrubbed copy, or `None` when it holds no
-/// secret or does not round-trip.
+/// Scrubs a serialisable value by way of JSON; `None` when it holds no secret.
 pub fn scrub_serde<T>(value: &T) -> Option<T>
 where
     T: serde::Serialize + serde::de::DeserializeOwned,

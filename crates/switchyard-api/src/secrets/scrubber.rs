@@ -74,7 +74,6 @@ impl Scrubber {
         self.matcher.is_none()
     }
 
-    /// Bytes held back now.
     pub fn held_len(&self) -> usize {
         self.held.len()
     }

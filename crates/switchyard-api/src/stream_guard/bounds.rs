@@ -40,7 +40,7 @@ pub fn size_in_words(bytes: usize) -> String {
 }
 
 /// The error of a stream past one of its bounds: `what` passed `limit` bytes, raised by the
-/// `[limits]` setting `setting`. Never retried.
+/// `[limits]` setting `setting`.
 pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     ApiError::new(
         ErrorKind::Decode,
@@ -63,7 +63,6 @@ pub(crate) fn arguments_too_large(name: Option<&str>, limit: usize) -> ApiError 
     too_large(&what, limit, "max_tool_arguments_bytes")
 }
 
-/// The error of the answer past `limit` bytes.
 pub(crate) fn answer_too_large(limit: usize) -> ApiError {
     too_large(
         "the answer (its text, reasoning and tool-call arguments)",

@@ -11,7 +11,6 @@ use crate::secrets::{Scrubber, scrub_json};
 /// The text-bearing fields of a details object, in the order they are looked for.
 pub(super) const TEXT_FIELDS: [&str; 2] = ["text", "summary"];
 
-/// The details channel of one answer.
 #[derive(Default)]
 pub(super) struct Details {
     scrubber: Scrubber,
@@ -88,7 +87,7 @@ impl Details {
         object
     }
 
-    /// The held tail, released as a details array of one object; `None` when nothing is held.
+    /// The held tail, released as a details array of one object.
     pub(super) fn finish(&mut self) -> Option<Value> {
         let object = self.finish_object()?;
         Some(Value::Array(vec![Value::Object(object)]))
@@ -106,7 +105,6 @@ impl Details {
     }
 }
 
-/// The owner of a tail whose object is not known: a bare `text` field.
 fn text_owner() -> (Map<String, Value>, &'static str) {
     (Map::new(), TEXT_FIELDS[0])
 }

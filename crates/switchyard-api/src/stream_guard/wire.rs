@@ -63,7 +63,6 @@ impl Content {
     }
 }
 
-/// The text-bearing strings of a details value, in order, onto `out`.
 fn details_text(details: &serde_json::Value, out: &mut String) {
     let items = details.as_array().map(Vec::as_slice).unwrap_or_default();
     for item in items {
