@@ -16,10 +16,9 @@ use super::{
 use crate::config::{ApiConfiguration, ConfigError, Mode};
 use crate::handler::ApiHandler;
 
-/// Builds the handler for `mode`: resolves it, clips the thinking budget, checks the key and
-/// constructs the provider's handler without any network request. Notices such as an unknown model
-/// are logged as warnings. Fails with any [`ConfigError`] of [`resolve_mode`], a missing key, an
-/// unreadable `ca_bundle` or a provider this build leaves out.
+/// Builds the handler for `mode`: resolves it, checks the key and constructs the provider's handler
+/// without any network request, logging notices such as an unknown model as warnings. Fails with
+/// any [`ConfigError`] of [`resolve_mode`], a missing key or an unreadable `ca_bundle`.
 /// Spec: R3.4.
 pub fn build_api_handler(
     config: &ApiConfiguration,
@@ -28,9 +27,8 @@ pub fn build_api_handler(
     handler_for(resolve_checked(config, mode)?)
 }
 
-/// `mode` resolved, its notices logged as warnings and its key checked: what [`build_api_handler`]
-/// and each failover entry build from. Fails with any [`ConfigError`] of [`resolve_mode`] or a
-/// missing key.
+/// `mode` resolved, its notices logged as warnings and its key checked, for [`build_api_handler`]
+/// and each failover entry.
 pub(crate) fn resolve_checked(
     config: &ApiConfiguration,
     mode: Mode,
@@ -43,10 +41,8 @@ pub(crate) fn resolve_checked(
     Ok(resolved)
 }
 
-/// Builds the handler for an already resolved mode: the preset's wire family, and for the OpenAI
-/// family the Responses API when the model's `api_format` says so. Fails with [`ConfigError::Http`]
-/// when the `ca_bundle` cannot be read or [`ConfigError::FeatureDisabled`] for a family this build
-/// leaves out; the key is not checked here.
+/// Builds the handler for an already resolved mode: its preset's family, or Responses for an OpenAI
+/// model whose `api_format` says so. The key is not checked here.
 pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, ConfigError> {
     match resolved.preset.family {
         WireFamily::Anthropic => ProviderHandler::boxed(resolved, anthropic::Anthropic),

@@ -1,12 +1,10 @@
-//! Bedrock and Vertex AI settings resolved from `[providers.ID]` and the environment, with where
-//! each came from.
+//! Bedrock and Vertex AI settings from `[providers.ID]` and the environment, and their sources.
 //! Spec: R4.8.
 
 use crate::config::{ApiKey, ProviderEndpoint, ProviderSettings};
 use crate::providers::presets::{ProviderPreset, WireFamily};
 
-/// Bedrock and Vertex settings resolved from `[providers.ID]` and the environment. Every
-/// secret is an [`ApiKey`], so `Debug` never shows it.
+/// Bedrock and Vertex settings; every secret is an [`ApiKey`], so `Debug` never shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CloudSettings {
     /// The region when known before any request; Bedrock may still find one in the AWS profile.
@@ -20,7 +18,6 @@ pub struct CloudSettings {
     pub aws_shared_credentials_file: Option<String>,
     /// The Google Cloud project when known before any request.
     pub project: Option<String>,
-    /// Where the project came from.
     pub project_source: Option<String>,
     /// The Google credentials file named in the settings or `GOOGLE_APPLICATION_CREDENTIALS`.
     pub credentials_file: Option<String>,
@@ -32,8 +29,8 @@ pub struct CloudSettings {
     pub aws_access_key_id: Option<ApiKey>,
     pub aws_secret_access_key: Option<ApiKey>,
     pub aws_session_token: Option<ApiKey>,
-    /// Whether `base_url` was configured, for tests, VPC endpoints or proxies: requests go there
-    /// instead of the region's host.
+    /// Whether `base_url` was configured, for tests, VPC endpoints or proxies, over the region's
+    /// host.
     pub base_url_overridden: bool,
 }
 

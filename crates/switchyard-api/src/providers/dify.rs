@@ -1,5 +1,4 @@
-//! `dify`: a Dify app's chat API, its request and stream mapper, as the reference's
-//! `providers/dify.ts`. The model is whatever the app is set up with; the handler reports
+//! `dify`: a Dify app's chat API; the model is whatever the app is set up with, reported as
 //! `dify-workflow`.
 //! Spec: R4.2, R1.3.
 
@@ -14,7 +13,6 @@ use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::WireRequest;
 
-/// The Dify provider.
 pub(crate) struct Dify;
 
 /// The `query` of a request: the system prompt, a `---` line and the conversation so far, earlier

@@ -7,9 +7,8 @@ use crate::config::ConfigError;
 use crate::model::lookup::CROSS_REGION_PREFIXES;
 
 /// Providers with an endpoint per region, `(provider, region, base URL)`, from the reference's
-/// `*ApiLine` options; a provider's first row is its default, and qwen and zai also have a model
-/// table per region. Every provider defaults to `international`, qwen included where the reference
-/// defaults to `china`, so one setting means the same for all four.
+/// `*ApiLine` options; the first row is the default. Every provider defaults to `international`,
+/// qwen too though the reference says `china`, so one setting means the same for all four.
 pub const REGIONAL_ENDPOINTS: &[(&str, &str, &str)] = &[
     (
         "qwen",
@@ -33,8 +32,7 @@ pub const REGIONAL_ENDPOINTS: &[(&str, &str, &str)] = &[
     ("minimax", "china", "https://api.minimaxi.com/anthropic"),
 ];
 
-/// The region and its base URL for a provider of [`REGIONAL_ENDPOINTS`]: `configured`, else
-/// the provider's first row. `Ok(None)` for other providers.
+/// A provider's region and base URL: `configured`, else its first row; `Ok(None)` for others.
 pub(crate) fn regional_endpoint(
     provider: &str,
     configured: Option<&str>,
@@ -63,8 +61,7 @@ pub(crate) fn regional_endpoint(
         })
 }
 
-/// The base model id of a Bedrock inference-profile id, such as `anthropic.x` for `us.anthropic.x`;
-/// `None` without a cross-region prefix.
+/// The base model id of a Bedrock inference-profile id, or `None` without a cross-region prefix.
 #[cfg(feature = "bedrock")]
 pub(crate) fn strip_cross_region_prefix(id: &str) -> Option<&str> {
     CROSS_REGION_PREFIXES
@@ -82,8 +79,7 @@ pub(crate) fn bedrock_base_url(region: Option<&str>) -> String {
     )
 }
 
-/// The Vertex AI host for `region`: the global host for `global` or an unknown region, else the
-/// regional one.
+/// The Vertex AI host: the global one for `global` or no region, else the regional one.
 pub(crate) fn vertex_base_url(region: Option<&str>) -> String {
     match region {
         None | Some("global") => "https://aiplatform.googleapis.com".to_owned(),

@@ -1,7 +1,6 @@
-//! Faithful forwarding: a client's own request body in a provider's dialect, sent with only what
-//! the route decides changed, and the provider's events given back as they came next to the chunks
-//! mapped from them. Unknown fields, `cache_control`, `top_k`, server tools, `metadata` and
-//! signatures go as the client sent them.
+//! Faithful forwarding: a client's own body in a provider's dialect, sent with only what the route
+//! decides changed, and the provider's events given back beside the chunks mapped from them.
+//! Unknown fields, `cache_control`, server tools and signatures go as the client sent them.
 //! Spec: R14.2, R14.3.
 
 use serde_json::{Map, Value, json};
@@ -13,10 +12,9 @@ use crate::stream::{ApiStreamChunk, WireEvent};
 use crate::transport::EventParser;
 use crate::wire::Framing;
 
-/// `body` as it is sent for `mode` with `model`, the id the provider's own request sends. `stream`
-/// is set so the answer is read as it is written; a client that asked for one JSON body gets it
-/// collected by the gateway. The output limit and reasoning change only as the caller's `overrides`
-/// and the route say.
+/// `body` as sent for `mode` with `model`, the provider's own id. `stream` is set so the answer is
+/// read as written, the gateway collecting it for a client that asked for one JSON body; the limit
+/// and reasoning change only as `overrides` and the route say.
 pub(crate) fn prepare(
     dialect: ForwardDialect,
     body: &mut Map<String, Value>,
@@ -58,8 +56,7 @@ fn prepare_messages(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &Requ
         // `adaptive` asks the gateway for its route's thinking, as a body with none does;
         // `disabled` and other kinds go as sent.
         (None, _) | (Some(_), Some("adaptive")) if budget > 0 => {
-            // Anthropic refuses a `temperature` other than 1 beside thinking; the client set it for
-            // an answer without thinking, so it goes.
+            // Anthropic refuses a `temperature` other than 1 beside thinking, so the client's goes.
             let budget = max.map_or(budget, |max| budget.min(max.saturating_sub(1)));
             body.insert(
                 "thinking".into(),
@@ -97,9 +94,9 @@ fn prepare_chat(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestO
     }
 }
 
-/// The caller's `extra` headers with the provider's own values of `anthropic-beta` joined in, each
-/// flag once: the client's flags, which its body's fields need, go with the provider's own, such as
-/// a `:1m` model's long-context flag. Other extra headers replace the provider's.
+/// The caller's `extra` headers with the provider's own `anthropic-beta` flags joined in, each
+/// once, as a `:1m` model's flag must go with the client's; other extra headers replace the
+/// provider's.
 pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, String)]) {
     for (name, value) in extra.iter_mut() {
         if !name.eq_ignore_ascii_case("anthropic-beta") {
@@ -117,9 +114,9 @@ pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, Stri
     }
 }
 
-/// A provider's stream mapper that also gives each event as it came, after the chunks mapped from
-/// it. An event whose mapping is an error, or that comes once the answer failed, is not given: the
-/// stream ends with the error, which the gateway answers in its own way.
+/// A provider's stream mapper that also gives each event as it came, after its chunks. An event
+/// whose mapping is an error, or after the answer failed, is not given: the gateway answers the
+/// error its own way.
 /// Spec: R14.4.
 pub(crate) struct Forwarding<P> {
     inner: P,
@@ -142,9 +139,8 @@ impl<P: EventParser> EventParser for Forwarding<P> {
         let bytes = <P::Event as Framing>::reframe(&event);
         let before = out.len();
         self.inner.on_event(event, out);
-        // An event that failed the answer, and every one after it, is the gateway's to answer:
-        // Chat's `finish_reason: "error"` and its `[DONE]` would tell the client the answer ended
-        // well.
+        // Chat's `finish_reason: "error"` and the `[DONE]` after it would tell the client the
+        // answer ended well.
         if out[before..].iter().any(Result::is_err) || self.inner.failing() {
             return;
         }

@@ -1,6 +1,5 @@
-//! What the stream mappers share: the buffer they append to, the adapter that reads one JSON
-//! document per SSE event, and the error of a stream that ends before its provider said it was
-//! complete.
+//! What the stream mappers share: their output buffer, the adapter for one JSON document per SSE
+//! event, and the error of a stream that ends before its provider said it was complete.
 //! Spec: R1.1, R1.2.
 
 #[cfg(test)]
@@ -17,9 +16,8 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 /// What a stream mapper appends to for one event: chunks, or the error that ends the stream.
 pub(crate) type Chunks = Vec<Result<ApiStreamChunk, ApiError>>;
 
-/// A stream mapper of SSE events that each carry one JSON document, read once as a
-/// `serde_json::Value`. Empty events and the `[DONE]` marker are skipped; data that is not JSON is
-/// a decode error.
+/// A stream mapper of SSE events that each carry one JSON document, read once; empty events and
+/// `[DONE]` are skipped, and data that is not JSON is a decode error.
 pub(crate) trait JsonEvents: Send + Unpin + 'static {
     /// Maps one event's JSON; `name` is its SSE event name, for the families that dispatch on it
     /// when the JSON carries no type.

@@ -25,9 +25,8 @@ pub(crate) const DEFAULT_NUM_CTX: u64 = 32_768;
 /// Ollama's `/api/chat`, its mode adjusted by [`prepare`].
 pub(crate) struct Ollama;
 
-/// Adjusts a resolved mode for Ollama's native API: the context window is the configured one, else
-/// [`DEFAULT_NUM_CTX`], and a base URL ending in Ollama's OpenAI-compatible `/v1` is taken back to
-/// the server root.
+/// Adjusts a resolved mode for Ollama's native API: the context window defaults to
+/// [`DEFAULT_NUM_CTX`], and a base URL ending in the OpenAI-compatible `/v1` goes back to the root.
 pub(crate) fn prepare(mode: &mut ResolvedMode) {
     if mode.model_info.context_window == DEFAULT_CONTEXT_WINDOW {
         mode.model_info.context_window = DEFAULT_NUM_CTX;
@@ -37,7 +36,6 @@ pub(crate) fn prepare(mode: &mut ResolvedMode) {
     }
 }
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let mut wire = vec![json!({ "role": "system", "content": prompt.system_prompt })];
     for m in prompt.messages {
@@ -51,8 +49,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if info.max_tokens > 0 {
         options["num_predict"] = json!(info.max_tokens);
     }
-    // A caller's limit, sampling and stop sequences; Ollama has no tool choice, which is reported
-    // dropped.
+    // A caller's limit, sampling and stop sequences; a tool choice is reported dropped.
     overrides::apply_sampling_to(&mut options, prompt.overrides, overrides::OLLAMA, true);
     let mut body = json!({
         "model": mode.model_id,
@@ -72,8 +69,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// One conversation message as Ollama messages: tool results become `tool` messages, tool
-/// uses `tool_calls` with object arguments, images base64 `images`; thinking is not sent back.
+/// One conversation message as Ollama messages; tool uses go with object arguments.
 fn convert_message(m: &Message) -> Vec<Value> {
     let mut out = Vec::new();
     let mut text = Vec::new();
@@ -170,8 +166,7 @@ struct LineFunction<'a> {
 #[derive(Debug)]
 pub(crate) struct OllamaParser {
     done: bool,
-    /// Reasoning inside `<think>…</think>` at the start of the content, from models or servers that
-    /// do not use `message.thinking`.
+    /// `<think>` reasoning opening the content, from servers that do not use `message.thinking`.
     think: ThinkSplitter,
 }
 

@@ -1,7 +1,6 @@
 //! `openai-codex`: OpenAI's models through a ChatGPT subscription with the Codex CLI's sign-in,
-//! over the Responses API at the ChatGPT backend, as the reference's `providers/openai-codex.ts`.
-//! The backend takes no `temperature` or `max_output_tokens`. The token is refreshed when about to
-//! expire, and once more when the backend answers 401.
+//! over Responses at the ChatGPT backend, which takes no `temperature` or `max_output_tokens`. The
+//! token is refreshed before expiry and once more on a 401.
 //! Spec: R4.2.
 
 use std::sync::Arc;
@@ -91,8 +90,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
     if !prompt.tools.is_empty() {
         body["tools"] = openai_responses::function_tools(prompt.tools, Some(false));
-        // Of a caller's overrides the backend takes the tool choice and, through the mode, the
-        // effort; the others are reported dropped.
+        // The backend takes a caller's tool choice, and the effort through the mode; nothing else.
         if let Some(choice) = &prompt.overrides.tool_choice {
             body["tool_choice"] = overrides::responses_tool_choice(choice);
         }

@@ -1,6 +1,5 @@
-//! From configuration to what a handler is built from: a mode's provider, endpoint, model,
-//! reasoning effort, clipped thinking budget and key, one function per step. It re-exports the
-//! resolved mode's parts, so `providers::resolve` names everything a resolution gives.
+//! From configuration to what a handler is built from, one function per step: provider, endpoint,
+//! model, effort, clipped thinking budget and key.
 //! Spec: R3.1, R3.2, R3.3, R3.4.
 
 use crate::config::{
@@ -121,9 +120,8 @@ fn choose_preset(
     }
 }
 
-/// The base URL requests go to, without a trailing slash: the configured one, else `default`. It
-/// must be `http(s)`, except where the handler finds it later: a child process has none, and SAP AI
-/// Core's comes from its service key.
+/// The base URL without a trailing slash: the configured one, else `default`; `http(s)` unless the
+/// handler finds it later, as for a child process or from SAP AI Core's service key.
 fn base_url(
     preset: &ProviderPreset,
     endpoint: &ProviderEndpoint,

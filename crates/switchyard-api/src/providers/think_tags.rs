@@ -1,7 +1,6 @@
-//! Reasoning written inside `<think>…</think>` in the answer text, by models served without a
-//! separate reasoning field, such as DeepSeek-R1 and Qwen3 behind vLLM or llama.cpp. A tag split
-//! across chunks is held back until the next piece decides; the tags and the whitespace right after
-//! each are not shown.
+//! Reasoning inside `<think>…</think>` in the answer text, from models served without a reasoning
+//! field. A tag split across chunks is held until the next piece decides, and the tags and the
+//! whitespace after each are not shown.
 //! Spec: R1.2.
 
 use crate::error::ApiError;
@@ -24,9 +23,7 @@ pub(crate) enum ThinkTags {
 enum State {
     /// Nothing but whitespace seen yet.
     Start,
-    /// Answer text.
     Text,
-    /// Inside `<think>`.
     Think,
 }
 
@@ -56,8 +53,7 @@ impl ThinkSplitter {
         if piece.is_empty() {
             return;
         }
-        // The common case once an answer has not opened with `<think>`: the piece is text as it
-        // came, with no copy.
+        // Common case: an answer that did not open with `<think>` passes through uncopied.
         if self.state == State::Text && self.rule == ThinkTags::Opening && !self.trim_next {
             return emit(State::Text, piece, out);
         }

@@ -1,8 +1,6 @@
-//! Vertex AI: Gemini models through Vertex's `streamGenerateContent` with the Gemini API's body and
-//! stream, and Claude models through Vertex's Anthropic endpoint with the Anthropic body less
-//! `model`, both with Google Cloud OAuth tokens. The host is regional, or
-//! `aiplatform.googleapis.com` for region `global`; the project comes from the configuration,
-//! `GOOGLE_CLOUD_PROJECT` or the credentials.
+//! Vertex AI: Gemini models with the Gemini body and stream, Claude models through the Anthropic
+//! endpoint with the Anthropic body less `model`, both with Google OAuth tokens. The project comes
+//! from the configuration, `GOOGLE_CLOUD_PROJECT` or the credentials.
 //! Spec: R4.1, R4.7.
 
 use std::sync::Arc;
@@ -59,8 +57,8 @@ impl Vertex {
 impl Provider for Vertex {
     type Parser = FamilyParser;
 
-    /// The body of the model's family; [`Provider::authorize`] adds the URL, which names the
-    /// project, and the token.
+    /// The family's body; [`Provider::authorize`] adds the URL, which names the project, and the
+    /// token.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         let body = if is_claude(&mode.model_id) {
             let mut body = anthropic::request_body(mode, prompt);

@@ -21,7 +21,7 @@ pub(crate) struct ClaudeCodeParser {
     finished: bool,
 }
 
-/// The error kind of an assistant message's `error` field (the CLI's error names).
+/// The error kind of an assistant message's `error` field, one of the CLI's error names.
 fn error_kind(name: &str) -> ErrorKind {
     match name {
         "rate_limit" => ErrorKind::RateLimited,
@@ -193,8 +193,7 @@ impl EventParser for ClaudeCodeParser {
             }
             Some("assistant") => self.on_assistant(&v, out),
             Some("result") => self.on_result(&v, out),
-            // Its own tool results, rate-limit notices, partial-message events: nothing to
-            // hand on.
+            // Its own tool results, rate-limit notices and partial messages: nothing to hand on.
             _ => {}
         }
     }

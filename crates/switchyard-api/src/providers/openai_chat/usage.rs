@@ -6,10 +6,9 @@ use serde_json::Value;
 use crate::providers::presets::ChatDialect;
 use crate::stream::Usage;
 
-/// The usage of one `usage` object, yielded once at the end. `prompt_tokens` includes the cache
-/// reads and writes, which are subtracted; their fields vary by provider and are tried in order.
-/// DeepSeek's misses count as cache writes, as the reference's DeepSeek table prices them, so its
-/// input comes to 0.
+/// The usage of one `usage` object. `prompt_tokens` includes the cache reads and writes, whose
+/// fields vary by provider; DeepSeek's misses count as cache writes, as the reference's table
+/// prices them, so its input comes to 0.
 pub(super) fn usage(dialect: ChatDialect, u: &Value) -> Usage {
     // A count sent as a negative number or not a number reads as absent.
     let n = |pointer: &str| u.pointer(pointer).and_then(Value::as_u64);
@@ -35,8 +34,7 @@ pub(super) fn usage(dialect: ChatDialect, u: &Value) -> Usage {
     let cached = cache_read
         .unwrap_or(0)
         .saturating_add(cache_write.unwrap_or(0));
-    // xAI counts reasoning outside `completion_tokens`, its total being prompt + completion +
-    // reasoning; OpenAI counts it inside.
+    // xAI counts reasoning outside `completion_tokens`: prompt + completion + reasoning = total.
     let reasoning_outside =
         reasoning.is_some_and(|r| r > 0 && n("/total_tokens") == Some(prompt + completion + r));
     Usage {

@@ -18,7 +18,6 @@ use crate::providers::resolve::ResolvedMode;
 /// The Claude model that takes no temperature.
 const NO_TEMPERATURE: &str = "anthropic--claude-4.7-opus";
 
-/// The path below the deployment and the body of a request.
 pub(crate) fn path_and_body(
     route: Route,
     mode: &ResolvedMode,
@@ -72,8 +71,7 @@ fn openai_reasoning(id: &str) -> bool {
     OPENAI_REASONING.contains(&id) || chat_body::is_reasoning_family(id)
 }
 
-/// Bedrock Converse: `inferenceConfig`, `system` and `messages`, with cache points when the
-/// model caches.
+/// Bedrock Converse's body, with cache points when the model caches.
 fn converse(mode: &ResolvedMode, prompt: &Prompt<'_>, max: Option<u64>) -> Value {
     let cache = mode.model_info.supports_prompt_cache;
     let mut inference = json!({});
