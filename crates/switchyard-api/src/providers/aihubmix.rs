@@ -1,7 +1,6 @@
-//! `aihubmix`: AIhubmix's gateway, one key for four wire formats chosen by the model id. Each
-//! route's body and stream are its family's, tools included. `APP-Code` is sent only when
-//! `app_code` is configured: the reference's default sends Cline's own code, crediting Cline's
-//! account with the user's traffic.
+//! `aihubmix`: AIhubmix's gateway, one key for four wire families chosen by the model id, tools
+//! included. `APP-Code` is sent only when configured: the reference's default, Cline's own code,
+//! credits Cline's account with the user's traffic.
 //! Spec: R4.2.
 
 use crate::config::ApiKey;
@@ -42,7 +41,6 @@ pub(crate) fn route(model_id: &str) -> Route {
     }
 }
 
-/// The AIhubmix provider.
 pub(crate) struct Aihubmix;
 
 /// `mode` with the base URL of `route`'s family under the gateway.

@@ -1,7 +1,6 @@
-//! `asksage`: AskSage's REST API, which answers with one JSON document rather than a stream, so its
-//! first-content deadline defaults to 600 s. It takes no tools and no images. The cost comes from
-//! the model's prices: `usage.asksage_tokens` counts AskSage tokens, not the dollars the reference
-//! reports it as.
+//! `asksage`: AskSage's REST API, which answers with one JSON document, so its first-content
+//! deadline defaults to 600 s; no tools or images. Its cost comes from the model's prices, since
+//! `usage.asksage_tokens` counts AskSage tokens, not the dollars the reference takes them for.
 //! Spec: R4.2.
 
 use serde_json::{Value, json};
@@ -15,10 +14,8 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::JsonDocument;
 
-/// The AskSage provider.
 pub(crate) struct AskSage;
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let messages: Vec<Value> = prompt
         .messages

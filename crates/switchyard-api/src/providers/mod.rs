@@ -1,8 +1,6 @@
-//! The provider registry: every provider id as data in [`presets`], a mode resolved against it in
-//! [`resolve`], and the handler built for it or for each entry of its failover chain. Each wire
-//! family has one file, a pure request builder and stream mapper run over the shared transport.
-//! Without its feature, `bedrock` or `vertex` still resolves, so `config check` can show it, but
-//! building its handler is `ConfigError::FeatureDisabled`.
+//! The provider registry: every provider id as data in [`presets`], modes resolved in [`resolve`],
+//! and one file per wire family, a pure request builder and stream mapper. Without its feature
+//! `bedrock` or `vertex` still resolves, for `config check`, but its handler is refused.
 //! Spec: R3.2, R3.5, R4.1, R4.2, R12.1.
 
 #[cfg(test)]

@@ -13,8 +13,7 @@ pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
         && !model_id.contains("chat")
 }
 
-/// Claude models that think adaptively instead of with a budget: Sonnet 5, Fable 5 and Opus 4.6 and
-/// later.
+/// Claude models that think adaptively, not with a budget: Sonnet 5, Fable 5, Opus 4.6 and later.
 pub(crate) fn is_adaptive_thinking_claude(model_id: &str) -> bool {
     let id = model_id.to_ascii_lowercase();
     let versions = ["4-6", "4.6", "4-7", "4.7", "4-8", "4.8"];

@@ -1,8 +1,7 @@
-//! `qwen-code`: Qwen's coding models with the Qwen CLI's sign-in, over Chat Completions. The base
-//! URL is the configured one, else the sign-in's `resource_url`, else DashScope's; the token is
-//! refreshed when about to expire and once more on a 401. Unlike the reference, a text delta that
-//! repeats the previous one is kept: Qwen streams plain deltas, and the reference's guard also
-//! drops real repeats such as two newlines in a row.
+//! `qwen-code`: Qwen's coding models with the Qwen CLI's sign-in, over Chat Completions at the
+//! configured URL, else the sign-in's `resource_url`, else DashScope's. Unlike the reference, a
+//! delta that repeats the previous one is kept: Qwen streams plain deltas, and that guard drops
+//! real repeats such as two newlines.
 //! Spec: R4.2.
 
 use std::sync::Arc;

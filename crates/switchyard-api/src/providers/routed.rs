@@ -1,6 +1,5 @@
-//! The stream mapper of a provider that routes each model to one of several wire families: the
-//! chosen family's own mapper, run unchanged, so each family's mapping has one home. It keeps the
-//! default `on_error`, yielding nothing held back on a broken body.
+//! The stream mapper of a provider that routes each model to one of several families: that family's
+//! own mapper, unchanged, with the default `on_error`.
 //! Spec: R4.1, R4.2.
 
 use crate::providers::anthropic::AnthropicParser;

@@ -1,8 +1,6 @@
-//! `sapaicore`: models deployed on SAP AI Core, called through their deployments' inference URLs
-//! with the client-credentials token of `auth::sap`, as the reference's deployment mode does. Each
-//! model family takes its own path, body and stream: `route.rs` picks the route, `body.rs` builds
-//! the body and `stream.rs` holds the Converse and Cohere mappers. SAP bills in capacity units, not
-//! per token, so no cost is reported.
+//! `sapaicore`: models deployed on SAP AI Core, called at their deployments' inference URLs with a
+//! client-credentials token, each model family with its own path, body and stream. SAP bills in
+//! capacity units, not tokens, so no cost is reported.
 //! Spec: R4.2, R1.3.
 
 mod body;
@@ -35,8 +33,7 @@ pub(crate) struct SapAiCore {
 }
 
 impl SapAiCore {
-    /// Fills in the base URL from the service key unless configured and checks the key's shape,
-    /// making no request.
+    /// Fills in the base URL from the service key unless configured; makes no request.
     pub(crate) fn new(mode: &mut ResolvedMode) -> Result<Self, ConfigError> {
         let Some(key) = mode.api_key.as_ref() else {
             return Err(ConfigError::MissingApiKey {
@@ -65,8 +62,7 @@ impl SapAiCore {
 impl Provider for SapAiCore {
     type Parser = FamilyParser;
 
-    /// The body, and the path below the deployment in place of the URL; [`Provider::authorize`]
-    /// adds the deployment, the token and the headers.
+    /// The body and the path below the deployment; [`Provider::authorize`] adds the rest.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         match route(&mode.model_id) {
             Some(route) => {

@@ -8,9 +8,8 @@ use crate::config::ConfigError;
 use crate::providers::provider::http_client;
 use crate::providers::resolve::ResolvedMode;
 
-/// The sign-in of `mode`: the configured `credentials_file` or the CLI's own, refreshed at the
-/// configured `token_url`, else at `default_token_url`. Reads no file and makes no request; fails
-/// with [`ConfigError::Http`] when the CA bundle cannot be read.
+/// The sign-in of `mode`: the configured `credentials_file` or the CLI's own, refreshed at
+/// `token_url`, else at `default_token_url`. It reads nothing yet.
 pub(crate) fn signin_source(
     mode: &ResolvedMode,
     default_token_url: &str,

@@ -1,5 +1,4 @@
-//! Reasoning in a Chat Completions delta: the fields that carry it and Mistral's typed content
-//! parts.
+//! Reasoning in a Chat Completions delta, in whichever field carries it.
 //! Spec: R4.4, R4.5.
 
 use serde_json::Value;
@@ -9,11 +8,10 @@ use crate::providers::mapper::Chunks;
 use crate::providers::think_tags::ThinkSplitter;
 use crate::stream::ApiStreamChunk;
 
-/// Reasoning from the first field that carries it: `reasoning_content`, `reasoning`, or the text of
-/// `reasoning_details`; a server that sends the same text in two of them has it shown once. A
-/// non-empty `reasoning_details` array is kept whole for replay, as the reference yields it, on the
-/// delta's one reasoning chunk with the first signature and encrypted reasoning among the details;
-/// further ones follow in chunks of their own.
+/// Reasoning from the first field that carries it, `reasoning_content`, `reasoning` or the text of
+/// `reasoning_details`, so text sent in two of them shows once. A non-empty `reasoning_details`
+/// array is kept whole for replay on the delta's one reasoning chunk, as the reference yields it;
+/// extra signatures and encrypted parts follow in chunks of their own.
 pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     let details = c
         .reasoning_details
@@ -61,8 +59,8 @@ pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     }
 }
 
-/// `delta.content` as an array of typed parts, as Mistral's Magistral sends: `text` parts are text,
-/// `thinking` parts reasoning.
+/// `delta.content` as typed parts, as Mistral's Magistral sends: `text` is text, `thinking`
+/// reasoning.
 pub(super) fn on_content_parts(think: &mut ThinkSplitter, parts: &[Value], out: &mut Chunks) {
     for part in parts {
         match part.get("type").and_then(Value::as_str) {

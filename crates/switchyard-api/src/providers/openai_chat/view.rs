@@ -1,5 +1,4 @@
-//! The parts of one Chat Completions chunk the mapping reads, which the fast reading and the
-//! general `serde_json::Value` path both fill in.
+//! The parts of one Chat Completions chunk the mapping reads, filled by either reading.
 //! Spec: R4.4, R4.5.
 
 use serde_json::Value;

@@ -49,8 +49,8 @@ pub(crate) enum Route {
     Gemini,
 }
 
-/// The route of `model_id`: the reference's lists, then the family prefixes, so a newly deployed
-/// model works without a rebuild where the reference refuses it.
+/// The route of `model_id`: the reference's lists, then family prefixes, so new models need no
+/// rebuild.
 pub(crate) fn route(model_id: &str) -> Option<Route> {
     let id = model_id;
     if CONVERSE_CLAUDE.contains(&id) || id.starts_with("amazon--nova") {

@@ -15,7 +15,6 @@ pub(crate) struct ConverseParser {
     usage_seen: bool,
 }
 
-/// A non-empty string at `key` of `v`.
 #[inline]
 fn text_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).filter(|t| !t.is_empty())
