@@ -35,7 +35,6 @@ pub struct Deadlines {
     pub idle: Option<Duration>,
 }
 
-/// The deadlines used when neither the request nor the configuration sets one.
 pub(crate) const DEFAULT_DEADLINES: ResolvedDeadlines = ResolvedDeadlines {
     first_content: Duration::from_secs(120),
     idle: Duration::from_secs(300),
@@ -97,7 +96,6 @@ pub struct RequestOverrides {
     pub thinking_budget_tokens: Option<u64>,
 }
 
-/// Which tool the model must call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
     Auto,
@@ -187,7 +185,6 @@ pub trait ApiHandler: Send + Sync {
     }
 }
 
-/// The one-error stream of a forward this provider cannot take.
 pub(crate) fn refused_forward(provider_id: &str, dialect: ForwardDialect) -> ApiStream {
     let error = crate::ApiError::new(
         crate::ErrorKind::InvalidRequest,

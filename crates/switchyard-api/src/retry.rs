@@ -111,9 +111,8 @@ fn jitter(d: Duration, unit: f64) -> Duration {
     Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(d)
 }
 
-/// Whether the provider level retries `err` under `policy`: rate limits, and connection
-/// failures when the policy says so. A failure waiting cannot fix, or a wait longer than
-/// [`DEFAULT_RETRY_AFTER_CAP`], goes back to the caller rather than to a request bound to fail.
+/// Whether the provider level retries `err` under `policy`: rate limits and, where the policy
+/// says so, connection failures; never a failure waiting cannot fix, nor a wait past the cap.
 pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     if err.permanent || err.retry_after.is_some_and(|d| d > DEFAULT_RETRY_AFTER_CAP) {
         return false;

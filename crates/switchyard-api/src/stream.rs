@@ -66,7 +66,6 @@ pub struct WireEvent {
     pub(crate) held: bool,
 }
 
-/// Why an answer ended when the model did not choose to end it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -140,8 +139,7 @@ impl ApiStreamChunk {
     }
 }
 
-/// Token usage of one request, in tokens. `input_tokens` leaves out cache reads and writes;
-/// an optional field is `Some` exactly when the provider reported it.
+/// Token usage of one request, in tokens; `input_tokens` leaves out cache reads and writes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -150,7 +148,7 @@ pub struct Usage {
     pub cache_write_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
-    /// Reasoning tokens as reported, included in `output_tokens`.
+    /// Reasoning tokens, included in `output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thoughts_tokens: Option<u64>,
     /// The provider's own cost for the request in USD, when it reports one.
@@ -161,8 +159,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds `u` as the usage chunks of one answer add up: counts add, an optional count is set
-    /// once either side has it, and cost and id take the latest.
+    /// Adds `u` as the usage chunks of one answer add up; cost and id take the latest.
     pub fn add(&mut self, u: &Usage) {
         let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
@@ -232,7 +229,6 @@ pub fn generated_tool_call_id() -> String {
     format!("call_{:08x}_{}", *TAG, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Joins tool-call fragments per id, keeping calls in the order they first appeared.
 #[derive(Debug, Default)]
 pub struct ToolCallAccumulator {
     calls: Vec<ToolCall>,

@@ -1,5 +1,4 @@
-//! UTC calendar dates of Unix times, after H. Hinnant's `civil_from_days` and
-//! `days_from_civil`.
+//! UTC calendar dates of Unix times, after H. Hinnant's date algorithms.
 //! Spec: R4.2, R12.2.
 
 /// A Unix time as a UTC date and time of day.

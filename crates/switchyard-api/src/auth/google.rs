@@ -51,8 +51,7 @@ impl GoogleAuth {
             .await
     }
 
-    /// An access token for the `cloud-platform` scope, or an [`ErrorKind::Auth`] error when no
-    /// credentials are found or the exchange fails.
+    /// An access token for the `cloud-platform` scope, or an [`ErrorKind::Auth`] error.
     pub async fn token(&self) -> Result<String, ApiError> {
         let provider = self.provider().await?;
         let token = provider.token(&[CLOUD_PLATFORM_SCOPE]).await.map_err(|e| {

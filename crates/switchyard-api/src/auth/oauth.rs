@@ -10,7 +10,6 @@ use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 use crate::transport::HttpClient;
 
-/// How a refresh request's body is encoded.
 pub(crate) enum RefreshBody<'a> {
     /// Form fields, as the Qwen CLI sends them.
     Form(&'a [(&'a str, &'a str)]),

@@ -11,7 +11,6 @@ use crate::auth::oauth::{self, RefreshBody};
 use crate::auth::signin_file::{self, Env, LockFile, SigninSource, auth_error, now_millis};
 use crate::error::ApiError;
 
-/// The Qwen CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "f0304373b74a44d2b584a3fb70ca9e56";
 pub(crate) const TOKEN_URL: &str = "https://chat.qwen.ai/api/v1/oauth2/token";
 /// A token this close to its expiry is refreshed first: the CLI's `TOKEN_REFRESH_BUFFER_MS`.
@@ -41,7 +40,6 @@ impl Credentials {
     }
 }
 
-/// What a request needs from the sign-in.
 pub(crate) struct QwenToken {
     pub(crate) access_token: String,
     /// The API base URL the sign-in names, when it names one.
@@ -132,7 +130,6 @@ fn token_of(creds: &Credentials) -> QwenToken {
     }
 }
 
-/// The fuzz target `signin_file`'s reading of `text` as `oauth_creds.json`.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_credentials(text: &str) {
     let Ok(creds) = serde_json::from_str::<Credentials>(text) else {

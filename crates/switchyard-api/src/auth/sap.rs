@@ -1,6 +1,5 @@
-//! SAP AI Core's credentials: the instance's service key exchanged for an access token with
-//! the OAuth client-credentials grant, as the reference does, and the deployment serving a
-//! model. Tokens are kept in memory only, until a minute before they expire.
+//! SAP AI Core's credentials: the service key exchanged for an access token kept in memory,
+//! as the reference does, and the deployment serving a model.
 //! Spec: R4.2.
 
 use std::sync::Arc;
@@ -16,7 +15,6 @@ use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 use crate::transport::HttpClient;
 
-/// The parts of a service key that are used.
 #[derive(Deserialize)]
 struct ServiceKeyJson {
     clientid: String,
@@ -143,8 +141,7 @@ impl SapAuth {
         Ok(token)
     }
 
-    /// The id of the running deployment serving `model_id`, compared without a `:version` and
-    /// ignoring case.
+    /// The id of the running deployment serving `model_id`, compared without a `:version`.
     pub(crate) async fn deployment_for(
         &self,
         base_url: &str,

@@ -43,7 +43,7 @@ struct ConfigFile {
 }
 
 impl ApiConfiguration {
-    /// Parses a configuration file's text; `file` names it in errors, `env` reads the key variables.
+    /// Parses a configuration file's text; `file` names it in errors, `env` reads key variables.
     pub fn from_toml(
         text: &str,
         file: &str,

@@ -1,5 +1,4 @@
-//! `[providers.ID]`: one provider's connection settings, shared by both modes, and the HTTP
-//! client settings they give.
+//! `[providers.ID]`: one provider's connection settings and the HTTP client settings they give.
 //! Spec: R3.1, R12.3, R12.4.
 
 use std::collections::BTreeMap;
@@ -11,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use super::proxy::Proxy;
 use crate::handler::Deadlines;
 
-/// Per-provider connection settings shared by both modes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ProviderEndpoint {

@@ -1,5 +1,4 @@
-//! API keys: [`ApiKey`], which never shows itself and is registered for scrubbing, and
-//! [`ProviderSettings`], the `[providers.ID]` sections with the keys read from the environment.
+//! API keys, which never show themselves, and the provider settings with the keys read.
 //! Spec: R3.6, R10.5.
 
 use std::collections::BTreeMap;
@@ -37,8 +36,7 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// Connection settings and the keys found in the environment; `Debug` shows no key and no
-/// cloud setting's value.
+/// Connection settings and the keys found in the environment; `Debug` shows no secret.
 #[derive(Clone, Default, PartialEq)]
 pub struct ProviderSettings {
     pub endpoints: BTreeMap<String, ProviderEndpoint>,

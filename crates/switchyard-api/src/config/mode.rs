@@ -57,7 +57,6 @@ impl ReasoningEffort {
         }
     }
 
-    /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -93,7 +92,6 @@ pub struct ModeSettings {
     pub fallbacks: Vec<FallbackSettings>,
 }
 
-/// A fallback entry is a mode of its own while it answers.
 impl FallbackSettings {
     /// The entry as mode settings, without fallbacks of its own.
     pub fn mode_settings(&self) -> ModeSettings {

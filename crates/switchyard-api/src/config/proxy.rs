@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// Where a provider's requests go through.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub enum Proxy {
     /// The proxy environment variables, as curl reads them.
@@ -66,7 +65,6 @@ impl Serialize for Proxy {
 pub struct ProxyUrl(Arc<str>);
 
 impl ProxyUrl {
-    /// An `http://` or `https://` URL with a host, or `None`.
     pub fn new(url: &str) -> Option<Self> {
         let rest = url
             .strip_prefix("http://")

@@ -1,6 +1,5 @@
-//! The `[serve]` section: what `switchyard serve` listens on, its routes, deadlines and
-//! connection limits, and what it trusts of a proxy in front. Parsing and checking only.
-//! Spec: R14.3, R14.4, R14.9, R14.10.
+//! The `[serve]` section: what `switchyard serve` listens on, its routes and its limits.
+//! Spec: R14.3, R14.4, R14.9, R14.10, R14.11.
 
 use std::collections::BTreeMap;
 
@@ -92,7 +91,6 @@ impl ServeSettings {
     }
 }
 
-/// One `[serve.routes.NAME]`: where requests naming it go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RouteSettings {
@@ -105,7 +103,6 @@ pub struct RouteSettings {
     /// What a keyed request reserves against its budgets in USD where prices are unknown; else
     /// `serve --reserve-usd`, else $0.05.
     pub reserve_usd: Option<f64>,
-    /// The failover chain after the route's own entry, as a mode's `fallbacks`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,
 }

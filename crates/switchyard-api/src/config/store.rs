@@ -1,5 +1,4 @@
-//! Task-layer settings the file carries for switchyard-core: the task store's URL, never shown
-//! with its password, and the `[limits]` spend caps.
+//! Settings the file carries for the task layer: the task store's URL and the `[limits]`.
 //! Spec: R13.1, R12.2, R10.5.
 
 use std::fmt;
@@ -73,7 +72,6 @@ pub struct LimitsSettings {
 }
 
 impl LimitsSettings {
-    /// The stream bounds these settings give: each one set, else its default.
     pub fn stream_bounds(&self) -> crate::stream_guard::StreamBounds {
         let defaults = crate::stream_guard::StreamBounds::default();
         let bytes = |set: Option<u64>, default: usize| {

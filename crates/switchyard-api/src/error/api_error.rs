@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::kind::ErrorKind;
 
-/// The code of [`ApiError::incomplete_stream`].
 pub const INCOMPLETE_STREAM: &str = "incomplete_stream";
 
 /// The code of an error given before anything was sent; its `Display` is our own sentence.
@@ -88,8 +87,8 @@ impl ApiError {
         Self::new(ErrorKind::Decode, message)
     }
 
-    /// A stream that connected and then ended before the provider's sign of a complete response,
-    /// `missing`. It is a retried `Network` error, shown as an incomplete response.
+    /// A stream that ended before the provider's sign of a complete response, `missing`: a retried
+    /// `Network` error.
     pub fn incomplete_stream(missing: &str) -> Self {
         Self::new(
             ErrorKind::Network,

@@ -134,9 +134,8 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
     }
 }
 
-/// The error of an error event inside a 200 stream, from its error object `e`; a numeric
-/// status in a field stands in for the HTTP status. An error nothing places is a server error,
-/// since the request was accepted.
+/// The error of an error event inside a 200 stream, from its error object `e`. One that nothing
+/// places is a server error, since the request was accepted.
 pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
     use serde_json::Value;
     let message = e
@@ -163,7 +162,7 @@ pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
     err
 }
 
-/// The innermost cause of `e`, or `e` itself: the useful part of a chained library error.
+/// The innermost cause of `e`, or `e` itself: the useful part of a chained error.
 pub(crate) fn innermost(e: &dyn std::error::Error) -> String {
     let mut last = e.to_string();
     let mut source = e.source();

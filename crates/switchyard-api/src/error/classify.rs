@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::kind::ErrorKind;
 
 /// Maps a failure to its [`ErrorKind`] from its HTTP status, the provider's error code and its
-/// message. `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric
+/// message; unlike the reference, a bare `invalid_request_error` is no overflow, nor 404 or 413
+/// auth. `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric
 /// `code` stands in for it. The first match wins:
 /// 1. spend limits, whatever the status;
 /// 2. quota and credits, before the code, because quotas arrive as 429s;
@@ -14,7 +15,6 @@ use super::kind::ErrorKind;
 /// 4. the HTTP status;
 /// 5. context-window and bad-credential wordings;
 /// 6. defaults: 4xx invalid request, 5xx server, else by wording.
-/// Unlike the reference, a bare `invalid_request_error` is no overflow, nor 404 or 413 auth.
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
     classify_with_hint(status, code, message, None)
 }
@@ -237,7 +237,7 @@ fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
         | "internalserverexception"
         | "modelstreamerrorexception"
         | "modelerrorexception"
-        // Groq's malformed tool call is sampling noise, retried like Gemini's, though sent as a 400.
+        // Groq's malformed tool call is sampling noise, retried like Gemini's though sent as a 400.
         | "tool_use_failed" => Server,
         "deadline_exceeded" | "modeltimeoutexception" => Timeout,
         "context_length_exceeded"

@@ -1,6 +1,5 @@
-//! Finish reasons that end a stream in a named error: a model that declined, a filter that
-//! withheld the answer, a malformed tool call or a full context window is never an empty or a
-//! normal answer. Reasons not in the table end the stream normally.
+//! Finish reasons that end a stream in a named error: a refusal, a filter, a malformed tool
+//! call or a full context window is never an empty or a normal answer.
 //! Spec: R7.5.
 
 use super::{ApiError, ErrorKind};
@@ -69,8 +68,7 @@ const NAMED: &[Named] = &[
     },
 ];
 
-/// The error a stream that ended with finish reason `reason` becomes, or `None` when the
-/// reason is a normal end. The error's `code` is the reason as sent, and its message names it.
+/// The error a stream that ended with finish reason `reason` becomes; `None` for a normal end.
 pub(crate) fn finish_reason_error(reason: &str) -> Option<ApiError> {
     let lower = reason.to_ascii_lowercase();
     let named = NAMED.iter().find(|n| n.reasons.contains(&lower.as_str()))?;

@@ -9,12 +9,9 @@ use super::kind::ErrorKind;
 use super::remedy;
 
 impl ApiError {
-    /// Builds the error for an HTTP response that failed or carried an in-stream error event,
-    /// classified by [`classify`](crate::error::classify).
-    ///
-    /// `retry_after` is the hint the caller found; without one, a wait named in the message is
-    /// used. The hint is kept whatever the kind: the task level honours a longer hint for every
-    /// retryable kind, and a quota error carries the time until its reset.
+    /// Builds the error for an HTTP response that failed or carried an in-stream error event.
+    /// Without a `retry_after` from the caller, a wait named in the message is used; the hint is
+    /// kept whatever the kind, since the task level honours it for every retryable kind.
     pub fn from_provider(
         status: Option<u16>,
         code: Option<&str>,

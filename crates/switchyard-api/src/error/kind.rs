@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// What kind of failure happened; it decides retry and recovery.
+/// What kind of failure happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -35,7 +35,6 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The short snake_case name used in `--json` output and fixtures.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Auth => "auth",

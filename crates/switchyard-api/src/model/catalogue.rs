@@ -143,7 +143,6 @@ static BUILTIN_BY_PROVIDER: LazyLock<BTreeMap<&'static str, OnceLock<Catalogue>>
     });
 
 impl Catalogue {
-    /// The built-in catalogue, parsed once.
     pub fn builtin() -> &'static Catalogue {
         &BUILTIN
     }
@@ -153,8 +152,8 @@ impl Catalogue {
         Self::parse_files(|_| true)
     }
 
-    /// The built-in table of `provider` in `region`, else its table without a region. Only that
-    /// provider's files are parsed, once per process: parsing them all slowed every start.
+    /// The built-in table of `provider` in `region`, else without a region, parsing only that
+    /// provider's files: parsing them all slowed every start.
     pub fn builtin_table(provider: &str, region: Option<&str>) -> Option<&'static ModelTable> {
         BUILTIN_BY_PROVIDER
             .get(provider)?
@@ -196,7 +195,6 @@ impl Catalogue {
         Self::builtin().clone().apply_user_text(text, path)
     }
 
-    /// The table of `provider` in `region`, else its table without a region.
     pub fn table(&self, provider: &str, region: Option<&str>) -> Option<&ModelTable> {
         region
             .and_then(|r| self.tables.get(&(provider.to_owned(), Some(r.to_owned()))))
@@ -213,7 +211,7 @@ impl Catalogue {
         ids
     }
 
-    /// The regions `provider` has tables for; empty for a provider with one table.
+    /// The regions `provider` has tables for.
     pub fn regions(&self, provider: &str) -> Vec<&str> {
         self.tables
             .keys()

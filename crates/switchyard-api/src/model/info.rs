@@ -32,10 +32,8 @@ pub struct ModelInfo {
     /// The model accepts a reasoning effort, as OpenAI's GPT-5 family does.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub supports_reasoning_effort: bool,
-    /// False for models that only answer without streaming.
     #[serde(skip_serializing_if = "is_true")]
     pub supports_streaming: bool,
-    /// False for models that take no tools.
     #[serde(skip_serializing_if = "is_true")]
     pub supports_tools: bool,
     /// USD per million non-cached input tokens.
@@ -91,7 +89,6 @@ impl ModelInfo {
         )
     }
 
-    /// True when both the input and the output price are known, so a cost can be computed.
     pub fn has_prices(&self) -> bool {
         self.input_price.is_some() && self.output_price.is_some()
     }

@@ -1,5 +1,5 @@
-//! The automaton that finds registered secrets in text: one Aho-Corasick DFA walked byte by
-//! byte, so that a search can stop at the end of one stream piece and go on with the next.
+//! The automaton that finds registered secrets in text, walked byte by byte so that a search
+//! can stop at the end of one stream piece and go on with the next.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -59,7 +59,6 @@ impl Matcher {
         self.depth.get(&state).copied().unwrap_or(0)
     }
 
-    /// Whether `text` holds any secret, a fast check with the automaton's prefilter.
     pub(crate) fn is_match(&self, text: &str) -> bool {
         matches!(self.dfa.try_find(&Input::new(text)), Ok(Some(_)))
     }

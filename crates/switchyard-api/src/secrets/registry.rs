@@ -41,7 +41,6 @@ pub fn register(value: &str) {
     registry.matcher = matcher.map(Arc::new);
 }
 
-/// True when any secret is registered.
 pub fn any() -> bool {
     !REGISTRY
         .read()
@@ -56,7 +55,6 @@ pub(super) fn json_plain() -> bool {
     (registry.secrets.iter()).all(|s| !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
 }
 
-/// The automaton of the secrets registered now.
 pub(super) fn matcher() -> Option<Arc<Matcher>> {
     REGISTRY
         .read()

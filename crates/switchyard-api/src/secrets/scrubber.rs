@@ -1,5 +1,4 @@
-//! Scrubbing a text that arrives in pieces, so that a key split across stream events is
-//! replaced as surely as a whole one.
+//! Scrubbing a text that arrives in pieces, so that a split key is hidden as surely as a whole one.
 //! Spec: R10.5.
 
 use std::borrow::Cow;
@@ -25,7 +24,6 @@ use super::registry::{REDACTED, matcher};
 /// ```
 pub struct Scrubber {
     matcher: Option<Arc<Matcher>>,
-    /// The automaton's state after every byte pushed.
     state: Option<StateID>,
     /// The text not yet released or hidden, from stream offset `base` to the end.
     held: String,
@@ -69,7 +67,6 @@ impl Scrubber {
         }
     }
 
-    /// Whether there is no secret to look for.
     pub fn is_inert(&self) -> bool {
         self.matcher.is_none()
     }

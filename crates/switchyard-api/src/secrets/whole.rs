@@ -3,8 +3,7 @@
 use super::matcher::Matcher;
 use super::registry::REDACTED;
 
-/// `parts` joined by `separator`, every byte inside an occurrence of a secret in their
-/// concatenation hidden.
+/// `parts` joined by `separator`, with every secret in their concatenation hidden.
 pub(super) fn joined(m: &Matcher, parts: &[&str], separator: &str) -> String {
     let text: String = parts.concat();
     let mut boundaries = Vec::with_capacity(parts.len());

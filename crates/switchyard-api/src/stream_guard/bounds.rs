@@ -30,7 +30,6 @@ impl Default for StreamBounds {
     }
 }
 
-/// A size in words: `4 MiB` for whole mebibytes, else bytes.
 pub fn size_in_words(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
         format!("{} MiB", bytes >> 20)

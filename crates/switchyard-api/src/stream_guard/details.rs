@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 
 use crate::secrets::{Scrubber, scrub_json};
 
-/// The text-bearing fields of a details object, in the order they are looked for.
 pub(super) const TEXT_FIELDS: [&str; 2] = ["text", "summary"];
 
 #[derive(Default)]
@@ -93,7 +92,6 @@ impl Details {
         Some(Value::Array(vec![Value::Object(object)]))
     }
 
-    /// The held tail, released in a copy of the object it came from.
     fn finish_object(&mut self) -> Option<Map<String, Value>> {
         let tail = self.scrubber.finish();
         let (mut template, field) = self.owner.take().unwrap_or_else(text_owner);

@@ -1,5 +1,4 @@
-//! [`StreamGuard`]: one answer's chunks scrubbed per content channel across their boundaries,
-//! and bounded.
+//! [`StreamGuard`]: one answer's chunks scrubbed per channel across their boundaries, bounded.
 //! Spec: R10.5, R4.0b.
 
 use super::bounds::{StreamBounds, answer_too_large, arguments_too_large};
@@ -135,7 +134,6 @@ impl StreamGuard {
         None
     }
 
-    /// Whether any channel holds back text now.
     pub(super) fn holding(&self) -> bool {
         self.text.held_len() > 0
             || self.reasoning.held_len() > 0
@@ -308,7 +306,6 @@ fn joined_details(
     }
 }
 
-/// `piece` through `scrubber`, reusing its allocation when nothing changed.
 fn release(scrubber: &mut Scrubber, piece: String) -> String {
     match scrubber.push(&piece) {
         std::borrow::Cow::Borrowed(_) => piece,

@@ -56,7 +56,6 @@ struct Guarded {
 }
 
 impl Guarded {
-    /// Moves what the guard released to the ready queue, then `last` if any.
     fn queue(&mut self, last: Option<ApiError>) {
         self.ready.extend(self.out.drain(..).map(Ok));
         if let Some(mut e) = last {
