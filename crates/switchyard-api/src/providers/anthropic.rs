@@ -1,5 +1,4 @@
-//! Anthropic Messages over SSE, also MiniMax's Anthropic-compatible endpoint: the request body and
-//! the stream mapper.
+//! Anthropic Messages over SSE, also MiniMax's compatible endpoint: body and stream mapper.
 //! Spec: R4.3, R1.3.
 
 use std::collections::HashMap;
@@ -23,7 +22,6 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
 /// The smallest thinking budget Claude accepts, in tokens, here and on Bedrock.
 pub(crate) const MIN_THINKING_BUDGET: u64 = 1024;
-/// Beta header value enabling the 1M-token context window for `:1m` model ids.
 pub(crate) const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
 pub(crate) struct Anthropic;
@@ -53,8 +51,7 @@ pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<u
         .collect()
 }
 
-/// `messages` mapped one by one, `map` told whether prompt caching marks the message; `None` leaves
-/// it out. The one walk of the Anthropic, Bedrock Converse and SAP AI Core bodies.
+/// `messages` mapped one by one, `map` told whether caching marks the message; `None` drops it.
 pub(crate) fn marked_messages<'a>(
     messages: &'a [Message],
     caching: bool,
@@ -222,7 +219,6 @@ impl AnthropicParser {
 /// The fields of a `content_block_delta` event, borrowed from where they were parsed.
 struct DeltaView<'a> {
     index: u64,
-    /// `text_delta`, `thinking_delta`, `signature_delta` or `input_json_delta`.
     kind: Option<&'a str>,
     text: Option<&'a str>,
     thinking: Option<&'a str>,
@@ -250,8 +246,7 @@ impl AnthropicParser {
             }
             Some("input_json_delta") => {
                 let part = d.partial_json.unwrap_or("");
-                // Only an open block takes a fragment: after its `content_block_stop` the call's
-                // arguments are complete, and a stray delta is dropped.
+                // Only an open block takes a fragment; a stray delta after its stop is dropped.
                 let Some(bytes) = self.open_tool_blocks.get_mut(&d.index) else {
                     return;
                 };
@@ -292,8 +287,7 @@ mod wire {
     }
 
     impl<'a> BlockDelta<'a> {
-        /// Reads a `content_block_delta` event; `None` for anything else or what the general path
-        /// must read.
+        /// Reads a `content_block_delta` event; `None` for anything the general path must read.
         pub(super) fn read(data: &'a str) -> Option<Self> {
             let mut d = BlockDelta::default();
             let mut is_delta = false;
@@ -382,8 +376,8 @@ impl AnthropicParser {
         }
     }
 
-    /// `content_block_start`: the block's first text or thinking, redacted thinking whole, and a
-    /// tool-use block's id and name.
+    /// `content_block_start`: first text or thinking, redacted thinking, or a tool use's id and
+    /// name.
     #[inline]
     fn on_block_start(&mut self, index: u64, block: &Value, out: &mut Chunks) {
         match block.get("type").and_then(Value::as_str) {
@@ -424,8 +418,7 @@ impl AnthropicParser {
         }
     }
 
-    /// `content_block_stop`: a tool-use block whose start carried its whole input and that got no
-    /// deltas hands that input over as its arguments.
+    /// `content_block_stop`: a tool use with a whole start input and no deltas hands it over.
     fn on_block_stop(&mut self, index: u64, out: &mut Chunks) {
         self.open_tool_blocks.remove(&index);
         if let (Some(input), Some((id, name))) = (
@@ -447,8 +440,7 @@ impl AnthropicParser {
         // A tool call cut off by max_tokens is half a JSON object: never hand it over to run.
         let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            // The lowest open index, so the same events give the same error whatever the map's
-            // order.
+            // The lowest open index, so the same events give the same error.
             let first_open = self
                 .open_tool_blocks
                 .iter()
@@ -497,8 +489,7 @@ impl EventParser for AnthropicParser {
         if event.data.is_empty() {
             return;
         }
-        // Fast path for the hot `content_block_delta`: a `Value` tree per event was most of the
-        // CPU.
+        // Fast path: a `Value` tree per `content_block_delta` was most of the CPU.
         if let Some(d) = wire::BlockDelta::read(event.data) {
             return self.on_delta(d.view(), out);
         }

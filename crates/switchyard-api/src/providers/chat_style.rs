@@ -8,7 +8,6 @@ use Temperature::{Model, ModelOrOne, ModelOrZero, One, Zero};
 /// Which field carries the output limit, and where the limit comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Limit {
-    /// No limit is sent.
     Omit,
     /// `max_tokens` = the model's max output, when known.
     MaxTokens,
@@ -24,11 +23,8 @@ pub(crate) enum Limit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Temperature {
     Zero,
-    /// The model's, else 0.
     ModelOrZero,
-    /// The model's, else none.
     Model,
-    /// The model's, else 1.
     ModelOrOne,
     One,
     Omit,
@@ -41,9 +37,8 @@ pub(crate) enum Temperature {
 pub(crate) enum Reasoning {
     /// No reasoning fields.
     Plain,
-    /// OpenAI reasoning models, o1, o3, o4 or gpt-5 ids but not "chat": `developer` role, no
-    /// temperature, `max_completion_tokens`, `reasoning_effort`, `medium` if unset with
-    /// `default_medium`.
+    /// OpenAI reasoning models: `developer` role, no temperature, `max_completion_tokens` and
+    /// `reasoning_effort`, `medium` when unset with `default_medium`.
     OpenAiFamily { default_medium: bool },
     /// DeepSeek: thinking models get no temperature and the effort when set; `deepseek-reasoner`'s
     /// thinking of the current turn goes back as `reasoning_content`.
@@ -69,7 +64,6 @@ pub(crate) enum Parallel {
     False,
     /// `true` for GPT-5 models.
     Gpt5,
-    /// Not sent.
     Absent,
 }
 
@@ -102,7 +96,6 @@ impl ChatStyle {
         Self { reasoning, ..self }
     }
 
-    /// These rules with model ids containing one of `models` in the R1 format.
     const fn r1(self, models: &'static [&'static str]) -> Self {
         Self {
             r1_models: models,

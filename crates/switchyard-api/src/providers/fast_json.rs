@@ -1,6 +1,5 @@
 //! [`Scanner`], a strict JSON reader for the hot stream events that reads only the members a
-//! mapping wants and skips the rest. A `serde_json::Value` tree per event was most of a stream's
-//! CPU, and typed serde structs still spent 45 % of it; see bench/README.md.
+//! mapping wants: a `Value` tree per event was most of a stream's CPU, typed serde structs 45 %.
 //! Spec: R1.
 
 use std::borrow::Cow;
@@ -10,11 +9,10 @@ use serde_json::Value;
 /// Nesting the scanner follows before giving up; `serde_json` fails past 128.
 const MAX_DEPTH: usize = 100;
 
-/// A strict reader over one JSON document; every method returns `None` when it gives up, and the
-/// caller reads the event with `serde_json` instead. It accepts exactly what
-/// `serde_json::from_str::<Value>` accepts or gives up, as on a key with an escape, a duplicate key
-/// or nesting past [`MAX_DEPTH`]; serde itself checks a `\u` escape or a long or fractional number.
-/// `scanner_agrees_with_serde_json` holds it to that.
+/// A strict reader over one JSON document that accepts exactly what `serde_json::from_str::<Value>`
+/// accepts, or gives up with `None` and leaves the event to `serde_json`, as on a key with an
+/// escape, a duplicate key or nesting past [`MAX_DEPTH`]. Serde checks a `\u` escape or a long or
+/// fractional number on the spot.
 pub(crate) struct Scanner<'a> {
     src: &'a str,
     pos: usize,
@@ -61,8 +59,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// An object value whose members named in `names`, at most 32, go to `field`, which must read
-    /// them; others are skipped. A name read twice gives up, since serde's derived structs and
-    /// `Value` disagree on duplicates.
+    /// them. A duplicate name gives up: serde's structs and `Value` disagree on it.
     pub(crate) fn fields(
         &mut self,
         names: &[&'static str],
@@ -192,8 +189,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string value's contents: borrowed when it has no escape, else unescaped by `serde_json`
-    /// itself, so lone surrogates are judged as serde judges them.
+    /// A string's contents, borrowed without escapes, else unescaped by `serde_json` itself.
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.pos;
@@ -206,8 +202,7 @@ impl<'a> Scanner<'a> {
         serde_json::from_str(quoted).ok().map(Cow::Owned)
     }
 
-    /// Any value as `Value::as_str` reads it: a string's contents, or `Some(None)` for any other
-    /// value, which is skipped.
+    /// Any value as `Value::as_str` reads it, `Some(None)` for a non-string, which is skipped.
     pub(crate) fn maybe_str(&mut self) -> Option<Option<Cow<'a, str>>> {
         if self.peek()? == b'"' {
             self.string().map(Some)
@@ -216,8 +211,8 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A non-negative integer that fits in `u64`, or `Some(None)` for `null`; gives up on anything
-    /// else, as serde's `Option<u64>` does.
+    /// A `u64` or `Some(None)` for `null`; gives up on anything else, as serde's `Option<u64>`
+    /// does.
     pub(crate) fn opt_u64(&mut self) -> Option<Option<u64>> {
         if self.null() {
             return Some(None);
@@ -334,8 +329,7 @@ impl<'a> Scanner<'a> {
         if self.peek().is_some_and(|b| b.is_ascii_digit()) {
             return None;
         }
-        // Past 18 digits, or with a fraction or exponent, it may be out of `f64`'s range: serde
-        // judges.
+        // Past 18 digits or with a fraction or exponent, `f64`'s range is serde's to judge.
         let text = self.src.get(start..self.pos)?;
         if text.len() > 18 || text.contains(['.', 'e', 'E']) {
             serde_json::from_str::<Value>(text).ok()?;

@@ -70,8 +70,7 @@ pub(crate) const COHERE: Sampling = Sampling {
     stop: Some("stop_sequences"),
 };
 
-/// Sets `o`'s output limit and stop sequences in `target` under `names`, and its temperature and
-/// `top_p` when the model takes `sampling`; unset ones are left alone.
+/// Sets `o`'s limit and stop sequences in `target`, and its temperature and `top_p` if `sampling`.
 pub(crate) fn apply_sampling(
     target: &mut Map<String, Value>,
     o: &RequestOverrides,
@@ -113,9 +112,8 @@ pub(crate) fn thinking_top_p(target: &mut Map<String, Value>, o: &RequestOverrid
     }
 }
 
-/// A Chat Completions body's overrides. The limit goes in `max_completion_tokens` when
-/// `completion`, for OpenAI's reasoning models, else in `max_tokens`, replacing the rules' own; the
-/// temperature and `top_p` only when `sampling`, `tool_choice` only when the body has tools.
+/// A Chat Completions body's overrides: the limit in `max_completion_tokens` when `completion`,
+/// else `max_tokens`, sampling only when `sampling`, `tool_choice` only with tools.
 pub(crate) fn apply_chat(
     body: &mut Map<String, Value>,
     o: &RequestOverrides,
@@ -164,8 +162,8 @@ pub(crate) fn anthropic_tool_choice(choice: &ToolChoice, thinking: bool) -> Opti
     }
 }
 
-/// Bedrock Converse's `toolChoice`; `None` for [`ToolChoice::None`], which Converse lacks, and for
-/// a forced tool with Claude's thinking on.
+/// Converse's `toolChoice`; `None` for `none`, which Converse lacks, or a forced tool while
+/// thinking.
 pub(crate) fn converse_tool_choice(choice: &ToolChoice, thinking: bool) -> Option<Value> {
     match choice {
         ToolChoice::Auto => Some(json!({ "auto": {} })),
@@ -207,8 +205,7 @@ pub(crate) fn gemini_tool_config(choice: &ToolChoice) -> Value {
     json!({ "functionCallingConfig": config })
 }
 
-/// `mode` with `o`'s reasoning effort and thinking budget in place of the configured ones, so each
-/// family's reasoning rules apply to them; a budget of 0 means no thinking.
+/// `mode` with `o`'s reasoning effort and thinking budget, so each family's reasoning rules apply.
 pub(crate) fn reasoning_mode<'a>(
     mode: &'a ResolvedMode,
     o: &RequestOverrides,
@@ -226,8 +223,8 @@ pub(crate) fn reasoning_mode<'a>(
     Cow::Owned(mode)
 }
 
-/// Where the families' bodies carry each override, as JSON pointers. One table serves all, as no
-/// two families give one pointer different meanings.
+/// Where the bodies carry each override, as JSON pointers; no two families share a pointer's
+/// meaning.
 struct Carried {
     max_tokens: &'static [&'static str],
     temperature: &'static [&'static str],

@@ -1,6 +1,6 @@
 //! Every provider id Switchyard knows, as data: family, base URL, key variables, default model and
 //! retry policy, spelled as the reference and each provider document them.
-//! Spec: R4.1, R4.2, R5.1.
+//! Spec: R4.1, R4.2, R4.4, R4.5, R5.1.
 
 use crate::retry::RetryPolicy;
 
@@ -26,18 +26,15 @@ pub enum WireFamily {
     OpenAiCodex,
     /// The `claude` CLI as a child process, read as stream-json.
     ClaudeCode,
-    /// A provider that needs something a terminal program cannot have, such as the reference's
-    /// account service; building its handler fails with this sentence.
+    /// A provider a terminal program cannot use; building its handler fails with this sentence.
     Unavailable(&'static str),
     /// A family this build does not speak, refused when a handler is built.
     NotYetSupported(&'static str),
 }
 
 /// How a provider's Chat Completions stream differs from OpenAI's.
-/// Spec: R4.4, R4.5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChatDialect {
-    /// Plain OpenAI-compatible.
     Generic,
     /// OpenRouter: comments, in-stream `error` chunks, `delta.reasoning`, `usage.cost`.
     OpenRouter,
@@ -61,8 +58,7 @@ pub struct ProviderPreset {
     /// The model used when none is configured, the reference's default for the provider. The
     /// catalogue's default wins where the provider has a table; the tests check they agree.
     pub default_model: &'static str,
-    /// Whether the provider serves models beyond its table, as a router or local server does; shown
-    /// by `switchyard models`. A model id the catalogue lacks is sent as typed either way.
+    /// Whether the provider serves models beyond its table, as a router or local server does.
     /// Spec: R2.3.
     pub any_model_id: bool,
     /// How rate-limited requests are retried before any chunk.

@@ -1,6 +1,5 @@
 //! [`Provider`], a pure request builder and stream mapper per wire family, and [`ProviderHandler`],
-//! which runs any of them over the shared transport that sends, retries, cancels and times out for
-//! all.
+//! which runs any of them over the shared transport.
 //! Spec: R4.1, R3.5.
 
 use std::sync::Arc;
@@ -43,14 +42,12 @@ pub(crate) trait Provider: Send + Sync + 'static {
 
     fn parser(&self, mode: &ResolvedMode) -> Self::Parser;
 
-    /// Finishes `request` with what needs I/O, such as an OAuth token or a signature over fresh
-    /// credentials, inside the stream under its deadline and cancellation.
+    /// Finishes `request` with what needs I/O, such as a token or signature, inside the stream.
     fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         Box::pin(std::future::ready(Ok(request)))
     }
 
-    /// Whether a `401` is sent once more through [`Provider::reauthorize`], for an OAuth sign-in
-    /// the server may stop accepting before its expiry.
+    /// Whether a `401` is retried once through [`Provider::reauthorize`], as for OAuth sign-ins.
     fn reauthorizes(&self) -> bool {
         false
     }
@@ -60,15 +57,15 @@ pub(crate) trait Provider: Send + Sync + 'static {
         self.authorize(mode, request)
     }
 
-    /// The dialect a client's own body can be forwarded to this provider in, with this provider's
-    /// request URL and headers and its stream mapper reading the answer.
+    /// The dialect a client's own body can be forwarded to this provider in, with its URL, headers
+    /// and stream mapper.
     /// Spec: R14.2.
     fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
         None
     }
 
-    /// The overrides of `o` a request under `mode` does not carry, read from the body this provider
-    /// builds with them for an empty conversation and one tool.
+    /// The overrides of `o` not carried under `mode`, read from the body built with them for one
+    /// tool.
     /// Spec: R14.2.
     fn dropped(&self, mode: &ResolvedMode, o: &RequestOverrides) -> Vec<&'static str> {
         let tools = [ToolSpec {
@@ -184,8 +181,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         }
         let mut options = options;
         let mode = overrides::reasoning_mode(&self.mode, &options.overrides);
-        // This provider's own request for an empty prompt gives the URL, headers and model id; the
-        // client's body replaces its body.
+        // This provider's own request for an empty prompt, with the client's body in place of its
+        // own.
         let empty = Prompt {
             system_prompt: "",
             messages: &[],
@@ -251,8 +248,7 @@ pub(crate) fn event_json(
     }
 }
 
-/// Parses an event's JSON data, or reports a decode error quoting its start, which never holds a
-/// key since response bodies carry no request headers.
+/// Parses an event's JSON data, or a decode error quoting its start, which never holds a key.
 pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, Box<ApiError>> {
     serde_json::from_str(data).map_err(|e| {
         let snippet: String = data.chars().take(120).collect();

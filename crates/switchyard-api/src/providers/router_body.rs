@@ -121,8 +121,7 @@ pub(crate) fn supports_reasoning_effort(id: &str) -> bool {
         || id.starts_with('o')
 }
 
-/// Models whose reasoning stream is noise, Grok 4, or unsupported, Devstral: no
-/// `include_reasoning`.
+/// Models whose reasoning stream is noise or unsupported, Grok 4 and Devstral.
 pub(crate) fn skips_reasoning(id: &str) -> bool {
     id.contains("grok-4") || id.contains("devstral")
 }
@@ -133,8 +132,7 @@ fn is_gemini_flash(id: &str) -> bool {
     (id.starts_with("google/gemini") || id.starts_with("gemini-")) && id.contains("flash")
 }
 
-/// The id sent for `model_id` and whether it had `:1m`, which any `anthropic/` id may carry, not
-/// only the reference's eight, so a newer Claude model routes the same.
+/// The id sent and whether it had `:1m`, taken on any `anthropic/` id, not the reference's eight.
 fn strip_1m(model_id: &str) -> (&str, bool) {
     match model_id.strip_suffix(":1m") {
         Some(base) if base.starts_with("anthropic/") => (base, true),
@@ -143,8 +141,7 @@ fn strip_1m(model_id: &str) -> (&str, bool) {
 }
 
 impl Router {
-    /// Whether model `id`'s messages carry prompt-cache marks: Claude and MiniMax models, and on
-    /// OpenRouter the [`EXPLICIT_CACHE_IDS`].
+    /// Whether `id` gets cache marks: Claude, MiniMax, and OpenRouter's [`EXPLICIT_CACHE_IDS`].
     fn caches(self, id: &str) -> bool {
         let family = id.starts_with("anthropic/") || id.starts_with("minimax/");
         match self {
@@ -161,8 +158,7 @@ impl Router {
         }
     }
 
-    /// True when a Claude model `id` takes the thinking budget as `reasoning.max_tokens`:
-    /// OpenRouter's [`BUDGET_THINKING_CLAUDE`], any thinking Claude model on Vercel's.
+    /// Whether Claude model `id` takes its budget as `reasoning.max_tokens` on this router.
     fn takes_budget(self, id: &str, thinks: bool) -> bool {
         match self {
             Self::OpenRouter => BUDGET_THINKING_CLAUDE.contains(&id),
@@ -170,8 +166,8 @@ impl Router {
         }
     }
 
-    /// The `max_tokens` sent, given the model's max output or 0: on OpenRouter only Gemini Flash's
-    /// cap of 8,192, on Vercel's the model's when known.
+    /// The `max_tokens` sent: Gemini Flash's 8,192 cap on OpenRouter, the model's known max on
+    /// Vercel's.
     fn max_tokens(self, id: &str, model_max: u64) -> Option<u64> {
         match self {
             Self::OpenRouter => is_gemini_flash(id).then(|| {
@@ -287,9 +283,8 @@ fn sampling(router: Router, id: &str, model_temperature: Option<f64>) -> Samplin
     sampling
 }
 
-/// The reasoning fields for model `id`: Claude's adaptive thinking, which drops the sampling
-/// fields; else a thinking budget as `reasoning.max_tokens`, which drops the temperature, for the
-/// models that take one; else the effort for the models that take it.
+/// The reasoning fields for `id`: Claude's adaptive thinking without sampling fields, else a budget
+/// as `reasoning.max_tokens` without temperature where taken, else the effort where taken.
 fn thinking(router: Router, id: &str, mode: &ResolvedMode, sampling: &mut Sampling) -> Thinking {
     let (effort, budget) = (mode.reasoning_effort, mode.thinking_budget_tokens);
     if is_adaptive_thinking_claude(id) {
