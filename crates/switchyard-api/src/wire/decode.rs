@@ -1,11 +1,9 @@
-//! What the wire decoders share: the line cap and its error, BOM skipping, buffer reuse and lossy
-//! UTF-8 decoding.
+//! What the wire decoders share: the line cap, BOM skipping, buffer reuse and lossy UTF-8.
 //! Spec: R4.0.
 
 use std::borrow::Cow;
 
-/// The default cap on one line of a streamed body, in bytes: a multi-megabyte tool-call argument
-/// fits, and a runaway line stops instead of growing without bound.
+/// The default cap on one line of a streamed body, in bytes: multi-megabyte tool arguments fit.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A failure to decode a streamed body.
@@ -17,7 +15,6 @@ pub enum WireError {
         "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
     LineTooLong {
-        /// The cap in force, in bytes.
         limit: usize,
     },
     /// An AWS event-stream frame failed its prelude or message CRC.
@@ -38,8 +35,7 @@ pub enum WireError {
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
 pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
-/// Past this capacity a reused buffer is released after a long line or event, so one line of
-/// megabytes does not pin that memory for the rest of the stream.
+/// Past this capacity a reused buffer is released, so one long line does not pin its memory.
 pub(crate) const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
 /// Skips a UTF-8 BOM at a stream's start, holding a partial match in `partial`, which is line

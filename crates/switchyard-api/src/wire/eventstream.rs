@@ -34,7 +34,6 @@ pub enum HeaderValue {
 /// One decoded frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventStreamMessage {
-    /// Headers in frame order.
     pub headers: Vec<(String, HeaderValue)>,
     /// The payload, JSON for Bedrock.
     pub payload: Vec<u8>,
@@ -64,12 +63,10 @@ impl Default for EventStreamDecoder {
 }
 
 impl EventStreamDecoder {
-    /// A decoder with the [`DEFAULT_MAX_MESSAGE_BYTES`] cap.
     pub fn new() -> Self {
         Self::with_max_message_bytes(DEFAULT_MAX_MESSAGE_BYTES)
     }
 
-    /// A decoder with a cap on one frame, in bytes.
     pub fn with_max_message_bytes(max_message_bytes: usize) -> Self {
         Self {
             buf: Vec::new(),
@@ -77,8 +74,8 @@ impl EventStreamDecoder {
         }
     }
 
-    /// Feeds the next piece and appends every frame it completes to `out`. Any error, such as a CRC
-    /// mismatch or a frame over the cap, leaves the stream unusable.
+    /// Feeds the next piece, appending the frames it completes; any error leaves the stream
+    /// unusable.
     pub fn feed(
         &mut self,
         bytes: &[u8],

@@ -6,11 +6,9 @@ use super::eventstream;
 use super::ndjson;
 use super::sse;
 
-/// A body framing as the transport sees it.
 pub(crate) trait Framing: Send + Sized + 'static {
     type Decoder: Send + Unpin + 'static;
-    /// What a parser is handed for each item. SSE's is borrowed from the bytes being fed, so the
-    /// hot path allocates nothing per event.
+    /// What a parser is handed per item; SSE's is borrowed, so nothing is allocated per event.
     type Item<'a>;
     /// A fresh decoder whose items may be up to `max_line_bytes` long.
     /// Spec: R4.0b.
@@ -26,8 +24,8 @@ pub(crate) trait Framing: Send + Sized + 'static {
         decoder: &mut Self::Decoder,
         on_item: F,
     ) -> Result<(), WireError>;
-    /// The bytes of `item` as a client of the provider's dialect reads them, for a gateway that
-    /// forwards them; `None` for a framing no gateway dialect uses.
+    /// The bytes of `item` as the provider's dialect writes them, for a forwarding gateway; `None`
+    /// for a framing no dialect uses.
     /// Spec: R14.2.
     fn reframe(_item: &Self::Item<'_>) -> Option<Vec<u8>> {
         None
@@ -76,8 +74,7 @@ impl Framing for sse::SseEvent {
         d: &mut Self::Decoder,
         _on_item: F,
     ) -> Result<(), WireError> {
-        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
-        // own completeness check reports the truncated stream.
+        // The SSE spec discards an event cut off by the body's end; the parser reports it.
         d.finish();
         Ok(())
     }
@@ -90,7 +87,7 @@ impl Framing for sse::SseEvent {
     }
 }
 
-/// One NDJSON line (Ollama's `/api/chat`).
+/// One NDJSON line, as Ollama's `/api/chat` streams.
 impl Framing for String {
     type Decoder = ndjson::NdjsonDecoder;
     type Item<'a> = String;
@@ -121,7 +118,6 @@ impl Framing for String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonDocument(pub(crate) String);
 
-/// The bytes of a [`JsonDocument`] so far, and the cap on them.
 #[derive(Debug)]
 pub(crate) struct DocumentDecoder {
     bytes: Vec<u8>,

@@ -6,8 +6,7 @@ use super::decode::{
     DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
 };
 
-/// An incremental splitter of an `application/x-ndjson` body into lines; after an error the rest of
-/// the stream cannot be decoded reliably.
+/// An incremental splitter of an `application/x-ndjson` body into lines.
 #[derive(Debug)]
 pub struct NdjsonDecoder {
     /// The incomplete line carried over, at the start the part of the BOM seen so far.
@@ -19,7 +18,6 @@ pub struct NdjsonDecoder {
 }
 
 impl NdjsonDecoder {
-    /// A decoder with the default line cap of 16 MiB.
     pub fn new() -> Self {
         Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
     }
@@ -56,15 +54,14 @@ impl NdjsonDecoder {
         Ok(())
     }
 
-    /// Ends the body, appending a last line that had no newline, and resets the decoder. It cannot
-    /// fail today; the `Result` leaves room for end-of-body checks.
+    /// Ends the body, appending a last line without newline, and resets the decoder; it cannot fail
+    /// yet.
     pub fn finish(&mut self, lines: &mut Vec<String>) -> Result<(), WireError> {
         push_line(&self.partial, lines);
         *self = Self::with_max_line_bytes(self.limit);
         Ok(())
     }
 
-    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
         check_line(&mut self.partial, len, self.limit)
     }

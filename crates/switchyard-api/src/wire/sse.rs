@@ -56,8 +56,7 @@ struct EventBuilder {
 }
 
 impl EventBuilder {
-    /// Whether the fast path would dispatch the same next event: no data, retry or event type
-    /// pending. The fast path never changes the last event ID.
+    /// Whether the fast path would dispatch the same next event: no data, retry or type pending.
     fn is_clean(&self) -> bool {
         !self.has_data && self.event_type.is_empty() && self.retry.is_none()
     }
@@ -139,7 +138,6 @@ fn event_type(buffer: &str) -> &str {
 struct FastEvent {
     event: Option<Range<usize>>,
     data: Range<usize>,
-    /// The bytes taken, up to and including the empty line's line end.
     len: usize,
 }
 
@@ -216,14 +214,12 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
     })
 }
 
-/// An incremental decoder of a `text/event-stream` body, whose events do not depend on where the
-/// pieces were split. After a feed fails the rest of the stream cannot be decoded reliably: abandon
-/// it or call [`Self::finish`].
+/// An incremental decoder of a `text/event-stream` body whose events do not depend on where it was
+/// split; after a failed feed, abandon it or call [`Self::finish`].
 #[derive(Debug)]
 pub struct SseDecoder {
     builder: EventBuilder,
-    /// The incomplete line carried over from earlier pieces, never holding CR or LF.
-    /// At the stream's start it holds the part of the BOM seen so far.
+    /// The incomplete line carried over, never holding CR or LF; at the start, the BOM's part seen.
     partial: Vec<u8>,
     /// The cap on one line in bytes, line end not counted.
     limit: usize,
@@ -236,7 +232,6 @@ pub struct SseDecoder {
 }
 
 impl SseDecoder {
-    /// A decoder with the default line cap of 16 MiB.
     pub fn new() -> Self {
         Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
     }
@@ -253,8 +248,8 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds the next piece of the body and appends the events it completes to `events`, owned;
-    /// fails as [`Self::feed_with`] does.
+    /// Feeds the next piece and appends the events it completes, owned, as [`Self::feed_with`]
+    /// does.
     pub fn feed(&mut self, bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
         self.feed_with(bytes, |event| events.push(event.into_owned()))
     }
@@ -390,7 +385,6 @@ impl SseDecoder {
         discarded
     }
 
-    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
         check_line(&mut self.partial, len, self.limit)
     }
