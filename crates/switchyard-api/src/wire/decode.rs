@@ -15,6 +15,7 @@ pub enum WireError {
         "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
     LineTooLong {
+        /// The cap in force, in bytes.
         limit: usize,
     },
     /// An AWS event-stream frame failed its prelude or message CRC.
