@@ -1,5 +1,4 @@
-//! [`ChunkStream`], the stream one request yields: it polls the body piece by piece, decodes and
-//! maps each piece at once and hands the chunks over one per poll.
+//! [`ChunkStream`], the stream one request yields, decoding and mapping each body piece at once.
 //! Spec: R1.4, R6.4.
 
 use std::collections::VecDeque;
@@ -44,19 +43,18 @@ pub(super) struct ChunkStream<P: EventParser> {
     state: State,
     parser: P,
     decoder: <P::Event as Framing>::Decoder,
-    /// What the parser mapped from the last piece and is not handed over yet. Its allocation is
-    /// reused as the parser's output buffer for the next piece.
+    /// Mapped chunks not handed over yet; the allocation is reused as the next piece's output
+    /// buffer.
     pending: VecDeque<Item>,
-    /// Whether a cancellation is checked before each pending chunk; not before those flushed with a
-    /// final error.
+    /// Whether a cancellation is checked before each pending chunk; not for those a final error
+    /// flushed.
     check_cancel: bool,
     cancel: CancellationToken,
     /// Wakes the stream when `cancel` fires while it waits for the body.
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     origin: Origin,
     deadlines: ResolvedDeadlines,
-    /// When the wait for the next piece fails: the first-content deadline until the first
-    /// content chunk, then the idle one, restarted when the consumer comes back after a chunk.
+    /// When waiting for a piece fails: the first-content deadline until content, then the idle one.
     deadline: Option<Instant>,
     /// The timer of `deadline`, made on the first wait and reset when the deadline moves.
     sleep: Option<Pin<Box<Sleep>>>,
@@ -125,8 +123,7 @@ impl<P: EventParser> ChunkStream<P> {
         }))
     }
 
-    /// Queues the last items of a stream whose body failed: the chunks already mapped, the final
-    /// usage the parser holds back, then the error.
+    /// Queues a failed body's last items: the chunks mapped, the usage held back, then the error.
     fn fail(&mut self, mut out: Vec<Item>, e: ApiError) {
         self.parser.on_error(&mut out);
         out.retain(Result::is_ok);
@@ -187,8 +184,8 @@ impl<P: EventParser> ChunkStream<P> {
                 return Poll::Ready(());
             }
         };
-        // Each event goes to the parser as the decoder completes it, borrowed from the piece.
-        // `pending` is empty here, and its buffer takes the output without a copy.
+        // Events go to the parser borrowed from the piece; `pending`'s empty buffer takes the
+        // output.
         let mut out = Vec::from(std::mem::take(&mut self.pending));
         let parser = &mut self.parser;
         let decoded = match &piece {

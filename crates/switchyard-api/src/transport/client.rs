@@ -1,5 +1,4 @@
-//! The HTTP clients built from providers' connection settings: one per set of equal settings,
-//! shared by its handlers and built on the first request.
+//! The HTTP clients built from providers' connection settings, one per set of equal settings.
 //! Spec: R12.4, R3.5.
 
 use std::collections::HashMap;
@@ -24,9 +23,8 @@ struct ClientKey {
 static CLIENTS: LazyLock<Mutex<HashMap<ClientKey, Weak<HttpClient>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The HTTP clients for one set of connection settings, the streaming one and reqwest's, each built
-/// on its first request so that building a handler makes no network request and loads no
-/// certificate.
+/// The HTTP clients for one set of settings, the streaming one and reqwest's, each built on first
+/// use so that building a handler makes no request and loads no certificate.
 pub(crate) struct HttpClient {
     key: ClientKey,
     /// Extra roots from the `ca_bundle` file, read when the handler was built.
@@ -76,7 +74,6 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
-    /// The client for streaming requests, built on first use.
     pub(super) fn streaming(&self) -> Result<&Streaming, String> {
         self.streaming
             .get_or_init(|| Streaming::new(&self.key.settings, || self.tls_config()))

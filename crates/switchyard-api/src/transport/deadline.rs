@@ -9,8 +9,7 @@ use tokio::time::Instant;
 use super::request::Origin;
 use crate::error::{ApiError, ErrorKind};
 
-/// `Some(now + d)`, or no deadline when that is past what the clock can hold, as for
-/// [`Duration::MAX`].
+/// `Some(now + d)`, or no deadline when the clock cannot hold it, as for [`Duration::MAX`].
 pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }

@@ -20,10 +20,9 @@ use crate::retry::RetryPolicy;
 use crate::stream::ApiStream;
 use crate::wire::Framing;
 
-/// The stream of one request to `endpoint`: finishes `pending`, opens it under the provider-level
-/// retry and yields the chunks `parser` maps from the body, ending after the first error.
-/// Configured headers are added after `pending` finishes, so they are never signed; a `401` is sent
-/// once more with `reauthorize`'s request. Dropping the stream closes the connection.
+/// The stream of one request to `endpoint`: `pending` finished, opened under the retry and mapped
+/// by `parser`, ending after the first error. Configured headers come after `pending`, so they are
+/// never signed; a `401` is sent once more with `reauthorize`'s request.
 /// Spec: R1.4, R2.1, R4.0b, R5.3, R6.4, R10.5, R12.1.
 pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
@@ -89,8 +88,8 @@ struct Opening {
 }
 
 impl Opening {
-    /// Opens the request: the response once its status and content type say a stream of `F`
-    /// follows, with the deadline for its first content. A cancellation ends it at once.
+    /// Opens the request: the stream's response with its first-content deadline; a cancellation
+    /// ends it.
     async fn open<F: Framing>(
         self,
         extra: Vec<(String, String)>,

@@ -1,7 +1,6 @@
-//! The one transport every provider goes through: HTTP clients built from a provider's connection
-//! settings, and the driver that sends one request and maps its body under the request's
-//! cancellation, retry and deadlines. Providers never touch HTTP: they hand the driver a
-//! [`WireRequest`] and an [`EventParser`].
+//! The one transport every provider goes through: HTTP clients from connection settings, and the
+//! driver that sends a request and maps its body under its cancellation, retry and deadlines.
+//! Providers hand it a [`WireRequest`] and an [`EventParser`] and never touch HTTP.
 //! Spec: R4.0, R1.4, R5, R6.4, R12.4.
 
 mod chunk_stream;

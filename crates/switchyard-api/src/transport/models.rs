@@ -12,8 +12,7 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most of the listing's body read, in bytes.
 const MAX_LIST_BYTES: usize = 1024 * 1024;
 
-/// The ids `GET {base_url}/models` lists, asked with `key` as a bearer token, within 5 s and 1 MiB.
-/// The error is one phrase for the caller's sentence, never holding the key.
+/// The ids `GET {base_url}/models` lists, within 5 s and 1 MiB; an error is one phrase, keyless.
 pub async fn served_models(
     base_url: &str,
     key: Option<&str>,

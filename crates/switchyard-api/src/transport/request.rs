@@ -1,5 +1,4 @@
-//! What a provider hands the transport: where its requests go, one request as data and its mapping
-//! from decoded items to chunks.
+//! What a provider hands the transport: its endpoint, a request as data and its item mapping.
 //! Spec: R4.0.
 
 use std::future::Future;
@@ -30,8 +29,7 @@ pub(crate) struct Endpoint {
     pub(crate) deadlines: ResolvedDeadlines,
 }
 
-/// One HTTP POST as a provider builds it. Header values may hold the key, so this type has no
-/// `Debug` to print them by accident.
+/// One HTTP POST as a provider builds it; no `Debug`, since header values may hold the key.
 #[derive(Clone)]
 pub(crate) struct WireRequest {
     pub(crate) url: String,
@@ -84,15 +82,12 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
         event: <Self::Event as Framing>::Item<'_>,
         out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
     );
-    /// Handles the clean end of the body: flushes what is pending, or reports a stream that
-    /// ended before the provider said it was complete.
+    /// Handles the clean end of the body, reporting a stream the provider did not say was complete.
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
-    /// After the body failed, appends what the parser holds back that is already final, such as
-    /// usage the provider bills, to be yielded before the error.
+    /// After a body failure, appends what is held back but final, such as billed usage.
     fn on_error(&mut self, _out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {}
-    /// Whether the answer already failed, the failure held until the stream ends as Chat's named
-    /// finish reasons wait for the usage. A forwarding gateway then gives no more of the provider's
-    /// events, which would tell its client the answer ended well.
+    /// Whether the answer already failed and the failure waits for the end, as Chat's named finish
+    /// reasons wait for the usage; a forwarding gateway then passes no more events.
     /// Spec: R7.5, R14.2.
     fn failing(&self) -> bool {
         false
@@ -103,12 +98,11 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     fn forwards_events(&self) -> bool {
         false
     }
-    /// Takes the request's size bounds before the first item, for a parser that holds content back,
-    /// such as Chat's tool-call arguments that arrive before the call's name.
+    /// Takes the size bounds before the first item, for a parser holding content back, such as
+    /// Chat's nameless tool arguments.
     /// Spec: R4.0b.
     fn set_bounds(&mut self, _bounds: crate::stream_guard::StreamBounds) {}
-    /// Whether the parser holds content it has not given as chunks yet; a forwarded stream's events
-    /// wait with it, marked `WireEvent::held`.
+    /// Whether content not yet given as chunks is held; a forwarded stream's events wait with it.
     /// Spec: R10.5.
     fn holds_content(&self) -> bool {
         false

@@ -21,10 +21,9 @@ use crate::wire::Framing;
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
-/// Sends the request `send` makes and returns the response once its status and content type say a
-/// stream of `F` follows. A pooled connection the server closed while idle fails before any byte of
-/// the response; the request is then sent once more on a new connection, uncounted, since nothing
-/// can be yielded twice.
+/// Sends the request and returns the response once it says a stream of `F` follows. A pooled
+/// connection the server closed while idle fails before any byte; the request then goes once more
+/// on a new connection, uncounted, as nothing can be yielded twice.
 /// Spec: R7.6.
 async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>>(
     send: impl Fn() -> S,
@@ -89,8 +88,7 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
     Ok(response)
 }
 
-/// The `content-encoding` of a stream response that is not the `identity` Switchyard asks for. It
-/// is refused at once, not read as garbage until the line cap, and never retried.
+/// The unasked `content-encoding` of a stream response, refused at once and never retried.
 /// Spec: R4.0b.
 fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(reqwest::header::CONTENT_ENCODING)?;

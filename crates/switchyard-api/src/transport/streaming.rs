@@ -1,5 +1,4 @@
-//! The client streaming responses go through, hyper-util's with the HTTP/1 read buffer capped, and
-//! the response and send-error types the driver reads from either client.
+//! The streaming client, hyper's with a capped HTTP/1 read buffer, and either client's responses.
 //! Spec: R12.4.
 
 use std::sync::Arc;
