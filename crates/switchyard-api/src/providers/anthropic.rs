@@ -175,7 +175,6 @@ impl Provider for Anthropic {
     }
 }
 
-/// Maps Anthropic stream events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicParser {
     usage: Usage,
@@ -469,7 +468,6 @@ impl AnthropicParser {
     }
 }
 
-/// An `error` event's error, with its `request_id`.
 fn event_error(v: &Value) -> ApiError {
     let e = &v["error"];
     let code = e.get("type").and_then(Value::as_str);

@@ -63,7 +63,6 @@ impl Provider for AskSage {
     }
 }
 
-/// Maps the one JSON answer to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct AskSageParser;
 

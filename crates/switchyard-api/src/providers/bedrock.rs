@@ -86,7 +86,6 @@ fn is_claude(model_id: &str) -> bool {
     model_id.contains("anthropic.") || model_id.contains("claude")
 }
 
-/// The Converse JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let max_tokens =

@@ -61,7 +61,6 @@ struct Draft {
     sampling: bool,
 }
 
-/// The body of a provider whose rules are a [`ChatStyle`] row.
 pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let id = mode.model_id.as_str();
     let mut draft = Draft {
@@ -98,7 +97,6 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
     Value::Object(body)
 }
 
-/// The temperature `rule` sends, given the model's own.
 fn temperature(rule: Temperature, model: Option<f64>) -> Option<f64> {
     match rule {
         Temperature::Zero => Some(0.0),
@@ -138,7 +136,6 @@ fn limit(rule: Limit, model_max: u64) -> Option<(&'static str, u64)> {
     }
 }
 
-/// `parallel_tool_calls` as `rule` sends it for model `id`.
 fn parallel(rule: Parallel, id: &str) -> Option<bool> {
     match rule {
         Parallel::False => Some(false),
@@ -196,7 +193,6 @@ fn apply_reasoning(reasoning: Reasoning, draft: &mut Draft, mode: &ResolvedMode)
     }
 }
 
-/// `reasoning_effort` when `effort` is set and not `none`.
 fn insert_effort(draft: &mut Draft, effort: Option<ReasoningEffort>) {
     if let Some(e) = effort.filter(|e| *e != ReasoningEffort::None) {
         draft

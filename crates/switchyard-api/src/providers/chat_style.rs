@@ -19,7 +19,6 @@ pub(crate) enum Limit {
     Fixed(u64),
 }
 
-/// The temperature sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Temperature {
     Zero,

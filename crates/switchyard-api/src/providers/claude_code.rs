@@ -31,7 +31,6 @@ pub(crate) const DISALLOWED_TOOLS: &str = "Task,TaskOutput,Bash,Glob,Grep,Read,E
 /// The first-content deadline unless configured: the CLI prints each message only when whole.
 pub(crate) const FIRST_CONTENT_DEADLINE: Duration = Duration::from_secs(600);
 
-/// The `claude-code` handler: configuration only.
 pub(crate) struct ClaudeCode {
     mode: ResolvedMode,
     deadlines: ResolvedDeadlines,

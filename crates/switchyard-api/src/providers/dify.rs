@@ -83,7 +83,6 @@ impl Provider for Dify {
     }
 }
 
-/// Maps Dify's events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct DifyParser {
     text_sent: bool,
@@ -128,7 +127,6 @@ fn usage(v: &Value) -> Option<ApiStreamChunk> {
     }))
 }
 
-/// An `error` event's error: its `status`, `code` and `message`.
 #[inline]
 fn event_error(v: &Value) -> ApiError {
     let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());

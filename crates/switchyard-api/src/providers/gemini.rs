@@ -163,7 +163,6 @@ impl Provider for Gemini {
     }
 }
 
-/// Maps Gemini stream events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct GeminiParser {
     finished: bool,
@@ -267,7 +266,6 @@ impl GeminiParser {
     }
 }
 
-/// An `error` event's error.
 fn event_error(e: &Value) -> ApiError {
     let message = e
         .get("message")
@@ -277,7 +275,6 @@ fn event_error(e: &Value) -> ApiError {
     ApiError::from_provider(None, code, message, None)
 }
 
-/// The error of a prompt Gemini blocked.
 fn blocked(reason: &str) -> ApiError {
     ApiError::new(
         ErrorKind::ContentBlocked,

@@ -69,7 +69,6 @@ fn is_newer_family(model_id: &str) -> bool {
             || number_after("o").is_some_and(|n| n >= 5))
 }
 
-/// The one warning for a model id the catalogue does not have.
 fn unknown_model_notice(
     preset: &ProviderPreset,
     model_id: &str,

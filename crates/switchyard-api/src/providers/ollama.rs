@@ -162,7 +162,6 @@ struct LineFunction<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-/// Maps NDJSON lines to chunks.
 #[derive(Debug)]
 pub(crate) struct OllamaParser {
     done: bool,

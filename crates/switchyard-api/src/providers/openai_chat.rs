@@ -28,7 +28,6 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 use tool_calls::ToolCalls;
 use view::{ChunkView, Content, usage_of};
 
-/// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
 
 fn is_azure(base_url: &str) -> bool {
@@ -72,11 +71,9 @@ impl Provider for OpenAiChat {
     }
 }
 
-/// Maps Chat Completions chunks to stream chunks.
 #[derive(Debug)]
 pub(crate) struct ChatParser {
     dialect: ChatDialect,
-    /// Tool calls in the order they appeared.
     tool_calls: ToolCalls,
     think: ThinkSplitter,
     /// A finish reason arrived, so the stream is complete.

@@ -20,7 +20,6 @@ use crate::transport::WireRequest;
 
 pub(crate) struct OpenAiResponses;
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let mut body = json!({
@@ -145,7 +144,6 @@ impl Provider for OpenAiResponses {
     }
 }
 
-/// A function-call item being streamed.
 #[derive(Debug)]
 struct FunctionCall {
     call_id: String,
@@ -172,7 +170,6 @@ impl FunctionCall {
     }
 }
 
-/// Maps Responses events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesParser {
     /// Function-call items by item id.
@@ -338,7 +335,6 @@ impl ResponsesParser {
     }
 }
 
-/// A non-empty `delta` of `v`.
 #[inline]
 fn delta(v: &Value) -> Option<&str> {
     str_at(v, "/delta").filter(|d| !d.is_empty())

@@ -337,7 +337,6 @@ pub(crate) fn dropped(body: &Value, o: &RequestOverrides) -> Vec<&'static str> {
         .collect()
 }
 
-/// The non-null values at `pointers` in `body`.
 fn values<'v>(body: &'v Value, pointers: &'v [&str]) -> impl Iterator<Item = &'v Value> {
     pointers
         .iter()

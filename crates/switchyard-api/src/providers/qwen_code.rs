@@ -17,7 +17,6 @@ use crate::providers::signin::signin_source;
 use crate::providers::think_tags::ThinkTags;
 use crate::transport::{PendingRequest, WireRequest};
 
-/// The `qwen-code` provider: the sign-in of one configuration.
 pub(crate) struct QwenCode {
     auth: Arc<QwenAuth>,
 }

@@ -199,7 +199,6 @@ struct Thinking {
     verbosity: Option<ReasoningEffort>,
 }
 
-/// The JSON request body for `router`.
 pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let (id, is_1m) = strip_1m(&mode.model_id);

@@ -27,7 +27,6 @@ use body::path_and_body;
 use route::{Route, route};
 use stream::{CohereParser, ConverseParser};
 
-/// The SAP AI Core provider: its credentials and deployment cache.
 pub(crate) struct SapAiCore {
     auth: Arc<SapAuth>,
 }

@@ -12,7 +12,6 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::EventParser;
 use crate::wire::eventstream::EventStreamMessage;
 
-/// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
     /// Open tool-use blocks by index with id, name and argument bytes, until their
@@ -70,7 +69,6 @@ impl ConverseStreamParser {
             }
             "contentBlockDelta" => self.on_delta(index, &payload["delta"], out),
             "contentBlockStop" => {
-                // A finished tool block is no longer open.
                 self.tools.remove(&index);
             }
             "messageStop" => self.on_stop(&payload, out),

@@ -12,7 +12,6 @@ use crate::providers::provider::parse_json;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::EventParser;
 
-/// Maps `stream-json` lines to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ClaudeCodeParser {
     /// `apiKeySource` of the `init` line was not `none`: tokens are billed.

@@ -9,7 +9,6 @@ use crate::providers::mapper::Chunks;
 use crate::stream::{ApiStreamChunk, generated_tool_call_id};
 use crate::stream_guard::{StreamBounds, answer_too_large, arguments_too_large};
 
-/// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
 struct PendingToolCall {
     index: Option<u64>,

@@ -66,7 +66,6 @@ fn apply_overrides(route: Route, mode: &ResolvedMode, o: &RequestOverrides, body
     }
 }
 
-/// True for the OpenAI models SAP serves as reasoning models.
 fn openai_reasoning(id: &str) -> bool {
     OPENAI_REASONING.contains(&id) || chat_body::is_reasoning_family(id)
 }
