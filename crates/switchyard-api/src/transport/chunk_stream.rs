@@ -133,7 +133,6 @@ impl<P: EventParser> ChunkStream<P> {
         self.pending = out.into();
     }
 
-    /// The error for a deadline that passed while waiting for the body.
     fn timed_out(&self) -> ApiError {
         if self.content_seen {
             idle_timeout(self.deadlines.idle, &self.origin)

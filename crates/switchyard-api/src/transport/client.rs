@@ -66,7 +66,6 @@ impl HttpClient {
         Ok(client)
     }
 
-    /// The reqwest client, built on first use.
     pub(crate) fn get(&self) -> Result<&reqwest::Client, String> {
         self.client
             .get_or_init(|| self.build())
@@ -106,7 +105,6 @@ impl HttpClient {
                 builder.proxy(proxy)
             }
         };
-        // The same TLS configuration as the streaming client's.
         builder = builder.tls_backend_preconfigured(self.tls_config()?);
         builder.build().map_err(|e| {
             format!(

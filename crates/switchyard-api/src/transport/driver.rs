@@ -76,7 +76,6 @@ pub(crate) fn stream<P: EventParser>(
     crate::stream_guard::guard_stream_of(chunks, bounds, origin, forwarding)
 }
 
-/// What opening one request owns.
 struct Opening {
     client: Arc<HttpClient>,
     origin: Origin,

@@ -38,7 +38,6 @@ pub(crate) struct WireRequest {
 }
 
 impl WireRequest {
-    /// A POST of the JSON `body` to `url`.
     pub(crate) fn json(url: String, body: &serde_json::Value) -> Self {
         Self {
             url,

@@ -172,8 +172,7 @@ async fn read_limited(mut from: Body) -> Vec<u8> {
     body
 }
 
-/// The extra headers of one request as a header map, or the name of the first that is not valid
-/// HTTP. Its value is never shown, since it may be a credential.
+/// The extra headers as a map, or the name of the first invalid one; values may be credentials.
 pub(super) fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
@@ -255,7 +254,6 @@ pub(super) struct Sending<'a> {
 }
 
 impl Sending<'_> {
-    /// Sends `wire` under the provider-level retry until a stream of `F` opens or fails.
     pub(super) async fn send<F: Framing>(
         &self,
         wire: &WireRequest,

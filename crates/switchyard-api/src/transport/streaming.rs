@@ -137,8 +137,7 @@ pub(crate) fn build_hyper(
         .build(https)
 }
 
-/// The hyper request for a POST of `body` to `url`, with the `User-Agent` and `Accept: */*` reqwest
-/// adds when they are missing.
+/// The hyper POST of `body` to `url`, with reqwest's default `User-Agent` and `Accept: */*`.
 pub(crate) fn hyper_request(
     url: &str,
     mut headers: HeaderMap,
@@ -305,7 +304,6 @@ impl SendError {
         matches!(self, Self::Reqwest(e) if e.is_redirect())
     }
 
-    /// The innermost cause, for messages.
     pub(crate) fn cause(&self) -> String {
         match self {
             Self::Reqwest(e) => innermost(e),

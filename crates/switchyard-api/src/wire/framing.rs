@@ -113,8 +113,7 @@ impl Framing for String {
     }
 }
 
-/// A body that is one JSON document, such as AskSage's `/query`, handed on whole when it ends. A
-/// body past the line cap is refused rather than buffered.
+/// A body that is one JSON document, as AskSage's `/query` answers, handed on whole at its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonDocument(pub(crate) String);
 

@@ -31,8 +31,8 @@ impl NdjsonDecoder {
         }
     }
 
-    /// Feeds the next piece and appends each complete line that is not blank, only spaces, tabs and
-    /// CRs, to `lines` without its line end. Fails with [`WireError::LineTooLong`] over the cap.
+    /// Feeds the next piece, appending each complete non-blank line to `lines` without its line
+    /// end.
     pub fn feed(&mut self, bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
         let Some(mut bytes) = skip_bom(&mut self.partial, &mut self.at_start, bytes) else {
             return Ok(());
