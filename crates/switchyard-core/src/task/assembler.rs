@@ -13,7 +13,7 @@ pub struct MessageAssembler {
 }
 
 impl MessageAssembler {
-    /// Adds one chunk; chunks without content are ignored.
+    /// Adds one chunk; a signature closes the thinking block it follows, so each keeps its own.
     pub fn push(&mut self, chunk: &ApiStreamChunk) {
         match chunk {
             ApiStreamChunk::Text { text, .. } => {
@@ -52,7 +52,6 @@ impl MessageAssembler {
                         }
                     }
                 }
-                // A signature closes the block it follows, so each thinking block keeps its own.
                 if let Some(sig) = signature.as_ref().filter(|s| !s.is_empty()) {
                     match (self.thinking_open, self.blocks.last_mut()) {
                         (true, Some(ContentBlock::Thinking { signature, .. })) => {
