@@ -248,8 +248,7 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds the next piece and appends the events it completes, owned, as [`Self::feed_with`]
-    /// does.
+    /// Feeds the next piece and appends the events it completes, owned; see [`Self::feed_with`].
     pub fn feed(&mut self, bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
         self.feed_with(bytes, |event| events.push(event.into_owned()))
     }

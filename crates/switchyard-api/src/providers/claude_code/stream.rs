@@ -175,7 +175,7 @@ impl EventParser for ClaudeCodeParser {
 
     fn on_event(&mut self, line: String, out: &mut Chunks) {
         let line = line.trim();
-        // The CLI's own notices (a deprecation, an update hint) are not stream lines.
+        // The CLI's own notices, such as a deprecation or an update hint, are not stream lines.
         if !line.starts_with('{') {
             return;
         }
