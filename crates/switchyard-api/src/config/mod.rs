@@ -6,7 +6,6 @@
 pub mod configuration;
 pub mod endpoint;
 pub mod error;
-pub mod fallback;
 pub mod keys;
 pub mod mode;
 pub mod proxy;
@@ -18,9 +17,8 @@ pub use configuration::ApiConfiguration;
 pub(crate) use configuration::test_env;
 pub use endpoint::{DEFAULT_CONNECT_TIMEOUT, HttpSettings, ProviderEndpoint};
 pub use error::ConfigError;
-pub use fallback::FallbackSettings;
 pub use keys::{ApiKey, ProviderSettings};
-pub use mode::{Mode, ModeSettings, ReasoningEffort};
+pub use mode::{FallbackSettings, Mode, ModeSettings, ReasoningEffort};
 pub use proxy::{Proxy, ProxyUrl};
 pub use serve::{
     DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_DEADLINE_SECONDS,

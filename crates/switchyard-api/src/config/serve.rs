@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
-use super::fallback::FallbackSettings;
+use super::mode::FallbackSettings;
 
 /// The per-request deadline when `serve.request_deadline` is not set, because clients time out.
 pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;

@@ -6,7 +6,6 @@ pub(crate) mod body;
 mod classify;
 mod display;
 pub(crate) mod finish;
-mod from_provider;
 pub mod kind;
 mod remedy;
 

@@ -1,5 +1,5 @@
-//! Failures that waiting cannot fix, and what the user should change. The advice is chosen
-//! when the error is shown, so that it can name the provider and model.
+//! What the user should change after a failure, chosen when the error is shown so that it can
+//! name the provider and model.
 //! Spec: R7.4.
 
 use std::time::Duration;
@@ -8,42 +8,6 @@ use super::api_error::ApiError;
 use super::classify::normalize_code;
 use super::kind::ErrorKind;
 use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
-
-/// Whether a provider error of `kind` with this `message` fails the same way however long one
-/// waits: a request larger than the rate limit itself, or a model too large for the server.
-pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
-    let msg = message.to_ascii_lowercase();
-    match kind {
-        ErrorKind::RateLimited => match limit_and_requested(&msg) {
-            Some((limit, requested)) => requested > limit,
-            None => msg.contains("request too large"),
-        },
-        ErrorKind::Server => [
-            "requires more system memory",
-            "model requires more memory",
-            "insufficient memory",
-            "not enough memory",
-        ]
-        .iter()
-        .any(|w| msg.contains(w)),
-        _ => false,
-    }
-}
-
-/// The numbers after the first `limit` and the first `requested` in lower-case `msg`.
-fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
-    let number_after = |word: &str| -> Option<u64> {
-        let at = msg.find(word)? + word.len();
-        let rest = msg[at..].trim_start_matches([' ', ':']);
-        let digits: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == ',')
-            .filter(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    };
-    Some((number_after("limit ")?, number_after("requested ")?))
-}
 
 /// What the user should change, added after the message by `Display`.
 pub(super) fn hint(e: &ApiError) -> Option<String> {
@@ -166,51 +130,5 @@ mod tests {
         assert_eq!(human_duration(Duration::from_secs(432)), "7 min");
         assert_eq!(human_duration(Duration::from_secs(600)), "10 min");
         assert_eq!(human_duration(Duration::from_secs(86_400)), "24 h");
-    }
-
-    #[test]
-    fn requested_beyond_the_limit_is_permanent_and_a_full_window_is_not() {
-        use ErrorKind::{RateLimited, Server};
-        let cases: &[(ErrorKind, &str, bool)] = &[
-            // H04: the request alone is over the per-minute budget.
-            (
-                RateLimited,
-                "Request too large for gpt-4o … on tokens per min (TPM): Limit 30000, Requested 31538.",
-                true,
-            ),
-            // H05 (Groq 413).
-            (
-                RateLimited,
-                "Request too large for model `llama-3.3-70b-versatile` … (TPM): Limit 12000, Requested 14137, please reduce your message size",
-                true,
-            ),
-            // Near miss H04b: the window is full, the request fits.
-            (
-                RateLimited,
-                "Rate limit reached for gpt-4o … (TPM): Limit 30000, Used 28461, Requested 3082. Please try again in 3.086s.",
-                false,
-            ),
-            // Near miss: equal to the limit fits.
-            (RateLimited, "Limit 1,000, Requested 1,000", false),
-            (RateLimited, "Request too large for this model.", true),
-            (RateLimited, "Too many requests", false),
-            // H30.
-            (
-                Server,
-                "model requires more system memory (7.5 GiB) than is available (6.0 GiB)",
-                true,
-            ),
-            // Near miss: a plain 500.
-            (Server, "internal error while loading the model", false),
-            // The words matter only for their kind.
-            (ErrorKind::InvalidRequest, "Limit 10, Requested 20", false),
-        ];
-        for (kind, message, want) in cases {
-            assert_eq!(
-                waiting_cannot_fix(*kind, message),
-                *want,
-                "{kind} {message}"
-            );
-        }
     }
 }
