@@ -1,5 +1,6 @@
 //! A task: everything between the user and one `ApiHandler`, stored as it happens.
-//! A turn runs through `run`, `tools`, `turn`, `request` and `attempt`; `journal` stores it.
+//! `persisted` holds `Task` and `TaskBuilder`; a turn runs through `run`, `tools`, `turn`,
+//! `request` and `attempt`, and `journal` stores it.
 //! Spec: R6, R8, R9, R10, R11.
 
 mod assembler;
@@ -18,6 +19,7 @@ mod request;
 mod resume;
 mod run;
 mod settings;
+mod state;
 mod tools;
 mod turn;
 
@@ -25,14 +27,14 @@ mod turn;
 mod tests;
 
 pub use assembler::MessageAssembler;
-pub use builder::TaskBuilder;
 pub use events::{CancelReason, TaskEvent, TaskStatus};
 pub use observer::BoxFuture;
-pub use persisted::{INTERRUPTED_BY_USER_MARKER, ResumeReport, Task, TaskError};
+pub use persisted::{Task, TaskBuilder};
 pub use recovery::{FailureDecider, FailureDecision, FixedDecision};
 pub use request::RequestStatus;
 pub use resume::{PROCESS_ENDED_MESSAGE, recoverable_partial};
 pub use settings::{AttemptSettings, DEFAULT_RETRY_AFTER_CAP, MAX_AUTO_RETRIES, MCP_WAIT};
+pub use state::{INTERRUPTED_BY_USER_MARKER, ResumeReport, TaskError};
 pub use tools::{
     DEFAULT_MAX_TOOL_ROUNDS, DenyToolCalls, TOOL_CALL_DENIED, TOOL_ROUNDS_EXCEEDED, ToolApprover,
     ToolCallRequest, ToolLoopSettings,

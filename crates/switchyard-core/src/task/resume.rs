@@ -4,7 +4,7 @@
 use switchyard_api::{ContentBlock, Message, Role};
 
 use super::events::{CancelReason, TaskEvent};
-use super::persisted::{ResumeReport, Task};
+use super::state::{ResumeReport, TaskState};
 use super::turn::INTERRUPTED_MARKER;
 use crate::store::{StoreError, TaskStore};
 
@@ -80,34 +80,32 @@ fn interrupted_answer(text: String) -> Message {
     }
 }
 
-impl Task {
-    /// Repairs the end of a reopened task whose last request a crash cut short.
-    pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
-        let mut report = ResumeReport::default();
-        let id = self.record.id.clone();
-        let (request_index, text) = match last_request(self.store.as_ref(), &id).await? {
-            LastRequest::Settled => return Ok(report),
-            LastRequest::Empty { seq } => {
-                self.store.delete_event(&id, seq).await?;
-                report.dropped_request = true;
-                return Ok(report);
-            }
-            LastRequest::Interrupted {
-                request_index,
-                text,
-            } => (request_index, text),
-        };
-        if !text.is_empty() && self.last_role() == Some(Role::User) {
-            report.recovered_partial_bytes = text.len();
-            self.append_message(interrupted_answer(text)).await?;
+/// Repairs the end of a reopened task whose last request a crash cut short.
+pub(super) async fn repair_interrupted_turn(t: &mut TaskState) -> Result<ResumeReport, StoreError> {
+    let mut report = ResumeReport::default();
+    let id = t.record.id.clone();
+    let (request_index, text) = match last_request(t.store.as_ref(), &id).await? {
+        LastRequest::Settled => return Ok(report),
+        LastRequest::Empty { seq } => {
+            t.store.delete_event(&id, seq).await?;
+            report.dropped_request = true;
+            return Ok(report);
         }
-        report.interrupted_request = Some(request_index);
-        self.record_event(&TaskEvent::ApiReqFinished {
+        LastRequest::Interrupted {
             request_index,
-            cancel_reason: Some(CancelReason::StreamingFailed),
-            streaming_failed_message: Some(PROCESS_ENDED_MESSAGE.to_owned()),
-        })
-        .await?;
-        Ok(report)
+            text,
+        } => (request_index, text),
+    };
+    if !text.is_empty() && t.last_role() == Some(Role::User) {
+        report.recovered_partial_bytes = text.len();
+        t.append_message(interrupted_answer(text)).await?;
     }
+    report.interrupted_request = Some(request_index);
+    t.record_event(&TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::StreamingFailed),
+        streaming_failed_message: Some(PROCESS_ENDED_MESSAGE.to_owned()),
+    })
+    .await?;
+    Ok(report)
 }

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use super::attempt::{ApiRequestContext, attempt_api_request_on};
 use super::conversation::Conversation;
-use super::events::{CancelReason, TaskEvent, error_event, user_cancelled};
+use super::events::{CancelReason, TaskEvent, TaskStatus, error_event, user_cancelled};
 use super::observer::TurnObserver;
 use super::recovery::{nothing_left_to_truncate, truncate, wait_and_retry};
 use super::request::{RejectedToolCall, RequestOutcome, RequestStatus, consume_stream};
@@ -258,4 +258,15 @@ pub(super) async fn append(
 ) -> Result<(), ApiError> {
     conversation.api_conversation_history.push(message);
     observer.history_changed(conversation).await
+}
+
+impl TurnOutcome {
+    /// How a run of the task ends after this turn.
+    pub fn task_status(&self) -> TaskStatus {
+        match &self.status {
+            RequestStatus::Completed => TaskStatus::Completed,
+            RequestStatus::Failed(e) if e.kind == ErrorKind::Cancelled => TaskStatus::Cancelled,
+            RequestStatus::Failed(_) => TaskStatus::Failed,
+        }
+    }
 }
