@@ -1,9 +1,11 @@
 //! `SystemPromptContext`: everything the system prompt is built from, in one value.
 //! Spec: R6.2.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use switchyard_api::{Mode, ToolSpec};
+
+use super::gather::{self, RuleFile};
 
 /// Everything the system prompt is built from; `Default` is an empty context in ACT mode.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,15 +34,6 @@ pub struct SystemPromptContext {
     pub native_tool_calling: bool,
 }
 
-/// One rules file, its content trimmed and never empty.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleFile {
-    /// Where it was read from.
-    pub path: PathBuf,
-    /// Its text.
-    pub content: String,
-}
-
 /// A connected MCP server: its configured name and the tools it offers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpServerInfo {
@@ -51,6 +44,30 @@ pub struct McpServerInfo {
 }
 
 impl SystemPromptContext {
+    /// Gathers the context for a request in `cwd` from the machine and the workspace.
+    pub fn gather(
+        cwd: &Path,
+        global_rules_dir: Option<&Path>,
+        provider_id: &str,
+        model_id: &str,
+        mode: Mode,
+    ) -> Self {
+        let found = gather::read(cwd, global_rules_dir);
+        Self {
+            cwd: cwd.to_path_buf(),
+            os: found.os,
+            shell: found.shell,
+            provider_id: provider_id.to_owned(),
+            model_id: model_id.to_owned(),
+            mode,
+            rules: found.rules,
+            clineignore: found.clineignore,
+            mcp_servers: Vec::new(),
+            preferred_language: None,
+            native_tool_calling: false,
+        }
+    }
+
     /// Sets the connected MCP servers.
     pub fn with_mcp_servers(mut self, servers: Vec<McpServerInfo>) -> Self {
         self.mcp_servers = servers;

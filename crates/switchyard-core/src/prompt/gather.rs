@@ -1,14 +1,10 @@
-//! Reading a `SystemPromptContext` from the machine and the workspace.
+//! Reading what the system prompt needs from the machine and the workspace.
 //! Spec: R6.2.
 
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-
-use switchyard_api::Mode;
-
-use super::context::{RuleFile, SystemPromptContext};
 
 /// The largest rules or `.clineignore` file read; larger files are skipped.
 pub const MAX_RULE_FILE_BYTES: u64 = 64 * 1024;
@@ -19,46 +15,48 @@ pub const AGENTS_MD: &str = "AGENTS.md";
 /// Paths the assistant must not touch, in gitignore syntax.
 pub const CLINEIGNORE: &str = ".clineignore";
 
-impl SystemPromptContext {
-    /// Gathers the context for a request in `cwd`; a broken rules file is skipped with a
-    /// warning that names it, so it never stops a task.
-    pub fn gather(
-        cwd: &Path,
-        global_rules_dir: Option<&Path>,
-        provider_id: &str,
-        model_id: &str,
-        mode: Mode,
-    ) -> Self {
-        let mut rules = Vec::new();
-        if let Some(dir) = global_rules_dir {
-            read_rules_dir(dir, &mut rules);
-        }
-        let local = cwd.join(CLINERULES);
-        match fs::metadata(&local) {
-            Ok(meta) if meta.is_dir() => read_rules_dir(&local, &mut rules),
-            Ok(_) => push_rule(local, &mut rules),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-            Err(err) => tracing::warn!("skipping rules {}: {err}", local.display()),
-        }
-        push_rule(cwd.join(AGENTS_MD), &mut rules);
+/// One rules file, its content trimmed and never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub content: String,
+}
 
-        let clineignore = read_small_text(&cwd.join(CLINEIGNORE))
-            .map(|text| clean(&text).to_owned())
-            .filter(|text| !text.is_empty());
+/// What the machine and the workspace say about a request in one directory.
+pub(super) struct Gathered {
+    pub(super) os: String,
+    pub(super) shell: String,
+    pub(super) rules: Vec<RuleFile>,
+    pub(super) clineignore: Option<String>,
+}
 
-        Self {
-            cwd: cwd.to_path_buf(),
-            os: os_description(),
-            shell: detect_shell(),
-            provider_id: provider_id.to_owned(),
-            model_id: model_id.to_owned(),
-            mode,
-            rules,
-            clineignore,
-            mcp_servers: Vec::new(),
-            preferred_language: None,
-            native_tool_calling: false,
-        }
+/// Reads the machine and the rules of `cwd`; a broken rules file is skipped with a warning that
+/// names it, so it never stops a task.
+pub(super) fn read(cwd: &Path, global_rules_dir: Option<&Path>) -> Gathered {
+    let mut rules = Vec::new();
+    if let Some(dir) = global_rules_dir {
+        read_rules_dir(dir, &mut rules);
+    }
+    let local = cwd.join(CLINERULES);
+    match fs::metadata(&local) {
+        Ok(meta) if meta.is_dir() => read_rules_dir(&local, &mut rules),
+        Ok(_) => push_rule(local, &mut rules),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => tracing::warn!("skipping rules {}: {err}", local.display()),
+    }
+    push_rule(cwd.join(AGENTS_MD), &mut rules);
+
+    let clineignore = read_small_text(&cwd.join(CLINEIGNORE))
+        .map(|text| clean(&text).to_owned())
+        .filter(|text| !text.is_empty());
+
+    Gathered {
+        os: os_description(),
+        shell: detect_shell(),
+        rules,
+        clineignore,
     }
 }
 

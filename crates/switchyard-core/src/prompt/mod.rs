@@ -9,9 +9,9 @@ mod tools;
 #[cfg(test)]
 mod tests;
 
-pub use context::{McpServerInfo, RuleFile, SystemPromptContext};
+pub use context::{McpServerInfo, SystemPromptContext};
 pub use gather::{
-    AGENTS_MD, CLINEIGNORE, CLINERULES, MAX_RULE_FILE_BYTES, default_global_rules_dir,
+    AGENTS_MD, CLINEIGNORE, CLINERULES, MAX_RULE_FILE_BYTES, RuleFile, default_global_rules_dir,
 };
 pub use text::get_system_prompt;
 pub use tools::{MAX_TOOL_NAME_LEN, MCP_TOOL_SEPARATOR, McpToolBinding, mcp_tool_bindings};

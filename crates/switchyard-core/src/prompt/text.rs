@@ -3,7 +3,8 @@
 
 use switchyard_api::{Mode, ToolSpec};
 
-use super::context::{RuleFile, SystemPromptContext};
+use super::context::SystemPromptContext;
+use super::gather::RuleFile;
 use super::tools::{BoundServer, bind_mcp_tools};
 
 const SECTION_SEPARATOR: &str = "\n\n====\n\n";
