@@ -19,10 +19,11 @@ use std::time::Duration;
 
 use hyper::HeaderMap;
 use switchyard_core::limits::Clock;
-use switchyard_core::store::{ClientKey, TaskStore, Team, hash_key};
+use switchyard_core::store::{ClientKey, KeyStore, StoreError, Team, hash_key};
 use tokio::time::Instant;
 
-use crate::route::glob_matches;
+use crate::refusal::{Kind, Refusal};
+use crate::request::glob_matches;
 
 /// How long a key looked up in the store is trusted before it is read again: a revoked key
 /// stops working within this time.
@@ -53,15 +54,9 @@ pub(crate) enum Purpose {
     Admin,
 }
 
-/// A refusal at the door: the status (401 or 403) and its one sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Denied {
-    pub(crate) status: u16,
-    pub(crate) message: String,
-}
-
-fn denied(status: u16, message: String) -> Denied {
-    Denied { status, message }
+/// A refusal at the door: `/metrics` counts every one as `auth`.
+fn denied(status: u16, message: String) -> Refusal {
+    Refusal::new(status, Kind::Auth, message)
 }
 
 /// When the door asks for a key.
@@ -78,7 +73,7 @@ pub enum KeysRequired {
 
 /// The gateway's door: off (no keys, loopback only) or on (every request needs a key).
 pub(crate) struct Auth {
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn KeyStore>,
     /// Keys are required (from the start, or since the store first held one).
     required: AtomicBool,
     /// Whether the store is read for a first key while none is required.
@@ -92,7 +87,7 @@ pub(crate) struct Auth {
 impl Auth {
     /// The door over `store`, requiring a key on every request but `/health` and `/ready`
     /// as `when` says.
-    pub(crate) fn new(store: Arc<dyn TaskStore>, when: KeysRequired) -> Self {
+    pub(crate) fn new(store: Arc<dyn KeyStore>, when: KeysRequired) -> Self {
         Self {
             store,
             required: AtomicBool::new(when == KeysRequired::Always),
@@ -111,7 +106,7 @@ impl Auth {
     /// Whether keys are required for this request: once required, always; while not and
     /// watching, the store is read for a key at most every [`CACHE_TTL`]. A store that
     /// cannot say is a 503 (the door stays shut rather than open by mistake).
-    async fn requires(&self) -> Result<bool, Denied> {
+    async fn requires(&self) -> Result<bool, Refusal> {
         if self.required() {
             return Ok(true);
         }
@@ -151,7 +146,7 @@ impl Auth {
         &self,
         headers: &HeaderMap,
         purpose: Purpose,
-    ) -> Result<Option<Client>, Denied> {
+    ) -> Result<Option<Client>, Refusal> {
         if !self.requires().await? {
             return Ok(None);
         }
@@ -202,7 +197,7 @@ impl Auth {
     }
 
     /// The client of `presented`, from the cache when fresh, else from the store.
-    async fn lookup(&self, presented: &str) -> Result<Option<Client>, Denied> {
+    async fn lookup(&self, presented: &str) -> Result<Option<Client>, Refusal> {
         let hash = hash_key(presented);
         let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((at, client)) = cache().get(&hash)
@@ -210,7 +205,7 @@ impl Auth {
         {
             return Ok(client.clone());
         }
-        let unreachable = |e: switchyard_core::store::StoreError| {
+        let unreachable = |e: StoreError| {
             denied(
                 503,
                 format!("The gateway's store cannot check client keys now: {e}."),
@@ -263,7 +258,7 @@ pub(crate) fn utc_time(ms: i64) -> String {
 }
 
 /// Whether `client`'s key may use `model` (no globs: every model); else the 403.
-pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Denied> {
+pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Refusal> {
     let globs = &client.key.models;
     if globs.is_empty() || globs.iter().any(|g| glob_matches(g, model)) {
         return Ok(());

@@ -6,9 +6,34 @@
 //! count-tokens request, and a provider of another family has no such endpoint; the answer
 //! says it is an estimate (`x-switchyard-usage: estimated`).
 
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use serde_json::json;
 use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
 
-use crate::ingress::GatewayRequest;
+use crate::ingress::{GatewayRequest, parse_count_tokens};
+use crate::refusal::Refusal;
+use crate::reply::{Body, json, set_header};
+use crate::request::Router;
+
+/// Answers `request` with `{"input_tokens": N}` for its route's model. Its refusals are
+/// Anthropic's, named by the path; `/metrics` does not count them.
+pub(crate) async fn answer(
+    router: &Router,
+    request: Request<Incoming>,
+    body_limit: usize,
+) -> Result<Response<Body>, Refusal> {
+    let body = crate::body::read(request, body_limit).await?;
+    let request = parse_count_tokens(&body).map_err(Refusal::invalid)?;
+    let chain = router.chain(&request.model).map_err(|e| e.refusal())?;
+    let model = chain
+        .first()
+        .map_or(request.model.as_str(), |e| &e.model_id);
+    let tokens = input_tokens(&request, model);
+    let mut response = json(200, &json!({"input_tokens": tokens}));
+    set_header(&mut response, "x-switchyard-usage", "estimated");
+    Ok(response)
+}
 
 /// The estimated input tokens of `request` for the model `model_id` (the route's first
 /// entry's): system prompt and messages as [`estimate_message_tokens_with`] counts them, and
@@ -29,7 +54,6 @@ pub(crate) fn input_tokens(request: &GatewayRequest, model_id: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingress::parse_count_tokens;
 
     #[test]
     fn a_request_is_counted_by_the_layers_estimate_and_its_tools_too() {

@@ -42,7 +42,7 @@ pub fn read_headers(headers: &HeaderMap, peer: IpAddr) -> HeadersRead<'_> {
         Dialect::Responses,
         Dialect::AnthropicMessages,
     ]
-    .map(|d| crate::service::forward_headers(d, headers));
+    .map(|d| d.rules().forward_headers(headers));
     HeadersRead {
         key: crate::auth::presented_key(headers),
         session: crate::ui::session::session_id(headers),

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 use switchyard_api::providers::preset;
 
-use crate::route::Router;
+use crate::request::Router;
 
 /// The model ids a client may send, with who owns each: route names (not globs, which name
 /// no one model) owned by `switchyard`, then the catalogue's `provider/model` ids.

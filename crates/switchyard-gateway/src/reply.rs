@@ -15,7 +15,7 @@ use hyper::{Response, StatusCode};
 use switchyard_api::ApiError;
 use tokio::sync::mpsc;
 
-use crate::ingress::{Dialect, error_response, refusal_response};
+use crate::ingress::{Dialect, error_response};
 
 /// Every response body the gateway sends.
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
@@ -82,12 +82,6 @@ pub(crate) fn dialect_error(
         set_header(&mut response, "retry-after-ms", &ms.to_string());
     }
     response
-}
-
-/// A failure the gateway itself found in the request (not the provider's): `status` with
-/// `message` (one sentence) in the client's dialect, blaming no provider.
-pub(crate) fn refusal(dialect: Dialect, status: u16, message: String) -> Response<Body> {
-    json(status, &refusal_response(dialect, status, &message))
 }
 
 /// Sets header `name` to `value`; a value that is not valid in HTTP is left out.

@@ -20,6 +20,7 @@ mod content;
 mod error;
 mod messages;
 mod parse;
+mod rules;
 mod stream;
 mod wire;
 
@@ -29,4 +30,5 @@ mod tests;
 pub(crate) use collect::Collector;
 pub(crate) use error::{error_response, invalid_request_response};
 pub(crate) use parse::parse_request;
+pub(crate) use rules::ChatRules;
 pub(crate) use stream::Encoder;

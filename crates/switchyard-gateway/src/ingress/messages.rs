@@ -19,6 +19,7 @@
 mod collect;
 mod content;
 mod request;
+mod rules;
 mod stream;
 mod wire;
 
@@ -27,5 +28,6 @@ mod tests;
 
 pub(crate) use collect::Collector;
 pub(crate) use request::{parse_count_request, parse_request};
+pub(crate) use rules::MessagesRules;
 pub(crate) use stream::Encoder;
 pub(crate) use wire::error_response;

@@ -5,17 +5,6 @@ use std::fmt;
 
 use switchyard_api::{Message, RequestOverrides, ToolSpec};
 
-/// The three request dialects `switchyard serve` speaks (SPEC R14.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    /// OpenAI Chat Completions, `POST /v1/chat/completions`.
-    ChatCompletions,
-    /// OpenAI Responses, `POST /v1/responses`.
-    Responses,
-    /// Anthropic Messages, `POST /v1/messages`.
-    AnthropicMessages,
-}
-
 /// One client request as Switchyard's layer takes it (SPEC R14.1): the handler's inputs
 /// (system prompt, Anthropic-shaped messages, tools) plus what the client set for this request.
 #[derive(Debug, Clone, Default, PartialEq)]

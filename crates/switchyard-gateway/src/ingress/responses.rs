@@ -14,9 +14,11 @@
 mod input;
 mod output;
 mod parse;
+mod rules;
 mod stream;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use parse::parse_request;
+pub(crate) use rules::{ResponsesRules, previous_not_found};
 pub(crate) use stream::{Collector, Encoder};

@@ -1,6 +1,24 @@
 //! The dashboard's request inputs (SPEC R14.11): `application/x-www-form-urlencoded` bodies
 //! and query strings decoded, bounded by the caller's body cap.
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::Request;
+use hyper::body::Incoming;
+
+/// The largest form or JSON body the dashboard reads, in bytes.
+pub(crate) const FORM_MAX: usize = 16 * 1024;
+
+/// The request's body, at most [`FORM_MAX`] bytes; else the one sentence why not.
+pub(super) async fn read_body(request: Request<Incoming>) -> Result<Bytes, String> {
+    match Limited::new(request.into_body(), FORM_MAX).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(_) => Err(format!(
+            "The form could not be read (at most {FORM_MAX} bytes)."
+        )),
+    }
+}
+
 /// The value of `name` in the urlencoded `text` (`+` as space, `%XX` decoded; invalid UTF-8
 /// replaced), if present.
 pub(crate) fn field(text: &str, name: &str) -> Option<String> {

@@ -16,6 +16,7 @@
 
 mod api;
 mod assets;
+mod board;
 mod dashboard;
 pub(crate) mod form;
 pub(crate) mod forwarded;

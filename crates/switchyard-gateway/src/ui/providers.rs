@@ -20,7 +20,7 @@ pub(crate) async fn list(
     let view = LimitsView::read(store, now).await?;
     let mut chains = Vec::new();
     let mut problems = Vec::new();
-    for (route, chain) in crate::route::route_chains(config) {
+    for (route, chain) in crate::request::route_chains(config) {
         match chain {
             Ok(chain) => chains.push((route, chain)),
             Err(e) => problems.push(format!("route {route}: {e}")),

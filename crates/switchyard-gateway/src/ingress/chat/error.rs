@@ -83,3 +83,37 @@ fn type_and_code(error: &ApiError) -> (&'static str, &'static str) {
         }
     }
 }
+
+/// The body of a refusal the gateway makes itself, with `status` and `message`: the types and
+/// codes OpenAI uses for the same refusals.
+pub(crate) fn refusal_body(status: u16, message: &str) -> Value {
+    let (kind, code) = match status {
+        401 => ("authentication_error", "invalid_api_key"),
+        402 => ("insufficient_quota", "budget_exceeded"),
+        403 => ("permission_error", "permission_denied"),
+        404 => ("invalid_request_error", "model_not_found"),
+        413 => ("invalid_request_error", "request_too_large"),
+        429 => ("rate_limit_error", "rate_limit_exceeded"),
+        503 => ("server_error", "unavailable"),
+        _ => ("invalid_request_error", ""),
+    };
+    let code = Some(code)
+        .filter(|c| !c.is_empty())
+        .map_or(Value::Null, Value::from);
+    json!({"error": {
+        "message": message,
+        "type": kind,
+        "param": Value::Null,
+        "code": code,
+    }})
+}
+
+/// The body of a 404 for a path the gateway does not serve, as OpenAI words its own.
+pub(crate) fn no_endpoint_body(message: &str) -> Value {
+    json!({"error": {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": Value::Null,
+        "code": "unknown_url",
+    }})
+}

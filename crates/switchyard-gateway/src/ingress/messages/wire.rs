@@ -116,3 +116,28 @@ pub(crate) fn error_response(error: &ApiError) -> (u16, Value) {
     };
     (status, error_body(error))
 }
+
+/// The body of a refusal the gateway makes itself, with `status` and `message`: the error
+/// types Anthropic uses for the same refusals.
+pub(super) fn refusal_body(status: u16, message: &str) -> Value {
+    let kind = match status {
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        503 => "api_error",
+        _ => "invalid_request_error",
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
+
+/// The 400 of a body the gateway cannot read; the message names the field.
+pub(super) fn invalid_request(error: &super::super::request::IngressError) -> (u16, Value) {
+    let body = json!({
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": error.to_string()},
+    });
+    (400, body)
+}

@@ -1,33 +1,52 @@
-//! The request log's retention (SPEC R14.8): a serving gateway deletes the request records
-//! older than `[serve] request_log_days` (default 90) when it starts and every hour, at most
-//! [`PRUNE_CHUNK`] rows per statement so the store is never held long. Only the log: the
-//! budget holds and `spend` rows that budgets and the daily cap count stay, so no retention
-//! can loosen a budget, whatever its window.
+//! The request log's retention: records older than `[serve] request_log_days` are deleted
+//! when the gateway starts and every hour. Only the log: the holds and spend rows the budgets
+//! count stay, so no retention can loosen a budget.
+//! Spec: R14.8.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use switchyard_api::ApiConfiguration;
+use switchyard_core::limits::Clock;
+use switchyard_core::store::RequestLog;
 use tokio_util::sync::CancellationToken;
 
-use super::state::Layer;
-
 /// How often a serving gateway prunes the request log.
-pub(crate) const PRUNE_EVERY: Duration = Duration::from_secs(60 * 60);
+const PRUNE_EVERY: Duration = Duration::from_secs(60 * 60);
 
-/// The most records one delete removes.
+/// The most records one delete removes, so the store is never held long.
 const PRUNE_CHUNK: u64 = 10_000;
 
 /// One day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
 
-impl Layer {
-    /// Deletes the records older than the retention now, chunk by chunk: how many (a store
-    /// error is logged and ends this round; the next round tries again).
-    pub(crate) async fn prune_request_log(&self) -> u64 {
-        let days = i64::try_from(self.request_log_days).unwrap_or(i64::MAX);
+/// The request log's retention.
+#[derive(Clone)]
+pub(crate) struct Retention {
+    log: Arc<dyn RequestLog>,
+    days: u64,
+    clock: Clock,
+}
+
+impl Retention {
+    /// The retention `config` sets for the request log in `log`.
+    pub(crate) fn new(log: Arc<dyn RequestLog>, config: &ApiConfiguration) -> Self {
+        let days = config.serve.request_log_days;
+        Self {
+            log,
+            days: days.unwrap_or(switchyard_api::config::DEFAULT_REQUEST_LOG_DAYS),
+            clock: Clock::system(),
+        }
+    }
+
+    /// Deletes the records older than the retention now, chunk by chunk, and says how many.
+    /// A store error is logged and ends this round; the next round tries again.
+    pub(crate) async fn prune(&self) -> u64 {
+        let days = i64::try_from(self.days).unwrap_or(i64::MAX);
         let before = (self.clock.now_ms()).saturating_sub(days.saturating_mul(DAY_MS));
         let mut pruned = 0;
         loop {
-            match self.store.prune_requests(before, PRUNE_CHUNK).await {
+            match self.log.prune_requests(before, PRUNE_CHUNK).await {
                 Ok(n) => {
                     pruned += n;
                     if n < PRUNE_CHUNK {
@@ -43,16 +62,16 @@ impl Layer {
         if pruned > 0 {
             tracing::info!(
                 "deleted {pruned} request records older than {} days ([serve] request_log_days)",
-                self.request_log_days
+                self.days
             );
         }
         pruned
     }
 
     /// Prunes the request log now and every [`PRUNE_EVERY`] until `stop` is cancelled.
-    pub(crate) async fn keep_request_log(self, stop: CancellationToken) {
+    pub(crate) async fn keep(self, stop: CancellationToken) {
         loop {
-            self.prune_request_log().await;
+            self.prune().await;
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = tokio::time::sleep(PRUNE_EVERY) => {}
@@ -100,8 +119,8 @@ mod tests {
         let config =
             ApiConfiguration::from_toml("[serve]\nrequest_log_days = 2\n", "c.toml", |_| None)
                 .unwrap();
-        let layer = Layer::new(Arc::clone(&store), &config, 1024);
-        let now = layer.clock.now_ms();
+        let retention = Retention::new(store.clone(), &config);
+        let now = retention.clock.now_ms();
         store
             .record_request(&record("old", now - 3 * DAY_MS))
             .await
@@ -110,7 +129,7 @@ mod tests {
             .record_request(&record("new", now - DAY_MS))
             .await
             .unwrap();
-        assert_eq!(layer.prune_request_log().await, 1);
+        assert_eq!(retention.prune().await, 1);
         let kept: Vec<String> = (store.recent_requests(0).await.unwrap())
             .into_iter()
             .map(|r| r.id)
@@ -118,6 +137,6 @@ mod tests {
         assert_eq!(kept, ["new"]);
         let spent = store.spend_between(0, i64::MAX).await.unwrap();
         assert!((spent - 1.0).abs() < 1e-9, "the spend rows stay: {spent}");
-        assert_eq!(layer.prune_request_log().await, 0);
+        assert_eq!(retention.prune().await, 0);
     }
 }

@@ -11,6 +11,8 @@ use switchyard_api::{
     ApiConfiguration, ChainEntry, ConfigError, Mode, ModeSettings, build_failover_chain,
 };
 
+use crate::refusal::{Kind, Refusal};
+
 /// How many model names keep a built chain: names are the client's to choose, so the cache is
 /// bounded; a name past it is built for each request.
 const CACHE_LIMIT: usize = 256;
@@ -26,6 +28,22 @@ pub(crate) enum RouteError {
     Unknown(String),
     /// The route is known but its first entry cannot be built (its key is not set, say).
     Build(ConfigError),
+}
+
+impl RouteError {
+    /// The refusal of a request whose model has no chain.
+    pub(crate) fn refusal(self) -> Refusal {
+        match self {
+            Self::Unknown(message) => Refusal::new(404, Kind::NotFound, message),
+            // The gateway's own set-up, not the provider's fault, and said so.
+            Self::Build(error) => {
+                let message = format!(
+                    "This gateway is not set up for this route: {error} (in the gateway's environment or configuration file), then restart it."
+                );
+                Refusal::new(500, Kind::Server, message)
+            }
+        }
+    }
 }
 
 /// Model name → failover chain (SPEC R14.3).

@@ -2,11 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use switchyard_core::store::{RequestOutcome, SqliteStore};
+use switchyard_core::store::{RequestOutcome, SqliteStore, TaskStore};
 
 fn writes() -> (Writes, Arc<dyn TaskStore>) {
     let store: Arc<dyn TaskStore> = Arc::new(SqliteStore::in_memory().unwrap());
-    (Writes::new(Arc::clone(&store)), store)
+    (Writes::new(store.clone()), store)
 }
 
 fn record(id: &str) -> RequestRecord {

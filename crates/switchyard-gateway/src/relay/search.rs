@@ -1,10 +1,7 @@
-//! One request's walk down its route's failover chain under Switchyard's limits (SPEC R14.4,
-//! R12.1–R12.3), with the task layer's own rules (`switchyard_core::limits::RequestLimits`):
-//! the first entry not cooling down; the daily spend cap and the entry's rate-limit window
-//! checked before it is sent to, a full window waited out within the request deadline instead
-//! of sending into a 429; what its provider says of its limits learnt from every response; a
-//! failure that fails over cooling it down (while another entry is free) so that later
-//! requests, from every process on the store, start at the next.
+//! One walk down a route's entries under Switchyard's limits, with the task layer's own rules:
+//! the first entry not cooling down, the daily cap and its rate-limit window checked before
+//! it is sent to, and what its provider says of its limits learnt from every response.
+//! Spec: R14.4, R12.1, R12.2, R12.3.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -12,17 +9,17 @@ use std::time::{Duration, SystemTime};
 use switchyard_api::{
     ApiError, ChainEntry, ErrorKind, ResponseObserver, fails_over, rate_limit_headers,
 };
-use switchyard_core::limits::{Choice, Cooldown, LimitedEntry, RequestLimits, SlotGrant};
-use switchyard_core::store::StoreError;
+use switchyard_core::limits::{
+    Choice, Cooldown, LimitedEntry, RequestLimits, SlotGrant, SpendCaps,
+};
+use switchyard_core::store::{StoreError, TaskStore};
 use tokio::time::Instant;
 
-use super::state::Layer;
-
 /// One request's search for an entry to send to.
-pub(crate) struct Search<'a> {
-    layer: &'a Layer,
+pub(crate) struct Search {
+    store: Arc<dyn TaskStore>,
     limits: Arc<RequestLimits>,
-    /// The estimated input tokens of the request (for the token window and the spend check).
+    /// The request's estimated input tokens, for the token window and the spend check.
     input_tokens: u64,
     /// The request deadline.
     until: Instant,
@@ -32,23 +29,26 @@ pub(crate) struct Search<'a> {
     current: Option<(usize, bool)>,
 }
 
-impl Layer {
-    /// The search for this layer's request ([`Layer::for_request`]: its input estimate)
-    /// down `chain` (own entry first), bounded by `until`.
-    pub(crate) fn search(&self, chain: &[ChainEntry], until: Instant) -> Search<'_> {
+impl Search {
+    /// The search down `chain` for a request of `input_tokens` estimated, under `caps` and
+    /// bounded by `until`.
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        caps: SpendCaps,
+        chain: &[ChainEntry],
+        (input_tokens, until): (u64, Instant),
+    ) -> Self {
         let entries = chain.iter().map(LimitedEntry::from_chain).collect();
-        Search {
-            layer: self,
-            limits: Arc::new(RequestLimits::new(entries, self.caps)),
-            input_tokens: self.input_tokens,
+        Self {
+            store,
+            limits: Arc::new(RequestLimits::new(entries, caps)),
+            input_tokens,
             until,
             tried: vec![false; chain.len()],
             current: None,
         }
     }
-}
 
-impl Search<'_> {
     /// The next entry to send to: the first not cooling down and not yet tried, once the
     /// spend cap and its rate-limit window admit the request (waiting for room within the
     /// deadline). `None` when every free entry was tried (the last failure stands). An error
@@ -92,7 +92,7 @@ impl Search<'_> {
     pub(crate) fn hear(&self) -> Option<ResponseObserver> {
         let (index, _) = self.current?;
         let limits = Arc::clone(&self.limits);
-        let store = Arc::clone(&self.layer.store);
+        let store = Arc::clone(&self.store);
         Some(Arc::new(move |_status: u16, headers: &hyper::HeaderMap| {
             let Some(heard) = rate_limit_headers(headers, SystemTime::now()) else {
                 return;
@@ -122,8 +122,8 @@ impl Search<'_> {
         }
     }
 
-    fn store(&self) -> &dyn switchyard_core::store::TaskStore {
-        self.layer.store.as_ref()
+    fn store(&self) -> &dyn TaskStore {
+        self.store.as_ref()
     }
 
     /// The daily spend cap, then a slot in entry `index`'s rate-limit window (SPEC R12.2,

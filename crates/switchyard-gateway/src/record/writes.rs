@@ -1,40 +1,27 @@
-//! The request log's writer (SPEC R14.8, R14.7, R14.9): each request's record is handed to
-//! one writer task per gateway, off the answer's path, which writes what waits in batches —
-//! every record queued when it starts a write (at most [`BATCH_MAX`]), one transaction and
-//! multi-row inserts per batch, the batch's holds settled in it. A gateway idle writes a
-//! record at once; a busy one writes one batch per store round (group commit), so the store
-//! sees one transaction per batch rather than one per request. Budgets never wait on it: a
-//! hold counts (its reservation) until its batch settles it, which only ever overstates what
-//! is spent. A stopping gateway waits for the records queued and being written (up to its
-//! drain deadline), so a request answered before SIGTERM keeps its record, spend and settled
-//! hold.
-//!
-//! Public reports this follows: a write per request failing under load
-//! (<https://github.com/BerriAI/litellm/issues/1714>, batched in
-//! <https://github.com/BerriAI/litellm/issues/2170>), and a row with a taken key losing the
-//! rest (<https://github.com/BerriAI/litellm/issues/6633>): a refused batch is written row by
-//! row.
-//!
-//! The queue is bounded ([`QUEUE_MAX`] records); a record that finds it full (the store far
-//! behind) is written in a task of its own, as is one recorded outside the writer's runtime.
+//! The request log's one writer per gateway: records written in batches off the answer's
+//! path, one transaction per batch, each batch's holds settled in it.
+//! Spec: R14.8, R14.7, R14.9.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use switchyard_core::store::{RequestRecord, TaskStore};
+use switchyard_core::store::{RequestLog, RequestRecord};
 use tokio::sync::{Notify, mpsc};
 
 /// The most records one batch writes.
 pub(crate) const BATCH_MAX: usize = 256;
 
-/// The most records waiting for the writer.
+/// The most records waiting for the writer. A record that finds the queue full, because the
+/// store is far behind, is written in a task of its own.
 const QUEUE_MAX: usize = 8192;
 
-/// The request log's writer and the count of records not yet written; clones share both.
+/// The request log's writer and the count of records not yet written; clones share both. A
+/// stopping gateway waits for that count, so a request answered before SIGTERM keeps its
+/// record, its spend and its settled hold.
 #[derive(Clone)]
 pub(crate) struct Writes {
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn RequestLog>,
     count: Arc<Count>,
     /// The writer's queue, started with the first record (on that record's runtime).
     queue: Arc<OnceLock<mpsc::Sender<RequestRecord>>>,
@@ -63,7 +50,7 @@ impl Count {
 
 impl Writes {
     /// The writer of the request log in `store`.
-    pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
+    pub(crate) fn new(store: Arc<dyn RequestLog>) -> Self {
         Self {
             store,
             count: Arc::default(),
@@ -136,10 +123,11 @@ impl Writes {
     }
 }
 
-/// The writer: takes every record waiting (at most [`BATCH_MAX`]) and writes them as one
-/// batch, until every sender is gone.
+/// The writer: takes every record waiting, at most [`BATCH_MAX`], and writes them as one
+/// batch until every sender is gone. An idle gateway so writes a record at once, and a busy
+/// one a batch per store round, not a transaction per request.
 async fn writer(
-    store: Arc<dyn TaskStore>,
+    store: Arc<dyn RequestLog>,
     count: Arc<Count>,
     mut queue: mpsc::Receiver<RequestRecord>,
 ) {
@@ -152,11 +140,11 @@ async fn writer(
     }
 }
 
-/// Writes `batch` in one transaction; when that fails (a record already written, the store
-/// away a moment), each record alone, so one bad record loses only itself. A record that
-/// cannot be written is logged: the answer is not the record's to fail, and its hold counts
-/// its reservation until its lease ends.
-async fn write_batch(store: &dyn TaskStore, batch: &[RequestRecord]) {
+/// Writes `batch` in one transaction, and when that fails each record alone, so one bad record
+/// loses only itself: a batch with one taken key lost the rest in BerriAI/litellm#6633. A
+/// record that cannot be written is logged, and its hold counts its reservation until its
+/// lease ends: the answer is not the record's to fail.
+async fn write_batch(store: &dyn RequestLog, batch: &[RequestRecord]) {
     let Err(e) = store.record_requests(batch).await else {
         return;
     };
