@@ -10,7 +10,6 @@ use crate::ingress::Dialect;
 /// What answers a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Endpoint {
-    /// A model request in its dialect.
     Completion(Dialect),
     CountTokens,
     Models,
@@ -22,7 +21,7 @@ pub(crate) enum Endpoint {
     Unknown,
 }
 
-/// The endpoints; a path under a completion's path speaks its dialect.
+/// The endpoints. A path under a completion's path speaks its dialect.
 const TABLE: [(Method, &str, Endpoint); 8] = [
     (
         Method::POST,
@@ -59,12 +58,12 @@ pub(crate) struct Target {
     pub(crate) endpoint: Endpoint,
     /// The dialect the client speaks, by path: its refusals are written in it.
     pub(crate) dialect: Dialect,
-    /// The key the door asks for; `None` for a path that needs none.
+    /// The key the door asks for, if any.
     pub(crate) door: Option<Purpose>,
 }
 
-/// Where `method` and `path` go. The door is by path whatever the method, so a wrong
-/// method on `/metrics` still needs an admin key.
+/// Where `method` and `path` go. The door goes by path whatever the method, so a wrong method
+/// on `/metrics` still needs an admin key.
 pub(crate) fn find(method: &Method, path: &str) -> Target {
     let dashboard = path == DASHBOARD
         || path

@@ -23,23 +23,17 @@ pub(crate) enum Kind {
     Server,
 }
 
-/// What the refusal's body says.
 #[derive(Debug)]
 enum Said {
-    /// The gateway's own sentence.
     Sentence(String),
-    /// A path the gateway does not serve.
     NoEndpoint(String),
-    /// A body the gateway cannot read, naming the field.
     Invalid(IngressError),
-    /// A `previous_response_id` the store does not hold.
     PreviousNotFound(String),
-    /// A failure said as an answer's failure is.
     Failed(Box<ApiError>),
 }
 
-/// A request the gateway refuses: its status, its metric kind, its body in each dialect and
-/// when to ask again. [`Refusal::answer`] is the one place a refusal is counted and written.
+/// A request the gateway refuses: its status, metric kind, body in each dialect and when to
+/// ask again. [`Refusal::answer`] is the one place a refusal is counted and written.
 #[derive(Debug)]
 pub(crate) struct Refusal {
     status: u16,
@@ -52,7 +46,6 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    /// A refusal with `status` and the gateway's one sentence.
     pub(crate) fn new(status: u16, kind: Kind, message: String) -> Self {
         Self::with(status, kind, Said::Sentence(message))
     }
@@ -63,18 +56,16 @@ impl Refusal {
         Self::with(404, Kind::NotFound, Said::NoEndpoint(message)).uncounted()
     }
 
-    /// The 400 of a body the gateway cannot read.
     pub(crate) fn invalid(error: IngressError) -> Self {
         Self::with(400, Kind::InvalidRequest, Said::Invalid(error))
     }
 
-    /// The 404 of a `previous_response_id` the store does not hold: it is never sent on
-    /// without the conversation it stands for.
+    /// The 404 of a `previous_response_id` the store does not hold: never sent on without the
+    /// conversation it stands for.
     pub(crate) fn previous_not_found(id: String) -> Self {
         Self::with(404, Kind::InvalidRequest, Said::PreviousNotFound(id))
     }
 
-    /// A refusal said as `error` would be, with `status`.
     pub(crate) fn failed(status: u16, kind: Kind, error: ApiError) -> Self {
         Self::with(status, kind, Said::Failed(Box::new(error)))
     }
@@ -90,7 +81,6 @@ impl Refusal {
         }
     }
 
-    /// This refusal telling the client when it may ask again.
     pub(crate) fn retry_after(mut self, wait: Duration) -> Self {
         self.retry_after = Some(wait);
         self
@@ -102,13 +92,12 @@ impl Refusal {
         self
     }
 
-    /// This refusal listed on the live page under `route` and the key shown as `key_prefix`.
+    /// This refusal listed on the live page under `route` and `key_prefix`.
     pub(crate) fn listed(mut self, route: &str, key_prefix: &str) -> Self {
         self.listed = Some(Box::new((route.to_owned(), key_prefix.to_owned())));
         self
     }
 
-    /// The `error_type` `/metrics` and the live page give it.
     pub(crate) fn kind(&self) -> &'static str {
         match self.kind {
             Kind::InvalidRequest => "invalid_request",

@@ -1,6 +1,6 @@
-//! The gateway: its builder, and one HTTP request routed through the endpoint table and the
-//! door to what answers it, with an `x-request-id` on every response.
-//! Spec: R14.1, R14.6, R14.9, R14.10.
+//! The gateway: its builder, and one request wired from the endpoint table through the door
+//! to what answers it.
+//! Spec: R14.1, R14.6, R14.8, R14.9, R14.10.
 
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -32,11 +32,9 @@ use crate::ui::{Live, Ui};
 /// The body size cap when none is given: 32 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// The gateway: one serves every connection.
 pub struct Gateway {
     router: Router,
     shared: Arc<Shared>,
-    /// The client keys at the door; off unless [`Gateway::with_client_keys`].
     auth: Auth,
     /// Tells this process's request ids from another's: its start in hex nanoseconds.
     id_prefix: String,
@@ -45,8 +43,7 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// A gateway over `config`, its limits state and request log in a store of its own in
-    /// memory, for its lifetime; [`Gateway::with_store`] puts them in the store tasks use.
+    /// A gateway over `config` with a store of its own in memory, for its lifetime.
     ///
     /// # Errors
     ///
@@ -56,8 +53,8 @@ impl Gateway {
         Ok(Self::with_store(config, Arc::new(store)))
     }
 
-    /// A gateway over `config` whose cooldowns, rate windows, spend and request log are in
-    /// `store`, so every task and gateway on it shares one view of each provider.
+    /// A gateway whose limits state and request log are in `store`, the one tasks use, so they
+    /// all share one view of each provider.
     /// Spec: R14.4, R13.2.
     pub fn with_store(config: ApiConfiguration, store: Arc<dyn TaskStore>) -> Self {
         let live = Arc::new(Live::default());
@@ -75,8 +72,7 @@ impl Gateway {
         }
     }
 
-    /// This gateway requiring a client key on every request but `/health` and `/ready` when
-    /// `required`, and an admin key on `/metrics`.
+    /// This gateway requiring a client key on every request but `/health` and `/ready`.
     pub fn with_client_keys(self, required: bool) -> Self {
         let when = if required {
             KeysRequired::Always
@@ -86,50 +82,43 @@ impl Gateway {
         self.with_keys_required(when)
     }
 
-    /// This gateway requiring client keys as `when` says.
     pub fn with_keys_required(mut self, when: KeysRequired) -> Self {
         self.auth = Auth::new(self.shared.store.clone(), when);
         self
     }
 
-    /// Whether this gateway requires client keys.
     pub fn requires_client_keys(&self) -> bool {
         self.auth.required()
     }
 
-    /// This gateway counting a budget hold nothing settled for `lease`, default
-    /// [`crate::DEFAULT_HOLD_LEASE`].
+    /// This gateway counting a budget hold nothing settled for `lease`.
     pub fn with_hold_lease(mut self, lease: Duration) -> Self {
         Arc::make_mut(&mut self.shared).admission.hold_lease = lease;
         self
     }
 
-    /// This gateway reserving `usd` for a request to a model whose prices are unknown,
-    /// default [`crate::DEFAULT_RESERVE_USD`].
+    /// This gateway reserving `usd` for a request to a model whose prices are unknown.
     pub fn with_reserve_usd(mut self, usd: f64) -> Self {
         Arc::make_mut(&mut self.shared).admission.reserve_usd = usd;
         self
     }
 
-    /// This gateway with a body cap of `bytes`; a larger body is a 413.
+    /// This gateway with a body cap of `bytes`.
     pub fn with_body_limit(mut self, bytes: usize) -> Self {
         Arc::make_mut(&mut self.shared).body_limit = bytes;
         self
     }
 
-    /// This gateway keeping at most `sets` distinct label sets in `/metrics`, default 1,000.
-    /// The rest are counted under `other`.
+    /// This gateway keeping at most `sets` label sets in `/metrics`.
     pub fn with_metric_label_sets(mut self, sets: usize) -> Self {
         Arc::make_mut(&mut self.shared).metrics = Arc::new(Metrics::new(sets));
         self
     }
 
-    /// The gateway's metrics, for the server's connection gauge.
     pub(crate) fn metrics(&self) -> &Arc<Metrics> {
         &self.shared.metrics
     }
 
-    /// Prunes the request log now and every hour until `stop`.
     pub(crate) fn keep_request_log(
         &self,
         stop: tokio_util::sync::CancellationToken,
@@ -137,8 +126,7 @@ impl Gateway {
         self.shared.retention.clone().keep(stop)
     }
 
-    /// Waits at most `wait` for the request log's writes still running; a warning names
-    /// those still running then.
+    /// Waits at most `wait` for the request log's writes still running.
     pub(crate) async fn settle_records(&self, wait: Duration) {
         let writes = &self.shared.writes;
         if !writes.settled(wait).await {
@@ -147,14 +135,12 @@ impl Gateway {
         }
     }
 
-    /// Shutdown has started: the dashboard's live streams, which have no end of their own,
-    /// end now.
+    /// Shutdown has started: the dashboard's live streams, which have no end, end now.
     pub(crate) fn shutting_down(&self) {
         self.ui.stop();
     }
 
-    /// Answers one request from a client connected from `peer`. It never fails: every
-    /// failure is a response in the client's dialect.
+    /// Answers one request; every failure is a response in the client's dialect.
     pub(crate) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
@@ -177,7 +163,6 @@ impl Gateway {
         Ok(response)
     }
 
-    /// The answer of `endpoint`, past the door when it has one.
     async fn answer(
         &self,
         endpoint: Endpoint,
@@ -222,8 +207,8 @@ impl Gateway {
         }
     }
 
-    /// One model request, step by step: body, parse, previous answer, the key's models,
-    /// route, admission; then relayed.
+    /// One model request: body, parse, previous answer, the key's models, route, admission,
+    /// then the relay.
     async fn complete(
         &self,
         dialect: Dialect,

@@ -1,6 +1,5 @@
-//! What every request of one gateway shares, built once: the store in the roles each part
-//! needs, the caps, the metrics, the live registry and the request log's writer.
-//! Spec: R14.4, R14.9.
+//! What every request of one gateway shares, built once.
+//! Spec: R14.4, R14.9, R14.10, R12.2, R13.2, R4.0b.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,12 +20,11 @@ const READY_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a `/metrics` scrape waits for the store's cooldowns before leaving them out.
 const SCRAPE_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// The process-wide state of one gateway; the store is the one tasks use.
+/// The process-wide state of one gateway.
 #[derive(Clone)]
 pub(crate) struct Shared {
-    /// The limits' store. Core's `RequestLimits` reads it as a whole `TaskStore`.
+    /// The limits' store: core's `RequestLimits` reads it as a whole `TaskStore`.
     pub(crate) store: Arc<dyn TaskStore>,
-    /// Where Responses answers are kept for `previous_response_id`.
     pub(crate) responses: Arc<dyn ResponseStore>,
     /// The daily spend cap. A gateway request belongs to no task, so it has no task cap.
     pub(crate) caps: SpendCaps,
@@ -35,7 +33,6 @@ pub(crate) struct Shared {
     pub(crate) body_limit: usize,
     /// How long a request may take to get content, over every entry and continuation.
     pub(crate) deadline: Duration,
-    /// The size bounds of each upstream answer.
     pub(crate) bounds: StreamBounds,
     pub(crate) metrics: Arc<Metrics>,
     /// The requests in flight and the last errors, for the dashboard.
@@ -46,7 +43,6 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The state of a gateway over `store` and `config`, with a body cap of `body_limit`.
     pub(crate) fn new(
         store: Arc<dyn TaskStore>,
         config: &ApiConfiguration,
@@ -75,8 +71,7 @@ impl Shared {
         }
     }
 
-    /// How many entries the store has cooling down now, when it answers in time; `None`
-    /// otherwise, logged.
+    /// How many entries the store has cooling down now, when it answers in time.
     pub(crate) async fn cooling(&self) -> Option<usize> {
         let cooldowns = self.store.cooldowns(self.clock.now_ms());
         match tokio::time::timeout(SCRAPE_TIMEOUT, cooldowns).await {
@@ -92,8 +87,7 @@ impl Shared {
         }
     }
 
-    /// Whether the store answers a read in time; the error says why not. The store's message
-    /// names its location without a password.
+    /// Whether the store answers a read in time; else why not, without a password.
     pub(crate) async fn ready(&self) -> Result<(), String> {
         let cooldowns = self.store.cooldowns(self.clock.now_ms());
         match tokio::time::timeout(READY_TIMEOUT, cooldowns).await {

@@ -1,8 +1,7 @@
-//! The ingress dialects, each pure: a client's request JSON becomes one [`GatewayRequest`],
-//! stream chunks become the dialect's server-sent events, a whole answer its JSON, an error
-//! its status and body. `rules.rs` holds what each dialect does its own way; `chat/`,
-//! `responses/` and `messages/` hold one dialect each.
-//! Spec: R14.1, R14.5.
+//! The ingress dialects, each pure: a request body becomes one [`GatewayRequest`], chunks the
+//! dialect's events, a whole answer its JSON, an error its status and body. `rules.rs` holds
+//! what each dialect does its own way.
+//! Spec: R14.1, R14.5, R14.6, R14.7.
 
 mod chat;
 mod content;
@@ -25,8 +24,7 @@ pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, In
     dialect.rules().parse(body)
 }
 
-/// Parses an Anthropic `POST /v1/messages/count_tokens` body: a Messages request that needs
-/// no `max_tokens`.
+/// Parses an Anthropic `count_tokens` body: a Messages request that needs no `max_tokens`.
 pub fn parse_count_tokens(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     messages::parse_count_request(body)
 }
@@ -57,15 +55,14 @@ pub fn invalid_request_response(
     dialect.rules().invalid_request(error)
 }
 
-/// The body of a refusal the gateway makes itself, in `dialect`: `status` with `message`, the
-/// gateway's own sentence, scrubbed of keys. No provider was asked, so none is blamed.
+/// The body of a refusal the gateway makes itself in `dialect`, scrubbed of keys. No provider
+/// was asked, so none is blamed.
 pub fn refusal_response(dialect: Dialect, status: u16, message: &str) -> serde_json::Value {
     let message = switchyard_api::secrets::scrub(message);
     dialect.rules().refusal_body(status, &message)
 }
 
-/// The HTTP status and body of `error` in `dialect`. The message is Switchyard's one
-/// sentence, never a key.
+/// The HTTP status and body of `error` in `dialect`.
 pub fn error_response(
     dialect: Dialect,
     error: &switchyard_api::ApiError,

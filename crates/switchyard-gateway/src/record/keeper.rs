@@ -1,6 +1,5 @@
 //! A Responses answer kept in the store for a later `previous_response_id`: the conversation
-//! it answered and the answer as one assistant message, assembled from the chunks the client
-//! was sent.
+//! it answered and the answer assembled from the chunks the client was sent.
 //! Spec: R14.1.
 
 use std::sync::Arc;
@@ -14,12 +13,10 @@ use tokio::task::JoinHandle;
 
 use crate::ingress::GatewayRequest;
 
-/// How long an answer's terminal event waits for its response to be stored. A client
-/// continues a response only after it saw it end, so a continuation sent right after finds
-/// it; a slower store delays nothing further.
+/// How long an answer's terminal event waits for its response to be stored: a client
+/// continues a response only after it saw it end, so a continuation sent right after finds it.
 const KEEP_WAIT: Duration = Duration::from_secs(2);
 
-/// One Responses answer on its way to the store.
 pub(crate) struct Keeper {
     store: Arc<dyn ResponseStore>,
     clock: Clock,
@@ -33,8 +30,7 @@ pub(crate) struct Keeper {
 }
 
 impl Keeper {
-    /// The keeper in `store` of the answer to `request`, gateway request `id`, when its
-    /// conversation is at most `cap` bytes.
+    /// The keeper in `store` of the answer to `request`, for a conversation of at most `cap` bytes.
     pub(crate) fn new(
         (store, cap): (&Arc<dyn ResponseStore>, usize),
         id: &str,
@@ -52,14 +48,12 @@ impl Keeper {
         }
     }
 
-    /// One chunk the client was sent.
     pub(crate) fn sent(&mut self, chunk: &ApiStreamChunk) {
         self.answer.push(chunk);
     }
 
-    /// The answer ended complete: its response is written in a task of its own, whose handle
-    /// ends when the write did. A store error, or a conversation over the cap, is logged: the
-    /// answer is not the store's to fail.
+    /// The answer ended complete: its response is written in a task of its own. A store error,
+    /// or a conversation over the cap, is logged: the answer is not the store's to fail.
     pub(crate) fn keep(self) -> Option<JoinHandle<()>> {
         let now = self.clock.now_ms();
         let response = StoredResponse {

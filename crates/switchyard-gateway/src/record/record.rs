@@ -1,6 +1,6 @@
 //! One request's record: who answered, the tokens and their exact cost, the first-token
 //! time, how it ended. Written after the answer ended, never between two chunks.
-//! Spec: R14.4, R14.9, R9.2.
+//! Spec: R14.4, R14.8, R14.9, R9.2.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +16,7 @@ use crate::ingress::GatewayRequest;
 use crate::metrics::{Finished, Metrics};
 use crate::request::RequestContext;
 
-/// One request's record until its answer ends. Dropped before, because the client went
-/// away, it is recorded as cancelled.
+/// One request's record until its answer ends; dropped before, it is recorded as cancelled.
 pub(crate) struct Record {
     writes: Writes,
     arrived: Instant,
@@ -25,24 +24,20 @@ pub(crate) struct Record {
     record: Option<RequestRecord>,
     /// The client's thinking budget, which prices thinking output.
     thinking_budget: Option<u64>,
-    /// The attempts that answered, in order: more than one when a cut answer was continued.
+    /// The attempts that answered: more than one when a cut answer was continued.
     attempts: Vec<Attempt>,
-    /// Fed when the record is written.
     metrics: Arc<Metrics>,
     label: String,
     received: Instant,
-    /// From `received` to the first content.
     first_token: Option<Duration>,
     /// Whether an upstream reported usage: the token histogram counts only those.
     reported: bool,
     /// The provider and model a request no entry answered failed on.
     tried: Option<(String, String)>,
-    /// The client key's prefix and team, for the metrics' labels.
     client: Option<(String, Option<String>)>,
 }
 
 impl Record {
-    /// The record of `request`, arrived now, for the request log's `writes` and `metrics`.
     pub(crate) fn new(
         (writes, metrics): (&Writes, &Arc<Metrics>),
         context: &RequestContext,
@@ -83,8 +78,7 @@ impl Record {
         }
     }
 
-    /// No entry answered: the request ends with `error`, recorded as cancelled when it is a
-    /// cancellation.
+    /// No entry answered: the request ends with `error`.
     pub(crate) fn failed(mut self, error: &ApiError) {
         if let (Some(provider), Some(model)) = (&error.provider_id, &error.model_id) {
             self.tried = Some((provider.clone(), model.clone()));
@@ -92,9 +86,8 @@ impl Record {
         self.write(outcome_of(error));
     }
 
-    /// `entry` started answering, first or continuing a cut answer: it is recorded as the one
-    /// that answered and its usage is priced at its model's prices. The first call is the
-    /// first-token time.
+    /// `entry` started answering: it is recorded as the one that answered, and the first call is
+    /// the first-token time.
     pub(crate) fn answered(&mut self, entry: &ChainEntry) {
         let elapsed = self.elapsed_ms();
         self.first_token.get_or_insert(self.received.elapsed());
@@ -118,9 +111,8 @@ impl Record {
         }
     }
 
-    /// The answer ended, complete when `error` is `None`, and the record is written. Each
-    /// attempt's tokens are priced at its own model's prices; the cost is unknown when none
-    /// reported usage or one's prices are unknown.
+    /// The answer ended and the record is written, each attempt's tokens priced at its own
+    /// model's prices; the cost is unknown when none reported usage or one's prices are unknown.
     pub(crate) fn ended(&mut self, error: Option<&ApiError>) {
         if let Some(record) = self.record.as_mut() {
             let mut cost = None;
@@ -146,8 +138,8 @@ impl Record {
         i64::try_from(self.arrived.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 
-    /// Hands the record with `outcome`, once, to the request log's writer. A store error is
-    /// logged there: the answer is not the record's to fail.
+    /// Hands the record to the request log's writer, once. A store error is logged there: the
+    /// answer is not the record's to fail.
     fn write(&mut self, outcome: RequestOutcome) {
         let duration_ms = self.elapsed_ms();
         let Some(mut record) = self.record.take() else {
@@ -189,14 +181,12 @@ impl Drop for Record {
     }
 }
 
-/// One upstream attempt of an answer: its usage and the prices it is billed at.
 struct Attempt {
     usage: UsageTotals,
     info: ModelInfo,
     thinking_budget: u64,
 }
 
-/// How a request that ended with `error` is recorded.
 fn outcome_of(error: &ApiError) -> RequestOutcome {
     match error.kind {
         ErrorKind::Cancelled => RequestOutcome::Cancelled,

@@ -9,21 +9,18 @@ use std::time::Duration;
 use switchyard_core::store::{RequestLog, RequestRecord};
 use tokio::sync::{Notify, mpsc};
 
-/// The most records one batch writes.
 pub(crate) const BATCH_MAX: usize = 256;
 
-/// The most records waiting for the writer. A record that finds the queue full, because the
-/// store is far behind, is written in a task of its own.
+/// The most records waiting for the writer; one that finds the queue full is written alone.
 const QUEUE_MAX: usize = 8192;
 
-/// The request log's writer and the count of records not yet written; clones share both. A
-/// stopping gateway waits for that count, so a request answered before SIGTERM keeps its
-/// record, its spend and its settled hold.
+/// The request log's writer and the count of records not yet written. A stopping gateway
+/// waits for that count, so a request answered before SIGTERM keeps its record and spend.
 #[derive(Clone)]
 pub(crate) struct Writes {
     store: Arc<dyn RequestLog>,
     count: Arc<Count>,
-    /// The writer's queue, started with the first record (on that record's runtime).
+    /// The writer's queue, started on the first record's runtime.
     queue: Arc<OnceLock<mpsc::Sender<RequestRecord>>>,
 }
 
@@ -32,7 +29,6 @@ pub(crate) struct Writes {
 struct Count {
     running: AtomicUsize,
     idle: Notify,
-    /// Batches the writer has written (one transaction each).
     batches: AtomicUsize,
 }
 
@@ -49,7 +45,6 @@ impl Count {
 }
 
 impl Writes {
-    /// The writer of the request log in `store`.
     pub(crate) fn new(store: Arc<dyn RequestLog>) -> Self {
         Self {
             store,
@@ -58,8 +53,7 @@ impl Writes {
         }
     }
 
-    /// Queues `record` for the writer (started on `runtime` with the first record), counted
-    /// until it is written; a full or closed queue writes it in a task of its own.
+    /// Queues `record`, counted until it is written; a full or closed queue writes it alone.
     pub(crate) fn record(&self, runtime: &tokio::runtime::Handle, record: RequestRecord) {
         self.count.add(1);
         let queue = self.queue.get_or_init(|| {
@@ -80,8 +74,7 @@ impl Writes {
         });
     }
 
-    /// Runs `write` in a task of its own on `runtime`, counted with the records until it
-    /// ends (tests: a write that takes its time).
+    /// Runs a test's slow `write` in a task of its own, counted with the records.
     #[cfg(test)]
     fn spawn(
         &self,
@@ -111,21 +104,18 @@ impl Writes {
         tokio::time::timeout(wait, idle).await.is_ok()
     }
 
-    /// How many batches the writer has written.
     #[cfg(test)]
     fn batches(&self) -> usize {
         self.count.batches.load(Ordering::Relaxed)
     }
 
-    /// How many records are queued or being written now.
     pub(crate) fn running(&self) -> usize {
         self.count.running.load(Ordering::Acquire)
     }
 }
 
 /// The writer: takes every record waiting, at most [`BATCH_MAX`], and writes them as one
-/// batch until every sender is gone. An idle gateway so writes a record at once, and a busy
-/// one a batch per store round, not a transaction per request.
+/// batch, so an idle gateway writes a record at once and a busy one a batch per store round.
 async fn writer(
     store: Arc<dyn RequestLog>,
     count: Arc<Count>,
@@ -140,10 +130,8 @@ async fn writer(
     }
 }
 
-/// Writes `batch` in one transaction, and when that fails each record alone, so one bad record
-/// loses only itself: a batch with one taken key lost the rest in BerriAI/litellm#6633. A
-/// record that cannot be written is logged, and its hold counts its reservation until its
-/// lease ends: the answer is not the record's to fail.
+/// Writes `batch` in one transaction, and when that fails each record alone, so one bad
+/// record loses only itself: a batch with one taken key lost the rest in BerriAI/litellm#6633.
 async fn write_batch(store: &dyn RequestLog, batch: &[RequestRecord]) {
     let Err(e) = store.record_requests(batch).await else {
         return;

@@ -20,7 +20,6 @@ pub(super) struct Attempt {
     pub(super) stream: ApiStream,
     /// The chunks read before the first content, and that content.
     pub(super) read: Vec<ApiStreamChunk>,
-    /// Cancels its upstream request.
     pub(super) cancel: CancellationToken,
     /// Its request's estimated input in tokens.
     pub(super) input_tokens: u64,

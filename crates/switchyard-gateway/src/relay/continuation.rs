@@ -1,5 +1,5 @@
-//! Continuing an answer cut after content started: whether it can be, and the request that
-//! continues it, the conversation with the partial answer.
+//! Continuing an answer cut after content started: whether it can be, and the conversation
+//! that continues it.
 //! Spec: R14.4, R9.3, R12.1.
 
 use std::time::Duration;
@@ -10,19 +10,15 @@ use switchyard_api::{
 
 use super::answer::estimate_tokens;
 
-/// The most continuations of one answer (SPEC R9.3: up to 3 retries of a stream that failed).
+/// The most continuations of one answer, as a task retries a failed stream at most 3 times.
 pub(super) const MAX_CONTINUATIONS: usize = 3;
 
-/// The wait before continuing on the entry that was cut (no other entry left): 2, 4, 8 s for
-/// the first, second, third continuation (SPEC R9.3). Another entry is tried at once (R12.1).
+/// The wait before continuing on the same entry, none being left: 2, 4, 8 s.
 pub(super) fn backoff(continuation: usize) -> Duration {
     Duration::from_secs(2u64 << continuation.min(2))
 }
 
-/// Why a cut answer cannot be continued, or `None` when it can (SPEC R14.4): the failure is of
-/// a kind that does not fail over (R12.1: a bad request, a blocked answer, a cut tool call's
-/// decode error…), a tool call was under way (a half call cannot be resumed), no text was
-/// sent yet to continue from, or the continuations are spent.
+/// Why a cut answer cannot be continued, or `None` when it can.
 pub(super) fn refusal(
     error: &ApiError,
     tool_call: bool,
@@ -42,23 +38,20 @@ pub(super) fn refusal(
     }
 }
 
-/// What the model is told after its partial answer, where the provider cannot continue an
-/// assistant message itself.
+/// What the model is told after its partial answer where it cannot continue it itself.
 const CONTINUE_NOTE: &str = "Your previous answer was cut off by a connection failure. \
 Continue it from exactly where it stopped: do not repeat anything already written and do \
 not comment on the interruption.";
 
-/// Whether `entry` continues a trailing assistant message itself (Anthropic's prefill, Claude
-/// models behind any provider); others are asked to continue in a user message.
+/// Whether `entry` continues a trailing assistant message itself, as Claude models do.
 pub(super) fn prefills(entry: &ChainEntry) -> bool {
     entry.provider_id == "anthropic" || entry.model_id.contains("claude")
 }
 
-/// The conversation that continues `partial` on `entry`: `messages`, then the partial answer
-/// as the assistant's (its trailing whitespace left out: Anthropic refuses a prefill that ends
-/// in it), then — where the entry does not prefill — a user message asking to continue.
+/// The conversation that continues `partial` on `entry`.
 pub(super) fn messages(messages: &[Message], partial: &str, entry: &ChainEntry) -> Vec<Message> {
     let mut out = messages.to_vec();
+    // Anthropic refuses a prefill that ends in whitespace.
     let block = ContentBlock::Text {
         text: partial.trim_end().to_owned(),
     };
@@ -76,9 +69,7 @@ pub(super) fn messages(messages: &[Message], partial: &str, entry: &ChainEntry) 
     out
 }
 
-/// The overrides of a continuation: the client's output limit less what the partial answer
-/// used (estimated; at least 1), and thinking off where the entry prefills (Anthropic refuses
-/// a prefill without a thinking block while thinking is on; the client has its thinking).
+/// The overrides of a continuation: the output limit less what the partial answer used.
 pub(super) fn overrides(
     client: &RequestOverrides,
     partial: &str,
@@ -88,6 +79,8 @@ pub(super) fn overrides(
     if let Some(max) = overrides.max_tokens.as_mut() {
         *max = max.saturating_sub(estimate_tokens(partial.len())).max(1);
     }
+    // Anthropic refuses a prefill without a thinking block while thinking is on, and the
+    // client has its thinking already.
     if prefills(entry) {
         overrides.thinking_budget_tokens = Some(0);
         overrides.reasoning_effort = None;

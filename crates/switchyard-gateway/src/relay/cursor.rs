@@ -1,6 +1,6 @@
-//! The cursor over a route's entries: it gives the attempt that answers a request, and the
-//! attempt that continues a cut answer, each entry chosen under the limits.
-//! Spec: R14.4, R14.2, R12.1.
+//! The cursor over a route's entries: it gives the attempt that answers a request and the
+//! one that continues a cut answer.
+//! Spec: R14.4, R14.2, R14.9, R12.1.
 
 use std::sync::Arc;
 
@@ -30,14 +30,12 @@ pub(super) struct Cursor {
     input_tokens: u64,
     /// When the request's headers were read: the gateway's overhead runs from there.
     received: Instant,
-    /// The request's deadline, over every entry and every continuation.
     until: Instant,
     /// The entry answering, once one started.
     at: usize,
 }
 
 impl Cursor {
-    /// The cursor of `request` in `dialect` over `chain`, within `until`.
     pub(super) fn new(
         shared: Arc<Shared>,
         (chain, request, sent): (Chain, GatewayRequest, Sent),
@@ -69,7 +67,6 @@ impl Cursor {
         self.until
     }
 
-    /// The attempt that answers the client's request.
     pub(super) async fn first(&mut self) -> Result<Attempt, ApiError> {
         self.choose(0, &Prompt::Client).await
     }
@@ -100,9 +97,8 @@ impl Cursor {
         dropped
     }
 
-    /// Tries each entry from `from` on until one yields content or ends. A failure before
-    /// content goes on to the next entry when the task layer's rule says so; the deadline
-    /// bounds the whole search.
+    /// Tries each entry from `from` on until one yields content or ends; a failure before
+    /// content goes on to the next entry when the task layer's rule says so.
     async fn choose(&mut self, from: usize, prompt: &Prompt<'_>) -> Result<Attempt, ApiError> {
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
         let times = (self.input_tokens, self.until);
@@ -153,8 +149,7 @@ impl Cursor {
         Err(last)
     }
 
-    /// Sends `prompt` to `entry`: its stream, its estimated input, and whether it was sent the
-    /// client's own body.
+    /// Sends `prompt` to `entry`: its stream, its estimated input, and whether it was forwarded.
     fn send(
         &self,
         entry: &ChainEntry,
@@ -182,7 +177,6 @@ impl Cursor {
         )
     }
 
-    /// The messages and overrides `prompt` sends to `entry`.
     fn prompt_for(
         &self,
         prompt: &Prompt<'_>,
@@ -199,9 +193,8 @@ impl Cursor {
         (messages, fit_output(overrides, entry))
     }
 
-    /// The client's own body, when `prompt` is the client's and `entry`'s provider speaks the
-    /// client's dialect. A continuation is always translated: it sends a conversation the
-    /// client did not.
+    /// The client's own body, when `prompt` is the client's and `entry`'s provider speaks its
+    /// dialect. A continuation is always translated: it sends a conversation the client did not.
     fn forward_body(
         &self,
         prompt: &Prompt<'_>,
@@ -225,9 +218,8 @@ impl Cursor {
     }
 }
 
-/// The client's output limit fitted to `entry`'s model: at most the catalogue's most output
-/// tokens where it knows them, and a thinking budget below the limit. Claude Code asks for
-/// 64,000, which a model that writes at most 16,384 answers with a 400.
+/// The client's output limit fitted to `entry`'s model, and a thinking budget below it: Claude
+/// Code asks for 64,000 tokens, which a model that writes at most 16,384 answers with a 400.
 /// Spec: R14.2, R3.3.
 fn fit_output(mut overrides: RequestOverrides, entry: &ChainEntry) -> RequestOverrides {
     let most = entry.handler.get_model().info.max_tokens;

@@ -1,7 +1,6 @@
-//! One answer over as many upstream attempts as it takes: the chunks of the attempt that
-//! started answering, then, when it is cut after content started, those of the attempt that
-//! continues it, spliced in. Streamed in the client's dialect or collected whole.
-//! Spec: R14.4, R9.3, R12.1.
+//! One answer over as many upstream attempts as it takes, streamed in the client's dialect
+//! or collected whole.
+//! Spec: R14.4, R14.2, R14.5, R9.3, R12.1, R10.5.
 
 use std::collections::VecDeque;
 
@@ -24,40 +23,30 @@ use crate::reply::{Body, ChannelBody, dialect_error, json, set_header, with_body
 /// How many encoded pieces may wait between the relay and hyper's write of them.
 const CHANNEL_CAPACITY: usize = 16;
 
-/// What the answer does next.
 pub(super) enum Step {
-    /// A chunk for the client: text, reasoning, a tool-call fragment, the final usage.
     Chunk(ApiStreamChunk),
-    /// A chunk the client has in a forwarded provider event. A stream's encoder hears it, so
-    /// that a continuation goes on from where the provider's events left off.
+    /// A chunk the client has in a forwarded event, which a stream's encoder mirrors.
     Mirror(ApiStreamChunk),
-    /// A forwarded provider event, for the client's stream as it came.
+    /// A forwarded provider event, as it came.
     Wire(Bytes),
-    /// The answer is complete and ended so.
     End(StopReason),
-    /// The answer cannot be completed: the client gets the dialect's error, in-band in a
-    /// stream, never a clean end.
+    /// The answer cannot be completed: the dialect's error, in-band in a stream.
     Fail(ApiError),
 }
 
 /// One answer in flight. [`Drive::next`] is the one place it ends.
 pub(super) struct Drive {
     cursor: Cursor,
-    /// The attempt being read.
     current: Attempt,
-    /// Steps ready for the client, in order.
     pending: VecDeque<Step>,
-    /// The last step, once known; given after `pending`.
+    /// The last step, given after `pending`.
     last: Option<Step>,
-    /// Joins a continuation to the answer; none before the first continuation.
     splice: Option<Splice>,
-    /// How many continuations were started.
     continued: usize,
     observer: Observer,
 }
 
 impl Drive {
-    /// The answer `attempt` began.
     pub(super) fn new(cursor: Cursor, mut attempt: Attempt, mut observer: Observer) -> Self {
         observer.started(cursor.entry(attempt.at), attempt.input_tokens);
         let read = std::mem::take(&mut attempt.read);
@@ -74,7 +63,6 @@ impl Drive {
         drive
     }
 
-    /// The response: streamed, or the whole answer as one JSON body.
     pub(super) async fn respond(self) -> Response<Body> {
         if self.cursor.request().stream {
             self.stream()
@@ -107,8 +95,7 @@ impl Drive {
         }
     }
 
-    /// The answer ended: the last usage, reported, summed over the attempts or estimated, and
-    /// the stop reason.
+    /// The answer ended: its last usage, reported or estimated, and its stop reason.
     fn end(&mut self) {
         self.release_splice();
         let (stop, usage) = self.observer.completed();
@@ -118,13 +105,11 @@ impl Drive {
     }
 
     /// One chunk of the current attempt: observed, then sent unless it is usage or a finish,
-    /// kept for the end, a continuation's thinking, since the client has its thinking, or text
-    /// the splice holds back or finds repeated.
+    /// kept for the end, a continuation's thinking, or text the splice holds back.
     fn take(&mut self, chunk: ApiStreamChunk) {
         if let ApiStreamChunk::Wire(event) = chunk {
             if event.ends {
-                // The provider's events stop because a secret spanned two: the encoder, which
-                // mirrored everything up to here, writes the rest of the answer.
+                // The provider's events stop because a secret spanned two: the encoder writes the rest.
                 self.current.forwarded = false;
                 return;
             }
@@ -156,13 +141,11 @@ impl Drive {
         self.pending.push_back(step);
     }
 
-    /// Whether the current attempt's answer reaches the client as the provider's own events,
-    /// its chunks only mirrored.
+    /// Whether the client gets the current attempt as the provider's own events.
     fn mirrors(&self) -> bool {
         self.current.forwarded && self.cursor.request().stream
     }
 
-    /// `chunk` as the client gets it: itself, or mirrored when the provider's events carry it.
     fn for_client(&self, chunk: ApiStreamChunk) -> Step {
         if self.mirrors() {
             Step::Mirror(chunk)
@@ -178,8 +161,7 @@ impl Drive {
     }
 
     /// The current attempt failed after content started: the answer is continued on the next
-    /// entry at once or, with none left, on the same one after a wait, within the deadline.
-    /// `Err` with the failure when nothing can continue it.
+    /// entry at once, or on the same one after a wait. `Err` when nothing can continue it.
     async fn resume(&mut self, error: ApiError) -> Result<(), ApiError> {
         self.current.cancel.cancel();
         self.release_splice();
@@ -220,7 +202,6 @@ impl Drive {
         Ok(())
     }
 
-    /// The streamed response: a task feeds the client's stream step by step.
     fn stream(self) -> Response<Body> {
         let (tx, body) = ChannelBody::channel(CHANNEL_CAPACITY);
         let context = self.observer.context();
@@ -232,9 +213,8 @@ impl Drive {
         response
     }
 
-    /// Feeds the client's stream, each step encoded as it comes; it ends cleanly only when the
-    /// answer did. A client that goes away closes the body's channel, which cancels the
-    /// upstream request at once.
+    /// Feeds the client's stream, each step encoded as it comes. A client that goes away
+    /// closes the channel, which cancels the upstream request at once.
     /// Spec: R14.4, R1.4.
     async fn pump(mut self, encoder: Box<dyn StreamEncoder>, tx: mpsc::Sender<Bytes>) {
         let mut writer = Writer::new(encoder, self.mirrors());
@@ -274,9 +254,8 @@ impl Drive {
         self.current.cancel.cancel();
     }
 
-    /// The whole response; an answer that cannot be completed is the dialect's error, since
-    /// nothing was sent yet. Usage the upstream did not report is an estimate, and the
-    /// response says so.
+    /// The whole response, or the dialect's error, since nothing was sent yet. Usage the
+    /// upstream did not report is estimated, and the response says so.
     async fn collect(mut self) -> Response<Body> {
         let context = self.observer.context();
         let (dialect, id) = (context.dialect, context.id.clone());

@@ -1,5 +1,5 @@
-//! The observer of one request's life: it hands each chunk and each turn of the answer to the
-//! request's record, its live-page entry and the Responses answer being kept.
+//! The observer of one request's life: it hands each chunk and each turn of the answer, once,
+//! to the request's record, its live-page entry and the Responses answer being kept.
 //! Spec: R14.4, R14.1, R14.11.
 
 use switchyard_api::{ApiError, ApiStreamChunk, ChainEntry, Usage};
@@ -16,14 +16,13 @@ pub(super) struct Observer {
     context: RequestContext,
     record: Record,
     answer: Answer,
-    /// The Responses answer to store, when the client's dialect and request keep it.
+    /// The Responses answer to store, when the dialect and the request keep it.
     keeper: Option<Keeper>,
-    /// That answer's write, once started: the answer's terminal event waits for it.
+    /// That answer's write: the answer's terminal event waits for it.
     kept: Option<JoinHandle<()>>,
 }
 
 impl Observer {
-    /// The observer of `request`, which arrived now.
     pub(super) fn new(shared: &Shared, context: RequestContext, request: &GatewayRequest) -> Self {
         let record = Record::new((&shared.writes, &shared.metrics), &context, request);
         let stores = context.dialect.rules().stores_answer(request);
@@ -46,21 +45,18 @@ impl Observer {
         &self.answer
     }
 
-    /// `entry` started answering, its request estimated at `input_tokens`.
     pub(super) fn started(&mut self, entry: &ChainEntry, input_tokens: u64) {
         self.record.answered(entry);
         (self.context.live).answered(&entry.provider_id, &entry.model_id);
         self.answer.begin_attempt(input_tokens);
     }
 
-    /// One chunk the upstream sent.
     pub(super) fn generated(&mut self, chunk: &ApiStreamChunk) {
         self.record.saw(chunk);
         self.context.live.saw(chunk);
         self.answer.generated(chunk);
     }
 
-    /// One chunk the client was sent.
     pub(super) fn sent(&mut self, chunk: &ApiStreamChunk) {
         self.answer.sent(chunk);
         if let Some(keeper) = self.keeper.as_mut() {
@@ -68,13 +64,11 @@ impl Observer {
         }
     }
 
-    /// The current attempt was cut.
     pub(super) fn cut(&mut self) {
         self.answer.end_attempt();
     }
 
-    /// The answer ended complete: its stop reason and usage. The record is written and the
-    /// Responses answer stored.
+    /// The answer ended complete: the record is written and the Responses answer stored.
     pub(super) fn completed(&mut self) -> (StopReason, Usage) {
         self.answer.end_attempt();
         let end = self.answer.end();
@@ -83,8 +77,7 @@ impl Observer {
         end
     }
 
-    /// The answer cannot be completed: what its attempts used, for a dialect whose error
-    /// carries usage.
+    /// The answer cannot be completed: what its attempts used, for an error that carries usage.
     pub(super) fn failed(&mut self, error: &ApiError) -> Usage {
         let usage = self.answer.end().1;
         self.record.ended(Some(error));
@@ -92,7 +85,6 @@ impl Observer {
         usage
     }
 
-    /// No entry answered the request.
     pub(super) fn never_answered(self, error: &ApiError) {
         self.context.live.failed(error);
         self.record.failed(error);

@@ -1,6 +1,5 @@
 //! One walk down a route's entries under Switchyard's limits, with the task layer's own rules:
-//! the first entry not cooling down, the daily cap and its rate-limit window checked before
-//! it is sent to, and what its provider says of its limits learnt from every response.
+//! the first entry not cooling down and admitted by the daily cap and its rate window.
 //! Spec: R14.4, R12.1, R12.2, R12.3.
 
 use std::sync::Arc;
@@ -21,17 +20,13 @@ pub(crate) struct Search {
     limits: Arc<RequestLimits>,
     /// The request's estimated input tokens, for the token window and the spend check.
     input_tokens: u64,
-    /// The request deadline.
     until: Instant,
-    /// The entries already sent to.
     tried: Vec<bool>,
     /// The entry being sent to, and whether another one was free when it was chosen.
     current: Option<(usize, bool)>,
 }
 
 impl Search {
-    /// The search down `chain` for a request of `input_tokens` estimated, under `caps` and
-    /// bounded by `until`.
     pub(crate) fn new(
         store: Arc<dyn TaskStore>,
         caps: SpendCaps,
@@ -49,12 +44,9 @@ impl Search {
         }
     }
 
-    /// The next entry to send to: the first not cooling down and not yet tried, once the
-    /// spend cap and its rate-limit window admit the request (waiting for room within the
-    /// deadline). `None` when every free entry was tried (the last failure stands). An error
-    /// is the request's answer: the daily cap reached (`spend_cap`), every entry cooling down
-    /// or the window full past the deadline (`rate_limited` or `overloaded`, with the wait in
-    /// `retry_after`), or the store failing.
+    /// The next entry to send to: the first not cooling down and not yet tried, once the spend
+    /// cap and its rate window admit the request. `None` when every free entry was tried, so the
+    /// last failure stands; an error is the request's answer.
     pub(crate) async fn next(&mut self) -> Result<Option<usize>, ApiError> {
         loop {
             let choice = self
@@ -81,14 +73,13 @@ impl Search {
         }
     }
 
-    /// Whether another entry was free when the current one was chosen: a failure of this one
-    /// then moves on at once, so the provider layer's retries are skipped (`fail_fast`).
+    /// Whether another entry was free when the current one was chosen: a failure then moves on
+    /// at once, skipping the provider layer's retries.
     pub(crate) fn alternative(&self) -> bool {
         self.current.is_some_and(|(_, alternative)| alternative)
     }
 
-    /// Hears every response of the current entry's request and records what its headers say
-    /// of the provider's limits (SPEC R12.3), in a task of its own (never in the stream's way).
+    /// Stores what each response's headers say of the provider's limits, in a task of its own.
     pub(crate) fn hear(&self) -> Option<ResponseObserver> {
         let (index, _) = self.current?;
         let limits = Arc::clone(&self.limits);
@@ -106,10 +97,9 @@ impl Search {
         }))
     }
 
-    /// The current entry failed before content with `error`, whose kind fails over: with
-    /// another entry free it cools down until the error's reset (or 60 s) in the store, so
-    /// this request and every later one go to the next (SPEC R12.1). The last free entry is
-    /// not cooled: its provider-level retries already ran.
+    /// The current entry failed before content: with another entry free and a kind that fails
+    /// over, it cools down in the store, so every later request goes to the next. The last free
+    /// entry is not cooled: its provider-level retries already ran.
     pub(crate) async fn failed(&mut self, error: &ApiError) {
         let Some((index, true)) = self.current else {
             return;
@@ -126,8 +116,7 @@ impl Search {
         self.store.as_ref()
     }
 
-    /// The daily spend cap, then a slot in entry `index`'s rate-limit window (SPEC R12.2,
-    /// R12.3), waiting for room within the deadline.
+    /// The daily spend cap, then a slot in entry `index`'s rate window.
     async fn admit(&self, index: usize) -> Result<(), ApiError> {
         let store = self.store();
         self.limits
@@ -155,8 +144,8 @@ impl Search {
         }
     }
 
-    /// Sleeps until `until_ms` (Unix milliseconds on the limits' clock) when that is within
-    /// the deadline; otherwise the error `refuse` makes, with the wait as its `retry_after`.
+    /// Sleeps until `until_ms` when that is within the deadline; otherwise the error `refuse`
+    /// makes, with the wait as its `retry_after`.
     async fn wait_until(
         &self,
         until_ms: i64,
@@ -175,8 +164,8 @@ impl Search {
     }
 }
 
-/// The answer when every entry is cooling down past the deadline: a rate limit (429) when the
-/// first back failed with one (or a quota), else an overload (503; Anthropic 529).
+/// The answer when every entry is cooling down past the deadline: a rate limit when the first
+/// back failed with one or a quota, else an overload.
 fn all_cooling(first: &Cooldown) -> ApiError {
     let kind = match first.reason.as_str() {
         "rate_limited" | "quota_exceeded" => ErrorKind::RateLimited,
@@ -192,7 +181,6 @@ fn all_cooling(first: &Cooldown) -> ApiError {
     )
 }
 
-/// A store failure as the request's answer.
 fn store_error(e: StoreError) -> ApiError {
     ApiError::new(
         ErrorKind::Server,

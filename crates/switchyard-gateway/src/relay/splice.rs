@@ -1,30 +1,28 @@
-//! The splice that joins a continuation to the text the client already has, with no
-//! repeated text.
+//! The splice that joins a continuation to the text the client already has, with no repeated
+//! text.
 //! Spec: R14.4.
 
 /// The longest prefix of a continuation kept back to compare with the answer's tail, in bytes.
 const WINDOW: usize = 512;
 /// The longest partial answer whose whole repetition at a continuation's start is looked for.
 const RESTART_LIMIT: usize = 16 * 1024;
-/// The shortest repeated tail that is stripped when it does not start and end on word
-/// boundaries, in bytes.
+/// The shortest repeated tail stripped when it does not start and end on word boundaries.
 const UNALIGNED_OVERLAP: usize = 16;
 
-/// Joins a continuation's text to the answer so far: its start is held back until it can be
-/// compared with the answer's tail, and whatever it repeats is left out — the whole answer
-/// when the model started over, the tail when it repeated the last words, leading whitespace
-/// when the answer already ended in some.
+/// Joins a continuation's text to the answer so far. Its start is held back until it can be
+/// compared with the answer's tail, and what it repeats is left out: the whole answer when
+/// the model started over, the tail when it repeated the last words, leading whitespace when
+/// the answer already ended in some.
 #[derive(Debug, Default)]
 pub(super) struct Splice {
-    /// The answer so far (its last [`RESTART_LIMIT`] bytes at most), or empty once released.
+    /// The answer so far, its last [`RESTART_LIMIT`] bytes at most, or empty once released.
     answer: String,
-    /// The continuation's text held back.
     head: String,
     holding: bool,
 }
 
 impl Splice {
-    /// A splice after `answer` (the text the client has).
+    /// A splice after `answer`, the text the client has.
     pub(super) fn after(answer: &str) -> Self {
         let mut from = answer.len().saturating_sub(RESTART_LIMIT);
         while !answer.is_char_boundary(from) {
@@ -53,7 +51,7 @@ impl Splice {
         self.release()
     }
 
-    /// Gives what is held back (the continuation ended, or something other than text came).
+    /// Gives what is held back: the continuation ended, or something other than text came.
     pub(super) fn release(&mut self) -> Option<String> {
         if !self.holding {
             return None;
@@ -66,7 +64,6 @@ impl Splice {
     }
 }
 
-/// `head` without what it repeats of `answer` (see [`Splice`]).
 fn strip_repeat<'h>(answer: &str, head: &'h str) -> &'h str {
     let mut head = head;
     if answer.ends_with(char::is_whitespace) {

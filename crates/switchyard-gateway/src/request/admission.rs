@@ -1,7 +1,7 @@
 //! A keyed request's admission: a slot in its key's per-minute window, then a hold on its
 //! reservation against the key's, its team's and the gateway's budgets, taken in the store
 //! before anything is sent. The request's record settles the hold.
-//! Spec: R14.6, R14.7.
+//! Spec: R14.6, R14.7, R12.3.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,12 +14,11 @@ use crate::auth::{Client, utc_time};
 use crate::ingress::GatewayRequest;
 use crate::refusal::{Kind, Refusal};
 
-/// How long a hold counts when its request's record never settles it, because its process
-/// died, unless the gateway says otherwise. Longer than any answer should take.
+/// How long a hold counts when its request's record never settles it because its process
+/// died, unless the gateway says otherwise: longer than any answer should take.
 pub const DEFAULT_HOLD_LEASE: Duration = Duration::from_secs(30 * 60);
 
-/// The reservation in USD for a request to an entry whose prices are unknown, unless the
-/// gateway says otherwise.
+/// The reservation in USD for a request to an entry whose prices are unknown, by default.
 pub const DEFAULT_RESERVE_USD: f64 = 0.05;
 
 /// The admission of keyed requests, shared by every request of one gateway.
@@ -28,16 +27,12 @@ pub(crate) struct Admission {
     keys: Arc<dyn KeyStore>,
     windows: Arc<dyn LimitsStore>,
     clock: Clock,
-    /// The gateway's daily spend cap in USD.
     per_day: Option<f64>,
-    /// How long a hold counts when nothing settles it.
     pub(crate) hold_lease: Duration,
-    /// The reservation where an entry's prices are unknown, in USD.
     pub(crate) reserve_usd: f64,
 }
 
 impl Admission {
-    /// The admission over the key store and the rate windows, under the daily cap `per_day`.
     pub(crate) fn new(
         keys: Arc<dyn KeyStore>,
         windows: Arc<dyn LimitsStore>,
@@ -53,10 +48,9 @@ impl Admission {
         }
     }
 
-    /// Admits `request` of `client`, gateway request `id` with `input` tokens estimated, to
-    /// `chain`: its rate slot, then its hold. `route_reserve` is the route's own reservation
-    /// where an entry's prices are unknown. A request that does not fit is refused with when
-    /// it fits again, never sent.
+    /// Admits `request` of `client` to `chain`: its rate slot, then its hold. `route_reserve` is
+    /// the route's reservation where an entry's prices are unknown. A request that does not fit
+    /// is refused with when it fits again, never sent.
     pub(crate) async fn admit(
         &self,
         client: &Client,
@@ -155,8 +149,7 @@ impl Admission {
 }
 
 /// The reservation in USD for `input_tokens` in and at most `max_output` out at the dearest
-/// entry of `chain`, or `unpriced` for an entry whose prices are unknown. The most output is
-/// the client's, else the model's.
+/// entry of `chain`, or `unpriced` for an entry whose prices are unknown.
 fn reservation(
     chain: &[ChainEntry],
     input_tokens: u64,
@@ -180,7 +173,6 @@ fn reservation(
     chain.iter().map(one).fold(0.0, f64::max)
 }
 
-/// The store failing: the request is refused for now.
 fn store_refused(e: StoreError) -> Refusal {
     let message = format!("The gateway's store cannot admit the request now: {e}.");
     Refusal::new(503, Kind::Server, message).retry_after(Duration::from_secs(1))

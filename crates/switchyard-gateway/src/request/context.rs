@@ -14,11 +14,9 @@ pub(crate) struct RequestContext {
     pub(crate) dialect: Dialect,
     /// When its headers were read: the gateway's overhead and its durations start there.
     pub(crate) received: Instant,
-    /// The client key that sent it, when keys are on.
     pub(crate) client: Option<Client>,
     /// The estimate of its system prompt and messages in tokens, for its limits.
     pub(crate) input_tokens: u64,
-    /// Its route's metric label.
     pub(crate) label: String,
     /// Counts it in flight until the answer ends.
     pub(crate) _in_flight: InFlight,

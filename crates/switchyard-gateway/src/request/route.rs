@@ -1,6 +1,6 @@
-//! Routing (SPEC R14.3): the model name a client sends → a route of `[serve.routes.NAME]`
-//! (exact, else a `*` glob) or `PROVIDER/MODEL` → its failover chain (R12.1), built from the
-//! loaded configuration with the route's provider and model as the act mode, once per name.
+//! Routing: the model name a client sends to a route of `[serve.routes]` or to
+//! `PROVIDER/MODEL`, and that route to its failover chain, built once per name.
+//! Spec: R14.3, R12.1.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,25 +13,21 @@ use switchyard_api::{
 
 use crate::refusal::{Kind, Refusal};
 
-/// How many model names keep a built chain: names are the client's to choose, so the cache is
-/// bounded; a name past it is built for each request.
+/// How many model names keep a built chain: names are the client's to choose.
 const CACHE_LIMIT: usize = 256;
 
-/// A model name resolved to its failover chain (the route's own entry first).
+/// A model name resolved to its failover chain, the route's own entry first.
 pub(crate) type Chain = Arc<[ChainEntry]>;
 
-/// Why a model name has no chain.
 #[derive(Debug)]
 pub(crate) enum RouteError {
-    /// No route and no `PROVIDER/MODEL` of a known provider: a 404 (SPEC R14.3), the message
-    /// listing the routes.
+    /// No route and no `PROVIDER/MODEL` of a known provider: a 404 listing the routes.
     Unknown(String),
-    /// The route is known but its first entry cannot be built (its key is not set, say).
+    /// The route's first entry cannot be built, its key not set say.
     Build(ConfigError),
 }
 
 impl RouteError {
-    /// The refusal of a request whose model has no chain.
     pub(crate) fn refusal(self) -> Refusal {
         match self {
             Self::Unknown(message) => Refusal::new(404, Kind::NotFound, message),
@@ -46,15 +42,13 @@ impl RouteError {
     }
 }
 
-/// Model name → failover chain (SPEC R14.3).
 pub(crate) struct Router {
     config: ApiConfiguration,
     cache: Mutex<HashMap<String, Chain>>,
 }
 
 impl Router {
-    /// A router over `config`'s `[serve.routes]` (its keys read when it was loaded, those of
-    /// the routes' fallbacks included: `ApiConfiguration::read_keys`).
+    /// A router over `config`'s `[serve.routes]`, with the keys read when it was loaded.
     pub(crate) fn new(config: ApiConfiguration) -> Self {
         Self {
             config,
@@ -62,17 +56,15 @@ impl Router {
         }
     }
 
-    /// The loaded configuration.
     pub(crate) fn config(&self) -> &ApiConfiguration {
         &self.config
     }
 
-    /// The route names, in order (globs included, as written).
+    /// The route names in order, globs as written.
     pub(crate) fn route_names(&self) -> impl Iterator<Item = &str> {
         self.config.serve.routes.keys().map(String::as_str)
     }
 
-    /// The chain for `model`, from the cache or built now.
     pub(crate) fn chain(&self, model: &str) -> Result<Chain, RouteError> {
         let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(chain) = cache().get(model) {
@@ -90,9 +82,8 @@ impl Router {
         Ok(chain)
     }
 
-    /// The route `model` names: an exact route name, else `PROVIDER/MODEL` with a provider id
-    /// the presets know (split at the first `/`: `openrouter/openai/gpt-5`), else the most
-    /// specific matching glob (the longest pattern; equal lengths: the first in name order).
+    /// The route `model` names: an exact route name, else `PROVIDER/MODEL` of a provider the
+    /// presets know, else the most specific matching glob.
     fn find(&self, model: &str) -> Option<RouteSettings> {
         let routes = &self.config.serve.routes;
         if let Some(route) = routes.get(model).filter(|_| !model.contains('*')) {
@@ -110,8 +101,9 @@ impl Router {
         self.best_glob(model).map(|(_, route)| route.clone())
     }
 
-    /// The glob route `model` goes to, when it is neither a route name nor `PROVIDER/MODEL`
-    /// (for the metrics' route label, SPEC R14.9: the pattern, never the client's name).
+    /// The glob route `model` goes to: the metrics' route label is the pattern, never the
+    /// client's name.
+    /// Spec: R14.9.
     pub(crate) fn glob_for(&self, model: &str) -> Option<&str> {
         let routes = &self.config.serve.routes;
         if routes.contains_key(model) && !model.contains('*') {
@@ -126,9 +118,8 @@ impl Router {
         self.best_glob(model).map(|(name, _)| name.as_str())
     }
 
-    /// The reservation `[serve.routes.NAME] reserve_usd` sets for requests to `model`'s route
-    /// where an entry's prices are unknown (USD, SPEC R14.7); `None` when its route sets none
-    /// (or `model` is `PROVIDER/MODEL`, or no route).
+    /// The `reserve_usd` `model`'s route sets, if any.
+    /// Spec: R14.7.
     pub(crate) fn reserve_usd(&self, model: &str) -> Option<f64> {
         let routes = &self.config.serve.routes;
         if let Some(route) = routes.get(model).filter(|_| !model.contains('*')) {
@@ -137,8 +128,7 @@ impl Router {
         routes.get(self.glob_for(model)?)?.reserve_usd
     }
 
-    /// The most specific glob route matching `model` (the longest pattern; equal lengths: the
-    /// first in name order).
+    /// The most specific glob route matching `model`: the longest, then the first by name.
     fn best_glob(&self, model: &str) -> Option<(&String, &RouteSettings)> {
         let routes = &self.config.serve.routes;
         let globs = routes.iter().filter(|(name, _)| name.contains('*'));
@@ -152,7 +142,6 @@ impl Router {
         )
     }
 
-    /// The 404's sentence for `model`, listing the routes.
     fn unknown(&self, model: &str) -> RouteError {
         let names: Vec<&str> = self.route_names().collect();
         let routes = if names.is_empty() {
@@ -167,9 +156,8 @@ impl Router {
     }
 }
 
-/// Every `[serve.routes.NAME]`'s failover chain as the gateway builds it (SPEC R14.3, R12.1),
-/// in name order, or why it cannot be built: for `switchyard limits` to show each entry's
-/// cooldown and rate-limit window as the gateway's requests left them in the store.
+/// Every route's failover chain as the gateway builds it, in name order, or why it cannot be
+/// built, for `switchyard limits`.
 pub fn route_chains(
     config: &ApiConfiguration,
 ) -> Vec<(String, Result<Vec<ChainEntry>, ConfigError>)> {
@@ -182,8 +170,8 @@ pub fn route_chains(
         .collect()
 }
 
-/// `config` with `route` as the act mode: its provider, model and fallbacks (nothing else of
-/// the file's act mode), and its `base_url` in place of `[providers.ID]`'s.
+/// `config` with `route` as the act mode and the route's `base_url` in place of the
+/// provider's.
 fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfiguration {
     let mut config = config.clone();
     config.act = ModeSettings {
@@ -204,8 +192,7 @@ fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfigur
     config
 }
 
-/// Whether `name` matches `pattern`, where each `*` stands for any run of characters (none
-/// included) and everything else for itself.
+/// Whether `name` matches `pattern`, where each `*` stands for any run of characters.
 pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or("");

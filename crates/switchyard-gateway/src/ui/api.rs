@@ -1,9 +1,5 @@
-//! The dashboard's JSON endpoints under `/ui/api/` (SPEC R14.11), each answered only in a
-//! session: `spend` (and `spend.csv`), `keys` (and `POST keys`, `POST keys/ID/revoke`, `POST
-//! keys/ID/rotate`, `POST teams`), `providers`, `live` (server-sent events, one snapshot a
-//! second) and `live.json` (one snapshot). A change (`POST`) needs the header
-//! `x-switchyard-ui: 1`, which a cross-site form cannot send, besides the `SameSite=Strict`
-//! cookie.
+//! The dashboard's JSON endpoints under `/ui/api/`, each answered only in a session.
+//! Spec: R14.11.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +18,7 @@ use super::session::Session;
 use super::{keys, providers, spend};
 use crate::reply::{Body, ChannelBody, json as json_response, set_header, with_body};
 
-/// How many live-page streams may be open at once (one more is a 429).
+/// How many live-page streams may be open at once; one more is a 429.
 const STREAMS_MAX: usize = 32;
 
 /// How often the live page's stream sends a snapshot.
@@ -69,7 +65,8 @@ pub(super) async fn handle(
     }
 }
 
-/// A `POST`: create, revoke or rotate a key, or create a team.
+/// A `POST`: create, revoke or rotate a key, or create a team. It needs the header
+/// `x-switchyard-ui: 1`, which a cross-site form cannot send.
 async fn change(board: &Board, request: Request<Incoming>, path: &str, now: i64) -> Response<Body> {
     let asked = request
         .headers()
@@ -121,16 +118,15 @@ fn snapshot(board: &Board) -> Value {
     json!({"now_ms": now, "flights": flights, "errors": board.live.errors()})
 }
 
-/// `GET /ui/api/live`: a snapshot each second as server-sent events, until the client
-/// goes away, the session ends or `serve` starts shutting down (`Ui::stop`).
+/// `GET /ui/api/live`: a snapshot each second as server-sent events, until the client goes
+/// away, the session ends or `serve` starts shutting down.
 fn live_stream(board: &Arc<Board>, headers: hyper::HeaderMap) -> Response<Body> {
     if STREAMS.fetch_add(1, Ordering::Relaxed) >= STREAMS_MAX {
         STREAMS.fetch_sub(1, Ordering::Relaxed);
         return problem(429, "Too many live pages are open: close one.".to_owned());
     }
     let (tx, body) = ChannelBody::channel(4);
-    // `serve`'s shutdown ends the stream (its body ends, so the drain does not wait for
-    // it to its deadline).
+    // Shutdown ends the body, so the drain does not wait for it to its deadline.
     let stopping = board.stopping.clone();
     let board = Arc::clone(board);
     tokio::spawn(async move {

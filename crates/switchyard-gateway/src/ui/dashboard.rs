@@ -1,7 +1,6 @@
-//! `/ui` (SPEC R14.11): the one place a dashboard path is answered. Without a live session
-//! only the sign-in form and its stylesheet answer: an API path is a 401, a page a redirect
-//! to the sign-in form. Every answer carries a content security policy allowing only the
-//! gateway's own files, `cache-control: no-store` and `x-content-type-options: nosniff`.
+//! `/ui`: the one place a dashboard path is answered. Without a live session only the
+//! sign-in form and its stylesheet answer.
+//! Spec: R14.11.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -45,13 +44,14 @@ impl Ui {
         }
     }
 
-    /// `serve` is shutting down: every live-page stream ends (at its next step, at once), so
-    /// none holds the drain to its deadline; one opened after ends as it starts.
+    /// `serve` is shutting down: every live-page stream ends at once, so none holds the drain to
+    /// its deadline; one opened after ends as it starts.
     pub(crate) fn stop(&self) {
         self.board.stopping.cancel();
     }
 
-    /// Answers one `/ui` request from a client connected from `peer`.
+    /// Answers one `/ui` request from a client connected from `peer`. Every answer allows only
+    /// the gateway's own files and is not cached.
     pub(crate) async fn handle(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let mut response = self.route(request, peer).await;
         let h = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -101,11 +101,9 @@ impl Ui {
         }
     }
 
-    /// `POST /ui/signin`: the form's `key` checked; a session cookie (`Secure` as
-    /// `forwarded.rs` decides) and a redirect to the spend page, or the form again with the
-    /// one sentence why not (401; 503 when the store cannot check it, not counted as a
-    /// failure); past the failed attempts allowed, a 429 with `retry-after` before the key is
-    /// read.
+    /// `POST /ui/signin`: a good key gets a session cookie and the spend page, another the form
+    /// again with the sentence why not. Past the failed attempts allowed, a 429 comes before the
+    /// key is read.
     async fn sign_in(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let settings = &self.board.config.serve;
         let address = client_address(settings, request.headers(), peer);
@@ -176,7 +174,7 @@ fn not_found() -> Response<Body> {
     json_response(404, &json!({"error": "There is no such dashboard page."}))
 }
 
-/// An embedded file, cached for an hour (its bytes change only with the binary).
+/// An embedded file, cached for an hour: its bytes change only with the binary.
 fn file(name: &str) -> Response<Body> {
     match asset(name) {
         Some(a) => {

@@ -1,4 +1,5 @@
 //! Chat Completions' answers to what each dialect does its own way.
+//! Spec: R14.2.
 
 use serde_json::Value;
 use switchyard_api::{ApiError, ForwardDialect};

@@ -1,4 +1,5 @@
 //! OpenAI Responses' answers to what each dialect does its own way. Its errors are Chat's.
+//! Spec: R14.1.
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ForwardDialect};
