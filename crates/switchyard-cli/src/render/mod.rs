@@ -5,6 +5,7 @@
 mod events;
 mod live;
 mod renderer;
+mod style;
 mod usage;
 
 pub use renderer::Renderer;
