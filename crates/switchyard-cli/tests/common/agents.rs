@@ -815,11 +815,16 @@ impl ClientTap {
     pub fn answer_to(&self, index: usize) -> Option<String> {
         let t = lock(&self.tapped);
         let connection = *t.request_connections.get(index)?;
-        let rank = (t.request_connections[..index].iter())
-            .filter(|&&c| c == connection)
-            .count();
+        let on_connection: Vec<usize> = (0..t.requests.len())
+            .filter(|&i| t.request_connections[i] == connection)
+            .collect();
+        let rank = on_connection.iter().position(|&i| i == index)?;
+        // The answer to a HEAD has a head only, whatever its content-length says.
+        let heads: Vec<bool> = (on_connection.iter())
+            .map(|&i| t.requests[i].method == "HEAD")
+            .collect();
         let bytes = t.answers.get(connection)?;
-        let starts = response_starts(bytes);
+        let starts = response_starts(bytes, &heads);
         let start = *starts.get(rank)?;
         let end = starts.get(rank + 1).copied().unwrap_or(bytes.len());
         Some(String::from_utf8_lossy(&bytes[start..end]).into_owned())
@@ -864,9 +869,10 @@ impl ClientTap {
 }
 
 /// Where each response starts in a connection's bytes, found by their framing: a head, then a
-/// `content-length` body, a chunked one, or the rest of the connection. Interim `1xx`
+/// `content-length` body, a chunked one, or the rest of the connection; no body for the
+/// answers whose `heads` entry (by rank) is true, or with status 204 or 304. Interim `1xx`
 /// responses are skipped; the last response may be incomplete.
-fn response_starts(bytes: &[u8]) -> Vec<usize> {
+fn response_starts(bytes: &[u8], heads: &[bool]) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
@@ -877,12 +883,14 @@ fn response_starts(bytes: &[u8]) -> Vec<usize> {
         let head = String::from_utf8_lossy(&bytes[at..at + head_len]).to_ascii_lowercase();
         let body = at + head_len + 4;
         let interim = head.get(9..10) == Some("1");
+        let bodiless = heads.get(starts.len()).copied().unwrap_or(false)
+            || matches!(head.get(9..12), Some("204" | "304"));
         let chunked =
             (head.lines()).any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
         let length = (head.lines())
             .find_map(|l| l.strip_prefix("content-length:"))
             .and_then(|v| v.trim().parse::<usize>().ok());
-        let next = if interim {
+        let next = if interim || bodiless {
             Some(body)
         } else if chunked {
             dechunk(&bytes[body..]).map(|(_, used)| body + used)
