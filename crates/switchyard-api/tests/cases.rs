@@ -224,3 +224,64 @@ async fn a_thought_signature_stays_with_its_tool_call() {
         assert_eq!(signed, [with_signature], "{id}: {items:?}");
     }
 }
+
+/// tests/cases C92: llama-cpp-python's server (0.3.36, the quickstart's local model at 2,048
+/// tokens) answers a streamed request past its window with a 200 and no event at all, as
+/// captured on 127.0.0.1. A request whose estimate is past the model's window is an overflow
+/// then, never a temporary incomplete response retried for minutes (issue 46, Claude Code's
+/// 4,205-token request through the gateway); a small one that meets the same silence stays a
+/// retried incomplete response. The same holds for a forwarded body.
+#[tokio::test(start_paused = true)]
+async fn a_silent_end_of_a_request_past_the_window_is_an_overflow() {
+    use switchyard_api::error::INCOMPLETE_STREAM;
+    use switchyard_api::{ErrorKind, ForwardDialect};
+    let big = "apple ".repeat(3000);
+    for (prompt, want) in [
+        (big.as_str(), ErrorKind::ContextWindowExceeded),
+        ("Summarise the build log.", ErrorKind::Network),
+    ] {
+        let server = MockServer::start(case_replies("C92")).await;
+        let base_url = format!("{}/v1", server.url());
+        let h = handler("openai", "smollm2-135m-instruct", &base_url, "");
+        let items: Vec<_> = h
+            .create_message(
+                "You are a coding agent.",
+                &[Message::user_text(prompt)],
+                &[a_tool()],
+                RequestOptions::default(),
+            )
+            .collect()
+            .await;
+        let [Err(e)] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(e.kind, want, "{e}");
+        assert_eq!(server.request_count(), 1);
+        if want == ErrorKind::Network {
+            assert_eq!(e.code.as_deref(), Some(INCOMPLETE_STREAM));
+        } else {
+            assert!(e.to_string().contains("2048-token context window"), "{e}");
+        }
+        let body = json!({"model": "smollm2-135m-instruct", "stream": true,
+            "messages": [{"role": "user", "content": prompt}]});
+        let server = MockServer::start(case_replies("C92")).await;
+        let h = handler(
+            "openai",
+            "smollm2-135m-instruct",
+            &format!("{}/v1", server.url()),
+            "",
+        );
+        let items: Vec<_> = h
+            .forward(
+                ForwardDialect::ChatCompletions,
+                body.as_object().unwrap().clone(),
+                RequestOptions::default(),
+            )
+            .collect()
+            .await;
+        let Some(Err(e)) = items.last() else {
+            panic!("{items:?}")
+        };
+        assert_eq!(e.kind, want, "forwarded: {e}");
+    }
+}

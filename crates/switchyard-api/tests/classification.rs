@@ -999,6 +999,12 @@ const STORED: &[(&str, ErrorKind, Option<f64>)] = &[
     ("cases/C82", Quota, None),
     ("cases/C83", Context, None),
     ("cases/C84", Context, None),
+    // Issue 46: a quota of 0 (no wait helps, so no hint is kept); llama.cpp's two overflows.
+    ("cases/C89", Entitlement, None),
+    ("cases/C90", Entitlement, None),
+    ("cases/C91", Context, None),
+    ("cases/C91b", Context, None),
+    ("cases/C92b", Context, None), // llama-cpp-python 0.3.36, captured on 127.0.0.1
     ("cases/H26", Entitlement, None),
     ("cases/H30", Server, None),
     ("cases/H31", InvalidRequest, None),
@@ -1354,4 +1360,26 @@ async fn other_error_shapes_through_the_http_path() {
     )
     .await;
     assert_eq!(e.retry_after, Some(Duration::from_millis(1500)));
+}
+
+/// What the provider layer makes of an Anthropic 429 `rate_limit_error` whose `retry-after` is
+/// days away and whose words name no window (issue 46 item 8, from BerriAI/litellm#37754): a
+/// rate limit, not a spent quota (SPEC R7.3 wants the words of a long window, as L04's "monthly
+/// spend limit" has), with the 3-day hint kept, sent once (the hint is past the cap a provider
+/// waits), and a sentence naming when it resets. A gateway maps this kind to its 429.
+#[tokio::test(start_paused = true)]
+async fn an_anthropic_rate_limit_days_away_stays_a_rate_limit_with_its_hint() {
+    let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}"#;
+    let resp = HttpResponse::new(
+        429,
+        &[
+            ("content-type", "application/json"),
+            ("retry-after", "259200"),
+        ],
+        body,
+    );
+    let e = error_via_http("anthropic", resp).await;
+    assert_eq!(e.kind, RateLimited, "{e}");
+    assert_eq!(e.retry_after, Some(Duration::from_secs(259_200)));
+    assert!(e.to_string().contains("resets in about 72 h"), "{e}");
 }

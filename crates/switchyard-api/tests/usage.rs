@@ -140,10 +140,19 @@ async fn the_upstream_cost_of_a_bring_your_own_key_request_is_added_once() {
             r#""cost":0.012,"is_byok":false,"cost_details":{"upstream_inference_cost":0.01}"#,
             0.012,
         ),
-        // No is_byok: an upstream cost above `cost` can only be a BYOK request's.
+        // No is_byok: `cost` is what the gateway billed, as the reference reads it.
         (
             r#""cost":0.0005,"cost_details":{"upstream_inference_cost":0.01}"#,
-            0.0105,
+            0.0005,
+        ),
+        // A BYOK request the gateway charged no fee for: the upstream cost alone.
+        (
+            r#""cost":0,"is_byok":true,"cost_details":{"upstream_inference_cost":0.036}"#,
+            0.036,
+        ),
+        (
+            r#""cost":0,"cost_details":{"upstream_inference_cost":0.036}"#,
+            0.036,
         ),
         (
             r#""cost":0.012,"cost_details":{"upstream_inference_cost":0.012}"#,
@@ -191,5 +200,40 @@ async fn deepseek_misses_are_cache_writes_as_the_reference_prices_them() {
             u[0].cache_write_tokens
         ),
         (0, Some(1024), Some(76))
+    );
+}
+
+/// The Cline reference vector `openrouter_text_reasoning_details_cost`: an OpenRouter stream of
+/// reasoning with `reasoning_details`, text, then usage whose `cost_details` holds an
+/// `upstream_inference_cost` above `cost` with no `is_byok`. The reference (v4.0.12 `ai-sdk.ts`
+/// `normalizeUsage`) bills `cost`, 0.002; Switchyard added the upstream cost too, 0.0143, as if
+/// the request were BYOK (issue 46). SPEC R9.2: the upstream cost counts for a BYOK request.
+#[tokio::test]
+async fn openrouter_text_reasoning_details_cost() {
+    let reasoning = r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"Let me think","reasoning_details":[{"type":"reasoning.text","text":"Let me think","format":"anthropic-claude-v1","index":0}]},"finish_reason":null}]}"#;
+    let signed = r#"{"choices":[{"index":0,"delta":{"content":"","reasoning_details":[{"type":"reasoning.text","signature":"c2ln","format":"anthropic-claude-v1","index":0}]},"finish_reason":null}]}"#;
+    let text =
+        r#"{"choices":[{"index":0,"delta":{"content":"The answer is 4."},"finish_reason":null}]}"#;
+    let usage = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"cost":0.002,"cost_details":{"upstream_inference_cost":0.0123}}}"#;
+    let u = usages(
+        "openrouter",
+        "anthropic/claude-sonnet-4.5",
+        &[reasoning, signed, text, usage],
+    )
+    .await;
+    assert_eq!(u.len(), 1, "{u:?}");
+    let cost = u[0].total_cost_usd.unwrap();
+    assert!((cost - 0.002).abs() < 1e-15, "{cost}");
+    // Marked BYOK, the same usage costs OpenRouter's fee and the upstream cost.
+    let byok = usage.replace(r#""cost":0.002,"#, r#""cost":0.002,"is_byok":true,"#);
+    let u = usages(
+        "openrouter",
+        "anthropic/claude-sonnet-4.5",
+        &[reasoning, signed, text, &byok],
+    )
+    .await;
+    assert!(
+        (u[0].total_cost_usd.unwrap() - 0.0143).abs() < 1e-12,
+        "{u:?}"
     );
 }

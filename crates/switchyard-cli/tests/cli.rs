@@ -1000,6 +1000,51 @@ async fn html_502_is_summarised_without_the_page() {
     assert!(!run.stderr.contains("<html"), "{run:#?}");
 }
 
+/// Each failure is shown once, at every verbosity: `-v` once printed a retried 500 three times
+/// (the provider layer's log line, the task layer's, and the rendered line) and the last one
+/// twice (tests/cases/CASES.md, issue 46 item 7).
+#[tokio::test(flavor = "multi_thread")]
+async fn each_failure_is_shown_once_at_every_verbosity() {
+    let body = r#"{"error":{"message":"the upstream model crashed","type":"server_error"}}"#;
+    let server = serve(HttpResponse::new(
+        500,
+        &[("content-type", "application/json")],
+        body,
+    ))
+    .await;
+    let home = home();
+    let url = format!("{}/v1", server.url());
+    for verbosity in [None, Some("-v"), Some("-vv")] {
+        let mut args: Vec<&str> = verbosity.into_iter().collect();
+        args.extend([
+            "task",
+            "hello",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "--retries",
+            "1",
+        ]);
+        let run = switchyard(home.path(), &args, &[("OPENAI_API_KEY", KEY)]).await;
+        assert_eq!(run.code, Some(1), "{run:#?}");
+        run.assert_no_key();
+        // Two requests, two failures: the retry's line and the final error, each once. The
+        // `-vv` event dump (`debug: event: {…}`) is each event's JSON, not a failure's line.
+        let shown: Vec<&str> = (run.stderr_lines().into_iter())
+            .filter(|l| l.contains("server error") && !l.starts_with("debug: event: "))
+            .collect();
+        assert_eq!(shown.len(), 2, "{verbosity:?}: {shown:#?}\n{run:#?}");
+        assert!(shown[0].contains("retrying"), "{verbosity:?}: {shown:#?}");
+        assert!(
+            shown[1].starts_with("error: ") && shown[1].contains("the upstream model crashed"),
+            "{verbosity:?}: {shown:#?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn empty_prompt_is_rejected() {
     let home = home();

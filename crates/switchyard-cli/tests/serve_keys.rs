@@ -717,3 +717,94 @@ fn a_secret_given_to_keys_show_is_never_echoed() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("alice") && !out.contains(&key), "{out}");
 }
+
+/// `keys show` prints the key's whole record, every field on a line of its own, and never the
+/// secret; `--json` prints the same record as one object (issue 46: it printed the list's row).
+#[test]
+fn keys_show_prints_every_field_of_the_record_one_a_line() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let store = format!("sqlite:{}", h.join("keys.db").display());
+    let (code, out, err) = run(h, &store, &["teams", "create", "core"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let key = create_key(
+        h,
+        &store,
+        &[
+            "--name",
+            "ci-bot",
+            "--team",
+            "core",
+            "--models",
+            "claude-*",
+            "--models",
+            "gpt-4o",
+            "--budget",
+            "5/day",
+            "--rpm",
+            "60",
+            "--tpm",
+            "90000",
+            "--max-parallel",
+            "2",
+            "--expires",
+            "2099-01-31",
+        ],
+    );
+    let (code, out, err) = run(h, &store, &["keys", "show", &key[..12]]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains(&key) && !err.contains(&key), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let value = |label: &str| -> String {
+        let found: Vec<&str> = (lines.iter())
+            .filter_map(|l| l.strip_prefix(&format!("{label}:")))
+            .map(str::trim)
+            .collect();
+        assert_eq!(found.len(), 1, "`{label}` once: {out}");
+        found[0].to_owned()
+    };
+    assert!(value("id").starts_with("key_"), "{out}");
+    assert_eq!(value("prefix"), format!("{}…", &key[..12]));
+    assert_eq!(value("name"), "ci-bot");
+    assert_eq!(value("team"), "core");
+    assert_eq!(value("models"), "claude-*, gpt-4o");
+    assert_eq!(value("budget"), "$5/day");
+    assert_eq!(value("used"), "$0.0000 this day");
+    assert_eq!(value("rpm"), "60");
+    assert_eq!(value("tpm"), "90000");
+    assert_eq!(value("max parallel"), "2");
+    assert_eq!(value("expires"), "2099-01-31T00:00:00Z");
+    assert_eq!(value("admin"), "no");
+    assert!(value("created").ends_with('Z'), "{out}");
+    assert_eq!(value("revoked"), "-");
+    assert_eq!(value("state"), "active");
+    assert_eq!(
+        lines.len(),
+        15,
+        "one line per field and nothing else: {out}"
+    );
+
+    let (code, out, err) = run(h, &store, &["keys", "show", &key[..12], "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(!out.contains(&key), "{out}");
+    assert_eq!(v["name"], "ci-bot");
+    assert_eq!(v["budget_usd"], 5.0);
+    assert_eq!(v["budget_window"], "day");
+    assert_eq!(v["models"], serde_json::json!(["claude-*", "gpt-4o"]));
+    assert_eq!(v["max_parallel"], 2);
+    for field in [
+        "id",
+        "prefix",
+        "team",
+        "used_usd",
+        "rpm",
+        "tpm",
+        "expires_ms",
+        "admin",
+        "created_ms",
+        "revoked_ms",
+    ] {
+        assert!(v.get(field).is_some(), "`{field}` in {v}");
+    }
+}

@@ -68,6 +68,8 @@ impl ApiError {
             crate::retry_after::retry_after_from_message(message, std::time::SystemTime::now())
         });
         let kind = classify_with_hint(status, code, message, retry_after);
+        // No wait lets an account use a model it may not: a reset hint would only mislead.
+        let retry_after = retry_after.filter(|_| kind != ErrorKind::Entitlement);
         Self {
             kind,
             status,
@@ -83,6 +85,13 @@ impl ApiError {
             retry_after,
             permanent: waiting_cannot_fix(kind, message),
         }
+    }
+
+    /// The error of a quota of 0 for this model: the account's tier does not include it.
+    pub(crate) fn without_allowance(mut self) -> Self {
+        self.kind = ErrorKind::Entitlement;
+        self.retry_after = None;
+        self
     }
 
     pub fn permanent(mut self) -> Self {

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use reqwest::header::HeaderMap;
 
+use super::classify::zero_quota_in_details;
 use super::{ApiError, ErrorKind};
 
 pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
@@ -52,6 +53,15 @@ pub(crate) fn error_from_body(
         let code = code.or_else(|| aws_type.clone());
         let mut err = ApiError::from_provider(http_status, code.as_deref(), &message, retry_after);
         err.status = Some(status);
+        let limited = matches!(err.kind, ErrorKind::RateLimited | ErrorKind::QuotaExceeded);
+        if limited
+            && json
+                .as_ref()
+                .and_then(error_object)
+                .is_some_and(zero_quota_in_details)
+        {
+            err = err.without_allowance();
+        }
         return err;
     }
     let ct = if content_type.is_empty() {
@@ -80,6 +90,12 @@ pub(crate) fn error_from_body(
         );
     }
     err
+}
+
+/// The `error` object of a body, also inside Gemini's one-element array.
+fn error_object(v: &serde_json::Value) -> Option<&serde_json::Value> {
+    let v = v.as_array().and_then(|items| items.first()).unwrap_or(v);
+    v.get("error").filter(|e| e.is_object())
 }
 
 /// Extracts `(code, message)` from the error shapes providers use.
@@ -207,6 +223,40 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// A Google `QuotaFailure` whose `quotaValue` is 0: the key's tier does not include the
+    /// model, whatever the message says, so no reset hint is kept (tests/cases C89).
+    #[test]
+    fn a_zero_quota_violation_is_an_entitlement_without_a_hint() {
+        let body = |value: &str| {
+            serde_json::json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "details": [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                        {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                         "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                         "quotaValue": value}]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "41s"}]}})
+            .to_string()
+        };
+        let error = |value: &str| {
+            let text = body(value);
+            error_from_body(
+                429,
+                "application/json",
+                text.as_bytes(),
+                &HeaderMap::new(),
+                "x",
+            )
+        };
+        let e = error("0");
+        assert_eq!((e.kind, e.retry_after), (ErrorKind::Entitlement, None));
+        assert!(!e.is_retryable());
+        assert!(e.to_string().contains("enable billing"), "{e}");
+        let e = error("250");
+        assert_eq!(e.kind, ErrorKind::RateLimited);
+        assert_eq!(e.retry_after, Some(std::time::Duration::from_secs(41)));
     }
 
     #[test]

@@ -48,11 +48,19 @@ pub(super) fn classify_with_hint(
     {
         return ErrorKind::SpendLimit;
     }
+    // A 429 for a model the key's tier has no allowance for: waiting for its reset cannot help.
+    if has_no_allowance(&msg) {
+        return ErrorKind::Entitlement;
+    }
     let rolling = retry_after.is_some_and(|d| d <= ROLLING_WINDOW_MAX_RESET);
     if is_quota(&code, &msg, status, rate_class && !rolling) {
         return ErrorKind::QuotaExceeded;
     }
     if let Some(CodeKind::Definite(kind)) = code_kind {
+        // llama.cpp sends "Context size has been exceeded." as a plain `server_error`.
+        if kind == ErrorKind::Server && is_context_window(&msg, status) {
+            return ErrorKind::ContextWindowExceeded;
+        }
         return kind;
     }
     match status {
@@ -302,6 +310,30 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
         || msg.contains("quota has been exhausted")
 }
 
+/// A quota whose limit is 0, as Gemini words a model the key's free tier does not include
+/// ("… limit: 0, model: gemini-2.5-pro"), or a model said to have no free quota tier.
+fn has_no_allowance(msg: &str) -> bool {
+    let zero_limit = msg
+        .match_indices("limit: 0")
+        .any(|(at, w)| !msg[at + w.len()..].starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    (zero_limit && msg.contains("quota"))
+        || msg.contains("have a free quota tier")
+        || msg.contains("has no free quota tier")
+}
+
+/// Whether a Google `QuotaFailure` detail of an error body names a quota of 0: a model the key's
+/// tier has no allowance for, whatever the message says.
+pub(super) fn zero_quota_in_details(error: &serde_json::Value) -> bool {
+    let details = error.get("details").and_then(serde_json::Value::as_array);
+    details.into_iter().flatten().any(|d| {
+        let violations = d.get("violations").and_then(serde_json::Value::as_array);
+        violations.into_iter().flatten().any(|v| {
+            v.get("quotaValue")
+                .is_some_and(|q| q.as_str() == Some("0") || q.as_u64() == Some(0))
+        })
+    })
+}
+
 /// Every provider's context-window wording in a lower-case `msg`, asked after code and status.
 fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     const WORDINGS: &[&str] = &[
@@ -312,6 +344,8 @@ fn is_context_window(msg: &str, status: Option<u16>) -> bool {
         "exceeds the context window",
         "exceeds model context window",
         "context window exceeded",
+        "context window is full",
+        "context window full",
         "exceed context limit",
         "exceeds context limit",
         "exceeds the context limit",
@@ -550,6 +584,44 @@ mod tests {
         assert_eq!(
             classify(None, None, "the input is not valid JSON"),
             ErrorKind::Server
+        );
+    }
+
+    #[test]
+    fn a_quota_of_zero_is_an_entitlement_and_a_server_error_may_be_an_overflow() {
+        let gemini = |msg: &str| classify(Some(429), Some("RESOURCE_EXHAUSTED"), msg);
+        assert_eq!(
+            gemini(
+                "You exceeded your current quota. * Quota exceeded for metric: x, limit: 0, model: gemini-2.5-pro"
+            ),
+            ErrorKind::Entitlement
+        );
+        assert_eq!(
+            gemini("Gemini 2.5 Pro Preview doesn't have a free quota tier."),
+            ErrorKind::Entitlement
+        );
+        // Near misses: a limit that is not 0 is a rate limit that resets.
+        for msg in [
+            "You exceeded your current quota. * Quota exceeded for metric: x, limit: 10",
+            "You exceeded your current quota. * Quota exceeded for metric: x, limit: 0.5",
+            "too many connections: limit: 0 left in the pool",
+        ] {
+            assert_eq!(gemini(msg), ErrorKind::RateLimited, "{msg}");
+        }
+        // llama.cpp's `server_error` that names the context; a plain one stays a server error.
+        let llama = |msg: &str| classify(Some(500), Some("server_error"), msg);
+        assert_eq!(
+            llama("Context size has been exceeded."),
+            ErrorKind::ContextWindowExceeded
+        );
+        assert_eq!(llama("Provider disconnected"), ErrorKind::Server);
+        assert_eq!(
+            classify(
+                None,
+                Some("server_error"),
+                "Context size has been exceeded."
+            ),
+            ErrorKind::ContextWindowExceeded
         );
     }
 

@@ -40,6 +40,12 @@ pub(super) fn hint(e: &ApiError) -> Option<String> {
              smaller model (or quantization), or free memory, then try again"
                 .to_owned(),
         ),
+        // A quota of 0: Gemini's free tier without the model.
+        ErrorKind::Entitlement if msg.contains("quota") || e.status == Some(429) => Some(
+            "no wait helps: enable billing on the key's project, or choose a model its tier \
+             includes"
+                .to_owned(),
+        ),
         ErrorKind::InvalidRequest => invalid_request_hint(e, &msg),
         _ => None,
     }

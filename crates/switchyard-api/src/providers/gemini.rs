@@ -318,3 +318,6 @@ impl JsonEvents for GeminiParser {
         require_end(self.finished, "finishReason", out);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -39,6 +39,7 @@ pub mod resolve;
 mod resolved;
 mod router_body;
 mod sapaicore;
+mod silent_overflow;
 mod think_tags;
 #[cfg(feature = "vertex")]
 mod vertex;

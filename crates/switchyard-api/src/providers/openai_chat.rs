@@ -467,11 +467,11 @@ mod tests {
     /// `{ type: "reasoning", reasoning: "", details: delta.reasoning_details }`, Cline v4.0.10
     /// `openrouter.ts`): the details stay whole, an array, on the delta's reasoning chunk —
     /// with its text, or with empty text for a delta whose details carry only a signature.
-    /// Its usage's cost is `cost` plus `cost_details.upstream_inference_cost` (0.002 + 0.0123
-    /// = 0.0143) when the upstream cost is not already inside `cost` (BYOK: Cline v4.0.12
-    /// `gateway.test.ts`, "adds OpenRouter BYOK account fee and upstream provider cost").
+    /// Its usage's cost is `cost` alone (0.002): `cost_details.upstream_inference_cost` is
+    /// added only to a request marked `is_byok` (Cline v4.0.12 `ai-sdk.ts` `normalizeUsage`,
+    /// the reference vector `openrouter_text_reasoning_details_cost`, tests/usage.rs).
     #[test]
-    fn openrouter_reasoning_details_stay_an_array_and_the_upstream_cost_is_added() {
+    fn openrouter_reasoning_details_stay_an_array_and_an_unmarked_upstream_cost_is_not_added() {
         let text_details = json!([
             {"type": "reasoning.text", "text": "Let me think", "format": "anthropic-claude-v1", "index": 0}
         ]);
@@ -518,7 +518,7 @@ mod tests {
             Ok(ApiStreamChunk::Usage(u)) => u.total_cost_usd,
             _ => None,
         });
-        assert!((cost.unwrap() - 0.0143).abs() < 1e-12, "{out:?}");
+        assert!((cost.unwrap() - 0.002).abs() < 1e-12, "{out:?}");
     }
 
     /// The reference places an index-less fragment by its position in the chunk's

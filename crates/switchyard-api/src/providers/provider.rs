@@ -15,6 +15,7 @@ use crate::providers::forward;
 use crate::providers::model_choice::name_nearest_models;
 use crate::providers::overrides;
 use crate::providers::resolve::ResolvedMode;
+use crate::providers::silent_overflow;
 use crate::stream::{ApiStream, ApiStreamChunk};
 use crate::transport::{
     self, Endpoint, EventParser, HttpClient, Origin, PendingRequest, WireRequest,
@@ -163,6 +164,9 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             self.provider.parser(&self.mode),
             options,
         );
+        let estimate = silent_overflow::estimate(system_prompt, messages, tools);
+        let window = self.mode.model_info.context_window;
+        let stream = silent_overflow::reading_a_silent_end(stream, estimate, window);
         self.naming_nearest_models(stream)
     }
 
@@ -194,11 +198,14 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         let model = own.get("model").cloned();
         let model = model.unwrap_or_else(|| serde_json::json!(mode.model_id));
         forward::prepare(dialect, &mut body, model, &mode, &options.overrides);
+        let estimate = silent_overflow::estimate_body(&body);
         forward::merge_headers(&request.headers, &mut options.headers);
         request.body = serde_json::Value::Object(body).to_string();
         let pending = self.provider.authorize(&self.mode, request);
         let parser = forward::Forwarding::new(self.provider.parser(&self.mode));
         let stream = transport::stream(&self.endpoint, pending, None, parser, options);
+        let window = self.mode.model_info.context_window;
+        let stream = silent_overflow::reading_a_silent_end(stream, estimate, window);
         self.naming_nearest_models(stream)
     }
 

@@ -3,6 +3,7 @@
 //! so that a key cannot escape through a place its reader forgot to hand it to.
 //! Spec: R10.5.
 
+mod escaped;
 mod matcher;
 mod registry;
 pub mod scrubber;
@@ -10,18 +11,12 @@ mod whole;
 
 use std::borrow::Cow;
 
+pub use escaped::scrub_json_text;
 use registry::matcher;
 pub use registry::{MIN_SECRET_LEN, REDACTED, any, register};
 pub use scrubber::Scrubber;
 use whole::joined;
-
-/// `text` with every registered secret replaced by [`REDACTED`]; borrowed when it holds none.
-pub fn scrub(text: &str) -> Cow<'_, str> {
-    match matcher().filter(|m| m.is_match(text)) {
-        None => Cow::Borrowed(text),
-        Some(m) => Cow::Owned(joined(&m, &[text], "")),
-    }
-}
+pub use whole::scrub;
 
 /// `parts` joined by `separator`, scrubbed as if the separators were not there, so that a
 /// secret split across parts is hidden whole.

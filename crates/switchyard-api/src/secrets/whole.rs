@@ -1,7 +1,17 @@
 //! Scrubbing a whole text, or parts joined, in one pass.
 
+use std::borrow::Cow;
+
 use super::matcher::Matcher;
-use super::registry::REDACTED;
+use super::registry::{REDACTED, matcher};
+
+/// `text` with every registered secret replaced by [`REDACTED`]; borrowed when it holds none.
+pub fn scrub(text: &str) -> Cow<'_, str> {
+    match matcher().filter(|m| m.is_match(text)) {
+        None => Cow::Borrowed(text),
+        Some(m) => Cow::Owned(joined(&m, &[text], "")),
+    }
+}
 
 /// `parts` joined by `separator`, with every secret in their concatenation hidden.
 pub(super) fn joined(m: &Matcher, parts: &[&str], separator: &str) -> String {

@@ -65,9 +65,13 @@ impl StreamGuard {
     ) -> Option<ApiError> {
         let content = match &chunk {
             ApiStreamChunk::Text { text, .. } => Some((Channel::Text, text.len())),
-            ApiStreamChunk::Reasoning { reasoning, .. } => {
-                Some((Channel::Reasoning, reasoning.len()))
-            }
+            // Structured details are kept and forwarded beside the text, so they count too.
+            ApiStreamChunk::Reasoning {
+                reasoning, details, ..
+            } => Some((
+                Channel::Reasoning,
+                reasoning.len() + details.as_ref().map_or(0, json_len),
+            )),
             ApiStreamChunk::ToolCalls {
                 arguments_delta, ..
             } => Some((Channel::Tools, arguments_delta.len())),
@@ -304,6 +308,24 @@ fn joined_details(
         (Some(details), Some(tail)) => Some(serde_json::json!([details, tail])),
         (details, tail) => details.or(tail),
     }
+}
+
+/// The size of `value` written as compact JSON, counted without building the text.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and a `Value` always serialises.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn release(scrubber: &mut Scrubber, piece: String) -> String {

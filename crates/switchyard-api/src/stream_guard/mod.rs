@@ -241,6 +241,36 @@ mod tests {
         );
     }
 
+    /// OpenRouter's `reasoning_details` count toward `max_answer_bytes` at their JSON size: an
+    /// answer of encrypted details alone, with no reasoning text, is bounded too (SPEC R4.0b).
+    #[test]
+    fn reasoning_details_count_toward_the_answer_bound() {
+        let details = |data: &str| ApiStreamChunk::Reasoning {
+            reasoning: String::new(),
+            details: Some(serde_json::json!([{"type": "reasoning.encrypted", "data": data}])),
+            signature: None,
+            redacted_data: None,
+            id: None,
+        };
+        let bounds = StreamBounds {
+            max_answer_bytes: 250,
+            ..StreamBounds::default()
+        };
+        let blob = "x".repeat(60);
+        // 102 bytes of JSON each: the third passes 250.
+        let items = run(vec![details(&blob), details(&blob), details(&blob)], bounds);
+        let Some(Err(e)) = items.last() else {
+            panic!("the details were not counted: {items:?}")
+        };
+        assert_eq!(e.code.as_deref(), Some(TOO_LARGE));
+        assert!(e.message.contains("max_answer_bytes"), "{e}");
+        assert_eq!(
+            items.len(),
+            3,
+            "the two details before the bound are kept: {items:?}"
+        );
+    }
+
     #[test]
     fn usage_that_arrives_while_text_is_held_follows_that_text() {
         let items = run(

@@ -5,7 +5,7 @@
 
 use super::guard::StreamGuard;
 use crate::error::ApiError;
-use crate::secrets::scrub;
+use crate::secrets::scrub_json_text;
 use crate::stream::{ApiStreamChunk, WireEvent};
 
 /// The most events held while a possible secret is resolved, so that a provider cannot make a
@@ -114,7 +114,8 @@ impl WireGuard {
         if self.ended {
             return;
         }
-        let bytes = match std::str::from_utf8(&event.bytes).map(scrub) {
+        // A server may spell a key with JSON escapes, which a scrub of the raw bytes misses.
+        let bytes = match std::str::from_utf8(&event.bytes).map(scrub_json_text) {
             Ok(std::borrow::Cow::Owned(clean)) => clean.into(),
             Ok(std::borrow::Cow::Borrowed(_)) => event.bytes,
             // Events are re-framed from text: not UTF-8 is not an event to give on.

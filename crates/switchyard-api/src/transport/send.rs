@@ -268,20 +268,12 @@ impl Sending<'_> {
                 self.origin.model_id,
                 wire.body.len()
             );
-            let sent =
-                match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
-                    Some(sent) => sent,
-                    None => Err(first_content_timeout(self.first_content, self.origin)),
-                };
-            if let Err(e) = &sent {
-                let retry = if e.is_retryable() {
-                    "retryable"
-                } else {
-                    "not retried"
-                };
-                tracing::info!("request failed ({retry}): {e}");
+            // A failure is not logged here: the caller shows it once, as the CLI's line or the
+            // gateway's record, and a log line would repeat it.
+            match before(at, open_stream::<F, _>(send, self.origin, self.on_response)).await {
+                Some(sent) => sent,
+                None => Err(first_content_timeout(self.first_content, self.origin)),
             }
-            sent
         })
         .await
     }

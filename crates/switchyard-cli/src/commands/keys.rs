@@ -21,8 +21,8 @@ pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> Exit
     };
     let result = match command {
         KeysCommand::Create(args) => create(&store, args).await,
-        KeysCommand::List { json } => list(&store, None, *json).await,
-        KeysCommand::Show { key, json } => list(&store, Some(key), *json).await,
+        KeysCommand::List { json } => list(&store, *json).await,
+        KeysCommand::Show { key, json } => show(&store, key, *json).await,
         KeysCommand::Revoke { key } => revoke(&store, key).await,
         KeysCommand::Rotate { key, json } => rotate(&store, key, *json).await,
     };
@@ -113,24 +113,83 @@ async fn find(store: &Arc<dyn TaskStore>, wanted: &str) -> Result<ClientKey, (u8
     }
 }
 
-async fn list(store: &Arc<dyn TaskStore>, wanted: Option<&str>, json: bool) -> Outcome {
-    let keys = match wanted {
-        Some(w) => vec![find(store, w).await?],
-        None => store.client_keys().await.map_err(store_err)?,
+/// What key `k` spent in its budget's current window; `None` without a budget.
+async fn used(
+    store: &Arc<dyn TaskStore>,
+    k: &ClientKey,
+    now: i64,
+) -> Result<Option<f64>, (u8, String)> {
+    let Some(b) = k.budget else {
+        return Ok(None);
     };
+    let spent = store
+        .used_since(Some(&k.id), None, b.window_start_ms(now), now)
+        .await;
+    spent.map(Some).map_err(store_err)
+}
+
+/// `keys show`: every field of one key's record, one a line, or its JSON object.
+async fn show(store: &Arc<dyn TaskStore>, wanted: &str, json: bool) -> Outcome {
+    let k = find(store, wanted).await?;
+    let now = now_ms();
+    let used = used(store, &k, now).await?;
+    if json {
+        say!("{}", key_json(&k, used));
+        return Ok(());
+    }
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".to_owned());
+    let models = if k.models.is_empty() {
+        "* (every model)".to_owned()
+    } else {
+        k.models.join(", ")
+    };
+    let fields = [
+        ("id", k.id.clone()),
+        ("prefix", format!("{}…", k.prefix)),
+        ("name", k.name.clone()),
+        ("team", or_dash(k.team.clone())),
+        ("models", models),
+        ("budget", or_dash(k.budget.map(|b| b.to_string()))),
+        (
+            "used",
+            or_dash(used.map(|u| format!("${u:.4} this {}", window(&k)))),
+        ),
+        ("rpm", or_dash(k.rpm.map(|n| n.to_string()))),
+        ("tpm", or_dash(k.tpm.map(|n| n.to_string()))),
+        (
+            "max parallel",
+            or_dash(k.max_parallel.map(|n| n.to_string())),
+        ),
+        (
+            "expires",
+            k.expires_ms.map_or_else(|| "never".to_owned(), utc_second),
+        ),
+        ("admin", if k.admin { "yes" } else { "no" }.to_owned()),
+        ("created", utc_second(k.created_ms)),
+        ("revoked", or_dash(k.revoked_ms.map(utc_second))),
+        ("state", state(&k, now)),
+    ];
+    for (label, value) in fields {
+        say!("{:<13} {value}", format!("{label}:"));
+    }
+    Ok(())
+}
+
+/// The budget window's name as a sentence says it: "day", "month", or "total" as "lifetime".
+fn window(k: &ClientKey) -> &'static str {
+    match k.budget.map(|b| b.window_name()) {
+        Some("total") | None => "lifetime",
+        Some("day") => "day",
+        Some(_) => "month",
+    }
+}
+
+async fn list(store: &Arc<dyn TaskStore>, json: bool) -> Outcome {
+    let keys = store.client_keys().await.map_err(store_err)?;
     let now = now_ms();
     let mut spent = Vec::new();
     for k in &keys {
-        let used = match k.budget {
-            Some(b) => Some(
-                store
-                    .used_since(Some(&k.id), None, b.window_start_ms(now), now)
-                    .await
-                    .map_err(store_err)?,
-            ),
-            None => None,
-        };
-        spent.push(used);
+        spent.push(used(store, k, now).await?);
     }
     if json {
         for (k, used) in keys.iter().zip(&spent) {

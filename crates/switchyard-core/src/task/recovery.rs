@@ -84,11 +84,7 @@ pub(super) async fn announce_and_wait(
     error: &ApiError,
     observer: &mut dyn TurnObserver,
 ) {
-    tracing::info!(
-        "retry {attempt} of {} in {:.1} s after: {error}",
-        settings.max_auto_retries,
-        delay.as_secs_f64()
-    );
+    // The event is the one report of this retry: a log line here would repeat it.
     observer
         .event(TaskEvent::ErrorRetry {
             attempt,

@@ -53,23 +53,20 @@ pub(super) fn usage(dialect: ChatDialect, u: &Value) -> Usage {
     }
 }
 
-/// The cost a gateway such as OpenRouter reports: `usage.cost`, plus the upstream cost when the
-/// request ran on the user's own provider key, where `cost` is only the gateway's fee. Without
-/// `is_byok` the upstream cost is added only when it exceeds `cost`: a request billed through the
-/// gateway already includes it, and the reference's adding it always doubles the bill.
+/// The cost a gateway such as OpenRouter reports: `usage.cost`, plus the upstream cost of a
+/// request it marks `is_byok`, run on the user's own provider key, where `cost` is only its fee.
+/// Unmarked, the upstream cost stands only for a `cost` of 0 or none, as the reference reads it:
+/// a request billed through the gateway already includes it, at the gateway's price.
 fn reported_cost(u: &Value) -> Option<f64> {
     let cost = u.get("cost").and_then(Value::as_f64).filter(|c| *c >= 0.0);
     let upstream = u
         .pointer("/cost_details/upstream_inference_cost")
         .and_then(Value::as_f64)
         .filter(|c| *c >= 0.0);
-    let byok = match u.get("is_byok").and_then(Value::as_bool) {
-        Some(b) => b,
-        None => matches!((cost, upstream), (Some(c), Some(up)) if up > c),
-    };
+    let byok = u.get("is_byok").and_then(Value::as_bool) == Some(true);
     match (cost, upstream) {
         (Some(c), Some(up)) if byok => Some(c + up),
-        (None, Some(up)) => Some(up),
-        (c, _) => c,
+        (Some(c), _) if c > 0.0 => Some(c),
+        (c, up) => up.or(c),
     }
 }

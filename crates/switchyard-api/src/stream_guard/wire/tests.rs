@@ -112,3 +112,57 @@ fn a_key_split_across_events_ends_them_and_the_rest_is_chunks() {
         assert_eq!(text(&items), want, "split at {at}");
     }
 }
+
+/// A second key, with the `/` JSON may write as `\/`.
+const SLASHED: &str = "aws/wire+guard/escaped-7c41";
+
+/// `text` as a JSON string literal with each character of every key in it spelled as `how`
+/// says: 0 plain, 1 `\u` in lower-case hex, 2 in upper-case hex, 3 `\/` for a `/`.
+fn escaped_literal(text: &str, how: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for (i, c) in text.chars().enumerate() {
+        match (how[i % how.len()], c) {
+            (_, '"' | '\\') => out.push_str(&format!("\\{c}")),
+            (3, '/') => out.push_str("\\/"),
+            (1, c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            (2, c) => out.push_str(&format!("\\u{:04X}", c as u32)),
+            (_, c) => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// However a server escapes a key's characters inside one event's JSON string, the event
+    /// given on never holds the key once its JSON is decoded (SPEC R10.5).
+    #[test]
+    fn a_key_escaped_any_way_inside_one_event_never_goes_on(
+        how in proptest::collection::vec(0u8..4, 1..40),
+        slashed: bool,
+        before in "[a-z ]{0,12}",
+    ) {
+        crate::secrets::register(SLASHED);
+        let key = if slashed { SLASHED } else { KEY };
+        let said = format!("{before}{key} after");
+        let data = format!(
+            r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":{}}}}}"#,
+            escaped_literal(&said, &how)
+        );
+        let wire = WireEvent {
+            bytes: format!("event: content_block_delta\ndata: {data}\n\n").into(),
+            ends: false,
+            held: false,
+        };
+        let items = guarded(vec![ApiStreamChunk::text(said), ApiStreamChunk::Wire(wire)]);
+        for event in events(&items) {
+            let data = event.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            let decoded: serde_json::Value = serde_json::from_str(data).unwrap();
+            let decoded = decoded["delta"]["text"].as_str().unwrap().to_owned();
+            proptest::prop_assert!(!decoded.contains(key), "{event}");
+        }
+        proptest::prop_assert!(!text(&items).contains(key));
+    }
+}

@@ -1,0 +1,96 @@
+//! A stream that ends before any answer while the request is larger than the model's context
+//! window. Some local servers refuse such a request by closing a 200 stream without a word,
+//! llama-cpp-python's among them, and the end reads as a temporary network failure.
+//! Spec: R7.2.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures_util::TryStreamExt;
+use serde_json::Value;
+
+use crate::error::{ApiError, ErrorKind, INCOMPLETE_STREAM};
+use crate::message::{ContentBlock, Message, ToolSpec};
+use crate::stream::ApiStream;
+
+/// The flat estimate of one image, as the task layer's, since its base64 bytes would count far
+/// too much.
+const IMAGE_TOKENS: u64 = 1_000;
+
+/// A string this long without a space is taken for base64 media, counted as an image.
+const MEDIA_BYTES: usize = 4096;
+
+/// `stream` with an end before any chunk read as an overflow when the request's `estimate` of
+/// input tokens is over the model's `window`.
+pub(crate) fn reading_a_silent_end(stream: ApiStream, estimate: u64, window: u64) -> ApiStream {
+    if estimate <= window {
+        return stream;
+    }
+    let answered = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&answered);
+    let stream = stream.inspect_ok(move |_| seen.store(true, Ordering::Relaxed));
+    Box::pin(stream.map_err(move |e| {
+        let silent = !answered.load(Ordering::Relaxed);
+        if silent && e.code.as_deref() == Some(INCOMPLETE_STREAM) {
+            overflow(e, estimate, window)
+        } else {
+            e
+        }
+    }))
+}
+
+fn overflow(silent: ApiError, estimate: u64, window: u64) -> ApiError {
+    let mut e = ApiError::new(
+        ErrorKind::ContextWindowExceeded,
+        format!(
+            "the stream ended before any answer, and the request's estimated {estimate} input \
+             tokens exceed the model's {window}-token context window: the server most likely \
+             refused it for its size"
+        ),
+    );
+    e.provider_id = silent.provider_id;
+    e.model_id = silent.model_id;
+    e.status = silent.status;
+    e
+}
+
+/// A rough count of the input tokens of a prompt: a token per four bytes of text, an image at
+/// [`IMAGE_TOKENS`].
+pub(crate) fn estimate(system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
+    let mut bytes = system_prompt.len();
+    let mut images = 0;
+    for block in messages.iter().flat_map(|m| &m.content) {
+        bytes += match block {
+            ContentBlock::Text { text } => text.len(),
+            ContentBlock::Image { .. } => {
+                images += 1;
+                0
+            }
+            ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+            ContentBlock::ToolResult { content, .. } => content.len(),
+            ContentBlock::Thinking { thinking, .. } => thinking.len(),
+            ContentBlock::RedactedThinking { data } => data.len(),
+        };
+    }
+    for tool in tools {
+        bytes += tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
+    }
+    (bytes as u64).div_ceil(4) + images * IMAGE_TOKENS
+}
+
+/// [`estimate`] of a client's own request body: the bytes of its strings, a long string without
+/// a space taken for media.
+pub(crate) fn estimate_body(body: &serde_json::Map<String, Value>) -> u64 {
+    fn walk(v: &Value, bytes: &mut usize, images: &mut u64) {
+        match v {
+            Value::String(s) if s.len() >= MEDIA_BYTES && !s.contains(' ') => *images += 1,
+            Value::String(s) => *bytes += s.len(),
+            Value::Array(items) => items.iter().for_each(|i| walk(i, bytes, images)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, bytes, images)),
+            _ => {}
+        }
+    }
+    let (mut bytes, mut images) = (0, 0);
+    body.values().for_each(|v| walk(v, &mut bytes, &mut images));
+    (bytes as u64).div_ceil(4) + images * IMAGE_TOKENS
+}
