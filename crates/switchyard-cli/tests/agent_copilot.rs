@@ -213,10 +213,8 @@ fn copilot_responses_creates_hello_txt_translated_to_an_anthropic_upstream() {
 /// Sonnet 4.5 and later refuse the two in one request with a 400 ("`temperature` and `top_p`
 /// cannot both be specified for this model": microsoft/copilot-intellij-feedback#1478, the same
 /// Copilot requests through its own-key mode to Anthropic), so on a route to such a model the
-/// gateway must send only one of them. It sends both today (the agent upstream takes them,
-/// Anthropic would not): ignored until the Anthropic request drops one.
+/// gateway sends the temperature alone.
 #[test]
-#[ignore = "gateway defect: temperature and top_p both reach a claude-sonnet-4-5 route"]
 fn copilot_chat_translated_to_claude_sends_temperature_or_top_p_not_both() {
     let test = "copilot_chat_translated_to_claude_sends_temperature_or_top_p_not_both";
     let Some(scene) = run_case(test, Speaks::Chat, UpstreamDialect::Messages) else {

@@ -145,6 +145,11 @@ pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, thinking: 
         return;
     };
     overrides::apply_sampling(map, o, overrides::ANTHROPIC, !thinking);
+    // Claude Sonnet 4.5 and later refuse the two together with a 400, and Anthropic advises
+    // setting one: the temperature stays and `top_p` is reported dropped.
+    if map.contains_key("temperature") {
+        map.remove("top_p");
+    }
     if thinking {
         overrides::thinking_top_p(map, o, overrides::ANTHROPIC.top_p);
     }
@@ -632,16 +637,15 @@ mod tests {
         let body = body_with("s", &top_p);
         assert_eq!(body["top_p"], 0.9, "{body}");
         assert!(body.get("temperature").is_none(), "{body}");
-        // Both set by the caller: both sent, as asked; neither: the default temperature.
+        // Both set by the caller, as Copilot CLI does: the temperature alone, since Claude
+        // Sonnet 4.5 and later refuse the pair; neither: the default temperature.
         let both = RequestOverrides {
             temperature: Some(0.5),
             ..top_p
         };
         let body = body_with("s", &both);
-        assert_eq!(
-            (&body["temperature"], &body["top_p"]),
-            (&json!(0.5), &json!(0.9))
-        );
+        assert_eq!(body["temperature"], 0.5, "{body}");
+        assert!(body.get("top_p").is_none(), "{body}");
         assert_eq!(body_with_system("s")["temperature"], 0.0);
     }
 
