@@ -7,7 +7,7 @@
 # binary against two real local model servers (llama-cpp-python's and llama.cpp's native
 # `llama-server`, both serving SmolLM2-135M on 127.0.0.1; see scripts/local-model.sh).
 #
-# The first run builds both servers (3–10 and 5–25 minutes on 2 cores, as README.md says); later runs reuse them,
+# The first run builds both servers (3–10 and 5–25 minutes on 2 cores, as docs/testing.md says); later runs reuse them,
 # and servers already running are left as they are. Extra arguments go to `cargo test`.
 #
 # Ends with one line of counts, `N passed, N failed, N skipped` (also written to

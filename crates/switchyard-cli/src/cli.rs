@@ -238,7 +238,7 @@ pub struct NewKeyArgs {
     /// When it stops working: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC).
     #[arg(long, value_name = "DATE")]
     pub expires: Option<String>,
-    /// A key for /metrics only, never for requests to models.
+    /// A key for /metrics and the dashboard's sign-in, never for requests to models.
     #[arg(long)]
     pub admin: bool,
     /// Print `{key, id, prefix}` as JSON.
@@ -365,7 +365,7 @@ pub struct TaskOptions {
     pub mode: Option<String>,
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// Print one JSON object per line on stdout instead of text (see README "JSON output").
+    /// Print one JSON object per line on stdout instead of text (see docs/tasks.md, "JSON output").
     #[arg(long)]
     pub json: bool,
     /// Do not show reasoning (thinking) text.

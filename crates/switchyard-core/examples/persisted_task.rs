@@ -1,5 +1,5 @@
 //! A persisted task with retries, printing every event as the JSON line the CLI's `--json`
-//! prints (README "JSON output").
+//! prints (docs/tasks.md, "JSON output").
 //!
 //! Against the local model server of `scripts/local-model.sh` (127.0.0.1:8089, SmolLM2):
 //!

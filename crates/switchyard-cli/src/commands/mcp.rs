@@ -25,7 +25,7 @@ pub async fn list(args: &McpListArgs) -> ExitCode {
         if !args.json {
             say!(
                 "No MCP servers configured in {where_}. Add them in the \"mcpServers\" shape \
-                 (see README, \"MCP servers\") or pass --mcp-config FILE."
+                 (see docs/mcp.md) or pass --mcp-config FILE."
             );
         }
         return ExitCode::SUCCESS;
