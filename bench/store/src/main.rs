@@ -4,6 +4,8 @@
 //! this month, then times a budget hold, a settlement, a rate slot and a cooldown read one
 //! call at a time, and holds per second from many connections at once over 100 keys.
 
+#![allow(clippy::expect_used)]
+
 mod fleet;
 mod seed;
 mod timing;

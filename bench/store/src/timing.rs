@@ -3,7 +3,10 @@
 use std::time::{Duration, Instant};
 
 use switchyard_core::limits::{Cooldown, EntryKey, RateLimits, SlotRequest};
-use switchyard_core::store::{ClientKey, HoldRequest, RequestOutcome, RequestRecord, TaskStore};
+use switchyard_core::store::{
+    BudgetWindow, ClientKey, HoldRequest, LeaseScope, LeaseWant, RequestOutcome, RequestRecord,
+    SlotLeaseRequest, TaskStore,
+};
 
 use crate::seed::{Setup, now_ms};
 
@@ -115,12 +118,75 @@ pub(crate) async fn run(
         store.cooldowns(now_ms()).await.expect("cooldowns");
         reads.push(t.elapsed());
     }
+    let (leases, slot_leases) = leases(store, setup, calls).await;
     vec![
         figure("hold", holds),
         figure("settle", settles),
         figure("rate slot", slots),
         figure("cooldown read", reads),
+        figure("lease key+team+gateway", leases),
+        figure("slot lease + return", slot_leases),
     ]
+}
+
+/// A process's lease renewals of `key_0`'s, its team's and the gateway's budgets, and of 10
+/// per-minute slots it then gives back.
+async fn leases(
+    store: &dyn TaskStore,
+    setup: &Setup,
+    calls: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let key = &setup.keys[0];
+    let team = &setup.teams[0];
+    let want = |scope, id: &str, limit: f64, window| LeaseWant {
+        scope,
+        id: id.to_owned(),
+        limit,
+        window,
+        want: 0.05,
+        need: 0.01,
+    };
+    let wants = [
+        want(LeaseScope::Key, &key.id, 10_000.0, BudgetWindow::Month),
+        want(
+            LeaseScope::Team,
+            &team.name,
+            1_000_000.0,
+            BudgetWindow::Month,
+        ),
+        want(LeaseScope::Gateway, "", 1e9, BudgetWindow::Day),
+    ];
+    let (mut leases, mut slots) = (Vec::new(), Vec::new());
+    for _ in 0..calls {
+        let now = now_ms();
+        let t = Instant::now();
+        store
+            .lease("bench", now, now + 30_000, &wants)
+            .await
+            .expect("lease");
+        leases.push(t.elapsed());
+        let req = SlotLeaseRequest {
+            key: "openai#lease".into(),
+            holder: "bench".into(),
+            limits: RateLimits {
+                requests_per_minute: Some(1_000_000),
+                input_tokens_per_minute: None,
+            },
+            now_ms: now,
+            requests: 10,
+            tokens: 0,
+            valid_until_ms: now + 1_000,
+        };
+        let t = Instant::now();
+        let got = store.lease_slots(&req).await.expect("slot lease");
+        store
+            .return_slots(&req.key, "bench", got)
+            .await
+            .expect("return");
+        slots.push(t.elapsed());
+    }
+    store.release("bench").await.expect("release");
+    (leases, slots)
 }
 
 /// Three entries cooling down for an hour.

@@ -175,6 +175,7 @@ pub(super) fn learnt_columns(l: &LearntLimits) -> [Option<i64>; 4] {
 }
 
 /// How many requests a `rate_slots` row counts, at least one while it holds tokens.
+// Rows written now keep a request while they hold tokens; an older row may not, and still counts.
 pub(super) const SLOT_REQUESTS: &str =
     "CASE WHEN requests > 0 THEN requests WHEN input_tokens > 0 THEN 1 ELSE 0 END";
 

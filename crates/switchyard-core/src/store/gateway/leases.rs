@@ -143,6 +143,17 @@ pub fn decide_slot_lease(
     }
 }
 
+/// The requests a slot row of `requests` gives back of `asked`: it keeps one while `tokens`
+/// stay in it, so a row counts a request for as long as it counts tokens.
+pub fn kept_one(requests: u64, asked: u64, tokens: u64) -> u64 {
+    let most = if tokens > 0 {
+        requests.saturating_sub(1)
+    } else {
+        requests
+    };
+    most.min(asked)
+}
+
 /// A request admitted against a lease, recorded with the reservation it was admitted at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeasedRecord {

@@ -277,3 +277,77 @@ pub(crate) async fn store_check_finds_a_planted_difference_and_repairs_it(
     let spent = store.spend_between(day, day + 86_400_000).await.unwrap();
     assert!((spent - 0.25).abs() < 1e-9, "{spent}");
 }
+
+/// A slot row holding tokens counts a request even when its `requests` is 0, as an older
+/// version could leave it, and giving slots back keeps one request in a row that keeps tokens.
+pub(crate) async fn a_slot_row_holding_tokens_counts_a_request(fixture: &dyn StoreFixture) {
+    let store = fixture.open();
+    let now = 10_000_000;
+    fixture.execute(&format!(
+        "INSERT INTO rate_slots (key, ts_ms, input_tokens, requests) VALUES ('old', {now}, 5, 0)"
+    ));
+    let one = RateLimits {
+        requests_per_minute: Some(1),
+        input_tokens_per_minute: None,
+    };
+    let slot = SlotRequest {
+        key: "old".into(),
+        now_ms: now + 1,
+        input_tokens: 0,
+        limits: one,
+    };
+    let grant = store.acquire_rate_slot(&slot).await.unwrap();
+    assert!(matches!(grant, SlotGrant::Wait { .. }), "{grant:?}");
+    let lease = |key: &str, holder: &str, requests: u64, tokens: u64, limits: RateLimits| {
+        SlotLeaseRequest {
+            key: key.into(),
+            holder: holder.into(),
+            limits,
+            now_ms: now + 1,
+            requests,
+            tokens,
+            valid_until_ms: now + 1_000,
+        }
+    };
+    let got = store
+        .lease_slots(&lease("old", "h", 1, 0, one))
+        .await
+        .unwrap();
+    assert_eq!(got, SlotLease::default());
+
+    let three = RateLimits {
+        requests_per_minute: Some(3),
+        input_tokens_per_minute: Some(100),
+    };
+    let got = store
+        .lease_slots(&lease("new", "h", 2, 50, three))
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        SlotLease {
+            requests: 2,
+            tokens: 50
+        }
+    );
+    let unused = SlotLease {
+        requests: 2,
+        tokens: 20,
+    };
+    let back = store.return_slots("new", "h", unused).await.unwrap();
+    assert_eq!(
+        back,
+        SlotLease {
+            requests: 1,
+            tokens: 20
+        }
+    );
+    let rest = store
+        .lease_slots(&lease("new", "h2", 3, 0, three))
+        .await
+        .unwrap();
+    assert_eq!(
+        rest.requests, 2,
+        "the row that keeps 30 tokens counts one request"
+    );
+}

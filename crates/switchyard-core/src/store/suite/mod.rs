@@ -40,6 +40,7 @@ pub(crate) use keys::{
     holds_taken_at_once_by_many_connections_never_pass_the_budget,
 };
 pub(crate) use leases::{
+    a_slot_row_holding_tokens_counts_a_request,
     leases_raced_for_by_three_handles_never_pass_the_budget,
     parallel_leases_and_holds_share_a_keys_limit,
     slot_leases_hold_the_limit_over_every_sliding_minute,
@@ -96,6 +97,7 @@ macro_rules! task_store_suite {
             totals_follow_the_ledger_through_random_interleavings,
             leases_raced_for_by_three_handles_never_pass_the_budget,
             slot_leases_hold_the_limit_over_every_sliding_minute,
+            a_slot_row_holding_tokens_counts_a_request,
             store_check_finds_a_planted_difference_and_repairs_it);
     };
     (@store $fixture:expr; $($name:ident),*) => {$(

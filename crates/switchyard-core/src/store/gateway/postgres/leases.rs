@@ -12,7 +12,7 @@ use crate::limits::state::RATE_WINDOW_MS;
 use crate::store::gateway::claims::{Claim, others_sql};
 use crate::store::gateway::leases::{
     LeaseGrant, LeaseStore, LeaseWant, LeasedRecord, SlotLease, SlotLeaseRequest, decide_lease,
-    decide_slot_lease,
+    decide_slot_lease, kept_one,
 };
 use crate::store::postgres::limits::{lock_slots, prepare_slot_lock};
 use crate::store::rows::{LEARNT_COLUMNS, SLOT_REQUESTS, learnt_from_row, to_i64, to_u64};
@@ -184,10 +184,8 @@ async fn return_slots(
     let mut left = unused;
     for row in rows {
         let (ctid, requests, tokens): (String, i64, i64) = (row.get(0), row.get(1), row.get(2));
-        let (r, t) = (
-            to_u64(requests).min(left.requests),
-            to_u64(tokens).min(left.tokens),
-        );
+        let t = to_u64(tokens).min(left.tokens);
+        let r = kept_one(to_u64(requests), left.requests, to_u64(tokens) - t);
         left.requests -= r;
         left.tokens -= t;
         let (requests, tokens) = (requests - to_i64(r), tokens - to_i64(t));

@@ -8,7 +8,7 @@ use crate::limits::state::RATE_WINDOW_MS;
 use crate::store::gateway::claims::{Claim, others_sql};
 use crate::store::gateway::leases::{
     LeaseGrant, LeaseStore, LeaseWant, LeasedRecord, SlotLease, SlotLeaseRequest, decide_lease,
-    decide_slot_lease,
+    decide_slot_lease, kept_one,
 };
 use crate::store::rows::{LEARNT_COLUMNS, SLOT_REQUESTS, learnt_from_row, to_i64, to_u64};
 use crate::store::sqlite::{Db, SqliteStore};
@@ -148,7 +148,8 @@ fn return_slots(
         .collect::<rusqlite::Result<_>>()?;
     let mut left = unused;
     for (rowid, requests, tokens) in rows {
-        let (r, t) = (requests.min(left.requests), tokens.min(left.tokens));
+        let t = tokens.min(left.tokens);
+        let r = kept_one(requests, left.requests, tokens - t);
         left.requests -= r;
         left.tokens -= t;
         let (requests, tokens) = (requests - r, tokens - t);
