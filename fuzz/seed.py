@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds each fuzz target's corpus (issue 27) from the repository's own recorded bytes:
-tests/fixtures and tests/cases (provider bodies and error responses), the README's TOML
-examples, the built-in model tables, the sign-in files of tests/fixtures/credentials, and
+tests/fixtures and tests/cases (provider bodies and error responses), the TOML examples of
+README.md and docs/*.md, the built-in model tables, the sign-in files of tests/fixtures/credentials, and
 fuzz/seeds/ (hand-written requests, headers, settings and a task folder). Writes fuzz/corpus/TARGET/seed-*; a target whose corpus already holds files is
 left alone unless --force. Run by scripts/fuzz.sh before a target's first run."""
 
@@ -94,9 +94,9 @@ def corpus():
                 line = line[5:].strip()
             if line.startswith(b"{") and len(line) < 4096:
                 add("fast_json", line)
-    readme = (ROOT / "README.md").read_text()
-    for block in re.findall(r"```toml\n(.*?)```", readme, re.S):
-        add("config_toml", block.encode())
+    for page in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"```toml\n(.*?)```", page.read_text(), re.S):
+            add("config_toml", block.encode())
     for path in sorted((ROOT / "crates/switchyard-api/models/switchyard").glob("*.toml"))[:6]:
         add("models_toml", path.read_bytes()[:8192])
     for path in sorted((ROOT / "tests/fixtures/credentials").glob("*.json")):

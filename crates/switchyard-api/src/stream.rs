@@ -1,10 +1,5 @@
-//! The one stream every provider speaks through (SPEC R1).
-//!
-//! A request yields an [`ApiStream`]: an async stream of `Result<ApiStreamChunk, ApiError>`.
-//! Provider specifics (Anthropic content blocks, OpenAI deltas, Gemini parts, …) are
-//! normalised into the reference's four chunk kinds (`ApiStreamChunk` in Cline's
-//! `src/core/api/transform/stream.ts`), plus [`ApiStreamChunk::Finish`]: how an answer ended
-//! when the output limit cut it.
+//! The one stream every provider speaks through, normalised into the reference's chunk kinds.
+//! Spec: R1, R1.2, R1.3, R1.4.
 
 use std::pin::Pin;
 
@@ -13,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
-/// An async stream of chunks; dropping it closes the underlying HTTP connection (SPEC R1.4).
+/// An async stream of chunks; dropping it closes the HTTP connection.
 pub type ApiStream = Pin<Box<dyn Stream<Item = Result<ApiStreamChunk, ApiError>> + Send>>;
 
-/// One normalised piece of a model response (SPEC R1.2).
+/// One normalised piece of a model response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ApiStreamChunk {
@@ -28,12 +23,9 @@ pub enum ApiStreamChunk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
-    /// Thinking text. A thinking signature arrives as a chunk with empty `reasoning` and
-    /// `signature` set; Anthropic `redacted_thinking` / OpenAI `encrypted_content` arrive in
-    /// `redacted_data` (opaque base64, kept as on the wire for round-trips).
+    /// Thinking text; a signature or redacted thinking comes with an empty `reasoning`.
     Reasoning {
         reasoning: String,
-        /// Provider-specific structured reasoning (e.g. OpenRouter `reasoning_details`), as JSON.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<serde_json::Value>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,83 +35,52 @@ pub enum ApiStreamChunk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
-    /// Token usage for the request, in tokens (see [`Usage`]).
+    /// Token usage for the request.
     Usage(Usage),
-    /// A fragment of a tool call's arguments. Emitted only once the call's `id` and `name` are
-    /// known; the consumer joins `arguments_delta` per `id` (see [`ToolCallAccumulator`]).
-    /// A call the wire sent without an id gets one made up by the provider layer, unique in
-    /// the process ([`generated_tool_call_id`]).
+    /// A fragment of a tool call's arguments, given once the call's `id` and `name` are known.
     ToolCalls {
-        /// The provider's separate call id where it has one (OpenAI Responses `call_id`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
         id: String,
         name: String,
         arguments_delta: String,
-        /// Gemini's thought signature of this call (a `functionCall` part's
-        /// `thoughtSignature`, or `extra_content.google.thought_signature` on Gemini's
-        /// OpenAI-compatible endpoint), on the first fragment that knows it. Gemini 3 wants it
-        /// back with the call in the next request.
+        /// Gemini's thought signature of this call, on the first fragment that knows it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
-    /// The answer ended for `reason`, not as the model chose (SPEC R1.2): today the output
-    /// limit ([`FinishReason::MaxTokens`]). Yielded once, after the answer's content, by the
-    /// mappers whose wire names it; a stream without it ended as the model chose, or the
-    /// provider did not say. Not content ([`ApiStreamChunk::is_content`]).
+    /// The answer ended for `reason`, not as the model chose; yielded once, after the content.
     Finish { reason: FinishReason },
-    /// One event of the provider's stream as it came, re-framed (SPEC R14.2): only in the
-    /// stream of [`ApiHandler::forward`](crate::ApiHandler::forward), after the chunks mapped
-    /// from it — a gateway relays these bytes to a client of the provider's own dialect and
-    /// reads the other chunks for usage, cost and errors. An event whose mapping failed is not
-    /// given (the error is). Not content, never stored (`serde` skips it).
+    /// One provider event as it came, only in a forwarded stream, after its chunks; not content.
     #[serde(skip)]
     Wire(WireEvent),
 }
 
-/// The bytes of one provider event as a client of its dialect reads them
-/// ([`ApiStreamChunk::Wire`]): for server-sent events, its `event:`, `data:` (one line per
-/// line of data), `id:` and `retry:` fields and the blank line that ends it — what the provider
-/// sent, without its comments.
+/// The bytes of one provider event as a client of its dialect reads them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WireEvent {
-    /// The event's bytes, ready to write to the client (empty when `ends`).
+    /// The event's bytes, ready to write; empty when `ends`.
     pub bytes: bytes::Bytes,
-    /// The provider's events end here, before the answer does: a configured secret spanned
-    /// two of them (SPEC R10.5), so they cannot be given as they came. The rest of the answer
-    /// — the chunks that follow, the held ones first — is the consumer's to write in the
-    /// dialect.
+    /// The events end here because a configured secret spanned two; the consumer writes the rest.
     pub ends: bool,
-    /// The provider layer's own mark, for the stream guard: the mapper holds content of this
-    /// event (and maybe earlier ones) that it has not given as chunks yet — Chat tool-call
-    /// arguments that arrived before the call's name — so the guard holds the events until
-    /// that content has passed the scrubber (SPEC R10.5). Always false in what the guard
-    /// hands on.
+    /// Set while the mapper holds this event's content back; always false after the guard.
     pub(crate) held: bool,
 }
 
-/// Why an answer ended when the model did not choose to end it ([`ApiStreamChunk::Finish`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FinishReason {
-    /// The output limit cut the answer: Anthropic and Bedrock `stop_reason` / `stopReason`
-    /// `max_tokens`, OpenAI Chat `finish_reason: length`, Responses `incomplete_details.reason:
-    /// max_output_tokens`, Gemini `finishReason: MAX_TOKENS`, Ollama `done_reason: length`.
-    /// What streamed before it is all there is (a tool call cut by the limit is an error
-    /// instead: it must never run, tests/cases C22).
+    /// The output limit cut the answer; a tool call it cuts is an error instead, never run.
     MaxTokens,
 }
 
 impl ApiStreamChunk {
-    /// The answer was cut by the output limit ([`FinishReason::MaxTokens`]).
     pub fn max_tokens() -> Self {
         Self::Finish {
             reason: FinishReason::MaxTokens,
         }
     }
 
-    /// Builds a plain text chunk.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text {
             text: text.into(),
@@ -128,7 +89,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// Builds a plain reasoning chunk.
     pub fn reasoning(reasoning: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: reasoning.into(),
@@ -139,7 +99,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// A thinking signature: a reasoning chunk with empty text and `signature` set (SPEC R1.2).
     pub fn reasoning_signature(signature: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: String::new(),
@@ -150,8 +109,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// Redacted or encrypted thinking: a reasoning chunk with empty text and `redacted_data`
-    /// set (SPEC R1.2).
     pub fn redacted_reasoning(data: impl Into<String>) -> Self {
         Self::Reasoning {
             reasoning: String::new(),
@@ -162,7 +119,6 @@ impl ApiStreamChunk {
         }
     }
 
-    /// A fragment of tool call `id` named `name`, with no separate call id or signature.
     pub fn tool_call(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -177,18 +133,13 @@ impl ApiStreamChunk {
         }
     }
 
-    /// True for text, reasoning and tool calls: the chunks that commit a stream (SPEC R6.4).
-    /// Usage and finish chunks are not content.
+    /// True for text, reasoning and tool calls, the chunks that commit a stream.
     pub fn is_content(&self) -> bool {
         !matches!(self, Self::Usage(_) | Self::Finish { .. } | Self::Wire(_))
     }
 }
 
-/// Token usage of one request (SPEC R1.2, R1.3). All counts are tokens.
-///
-/// `input_tokens` is the **non-cached** input: each provider subtracts cache reads and writes
-/// before yielding, and documents its rule next to its usage mapping. Optional fields are
-/// `Some` exactly when the provider reported them (including a reported 0).
+/// Token usage of one request, in tokens; `input_tokens` leaves out cache reads and writes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -197,10 +148,10 @@ pub struct Usage {
     pub cache_write_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
-    /// Reasoning tokens as reported (OpenAI `reasoning_tokens`, included in `output_tokens`).
+    /// Reasoning tokens, included in `output_tokens`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thoughts_tokens: Option<u64>,
-    /// The provider's own cost for the request in USD, when it reports one (OpenRouter).
+    /// The provider's own cost for the request in USD, when it reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,9 +159,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds `u` to this sum the way usage chunks of one answer add up (SPEC R9.2): token
-    /// counts add; an optional count stays unset only while neither side has it; the
-    /// provider's cost and response id take the latest one given.
+    /// Adds `u` as the usage chunks of one answer add up; cost and id take the latest.
     pub fn add(&mut self, u: &Usage) {
         let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (None, None) => None,
@@ -233,19 +182,15 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
     pub name: String,
-    /// The byte-exact concatenation of the fragments; `{}` when the model sent none
-    /// (an empty argument string is not valid JSON, see tests/cases C22).
+    /// The fragments joined byte for byte; `{}` when the model sent none, as "" is not JSON.
     pub arguments: String,
-    /// The call's thought signature (Gemini), to send back with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
 
 impl ToolCall {
-    /// The arguments as the JSON object a tool takes, or why they are not one (a sentence
-    /// fragment such as "not valid JSON (EOF while parsing a string at line 1 column 52)").
-    /// A call whose arguments are not an object must never run (issue 12: the model is
-    /// told, the user sees it, nothing runs).
+    /// The arguments as the JSON object a tool takes, or a sentence fragment saying why they are
+    /// not one. A call whose arguments are not an object must never run.
     pub fn arguments_object(&self) -> Result<serde_json::Map<String, serde_json::Value>, String> {
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
             Ok(serde_json::Value::Object(map)) => Ok(map),
@@ -264,10 +209,8 @@ impl ToolCall {
     }
 }
 
-/// A tool-call id for a call the wire sent without one (Gemini before `functionCall.id`,
-/// Ollama before 0.12.10, OpenAI-compatible servers without ids): `call_` followed by a tag
-/// drawn once per process and a counter, so no two calls of one process share an id and a
-/// later tool round never repeats an earlier one (tests/cases H22, H32).
+/// A tool-call id for a call the wire sent without one: `call_`, a tag drawn once per process
+/// and a counter, so a later tool round never repeats an earlier id.
 pub fn generated_tool_call_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::LazyLock;
@@ -286,15 +229,13 @@ pub fn generated_tool_call_id() -> String {
     format!("call_{:08x}_{}", *TAG, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Joins tool-call fragments per id, keeping calls in the order they first appeared.
 #[derive(Debug, Default)]
 pub struct ToolCallAccumulator {
     calls: Vec<ToolCall>,
 }
 
 impl ToolCallAccumulator {
-    /// Adds one fragment: a [`ApiStreamChunk::ToolCalls`] chunk's fields. The first
-    /// signature a call's fragments carry is kept.
+    /// Adds one tool-call fragment; the first signature a call's fragments carry is kept.
     pub fn push(
         &mut self,
         call_id: Option<&str>,
@@ -322,7 +263,6 @@ impl ToolCallAccumulator {
         }
     }
 
-    /// Adds `chunk` when it is a tool-call fragment; other chunks are ignored.
     pub fn push_chunk(&mut self, chunk: &ApiStreamChunk) {
         if let ApiStreamChunk::ToolCalls {
             call_id,
@@ -342,13 +282,11 @@ impl ToolCallAccumulator {
         }
     }
 
-    /// True when no fragment was pushed.
     pub fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
 
-    /// The assembled calls, in first-appearance order. Arguments are kept as they arrived,
-    /// except that none at all become `{}`; check them with [`ToolCall::arguments_object`].
+    /// The assembled calls in first-appearance order, arguments as they came but none as `{}`.
     pub fn finish(self) -> Vec<ToolCall> {
         self.calls
             .into_iter()

@@ -1,6 +1,5 @@
-//! UTC calendar dates of Unix times (SPEC R4.2, R12.2; H. Hinnant's `civil_from_days` and
-//! `days_from_civil`): the RFC 3339 stamps written into sign-in files, and the dates `switchyard
-//! tasks` prints.
+//! UTC calendar dates of Unix times, after H. Hinnant's date algorithms.
+//! Spec: R4.2, R12.2.
 
 /// A Unix time as a UTC date and time of day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +14,7 @@ pub struct UtcTime {
     pub second: i64,
 }
 
-/// The UTC date and time of `secs` seconds since the Unix epoch (negative: before it).
+/// The UTC date and time of `secs` seconds since the Unix epoch, negative before it.
 pub fn utc(secs: i64) -> UtcTime {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
@@ -37,7 +36,7 @@ pub fn utc(secs: i64) -> UtcTime {
     }
 }
 
-/// Seconds since the Unix epoch of a UTC date and time (the inverse of [`utc`]).
+/// Seconds since the Unix epoch of a UTC date and time, the inverse of [`utc`].
 pub fn unix_seconds(t: UtcTime) -> i64 {
     let y = if t.month <= 2 { t.year - 1 } else { t.year };
     let era = y.div_euclid(400);

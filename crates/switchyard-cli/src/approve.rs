@@ -1,12 +1,11 @@
-//! Approving the model's tool calls on the terminal (`--yes`, a `[y/N]` question, or a denial
-//! with no terminal to ask): the [`ToolApprover`] a task of the command line uses (SPEC R11).
+//! Approving the model's tool calls on the terminal.
+//! Spec: R11.2.
 
 use std::io::{BufRead, IsTerminal, Write};
 
 use switchyard_core::task::{BoxFuture, ToolApprover, ToolCallRequest};
 
-/// Approves the model's tool calls: all of them with `--yes`; else asks on the terminal; with no
-/// terminal to ask, denies (with a warning saying how to allow them).
+/// Approves all tool calls with `--yes`, else asks on the terminal, else denies with a warning.
 #[derive(Debug, Clone, Copy)]
 pub struct TerminalApprover {
     pub yes: bool,
@@ -40,8 +39,7 @@ impl ToolApprover for TerminalApprover {
 }
 
 fn ask(prompt: &str) -> bool {
-    // The stderr lock is released before waiting for the answer: a Ctrl-C meanwhile is
-    // reported on stderr, and holding the lock would deadlock it.
+    // The stderr lock is released before waiting: a Ctrl-C meanwhile is reported on stderr.
     {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\n{prompt}");

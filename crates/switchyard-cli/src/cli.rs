@@ -1,5 +1,6 @@
-//! Command-line arguments (clap derive): every subcommand and flag of `switchyard`, among them
-//! `-c` (SPEC R3.6), `--store` (R13.1), `--fallback` and `--max-cost` (R12.1, R12.2).
+//! Command-line arguments: every subcommand and flag of `switchyard`, whose doc comments are
+//! its `--help` text.
+//! Spec: R3.6, R12.1, R12.2, R13.1.
 
 use std::path::PathBuf;
 
@@ -166,7 +167,6 @@ pub enum UsageGroup {
 }
 
 impl UsageGroup {
-    /// The store's grouping.
     pub fn by(self) -> switchyard_core::store::UsageBy {
         use switchyard_core::store::UsageBy;
         match self {
@@ -419,8 +419,7 @@ pub struct TaskOptions {
     /// `max_cost_usd` under [limits].
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     pub max_cost: Option<f64>,
-    /// The prompt as typed when piped text joined it as context (not a flag): what
-    /// `switchyard tasks` lists for the new task.
+    /// The prompt as typed when piped text joined it, which `switchyard tasks` lists; no flag.
     #[arg(skip)]
     pub title: Option<String>,
 }

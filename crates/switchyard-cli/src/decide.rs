@@ -1,5 +1,5 @@
-//! The `api_req_failed` question (SPEC R6.9): asked in a terminal, answered by
-//! `--on-failure` otherwise.
+//! The `api_req_failed` question: asked in a terminal, answered by `--on-failure` otherwise.
+//! Spec: R6.9.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -9,18 +9,16 @@ use switchyard_core::task::{BoxFuture, FailureDecider, FailureDecision};
 /// How failures that automatic recovery could not fix are decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnFailure {
-    /// Ask the user on the terminal: retry or cancel.
+    /// Ask the user on the terminal.
     Ask,
-    /// Cancel: the task fails with a non-zero exit.
+    /// Cancel, so the task fails with a non-zero exit.
     Fail,
-    /// Retry retryable errors (auth, quota, spend-limit, entitlement, invalid-request and
-    /// content-blocked errors, and those that waiting cannot fix, still fail).
+    /// Retry errors that waiting can fix; the others still fail.
     Retry,
 }
 
 impl OnFailure {
-    /// `--on-failure` if given; else ask when both stdin and stderr are terminals and the
-    /// output is not JSON; else fail.
+    /// `--on-failure` if given; else ask when stdin and stderr are terminals without `--json`.
     pub fn choose(flag: Option<&str>, json: bool) -> Self {
         match flag {
             Some("retry") => Self::Retry,
@@ -40,9 +38,8 @@ impl FailureDecider for OnFailure {
                 Self::Fail => FailureDecision::Cancel,
                 Self::Retry if !error.is_retryable() => FailureDecision::Cancel,
                 Self::Retry => FailureDecision::Retry,
-                // Nothing to ask when retrying cannot help (bad credentials, spent quota, a
-                // rejected request): the error, shown next, names what to change (issue 14).
-                // A rate limit with a long reset is still asked about: waiting fixes it.
+                // Nothing to ask when retrying cannot help; the error shown next names what to
+                // change. A rate limit with a long reset is still asked about.
                 Self::Ask if !worth_asking(error) => FailureDecision::Cancel,
                 Self::Ask => tokio::task::spawn_blocking(ask)
                     .await
@@ -52,18 +49,15 @@ impl FailureDecider for OnFailure {
     }
 }
 
-/// Whether retrying `error` can succeed at all: not for the kinds never retried (auth, quota,
-/// spend limit, entitlement, …) nor a failure waiting cannot fix, except a rate limit whose
-/// reset is far away (the user may choose to wait for it).
+/// Whether retrying `error` can succeed at all, counting a far-off rate-limit reset as yes.
 fn worth_asking(error: &ApiError) -> bool {
     use switchyard_api::ErrorKind;
     error.is_retryable() || (error.kind == ErrorKind::RateLimited && error.permanent)
 }
 
-/// Asks on stderr, reads one line from stdin: `r`/`retry`/empty retries, anything else cancels.
+/// Asks on stderr and reads one line: `r`, `retry` or an empty line retries.
 fn ask() -> FailureDecision {
-    // The stderr lock is released before waiting for the answer (a Ctrl-C meanwhile is
-    // reported on stderr; holding the lock would deadlock it).
+    // The stderr lock is released before waiting: a Ctrl-C meanwhile is reported on stderr.
     {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "The request failed. Retry? [R]etry / [c]ancel: ");

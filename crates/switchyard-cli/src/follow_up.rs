@@ -1,11 +1,8 @@
-//! The follow-up question in a terminal (`> `): rustyline's line editing (arrows, Ctrl-A/E,
-//! Ctrl-W, …) and history (Up/Down, Ctrl-R), kept across runs in `follow_up_history` in the
-//! data directory (private, like the task database), every configured secret scrubbed from it
-//! (SPEC R10.5).
+//! The follow-up question in a terminal, with rustyline's editing and a history kept across
+//! runs in the data directory, private and scrubbed of secrets.
 //!
-//! The editor talks to the terminal itself (`/dev/tty`, rustyline's `PreferTerm`), so the
-//! prompt never lands in a redirected stdout (`switchyard task "…" > answer.md`). An empty
-//! line, Ctrl-D or Ctrl-C ends the task.
+//! The editor talks to the terminal itself, so the prompt never lands in a redirected stdout.
+//! Spec: R10.5.
 
 use std::path::PathBuf;
 
@@ -14,17 +11,15 @@ use rustyline::error::ReadlineError;
 
 use crate::signals::{Signal, next_signal};
 
-/// The history file's name in the data directory.
 pub const HISTORY_FILE: &str = "follow_up_history";
 
-/// Asks follow-up questions; one per task session.
 pub struct FollowUp {
     editor: Option<DefaultEditor>,
     history: Option<PathBuf>,
 }
 
 impl FollowUp {
-    /// A follow-up asker keeping its history in `history` (none: no history file).
+    /// A follow-up asker keeping its history in `history`, if any.
     pub fn new(history: Option<PathBuf>) -> Self {
         Self {
             editor: None,
@@ -32,9 +27,7 @@ impl FollowUp {
         }
     }
 
-    /// Asks for the next message; `Ok(None)` on an empty line, end of input (Ctrl-D), Ctrl-C,
-    /// or when the terminal cannot be read; `Err` when SIGTERM or SIGHUP arrived (or stdout's
-    /// reader went away, `stdout_closed`) while waiting.
+    /// Asks for the next message; `Ok(None)` ends the task, `Err` says a signal arrived.
     pub async fn ask(
         &mut self,
         stdout_closed: &tokio::sync::Notify,
@@ -95,7 +88,6 @@ impl FollowUp {
         Some(editor)
     }
 
-    /// Adds `line` (scrubbed) to the history and appends it to the file.
     fn remember(&mut self, line: &str) {
         let Some(editor) = self.editor.as_mut() else {
             return;

@@ -1,14 +1,10 @@
-//! The log lines on stderr: `warning: …` and `error: …` for people, `-v` for more,
-//! `SWITCHYARD_LOG` or `RUST_LOG` to choose finely, every line scrubbed of configured secrets
-//! (SPEC R10.5).
+//! The log lines on stderr: `warning: …` and `error: …` for people, every line scrubbed.
+//! Spec: R10.5.
 
 use tracing_subscriber::EnvFilter;
 
-/// Warnings go to stderr as `warning: …` lines. `-v` shows info lines, `-vv` debug, `-vvv`
-/// trace; `SWITCHYARD_LOG`, else `RUST_LOG` (tracing's filter syntax, e.g.
-/// `switchyard_core=debug`), chooses finely and wins over `-v`. The MCP SDK's own log lines
-/// are off by default: server failures are reported in plain words. Every line is scrubbed of
-/// configured secrets (SPEC R10.5).
+/// Sets up logging: `-v` shows info, `-vv` debug, `-vvv` trace; `SWITCHYARD_LOG` or `RUST_LOG`
+/// choose finely and win. The MCP SDK's own lines are off, since failures are worded already.
 pub fn init(verbose: u8) {
     let from_env = ["SWITCHYARD_LOG", "RUST_LOG"]
         .iter()
@@ -28,7 +24,6 @@ pub fn init(verbose: u8) {
         .init();
 }
 
-/// Holds one formatted log line and writes it to stderr, scrubbed, when dropped.
 struct ScrubbingWriter(Vec<u8>);
 
 impl std::io::Write for ScrubbingWriter {
@@ -51,7 +46,7 @@ impl Drop for ScrubbingWriter {
     }
 }
 
-/// `warning: message` / `error: message`, no timestamps: these lines are for people.
+/// `warning: message` without timestamps: these lines are for people.
 struct LineFormat;
 
 impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LineFormat

@@ -1,8 +1,7 @@
-//! `switchyard`: the command-line front end (DESIGN.md "The CLI"): the runtime, Ctrl-C, SIGTERM
-//! and SIGHUP handled from the first instant (SPEC R9.5), and each subcommand run.
+//! `switchyard`: the command-line front end, its runtime, its signals and each subcommand.
+//! Spec: R9.5, R10.5.
 
-/// `println!` that ignores a closed stdout (`switchyard models | head`), instead of panicking,
-/// and scrubs every configured secret from the line (SPEC R10.5).
+/// `println!` that ignores a closed stdout instead of panicking, and scrubs every secret.
 macro_rules! say {
     () => {{
         use std::io::Write as _;
@@ -54,7 +53,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Ctrl-C is handled (R9.5) from the first instant: before any output.
+    // Ctrl-C is handled from the first instant, before any output.
     signals::install(
         &runtime,
         matches!(cli.command, Command::Task(_) | Command::Resume(_)),
@@ -101,8 +100,7 @@ fn main() -> ExitCode {
             command: McpCommand::List(args),
         } => runtime.block_on(commands::mcp::list(&args)),
     };
-    // A question still waiting for a line on stdin (a tool approval or a retry question
-    // interrupted by Ctrl-C) must not keep the process alive.
+    // A question still waiting for a line on stdin must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     code
 }

@@ -1,38 +1,30 @@
-//! `-c key=value`: one configuration field for one run, Codex's convention
-//! (`switchyard -c act.model=gpt-4.1 -c providers.openai.base_url=http://127.0.0.1:8080/v1 task …`).
+//! `-c key=value`: one configuration field for one run, as Codex does.
 //!
-//! The key is the field's dotted path in `config.toml` (`act.reasoning_effort`,
-//! `plan.model_info.context_window`, `providers.openrouter.provider_sorting`); the value is
-//! read as TOML (`42`, `true`, `"text"`, `["a", "b"]`, `{ X-Team = "infra" }`) and, when it is
-//! not valid TOML, taken as a string (`-c act.model=gpt-4.1`). The overrides are applied to the
-//! configuration file's text (or to the built-in local default) before it is parsed, so every
-//! field the file accepts can be set, and a wrong one is reported as the file's would be.
+//! The key is the field's dotted path in `config.toml`; the value is read as TOML, else taken
+//! as a string. Overrides apply to the file's text before parsing, so every field can be set
+//! and a wrong one is reported as the file's would be.
 
 use std::sync::OnceLock;
 
-/// One `-c key=value`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
     /// The dotted path, split: `["act", "model"]`.
     pub path: Vec<String>,
-    /// The value, as TOML.
     pub value: toml::Value,
 }
 
-/// The run's overrides, set once by `main` from the command line.
 static OVERRIDES: OnceLock<Vec<Override>> = OnceLock::new();
 
-/// Records the run's overrides (the first call wins).
+/// Records the run's overrides; the first call wins.
 pub fn set(overrides: Vec<Override>) {
     let _ = OVERRIDES.set(overrides);
 }
 
-/// The run's overrides (none when `set` was not called).
 pub fn get() -> &'static [Override] {
     OVERRIDES.get().map_or(&[], Vec::as_slice)
 }
 
-/// Parses `key=value` (clap's value parser for `-c`). Errors say what is expected.
+/// Parses `key=value`, clap's value parser for `-c`.
 pub fn parse(text: &str) -> Result<Override, String> {
     let (key, value) = text
         .split_once('=')
@@ -54,8 +46,7 @@ pub fn parse(text: &str) -> Result<Override, String> {
     })
 }
 
-/// `table` with every override applied (a missing table on the way is created). Errors when a
-/// path goes through a value that is not a table (`-c act.model.x=1`).
+/// `table` with every override applied, missing tables created on the way.
 pub fn apply(table: &mut toml::Table, overrides: &[Override]) -> Result<(), String> {
     for o in overrides {
         let (last, parents) = o.path.split_last().unwrap_or((&o.path[0], &[]));
@@ -78,12 +69,11 @@ pub fn apply(table: &mut toml::Table, overrides: &[Override]) -> Result<(), Stri
 }
 
 impl Override {
-    /// The dotted key, as typed: `act.thinking_budget_tokens`.
     pub fn key(&self) -> String {
         self.path.join(".")
     }
 
-    /// The value as typed: a string as itself, anything else as TOML (`8000`, `["a"]`).
+    /// The value as typed: a string as itself, anything else as TOML.
     pub fn shown_value(&self) -> String {
         match &self.value {
             toml::Value::String(s) => s.clone(),
@@ -92,9 +82,8 @@ impl Override {
     }
 }
 
-/// The override to blame when `base` with `overrides` applied is not a valid configuration
-/// (`valid` says whether a table is): the first one after which the table is no longer valid,
-/// or `None` when `base` alone is not (the file's own error then stands).
+/// The first override after which the configuration is no longer valid; `None` when `base`
+/// alone is not, so the file's own error stands.
 pub fn culprit<'a>(
     base: &toml::Table,
     overrides: &'a [Override],
@@ -109,7 +98,7 @@ pub fn culprit<'a>(
         .find(|o| apply(&mut table, std::slice::from_ref(*o)).is_err() || !valid(&table))
 }
 
-/// True when an override sets a provider's `base_url` (the user chose where requests go).
+/// True when an override sets a provider's `base_url`, so the user chose where requests go.
 pub fn sets_base_url(overrides: &[Override]) -> bool {
     overrides
         .iter()

@@ -1,30 +1,25 @@
-//! Where the prompt comes from (SPEC R9.6): the argument, `-` or piped standard input, or
-//! `--file`. No size limit of its own: a prompt of megabytes goes through stdin or a file (the
-//! argument list of a process is limited by the OS, about 2 MB on Linux, 128 KiB per argument);
-//! the model's context window is the limit, checked by the task like any other request.
+//! Where the prompt comes from: the argument, `-` or piped standard input, or `--file`.
 //!
-//! Piped text given together with a prompt joins it as context, as `llm` does
-//! (`cat error.log | switchyard task "Explain this"`): the piped text first, then a blank line,
-//! then the prompt.
+//! There is no size limit of its own; a process's arguments are limited by the OS, so a prompt
+//! of megabytes goes through stdin or a file. Piped text given with a prompt joins it as
+//! context before it, as `llm` does.
+//! Spec: R9.6.
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 
-/// The prompt argument meaning "read standard input".
 pub const STDIN_ARG: &str = "-";
 
-/// The prompt to send and, when piped text joined it as context, the prompt as typed.
+/// The prompt to send and, when piped text joined it, the prompt as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
-    /// What is sent: the piped text, a blank line and the typed prompt; or the one source.
+    /// What is sent: the piped text, a blank line and the typed prompt, or the one source.
     pub text: String,
-    /// The typed prompt when piped text was joined to it (what `switchyard tasks` lists).
+    /// The typed prompt when piped text joined it, which `switchyard tasks` lists.
     pub typed: Option<String>,
 }
 
-/// The prompt to send, from `arg` (the positional argument; `-` reads stdin), `file`
-/// (`--file`), and piped stdin. `Ok(None)` when nothing was given (a resumed task then answers
-/// what it has pending). Errors are one sentence saying what to do.
+/// The prompt from `arg`, `file` and piped stdin; `Ok(None)` when nothing was given.
 pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<Prompt>, String> {
     let alone = |text: String| Prompt { text, typed: None };
     Ok(match read_text(arg, file)? {
@@ -36,11 +31,8 @@ pub fn read_prompt(arg: Option<&str>, file: Option<&Path>) -> Result<Option<Prom
     })
 }
 
-/// Where [`read_prompt`]'s text came from.
 enum Joined<'a> {
-    /// One source (or none).
     Alone(Option<String>),
-    /// Piped text and the typed prompt it is context for.
     Context { context: String, prompt: &'a str },
 }
 
@@ -79,8 +71,8 @@ fn read_text<'a>(arg: Option<&'a str>, file: Option<&Path>) -> Result<Joined<'a>
     }
 }
 
-/// Standard input's text when it is a pipe or a file (not a terminal, `/dev/null`, or a
-/// socket a supervisor left open, which would block forever); `None` otherwise.
+/// Standard input's text when it is a pipe or a file; a terminal, `/dev/null` or a socket a
+/// supervisor left open would block forever.
 fn piped_stdin() -> Result<Option<String>, String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() || !is_pipe_or_file(&stdin) {

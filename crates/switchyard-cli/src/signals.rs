@@ -1,21 +1,20 @@
-//! What ends a turn or a question besides its own end: Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5),
-//! and stdout's reader going away; and the handlers installed when the process starts.
+//! What ends a turn besides its own end: Ctrl-C, SIGTERM, SIGHUP and stdout's reader going.
+//! Spec: R9.5.
 
 /// What cancelled a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
-    /// Ctrl-C (SIGINT): exit 130.
+    /// Ctrl-C: exit 130.
     Interrupt,
     /// SIGTERM: exit 143.
     Terminate,
-    /// SIGHUP (the terminal closed): exit 129.
+    /// SIGHUP, the terminal closed: exit 129.
     Hangup,
     /// Stdout's reader went away: exit 141, like a process SIGPIPE ended.
     StdoutClosed,
 }
 
 impl Signal {
-    /// The exit code a run ended by this signal has.
     pub fn exit_code(self) -> u8 {
         match self {
             Self::Interrupt => 130,
@@ -48,11 +47,9 @@ pub async fn next_signal(stdout_closed: &tokio::sync::Notify) -> Signal {
     }
 }
 
-/// Installs the handlers before any output (Unix), so a SIGINT that arrives before a command
-/// starts listening never kills the process mid-write (each command then listens with
-/// `tokio::signal::ctrl_c`). With `records` (a task or a resume), SIGTERM and SIGHUP end the
-/// task like Ctrl-C (R9.5), recorded; other commands keep their default (they hold nothing to
-/// record).
+/// Installs the handlers before any output, so an early SIGINT never kills the process
+/// mid-write. With `records`, SIGTERM and SIGHUP end the task like Ctrl-C; other commands hold
+/// nothing to record and keep their default.
 pub fn install(runtime: &tokio::runtime::Runtime, records: bool) {
     #[cfg(unix)]
     {

@@ -1,16 +1,15 @@
-//! Noticing at once that stdout's reader has gone (`switchyard task … | head -c 20`), even
-//! while no write is due: a slow stream would otherwise go on (and be billed) until its next
-//! piece fails to write; the turn is cancelled as Ctrl-C cancels it (SPEC R9.5).
+//! Noticing at once that stdout's reader has gone, even while no write is due, so a slow stream
+//! is not billed until its next piece fails to write.
 //!
-//! When stdout is a pipe, a thread waits in `poll(2)` on it with no events asked: the kernel
-//! still reports `POLLERR` on a pipe's write end once every reader has closed it. Other
-//! stdouts (a terminal, a file, a socket) are not watched; a failed write still tells.
+//! A thread polls a pipe's write end for `POLLERR`, which the kernel reports once every reader
+//! has closed it; other stdouts are not watched.
+//! Spec: R9.5.
 
 use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-/// A [`Notify`] that gets a permit (`notify_one`) when stdout's reader goes away.
+/// A `Notify` that gets a permit when stdout's reader goes away.
 pub fn watch() -> Arc<Notify> {
     let closed = Arc::new(Notify::new());
     #[cfg(unix)]

@@ -1,5 +1,4 @@
-//! The text tables of the listing commands (`switchyard tasks`, `switchyard limits`): column
-//! widths and the UTC times shown in their cells (presentation only; no SPEC rule).
+//! The text tables of the listing commands: column widths and UTC times.
 
 /// The width of a column: its widest cell or its header, in characters.
 pub fn column_width<'a>(cells: impl IntoIterator<Item = &'a str>, header: &str) -> usize {
@@ -11,7 +10,7 @@ pub fn column_width<'a>(cells: impl IntoIterator<Item = &'a str>, header: &str) 
         .max(header.len())
 }
 
-/// `YYYY-MM-DD HH:MM` (UTC) of a Unix time in milliseconds.
+/// `YYYY-MM-DD HH:MM` in UTC of a Unix time in milliseconds.
 pub fn utc_minute(ms: i64) -> String {
     let t = switchyard_api::time::utc(ms.div_euclid(1000));
     format!(
@@ -20,7 +19,7 @@ pub fn utc_minute(ms: i64) -> String {
     )
 }
 
-/// `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC) of a Unix time in milliseconds.
+/// `YYYY-MM-DDTHH:MM:SSZ` of a Unix time in milliseconds.
 pub fn utc_second(ms: i64) -> String {
     let t = switchyard_api::time::utc(ms.div_euclid(1000));
     format!(

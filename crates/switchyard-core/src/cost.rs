@@ -1,36 +1,20 @@
-//! Usage accounting and cost (SPEC R9.2).
-//!
-//! Every provider yields `input_tokens` as the **non-cached** input (SPEC R1.3), so the
-//! reference's two rules (Cline v4.0.10 `apps/vscode/src/utils/cost.ts`:
-//! `calculateApiCostAnthropic`, `calculateApiCostOpenAI`) collapse into one formula on our
-//! normalised numbers: `in·p_in + out·p_out + cw·p_cw + cr·p_cr` (prices in USD per million
-//! tokens). They differ only in the tier they pick: the Anthropic rule tiers by
-//! `in + cw + cr`, the OpenAI rule by the total input, which after normalisation is the same
-//! sum. As in the reference:
-//!
-//! - tiers are sorted by `context_window` first, the first the prompt fits in applies (else
-//!   the last), and each of its prices replaces the model's where it gives one;
-//! - with a thinking budget, output is billed at `thinking_config.output_price` where the
-//!   model has one (the reference's `thinkingBudgetTokens` argument);
-//! - a cache price the model does not give bills those tokens at $0.
-//!
-//! **Improve:** a model whose input or output price is unknown has an unknown cost (`None`),
-//! never $0 (SPEC R2.3).
+//! Usage accounting and cost, one formula for every provider's non-cached input.
+//! Spec: R1.3, R2.3, R8.2, R9.2.
 
 use switchyard_api::{ModelInfo, Usage};
 
 /// Running totals of one request or task, in tokens and USD.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageTotals {
-    /// Non-cached input tokens (SPEC R1.3).
+    /// Non-cached input tokens.
     pub input_tokens: u64,
-    /// Output tokens (reasoning included).
+    /// Output tokens, reasoning included.
     pub output_tokens: u64,
     /// Tokens written to the provider's prompt cache.
     pub cache_write_tokens: u64,
     /// Tokens read from the provider's prompt cache.
     pub cache_read_tokens: u64,
-    /// The provider's own cost, when it reported one (the latest value wins, SPEC R9.2).
+    /// The provider's own cost, when it reported one; the latest value wins.
     pub provider_cost_usd: Option<f64>,
     /// True once any usage chunk arrived.
     pub reported: bool,
@@ -49,8 +33,7 @@ impl UsageTotals {
         self.reported = true;
     }
 
-    /// The cost in USD: the provider's when reported, else computed from `info`'s prices with
-    /// the request's thinking budget (tokens; 0 for none). `None` when neither is known.
+    /// The provider's cost when reported, else one from `info`'s prices; `None` when unknown.
     pub fn cost_usd(&self, info: &ModelInfo, thinking_budget_tokens: u64) -> Option<f64> {
         self.provider_cost_usd.or_else(|| {
             calculate_cost(
@@ -66,14 +49,13 @@ impl UsageTotals {
         })
     }
 
-    /// All tokens of the request: input + output + cache writes + cache reads (SPEC R8.2).
+    /// All tokens of the request, input, output and cache.
     pub fn total_tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
     }
 }
 
 impl std::ops::AddAssign<&UsageTotals> for UsageTotals {
-    /// The totals of two requests (or turns): tokens and provider costs summed.
     fn add_assign(&mut self, other: &UsageTotals) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
@@ -86,13 +68,12 @@ impl std::ops::AddAssign<&UsageTotals> for UsageTotals {
     }
 }
 
-/// The tokens one request is billed for, normalised as SPEC R1.3 says (`input` is the
-/// non-cached part).
+/// The tokens one request is billed for; `input` is the non-cached part.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenCounts {
     /// Non-cached input tokens.
     pub input: u64,
-    /// Output tokens (reasoning included).
+    /// Output tokens, reasoning included.
     pub output: u64,
     /// Tokens written to the prompt cache.
     pub cache_write: u64,
@@ -105,17 +86,15 @@ pub struct TokenCounts {
 pub struct EffectivePrices {
     /// Non-cached input.
     pub input: f64,
-    /// Output (the thinking price with a thinking budget, where the model has one).
+    /// Output, at the thinking price with a thinking budget where the model has one.
     pub output: f64,
-    /// Prompt-cache writes ($0 when the model gives no price).
+    /// Prompt-cache writes, $0 when the model gives no price.
     pub cache_writes: f64,
-    /// Prompt-cache reads ($0 when the model gives no price).
+    /// Prompt-cache reads, $0 when the model gives no price.
     pub cache_reads: f64,
 }
 
-/// The prices `info` bills a prompt of `prompt_tokens` (input + cache writes + cache reads)
-/// at, with a thinking budget of `thinking_budget_tokens` (0: none); `None` when the input or
-/// output price is unknown.
+/// The prices `info` bills a prompt of `prompt_tokens` at; `None` rather than a made-up $0.
 pub fn effective_prices(
     info: &ModelInfo,
     prompt_tokens: u64,
@@ -126,6 +105,7 @@ pub fn effective_prices(
     let tier = tiers
         .iter()
         .find(|t| prompt_tokens <= t.context_window)
+        // The first tier the prompt fits in, else the last, as in the reference.
         .or(tiers.last());
     let pick = |tiered: Option<f64>, base: Option<f64>| tiered.or(base);
     let (input, mut output, cache_writes, cache_reads) = match tier {
@@ -155,10 +135,7 @@ pub fn effective_prices(
     })
 }
 
-/// Cost in USD of one request's `tokens` at `info`'s prices (USD per million tokens), the
-/// tier chosen by the prompt size `input + cache_write + cache_read` and the output priced
-/// for thinking when `thinking_budget_tokens` > 0 (SPEC R9.2). `None` when the model's input
-/// or output price is unknown.
+/// Cost in USD of one request's `tokens` at `info`'s prices; `None` when a price is unknown.
 pub fn calculate_cost(
     info: &ModelInfo,
     tokens: &TokenCounts,

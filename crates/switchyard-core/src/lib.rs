@@ -1,6 +1,5 @@
-//! Switchyard's task layer: everything between the user and one `ApiHandler` — a conversation
-//! that is persisted as it runs, answered one user turn at a time with truncation, retries,
-//! MCP tools and cancellation (SPEC R6, R8–R11).
+//! Switchyard's task layer: a conversation with one `ApiHandler`, persisted as it runs and
+//! answered one user turn at a time with truncation, retries, MCP tools and cancellation.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -15,22 +14,19 @@
 //! use switchyard_api::{ApiConfiguration, CancellationToken, Mode};
 //! use switchyard_core::{SqliteStore, Task, TaskEvent};
 //!
-//! // Any OpenAI-compatible server (keys come from the environment; none is needed on this
-//! // machine). The same TOML as the CLI's config.toml.
+//! // Any OpenAI-compatible server; keys come from the environment.
 //! let toml = format!(
 //!     "[act]\nprovider = \"openai\"\nmodel = \"my-model\"\n\
 //!      [providers.openai]\nbase_url = \"{base_url}\"\n"
 //! );
 //! let config = ApiConfiguration::from_toml(&toml, "config.toml", |var| std::env::var(var).ok())?;
 //!
-//! // Every task is written to the store as it runs; it can be resumed by its id later.
 //! let store = Arc::new(SqliteStore::open(data_dir)?);
 //! let mut task = Task::builder(&config, Mode::Act, store)?
 //!     .max_auto_retries(3)
 //!     .create("Why is the sky blue?")
 //!     .await?;
 //!
-//! // One turn: requests, recovery and tool rounds, each event stored before it is handed over.
 //! let outcome = task
 //!     .run_turn(None, &CancellationToken::new(), &mut |event| {
 //!         if let TaskEvent::Text { text } = event {
@@ -47,22 +43,8 @@
 //! # }
 //! ```
 //!
-//! `examples/persisted_task.rs` runs a task with retries against a local model server and
-//! prints every event.
-//!
-//! # The pieces
-//!
-//! - [`Task`] (in [`task`]): built from configuration (or an `ApiHandler`), a [`TaskStore`]
-//!   and an MCP hub; [`Task::run_turn`] answers one user turn; [`TaskEvent`]s report what
-//!   happened, in order (their JSON is the CLI's `--json` lines). How failures that automatic
-//!   recovery cannot fix are decided ([`task::FailureDecider`]) and how tool calls are
-//!   approved ([`task::ToolApprover`]) is the caller's: a terminal asks, a service decides by
-//!   policy.
-//! - [`store`]: the [`TaskStore`] trait and [`SqliteStore`], the default (one SQLite file);
-//!   with the `postgres` feature, `store::PgStore` on a PostgreSQL server a team shares.
-//! - [`mcp`]: MCP servers from an `mcpServers` settings file, connected in the background.
-//! - [`context`]: what the model sees of a long conversation (truncation ranges, file-read
-//!   dedupe); [`prompt`]: the system prompt and tools; [`cost`]: usage and cost.
+//! `examples/persisted_task.rs` runs a task with retries against a local model server.
+//! Spec: R6, R8, R9, R10, R11.
 
 #![warn(missing_docs)]
 

@@ -1,16 +1,6 @@
-//! Client keys at the gateway's door (SPEC R14.6, R14.9, R14.10): the key a client presents
-//! (`Authorization: Bearer KEY`, or `x-api-key: KEY` as Anthropic clients send it) looked up
-//! by its SHA-256 in the store, and every refusal — missing, unknown, revoked, expired, an
-//! admin key used for completions, a key without `--admin` on `/metrics`, a model outside the
-//! key's globs — as one clear sentence in the client's dialect (401 or 403).
-//!
-//! A gateway started before the store held any key ([`KeysRequired::OnceKeysExist`]) reads
-//! the store for one at most once a second and requires keys from the first it sees on.
-//!
-//! Lookups are cached in memory for [`CACHE_TTL`] (hits and misses, at most [`CACHE_MAX`]
-//! hashes), so a request costs no store round trip while a revocation or rotation takes effect
-//! within that time on every process. A presented key that is found is registered with the
-//! secrets registry, so it is scrubbed from everything logged or shown after (R14.10).
+//! Client keys at the gateway's door: the key a client presents, looked up by its SHA-256 in
+//! the store, and each refusal as one sentence in the client's dialect.
+//! Spec: R14.6, R14.9, R14.10.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,80 +9,64 @@ use std::time::Duration;
 
 use hyper::HeaderMap;
 use switchyard_core::limits::Clock;
-use switchyard_core::store::{ClientKey, TaskStore, Team, hash_key};
+use switchyard_core::store::{ClientKey, KeyStore, StoreError, Team, hash_key};
 use tokio::time::Instant;
 
-use crate::route::glob_matches;
+use crate::refusal::{Kind, Refusal};
+use crate::request::glob_matches;
 
-/// How long a key looked up in the store is trusted before it is read again: a revoked key
-/// stops working within this time.
+/// How long a key looked up in the store is trusted: a revoked key stops working within it.
 pub(crate) const CACHE_TTL: Duration = Duration::from_secs(1);
 
-/// How many key hashes the cache keeps (a flood of made-up keys cannot grow it further: it is
-/// emptied when full).
+/// How many key hashes the cache keeps; it is emptied when full, so made-up keys cannot grow it.
 const CACHE_MAX: usize = 10_000;
 
-/// The longest header value read as a key (longer ones are refused unread).
+/// The longest header value read as a key; a longer one is refused unread.
 pub(crate) const KEY_MAX: usize = 512;
 
 /// A request that presented a valid key: the key and its team as the store has them.
 #[derive(Debug, Clone)]
 pub(crate) struct Client {
-    /// The key (never the secret: id, prefix, limits).
     pub(crate) key: ClientKey,
     /// Its team, when it names one that exists.
     pub(crate) team: Option<Team>,
 }
 
-/// What a request wants to do with its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Purpose {
-    /// Completions, counting tokens, listing models: any key made without `--admin`.
+    /// Completions, counting tokens, listing models: a key made without `--admin`.
     Client,
     /// `/metrics`: a key made with `--admin`.
     Admin,
 }
 
-/// A refusal at the door: the status (401 or 403) and its one sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Denied {
-    pub(crate) status: u16,
-    pub(crate) message: String,
+/// A refusal at the door: `/metrics` counts every one as `auth`.
+fn denied(status: u16, message: String) -> Refusal {
+    Refusal::new(status, Kind::Auth, message)
 }
 
-fn denied(status: u16, message: String) -> Denied {
-    Denied { status, message }
-}
-
-/// When the door asks for a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeysRequired {
-    /// Never (`serve --no-auth`, or a gateway built without keys).
+    /// `serve --no-auth`, or a gateway built without keys.
     Never,
-    /// Always (the store held a key when the gateway started).
+    /// The store held a key when the gateway started.
     Always,
-    /// From the moment the store holds a key that is not revoked, read again at most every
-    /// [`CACHE_TTL`] while it holds none (a gateway started before the first key was made).
+    /// From the store's first key on, looked for at most once a second.
     OnceKeysExist,
 }
 
-/// The gateway's door: off (no keys, loopback only) or on (every request needs a key).
 pub(crate) struct Auth {
-    store: Arc<dyn TaskStore>,
-    /// Keys are required (from the start, or since the store first held one).
+    store: Arc<dyn KeyStore>,
+    /// Keys are required, from the start or since the store first held one.
     required: AtomicBool,
-    /// Whether the store is read for a first key while none is required.
     watch: bool,
-    /// When the store was last read for a first key.
     watched: Mutex<Option<Instant>>,
     clock: Clock,
     cache: Mutex<HashMap<String, (Instant, Option<Client>)>>,
 }
 
 impl Auth {
-    /// The door over `store`, requiring a key on every request but `/health` and `/ready`
-    /// as `when` says.
-    pub(crate) fn new(store: Arc<dyn TaskStore>, when: KeysRequired) -> Self {
+    pub(crate) fn new(store: Arc<dyn KeyStore>, when: KeysRequired) -> Self {
         Self {
             store,
             required: AtomicBool::new(when == KeysRequired::Always),
@@ -103,15 +77,13 @@ impl Auth {
         }
     }
 
-    /// Whether keys are required now.
     pub(crate) fn required(&self) -> bool {
         self.required.load(Ordering::Acquire)
     }
 
-    /// Whether keys are required for this request: once required, always; while not and
-    /// watching, the store is read for a key at most every [`CACHE_TTL`]. A store that
-    /// cannot say is a 503 (the door stays shut rather than open by mistake).
-    async fn requires(&self) -> Result<bool, Denied> {
+    /// Whether keys are required for this request. A store that cannot say is a 503: the door
+    /// stays shut rather than open by mistake.
+    async fn requires(&self) -> Result<bool, Refusal> {
         if self.required() {
             return Ok(true);
         }
@@ -144,14 +116,12 @@ impl Auth {
         }
     }
 
-    /// The client behind `headers` for `purpose`: `Ok(None)` when keys are off; else the
-    /// key's client, or why not. A store failure is a 503-worthy sentence in `Err` with status
-    /// 503.
+    /// The client behind `headers` for `purpose`: `None` when keys are off.
     pub(crate) async fn check(
         &self,
         headers: &HeaderMap,
         purpose: Purpose,
-    ) -> Result<Option<Client>, Denied> {
+    ) -> Result<Option<Client>, Refusal> {
         if !self.requires().await? {
             return Ok(None);
         }
@@ -202,7 +172,7 @@ impl Auth {
     }
 
     /// The client of `presented`, from the cache when fresh, else from the store.
-    async fn lookup(&self, presented: &str) -> Result<Option<Client>, Denied> {
+    async fn lookup(&self, presented: &str) -> Result<Option<Client>, Refusal> {
         let hash = hash_key(presented);
         let cache = || self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((at, client)) = cache().get(&hash)
@@ -210,7 +180,7 @@ impl Auth {
         {
             return Ok(client.clone());
         }
-        let unreachable = |e: switchyard_core::store::StoreError| {
+        let unreachable = |e: StoreError| {
             denied(
                 503,
                 format!("The gateway's store cannot check client keys now: {e}."),
@@ -219,7 +189,7 @@ impl Auth {
         let key = self.store.key_by_hash(&hash).await.map_err(unreachable)?;
         let client = match key {
             Some(key) => {
-                // Found in the store (a cache hit was registered when it was found).
+                // Registered, so the key is scrubbed from everything logged or shown after.
                 switchyard_api::secrets::register(presented);
                 let team = match key.team.as_deref() {
                     Some(name) => self.store.team(name).await.map_err(unreachable)?,
@@ -238,8 +208,8 @@ impl Auth {
     }
 }
 
-/// The key in `headers`: `Authorization: Bearer KEY`, else `x-api-key: KEY` (trimmed; at most
-/// [`KEY_MAX`] bytes).
+/// The key in `headers`: `Authorization: Bearer KEY`, else `x-api-key: KEY` as Anthropic
+/// clients send it.
 pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
     let bearer = (headers.get(hyper::header::AUTHORIZATION))
         .and_then(|v| v.to_str().ok())
@@ -262,8 +232,8 @@ pub(crate) fn utc_time(ms: i64) -> String {
     )
 }
 
-/// Whether `client`'s key may use `model` (no globs: every model); else the 403.
-pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Denied> {
+/// Whether `client`'s key may use `model`; a key without globs may use every model.
+pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Refusal> {
     let globs = &client.key.models;
     if globs.is_empty() || globs.iter().any(|g| glob_matches(g, model)) {
         return Ok(());

@@ -1,18 +1,40 @@
-//! `POST /v1/messages/count_tokens` (SPEC R14.1): how many input tokens an Anthropic Messages
-//! request would be, as Switchyard estimates them — the task layer's own estimate
-//! (`switchyard_core::context`, R8.2: the route's model's tokenizer where one is known, OpenAI's
-//! `o200k_base`/`cl100k_base`, else 4 bytes per token, each image 1,000 tokens) plus the tools
-//! offered, counted the same way. No provider is asked: the route's handlers have no
-//! count-tokens request, and a provider of another family has no such endpoint; the answer
-//! says it is an estimate (`x-switchyard-usage: estimated`).
+//! `POST /v1/messages/count_tokens`: an Anthropic Messages request's input tokens as the
+//! task layer estimates them, tools included. No provider is asked, since the route's
+//! handlers have no such request, and the answer says it is an estimate.
+//! Spec: R14.1, R8.2.
 
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use serde_json::json;
 use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
 
-use crate::ingress::GatewayRequest;
+use crate::ingress::{GatewayRequest, parse_count_tokens};
+use crate::refusal::Refusal;
+use crate::reply::{Body, json, set_header};
+use crate::request::Router;
 
-/// The estimated input tokens of `request` for the model `model_id` (the route's first
-/// entry's): system prompt and messages as [`estimate_message_tokens_with`] counts them, and
-/// each tool's name, description and input schema (compact JSON) with the same tokenizer.
+/// Answers `request` with `{"input_tokens": N}` for its route's model. Its refusals are
+/// Anthropic's; `/metrics` does not count them.
+pub(crate) async fn answer(
+    router: &Router,
+    request: Request<Incoming>,
+    body_limit: usize,
+) -> Result<Response<Body>, Refusal> {
+    let body = crate::body::read(request, body_limit).await?;
+    let request = parse_count_tokens(&body).map_err(Refusal::invalid)?;
+    let chain = router.chain(&request.model).map_err(|e| e.refusal())?;
+    let model = chain
+        .first()
+        .map_or(request.model.as_str(), |e| &e.model_id);
+    let tokens = input_tokens(&request, model);
+    let mut response = json(200, &json!({"input_tokens": tokens}));
+    set_header(&mut response, "x-switchyard-usage", "estimated");
+    Ok(response)
+}
+
+/// The estimated input tokens of `request` for the route's first model: system prompt,
+/// messages and each tool's name, description and schema, with that model's tokenizer where
+/// one is known.
 pub(crate) fn input_tokens(request: &GatewayRequest, model_id: &str) -> u64 {
     let tokenizer = Tokenizer::for_model(model_id);
     let messages =
@@ -29,7 +51,6 @@ pub(crate) fn input_tokens(request: &GatewayRequest, model_id: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingress::parse_count_tokens;
 
     #[test]
     fn a_request_is_counted_by_the_layers_estimate_and_its_tools_too() {

@@ -1,7 +1,7 @@
-//! Entry points for the fuzz target `serve_headers` (issue 27, `fuzz/`), behind the `fuzzing`
-//! feature (off by default, never part of the library's API): what the gateway reads from a
-//! client's request headers, and the dashboard's urlencoded form bodies. Each is a thin call of
-//! the crate's own code, nothing re-implemented.
+//! Entry points for the fuzz target `serve_headers`, behind the `fuzzing` feature and never
+//! part of the library's API: what the gateway reads from a request's headers, and the
+//! dashboard's form bodies. Each is a thin call of the crate's own code.
+//! Spec: R14.2, R14.6, R14.11.
 
 use std::net::IpAddr;
 
@@ -10,24 +10,24 @@ use switchyard_api::config::ServeSettings;
 
 use crate::ingress::Dialect;
 
-/// The longest client key read from a header, in bytes (longer ones are refused unread).
+/// The longest client key read from a header, in bytes; a longer one is refused unread.
 pub const KEY_MAX: usize = crate::auth::KEY_MAX;
 
 /// What the gateway reads from one request's `headers`, coming from `peer`.
 #[derive(Debug)]
 pub struct HeadersRead<'h> {
-    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key` (SPEC R14.6).
+    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key`.
     pub key: Option<&'h str>,
-    /// The dashboard's session id in `Cookie` (SPEC R14.11).
+    /// The dashboard's session id in `Cookie`.
     pub session: Option<&'h str>,
     /// The headers sent on with a forwarded body, for Chat, Responses and Messages in that
-    /// order (SPEC R14.2).
+    /// order.
     pub forwarded: [Vec<(String, String)>; 3],
     /// Whether the session cookie is `Secure` when `trust_forwarded_headers` is set.
     pub secure_when_trusted: bool,
     /// The client address sign-ins are counted under, trusting forwarded headers.
     pub address_when_trusted: IpAddr,
-    /// The same without that trust (always `peer`).
+    /// The same without that trust: always `peer`.
     pub address_untrusted: IpAddr,
 }
 
@@ -42,7 +42,7 @@ pub fn read_headers(headers: &HeaderMap, peer: IpAddr) -> HeadersRead<'_> {
         Dialect::Responses,
         Dialect::AnthropicMessages,
     ]
-    .map(|d| crate::service::forward_headers(d, headers));
+    .map(|d| d.rules().forward_headers(headers));
     HeadersRead {
         key: crate::auth::presented_key(headers),
         session: crate::ui::session::session_id(headers),
@@ -57,8 +57,7 @@ pub fn read_headers(headers: &HeaderMap, peer: IpAddr) -> HeadersRead<'_> {
     }
 }
 
-/// The value of `name` in the urlencoded form body `text` (the dashboard's sign-in and
-/// changes).
+/// The value of `name` in the urlencoded form body `text`.
 pub fn form_field(text: &str, name: &str) -> Option<String> {
     crate::ui::form::field(text, name)
 }

@@ -1,10 +1,7 @@
-//! One connection's clocks (SPEC R14.10): the idle keep-alive timeout, from the end of the
-//! last response (its last byte written, or the connection's start) while no request is in
-//! flight, and the header read timeout, from the first byte of a request's head to its end.
-//! hyper's own `header_read_timeout` cannot tell the two apart (it runs whenever the
-//! connection waits for a head, idle time included), so the gateway keeps both here: the
-//! socket is wrapped to see bytes come and go, and each request holds a [`Busy`] from its head
-//! to the end of its response body.
+//! One connection's clocks: the idle keep-alive timeout, from the end of the last response
+//! while no request is in flight, and the header read timeout, from a head's first byte.
+//! hyper's own header timeout also runs while a connection idles, so it cannot tell them apart.
+//! Spec: R14.10.
 
 use std::io;
 use std::pin::Pin;
@@ -17,7 +14,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-/// Which clock ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Expired {
     /// No request in flight and no byte received for the idle timeout.
@@ -40,14 +36,13 @@ struct Shared {
 struct Activity {
     /// Requests whose head was read and whose response body is not finished.
     busy: usize,
-    /// When the connection last had no request in flight (its start, or a response's end).
+    /// When the connection last had no request in flight: its start, or a response's end.
     idle_since: Instant,
     /// The first byte received since then: a request's head has started.
     head_since: Option<Instant>,
 }
 
 impl Watch {
-    /// A connection that starts idle now.
     pub(crate) fn new() -> Self {
         let activity = Activity {
             busy: 0,
@@ -70,7 +65,7 @@ impl Watch {
         }
     }
 
-    /// A request is in flight (its head was read) until the returned guard is dropped.
+    /// A request is in flight, its head read, until the returned guard is dropped.
     pub(crate) fn busy(&self) -> Busy {
         let mut activity = self.shared.lock();
         activity.busy += 1;
@@ -82,8 +77,7 @@ impl Watch {
         }
     }
 
-    /// Resolves when one of the clocks runs out: `idle` after the connection went idle with no
-    /// byte since, `head` after a head's first byte; never while a request is in flight.
+    /// Resolves when one of the clocks runs out, never while a request is in flight.
     pub(crate) async fn expired(&self, idle: Duration, head: Duration) -> Expired {
         loop {
             let changed = self.shared.changed.notified();
@@ -124,9 +118,8 @@ impl Shared {
         }
     }
 
-    /// Bytes went out: with no request in flight (the tail of a response whose body hyper
-    /// has finished, still being flushed to a slow reader), the idle clock starts again.
-    /// The watchdog sees the later deadline when its sleep ends.
+    /// Bytes went out. With no request in flight, this is the tail of a finished response still
+    /// flushed to a slow reader, and the idle clock starts again.
     fn sent(&self) {
         let mut activity = self.lock();
         if activity.busy == 0 {
@@ -135,7 +128,7 @@ impl Shared {
     }
 }
 
-/// A request in flight (see [`Watch::busy`]); dropping it ends it.
+/// A request in flight; dropping it ends it.
 pub(crate) struct Busy {
     shared: Arc<Shared>,
 }
@@ -153,15 +146,14 @@ impl Drop for Busy {
     }
 }
 
-/// A response body that keeps its request [`Busy`] until hyper has written it all (or the
-/// client went away): hyper drops the body then.
+/// A response body that keeps its request [`Busy`] until hyper has written it all or the
+/// client went away: hyper drops the body then.
 pub(crate) struct Tracked<B> {
     inner: B,
     _busy: Busy,
 }
 
 impl<B> Tracked<B> {
-    /// `inner`, holding `busy` until dropped.
     pub(crate) fn new(inner: B, busy: Busy) -> Self {
         Self { inner, _busy: busy }
     }
@@ -187,7 +179,6 @@ impl<B: Body + Unpin> Body for Tracked<B> {
     }
 }
 
-/// A socket whose reads and writes are reported to its [`Watch`].
 pub(crate) struct Watched<T> {
     inner: T,
     shared: Arc<Shared>,

@@ -1,25 +1,18 @@
-//! `switchyard serve` (SPEC R14): an HTTP gateway speaking the three dialects coding agents
-//! speak (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages) in front of
-//! Switchyard's layer. The ingress dialects are pure modules that turn a client's request
-//! JSON into one [`GatewayRequest`] and the [`ApiStreamChunk`]s of Switchyard's layer into
-//! that dialect's bytes; the server routes each request and relays its answer.
+//! `switchyard serve`: an HTTP gateway that speaks OpenAI Chat Completions, OpenAI Responses
+//! and Anthropic Messages in front of Switchyard's layer.
 //!
-//! - `ingress/`: the dialects (R14.1, R14.4, R14.5), pure.
-//! - `route.rs`: model name → route → failover chain (R14.3).
-//! - `auth.rs`: client keys at the door (R14.6).
-//! - `layer/`: Switchyard's layer under each request: the limits of R12, a keyed request's
-//!   rate slot and budget hold (R14.6, R14.7) and the request's record, in the store tasks use
-//!   (R14.4, R14.9).
-//! - `relay/`: one request through the chain, relayed or collected, a cut answer continued
-//!   (R14.2, R14.4).
-//! - `metrics.rs`: `GET /metrics`, Prometheus text with the OTel GenAI names (R14.9).
-//! - `models.rs`: `GET /v1/models` (R14.1, R14.3).
-//! - `count.rs`: `POST /v1/messages/count_tokens`, Switchyard's estimate (R14.1).
-//! - `reply.rs`: response bodies, the streaming body, the gateway's own errors (R14.5).
-//! - `service.rs`: one HTTP request: endpoint, body cap, `x-request-id` (R14.9, R14.10).
-//! - `server.rs`: the accept loop, `TCP_NODELAY`, the connection cap, shutdown (R14.9, R14.10).
-//! - `idle.rs`: one connection's idle keep-alive and header read timeouts (R14.10).
-//! - `ui/`: the dashboard at `/ui`: spend, keys, providers, live traffic (R14.11).
+//! A request's path through the crate, in order:
+//!
+//! - `server.rs`, `idle.rs`: the socket, its timeouts and the connection cap.
+//! - `endpoint.rs`: the routing table, (method, path) → endpoint and dialect.
+//! - `service.rs`: the [`Gateway`] and the wiring of one request.
+//! - `auth.rs`: client keys at the door; `body.rs`: the body under its cap.
+//! - `ingress/`: the dialects, pure: parse, encode, collect, error bodies.
+//! - `request/`: the request's context, its previous answer, its route, its admission.
+//! - `relay/`: the answer, over as many attempts as it takes.
+//! - `record/`: after the answer, its record, the request log and stored answers.
+//! - `refusal.rs`: what the gateway answers itself; `shared.rs`: what every request shares.
+//! - `metrics.rs`, `models.rs`, `count.rs`, `reply.rs`, `ui/`: the other endpoints' answers.
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -33,29 +26,30 @@
 //! # Ok(())
 //! # }
 //! ```
-//!
-//! [`ApiStreamChunk`]: switchyard_api::ApiStreamChunk
-//! [`GatewayRequest`]: ingress::GatewayRequest
+//! Spec: R14.
 
 mod auth;
+mod body;
 mod count;
+mod endpoint;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod idle;
 pub mod ingress;
-mod layer;
 mod metrics;
 mod models;
+mod record;
+mod refusal;
 mod relay;
 mod reply;
-mod route;
+mod request;
 mod server;
 mod service;
+mod shared;
 mod ui;
 
 pub use auth::KeysRequired;
-pub use layer::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
-pub use route::route_chains;
+pub use request::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD, route_chains};
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

@@ -1,22 +1,6 @@
-//! `GET /metrics` (SPEC R14.9): the gateway's counters and histograms in Prometheus text
-//! exposition format 0.0.4, with the OpenTelemetry GenAI semantic-convention names, units and
-//! bucket boundaries where they exist (<https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-metrics/>,
-//! semantic-conventions v1.41.0 `docs/gen-ai/gen-ai-metrics.md`): `gen_ai.client.token.usage`
-//! (tokens, boundaries 1, 4, 16, … 67108864), `gen_ai.server.request.duration` (s, 0.01, 0.02,
-//! 0.04, … 81.92) and `gen_ai.server.time_to_first_token` (s, 0.001, 0.005, 0.01, … 10), dots
-//! as underscores and the unit as a suffix; plus Switchyard's own (`switchyard_gateway_*`).
-//!
-//! Fed once per request, when its record is written (`layer/ledger.rs` `Trip`: one short lock,
-//! nothing per chunk), once before its first upstream request (the overhead histogram: atomics
-//! only), and by the server (connections) and service (requests in flight, refusals): atomics.
-//! With client keys on (SPEC R14.6), each series also carries the key's display prefix
-//! (`switchyard_key_prefix`, 12 characters, never the key) and its team (`switchyard_team`).
-//! Label values are bounded: a route is a `[serve.routes]` name (a glob as written) or the
-//! `PROVIDER/MODEL` the router accepted, scrubbed of every registered key (R10.5), at most
-//! [`LABEL_VALUE_MAX`] bytes, and at most [`LABEL_SETS_MAX`] distinct label sets are kept — the
-//! rest are counted under `other`.
-//!
-//! `metrics/text.rs` holds the histograms and the text format's lines.
+//! `GET /metrics`: the gateway's counters and histograms in Prometheus text format 0.0.4,
+//! named as OpenTelemetry's GenAI semantic conventions v1.41.0 name them, dots as underscores.
+//! Spec: R14.9, R14.6.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -30,39 +14,35 @@ use text::{AtomicHistogram, Histogram, escape, family};
 
 mod text;
 
-/// `gen_ai.client.token.usage`'s boundaries, in tokens (OTel GenAI semconv).
+/// `gen_ai.client.token.usage`'s boundaries in tokens.
 pub(crate) const TOKEN_BUCKETS: &[f64] = &[
     1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0,
     16777216.0, 67108864.0,
 ];
-/// `gen_ai.server.request.duration`'s boundaries, in seconds (OTel GenAI semconv); the
-/// gateway's overhead uses them too.
+/// `gen_ai.server.request.duration`'s boundaries in seconds; the overhead uses them too.
 pub(crate) const DURATION_BUCKETS: &[f64] = &[
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
 ];
-/// `gen_ai.server.time_to_first_token`'s boundaries, in seconds (OTel GenAI semconv).
+/// `gen_ai.server.time_to_first_token`'s boundaries in seconds.
 pub(crate) const TTFT_BUCKETS: &[f64] = &[
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
-/// The gateway's own cost before its first upstream request is sub-millisecond: finer
-/// boundaries than a request's, in seconds (no OTel convention exists for it).
+/// The overhead's boundaries in seconds, finer than a request's: the gateway's own cost is
+/// sub-millisecond, and no convention exists for it.
 pub(crate) const OVERHEAD_BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
-/// The most distinct (provider, route, response model) label sets kept; a request of any
-/// other set is counted under `other` in all three.
+/// The most distinct label sets kept; a request of any other set is counted under `other`.
 pub const LABEL_SETS_MAX: usize = 1000;
-/// The longest label value kept, in bytes; a longer one is cut (on a character boundary).
+/// The longest label value kept, in bytes; a longer one is cut on a character boundary.
 pub(crate) const LABEL_VALUE_MAX: usize = 128;
-/// The label value standing for the sets past [`LABEL_SETS_MAX`].
 const OTHER: &str = "other";
-/// The label value of a provider or model no entry gave (the request failed before one
-/// answered).
+/// The label value of a provider or model when no entry answered.
 const NONE: &str = "none";
 
-/// The gateway's metrics: atomics for what is fed outside a request's end, one short mutex
-/// over the labelled series.
+/// The gateway's metrics. What is fed outside a request's end is atomics; the labelled
+/// series are under one short mutex, taken once per request, never per chunk.
 #[derive(Debug)]
 pub(crate) struct Metrics {
     in_flight: AtomicI64,
@@ -72,8 +52,6 @@ pub(crate) struct Metrics {
 }
 
 impl Metrics {
-    /// Metrics keeping at most `label_sets` distinct label sets ([`LABEL_SETS_MAX`] unless a
-    /// gateway asks for another cap).
     pub(crate) fn new(label_sets: usize) -> Self {
         Self {
             in_flight: AtomicI64::new(0),
@@ -87,28 +65,20 @@ impl Metrics {
     }
 }
 
-/// One request's end as the metrics count it (from its record).
+/// One request's end as its record tells the metrics.
 #[derive(Debug)]
 pub(crate) struct Finished<'a> {
-    /// The provider id that answered, or that the request failed on (`None`: none known).
+    /// The provider id that answered, or that the request failed on.
     pub(crate) provider: Option<&'a str>,
-    /// The route's label ([`route_label`]).
     pub(crate) route: &'a str,
-    /// The model id that answered, or that the request failed on.
     pub(crate) model: Option<&'a str>,
-    /// Input tokens (uncached, cache reads and writes) and output tokens, when an upstream
-    /// reported usage.
+    /// Input tokens, cached ones included, and output tokens, when an upstream reported usage.
     pub(crate) tokens: Option<(u64, u64)>,
-    /// From the request's headers read to its end.
     pub(crate) duration: Duration,
-    /// From the request's headers read to its first content, when there was any.
     pub(crate) first_token: Option<Duration>,
-    /// How it ended.
     pub(crate) outcome: &'a RequestOutcome,
-    /// Its exact cost in US dollars, when known.
     pub(crate) cost_usd: Option<f64>,
-    /// The client key's display prefix and its team, when keys are on (SPEC R14.6): never
-    /// the key.
+    /// The client key's display prefix and its team, when keys are on; never the key.
     pub(crate) client: Option<(&'a str, Option<&'a str>)>,
 }
 
@@ -133,26 +103,22 @@ impl Drop for Open {
 }
 
 impl Metrics {
-    /// A model request (Chat, Responses, Messages) began: in flight until the guard drops.
     pub(crate) fn in_flight(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight(Arc::clone(self))
     }
 
-    /// A client connection was accepted: open until the guard drops.
     pub(crate) fn connection(self: &Arc<Self>) -> Open {
         self.connections.fetch_add(1, Ordering::Relaxed);
         Open(Arc::clone(self))
     }
 
-    /// The gateway's own time before a request's first upstream request: from its headers
-    /// read to the provider handler being asked to send it. Lock-free.
+    /// The gateway's own time before a request's first upstream request. Lock-free.
     pub(crate) fn overhead(&self, spent: Duration) {
         self.overhead.observe(spent.as_secs_f64());
     }
 
-    /// A model request the gateway answered itself before any route (a body it could not
-    /// read or parse, an unknown model): counted as an error of `error_type`.
+    /// A request the gateway answered itself, counted as an error of `error_type`.
     pub(crate) fn refused(&self, error_type: &'static str) {
         let mut series = self.lock();
         *series
@@ -161,7 +127,6 @@ impl Metrics {
             .or_default() += 1;
     }
 
-    /// A request that went to its route ended.
     pub(crate) fn finished(&self, end: &Finished<'_>) {
         let (outcome, error_type) = match end.outcome {
             RequestOutcome::Ok => ("ok", String::new()),
@@ -197,9 +162,8 @@ impl Metrics {
         }
     }
 
-    /// The scrape: every family with its `# HELP` and `# TYPE` lines; `cooldowns` is how many
-    /// entries the store has cooling down (`None`: it did not answer in time, and the gauge is
-    /// left out).
+    /// The scrape, each family with its `# HELP` and `# TYPE` lines. `cooldowns` is how many
+    /// entries the store has cooling down; `None` leaves the gauge out.
     pub(crate) fn render(&self, cooldowns: Option<usize>) -> String {
         let mut out = String::with_capacity(16 * 1024);
         let series = self.lock();
@@ -256,15 +220,14 @@ impl Metrics {
     }
 }
 
-/// A route's label value: `model` (the client's model name) when it is a route name or
-/// `PROVIDER/MODEL`, else `glob` (the route pattern it matched), scrubbed and cut
-/// ([`LABEL_VALUE_MAX`]).
+/// A route's label value: the client's model name when it is a route name or
+/// `PROVIDER/MODEL`, else the glob it matched, never the client's name.
 pub(crate) fn route_label(model: &str, glob: Option<&str>) -> String {
     clean(glob.unwrap_or(model))
 }
 
-/// `value` scrubbed of every registered key (R10.5; a value holding one becomes `redacted`)
-/// and cut to [`LABEL_VALUE_MAX`] bytes.
+/// `value` cut to [`LABEL_VALUE_MAX`] bytes, or `redacted` when it holds a registered key.
+/// Spec: R10.5.
 fn clean(value: &str) -> String {
     if matches!(
         switchyard_api::secrets::scrub(value),
@@ -279,20 +242,17 @@ fn clean(value: &str) -> String {
     value[..end].to_owned()
 }
 
-/// The labels of one series set.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Labels {
     provider: String,
     route: String,
     model: String,
-    /// The client key's prefix (`switchyard_key_prefix`), when keys are on.
     key: Option<String>,
-    /// The client key's team (`switchyard_team`), when it has one.
     team: Option<String>,
 }
 
 impl Labels {
-    /// The OTel GenAI labels (`gen_ai_operation_name` is always `chat`), then the client's.
+    /// The GenAI labels, then the client's. The operation is always `chat`.
     fn write(&self, out: &mut String) {
         out.push_str("gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"");
         escape(out, &self.provider);
@@ -304,7 +264,6 @@ impl Labels {
         self.write_client(out);
     }
 
-    /// `,switchyard_key_prefix="…"` and `,switchyard_team="…"`, where known.
     fn write_client(&self, out: &mut String) {
         for (name, value) in [
             ("switchyard_key_prefix", &self.key),
@@ -319,12 +278,11 @@ impl Labels {
     }
 }
 
-/// What one label set has seen.
 #[derive(Debug)]
 struct Set {
     input: Histogram,
     output: Histogram,
-    /// By `error_type` (empty: the request succeeded or was cancelled).
+    /// By `error_type`, empty when the request succeeded or was cancelled.
     duration: BTreeMap<String, Histogram>,
     ttft: Histogram,
     cost_usd: f64,
@@ -347,9 +305,7 @@ impl Default for Set {
 struct Series {
     index: HashMap<Labels, usize>,
     sets: Vec<(Labels, Set)>,
-    /// Requests by (outcome, error type).
     outcomes: BTreeMap<(&'static str, String), u64>,
-    /// The most label sets kept.
     max_sets: usize,
 }
 

@@ -1,16 +1,17 @@
-//! `GET /v1/models` (SPEC R14.1, R14.3): the routes and, unless `serve.list_catalogue =
-//! false`, every catalogue `provider/model` of a provider id the presets know, in OpenAI's
-//! list shape or, for a request carrying `anthropic-version`, Anthropic's.
+//! `GET /v1/models`: the routes and, unless `serve.list_catalogue = false`, the catalogue's
+//! `provider/model` ids, in OpenAI's list shape or, for a request carrying
+//! `anthropic-version`, Anthropic's.
+//! Spec: R14.1, R14.3.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 use switchyard_api::providers::preset;
 
-use crate::route::Router;
+use crate::request::Router;
 
-/// The model ids a client may send, with who owns each: route names (not globs, which name
-/// no one model) owned by `switchyard`, then the catalogue's `provider/model` ids.
+/// The model ids a client may send, with who owns each: route names, but not globs, which
+/// name no one model, then the catalogue's ids of the providers the presets know.
 fn model_ids(router: &Router) -> Vec<(String, String)> {
     let mut ids: Vec<(String, String)> = router
         .route_names()
@@ -32,9 +33,8 @@ fn model_ids(router: &Router) -> Vec<(String, String)> {
     ids
 }
 
-/// The list's JSON: OpenAI's `{object: "list", data: [{id, object: "model", owned_by}]}`,
-/// or with `anthropic` Anthropic's `{data: [{type: "model", id, display_name}], has_more,
-/// first_id, last_id}` (every model on one page).
+/// The list's JSON in OpenAI's shape, or with `anthropic` in Anthropic's, every model on one
+/// page.
 pub(crate) fn list(router: &Router, anthropic: bool) -> Value {
     let ids = model_ids(router);
     if anthropic {

@@ -1,6 +1,6 @@
-//! What the gateway writes back (SPEC R14.5, R14.9, R14.10): JSON responses, the channel-backed
-//! streaming body whose every chunk goes to the client as it arrives, and the errors the
-//! gateway itself raises (413, 404, 400) in the client's dialect.
+//! What the gateway writes back: JSON responses, and the streaming body whose every chunk
+//! goes to the client as it arrives.
+//! Spec: R14.4, R14.5, R14.10.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -15,15 +15,14 @@ use hyper::{Response, StatusCode};
 use switchyard_api::ApiError;
 use tokio::sync::mpsc;
 
-use crate::ingress::{Dialect, error_response, refusal_response};
+use crate::ingress::{Dialect, error_response};
 
 /// Every response body the gateway sends.
 pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A streamed response body fed by a channel: each `Bytes` sent is one HTTP chunk, handed to
-/// hyper as soon as it is received (SPEC R14.10: never buffered). The body ends when every
-/// sender is gone; when the client goes away hyper drops the body, which closes the channel
-/// (the sender's `closed()` resolves: the relay cancels the upstream request, R14.4).
+/// hyper as soon as it is received, never buffered. When the client goes away hyper drops
+/// the body, which closes the channel: the relay then cancels the upstream request.
 pub(crate) struct ChannelBody {
     rx: mpsc::Receiver<Bytes>,
 }
@@ -65,10 +64,9 @@ pub(crate) fn json(status: u16, value: &serde_json::Value) -> Response<Body> {
     with_body(status, "application/json", body)
 }
 
-/// `error` as `dialect` answers it (SPEC R14.5), with `status` in place of the kind's when
-/// given (a status no `ErrorKind` names). The provider's wait, when it named one, goes to the
-/// client as `retry-after` (whole seconds, rounded up) and `retry-after-ms`, which the OpenAI
-/// and Anthropic SDKs read before they retry a 429 or 5xx.
+/// `error` as `dialect` answers it, with `status` in place of the kind's when given. The
+/// provider's wait goes to the client as `retry-after` in whole seconds and
+/// `retry-after-ms`, which the OpenAI and Anthropic SDKs read before they retry.
 pub(crate) fn dialect_error(
     dialect: Dialect,
     error: &ApiError,
@@ -82,12 +80,6 @@ pub(crate) fn dialect_error(
         set_header(&mut response, "retry-after-ms", &ms.to_string());
     }
     response
-}
-
-/// A failure the gateway itself found in the request (not the provider's): `status` with
-/// `message` (one sentence) in the client's dialect, blaming no provider.
-pub(crate) fn refusal(dialect: Dialect, status: u16, message: String) -> Response<Body> {
-    json(status, &refusal_response(dialect, status, &message))
 }
 
 /// Sets header `name` to `value`; a value that is not valid in HTTP is left out.

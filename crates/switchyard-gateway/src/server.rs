@@ -1,7 +1,6 @@
-//! The accept loop and its limits (SPEC R14.9, R14.10): hyper's HTTP/1.1 server on a
-//! `TcpListener`, `TCP_NODELAY` on every accepted socket, a connection cap, a header read
-//! timeout and an idle keep-alive timeout (kept by `idle.rs`), and a graceful shutdown: stop
-//! accepting, let responses in flight finish up to a deadline.
+//! The accept loop: hyper's HTTP/1.1 server, `TCP_NODELAY` on every socket, a connection cap,
+//! and a graceful shutdown that lets responses in flight finish up to a deadline.
+//! Spec: R14.8, R14.9, R14.10.
 
 use std::convert::Infallible;
 use std::io;
@@ -23,20 +22,16 @@ use tokio_util::sync::CancellationToken;
 use crate::idle::{Expired, Tracked, Watch};
 use crate::service::Gateway;
 
-/// The server's timeouts and connection cap (SPEC R14.9, R14.10).
 #[derive(Debug, Clone, Copy)]
 pub struct ServerLimits {
-    /// The longest a client may take to send a request's head, from its first byte; past it
-    /// the connection is closed. Default 30 s.
+    /// The longest a client may take to send a request's head, from its first byte. Default 30 s.
     pub header_read_timeout: Duration,
-    /// How long a keep-alive connection may sit with no request in flight (from its start or
-    /// the end of its last response) before it is closed. Default 60 s (`serve.idle_timeout`).
+    /// How long a keep-alive connection may sit with no request in flight. Default 60 s.
     pub idle_timeout: Duration,
-    /// How many client connections may be open at once (at least 1); one more is accepted and
-    /// closed at once, without touching those open. Default 1024 (`serve.max_connections`).
+    /// How many client connections may be open at once; one more is accepted and closed at once.
+    /// Default 1024.
     pub max_connections: usize,
-    /// After shutdown is asked for, how long responses in flight (streams) may go on before
-    /// their connections are closed. Default 30 s.
+    /// After shutdown is asked for, how long responses in flight may go on. Default 30 s.
     pub drain: Duration,
 }
 
@@ -47,8 +42,7 @@ impl Default for ServerLimits {
 }
 
 impl ServerLimits {
-    /// The limits `[serve]` sets (`idle_timeout`, `header_timeout`, `max_connections`), the defaults for the
-    /// rest and for what it leaves out.
+    /// The limits `[serve]` sets, and the defaults for what it leaves out.
     pub fn from_settings(settings: &ServeSettings) -> Self {
         let idle = settings
             .idle_timeout
@@ -62,10 +56,8 @@ impl ServerLimits {
     }
 }
 
-/// Serves `gateway` on `listener` until `shutdown` is cancelled; then stops accepting, lets
-/// each connection finish the response it is sending (keep-alive connections close after
-/// it), and after `limits.drain` closes what is left (an upstream request still streaming
-/// is cancelled as its client's body goes). Returns once every connection is closed.
+/// Serves `gateway` on `listener` until `shutdown`; then stops accepting, lets each
+/// connection finish its response, and after `limits.drain` closes what is left.
 pub async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
@@ -77,7 +69,7 @@ pub async fn serve(
         limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
     ));
     let mut full = false;
-    // The request log's retention (SPEC R14.8), now and every hour while serving.
+    // The request log's retention, now and every hour while serving.
     let pruner = tokio::spawn(gateway.keep_request_log(shutdown.child_token()));
     loop {
         tokio::select! {
@@ -92,7 +84,7 @@ pub async fn serve(
                     });
                 }
                 Err(e) => {
-                    // EMFILE and the like: let other tasks run (and free descriptors).
+                    // EMFILE and the like: other tasks run, and may free descriptors.
                     tracing::warn!("a connection could not be accepted: {e}");
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
@@ -115,21 +107,18 @@ pub async fn serve(
         );
         connections.shutdown().await;
     }
-    // The records of the requests answered (their spend and budget holds) are written before
-    // the process goes, within what is left of the deadline (at least a second).
+    // The records of the requests answered, with their spend and budget holds, are written
+    // before the process goes, within what is left of the deadline and at least a second.
     let left = until.saturating_duration_since(tokio::time::Instant::now());
     gateway
         .settle_records(left.max(Duration::from_secs(1)))
         .await;
 }
 
-/// A slot for a connection just accepted, or `None` when `limits.max_connections` are open:
-/// the caller drops the connection at once (SPEC R14.10). Accepting and closing, rather than
-/// no longer accepting, keeps the kernel's backlog from filling with connections whose
-/// clients wait, request sent, until a slot frees (a keep-alive pool may hold one for the
-/// whole idle timeout): each refused client sees its connection closed at once and can retry
-/// (the SDKs retry a closed connection), and those open are served as before, each on its own
-/// task. One warning each time the cap is reached, not one per refused connection.
+/// A slot for a connection just accepted, or `None` when `limits.max_connections` are open.
+/// Accepting and closing, rather than no longer accepting, keeps the kernel's backlog from
+/// filling with clients that wait for a slot a keep-alive pool may hold for the whole idle
+/// timeout: a refused client sees its connection closed and can retry, as the SDKs do.
 fn admit(
     slots: &Arc<Semaphore>,
     full: &mut bool,
@@ -153,8 +142,8 @@ fn admit(
     }
 }
 
-/// The next connection and its client's address, with `TCP_NODELAY` set (SPEC R14.10:
-/// without it a stream's small first chunk waits ~40 ms for the client's delayed ACK).
+/// The next connection and its client's address, with `TCP_NODELAY` set: without it a
+/// stream's small first chunk waits ~40 ms for the client's delayed ACK.
 pub(crate) async fn accept(listener: &TcpListener) -> io::Result<(TcpStream, IpAddr)> {
     let (stream, peer) = listener.accept().await?;
     if let Err(e) = stream.set_nodelay(true) {
@@ -163,9 +152,8 @@ pub(crate) async fn accept(listener: &TcpListener) -> io::Result<(TcpStream, IpA
     Ok((stream, peer.ip()))
 }
 
-/// Serves one connection: HTTP/1.1 with keep-alive, closed when the header read timeout or
-/// the idle timeout runs out (`idle.rs`; hyper's own header timer, which also runs while a
-/// connection idles, is off); on `shutdown`, finishes the response in flight and closes.
+/// Serves one connection with keep-alive until `idle.rs`'s header or idle clock runs out;
+/// hyper's own header timer is off, since it also runs while a connection idles.
 async fn connection(
     (stream, peer): (TcpStream, IpAddr),
     gateway: Arc<Gateway>,
@@ -209,7 +197,7 @@ async fn connection(
     }
 }
 
-/// Logs why a connection is being closed (dropping it closes the socket).
+/// Logs why a connection is being closed.
 fn closed(why: Expired) {
     match why {
         Expired::Idle => tracing::debug!("a keep-alive connection idled out and is closed"),

@@ -1,16 +1,6 @@
-//! AWS credentials and SigV4 signing for Bedrock (SPEC R4.1, R3.5, R3.6).
-//!
-//! Credentials come from the standard AWS chain in this order: the static keys
-//! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, optional `AWS_SESSION_TOKEN`) read with the
-//! rest of the configuration, then `aws-config`'s default chain — environment, the profile of
-//! `~/.aws/config` and `~/.aws/credentials` (`profile` setting or `AWS_PROFILE`; static keys,
-//! `credential_process`, SSO, assumed roles), web identity tokens, ECS and EC2 instance
-//! metadata. Fetched credentials are reused until five minutes before they expire.
-//!
-//! Signing is AWS Signature Version 4 by the `aws-sigv4` crate, in headers: `x-amz-date`,
-//! `x-amz-security-token` when the credentials carry a session token, and `authorization:
-//! AWS4-HMAC-SHA256 Credential=AKID/YYYYMMDD/region/service/aws4_request, SignedHeaders=…,
-//! Signature=…`.
+//! AWS credentials and SigV4 signing for Bedrock: the configuration's static keys, else
+//! `aws-config`'s default chain, whose credentials are reused until shortly before they expire.
+//! Spec: R4.1, R3.5, R3.6.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -31,14 +21,12 @@ use crate::providers::resolve::CloudSettings;
 /// Credentials closer than this to their expiry are fetched again.
 const REFRESH_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
 
-/// The default chain once loaded: its credentials provider and the region it found.
 struct Chain {
     provider: Option<aws_credential_types::provider::SharedCredentialsProvider>,
     region: Option<String>,
 }
 
-/// Where a Bedrock handler gets its region and credentials. Cheap to build; the default chain
-/// is loaded on first use.
+/// Where a Bedrock handler gets its region and credentials, loading the chain on first use.
 pub(crate) struct AwsAuth {
     static_credentials: Option<Credentials>,
     region: Option<String>,
@@ -50,8 +38,7 @@ pub(crate) struct AwsAuth {
 }
 
 impl AwsAuth {
-    /// From resolved settings: static keys when both parts are set, the region and profile
-    /// when configured.
+    /// From resolved settings: static keys when both parts are set.
     pub fn new(cloud: &CloudSettings) -> Self {
         let static_credentials = match (&cloud.aws_access_key_id, &cloud.aws_secret_access_key) {
             (Some(id), Some(secret)) => Some(Credentials::new(
@@ -88,8 +75,7 @@ impl AwsAuth {
                     loader = loader.region(aws_config::Region::new(region.clone()));
                 }
                 if self.config_file.is_some() || self.credentials_file.is_some() {
-                    // The files the configuration's environment named (the process's own
-                    // environment is read by aws-config as well).
+                    // The files the configuration's environment named, besides the process's.
                     let mut files = EnvConfigFiles::builder();
                     match &self.config_file {
                         Some(p) => files = files.with_file(EnvConfigFileKind::Config, p),
@@ -110,8 +96,6 @@ impl AwsAuth {
             .await
     }
 
-    /// The region: the configured one, else the default chain's (`AWS_REGION`, the profile's
-    /// `region`, instance metadata).
     pub async fn region(&self) -> Option<String> {
         if let Some(r) = &self.region {
             return Some(r.clone());
@@ -119,12 +103,7 @@ impl AwsAuth {
         self.chain().await.region.clone()
     }
 
-    /// Credentials for the next request.
-    ///
-    /// # Errors
-    ///
-    /// An [`ErrorKind::Auth`] error saying how to provide credentials when the chain finds
-    /// none (the chain's own reason is kept; it never holds a secret).
+    /// Credentials for the next request, or an [`ErrorKind::Auth`] error saying how to give them.
     pub async fn credentials(&self) -> Result<Credentials, ApiError> {
         if let Some(c) = &self.static_credentials {
             return Ok(c.clone());
@@ -161,14 +140,8 @@ impl AwsAuth {
     }
 }
 
-/// Signs a request with SigV4 and returns the headers to add (`x-amz-date`, `authorization`,
-/// and `x-amz-security-token` with a session token). `url` must already be percent-encoded;
-/// `headers` are the headers sent with the request, all of which are signed along with `host`.
-///
-/// # Errors
-///
-/// A sentence saying why the request cannot be signed (the URL is not a valid URI). It never
-/// holds a secret.
+/// Signs a request with SigV4 and returns the headers to add; `url` must be percent-encoded,
+/// and `headers` are signed with `host`. The error never holds a secret.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sign_request(
     method: &str,

@@ -1,20 +1,13 @@
-//! Offline credential checks (SPEC R3.6, R4.2): what `switchyard config check` says about cloud
-//! credentials and sign-ins, found without any
-//! network request and without ever printing a secret: for Bedrock the region and where
-//! credentials would come from, for Vertex the project, region and credentials, for the
-//! providers signed in through another tool the file or program they use.
-//!
-//! The checks look where the AWS chain and Google's lookup look (environment variables,
-//! `~/.aws/config` and `~/.aws/credentials` or `AWS_CONFIG_FILE` / `AWS_SHARED_CREDENTIALS_FILE`,
-//! the credentials JSON, gcloud's application-default credentials). Instance metadata (EC2,
-//! GCE) cannot be checked offline, so a missing local source is a warning, not an error.
+//! Offline credential checks for `switchyard config check`: cloud credentials and sign-ins,
+//! found without any network request and without printing a secret. Instance metadata cannot
+//! be checked offline, so a missing local source is a warning, not an error.
+//! Spec: R3.6, R4.2.
 
 use std::path::PathBuf;
 
 use crate::providers::resolve::ResolvedMode;
 
-/// The result of a check: facts to print (label, value — never a secret), problems that stop
-/// a request, and warnings.
+/// The result of a check: facts to print, problems that stop a request, and warnings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CloudCheck {
     pub facts: Vec<(String, String)>,
@@ -57,7 +50,6 @@ fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
     found.then_some(pairs)
 }
 
-/// Checks what a Bedrock request for `r` would use.
 pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     let mut c = CloudCheck::default();
     let aws = AwsProfile::read(r, env);
@@ -80,19 +72,15 @@ pub fn check_bedrock(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
 
 /// The AWS profile a Bedrock request would use, as the AWS config files hold it.
 struct AwsProfile {
-    /// Its name (`default` unless the settings or `AWS_PROFILE` name one).
+    /// `default` unless the settings or `AWS_PROFILE` name one.
     name: String,
     config_path: Option<PathBuf>,
     credentials_path: Option<PathBuf>,
-    /// Its section of the config file (`[profile NAME]`, `[default]`), if there is one.
     config_section: Option<Vec<(String, String)>>,
-    /// Its section of the credentials file (`[NAME]`), if there is one.
     credentials_section: Option<Vec<(String, String)>>,
 }
 
 impl AwsProfile {
-    /// Reads the profile from `AWS_CONFIG_FILE` / `AWS_SHARED_CREDENTIALS_FILE`, else
-    /// `~/.aws/config` and `~/.aws/credentials`.
     fn read(r: &ResolvedMode, env: Env<'_>) -> Self {
         let name = r
             .cloud
@@ -135,7 +123,6 @@ impl AwsProfile {
             .map(|(_, v)| v.clone())
     }
 
-    /// Whether either file has a section for the profile.
     fn exists(&self) -> bool {
         self.config_section.is_some() || self.credentials_section.is_some()
     }
@@ -160,8 +147,7 @@ fn bedrock_region(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
     }
 }
 
-/// Where a Bedrock request's credentials would come from, in the order they are used; `None`
-/// when no local source has any.
+/// Where a Bedrock request's credentials would come from; `None` when no local source has any.
 fn bedrock_credential(r: &ResolvedMode, env: Env<'_>, aws: &AwsProfile) -> Option<String> {
     if r.api_key.is_some() {
         Some(format!(
@@ -201,8 +187,7 @@ fn bedrock_credential(r: &ResolvedMode, env: Env<'_>, aws: &AwsProfile) -> Optio
     }
 }
 
-/// No local credential: an error when the named profile is missing, else a warning (an EC2
-/// instance role cannot be checked offline).
+/// No local credential: an error when the named profile is missing, else a warning.
 fn no_bedrock_credential(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck) {
     c.facts.push((
         "credential".into(),
@@ -226,7 +211,6 @@ fn no_bedrock_credential(r: &ResolvedMode, aws: &AwsProfile, c: &mut CloudCheck)
     }
 }
 
-/// Checks what a Vertex request for `r` would use.
 pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     let mut c = CloudCheck::default();
     let region = r.cloud.region.clone().unwrap_or_else(|| "global".into());
@@ -299,13 +283,9 @@ pub fn check_vertex(r: &ResolvedMode, env: Env<'_>) -> CloudCheck {
     c
 }
 
-/// Whether a sign-in file can be used: `Err` is why not.
 type Usable = fn(&std::path::Path) -> Result<(), String>;
 
-/// Checks the sign-in or program of the providers that have one instead of an API key
-/// variable: `qwen-code` and `openai-codex` (the CLIs' sign-in files), `claude-code` (the
-/// `claude` program on `PATH`), `sapaicore` (the shape of its service key). `None` for other
-/// providers. Reads files, never sends anything, never prints a token.
+/// Checks the sign-in or program of the providers that have one instead of a key.
 pub fn check_signin(r: &ResolvedMode, env: Env<'_>) -> Option<CloudCheck> {
     use crate::providers::presets::WireFamily;
     let file = r.options.credentials_file.as_deref();
@@ -404,8 +384,7 @@ fn check_sap_ai_core(r: &ResolvedMode) -> CloudCheck {
     c
 }
 
-/// Where `program` would be started from: itself when it names a path, else the first
-/// executable of that name in `PATH`.
+/// Where `program` would be started from: itself when it names a path, else from `PATH`.
 fn find_program(program: &str, env: Env<'_>) -> Option<PathBuf> {
     let is_file = |p: &std::path::Path| p.is_file();
     if program.contains('/') {

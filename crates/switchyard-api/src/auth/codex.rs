@@ -1,19 +1,6 @@
-//! The Codex CLI's ChatGPT sign-in (`openai-codex`, SPEC R4.2): the tokens it keeps in
-//! `$CODEX_HOME/auth.json` (default `~/.codex/auth.json`, or the `credentials_file`
-//! configured), refreshed at `https://auth.openai.com/oauth/token` when the access token is
-//! within 5 minutes of its expiry (its JWT `exp`; without one, 8 days after `last_refresh`, the
-//! CLI's own interval) or the backend refuses it, and written back in the CLI's shape (see
-//! [`signin_file`](super::signin_file) for why and how: the CLI's refresh tokens are
-//! single-use).
-//!
-//! Facts from the Codex CLI (openai/codex `codex-rs/core/src/auth.rs`, `auth/storage.rs`):
-//! `auth.json` is `{auth_mode?, OPENAI_API_KEY, tokens?: {id_token, access_token,
-//! refresh_token, account_id?}, last_refresh?}`, pretty-printed, mode 0600; the refresh is a
-//! JSON POST of `client_id`, `grant_type: refresh_token`, the refresh token and
-//! `scope: "openid profile email"`, answered with new `id_token`, `access_token` and
-//! `refresh_token`; the CLI then stores them with `last_refresh` = now. The ChatGPT account id
-//! (the `ChatGPT-Account-Id` header) is `tokens.account_id`, else the id token's
-//! `https://api.openai.com/auth` claim.
+//! The Codex CLI's ChatGPT sign-in: the tokens it keeps in `auth.json`, refreshed when about
+//! to expire or refused, and written back in the CLI's shape.
+//! Spec: R4.2.
 
 use std::path::PathBuf;
 
@@ -26,19 +13,16 @@ use crate::auth::signin_file::{
 };
 use crate::error::ApiError;
 
-/// The Codex CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
-/// Its token endpoint.
 pub(crate) const TOKEN_URL: &str = "https://auth.openai.com/oauth/token";
-/// A token this close to its expiry is refreshed first (the reference's 5-minute buffer).
+/// A token this close to its expiry is refreshed first, the reference's 5-minute buffer.
 const REFRESH_MARGIN_SECS: u64 = 5 * 60;
-/// Without an expiry in the token, refresh this long after `last_refresh` (the CLI's
-/// `TOKEN_REFRESH_INTERVAL`, 8 days).
+/// Without an expiry in the token, refresh this long after `last_refresh`, as the CLI does.
 const REFRESH_INTERVAL_SECS: u64 = 8 * 24 * 3600;
 
 const SIGN_IN: &str = "run `codex login` and sign in with ChatGPT (or name the file with `credentials_file` under [providers.openai-codex])";
 
-/// `auth.json`, fields in the CLI's order; fields it may add later are kept.
+/// `auth.json` in the CLI's field order; fields it may add later are kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct AuthFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,7 +65,6 @@ impl AuthFile {
         }
     }
 
-    /// True when the access token is not about to expire.
     fn fresh(&self) -> bool {
         let Some(tokens) = &self.tokens else {
             return false;
@@ -103,7 +86,6 @@ impl AuthFile {
 /// What a request needs from the sign-in.
 pub(crate) struct CodexToken {
     pub(crate) access_token: String,
-    /// The `ChatGPT-Account-Id` header, when known.
     pub(crate) account_id: Option<String>,
 }
 
@@ -128,9 +110,7 @@ fn account_id(tokens: &Tokens) -> Option<String> {
     })
 }
 
-/// The fuzz target `signin_file`'s reading of `text` as `auth.json` (issue 27): what a request
-/// reads of it, and, as a refresh writes the file back, that every non-null field is kept
-/// (panics otherwise).
+/// The fuzz target `signin_file`'s reading of `text` as `auth.json`.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_auth_file(text: &str) {
     let Ok(file) = serde_json::from_str::<AuthFile>(text) else {
@@ -140,8 +120,8 @@ pub(crate) fn fuzz_auth_file(text: &str) {
     crate::auth::signin_file::assert_written_back(&file, text);
 }
 
-/// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else
-/// `$CODEX_HOME/auth.json`, else `~/.codex/auth.json`; `None` without a home folder.
+/// Where the sign-in is: `credentials_file`, else `$CODEX_HOME/auth.json`, else
+/// `~/.codex/auth.json`; `None` without a home folder.
 pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
     match credentials_file {
         Some(file) => Some(signin_file::expand_home(file, env)),
@@ -152,20 +132,17 @@ pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Optio
     }
 }
 
-/// Whether `path` holds ChatGPT tokens: `Err` is the sentence saying why it cannot be used
-/// (missing, unreadable, an API-key login).
+/// Whether `path` holds ChatGPT tokens; `Err` says why it cannot be used.
 pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
     let file: AuthFile = signin_file::read(path, SIGN_IN)?;
     file.tokens(path).map(|_| ())
 }
 
-/// One `openai-codex` handler's access to `auth.json`. Reads the file on each request;
-/// refreshes one at a time.
+/// One `openai-codex` handler's access to `auth.json`, refreshed one at a time.
 pub(crate) struct CodexAuth(pub(crate) SigninSource);
 
 impl CodexAuth {
-    /// A valid access token and the account id: the file's, refreshed first when about to
-    /// expire or when `force` (the backend refused it).
+    /// A valid access token and the account id, refreshed first when about to expire or `force`.
     pub(crate) async fn token(&self, force: bool) -> Result<CodexToken, ApiError> {
         let path = self.0.path("openai-codex", SIGN_IN).map_err(auth_error)?;
         let file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -174,15 +151,13 @@ impl CodexAuth {
             return Ok(token_of(file.tokens(path).map_err(auth_error)?));
         }
         let _one_at_a_time = self.0.refreshing.lock().await;
-        // The CLI (or another Switchyard) may have refreshed meanwhile: its new tokens are the
-        // ones to use, and the one read above is spent.
+        // The CLI or another process may have refreshed meanwhile, spending the token read above.
         let mut file: AuthFile = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
         let current = file.tokens(path).map_err(auth_error)?;
         if current.refresh_token != used || (!force && file.fresh()) {
             return Ok(token_of(current));
         }
-        // A file some tools write (converted or exported sign-ins) has an empty refresh token:
-        // the endpoint would only refuse it (zhishile/codex-auth-helper#73), so say so here.
+        // Converted sign-ins can hold an empty refresh token, which the endpoint would only refuse.
         if current.refresh_token.is_empty() {
             return Err(auth_error(format!(
                 "the ChatGPT sign-in in {} has no refresh token: {SIGN_IN}",

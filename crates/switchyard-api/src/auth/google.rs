@@ -1,11 +1,6 @@
-//! Google Cloud credentials for Vertex AI (SPEC R3.5, R3.6), by the `gcp_auth` crate.
-//!
-//! Lookup order: the service-account JSON named by `credentials_file` under
-//! `[providers.vertex]` or `GOOGLE_APPLICATION_CREDENTIALS` (a JWT signed with its key is
-//! exchanged at its `token_uri`), else gcp_auth's standard chain: gcloud's
-//! application-default user credentials (`gcloud auth application-default login`), the
-//! metadata server (GCE, Cloud Run, GKE), then the `gcloud` command. Tokens (scope
-//! `cloud-platform`) are cached by gcp_auth until they expire.
+//! Google Cloud credentials for Vertex AI, by the `gcp_auth` crate: the service-account file
+//! configured, else gcp_auth's standard chain. Tokens are cached until they expire.
+//! Spec: R3.5, R3.6.
 
 use std::sync::Arc;
 
@@ -18,8 +13,7 @@ use crate::error::{ApiError, ErrorKind};
 /// The OAuth scope Vertex AI requests need.
 pub(crate) const CLOUD_PLATFORM_SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 
-/// Where a Vertex handler gets its access tokens. Cheap to build; nothing is read until the
-/// first request.
+/// Where a Vertex handler gets its access tokens; nothing is read until the first request.
 pub(crate) struct GoogleAuth {
     credentials_file: Option<String>,
     provider: OnceCell<Arc<dyn TokenProvider>>,
@@ -57,11 +51,7 @@ impl GoogleAuth {
             .await
     }
 
-    /// An access token for the `cloud-platform` scope.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Auth`] when no credentials are found or the token exchange fails.
+    /// An access token for the `cloud-platform` scope, or an [`ErrorKind::Auth`] error.
     pub async fn token(&self) -> Result<String, ApiError> {
         let provider = self.provider().await?;
         let token = provider.token(&[CLOUD_PLATFORM_SCOPE]).await.map_err(|e| {

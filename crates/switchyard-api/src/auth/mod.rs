@@ -1,12 +1,7 @@
-//! Credentials (SPEC R3.5, R3.6, R4.2) for the providers that do not take a plain API key: AWS
-//! (Bedrock), Google Cloud (Vertex), SAP AI Core's service key, and the sign-ins other tools
-//! keep in files (the Qwen CLI's for `qwen-code`, the Codex CLI's for `openai-codex`).
-//! Credentials are loaded on the first request, never at construction (R3.5), and no secret
-//! ever reaches an error message or a log line (R3.6).
-//!
-//! `aws` needs the `bedrock` feature and `google` the `vertex` feature; `check` (what
-//! `switchyard config check` says about them, from files and the environment only) is always
-//! there.
+//! Credentials for the providers that do not take a plain API key: AWS, Google Cloud, SAP AI
+//! Core, and the sign-ins other tools keep in files. They load on the first request, never at
+//! construction, and no secret reaches an error or a log line.
+//! Spec: R3.5, R3.6, R4.2.
 
 #[cfg(feature = "bedrock")]
 pub(crate) mod aws;

@@ -1,5 +1,5 @@
-//! The token refresh that the Qwen and ChatGPT (Codex) sign-ins share (SPEC R4.2): one POST to the
-//! provider's OAuth token endpoint, its refusals as clear errors.
+//! The token refresh the Qwen and Codex sign-ins share: one POST to the provider's OAuth token
+//! endpoint, its refusals as clear errors.
 
 use std::sync::Arc;
 
@@ -10,11 +10,10 @@ use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 use crate::transport::HttpClient;
 
-/// How a refresh request's body is encoded.
 pub(crate) enum RefreshBody<'a> {
-    /// `application/x-www-form-urlencoded` fields (the Qwen CLI's).
+    /// Form fields, as the Qwen CLI sends them.
     Form(&'a [(&'a str, &'a str)]),
-    /// A JSON object (the Codex CLI's).
+    /// A JSON object, as the Codex CLI sends it.
     Json(Value),
 }
 
@@ -27,9 +26,8 @@ pub(crate) fn text_field(answer: &Value, key: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Posts a refresh to `url` and returns the JSON answer. A `400`/`401`/`403` means the sign-in
-/// is gone: `signed_out` says how to sign in again (kind [`ErrorKind::Auth`]); other failures
-/// are network or server errors, retried as such.
+/// Posts a refresh to `url` and returns the JSON answer. A 400, 401 or 403 means the sign-in is
+/// gone, an auth error saying `signed_out`; other failures are network or server errors.
 pub(crate) async fn refresh(
     client: &Arc<HttpClient>,
     url: &str,
@@ -104,8 +102,7 @@ pub(crate) async fn refresh(
     Ok(answer)
 }
 
-/// `application/x-www-form-urlencoded` (RFC 3986 unreserved characters kept, the rest
-/// percent-encoded).
+/// Form-encodes `fields`, keeping RFC 3986 unreserved characters.
 fn form_encode(fields: &[(&str, &str)]) -> String {
     let encode = |s: &str| {
         let mut out = String::with_capacity(s.len());

@@ -1,16 +1,6 @@
-//! The Qwen CLI's sign-in (`qwen-code`, SPEC R4.2): the OAuth credentials it keeps in
-//! `~/.qwen/oauth_creds.json` (or the `credentials_file` configured), refreshed at
-//! `https://chat.qwen.ai/api/v1/oauth2/token` when the access token is within 30 s of its
-//! expiry or the API refuses it, and written back in the CLI's shape (see
-//! [`signin_file`](super::signin_file) for why and how).
-//!
-//! Facts from the Qwen CLI (QwenLM/qwen-code `packages/core/src/qwen/qwenOAuth2.ts`,
-//! `sharedTokenManager.ts`) and the reference (`providers/qwen-code.ts`): the file's fields
-//! `access_token`, `token_type`, `refresh_token`, `resource_url`, `expiry_date`
-//! (milliseconds since the epoch); the refresh is a form POST of `grant_type=refresh_token`,
-//! the refresh token and the CLI's public client id; the CLI serialises refreshes across its
-//! processes with an exclusive `oauth_creds.lock` next to the file, which Switchyard takes
-//! too. The API base URL is `https://{resource_url}/v1` when the file names one.
+//! The Qwen CLI's sign-in in `~/.qwen/oauth_creds.json`: refreshed when about to expire or
+//! refused, under the CLI's own lock file, and written back in its shape.
+//! Spec: R4.2.
 
 use std::path::PathBuf;
 
@@ -21,11 +11,9 @@ use crate::auth::oauth::{self, RefreshBody};
 use crate::auth::signin_file::{self, Env, LockFile, SigninSource, auth_error, now_millis};
 use crate::error::ApiError;
 
-/// The Qwen CLI's public OAuth client id.
 pub(crate) const CLIENT_ID: &str = "f0304373b74a44d2b584a3fb70ca9e56";
-/// Its token endpoint.
 pub(crate) const TOKEN_URL: &str = "https://chat.qwen.ai/api/v1/oauth2/token";
-/// A token this close to its expiry is refreshed first (the CLI's `TOKEN_REFRESH_BUFFER_MS`).
+/// A token this close to its expiry is refreshed first: the CLI's `TOKEN_REFRESH_BUFFER_MS`.
 const REFRESH_MARGIN_MS: u64 = 30_000;
 
 const SIGN_IN: &str = "run `qwen` and sign in with Qwen OAuth (or name the file with `credentials_file` under [providers.qwen-code])";
@@ -52,20 +40,18 @@ impl Credentials {
     }
 }
 
-/// What a request needs from the sign-in.
 pub(crate) struct QwenToken {
     pub(crate) access_token: String,
-    /// The API base URL the sign-in names (`https://{resource_url}/v1`), when it names one.
+    /// The API base URL the sign-in names, when it names one.
     pub(crate) base_url: Option<String>,
 }
 
-/// One `qwen-code` handler's access to the sign-in file. Reads the file on each request (so a
-/// refresh by the CLI is seen at once); refreshes one at a time.
+/// One `qwen-code` handler's access to the sign-in file, read on each request so that the
+/// CLI's own refreshes are seen at once.
 pub(crate) struct QwenAuth(pub(crate) SigninSource);
 
 impl QwenAuth {
-    /// A valid access token: the file's, refreshed first when it is about to expire or when
-    /// `force` (the API refused it).
+    /// A valid access token, refreshed first when about to expire or `force`.
     pub(crate) async fn token(&self, force: bool) -> Result<QwenToken, ApiError> {
         let path = self.0.path("qwen-code", SIGN_IN).map_err(auth_error)?;
         let creds: Credentials = signin_file::read(path, SIGN_IN).map_err(auth_error)?;
@@ -122,8 +108,7 @@ impl QwenAuth {
     }
 }
 
-/// Where the sign-in is: `credentials_file` (a leading `~/` is the home folder), else
-/// `~/.qwen/oauth_creds.json`; `None` without a home folder.
+/// Where the sign-in is: `credentials_file`, else `~/.qwen/oauth_creds.json`.
 pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Option<PathBuf> {
     match credentials_file {
         Some(file) => Some(signin_file::expand_home(file, env)),
@@ -131,7 +116,7 @@ pub(crate) fn signin_path(credentials_file: Option<&str>, env: Env<'_>) -> Optio
     }
 }
 
-/// Whether `path` holds a Qwen sign-in: `Err` is the sentence saying why it cannot be used.
+/// Whether `path` holds a Qwen sign-in; `Err` says why it cannot be used.
 pub(crate) fn usable(path: &std::path::Path) -> Result<(), String> {
     signin_file::read::<Credentials>(path, SIGN_IN).map(|_| ())
 }
@@ -145,9 +130,6 @@ fn token_of(creds: &Credentials) -> QwenToken {
     }
 }
 
-/// The fuzz target `signin_file`'s reading of `text` as `oauth_creds.json` (issue 27): what a
-/// request reads of it, and, as a refresh writes the file back, that every non-null field is
-/// kept (panics otherwise).
 #[cfg(feature = "fuzzing")]
 pub(crate) fn fuzz_credentials(text: &str) {
     let Ok(creds) = serde_json::from_str::<Credentials>(text) else {
@@ -160,8 +142,7 @@ pub(crate) fn fuzz_credentials(text: &str) {
     crate::auth::signin_file::assert_written_back(&creds, text);
 }
 
-/// `resource_url` as an API base URL: `https://` added when it has no scheme, `/v1` when it
-/// does not end with it (the reference's `getBaseUrl`).
+/// `resource_url` as an API base URL, with `https://` and `/v1` added where missing.
 pub(crate) fn api_base_url(resource_url: &str) -> String {
     let url = resource_url.trim().trim_end_matches('/');
     let url = if url.starts_with("http://") || url.starts_with("https://") {

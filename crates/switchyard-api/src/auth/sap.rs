@@ -1,11 +1,6 @@
-//! SAP AI Core's credentials (`sapaicore`, SPEC R4.2): the instance's service key — the JSON SAP's
-//! own SDKs read from `AICORE_SERVICE_KEY` (`clientid`, `clientsecret`, `url` of the authentication
-//! server, `serviceurls.AI_API_URL`) — exchanged for an access token with the OAuth
-//! client-credentials grant (`POST {url}/oauth/token`, form `grant_type`, `client_id`,
-//! `client_secret`, as the reference's `authenticate`), kept in memory until a minute before its
-//! `expires_in`; and the deployment serving a model, looked up among the running deployments (`GET
-//! {AI_API_URL}/v2/lm/deployments`) when none is configured, as the reference's
-//! `getDeploymentForModel` does. Nothing is written anywhere.
+//! SAP AI Core's credentials: the service key exchanged for an access token kept in memory,
+//! as the reference does, and the deployment serving a model.
+//! Spec: R4.2.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +15,6 @@ use crate::error::body::innermost;
 use crate::error::{ApiError, ErrorKind};
 use crate::transport::HttpClient;
 
-/// The parts of a service key that are used.
 #[derive(Deserialize)]
 struct ServiceKeyJson {
     clientid: String,
@@ -40,9 +34,8 @@ struct ServiceUrls {
 pub(crate) struct ServiceKey {
     client_id: ApiKey,
     client_secret: ApiKey,
-    /// The authentication server (`…authentication…hana.ondemand.com`), no trailing slash.
+    /// The authentication and AI API servers, without a trailing slash.
     pub(crate) auth_url: String,
-    /// The AI API (`https://api.ai.….ml.hana.ondemand.com`), no trailing slash.
     pub(crate) ai_api_url: String,
 }
 
@@ -80,14 +73,13 @@ impl ServiceKey {
     }
 }
 
-/// One deployment: its id and the model it serves (`name:version`).
+/// One deployment: its id and the model it serves as `name:version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Deployment {
     pub(crate) id: String,
     pub(crate) model: String,
 }
 
-/// A handler's token and deployment cache.
 pub(crate) struct SapAuth {
     key: ServiceKey,
     token_url: String,
@@ -99,8 +91,7 @@ pub(crate) struct SapAuth {
 const SIGN_IN: &str = "check AICORE_SERVICE_KEY (the service key of your AI Core instance, which may have been rotated) and `token_url` under [providers.sapaicore]";
 
 impl SapAuth {
-    /// `token_url` is the authentication server (its `/oauth/token` is posted to). Nothing is
-    /// requested until the first request.
+    /// `token_url` is the authentication server; nothing is requested before the first request.
     pub(crate) fn new(key: ServiceKey, token_url: Option<&str>, client: Arc<HttpClient>) -> Self {
         let token_url = token_url.map_or_else(|| key.auth_url.clone(), str::to_owned);
         Self {
@@ -150,8 +141,7 @@ impl SapAuth {
         Ok(token)
     }
 
-    /// The id of the running deployment serving `model_id` (compared without a `:version`,
-    /// ignoring case), looked up again when the list in memory has none.
+    /// The id of the running deployment serving `model_id`, compared without a `:version`.
     pub(crate) async fn deployment_for(
         &self,
         base_url: &str,

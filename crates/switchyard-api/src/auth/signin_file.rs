@@ -1,14 +1,6 @@
-//! Sign-ins that another tool keeps in a file (SPEC R4.2, R10.5: the Qwen CLI's
-//! `~/.qwen/oauth_creds.json`, the Codex CLI's `~/.codex/auth.json`): finding the file, reading it,
-//! refreshing its tokens at the OAuth token endpoint, and writing the refreshed tokens back.
-//!
-//! Why write back: both tools' refresh tokens are single-use (a refresh returns a new one and
-//! retires the old; the Codex CLI says "your refresh token was already used" otherwise), so a
-//! refresh that is not saved signs the user out of their own CLI. The file is written back in
-//! the tool's own shape — its fields in its order, pretty-printed JSON as the tool writes it,
-//! fields Switchyard does not know kept — atomically: a new file in the same folder (mode
-//! 0600) renamed over the old one, so a crash leaves the old or the new file, never half of
-//! one. Nothing else is ever stored, printed or logged: errors name the file, never a token.
+//! Sign-ins another tool keeps in a file: finding, reading and refreshing them, and writing
+//! the refreshed tokens back. Errors name the file, never a token.
+//! Spec: R4.2, R10.5.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,12 +16,10 @@ use crate::transport::HttpClient;
 /// Looks up an environment variable: `std::env::var`, or a test's or a check's own.
 pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// The process environment as an [`Env`].
 pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// `path` with a leading `~/` made the home folder (`$HOME`).
 pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
     match (
         path.strip_prefix("~/"),
@@ -40,16 +30,13 @@ pub(crate) fn expand_home(path: &str, env: Env<'_>) -> PathBuf {
     }
 }
 
-/// The home folder's `relative` path, when the home folder is known.
 pub(crate) fn in_home(relative: &str, env: Env<'_>) -> Option<PathBuf> {
     env("HOME")
         .filter(|h| !h.is_empty())
         .map(|h| PathBuf::from(h).join(relative))
 }
 
-/// Where one handler finds another tool's sign-in and refreshes it: the file (`None` without
-/// a home folder), the token endpoint, the HTTP client, and a lock making this process refresh
-/// one at a time.
+/// Where one handler finds another tool's sign-in and refreshes it, one at a time.
 pub(crate) struct SigninSource {
     path: Option<PathBuf>,
     pub(crate) token_url: String,
@@ -67,8 +54,7 @@ impl SigninSource {
         }
     }
 
-    /// The file, or the sentence of an [`auth_error`] saying there is no home folder to find
-    /// it in (`provider`'s `credentials_file` names one; `sign_in` says how to sign in).
+    /// The file, or an [`auth_error`]'s sentence saying there is no home folder to find it in.
     pub(crate) fn path(&self, provider: &str, sign_in: &str) -> Result<&PathBuf, String> {
         self.path.as_ref().ok_or_else(|| {
             format!(
@@ -78,14 +64,12 @@ impl SigninSource {
     }
 }
 
-/// An [`ErrorKind::Auth`] error.
 pub(crate) fn auth_error(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorKind::Auth, message)
 }
 
-/// Reads and parses the sign-in file at `path`. A missing file is `missing` (a sentence
-/// saying how to sign in); an unreadable or malformed one says so, naming the file. The error
-/// is the sentence of an [`auth_error`].
+/// Reads and parses the sign-in file at `path`; the error is an [`auth_error`]'s sentence,
+/// `missing` when there is no file.
 pub(crate) fn read<T: DeserializeOwned>(path: &Path, missing: &str) -> Result<T, String> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -109,9 +93,9 @@ pub(crate) fn read<T: DeserializeOwned>(path: &Path, missing: &str) -> Result<T,
     })
 }
 
-/// Writes `value` to `path` as the tools do (`JSON.stringify(v, null, 2)`, serde's pretty
-/// printer: two-space indents, no final newline), atomically and readable by the user only.
-/// The error is the sentence of an [`auth_error`].
+/// Writes `value` to `path` pretty-printed as the tools do, atomically and readable by the
+/// user only. Both tools' refresh tokens are single-use, so a refresh not saved signs the user
+/// out of their CLI, and a crash must leave the old or the new file, never half of one.
 pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(), String> {
     let failed = |e: std::io::Error| {
         format!(
@@ -134,18 +118,14 @@ pub(crate) fn write_atomically<T: Serialize>(path: &Path, value: &T) -> Result<(
     Ok(())
 }
 
-/// An exclusive lock file next to a sign-in file, as the Qwen CLI takes one before it
-/// refreshes (`oauth_creds.lock`, created exclusively, removed after; one older than 10 s is
-/// a crashed holder's and is taken over). Released when dropped.
+/// An exclusive lock file next to a sign-in file, as the Qwen CLI takes before it refreshes.
 pub(crate) struct LockFile(PathBuf);
 
-/// How old a lock file may get before it counts as abandoned (the Qwen CLI's
-/// `LOCK_TIMEOUT_MS`).
+/// Age past which a lock file is a crashed holder's: the Qwen CLI's `LOCK_TIMEOUT_MS`.
 const STALE_LOCK: Duration = Duration::from_secs(10);
 
 impl LockFile {
-    /// Takes the lock at `path`, waiting (100 ms, growing to 1 s) for another holder for at
-    /// most about 12 s, the stale limit plus one wait.
+    /// Takes the lock at `path`, waiting for another holder for at most about 12 s.
     pub(crate) async fn acquire(path: PathBuf) -> Result<Self, ApiError> {
         let mut wait = Duration::from_millis(100);
         let mut waited = Duration::ZERO;
@@ -196,15 +176,13 @@ impl Drop for LockFile {
     }
 }
 
-/// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_millis() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds
-/// (`2025-10-01T12:34:56.123456Z`), the shape of the Codex CLI's `last_refresh`.
+/// `secs` since the Unix epoch as RFC 3339 UTC with microseconds, as Codex's `last_refresh`.
 pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
     let t = crate::time::utc(i64::try_from(secs).unwrap_or(i64::MAX));
     format!(
@@ -213,7 +191,6 @@ pub(crate) fn rfc3339(secs: u64, micros: u32) -> String {
     )
 }
 
-/// The current time as [`rfc3339`].
 pub(crate) fn rfc3339_now() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -221,19 +198,15 @@ pub(crate) fn rfc3339_now() -> String {
     rfc3339(now.as_secs(), now.subsec_micros())
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 time (`2025-10-01T12:24:56.123Z`, any
-/// `±HH:MM` offset), fractions dropped; `None` for anything else. The one reader of the format
-/// ([`crate::retry_after::parse_rfc3339`]): fixed-width fields, so a crafted file cannot
-/// overflow the arithmetic (the reader this replaced read any length of digits; issue 27).
+/// Seconds since the Unix epoch of an RFC 3339 time, fractions dropped. Its fields are fixed
+/// width, so a crafted file cannot overflow the arithmetic.
 pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     let at = crate::retry_after::parse_rfc3339(text)?;
     Some(at.duration_since(UNIX_EPOCH).ok()?.as_secs())
 }
 
-/// Panics unless `file`, read from `text` and written back as [`write_atomically`] writes it
-/// after a refresh, keeps every field of `text` that is not `null`, with its value (a `null`
-/// field may be left out; a field the CLI always writes, such as `expiry_date`, may be added):
-/// a refresh must not lose what another CLI wrote (the fuzz target `signin_file`, issue 27).
+/// Panics unless `file` written back after a refresh keeps every non-null field of `text`
+/// with its value, for the fuzz target `signin_file`: a refresh must not lose a CLI's data.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn assert_written_back<T: Serialize>(file: &T, text: &str) {
     fn kept(read: &serde_json::Value, written: &serde_json::Value) -> bool {
@@ -256,8 +229,7 @@ pub(crate) fn assert_written_back<T: Serialize>(file: &T, text: &str) {
     );
 }
 
-/// The claims of a JWT (its middle part, base64url JSON), without checking the signature:
-/// only to read when the token expires and whose account it is.
+/// The claims of a JWT, unverified: only to read when it expires and whose account it is.
 pub(crate) fn jwt_claims(token: &str) -> Option<serde_json::Value> {
     let payload = token.split('.').nth(1)?;
     serde_json::from_slice(&base64url_decode(payload)?).ok()
@@ -285,9 +257,8 @@ fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The sentence for an OAuth token endpoint's refusal: `error` / `error_description` of its
-/// JSON body when present (never the body itself, which a server might fill with what it
-/// was sent).
+/// The sentence for an OAuth token endpoint's refusal: its JSON `error` and
+/// `error_description`, never the body itself, which may echo what it was sent.
 pub(crate) fn refusal(status: u16, body: &[u8]) -> String {
     let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     let code = v.get("error").and_then(|e| {

@@ -1,5 +1,5 @@
-//! The whole configuration (SPEC R3.1, R3.6, R12.2, R12.3): [`ApiConfiguration`], parsed from a
-//! TOML file plus the keys and cloud settings of the environment, with its limits checked.
+//! The whole configuration: the TOML file plus the keys and cloud settings of the environment.
+//! Spec: R3.1, R3.6, R12.2, R12.3.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,29 +15,21 @@ use super::serve::ServeSettings;
 use super::store::{LimitsSettings, StoreUrl};
 use crate::model::{Catalogue, ModelTable};
 
-/// Everything `build_api_handler` needs (DESIGN.md "Key types").
+/// Everything `build_api_handler` needs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ApiConfiguration {
-    /// The mode used when none is asked for.
     pub default_mode: Mode,
     pub plan: ModeSettings,
     pub act: ModeSettings,
     pub providers: ProviderSettings,
-    /// The model catalogue models are looked up in; `None`: the built-in one. Set it to
-    /// [`Catalogue::with_user_file`] to apply a user's `models.toml` (SPEC R2.5).
+    /// The model catalogue models are looked up in; `None` for the built-in one.
     pub catalogue: Option<Arc<Catalogue>>,
-    /// The file's `store`: where tasks are kept (SPEC R13.1), `postgres://…` for a shared
-    /// PostgreSQL store or `sqlite:PATH`; `None`: the SQLite file in the data directory. Read
-    /// by the task layer (switchyard-core), not by providers.
+    /// Where tasks are kept, for the task layer; `None` for the data directory's SQLite file.
     pub store: Option<StoreUrl>,
-    /// The `[limits]` section: spend caps (SPEC R12.2).
     pub limits: LimitsSettings,
-    /// The `[serve]` section: `switchyard serve`'s routes and limits (SPEC R14.3). Read by
-    /// the gateway, not by providers.
     pub serve: ServeSettings,
 }
 
-/// The file's shape.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct ConfigFile {
@@ -51,9 +43,7 @@ struct ConfigFile {
 }
 
 impl ApiConfiguration {
-    /// Parses a configuration file's text. `file` names it in errors; `env` looks up
-    /// environment variables (pass `|k| std::env::var(k).ok()`), read here for every key
-    /// variable a provider may use.
+    /// Parses a configuration file's text; `file` names it in errors, `env` reads key variables.
     pub fn from_toml(
         text: &str,
         file: &str,
@@ -84,9 +74,7 @@ impl ApiConfiguration {
         Ok(config)
     }
 
-    /// Reads the configuration file at `path`.
-    ///
-    /// A relative `ca_bundle` path is taken relative to the file's folder.
+    /// Reads the configuration file at `path`; a relative `ca_bundle` is relative to its folder.
     pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
@@ -103,9 +91,8 @@ impl ApiConfiguration {
         Ok(config)
     }
 
-    /// (Re)reads every key variable that any preset or `api_key_env` names (providers, both
-    /// modes' fallbacks and the fallbacks of `[serve.routes]`), and the cloud settings of the
-    /// environment.
+    /// Rereads every key variable that any preset or `api_key_env` names, fallbacks and routes
+    /// included, and the cloud settings of the environment.
     pub fn read_keys(&mut self, env: impl Fn(&str) -> Option<String>) {
         use crate::providers::presets::{CLOUD_SETTING_VARS, secret_variables};
         let mut vars: Vec<String> = secret_variables().map(str::to_owned).collect();
@@ -139,16 +126,12 @@ impl ApiConfiguration {
         }
     }
 
-    /// The model catalogue in effect: [`ApiConfiguration::catalogue`], else the built-in one.
     pub fn catalogue(&self) -> &Catalogue {
         self.catalogue
             .as_deref()
             .unwrap_or_else(|| Catalogue::builtin())
     }
 
-    /// The model table of `provider` in `region` (else its table without a region) in the
-    /// catalogue in effect: [`ApiConfiguration::catalogue`]'s, else the built-in one, of which
-    /// only that provider's data files are parsed ([`Catalogue::builtin_table`]).
     pub fn model_table(&self, provider: &str, region: Option<&str>) -> Option<&ModelTable> {
         match &self.catalogue {
             Some(catalogue) => catalogue.table(provider, region),
@@ -156,7 +139,6 @@ impl ApiConfiguration {
         }
     }
 
-    /// The settings of `mode`.
     pub fn mode_settings(&self, mode: Mode) -> &ModeSettings {
         match mode {
             Mode::Plan => &self.plan,
@@ -164,7 +146,7 @@ impl ApiConfiguration {
         }
     }
 
-    /// The settings of `mode`, mutable (for command-line overrides).
+    /// The settings of `mode`, mutable for command-line overrides.
     pub fn mode_settings_mut(&mut self, mode: Mode) -> &mut ModeSettings {
         match mode {
             Mode::Plan => &mut self.plan,
@@ -173,9 +155,8 @@ impl ApiConfiguration {
     }
 }
 
-/// [`ConfigError::Limit`] for a spend cap that is not a positive amount of dollars or a rate
-/// limit of 0 (SPEC R12.2, R12.3), or a `[serve]` connection limit of 0 (R14.10): each would
-/// stop every request.
+/// [`ConfigError::Limit`] for a spend cap that is not a positive amount or a rate or
+/// connection limit of 0, each of which would stop every request.
 fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
     let error = |setting: String, value: String, what: &str| ConfigError::Limit {
         file: file.to_owned(),

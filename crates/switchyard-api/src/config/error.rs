@@ -1,11 +1,9 @@
-//! Configuration errors (SPEC R3.6, R10.5): [`ConfigError`], a problem a user can fix, one clear
-//! sentence each; a file that does not parse names the file, line, column and field, and never
-//! echoes a secret written into it.
+//! Configuration errors: [`ConfigError`], a problem a user can fix, never echoing a secret.
+//! Spec: R3.6, R10.5.
 
 /// A configuration problem a user can fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    /// The file could not be parsed; names the file, line, column and field.
     #[error("{file}:{line}:{column}: {message}")]
     Parse {
         file: String,
@@ -13,7 +11,6 @@ pub enum ConfigError {
         column: usize,
         message: String,
     },
-    /// The file could not be read.
     #[error(
         "cannot read the configuration file {file}: {message}; check the path (or leave out --config to use the default file, or none)"
     )]
@@ -28,11 +25,10 @@ pub enum ConfigError {
         "provider `{provider}` speaks {family}, which this build of Switchyard does not support yet; choose another provider"
     )]
     UnsupportedProvider { provider: String, family: String },
-    /// The provider needs something a terminal program cannot have (the reference's account
-    /// service, its editor host); `reason` is the whole sentence, naming the provider.
+    /// The provider needs something a terminal program cannot have.
     #[error("{reason}")]
     ProviderUnavailable { provider: String, reason: String },
-    /// The provider's support was left out of this build (a Cargo feature of switchyard-api).
+    /// The provider's support was left out of this build by a Cargo feature.
     #[error(
         "provider `{provider}` is not compiled into this build: enable the `{feature}` feature of switchyard-api (the switchyard command has it)"
     )]
@@ -40,14 +36,12 @@ pub enum ConfigError {
         provider: String,
         feature: &'static str,
     },
-    /// The provider's HTTP client settings cannot be used (an unreadable CA bundle).
+    /// The provider's HTTP client settings cannot be used, such as an unreadable CA bundle.
     #[error("[providers.{provider}]: {message}")]
     Http { provider: String, message: String },
-    /// A `model_info` override does not fit `ModelInfo`.
     #[error("[{mode}.model_info] is invalid: {message}")]
     ModelInfo { mode: String, message: String },
-    /// A provider id typed on the command line that Switchyard does not know (a configuration
-    /// file keeps the fallback of SPEC R3.4 instead).
+    /// A provider id typed on the command line that Switchyard does not know.
     #[error(
         "unknown provider id `{provider}`{}; `switchyard models` lists every id",
         did_you_mean(suggestion)
@@ -56,15 +50,13 @@ pub enum ConfigError {
         provider: String,
         suggestion: Option<String>,
     },
-    /// A `region` that the provider does not have.
     #[error("[providers.{provider}] region `{region}` is not one of this provider's: use {known}")]
     Region {
         provider: String,
         region: String,
         known: String,
     },
-    /// A limit of SPEC R12 that cannot work: a spend cap that is not a positive amount, a rate
-    /// limit of 0.
+    /// A limit that cannot work, such as a spend cap that is not a positive amount.
     #[error("{file}: {setting} = {value} cannot be used: {what}")]
     Limit {
         file: String,
@@ -72,23 +64,19 @@ pub enum ConfigError {
         value: String,
         what: String,
     },
-    /// A `-c key=value` override that makes the configuration invalid (build it with
-    /// [`ConfigError::bad_override`], which never shows a secret value).
+    /// A `-c key=value` override that makes the configuration invalid.
     #[error("-c {key}={value}: {message}; correct the value or leave this -c out")]
     Override {
         key: String,
         value: String,
         message: String,
     },
-    /// A base URL is not an http(s) URL.
     #[error("base URL `{url}` for provider `{provider}` is not an http:// or https:// URL")]
     BaseUrl { provider: String, url: String },
 }
 
 impl ConfigError {
-    /// A [`ConfigError::Override`] for `-c key=value`: `message` says what is wrong with it.
-    /// A value that may be a secret (its key names a key, token, header, …, or it looks like
-    /// one) is shown as `…`, in the message too.
+    /// A [`ConfigError::Override`] for `-c key=value`; a value that may be a secret shows as `…`.
     pub fn bad_override(key: &str, value: &str, message: &str) -> Self {
         let line = format!("{key} = {value}");
         let (_, secret) = redact_secret_value(&line);
@@ -112,10 +100,8 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// A TOML line as it may be shown in an error: when its key names something secret (a key,
-/// token, secret, password, authorization or header value; not a count of tokens such as
-/// `max_tokens`) or its value looks like a key, the value is replaced by `…`, and the value
-/// is returned so the error message can drop it too.
+/// A TOML line as it may be shown in an error: a value that may be a key is replaced by `…`,
+/// and returned so that the message can drop it too.
 fn redact_secret_value(line: &str) -> (String, Option<&str>) {
     const SECRET_WORDS: [&str; 8] = [
         "key",
@@ -146,9 +132,8 @@ fn redact_secret_value(line: &str) -> (String, Option<&str>) {
     }
 }
 
-/// A [`ConfigError::Parse`] for a TOML file that did not parse: the file, line, column and
-/// toml's message, with the offending line quoted — except a value that may be a secret (a
-/// key written into the file by mistake), which is never echoed.
+/// A [`ConfigError::Parse`] for a TOML file that did not parse, quoting the offending line
+/// unless it may hold a secret.
 pub(crate) fn toml_parse_error(text: &str, file: &str, e: &toml::de::Error) -> ConfigError {
     let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((1, 1));
     let raw_line = text.lines().nth(line - 1).unwrap_or("").trim();

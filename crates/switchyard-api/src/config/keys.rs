@@ -1,6 +1,5 @@
-//! API keys (SPEC R3.6, R10.5): [`ApiKey`], whose `Debug` and `Display` never show it and which
-//! is registered for scrubbing, and [`ProviderSettings`], the `[providers.ID]` sections with the
-//! keys read from the environment.
+//! API keys, which never show themselves, and the provider settings with the keys read.
+//! Spec: R3.6, R10.5.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,8 +12,7 @@ use super::endpoint::ProviderEndpoint;
 pub struct ApiKey(Arc<str>);
 
 impl ApiKey {
-    /// Wraps a secret and registers it with [`crate::secrets`], so it is scrubbed from
-    /// everything Switchyard shows, logs or stores (SPEC R10.5).
+    /// Wraps a secret and registers it for scrubbing.
     pub fn new(secret: impl Into<String>) -> Self {
         let secret = secret.into();
         crate::secrets::register(&secret);
@@ -38,16 +36,12 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// Connection settings and the keys found in the environment. `Debug` shows keys as
-/// `[redacted]` and names the cloud settings read from the environment without their values.
+/// Connection settings and the keys found in the environment; `Debug` shows no secret.
 #[derive(Clone, Default, PartialEq)]
 pub struct ProviderSettings {
-    /// `[providers.ID]` sections of the file, by provider id.
     pub endpoints: BTreeMap<String, ProviderEndpoint>,
-    /// Keys by environment variable name, read when the configuration was loaded.
     pub api_keys: BTreeMap<String, ApiKey>,
-    /// Non-secret cloud settings from the environment
-    /// ([`CLOUD_SETTING_VARS`](crate::providers::presets::CLOUD_SETTING_VARS)), by name.
+    /// Non-secret cloud settings from the environment, by name.
     pub env: BTreeMap<String, String>,
 }
 

@@ -1,20 +1,19 @@
-//! The proxy a provider's requests go through (`[providers.ID] proxy`, SPEC R12.4), never
-//! shown with its password (R10.5).
+//! The proxy a provider's requests go through, never shown with its password.
+//! Spec: R12.4.
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// Where a provider's requests go through.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub enum Proxy {
-    /// The proxy environment variables (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`).
+    /// The proxy environment variables, as curl reads them.
     #[default]
     Environment,
-    /// No proxy, whatever the environment says (`proxy = "none"`).
+    /// No proxy, whatever the environment says.
     Off,
-    /// This proxy (`NO_PROXY` still exempts hosts).
+    /// This proxy; `NO_PROXY` still exempts hosts.
     Url(ProxyUrl),
 }
 
@@ -55,18 +54,17 @@ impl<'de> Deserialize<'de> for Proxy {
 }
 
 impl Serialize for Proxy {
-    /// As [`Display`](fmt::Display) writes it: a password is never serialized.
+    /// As `Display` writes it, so that a password is never serialized.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
-/// A proxy URL. `Debug` and `Display` replace a password (`http://user:…@host:3128`).
+/// A proxy URL whose `Debug` and `Display` replace a password with `…`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ProxyUrl(Arc<str>);
 
 impl ProxyUrl {
-    /// An `http://` or `https://` URL with a host, or `None`.
     pub fn new(url: &str) -> Option<Self> {
         let rest = url
             .strip_prefix("http://")

@@ -1,69 +1,44 @@
-//! The `[serve]` section (SPEC R14.3, R14.4, R14.9, R14.10): what `switchyard serve` listens
-//! on, its routes (a model name a client sends → provider, model, fallbacks), its per-request
-//! deadline, its connection limits (idle keep-alive timeout, connection cap), whether
-//! `/v1/models` lists the catalogue, and what the dashboard trusts of a proxy in front
-//! (R14.11). Parsing and checking only; the gateway crate uses it.
+//! The `[serve]` section: what `switchyard serve` listens on, its routes and its limits.
+//! Spec: R14.3, R14.4, R14.9, R14.10, R14.11.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
-use super::fallback::FallbackSettings;
+use super::mode::FallbackSettings;
 
-/// The per-request deadline when `serve.request_deadline` is not set: 120 s (SPEC R14.4:
-/// clients time out).
+/// The per-request deadline when `serve.request_deadline` is not set, because clients time out.
 pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;
 
-/// How long a connection may sit with no request in flight when `serve.idle_timeout` is not
-/// set: 60 s (SPEC R14.10).
 pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
 
-/// How many client connections may be open at once when `serve.max_connections` is not set:
-/// 1024 (SPEC R14.10).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// How many days of the request log `switchyard serve` keeps when `serve.request_log_days` is
-/// not set: 90 (SPEC R14.8; budgets and the daily cap never count the log).
 pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
 
-/// `[serve]` (SPEC R14.3): everything optional.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSettings {
-    /// The address to listen on, `HOST:PORT` (the command line's `--listen` wins; default
-    /// `127.0.0.1:4141`).
+    /// The address to listen on, `HOST:PORT`; the command line's `--listen` wins.
     pub listen: Option<String>,
-    /// The longest wait for a request's first content, across its retries and fallbacks, in
-    /// seconds (default [`DEFAULT_REQUEST_DEADLINE_SECONDS`], SPEC R14.4).
+    /// The longest wait in seconds for a request's first content, across retries and fallbacks.
     pub request_deadline: Option<u64>,
-    /// How long a keep-alive connection may sit with no request in flight before it is
-    /// closed, in seconds (default [`DEFAULT_IDLE_TIMEOUT_SECONDS`], SPEC R14.10; at least 1).
     pub idle_timeout: Option<u64>,
-    /// The longest a client may take to send a request's head, from its first byte, in
-    /// seconds (default 30, SPEC R14.10; at least 1): a slower one is disconnected.
+    /// Seconds a client may take to send a request's head from its first byte; default 30.
     pub header_timeout: Option<u64>,
-    /// How many client connections may be open at once (default [`DEFAULT_MAX_CONNECTIONS`],
-    /// SPEC R14.10; at least 1): one more is closed as soon as it is accepted.
+    /// How many client connections may be open at once; one more is closed when accepted.
     pub max_connections: Option<usize>,
-    /// How many days of the request log (`gateway_requests`, SPEC R14.8) to keep: older rows
-    /// are deleted when `serve` starts and every hour (default [`DEFAULT_REQUEST_LOG_DAYS`];
-    /// at least 1). Budgets and the daily cap count holds and spend rows, which stay.
+    /// Days of the request log to keep, pruned at start and hourly.
     pub request_log_days: Option<u64>,
-    /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes
-    /// (default true, SPEC R14.3).
+    /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes.
     pub list_catalogue: bool,
-    /// Whether a proxy in front of the gateway is trusted for the `X-Forwarded-Proto` and
-    /// `X-Forwarded-For` headers it sets (default false, SPEC R14.11): the dashboard's session
-    /// cookie is then `Secure` when the sign-in came over HTTPS (`X-Forwarded-Proto: https`),
-    /// and sign-in attempts are counted per the client address the proxy saw (the last
-    /// `X-Forwarded-For` address). Turn it on only when every client reaches the gateway
-    /// through that proxy: a client that reaches it directly could write them itself.
+    /// Whether to trust the forwarding headers a proxy in front sets: only when every client comes
+    /// through it, since a direct client could write them itself.
     pub trust_forwarded_headers: bool,
-    /// Whether the dashboard's session cookie is always `Secure` (default false, SPEC R14.11):
-    /// for a gateway served only over HTTPS by a proxy that sends no `X-Forwarded-Proto`.
+    /// Whether the dashboard's session cookie is always `Secure`, behind an HTTPS proxy.
     pub secure_cookie: bool,
-    /// `[serve.routes.NAME]`: a model name (or a `*` glob such as `claude-*`) clients send.
+    /// `[serve.routes.NAME]`: a model name or `*` glob that clients send.
     pub routes: BTreeMap<String, RouteSettings>,
 }
 
@@ -85,10 +60,7 @@ impl Default for ServeSettings {
 }
 
 impl ServeSettings {
-    /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working: an idle
-    /// timeout of 0 s (every keep-alive connection closed at once), a cap of 0 connections
-    /// (every one refused), or a request log kept 0 days (each record deleted as written);
-    /// `file` names the configuration file.
+    /// [`ConfigError::Limit`] for a setting of 0 that would stop the server working.
     pub(super) fn check(&self, file: &str) -> Result<(), ConfigError> {
         for (name, value) in [
             ("idle_timeout", self.idle_timeout),
@@ -119,26 +91,18 @@ impl ServeSettings {
     }
 }
 
-/// One `[serve.routes.NAME]` (SPEC R14.3): where requests naming it go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RouteSettings {
-    /// Provider id (`openai`, `anthropic`, `openrouter`, …); required.
     pub provider: String,
-    /// Model id; missing → the provider's default model.
     pub model: Option<String>,
-    /// Base URL for this route only (else `[providers.ID] base_url`, else the preset's).
     pub base_url: Option<String>,
-    /// The route's reasoning effort when the client sets none (`none|low|medium|high|xhigh`,
-    /// as a mode's `reasoning_effort`; a client's own effort or thinking wins).
+    /// The route's reasoning effort when the client sets none.
     pub reasoning_effort: Option<String>,
-    /// The route's thinking budget in tokens when the client sets none (0: none), as a
-    /// mode's; Anthropic `thinking: {type: "adaptive"}` asks for this default.
     pub thinking_budget_tokens: u64,
-    /// What a keyed request to this route reserves against its budgets (USD, SPEC R14.7)
-    /// where an entry's prices are unknown; else `serve --reserve-usd`, else $0.05. At least 0.
+    /// What a keyed request reserves against its budgets in USD where prices are unknown; else
+    /// `serve --reserve-usd`, else $0.05.
     pub reserve_usd: Option<f64>,
-    /// The failover chain after the route's own entry (SPEC R12.1), as a mode's `fallbacks`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<FallbackSettings>,
 }

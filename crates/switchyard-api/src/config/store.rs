@@ -1,18 +1,16 @@
-//! Task-layer settings (SPEC R13.1, R12.2, R10.5) the file carries for switchyard-core: the task
-//! store's URL, never shown with its password, and the `[limits]` spend caps.
+//! Settings the file carries for the task layer: the task store's URL and the `[limits]`.
+//! Spec: R13.1, R12.2, R10.5.
 
 use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// The `store` setting. It may hold a database password: `Debug` and `Display` replace it
-/// (`postgres://user:…@host/db`), as [`ProxyUrl`](crate::config::ProxyUrl)'s do.
+/// The `store` setting, whose `Debug` and `Display` hide a database password.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct StoreUrl(Arc<str>);
 
 impl StoreUrl {
-    /// Wraps the setting as written.
     pub fn new(url: impl Into<String>) -> Self {
         Self(Arc::from(url.into()))
     }
@@ -59,25 +57,21 @@ impl<'de> Deserialize<'de> for StoreUrl {
     }
 }
 
-/// The `[limits]` section: the spend caps (SPEC R12.2), USD, and the size bounds of one
-/// streamed answer (R4.0b), bytes.
+/// The `[limits]` section: spend caps in USD and the size bounds of one streamed answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsSettings {
-    /// What one task may spend (the `--max-cost` flag overrides it).
+    /// What one task may spend; the `--max-cost` flag overrides it.
     pub max_cost_usd: Option<f64>,
     /// What all tasks on the task store together may spend in one UTC day.
     pub max_cost_usd_per_day: Option<f64>,
-    /// The most bytes of one tool call's arguments (default 4 MiB).
     pub max_tool_arguments_bytes: Option<u64>,
-    /// The most bytes of one answer's text, reasoning and tool-call arguments (default 64 MiB).
     pub max_answer_bytes: Option<u64>,
-    /// The most bytes of one line (event, frame) of a streamed response (default 16 MiB).
+    /// The most bytes of one line, event or frame of a streamed response.
     pub max_line_bytes: Option<u64>,
 }
 
 impl LimitsSettings {
-    /// The stream bounds these settings give (SPEC R4.0b): each one set, else its default.
     pub fn stream_bounds(&self) -> crate::stream_guard::StreamBounds {
         let defaults = crate::stream_guard::StreamBounds::default();
         let bytes = |set: Option<u64>, default: usize| {

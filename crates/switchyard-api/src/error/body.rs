@@ -1,6 +1,5 @@
-//! Error bodies (SPEC R4.0, R7, R7.4): the provider's own error in a failed response's body, in the
-//! shapes providers use, turned into a classified [`ApiError`], and the request id a response
-//! carries.
+//! Error bodies: the provider's own error in a failed response, as a classified [`ApiError`].
+//! Spec: R4.0, R7, R7.4.
 
 use std::time::SystemTime;
 
@@ -8,7 +7,6 @@ use reqwest::header::HeaderMap;
 
 use super::{ApiError, ErrorKind};
 
-/// The request id a provider put in the response headers, if any.
 pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
     [
         "request-id",
@@ -20,10 +18,8 @@ pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
     .find_map(|h| headers.get(*h)?.to_str().ok().map(str::to_owned))
 }
 
-/// Turns a non-stream response into an error: the provider's JSON error when there is one
-/// (OpenAI/Anthropic `{"error":{…}}`, Ollama `{"error":"…"}`, AWS `{"message":…}`, Google
-/// `{"error":{"status":…}}`), else a sentence naming the status and content type — an HTML
-/// page is never dumped (SPEC R4.0).
+/// Turns a non-stream response into an error: the provider's JSON error when there is one,
+/// else a sentence naming the status and content type. An HTML page is never dumped.
 pub(crate) fn error_from_body(
     status: u16,
     content_type: &str,
@@ -33,22 +29,20 @@ pub(crate) fn error_from_body(
 ) -> ApiError {
     let now = SystemTime::now();
     let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
-    // AWS names the error type in a header (`x-amzn-ErrorType: ThrottlingException:http://…`);
-    // it is the code when the body has none (C15, C16, C17, bedrock_429).
+    // AWS names the error type in the `x-amzn-ErrorType` header, the code when the body has none.
     let aws_type = headers
         .get("x-amzn-errortype")
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split(':').next().unwrap_or(v).trim().to_owned())
         .filter(|v| !v.is_empty());
-    // Hints (SPEC R5.2): headers, then Gemini's RetryInfo, then the message (below).
+    // Hints: headers, then Gemini's RetryInfo, then the message below.
     let retry_after = crate::retry_after::retry_after_from_headers(headers, now).or_else(|| {
         json.as_ref()
             .and_then(crate::retry_after::retry_delay_from_body)
     });
     if let Some((code, message)) = json.as_ref().and_then(provider_error_fields) {
         let http_status = (status != 200).then_some(status);
-        // Absolute reset times in the message ("will reset at …", C09b) are measured from the
-        // response's Date, like the headers' (ApiError::from_provider would use the local clock).
+        // Reset times in the message count from the response's Date, like the headers'.
         let retry_after = retry_after.or_else(|| {
             crate::retry_after::retry_after_from_message(
                 &message,
@@ -66,8 +60,7 @@ pub(crate) fn error_from_body(
         content_type
     };
     if (200..300).contains(&status) {
-        // A web page, a captive portal or a proxy's login page: waiting cannot fix it (SPEC
-        // R7.4, tests/cases H18).
+        // A web page, a captive portal or a proxy's login page: waiting cannot fix it.
         return ApiError::decode(format!(
             "expected a {expected} stream but the server answered HTTP {status} with {ct}; check the base URL points at the provider's API"
         ))
@@ -81,7 +74,7 @@ pub(crate) fn error_from_body(
         retry_after,
     );
     if json.is_none() && !content_type.contains("json") && err.kind == ErrorKind::InvalidRequest {
-        // A 4xx HTML page usually means a wrong base URL (a proxy or website answered).
+        // A 4xx HTML page usually means a wrong base URL: a proxy or website answered.
         err.message = format!(
             "the response was {ct} (body not shown); check the base URL points at the provider's API"
         );
@@ -108,11 +101,9 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
                 .and_then(|m| m.as_str())
                 .unwrap_or("")
                 .to_owned();
-            // OpenRouter passes the upstream provider's own error in `metadata.raw` (its
-            // errors docs): keep its start, so "prompt is too long" behind a generic
-            // "Provider returned error" is still classified. Never an HTML page.
+            // OpenRouter passes the upstream's own error in `metadata.raw`: keep its start, so
+            // that "prompt is too long" behind "Provider returned error" is still classified.
             if let Some(raw) = e.pointer("/metadata/raw").and_then(|r| r.as_str()) {
-                // The upstream's own JSON error is shown by its message (tests/cases C83).
                 let inner = serde_json::from_str::<serde_json::Value>(raw.trim())
                     .ok()
                     .as_ref()
@@ -124,7 +115,7 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
                     message = format!("{message} (upstream: {raw})");
                 }
             }
-            // Prefer the specific code (`insufficient_quota`) over the generic type.
+            // Prefer the specific code, such as `insufficient_quota`, to the generic type.
             let code = e
                 .get("code")
                 .and_then(|c| as_code(c).filter(|c| c.parse::<u16>().is_err()))
@@ -134,8 +125,7 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
             Some((code, message))
         }
         _ => {
-            // AWS JSON errors: `{"message":…}` (or `Message`), the type in `__type` or the
-            // `x-amzn-ErrorType` header; FastAPI-style servers: `{"detail":"…"}`.
+            // AWS errors: `message` or `Message`, the type in `__type`; FastAPI's `{"detail":"…"}`.
             let message = ["message", "Message", "detail"]
                 .iter()
                 .find_map(|k| v.get(*k)?.as_str())?;
@@ -144,13 +134,8 @@ pub(crate) fn provider_error_fields(v: &serde_json::Value) -> Option<(Option<Str
     }
 }
 
-/// The error of an error event inside a 200 stream (OpenAI-compatible servers, OpenRouter,
-/// vLLM, Groq, the Vercel AI Gateway), from its error object `e`: `message`, a string `code`
-/// or `type`, and, when it names no code, the HTTP status it carries in a field (`code: 429`,
-/// `status`, `statusCode` or `status_code`: the reference's `checkIsVercelContextWindowError`
-/// and Bedrock checks read these) as the missing HTTP status. An
-/// error that names neither a status nor a code and that the words do not place is a server
-/// error, never an invalid request: the request was accepted (tests/cases C31b).
+/// The error of an error event inside a 200 stream, from its error object `e`. One that nothing
+/// places is a server error, since the request was accepted.
 pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
     use serde_json::Value;
     let message = e
@@ -177,8 +162,7 @@ pub(crate) fn error_from_event(e: &serde_json::Value) -> ApiError {
     err
 }
 
-/// The innermost cause of `e` (its last `source`), or `e` itself: the useful part of a chained
-/// library error ("connection refused" under "error sending request").
+/// The innermost cause of `e`, or `e` itself: the useful part of a chained error.
 pub(crate) fn innermost(e: &dyn std::error::Error) -> String {
     let mut last = e.to_string();
     let mut source = e.source();

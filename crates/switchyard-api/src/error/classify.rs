@@ -1,57 +1,31 @@
-//! The one classification function (SPEC R7): a failure's [`ErrorKind`] from its HTTP status,
-//! the provider's error type or code and its message — quotas (R7.3), context windows (R7.2),
-//! content blocks (R7.5) — with every provider's wordings in one place.
+//! The one classification function, and whether waiting can fix a failure, with every
+//! provider's error wordings in one place.
+//! Spec: R7, R7.2, R7.3, R7.4, R7.5.
 
 use std::time::Duration;
 
 use super::kind::ErrorKind;
 
-/// Maps a failure to its [`ErrorKind`] from the HTTP status (if any), the provider's error
-/// type or code (if any) and its message (SPEC R7).
-///
-/// `status` is the HTTP status of an error response; `None` (or a 2xx) for an error event
-/// inside a 200 stream, in which case a numeric `code` in 400–599 (OpenRouter's
-/// `"code": 429`) stands in for it. `code` is the provider's most specific error code or
-/// type: OpenAI `code`/`type`, Anthropic `error.type`, Gemini `error.status`
-/// (`RESOURCE_EXHAUSTED`), AWS `x-amzn-ErrorType` / `__type` (`ThrottlingException`, with or
-/// without its `:http://…` or `…#` decoration). Case does not matter.
-///
-/// Precedence, first match wins:
-///
-/// 1. **Spend limits** set by the user or organisation ("spend limit", "spending limit",
-///    LiteLLM's "budget has been exceeded"), whatever the status.
-/// 2. **Quota and credits** (R7.3) — OpenAI `insufficient_quota`, Anthropic `billing_error`
-///    and "credit balance is too low", HTTP 402 (OpenRouter "insufficient credits", DeepSeek
-///    "Insufficient Balance"), codes like `usage_quota_exceeded`, and a rate limit whose
-///    wording names a long window ("free-models-per-day", "5-hour usage quota": C09, C09b).
-///    Checked before the error type because quotas arrive as 429s.
-/// 3. **The provider's error type/code** when it is specific: auth, permission, rate limit
-///    (`rate_limit_error`, `RESOURCE_EXHAUSTED`, `ThrottlingException`), overload, server,
-///    timeout, context length, not found. Generic codes (`invalid_request_error`,
-///    `INVALID_ARGUMENT`, `ValidationException`) only decide the fallback.
-/// 4. **The HTTP status**: 401 auth; 403 auth, or entitlement / invalid request by wording;
-///    408 timeout; 413 context window; 429 rate limited; 503 and 529 overloaded.
-/// 5. **Message wordings**, only now: context window (R7.2, every provider's wording), then
-///    invalid credentials; so Bedrock's `ThrottlingException` "Too many tokens" (C16) is a
-///    rate limit, never an overflow.
-/// 6. **Defaults**: other 4xx invalid request, 5xx server; without a status, "overloaded" /
-///    "rate limit" wordings, a generic request code, else server.
-///
-/// **Improve** over the reference (R7.2): a bare Anthropic `invalid_request_error` is not an
-/// overflow (C19c, C20, C20b, C37 are invalid requests) and 404 / 413 are not "auth".
+/// Maps a failure to its [`ErrorKind`] from its HTTP status, the provider's error code and its
+/// message; unlike the reference, a bare `invalid_request_error` is no overflow, nor 404 or 413
+/// auth. `status` is `None` or a 2xx for an error event inside a 200 stream, where a numeric
+/// `code` stands in for it. The first match wins:
+/// 1. spend limits, whatever the status;
+/// 2. quota and credits, before the code, because quotas arrive as 429s;
+/// 3. a specific error code;
+/// 4. the HTTP status;
+/// 5. context-window and bad-credential wordings;
+/// 6. defaults: 4xx invalid request, 5xx server, else by wording.
 pub fn classify(status: Option<u16>, code: Option<&str>, message: &str) -> ErrorKind {
     classify_with_hint(status, code, message, None)
 }
 
-/// The longest reset after which a limit worded as a long window ("per day") is still a rate
-/// limit rather than a spent quota: 1 hour. OpenAI's requests-per-day limit rolls, freeing a
-/// request every few seconds ("Please try again in 8.64s", tests/cases H14), while a spent
-/// daily quota resets once (C09: in 24 h).
+/// The longest reset after which a limit worded "per day" is still a rate limit. OpenAI's
+/// requests-per-day limit rolls, freeing a request every few seconds; a spent quota resets once.
 const ROLLING_WINDOW_MAX_RESET: Duration = Duration::from_secs(3600);
 
-/// [`classify`], with the server's `retry_after` hint when known: a rate limit whose words name
-/// a long window ("per day", "daily") is a spent quota, unless the hint says the window rolls
-/// within [`ROLLING_WINDOW_MAX_RESET`] (H14, H14b). The hint, not the wording, decides.
+/// [`classify`], with the server's `retry_after` hint: a rate limit worded with a long window
+/// is a spent quota unless the hint says it rolls within [`ROLLING_WINDOW_MAX_RESET`].
 pub(super) fn classify_with_hint(
     status: Option<u16>,
     code: Option<&str>,
@@ -111,8 +85,7 @@ pub(super) fn classify_with_hint(
     match status {
         Some(s) if (400..500).contains(&s) => ErrorKind::InvalidRequest,
         Some(s) if s >= 500 => ErrorKind::Server,
-        // Without a status (an error event inside a 200 stream), the words decide where they
-        // say what happened (the reference's ClineError rate-limit and auth patterns).
+        // Without a status, the words decide where they say what happened.
         _ if msg.contains("overloaded") => ErrorKind::Overloaded,
         _ if says_rate_limited(&msg) => ErrorKind::RateLimited,
         _ if says_unauthenticated(&msg) => ErrorKind::Auth,
@@ -121,11 +94,9 @@ pub(super) fn classify_with_hint(
     }
 }
 
-/// Whether a failure is the provider's "this model does not exist" (SPEC R2.5): OpenAI's
-/// `model_not_found`; a 404 or a not-found type (Anthropic `not_found_error` "model:
-/// claude-x", Gemini `NOT_FOUND`, Bedrock `ResourceNotFoundException`, Ollama's "model \"x\"
-/// not found") that speaks of the model; or a wording that says the id is not a model
-/// (OpenRouter's "x is not a valid model ID"). `model_id` is the id that was sent.
+/// Whether a failure is the provider's "this model does not exist": `model_not_found`, a 404
+/// or not-found code that speaks of the model, or a wording saying `model_id` is not a model.
+/// Spec: R2.5.
 pub fn is_model_not_found(
     status: Option<u16>,
     code: Option<&str>,
@@ -160,10 +131,6 @@ pub fn is_model_not_found(
         .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the request was rate limited: "rate limit", "too many
-/// requests", "throttled", "resource exhausted", "status code 429", "quota exceeded" (the
-/// reference's `RATE_LIMIT_PATTERNS`, `ClineError.ts`, Cline v4.0.12; a spent quota has its
-/// own codes and wordings, checked first by [`is_quota`]).
 fn says_rate_limited(msg: &str) -> bool {
     [
         "quota exceeded",
@@ -180,11 +147,6 @@ fn says_rate_limited(msg: &str) -> bool {
     .any(|w| msg.contains(w))
 }
 
-/// A status-less message that says the credentials were refused: "unauthorized", "invalid
-/// API key", "invalid token", "valid key required", "authentication failed" (the
-/// reference's `ClineError` auth patterns, Cline v4.0.12 `ClineError.ts`:
-/// `/(?:in)?valid[-_ ]?(?:api )?(?:token|key)/`, `/authentication[-_ ]?failed/`,
-/// `/unauthorized/`).
 fn says_unauthenticated(msg: &str) -> bool {
     names_a_valid_key(msg)
         || [
@@ -203,10 +165,8 @@ fn says_unauthenticated(msg: &str) -> bool {
         .any(|w| msg.contains(w))
 }
 
-/// The reference's `/(?:in)?valid[-_ ]?(?:api )?(?:token|key)/` on a lower-case message:
-/// "valid", at most one of `-`, `_` or a space, an optional "api ", then "token" or "key"
-/// ("invalid token", "invalid api key", "valid key required", "invalid_key"). **Improve:**
-/// not in a message about JSON ("invalid token in JSON at position 12" is a parse error).
+/// The reference's `/(?:in)?valid[-_ ]?(?:api )?(?:token|key)/` on a lower-case message, but
+/// not in a message about JSON, where "invalid token" is a parse error.
 fn names_a_valid_key(msg: &str) -> bool {
     !msg.contains("json")
         && msg.match_indices("valid").any(|(at, w)| {
@@ -217,8 +177,7 @@ fn names_a_valid_key(msg: &str) -> bool {
         })
 }
 
-/// Lower case, without AWS decorations: `ThrottlingException:http://internal…` and
-/// `com.amazonaws.bedrock#ThrottlingException` both become `throttlingexception`.
+/// Lower case, without AWS decorations such as `:http://…` or `com.amazonaws.bedrock#`.
 pub(super) fn normalize_code(code: &str) -> String {
     let code = code.trim();
     let code = code.split_once(':').map_or(code, |(head, _)| head);
@@ -226,8 +185,7 @@ pub(super) fn normalize_code(code: &str) -> String {
     code.trim().to_ascii_lowercase()
 }
 
-/// The message without URLs, so a documentation link such as
-/// `…/extended-thinking#max-tokens-and-context-window-size` (C20) cannot match a wording.
+/// The message without URLs, so a documentation link's anchor cannot match a wording.
 fn strip_urls(msg: &str) -> String {
     msg.split_whitespace()
         .filter(|w| !w.contains("://"))
@@ -238,17 +196,11 @@ fn strip_urls(msg: &str) -> String {
 /// What a provider error code says on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CodeKind {
-    /// The code decides the kind (`rate_limit_error`, `ThrottlingException`, …).
     Definite(ErrorKind),
-    /// A generic "bad request" code: the status and message decide; invalid request if nothing
-    /// more specific matches.
+    /// A generic "bad request" code: the status and message decide.
     Generic,
 }
 
-/// The kind a provider error type or code names (lower-cased, see [`normalize_code`]).
-/// Sources: Anthropic error types (docs.claude.com/en/api/errors), OpenAI error codes, Google
-/// `google.rpc.Code` names, AWS Bedrock Runtime exceptions (botocore `bedrock-runtime`
-/// service model), llama.cpp's `exceed_context_size_error`.
 fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
     use ErrorKind::*;
     let definite = match code {
@@ -286,8 +238,7 @@ fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
         | "internalserverexception"
         | "modelstreamerrorexception"
         | "modelerrorexception"
-        // Groq: the model wrote a tool call that is not valid (H06); sampling noise, retried
-        // like Gemini's MALFORMED_FUNCTION_CALL (SPEC R7.5), though sent with a 400.
+        // Groq's malformed tool call is sampling noise, retried like Gemini's though sent as a 400.
         | "tool_use_failed" => Server,
         "deadline_exceeded" | "modeltimeoutexception" => Timeout,
         "context_length_exceeded"
@@ -308,7 +259,6 @@ fn kind_from_code(code: &str, msg: &str) -> Option<CodeKind> {
     Some(CodeKind::Definite(definite))
 }
 
-/// Quota or credits used up (SPEC R7.3, CASES C09).
 fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> bool {
     let quota_code = matches!(
         code,
@@ -321,12 +271,10 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
             | "payment_required"
             | "servicequotaexceededexception"
     );
-    // Gemini's per-minute RESOURCE_EXHAUSTED says "You exceeded your current quota" too
-    // (fixture gemini_429, a rate limit); OpenAI's insufficient_quota says the same words.
+    // Gemini's per-minute RESOURCE_EXHAUSTED also says "exceeded your current quota".
     let openai_quota_words =
         msg.contains("exceeded your current quota") && code != "resource_exhausted";
-    // A 429 that names a long window is a quota, not a momentary limit (C09, C09b; Z.ai's
-    // "Usage limit reached for 5 hour", C81; a weekly allowance).
+    // A 429 that names a long window, such as Z.ai's 5-hour limit, is a spent quota.
     let long_window = rate_class
         && [
             "per-day",
@@ -349,94 +297,62 @@ fn is_quota(code: &str, msg: &str, status: Option<u16>, rate_class: bool) -> boo
         || msg.contains("insufficient balance")
         || msg.contains("credit balance is too low")
         || msg.contains("out of credits")
-        // Alibaba Model Studio (DashScope) 403 `AllocationQuota.FreeTierOnly`: "The free
-        // quota has been exhausted" (tests/cases C82).
+        // Alibaba DashScope's 403 `AllocationQuota.FreeTierOnly`.
         || code.starts_with("allocationquota")
         || msg.contains("quota has been exhausted")
 }
 
-/// Every provider's context-window wording (SPEC R7.2; CASES C10–C12, C15). `msg` is lower
-/// case. Only consulted after the error type and status, so a throttle that says "Too many
-/// tokens" (C16, a 429) never gets here.
+/// Every provider's context-window wording in a lower-case `msg`, asked after code and status.
 fn is_context_window(msg: &str, status: Option<u16>) -> bool {
     const WORDINGS: &[&str] = &[
-        // Anthropic: "prompt is too long: 208310 tokens > 200000 maximum".
         "prompt is too long",
-        // OpenAI, DeepSeek, OpenRouter, vLLM, Mistral: "This model's maximum context length is
-        // 128000 tokens", "This endpoint's maximum context length is …"; OpenRouter (SPEC
-        // R7.2) "maximum context".
         "maximum context",
         "context length exceeded",
         "context_length_exceeded",
-        // OpenAI Responses: "Your input exceeds the context window of this model".
         "exceeds the context window",
-        // Anthropic 413 (C10b): "Request size exceeds model context window".
         "exceeds model context window",
         "context window exceeded",
-        // Anthropic via Databricks / Bedrock (C10c): "input length and `max_tokens` exceed
-        // context limit: 196758 + 8192 > 200000".
         "exceed context limit",
         "exceeds context limit",
         "exceeds the context limit",
-        // OpenAI, Groq, Cerebras, DeepSeek: "Please reduce the length of the messages or
-        // completion".
         "reduce the length of the messages",
-        // Bedrock ValidationException (C15): "Input is too long for requested model."
         "input is too long",
         "too many total text bytes",
-        // xAI: "This model's maximum prompt length is 131072 but the request contains …".
         "maximum prompt length",
-        // Cline's fallback for OpenAI-compatible servers: "Input tokens exceed the configured
-        // limit".
         "input tokens exceed",
-        // Qwen / DashScope (H12): "Range of input length should be [1, 204800]".
         "range of input length",
-        // xAI (H17).
         "[input_too_large]",
     ];
     if WORDINGS.iter().any(|w| msg.contains(w)) {
         return true;
     }
-    // Word sequences (each after the previous one), from the reference's Bedrock and Vercel
-    // patterns (`context-error-handling.ts`, v4.0.10) and the reports since:
+    // Word sequences, each after the previous one, after the reference's Bedrock and Vercel ones.
     const SEQUENCES: &[&[&str]] = &[
-        // Bedrock: "The total number of tokens (210000) exceeds the limit".
         &["total number of tokens", "exceed"],
-        // Bedrock / vLLM: "You requested 210000 tokens, which exceeds the limit of 200000".
         &["requested", "tokens", "exceed"],
-        // Vercel / Bedrock: "Requested input length 210000 exceeds maximum input length".
         &["requested input length", "exceed"],
-        // "Context window overflow", "the context window was exceeded".
         &["context window", "overflow"],
         &["context window", "exceed"],
-        // xAI (H17): "[input_too_large] Current message (1149677 tokens) exceeds budget".
         &["tokens", "exceeds budget"],
-        // llama.cpp / LM Studio (H13b): "Cannot truncate prompt with n_keep (15028) >= n_ctx
-        // (7424)".
+        // llama.cpp and LM Studio: a prompt that cannot be truncated to fit.
         &["n_keep", "n_ctx"],
     ];
     if SEQUENCES.iter().any(|words| in_order(msg, words)) {
         return true;
     }
-    // Gemini: "The input token count (1196265) exceeds the maximum number of tokens allowed
-    // (1048576)."
     if msg.contains("input token count") && msg.contains("exceeds the maximum") {
         return true;
     }
-    // llama.cpp / Ollama: "the request exceeds the available context size, try increasing it".
     if msg.contains("context size") && msg.contains("exceed") {
         return true;
     }
-    // LM Studio and others: "… context length of only 4096 tokens", "context overflow".
     if msg.contains("context length") || msg.contains("context overflow") {
         return true;
     }
-    // OpenRouter 400s (SPEC R7.2): "tokens exceed", "too many tokens" — only on a 400, where
-    // they cannot be a throughput limit.
+    // On a 400 these cannot be a throughput limit.
     status == Some(400) && (msg.contains("tokens exceed") || msg.contains("too many tokens"))
 }
 
-/// Whether `words` occur in `msg` in this order, each after the end of the previous one.
 fn in_order(msg: &str, words: &[&str]) -> bool {
     let mut rest = msg;
     for w in words {
@@ -448,8 +364,7 @@ fn in_order(msg: &str, words: &[&str]) -> bool {
     true
 }
 
-/// Wordings of a bad or expired key sent with a 400 (Gemini "API key not valid", "API key
-/// expired") or without a status.
+/// Wordings of a bad or expired key, sent with a 400 or without a status.
 fn is_bad_credentials(msg: &str) -> bool {
     msg.contains("api key not valid")
         || msg.contains("invalid api key")
@@ -468,9 +383,45 @@ fn is_entitlement(msg: &str) -> bool {
         || msg.contains("not allowed to use")
 }
 
-/// A moderation or guardrail refusal (OpenRouter 403 "your input was flagged").
+/// A moderation or guardrail refusal.
 fn is_content_blocked(msg: &str) -> bool {
     msg.contains("flagged") || msg.contains("moderation") || msg.contains("guardrail")
+}
+
+/// Whether a provider error of `kind` with this `message` fails the same way however long one
+/// waits: a request larger than the rate limit itself, or a model too large for the server.
+pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
+    let msg = message.to_ascii_lowercase();
+    match kind {
+        ErrorKind::RateLimited => match limit_and_requested(&msg) {
+            Some((limit, requested)) => requested > limit,
+            None => msg.contains("request too large"),
+        },
+        ErrorKind::Server => [
+            "requires more system memory",
+            "model requires more memory",
+            "insufficient memory",
+            "not enough memory",
+        ]
+        .iter()
+        .any(|w| msg.contains(w)),
+        _ => false,
+    }
+}
+
+/// The numbers after the first `limit` and the first `requested` in lower-case `msg`.
+fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
+    let number_after = |word: &str| -> Option<u64> {
+        let at = msg.find(word)? + word.len();
+        let rest = msg[at..].trim_start_matches([' ', ':']);
+        let digits: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some((number_after("limit ")?, number_after("requested ")?))
 }
 
 #[cfg(test)]
@@ -674,5 +625,51 @@ mod tests {
             ),
             ErrorKind::ContextWindowExceeded
         );
+    }
+
+    #[test]
+    fn requested_beyond_the_limit_is_permanent_and_a_full_window_is_not() {
+        use ErrorKind::{RateLimited, Server};
+        let cases: &[(ErrorKind, &str, bool)] = &[
+            // H04: the request alone is over the per-minute budget.
+            (
+                RateLimited,
+                "Request too large for gpt-4o … on tokens per min (TPM): Limit 30000, Requested 31538.",
+                true,
+            ),
+            // H05 (Groq 413).
+            (
+                RateLimited,
+                "Request too large for model `llama-3.3-70b-versatile` … (TPM): Limit 12000, Requested 14137, please reduce your message size",
+                true,
+            ),
+            // Near miss H04b: the window is full, the request fits.
+            (
+                RateLimited,
+                "Rate limit reached for gpt-4o … (TPM): Limit 30000, Used 28461, Requested 3082. Please try again in 3.086s.",
+                false,
+            ),
+            // Near miss: equal to the limit fits.
+            (RateLimited, "Limit 1,000, Requested 1,000", false),
+            (RateLimited, "Request too large for this model.", true),
+            (RateLimited, "Too many requests", false),
+            // H30.
+            (
+                Server,
+                "model requires more system memory (7.5 GiB) than is available (6.0 GiB)",
+                true,
+            ),
+            // Near miss: a plain 500.
+            (Server, "internal error while loading the model", false),
+            // The words matter only for their kind.
+            (ErrorKind::InvalidRequest, "Limit 10, Requested 20", false),
+        ];
+        for (kind, message, want) in cases {
+            assert_eq!(
+                waiting_cannot_fix(*kind, message),
+                *want,
+                "{kind} {message}"
+            );
+        }
     }
 }

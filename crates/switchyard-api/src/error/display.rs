@@ -1,6 +1,6 @@
-//! How an [`ApiError`] reads (SPEC R6.11, R10.5, R7.4): one sentence on one line naming the
-//! provider, what happened and the provider's own words, scrubbed of keys, then the remedy
-//! when one is known.
+//! How an [`ApiError`] reads: one line naming the provider, what happened and its own words,
+//! scrubbed of keys, then the remedy when one is known.
+//! Spec: R6.11.
 
 use std::fmt;
 
@@ -43,8 +43,7 @@ impl fmt::Display for ApiError {
         if let Some(status) = self.status {
             write!(f, " (HTTP {status})")?;
         }
-        // One line: provider messages may hold newlines (Gemini's quota list, C23b).
-        // A server may echo the key back in its error body (SPEC R10.5).
+        // One line, since provider messages may hold newlines; a server may echo the key back.
         let message = crate::secrets::scrub(&self.message)
             .split_whitespace()
             .collect::<Vec<_>>()

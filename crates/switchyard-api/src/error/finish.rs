@@ -1,11 +1,6 @@
-//! Finish reasons that end a stream in a named error (SPEC R7.5): a stream that ends because
-//! the model declined, a filter withheld the answer, the model produced a malformed tool call,
-//! or the context window filled up is never an "empty response" and never a normal answer.
-//!
-//! One table for every wire family; each stream mapper passes the reason its wire sent
-//! (Anthropic `stop_reason`, OpenAI `finish_reason` and Responses `incomplete_details.reason`,
-//! Gemini `finishReason`, Bedrock `stopReason`). Reasons not in the table end the stream
-//! normally (`stop`, `end_turn`, `tool_use`, `length`, `max_tokens`, …).
+//! Finish reasons that end a stream in a named error: a refusal, a filter, a malformed tool
+//! call or a full context window is never an empty or a normal answer.
+//! Spec: R7.5.
 
 use super::{ApiError, ErrorKind};
 
@@ -18,16 +13,8 @@ struct Named {
     message: &'static str,
 }
 
-/// Sources: Anthropic stop reasons (docs.claude.com "Handling stop reasons": `refusal`,
-/// `model_context_window_exceeded`); OpenAI `finish_reason: content_filter` (Chat) and
-/// `incomplete_details.reason: content_filter` (Responses); Gemini `FinishReason`
-/// (ai.google.dev/api/generate-content#FinishReason); Bedrock Converse `StopReason`
-/// (`guardrail_intervened`, `content_filtered`, `malformed_model_output`, `malformed_tool_use`,
-/// `model_context_window_exceeded`); Z.ai GLM's `model_context_window_exceeded` (H09) and
-/// `sensitive` (its content-security review intercepted the answer: docs.z.ai
-/// chat-completion, tests/cases C76); Mistral's `model_length` (the context window ran out:
-/// its OpenAPI `finish_reason` enum, C87); vLLM's `abort` (the engine aborted the request, then
-/// still sent `[DONE]`: vllm-project/vllm#57082, C86).
+/// The reasons, after each provider's documented stop reasons: Anthropic, OpenAI Chat and
+/// Responses, Gemini, Bedrock Converse, Z.ai, Mistral, and vLLM's `abort` before `[DONE]`.
 const NAMED: &[Named] = &[
     Named {
         reasons: &["refusal"],
@@ -81,8 +68,7 @@ const NAMED: &[Named] = &[
     },
 ];
 
-/// The error a stream that ended with finish reason `reason` becomes, or `None` when the
-/// reason is a normal end. The error's `code` is the reason as sent, and its message names it.
+/// The error a stream that ended with finish reason `reason` becomes; `None` for a normal end.
 pub(crate) fn finish_reason_error(reason: &str) -> Option<ApiError> {
     let lower = reason.to_ascii_lowercase();
     let named = NAMED.iter().find(|n| n.reasons.contains(&lower.as_str()))?;

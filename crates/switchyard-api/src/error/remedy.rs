@@ -1,9 +1,6 @@
-//! Failures that waiting cannot fix (SPEC R7.4), and what the user should change: the hint an
-//! error's `Display` adds after the provider's own words.
-//!
-//! Which failures are permanent is decided here from the provider's words, once, when the
-//! error is built ([`waiting_cannot_fix`]); the advice is chosen when the error is shown
-//! ([`hint`]), so it can name the provider and model the error was tagged with.
+//! What the user should change after a failure, chosen when the error is shown so that it can
+//! name the provider and model.
+//! Spec: R7.4.
 
 use std::time::Duration;
 
@@ -12,59 +9,11 @@ use super::classify::normalize_code;
 use super::kind::ErrorKind;
 use crate::retry_after::DEFAULT_RETRY_AFTER_CAP;
 
-/// Whether a provider error of `kind` with this `message` fails the same way however long one
-/// waits (SPEC R7.4):
-///
-/// * a rate limit whose request alone is larger than the limit: "Limit 30000, Requested 31538"
-///   (OpenAI 429, tests/cases H04; Groq 413, H05), or "Request too large" without figures.
-///   "Limit 30000, Used 28461, Requested 3082" (H04b) is momentary: the request fits once the
-///   window has room;
-/// * a server that cannot load the model into its memory: Ollama's 500 "model requires more
-///   system memory (7.5 GiB) than is available (6.0 GiB)" (H30), "insufficient memory".
-///
-/// Invalid requests and content blocks are never retried by kind
-/// ([`ErrorKind::is_never_retried`]), so they need no mark here.
-pub(super) fn waiting_cannot_fix(kind: ErrorKind, message: &str) -> bool {
-    let msg = message.to_ascii_lowercase();
-    match kind {
-        ErrorKind::RateLimited => match limit_and_requested(&msg) {
-            Some((limit, requested)) => requested > limit,
-            None => msg.contains("request too large"),
-        },
-        ErrorKind::Server => [
-            "requires more system memory",
-            "model requires more memory",
-            "insufficient memory",
-            "not enough memory",
-        ]
-        .iter()
-        .any(|w| msg.contains(w)),
-        _ => false,
-    }
-}
-
-/// The figures of "Limit 30000, Requested 31538" (OpenAI, Groq), in lower case `msg`: the
-/// number after the first `limit` and the number after the first `requested`.
-fn limit_and_requested(msg: &str) -> Option<(u64, u64)> {
-    let number_after = |word: &str| -> Option<u64> {
-        let at = msg.find(word)? + word.len();
-        let rest = msg[at..].trim_start_matches([' ', ':']);
-        let digits: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == ',')
-            .filter(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    };
-    Some((number_after("limit ")?, number_after("requested ")?))
-}
-
-/// What the user should change, added after the message by `Display` ("…: {message};
-/// {hint}"), or `None` when the provider's words say it already or there is nothing to add.
+/// What the user should change, added after the message by `Display`.
 pub(super) fn hint(e: &ApiError) -> Option<String> {
     let msg = e.message.to_ascii_lowercase();
     match e.kind {
-        // Unless the provider's message already says when (C09b).
+        // Unless the provider's message already says when.
         ErrorKind::QuotaExceeded if !msg.contains("reset") => e
             .retry_after
             .map(|d| format!("it resets in about {}", human_duration(d))),
@@ -96,10 +45,10 @@ pub(super) fn hint(e: &ApiError) -> Option<String> {
     }
 }
 
-/// Advice for the invalid requests whose fix is known (SPEC R7.4).
+/// Advice for the invalid requests whose fix is known.
 fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
     if msg.contains("on-demand throughput") || msg.contains("inference profile") {
-        // Bedrock (H25): newer models only run through a cross-region inference profile.
+        // Bedrock: newer models only run through a cross-region inference profile.
         return Some(
             "use an inference profile: give the model id with its region prefix (us.…, eu.…, \
              apac.…), or set use_cross_region_inference = true under [providers.bedrock]"
@@ -107,14 +56,14 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
         );
     }
     if msg.contains("not found") && msg.contains("pull") {
-        // Ollama (H31): `model "llama3" not found, try pulling it first`.
+        // Ollama: `model "llama3" not found, try pulling it first`.
         let model = quoted(&e.message).or(e.model_id.as_deref())?;
         return Some(format!(
             "download it with `ollama pull {model}`, or pick a model `ollama list` shows"
         ));
     }
     if msg.contains("support tool use") {
-        // OpenRouter (H15): no endpoint of this model accepts tools.
+        // OpenRouter: no endpoint of this model accepts tools.
         return Some("pick a model whose providers support tool use".to_owned());
     }
     if e.status == Some(404) {
@@ -128,7 +77,6 @@ fn invalid_request_hint(e: &ApiError, msg: &str) -> Option<String> {
     None
 }
 
-/// The first text in double quotes (or backticks) of `message`.
 fn quoted(message: &str) -> Option<&str> {
     ['"', '`', '\''].iter().find_map(|q| {
         let start = message.find(*q)? + 1;
@@ -182,51 +130,5 @@ mod tests {
         assert_eq!(human_duration(Duration::from_secs(432)), "7 min");
         assert_eq!(human_duration(Duration::from_secs(600)), "10 min");
         assert_eq!(human_duration(Duration::from_secs(86_400)), "24 h");
-    }
-
-    #[test]
-    fn requested_beyond_the_limit_is_permanent_and_a_full_window_is_not() {
-        use ErrorKind::{RateLimited, Server};
-        let cases: &[(ErrorKind, &str, bool)] = &[
-            // H04: the request alone is over the per-minute budget.
-            (
-                RateLimited,
-                "Request too large for gpt-4o … on tokens per min (TPM): Limit 30000, Requested 31538.",
-                true,
-            ),
-            // H05 (Groq 413).
-            (
-                RateLimited,
-                "Request too large for model `llama-3.3-70b-versatile` … (TPM): Limit 12000, Requested 14137, please reduce your message size",
-                true,
-            ),
-            // Near miss H04b: the window is full, the request fits.
-            (
-                RateLimited,
-                "Rate limit reached for gpt-4o … (TPM): Limit 30000, Used 28461, Requested 3082. Please try again in 3.086s.",
-                false,
-            ),
-            // Near miss: equal to the limit fits.
-            (RateLimited, "Limit 1,000, Requested 1,000", false),
-            (RateLimited, "Request too large for this model.", true),
-            (RateLimited, "Too many requests", false),
-            // H30.
-            (
-                Server,
-                "model requires more system memory (7.5 GiB) than is available (6.0 GiB)",
-                true,
-            ),
-            // Near miss: a plain 500.
-            (Server, "internal error while loading the model", false),
-            // The words matter only for their kind.
-            (ErrorKind::InvalidRequest, "Limit 10, Requested 20", false),
-        ];
-        for (kind, message, want) in cases {
-            assert_eq!(
-                waiting_cannot_fix(*kind, message),
-                *want,
-                "{kind} {message}"
-            );
-        }
     }
 }

@@ -1,15 +1,11 @@
-//! One model's entry (SPEC R2.2, R2.3, R9.2): [`ModelInfo`], what Switchyard knows of a model —
-//! limits in tokens, prices in USD per million tokens, price tiers by prompt size and thinking
-//! limits — and the checks serde cannot make.
+//! One model's entry: what Switchyard knows of a model, and the checks serde cannot make.
+//! Spec: R2.2, R2.3, R9.2.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The context window assumed when a model's is unknown, in tokens (SPEC R2.3, R8.1).
+/// The context window assumed when a model's is unknown, in tokens.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 
-/// The wire formats a model entry may name in `api_format` (the reference's `ApiFormat`
-/// enum: `ANTHROPIC_CHAT`, `GEMINI_CHAT`, `OPENAI_CHAT`, `R1_CHAT`, `OPENAI_RESPONSES`,
-/// `OPENAI_RESPONSES_WEBSOCKET_MODE`, in that order).
 pub const API_FORMATS: &[&str] = &[
     "anthropic",
     "gemini",
@@ -19,74 +15,55 @@ pub const API_FORMATS: &[&str] = &[
     "responses_websocket",
 ];
 
-/// What we know of a model: limits in tokens, prices in USD per million tokens (SPEC R2.2).
-///
-/// Field names are the reference's `ModelInfo` fields in snake_case (Cline v4.0.10,
-/// `apps/vscode/src/shared/api.ts`). A price that is `None` is unknown: a request's cost is
-/// then unknown too, never $0 (SPEC R2.3). A cache price that is `None` bills cache tokens at
-/// $0, as the reference does.
+/// What we know of a model: limits in tokens, prices in USD per million tokens. A price of
+/// `None` is unknown, so a request's cost is unknown too, never $0; an unknown cache price
+/// bills cache tokens at $0, as the reference does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelInfo {
-    /// A display name, where the reference gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Maximum output tokens; 0 when unknown (then no limit is sent where the API allows,
-    /// and the family's default where it requires one: 8,192 for Anthropic Messages).
+    /// Maximum output tokens; 0 when unknown, and then APIs that require a limit get a default.
     pub max_tokens: u64,
-    /// Context window in tokens.
     pub context_window: u64,
     pub supports_images: bool,
     pub supports_prompt_cache: bool,
-    /// The model accepts a thinking budget or reasoning effort.
     pub supports_reasoning: bool,
-    /// The model accepts a reasoning effort (`reasoning_effort`, OpenAI's GPT-5 family).
+    /// The model accepts a reasoning effort, as OpenAI's GPT-5 family does.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub supports_reasoning_effort: bool,
-    /// False for models that only answer without streaming (the reference's
-    /// `supportsStreaming: false`).
     #[serde(skip_serializing_if = "is_true")]
     pub supports_streaming: bool,
-    /// False for models that take no tools (the reference's `supportsTools: false`).
     #[serde(skip_serializing_if = "is_true")]
     pub supports_tools: bool,
-    /// USD per million input tokens (non-cached); `None` when unknown.
+    /// USD per million non-cached input tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_price: Option<f64>,
-    /// USD per million output tokens; `None` when unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_price: Option<f64>,
-    /// USD per million tokens written to the prompt cache (`None`: billed at $0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_writes_price: Option<f64>,
-    /// USD per million tokens read from the prompt cache (`None`: billed at $0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_reads_price: Option<f64>,
-    /// Thinking limits and the output price while thinking, when they differ.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_config: Option<ThinkingConfig>,
-    /// Prices by prompt size (SPEC R9.2). Any order; the cost picks the first tier, by
-    /// ascending `context_window`, that the prompt fits in.
+    /// Prices by prompt size, in any order: the cost takes the smallest tier the prompt fits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tiers: Vec<PriceTier>,
-    /// The temperature to send, when the model needs a specific one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// The wire format the model needs when a provider offers several: one of
-    /// [`API_FORMATS`] (`responses` sends an OpenAI model to the Responses API).
+    /// The wire format the model needs when a provider offers several, one of [`API_FORMATS`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_format: Option<String>,
-    /// The role the system prompt is sent with when it is not `system` (`developer`).
+    /// The role the system prompt is sent with when it is not `system`, such as `developer`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_role: Option<String>,
-    /// The reference's one-line description of the model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Bedrock: the model has a `global.` cross-region inference profile (SPEC R4.8);
-    /// Vertex: the model is served at the `global` endpoint.
+    /// Bedrock: the model has a `global.` inference profile; Vertex: it is served at `global`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub supports_global_endpoint: bool,
-    /// Bedrock: the model has a `jp.` cross-region inference profile (Tokyo, Osaka).
+    /// Bedrock: the model has a `jp.` cross-region inference profile.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub supports_jp_endpoint: bool,
 }
@@ -96,8 +73,7 @@ fn is_true(b: &bool) -> bool {
 }
 
 impl ModelInfo {
-    /// `max_tokens`, or `default` when the model's is unknown (0), in tokens: for APIs that
-    /// require a limit (Anthropic Messages, Bedrock Converse).
+    /// `max_tokens`, or `default` when the model's is unknown, for APIs that require a limit.
     pub fn max_tokens_or(&self, default: u64) -> u64 {
         if self.max_tokens > 0 {
             self.max_tokens
@@ -106,8 +82,6 @@ impl ModelInfo {
         }
     }
 
-    /// True when the model goes through OpenAI's Responses API (`api_format` `responses` or
-    /// `responses_websocket`; Switchyard sends both over HTTP).
     pub fn uses_responses_api(&self) -> bool {
         matches!(
             self.api_format.as_deref(),
@@ -115,8 +89,6 @@ impl ModelInfo {
         )
     }
 
-    /// True when both the input and the output price are known: only then can a request's
-    /// cost be computed (SPEC R2.3).
     pub fn has_prices(&self) -> bool {
         self.input_price.is_some() && self.output_price.is_some()
     }
@@ -168,8 +140,7 @@ impl ModelInfo {
 }
 
 impl Default for ModelInfo {
-    /// The sane defaults for a model id we have no data on (SPEC R2.3): 128k context,
-    /// unknown max output, images allowed, no caching, prices unknown.
+    /// The defaults for a model id we have no data on: 128k context, nothing else known.
     fn default() -> Self {
         Self {
             name: None,
@@ -197,18 +168,16 @@ impl Default for ModelInfo {
     }
 }
 
-/// Thinking limits (SPEC R2.2; the reference's `thinkingConfig`).
+/// Thinking limits, as the reference's `thinkingConfig`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ThinkingConfig {
-    /// The largest thinking budget the model accepts, in tokens.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_budget: Option<u64>,
-    /// USD per million output tokens when a thinking budget is set (replaces
-    /// `output_price` then; the reference's `thinkingConfig.outputPrice`).
+    /// USD per million output tokens when a thinking budget is set, in place of `output_price`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_price: Option<f64>,
-    /// Gemini 3: the `thinkingLevel` sent by default (`low`, `high`).
+    /// Gemini 3: the `thinkingLevel` sent by default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gemini_thinking_level: Option<String>,
     /// Gemini 3: the model takes a `thinkingLevel` instead of a budget.
@@ -220,14 +189,13 @@ pub struct ThinkingConfig {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PriceTier {
-    /// The largest prompt, in tokens, this tier prices; [`u64::MAX`] for no upper bound
-    /// (written `"Infinity"` in the data files, as the reference's `Infinity`).
+    /// The largest prompt this tier prices, in tokens; `"Infinity"` in data files is `u64::MAX`.
     #[serde(
         serialize_with = "serialize_tier_bound",
         deserialize_with = "deserialize_tier_bound"
     )]
     pub context_window: u64,
-    /// USD per million tokens; `None`: the model's own price.
+    /// USD per million tokens; `None` takes the model's own price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_price: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]

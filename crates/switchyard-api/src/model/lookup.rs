@@ -1,21 +1,5 @@
-//! How a typed model id finds its catalogue entry (SPEC R2.3).
-//!
-//! The id is always sent as typed; only the *info* (limits, prices, wire format) is looked up.
-//! In order:
-//!
-//! 1. the id itself;
-//! 2. the entry it is a variant of, found by taking off, one after another, what providers add
-//!    to a base id: a Bedrock cross-region prefix (`us.`, `eu.`, `apac.`, `jp.`, `au.`, `ca.`,
-//!    `us-gov.`, `global.`), a date (`-2025-11-13`, `-20250929`, `@20250929`, `-250615`,
-//!    `-0905`), a Bedrock version (`-v1:0`, `-v1`), `-latest` / `:latest`, `:thinking`,
-//!    `:fast`, `:1m` / `[1m]` (the info then gets a 1,000,000-token context window);
-//! 3. an entry that is a dated or versioned variant of the id (`gpt-5` → `gpt-5-2025-08-07`,
-//!    the newest when several);
-//! 4. the id in another letter case.
-//!
-//! `:free` (OpenRouter's free variants) is not taken off: the free model's price is not its
-//! base's. Anything else is unknown: [`suggest`] finds a known id one edit away, [`nearest`]
-//! the few within two edits.
+//! How a typed model id finds its catalogue entry; the id itself is always sent as typed.
+//! Spec: R2.3.
 
 use super::catalogue::{CatalogueEntry, ModelTable};
 use super::info::ModelInfo;
@@ -25,24 +9,20 @@ pub const CROSS_REGION_PREFIXES: &[&str] = &[
     "us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.",
 ];
 
-/// The context window of a `:1m` / `[1m]` variant, in tokens (Anthropic's 1M-context beta).
+/// The context window of a `:1m` or `[1m]` variant, in tokens.
 const ONE_MILLION: u64 = 1_000_000;
 
-/// The entry a typed id found.
 #[derive(Debug, Clone, Copy)]
 pub struct Found<'a> {
-    /// The catalogue key whose info applies (the typed id itself when exact).
     pub key: &'a str,
     pub entry: &'a CatalogueEntry,
-    /// True when `key` is the typed id exactly.
     pub exact: bool,
-    /// The typed id asks for the 1M-token context (`:1m`, `[1m]`) that `key` lacks.
+    /// The typed id asks for the 1M-token context that `key` lacks.
     one_million: bool,
 }
 
 impl Found<'_> {
-    /// The info for the typed id: the entry's, with a 1M-token context window for a `:1m`
-    /// variant of an entry that has a smaller one.
+    /// The info for the typed id, with a 1M-token context window for a `:1m` variant.
     pub fn info(&self) -> ModelInfo {
         let mut info = self.entry.info.clone();
         if self.one_million {
@@ -52,7 +32,10 @@ impl Found<'_> {
     }
 }
 
-/// The entry `typed` is, or is a variant of, in `table` (see the module docs).
+/// The entry `typed` is, or is a variant of, in `table`: the id itself; the entry it varies,
+/// taking off what providers add to a base id such as a region prefix, a date or `:1m`; the
+/// newest dated variant of the id; the id in another letter case. `:free` stays on, as a free
+/// model's price is not its base's.
 pub fn find<'a>(table: &'a ModelTable, typed: &str) -> Option<Found<'a>> {
     let found = |key: &'a str, entry, exact| Found {
         key,
@@ -80,9 +63,7 @@ pub fn find<'a>(table: &'a ModelTable, typed: &str) -> Option<Found<'a>> {
         .map(|(key, entry)| found(key, entry, false))
 }
 
-/// A known id of `table` one edit (insertion, deletion, substitution or swap of neighbours)
-/// away from `typed`, for "did you mean …": the table's default when it is one, else the
-/// first in order.
+/// A known id of `table` one edit away from `typed`, the table's default first.
 pub fn suggest<'a>(table: &'a ModelTable, typed: &str) -> Option<&'a str> {
     let close: Vec<&str> = table
         .models
@@ -97,9 +78,7 @@ pub fn suggest<'a>(table: &'a ModelTable, typed: &str) -> Option<&'a str> {
         .copied()
 }
 
-/// Up to `n` known ids of `table` nearest to `typed` (at most two edits away; nearest first,
-/// then in order), never `typed` itself: the "did you mean …" of a provider's "model not
-/// found" answer (SPEC R2.5).
+/// Up to `n` known ids of `table` within two edits of `typed`, nearest first, never `typed`.
 pub fn nearest<'a>(table: &'a ModelTable, typed: &str, n: usize) -> Vec<&'a str> {
     let mut close: Vec<(usize, &str)> = table
         .models
@@ -113,8 +92,7 @@ pub fn nearest<'a>(table: &'a ModelTable, typed: &str, n: usize) -> Vec<&'a str>
     close.into_iter().take(n).map(|(_, k)| k).collect()
 }
 
-/// The id among `known` closest to `typed` within two edits (ties: the first), for an unknown
-/// provider id; a different letter case counts as one edit.
+/// The id among `known` closest to `typed` within two edits, a change of case counting one.
 pub fn closest<'a>(known: impl IntoIterator<Item = &'a str>, typed: &str) -> Option<&'a str> {
     known
         .into_iter()
@@ -135,8 +113,6 @@ fn wants_one_million(id: &str) -> bool {
     id.ends_with(":1m") || id.ends_with("[1m]") || id.contains(":1m:")
 }
 
-/// Every id `typed` may be a variant of, nearest first (one suffix or prefix taken off, then
-/// two, …).
 fn bases(typed: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut frontier = vec![typed.to_owned()];
@@ -155,7 +131,6 @@ fn bases(typed: &str) -> Vec<String> {
     out
 }
 
-/// The ids one rule away from `id`.
 fn strip_once(id: &str) -> Vec<String> {
     let mut out = Vec::new();
     for prefix in CROSS_REGION_PREFIXES {
@@ -183,8 +158,7 @@ fn all_digits(s: &str, n: usize) -> bool {
 
 /// `id` without a trailing date: `-YYYY-MM-DD`, `-YYYYMMDD`, `@YYYYMMDD`, `-YYMMDD`, `-MMDD`.
 fn strip_date(id: &str) -> Option<&str> {
-    // `split_at_checked`: an id is the user's text, and a non-ASCII character may straddle the
-    // 11th byte from the end (`…`, found by fuzzing the config loader, issue 27).
+    // An id is the user's text: fuzzing found a non-ASCII character straddling the cut.
     if let Some((head, tail)) =
         (id.len().checked_sub(11).filter(|&at| at > 0)).and_then(|at| id.split_at_checked(at))
     {
@@ -204,8 +178,7 @@ fn strip_date(id: &str) -> Option<&str> {
     (dated && !head.is_empty()).then_some(head)
 }
 
-/// `id` without a trailing Bedrock version (`-v1:0`, `-v2`, `-1:0`); only for ids with a
-/// provider part (`anthropic.…`), as Bedrock's are.
+/// `id` without a trailing Bedrock version such as `-v1:0`, when it has a provider part.
 fn strip_version(id: &str) -> Option<&str> {
     let (head, tail) = id.rsplit_once('-')?;
     let number = |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
@@ -237,8 +210,7 @@ fn newest_variant_of<'a>(
         .map(|(k, e)| (k.as_str(), e))
 }
 
-/// The optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
-/// neighbouring characters each count one.
+/// The optimal-string-alignment distance: swaps of neighbours count one edit.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();

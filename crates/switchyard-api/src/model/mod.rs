@@ -1,11 +1,5 @@
-//! Models (SPEC R2.2–R2.5): [`ModelInfo`], price tiers and the model catalogue.
-//!
-//! What one model's entry holds is [`info`]. The catalogue is data ([`catalogue`]): the
-//! reference's model tables, generated into `crates/switchyard-api/models/reference/` by
-//! `scripts/gen-models.py`; the models Switchyard knows beyond them, hand-written in
-//! `models/switchyard/`; and the user's own `models.toml`, which adds or overrides entries
-//! without a rebuild. How a typed model id finds its entry (dated and suffixed variants, region
-//! prefixes) is [`lookup`].
+//! Models: what one model's entry holds, the catalogue of them, and how a typed id finds its
+//! entry.
 
 pub mod catalogue;
 pub mod info;

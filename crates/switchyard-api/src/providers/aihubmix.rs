@@ -1,17 +1,7 @@
-//! `aihubmix`: AIhubmix's gateway (SPEC R4.2), one key for four wire formats chosen by the
-//! model id (the reference's `providers/aihubmix.ts`, `routeModel`):
-//!
-//! | model id | wire | URL |
-//! |---|---|---|
-//! | `claude…` | Anthropic Messages (`anthropic.rs`), key in `x-api-key` | `{base}/v1/messages` |
-//! | `gemini…`, but not `…-nothink` or `…-search` | Gemini (`gemini.rs`), key in `x-goog-api-key` and as a bearer token | `{base}/gemini/v1beta/models/{id}:streamGenerateContent?alt=sse` |
-//! | `gpt-5-pro`, `gpt-5-codex` | OpenAI Responses (`openai_responses.rs`) | `{base}/v1/responses` |
-//! | anything else | Chat Completions (`openai_chat.rs`; `chat_style.rs`'s aihubmix row: no limit, temperature 0) | `{base}/v1/chat/completions` |
-//!
-//! `base` is `https://aihubmix.com` unless configured. Each route's body and stream are its
-//! family's, tools included (the reference sends none). The `APP-Code` header is sent when
-//! `app_code` is configured: the reference sends Cline's own code by default, which credits
-//! Cline's account with the user's traffic.
+//! `aihubmix`: AIhubmix's gateway, one key for four wire families chosen by the model id, tools
+//! included. `APP-Code` is sent only when configured: the reference's default, Cline's own code,
+//! credits Cline's account with the user's traffic.
+//! Spec: R4.2.
 
 use crate::config::ApiKey;
 use crate::providers::anthropic;
@@ -35,7 +25,7 @@ pub(crate) enum Route {
     Chat,
 }
 
-/// The route of `model_id` (the reference's `routeModel`).
+/// The route of `model_id`, as the reference's `routeModel`.
 pub(crate) fn route(model_id: &str) -> Route {
     if model_id.starts_with("claude") {
         Route::Anthropic
@@ -51,7 +41,6 @@ pub(crate) fn route(model_id: &str) -> Route {
     }
 }
 
-/// The AIhubmix provider.
 pub(crate) struct Aihubmix;
 
 /// `mode` with the base URL of `route`'s family under the gateway.

@@ -1,17 +1,5 @@
-//! Anthropic Messages over SSE: the request body and the stream mapper (SPEC R4.3, R1.3); also
-//! MiniMax's Anthropic-compatible endpoint.
-//!
-//! Request: `POST {base_url}/v1/messages` with `x-api-key` and `anthropic-version: 2023-06-01`
-//! (docs.claude.com/en/api/messages). Stream events (docs.claude.com "Streaming messages"):
-//! `message_start` (usage), `content_block_start` / `_delta` / `_stop` for text, thinking,
-//! redacted thinking and tool use, `message_delta` (stop reason, cumulative usage),
-//! `message_stop`, `ping`, and `error`.
-//!
-//! Usage rule (SPEC R1.3): Anthropic's `input_tokens` is already the uncached part, so it is
-//! passed through; `cache_creation_input_tokens` → `cache_write_tokens`,
-//! `cache_read_input_tokens` → `cache_read_tokens`. `message_delta` usage is cumulative: its
-//! non-null fields overwrite those of `message_start` (never added), and one usage chunk is
-//! yielded when `message_delta` arrives.
+//! Anthropic Messages over SSE, also MiniMax's compatible endpoint: body and stream mapper.
+//! Spec: R4.3, R1.3.
 
 use std::collections::HashMap;
 
@@ -30,29 +18,25 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::sse::{SseEvent, SseEventRef};
 
-/// `max_tokens` sent when the model's is unknown (SPEC R4.3); also Bedrock's `maxTokens`.
+/// The `max_tokens` sent when the model's is unknown, also Bedrock's `maxTokens`.
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
-/// The smallest thinking budget Claude accepts, in tokens (here and on Bedrock).
+/// The smallest thinking budget Claude accepts, in tokens, here and on Bedrock.
 pub(crate) const MIN_THINKING_BUDGET: u64 = 1024;
-/// Beta header value enabling the 1M-token context window for `:1m` model ids.
 pub(crate) const CONTEXT_1M_BETA: &str = "context-1m-2025-08-07";
 
-/// The Anthropic Messages API (also MiniMax's Anthropic-compatible endpoint).
 pub(crate) struct Anthropic;
 
-/// The model id sent on the wire (the `:1m` suffix is ours, not Anthropic's).
+/// The model id sent on the wire; the `:1m` suffix is ours, not Anthropic's.
 pub(crate) fn wire_model_id(model_id: &str) -> &str {
     model_id.strip_suffix(":1m").unwrap_or(model_id)
 }
 
-/// The `anthropic-beta` header value a model id asks for: the 1M-token context window for
-/// `:1m` ids (SPEC R4.3).
+/// The `anthropic-beta` header a model id asks for: the 1M-token context window for `:1m` ids.
 pub(crate) fn beta_header(model_id: &str) -> Option<&'static str> {
     model_id.ends_with(":1m").then_some(CONTEXT_1M_BETA)
 }
 
-/// The indices of the last two user messages, the last first: where prompt caching puts its
-/// marks (SPEC R4.3; Bedrock's cache points for Claude too). None when caching is off.
+/// The indices of the last two user messages, last first, where prompt caching puts its marks.
 pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<usize> {
     if !caching {
         return Vec::new();
@@ -67,9 +51,7 @@ pub(crate) fn cached_user_messages(messages: &[Message], caching: bool) -> Vec<u
         .collect()
 }
 
-/// `messages` mapped one by one by `map`, told whether prompt caching marks the message (the
-/// last two user messages when `caching`, SPEC R4.3); `None` leaves a message out. The one
-/// walk of the Anthropic, Bedrock Converse and SAP AI Core bodies.
+/// `messages` mapped one by one, `map` told whether caching marks the message; `None` drops it.
 pub(crate) fn marked_messages<'a>(
     messages: &'a [Message],
     caching: bool,
@@ -83,8 +65,7 @@ pub(crate) fn marked_messages<'a>(
         .collect()
 }
 
-/// One content block as Anthropic takes it: as stored, but a tool use without the Gemini
-/// thought signature, which is not part of Anthropic's `tool_use`.
+/// One content block as Anthropic takes it, without a tool use's Gemini thought signature.
 fn wire_block(b: &ContentBlock) -> Value {
     let mut block = serde_json::to_value(b).unwrap_or(Value::Null);
     if let (ContentBlock::ToolUse { .. }, Some(fields)) = (b, block.as_object_mut()) {
@@ -93,15 +74,9 @@ fn wire_block(b: &ContentBlock) -> Value {
     block
 }
 
-/// `messages` as Anthropic takes them: each block as [`wire_block`] makes it, except thinking
-/// without a signature, which is left out (a message left empty goes too; Anthropic joins the
-/// turns around it); prompt caching marks the last block of the last two user messages (SPEC
-/// R4.3). Only Anthropic signs thinking, and it refuses a block whose signature does not
-/// verify ("Invalid `signature` in `thinking` block": kaitranntt/ccs#415,
-/// anthropics/anthropic-sdk-python#1598); unsigned thinking is another provider's reasoning
-/// (a Chat Completions model's `reasoning_content`, a Responses summary) or what a Chat
-/// Completions client sends back through `switchyard serve`: Cline echoes the
-/// `reasoning_content` it was streamed, and that dialect has no place for the signature.
+/// `messages` as Anthropic takes them, caching marks on the last two user messages. Unsigned
+/// thinking, another provider's reasoning or what a Chat client echoes back, is left out, since
+/// Anthropic refuses a signature that does not verify.
 fn wire_messages(messages: &[Message], cache: bool) -> Vec<Value> {
     marked_messages(messages, cache, |m, marked| {
         let mut content: Vec<Value> = (m.content.iter())
@@ -122,7 +97,7 @@ fn wire_messages(messages: &[Message], cache: bool) -> Vec<Value> {
     })
 }
 
-/// The JSON request body (also Vertex's, without `model`).
+/// The JSON request body, also Vertex's without `model`.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let max_tokens =
@@ -143,17 +118,14 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         "messages": wire_messages,
         "stream": true,
     });
-    // A blank system text block is a 400 ("system: text content blocks must be non-empty");
-    // a gateway client that sends no system message has none (experientiallabs/experiential#804,
-    // BerriAI/litellm#17442).
+    // A blank system text block is a 400; a gateway client may send no system message.
     if !prompt.system_prompt.trim().is_empty() {
         body["system"] = json!([system]);
     }
     if thinking {
         body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
     } else if prompt.overrides.top_p.is_none() {
-        // Not with a caller's `top_p` alone: Claude Sonnet 4.5 and later refuse both ("`temperature`
-        // and `top_p` cannot both be specified for this model", a 400; langfuse/langfuse#9882).
+        // Not with a caller's `top_p` alone: Claude Sonnet 4.5 and later refuse both with a 400.
         body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
     if !prompt.tools.is_empty() {
@@ -166,11 +138,8 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// A request's overrides in an Anthropic body (field names in `overrides.rs`): the limit,
-/// `stop_sequences`, the temperature unless thinking is on (SPEC R4.3), `top_p` (with
-/// thinking only from 0.95, [`overrides::thinking_top_p`]), and
-/// `tool_choice` when the body has tools (a forced one not with thinking on). Also SAP AI
-/// Core's Claude body.
+/// A request's overrides in an Anthropic body, also SAP AI Core's: no temperature with thinking,
+/// `top_p` then only from 0.95, and no forced `tool_choice`.
 pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, thinking: bool) {
     let Some(map) = body.as_object_mut() else {
         return;
@@ -206,17 +175,15 @@ impl Provider for Anthropic {
     }
 }
 
-/// Maps Anthropic stream events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct AnthropicParser {
     usage: Usage,
-    /// Tool-use blocks by content-block index: (id, name).
+    /// Tool-use blocks by content-block index, with their id and name.
     tool_blocks: HashMap<u64, (String, String)>,
     /// Tool-use blocks started but not yet stopped, with the argument bytes received.
     open_tool_blocks: HashMap<u64, usize>,
-    /// The whole `input` a tool-use block's start carried (a non-empty object: a relay that
-    /// synthesises the stream from a complete answer sends no `input_json_delta`,
-    /// tests/cases C69), sent as its arguments at the block's stop unless deltas came.
+    /// The whole `input` a tool-use block's start carried, its arguments at the stop unless deltas
+    /// came, as from a relay that builds the stream from a complete answer.
     start_inputs: HashMap<u64, String>,
     stopped: bool,
 }
@@ -225,8 +192,8 @@ fn opt_u64(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
-/// Takes an Anthropic `usage` object's non-null counts into `usage` (the rule of the module
-/// docs; also Claude Code's, whose messages carry the same object).
+/// Takes an Anthropic `usage` object's non-null counts into `usage`, overwriting, since
+/// `message_delta`'s are cumulative. `input_tokens` is already the uncached part.
 pub(crate) fn merge_usage(usage: &mut Usage, u: &Value) {
     if let Some(n) = opt_u64(u, "input_tokens") {
         usage.input_tokens = n;
@@ -251,7 +218,6 @@ impl AnthropicParser {
 /// The fields of a `content_block_delta` event, borrowed from where they were parsed.
 struct DeltaView<'a> {
     index: u64,
-    /// `delta.type`: `text_delta`, `thinking_delta`, `signature_delta`, `input_json_delta`.
     kind: Option<&'a str>,
     text: Option<&'a str>,
     thinking: Option<&'a str>,
@@ -279,9 +245,7 @@ impl AnthropicParser {
             }
             Some("input_json_delta") => {
                 let part = d.partial_json.unwrap_or("");
-                // Only an open block takes a fragment: after its `content_block_stop` the
-                // call's arguments are complete, and a stray delta is dropped (tests/cases H34,
-                // the same shape on Bedrock).
+                // Only an open block takes a fragment; a stray delta after its stop is dropped.
                 let Some(bytes) = self.open_tool_blocks.get_mut(&d.index) else {
                     return;
                 };
@@ -304,10 +268,7 @@ impl AnthropicParser {
     }
 }
 
-/// The fast reading of a `content_block_delta` event ([`Scanner`](crate::providers::fast_json)):
-/// only the fields the mapping reads, strings borrowed when they have no escapes; any other
-/// event (or an odd shape, or what the scanner leaves to serde) takes the general
-/// `serde_json::Value` path.
+/// The fast reading of a `content_block_delta` event, strings borrowed when they have no escapes.
 mod wire {
     use std::borrow::Cow;
 
@@ -325,8 +286,7 @@ mod wire {
     }
 
     impl<'a> BlockDelta<'a> {
-        /// Reads a `content_block_delta` event, or `None` for any other event and when the
-        /// general path must read it.
+        /// Reads a `content_block_delta` event; `None` for anything the general path must read.
         pub(super) fn read(data: &'a str) -> Option<Self> {
             let mut d = BlockDelta::default();
             let mut is_delta = false;
@@ -380,7 +340,7 @@ mod wire {
 }
 
 impl AnthropicParser {
-    /// Any event the fast reading leaves: read as a `serde_json::Value`.
+    /// Reads an event the fast reading leaves as a `serde_json::Value`.
     fn on_general(&mut self, event: SseEventRef<'_>, out: &mut Chunks) {
         let v = match parse_json(event.data) {
             Ok(v) => v,
@@ -415,8 +375,8 @@ impl AnthropicParser {
         }
     }
 
-    /// `content_block_start`: the block's first text or thinking, redacted thinking whole,
-    /// and a tool-use block's id and name (its arguments follow as deltas).
+    /// `content_block_start`: first text or thinking, redacted thinking, or a tool use's id and
+    /// name.
     #[inline]
     fn on_block_start(&mut self, index: u64, block: &Value, out: &mut Chunks) {
         match block.get("type").and_then(Value::as_str) {
@@ -457,8 +417,7 @@ impl AnthropicParser {
         }
     }
 
-    /// `content_block_stop`: a tool-use block whose start carried its whole input and that
-    /// got no deltas hands that input over as its arguments (C69).
+    /// `content_block_stop`: a tool use with a whole start input and no deltas hands it over.
     fn on_block_stop(&mut self, index: u64, out: &mut Chunks) {
         self.open_tool_blocks.remove(&index);
         if let (Some(input), Some((id, name))) = (
@@ -474,14 +433,13 @@ impl AnthropicParser {
     }
 
     /// `message_delta`: the stop reason and the cumulative usage.
+    /// Spec: R7.5.
     #[inline]
     fn on_message_delta(&mut self, v: &Value, out: &mut Chunks) {
-        // A tool call cut off by max_tokens is half a JSON object: never hand it over as a
-        // call to run (tests/cases C22).
+        // A tool call cut off by max_tokens is half a JSON object: never hand it over to run.
         let stop_reason = v.pointer("/delta/stop_reason").and_then(Value::as_str);
         if stop_reason == Some("max_tokens") {
-            // The lowest index when several are open: the same events give the same error
-            // (a HashMap's order is random; found by fuzzing, issue 27).
+            // The lowest open index, so the same events give the same error.
             let first_open = self
                 .open_tool_blocks
                 .iter()
@@ -503,15 +461,13 @@ impl AnthropicParser {
         if stop_reason == Some("max_tokens") {
             out.push(Ok(ApiStreamChunk::max_tokens()));
         }
-        // `refusal`, `model_context_window_exceeded`: a named error after the usage, which
-        // was billed (SPEC R7.5; tests/cases C52, H01).
+        // `refusal` and the like: a named error after the billed usage.
         if let Some(e) = stop_reason.and_then(finish_reason_error) {
             out.push(Err(e));
         }
     }
 }
 
-/// An `error` event's error, with its `request_id`.
 fn event_error(v: &Value) -> ApiError {
     let e = &v["error"];
     let code = e.get("type").and_then(Value::as_str);
@@ -531,8 +487,7 @@ impl EventParser for AnthropicParser {
         if event.data.is_empty() {
             return;
         }
-        // Fast path for the hot event, `content_block_delta`: its fields borrowed from the data
-        // (bench/README.md: building a `Value` tree per event was most of the CPU).
+        // Fast path: a `Value` tree per `content_block_delta` was most of the CPU.
         if let Some(d) = wire::BlockDelta::read(event.data) {
             return self.on_delta(d.view(), out);
         }

@@ -1,19 +1,7 @@
-//! `asksage`: AskSage's REST API (SPEC R4.2; the reference's `providers/asksage.ts`), which
-//! answers a request with one JSON document, not a stream.
-//!
-//! Request: `POST {base_url}/query` (`https://api.asksage.ai/server` unless configured) with
-//! the key in `x-access-tokens` and `{"system_prompt", "message": [{"user": "me"|"gpt",
-//! "message"}], "model", "dataset": "none", "usage": true}`; each message's text blocks
-//! joined (tool results as their text, images left out: the API takes none). The API has no
-//! tools.
-//!
-//! Answer: `message` is the text (empty is an error), `tool_responses` are passed on as text
-//! (`[Tool Response: …]`, as the reference does), `usage.model_tokens` gives the tokens. The
-//! cost is computed from the model's prices: `usage.asksage_tokens` counts AskSage tokens,
-//! not dollars (the reference reports it as the cost in USD).
-//!
-//! The whole answer arrives at once, so this provider's first-content deadline defaults to
-//! 600 s instead of 120 s.
+//! `asksage`: AskSage's REST API, which answers with one JSON document, so its first-content
+//! deadline defaults to 600 s; no tools or images. Its cost comes from the model's prices, since
+//! `usage.asksage_tokens` counts AskSage tokens, not the dollars the reference takes them for.
+//! Spec: R4.2.
 
 use serde_json::{Value, json};
 
@@ -26,10 +14,8 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::{EventParser, WireRequest};
 use crate::wire::JsonDocument;
 
-/// The AskSage provider.
 pub(crate) struct AskSage;
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let messages: Vec<Value> = prompt
         .messages
@@ -77,7 +63,6 @@ impl Provider for AskSage {
     }
 }
 
-/// Maps the one JSON answer to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct AskSageParser;
 

@@ -1,32 +1,6 @@
-//! Bedrock ConverseStream (SPEC R4.1, R4.8, R1.3): the request, signed with SigV4, and the
-//! mapping from decoded AWS event-stream frames to chunks (that mapping in `bedrock/stream.rs`).
-//!
-//! Request (AWS Bedrock API reference, `ConverseStream`): `POST
-//! https://bedrock-runtime.{region}.amazonaws.com/model/{modelId}/converse-stream`, the model id
-//! percent-encoded (`:` → `%3A`), a JSON body of `messages` (content blocks `text`, `image`,
-//! `toolUse`, `toolResult`, `reasoningContent`, `cachePoint`), `system`, `inferenceConfig`
-//! (`maxTokens`, `temperature`), `toolConfig` and `additionalModelRequestFields` (Claude's
-//! `thinking` budget and `anthropic_beta`). Signed with SigV4 (service `bedrock`) by
-//! `aws-sigv4`, with credentials from [`crate::auth::aws`]; a Bedrock API key
-//! (`AWS_BEARER_TOKEN_BEDROCK`) is sent as a bearer token instead.
-//!
-//! Model id on the wire (SPEC R4.8, the reference's `getModelId`): with
-//! `use_cross_region_inference`, `global.` when `use_global_inference` is on and the model has
-//! a global profile, else by the region's first three letters `us-` → `us.`, `eu-` → `eu.`,
-//! `ap-` → `jp.` for models with a Japan profile in `ap-northeast-1`/`-3`, else `apac.`; other
-//! regions keep the plain id. Ids that already carry a prefix, and ARNs, are sent as given.
-//!
-//! Frames (botocore `bedrock-runtime` 2023-09-30 `ConverseStreamOutput`): events
-//! `messageStart`, `contentBlockStart` (`start.toolUse{toolUseId,name}`), `contentBlockDelta`
-//! (`delta.text`, `delta.toolUse.input` fragments, `delta.reasoningContent.{text, signature,
-//! redactedContent}`), `contentBlockStop`, `messageStop` (`stopReason`), `metadata` (`usage`);
-//! `:message-type=exception` frames (`throttlingException`, `modelStreamErrorException`,
-//! `validationException`, …) and `:message-type=error` frames become errors. An HTTP error
-//! names its type in `x-amzn-ErrorType` and its message in the JSON body (error/body.rs).
-//!
-//! Usage rule (SPEC R1.3): for Claude on Bedrock `inputTokens` is already the uncached part;
-//! `cacheReadInputTokens` → cache reads, `cacheWriteInputTokens` → cache writes; so the cost
-//! is the Anthropic rule of R9.2 on these numbers.
+//! Bedrock ConverseStream: the request, signed with SigV4 or sent with a Bedrock API key as a
+//! bearer token, and in `bedrock/stream.rs` the mapping of its AWS event-stream frames.
+//! Spec: R4.1, R4.8, R1.3.
 
 mod stream;
 
@@ -44,7 +18,10 @@ use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_regi
 use crate::transport::{PendingRequest, WireRequest};
 pub(super) use stream::ConverseStreamParser;
 
-/// The model id to send for `model_id` in `region` (SPEC R4.8; rules in the module docs).
+/// The model id to send for `model_id` in `region`, as the reference's `getModelId`. With
+/// cross-region inference it gets `global.` when global inference is on and the model has a global
+/// profile, else a prefix by region: `us.`, `eu.`, `jp.` for a model with a Japan profile in
+/// `ap-northeast-1` or `-3`, else `apac.`. Ids with a prefix, ARNs and other regions go as given.
 pub(crate) fn wire_model_id(
     model_id: &str,
     region: &str,
@@ -76,8 +53,7 @@ pub(crate) fn wire_model_id(
     }
 }
 
-/// Percent-encodes a model id or ARN for the URL path: everything but RFC 3986 unreserved
-/// characters (so `:` → `%3A`, `/` → `%2F`), as the AWS SDKs do for `{modelId}`.
+/// Percent-encodes a model id or ARN for the URL path: all but RFC 3986 unreserved characters.
 fn encode_path_segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
@@ -96,8 +72,7 @@ pub(crate) struct Bedrock {
 }
 
 impl Bedrock {
-    /// No network request is made and no credential is loaded until the first request
-    /// (SPEC R3.5).
+    /// Makes no network request and loads no credential until the first request.
     pub(crate) fn new(mode: &ResolvedMode) -> Self {
         Self {
             auth: Arc::new(AwsAuth::new(&mode.cloud)),
@@ -105,13 +80,12 @@ impl Bedrock {
     }
 }
 
-/// True for Anthropic models (ids with `anthropic.` or `claude`): thinking, cache points after
-/// user messages, `toolResult.status`.
+/// Whether the model is Claude, which takes thinking, user-message cache points and
+/// `toolResult.status`.
 fn is_claude(model_id: &str) -> bool {
     model_id.contains("anthropic.") || model_id.contains("claude")
 }
 
-/// The Converse JSON request body (public within the crate for request-shape tests).
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let max_tokens =
@@ -122,15 +96,15 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         && budget >= MIN_THINKING_BUDGET
         && budget < max_tokens;
     let cache = info.supports_prompt_cache;
-    // `toolResult.status` is only accepted by Claude and Nova models (Converse API docs).
+    // `toolResult.status` is only accepted by Claude and Nova models.
     let status_supported = is_claude(&mode.model_id) || mode.model_id.contains("amazon.nova");
 
     let mut system = vec![json!({ "text": prompt.system_prompt })];
     if cache {
         system.push(json!({ "cachePoint": { "type": "default" } }));
     }
-    // Cache points after the last two user messages, as for Anthropic (SPEC R4.3); other
-    // caching models (Nova) take one, after the system prompt only.
+    // Cache points after the last two user messages, as for Anthropic; other caching models such as
+    // Nova take one, after the system prompt only.
     let caching = cache && is_claude(&mode.model_id);
     let wire_messages = marked_messages(prompt.messages, caching, |m, marked| {
         let mut content: Vec<Value> = m
@@ -190,10 +164,8 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// One Anthropic-shaped content block as a Converse content block; empty text is dropped
-/// (Bedrock rejects blank text blocks), and so is thinking without its signature (Bedrock
-/// rejects unsigned reasoning sent back). `status` marks failed tool results for the models
-/// that accept it.
+/// One Anthropic-shaped block as a Converse block; Bedrock rejects blank text and unsigned
+/// reasoning, so both are dropped.
 fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> {
     Some(match block {
         ContentBlock::Text { text } if text.trim().is_empty() => return None,
@@ -244,8 +216,7 @@ fn convert_block(block: &ContentBlock, status_supported: bool) -> Option<Value> 
 impl Provider for Bedrock {
     type Parser = ConverseStreamParser;
 
-    /// The body, and the headers to sign; the URL is completed by [`Provider::authorize`]
-    /// once the region is known.
+    /// The body and headers to sign; [`Provider::authorize`] adds the URL once the region is known.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         let body = request_body(mode, prompt);
         WireRequest::json(String::new(), &body)
@@ -256,9 +227,8 @@ impl Provider for Bedrock {
         ConverseStreamParser::default()
     }
 
-    /// The region (from the settings, else the AWS profile), the model id on the wire and the
-    /// URL; then the Bedrock API key as a bearer token, or a SigV4 signature over the
-    /// credentials of the AWS chain.
+    /// Finds the region, from the settings else the AWS profile, the model id on the wire and the
+    /// URL, then sends the Bedrock API key as a bearer token or signs with SigV4.
     fn authorize(&self, mode: &ResolvedMode, mut request: WireRequest) -> PendingRequest {
         let auth = Arc::clone(&self.auth);
         let mode = mode.clone();

@@ -1,5 +1,6 @@
-//! Building a mode's handler (SPEC R3.2, R3.5): the mode resolved and its key checked, then
-//! the handler of its preset's wire family, made without any network request.
+//! Building a mode's handler: the mode resolved and its key checked, then the handler of its
+//! preset's wire family, made without any network request.
+//! Spec: R3.2, R3.5.
 
 #[cfg(feature = "bedrock")]
 use super::bedrock;
@@ -15,16 +16,10 @@ use super::{
 use crate::config::{ApiConfiguration, ConfigError, Mode};
 use crate::handler::ApiHandler;
 
-/// Builds the handler for `mode` (SPEC R3.2): resolves the mode, applies the thinking-budget
-/// clip, checks the key ([`ConfigError::MissingApiKey`] names the variable), and constructs
-/// the provider's handler without any network request (R3.5). Notices (unknown provider →
-/// Anthropic, a model id not in the catalogue, clipped budget) are logged as warnings (R3.4).
-///
-/// # Errors
-///
-/// Any [`ConfigError`] of [`resolve_mode`], a missing key, an unreadable `ca_bundle`
-/// ([`ConfigError::Http`]), or a provider left out of this build
-/// ([`ConfigError::FeatureDisabled`]).
+/// Builds the handler for `mode`: resolves it, checks the key and constructs the provider's handler
+/// without any network request, logging notices such as an unknown model as warnings. Fails with
+/// any [`ConfigError`] of [`resolve_mode`], a missing key or an unreadable `ca_bundle`.
+/// Spec: R3.4.
 pub fn build_api_handler(
     config: &ApiConfiguration,
     mode: Mode,
@@ -32,13 +27,8 @@ pub fn build_api_handler(
     handler_for(resolve_checked(config, mode)?)
 }
 
-/// `mode` resolved, its notices logged as warnings (R3.4) and its key checked: what
-/// [`build_api_handler`] and each entry of a failover chain build from.
-///
-/// # Errors
-///
-/// Any [`ConfigError`] of [`resolve_mode`], or [`ConfigError::MissingApiKey`] naming the
-/// variable.
+/// `mode` resolved, its notices logged as warnings and its key checked, for [`build_api_handler`]
+/// and each failover entry.
 pub(crate) fn resolve_checked(
     config: &ApiConfiguration,
     mode: Mode,
@@ -51,15 +41,8 @@ pub(crate) fn resolve_checked(
     Ok(resolved)
 }
 
-/// Builds the handler for an already resolved mode: the preset's wire family, and for the
-/// OpenAI family the Responses API when the model's `api_format` says so
-/// ([`ModelInfo::uses_responses_api`](crate::ModelInfo::uses_responses_api)).
-///
-/// # Errors
-///
-/// [`ConfigError::Http`] when the `ca_bundle` cannot be read, [`ConfigError::FeatureDisabled`]
-/// for a family this build leaves out. The key is not checked here
-/// ([`ResolvedMode::check_key`]).
+/// Builds the handler for an already resolved mode: its preset's family, or Responses for an OpenAI
+/// model whose `api_format` says so. The key is not checked here.
 pub fn handler_for(mut resolved: ResolvedMode) -> Result<Box<dyn ApiHandler>, ConfigError> {
     match resolved.preset.family {
         WireFamily::Anthropic => ProviderHandler::boxed(resolved, anthropic::Anthropic),

@@ -1,5 +1,6 @@
-//! A mode's failover chain (SPEC R12.1): the mode's own provider and model, then each of its
-//! `fallbacks`, each resolved and built as a mode is, with what its limits are kept under.
+//! A mode's failover chain: its own provider and model, then each of its `fallbacks`, resolved and
+//! built as a mode is.
+//! Spec: R12.1.
 
 use std::sync::Arc;
 
@@ -11,9 +12,8 @@ use crate::config::{ApiConfiguration, ConfigError, FallbackSettings, Mode};
 use crate::error::ErrorKind;
 use crate::handler::ApiHandler;
 
-/// Whether a failure of `kind` before any content moves the request to the next entry
-/// (SPEC R12.1): limits and outages of the provider, and auth, spend-limit and entitlement
-/// failures of the entry.
+/// Whether a failure of `kind` before any content moves the request to the next entry: the
+/// provider's limits and outages, and the entry's auth, spend-limit and entitlement failures.
 pub fn fails_over(kind: ErrorKind) -> bool {
     matches!(
         kind,
@@ -31,18 +31,14 @@ pub fn fails_over(kind: ErrorKind) -> bool {
 
 /// One entry of a failover chain, ready to send.
 pub struct ChainEntry {
-    /// Sends this entry's requests.
     pub handler: Arc<dyn ApiHandler>,
-    /// The provider id.
     pub provider_id: String,
-    /// The model id as typed (or the provider's default).
+    /// The model id as typed, or the provider's default.
     pub model_id: String,
-    /// The endpoint requests go to.
     pub base_url: String,
-    /// What rate-limit state is shared under (SPEC R12.3): `provider@base_url#fingerprint`,
-    /// the fingerprint being the first 12 hex digits of the SHA-256 of the key (`none`
-    /// without one), so two keys of one provider have separate windows and the key itself is
-    /// never stored.
+    /// The rate-limit state's key, `provider@base_url#fingerprint`, the fingerprint being 12 hex
+    /// digits of the key's SHA-256 or `none`: two keys get separate windows, and no key is stored.
+    /// Spec: R12.3.
     pub rate_key: String,
     /// `[providers.ID] requests_per_minute`.
     pub requests_per_minute: Option<u64>,
@@ -61,19 +57,10 @@ impl std::fmt::Debug for ChainEntry {
     }
 }
 
-/// Builds `mode`'s chain: its own entry first, then its `fallbacks` in order. Each fallback is
-/// resolved against a copy of `config` with its settings as the mode's and its `base_url` /
-/// `api_key_env` in place of `[providers.ID]`'s, so it inherits everything else of that
-/// provider's section (headers, timeouts, rate limits).
-///
-/// A fallback that cannot be built (its key is not set, say) is left out of the chain with a
-/// warning (a `tracing` warning naming the entry and what to set), so a working mode still
-/// runs: the chain is there to keep a task going, not to stop it.
-///
-/// # Errors
-///
-/// The mode's own entry's [`ConfigError`] (a missing key names the variable), as
-/// [`build_api_handler`](super::build::build_api_handler) gives them.
+/// Builds `mode`'s chain: its own entry, then its `fallbacks` in order, each resolved with its
+/// settings as the mode's and its `base_url` and `api_key_env` over its provider's section. A
+/// fallback that cannot be built is left out with a warning saying what to set, so a working mode
+/// still runs.
 pub fn build_failover_chain(
     config: &ApiConfiguration,
     mode: Mode,
@@ -91,8 +78,7 @@ pub fn build_failover_chain(
     Ok(chain)
 }
 
-/// What keeps each of `mode`'s fallbacks out of its chain (the sentence
-/// [`build_failover_chain`] warns with, after `provider:model`), for `switchyard config check`.
+/// What keeps each of `mode`'s fallbacks out of its chain, for `switchyard config check`.
 pub fn failover_problems(config: &ApiConfiguration, mode: Mode) -> Vec<String> {
     config
         .mode_settings(mode)
@@ -106,10 +92,8 @@ pub fn failover_problems(config: &ApiConfiguration, mode: Mode) -> Vec<String> {
         .collect()
 }
 
-/// One fallback resolved against a copy of `config` with its settings as the mode's and its
-/// `base_url` / `api_key_env` in place of `[providers.ID]`'s. An id that is no provider is
-/// refused here (a mode's unknown id falls back to the default provider, R3.4, but a
-/// fallback that silently became another provider would spend where the user did not ask).
+/// One fallback resolved against a copy of `config`. An id that is no provider is refused here: a
+/// fallback that silently became the default provider would spend where the user did not ask.
 fn fallback_entry(
     config: &ApiConfiguration,
     mode: Mode,

@@ -1,31 +1,7 @@
-//! What a provider's Chat Completions request body holds, per provider and model family, as
-//! the reference sends it (SPEC R4.5; issue 11 item 6): the output limit and the field that
-//! carries it, the temperature, the reasoning fields, the message format, and the tool
-//! parameters.
-//!
-//! Facts from Cline v4.0.10, `apps/vscode/src/core/api/providers/{id}.ts` and
-//! `transform/{openai-format,r1-format,tool-call-processor}.ts`; the model routers OpenRouter
-//! and the Vercel AI Gateway have their own rules in [`router_body`]. Each
-//! provider's handful of choices is one row of [`chat_style`](super::chat_style)'s table; the
-//! few that depend on the model family are named [`Reasoning`] rules, each a function here.
-//!
-//! Deliberate differences from the reference, each for a request the reference gets wrong or
-//! cannot make:
-//! - Tools are sent whenever the task has any (the reference leaves them out for fireworks,
-//!   doubao, requesty, cerebras, hicap and nousResearch, whose models it drives with XML tool
-//!   prompts instead; Switchyard's tools are MCP tools and have no other way in), always with
-//!   `tool_choice: "auto"` (the reference forces `"any"` on Mistral, which would make every
-//!   answer a tool call).
-//! - OpenAI reasoning models get `max_completion_tokens`, never `max_tokens`, which OpenAI
-//!   rejects for them ("Unsupported parameter: 'max_tokens' is not supported with this model").
-//! - A user message of text only is sent as a string, not a one-part array: the same request
-//!   for every OpenAI-compatible server, and llama.cpp-style chat templates render arrays
-//!   badly. Parts are used where cache marks need them (model routers, LiteLLM).
-//! - xAI: `reasoning_effort` (`low`/`high`) reaches `grok-3-mini` models, as the reference's
-//!   handler means to (its copy is shadowed and never sent).
-//! - The R1 message format (system prompt as the first user message, same-role messages
-//!   merged) is used only for conversations without tool calls: it has no place for them,
-//!   and dropping them would show the model answers to calls it cannot see.
+//! A provider's Chat Completions request body, per provider and model family, as Cline v4.0.10's
+//! `providers/{id}.ts` sends it: one `chat_style` row per provider, and a [`Reasoning`] rule here
+//! per model family. Where Switchyard differs on purpose, the line says why.
+//! Spec: R4.5.
 
 use serde_json::{Map, Value, json};
 
@@ -41,12 +17,11 @@ use crate::providers::provider::Prompt;
 use crate::providers::resolve::ResolvedMode;
 use crate::providers::router_body::{self, Router};
 
-// Kept at their old paths for the stream-mapper files (`ollama.rs`, `sapaicore.rs`).
+// Re-exported at their old paths for `ollama.rs` and `sapaicore.rs`.
 pub(crate) use crate::providers::chat_messages::{function_tools, openai_messages};
 pub(crate) use crate::providers::model_family::is_reasoning_family;
 
-/// Claude ids Requesty sends a `thinking` object for (enabled with the budget, else
-/// disabled), by substring.
+/// Claude ids Requesty sends a `thinking` object for, by substring.
 const REQUESTY_BUDGET_CLAUDE: &[&str] = &[
     "claude-3-7-sonnet",
     "claude-4.6-sonnet",
@@ -54,8 +29,8 @@ const REQUESTY_BUDGET_CLAUDE: &[&str] = &[
     "claude-opus-4",
 ];
 
-/// The limit of a model Groq's table does not know, by family (`MODEL_FAMILIES` in the
-/// reference's groq.ts), by substring; kimi-k2 first, as there. Others get 8,192.
+/// The limit of a model Groq's table does not know, by family substring as the reference's
+/// `MODEL_FAMILIES`, kimi-k2 first as there. Others get 8,192.
 const GROQ_FAMILY_LIMITS: &[(&str, u64)] = &[
     ("kimi-k2", 8192),
     ("llama-4", 8192),
@@ -65,8 +40,7 @@ const GROQ_FAMILY_LIMITS: &[(&str, u64)] = &[
     ("qwen", 32_768),
 ];
 
-/// The JSON request body of `mode`'s provider: a model router's own
-/// ([`router_body::request_body`]), else the body of the provider's [`ChatStyle`] row.
+/// The JSON request body: a model router's own, else the provider's [`ChatStyle`] row's.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     match mode.provider_id.as_str() {
         "openrouter" => router_body::request_body(Router::OpenRouter, mode, prompt),
@@ -75,21 +49,18 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
 }
 
-/// What a body's reasoning rules decide before it is assembled: the reasoning fields (sent
-/// first, in this order), and the temperature, output limit, system role and message format
-/// they may change.
+/// What a body's reasoning rules decide before it is assembled: the reasoning fields, sent first in
+/// this order, and the temperature, limit, system role and message format they may change.
 struct Draft {
     fields: Map<String, Value>,
     temperature: Option<f64>,
     max_tokens: Limit,
     system_role: &'static str,
     r1: bool,
-    /// The model takes a caller's temperature and `top_p` (not a reasoning model that
-    /// refuses or ignores them).
+    /// Whether the model takes a caller's temperature and `top_p`; reasoning models do not.
     sampling: bool,
 }
 
-/// The body of a provider whose rules are a [`ChatStyle`] row.
 pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let id = mode.model_id.as_str();
     let mut draft = Draft {
@@ -126,7 +97,6 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
     Value::Object(body)
 }
 
-/// The temperature `rule` sends, given the model's own (`model`).
 fn temperature(rule: Temperature, model: Option<f64>) -> Option<f64> {
     match rule {
         Temperature::Zero => Some(0.0),
@@ -143,7 +113,7 @@ fn temperature(rule: Temperature, model: Option<f64>) -> Option<f64> {
     }
 }
 
-/// True when the row sends model `id`'s conversations in the R1 format.
+/// Whether the row sends model `id`'s conversations in the R1 format.
 fn matches_r1(style: &ChatStyle, id: &str) -> bool {
     let lowered = id.to_ascii_lowercase();
     let id = if style.r1_lowercase {
@@ -154,8 +124,7 @@ fn matches_r1(style: &ChatStyle, id: &str) -> bool {
     style.r1_models.iter().any(|p| id.contains(p))
 }
 
-/// The field and value of the output limit `rule` sends, given the model's max output
-/// (`model_max`, 0 when unknown).
+/// The output limit's field and value under `rule`, given the model's max output or 0.
 fn limit(rule: Limit, model_max: u64) -> Option<(&'static str, u64)> {
     let model_max = (model_max > 0).then_some(model_max);
     match rule {
@@ -167,7 +136,6 @@ fn limit(rule: Limit, model_max: u64) -> Option<(&'static str, u64)> {
     }
 }
 
-/// `parallel_tool_calls` as `rule` sends it for model `id`.
 fn parallel(rule: Parallel, id: &str) -> Option<bool> {
     match rule {
         Parallel::False => Some(false),
@@ -176,8 +144,8 @@ fn parallel(rule: Parallel, id: &str) -> Option<bool> {
     }
 }
 
-/// The conversation, system prompt first, in the format the draft chose (R1 only without tool
-/// calls), with DeepSeek's `reasoning_content` and LiteLLM's cache marks where they apply.
+/// The conversation, system prompt first, in the format the draft chose, with DeepSeek's
+/// `reasoning_content` and LiteLLM's cache marks where they apply.
 fn messages(
     style: &ChatStyle,
     draft: &Draft,
@@ -185,14 +153,14 @@ fn messages(
     prompt: &Prompt<'_>,
 ) -> Vec<Value> {
     let id = mode.model_id.as_str();
+    // The R1 format has no place for tool calls, and dropping them would show the model answers to
+    // calls it cannot see.
     let use_r1 = draft.r1 && !has_tool_blocks(prompt.messages);
     let mut messages = if use_r1 {
         r1_messages(prompt.system_prompt, prompt.messages)
     } else {
-        // No blank system message: llama.cpp and LM Studio refuse one with a 400 ("all
-        // messages must have non-empty content", farion1231/cc-switch#2467,
-        // lmstudio-ai/lmstudio-bug-tracker#2). A task always has a system prompt; a
-        // gateway's client may send none.
+        // No blank system message: llama.cpp and LM Studio refuse one with a 400. A task always has
+        // a system prompt; a gateway's client may send none.
         let system = (!prompt.system_prompt.is_empty())
             .then(|| json!({ "role": draft.system_role, "content": prompt.system_prompt }));
         let mut m: Vec<Value> = system.into_iter().collect();
@@ -208,7 +176,6 @@ fn messages(
     messages
 }
 
-/// Applies the [`Reasoning`] rules of `reasoning` to `draft` for `mode`'s model.
 fn apply_reasoning(reasoning: Reasoning, draft: &mut Draft, mode: &ResolvedMode) {
     let id = mode.model_id.as_str();
     let (effort, budget) = (mode.reasoning_effort, mode.thinking_budget_tokens);
@@ -226,7 +193,6 @@ fn apply_reasoning(reasoning: Reasoning, draft: &mut Draft, mode: &ResolvedMode)
     }
 }
 
-/// `reasoning_effort` when `effort` is set and not `none`.
 fn insert_effort(draft: &mut Draft, effort: Option<ReasoningEffort>) {
     if let Some(e) = effort.filter(|e| *e != ReasoningEffort::None) {
         draft
@@ -235,7 +201,6 @@ fn insert_effort(draft: &mut Draft, effort: Option<ReasoningEffort>) {
     }
 }
 
-/// [`Reasoning::OpenAiFamily`] (SPEC R4.5).
 fn openai_family(
     draft: &mut Draft,
     id: &str,
@@ -248,6 +213,7 @@ fn openai_family(
     draft.system_role = "developer";
     draft.temperature = None;
     draft.sampling = false;
+    // OpenAI refuses `max_tokens` for its reasoning models.
     if draft.max_tokens != Limit::Omit {
         draft.max_tokens = Limit::MaxCompletionTokens;
     }
@@ -259,7 +225,6 @@ fn openai_family(
     insert_effort(draft, effort);
 }
 
-/// [`Reasoning::DeepSeek`].
 fn deepseek(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
     let thinking =
         id.contains("deepseek-reasoner") || id == "deepseek-v4-flash" || id == "deepseek-v4-pro";
@@ -270,7 +235,6 @@ fn deepseek(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
     }
 }
 
-/// [`Reasoning::Qwen`].
 fn qwen(draft: &mut Draft, id: &str, budget: u64) {
     let family = id.contains("qwen3") || ["qwen-plus-latest", "qwen-turbo-latest"].contains(&id);
     if family {
@@ -287,7 +251,7 @@ fn qwen(draft: &mut Draft, id: &str, budget: u64) {
     }
 }
 
-/// Claude's adaptive thinking (Requesty, LiteLLM): no temperature, and with thinking on the
+/// Claude's adaptive thinking on Requesty and LiteLLM: no temperature, and with thinking on the
 /// `thinking` and `output_config` objects.
 fn adaptive_thinking(draft: &mut Draft, effort: Option<ReasoningEffort>, budget: u64) {
     draft.temperature = None;
@@ -302,7 +266,6 @@ fn adaptive_thinking(draft: &mut Draft, effort: Option<ReasoningEffort>, budget:
     }
 }
 
-/// [`Reasoning::Requesty`].
 fn requesty(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>, budget: u64) {
     if id.starts_with("openai/o") {
         draft.fields.insert(
@@ -322,7 +285,6 @@ fn requesty(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>, budget
     }
 }
 
-/// [`Reasoning::LiteLlm`].
 fn litellm(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>, budget: u64) {
     let o_mini = ["o1-mini", "o3-mini", "o4-mini"]
         .iter()
@@ -343,7 +305,6 @@ fn litellm(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>, budget:
     draft.fields.insert("drop_params".into(), json!(true));
 }
 
-/// [`Reasoning::Groq`].
 fn groq(draft: &mut Draft, id: &str) {
     let fallback = GROQ_FAMILY_LIMITS
         .iter()
@@ -358,7 +319,8 @@ fn groq(draft: &mut Draft, id: &str) {
     }
 }
 
-/// [`Reasoning::Xai`].
+/// `reasoning_effort` reaches `grok-3-mini` models, as the reference's handler means to; its copy
+/// is shadowed and never sent.
 fn xai(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
     let effort = effort.filter(|e| matches!(e, ReasoningEffort::Low | ReasoningEffort::High));
     if let Some(e) = effort {
@@ -370,10 +332,8 @@ fn xai(draft: &mut Draft, id: &str, effort: Option<ReasoningEffort>) {
     }
 }
 
-/// DeepSeek's reasoner: the thinking of each assistant message of the current turn (after
-/// the last user message) goes back as `reasoning_content`, as its API asks during tool use
-/// (the reference's `addReasoningContent`). `wire` is the converted conversation, system
-/// message first.
+/// DeepSeek's reasoner: the thinking of each assistant message since the last user message goes
+/// back as `reasoning_content`, as its API asks during tool use.
 fn add_reasoning_content(wire: &mut [Value], messages: &[Message]) {
     let thinking: Vec<String> = messages
         .iter()

@@ -1,14 +1,14 @@
-//! The Chat Completions messages and tools that every Chat Completions body shares, the
-//! provider bodies of [`chat_body`](super::chat_body) and the model-router bodies of
-//! [`router_body`](super::router_body): Anthropic-shaped messages converted (plain or in the
-//! R1 format), prompt-cache marks (SPEC R4.3's placement), and function tools.
+//! The messages and tools every Chat Completions body shares: Anthropic-shaped messages converted
+//! plainly or in the R1 format, prompt-cache marks and function tools.
+//! Spec: R4.3.
 
 use serde_json::{Map, Value, json};
 
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 
-/// Adds `tools`, `tool_choice: "auto"` and `parallel_tool_calls` (when `Some`) for a
-/// non-empty tool list (the reference's `getOpenAIToolParams`).
+/// Adds `tools`, `tool_choice: "auto"` and `parallel_tool_calls` for a non-empty tool list. Tools
+/// go whenever the task has any, MCP tools having no XML-prompt way in, and the choice stays `auto`
+/// even on Mistral, where the reference's `any` forces a call every time.
 pub(crate) fn add_tools(body: &mut Map<String, Value>, tools: &[ToolSpec], parallel: Option<bool>) {
     if tools.is_empty() {
         return;
@@ -20,8 +20,7 @@ pub(crate) fn add_tools(body: &mut Map<String, Value>, tools: &[ToolSpec], paral
     }
 }
 
-/// Tools in the Chat Completions shape, `[{type: function, function: {name, description,
-/// parameters}}]` (also Ollama's `/api/chat`).
+/// Tools in the Chat Completions shape, also Ollama's `/api/chat`'s.
 pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
     tools
         .iter()
@@ -39,11 +38,10 @@ fn image_part(source: &crate::message::ImageSource) -> Value {
     })
 }
 
-/// Converts Anthropic-shaped messages into Chat Completions messages (the reference's
-/// `convertToOpenAiMessages`): a user message's tool results become `tool` messages first,
-/// then its text and images (text alone as a string, else `text` and `image_url` parts); an
-/// assistant message's text blocks are joined with a blank line and its tool uses become
-/// `tool_calls`, with `content: null` when there is no text. Thinking is not sent back.
+/// Converts Anthropic-shaped messages into Chat Completions messages, as the reference's
+/// `convertToOpenAiMessages`: tool results become `tool` messages first, and a user's text alone
+/// goes as a string, since llama.cpp-style chat templates render arrays badly. Thinking is not sent
+/// back.
 pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
     let mut out = Vec::new();
     for m in messages {
@@ -93,9 +91,8 @@ pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
                         _ => {}
                     }
                 }
-                // A blank line between blocks: the task layer keeps "[Response interrupted
-                // by API Error]" as a block of its own, which the reference stores in the same
-                // text after a blank line.
+                // A blank line between blocks: the task layer keeps "[Response interrupted by API
+                // Error]" as a block of its own, where the reference appends it after a blank line.
                 let text = texts.join("\n\n");
                 let content = if !text.trim().is_empty() {
                     json!(text)
@@ -125,13 +122,11 @@ pub(crate) fn has_tool_blocks(messages: &[Message]) -> bool {
     })
 }
 
-/// The R1 format (the reference's `convertToR1Format`, for DeepSeek R1 and similar): the
-/// system prompt as the first user message, each message's text joined with newlines (with
-/// images, a text part and `image_url` parts), and consecutive messages of one role merged
-/// (strings with a newline, else their parts).
+/// The R1 format of the reference's `convertToR1Format`: the system prompt as the first user
+/// message, each message's text joined with newlines, and consecutive messages of one role merged.
 pub(crate) fn r1_messages(system_prompt: &str, messages: &[Message]) -> Vec<Value> {
     let mut merged: Vec<Value> = Vec::new();
-    // A blank system prompt is no message (see `chat_body::messages`).
+    // A blank system prompt is no message, as in `chat_body::messages`.
     let system: Vec<Message> = (!system_prompt.is_empty())
         .then(|| Message::user_text(system_prompt))
         .into_iter()
@@ -187,16 +182,13 @@ pub(crate) fn r1_messages(system_prompt: &str, messages: &[Message]) -> Vec<Valu
 /// Where a cache mark goes in a user message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CachePoint {
-    /// On the last text part, adding a `"..."` text part when there is none (the model
-    /// routers OpenRouter and the Vercel AI Gateway).
+    /// On the last text part, adding a `"..."` one when there is none, for the model routers.
     LastText,
-    /// On the last part, whatever it is (LiteLLM).
+    /// On the last part, whatever it is, for LiteLLM.
     LastPart,
 }
 
-/// Prompt-caching marks (`cache_control: ephemeral`) on the system message (as one text part)
-/// and on the last two user messages, their content made parts (SPEC R4.3's placement, the
-/// reference's for OpenRouter, the Vercel AI Gateway and LiteLLM).
+/// Prompt-caching marks on the system message and the last two user messages, content made parts.
 pub(crate) fn mark_cache_points(messages: &mut [Value], point: CachePoint) {
     let ephemeral = json!({ "type": "ephemeral" });
     if let Some(system) = messages.first_mut().filter(|m| m["role"] == "system") {

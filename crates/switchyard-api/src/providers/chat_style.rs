@@ -1,10 +1,6 @@
-//! Each provider's Chat Completions body rules as data (issue 11 item 6): which field carries
-//! the output limit, the temperature, the model ids sent in the R1 format, the reasoning rules
-//! of its model families (SPEC R4.5) and `parallel_tool_calls`; one row per provider of
-//! [`STYLES`], read by [`chat_body`](super::chat_body).
-//!
-//! Facts from Cline v4.0.10, `apps/vscode/src/core/api/providers/{id}.ts` (each handler's
-//! `chat.completions.create` arguments).
+//! Each provider's Chat Completions body rules as data, one row per provider of [`STYLES`], from
+//! the `chat.completions.create` arguments of Cline v4.0.10's `providers/{id}.ts`.
+//! Spec: R4.5.
 
 use Limit::{Fixed, MaxCompletionTokens, MaxTokens, MaxTokensOr, Omit as NoLimit};
 use Temperature::{Model, ModelOrOne, ModelOrZero, One, Zero};
@@ -12,52 +8,42 @@ use Temperature::{Model, ModelOrOne, ModelOrZero, One, Zero};
 /// Which field carries the output limit, and where the limit comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Limit {
-    /// No limit is sent.
     Omit,
     /// `max_tokens` = the model's max output, when known.
     MaxTokens,
     /// `max_completion_tokens` = the model's max output, when known.
     MaxCompletionTokens,
-    /// `max_tokens` = the model's max output, else this many tokens (baseten, groq).
+    /// `max_tokens` = the model's max output, else this many tokens.
     MaxTokensOr(u64),
-    /// `max_tokens` = this many tokens whatever the model (cerebras' default, 16,384).
+    /// `max_tokens` = this many tokens whatever the model.
     Fixed(u64),
 }
 
-/// The temperature sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Temperature {
-    /// 0.
     Zero,
-    /// The model's, else 0.
     ModelOrZero,
-    /// The model's, else none.
     Model,
-    /// The model's, else 1 (LiteLLM).
     ModelOrOne,
-    /// 1 (hicap).
     One,
-    /// None.
     Omit,
-    /// The `openai` provider's rule: a configured 0 means "none", unset means 0.
+    /// A configured 0 means none and unset means 0, as the `openai` provider sends.
     OpenAiCompatible,
 }
 
 /// Reasoning fields, by model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reasoning {
-    /// None.
+    /// No reasoning fields.
     Plain,
-    /// OpenAI reasoning models (ids containing o1/o3/o4/gpt-5, not "chat"): `developer` role,
-    /// no temperature, `max_completion_tokens`, `reasoning_effort` (`none` sends none). With
-    /// `default_medium`, an unset effort is sent as `medium` (the `openai` provider).
+    /// OpenAI reasoning models: `developer` role, no temperature, `max_completion_tokens` and
+    /// `reasoning_effort`, `medium` when unset with `default_medium`.
     OpenAiFamily { default_medium: bool },
-    /// DeepSeek: thinking models (`deepseek-reasoner`, `deepseek-v4-*`) get no temperature and
-    /// the effort when set; `deepseek-reasoner`'s own thinking of the current turn goes back
-    /// as `reasoning_content`.
+    /// DeepSeek: thinking models get no temperature and the effort when set; `deepseek-reasoner`'s
+    /// thinking of the current turn goes back as `reasoning_content`.
     DeepSeek,
-    /// Qwen (DashScope): the qwen3 family gets `enable_thinking` and `thinking_budget`; with
-    /// thinking on, the R1 format and no temperature.
+    /// Qwen on DashScope: the qwen3 family gets `enable_thinking` and `thinking_budget`, and with
+    /// thinking on the R1 format and no temperature.
     Qwen,
     /// Requesty: `reasoning_effort` for `openai/o*`; Claude's `thinking` object.
     Requesty,
@@ -73,29 +59,27 @@ pub(crate) enum Reasoning {
 /// `parallel_tool_calls` next to the tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Parallel {
-    /// `false` (the reference's default, `getOpenAIToolParams(tools)`).
+    /// `false`, the reference's default.
     False,
-    /// `true` for GPT-5 models (openai-native).
+    /// `true` for GPT-5 models.
     Gpt5,
-    /// Not sent (baseten).
     Absent,
 }
 
-/// One provider's body rules (a row of [`STYLES`]).
+/// One provider's body rules, a row of [`STYLES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ChatStyle {
     pub(crate) max_tokens: Limit,
     pub(crate) temperature: Temperature,
     /// Model id substrings whose conversations go in the R1 format.
     pub(crate) r1_models: &'static [&'static str],
-    /// Compare `r1_models` with the lowercased id (sambanova) instead of the id as typed.
+    /// Compare `r1_models` with the lowercased id instead of the id as typed.
     pub(crate) r1_lowercase: bool,
     pub(crate) reasoning: Reasoning,
     pub(crate) parallel: Parallel,
 }
 
 impl ChatStyle {
-    /// The rules of a row with these limit and temperature choices and no others.
     const fn new(max_tokens: Limit, temperature: Temperature) -> Self {
         Self {
             max_tokens,
@@ -107,13 +91,10 @@ impl ChatStyle {
         }
     }
 
-    /// These rules with the reasoning rules of `reasoning`.
     const fn reasoning(self, reasoning: Reasoning) -> Self {
         Self { reasoning, ..self }
     }
 
-    /// These rules with conversations of model ids containing one of `models` in the R1
-    /// format.
     const fn r1(self, models: &'static [&'static str]) -> Self {
         Self {
             r1_models: models,
@@ -121,7 +102,6 @@ impl ChatStyle {
         }
     }
 
-    /// These rules comparing `r1_models` with the lowercased id.
     const fn r1_lowercase(self) -> Self {
         Self {
             r1_lowercase: true,
@@ -129,14 +109,12 @@ impl ChatStyle {
         }
     }
 
-    /// These rules with `parallel_tool_calls` as `parallel` says.
     const fn parallel(self, parallel: Parallel) -> Self {
         Self { parallel, ..self }
     }
 }
 
-/// The body rules of each provider (its reference handler's `chat.completions.create`
-/// arguments), by provider id; an id without a row gets [`OPENAI_COMPATIBLE`].
+/// The body rules of each provider by id; an id without a row gets [`OPENAI_COMPATIBLE`].
 pub(crate) const STYLES: &[(&[&str], ChatStyle)] = &[
     (
         &["openai-native"],
@@ -206,14 +184,14 @@ pub(crate) const STYLES: &[(&[&str], ChatStyle)] = &[
     (&["huggingface"], ChatStyle::new(MaxTokens, Zero)),
     (&["cerebras"], ChatStyle::new(Fixed(16_384), ModelOrZero)),
     (&["hicap"], ChatStyle::new(NoLimit, One)),
-    // LM Studio's limit is a user setting (`model_info.max_tokens`), its temperature none.
+    // LM Studio's limit is a user setting, its temperature none.
     (
         &["lmstudio"],
         ChatStyle::new(MaxCompletionTokens, Temperature::Omit),
     ),
 ];
 
-/// The rules of `openai` (OpenAI Compatible) and of any id without a row of [`STYLES`].
+/// The rules of `openai`, "OpenAI Compatible", and of any id without a row.
 pub(crate) const OPENAI_COMPATIBLE: ChatStyle =
     ChatStyle::new(MaxTokens, Temperature::OpenAiCompatible)
         .r1(&["deepseek-reasoner"])
@@ -221,8 +199,6 @@ pub(crate) const OPENAI_COMPATIBLE: ChatStyle =
             default_medium: true,
         });
 
-/// The body rules of `provider_id`: its row of [`STYLES`], else [`OPENAI_COMPATIBLE`] (the
-/// `openai` provider's, which has no row).
 pub(crate) fn style(provider_id: &str) -> ChatStyle {
     STYLES
         .iter()

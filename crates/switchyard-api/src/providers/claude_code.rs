@@ -1,40 +1,6 @@
-//! `claude-code`: the Claude Code CLI (`claude`) as a child process (SPEC R4.2, R1.3), with its
-//! own sign-in (a Claude subscription or whatever it is configured for), its `stream-json`
-//! output mapped to stream chunks. The transport is `process.rs`: cancelling or dropping the
-//! stream kills the child. Here: the run (arguments, environment, input); the mapping of its
-//! output is in `claude_code/stream.rs`.
-//!
-//! The run, as the reference's (Cline v4.0.10, `integrations/claude-code/run.ts` and
-//! `core/api/providers/claude-code.ts`):
-//! `claude --system-prompt PROMPT --verbose --output-format stream-json --disallowedTools
-//! LIST --max-turns 1 --model ID -p`, the conversation as JSON on standard input (images
-//! replaced by a note: the CLI takes none this way), the system prompt in a file
-//! (`--system-prompt-file`) when it is longer than 65,536 characters. Its built-in tools are
-//! disallowed: the task's own tools and answers are what is wanted, one turn at a time.
-//!
-//! Environment: `ANTHROPIC_API_KEY` is removed, so the CLI uses its own sign-in and never the
-//! user's API key — and so are the key variables of every other provider (a key set for
-//! Switchyard is never handed to another program). `MAX_THINKING_TOKENS` is the thinking
-//! budget (a caller's own, SPEC R14.1, else the mode's); `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (a
-//! caller's limit, else 32,000, the CLI's limit),
-//! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC` and `DISABLE_NON_ESSENTIAL_MODEL_CALLS` default
-//! as in the reference unless set. The AWS and Google credential variables stay, for a CLI
-//! set up to use Bedrock or Vertex.
-//!
-//! Stream (`--output-format stream-json`, one JSON object per line): `system` `init`
-//! (`apiKeySource` `none` means a subscription), `assistant` messages (Anthropic message
-//! objects: `text`, `thinking`, `redacted_thinking`, `tool_use` blocks; an `error` field on a
-//! failed request), `user` messages (the CLI's own tool results, ignored), `rate_limit_event`,
-//! and the final `result` (`is_error`, `total_cost_usd`, `usage`).
-//!
-//! Usage rule (SPEC R1.3): Anthropic's, `input_tokens` already uncached; cache reads and
-//! writes from `cache_read_input_tokens` / `cache_creation_input_tokens`. The cost is the
-//! CLI's `total_cost_usd`, and 0 on a subscription (`apiKeySource` `none`), as in the
-//! reference: a subscription bills no tokens.
-//!
-//! The CLI prints each assistant message when it is complete (the reference asks for no
-//! partial messages), so the answer arrives whole: the first-content deadline of this
-//! provider is 600 s (the reference's ten-minute process timeout) unless configured.
+//! `claude-code`: the Claude Code CLI as a child process with its own sign-in, run as the reference
+//! runs it; `process.rs` kills the child when the stream ends early.
+//! Spec: R4.2, R1.3.
 
 mod stream;
 
@@ -56,19 +22,15 @@ use crate::stream::ApiStream;
 use crate::transport::Origin;
 use stream::ClaudeCodeParser;
 
-/// Longest system prompt passed as an argument, in characters; longer ones go in a file
-/// (`MAX_SYSTEM_PROMPT_LENGTH` in the reference: argument lists are limited).
+/// The longest system prompt passed as an argument, in characters; longer ones go in a file.
 pub(crate) const MAX_SYSTEM_PROMPT_ARG: usize = 65_536;
 
-/// The CLI's built-in tools, all disallowed (the reference's list, kept in step with what
-/// `claude --output-format stream-json` reports).
+/// The CLI's built-in tools, all disallowed: only the task's own tools, one turn at a time.
 pub(crate) const DISALLOWED_TOOLS: &str = "Task,TaskOutput,Bash,Glob,Grep,Read,Edit,Write,NotebookEdit,WebFetch,TodoWrite,WebSearch,TaskStop,AskUserQuestion,Skill,EnterPlanMode,ExitPlanMode,EnterWorktree,ExitWorktree,CronCreate,CronDelete,CronList,ToolSearch";
 
-/// The first-content deadline of this provider unless configured: the reference's process
-/// timeout (`CLAUDE_CODE_TIMEOUT`, 10 minutes), since the answer arrives whole.
+/// The first-content deadline unless configured: the CLI prints each message only when whole.
 pub(crate) const FIRST_CONTENT_DEADLINE: Duration = Duration::from_secs(600);
 
-/// The `claude-code` handler: configuration only.
 pub(crate) struct ClaudeCode {
     mode: ResolvedMode,
     deadlines: ResolvedDeadlines,
@@ -97,8 +59,7 @@ impl ClaudeCode {
             .unwrap_or_else(|| "claude".to_owned())
     }
 
-    /// The run for one request: arguments, environment and standard input (see the module
-    /// docs).
+    /// The run for one request, the conversation as JSON on standard input.
     fn run(
         &self,
         system_prompt: &str,
@@ -135,6 +96,8 @@ impl ClaudeCode {
         ]
         .map(str::to_owned)
         .to_vec();
+        // The CLI uses its own sign-in, never the user's API key, and no key set for Switchyard
+        // reaches another program. The AWS credentials stay, for a CLI set up to use Bedrock.
         let mut env_remove: Vec<String> = secret_variables().map(str::to_owned).collect();
         env_remove.retain(|v| !v.starts_with("AWS_"));
         env_remove.push("ANTHROPIC_API_KEY".to_owned());
@@ -163,9 +126,8 @@ impl ClaudeCode {
     }
 }
 
-/// The variables set for the run: the thinking budget (a caller's, else the mode's) and,
-/// when the caller sets one, the output limit, which otherwise defaults to 32,000 and yields
-/// to the user's own `CLAUDE_CODE_MAX_OUTPUT_TOKENS` (see [`CLAUDE_CODE_CARRIES`]).
+/// The thinking budget, a caller's else the mode's, and a caller's output limit, which otherwise
+/// defaults to 32,000 unless the user's own `CLAUDE_CODE_MAX_OUTPUT_TOKENS` is set.
 fn overridden_env(budget: u64, o: &RequestOverrides) -> Vec<(String, String)> {
     let budget = o.thinking_budget_tokens.unwrap_or(budget);
     let mut env = vec![("MAX_THINKING_TOKENS".into(), budget.to_string())];
@@ -175,10 +137,9 @@ fn overridden_env(budget: u64, o: &RequestOverrides) -> Vec<(String, String)> {
     env
 }
 
-/// What of a caller's overrides reaches the CLI (SPEC R14.2): the output limit
-/// (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`) and the thinking budget (`MAX_THINKING_TOKENS`), the
-/// variables its documentation names (docs.claude.com/en/docs/claude-code/settings); it has
-/// no switch for sampling, stop sequences, tool choice or an effort.
+/// What of a caller's overrides reaches the CLI, through the variables its settings documentation
+/// names; it has no switch for sampling, stop sequences, tool choice or effort.
+/// Spec: R14.2.
 const CLAUDE_CODE_CARRIES: &[&str] = &["max_tokens", "thinking"];
 
 /// The overrides of `o` the CLI cannot carry: all set but [`CLAUDE_CODE_CARRIES`].
@@ -198,15 +159,15 @@ fn dropped(o: &RequestOverrides) -> Vec<&'static str> {
         .collect()
 }
 
-/// A fresh file holding the system prompt (private to the user), removed with the request.
+/// A fresh file private to the user holding the system prompt, removed with the request.
 fn write_prompt_file(text: &str) -> std::io::Result<TempFile> {
     let path = private_file::unique_path(&std::env::temp_dir(), "switchyard-system-prompt", "txt");
     private_file::create(&path, text.as_bytes())?;
     Ok(TempFile(path))
 }
 
-/// The conversation as the CLI reads it on standard input: the Anthropic message array as
-/// JSON, image blocks replaced by a text note (the reference's `filterMessagesForClaudeCode`).
+/// The conversation as the CLI reads it on standard input: the Anthropic message array as JSON,
+/// images replaced by a note since the CLI takes none this way.
 pub(crate) fn conversation_json(messages: &[Message]) -> String {
     let messages: Vec<Value> = messages
         .iter()

@@ -1,32 +1,27 @@
-//! Bedrock and Vertex AI settings resolved from `[providers.ID]` and the environment (SPEC
-//! R4.8): region, AWS profile and static credentials, Google Cloud project and credentials
-//! file, and where each came from.
+//! Bedrock and Vertex AI settings from `[providers.ID]` and the environment, and their sources.
+//! Spec: R4.8.
 
 use crate::config::{ApiKey, ProviderEndpoint, ProviderSettings};
 use crate::providers::presets::{ProviderPreset, WireFamily};
 
-/// Bedrock and Vertex settings resolved from `[providers.ID]` and the environment. Every
-/// secret is an [`ApiKey`], so `Debug` never shows it.
+/// Bedrock and Vertex settings; every secret is an [`ApiKey`], so `Debug` never shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CloudSettings {
-    /// The region when known before any request (Bedrock may still find one in the AWS
-    /// profile at request time).
+    /// The region when known before any request; Bedrock may still find one in the AWS profile.
     pub region: Option<String>,
-    /// Where the region came from (`[providers.bedrock] region`, `$AWS_REGION`, `default`).
+    /// Where the region came from, such as `$AWS_REGION` or `default`.
     pub region_source: Option<String>,
     /// The AWS profile named in the settings or `AWS_PROFILE`.
     pub profile: Option<String>,
-    /// `AWS_CONFIG_FILE` and `AWS_SHARED_CREDENTIALS_FILE` when set (else `~/.aws/config` and
-    /// `~/.aws/credentials`).
+    /// `AWS_CONFIG_FILE` and `AWS_SHARED_CREDENTIALS_FILE` when set.
     pub aws_config_file: Option<String>,
     pub aws_shared_credentials_file: Option<String>,
-    /// The Google Cloud project when known before any request (else the credentials').
+    /// The Google Cloud project when known before any request.
     pub project: Option<String>,
-    /// Where the project came from.
     pub project_source: Option<String>,
     /// The Google credentials file named in the settings or `GOOGLE_APPLICATION_CREDENTIALS`.
     pub credentials_file: Option<String>,
-    /// Bedrock cross-region inference (SPEC R4.8).
+    /// Bedrock cross-region inference.
     pub use_cross_region_inference: bool,
     /// Bedrock `global.` inference profiles, with cross-region inference on.
     pub use_global_inference: bool,
@@ -34,13 +29,13 @@ pub struct CloudSettings {
     pub aws_access_key_id: Option<ApiKey>,
     pub aws_secret_access_key: Option<ApiKey>,
     pub aws_session_token: Option<ApiKey>,
-    /// True when `base_url` was configured (tests, VPC endpoints, proxies): requests go there
-    /// instead of the region's host.
+    /// Whether `base_url` was configured, for tests, VPC endpoints or proxies, over the region's
+    /// host.
     pub base_url_overridden: bool,
 }
 
-/// The [`CloudSettings`] of `preset` from its `endpoint` section and the environment of
-/// `providers` (empty but for the flags for a provider that is neither Bedrock nor Vertex).
+/// The [`CloudSettings`] of `preset` from its `endpoint` section and the environment; only the
+/// flags for other providers.
 pub(crate) fn resolve_cloud(
     preset: &ProviderPreset,
     endpoint: &ProviderEndpoint,

@@ -1,31 +1,6 @@
-//! `dify`: a Dify app's chat API, its request and stream mapper (SPEC R4.2, R1.3; the
-//! reference's `providers/dify.ts`; Dify's API reference, "Send Chat Message"). The model is
-//! whatever the app is set up with; the handler reports the reference's `dify-workflow`.
-//!
-//! Request: `POST {base_url}/chat-messages` (Dify Cloud's `https://api.dify.ai/v1` unless
-//! configured) with `Authorization: Bearer {app key}` and `{"inputs": {}, "query": …,
-//! "response_mode": "streaming", "conversation_id": "", "user": "switchyard", "files": []}`.
-//!
-//! Conversation: Dify keeps a conversation's history on its side, under the
-//! `conversation_id` of its first answer. A handler keeps no state between requests (SPEC
-//! R2.1: one handler serves concurrent requests, and a resumed task is a new process), so each
-//! request is a new Dify conversation whose `query` holds the system prompt, a `---` line and
-//! the conversation so far: the reference's first request exactly (system prompt and the one
-//! user message), and later requests with the earlier turns written out (`User:`,
-//! `Assistant:`, tool calls and results as text) where the reference would send only the last
-//! user message and rely on Dify's memory. Images are not sent (Dify takes them as uploaded
-//! files); a note says so in their place.
-//!
-//! Stream (SSE, the event name in each JSON's `event`): `message` and `agent_message` carry
-//! text chunks (deltas: the reference treats them as the whole text so far and repeats it),
-//! `agent_thought` the agent's reasoning, `message_end` the usage (`metadata.usage`:
-//! `prompt_tokens`, `completion_tokens`, `total_price` as a string, `currency`), `error` a
-//! failure (`status`, `code`, `message`); `message_replace` (output moderation) replaces the
-//! answer, which is passed on when nothing was streamed yet and is an error otherwise (text
-//! already shown cannot be taken back); `ping`, `workflow_*`, `node_*`, `tts_*` are ignored.
-//!
-//! Usage rule (SPEC R1.3): Dify reports no cache, so `input_tokens` is `prompt_tokens`. The
-//! cost is Dify's `total_price` when its currency is USD.
+//! `dify`: a Dify app's chat API; the model is whatever the app is set up with, reported as
+//! `dify-workflow`.
+//! Spec: R4.2, R1.3.
 
 use serde_json::{Value, json};
 
@@ -38,10 +13,12 @@ use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::WireRequest;
 
-/// The Dify provider.
 pub(crate) struct Dify;
 
-/// The `query` of a request (see the module docs).
+/// The `query` of a request: the system prompt, a `---` line and the conversation so far, earlier
+/// turns written out with tool calls and results as text. A handler keeps no state between
+/// requests, so each request is a new Dify conversation rather than relying on Dify's memory as the
+/// reference does. Images are not sent, since Dify takes them as uploaded files.
 pub(crate) fn query(system_prompt: &str, messages: &[Message]) -> String {
     let render = |m: &Message| {
         m.content
@@ -106,7 +83,6 @@ impl Provider for Dify {
     }
 }
 
-/// Maps Dify's events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct DifyParser {
     text_sent: bool,
@@ -114,8 +90,8 @@ pub(crate) struct DifyParser {
 }
 
 impl DifyParser {
-    /// `message_replace`: the moderated answer, passed on when nothing was streamed yet, an
-    /// error otherwise (text already shown cannot be taken back).
+    /// `message_replace`: the moderated answer, passed on when nothing was streamed yet, else an
+    /// error, since text already shown cannot be taken back.
     #[inline]
     fn on_replace(&mut self, answer: &str, out: &mut Chunks) {
         if self.text_sent {
@@ -132,7 +108,8 @@ impl DifyParser {
     }
 }
 
-/// `message_end`'s `metadata.usage`, if it has one (the rule in the module docs).
+/// `message_end`'s `metadata.usage`, if it has one. Dify reports no cache; the cost is its
+/// `total_price` when the currency is USD.
 #[inline]
 fn usage(v: &Value) -> Option<ApiStreamChunk> {
     let u = v.pointer("/metadata/usage").filter(|u| u.is_object())?;
@@ -150,7 +127,6 @@ fn usage(v: &Value) -> Option<ApiStreamChunk> {
     }))
 }
 
-/// An `error` event's error: its `status`, `code` and `message`.
 #[inline]
 fn event_error(v: &Value) -> ApiError {
     let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
@@ -167,6 +143,7 @@ impl JsonEvents for DifyParser {
         let text = |key: &str| v.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
         match v.get("event").and_then(Value::as_str).unwrap_or(name) {
             "message" | "agent_message" => {
+                // Each answer is a delta, not the whole text so far as the reference takes it.
                 if let Some(t) = text("answer") {
                     self.text_sent = true;
                     out.push(Ok(ApiStreamChunk::text(t)));

@@ -1,17 +1,14 @@
-//! Where a provider's requests go: the regional endpoints of qwen, zai, moonshot and minimax,
-//! the Bedrock and Vertex AI hosts by region, Bedrock's cross-region model ids (SPEC R4.8), and
-//! which URLs are on this machine (a server there needs no key).
+//! Where a provider's requests go: regional endpoints, the Bedrock and Vertex AI hosts by region,
+//! Bedrock's cross-region model ids, and which URLs are on this machine.
+//! Spec: R4.8.
 
 use crate::config::ConfigError;
 #[cfg(feature = "bedrock")]
 use crate::model::lookup::CROSS_REGION_PREFIXES;
 
-/// Providers with an endpoint per region, `(provider, region, base URL)`; a provider's first
-/// row is its default, and qwen and zai also have a model table per region. From the
-/// reference's handlers (v4.0.10 `qwen.ts`, `zai.ts`, `moonshot.ts`, `minimax.ts`: the
-/// `qwenApiLine` / `zaiApiLine` / `moonshotApiLine` / `minimaxApiLine` options). The reference
-/// defaults qwen to `china`; Switchyard defaults every provider to `international`, so that
-/// one setting means the same for all four (and qwen's preset always was international).
+/// Providers with an endpoint per region, `(provider, region, base URL)`, from the reference's
+/// `*ApiLine` options; the first row is the default. Every provider defaults to `international`,
+/// qwen too though the reference says `china`, so one setting means the same for all four.
 pub const REGIONAL_ENDPOINTS: &[(&str, &str, &str)] = &[
     (
         "qwen",
@@ -35,8 +32,7 @@ pub const REGIONAL_ENDPOINTS: &[(&str, &str, &str)] = &[
     ("minimax", "china", "https://api.minimaxi.com/anthropic"),
 ];
 
-/// The region and its base URL for a provider of [`REGIONAL_ENDPOINTS`]: `configured`, else
-/// the provider's first row. `Ok(None)` for other providers.
+/// A provider's region and base URL: `configured`, else its first row; `Ok(None)` for others.
 pub(crate) fn regional_endpoint(
     provider: &str,
     configured: Option<&str>,
@@ -65,8 +61,7 @@ pub(crate) fn regional_endpoint(
         })
 }
 
-/// The base model id of a Bedrock inference-profile id (`us.anthropic.x` → `anthropic.x`), or
-/// `None` when `id` has no cross-region prefix.
+/// The base model id of a Bedrock inference-profile id, or `None` without a cross-region prefix.
 #[cfg(feature = "bedrock")]
 pub(crate) fn strip_cross_region_prefix(id: &str) -> Option<&str> {
     CROSS_REGION_PREFIXES
@@ -75,9 +70,8 @@ pub(crate) fn strip_cross_region_prefix(id: &str) -> Option<&str> {
         .filter(|rest| rest.contains('.'))
 }
 
-/// Bedrock's regional endpoint, `https://bedrock-runtime.{region}.amazonaws.com`; with no
-/// region known yet, the same with a literal `{region}` that the handler fills in at request
-/// time (AWS API reference, "Amazon Bedrock endpoints").
+/// Bedrock's regional endpoint, with a literal `{region}` for the handler to fill in at request
+/// time when no region is known yet.
 pub(crate) fn bedrock_base_url(region: Option<&str>) -> String {
     format!(
         "https://bedrock-runtime.{}.amazonaws.com",
@@ -85,9 +79,7 @@ pub(crate) fn bedrock_base_url(region: Option<&str>) -> String {
     )
 }
 
-/// The Vertex AI host for `region`: `https://aiplatform.googleapis.com` for `global` (and when
-/// unknown), else `https://{region}-aiplatform.googleapis.com`
-/// (cloud.google.com/vertex-ai/docs/reference/rest).
+/// The Vertex AI host: the global one for `global` or no region, else the regional one.
 pub(crate) fn vertex_base_url(region: Option<&str>) -> String {
     match region {
         None | Some("global") => "https://aiplatform.googleapis.com".to_owned(),
@@ -95,8 +87,8 @@ pub(crate) fn vertex_base_url(region: Option<&str>) -> String {
     }
 }
 
-/// The host and port of `url`, parsed and lower-case (`api.openai.com:443`,
-/// `127.0.0.1:8089`, `[::1]:80`); `None` when it does not parse or names no host.
+/// The lower-case host and port of `url`, such as `127.0.0.1:8089` or `[::1]:80`; `None` when it
+/// does not parse or names no host.
 pub fn url_host(url: &str) -> Option<String> {
     let parsed = reqwest::Url::parse(url).ok()?;
     let host = parsed.host_str()?.to_ascii_lowercase();
@@ -106,10 +98,9 @@ pub fn url_host(url: &str) -> Option<String> {
     })
 }
 
-/// True for URLs on this machine (`localhost`, `127.0.0.0/8`, `[::1]`): local servers need no
-/// key. The URL is parsed (WHATWG rules, the `url` crate through reqwest), so only its host
-/// counts: `https://127.0.0.1.attacker.example` and `http://localhost@evil.example` are not
-/// local. A URL that does not parse is not local.
+/// Whether `url` is on this machine, so its server needs no key. Only the parsed host counts:
+/// `https://127.0.0.1.attacker.example` and `http://localhost@evil.example` are not local, and
+/// neither is a URL that does not parse.
 pub fn is_loopback(url: &str) -> bool {
     use reqwest::Url;
     use std::net::IpAddr;

@@ -1,21 +1,6 @@
-//! Reading the hot stream events (SPEC R1) without building anything that is not mapped:
-//! [`Scanner`], a strict JSON reader over one event's data that hands the provider file each
-//! member of an object by key, reads the fields the mapping needs (strings borrowed when they
-//! have no escapes) and skips the rest, checking it as JSON on the way.
-//!
-//! Why not serde: a `serde_json::Value` tree per event was most of the CPU of a stream, and
-//! typed `#[derive(Deserialize)]` structs with borrowed strings (what this replaced in issue 17)
-//! still spent about 45 % of an OpenAI stream's CPU in serde's visitor machinery (bench/README.md).
-//!
-//! The scanner is **conservative**: it accepts exactly what `serde_json::from_str::<Value>`
-//! accepts, or gives up. Whatever it is not sure to read as serde would — a key with an escape,
-//! a duplicate key, an integer it reads that is not plainly written, nesting deeper than
-//! [`MAX_DEPTH`], anything that is not JSON — makes it return `None`, and the provider reads the
-//! event with `serde_json` instead; the rare values whose validity takes serde's own judgement
-//! (a `\u` escape, which may be a lone surrogate; a number with a fraction, an exponent or more
-//! than 18 digits, which may be out of `f64`'s range) are checked by serde on the spot. So the
-//! fast reading and the `Value` path map every event alike (tests: `scanner_agrees_with_serde_json`,
-//! `the_scanner_never_disagrees_with_serde`, and each provider's agreement tests).
+//! [`Scanner`], a strict JSON reader for the hot stream events that reads only the members a
+//! mapping wants: a `Value` tree per event was most of a stream's CPU, typed serde structs 45 %.
+//! Spec: R1.
 
 use std::borrow::Cow;
 
@@ -24,8 +9,10 @@ use serde_json::Value;
 /// Nesting the scanner follows before giving up; `serde_json` fails past 128.
 const MAX_DEPTH: usize = 100;
 
-/// A strict reader over one JSON document (see the module docs). Every method returns `None`
-/// when it gives up; the caller then reads the whole event with `serde_json`.
+/// A strict reader over one JSON document that accepts exactly what `serde_json::from_str::<Value>`
+/// accepts, or gives up with `None` and leaves the event to `serde_json`, as on a key with an
+/// escape, a duplicate key or nesting past [`MAX_DEPTH`]. Serde checks a `\u` escape or a long or
+/// fractional number on the spot.
 pub(crate) struct Scanner<'a> {
     src: &'a str,
     pos: usize,
@@ -59,8 +46,7 @@ impl<'a> Scanner<'a> {
         (self.bytes().get(self.pos..end)? == literal).then(|| self.pos = end)
     }
 
-    /// The whole document is one object, read as [`Scanner::fields`] reads one. Only
-    /// whitespace may follow it.
+    /// Reads the whole document as one object, as [`Scanner::fields`] does.
     pub(crate) fn document(
         &mut self,
         names: &[&'static str],
@@ -72,18 +58,15 @@ impl<'a> Scanner<'a> {
         (self.pos == self.src.len()).then_some(())
     }
 
-    /// An object value whose members named in `names` (at most 32) are handed to
-    /// `field(scanner, name)`, which must read the value; other members are skipped. A name
-    /// read twice makes the scanner give up (serde's derived structs reject duplicates, and a
-    /// `Value` keeps the last: the general path decides).
+    /// An object value whose members named in `names`, at most 32, go to `field`, which must read
+    /// them. A duplicate name gives up: serde's structs and `Value` disagree on it.
     pub(crate) fn fields(
         &mut self,
         names: &[&'static str],
         mut field: impl FnMut(&mut Self, &'static str) -> Option<()>,
     ) -> Option<()> {
         let mut seen = 0u32;
-        // Keys are short: compared byte by byte inline, not through a `memcmp` call per name
-        // (3.6 % of the OpenAI stream's CPU, measured).
+        // Short keys compared inline: a `memcmp` call per name took 3.6 % of the stream's CPU.
         let named = |key: &str| {
             names.iter().position(|name| {
                 name.len() == key.len() && name.bytes().zip(key.bytes()).all(|(a, b)| a == b)
@@ -122,8 +105,7 @@ impl<'a> Scanner<'a> {
         self.sequence(b'[', b']', element)
     }
 
-    /// `open`, then items separated by commas, then `close`, whitespace allowed between:
-    /// `item(scanner, index)` reads each item.
+    /// `open`, items separated by commas, then `close`; `item` reads each item.
     fn sequence(
         &mut self,
         open: u8,
@@ -154,17 +136,17 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Whether the next value is `null` (then read).
+    /// Whether the next value is `null`, reading it if so.
     pub(crate) fn null(&mut self) -> bool {
         self.eat_literal(b"null").is_some()
     }
 
-    /// Whether the next value is an array (not read).
+    /// Whether the next value is an array, without reading it.
     pub(crate) fn at_array(&self) -> bool {
         self.peek() == Some(b'[')
     }
 
-    /// The rest of a string whose opening quote is read, when it has no escape: borrowed.
+    /// The rest of a string whose opening quote is read, borrowed, when it has no escape.
     fn plain_string(&mut self) -> Option<&'a str> {
         let start = self.pos;
         let end = special_byte(self.bytes(), start);
@@ -175,9 +157,8 @@ impl<'a> Scanner<'a> {
         self.src.get(start..end)
     }
 
-    /// The rest of a string whose opening quote is read, its escapes checked and left as they
-    /// are: the raw contents, and whether a `\u` escape is among them (whose validity, a lone
-    /// surrogate or not, is for serde to judge).
+    /// The rest of a string whose opening quote is read, escapes checked and kept: the raw
+    /// contents, and whether a `\u` escape, which serde must judge, is among them.
     fn raw_string(&mut self) -> Option<(&'a str, bool)> {
         let start = self.pos;
         let bytes = self.bytes();
@@ -208,8 +189,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string value's contents: borrowed when it has no escape, else unescaped by
-    /// `serde_json` itself (so lone surrogates and the like are judged as serde judges them).
+    /// A string's contents, borrowed without escapes, else unescaped by `serde_json` itself.
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.pos;
@@ -222,8 +202,7 @@ impl<'a> Scanner<'a> {
         serde_json::from_str(quoted).ok().map(Cow::Owned)
     }
 
-    /// Any value, as `Value::as_str` reads it: a string's contents, or `None` (inside `Some`)
-    /// for any other value, which is skipped.
+    /// Any value as `Value::as_str` reads it, `Some(None)` for a non-string, which is skipped.
     pub(crate) fn maybe_str(&mut self) -> Option<Option<Cow<'a, str>>> {
         if self.peek()? == b'"' {
             self.string().map(Some)
@@ -232,8 +211,8 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A non-negative integer that fits in `u64`, or `null` (`None` inside `Some`); gives up
-    /// on any other value (serde's `Option<u64>` rejects them too).
+    /// A `u64` or `Some(None)` for `null`; gives up on anything else, as serde's `Option<u64>`
+    /// does.
     pub(crate) fn opt_u64(&mut self) -> Option<Option<u64>> {
         if self.null() {
             return Some(None);
@@ -253,15 +232,14 @@ impl<'a> Scanner<'a> {
         self.src[start..self.pos].parse().ok().map(Some)
     }
 
-    /// Any value, built as a `serde_json::Value` (for the rare fields kept as JSON: usage,
-    /// tool calls, typed content parts).
+    /// Any value, built as a `serde_json::Value`, for the rare fields kept as JSON.
     pub(crate) fn value(&mut self) -> Option<Value> {
         let start = self.pos;
         self.skip()?;
         serde_json::from_str(self.src.get(start..self.pos)?).ok()
     }
 
-    /// `null` (`None` inside `Some`), or any other value built as a `serde_json::Value`.
+    /// `Some(None)` for `null`, or any other value built as a `serde_json::Value`.
     pub(crate) fn opt_value(&mut self) -> Option<Option<Value>> {
         if self.null() {
             Some(None)
@@ -270,8 +248,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// An array value's elements, each built as a `serde_json::Value`; gives up on any other
-    /// value.
+    /// An array value's elements, each built as a `serde_json::Value`; gives up on anything else.
     pub(crate) fn values(&mut self) -> Option<Vec<Value>> {
         if self.peek()? != b'[' {
             return None;
@@ -352,8 +329,7 @@ impl<'a> Scanner<'a> {
         if self.peek().is_some_and(|b| b.is_ascii_digit()) {
             return None;
         }
-        // Past 18 digits, or with a fraction or an exponent, the number may be beyond `f64`'s
-        // range, which serde rejects: serde judges it.
+        // Past 18 digits or with a fraction or exponent, `f64`'s range is serde's to judge.
         let text = self.src.get(start..self.pos)?;
         if text.len() > 18 || text.contains(['.', 'e', 'E']) {
             serde_json::from_str::<Value>(text).ok()?;
@@ -362,10 +338,9 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// The index of the first byte at or after `i` that ends the plain run of a JSON string — a
-/// quote, a backslash or a control character — or `bytes.len()`. Eight bytes at a time: a
-/// byte-wise zero test on the word XORed with each character (the lowest flagged byte is
-/// always a real one; borrows only flag bytes above it).
+/// The index of the first quote, backslash or control character at or after `i`, or `bytes.len()`.
+/// It tests eight bytes at a time with a byte-wise zero test on the word XORed with each character;
+/// the lowest flagged byte is always a real one.
 #[inline]
 fn special_byte(bytes: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -392,8 +367,7 @@ fn special_byte(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Reads a whole document the scanner's way, as a `Value` built from its parts (its agreement
-/// test and the fuzz target `fast_json`); gives up past [`MAX_DEPTH`] as the scanner does.
+/// A whole document read the scanner's way into a `Value`, for its agreement test and fuzz target.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn scan_value(src: &str) -> Option<Value> {
     fn any(s: &mut Scanner<'_>, depth: usize) -> Option<Value> {

@@ -1,21 +1,7 @@
-//! Faithful forwarding (SPEC R14.2): a client's own request body of a provider's dialect,
-//! sent with only what the route decides changed ([`prepare`]), and the provider's events
-//! given back as they came next to the chunks mapped from them ([`Forwarding`]).
-//!
-//! What changes in the body, and why:
-//! - `model`: the route's (SPEC R14.3);
-//! - `stream`: `true`, so the answer is read as it is written (a client that asked for one
-//!   JSON body gets it collected by the gateway); Chat also sets
-//!   `stream_options.include_usage`, without which the stream carries no usage to bill;
-//! - the output limit, when the caller fitted it to the route's model (Claude Code asks for
-//!   32,000–64,000 tokens whatever the model), and an Anthropic thinking budget below it
-//!   (SPEC R3.3);
-//! - the reasoning the route gives a request that sets none (SPEC R14.3): an Anthropic
-//!   `thinking` budget (also for `thinking: {type: "adaptive"}`, which asks for it), a Chat
-//!   `reasoning_effort`.
-//!
-//! Everything else — unknown fields, `cache_control`, `top_k`, server tools, `metadata`,
-//! signatures — goes as the client sent it.
+//! Faithful forwarding: a client's own body in a provider's dialect, sent with only what the route
+//! decides changed, and the provider's events given back beside the chunks mapped from them.
+//! Unknown fields, `cache_control`, server tools and signatures go as the client sent them.
+//! Spec: R14.2, R14.3.
 
 use serde_json::{Map, Value, json};
 
@@ -26,9 +12,9 @@ use crate::stream::{ApiStreamChunk, WireEvent};
 use crate::transport::EventParser;
 use crate::wire::Framing;
 
-/// `body` as it is sent for `mode` with `model` (the id the provider's own request sends: an
-/// Anthropic `:1m` id without its suffix); see the module docs. `overrides` are the request's
-/// (the output limit already fitted to the model by the caller).
+/// `body` as sent for `mode` with `model`, the provider's own id. `stream` is set so the answer is
+/// read as written, the gateway collecting it for a client that asked for one JSON body; the limit
+/// and reasoning change only as `overrides` and the route say.
 pub(crate) fn prepare(
     dialect: ForwardDialect,
     body: &mut Map<String, Value>,
@@ -67,11 +53,10 @@ fn prepare_messages(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &Requ
                 thinking.insert("budget_tokens".into(), json!(fitted));
             }
         }
-        // `adaptive` asks the gateway for its route's thinking (SPEC R14.3), as a body with
-        // none does; `disabled` and other kinds go as sent.
+        // `adaptive` asks the gateway for its route's thinking, as a body with none does;
+        // `disabled` and other kinds go as sent.
         (None, _) | (Some(_), Some("adaptive")) if budget > 0 => {
-            // Anthropic refuses a `temperature` other than 1 beside thinking; the client set
-            // it for an answer without thinking, so it goes.
+            // Anthropic refuses a `temperature` other than 1 beside thinking, so the client's goes.
             let budget = max.map_or(budget, |max| budget.min(max.saturating_sub(1)));
             body.insert(
                 "thinking".into(),
@@ -84,6 +69,7 @@ fn prepare_messages(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &Requ
 }
 
 fn prepare_chat(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestOverrides) {
+    // Without `include_usage` the stream carries no usage to bill.
     let options = body.entry("stream_options").or_insert_with(|| json!({}));
     if let Some(options) = options.as_object_mut() {
         options.insert("include_usage".into(), json!(true));
@@ -108,10 +94,9 @@ fn prepare_chat(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestO
     }
 }
 
-/// The caller's `extra` headers with the provider's own values of a list header joined in:
-/// `anthropic-beta` is a comma-separated list, and the client's flags (what its body's fields
-/// need) go with the provider's own (a `:1m` model's long-context flag), each once. Other
-/// extra headers replace the provider's, as for any request.
+/// The caller's `extra` headers with the provider's own `anthropic-beta` flags joined in, each
+/// once, as a `:1m` model's flag must go with the client's; other extra headers replace the
+/// provider's.
 pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, String)]) {
     for (name, value) in extra.iter_mut() {
         if !name.eq_ignore_ascii_case("anthropic-beta") {
@@ -129,10 +114,10 @@ pub(crate) fn merge_headers(own: &[(String, String)], extra: &mut [(String, Stri
     }
 }
 
-/// A provider's stream mapper that also gives each event as it came ([`ApiStreamChunk::Wire`],
-/// after the chunks mapped from it). An event whose mapping is an error, or that comes once
-/// the answer failed ([`EventParser::failing`]), is not given: the stream ends with the
-/// error, which the gateway answers in its own way (SPEC R14.4).
+/// A provider's stream mapper that also gives each event as it came, after its chunks. An event
+/// whose mapping is an error, or after the answer failed, is not given: the gateway answers the
+/// error its own way.
+/// Spec: R14.4.
 pub(crate) struct Forwarding<P> {
     inner: P,
 }
@@ -154,9 +139,8 @@ impl<P: EventParser> EventParser for Forwarding<P> {
         let bytes = <P::Event as Framing>::reframe(&event);
         let before = out.len();
         self.inner.on_event(event, out);
-        // An event that failed the answer, and every one after it, is the gateway's to
-        // answer: Chat's `finish_reason: "error"` and its `[DONE]` would tell the client the
-        // answer ended well (tests/cases C85).
+        // Chat's `finish_reason: "error"` and the `[DONE]` after it would tell the client the
+        // answer ended well.
         if out[before..].iter().any(Result::is_err) || self.inner.failing() {
             return;
         }

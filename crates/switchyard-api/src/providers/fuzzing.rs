@@ -1,8 +1,5 @@
-//! Entry points for the fuzz targets (issue 27, `fuzz/`), behind the `fuzzing` feature (off by
-//! default, never part of the library's API): each provider's stream mapper fed a decoded event
-//! sequence, the fast JSON scanner read as a whole document, the `Retry-After` readers and the
-//! error-body classifier, the sign-in files of other CLIs. Each is a thin call of the crate's
-//! own code, nothing re-implemented.
+//! Entry points for the fuzz targets in `fuzz/`, behind the `fuzzing` feature and never part of the
+//! library's API. Each is a thin call of the crate's own code.
 
 use std::time::{Duration, SystemTime};
 
@@ -18,16 +15,12 @@ use crate::wire::sse::SseEvent;
 /// What a mapper produced for a whole stream: chunks, or errors, in order.
 pub type Mapped = Vec<Result<ApiStreamChunk, ApiError>>;
 
-/// The SSE families with a stream mapper of their own (SPEC R4.1).
+/// The SSE families with a stream mapper of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SseFamily {
-    /// Anthropic Messages.
     Anthropic,
-    /// OpenAI Chat Completions (the generic dialect, `<think>` tags at the start).
     OpenAiChat,
-    /// OpenAI Responses.
     OpenAiResponses,
-    /// Gemini `streamGenerateContent`.
     Gemini,
 }
 
@@ -39,7 +32,7 @@ fn run<P: EventParser>(mut parser: P, mut feed: impl FnMut(&mut P, &mut Mapped))
     out
 }
 
-/// `events` (SSE events as decoded) through `family`'s stream mapper, then the end of the body.
+/// `events` as decoded through `family`'s stream mapper, then the end of the body.
 pub fn map_sse(family: SseFamily, events: &[SseEvent]) -> Mapped {
     fn feed<P: EventParser<Event = SseEvent>>(
         events: &[SseEvent],
@@ -72,7 +65,7 @@ pub fn map_sse(family: SseFamily, events: &[SseEvent]) -> Mapped {
     }
 }
 
-/// `lines` (NDJSON lines as decoded) through Ollama's stream mapper, then the end of the body.
+/// `lines` as decoded through Ollama's stream mapper, then the end of the body.
 pub fn map_ollama(lines: &[String]) -> Mapped {
     run(super::ollama::OllamaParser::default(), |p, out| {
         for line in lines {
@@ -81,8 +74,7 @@ pub fn map_ollama(lines: &[String]) -> Mapped {
     })
 }
 
-/// `frames` (AWS event-stream frames as decoded) through Bedrock ConverseStream's mapper, then
-/// the end of the body.
+/// `frames` as decoded through Bedrock's ConverseStream mapper, then the end of the body.
 #[cfg(feature = "bedrock")]
 pub fn map_bedrock(frames: &[EventStreamMessage]) -> Mapped {
     run(super::bedrock::ConverseStreamParser::default(), |p, out| {
@@ -98,14 +90,13 @@ pub fn map_bedrock(_frames: &[EventStreamMessage]) -> Mapped {
     Vec::new()
 }
 
-/// `src` read by the fast JSON scanner as one whole value, as its agreement test reads it:
-/// `None` where the scanner gives up (the caller then reads with `serde_json`), else the
-/// value it read, which must equal `serde_json::from_str::<Value>(src)`.
+/// `src` read by the fast JSON scanner as one whole value: `None` where it gives up, else the value
+/// it read, which must equal `serde_json::from_str::<Value>(src)`.
 pub fn fast_json_scan(src: &str) -> Option<Value> {
     super::fast_json::scan_value(src)
 }
 
-/// A `Retry-After`-style header value (seconds, an HTTP date, a duration) read at `now`.
+/// A `Retry-After`-style header value, seconds, an HTTP date or a duration, read at `now`.
 pub fn retry_value(value: &str, now: SystemTime) -> Option<Duration> {
     crate::retry_after::parse_retry_value(value, now)
 }
@@ -115,12 +106,12 @@ pub fn retry_after_headers(headers: &HeaderMap, now: SystemTime) -> Option<Durat
     crate::retry_after::retry_after_from_headers(headers, now)
 }
 
-/// The wait an error message's words ask for ("try again in 20s"), read at `now`.
+/// The wait an error message's words ask for, such as "try again in 20s", read at `now`.
 pub fn retry_after_message(message: &str, now: SystemTime) -> Option<Duration> {
     crate::retry_after::retry_after_from_message(message, now)
 }
 
-/// A failed response's body classified (the transport's own reading of a non-stream answer).
+/// A failed response's body classified as the transport reads a non-stream answer.
 pub fn error_from_body(
     status: u16,
     content_type: &str,
@@ -130,7 +121,7 @@ pub fn error_from_body(
     crate::error::body::error_from_body(status, content_type, body, headers, "text/event-stream")
 }
 
-/// An error event's JSON (a mid-stream `{"type":"error",…}`) classified.
+/// A mid-stream error event's JSON classified.
 pub fn error_from_event(event: &Value) -> ApiError {
     crate::error::body::error_from_event(event)
 }
@@ -138,21 +129,13 @@ pub fn error_from_event(event: &Value) -> ApiError {
 /// The provider families a gateway request is sent on, for [`provider_body`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFamily {
-    /// Anthropic Messages (`provider = "anthropic"`).
     Anthropic,
-    /// OpenAI Chat Completions (`provider = "openai"`, a Chat model).
     OpenAiChat,
-    /// OpenAI Responses (`provider = "openai-native"`).
     OpenAiResponses,
 }
 
-/// The provider body `family` builds for a request (the gateway's internal request: system
-/// prompt, messages, tools, the caller's overrides), under a mode resolved from a one-line
-/// configuration as `switchyard serve` resolves a route's.
-///
-/// # Errors
-///
-/// The configuration error when the mode does not resolve (never, for these fixed modes).
+/// The provider body `family` builds for a gateway's internal request, under a mode resolved from a
+/// one-line configuration as `switchyard serve` resolves a route's.
 pub fn provider_body(
     family: BodyFamily,
     system_prompt: &str,
@@ -181,12 +164,10 @@ pub fn provider_body(
     })
 }
 
-/// `text` read as the sign-in file of another CLI, every way Switchyard reads one (the target
-/// `signin_file`): as the Codex CLI's `auth.json` and the Qwen CLI's `oauth_creds.json` (what a
-/// request reads, and the file as a refresh writes it back: panics if that loses or changes a
-/// non-null field), as a JWT, as an RFC 3339 time (panics unless the time, written as
-/// `last_refresh` is written, reads back the same), and as an OAuth token endpoint's refusal
-/// body. Returns that refusal's sentence.
+/// `text` read as another CLI's sign-in file every way Switchyard reads one: as Codex's `auth.json`
+/// and Qwen's `oauth_creds.json`, as a JWT, as an RFC 3339 time and as an OAuth refusal body;
+/// returns the refusal's sentence. Panics if writing a sign-in file back loses or changes a
+/// non-null field, or if a time written as `last_refresh` does not read back the same.
 pub fn signin_file(text: &str) -> String {
     use crate::auth::signin_file::{jwt_claims, parse_rfc3339, refusal, rfc3339};
     crate::auth::codex::fuzz_auth_file(text);

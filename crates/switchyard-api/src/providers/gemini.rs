@@ -1,21 +1,7 @@
-//! Gemini `streamGenerateContent?alt=sse`: the request body and the stream mapper (SPEC R4.1,
-//! R4.7, R1.3).
-//!
-//! Request: `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in
-//! the `x-goog-api-key` header — never in the URL, where error messages and logs would carry it
-//! (tests/cases C38). Body: `contents` (roles `user`/`model`), `systemInstruction`,
-//! `generationConfig` (`thinkingConfig` with `thinkingBudget` capped at the model's maximum —
-//! 24,576 when unknown — or `thinkingLevel` for Gemini 3, `includeThoughts`), `tools`
-//! (`functionDeclarations`) (ai.google.dev/api/generate-content, /gemini-api/docs/thinking).
-//! Stream: each event a `GenerateContentResponse`: parts with `thought: true` are reasoning,
-//! other text parts text (with any `thoughtSignature`), `functionCall` parts whole tool calls;
-//! `promptFeedback.blockReason` or a `SAFETY`-like finish is an error with a clear message.
-//!
-//! Usage rule (SPEC R1.3), from the last `usageMetadata`: `promptTokenCount` includes cached
-//! tokens, so `input_tokens = promptTokenCount − cachedContentTokenCount`; cache reads =
-//! `cachedContentTokenCount`; `candidatesTokenCount` excludes thoughts, which are billed as
-//! output, so `output_tokens = candidatesTokenCount + thoughtsTokenCount` and
-//! `thoughts_tokens = thoughtsTokenCount`.
+//! Gemini `streamGenerateContent?alt=sse`: the request body and the stream mapper. Each event is a
+//! `GenerateContentResponse`; parts with `thought: true` are reasoning and `functionCall` parts
+//! whole tool calls.
+//! Spec: R4.1, R4.7, R1.3.
 
 use serde_json::{Value, json};
 
@@ -30,13 +16,12 @@ use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::WireRequest;
 
-/// The thinking budget cap when the model table gives none, in tokens (SPEC R4.7).
+/// The thinking budget cap when the model table gives none, in tokens.
 pub(crate) const DEFAULT_MAX_THINKING_BUDGET: u64 = 24_576;
 
-/// The Gemini API.
 pub(crate) struct Gemini;
 
-/// The JSON request body (also Vertex's for Gemini models).
+/// The JSON request body, also Vertex's for Gemini models.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let mut generation = json!({ "temperature": info.temperature.unwrap_or(0.0) });
@@ -84,15 +69,13 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// True when the caller turns thinking off (a budget of 0) and the model can stop thinking:
-/// `thinkingBudget: 0`, which the Pro models refuse ("only works in thinking mode",
-/// ai.google.dev/gemini-api/docs/thinking), so there it is reported dropped.
+/// Whether the caller turns thinking off with a budget of 0 on a model that can stop thinking. The
+/// Pro models refuse `thinkingBudget: 0`, so there it is reported dropped.
 fn stops_thinking(mode: &ResolvedMode, prompt: &Prompt<'_>) -> bool {
     prompt.overrides.thinking_budget_tokens == Some(0) && !mode.model_id.contains("-pro")
 }
 
-/// A Gemini body of `messages`, the system prompt and `generation` (`generationConfig`); also
-/// SAP AI Core's for its Gemini deployments.
+/// A Gemini body of `messages`, system prompt and `generationConfig`, also SAP AI Core's.
 pub(crate) fn body(messages: &[Message], system_prompt: &str, generation: Value) -> Value {
     json!({
         "contents": convert_messages(messages),
@@ -101,9 +84,7 @@ pub(crate) fn body(messages: &[Message], system_prompt: &str, generation: Value)
     })
 }
 
-/// Anthropic-shaped messages as Gemini `contents`: assistant → `model`, tool uses →
-/// `functionCall`, tool results → `functionResponse` named after their call, images →
-/// `inlineData`; thinking is not sent back.
+/// Anthropic-shaped messages as Gemini `contents`, tool results named after their call.
 pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut tool_names: Vec<(&str, &str)> = Vec::new();
     let mut contents = Vec::new();
@@ -122,8 +103,8 @@ pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
                     signature,
                 } => {
                     tool_names.push((id, name));
-                    // The call's id goes back (Gemini 3 pairs the response with it, H21), and
-                    // so does its thought signature, which Gemini 3 requires.
+                    // The call's id goes back, since Gemini 3 pairs the response with it, and so
+                    // does its thought signature, which Gemini 3 requires.
                     let mut part =
                         json!({ "functionCall": { "name": name, "args": input, "id": id } });
                     if let Some(sig) = signature {
@@ -172,6 +153,7 @@ impl Provider for Gemini {
             "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
             mode.base_url, mode.model_id
         );
+        // The key goes in a header, never in the URL, where error messages and logs would carry it.
         WireRequest::sse(url, &body)
             .header_opt("x-goog-api-key", mode.api_key.as_ref().map(ApiKey::expose))
     }
@@ -181,7 +163,6 @@ impl Provider for Gemini {
     }
 }
 
-/// Maps Gemini stream events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct GeminiParser {
     finished: bool,
@@ -191,7 +172,8 @@ fn count(meta: &Value, key: &str) -> Option<u64> {
     meta.get(key).and_then(Value::as_u64)
 }
 
-/// The usage of one `usageMetadata` (rule in the module docs).
+/// The usage of one `usageMetadata`. `promptTokenCount` includes the cached tokens, which are
+/// subtracted; `candidatesTokenCount` excludes the thoughts, which are billed as output and added.
 fn usage(meta: &Value) -> ApiStreamChunk {
     let prompt = count(meta, "promptTokenCount").unwrap_or(0);
     let cached = count(meta, "cachedContentTokenCount");
@@ -208,8 +190,8 @@ fn usage(meta: &Value) -> ApiStreamChunk {
 }
 
 impl GeminiParser {
-    /// One part of `candidates[0].content.parts`: a whole tool call, reasoning (`thought`) or
-    /// text, each with any thought signature.
+    /// One part of `candidates[0].content.parts`: a tool call, reasoning or text, with any
+    /// signature.
     #[inline]
     fn on_part(part: &Value, out: &mut Chunks) {
         let signature = part
@@ -240,9 +222,8 @@ impl GeminiParser {
         }
     }
 
-    /// A `functionCall` part as one whole tool call. Gemini 3 sends `functionCall.id`; earlier
-    /// models none, so one is made up, unique in the process (tests/cases H22). The thought
-    /// signature belongs to the call and goes back with it (H21).
+    /// A `functionCall` part as one whole tool call, with an id made up for models before Gemini 3,
+    /// which send none; the thought signature goes back with the call.
     #[inline]
     fn tool_call(call: &Value, signature: Option<String>) -> ApiStreamChunk {
         let id = call
@@ -265,10 +246,10 @@ impl GeminiParser {
         }
     }
 
-    /// A candidate's `finishReason`, after the usage that came with it: SAFETY, RECITATION,
-    /// PROHIBITED_CONTENT… and MALFORMED_FUNCTION_CALL are named errors (SPEC R7.5), with
-    /// Gemini's own words when it sends them (H23); `MAX_TOKENS` ends it cut by the output
-    /// limit ([`ApiStreamChunk::Finish`]); any other reason ends the answer.
+    /// A candidate's `finishReason`, after the usage that came with it. SAFETY, RECITATION,
+    /// MALFORMED_FUNCTION_CALL and the like are named errors, with Gemini's own words when it sends
+    /// them; `MAX_TOKENS` marks the answer cut; any other reason ends it.
+    /// Spec: R7.5.
     #[inline]
     fn on_finish(&mut self, candidate: &Value, finish: &str, out: &mut Chunks) {
         if let Some(mut e) = finish_reason_error(finish) {
@@ -285,7 +266,6 @@ impl GeminiParser {
     }
 }
 
-/// An `error` event's error.
 fn event_error(e: &Value) -> ApiError {
     let message = e
         .get("message")
@@ -295,7 +275,6 @@ fn event_error(e: &Value) -> ApiError {
     ApiError::from_provider(None, code, message, None)
 }
 
-/// The error of a prompt Gemini blocked (`promptFeedback.blockReason`).
 fn blocked(reason: &str) -> ApiError {
     ApiError::new(
         ErrorKind::ContentBlocked,
@@ -309,8 +288,7 @@ impl JsonEvents for GeminiParser {
         if let Some(e) = v.get("error") {
             return out.push(Err(event_error(e)));
         }
-        // Usage that arrived with a block or a named finish reason was billed: it is yielded
-        // before the error.
+        // Usage that came with a block or a named finish reason was billed: it goes first.
         let usage = v.get("usageMetadata").map(usage);
         if let Some(reason) = v
             .pointer("/promptFeedback/blockReason")

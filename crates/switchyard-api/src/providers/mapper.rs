@@ -1,7 +1,6 @@
-//! What the stream mappers share (SPEC R1.1, R1.2): the buffer they append to ([`Chunks`]),
-//! the adapter that reads one JSON document per SSE event for the families that need no fast
-//! reading ([`JsonEvents`]), and the error of a stream that ends before its provider said it
-//! was complete ([`require_end`]).
+//! What the stream mappers share: their output buffer, the adapter for one JSON document per SSE
+//! event, and the error of a stream that ends before its provider said it was complete.
+//! Spec: R1.1, R1.2.
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -17,16 +16,14 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 /// What a stream mapper appends to for one event: chunks, or the error that ends the stream.
 pub(crate) type Chunks = Vec<Result<ApiStreamChunk, ApiError>>;
 
-/// A stream mapper of SSE events that each carry one JSON document (Gemini, Responses, Dify,
-/// SAP AI Core's Converse and Cohere streams): the event's JSON is read once, as a
-/// `serde_json::Value`, by the [`EventParser`] every such mapper gets; empty events and the
-/// `[DONE]` marker are skipped, data that is not JSON is a decode error.
+/// A stream mapper of SSE events that each carry one JSON document, read once; empty events and
+/// `[DONE]` are skipped, and data that is not JSON is a decode error.
 pub(crate) trait JsonEvents: Send + Unpin + 'static {
-    /// Maps one event's JSON; `name` is its SSE event name (`message` unless the server
-    /// names it), for the families that dispatch on it when the JSON carries no type.
+    /// Maps one event's JSON; `name` is its SSE event name, for the families that dispatch on it
+    /// when the JSON carries no type.
     fn on_json(&mut self, name: &str, v: &Value, out: &mut Chunks);
 
-    /// Handles the clean end of the body (see [`EventParser::on_end`]).
+    /// Handles the clean end of the body.
     fn on_json_end(&mut self, out: &mut Chunks);
 }
 
@@ -47,7 +44,7 @@ impl<M: JsonEvents> EventParser for M {
 }
 
 /// Appends the error of a stream cut off before `marker`, the provider's sign of a complete
-/// response, unless it `arrived` (SPEC R1.2: a stream that ends early is never a success).
+/// response, unless it `arrived`: a stream that ends early is never a success.
 #[inline]
 pub(crate) fn require_end(arrived: bool, marker: &str, out: &mut Chunks) {
     if !arrived {

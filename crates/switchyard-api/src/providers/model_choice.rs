@@ -1,6 +1,7 @@
-//! The model a mode calls and what is known of it (SPEC R2.3): the id as typed (else the
-//! catalogue's default), its catalogue entry or the entry it is a variant of, else assumed
-//! defaults with one warning, then the mode's `[MODE.model_info]` overrides.
+//! The model a mode calls and what is known of it: the id as typed, its catalogue entry or the one
+//! it is a variant of, else assumed defaults with one warning, then the mode's `[MODE.model_info]`
+//! overrides.
+//! Spec: R2.3, R2.5.
 
 use crate::config::{ApiConfiguration, ConfigError, Mode};
 use crate::error::ApiError;
@@ -10,14 +11,14 @@ use crate::model::{EntrySource, ModelInfo};
 use crate::providers::model_family::is_reasoning_family;
 use crate::providers::presets::{ChatDialect, ProviderPreset};
 
-/// Where a resolved model's info came from (SPEC R2.3).
+/// Where a resolved model's info came from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelInfoOrigin {
     /// The catalogue's entry for the model id.
     Catalogue { source: EntrySource },
     /// The entry of `base`, of which the model id is a dated or suffixed variant.
     Variant { base: String, source: EntrySource },
-    /// No entry: the defaults of SPEC R2.3 (128k context, prices unknown).
+    /// No entry: the defaults, a 128k context and unknown prices.
     Defaults,
 }
 
@@ -31,18 +32,15 @@ impl std::fmt::Display for ModelInfoOrigin {
     }
 }
 
-/// True for the presets of model servers that run on the user's machine (Ollama, LM Studio:
-/// the presets with the local-server retry policy, SPEC R5.1): what they serve costs nothing
-/// and their model list is the user's own. A proxy on this machine (LiteLLM's) or an
-/// `openai` base URL on loopback may well forward to a paid provider: not these.
+/// Whether the preset is a model server on the user's machine, Ollama or LM Studio, whose models
+/// cost nothing; a loopback proxy may forward to a paid provider, so it is not one.
 fn is_local_model_server(preset: &ProviderPreset) -> bool {
     preset.retry == crate::retry::RetryPolicy::LOCAL_SERVER
 }
 
-/// The info assumed for a model id the catalogue does not have (SPEC R2.3): 128k context,
-/// no max output (the family's default is sent where one is required), prices unknown — $0 on
-/// a local model server — and, for `openai-native`, the Responses API for OpenAI's reasoning
-/// families (o1/o3/o4/gpt-5, which the reference sends there, and the newer `gpt-6…`, `o5…`).
+/// The info assumed for a model id the catalogue lacks: a 128k context, no max output, prices
+/// unknown or $0 on a local model server. On `openai-native`, OpenAI's reasoning families and newer
+/// ones get the Responses API, where the reference sends them.
 fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
     let mut info = ModelInfo::default();
     if preset.id == "openai-native" && (is_reasoning_family(model_id) || is_newer_family(model_id))
@@ -58,8 +56,7 @@ fn assumed_info(preset: &ProviderPreset, model_id: &str) -> ModelInfo {
     info
 }
 
-/// An OpenAI family newer than the reference knows, which its successors will be served like:
-/// `gpt-N` for N ≥ 6 (`gpt-6-codex`) and `oN` for N ≥ 5 (`o5-mini`), not "chat" variants.
+/// An OpenAI family newer than the reference knows: `gpt-N` for N ≥ 6, `oN` for N ≥ 5, no "chat".
 fn is_newer_family(model_id: &str) -> bool {
     let id = model_id.to_ascii_lowercase();
     let number_after = |prefix: &str| -> Option<u32> {
@@ -72,7 +69,6 @@ fn is_newer_family(model_id: &str) -> bool {
             || number_after("o").is_some_and(|n| n >= 5))
 }
 
-/// The one warning for a model id the catalogue does not have (SPEC R2.3).
 fn unknown_model_notice(
     preset: &ProviderPreset,
     model_id: &str,
@@ -105,27 +101,21 @@ fn unknown_model_notice(
 }
 /// The model a mode calls: its id, what is known of it, and where that came from.
 pub(crate) struct ChosenModel {
-    /// The id sent: as typed (SPEC R2.3), else the table's or the preset's default.
+    /// The id sent: as typed, else the table's or the preset's default.
     pub(crate) id: String,
     /// The info, after `[MODE.model_info]` overrides.
     pub(crate) info: ModelInfo,
-    /// Where the info came from before the overrides.
     pub(crate) origin: ModelInfoOrigin,
-    /// The catalogue's ids nearest to `id` (at most [`NEAREST`]), named when the provider
-    /// answers that the model does not exist (SPEC R2.5).
+    /// The catalogue's ids nearest to `id`, at most [`NEAREST`], for a "model not found" answer.
     pub(crate) nearest: Vec<String>,
 }
 
 /// How many known ids a "model not found" error names.
 const NEAREST: usize = 3;
 
-/// The model of `mode` under `preset` (its table of `region`): the typed id is the id sent
-/// (SPEC R2.3), its info the catalogue's entry or the entry it is a variant of, else assumed
-/// with one notice (none on a local model server or with `[MODE.model_info]`); then the
-/// mode's overrides, field by field.
-///
-/// # Errors
-///
+/// The model of `mode` under `preset` and its table for `region`: the typed id with the catalogue's
+/// entry or the one it is a variant of, else assumed info with one notice unless on a local model
+/// server or with `[MODE.model_info]`; then the mode's overrides, field by field. Fails with
 /// [`ConfigError::ModelInfo`] when an override does not apply or leaves invalid info.
 pub(crate) fn choose_model(
     config: &ApiConfiguration,
@@ -194,9 +184,8 @@ pub(crate) fn choose_model(
     })
 }
 
-/// `e` with the catalogue's ids nearest to the model named when it is the provider's "model
-/// not found" answer ([`is_model_not_found`](crate::error::is_model_not_found), SPEC R2.5):
-/// "did you mean `gpt-5-codex`?", or how to list the ids when none is near.
+/// `e` naming the catalogue's ids nearest to the model when it is the provider's "model not found"
+/// answer, or saying how to list the ids when none is near.
 pub(crate) fn name_nearest_models(mut e: ApiError, model_id: &str, nearest: &[String]) -> ApiError {
     let said = e.code.as_deref();
     if !crate::error::is_model_not_found(e.status, said, &e.message, model_id) {

@@ -1,14 +1,11 @@
-//! What a model id says about its family's reasoning (SPEC R4.5): OpenAI's reasoning models,
-//! Claude's adaptive thinking, and the effort adaptive thinking runs at.
-//!
-//! Shared by the Chat Completions bodies ([`chat_body`](super::chat_body),
-//! [`router_body`](super::router_body)) and the resolution of unknown ids
-//! ([`model_choice`](super::model_choice)).
+//! What a model id says about its family's reasoning: OpenAI's reasoning models, Claude's adaptive
+//! thinking and the effort it runs at.
+//! Spec: R4.5.
 
 use crate::config::ReasoningEffort;
 
-/// True for OpenAI reasoning-family model ids: o1/o3/o4/gpt-5 anywhere in the id, but not
-/// "chat" variants (SPEC R4.5; the reference's `isReasoningModelFamily` in `openai.ts`).
+/// Whether the id is an OpenAI reasoning model's: o1, o3, o4 or gpt-5 anywhere in it, but not a
+/// "chat" variant, as the reference's `isReasoningModelFamily`.
 pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
     ["o1", "o3", "o4", "gpt-5"]
         .iter()
@@ -16,8 +13,7 @@ pub(crate) fn is_reasoning_family(model_id: &str) -> bool {
         && !model_id.contains("chat")
 }
 
-/// Claude models that think adaptively instead of with a budget: Sonnet 5, Fable 5 and Opus
-/// 4.6 and later (the reference's `isClaudeAdaptiveThinkingModel`).
+/// Claude models that think adaptively, not with a budget: Sonnet 5, Fable 5, Opus 4.6 and later.
 pub(crate) fn is_adaptive_thinking_claude(model_id: &str) -> bool {
     let id = model_id.to_ascii_lowercase();
     let versions = ["4-6", "4.6", "4-7", "4.7", "4-8", "4.8"];
@@ -29,9 +25,8 @@ pub(crate) fn is_adaptive_thinking_claude(model_id: &str) -> bool {
         })
 }
 
-/// Adaptive thinking settings from the mode (the reference's `resolveClaudeAdaptiveThinking`):
-/// a set effort decides (`none` turns thinking off); else a thinking budget means `high`;
-/// else off. `Some(effort)` when thinking is on.
+/// Adaptive thinking's effort from the mode, as the reference's `resolveClaudeAdaptiveThinking`: a
+/// set effort decides, `none` turning thinking off; else a budget means `high`; else off.
 pub(crate) fn adaptive_effort(
     effort: Option<ReasoningEffort>,
     budget: u64,

@@ -1,14 +1,7 @@
-//! Ollama's native chat API over NDJSON (SPEC R4.1, R4.6).
-//!
-//! Request: `POST {base_url}/api/chat` with `stream: true`, `options.num_ctx` and, for tools,
-//! `tools: [{type: function, function: {name, description, parameters}}]` (ollama/ollama
-//! `docs/api.md`, "Generate a chat completion"). Response: `application/x-ndjson`, one JSON
-//! object per line: `message.thinking`, `message.content`, `message.tool_calls` (whole calls
-//! with the arguments as a JSON object), a last line with `done: true`, `done_reason` and the
-//! counts; an `{"error": "…"}` line ends a failed stream with status 200 (`docs/api/errors.mdx`).
-//!
-//! Usage rule (SPEC R1.3): `prompt_eval_count` (omitted when 0) is the whole prompt, Ollama has
-//! no cache split, so it is `input_tokens` as is; `eval_count` is `output_tokens`.
+//! Ollama's native chat API over NDJSON: one JSON object per line, whole tool calls with object
+//! arguments, and a last line with `done: true` and the counts. A failed stream ends with an
+//! `{"error": …}` line under status 200.
+//! Spec: R4.1, R4.6, R1.3.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -26,16 +19,14 @@ use crate::providers::think_tags::{ThinkSplitter, ThinkTags};
 use crate::stream::{ApiStreamChunk, Usage, generated_tool_call_id};
 use crate::transport::{EventParser, WireRequest};
 
-/// The context window sent as `options.num_ctx` when the model's is not configured (SPEC R4.6).
+/// The context window sent as `options.num_ctx` when the model's is not configured.
 pub(crate) const DEFAULT_NUM_CTX: u64 = 32_768;
 
-/// Ollama's `/api/chat` (the mode adjusted by [`prepare`]).
+/// Ollama's `/api/chat`, its mode adjusted by [`prepare`].
 pub(crate) struct Ollama;
 
-/// Adjusts a resolved mode for Ollama's native API: the context window is the configured
-/// `model_info.context_window`, else [`DEFAULT_NUM_CTX`], and is what the model reports
-/// (SPEC R4.6); a base URL ending in `/v1` (Ollama's OpenAI-compatible path) is taken back to
-/// the server root.
+/// Adjusts a resolved mode for Ollama's native API: the context window defaults to
+/// [`DEFAULT_NUM_CTX`], and a base URL ending in the OpenAI-compatible `/v1` goes back to the root.
 pub(crate) fn prepare(mode: &mut ResolvedMode) {
     if mode.model_info.context_window == DEFAULT_CONTEXT_WINDOW {
         mode.model_info.context_window = DEFAULT_NUM_CTX;
@@ -45,7 +36,6 @@ pub(crate) fn prepare(mode: &mut ResolvedMode) {
     }
 }
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let mut wire = vec![json!({ "role": "system", "content": prompt.system_prompt })];
     for m in prompt.messages {
@@ -59,8 +49,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if info.max_tokens > 0 {
         options["num_predict"] = json!(info.max_tokens);
     }
-    // A caller's limit, sampling and stop sequences (`overrides.rs`); Ollama has no tool
-    // choice, which is reported dropped.
+    // A caller's limit, sampling and stop sequences; a tool choice is reported dropped.
     overrides::apply_sampling_to(&mut options, prompt.overrides, overrides::OLLAMA, true);
     let mut body = json!({
         "model": mode.model_id,
@@ -69,7 +58,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         "options": options,
     });
     if prompt.overrides.thinking_budget_tokens == Some(0) {
-        // A caller's "no thinking" (docs/api.md `think`).
+        // A caller's "no thinking".
         body["think"] = json!(false);
     } else if info.supports_reasoning || mode.thinking_budget_tokens > 0 {
         body["think"] = json!(true);
@@ -80,8 +69,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// One conversation message as Ollama messages: tool results become `tool` messages, tool
-/// uses `tool_calls` with object arguments, images base64 `images`; thinking is not sent back.
+/// One conversation message as Ollama messages; tool uses go with object arguments.
 fn convert_message(m: &Message) -> Vec<Value> {
     let mut out = Vec::new();
     let mut text = Vec::new();
@@ -131,7 +119,7 @@ impl Provider for Ollama {
     }
 }
 
-/// One line of the stream (only the fields we use).
+/// One line of the stream, only the fields we use.
 #[derive(Debug, Deserialize)]
 struct ChatLine<'a> {
     #[serde(borrow, default)]
@@ -174,12 +162,10 @@ struct LineFunction<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-/// Maps NDJSON lines to chunks.
 #[derive(Debug)]
 pub(crate) struct OllamaParser {
     done: bool,
-    /// Reasoning inside `<think>…</think>` in the content, from models or servers that do not
-    /// use `message.thinking` (older Ollama, `think` off): when the answer opens with it.
+    /// `<think>` reasoning opening the content, from servers that do not use `message.thinking`.
     think: ThinkSplitter,
 }
 
@@ -219,8 +205,8 @@ impl EventParser for OllamaParser {
                 self.think.push(&t, out);
             }
             for call in message.tool_calls {
-                // Ollama sends whole calls; before 0.12.10 without ids, so one is made up,
-                // unique in the process: a later tool round never repeats it (tests/cases H32).
+                // Ollama sends whole calls, before 0.12.10 without ids: one is made up, unique in
+                // the process, so a later tool round never repeats it.
                 let id = call
                     .id
                     .filter(|i| !i.is_empty())
@@ -240,12 +226,13 @@ impl EventParser for OllamaParser {
         if parsed.done {
             self.done = true;
             self.think.finish(out);
+            // Ollama has no cache split: `prompt_eval_count` is the whole prompt, omitted when 0.
             out.push(Ok(ApiStreamChunk::Usage(Usage {
                 input_tokens: parsed.prompt_eval_count.unwrap_or(0),
                 output_tokens: parsed.eval_count.unwrap_or(0),
                 ..Usage::default()
             })));
-            // The token limit cut the answer (tests/cases C26: never read as a clean stop).
+            // The token limit cut the answer, which is never a clean stop.
             if parsed.done_reason.as_deref() == Some("length") {
                 out.push(Ok(ApiStreamChunk::max_tokens()));
             }

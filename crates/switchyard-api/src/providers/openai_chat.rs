@@ -1,28 +1,7 @@
-//! OpenAI Chat Completions over SSE, for OpenAI and every OpenAI-compatible provider
-//! (SPEC R4.1, R4.2, R4.4, R4.5, R1.3).
-//!
-//! Request: `POST {base_url}/chat/completions` with `stream: true` and
-//! `stream_options.include_usage` (platform.openai.com/docs/api-reference/chat-streaming).
-//! Stream: `data: {chat.completion.chunk}` lines, `data: [DONE]` at the end.
-//!
-//! Here: the provider, the parser's state, and the chunk mapping; in `openai_chat/`: the fast
-//! reading (`wire.rs`) and the view both readings fill (`view.rs`), reasoning fields
-//! (`reasoning.rs`), tool-call assembly (`tool_calls.rs`), usage and cost (`usage.rs`).
-//!
-//! Dialects, all handled here because they are small variations of one format:
-//! - OpenRouter (R4.4): `: OPENROUTER PROCESSING` comments (dropped by the SSE decoder), a
-//!   chunk carrying an `error` object or `finish_reason: "error"` is an error,
-//!   `delta.reasoning` and `delta.reasoning_details[]` are reasoning, `usage.cost` is the cost
-//!   (OpenRouter docs: api-reference/streaming, usage-accounting, reasoning-tokens).
-//! - DeepSeek (R4.5): `delta.reasoning_content` is reasoning; `usage.prompt_cache_hit_tokens`
-//!   are cache reads, the misses cache writes (api-docs.deepseek.com guides/reasoning_model,
-//!   guides/kv_cache; see the usage rule).
-//! - Request bodies, per provider and model family, are `chat_body.rs`'s (OpenRouter's and
-//!   the Vercel AI Gateway's `router_body.rs`'s).
-//!
-//! Usage rule (SPEC R1.3): `usage.rs`. Yielded once, at the end of the stream (or just before
-//! an error), with the latest values: a server that repeats running totals in every chunk is
-//! counted once.
+//! OpenAI Chat Completions over SSE, for OpenAI and every OpenAI-compatible provider, with the
+//! OpenRouter and DeepSeek dialects as small variations. `openai_chat/` holds the fast reading, the
+//! view both readings fill, reasoning fields, tool-call assembly, and usage and cost.
+//! Spec: R4.1, R4.2, R4.4, R4.5, R1.3, R7.5.
 
 mod reasoning;
 mod tool_calls;
@@ -49,7 +28,6 @@ use crate::wire::sse::{SseEvent, SseEventRef};
 use tool_calls::ToolCalls;
 use view::{ChunkView, Content, usage_of};
 
-/// OpenAI Chat Completions and the OpenAI-compatible family.
 pub(crate) struct OpenAiChat;
 
 fn is_azure(base_url: &str) -> bool {
@@ -78,8 +56,8 @@ impl Provider for OpenAiChat {
     }
 
     fn parser(&self, mode: &ResolvedMode) -> ChatParser {
-        // The reference reads `<think>` anywhere in Fireworks' text (`fireworks.ts`); any
-        // other model only when its answer opens with it.
+        // The reference reads `<think>` anywhere in Fireworks' text, and in any other model's only
+        // when its answer opens with it.
         let think = if mode.provider_id == "fireworks" {
             ThinkTags::Anywhere
         } else {
@@ -93,21 +71,19 @@ impl Provider for OpenAiChat {
     }
 }
 
-/// Maps Chat Completions chunks to stream chunks.
 #[derive(Debug)]
 pub(crate) struct ChatParser {
     dialect: ChatDialect,
-    /// Tool calls in the order they appeared.
     tool_calls: ToolCalls,
     think: ThinkSplitter,
-    /// A finish reason arrived: the stream is complete.
+    /// A finish reason arrived, so the stream is complete.
     finished: bool,
     done: bool,
-    /// The error a named finish reason ends the stream with (SPEC R7.5), held until the usage
-    /// that may follow it has been yielded (those tokens were billed).
+    /// The error a named finish reason ends the stream with, held until the billed usage that may
+    /// follow it is yielded.
     failure: Option<ApiError>,
-    /// The latest usage seen, yielded once when the stream ends (or before an error): a
-    /// server that repeats its running totals in every chunk is counted once.
+    /// The latest usage seen, yielded once when the stream ends or before an error: a server that
+    /// repeats its running totals in every chunk is counted once.
     usage: Option<Usage>,
 }
 
@@ -125,7 +101,6 @@ impl ChatParser {
         }
     }
 
-    /// Pushes the usage held back (see `usage` on [`ChatParser`]), once.
     fn flush_usage(&mut self, out: &mut Chunks) {
         if let Some(u) = self.usage.take() {
             out.push(Ok(ApiStreamChunk::Usage(u)));
@@ -144,7 +119,7 @@ impl ChatParser {
     /// Maps one chunk's reasoning, text, tool-call deltas, finish reason and usage.
     fn on_chunk(&mut self, c: ChunkView<'_>, out: &mut Chunks) {
         // Usage first: a chunk may carry it with the finish reason that ends the stream in an
-        // error, and those tokens were billed (tests/cases C85).
+        // error, and those tokens were billed.
         if let Some(u) = c.usage.filter(|u| u.is_object()) {
             self.usage = Some(usage::usage(self.dialect, u));
         }
@@ -165,8 +140,7 @@ impl ChatParser {
                     )));
                 }
                 Some("length") if !self.tool_calls.is_empty() => {
-                    // A tool call cut off by the token limit is half a JSON object: never hand
-                    // it over as a call to run (tests/cases C22).
+                    // A tool call cut off by the token limit is half a JSON object: never run it.
                     self.flush_usage(out);
                     out.push(Err(ApiError::new(
                         ErrorKind::Decode,
@@ -188,7 +162,7 @@ impl ChatParser {
 }
 
 impl ChatParser {
-    /// A chunk the fast reading leaves (an error, an odd shape): read as a `serde_json::Value`.
+    /// A chunk the fast reading leaves, such as an error, read as a `serde_json::Value`.
     fn on_general(&mut self, data: &str, out: &mut Chunks) {
         let v = match parse_json(data) {
             Ok(v) => v,
@@ -202,7 +176,7 @@ impl ChatParser {
             return out.push(Err(error_from_event(e)));
         }
         if v.get("object").and_then(Value::as_str) == Some("error") {
-            // vLLM and similar servers: a bare error object as an event (tests/cases C31c).
+            // vLLM and similar servers send a bare error object as an event.
             self.flush_usage(out);
             return out.push(Err(error_from_event(&v)));
         }
@@ -211,7 +185,7 @@ impl ChatParser {
             .and_then(Value::as_array)
             .and_then(|c| c.first());
         if let Some(e) = choice.and_then(|c| c.get("error")).filter(|e| !e.is_null()) {
-            // OpenRouter: an upstream failure mid-stream as `choices[0].error` (issue 12).
+            // OpenRouter sends an upstream failure mid-stream as `choices[0].error`.
             self.flush_usage(out);
             return out.push(Err(error_from_event(e)));
         }
@@ -265,9 +239,7 @@ impl EventParser for ChatParser {
             self.flush_failure(out);
             return;
         }
-        // Fast path: the fields we read, borrowed from `data` (bench/README.md: building a
-        // `Value` tree per event was most of the CPU). Errors, and shapes the fast reading
-        // does not accept, take the general path (`on_general`) with the same mapping.
+        // Fast path: fields borrowed from `data`; a `Value` tree per event was most of the CPU.
         if let Some(chunk) = wire::Chunk::read(data) {
             return self.on_chunk(chunk.view(), out);
         }

@@ -1,21 +1,7 @@
-//! `openai-codex`: OpenAI's models through a ChatGPT subscription (SPEC R4.2), with the Codex
-//! CLI's sign-in, over the Responses API at the ChatGPT backend (the reference's
-//! `providers/openai-codex.ts`).
-//!
-//! Request: `POST {base}/responses` (`https://chatgpt.com/backend-api/codex/responses`) with
-//! `Authorization: Bearer {access token}`, `ChatGPT-Account-Id` (the account of the sign-in,
-//! for team and enterprise workspaces), `originator: switchyard` and a `session_id` kept for
-//! the handler's lifetime; the body the reference sends — `model`, `instructions` (the system
-//! prompt), `input` items, `stream: true`, `store: false`, and unless the effort is `none`,
-//! `reasoning: {effort, summary: "auto"}` with `include: ["reasoning.encrypted_content"]`
-//! (the effort defaults to `medium`); tools as Responses functions with `strict: false`
-//! (the task's tools are MCP tools, whose schemas are not strict-mode schemas). The backend
-//! takes no `temperature` or `max_output_tokens`. The token comes from
-//! [`crate::auth::codex`], refreshed when about to expire, and once more when the backend
-//! answers 401.
-//!
-//! Stream: the Responses mapper (`openai_responses.rs`). Usage follows its rule; the cost is
-//! 0, as in the reference: the subscription bills no tokens.
+//! `openai-codex`: OpenAI's models through a ChatGPT subscription with the Codex CLI's sign-in,
+//! over Responses at the ChatGPT backend, which takes no `temperature` or `max_output_tokens`. The
+//! token is refreshed before expiry and once more on a 401.
+//! Spec: R4.2.
 
 use std::sync::Arc;
 
@@ -39,7 +25,7 @@ pub(crate) struct OpenAiCodex {
 }
 
 impl OpenAiCodex {
-    /// No file is read and no request made until the first request (SPEC R3.5).
+    /// Reads no file and makes no request until the first request.
     pub(crate) fn new(mode: &ResolvedMode) -> Result<Self, ConfigError> {
         let source = signin_source(mode, TOKEN_URL, signin_path)?;
         Ok(Self {
@@ -59,8 +45,8 @@ impl OpenAiCodex {
     }
 }
 
-/// A random UUID (version 4 layout) for the backend's `session_id`: an identifier, not a
-/// secret, so the standard library's randomly keyed hasher is random enough.
+/// A random version-4 UUID for the backend's `session_id`: an identifier, not a secret, so the
+/// standard library's randomly keyed hasher is random enough.
 fn session_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut bytes = [0u8; 16];
@@ -87,7 +73,8 @@ fn session_id() -> String {
     )
 }
 
-/// The JSON request body (see the module docs).
+/// The JSON request body the reference sends, the effort `medium` unless set. Tools go with
+/// `strict: false`, since MCP tool schemas are not strict-mode schemas.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let mut body = json!({
         "model": mode.model_id,
@@ -103,8 +90,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     }
     if !prompt.tools.is_empty() {
         body["tools"] = openai_responses::function_tools(prompt.tools, Some(false));
-        // Of a caller's overrides the backend takes the tool choice (and, through the mode,
-        // the effort); the others are reported dropped.
+        // The backend takes a caller's tool choice, and the effort through the mode; nothing else.
         if let Some(choice) = &prompt.overrides.tool_choice {
             body["tool_choice"] = overrides::responses_tool_choice(choice);
         }
@@ -115,8 +101,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
 impl Provider for OpenAiCodex {
     type Parser = CodexParser;
 
-    /// URL, body and the headers of the session; the token is added by
-    /// [`Provider::authorize`].
+    /// URL, body and the session's headers; [`Provider::authorize`] adds the token.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         WireRequest::sse(
             format!("{}/responses", mode.base_url),
@@ -143,7 +128,7 @@ impl Provider for OpenAiCodex {
     }
 }
 
-/// The Responses mapper with the subscription's cost, 0.
+/// The Responses mapper with the subscription's cost, 0, since it bills no tokens.
 #[derive(Debug, Default)]
 pub(crate) struct CodexParser(ResponsesParser);
 

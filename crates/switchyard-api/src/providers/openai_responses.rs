@@ -1,19 +1,6 @@
-//! OpenAI Responses over SSE: the request body and the stream mapper (SPEC R4.1, R1.3), used
-//! when a model's `api_format` is `responses`.
-//!
-//! Request: `POST {base_url}/responses` with `instructions`, `input` items, `stream: true`,
-//! `store: false` and `include: ["reasoning.encrypted_content"]`
-//! (platform.openai.com/docs/api-reference/responses). Stream: typed events, dispatched on the
-//! JSON `type` (the `event:` line is not needed), with or without a final `data: [DONE]`:
-//! `response.reasoning_summary_text.delta` → reasoning, `response.output_text.delta` → text,
-//! `response.output_item.added` (function_call: `call_id`, `name`) and
-//! `response.function_call_arguments.delta` (by `item_id`) → tool calls, a reasoning item's
-//! `encrypted_content` at `response.output_item.done` → redacted reasoning,
-//! `response.completed` → usage; `error` and `response.failed` → errors.
-//!
-//! Usage rule (SPEC R1.3): `input_tokens` includes cached tokens, so
-//! `input_tokens = input_tokens − input_tokens_details.cached_tokens`; cache reads = cached;
-//! `thoughts_tokens` = `output_tokens_details.reasoning_tokens` (inside `output_tokens`).
+//! OpenAI Responses over SSE, for models whose `api_format` is `responses`. Events are dispatched
+//! on their JSON `type`, and a final `data: [DONE]` may or may not come.
+//! Spec: R4.1, R1.3.
 
 use std::collections::HashMap;
 
@@ -31,10 +18,8 @@ use crate::providers::resolve::ResolvedMode;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::WireRequest;
 
-/// The OpenAI Responses API.
 pub(crate) struct OpenAiResponses;
 
-/// The JSON request body.
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let mut body = json!({
@@ -63,9 +48,8 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     body
 }
 
-/// A request's overrides in a Responses body (field names in `overrides.rs`): the limit, the
-/// temperature and `top_p` when `sampling` (not a reasoning model, which refuses them), and
-/// `tool_choice` when the body has tools; Responses has no stop sequences.
+/// A request's overrides in a Responses body: the limit, the temperature and `top_p` when
+/// `sampling`, which a reasoning model refuses, and `tool_choice` when the body has tools.
 pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: bool) {
     let Some(map) = body.as_object_mut() else {
         return;
@@ -79,8 +63,7 @@ pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: 
     overrides::apply_sampling(map, o, overrides::RESPONSES, sampling);
 }
 
-/// Tools as Responses functions, `[{type: function, name, description, parameters}]`, with
-/// `strict` when given (the ChatGPT backend's requests carry it).
+/// Tools as Responses functions, with the `strict` flag the ChatGPT backend's requests carry.
 pub(crate) fn function_tools(tools: &[ToolSpec], strict: Option<bool>) -> Value {
     tools
         .iter()
@@ -95,11 +78,9 @@ pub(crate) fn function_tools(tools: &[ToolSpec], strict: Option<bool>) -> Value 
         .collect()
 }
 
-/// Anthropic-shaped messages as Responses input items: text as `input_text`/`output_text`
-/// message content, tool uses as `function_call` in their place among the assistant's text
-/// (text, call, text: a message, the call, a message), tool results as `function_call_output`
-/// before the user's other content, images as `input_image` data URLs; thinking is not sent
-/// back (store is off).
+/// Anthropic-shaped messages as Responses input items. A tool use becomes a `function_call` in its
+/// place among the assistant's text, tool results go before the user's other content, and thinking
+/// is not sent back since `store` is off.
 pub(crate) fn convert_messages(messages: &[Message]) -> Vec<Value> {
     let mut items = Vec::new();
     for m in messages {
@@ -163,19 +144,17 @@ impl Provider for OpenAiResponses {
     }
 }
 
-/// A function-call item being streamed.
 #[derive(Debug)]
 struct FunctionCall {
     call_id: String,
     name: String,
     /// The argument bytes yielded so far.
     arguments: String,
-    /// Its `.done` (or `output_item.done`) arrived.
+    /// Its `.done` or `output_item.done` arrived.
     done: bool,
 }
 
 impl FunctionCall {
-    /// Yields `delta` as more of the call's arguments.
     fn push(&mut self, delta: &str, out: &mut Chunks) {
         if delta.is_empty() {
             return;
@@ -191,7 +170,6 @@ impl FunctionCall {
     }
 }
 
-/// Maps Responses events to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesParser {
     /// Function-call items by item id.
@@ -204,18 +182,16 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
 }
 
 impl ResponsesParser {
-    /// `response.function_call_arguments.delta`: more of `item_id`'s arguments, unless the call
-    /// is done: its arguments were complete at its `.done`, and a stray delta after it is
-    /// dropped (non-conforming proxies send them; tests/cases H35).
+    /// `response.function_call_arguments.delta`: more of `item_id`'s arguments. A stray delta after
+    /// the call's `.done`, which non-conforming proxies send, is dropped.
     fn arguments(&mut self, item_id: &str, delta: &str, out: &mut Chunks) {
         if let Some(call) = self.calls.get_mut(item_id).filter(|c| !c.done) {
             call.push(delta, out);
         }
     }
 
-    /// A call's complete arguments, from `response.function_call_arguments.done` or
-    /// `response.output_item.done`: authoritative when fewer delta bytes arrived (issue 12;
-    /// tests/cases C50, where no delta arrives at all): what is missing is yielded.
+    /// A call's complete arguments from `.done` or `output_item.done`, authoritative when fewer
+    /// delta bytes arrived, even none: what is missing is yielded.
     fn arguments_done(&mut self, item_id: &str, full: Option<&str>, out: &mut Chunks) {
         let Some(call) = self.calls.get_mut(item_id) else {
             return;
@@ -236,7 +212,8 @@ impl ResponsesParser {
         }
     }
 
-    /// The usage of the response in `v` (`response.completed`, `.incomplete`, `.failed`).
+    /// The usage of the response in `v`. `input_tokens` includes the cached ones, which are
+    /// subtracted; reasoning tokens are inside `output_tokens`.
     fn usage(v: &Value) -> Option<ApiStreamChunk> {
         let u = v.pointer("/response/usage").filter(|u| u.is_object())?;
         let input = u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0);
@@ -256,11 +233,10 @@ impl ResponsesParser {
         }))
     }
 
-    /// `response.incomplete`: the usage, then by `incomplete_details.reason`: an answer cut off
-    /// by `max_output_tokens` is the answer, marked cut ([`ApiStreamChunk::Finish`]; like Chat's
-    /// `length`; tests/cases H19), unless it
-    /// was cut inside a tool call (C22's rule); a named reason such as `content_filter` is its
-    /// error (SPEC R7.5, H19b); any other reason is an error naming it.
+    /// `response.incomplete`: the usage, then by reason: `max_output_tokens` marks the answer cut,
+    /// as Chat's `length`, unless inside a tool call; a named reason such as `content_filter` is
+    /// its error, any other an error naming it.
+    /// Spec: R7.5.
     fn incomplete(&mut self, v: &Value, out: &mut Chunks) {
         self.completed = true;
         out.extend(Self::usage(v).map(Ok));
@@ -269,8 +245,7 @@ impl ResponsesParser {
             return out.push(Err(e));
         }
         if reason == "max_output_tokens" {
-            // The first by item id when several are open: the same events give the same error
-            // (a HashMap's order is random; as the Anthropic mapper, issue 27).
+            // The first open call by item id, so the same events give the same error.
             let open = (self.calls.iter())
                 .filter(|(_, c)| !c.done)
                 .min_by_key(|(id, _)| *id);
@@ -335,8 +310,8 @@ impl ResponsesParser {
         self.calls.insert(item_id, call);
     }
 
-    /// `response.output_item.done`: a reasoning item's encrypted content, or a function
-    /// call's complete arguments.
+    /// `response.output_item.done`: a reasoning item's encrypted content or a call's full
+    /// arguments.
     #[inline]
     fn on_item_done(&mut self, item: &Value, out: &mut Chunks) {
         match str_at(item, "/type") {
@@ -360,7 +335,6 @@ impl ResponsesParser {
     }
 }
 
-/// A non-empty `delta` of `v`.
 #[inline]
 fn delta(v: &Value) -> Option<&str> {
     str_at(v, "/delta").filter(|d| !d.is_empty())

@@ -1,29 +1,6 @@
-//! A request's [`RequestOverrides`] in each wire family's own fields (SPEC R14.1, R14.2): the
-//! output limit, sampling and stop sequences ([`Sampling`] names per family), the tool choice
-//! in each family's shape, the mode a request's reasoning overrides make, and what a body did
-//! not carry ([`dropped`], for `x-switchyard-dropped`). Unset overrides change no body.
-//!
-//! Field names, from each provider's API reference:
-//! - Anthropic Messages (docs.claude.com/en/api/messages): `max_tokens`, `temperature`,
-//!   `top_p`, `stop_sequences`, `tool_choice {type: auto|any|tool|none, name}`,
-//!   `thinking.budget_tokens`.
-//! - OpenAI Chat Completions (platform.openai.com/docs/api-reference/chat/create):
-//!   `max_tokens` / `max_completion_tokens`, `temperature`, `top_p`, `stop`, `tool_choice`
-//!   (`"auto"`, `"none"`, `"required"`, `{type: function, function: {name}}`),
-//!   `reasoning_effort`.
-//! - OpenAI Responses (platform.openai.com/docs/api-reference/responses/create):
-//!   `max_output_tokens`, `temperature`, `top_p`, `tool_choice` (`{type: function, name}` for
-//!   one tool), `reasoning.effort`; no stop sequences.
-//! - Gemini (ai.google.dev/api/generate-content `GenerationConfig`, ai.google.dev/api/caching
-//!   `ToolConfig`): `generationConfig.{maxOutputTokens, temperature, topP, stopSequences,
-//!   thinkingConfig.thinkingBudget}`, `toolConfig.functionCallingConfig.{mode: AUTO|ANY|NONE,
-//!   allowedFunctionNames}`.
-//! - Bedrock Converse (docs.aws.amazon.com/bedrock/latest/APIReference
-//!   `API_runtime_InferenceConfiguration`, `API_runtime_ToolChoice`): `inferenceConfig.{maxTokens,
-//!   temperature, topP, stopSequences}`, `toolConfig.toolChoice` `{auto: {}}`, `{any: {}}`,
-//!   `{tool: {name}}` (no "none").
-//! - Ollama `/api/chat` (github.com/ollama/ollama docs/api.md, docs/modelfile.md
-//!   "Valid Parameters"): `options.{num_predict, temperature, top_p, stop}`; no tool choice.
+//! A request's [`RequestOverrides`] in each wire family's own fields, and what a body did not
+//! carry, for `x-switchyard-dropped`; unset overrides change no body.
+//! Spec: R14.1, R14.2.
 
 use std::borrow::Cow;
 
@@ -33,9 +10,8 @@ use crate::config::ReasoningEffort;
 use crate::handler::{RequestOverrides, ToolChoice};
 use crate::providers::resolve::ResolvedMode;
 
-/// A family's names of the output limit, temperature, nucleus sampling and stop sequences, in
-/// the object that holds them (the body, `generationConfig`, `inferenceConfig`, `options`);
-/// `None`: the family has no such field.
+/// A family's names of the output limit, temperature, nucleus sampling and stop sequences, in the
+/// object that holds them; `stop` is `None` when the family has none.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sampling {
     pub(crate) max_tokens: &'static str,
@@ -44,21 +20,20 @@ pub(crate) struct Sampling {
     pub(crate) stop: Option<&'static str>,
 }
 
-/// Anthropic Messages (and SAP AI Core's Claude `invoke`).
+/// Anthropic Messages, also SAP AI Core's Claude `invoke`.
 pub(crate) const ANTHROPIC: Sampling = Sampling {
     max_tokens: "max_tokens",
     temperature: "temperature",
     top_p: "top_p",
     stop: Some("stop_sequences"),
 };
-/// Chat Completions with `max_tokens` (see [`apply_chat`] for the other).
+/// Chat Completions with `max_tokens`.
 pub(crate) const CHAT: Sampling = Sampling {
     max_tokens: "max_tokens",
     temperature: "temperature",
     top_p: "top_p",
     stop: Some("stop"),
 };
-/// OpenAI Responses.
 pub(crate) const RESPONSES: Sampling = Sampling {
     max_tokens: "max_output_tokens",
     temperature: "temperature",
@@ -87,8 +62,7 @@ pub(crate) const OLLAMA: Sampling = Sampling {
     stop: Some("stop"),
 };
 
-/// Cohere's v2 chat (SAP AI Core's Cohere route; docs.cohere.com/reference/chat): `p` and
-/// `stop_sequences`.
+/// Cohere's v2 chat, SAP AI Core's Cohere route.
 pub(crate) const COHERE: Sampling = Sampling {
     max_tokens: "max_tokens",
     temperature: "temperature",
@@ -96,9 +70,7 @@ pub(crate) const COHERE: Sampling = Sampling {
     stop: Some("stop_sequences"),
 };
 
-/// Sets `o`'s output limit and stop sequences in `target` under `names`, and its
-/// temperature and `top_p` when `sampling` (a model that takes them); unset ones are left as
-/// they are.
+/// Sets `o`'s limit and stop sequences in `target`, and its temperature and `top_p` if `sampling`.
 pub(crate) fn apply_sampling(
     target: &mut Map<String, Value>,
     o: &RequestOverrides,
@@ -121,8 +93,7 @@ pub(crate) fn apply_sampling(
     }
 }
 
-/// [`apply_sampling`] on `target` when it is an object (a body's `generationConfig`,
-/// `inferenceConfig` or `options`).
+/// [`apply_sampling`] on `target` when it is an object.
 pub(crate) fn apply_sampling_to(
     target: &mut Value,
     o: &RequestOverrides,
@@ -134,18 +105,15 @@ pub(crate) fn apply_sampling_to(
     }
 }
 
-/// Claude's `top_p` with extended thinking on, which it takes only from 0.95 to 1
-/// (docs.claude.com "Extended thinking", feature compatibility); a smaller one is dropped.
+/// Claude's `top_p` with extended thinking, which it takes only from 0.95 to 1.
 pub(crate) fn thinking_top_p(target: &mut Map<String, Value>, o: &RequestOverrides, field: &str) {
     if let Some(p) = o.top_p.filter(|p| (0.95..=1.0).contains(p)) {
         target.insert(field.into(), json!(p));
     }
 }
 
-/// A Chat Completions body's overrides: the limit (in `max_completion_tokens` when
-/// `completion`, OpenAI's reasoning models, else `max_tokens`; the rules' own limit removed),
-/// the temperature and `top_p` when `sampling`, `stop`, and `tool_choice` when the body
-/// sends tools.
+/// A Chat Completions body's overrides: the limit in `max_completion_tokens` when `completion`,
+/// else `max_tokens`, sampling only when `sampling`, `tool_choice` only with tools.
 pub(crate) fn apply_chat(
     body: &mut Map<String, Value>,
     o: &RequestOverrides,
@@ -167,7 +135,6 @@ pub(crate) fn apply_chat(
     apply_sampling(body, o, Sampling { max_tokens, ..CHAT }, sampling);
 }
 
-/// OpenAI Chat Completions' `tool_choice`.
 pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
@@ -177,7 +144,6 @@ pub(crate) fn chat_tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// OpenAI Responses' `tool_choice`.
 pub(crate) fn responses_tool_choice(choice: &ToolChoice) -> Value {
     match choice {
         ToolChoice::Tool(name) => json!({ "type": "function", "name": name }),
@@ -185,9 +151,7 @@ pub(crate) fn responses_tool_choice(choice: &ToolChoice) -> Value {
     }
 }
 
-/// Anthropic's `tool_choice`; `None` when `thinking` is on and the choice forces a tool,
-/// which Claude refuses with extended thinking (docs.claude.com "Extended thinking": only
-/// `auto` and `none`).
+/// Anthropic's `tool_choice`; `None` for a forced tool with `thinking` on, which Claude refuses.
 pub(crate) fn anthropic_tool_choice(choice: &ToolChoice, thinking: bool) -> Option<Value> {
     match choice {
         ToolChoice::Auto => Some(json!({ "type": "auto" })),
@@ -198,8 +162,8 @@ pub(crate) fn anthropic_tool_choice(choice: &ToolChoice, thinking: bool) -> Opti
     }
 }
 
-/// Bedrock Converse's `toolChoice`; `None` for [`ToolChoice::None`], which Converse has not,
-/// and for a forced tool with Claude's thinking on (as [`anthropic_tool_choice`]).
+/// Converse's `toolChoice`; `None` for `none`, which Converse lacks, or a forced tool while
+/// thinking.
 pub(crate) fn converse_tool_choice(choice: &ToolChoice, thinking: bool) -> Option<Value> {
     match choice {
         ToolChoice::Auto => Some(json!({ "auto": {} })),
@@ -210,11 +174,9 @@ pub(crate) fn converse_tool_choice(choice: &ToolChoice, thinking: bool) -> Optio
     }
 }
 
-/// A request's overrides in a Bedrock Converse body (Bedrock's, and SAP AI Core's Converse
-/// route): the limit, `topP`, `stopSequences` and, unless Claude is thinking, the temperature
-/// in `inferenceConfig` (`topP` with thinking only as [`thinking_top_p`]); the tool choice in `toolConfig.toolChoice` when the body has tools
-/// (Converse has no "none", and Claude takes no forced tool while thinking: then no
-/// `toolChoice`, whose default is auto, and the choice is reported dropped).
+/// A request's overrides in a Bedrock Converse body, Bedrock's or SAP AI Core's: sampling in
+/// `inferenceConfig` as for Anthropic and the tool choice in `toolConfig`. A choice Converse cannot
+/// take removes `toolChoice`, so it defaults to auto and is reported dropped.
 pub(crate) fn apply_converse(body: &mut Value, o: &RequestOverrides, thinking: bool) {
     if let Some(inference) = body["inferenceConfig"].as_object_mut() {
         apply_sampling(inference, o, CONVERSE, !thinking);
@@ -233,7 +195,6 @@ pub(crate) fn apply_converse(body: &mut Value, o: &RequestOverrides, thinking: b
     }
 }
 
-/// Gemini's `toolConfig`.
 pub(crate) fn gemini_tool_config(choice: &ToolChoice) -> Value {
     let config = match choice {
         ToolChoice::Auto => json!({ "mode": "AUTO" }),
@@ -244,9 +205,7 @@ pub(crate) fn gemini_tool_config(choice: &ToolChoice) -> Value {
     json!({ "functionCallingConfig": config })
 }
 
-/// `mode` with `o`'s reasoning effort and thinking budget in place of the configured ones, so
-/// each family's own reasoning rules apply to them (a budget of 0: no thinking); `mode`
-/// itself, unchanged, when neither is set.
+/// `mode` with `o`'s reasoning effort and thinking budget, so each family's reasoning rules apply.
 pub(crate) fn reasoning_mode<'a>(
     mode: &'a ResolvedMode,
     o: &RequestOverrides,
@@ -264,8 +223,8 @@ pub(crate) fn reasoning_mode<'a>(
     Cow::Owned(mode)
 }
 
-/// Where the families' bodies carry each override, as JSON pointers (RFC 6901) into a body:
-/// one table for all, as no two families give one pointer different meanings.
+/// Where the bodies carry each override, as JSON pointers; no two families share a pointer's
+/// meaning.
 struct Carried {
     max_tokens: &'static [&'static str],
     temperature: &'static [&'static str],
@@ -274,7 +233,7 @@ struct Carried {
     tool_choice: &'static [&'static str],
     /// Any of these present: the effort was sent.
     effort: &'static [&'static str],
-    /// Budget-like fields, present and not zero (or false) when thinking is on.
+    /// Budget-like fields, present and neither zero nor false when thinking is on.
     thinking: &'static [&'static str],
 }
 
@@ -334,11 +293,9 @@ const CARRIED: Carried = Carried {
     ],
 };
 
-/// The overrides of `o` that `body` (built with them and with one tool) does not carry, in
-/// the OpenAI/Anthropic client spelling: a value must be there as set (`max_tokens`,
-/// `temperature`, `top_p`), a field present (`stop`, `tool_choice`, `reasoning_effort`; an
-/// effort of `none` also where nothing is sent), and thinking on (a budget-like field, not
-/// zero) or off (none, or zero) as the budget asks.
+/// The overrides of `o` that `body`, built with them and one tool, does not carry, in the client
+/// spelling: sampling values as set, `stop`, `tool_choice` and the effort present, thinking as the
+/// budget asks; an effort of `none` is carried by sending none.
 pub(crate) fn dropped(body: &Value, o: &RequestOverrides) -> Vec<&'static str> {
     let c = &CARRIED;
     let equal = |pointers: &[&str], want: Option<f64>| {
@@ -380,7 +337,6 @@ pub(crate) fn dropped(body: &Value, o: &RequestOverrides) -> Vec<&'static str> {
         .collect()
 }
 
-/// The non-null values at `pointers` in `body`.
 fn values<'v>(body: &'v Value, pointers: &'v [&str]) -> impl Iterator<Item = &'v Value> {
     pointers
         .iter()
@@ -388,8 +344,7 @@ fn values<'v>(body: &'v Value, pointers: &'v [&str]) -> impl Iterator<Item = &'v
         .filter(|v| !v.is_null())
 }
 
-/// True when `body` asks for thinking: a budget-like field that is not zero, false or
-/// `disabled`.
+/// Whether `body` asks for thinking: a budget-like field that is not zero, false or `disabled`.
 fn thinking_on(body: &Value) -> bool {
     values(body, CARRIED.thinking)
         .any(|v| !(v == &json!(0) || v == &json!(false) || v == "disabled"))

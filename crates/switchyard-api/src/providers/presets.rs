@@ -1,61 +1,44 @@
-//! Every provider id Switchyard knows, as data: its wire family, default base URL, API-key
-//! variable(s), default model and provider-level retry policy (SPEC R4.2, R5.1).
-//!
-//! Ids and spellings are the reference's (`ApiProvider` in Cline's `src/shared/api.ts`).
-//! Base URLs and key variable names are each provider's documented OpenAI-compatible endpoint
-//! and the variable its own SDKs and docs use.
+//! Every provider id Switchyard knows, as data: family, base URL, key variables, default model and
+//! retry policy, spelled as the reference and each provider document them.
+//! Spec: R4.1, R4.2, R4.4, R4.5, R5.1.
 
 use crate::retry::RetryPolicy;
 
-/// The wire protocol a provider speaks (SPEC R4.1).
+/// The wire protocol a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFamily {
-    /// Anthropic Messages over SSE (`providers/anthropic.rs`).
     Anthropic,
-    /// OpenAI Chat Completions over SSE (`providers/openai_chat.rs`).
     OpenAiChat,
-    /// Ollama's native `/api/chat` over NDJSON (`providers/ollama.rs`).
     Ollama,
-    /// Gemini `streamGenerateContent` over SSE (`providers/gemini.rs`).
     Gemini,
-    /// Bedrock ConverseStream over AWS event-stream, SigV4-signed (`providers/bedrock.rs`).
     Bedrock,
-    /// Vertex AI: Gemini models over `streamGenerateContent`, Claude models over
-    /// `streamRawPredict`, with Google OAuth tokens (`providers/vertex.rs`).
+    /// Vertex AI: Gemini and Claude models with Google OAuth.
     Vertex,
-    /// AIhubmix: one key, four wire formats chosen by the model id (`providers/aihubmix.rs`).
+    /// AIhubmix: one key, four wire formats chosen by the model id.
     Aihubmix,
-    /// AskSage's REST API: one JSON answer per request (`providers/asksage.rs`).
+    /// AskSage's REST API: one JSON answer per request.
     AskSage,
-    /// A Dify app's `chat-messages` API over SSE (`providers/dify.rs`).
     Dify,
-    /// SAP AI Core deployments, OAuth client credentials (`providers/sapaicore.rs`).
     SapAiCore,
-    /// Chat Completions with the Qwen CLI's OAuth sign-in (`providers/qwen_code.rs`).
+    /// Chat Completions with the Qwen CLI's OAuth sign-in.
     QwenCode,
-    /// Responses at the ChatGPT backend with the Codex CLI's sign-in
-    /// (`providers/openai_codex.rs`).
+    /// Responses at the ChatGPT backend with the Codex CLI's sign-in.
     OpenAiCodex,
-    /// The `claude` CLI as a child process, its stream-json output (`providers/claude_code.rs`).
+    /// The `claude` CLI as a child process, read as stream-json.
     ClaudeCode,
-    /// A provider that needs something a terminal program cannot have (the reference's
-    /// account service, its editor host): building its handler is
-    /// [`ConfigError::ProviderUnavailable`](crate::ConfigError::ProviderUnavailable) with this
-    /// sentence.
+    /// A provider a terminal program cannot use; building its handler fails with this sentence.
     Unavailable(&'static str),
-    /// A family this build does not speak: building a handler for it is a clear error, never
-    /// a silent fallback. No preset uses it today.
+    /// A family this build does not speak, refused when a handler is built.
     NotYetSupported(&'static str),
 }
 
 /// How a provider's Chat Completions stream differs from OpenAI's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChatDialect {
-    /// Plain OpenAI-compatible.
     Generic,
-    /// OpenRouter: comments, in-stream `error` chunks, `delta.reasoning`, `usage.cost` (R4.4).
+    /// OpenRouter: comments, in-stream `error` chunks, `delta.reasoning`, `usage.cost`.
     OpenRouter,
-    /// DeepSeek: `delta.reasoning_content`, `prompt_cache_hit_tokens` (R4.5).
+    /// DeepSeek: `delta.reasoning_content`, `prompt_cache_hit_tokens`.
     DeepSeek,
 }
 
@@ -70,28 +53,15 @@ pub struct ProviderPreset {
     pub base_url: &'static str,
     /// Environment variables holding the API key, in the order they are looked up.
     pub api_key_env: &'static [&'static str],
-    /// Whether a request needs a key (local servers do not).
+    /// Whether a request needs a key; local servers do not.
     pub key_required: bool,
-    /// Model used when none is configured: the reference's default for the provider (its
-    /// table's, or the id its handler falls back to). The catalogue's default, where the
-    /// provider has a table, wins (the tests check they agree).
+    /// The model used when none is configured, the reference's default for the provider. The
+    /// catalogue's default wins where the provider has a table; the tests check they agree.
     pub default_model: &'static str,
-    /// True when the provider serves models beyond its table (a model router, a local server);
-    /// false when the reference's table lists what it serves. Shown by `switchyard models`;
-    /// a model id the catalogue lacks is sent as typed either way (SPEC R2.3).
+    /// Whether the provider serves models beyond its table, as a router or local server does.
+    /// Spec: R2.3.
     pub any_model_id: bool,
-    /// How rate-limited requests are retried before any chunk (SPEC R5.1):
-    ///
-    /// | provider | attempts | delays | connection errors |
-    /// |---|---|---|---|
-    /// | `gemini` | 4 | 2 s, 4 s, 8 s (2–15 s) | no |
-    /// | `cerebras` | 6 | 5 s, 10 s, 20 s, 40 s, 60 s (5–60 s) | no |
-    /// | `claude-code` | 4 | 2 s, 4 s, 8 s (2–15 s) | no |
-    /// | `ollama`, `lmstudio` | 3 | 1 s, 2 s | retried |
-    /// | any other | 3 | 1 s, 2 s (1–10 s) | no |
-    ///
-    /// The overrides are SPEC R5.1's, read from the reference's per-provider `@withRetry`
-    /// options (v4.0.12).
+    /// How rate-limited requests are retried before any chunk.
     pub retry: RetryPolicy,
 }
 
@@ -138,8 +108,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // `openai` is the reference's "OpenAI Compatible" provider: any base URL (Azure when the
-    // URL is an Azure OpenAI endpoint).
+    // `openai` is the reference's "OpenAI Compatible" provider: any base URL, Azure's included.
     chat(
         "openai",
         "https://api.openai.com/v1",
@@ -312,7 +281,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "openai/gpt-oss-20b",
         )
     },
-    // Ollama's native `/api/chat` (NDJSON), which takes `num_ctx` (SPEC R4.6).
+    // Ollama's native `/api/chat`, which takes `num_ctx`.
     ProviderPreset {
         family: WireFamily::Ollama,
         key_required: false,
@@ -335,8 +304,7 @@ pub const PRESETS: &[ProviderPreset] = &[
             "gemini-3.1-pro-preview",
         )
     },
-    // Vertex AI: Google credentials (service account, gcloud, metadata server), no key
-    // variable; the base URL follows the region (`providers/vertex.rs`).
+    // Vertex AI: Google credentials and no key variable; the base URL follows the region.
     ProviderPreset {
         id: "vertex",
         family: WireFamily::Vertex,
@@ -348,8 +316,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // Bedrock: the AWS credential chain, or a Bedrock API key sent as a bearer token; the
-    // base URL follows the region (`providers/bedrock.rs`). Any model id or ARN is accepted.
+    // Bedrock: the AWS credential chain or a Bedrock API key; any model id or ARN.
     ProviderPreset {
         id: "bedrock",
         family: WireFamily::Bedrock,
@@ -360,9 +327,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         default_model: "anthropic.claude-sonnet-5",
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
-    }, // The providers whose wire, sign-in or transport is their own: their files say how each
-    // one works. `cline`, `cline-pass`, `vscode-lm` and `oca` are here so that choosing one is
-    // one clear sentence instead of the unknown-id fallback.
+    }, // The providers whose wire, sign-in or transport is their own.
     ProviderPreset {
         id: "aihubmix",
         family: WireFamily::Aihubmix,
@@ -397,8 +362,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // The key is the SAP AI Core service key (JSON: clientid, clientsecret, url,
-    // serviceurls.AI_API_URL), as SAP's own SDKs read it; the base URL comes from it.
+    // The key is SAP AI Core's service key JSON, from which the base URL comes.
     ProviderPreset {
         id: "sapaicore",
         family: WireFamily::SapAiCore,
@@ -410,8 +374,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // The Qwen CLI's OAuth file, no key variable; the base URL follows the file's
-    // `resource_url` when it names one.
+    // The Qwen CLI's OAuth file; the base URL follows its `resource_url` when it names one.
     ProviderPreset {
         id: "qwen-code",
         family: WireFamily::QwenCode,
@@ -423,7 +386,7 @@ pub const PRESETS: &[ProviderPreset] = &[
         any_model_id: true,
         retry: RetryPolicy::STANDARD,
     },
-    // The Codex CLI's ChatGPT sign-in (`auth.json`), no key variable.
+    // The Codex CLI's ChatGPT sign-in in `auth.json`, no key variable.
     ProviderPreset {
         id: "openai-codex",
         family: WireFamily::OpenAiCodex,
@@ -465,6 +428,7 @@ pub const PRESETS: &[ProviderPreset] = &[
     ),
 ];
 
+/// A preset that refuses with `why`, a clearer answer than the unknown-id fallback.
 const fn unavailable(id: &'static str, why: &'static str) -> ProviderPreset {
     ProviderPreset {
         id,
@@ -484,16 +448,14 @@ pub fn preset(id: &str) -> Option<&'static ProviderPreset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
-/// Secret environment variables read for Bedrock besides the presets' key variables: the
-/// static credentials of the AWS chain's first link (AWS "Environment variables" docs).
+/// Secret variables read for Bedrock besides the key variables: the AWS chain's static credentials.
 pub const AWS_SECRET_VARS: &[&str] = &[
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
 ];
 
-/// Non-secret environment variables read for Bedrock and Vertex: regions, profile, project
-/// and the Google credentials file path.
+/// Non-secret variables read for Bedrock and Vertex: regions, profile, project, credentials file.
 pub const CLOUD_SETTING_VARS: &[&str] = &[
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
@@ -507,8 +469,7 @@ pub const CLOUD_SETTING_VARS: &[&str] = &[
     "CLOUD_ML_REGION",
 ];
 
-/// Every secret variable a configuration reads for the presets: their key variables and
-/// [`AWS_SECRET_VARS`] (each once per preset naming it).
+/// Every secret variable a configuration reads for the presets, once per preset naming it.
 pub(crate) fn secret_variables() -> impl Iterator<Item = &'static str> {
     PRESETS
         .iter()

@@ -1,12 +1,6 @@
-//! What a provider is: a pure request builder plus a stream mapper ([`Provider`]), one per
-//! wire family (SPEC R4.1), and the one handler that runs any of them over the shared
-//! transport ([`ProviderHandler`], built without a network request: R3.5).
-//!
-//! A provider file says how its wire format looks — the URL, headers and JSON body of a
-//! request, and how each streamed event maps to [`ApiStreamChunk`]s — and nothing about
-//! sending, retrying, cancelling or timing out, which `transport` does the same way for all.
-//!
-//! [`ApiStreamChunk`]: crate::ApiStreamChunk
+//! [`Provider`], a pure request builder and stream mapper per wire family, and [`ProviderHandler`],
+//! which runs any of them over the shared transport.
+//! Spec: R4.1, R3.5.
 
 use std::sync::Arc;
 
@@ -27,10 +21,9 @@ use crate::transport::{
 };
 use crate::wire::sse::SseEventRef;
 
-/// What one request asks of the model: the system prompt, the conversation (Anthropic-shaped,
-/// oldest first), the tools it may call, and the caller's own parameters (output limit,
-/// sampling, stop sequences, tool choice: SPEC R14.1), which each family's body sets in its
-/// own fields; the reasoning ones reach it through the mode ([`overrides::reasoning_mode`]).
+/// What one request asks of the model: system prompt, Anthropic-shaped conversation oldest first,
+/// tools and the caller's own parameters; the reasoning ones reach the body through the mode.
+/// Spec: R14.1.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Prompt<'a> {
     pub(crate) system_prompt: &'a str,
@@ -42,44 +35,38 @@ pub(crate) struct Prompt<'a> {
 /// One wire family's request builder and stream mapper. Implementations do no I/O except in
 /// [`Provider::authorize`], which only fetches credentials.
 pub(crate) trait Provider: Send + Sync + 'static {
-    /// The stream mapper of one response.
     type Parser: EventParser;
 
-    /// The request for `prompt` under `mode`: URL, headers (the key among them) and body.
+    /// The request for `prompt` under `mode`: URL, headers with the key, and body.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest;
 
-    /// A fresh mapper for one response.
     fn parser(&self, mode: &ResolvedMode) -> Self::Parser;
 
-    /// Finishes `request` with what needs I/O (an OAuth token, a signature over fresh
-    /// credentials); runs inside the stream, under its deadline and cancellation. Default:
-    /// the request as built.
+    /// Finishes `request` with what needs I/O, such as a token or signature, inside the stream.
     fn authorize(&self, _mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         Box::pin(std::future::ready(Ok(request)))
     }
 
-    /// Whether a `401` answer should be sent once more through [`Provider::reauthorize`] (an
-    /// OAuth sign-in the server may stop accepting before its expiry). Default: no.
+    /// Whether a `401` is retried once through [`Provider::reauthorize`], as for OAuth sign-ins.
     fn reauthorizes(&self) -> bool {
         false
     }
 
-    /// Like [`Provider::authorize`], after refreshing the sign-in whatever its expiry says;
-    /// used only when [`Provider::reauthorizes`]. Default: the request as built.
+    /// Like [`Provider::authorize`], after refreshing the sign-in whatever its expiry says.
     fn reauthorize(&self, mode: &ResolvedMode, request: WireRequest) -> PendingRequest {
         self.authorize(mode, request)
     }
 
-    /// The dialect a client's own body can be sent to this provider in, unchanged but for
-    /// what [`forward::prepare`] sets (SPEC R14.2): the provider's request URL and headers are
-    /// those of [`Provider::request`], and its stream mapper reads the answer. Default: none.
+    /// The dialect a client's own body can be forwarded to this provider in, with its URL, headers
+    /// and stream mapper.
+    /// Spec: R14.2.
     fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
         None
     }
 
-    /// The overrides of `o` a request under `mode` (its reasoning overrides applied) does not
-    /// carry (SPEC R14.2): read from the body this provider builds with them for an empty
-    /// conversation and one tool ([`overrides::dropped`]), so the answer is the body's own.
+    /// The overrides of `o` not carried under `mode`, read from the body built with them for one
+    /// tool.
+    /// Spec: R14.2.
     fn dropped(&self, mode: &ResolvedMode, o: &RequestOverrides) -> Vec<&'static str> {
         let tools = [ToolSpec {
             name: "probe".into(),
@@ -98,8 +85,7 @@ pub(crate) trait Provider: Send + Sync + 'static {
     }
 }
 
-/// The [`ApiHandler`] of any [`Provider`]: the resolved mode (configuration only, nothing
-/// per request), the transport endpoint and the provider.
+/// The [`ApiHandler`] of any [`Provider`].
 pub(crate) struct ProviderHandler<P> {
     mode: ResolvedMode,
     endpoint: Endpoint,
@@ -107,9 +93,8 @@ pub(crate) struct ProviderHandler<P> {
 }
 
 impl<P: Provider> ProviderHandler<P> {
-    /// The handler for `mode`, sharing the HTTP client of every handler with equal connection
-    /// settings. No network request is made (SPEC R3.5); a CA bundle that cannot be read is
-    /// [`ConfigError::Http`].
+    /// The handler for `mode`, sharing the HTTP client of equal settings and making no network
+    /// request; fails with [`ConfigError::Http`] on an unreadable CA bundle.
     pub(crate) fn boxed(
         mode: ResolvedMode,
         provider: P,
@@ -139,7 +124,8 @@ impl<P: Provider> ProviderHandler<P> {
 }
 
 impl<P: Provider> ProviderHandler<P> {
-    /// `stream` with a "model not found" answer naming the nearest known ids (SPEC R2.5).
+    /// `stream` with a "model not found" answer naming the nearest known ids.
+    /// Spec: R2.5.
     fn naming_nearest_models(&self, stream: ApiStream) -> ApiStream {
         let (model_id, nearest) = (self.mode.model_id.clone(), self.mode.nearest_models.clone());
         Box::pin(futures_util::TryStreamExt::map_err(stream, move |e| {
@@ -164,8 +150,7 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         };
         let mode = overrides::reasoning_mode(&self.mode, &options.overrides);
         let request = self.provider.request(&mode, &prompt);
-        // The reauthorized request is built now and finished (its sign-in refreshed) only if
-        // a 401 asks for it.
+        // The reauthorized request is built now but finished only if a 401 asks for it.
         let reauthorize = self
             .provider
             .reauthorizes()
@@ -196,8 +181,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         }
         let mut options = options;
         let mode = overrides::reasoning_mode(&self.mode, &options.overrides);
-        // The URL, headers and model id of this provider's own request (built for an empty
-        // prompt); the client's body in place of its body.
+        // This provider's own request for an empty prompt, with the client's body in place of its
+        // own.
         let empty = Prompt {
             system_prompt: "",
             messages: &[],
@@ -235,12 +220,8 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
     }
 }
 
-/// The HTTP client of `mode`'s connection settings for requests to `url` (the provider's own
-/// base URL, or an OAuth token endpoint), shared with every handler of equal settings.
-///
-/// # Errors
-///
-/// [`ConfigError::Http`] when the CA bundle cannot be read.
+/// The HTTP client of `mode`'s settings for requests to `url`, shared with every handler of equal
+/// settings; fails with [`ConfigError::Http`] on an unreadable CA bundle.
 pub(crate) fn http_client(mode: &ResolvedMode, url: &str) -> Result<Arc<HttpClient>, ConfigError> {
     HttpClient::shared(&mode.http, url).map_err(|message| ConfigError::Http {
         provider: mode.provider_id.clone(),
@@ -267,8 +248,7 @@ pub(crate) fn event_json(
     }
 }
 
-/// Parses an event's JSON data, or reports a decode error quoting its start (never a key:
-/// response bodies do not carry request headers).
+/// Parses an event's JSON data, or a decode error quoting its start, which never holds a key.
 pub(crate) fn parse_json(data: &str) -> Result<serde_json::Value, Box<ApiError>> {
     serde_json::from_str(data).map_err(|e| {
         let snippet: String = data.chars().take(120).collect();

@@ -1,18 +1,8 @@
-//! `qwen-code`: Qwen's coding models with the Qwen CLI's sign-in, over Chat Completions
-//! (SPEC R4.2; the reference's `providers/qwen-code.ts`).
-//!
-//! Request: the body of [`chat_body`] (the reference's: temperature 0,
-//! `max_completion_tokens` = the model's limit, tools with `tool_choice: auto`), `POST
-//! {base}/chat/completions` with `Authorization: Bearer {access token}`, where `base` is the
-//! configured `base_url`, else the sign-in's `resource_url` (`https://portal.qwen.ai/v1` for
-//! most accounts), else DashScope's compatible-mode URL. The token comes from
-//! [`crate::auth::qwen`], refreshed when it is about to expire, and once more when the API
-//! answers 401. Stream: the Chat Completions mapper (`openai_chat.rs`).
-//!
-//! Not copied from the reference: it drops the start of a text delta that repeats the
-//! previous delta (a guard against servers resending the whole text), which also drops real
-//! repeats such as two newlines in a row; Qwen's API streams plain deltas, as the Qwen CLI
-//! reads them.
+//! `qwen-code`: Qwen's coding models with the Qwen CLI's sign-in, over Chat Completions at the
+//! configured URL, else the sign-in's `resource_url`, else DashScope's. Unlike the reference, a
+//! delta that repeats the previous one is kept: Qwen streams plain deltas, and that guard drops
+//! real repeats such as two newlines.
+//! Spec: R4.2.
 
 use std::sync::Arc;
 
@@ -27,13 +17,12 @@ use crate::providers::signin::signin_source;
 use crate::providers::think_tags::ThinkTags;
 use crate::transport::{PendingRequest, WireRequest};
 
-/// The `qwen-code` provider: the sign-in of one configuration.
 pub(crate) struct QwenCode {
     auth: Arc<QwenAuth>,
 }
 
 impl QwenCode {
-    /// No file is read and no request made until the first request (SPEC R3.5).
+    /// Reads no file and makes no request until the first request.
     pub(crate) fn new(mode: &ResolvedMode) -> Result<Self, ConfigError> {
         let source = signin_source(mode, TOKEN_URL, signin_path)?;
         Ok(Self {
@@ -60,7 +49,7 @@ impl QwenCode {
 impl Provider for QwenCode {
     type Parser = ChatParser;
 
-    /// The body; the URL and the token are added by [`Provider::authorize`].
+    /// The body; [`Provider::authorize`] adds the URL and the token.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         WireRequest::sse(String::new(), &chat_body::request_body(mode, prompt))
     }

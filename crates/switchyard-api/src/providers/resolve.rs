@@ -1,10 +1,6 @@
-//! From configuration to what a handler is built from (SPEC R3.1–R3.4): a mode's provider
-//! (R3.4's Anthropic fallback), endpoint, model (R2.3), reasoning effort, clipped thinking
-//! budget (R3.3) and key, each step a function here, over the presets and model tables.
-//!
-//! What a resolved mode holds is in `resolved.rs`, its model in `model_choice.rs`, its
-//! endpoint in `endpoint.rs` and its Bedrock or Vertex settings in `cloud.rs`; this module
-//! re-exports them, so `providers::resolve` names everything a resolution gives.
+//! From configuration to what a handler is built from, one function per step: provider, endpoint,
+//! model, effort, clipped thinking budget and key.
+//! Spec: R3.1, R3.2, R3.3, R3.4.
 
 use crate::config::{
     ApiConfiguration, ApiKey, ConfigError, Mode, ProviderEndpoint, ProviderSettings,
@@ -23,11 +19,9 @@ pub(crate) use crate::providers::endpoint::{bedrock_base_url, vertex_base_url};
 pub use crate::providers::model_choice::ModelInfoOrigin;
 pub use crate::providers::resolved::{ProviderOptions, ResolvedMode};
 
-/// Resolves `mode`'s provider, model, endpoint and key (SPEC R3.2–R3.4, R2.3).
-///
-/// A missing key is not an error here (so `config check` can show everything else); see
-/// [`ResolvedMode::check_key`]. Errors: [`ConfigError::UnsupportedProvider`],
-/// [`ConfigError::ModelInfo`], [`ConfigError::BaseUrl`].
+/// Resolves `mode`'s provider, model, endpoint and key. A missing key is not an error here, so
+/// `config check` can show everything else; see [`ResolvedMode::check_key`].
+/// Spec: R2.3.
 pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMode, ConfigError> {
     let settings = config.mode_settings(mode);
     let mut notices = Vec::new();
@@ -86,9 +80,8 @@ pub fn resolve_mode(config: &ApiConfiguration, mode: Mode) -> Result<ResolvedMod
     })
 }
 
-/// The preset of the mode's provider id: an unknown or missing id falls back to Anthropic
-/// with a notice (SPEC R3.4); a family Switchyard does not speak, or a provider that cannot
-/// work from here, is an error.
+/// The preset of the mode's provider id: an unknown or missing id falls back to Anthropic with a
+/// notice, and a provider that cannot work from here is an error.
 fn choose_preset(
     requested: Option<&str>,
     mode: Mode,
@@ -127,9 +120,8 @@ fn choose_preset(
     }
 }
 
-/// The base URL requests go to, without a trailing slash: the configured one, else
-/// `default`. It must be an `http(s)` URL, except where the handler finds it later (a child
-/// process has none; SAP AI Core's comes from its service key, `providers/sapaicore.rs`).
+/// The base URL without a trailing slash: the configured one, else `default`; `http(s)` unless the
+/// handler finds it later, as for a child process or from SAP AI Core's service key.
 fn base_url(
     preset: &ProviderPreset,
     endpoint: &ProviderEndpoint,
@@ -156,7 +148,7 @@ fn base_url(
     Ok(base_url)
 }
 
-/// The mode's reasoning effort (SPEC R3.1): an unknown value reads as `medium`, with a notice.
+/// The mode's reasoning effort; an unknown value reads as `medium`, with a notice.
 fn reasoning_effort(
     raw: Option<&str>,
     mode: Mode,
@@ -174,8 +166,7 @@ fn reasoning_effort(
     })
 }
 
-/// The thinking-budget clip (SPEC R3.3): a budget over the model's max output (when known)
-/// becomes that max less one, with a notice.
+/// A budget over the model's known max output becomes that max less one, with a notice.
 fn clip_budget(budget: u64, max_tokens: u64, notices: &mut Vec<String>) -> u64 {
     if budget > 0 && max_tokens > 0 && budget > max_tokens {
         let clipped = max_tokens - 1;
@@ -187,8 +178,8 @@ fn clip_budget(budget: u64, max_tokens: u64, notices: &mut Vec<String>) -> u64 {
     budget
 }
 
-/// The key's variable and the key when set: the configured variable, else the first of the
-/// preset's variables that is set, else (no key) the first it names.
+/// The key's variable and the key when set: the configured variable, else the first of the preset's
+/// that is set, else the first it names.
 fn find_key(
     preset: &ProviderPreset,
     endpoint: &ProviderEndpoint,

@@ -1,6 +1,5 @@
-//! What a resolved mode holds (SPEC R3.2): the provider, model, endpoint, key, connection
-//! settings and provider options a handler is built from, and whether its key (R3.6) is
-//! needed and set.
+//! What a resolved mode holds: what a handler is built from, and whether its key is needed and set.
+//! Spec: R3.2, R3.3, R3.6.
 
 use std::collections::BTreeMap;
 
@@ -12,25 +11,23 @@ use crate::providers::endpoint::is_loopback;
 use crate::providers::model_choice::ModelInfoOrigin;
 use crate::providers::presets::ProviderPreset;
 
-/// A mode's choices resolved against the presets and model tables: what a handler is built
-/// from, and what `switchyard config check` prints.
+/// A mode's choices resolved: what a handler is built from and `switchyard config check` prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedMode {
     pub mode: Mode,
-    /// The provider id in effect (after the Anthropic fallback).
+    /// The provider id in effect, after the Anthropic fallback.
     pub provider_id: String,
     pub preset: &'static ProviderPreset,
-    /// The model id sent: the one configured, exactly as typed (SPEC R2.3), else the
-    /// catalogue's default for the provider.
+    /// The model id sent, as typed, else the catalogue's default for the provider.
     pub model_id: String,
-    /// What is known of the model (after `[MODE.model_info]` overrides).
+    /// What is known of the model, `[MODE.model_info]` overrides applied.
     pub model_info: ModelInfo,
     /// Where `model_info` came from before any overrides.
     pub model_origin: ModelInfoOrigin,
-    /// The catalogue's ids nearest to `model_id`, named when the provider answers that the
-    /// model does not exist (SPEC R2.5).
+    /// The catalogue's ids nearest to `model_id`, named when the provider says it has no such
+    /// model.
     pub nearest_models: Vec<String>,
-    /// `international` or `china` for the providers of [`REGIONAL_ENDPOINTS`](crate::providers::REGIONAL_ENDPOINTS).
+    /// `international` or `china` for the providers with regional endpoints.
     pub region: Option<String>,
     /// Base URL without a trailing slash.
     pub base_url: String,
@@ -38,31 +35,27 @@ pub struct ResolvedMode {
     pub api_key_env: String,
     pub api_key: Option<ApiKey>,
     pub headers: BTreeMap<String, String>,
-    /// Region, project, profile and credentials for Bedrock and Vertex (empty for others).
+    /// Region, project, profile and credentials for Bedrock and Vertex.
     pub cloud: CloudSettings,
-    /// The HTTP client's settings: connect timeout, proxy, CA bundle (`[providers.ID]`).
+    /// The HTTP client's connect timeout, proxy and CA bundle.
     pub http: HttpSettings,
-    /// The provider's first-content and idle deadlines (`[providers.ID]`); unset values are
-    /// the defaults, 120 s and 300 s. A request's `RequestOptions::deadlines` overrides them.
+    /// The provider's first-content and idle deadlines, 120 s and 300 s when unset.
     pub deadlines: Deadlines,
     pub reasoning_effort: Option<ReasoningEffort>,
-    /// Thinking budget in tokens after the clip of SPEC R3.3.
+    /// The thinking budget in tokens, already clipped.
     pub thinking_budget_tokens: u64,
-    /// The provider's own settings of `[providers.ID]` (OpenRouter routing, OAuth and SAP AI
-    /// Core endpoints, the `claude` executable, …).
+    /// The provider's own settings, such as OpenRouter routing or the `claude` executable.
     pub options: ProviderOptions,
-    /// Warnings and notes for the user (unknown provider, unknown model, clipped budget).
+    /// Warnings and notes for the user, such as an unknown model or a clipped budget.
     pub notices: Vec<String>,
 }
 
-/// Settings of `[providers.ID]` that only some providers read (see [`ProviderEndpoint`]'s
-/// fields of the same names), trimmed, grouped by the providers that read them. None is
-/// secret.
+/// Settings of `[providers.ID]` that only some providers read, trimmed; none is secret.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProviderOptions {
     /// The credentials file of `qwen-code` and `openai-codex`.
     pub credentials_file: Option<String>,
-    /// An OAuth token endpoint (SAP AI Core; an override for `qwen-code`, `openai-codex`).
+    /// An OAuth token endpoint: SAP AI Core's, or an override for `qwen-code` and `openai-codex`.
     pub token_url: Option<String>,
     /// SAP AI Core's deployment id.
     pub deployment_id: Option<String>,
@@ -79,8 +72,7 @@ pub struct ProviderOptions {
 }
 
 impl ProviderOptions {
-    /// The options of `endpoint`, each text trimmed and an empty one unset (a token URL also
-    /// without a trailing slash).
+    /// The options of `endpoint`, trimmed, empty ones unset, a token URL without a trailing slash.
     pub(crate) fn from_endpoint(endpoint: &ProviderEndpoint) -> Self {
         let text = |v: &Option<String>| {
             v.as_deref()
@@ -111,13 +103,12 @@ impl ResolvedMode {
         }
     }
 
-    /// True when the provider needs a key here: it requires one and the base URL is not on
-    /// this machine (local servers need none).
+    /// Whether a key is needed: the provider requires one and the base URL is not on this machine.
     pub fn needs_key(&self) -> bool {
         self.preset.key_required && !is_loopback(&self.base_url)
     }
 
-    /// `Err(MissingApiKey)` naming the variable when a needed key is not set.
+    /// Fails with `MissingApiKey` naming the variable when a needed key is not set.
     pub fn check_key(&self) -> Result<(), ConfigError> {
         if self.api_key.is_none() && self.needs_key() {
             return Err(ConfigError::MissingApiKey {

@@ -1,7 +1,6 @@
-//! The stream mapper of a provider that routes each model to one of several wire families
-//! (AIhubmix, Vertex AI, SAP AI Core; SPEC R4.1, R4.2): the chosen family's own mapper, run
-//! unchanged, so each family's mapping has one home. Like the enums it replaces, it keeps the
-//! default [`EventParser::on_error`] (nothing held back is yielded on a broken body).
+//! The stream mapper of a provider that routes each model to one of several families: that family's
+//! own mapper, unchanged, with the default `on_error`.
+//! Spec: R4.1, R4.2.
 
 use crate::providers::anthropic::AnthropicParser;
 use crate::providers::gemini::GeminiParser;
@@ -18,9 +17,9 @@ pub(crate) enum FamilyParser {
     Gemini(GeminiParser),
     Responses(ResponsesParser),
     Chat(ChatParser),
-    /// Bedrock Converse events as SSE data (SAP AI Core).
+    /// Bedrock Converse events as SSE data, for SAP AI Core.
     Converse(ConverseParser),
-    /// Cohere v2 chat events (SAP AI Core).
+    /// Cohere v2 chat events, for SAP AI Core.
     Cohere(CohereParser),
 }
 

@@ -1,26 +1,6 @@
-//! The Chat Completions body of the two model routers, OpenRouter and the Vercel AI Gateway,
-//! per model family (SPEC R4.5; issue 11 item 6): reasoning as `effort` or `max_tokens`
-//! with `include_reasoning`, no temperature with thinking, prompt-cache marks for the families
-//! that need them, the `:1m` suffix, OpenRouter's provider routing, and `parallel_tool_calls`.
-//!
-//! A *model router* is a service that sends one key's requests on to many providers' models
-//! (the word "gateway" is kept for `switchyard serve`; "Vercel AI Gateway" is a product name).
-//! What these bodies share with the providers' own is in
-//! [`chat_messages`](super::chat_messages) and [`model_family`](super::model_family).
-//!
-//! Facts from Cline v4.0.10, `apps/vscode/src/core/api/transform/openrouter-stream.ts` and
-//! `vercel-ai-gateway-stream.ts`, `shared/utils/reasoning-support.ts` and
-//! `utils/model-utils.ts` (`supportsReasoningEffortForModel`,
-//! `shouldSkipReasoningForModel`, `isGeminiFlashModel`), and `shared/api.ts`
-//! (`OPENROUTER_PROVIDER_PREFERENCES`, also in `tests/reference/cline-v4.0.10-models.json`).
-//!
-//! Differences from the reference, on purpose:
-//! - `:1m` is recognised on any `anthropic/…` id, not only the eight the reference lists, so a
-//!   newer Claude model gets the same routing instead of an id OpenRouter does not know.
-//! - The reference drops, for Gemini models, every earlier tool call that lacks the
-//!   `reasoning_details` it stores beside it (`sanitizeGeminiMessages`); Switchyard's messages
-//!   carry no `reasoning_details`, so doing the same would drop every tool call of the
-//!   conversation. Tool calls are sent as they are.
+//! The Chat Completions body of the model routers OpenRouter and the Vercel AI Gateway, per model
+//! family, as the reference's `openrouter-stream.ts` and `vercel-ai-gateway-stream.ts` build it.
+//! Spec: R4.5.
 
 use serde_json::{Map, Value, json};
 
@@ -36,14 +16,12 @@ use crate::providers::resolve::ResolvedMode;
 /// Which model router a body is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Router {
-    /// OpenRouter (`openrouter-stream.ts`).
     OpenRouter,
-    /// The Vercel AI Gateway (`vercel-ai-gateway-stream.ts`).
     Vercel,
 }
 
-/// The provider order OpenRouter is asked to keep for these models, without fallbacks
-/// (`OPENROUTER_PROVIDER_PREFERENCES`); tests compare it with the reference JSON.
+/// The provider order OpenRouter is asked to keep for these models, without fallbacks; tests
+/// compare it with the reference's `OPENROUTER_PROVIDER_PREFERENCES`.
 pub(crate) const PROVIDER_PREFERENCES: &[(&str, &[&str])] = &[
     ("moonshotai/kimi-k2:exacto", &["groq", "moonshotai"]),
     ("z-ai/glm-4.6:exacto", &["z-ai", "novita"]),
@@ -86,11 +64,10 @@ pub(crate) const PROVIDER_PREFERENCES: &[(&str, &[&str])] = &[
 const QWEN_HOSTS: &[&str] = &["nebius", "baseten", "fireworks", "together", "deepinfra"];
 const GLM_HOSTS: &[&str] = &["z-ai", "novita", "baseten", "fireworks", "chutes"];
 
-/// Where OpenRouter routes a `:1m` Claude id (its 1M-token context is served there only).
+/// Where OpenRouter routes a `:1m` Claude id, the only hosts of its 1M-token context.
 const CLAUDE_1M_ROUTE: &[&str] = &["anthropic", "google-vertex/global"];
 
-/// OpenRouter ids outside `anthropic/` and `minimax/` whose providers need explicit cache
-/// marks (`openRouterExplicitCacheControlModelIds`).
+/// OpenRouter ids outside `anthropic/` and `minimax/` whose providers need explicit cache marks.
 const EXPLICIT_CACHE_IDS: &[&str] = &[
     "deepseek/deepseek-v3.2",
     "qwen/qwen-plus",
@@ -101,8 +78,7 @@ const EXPLICIT_CACHE_IDS: &[&str] = &[
     "qwen/qwen3-coder-flash",
 ];
 
-/// Claude ids that take a thinking budget as `reasoning.max_tokens` on OpenRouter (the
-/// reference's explicit list).
+/// Claude ids that take a thinking budget as `reasoning.max_tokens` on OpenRouter.
 const BUDGET_THINKING_CLAUDE: &[&str] = &[
     "anthropic/claude-haiku-4.5",
     "anthropic/claude-4.5-haiku",
@@ -122,7 +98,7 @@ const BUDGET_THINKING_CLAUDE: &[&str] = &[
     "anthropic/claude-3-7-sonnet:beta",
 ];
 
-/// Ids whose conversations go in the R1 format (DeepSeek R1 and similar).
+/// Ids whose conversations go in the R1 format, DeepSeek R1's and similar.
 fn needs_r1_format(id: &str) -> bool {
     id.starts_with("deepseek/deepseek-r1")
         || [
@@ -133,7 +109,7 @@ fn needs_r1_format(id: &str) -> bool {
         .contains(&id)
 }
 
-/// Model ids that take a reasoning `effort` (`supportsReasoningEffortForModel`).
+/// Model ids that take a reasoning `effort`, as the reference's `supportsReasoningEffortForModel`.
 pub(crate) fn supports_reasoning_effort(id: &str) -> bool {
     let id = id.to_ascii_lowercase();
     [
@@ -145,19 +121,18 @@ pub(crate) fn supports_reasoning_effort(id: &str) -> bool {
         || id.starts_with('o')
 }
 
-/// Models whose reasoning stream is noise (Grok 4 sends only "thinking") or unsupported
-/// (Devstral): `include_reasoning` is false for them (`shouldSkipReasoningForModel`).
+/// Models whose reasoning stream is noise or unsupported, Grok 4 and Devstral.
 pub(crate) fn skips_reasoning(id: &str) -> bool {
     id.contains("grok-4") || id.contains("devstral")
 }
 
-/// Gemini Flash models, whose output OpenRouter caps at 8,192 tokens (`isGeminiFlashModel`).
+/// Gemini Flash models, whose output OpenRouter caps at 8,192 tokens.
 fn is_gemini_flash(id: &str) -> bool {
     let id = id.trim().to_ascii_lowercase();
     (id.starts_with("google/gemini") || id.starts_with("gemini-")) && id.contains("flash")
 }
 
-/// The id sent for `model_id`: a `:1m` Claude id without its suffix, and whether it had one.
+/// The id sent and whether it had `:1m`, taken on any `anthropic/` id, not the reference's eight.
 fn strip_1m(model_id: &str) -> (&str, bool) {
     match model_id.strip_suffix(":1m") {
         Some(base) if base.starts_with("anthropic/") => (base, true),
@@ -166,8 +141,7 @@ fn strip_1m(model_id: &str) -> (&str, bool) {
 }
 
 impl Router {
-    /// True when model `id`'s messages carry prompt-cache marks: Claude and MiniMax models,
-    /// and on OpenRouter the [`EXPLICIT_CACHE_IDS`].
+    /// Whether `id` gets cache marks: Claude, MiniMax, and OpenRouter's [`EXPLICIT_CACHE_IDS`].
     fn caches(self, id: &str) -> bool {
         let family = id.starts_with("anthropic/") || id.starts_with("minimax/");
         match self {
@@ -176,8 +150,7 @@ impl Router {
         }
     }
 
-    /// The temperature sent before any model rule: 0 on OpenRouter, the model's (else 0) on
-    /// the Vercel AI Gateway.
+    /// The temperature sent before any model rule: 0 on OpenRouter, the model's or 0 on Vercel's.
     fn temperature(self, model: Option<f64>) -> Option<f64> {
         match self {
             Self::OpenRouter => Some(0.0),
@@ -185,8 +158,7 @@ impl Router {
         }
     }
 
-    /// True when a Claude model `id` takes the thinking budget as `reasoning.max_tokens`:
-    /// OpenRouter's [`BUDGET_THINKING_CLAUDE`], any thinking Claude model on Vercel's.
+    /// Whether Claude model `id` takes its budget as `reasoning.max_tokens` on this router.
     fn takes_budget(self, id: &str, thinks: bool) -> bool {
         match self {
             Self::OpenRouter => BUDGET_THINKING_CLAUDE.contains(&id),
@@ -194,8 +166,8 @@ impl Router {
         }
     }
 
-    /// The `max_tokens` sent, given the model's max output (`model_max`, 0 when unknown): on
-    /// OpenRouter only Gemini Flash's cap of 8,192, on Vercel's the model's when known.
+    /// The `max_tokens` sent: Gemini Flash's 8,192 cap on OpenRouter, the model's known max on
+    /// Vercel's.
     fn max_tokens(self, id: &str, model_max: u64) -> Option<u64> {
         match self {
             Self::OpenRouter => is_gemini_flash(id).then(|| {
@@ -206,7 +178,7 @@ impl Router {
         }
     }
 
-    /// `parallel_tool_calls`: OpenRouter's setting (default true), false on Vercel's.
+    /// `parallel_tool_calls`: OpenRouter's setting, true by default, false on Vercel's.
     fn parallel_tool_calls(self, mode: &ResolvedMode) -> bool {
         match self {
             Self::OpenRouter => mode.options.parallel_tool_calls.unwrap_or(true),
@@ -215,13 +187,11 @@ impl Router {
     }
 }
 
-/// The sampling fields sent.
 struct Sampling {
     temperature: Option<f64>,
     top_p: Option<f64>,
 }
 
-/// The reasoning fields sent.
 struct Thinking {
     include_reasoning: bool,
     reasoning: Option<Value>,
@@ -229,7 +199,6 @@ struct Thinking {
     verbosity: Option<ReasoningEffort>,
 }
 
-/// The JSON request body for `router`.
 pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let (id, is_1m) = strip_1m(&mode.model_id);
@@ -273,14 +242,15 @@ pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<
         prompt.tools,
         Some(router.parallel_tool_calls(mode)),
     );
-    // The rules take the temperature away from the models that think (or refuse it).
+    // The rules take the temperature away from the models that think or refuse it.
     let sampling = sampling.temperature.is_some();
     overrides::apply_chat(&mut body, prompt.overrides, false, sampling);
     Value::Object(body)
 }
 
-/// The conversation, system prompt first: in the R1 format for the models that need it
-/// (without tool calls), else with cache marks where `router` sends them.
+/// The conversation, system prompt first: in the R1 format for the models that need it when it has
+/// no tool calls, else with cache marks. Tool calls go as they are even to Gemini, where the
+/// reference drops those lacking the `reasoning_details` Switchyard never stores.
 fn messages(router: Router, id: &str, prompt: &Prompt<'_>) -> Vec<Value> {
     if needs_r1_format(id) && !has_tool_blocks(prompt.messages) {
         return r1_messages(prompt.system_prompt, prompt.messages);
@@ -293,8 +263,8 @@ fn messages(router: Router, id: &str, prompt: &Prompt<'_>) -> Vec<Value> {
     messages
 }
 
-/// The sampling fields before the reasoning rules: the router's temperature, R1 models'
-/// `top_p` 0.95 (and 0.7 on OpenRouter), Gemini 3's temperature 1.
+/// The sampling fields before the reasoning rules: the router's temperature, R1 models' `top_p`
+/// 0.95 and on OpenRouter temperature 0.7, Gemini 3's temperature 1.
 fn sampling(router: Router, id: &str, model_temperature: Option<f64>) -> Sampling {
     let mut sampling = Sampling {
         temperature: router.temperature(model_temperature),
@@ -312,9 +282,8 @@ fn sampling(router: Router, id: &str, model_temperature: Option<f64>) -> Samplin
     sampling
 }
 
-/// The reasoning fields for model `id`: Claude's adaptive thinking (no sampling fields), else
-/// a thinking budget as `reasoning.max_tokens` (no temperature) for the models that take one,
-/// else the effort for the models that take it.
+/// The reasoning fields for `id`: Claude's adaptive thinking without sampling fields, else a budget
+/// as `reasoning.max_tokens` without temperature where taken, else the effort where taken.
 fn thinking(router: Router, id: &str, mode: &ResolvedMode, sampling: &mut Sampling) -> Thinking {
     let (effort, budget) = (mode.reasoning_effort, mode.thinking_budget_tokens);
     if is_adaptive_thinking_claude(id) {
@@ -347,9 +316,8 @@ fn thinking(router: Router, id: &str, mode: &ResolvedMode, sampling: &mut Sampli
     }
 }
 
-/// OpenRouter's `provider` routing for model `id`: a `:1m` Claude id's route, else the
-/// [`PROVIDER_PREFERENCES`] order, else the configured `provider_sorting`; no fallbacks for
-/// the first two.
+/// OpenRouter's `provider` routing for model `id`: a `:1m` Claude id's route or the
+/// [`PROVIDER_PREFERENCES`] order, both without fallbacks, else the configured `provider_sorting`.
 fn provider_routing(id: &str, is_1m: bool, mode: &ResolvedMode) -> Option<Value> {
     let preferences = PROVIDER_PREFERENCES.iter().find(|(m, _)| *m == id);
     if is_1m {

@@ -1,34 +1,7 @@
-//! `sapaicore`: models deployed on SAP AI Core (SPEC R4.2, R1.3), called through their
-//! deployments' inference URLs (the reference's `providers/sapaicore.ts`, its deployment
-//! mode), with the client-credentials token of [`crate::auth::sap`]. Here: the routes and the
-//! provider; the routes are in `route.rs`,
-//! the bodies in `body.rs`, the two mappers of its own in `stream.rs`.
-//!
-//! Every request goes to `{AI_API_URL}/v2/inference/deployments/{deployment}/…` with
-//! `Authorization: Bearer {token}`, `AI-Resource-Group` (default `default`) and
-//! `AI-Client-Type: Switchyard`; the deployment is the configured `deployment_id`, else the
-//! running deployment serving the model. The path and body follow the model family:
-//!
-//! | models | path | body | stream |
-//! |---|---|---|---|
-//! | Claude 3.7 and later, Amazon Nova | `converse-stream` | Bedrock Converse (`inferenceConfig` with `maxTokens` and temperature 0 (none for Opus 4.7), `system`, `messages`, cache points on the system prompt and the last two user messages when the model caches) | Converse events as SSE `data:` lines |
-//! | older Claude (3, 3.5) | `invoke-with-response-stream` | Anthropic Messages with `anthropic_version: "bedrock-2023-05-31"` | Anthropic events as SSE |
-//! | OpenAI (`gpt-…`, `o1`, `o3`, `o4-mini`) | `chat/completions?api-version=2024-12-01-preview` | Chat Completions (`max_tokens`, temperature 0, penalties 0; reasoning models: neither, `reasoning_effort` when set) | Chat Completions SSE |
-//! | Perplexity (`sonar…`), hosted Mistral | `chat/completions` | Chat Completions with `model` | Chat Completions SSE |
-//! | Cohere (`cohere--…`) | `chat` | Chat Completions shape with `model` | Cohere v2 events (`content-delta`, `message-end`) |
-//! | Gemini | `models/{id}:streamGenerateContent` | Gemini (`contents`, `systemInstruction`, `generationConfig` with `maxOutputTokens` and temperature 0; no thinking: SAP's Gemini deployments take none) | Gemini SSE |
-//!
-//! A model id outside the reference's lists goes by its family's prefix (`anthropic--`,
-//! `amazon--nova`, `gpt`/`o`, `gemini`, `sonar`, `mistralai--`, `cohere--`), so a newly
-//! deployed model works without a rebuild; the reference refuses it. Differences from the
-//! reference: `o3-mini` streams like the other reasoning models (the reference sends it
-//! unstreamed, an Azure limit since lifted); the orchestration mode (`sapAiCoreUseOrchestrationMode`,
-//! SAP's own SDK protocol) is not offered; tools are not sent (the reference sends none), and
-//! tool calls and results in the conversation are sent as text.
-//!
-//! Usage rules (SPEC R1.3): Converse's `inputTokens` is already uncached; cache reads and
-//! writes from `cacheReadInputTokens` / `cacheWriteInputTokens`. The others follow their
-//! families. SAP bills in capacity units, not per token: no cost is reported.
+//! `sapaicore`: models deployed on SAP AI Core, called at their deployments' inference URLs with a
+//! client-credentials token, each model family with its own path, body and stream. SAP bills in
+//! capacity units, not tokens, so no cost is reported.
+//! Spec: R4.2, R1.3.
 
 mod body;
 mod route;
@@ -54,14 +27,12 @@ use body::path_and_body;
 use route::{Route, route};
 use stream::{CohereParser, ConverseParser};
 
-/// The SAP AI Core provider: its credentials and deployment cache.
 pub(crate) struct SapAiCore {
     auth: Arc<SapAuth>,
 }
 
 impl SapAiCore {
-    /// Fills in the base URL from the service key (unless configured) and checks the key's
-    /// shape; no request is made (SPEC R3.5).
+    /// Fills in the base URL from the service key unless configured; makes no request.
     pub(crate) fn new(mode: &mut ResolvedMode) -> Result<Self, ConfigError> {
         let Some(key) = mode.api_key.as_ref() else {
             return Err(ConfigError::MissingApiKey {
@@ -90,8 +61,7 @@ impl SapAiCore {
 impl Provider for SapAiCore {
     type Parser = FamilyParser;
 
-    /// The body, and the path below the deployment in place of the URL; the deployment, the
-    /// token and the headers are added by [`Provider::authorize`].
+    /// The body and the path below the deployment; [`Provider::authorize`] adds the rest.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         match route(&mode.model_id) {
             Some(route) => {

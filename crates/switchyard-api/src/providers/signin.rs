@@ -1,5 +1,5 @@
-//! The sign-in file of a provider that borrows a CLI's OAuth sign-in (Qwen Code, OpenAI Codex;
-//! SPEC R4.2, R3.5): where it is and where its token is refreshed, set up without reading it.
+//! The sign-in file of a provider that borrows a CLI's OAuth sign-in, set up without reading it.
+//! Spec: R4.2, R3.5.
 
 use std::path::PathBuf;
 
@@ -8,13 +8,8 @@ use crate::config::ConfigError;
 use crate::providers::provider::http_client;
 use crate::providers::resolve::ResolvedMode;
 
-/// The sign-in of `mode`: the configured `credentials_file` or the CLI's own (`signin_path`),
-/// refreshed at the configured `token_url`, else at `default_token_url`. No file is read and
-/// no request made (SPEC R3.5).
-///
-/// # Errors
-///
-/// [`ConfigError::Http`] when the CA bundle cannot be read.
+/// The sign-in of `mode`: the configured `credentials_file` or the CLI's own, refreshed at
+/// `token_url`, else at `default_token_url`. It reads nothing yet.
 pub(crate) fn signin_source(
     mode: &ResolvedMode,
     default_token_url: &str,

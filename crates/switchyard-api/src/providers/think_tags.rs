@@ -1,19 +1,7 @@
-//! Reasoning written inside `<think>…</think>` in the answer text (SPEC R1.2; issue 12 item
-//! 2), by models served without a separate reasoning field: DeepSeek-R1, Qwen3 and QwQ behind
-//! Fireworks, vLLM, llama.cpp or older Ollama.
-//!
-//! Two rules, from the reference and its users' reports:
-//!
-//! * [`ThinkTags::Anywhere`]: the reference's Fireworks rule (`fireworks.ts`, v4.0.10: a chunk
-//!   whose content holds `<think>` starts reasoning until `</think>`), for provider
-//!   `fireworks`;
-//! * [`ThinkTags::Opening`]: for every other OpenAI-compatible and Ollama model, only when the
-//!   answer *opens* with `<think>` (after whitespace). A `<think>` later in an answer is text:
-//!   a model explaining the tag must not lose its words.
-//!
-//! A tag may arrive split across chunks (`<th` + `ink>`): the possible start of a tag is held
-//! back until the next piece decides. The tags themselves, and the whitespace right after
-//! each, are not shown.
+//! Reasoning inside `<think>…</think>` in the answer text, from models served without a reasoning
+//! field. A tag split across chunks is held until the next piece decides, and the tags and the
+//! whitespace after each are not shown.
+//! Spec: R1.2.
 
 use crate::error::ApiError;
 use crate::stream::ApiStreamChunk;
@@ -24,9 +12,10 @@ const CLOSE: &str = "</think>";
 /// Where `<think>` starts reasoning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ThinkTags {
-    /// Only when the answer opens with it.
+    /// Only when the answer opens with it, after whitespace. A later `<think>` is text: a model
+    /// explaining the tag must not lose its words.
     Opening,
-    /// Anywhere in the answer (the reference's Fireworks rule).
+    /// Anywhere in the answer, the reference's Fireworks rule.
     Anywhere,
 }
 
@@ -34,9 +23,7 @@ pub(crate) enum ThinkTags {
 enum State {
     /// Nothing but whitespace seen yet.
     Start,
-    /// Answer text.
     Text,
-    /// Inside `<think>`.
     Think,
 }
 
@@ -66,8 +53,7 @@ impl ThinkSplitter {
         if piece.is_empty() {
             return;
         }
-        // The common case, once an answer has shown it does not open with `<think>`: the piece
-        // is text, as it came (no copy on the hot path).
+        // Common case: an answer that did not open with `<think>` passes through uncopied.
         if self.state == State::Text && self.rule == ThinkTags::Opening && !self.trim_next {
             return emit(State::Text, piece, out);
         }

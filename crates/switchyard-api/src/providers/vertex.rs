@@ -1,23 +1,7 @@
-//! Vertex AI (`vertex`): Gemini models through Vertex's `streamGenerateContent`, Claude models
-//! through Vertex's Anthropic endpoint, with Google Cloud OAuth tokens (SPEC R4.1, R4.7).
-//!
-//! Host (cloud.google.com/vertex-ai/docs/reference/rest): `https://{region}-aiplatform.googleapis.com`,
-//! or `https://aiplatform.googleapis.com` for region `global`. Paths under
-//! `/v1/projects/{project}/locations/{region}/publishers/`:
-//! - Gemini (`google/models/{model}:streamGenerateContent?alt=sse`): the Gemini API's body
-//!   and stream exactly (`providers/gemini.rs`): thinking budget or level, thought parts,
-//!   function calls, `RetryInfo`, blocked prompts and `SAFETY` finishes as errors.
-//! - Claude (`anthropic/models/{model}:streamRawPredict`, ids starting `claude`): the
-//!   Anthropic Messages body (`providers/anthropic.rs`) without `model` and with
-//!   `anthropic_version: "vertex-2023-10-16"` (Anthropic's "Claude on Vertex AI" docs), and
-//!   the Anthropic SSE stream.
-//!
-//! Authorization: `Bearer {access token}` from [`crate::auth::google`]. The project comes from
-//! `[providers.vertex] project`, `GOOGLE_CLOUD_PROJECT`/`GCLOUD_PROJECT`, or the credentials.
-//!
-//! Usage rules (SPEC R1.3) are those of the two families: Claude's `input_tokens` is already
-//! uncached (Anthropic rule of R9.2); Gemini's `promptTokenCount` minus
-//! `cachedContentTokenCount`, thoughts billed as output.
+//! Vertex AI: Gemini models with the Gemini body and stream, Claude models through the Anthropic
+//! endpoint with the Anthropic body less `model`, both with Google OAuth tokens. The project comes
+//! from the configuration, `GOOGLE_CLOUD_PROJECT` or the credentials.
+//! Spec: R4.1, R4.7.
 
 use std::sync::Arc;
 
@@ -62,8 +46,7 @@ pub(crate) struct Vertex {
 }
 
 impl Vertex {
-    /// No network request is made and no credential is read until the first request
-    /// (SPEC R3.5).
+    /// Makes no network request and reads no credential until the first request.
     pub(crate) fn new(mode: &ResolvedMode) -> Self {
         Self {
             auth: Arc::new(GoogleAuth::new(mode.cloud.credentials_file.clone())),
@@ -74,8 +57,8 @@ impl Vertex {
 impl Provider for Vertex {
     type Parser = FamilyParser;
 
-    /// The body of the model's family; the URL (it names the project) and the token are added
-    /// by [`Provider::authorize`].
+    /// The family's body; [`Provider::authorize`] adds the URL, which names the project, and the
+    /// token.
     fn request(&self, mode: &ResolvedMode, prompt: &Prompt<'_>) -> WireRequest {
         let body = if is_claude(&mode.model_id) {
             let mut body = anthropic::request_body(mode, prompt);
@@ -99,7 +82,7 @@ impl Provider for Vertex {
         }
     }
 
-    /// The project (configured, else the credentials'), the URL, and an access token.
+    /// The project, configured else the credentials', the URL and an access token.
     fn authorize(&self, mode: &ResolvedMode, mut request: WireRequest) -> PendingRequest {
         let auth = Arc::clone(&self.auth);
         let configured_project = mode.cloud.project.clone();

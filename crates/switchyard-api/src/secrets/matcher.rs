@@ -1,7 +1,5 @@
-//! The automaton that finds registered secrets in text (SPEC R10.5): one Aho-Corasick DFA over
-//! every secret, walked byte by byte so a search can stop at the end of one piece of a stream
-//! and go on with the next, plus each state's depth, which says how long the text's tail is
-//! that could still become a secret.
+//! The automaton that finds registered secrets in text, walked byte by byte so that a search
+//! can stop at the end of one stream piece and go on with the next.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,14 +12,13 @@ use aho_corasick::{Anchored, Input, MatchKind, StartKind};
 pub(crate) struct Matcher {
     dfa: DFA,
     start: StateID,
-    /// For each state, the length in bytes of the longest tail of the text read so far that is
-    /// the start of a secret (the state's depth in the trie of secrets).
+    /// For each state, the length of the longest tail of the text read so far that starts a
+    /// secret: its depth in the trie.
     depth: HashMap<StateID, usize>,
 }
 
 impl Matcher {
-    /// The matcher of `secrets` (none empty); `None` when there are none or the automaton
-    /// cannot be built (it then matches nothing, which the caller reports).
+    /// The matcher of `secrets`; `None` when there are none or it cannot be built.
     pub(crate) fn new(secrets: &[Arc<str>]) -> Option<Self> {
         if secrets.is_empty() {
             return None;
@@ -36,19 +33,16 @@ impl Matcher {
         Some(Self { dfa, start, depth })
     }
 
-    /// The state before any text.
     pub(crate) fn start(&self) -> StateID {
         self.start
     }
 
-    /// The state after `byte`.
     #[inline]
     pub(crate) fn next(&self, state: StateID, byte: u8) -> StateID {
         self.dfa.next_state(Anchored::No, state, byte)
     }
 
-    /// The lengths (bytes) of the secrets that end where `state` was entered: all of them,
-    /// overlapping ones included (standard semantics copy the matches of shorter suffixes).
+    /// The byte lengths of all the secrets that end where `state` was entered, overlaps included.
     #[inline]
     pub(crate) fn ending_here(&self, state: StateID) -> impl Iterator<Item = usize> + '_ {
         let n = if self.dfa.is_match(state) {
@@ -65,7 +59,6 @@ impl Matcher {
         self.depth.get(&state).copied().unwrap_or(0)
     }
 
-    /// Whether `text` holds any secret (a fast check with the automaton's prefilter).
     pub(crate) fn is_match(&self, text: &str) -> bool {
         matches!(self.dfa.try_find(&Input::new(text)), Ok(Some(_)))
     }

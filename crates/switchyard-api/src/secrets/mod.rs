@@ -1,23 +1,7 @@
-//! The process's secrets, and scrubbing them from text (SPEC R10.5).
-//!
-//! Every configured secret — each API key read from the environment or a configuration file
-//! (an [`ApiKey`](crate::config::ApiKey) registers itself when made), AWS secrets, the tokens of
-//! other tools' sign-ins — is registered here once it is known. Whatever Switchyard shows,
-//! logs or stores passes through [`scrub`], which replaces each registered value by
-//! [`REDACTED`], wherever the text came from: an error body in which a server echoes the key
-//! back, an MCP server's tool result, the model's own answer. Text that arrives in pieces (a
-//! stream's events) goes through a [`Scrubber`] per channel, which finds a secret split at
-//! any offset across pieces ([`scrubber`]); MCP result blocks through [`scrub_joined`].
-//!
-//! The set is process-wide because the places that show, log and store text (the terminal,
-//! the log formatter, the task store, the MCP hub) are far from the place a key is read, and a
-//! key must not escape through one of them that a caller forgot to hand it to.
-//!
-//! Values shorter than [`MIN_SECRET_LEN`] bytes are not registered: replacing every `x` of a
-//! text because someone set `API_KEY=x` would ruin the text and hide nothing worth hiding.
-//!
-//! What is hidden: every byte inside an occurrence of a secret; overlapping occurrences (one
-//! secret containing, or overlapping, another) make one marker where the first starts.
+//! The process's secrets, and scrubbing them from whatever Switchyard shows, logs or stores.
+//! Every key, AWS secret and sign-in token registers here once known. The set is process-wide
+//! so that a key cannot escape through a place its reader forgot to hand it to.
+//! Spec: R10.5.
 
 mod matcher;
 mod registry;
@@ -31,8 +15,7 @@ pub use registry::{MIN_SECRET_LEN, REDACTED, any, register};
 pub use scrubber::Scrubber;
 use whole::joined;
 
-/// `text` with every registered secret replaced by [`REDACTED`]; borrowed (no copy) when it
-/// holds none. Cost: one pass of the secrets' automaton (with its prefilter) over `text`.
+/// `text` with every registered secret replaced by [`REDACTED`]; borrowed when it holds none.
 pub fn scrub(text: &str) -> Cow<'_, str> {
     match matcher().filter(|m| m.is_match(text)) {
         None => Cow::Borrowed(text),
@@ -40,9 +23,8 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `parts` joined by `separator`, scrubbed as if the separators were not there: a secret
-/// split across two parts (an MCP result's content blocks, joined by newlines) is found and
-/// hidden whole, and a separator inside it goes with it. Separators are never searched.
+/// `parts` joined by `separator`, scrubbed as if the separators were not there, so that a
+/// secret split across parts is hidden whole.
 pub fn scrub_joined<S: AsRef<str>>(parts: &[S], separator: &str) -> String {
     let parts: Vec<&str> = parts.iter().map(AsRef::as_ref).collect();
     match matcher() {
@@ -51,7 +33,6 @@ pub fn scrub_joined<S: AsRef<str>>(parts: &[S], separator: &str) -> String {
     }
 }
 
-/// Scrubs `text` in place; true when something was replaced.
 pub fn scrub_in_place(text: &mut String) -> bool {
     match scrub(text) {
         Cow::Borrowed(_) => false,
@@ -62,8 +43,7 @@ pub fn scrub_in_place(text: &mut String) -> bool {
     }
 }
 
-/// Scrubs every string (keys included) of a JSON value in place; true when something was
-/// replaced.
+/// Scrubs every string and key of a JSON value in place; true when something was replaced.
 pub fn scrub_json(value: &mut serde_json::Value) -> bool {
     use serde_json::Value;
     match value {
@@ -90,12 +70,8 @@ pub fn scrub_json(value: &mut serde_json::Value) -> bool {
     }
 }
 
-/// Whether `value`, serialised as JSON, shows a registered secret in any of its strings (keys
-/// included), found without building the JSON: its text goes through the automaton as it is
-/// written, and the search stops at the first secret. Cost: one pass over the JSON text, no
-/// copy of it. Conservative: true whenever a registered secret holds a character JSON escapes
-/// (`"`, `\`, a control character), which the text would not show as it is. [`scrub_serde`]
-/// says what to hide then.
+/// Whether `value` serialised as JSON shows a registered secret, found in one pass without
+/// building the JSON; true whenever a secret holds a character JSON escapes.
 pub fn serde_holds_secret<T: serde::Serialize + ?Sized>(value: &T) -> bool {
     let Some(matcher) = matcher() else {
         return false;
@@ -111,8 +87,7 @@ pub fn serde_holds_secret<T: serde::Serialize + ?Sized>(value: &T) -> bool {
     serde_json::to_writer(&mut finder, value).is_err() || finder.found
 }
 
-/// The sink of [`serde_holds_secret`]: walks the automaton over what is written, and fails
-/// the write at the first secret (which ends the serialisation).
+/// The sink of [`serde_holds_secret`], failing the write at the first secret.
 struct Finder<'a> {
     matcher: &'a matcher::Matcher,
     state: aho_corasick::automaton::StateID,
@@ -136,9 +111,7 @@ impl std::io::Write for Finder<'_> {
     }
 }
 
-/// Scrubs a serialisable value by way of JSON: `None` when it holds no secret (found without
-/// a copy, [`serde_holds_secret`]), else its scrubbed copy (`None` too when it does not
-/// round-trip through JSON, which is then kept as it was).
+/// Scrubs a serialisable value by way of JSON; `None` when it holds no secret.
 pub fn scrub_serde<T>(value: &T) -> Option<T>
 where
     T: serde::Serialize + serde::de::DeserializeOwned,

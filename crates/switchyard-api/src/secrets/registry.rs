@@ -1,5 +1,4 @@
-//! The registry of the process's secrets (SPEC R10.5): the values, and the automaton over them
-//! that every scrub uses, rebuilt when a secret is added.
+//! The registry of the process's secrets, and the automaton over them that every scrub uses.
 
 use std::sync::{Arc, RwLock};
 
@@ -8,10 +7,11 @@ use super::matcher::Matcher;
 /// What a secret is replaced by.
 pub const REDACTED: &str = "[redacted]";
 
-/// Secrets shorter than this (bytes) are not registered (see the module documentation).
+/// Secrets shorter than this in bytes are not registered: hiding every `x` because someone set
+/// `API_KEY=x` would ruin the text and hide nothing.
 pub const MIN_SECRET_LEN: usize = 8;
 
-/// Registered secrets, and their automaton (rebuilt when the set changes).
+/// Registered secrets, and their automaton, rebuilt when the set changes.
 struct Registry {
     secrets: Vec<Arc<str>>,
     matcher: Option<Arc<Matcher>>,
@@ -22,9 +22,8 @@ static REGISTRY: RwLock<Registry> = RwLock::new(Registry {
     matcher: None,
 });
 
-/// Registers `value` (trimmed) as a secret to scrub from every text from now on. Values
-/// shorter than [`MIN_SECRET_LEN`] bytes are ignored; registering twice is harmless.
-/// Scrubbers already made keep the secrets they were made with.
+/// Registers trimmed `value` as a secret to scrub from every text from now on; registering
+/// twice is harmless. Scrubbers already made keep the secrets they were made with.
 pub fn register(value: &str) {
     let value = value.trim();
     if value.len() < MIN_SECRET_LEN {
@@ -42,7 +41,6 @@ pub fn register(value: &str) {
     registry.matcher = matcher.map(Arc::new);
 }
 
-/// True when any secret is registered.
 pub fn any() -> bool {
     !REGISTRY
         .read()
@@ -51,14 +49,12 @@ pub fn any() -> bool {
         .is_empty()
 }
 
-/// Whether every secret registered now shows in JSON text as it is: none holds a character
-/// JSON escapes (`"`, `\`, a control character).
+/// Whether every registered secret shows in JSON text as it is, with no character JSON escapes.
 pub(super) fn json_plain() -> bool {
     let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
     (registry.secrets.iter()).all(|s| !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
 }
 
-/// The automaton of the secrets registered now.
 pub(super) fn matcher() -> Option<Arc<Matcher>> {
     REGISTRY
         .read()

@@ -1,11 +1,5 @@
-//! Scrubbing a text that arrives in pieces (SPEC R10.5): [`Scrubber`] holds back only the tail
-//! that could still become a secret and releases it as soon as it cannot, so a key split
-//! across two or three stream events is replaced as surely as a whole one. One `Scrubber` per
-//! content channel of a stream (its text, its reasoning, each tool call's arguments).
-//!
-//! What is hidden is the same as [`scrub`](super::scrub) of the whole text, wherever the text
-//! was cut: every byte inside an occurrence of a secret; occurrences that overlap make one
-//! [`REDACTED`](super::REDACTED) marker, put where the first of them starts.
+//! Scrubbing a text that arrives in pieces, so that a split key is hidden as surely as a whole one.
+//! Spec: R10.5.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -15,12 +9,8 @@ use aho_corasick::automaton::StateID;
 use super::matcher::Matcher;
 use super::registry::{REDACTED, matcher};
 
-/// The state of one scrubbed stream of text: `push` each piece and print, store or hand on
-/// what it returns; `finish` when the stream ends, for the tail still held.
-///
-/// The secrets are those registered when the scrubber was made (see
-/// [`register`](super::register)). Memory: the held tail is shorter than the longest secret.
-///
+/// The state of one scrubbed stream of text: `push` each piece and hand on what it returns,
+/// then `finish`. It holds back only a tail that could still become a secret.
 /// ```
 /// use switchyard_api::secrets::{Scrubber, register};
 /// register("sk-doc-example-0123456789");
@@ -34,18 +24,14 @@ use super::registry::{REDACTED, matcher};
 /// ```
 pub struct Scrubber {
     matcher: Option<Arc<Matcher>>,
-    /// The automaton's state after every byte pushed.
     state: Option<StateID>,
-    /// The text not yet released or hidden: from byte `base` (counted from the stream's start)
-    /// to the end of what was pushed.
+    /// The text not yet released or hidden, from stream offset `base` to the end.
     held: String,
     base: u64,
-    /// Bytes pushed so far.
     end: u64,
     /// Bytes before this offset are inside a marker already released.
     hidden_end: u64,
-    /// Occurrences (start, end offsets) found but not yet placed: they start inside the held
-    /// tail that may still grow into an earlier-starting secret.
+    /// Occurrences found but not placed yet, as start and end offsets.
     found: Vec<(u64, u64)>,
 }
 
@@ -65,7 +51,6 @@ impl std::fmt::Debug for Scrubber {
 }
 
 impl Scrubber {
-    /// A scrubber of the secrets registered now.
     pub fn new() -> Self {
         Self::with_matcher(matcher())
     }
@@ -82,18 +67,15 @@ impl Scrubber {
         }
     }
 
-    /// Whether there is no secret to look for (every piece is released as it is).
     pub fn is_inert(&self) -> bool {
         self.matcher.is_none()
     }
 
-    /// Bytes held back now (the tail that could still become a secret).
     pub fn held_len(&self) -> usize {
         self.held.len()
     }
 
-    /// Takes the next piece; returns the text that can be released now, scrubbed. Borrows
-    /// `piece` when all of it is released unchanged (the usual case).
+    /// Takes the next piece and returns the text that can be released now, scrubbed.
     pub fn push<'a>(&mut self, piece: &'a str) -> Cow<'a, str> {
         let (Some(m), Some(mut state)) = (self.matcher.clone(), self.state) else {
             return Cow::Borrowed(piece);
@@ -128,7 +110,7 @@ impl Scrubber {
     }
 
     /// Places every found occurrence that can no longer grow an earlier start, and releases the
-    /// text before `release_to` (no later secret can start there) that no marker hides.
+    /// text before `release_to` that no marker hides.
     fn release(&mut self, release_to: u64, out: &mut String) {
         self.found.sort_unstable();
         let mut cursor = self.base;
@@ -159,7 +141,6 @@ impl Scrubber {
         self.base = cursor;
     }
 
-    /// The index in `held` of stream offset `offset`.
     fn at(&self, offset: u64) -> usize {
         (offset - self.base) as usize
     }

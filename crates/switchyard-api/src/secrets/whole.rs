@@ -1,11 +1,9 @@
-//! Scrubbing a whole text, or parts joined (SPEC R10.5): every occurrence of a secret found in
-//! one pass and hidden, overlapping occurrences merged into one marker.
+//! Scrubbing a whole text, or parts joined, in one pass.
 
 use super::matcher::Matcher;
 use super::registry::REDACTED;
 
-/// `parts` joined by `separator`, every byte of the parts' concatenation that lies inside an
-/// occurrence of a secret hidden (overlapping occurrences make one marker).
+/// `parts` joined by `separator`, with every secret in their concatenation hidden.
 pub(super) fn joined(m: &Matcher, parts: &[&str], separator: &str) -> String {
     let text: String = parts.concat();
     let mut boundaries = Vec::with_capacity(parts.len());
@@ -16,7 +14,7 @@ pub(super) fn joined(m: &Matcher, parts: &[&str], separator: &str) -> String {
     }
     let mut boundaries = boundaries.into_iter().peekable();
     let mut out = String::with_capacity(text.len() + separator.len() * parts.len());
-    // Text from `from` to `to`, a separator at each part boundary on the way (ends included).
+    // Text from `from` to `to`, with a separator at each part boundary on the way.
     let mut plain = |out: &mut String, mut from: usize, to: usize| {
         while let Some(b) = boundaries.next_if(|&b| b <= to) {
             if b < from {

@@ -1,30 +1,22 @@
-//! The size bounds of one streamed answer (SPEC R4.0b) and the error of passing one: never
-//! retried, naming the `[limits]` setting that raises it.
+//! The size bounds of one streamed answer, and the error of passing one.
+//! Spec: R4.0b.
 
 use crate::error::{ApiError, ErrorKind};
 
-/// The default bound on one tool call's arguments, in bytes (4 MiB).
+/// The default bound on one tool call's arguments, in bytes.
 pub const DEFAULT_MAX_TOOL_ARGUMENTS_BYTES: usize = 4 << 20;
-/// The default bound on one answer's text, reasoning and tool-call arguments together, in
-/// bytes (64 MiB).
+/// The default bound on one answer's text, reasoning and tool-call arguments together.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 << 20;
 
-/// The error code of an answer or line past its bound (kind [`ErrorKind::Decode`], never
-/// retried: the same request meets the same bound).
+/// The error code of an answer or line past its bound, never retried.
 pub const TOO_LARGE: &str = "too_large";
 
-/// Size bounds of one streamed answer (SPEC R4.0b), in bytes. Set from `[limits]`
-/// (`max_tool_arguments_bytes`, `max_answer_bytes`, `max_line_bytes`).
+/// Size bounds of one streamed answer in bytes, set from `[limits]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamBounds {
-    /// One tool call's arguments (default [`DEFAULT_MAX_TOOL_ARGUMENTS_BYTES`]).
     pub max_tool_arguments_bytes: usize,
-    /// The answer's text, reasoning and tool-call arguments together (default
-    /// [`DEFAULT_MAX_ANSWER_BYTES`]).
     pub max_answer_bytes: usize,
-    /// One line (or event, frame, document) of the streamed body (default
-    /// [`DEFAULT_MAX_LINE_BYTES`](crate::wire::DEFAULT_MAX_LINE_BYTES)); the wire decoders
-    /// enforce it.
+    /// One line, event, frame or document of the streamed body; the wire decoders enforce it.
     pub max_line_bytes: usize,
 }
 
@@ -38,7 +30,6 @@ impl Default for StreamBounds {
     }
 }
 
-/// A size in words: `4 MiB` for whole mebibytes, else bytes.
 pub fn size_in_words(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
         format!("{} MiB", bytes >> 20)
@@ -48,7 +39,7 @@ pub fn size_in_words(bytes: usize) -> String {
 }
 
 /// The error of a stream past one of its bounds: `what` passed `limit` bytes, raised by the
-/// `[limits]` setting `setting`. Never retried.
+/// `[limits]` setting `setting`.
 pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     ApiError::new(
         ErrorKind::Decode,
@@ -62,8 +53,7 @@ pub fn too_large(what: &str, limit: usize, setting: &str) -> ApiError {
     .permanent()
 }
 
-/// The error of one tool call's arguments past `limit` bytes: the call `name`'s, or one whose
-/// name has not arrived (`None`).
+/// The error of one tool call's arguments past `limit` bytes; `name` once it has arrived.
 pub(crate) fn arguments_too_large(name: Option<&str>, limit: usize) -> ApiError {
     let what = match name {
         Some(name) => format!("the arguments of the tool call `{name}`"),
@@ -72,7 +62,6 @@ pub(crate) fn arguments_too_large(name: Option<&str>, limit: usize) -> ApiError 
     too_large(&what, limit, "max_tool_arguments_bytes")
 }
 
-/// The error of the answer past `limit` bytes (its text, reasoning and tool-call arguments).
 pub(crate) fn answer_too_large(limit: usize) -> ApiError {
     too_large(
         "the answer (its text, reasoning and tool-call arguments)",
@@ -82,8 +71,7 @@ pub(crate) fn answer_too_large(limit: usize) -> ApiError {
 }
 
 impl From<crate::wire::WireError> for ApiError {
-    /// A line past its cap is [`too_large`](crate::stream_guard::too_large), never retried
-    /// (SPEC R4.0b, R7.4); a corrupt frame is a decode error.
+    /// A line past its cap is `too_large`, never retried; a corrupt frame is a decode error.
     fn from(e: crate::wire::WireError) -> Self {
         match e {
             crate::wire::WireError::LineTooLong { limit } => {

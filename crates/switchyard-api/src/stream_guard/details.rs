@@ -1,45 +1,28 @@
-//! Structured reasoning (OpenRouter's `reasoning_details`) scrubbed across chunks (SPEC
-//! R10.5): the reference keeps a delta's details as a JSON array for replay, and each chunk
-//! carries the details of its own wire delta, so a key the model streams over two deltas is
-//! split across the `text` of two details objects in two chunks.
-//!
-//! The text-bearing strings of the details (`text` of `reasoning.text`, `summary` of
-//! `reasoning.summary`), in stream order across objects and chunks, are one scrubbed channel,
-//! as the reasoning text is: an object's text is what its [`Scrubber`] releases, and the tail
-//! that could still start a secret moves on to the next object of the same `type` (or, when
-//! an object of another type comes, the answer moves to another channel or ends, to an object
-//! of its own just before: a copy of the object it came from without its signature, carrying
-//! only that tail). So every chunk's details stay a valid JSON array in the order they came,
-//! every object keeps its fields, the texts joined in order are the scrubbed whole, and a
-//! consumer that joins a block's deltas until the type changes (as OpenRouter's own SDK does)
-//! gets each block's text. An object with a `signature`, or of another type, closes the part,
-//! as a thinking signature does: nothing of it stays held. Other strings (`data` of
-//! `reasoning.encrypted`, ids, formats) are opaque and scrubbed piece by piece.
+//! OpenRouter's structured reasoning, scrubbed across chunks: a key streamed over two deltas is
+//! split across two details objects, so their texts in stream order are one channel. The held
+//! tail moves on to the next object of the same type, or into a copy of its own object when the
+//! type changes, so every chunk's details stay a valid array.
+//! Spec: R10.5.
 
 use serde_json::{Map, Value};
 
 use crate::secrets::{Scrubber, scrub_json};
 
-/// The text-bearing fields of a details object, in the order they are looked for.
 pub(super) const TEXT_FIELDS: [&str; 2] = ["text", "summary"];
 
-/// The details channel of one answer.
 #[derive(Default)]
 pub(super) struct Details {
     scrubber: Scrubber,
-    /// The object the held tail came from (its text field and signature left out), and that
-    /// field: the template of the object that carries the tail when it is released alone.
+    /// The object the held tail came from, less its text and signature, and that text's field.
     owner: Option<(Map<String, Value>, &'static str)>,
 }
 
 impl Details {
-    /// Bytes held back now.
     pub(super) fn held_len(&self) -> usize {
         self.scrubber.held_len()
     }
 
-    /// One chunk's details, scrubbed (see the module docs). A value that is not an array is
-    /// scrubbed as it is.
+    /// One chunk's details, scrubbed; a value that is not an array is scrubbed whole.
     pub(super) fn push(&mut self, details: Value) -> Value {
         let Value::Array(items) = details else {
             let mut details = details;
@@ -54,9 +37,8 @@ impl Details {
                 out.push(item);
                 continue;
             };
-            // A change of type closes the part the held tail belongs to (consumers join a
-            // streamed block's deltas until the type changes: OpenRouterTeam/ai-sdk-provider
-            // #519): the tail goes first, in a copy of its own object.
+            // Consumers join a block's deltas until the type changes: the tail goes first, in a
+            // copy of its own object.
             let owner_type = self.owner.as_ref().map(|(t, _)| t.get("type"));
             if self.held_len() > 0 && owner_type != Some(object.get("type")) {
                 out.extend(self.finish_object().map(Value::Object));
@@ -104,15 +86,12 @@ impl Details {
         object
     }
 
-    /// The held tail, released: a details array of one object carrying it (`None` when
-    /// nothing is held).
+    /// The held tail, released as a details array of one object.
     pub(super) fn finish(&mut self) -> Option<Value> {
         let object = self.finish_object()?;
         Some(Value::Array(vec![Value::Object(object)]))
     }
 
-    /// The held tail, released in a copy of the object it came from (`None` when nothing is
-    /// held).
     fn finish_object(&mut self) -> Option<Map<String, Value>> {
         let tail = self.scrubber.finish();
         let (mut template, field) = self.owner.take().unwrap_or_else(text_owner);
@@ -124,7 +103,6 @@ impl Details {
     }
 }
 
-/// The owner of a tail whose object is not known: a bare `text` field.
 fn text_owner() -> (Map<String, Value>, &'static str) {
     (Map::new(), TEXT_FIELDS[0])
 }

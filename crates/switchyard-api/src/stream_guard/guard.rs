@@ -1,5 +1,5 @@
-//! [`StreamGuard`]: one answer's chunks scrubbed per content channel across their boundaries
-//! (SPEC R10.5) and bounded (R4.0b).
+//! [`StreamGuard`]: one answer's chunks scrubbed per channel across their boundaries, bounded.
+//! Spec: R10.5, R4.0b.
 
 use super::bounds::{StreamBounds, answer_too_large, arguments_too_large};
 use super::details::Details;
@@ -7,7 +7,6 @@ use crate::error::ApiError;
 use crate::secrets::Scrubber;
 use crate::stream::ApiStreamChunk;
 
-/// The content channel a chunk belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Channel {
     Text,
@@ -15,7 +14,6 @@ enum Channel {
     Tools,
 }
 
-/// One tool call's arguments as they stream.
 struct ToolArguments {
     id: String,
     name: String,
@@ -24,20 +22,18 @@ struct ToolArguments {
     bytes: usize,
 }
 
-/// The guard's state for one answer: feed it every chunk in order ([`StreamGuard::chunk`]),
-/// and [`StreamGuard::finish`] when the stream ends or fails; hand on what they return, in
-/// order. A bound error ends the answer: what was released before it is whole.
+/// The guard's state for one answer: feed it every chunk in order, then `finish`, and hand on
+/// what they return. A bound error ends the answer; what was released before it is whole.
 pub struct StreamGuard {
     bounds: StreamBounds,
     text: Scrubber,
     text_id: Option<String>,
     reasoning: Scrubber,
     reasoning_id: Option<String>,
-    /// The reasoning's structured details (OpenRouter `reasoning_details`): `details.rs`.
+    /// The reasoning's structured details, a channel of their own.
     details: Details,
     tools: Vec<ToolArguments>,
-    /// The channel of the last content chunk: a change releases the text and reasoning held,
-    /// so the answer's order is kept.
+    /// The channel of the last content chunk; a change releases what the others hold, in order.
     last: Option<Channel>,
     answer_bytes: usize,
     /// Usage that arrived while content before it was held: handed on after that content.
@@ -45,7 +41,6 @@ pub struct StreamGuard {
 }
 
 impl StreamGuard {
-    /// A guard of the secrets registered now, with `bounds`.
     pub fn new(bounds: StreamBounds) -> Self {
         Self {
             bounds,
@@ -61,9 +56,8 @@ impl StreamGuard {
         }
     }
 
-    /// Takes the next chunk; `out` gets the chunks to hand on now (none, while a piece that
-    /// could start a secret is held). The error (`Some`) when the chunk passes a bound: the
-    /// chunk is not handed on, what was held is in `out` first, and the answer is over.
+    /// Takes the next chunk; `out` gets the chunks to hand on now. Past a bound it returns the
+    /// error after what was held, and the answer is over.
     pub fn chunk(
         &mut self,
         chunk: ApiStreamChunk,
@@ -83,7 +77,7 @@ impl StreamGuard {
                 out.push(chunk);
                 return None;
             }
-            // A provider's own event: [`wire::WireGuard`] guards those.
+            // A provider's own event: `wire::WireGuard` guards those.
             ApiStreamChunk::Wire(_) => {
                 out.push(chunk);
                 return None;
@@ -140,7 +134,6 @@ impl StreamGuard {
         None
     }
 
-    /// Whether any channel holds back text now.
     pub(super) fn holding(&self) -> bool {
         self.text.held_len() > 0
             || self.reasoning.held_len() > 0
@@ -208,8 +201,7 @@ impl StreamGuard {
         out: &mut Vec<ApiStreamChunk>,
     ) {
         let mut shown = release(&mut self.reasoning, reasoning);
-        // Structured details, sent with every piece by OpenRouter, are a channel of their own
-        // (`details.rs`): scrubbed across chunks, each chunk's array kept valid and in order.
+        // OpenRouter's structured details, sent with every piece, are a channel of their own.
         let mut details = details.map(|d| self.details.push(d));
         // A signature or redacted block closes the thinking block: nothing of it stays held.
         let closes = signature.is_some() || redacted_data.is_some();
@@ -231,7 +223,6 @@ impl StreamGuard {
         }
     }
 
-    /// The state of tool call `id`, made on its first fragment.
     fn tool(&mut self, call_id: Option<&str>, id: &str, name: &str) -> &mut ToolArguments {
         let at = match self.tools.iter().position(|t| t.id == id) {
             Some(at) => at,
@@ -279,7 +270,7 @@ impl StreamGuard {
         }
     }
 
-    /// The answer ended (or failed): everything still held, scrubbed, in `out`.
+    /// The answer ended or failed: everything still held, scrubbed, in `out`.
     pub fn finish(&mut self, out: &mut Vec<ApiStreamChunk>) {
         self.release_text(Channel::Tools, out);
         for call in &mut self.tools {
@@ -299,8 +290,7 @@ impl StreamGuard {
     }
 }
 
-/// A chunk's details with the held tail of the details channel after them (`tail`: an array
-/// of one object).
+/// A chunk's details with the details channel's held `tail` after them.
 fn joined_details(
     details: Option<serde_json::Value>,
     tail: Option<serde_json::Value>,
@@ -310,14 +300,12 @@ fn joined_details(
             items.extend(tail);
             Some(serde_json::Value::Array(items))
         }
-        // Details that are not an array (never from the mappers) keep their shape; the tail
-        // is released on its own then.
+        // Details that are not an array keep their shape, and the tail goes on its own.
         (Some(details), Some(tail)) => Some(serde_json::json!([details, tail])),
         (details, tail) => details.or(tail),
     }
 }
 
-/// `piece` through `scrubber`, reusing its allocation when nothing changed.
 fn release(scrubber: &mut Scrubber, piece: String) -> String {
     match scrubber.push(&piece) {
         std::borrow::Cow::Borrowed(_) => piece,

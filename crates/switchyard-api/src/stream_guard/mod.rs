@@ -1,13 +1,7 @@
-//! The guard every answer passes before it is printed, stored or handed on (SPEC R10.5,
-//! R4.0b): configured secrets are scrubbed from its text, reasoning and tool-call arguments
-//! across chunk boundaries, and its size is bounded — one tool call's arguments, the whole
-//! answer — with an error that names the setting raising the bound and is never retried.
-//!
-//! [`StreamGuard`] is the per-answer state (one [`Scrubber`] per content channel: the text, the
-//! reasoning, each tool call's arguments); [`guard_stream`] applies it to an [`ApiStream`].
-//! The transport guards every HTTP provider's stream with it, so a consumer of
-//! [`ApiHandler::create_message`](crate::ApiHandler::create_message) gets scrubbed, bounded
-//! chunks; a consumer of chunks from elsewhere makes a `StreamGuard` of its own.
+//! The guard every answer passes before it is printed, stored or handed on: secrets scrubbed
+//! across chunk boundaries, and its size bounded. The transport guards every HTTP provider's
+//! stream; a consumer of chunks from elsewhere makes a [`StreamGuard`] of its own.
+//! Spec: R10.5, R4.0b.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -30,16 +24,14 @@ pub use guard::StreamGuard;
 use crate::error::ApiError;
 use crate::stream::{ApiStream, ApiStreamChunk};
 
-/// boundaries, and ended by the error of a bound it passes (the inner stream is dropped then,
-/// which closes its connection).
-/// `stream` with every chunk through a [`StreamGuard`] of `bounds`: scrubbed across chunk
+/// `stream` with every chunk through a [`StreamGuard`] of `bounds`, ended by the error of a
+/// bound it passes; the inner stream is then dropped, which closes its connection.
 pub fn guard_stream(stream: ApiStream, bounds: StreamBounds) -> ApiStream {
     guard_stream_of(stream, bounds, None, false)
 }
 
-/// [`guard_stream`] of a stream from `origin` (provider id, model id): a bound's error names
-/// them as the stream's own errors do. With `forwarding`, the stream gives the provider's
-/// own events too ([`ApiStreamChunk::Wire`]), which are guarded with it (`wire.rs`).
+/// [`guard_stream`] of a stream from `origin`, whose provider and model a bound's error names.
+/// With `forwarding`, the provider's own events are guarded with it.
 pub(crate) fn guard_stream_of(
     stream: ApiStream,
     bounds: StreamBounds,
@@ -64,7 +56,6 @@ struct Guarded {
 }
 
 impl Guarded {
-    /// Moves what the guard released to the ready queue, then `last` if any.
     fn queue(&mut self, last: Option<ApiError>) {
         self.ready.extend(self.out.drain(..).map(Ok));
         if let Some(mut e) = last {

@@ -1,49 +1,38 @@
-//! The guard of a forwarded stream (SPEC R10.5, R14.2): the provider's own events
-//! ([`ApiStreamChunk::Wire`]) carry the same text as the chunks, so a secret inside one event
-//! is scrubbed from its bytes, and while the scrubber holds back what could be the start of a
-//! secret the events wait (the chunks go on: a consumer mirrors them). When the held text
-//! turns out clean the events go on as they came; when a secret spanned two of them, they
-//! cannot: the events end there (a [`WireEvent`] with `ends`) and the consumer writes the
-//! answer from its scrubbed chunks — those whose events it never gave, then the rest.
-//!
-//! The mapper may hold content back too (Chat tool-call arguments that arrive before the
-//! call's name): its events come marked [`WireEvent::held`], and wait in the same way until
-//! that content has come as chunks and passed the scrubber; content the mapper never gave
-//! (a call whose name never came) ends the events.
+//! The guard of a forwarded stream: the provider's own events carry the same text as the
+//! chunks, so they wait while the scrubber holds back a possible secret. When a secret spanned
+//! two events, the events end and the consumer writes the rest from its scrubbed chunks.
+//! Spec: R10.5, R14.2.
 
 use super::guard::StreamGuard;
 use crate::error::ApiError;
 use crate::secrets::scrub;
 use crate::stream::{ApiStreamChunk, WireEvent};
 
-/// The most events held while a possible secret is resolved; past it the events end (a
-/// provider cannot make a gateway hold an answer).
+/// The most events held while a possible secret is resolved, so that a provider cannot make a
+/// gateway hold an answer.
 const MAX_HELD_EVENTS: usize = 4096;
 
 /// A [`StreamGuard`] that also guards the provider's events of a forwarded stream.
 pub(super) struct WireGuard {
     inner: StreamGuard,
-    /// Whether the stream gives the provider's events (a forwarded request).
     forwarding: bool,
     hold: Option<Hold>,
-    /// The events ended: none is given any more.
     ended: bool,
-    /// The last event said the mapper holds content not given as chunks yet.
+    /// The last event said the mapper holds content not given as chunks yet, such as tool-call
+    /// arguments before the call's name.
     mapper_holds: bool,
 }
 
 /// The events held since the scrubber began holding back a possible secret's start, and the
-/// content pushed and released meanwhile, per part ([`content`]; equal when nothing was
-/// redacted).
+/// content pushed and released meanwhile; equal content means nothing was redacted.
 struct Hold {
     events: Vec<WireEvent>,
     pushed: Content,
     released: Content,
 }
 
-/// The content of chunks, in two parts compared apart: the text, reasoning and arguments,
-/// and the text of the reasoning's structured details (OpenRouter sends the same reasoning
-/// in both, and each part is released in its own order).
+/// The content of chunks in two parts compared apart: OpenRouter sends the same reasoning as
+/// text and as structured details, and each part is released in its own order.
 #[derive(Default, PartialEq)]
 struct Content([String; 2]);
 
@@ -74,7 +63,6 @@ impl Content {
     }
 }
 
-/// The text-bearing strings of a details value (`text`, `summary`), in order, onto `out`.
 fn details_text(details: &serde_json::Value, out: &mut String) {
     let items = details.as_array().map(Vec::as_slice).unwrap_or_default();
     for item in items {
@@ -96,7 +84,6 @@ impl WireGuard {
         }
     }
 
-    /// [`StreamGuard::chunk`], with the provider's events guarded.
     pub(super) fn chunk(
         &mut self,
         chunk: ApiStreamChunk,
@@ -116,7 +103,7 @@ impl WireGuard {
         error
     }
 
-    /// [`StreamGuard::finish`]: what is held, then the events held (or their end).
+    /// [`StreamGuard::finish`]: what is held, then the held events or their end.
     pub(super) fn finish(&mut self, out: &mut Vec<ApiStreamChunk>) {
         let mut released = Vec::new();
         self.inner.finish(&mut released);
@@ -159,10 +146,8 @@ impl WireGuard {
         }
     }
 
-    /// Hands on what the inner guard released for a chunk whose content was `pushed` (the
-    /// chunks always go on at once: the consumer's first-content probe and its mirror of the
-    /// answer need them), starts holding the events while the scrubber holds back, and
-    /// resolves the hold when it no longer does (or the answer is over).
+    /// Hands on what the inner guard released for a chunk whose content was `pushed`, holding the
+    /// events while the scrubber holds back. The chunks go on at once for the first-content probe.
     fn settle(
         &mut self,
         pushed: Content,
@@ -192,8 +177,7 @@ impl WireGuard {
         }
     }
 
-    /// The hold ends: its events as they came when nothing was redacted (and the mapper gave
-    /// all it held), else the events' end.
+    /// Ends the hold: its events as they came when nothing was redacted, else the events' end.
     fn resolve(&mut self, out: &mut Vec<ApiStreamChunk>) {
         let Some(hold) = self.hold.take() else {
             return;
@@ -205,8 +189,7 @@ impl WireGuard {
         }
     }
 
-    /// No more events: their end (the held ones are dropped; the consumer writes the
-    /// chunks they carried).
+    /// No more events: their end; the consumer writes the chunks the held ones carried.
     fn end_events(&mut self, out: &mut Vec<ApiStreamChunk>) {
         self.ended = true;
         self.hold = None;
@@ -218,7 +201,6 @@ impl WireGuard {
     }
 }
 
-/// The text a content chunk carries (its text, reasoning or arguments); empty for others.
 fn content(chunk: &ApiStreamChunk) -> &str {
     match chunk {
         ApiStreamChunk::Text { text, .. } => text,

@@ -1,14 +1,5 @@
-//! The stream one request yields once it is sent (SPEC R1.4, R6.4): [`ChunkStream`], a hand-written
-//! [`Stream`] that polls the response body piece by piece, decodes and maps each piece at once,
-//! and hands the chunks over one per poll (issue 17).
-//!
-//! Why not an `async_stream::stream!` generator, as before: every chunk then went through the
-//! generator's resumption and its yield slot, which cost eleven 144-byte copies per chunk
-//! (counted with a `perf probe` on `memmove`: 394,058 of 144 bytes and 149,405 of 160 bytes for
-//! the 49,262 events of the benchmark's Anthropic stream) and about 17 % of the stream's CPU.
-//! Here a chunk is moved from the parser's output to the caller's slot directly, and the
-//! opening future (the request, its retries, the large state of sending) is dropped once the
-//! response head is in, so an open stream holds only what reading needs.
+//! [`ChunkStream`], the stream one request yields, decoding and mapping each body piece at once.
+//! Spec: R1.4, R6.4.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -30,15 +21,13 @@ use crate::wire::Framing;
 
 type Item = Result<ApiStreamChunk, ApiError>;
 
-/// The response head, once the request is sent (after any retries), and the deadline then
-/// running: the first-content one, started when the request was made.
+/// The response head once sent, and the first-content deadline running since the request was made.
 pub(super) struct Opened {
     pub(super) response: Response,
     pub(super) deadline: Option<Instant>,
 }
 
-/// Sends the request: ends with the response whose status and content type say a stream
-/// follows, or the error to yield (cancellation included).
+/// Sends the request: the response that says a stream follows, or the error to yield.
 pub(super) type Opening = Pin<Box<dyn Future<Output = Result<Opened, ApiError>> + Send>>;
 
 enum State {
@@ -47,27 +36,25 @@ enum State {
     Done,
 }
 
-/// The chunks of one request (see [`super::stream`] for what it guarantees): the request is
-/// sent on the first poll; then each poll hands over the next chunk mapped from the body piece
-/// last read, or reads the next piece.
+/// The chunks of one request: the first poll sends it, and each later poll hands over the next
+/// mapped chunk or reads the next piece. It is written by hand because an `async_stream`
+/// generator's yield slot cost about 17 % of the stream's CPU in copies.
 pub(super) struct ChunkStream<P: EventParser> {
     state: State,
     parser: P,
     decoder: <P::Event as Framing>::Decoder,
-    /// What the parser mapped from the last piece and has not been handed over, in order.
-    /// Its allocation is the parser's output buffer of the next piece (no allocation per
-    /// piece once it has grown to one piece's chunks).
+    /// Mapped chunks not handed over yet; the allocation is reused as the next piece's output
+    /// buffer.
     pending: VecDeque<Item>,
-    /// Whether a cancellation is checked before each pending chunk: not for the chunks flushed
-    /// before a final error, which are handed over with it.
+    /// Whether a cancellation is checked before each pending chunk; not for those a final error
+    /// flushed.
     check_cancel: bool,
     cancel: CancellationToken,
     /// Wakes the stream when `cancel` fires while it waits for the body.
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     origin: Origin,
     deadlines: ResolvedDeadlines,
-    /// When the wait for the next piece fails: the first-content deadline until the first
-    /// content chunk, then the idle one, restarted when the consumer comes back after a chunk.
+    /// When waiting for a piece fails: the first-content deadline until content, then the idle one.
     deadline: Option<Instant>,
     /// The timer of `deadline`, made on the first wait and reset when the deadline moves.
     sleep: Option<Pin<Box<Sleep>>>,
@@ -103,14 +90,12 @@ impl<P: EventParser> ChunkStream<P> {
         }
     }
 
-    /// Ends the stream: nothing more is read or handed over.
     fn end(&mut self) {
         self.state = State::Done;
         self.pending.clear();
     }
 
-    /// An error of the body or the parser as it is yielded: with the response's request id and
-    /// the origin.
+    /// An error as it is yielded, with the response's request id and the origin.
     fn finish_err(&self, mut e: ApiError) -> ApiError {
         if e.request_id.is_none() {
             e.request_id = self.request_id.clone();
@@ -138,8 +123,7 @@ impl<P: EventParser> ChunkStream<P> {
         }))
     }
 
-    /// The last items of a stream whose body failed or did not decode: the chunks already
-    /// mapped (`out`), what the parser holds back that is final (usage), then the error.
+    /// Queues a failed body's last items: the chunks mapped, the usage held back, then the error.
     fn fail(&mut self, mut out: Vec<Item>, e: ApiError) {
         self.parser.on_error(&mut out);
         out.retain(Result::is_ok);
@@ -149,7 +133,6 @@ impl<P: EventParser> ChunkStream<P> {
         self.pending = out.into();
     }
 
-    /// The deadline passed while waiting for the body.
     fn timed_out(&self) -> ApiError {
         if self.content_seen {
             idle_timeout(self.deadlines.idle, &self.origin)
@@ -158,9 +141,8 @@ impl<P: EventParser> ChunkStream<P> {
         }
     }
 
-    /// Reads one body piece and maps it; the chunks it made become the pending ones. Waits
-    /// under the cancellation and the deadline, polled in the order the request's were: the
-    /// cancellation first, then the body, then the deadline.
+    /// Reads one body piece and maps it into the pending chunks. The cancellation is polled first,
+    /// then the body, then the deadline, as the request's were.
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let State::Reading(body) = &mut self.state else {
             return Poll::Ready(());
@@ -201,9 +183,8 @@ impl<P: EventParser> ChunkStream<P> {
                 return Poll::Ready(());
             }
         };
-        // Each event goes to the parser as the decoder completes it, borrowed from the piece:
-        // no copy and no allocation per event on the way.
-        // `pending` is empty here: its buffer, taken as a `Vec` (no copy), takes the output.
+        // Events go to the parser borrowed from the piece; `pending`'s empty buffer takes the
+        // output.
         let mut out = Vec::from(std::mem::take(&mut self.pending));
         let parser = &mut self.parser;
         let decoded = match &piece {

@@ -1,5 +1,5 @@
-//! The HTTP clients built from each provider's connection settings (SPEC R12.4): one per set of
-//! equal settings, shared by its handlers, built on the first request (R3.5).
+//! The HTTP clients built from providers' connection settings, one per set of equal settings.
+//! Spec: R12.4, R3.5.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
@@ -19,33 +19,25 @@ struct ClientKey {
     tls: bool,
 }
 
-/// The clients alive in this process, by settings: handlers whose providers have equal
-/// connection settings share one client and so one connection pool.
+/// The clients alive in this process; providers with equal settings share one connection pool.
 static CLIENTS: LazyLock<Mutex<HashMap<ClientKey, Weak<HttpClient>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The HTTP clients for one set of connection settings (rustls, HTTP/2 when offered): the
-/// streaming one (hyper-util's, its HTTP/1 read buffer capped; issue 17) and reqwest's, for
-/// requests that are not streams and for streams when a proxy may apply.
-///
-/// Each is built on its first request, so constructing a handler makes no network request and
-/// loads no certificate (SPEC R3.5). A client for an `http://` base URL is built without any
-/// root certificate: loading the platform's roots (about 150 PEM files on Linux) is skipped.
+/// The HTTP clients for one set of settings, the streaming one and reqwest's, each built on first
+/// use so that building a handler makes no request and loads no certificate.
 pub(crate) struct HttpClient {
     key: ClientKey,
     /// Extra roots from the `ca_bundle` file, read when the handler was built.
     extra_roots: Vec<CertificateDer<'static>>,
     client: OnceLock<Result<reqwest::Client, String>>,
     streaming: OnceLock<Result<Streaming, String>>,
-    /// The TLS configuration both clients share, built when the first of them is: the
-    /// platform's roots are read once.
+    /// Built with the first client, so the platform's roots are read once.
     tls: OnceLock<Result<rustls::ClientConfig, String>>,
 }
 
 impl HttpClient {
-    /// The client for `settings` and requests to `base_url`: the one already alive for equal
-    /// settings, or a new one (reading the CA bundle now, so a bad file is a configuration
-    /// error before any request). Errors name the problem in one sentence.
+    /// The client for `settings` and `base_url`: the one alive for equal settings, or a new one.
+    /// The CA bundle is read now, so a bad file is a configuration error before any request.
     pub(crate) fn shared(settings: &HttpSettings, base_url: &str) -> Result<Arc<Self>, String> {
         // TLS is needed for an https:// base URL, and for an https:// proxy whatever the URL.
         let https_proxy =
@@ -74,7 +66,6 @@ impl HttpClient {
         Ok(client)
     }
 
-    /// The reqwest client, built on first use.
     pub(crate) fn get(&self) -> Result<&reqwest::Client, String> {
         self.client
             .get_or_init(|| self.build())
@@ -82,7 +73,6 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
-    /// The client for streaming requests, built on first use ([`Streaming::new`]).
     pub(super) fn streaming(&self) -> Result<&Streaming, String> {
         self.streaming
             .get_or_init(|| Streaming::new(&self.key.settings, || self.tls_config()))
@@ -90,7 +80,6 @@ impl HttpClient {
             .map_err(Clone::clone)
     }
 
-    /// The TLS configuration of both clients ([`streaming::tls_config`]), built on first use.
     fn tls_config(&self) -> Result<rustls::ClientConfig, String> {
         self.tls
             .get_or_init(|| streaming::tls_config(self.key.tls, &self.extra_roots))
@@ -116,8 +105,6 @@ impl HttpClient {
                 builder.proxy(proxy)
             }
         };
-        // The same configuration as the streaming client's: the platform verifier plus the
-        // ca_bundle roots, or (http:// only) an empty root store.
         builder = builder.tls_backend_preconfigured(self.tls_config()?);
         builder.build().map_err(|e| {
             format!(
@@ -128,7 +115,7 @@ impl HttpClient {
     }
 }
 
-/// The certificates of a PEM file (one or more `CERTIFICATE` blocks).
+/// The certificates of a PEM file of one or more `CERTIFICATE` blocks.
 fn read_ca_bundle(path: &std::path::Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let pem = std::fs::read(path)
         .map_err(|e| format!("cannot read the CA bundle {}: {e}", path.display()))?;

@@ -1,5 +1,5 @@
-//! Deadlines and cancellation of one request (SPEC R6.4, R1.4): when a deadline falls, running
-//! a future until it, and the errors a passed deadline or a cancellation becomes.
+//! Deadlines and cancellation of one request, and the errors they become.
+//! Spec: R6.4, R1.4.
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,8 +9,7 @@ use tokio::time::Instant;
 use super::request::Origin;
 use crate::error::{ApiError, ErrorKind};
 
-/// `Some(now + d)`, or `None` (no deadline) when that is past what the clock can hold
-/// ([`Duration::MAX`] means "no deadline").
+/// `Some(now + d)`, or no deadline when the clock cannot hold it, as for [`Duration::MAX`].
 pub(crate) fn deadline_after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }

@@ -1,6 +1,6 @@
-//! The driver of one provider request (SPEC R1.4, R5, R6.4): finishes the request, opens it
-//! under the provider-level retry and its reports, and runs the provider's mapper over the
-//! body under the request's cancellation and deadlines.
+//! The driver of one provider request: it finishes, sends and maps one request under the
+//! provider-level retry and the request's cancellation and deadlines.
+//! Spec: R1.4, R5, R6.4.
 
 use std::sync::Arc;
 
@@ -20,21 +20,10 @@ use crate::retry::RetryPolicy;
 use crate::stream::ApiStream;
 use crate::wire::Framing;
 
-/// The stream of one request to `endpoint`: finishes the request (`pending`: ready, or the
-/// token fetch or signing of Bedrock and Vertex; configured headers are added after it, so
-/// they are never signed), opens it under the provider-level retry, reads the body piece by
-/// piece, decodes, maps through `parser` and yields chunks. Ends after the first error.
-///
-/// A `401` answer is sent once more with `reauthorize`'s request when there is one (an OAuth
-/// sign-in the server stopped accepting before its expiry), after the sign-in is refreshed.
-///
-/// Per request (`options`, SPEC R2.1): the cancellation token ends the stream with one
-/// `Cancelled` error at the next poll, before any further chunk (R1.4); the retry observer
-/// hears each provider-level retry (R5.3); the deadlines (the request's, else the endpoint's)
-/// turn a silent stream into one `Timeout` error (R6.4); the bounds cap one line of the body
-/// and the answer's size (R4.0b), and configured secrets are scrubbed from the chunks across
-/// their boundaries (R10.5). Dropping the stream drops the response, which closes the
-/// connection.
+/// The stream of one request to `endpoint`: `pending` finished, opened under the retry and mapped
+/// by `parser`, ending after the first error. Configured headers come after `pending`, so they are
+/// never signed; a `401` is sent once more with `reauthorize`'s request.
+/// Spec: R1.4, R2.1, R4.0b, R5.3, R6.4, R10.5, R12.1.
 pub(crate) fn stream<P: EventParser>(
     endpoint: &Endpoint,
     pending: PendingRequest,
@@ -43,7 +32,7 @@ pub(crate) fn stream<P: EventParser>(
     options: RequestOptions,
 ) -> ApiStream {
     let policy = if options.fail_fast {
-        // The caller fails over instead (SPEC R12.1): one attempt, no provider-level wait.
+        // The caller fails over instead: one attempt, no provider-level wait.
         RetryPolicy {
             max_attempts: 1,
             ..endpoint.retry
@@ -81,15 +70,12 @@ pub(crate) fn stream<P: EventParser>(
         deadlines,
         bounds.max_line_bytes,
     ));
-    // Secrets scrubbed across chunks and the answer's size bounded, once for every provider
-    // (SPEC R10.5, R4.0b).
+    // Secrets scrubbed and the answer's size bounded here, once for every provider.
     let origin = &endpoint.origin;
     let origin = Some((origin.provider_id.clone(), origin.model_id.clone()));
     crate::stream_guard::guard_stream_of(chunks, bounds, origin, forwarding)
 }
 
-/// What opening one request owns: the endpoint's client, origin and configured headers, and
-/// the request's retry policy, observers and deadlines.
 struct Opening {
     client: Arc<HttpClient>,
     origin: Origin,
@@ -101,9 +87,8 @@ struct Opening {
 }
 
 impl Opening {
-    /// Opens the request: its response, once the status and content type say a stream of `F`
-    /// follows, with the deadline for its first content; or the first error. A cancellation
-    /// ends it at once.
+    /// Opens the request: the stream's response with its first-content deadline; a cancellation
+    /// ends it.
     async fn open<F: Framing>(
         self,
         extra: Vec<(String, String)>,
@@ -129,8 +114,7 @@ impl Opening {
         Ok(Opened { response, deadline })
     }
 
-    /// Finishes `pending` and sends it; a `401` is sent once more with `reauthorize`'s request
-    /// when there is one.
+    /// Finishes `pending` and sends it; a `401` is sent once more with `reauthorize`'s request.
     async fn send<F: Framing>(
         &self,
         extra: &HeaderMap,
@@ -163,7 +147,7 @@ impl Opening {
         }
     }
 
-    /// The request `pending` makes (a token fetched, a signature added), before `deadline`.
+    /// The request `pending` makes, such as with a token or signature, before `deadline`.
     async fn finish(
         &self,
         pending: PendingRequest,

@@ -1,5 +1,5 @@
-//! Which models an OpenAI-compatible server serves: `GET {base_url}/models` (issue 26), so a
-//! `--base-url` without `--model` can use the one model a local server has.
+//! Which models an OpenAI-compatible server serves, so a `--base-url` without `--model` can use the
+//! one model a local server has.
 
 use std::time::Duration;
 
@@ -12,12 +12,7 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most of the listing's body read, in bytes.
 const MAX_LIST_BYTES: usize = 1024 * 1024;
 
-/// The ids `GET {base_url}/models` lists (OpenAI's `{"data": [{"id": …}]}`), in its order,
-/// sending `key` as a bearer token when given, through the client of `settings` (proxy, CA
-/// bundle, timeouts). Bounded: 5 s in all and 1 MiB of body.
-///
-/// Errors: one phrase saying what went wrong (no connection, a status, not that JSON), for
-/// the caller's sentence; never the key.
+/// The ids `GET {base_url}/models` lists, within 5 s and 1 MiB; an error is one phrase, keyless.
 pub async fn served_models(
     base_url: &str,
     key: Option<&str>,

@@ -1,6 +1,5 @@
-//! What a provider hands the transport (SPEC R4.0): where its requests go ([`Endpoint`],
-//! [`Origin`]), one request as pure data ([`WireRequest`]), and its pure mapping from decoded
-//! items to chunks ([`EventParser`]).
+//! What a provider hands the transport: its endpoint, a request as data and its item mapping.
+//! Spec: R4.0.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -20,8 +19,7 @@ pub(crate) struct Origin {
     pub(crate) base_url: String,
 }
 
-/// Everything about a provider's requests that is the same for all of them: the client, where
-/// they go, the configured extra headers, the retry policy and the deadlines.
+/// The settings all of a provider's requests share.
 pub(crate) struct Endpoint {
     pub(crate) client: Arc<HttpClient>,
     pub(crate) origin: Origin,
@@ -31,8 +29,7 @@ pub(crate) struct Endpoint {
     pub(crate) deadlines: ResolvedDeadlines,
 }
 
-/// One HTTP POST as a provider builds it: pure data. Header values may hold the key; this type
-/// has no `Debug` so they cannot be printed by accident.
+/// One HTTP POST as a provider builds it; no `Debug`, since header values may hold the key.
 #[derive(Clone)]
 pub(crate) struct WireRequest {
     pub(crate) url: String,
@@ -41,7 +38,6 @@ pub(crate) struct WireRequest {
 }
 
 impl WireRequest {
-    /// A POST of the JSON `body` to `url`.
     pub(crate) fn json(url: String, body: &serde_json::Value) -> Self {
         Self {
             url,
@@ -55,13 +51,12 @@ impl WireRequest {
         Self::json(url, body).header("accept", "text/event-stream")
     }
 
-    /// Adds a header.
     pub(crate) fn header(mut self, name: &str, value: impl Into<String>) -> Self {
         self.headers.push((name.to_owned(), value.into()));
         self
     }
 
-    /// Adds the header `name: value` when there is a value (a key that may be missing).
+    /// Adds the header when there is a value, such as a key that may be missing.
     pub(crate) fn header_opt(self, name: &str, value: Option<&str>) -> Self {
         match value {
             Some(v) => self.header(name, v),
@@ -69,7 +64,6 @@ impl WireRequest {
         }
     }
 
-    /// Adds `authorization: Bearer {key}` when there is a key.
     pub(crate) fn bearer(self, key: Option<&str>) -> Self {
         match key {
             Some(k) => self.header("authorization", format!("Bearer {k}")),
@@ -80,51 +74,43 @@ impl WireRequest {
 
 /// A provider's mapping from decoded items to chunks: pure, no I/O.
 pub(crate) trait EventParser: Send + Unpin + 'static {
-    /// The item the body decodes into (an SSE event, an NDJSON line, an event-stream frame);
-    /// it decides the decoder and the content types accepted.
+    /// The item the body decodes into, which decides the decoder and the content types accepted.
     type Event: Framing;
-    /// Handles one item (for SSE a borrowed [`SseEventRef`](crate::wire::sse::SseEventRef),
-    /// valid for the call), appending chunks or an error to `out`.
     fn on_event(
         &mut self,
         event: <Self::Event as Framing>::Item<'_>,
         out: &mut Vec<Result<ApiStreamChunk, ApiError>>,
     );
-    /// Handles the clean end of the body: flushes what is pending, or reports a stream that
-    /// ended before the provider said it was complete.
+    /// Handles the clean end of the body, reporting a stream the provider did not say was complete.
     fn on_end(&mut self, out: &mut Vec<Result<ApiStreamChunk, ApiError>>);
-    /// The body failed (a broken connection, a deadline, bytes that do not decode, a
-    /// cancellation): appends what the parser holds back that is already final — usage the
-    /// provider reported, which it bills — to be yielded before the error. Default: nothing.
+    /// After a body failure, appends what is held back but final, such as billed usage.
     fn on_error(&mut self, _out: &mut Vec<Result<ApiStreamChunk, ApiError>>) {}
-    /// Whether the answer has already failed and the failure is held until the stream ends
-    /// (Chat's named finish reasons wait for the usage that may follow, SPEC R7.5): a
-    /// forwarding gateway gives no more of the provider's events (SPEC R14.2), which would
-    /// tell its client the answer ended well. Default: no.
+    /// Whether the answer already failed and the failure waits for the end, as Chat's named finish
+    /// reasons wait for the usage; a forwarding gateway then passes no more events.
+    /// Spec: R7.5, R14.2.
     fn failing(&self) -> bool {
         false
     }
-    /// Whether the stream gives the provider's own events ([`ApiStreamChunk::Wire`]: a
-    /// forwarded request, SPEC R14.2), which the stream's guard then guards too. Default: no.
+    /// Whether the stream gives the provider's own events as [`ApiStreamChunk::Wire`], which the
+    /// stream's guard then guards too.
+    /// Spec: R14.2.
     fn forwards_events(&self) -> bool {
         false
     }
-    /// Takes the request's size bounds (SPEC R4.0b) before the first item: a parser that
-    /// holds content back before it can give it as chunks (Chat's tool-call arguments that
-    /// arrive before the call's name) bounds what it holds with them. Default: nothing.
+    /// Takes the size bounds before the first item, for a parser holding content back, such as
+    /// Chat's nameless tool arguments.
+    /// Spec: R4.0b.
     fn set_bounds(&mut self, _bounds: crate::stream_guard::StreamBounds) {}
-    /// Whether the parser holds content of the items so far that it has not given as chunks
-    /// yet (Chat's arguments before a call's name): a forwarded stream's events wait with it
-    /// ([`WireEvent::held`](crate::stream::WireEvent), SPEC R10.5). Default: no.
+    /// Whether content not yet given as chunks is held; a forwarded stream's events wait with it.
+    /// Spec: R10.5.
     fn holds_content(&self) -> bool {
         false
     }
 }
 
-/// A future that finishes a [`WireRequest`] (a token fetched, a signature added).
+/// A future that finishes a [`WireRequest`], such as by fetching a token or adding a signature.
 pub(crate) type PendingRequest =
     std::pin::Pin<Box<dyn Future<Output = Result<WireRequest, ApiError>> + Send>>;
 
-/// The request to send instead after a `401`, made with a freshly refreshed sign-in (the OAuth
-/// providers', [`Provider::reauthorize`](crate::providers::provider)); polled only then.
+/// The request to send instead after a `401`, with a freshly refreshed sign-in.
 pub(crate) type Reauthorize = Option<PendingRequest>;

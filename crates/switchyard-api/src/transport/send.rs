@@ -1,7 +1,6 @@
-//! Sending one request and opening its stream (SPEC R4.0, R5, R7.4, R7.6): its headers, the send
-//! under the provider-level retry, a dead pooled connection replaced once, and a status or
-//! content type that says no stream follows read into the classified error; a compressed body
-//! nobody asked for refused at once (R4.0b).
+//! Sending one request and opening its stream under the provider-level retry; a status or content
+//! type that says no stream follows becomes the classified error.
+//! Spec: R4.0, R4.0b, R5, R7.4, R7.6.
 
 use std::future::Future;
 use std::time::Duration;
@@ -22,13 +21,10 @@ use crate::wire::Framing;
 /// Longest part of an error body we read, in bytes; the rest is never buffered.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 
-/// Sends the request `build` makes and returns the response once its status and content type
-/// say a stream of `F` follows; otherwise the classified error.
-///
-/// A connection that fails before any byte of the response — a pooled keep-alive connection
-/// the server closed while it sat idle, found dead only when the request went out on it — is
-/// replaced at once: the request is sent again on a new connection, once, with no wait and no
-/// retry counted (SPEC R7.6). Nothing of a response was read, so nothing can be yielded twice.
+/// Sends the request and returns the response once it says a stream of `F` follows. A pooled
+/// connection the server closed while idle fails before any byte; the request then goes once more
+/// on a new connection, uncounted, as nothing can be yielded twice.
+/// Spec: R7.6.
 async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>>(
     send: impl Fn() -> S,
     origin: &Origin,
@@ -71,9 +67,8 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
         let mut err = error_from_body(status, &content_type, &body, &headers, F::CONTENT_TYPE);
         err.request_id = request_id(&headers);
         if matches!(status, 404 | 405) && err.code.is_none() && !provider_spoke(&body) {
-            // No provider error in the body: usually a base URL with a missing or doubled
-            // path part. Show what was asked. (A provider's own 404, "model not found" or
-            // "no endpoints found", is about the request, not the URL: H15, H31.)
+            // No provider error in the body, whose own 404 is about the request: usually a base URL
+            // with a missing or doubled path part, so show what was asked.
             err.message = format!("{} (POST {url}; check the base URL)", err.message);
         }
         return Err(err.with_origin(&origin.provider_id, &origin.model_id));
@@ -93,10 +88,8 @@ async fn open_stream<F: Framing, S: Future<Output = Result<Response, SendError>>
     Ok(response)
 }
 
-/// The `content-encoding` of a stream response, when it is one Switchyard never asks for: the
-/// requests ask for `identity` ([`IDENTITY`]), the only one read (SPEC R4.0b).
-/// Refused at once rather than read as garbage until the line cap (issue 26), and never
-/// retried: the same server compresses the same way.
+/// The unasked `content-encoding` of a stream response, refused at once and never retried.
+/// Spec: R4.0b.
 fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(reqwest::header::CONTENT_ENCODING)?;
     let value = String::from_utf8_lossy(value.as_bytes())
@@ -110,8 +103,8 @@ fn unasked_encoding(headers: &HeaderMap) -> Option<String> {
     unasked.then(|| value.chars().take(40).collect())
 }
 
-/// `url` as a log line shows it (`-v`): without its query string and fragment, where a
-/// provider may carry the key (Gemini's `?key=`), nor any `user:password@`.
+/// `url` as a `-v` log line shows it: without the query string and fragment, where a provider may
+/// carry the key, and without any `user:password@`.
 fn shown_url(url: &str) -> String {
     let end = url.find(['?', '#']).unwrap_or(url.len());
     let url = &url[..end];
@@ -146,7 +139,7 @@ fn send_error(e: &SendError, origin: &Origin) -> ApiError {
             format!("no answer from {} in time ({cause})", origin.base_url),
         )
     } else if e.is_redirect() {
-        // A redirect loop, or too many redirects: waiting cannot fix it (SPEC R7.4).
+        // A redirect loop or too many redirects: waiting cannot fix it.
         ApiError::new(
             ErrorKind::Network,
             format!(
@@ -179,8 +172,7 @@ async fn read_limited(mut from: Body) -> Vec<u8> {
     body
 }
 
-/// The extra headers of one request as a header map, or the name of the first one that is
-/// not valid HTTP (its value is never shown: it may be a credential).
+/// The extra headers as a map, or the name of the first invalid one; values may be credentials.
 pub(super) fn extra_headers(headers: &[(String, String)]) -> Result<HeaderMap, &str> {
     let mut map = HeaderMap::new();
     for (name, value) in headers {
@@ -196,8 +188,8 @@ fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
     Some((name, HeaderValue::from_str(value).ok()?))
 }
 
-/// The headers of `wire` for the hyper client, as [`http_request`] sets them: its headers,
-/// then the configured ones, then the request's extra headers (replacing same-named ones).
+/// The headers of `wire` for the hyper client, in the order [`http_request`] sets them: its own,
+/// the configured ones, then the extra ones replacing same-named ones.
 fn hyper_headers(
     wire: &WireRequest,
     configured: &[(String, String)],
@@ -225,13 +217,11 @@ fn hyper_headers(
     Ok(headers)
 }
 
-/// `accept-encoding: identity`, sent unless a header of the configuration says otherwise:
-/// Switchyard decodes no compressed body (SPEC R4.0b), and some CDN edges compress an SSE
-/// stream for a client that named no encoding (Wei-Shaw/claude-relay-service#1039).
+/// `accept-encoding: identity` unless configured otherwise: some CDN edges compress an SSE stream
+/// for a client that names no encoding, as Wei-Shaw/claude-relay-service#1039 reports.
 static IDENTITY: HeaderValue = HeaderValue::from_static("identity");
 
-/// The reqwest request for `wire`: its headers, then the configured ones, then the request's
-/// extra headers (replacing same-named ones), and its body.
+/// The reqwest request for `wire`, with headers in the order [`hyper_headers`] sets them.
 fn http_request(
     client: &reqwest::Client,
     wire: &WireRequest,
@@ -264,7 +254,6 @@ pub(super) struct Sending<'a> {
 }
 
 impl Sending<'_> {
-    /// Sends `wire` under the provider-level retry until a stream of `F` opens or fails.
     pub(super) async fn send<F: Framing>(
         &self,
         wire: &WireRequest,
@@ -299,10 +288,8 @@ impl Sending<'_> {
 }
 
 impl Sending<'_> {
-    /// Sends `wire` once through the streaming client, and returns the response once its head
-    /// is in: through hyper's unless a proxy applies to the URL, else through reqwest. A
-    /// redirect the hyper client gets is sent again through reqwest, which follows redirects
-    /// by its policy (at most 10, and the error of R7.4 for a loop).
+    /// Sends `wire` once through hyper's client, or reqwest's when a proxy applies; a redirect the
+    /// hyper client gets is sent again through reqwest, which follows it.
     async fn send_once(&self, wire: &WireRequest) -> Result<Response, SendError> {
         if !matches!(self.client, Streaming::Reqwest) {
             let headers = hyper_headers(wire, self.configured, self.extra)?;
@@ -323,7 +310,6 @@ impl Sending<'_> {
         self.send_reqwest(wire).await
     }
 
-    /// Sends `wire` once through reqwest.
     async fn send_reqwest(&self, wire: &WireRequest) -> Result<Response, SendError> {
         let client = self.http.get().map_err(SendError::Invalid)?;
         http_request(client, wire, self.configured, self.extra)

@@ -1,16 +1,5 @@
-//! The client streaming responses go through (SPEC R12.4; issue 17): hyper-util's pooled client
-//! over hyper's HTTP/1 and HTTP/2, with the HTTP/1 read buffer capped at [`HTTP1_MAX_BUF_SIZE`],
-//! and the one response and send-error types the transport's driver reads, whichever client sent
-//! the request.
-//!
-//! Why not reqwest for streams: hyper's HTTP/1 read buffer doubles on every full read up to
-//! about 408 KiB when the server writes ahead of the consumer, and reqwest (0.13) exposes
-//! neither the cap nor the connection. Measured at 1,000 concurrent 674 kB streams: 528 kB per
-//! stream through reqwest, 37 kB with the buffer capped at 16 KiB, for equal or less CPU
-//! (bench/README.md, "Issue 17"). reqwest stays where hyper's client cannot do the same:
-//! through an HTTP(S) proxy (configured, or one the environment or the system settings give
-//! for the request's host), after a redirect (reqwest follows them by its policy), and for the
-//! non-streaming requests (token exchanges).
+//! The streaming client, hyper's with a capped HTTP/1 read buffer, and either client's responses.
+//! Spec: R12.4.
 
 use std::sync::Arc;
 
@@ -28,9 +17,9 @@ use rustls_pki_types::CertificateDer;
 use crate::config::{HttpSettings, Proxy};
 use crate::error::body::innermost;
 
-/// Largest HTTP/1 read buffer of one streaming connection, in bytes: one server write of the
-/// benchmark's streams, and the most an SSE decoder needs at once (issue 17). hyper's default
-/// is about 408 KiB; its minimum is 8 KiB.
+/// The largest HTTP/1 read buffer of one streaming connection, in bytes. hyper's doubles up to
+/// about 408 KiB when the server writes ahead, and reqwest exposes neither cap nor connection; the
+/// cap took 1,000 concurrent streams from 528 kB each to 37 kB, see bench/README.md.
 pub(crate) const HTTP1_MAX_BUF_SIZE: usize = 16 * 1024;
 
 /// hyper-util's pooled client with rustls for `https://` and plain TCP for `http://`.
@@ -39,29 +28,24 @@ pub(crate) type HyperClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>
 /// The `User-Agent` of every request, as the reqwest client sends it.
 pub(crate) const USER_AGENT: &str = concat!("switchyard/", env!("CARGO_PKG_VERSION"));
 
-/// Which client a provider's streaming requests go through.
+/// Which client a provider's streams go through; hyper's cannot go through a proxy.
 pub(crate) enum Streaming {
-    /// The capped hyper client, for the requests no proxy applies to (boxed: several hundred
-    /// bytes, the other variant none).
+    /// The capped hyper client, boxed since the other variant is empty.
     Hyper(Box<Direct>),
-    /// The reqwest client for every stream: a proxy URL is configured, which hyper's client
-    /// cannot go through.
+    /// The reqwest client for every stream: a proxy URL is configured.
     Reqwest,
 }
 
 /// The hyper client and the proxies that keep a request off it.
 pub(crate) struct Direct {
     client: HyperClient,
-    /// Under [`Proxy::Environment`]: the proxies reqwest would use, read as reqwest reads
-    /// them (hyper-util's `Matcher::from_system`: `HTTP_PROXY`, `HTTPS_PROXY`,
-    /// `ALL_PROXY`, `NO_PROXY`, then the system's settings on macOS and Windows). `None`
-    /// under [`Proxy::Off`].
+    /// Under [`Proxy::Environment`], the proxies reqwest would use, read from the environment and
+    /// system settings as reqwest reads them; `None` under [`Proxy::Off`].
     proxies: Option<Matcher>,
 }
 
 impl Streaming {
-    /// The streaming client for `settings`, with `tls` from [`tls_config`] (called only when
-    /// the hyper client is built).
+    /// The streaming client for `settings`; `tls` is called only when the hyper client is built.
     pub(crate) fn new(
         settings: &HttpSettings,
         tls: impl FnOnce() -> Result<rustls::ClientConfig, String>,
@@ -89,11 +73,8 @@ impl Streaming {
     }
 }
 
-/// The TLS configuration of both clients (one, so the platform's roots are read once): with
-/// `tls` the server's certificate is checked by the platform verifier (as reqwest's own
-/// configuration does) plus `extra_roots`; without it no root certificate is loaded
-/// (`http://` only). ALPN offers HTTP/2, then HTTP/1.1. Errors name the problem in one
-/// sentence.
+/// The TLS configuration both clients share, so the platform's roots are read once: the platform
+/// verifier plus `extra_roots` with `tls`, else no root at all, for `http://` only.
 pub(crate) fn tls_config(
     tls: bool,
     extra_roots: &[CertificateDer<'static>],
@@ -131,14 +112,13 @@ pub(crate) fn tls_config(
     Ok(config)
 }
 
-/// The hyper client for `settings` over `tls_config` ([`tls_config`]): connect timeout,
-/// `TCP_NODELAY`, HTTP/2 when the server offers it over TLS (ALPN), HTTP/1 otherwise with the
-/// read buffer capped.
+/// The hyper client for `settings`: connect timeout, `TCP_NODELAY`, HTTP/2 when offered over TLS,
+/// else HTTP/1 with the read buffer capped.
 pub(crate) fn build_hyper(
     settings: &HttpSettings,
     mut tls_config: rustls::ClientConfig,
 ) -> HyperClient {
-    // hyper-rustls sets ALPN itself from the protocols enabled below (the same two).
+    // hyper-rustls sets ALPN itself from the protocols enabled below.
     tls_config.alpn_protocols.clear();
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -157,8 +137,7 @@ pub(crate) fn build_hyper(
         .build(https)
 }
 
-/// The hyper request for a POST of `body` to `url` with `headers`, plus the `User-Agent` and
-/// `Accept: */*` reqwest adds when the request has none.
+/// The hyper POST of `body` to `url`, with reqwest's default `User-Agent` and `Accept: */*`.
 pub(crate) fn hyper_request(
     url: &str,
     mut headers: HeaderMap,
@@ -197,7 +176,6 @@ pub(crate) enum Response {
 }
 
 impl Response {
-    /// The HTTP status code.
     pub(crate) fn status(&self) -> u16 {
         match self {
             Self::Reqwest(r) => r.status().as_u16(),
@@ -205,7 +183,6 @@ impl Response {
         }
     }
 
-    /// The response headers.
     pub(crate) fn headers(&self) -> &HeaderMap {
         match self {
             Self::Reqwest(r) => r.headers(),
@@ -213,7 +190,7 @@ impl Response {
         }
     }
 
-    /// The URL the response came from (after reqwest's redirects).
+    /// The URL the response came from, after reqwest's redirects.
     pub(crate) fn url(&self) -> &str {
         match self {
             Self::Reqwest(r) => r.url().as_str(),
@@ -221,7 +198,6 @@ impl Response {
         }
     }
 
-    /// The body, to be read piece by piece ([`Body::poll_chunk`]).
     pub(crate) fn into_body(self) -> Body {
         match self {
             Self::Reqwest(r) => Body::Reqwest(r.into()),
@@ -233,10 +209,8 @@ impl Response {
 /// A response body being read, from either client.
 pub(crate) enum Body {
     Reqwest(reqwest::Body),
-    /// The whole response, not only its body: the head's header values are slices of hyper's
-    /// read buffer, and while they live hyper cannot grow that buffer in place, so it stays
-    /// within [`HTTP1_MAX_BUF_SIZE`]. With the head dropped, hyper's `reserve` grows the
-    /// buffer it then owns alone: 24 KiB pieces, measured by
+    /// The whole response, not only its body: while the head's header values, slices of hyper's
+    /// read buffer, live, hyper cannot grow that buffer in place. Checked by
     /// `a_server_writing_ahead_never_grows_a_streams_read_buffer_past_the_cap`.
     Hyper(hyper::Response<Incoming>),
 }
@@ -247,8 +221,7 @@ impl Body {
         std::future::poll_fn(|cx| self.poll_chunk(cx)).await
     }
 
-    /// Polls for the next piece of the body: `None` at its end, or the innermost cause of the
-    /// failure. Trailers (HTTP/2) carry no content; empty data frames are skipped.
+    /// Polls for the next piece of the body, skipping HTTP/2 trailers and empty data frames.
     pub(crate) fn poll_chunk(
         &mut self,
         cx: &mut std::task::Context<'_>,
@@ -285,14 +258,13 @@ impl Body {
 pub(crate) enum SendError {
     Reqwest(reqwest::Error),
     Hyper(hyper_util::client::legacy::Error),
-    /// The request could not be built (a URL or header that is not valid HTTP).
+    /// The request could not be built from a URL or header that is not valid HTTP.
     Invalid(String),
 }
 
 impl SendError {
-    /// Failed on an open connection before the response head arrived: the connection was
-    /// closed or reset under the request. Not a failure to connect, a timeout, a redirect
-    /// problem or a request that could not be built.
+    /// Whether the connection was closed or reset under the request before the response head
+    /// arrived. A failure to connect, a timeout, a redirect problem or a bad request is not.
     pub(crate) fn died_before_response(&self) -> bool {
         match self {
             Self::Reqwest(e) => {
@@ -327,12 +299,11 @@ impl SendError {
         }
     }
 
-    /// Too many redirects or a redirect loop (reqwest's policy).
+    /// Too many redirects or a redirect loop under reqwest's policy.
     pub(crate) fn is_redirect(&self) -> bool {
         matches!(self, Self::Reqwest(e) if e.is_redirect())
     }
 
-    /// The innermost cause, for messages.
     pub(crate) fn cause(&self) -> String {
         match self {
             Self::Reqwest(e) => innermost(e),

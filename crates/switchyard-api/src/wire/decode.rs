@@ -1,20 +1,16 @@
-//! What the wire decoders share (SPEC R4.0): the cap on one line and the error past it,
-//! [`WireError`], the UTF-8 byte order mark skipped at the start of a stream, the reuse of
-//! line buffers, and lossy UTF-8 decoding.
+//! What the wire decoders share: the line cap, BOM skipping, buffer reuse and lossy UTF-8.
+//! Spec: R4.0.
 
 use std::borrow::Cow;
 
-/// The default cap on one line of a streamed body, in bytes (16 MiB).
-///
-/// A provider line of several megabytes (a large tool-call argument, a base64 image) is
-/// parsed; past this cap the decoder stops with [`WireError::LineTooLong`] instead of growing
-/// without bound.
+/// The default cap on one line of a streamed body, in bytes: multi-megabyte tool arguments fit.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A failure to decode a streamed body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WireError {
-    /// One line exceeded the configured cap (`[limits] max_line_bytes`, SPEC R4.0b).
+    /// One line exceeded the `[limits] max_line_bytes` cap.
+    /// Spec: R4.0b.
     #[error(
         "one line of the response is longer than the {limit}-byte limit; if this provider really sends lines this long, raise `max_line_bytes` under [limits] in the configuration (or -c limits.max_line_bytes=BYTES)"
     )]
@@ -29,12 +25,10 @@ pub enum WireError {
     Crc {
         /// `prelude` or `message`.
         which: &'static str,
-        /// The CRC carried by the frame.
         expected: u32,
-        /// The CRC computed over the bytes received.
         actual: u32,
     },
-    /// An AWS event-stream frame is malformed (bad lengths, header types, or cut off).
+    /// An AWS event-stream frame is malformed or cut off.
     #[error("an event-stream frame is malformed: {0}")]
     Frame(String),
 }
@@ -42,14 +36,11 @@ pub enum WireError {
 /// The UTF-8 byte order mark, skipped once at the very start of a stream.
 pub(crate) const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
-/// Past this capacity a reused buffer is released after a long line or event, so one line of
-/// megabytes does not pin that memory for the rest of the stream.
+/// Past this capacity a reused buffer is released, so one long line does not pin its memory.
 pub(crate) const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
-/// Skips a UTF-8 BOM at the very start of a stream (`at_start`), matching it byte by byte and
-/// keeping the bytes matched so far in `partial`: if the match fails they are ordinary line
-/// content. Returns what follows the BOM, or `None` while the piece ended inside a possible
-/// BOM (nothing more to do with it yet).
+/// Skips a UTF-8 BOM at a stream's start, holding a partial match in `partial`, which is line
+/// content if the match fails. `None` while the piece ends inside a possible BOM.
 #[inline]
 pub(crate) fn skip_bom<'b>(
     partial: &mut Vec<u8>,
@@ -85,8 +76,7 @@ pub(crate) fn clear_buffer(buffer: &mut Vec<u8>) {
     }
 }
 
-/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial` (the stream
-/// cannot be decoded reliably past it).
+/// Fails when a line of `len` bytes would exceed `limit`, releasing `partial`.
 #[inline]
 pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Result<(), WireError> {
     if len > limit {
@@ -96,10 +86,7 @@ pub(crate) fn check_line(partial: &mut Vec<u8>, len: usize, limit: usize) -> Res
     Ok(())
 }
 
-/// UTF-8 decodes `bytes`, replacing invalid sequences with U+FFFD (WHATWG "UTF-8 decode").
-/// Valid input (nearly all of it) is borrowed after one check by `simdutf8`, SIMD-accelerated
-/// where the CPU allows (AVX2, SSE4.2, NEON) and `str::from_utf8` on inputs under 64 bytes;
-/// invalid input takes `String::from_utf8_lossy`.
+/// UTF-8 decodes `bytes` with U+FFFD for invalid sequences, borrowing valid input.
 pub(crate) fn utf8_lossy(bytes: &[u8]) -> Cow<'_, str> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),

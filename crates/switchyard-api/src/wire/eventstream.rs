@@ -1,10 +1,5 @@
-//! The AWS event-stream decoder (SPEC R4.0, R4.1): the binary framing
-//! `application/vnd.amazon.eventstream`, as Bedrock's ConverseStream sends it, with both CRCs
-//! checked.
-//!
-//! Layout (AWS "Event stream encoding"; smithy-rs `aws-smithy-eventstream` `frame.rs`; all
-//! integers big-endian):
-//!
+//! An AWS event-stream decoder for Bedrock's ConverseStream, checking both CRCs, CRC-32/ISO-HDLC
+//! from `crc32fast`. A frame, per AWS "Event stream encoding", all integers big-endian:
 //! ```text
 //! u32 total_length | u32 headers_length | u32 prelude_crc = CRC32(bytes[0..8])
 //! headers (headers_length bytes) | payload | u32 message_crc = CRC32(bytes[0..total-4])
@@ -12,19 +7,16 @@
 //!   0 true, 1 false, 2 i8, 3 i16, 4 i32, 5 i64, 6 bytes (u16 len), 7 string (u16 len),
 //!   8 timestamp (i64 ms), 9 uuid (16 bytes)
 //! ```
-//!
-//! CRC32 is CRC-32/ISO-HDLC (zlib's), from the `crc32fast` crate.
+//! Spec: R4.0, R4.1.
 
 use super::decode::WireError;
 
-/// Prelude (12 bytes) plus the trailing message CRC (4 bytes).
+/// The 12-byte prelude plus the 4-byte message CRC.
 const OVERHEAD: usize = 16;
 
-/// The default cap on one frame, in bytes (16 MiB), so a corrupt length cannot make the decoder
-/// buffer without bound.
+/// The default cap on one frame in bytes, so a corrupt length cannot grow the buffer unbounded.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// A header value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeaderValue {
     Bool(bool),
@@ -42,14 +34,13 @@ pub enum HeaderValue {
 /// One decoded frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventStreamMessage {
-    /// Headers in frame order.
     pub headers: Vec<(String, HeaderValue)>,
-    /// The payload (JSON for Bedrock).
+    /// The payload, JSON for Bedrock.
     pub payload: Vec<u8>,
 }
 
 impl EventStreamMessage {
-    /// The value of string header `name` (e.g. `:event-type`), if present.
+    /// The value of string header `name`, such as `:event-type`.
     pub fn header_str(&self, name: &str) -> Option<&str> {
         self.headers.iter().find_map(|(n, v)| match v {
             HeaderValue::String(s) if n == name => Some(s.as_str()),
@@ -72,12 +63,10 @@ impl Default for EventStreamDecoder {
 }
 
 impl EventStreamDecoder {
-    /// A decoder with the [`DEFAULT_MAX_MESSAGE_BYTES`] cap.
     pub fn new() -> Self {
         Self::with_max_message_bytes(DEFAULT_MAX_MESSAGE_BYTES)
     }
 
-    /// A decoder with a cap on one frame, in bytes.
     pub fn with_max_message_bytes(max_message_bytes: usize) -> Self {
         Self {
             buf: Vec::new(),
@@ -85,8 +74,8 @@ impl EventStreamDecoder {
         }
     }
 
-    /// Feeds the next piece; appends every frame completed by it to `out`. Errors (a CRC
-    /// mismatch, a malformed frame, a frame over the cap) leave the stream unusable.
+    /// Feeds the next piece, appending the frames it completes; any error leaves the stream
+    /// unusable.
     pub fn feed(
         &mut self,
         bytes: &[u8],
@@ -140,7 +129,7 @@ impl EventStreamDecoder {
         Ok(())
     }
 
-    /// End of body: bytes of an unfinished frame are an error.
+    /// Ends the body; the bytes of an unfinished frame are an error.
     pub fn finish(&mut self) -> Result<(), WireError> {
         if self.buf.is_empty() {
             Ok(())

@@ -1,25 +1,19 @@
-//! How the transport sees a body's framing (SPEC R4.0): the [`Framing`] trait — which decoder a
-//! body takes and which content types announce it — for SSE, NDJSON, one JSON document and the
-//! AWS event stream.
+//! The [`Framing`] trait: which decoder a body takes and which content types announce it.
+//! Spec: R4.0.
 
 use super::decode::{WireError, utf8_lossy};
 use super::eventstream;
 use super::ndjson;
 use super::sse;
 
-/// A body framing as the transport sees it: how the body is decoded into items, and which
-/// content types announce it.
 pub(crate) trait Framing: Send + Sized + 'static {
-    /// The decoder that turns body bytes into items of this framing.
     type Decoder: Send + Unpin + 'static;
-    /// What a parser is handed for each item: the item itself, or (SSE) a view borrowed from
-    /// the bytes being fed, valid for the call, so the hot path allocates nothing per event.
+    /// What a parser is handed per item; SSE's is borrowed, so nothing is allocated per event.
     type Item<'a>;
-    /// A fresh decoder whose lines (events, frames, documents) may be up to `max_line_bytes`
-    /// long (SPEC R4.0b).
+    /// A fresh decoder whose items may be up to `max_line_bytes` long.
+    /// Spec: R4.0b.
     fn decoder(max_line_bytes: usize) -> Self::Decoder;
-    /// Feeds body bytes, handing each item they complete to `on_item`, in order. Items
-    /// completed before an error are handed over before it is returned.
+    /// Feeds body bytes and hands each item they complete to `on_item`, even when an error follows.
     fn feed_each<F: FnMut(Self::Item<'_>)>(
         decoder: &mut Self::Decoder,
         bytes: &[u8],
@@ -30,14 +24,15 @@ pub(crate) trait Framing: Send + Sized + 'static {
         decoder: &mut Self::Decoder,
         on_item: F,
     ) -> Result<(), WireError>;
-    /// The bytes of `item` as a client of the provider's dialect reads them, for a gateway
-    /// that forwards them (SPEC R14.2): `None` for a framing no gateway dialect uses.
+    /// The bytes of `item` as the provider's dialect writes them, for a forwarding gateway; `None`
+    /// for a framing no dialect uses.
+    /// Spec: R14.2.
     fn reframe(_item: &Self::Item<'_>) -> Option<Vec<u8>> {
         None
     }
     /// The content type this framing is named by in errors.
     const CONTENT_TYPE: &'static str;
-    /// Whether a response of `content_type` (parameters ignored, any case) carries this framing.
+    /// Whether a response of `content_type` carries this framing, ignoring parameters and case.
     fn accepts(content_type: &str) -> bool;
 }
 
@@ -79,8 +74,7 @@ impl Framing for sse::SseEvent {
         d: &mut Self::Decoder,
         _on_item: F,
     ) -> Result<(), WireError> {
-        // An event cut off by the end of the body is discarded per the SSE spec; the parser's
-        // own completeness check reports the truncated stream.
+        // The SSE spec discards an event cut off by the body's end; the parser reports it.
         d.finish();
         Ok(())
     }
@@ -93,7 +87,7 @@ impl Framing for sse::SseEvent {
     }
 }
 
-/// One NDJSON line (Ollama's `/api/chat`).
+/// One NDJSON line, as Ollama's `/api/chat` streams.
 impl Framing for String {
     type Decoder = ndjson::NdjsonDecoder;
     type Item<'a> = String;
@@ -119,13 +113,10 @@ impl Framing for String {
     }
 }
 
-/// A body that is one JSON document, not a stream (AskSage's `/query`): nothing is handed on
-/// until the body ends, then the whole text once. Bodies past the line cap (by default
-/// [`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)) are refused rather than buffered.
+/// A body that is one JSON document, as AskSage's `/query` answers, handed on whole at its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonDocument(pub(crate) String);
 
-/// The bytes of a [`JsonDocument`] so far, and the cap on them.
 #[derive(Debug)]
 pub(crate) struct DocumentDecoder {
     bytes: Vec<u8>,
@@ -167,7 +158,7 @@ impl Framing for eventstream::EventStreamMessage {
     type Decoder = eventstream::EventStreamDecoder;
     type Item<'a> = eventstream::EventStreamMessage;
     fn decoder(max_line_bytes: usize) -> Self::Decoder {
-        // A frame is this framing's line (both caps are 16 MiB by default).
+        // A frame is this framing's line; both caps are 16 MiB by default.
         eventstream::EventStreamDecoder::with_max_message_bytes(max_line_bytes)
     }
     fn feed_each<F: FnMut(Self)>(

@@ -1,42 +1,28 @@
-//! The NDJSON decoder (SPEC R4.0, R4.1): newline-delimited JSON
-//! (<https://github.com/ndjson/ndjson-spec>), as Ollama streams `/api/chat`: one JSON text per
-//! line, each line ended by LF (a CR before the LF is dropped).
-//!
-//! [`NdjsonDecoder`] only splits lines; the caller parses each line as JSON. Lines are found with
-//! `memchr` over the input, complete lines are taken straight from the input slice and UTF-8
-//! validated once each, and only the incomplete tail of a piece is copied, so a UTF-8 character
-//! or a CRLF split across reads is reassembled and a line of megabytes fed in tiny pieces costs
-//! linear time. Blank lines are skipped, and a leading UTF-8 BOM is skipped as RFC 8259 §8.1
-//! allows a JSON parser to do.
+//! A newline-delimited JSON line splitter, for Ollama's `/api/chat` stream; the caller parses each
+//! line. Blank lines and a leading UTF-8 BOM are skipped, as RFC 8259 §8.1 lets a JSON parser do.
+//! Spec: R4.0, R4.1.
 
 use super::decode::{
     DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
 };
 
 /// An incremental splitter of an `application/x-ndjson` body into lines.
-///
-/// Feed it the body's bytes in any pieces with [`feed`](Self::feed), then call
-/// [`finish`](Self::finish) at the end of the body. The lines produced do not depend on where the
-/// pieces were split. After an error the rest of the stream cannot be decoded reliably.
 #[derive(Debug)]
 pub struct NdjsonDecoder {
-    /// The incomplete line carried over from earlier pieces (never holds LF). At the start of
-    /// the stream it holds the part of the BOM seen so far.
+    /// The incomplete line carried over, at the start the part of the BOM seen so far.
     partial: Vec<u8>,
-    /// The cap on one line, in bytes, not counting its LF.
+    /// The cap on one line in bytes, LF not counted.
     limit: usize,
     /// No byte past a possible BOM has been seen yet.
     at_start: bool,
 }
 
 impl NdjsonDecoder {
-    /// A decoder whose lines may be up to [`DEFAULT_MAX_LINE_BYTES`] (16 MiB) long.
     pub fn new() -> Self {
         Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
     }
 
-    /// A decoder whose lines may be up to `limit` bytes long (not counting the LF, but counting
-    /// a CR before it); a longer line is [`WireError::LineTooLong`].
+    /// A decoder whose lines may be `limit` bytes long, counting a CR before the LF but not the LF.
     pub fn with_max_line_bytes(limit: usize) -> Self {
         Self {
             partial: Vec::new(),
@@ -45,15 +31,8 @@ impl NdjsonDecoder {
         }
     }
 
-    /// Feeds the next piece of the body; appends each complete non-blank line (without its LF or
-    /// CRLF; UTF-8 decoded with replacement of invalid sequences) to `lines`.
-    ///
-    /// A blank line is one of nothing but spaces, tabs and CRs (JSON whitespace).
-    ///
-    /// # Errors
-    ///
-    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
-    /// Lines completed before it have already been appended.
+    /// Feeds the next piece, appending each complete non-blank line to `lines` without its line
+    /// end.
     pub fn feed(&mut self, bytes: &[u8], lines: &mut Vec<String>) -> Result<(), WireError> {
         let Some(mut bytes) = skip_bom(&mut self.partial, &mut self.at_start, bytes) else {
             return Ok(());
@@ -75,20 +54,14 @@ impl NdjsonDecoder {
         Ok(())
     }
 
-    /// Signals the end of the body: a final line without a trailing newline is still a line,
-    /// appended to `lines` if non-blank. The decoder is then reset for a new stream.
-    ///
-    /// # Errors
-    ///
-    /// None at present (every line was checked against the cap while it was fed); the `Result`
-    /// leaves room for end-of-body checks.
+    /// Ends the body, appending a last line without newline, and resets the decoder; it cannot fail
+    /// yet.
     pub fn finish(&mut self, lines: &mut Vec<String>) -> Result<(), WireError> {
         push_line(&self.partial, lines);
         *self = Self::with_max_line_bytes(self.limit);
         Ok(())
     }
 
-    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
         check_line(&mut self.partial, len, self.limit)
     }

@@ -1,30 +1,6 @@
-//! The server-sent events decoder (SPEC R4.0), exactly as the WHATWG HTML standard says (§9.2
-//! "Server-sent events", sections "Parsing an event stream" and "Interpreting an event stream",
-//! <https://html.spec.whatwg.org/multipage/server-sent-events.html>).
-//!
-//! [`SseDecoder`] is fed the body in whatever pieces the network delivers and hands over every
-//! event completed by a piece, borrowed ([`SseDecoder::feed_with`], [`SseEventRef`]) or owned
-//! ([`SseDecoder::feed`], [`SseEvent`]). It works on bytes:
-//!
-//! - **Fast path.** An event in the shape providers send, `data: …` or `event: …` then
-//!   `data: …`, closed by an empty line (LF or CRLF line ends), that lies wholly in the piece is
-//!   recognised in one step (one `memchr2` for the data line's end) and handed over borrowed
-//!   from the piece, with no copy and no allocation. Its text needs no validation of its own:
-//!   the piece's complete lines are UTF-8 validated together, in one SIMD pass (`simdutf8`)
-//!   when the first such event is found, and each value is a slice of that text.
-//! - **General path.** Everything else (comments, `id`, `retry`, several `data` lines, CR line
-//!   ends, an event split across pieces) goes line by line: line ends are found with `memchr2`,
-//!   complete lines are parsed straight from the input, `data` values are appended to one reused
-//!   byte buffer and UTF-8 validated once, when the event is dispatched. Only the incomplete
-//!   last line of a piece is copied, into another reused buffer.
-//!
-//! Both paths give the same events for any input and any split (a property test checks it). A
-//! CR/LF pair, a UTF-8 character or the BOM split across reads is reassembled, a line of
-//! megabytes fed in tiny pieces costs linear time, and a line longer than the cap is an error
-//! rather than unbounded growth. Text is UTF-8 decoded with replacement of invalid sequences
-//! (the standard's "UTF-8 decode"); since CR, LF, `:` and space are ASCII and never part of a
-//! multi-byte sequence, decoding a value, or a run of whole lines, on its own gives what
-//! decoding the whole stream would.
+//! A server-sent events decoder following the WHATWG HTML standard's event stream parsing. Events
+//! in the common `event:`/`data:` shape lying wholly in one piece are borrowed without a copy.
+//! Spec: R4.0.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -33,51 +9,31 @@ use super::decode::{
     DEFAULT_MAX_LINE_BYTES, WireError, check_line, clear_buffer, skip_bom, utf8_lossy,
 };
 
-/// The event type of an event without an `event` field (or with an empty one).
 const DEFAULT_EVENT_TYPE: &str = "message";
 
-/// One dispatched server-sent event (WHATWG HTML §9.2 "Server-sent events", event stream
-/// interpretation: "dispatch the event"), owned. [`SseEventRef::into_owned`] makes one.
+/// One dispatched server-sent event, owned.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
-    /// The event type: the value of the last `event` field of this event, or `"message"` when
-    /// there was none (or it was empty).
+    /// The last non-empty `event` field's value, or `"message"`.
     pub event: String,
-    /// The `data` field values of this event joined by LF (`"a\nb"` for two `data` lines), with
-    /// no trailing LF.
+    /// The `data` values joined by LF, with no trailing LF.
     pub data: String,
-    /// The stream's last event ID buffer at dispatch: set by the last valid `id` field of this or
-    /// any earlier event (it persists across events, as the standard says), `None` if no valid
-    /// `id` field was ever seen. An `id` field with an empty value gives `Some("")`.
+    /// The last valid `id` so far in the stream, `Some("")` for an empty one.
     pub id: Option<String>,
-    /// The reconnection time in milliseconds from a valid `retry` field (ASCII digits only) of
-    /// this event; `None` when this event had none. A value too large for `u64` is ignored, and
-    /// a `retry` in a block without `data` (which dispatches nothing) is dropped with it.
-    pub retry: Option<u64>,
-}
-
-/// One dispatched server-sent event, borrowed: what [`SseDecoder::feed_with`] hands to its
-/// callback. The fields mean what [`SseEvent`]'s do.
-///
-/// The strings borrow from the piece being fed when the event lies wholly in it (the common
-/// case: nothing is copied), otherwise from the decoder's reused buffers, or, for text that is
-/// not valid UTF-8, from a copy with U+FFFD in place of the invalid sequences; either way they
-/// live only for the callback. Call [`into_owned`](Self::into_owned) to keep the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SseEventRef<'a> {
-    /// The event type, `"message"` when the event had no (or an empty) `event` field.
-    pub event: &'a str,
-    /// The `data` field values joined by LF, with no trailing LF.
-    pub data: &'a str,
-    /// The stream's last event ID buffer at dispatch (see [`SseEvent::id`]).
-    pub id: Option<&'a str>,
     /// The reconnection time in milliseconds from this event's valid `retry` field, if any.
     pub retry: Option<u64>,
 }
 
+/// One dispatched server-sent event, borrowed for the callback; see [`SseEvent`] for the fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    pub event: &'a str,
+    pub data: &'a str,
+    pub id: Option<&'a str>,
+    pub retry: Option<u64>,
+}
+
 impl SseEventRef<'_> {
-    /// The same event, owned: one allocation for `data`, one for `event` and one for `id` when
-    /// there is one.
     pub fn into_owned(self) -> SseEvent {
         SseEvent {
             event: self.event.to_owned(),
@@ -88,33 +44,23 @@ impl SseEventRef<'_> {
     }
 }
 
-/// The event being built on the general path: the standard's data, event type and last event
-/// ID buffers.
+/// The event being built on the general path.
 #[derive(Debug, Default)]
 struct EventBuilder {
-    /// The event type buffer.
     event_type: String,
-    /// The data buffer without its trailing LF: the values joined by LF, as received (UTF-8
-    /// decoded once, at dispatch).
+    /// The `data` values joined by LF, decoded as UTF-8 only at dispatch.
     data: Vec<u8>,
-    /// Whether any `data` field was seen since the last dispatch, i.e. whether the standard's
-    /// data buffer (which ends in LF after each value) is non-empty.
     has_data: bool,
-    /// The last event ID buffer.
     last_event_id: Option<String>,
-    /// The valid `retry` value seen in this event, if any.
     retry: Option<u64>,
 }
 
 impl EventBuilder {
-    /// Nothing is pending that would make the next event differ from what the fast path
-    /// dispatches: no data, no retry, no (or an empty, which means the same) event type. The
-    /// last event ID persists across events; the fast path reads it and never changes it.
+    /// Whether the fast path would dispatch the same next event: no data, retry or type pending.
     fn is_clean(&self) -> bool {
         !self.has_data && self.event_type.is_empty() && self.retry.is_none()
     }
 
-    /// Processes one complete line (without its line end).
     fn line<F: FnMut(SseEventRef<'_>)>(&mut self, line: &[u8], on_event: &mut F) {
         if line.is_empty() {
             self.dispatch(on_event);
@@ -153,18 +99,16 @@ impl EventBuilder {
                     None => self.last_event_id = Some(value.into_owned()),
                 }
             }
-            // A retry that is not all ASCII digits is ignored.
             b"retry" => {
                 if let Some(ms) = parse_retry(value) {
                     self.retry = Some(ms);
                 }
             }
-            // Any other field is ignored.
             _ => {}
         }
     }
 
-    /// An empty line: dispatch the event, or only reset the buffers when there is no data.
+    /// An empty line dispatches the event, or only resets the buffers when there is no data.
     fn dispatch<F: FnMut(SseEventRef<'_>)>(&mut self, on_event: &mut F) {
         let retry = self.retry.take();
         if self.has_data {
@@ -182,7 +126,6 @@ impl EventBuilder {
     }
 }
 
-/// The event type to dispatch for an event type buffer.
 fn event_type(buffer: &str) -> &str {
     if buffer.is_empty() {
         DEFAULT_EVENT_TYPE
@@ -191,21 +134,15 @@ fn event_type(buffer: &str) -> &str {
     }
 }
 
-/// An event in the fast path's shape, found wholly in the input by [`fast_event`]; the
-/// offsets are from the start of that input.
+/// An event in the fast path's shape; the offsets are from the start of the input.
 struct FastEvent {
-    /// Where the value of the `event` line lies, if there was one.
     event: Option<Range<usize>>,
-    /// Where the value of the `data` line lies.
     data: Range<usize>,
-    /// The bytes the event took, up to and including the empty line's line end.
     len: usize,
 }
 
-/// The event at the start of `bytes` (a line start, no field pending) if it has the common
-/// shape: an optional `event:` line, one `data:` line and an empty line, each ended by LF or
-/// CRLF, no line over `limit` bytes. `None` for anything else, which the general path then
-/// decodes; when it returns an event, the general path would dispatch the same one.
+/// The event at the start of `bytes` if it is an optional `event:` line, one `data:` line and an
+/// empty line, each ended by LF or CRLF. The general path would dispatch the same event.
 fn fast_event(bytes: &[u8], limit: usize) -> Option<FastEvent> {
     let mut start = 0;
     let mut event = None;
@@ -231,10 +168,8 @@ fn fast_event(bytes: &[u8], limit: usize) -> Option<FastEvent> {
     })
 }
 
-/// Where the value lies in the field line at the start of `bytes` whose name and colon take
-/// `name_len` bytes (the optional space after the colon left out), and the offset just past
-/// its LF or CRLF line end. `None` when the line does not end in `bytes`, ends in a CR that may
-/// or may not start a CRLF, or is longer than `limit`.
+/// The value's range in the field line at `bytes`' start and the offset past its LF or CRLF; `None`
+/// when that line end is not in `bytes` or the line is over `limit`.
 #[inline]
 fn field_line(bytes: &[u8], name_len: usize, limit: usize) -> Option<(Range<usize>, usize)> {
     let end = memchr::memchr2(b'\n', b'\r', bytes)?;
@@ -254,10 +189,9 @@ fn field_line(bytes: &[u8], name_len: usize, limit: usize) -> Option<(Range<usiz
     Some((start..end, next))
 }
 
-/// The text of `range` of `bytes`: a slice of `text` (the same bytes from the same start,
-/// already validated) when it covers the range, else `bytes[range]` UTF-8 decoded. `range` must
-/// start and end next to ASCII bytes (or at the ends of `bytes`), as every field value does, so
-/// it is a whole number of characters.
+/// The text of `bytes[range]`, borrowed from the already validated `text` when it covers the range.
+/// A field value starts and ends next to ASCII bytes, and CR, LF, `:` and space never occur inside
+/// a multi-byte sequence, so decoding a value on its own gives what decoding the stream would.
 #[inline]
 fn text_of<'a>(text: Option<&'a str>, bytes: &'a [u8], range: Range<usize>) -> Cow<'a, str> {
     match text.and_then(|text| text.get(range.clone())) {
@@ -266,7 +200,7 @@ fn text_of<'a>(text: Option<&'a str>, bytes: &'a [u8], range: Range<usize>) -> C
     }
 }
 
-/// A `retry` value: one or more ASCII digits, in base ten, fitting in a `u64`.
+/// A `retry` value: ASCII digits in base ten that fit in a `u64`.
 fn parse_retry(value: &[u8]) -> Option<u64> {
     if value.is_empty() {
         return None;
@@ -280,40 +214,29 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
     })
 }
 
-/// An incremental decoder of a `text/event-stream` body (WHATWG HTML §9.2, "Interpreting an event
-/// stream").
-///
-/// Feed it the body's bytes in any pieces with [`feed_with`](Self::feed_with) (events borrowed)
-/// or [`feed`](Self::feed) (events owned), then call [`finish`](Self::finish) at the end of the
-/// body. The events produced do not depend on where the pieces were split.
-///
-/// After a feed returns an error the rest of the stream cannot be decoded reliably; abandon it
-/// (or call [`finish`](Self::finish) to start over).
+/// An incremental decoder of a `text/event-stream` body whose events do not depend on where it was
+/// split; after a failed feed, abandon it or call [`Self::finish`].
 #[derive(Debug)]
 pub struct SseDecoder {
     builder: EventBuilder,
-    /// The incomplete line carried over from earlier pieces; never holds CR or LF. At the start
-    /// of the stream it holds the part of the BOM seen so far.
+    /// The incomplete line carried over, never holding CR or LF; at the start, the BOM's part seen.
     partial: Vec<u8>,
-    /// The cap on one line, in bytes, not counting its line end.
+    /// The cap on one line in bytes, line end not counted.
     limit: usize,
     /// No byte past a possible BOM has been seen yet.
     at_start: bool,
     /// The last piece ended with a CR, so an LF starting the next piece ends no further line.
     after_cr: bool,
-    /// Whether events in the common shape take the fast path; off only in the tests that check
-    /// the general path alone gives the same events.
+    /// Off only in the tests that check the general path alone gives the same events.
     fast_path: bool,
 }
 
 impl SseDecoder {
-    /// A decoder whose lines may be up to [`DEFAULT_MAX_LINE_BYTES`] (16 MiB) long.
     pub fn new() -> Self {
         Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
     }
 
-    /// A decoder whose lines may be up to `limit` bytes long (not counting the line end); a
-    /// longer line makes a feed fail with [`WireError::LineTooLong`].
+    /// A decoder whose lines may be up to `limit` bytes long, line end not counted.
     pub fn with_max_line_bytes(limit: usize) -> Self {
         Self {
             builder: EventBuilder::default(),
@@ -325,26 +248,13 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds the next piece of the body; appends every event completed by it to `events`, owned
-    /// (see [`SseEventRef::into_owned`] for what that allocates). [`feed_with`](Self::feed_with)
-    /// hands the events over without copying them.
-    ///
-    /// # Errors
-    ///
-    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
-    /// Events completed before that line have already been appended.
+    /// Feeds the next piece and appends the events it completes, owned; see [`Self::feed_with`].
     pub fn feed(&mut self, bytes: &[u8], events: &mut Vec<SseEvent>) -> Result<(), WireError> {
         self.feed_with(bytes, |event| events.push(event.into_owned()))
     }
 
-    /// Feeds the next piece of the body; calls `on_event` with every event completed by it, in
-    /// order, borrowed from `bytes` where the event lies wholly in this piece and from the
-    /// decoder's buffers otherwise (see [`SseEventRef`]). Nothing is allocated per event.
-    ///
-    /// # Errors
-    ///
-    /// [`WireError::LineTooLong`] when a line, complete or still incomplete, exceeds the cap.
-    /// `on_event` has already been called for the events completed before that line.
+    /// Feeds the next piece of the body and calls `on_event` with each event it completes, in
+    /// order. A line over the cap fails with [`WireError::LineTooLong`] after the events before it.
     pub fn feed_with<F>(&mut self, bytes: &[u8], mut on_event: F) -> Result<(), WireError>
     where
         F: FnMut(SseEventRef<'_>),
@@ -358,9 +268,8 @@ impl SseDecoder {
         let Some(bytes) = self.end_partial_line(bytes, &mut on_event)? else {
             return Ok(());
         };
-        // From here `bytes` starts at a line start. The fast path takes its text from one UTF-8
-        // validation of all the complete lines of `bytes`, made when it finds its first event
-        // (`None` inside when they are not valid UTF-8: each event is then decoded on its own).
+        // The fast path validates all complete lines of `bytes` as UTF-8 once, at its first event;
+        // `Some(None)` means they are not valid and each event is decoded alone.
         let mut validated: Option<Option<&str>> = None;
         let mut pos = 0;
         loop {
@@ -381,8 +290,7 @@ impl SseDecoder {
         Ok(())
     }
 
-    /// After a piece that ended in a CR, an LF starting this one is the rest of that CRLF:
-    /// skipped. `None` for an empty piece (the CR is still pending).
+    /// Skips an LF that completes a CR ending the last piece; `None` for an empty piece.
     #[inline]
     fn skip_lf_after_cr<'b>(&mut self, bytes: &'b [u8]) -> Option<&'b [u8]> {
         if !self.after_cr {
@@ -397,9 +305,8 @@ impl SseDecoder {
         Some(rest)
     }
 
-    /// Ends the line carried over from earlier pieces, if there is one: when it ends in
-    /// `bytes` it is processed and what follows its line end is returned; otherwise the whole
-    /// piece extends it, and `None` says nothing is left.
+    /// Ends the line carried over from earlier pieces and returns what follows its line end, or
+    /// `None` when the whole piece only extends it.
     #[inline]
     fn end_partial_line<'b, F: FnMut(SseEventRef<'_>)>(
         &mut self,
@@ -421,9 +328,7 @@ impl SseDecoder {
         Ok(Some(self.past_line_end(bytes, end)))
     }
 
-    /// The fast path: dispatches the events in the common shape ([`fast_event`]) from `pos` on,
-    /// borrowed from `bytes` (UTF-8 validated once, into `validated`, at the first), and
-    /// returns where the first event not in that shape starts.
+    /// Dispatches the fast path's events from `pos` on; returns where the first other one starts.
     #[inline]
     fn fast_events<'b, F: FnMut(SseEventRef<'_>)>(
         &self,
@@ -451,9 +356,8 @@ impl SseDecoder {
         pos
     }
 
-    /// What follows the line end at `end` in `bytes`: past the LF, CR or CRLF. A CR that ends
-    /// the piece may be the first half of a CRLF whose LF starts the next piece: noted in
-    /// `after_cr`.
+    /// What follows the line end at `end`. A CR ending the piece sets `after_cr`, since the LF of
+    /// its CRLF may start the next piece.
     fn past_line_end<'b>(&mut self, bytes: &'b [u8], end: usize) -> &'b [u8] {
         let rest = &bytes[end + 1..];
         if bytes[end] != b'\r' {
@@ -469,11 +373,8 @@ impl SseDecoder {
         }
     }
 
-    /// Signals the end of the body and resets the decoder to the start of a new stream.
-    ///
-    /// As the standard says, an event not yet dispatched by an empty line is discarded. Returns
-    /// `true` when something was discarded (an incomplete last line, or `data` of an event with
-    /// no closing empty line), so the caller can report a truncated stream.
+    /// Ends the body and resets the decoder. An event not yet closed by an empty line is discarded,
+    /// as the standard says; returns `true` when something was, to report a truncated stream.
     pub fn finish(&mut self) -> bool {
         let discarded = !self.partial.is_empty() || self.builder.has_data;
         *self = Self {
@@ -483,7 +384,6 @@ impl SseDecoder {
         discarded
     }
 
-    /// Fails when a line of `len` bytes would exceed the cap, releasing the buffer.
     fn check(&mut self, len: usize) -> Result<(), WireError> {
         check_line(&mut self.partial, len, self.limit)
     }
@@ -495,8 +395,8 @@ impl Default for SseDecoder {
     }
 }
 
-/// The bytes of `event` as a server-sent event (the fields it had, the blank line ending it):
-/// what the provider sent but for comments and the spelling of line ends.
+/// The bytes of `event` re-encoded as a server-sent event: what the provider sent, less comments
+/// and with LF line ends.
 pub(crate) fn reframe(event: &SseEventRef<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(event.data.len() + event.event.len() + 16);
     if event.event != "message" {

@@ -1,5 +1,5 @@
-//! `switchyard config check`: the resolved plan and act settings and every problem found
-//! (the configuration of SPEC R3, the credentials checks of R4, the failover chain of R12.1).
+//! `switchyard config check`: the resolved plan and act settings and every problem found.
+//! Spec: R3, R4, R12.1.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -11,8 +11,7 @@ use switchyard_api::{ApiConfiguration, ConfigError, Mode, ResolvedMode, resolve_
 use crate::cli::SelectionArgs;
 use crate::settings;
 
-/// Prints the configuration in effect for both modes, keys redacted. Exits 1 when a problem
-/// would stop a task, 0 otherwise (warnings alone do not fail).
+/// Prints the configuration in effect for both modes; exits 1 when a problem would stop a task.
 pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
     let (config, source, default_mode) = match load(config_path, selection) {
         Ok(loaded) => loaded,
@@ -41,15 +40,12 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
     problems.report()
 }
 
-/// The configuration with the typed selection applied to both modes, checked as a task checks
-/// it.
 fn load(
     config_path: Option<&Path>,
     selection: &SelectionArgs,
 ) -> Result<(ApiConfiguration, settings::ConfigSource, Mode), ConfigError> {
     let (mut config, source, default_mode) = settings::load(config_path, selection, None)?;
-    // `--provider`, `--model` and `--base-url` apply to whichever mode a task runs in: show
-    // both modes with them.
+    // The selection applies to whichever mode a task runs in, so both are shown with it.
     let other_mode = if default_mode == Mode::Act {
         Mode::Plan
     } else {
@@ -60,7 +56,6 @@ fn load(
     Ok((config, source, default_mode))
 }
 
-/// The errors and warnings found, each prefixed with its mode.
 #[derive(Default)]
 struct Problems {
     errors: Vec<String>,
@@ -80,7 +75,7 @@ impl Problems {
         );
     }
 
-    /// "no problems found", or every problem, errors first; exit 1 when there is an error.
+    /// "no problems found", or every problem, errors first.
     fn report(self) -> ExitCode {
         if self.errors.is_empty() && self.warnings.is_empty() {
             say!("no problems found");
@@ -101,8 +96,7 @@ impl Problems {
     }
 }
 
-/// One mode's lines: provider, model, where requests go and with which credentials, limits,
-/// thinking and fallbacks; its problems go to `problems`.
+/// One mode's lines; its problems go to `problems`.
 fn print_mode(config: &ApiConfiguration, mode: Mode, r: &ResolvedMode, problems: &mut Problems) {
     say!("  provider   {}", r.provider_id);
     say!("  model      {}", r.model_id);
@@ -134,12 +128,11 @@ fn print_mode(config: &ApiConfiguration, mode: Mode, r: &ResolvedMode, problems:
         let listed: Vec<String> = fallbacks.iter().map(|f| f.label()).collect();
         say!("  fallbacks  {}", listed.join(", "));
     }
-    // A fallback that cannot run is left out of the chain (SPEC R12.1): said here.
+    // A fallback that cannot run is left out of the chain, so it is said here.
     problems.warnings(mode, switchyard_api::failover_problems(config, mode));
 }
 
-/// The base URL and the credentials: a cloud or sign-in provider's check (its facts, errors
-/// and warnings), else the API key. True when the provider had such a check.
+/// The base URL and credentials of a cloud or sign-in provider; true when it had such a check.
 fn print_access(mode: Mode, r: &ResolvedMode, problems: &mut Problems) -> bool {
     let env = |k: &str| std::env::var(k).ok();
     let cloud = match r.preset.family {
@@ -163,7 +156,6 @@ fn print_access(mode: Mode, r: &ResolvedMode, problems: &mut Problems) -> bool {
     true
 }
 
-/// Where a cloud or sign-in provider's requests go.
 fn base_url_line(r: &ResolvedMode) -> String {
     match r.preset.family {
         WireFamily::ClaudeCode => "none (a local program)".to_owned(),
@@ -179,14 +171,13 @@ fn base_url_line(r: &ResolvedMode) -> String {
     }
 }
 
-/// Where the key comes from, or which variable to set (every candidate named).
+/// Where the key comes from, or every variable that may hold it.
 fn key_line(r: &ResolvedMode) -> String {
     match (&r.api_key, r.needs_key()) {
         (Some(_), _) => format!("${} is set ([redacted])", r.api_key_env),
         (None, false) => "not needed (local server)".to_owned(),
         (None, true) => {
-            // A variable named by `api_key_env` is the only one read; the preset's variables
-            // are alternatives only when it is one of them.
+            // A variable named by `api_key_env` is the only one read.
             let custom = !r.preset.api_key_env.contains(&r.api_key_env.as_str());
             let others: Vec<String> = r
                 .preset

@@ -1,6 +1,5 @@
-//! `switchyard export TASK_ID`: the task's API conversation history as JSON, an array of
-//! Anthropic `MessageParam`s (`{"role", "content": [blocks]}`) like the reference's
-//! `api_conversation_history.json`; after a crash, what `resume` will continue from (SPEC R10.4).
+//! `switchyard export TASK_ID`: the task's conversation as JSON in Anthropic's message shape.
+//! Spec: R10.4.
 
 use std::process::ExitCode;
 
@@ -11,8 +10,7 @@ use crate::settings;
 
 /// Prints the conversation; 2 when the store cannot be opened or the task is unknown.
 pub async fn run(place: settings::StorePlace<'_>, task_id: &str) -> ExitCode {
-    // A read-only store (a backup, a read-only mount) is exported as it is; a store not made
-    // yet holds no task, and is not made to say so.
+    // A read-only store is exported as it is; a store not made yet is not made to say so.
     let messages = match settings::open_existing_store(place).await {
         Ok(Some(store)) => with_partial(store.as_ref(), task_id).await,
         Ok(None) => Err(switchyard_core::store::StoreError::TaskNotFound {
@@ -33,8 +31,7 @@ pub async fn run(place: settings::StorePlace<'_>, task_id: &str) -> ExitCode {
     }
 }
 
-/// The stored history, plus the answer a killed process left streaming (its text, marked
-/// "[Response interrupted by API Error]"), which `resume` will continue from (SPEC R10.4).
+/// The stored history plus the answer a killed process left streaming, which `resume` continues.
 async fn with_partial(store: &dyn TaskStore, task_id: &str) -> Result<Vec<Message>, String> {
     let mut messages = store
         .messages_of_task(task_id)

@@ -1,13 +1,11 @@
-//! `switchyard import DIR`: bring a task written by Cline over (its
-//! `api_conversation_history.json`, `ui_messages.json` and `context_history.json`) into the
-//! task store (SPEC R10.1, R13.1).
+//! `switchyard import DIR`: bring a task written by Cline into the task store.
+//! Spec: R10.1, R13.1.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use crate::settings;
 
-/// Imports the directory and prints the new task's id; 2 on any problem.
 pub async fn run(place: settings::StorePlace<'_>, dir: &Path) -> ExitCode {
     let store = match settings::open_store(place).await {
         Ok(s) => s,

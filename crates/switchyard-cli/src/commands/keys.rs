@@ -1,6 +1,6 @@
-//! `switchyard keys create|list|show|revoke|rotate` (SPEC R14.6, R14.7): the client keys a
-//! gateway on this store admits. A new key (or a rotated one) is printed once and never again:
-//! the store keeps its SHA-256 hash and a display prefix.
+//! `switchyard keys`: the client keys a gateway on this store admits, each printed once while
+//! the store keeps its hash.
+//! Spec: R14.6, R14.7.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,8 +13,7 @@ use crate::cli::{KeysCommand, NewKeyArgs};
 use crate::settings;
 use crate::table::utc_second;
 
-/// Runs one `keys` subcommand; 2 for a store that cannot be opened or a flag that does not
-/// parse, 1 for a key that does not exist.
+/// Runs one `keys` subcommand: 2 for a bad store or flag, 1 for a key that does not exist.
 pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> ExitCode {
     let store = match settings::open_store(place).await {
         Ok(store) => store,
@@ -33,7 +32,7 @@ pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> Exit
     }
 }
 
-/// Prints `error: MESSAGE` and gives exit code `code` (`keys` and `teams` alike).
+/// Prints `error: MESSAGE` and gives exit code `code`.
 pub(crate) fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(code)
@@ -51,8 +50,7 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// `keys create`: the library's one rule ([`create_client_key`]) on the flags; the key printed
-/// once.
+/// `keys create`: the library's one rule on the flags.
 async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
     let new = NewKeyRequest {
         name: args.name.clone(),
@@ -81,8 +79,7 @@ async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
     Ok(())
 }
 
-/// How a `wanted` argument is echoed in an error: a whole secret pasted by mistake is cut to
-/// its display prefix (12 characters), never printed (SPEC R10.5; found by the newcomer check).
+/// How `wanted` is echoed in an error: a whole secret pasted by mistake is cut to its prefix.
 fn shown(wanted: &str) -> String {
     match wanted.char_indices().nth(12) {
         Some((at, _)) if wanted.starts_with("sk-") => format!("{}…", &wanted[..at]),
@@ -90,8 +87,7 @@ fn shown(wanted: &str) -> String {
     }
 }
 
-/// The key `wanted` names: its id or its display prefix (unique; a prefix copied from `keys
-/// list` with its trailing `…` is the prefix).
+/// The key `wanted` names by id or display prefix; a trailing `…` copied from a list is fine.
 async fn find(store: &Arc<dyn TaskStore>, wanted: &str) -> Result<ClientKey, (u8, String)> {
     let keys = store.client_keys().await.map_err(store_err)?;
     let wanted = wanted.trim_end_matches('…');
@@ -177,7 +173,6 @@ async fn list(store: &Arc<dyn TaskStore>, wanted: Option<&str>, json: bool) -> O
     Ok(())
 }
 
-/// `active`, `admin`, `revoked …` or `expired …`.
 fn state(k: &ClientKey, now: i64) -> String {
     match (k.revoked_ms, k.expires_ms) {
         (Some(at), _) => format!("revoked {}", utc_second(at)),

@@ -1,8 +1,6 @@
-//! `switchyard limits`: each failover entry of both modes and of each `[serve.routes]` route
-//! (ready, or cooling down until when and why), its rate-limit window and what its provider
-//! last said, any other entry the store holds a cooldown for (a gateway's `PROVIDER/MODEL`
-//! requests), and the spend caps, as every task and gateway on the store sees them (SPEC R12,
-//! R14.4).
+//! `switchyard limits`: each failover entry of both modes and each route, its cooldown and
+//! rate-limit window, other stored cooldowns, and the spend caps, as the store holds them.
+//! Spec: R12, R14.4.
 
 use std::process::ExitCode;
 
@@ -14,12 +12,10 @@ use crate::cli::SelectionArgs;
 use crate::settings;
 use crate::table::{column_width, utc_second};
 
-/// One row: an entry of a mode's or a route's chain, or a cooldown of no such entry, and its
-/// state.
+/// One row: an entry of a chain, or a stored cooldown of no such entry.
 struct Row {
-    /// `act`, `plan`, `serve` (a route's chain) or `store` (a cooldown no chain here has).
+    /// `act`, `plan`, `serve` for a route's chain, or `store` for a cooldown of no chain.
     mode: &'static str,
-    /// The route, for `serve` rows.
     route: Option<String>,
     position: usize,
     label: String,
@@ -30,7 +26,7 @@ struct Row {
     input_tokens_per_minute: Option<u64>,
 }
 
-/// Prints the limits; exit code 2 when the configuration or the store cannot be read.
+/// Prints the limits; 2 when the configuration or the store cannot be read.
 pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
     let config = match settings::load(place.config, &SelectionArgs::default(), None) {
         Ok((config, _, _)) => config,
@@ -59,8 +55,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads the store's [`LimitsView`]. A SQLite database not made yet holds no state: nothing is
-/// created to show that.
+/// Reads the store's limits; nothing is created for a SQLite database not made yet.
 async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<LimitsView, String> {
     let Some(store) = settings::open_existing_store(place).await? else {
         return Ok(LimitsView::empty(now));
@@ -68,10 +63,8 @@ async fn stored_state(place: settings::StorePlace<'_>, now: i64) -> Result<Limit
     (LimitsView::read(&*store, now).await).map_err(|e| e.to_string())
 }
 
-/// One row per entry of each mode's failover chain (plan only when it differs from act) and of
-/// each `[serve.routes]` route's, with its stored state as the library matches it
-/// ([`LimitsView::entries`]); a row per stored cooldown of no such entry; and the chains that
-/// cannot be built.
+/// One row per entry of each chain, one per stored cooldown of no entry, and the chains that
+/// cannot be built; plan only when it differs from act.
 fn rows(config: &ApiConfiguration, stored: &LimitsView) -> (Vec<Row>, Vec<String>) {
     let mut chains: Vec<(&'static str, Option<String>, Vec<ChainEntry>)> = Vec::new();
     let mut problems = Vec::new();
@@ -121,7 +114,6 @@ fn rows(config: &ApiConfiguration, stored: &LimitsView) -> (Vec<Row>, Vec<String
     (rows, problems)
 }
 
-/// The MODE cell of a row that starts a chain: `act`, `plan`, `serve:ROUTE`, `store`.
 fn mode_cell(r: &Row) -> String {
     match &r.route {
         Some(route) => format!("{}:{route}", r.mode),

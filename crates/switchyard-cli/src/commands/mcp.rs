@@ -1,5 +1,5 @@
-//! `switchyard mcp list`: every MCP server of the settings in effect, connected (each bounded by
-//! its timeout), with its state, tools and error (SPEC R11.2).
+//! `switchyard mcp list`: every configured MCP server connected, with its state, tools and error.
+//! Spec: R11.2.
 
 use std::process::ExitCode;
 
@@ -8,9 +8,7 @@ use switchyard_core::mcp::{McpServerHub, McpServerState, McpServerStatus};
 use crate::cli::McpListArgs;
 use crate::settings::mcp::load_settings;
 
-/// `switchyard mcp list`: connects every server (each bounded by its timeout) and prints its
-/// state, tools and error. Exit 0 when every enabled server connected, 1 when one failed, 2 for
-/// an unusable settings file.
+/// Connects every server and prints each; 1 when one failed, 2 for an unusable settings file.
 pub async fn list(args: &McpListArgs) -> ExitCode {
     let (settings, path) = match load_settings(args.mcp_config.as_deref()) {
         Ok(s) => s,
@@ -55,7 +53,6 @@ pub async fn list(args: &McpListArgs) -> ExitCode {
     }
 }
 
-/// One server as a JSON line: name, transport, status, tools (name and description), error.
 fn print_json(s: &McpServerState) {
     let tools: Vec<_> = s
         .tools
@@ -71,8 +68,7 @@ fn print_json(s: &McpServerState) {
     );
 }
 
-/// One server as text: connected with its tools (and each one's first description line), or
-/// its state and error.
+/// One server as text: its tools when connected, else its state and error.
 fn print_text(s: &McpServerState) {
     match s.status {
         McpServerStatus::Connected => {

@@ -1,4 +1,4 @@
-//! One module per subcommand; each one's first line names the SPEC rules it shows or runs.
+//! One module per subcommand.
 
 pub mod completions;
 pub mod config_check;

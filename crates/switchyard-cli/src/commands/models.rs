@@ -1,5 +1,6 @@
-//! `switchyard models [--provider ID] [--json]`: every provider id, how it is reached, and the
-//! models of its catalogue tables, each with where its entry came from (SPEC R2.5).
+//! `switchyard models`: every provider id, how it is reached, and its catalogue's models, each
+//! with where its entry came from.
+//! Spec: R2.5.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,7 @@ use switchyard_api::providers::presets::{PRESETS, ProviderPreset, WireFamily, pr
 
 use crate::settings;
 
-/// One provider id in one region: its preset (when this build speaks it) and its table.
+/// One provider id in one region: its preset, if this build speaks it, and its table.
 struct Listing<'a> {
     id: &'a str,
     region: Option<&'a str>,
@@ -19,9 +20,8 @@ struct Listing<'a> {
     table: Option<&'a ModelTable>,
 }
 
-/// Prints every provider (or one) with its family, endpoint, key variable and models, or with
-/// `json` one JSON object per provider (and region) per line. Exit 2 for an unknown provider
-/// id or a `models.toml` that is not valid.
+/// Prints every provider or one, as text or JSON lines; 2 for an unknown id or a bad
+/// `models.toml`.
 pub fn run(provider: Option<&str>, json: bool) -> ExitCode {
     let catalogue = match settings::user_catalogue() {
         Ok(c) => c,
@@ -86,8 +86,7 @@ pub fn run(provider: Option<&str>, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A provider's listings: one per region for the providers with a table per region (qwen,
-/// zai), else one.
+/// A provider's listings: one per region for providers with regional tables, else one.
 fn listings<'a>(catalogue: &'a Catalogue, ids: &[&'a str]) -> Vec<Listing<'a>> {
     let mut out = Vec::new();
     for &id in ids {
@@ -175,7 +174,6 @@ fn base_url(l: &Listing<'_>, p: &ProviderPreset) -> String {
     }
 }
 
-/// The default model: the table's, else the preset's.
 fn default_model<'a>(l: &'a Listing<'_>) -> Option<&'a str> {
     l.table
         .and_then(|t| t.default.as_deref())
@@ -194,13 +192,12 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// A price, or `unknown` (`?`: the cost is unknown) for an input or output price, `none`
-/// (`-`: those tokens are billed at $0, as the reference does) for a cache price.
+/// A price, or `unknown` for an input or output price and `none` for a cache price billed at $0.
 fn price(p: Option<f64>, unknown: &str) -> String {
     p.map_or_else(|| unknown.to_owned(), |p| format!("{p:.3}"))
 }
 
-/// The provider's regions (from [`REGIONAL_ENDPOINTS`]), its default first.
+/// The provider's regions, its default first.
 fn regions_of(id: &str) -> Vec<&'static str> {
     REGIONAL_ENDPOINTS
         .iter()
@@ -209,7 +206,6 @@ fn regions_of(id: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// A provider's block: its heading line, then its models as a table (or what it accepts).
 fn print_listing(l: &Listing<'_>) {
     print_heading(l);
     let default = default_model(l).filter(|d| !d.is_empty());
@@ -229,11 +225,11 @@ fn print_listing(l: &Listing<'_>) {
     print_models(table, default);
 }
 
-/// The provider's id (and region), with how it is reached: family, base URL, credentials.
+/// The provider's id and region, with its family, base URL and credentials.
 fn print_heading(l: &Listing<'_>) {
     let name = listing_name(l);
     match l.preset {
-        // Unusable: the reason says it all (there is no URL or credential to show).
+        // Unusable: the reason says it all.
         Some(
             p @ ProviderPreset {
                 family: WireFamily::Unavailable(_),
@@ -252,7 +248,6 @@ fn print_heading(l: &Listing<'_>) {
     }
 }
 
-/// The provider's id, with its region and how to choose another.
 fn listing_name(l: &Listing<'_>) -> String {
     let regions = regions_of(l.id);
     match (l.region, regions.first()) {
@@ -323,8 +318,7 @@ fn print_models(table: &ModelTable, default: Option<&str>) {
     );
 }
 
-/// One model as JSON: its id, whether it is the default, its source, and every `ModelInfo`
-/// field (as in the data files).
+/// One model as JSON: its id, default flag, source and every `ModelInfo` field.
 fn model_json(id: &str, info: &ModelInfo, source: Value, default: bool) -> Value {
     let mut v = json!({ "id": id, "default": default, "source": source });
     if let (Value::Object(obj), Ok(Value::Object(fields))) = (&mut v, serde_json::to_value(info)) {
@@ -360,8 +354,7 @@ fn listing_json(l: &Listing<'_>) -> Value {
     })
 }
 
-/// Whether a provider of this build can be used from a terminal (`cline`, `cline-pass`,
-/// `vscode-lm` and `oca` are listed only to say why not).
+/// Whether a provider can be used from a terminal; some are listed only to say why not.
 fn usable(preset: &ProviderPreset) -> bool {
     !matches!(preset.family, WireFamily::Unavailable(_))
 }

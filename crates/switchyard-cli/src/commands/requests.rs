@@ -1,6 +1,5 @@
-//! `switchyard requests`: the requests `switchyard serve` relayed, newest first, as the store
-//! recorded them (SPEC R14.4, R14.9; R9.2 cost): who answered, tokens, cost, first-token time,
-//! duration and how each ended.
+//! `switchyard requests`: the requests `switchyard serve` relayed, newest first.
+//! Spec: R9.2, R14.4, R14.9.
 
 use std::process::ExitCode;
 
@@ -12,9 +11,7 @@ use crate::table::{column_width, utc_second};
 /// How many requests `switchyard requests` shows as text without `--limit`.
 pub const DEFAULT_LIMIT: usize = 20;
 
-/// Prints one line per request (or one JSON object with `--json`); 2 when the store cannot be
-/// opened. Text shows the newest [`DEFAULT_LIMIT`] unless `limit` says otherwise; `--json`
-/// shows all unless limited. A limit of 0 shows all.
+/// Prints one line or JSON object per request, the newest `limit`; 0 shows all.
 pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usize>) -> ExitCode {
     let limit = limit.or((!json).then_some(DEFAULT_LIMIT)).unwrap_or(0);
     let requests = match recorded(place, limit).await {
@@ -36,7 +33,7 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
     ExitCode::SUCCESS
 }
 
-/// The newest `limit` requests (0: all). Listing never creates a SQLite database.
+/// The newest `limit` requests; listing never creates a SQLite database.
 async fn recorded(
     place: settings::StorePlace<'_>,
     limit: usize,
@@ -50,7 +47,6 @@ async fn recorded(
     }
 }
 
-/// One request as a JSON object.
 fn request_json(r: &RequestRecord) -> serde_json::Value {
     serde_json::json!({
         "request_id": r.id,
@@ -64,19 +60,17 @@ fn request_json(r: &RequestRecord) -> serde_json::Value {
         "output_tokens": r.output_tokens,
         "cache_read_tokens": r.cache_read_tokens,
         "cache_write_tokens": r.cache_write_tokens,
-        // null when unknown (no usage arrived, or a model without prices).
+        // Null when no usage arrived or the model has no prices.
         "cost_usd": r.cost_usd,
         "first_token_ms": r.first_token_ms,
         "duration_ms": r.duration_ms,
         "status": r.outcome.status(),
         "error_kind": r.outcome.error_kind(),
-        // The client key's id and team (SPEC R14.6), when the gateway had keys.
         "key_id": r.key_id,
         "team": r.team,
     })
 }
 
-/// The requests as a table.
 fn print_table(requests: &[RequestRecord]) {
     let answered: Vec<String> = requests
         .iter()
@@ -123,7 +117,6 @@ fn print_table(requests: &[RequestRecord]) {
     }
 }
 
-/// Milliseconds as seconds, `1.234s`.
 fn seconds(ms: i64) -> String {
     format!("{:.3}s", ms as f64 / 1000.0)
 }

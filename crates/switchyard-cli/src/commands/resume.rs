@@ -1,5 +1,5 @@
-//! `switchyard resume TASK_ID [PROMPT]` and `switchyard resume --last [PROMPT]`: continue a
-//! saved task (SPEC R10.2, R10.3).
+//! `switchyard resume`: continue a saved task.
+//! Spec: R10.2, R10.3.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use crate::cli::{ResumeArgs, TaskArgs};
 use crate::commands::task::{Start, session};
 use crate::settings;
 
-/// Resumes the task; exit codes as `switchyard task`.
+/// Resumes the task; exit codes as `switchyard task`'s.
 pub async fn run(
     config_path: Option<&Path>,
     place: crate::settings::StorePlace<'_>,
@@ -49,7 +49,7 @@ pub async fn run(
     session(config_path, place, args, Start::Resume(task_id)).await
 }
 
-/// The id of the task used most recently (its last change), for `--last`.
+/// The id of the task changed most recently, for `--last`.
 async fn latest(place: settings::StorePlace<'_>) -> Result<String, String> {
     let store = settings::open_store(place).await?;
     let tasks = store.list_tasks().await.map_err(|e| e.to_string())?;

@@ -1,9 +1,9 @@
-//! `switchyard serve` (SPEC R14.6, R14.8, R14.9, R14.4): the gateway with the configuration in effect (`--config`, `-c`) and the store every other command uses
-//! (`--store`, `SWITCHYARD_STORE`, the file's `store`, else the data directory's SQLite file:
-//! its limits state, request log and client keys), until Ctrl-C or SIGTERM drains it. A store
-//! holding client keys (`switchyard keys create`) makes every request present one, and then
-//! any address may be listened on; without keys, or with `--no-auth`, loopback only (and,
-//! without `--no-auth`, keys are required from the first one made while it serves).
+//! `switchyard serve`: the gateway over the configuration and store every command uses, until
+//! Ctrl-C or SIGTERM drains it.
+//!
+//! A store holding client keys makes every request present one, and then any address may be
+//! listened on; otherwise, or with `--no-auth`, loopback only.
+//! Spec: R14.4, R14.6, R14.8, R14.9.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -15,13 +15,10 @@ use switchyard_gateway::{Gateway, KeysRequired, ServerLimits, serve};
 use crate::cli::{SelectionArgs, ServeArgs};
 use crate::settings;
 
-/// Where `switchyard serve` listens without `--listen` or `serve.listen`.
 const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 
-/// Serves until Ctrl-C or SIGTERM, then lets the streams in flight finish (up to the drain
-/// deadline) and exits 0. Exit 2 for an address it will not listen on (not loopback while no
-/// client key keeps others out: the store holds none, or `--no-auth`), a configuration that
-/// cannot be read or a store that cannot be opened, 1 for an address that cannot be bound.
+/// Serves until a signal, lets the streams in flight finish, and exits 0; 2 for an address it
+/// will not listen on or an unreadable configuration or store, 1 for one it cannot bind.
 pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
     let selection = SelectionArgs::default();
     let config = match settings::load(place.config, &selection, Some(Mode::Act)) {
@@ -69,8 +66,8 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     let gateway = build_gateway(config, store.1, keys, args);
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
-    // SIGTERM is handled from before the address is announced: a supervisor that stops the
-    // server as soon as it is up still gets a drain, not the default kill.
+    // SIGTERM is handled before the address is announced, so a supervisor that stops the
+    // server at once still gets a drain.
     let signals = Signals::new();
     if let Ok(bound) = listener.local_addr() {
         eprintln!("switchyard serve: listening on http://{bound}");
@@ -91,8 +88,8 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     ExitCode::SUCCESS
 }
 
-/// The gateway over `config` and `store`: keys required when the store held one (`keys`), or
-/// from the first one made on (no `--no-auth`); `--reserve-usd`, `--hold-lease`.
+/// The gateway over `config` and `store`, keys required when the store held one or from the
+/// first one made on.
 fn build_gateway(
     config: switchyard_api::ApiConfiguration,
     store: Arc<dyn switchyard_core::store::TaskStore>,
@@ -114,8 +111,7 @@ fn build_gateway(
     Arc::new(gateway)
 }
 
-/// The store every command uses (SPEC R13.1), opened (created or migrated): where it is (no
-/// password) and the store; else the one sentence why not.
+/// The store every command uses, opened, and where it is without a password.
 async fn open_store(
     place: settings::StorePlace<'_>,
 ) -> Result<(String, Arc<dyn switchyard_core::store::TaskStore>), String> {
@@ -129,8 +125,7 @@ async fn open_store(
     }
 }
 
-/// `listen` resolved, when every address it names is loopback or `keys` keep others out;
-/// else the one sentence why not.
+/// `listen` resolved when every address is loopback or keys keep others out.
 async fn resolve(listen: &str, keys: bool) -> Result<SocketAddr, String> {
     let addrs: Vec<SocketAddr> = match tokio::net::lookup_host(listen).await {
         Ok(addrs) => addrs.collect(),
@@ -148,8 +143,7 @@ async fn resolve(listen: &str, keys: bool) -> Result<SocketAddr, String> {
     }
 }
 
-/// What stops the server: Ctrl-C (handled from the process's start, `signals::install`) or
-/// SIGTERM (handled from [`Signals::new`]).
+/// What stops the server: Ctrl-C, handled from the process's start, or SIGTERM.
 struct Signals {
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
@@ -168,7 +162,6 @@ impl Signals {
         Self {}
     }
 
-    /// The next Ctrl-C or SIGTERM.
     async fn next(mut self) {
         #[cfg(unix)]
         if let Some(term) = self.term.as_mut() {

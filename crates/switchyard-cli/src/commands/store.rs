@@ -1,6 +1,6 @@
-//! `switchyard store migrate`, `copy` and `check` (SPEC R13.1): bring a store's schema
-//! up to date, move existing history from one store to another (a machine's SQLite file
-//! to the team's PostgreSQL server), and check the budgets' running totals against the ledger.
+//! `switchyard store migrate`, `copy` and `check`: bring a store's schema up to date, move
+//! history from one store to another, and check the budgets' running totals against the ledger.
+//! Spec: R13.1, R14.14.
 
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use switchyard_core::store::{
 
 use crate::settings::{self, StorePlace, StoreSpec};
 
-/// Migrates the store in effect and says from which version; 2 when it cannot be opened.
+/// Migrates the store in effect and says from which version.
 pub async fn migrate(place: StorePlace<'_>) -> ExitCode {
     let spec = match settings::store_spec(place) {
         Ok(s) => s,
@@ -21,7 +21,7 @@ pub async fn migrate(place: StorePlace<'_>) -> ExitCode {
             .await
             .map(|(_, found)| (found, switchyard_core::store::PG_SCHEMA_VERSION)),
         StoreSpec::Sqlite(_) => match settings::open_store(place).await {
-            // SQLite migrates as it opens; the file does not say what it was before.
+            // SQLite migrates as it opens, so the file does not say what it was before.
             Ok(_) => Ok((SCHEMA_VERSION, SCHEMA_VERSION)),
             Err(e) => return fail(&e),
         },
@@ -42,9 +42,7 @@ pub async fn migrate(place: StorePlace<'_>) -> ExitCode {
     }
 }
 
-/// Copies every task of `from` into `to` (default: the store in effect). Prints one line per
-/// task copied and a summary; 2 when a store cannot be opened or a task cannot be copied
-/// (tasks copied before it stay: each task is one transaction).
+/// Copies every task of `from` into `to`, one transaction per task, and sums it up.
 pub async fn copy(place: StorePlace<'_>, from: &str, to: Option<&str>) -> ExitCode {
     let from = match StoreSpec::parse(from) {
         Ok(s) => s,
@@ -89,8 +87,7 @@ pub async fn copy(place: StorePlace<'_>, from: &str, to: Option<&str>) -> ExitCo
     }
 }
 
-/// Copies each task of `source` missing from `target` in one transaction; returns (tasks
-/// copied, messages copied, tasks already there).
+/// Copies each task missing from `target`: `(tasks, messages, tasks already there)`.
 async fn copy_tasks(
     source: &dyn TaskStore,
     target: &dyn TaskStore,

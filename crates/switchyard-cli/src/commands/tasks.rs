@@ -1,5 +1,5 @@
-//! `switchyard tasks`: the saved tasks, newest first (`--limit N`), each with its cost against
-//! the spend cap (SPEC R12.2).
+//! `switchyard tasks`: the saved tasks, newest first, each with its cost against the spend cap.
+//! Spec: R12.2.
 
 use std::process::ExitCode;
 
@@ -9,13 +9,9 @@ use switchyard_core::store::TaskRecord;
 use crate::settings;
 use crate::table::{column_width, utc_minute};
 
-/// Prints one line per task (or one JSON object with `--json`); 2 when the database cannot be
-/// opened.
-/// Text shows the newest [`DEFAULT_LIMIT`] unless `limit` says otherwise; `--json` shows all
-/// unless limited. A limit of 0 shows all.
+/// Prints one line or JSON object per task, the newest `limit`; 0 shows all.
 pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usize>) -> ExitCode {
-    // The spend cap of `[limits]`, shown against each task's cost (SPEC R12.2). A
-    // configuration that does not load only loses that column's cap.
+    // A configuration that does not load only loses the cap column.
     let caps = crate::settings::load(place.config, &crate::cli::SelectionArgs::default(), None)
         .map(|(c, _, _)| c.limits)
         .unwrap_or_default();
@@ -52,10 +48,9 @@ pub async fn run(place: settings::StorePlace<'_>, json: bool, limit: Option<usiz
     ExitCode::SUCCESS
 }
 
-/// How many tasks `switchyard tasks` shows as text without `--limit`.
 pub const DEFAULT_LIMIT: usize = 20;
 
-/// Every saved task. Listing never creates a SQLite database: no file yet means no tasks yet.
+/// Every saved task; no file yet means no tasks yet, and none is created.
 async fn saved_tasks(place: settings::StorePlace<'_>) -> Result<Vec<TaskRecord>, String> {
     match settings::open_existing_store(place).await? {
         Some(store) => store.list_tasks().await.map_err(|e| e.to_string()),
@@ -63,7 +58,6 @@ async fn saved_tasks(place: settings::StorePlace<'_>) -> Result<Vec<TaskRecord>,
     }
 }
 
-/// One task as a JSON object.
 fn task_json(t: &TaskRecord, caps: &LimitsSettings) -> serde_json::Value {
     serde_json::json!({
         "task_id": t.id,
@@ -77,16 +71,15 @@ fn task_json(t: &TaskRecord, caps: &LimitsSettings) -> serde_json::Value {
         "tokens_out": t.usage.tokens_out,
         "cache_writes": t.usage.cache_writes,
         "cache_reads": t.usage.cache_reads,
-        // null when a request's cost is unknown (a model without prices).
+        // Null when a request's cost is unknown.
         "cost_usd": t.usage.cost(),
         "unpriced_requests": t.usage.unpriced_requests,
         "max_cost_usd": caps.max_cost_usd,
     })
 }
 
-/// The tasks as a table: id, date, model, tokens, cost (and cap), first prompt.
 fn print_table(tasks: &[TaskRecord], caps: &LimitsSettings) {
-    // The model column fits the longest model id (Bedrock's are long).
+    // The model column fits the longest model id; Bedrock's are long.
     let model_width = column_width(tasks.iter().map(|t| t.model.as_str()), "MODEL");
     let cost_width = if caps.max_cost_usd.is_some() { 18 } else { 10 };
     say!(
@@ -125,7 +118,7 @@ fn print_table(tasks: &[TaskRecord], caps: &LimitsSettings) {
     }
 }
 
-/// The first prompt on one line, at most 60 characters (cut with "…").
+/// The first prompt on one line, cut with "…" at 60 characters.
 fn prompt_cell(first_prompt: &str) -> String {
     let prompt: String = first_prompt
         .split_whitespace()

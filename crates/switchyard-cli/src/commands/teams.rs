@@ -1,5 +1,5 @@
-//! `switchyard teams create|list|show` (SPEC R14.6, R14.7): the teams client keys belong to,
-//! each with a budget its keys share.
+//! `switchyard teams`: the teams client keys belong to, each with a budget its keys share.
+//! Spec: R14.6, R14.7.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,8 +10,7 @@ use crate::cli::TeamsCommand;
 use crate::commands::keys::fail;
 use crate::settings;
 
-/// Runs one `teams` subcommand; 2 for a store that cannot be opened, a budget that does not
-/// parse or a name taken, 1 for a team that does not exist.
+/// Runs one `teams` subcommand: 2 for a bad store, budget or taken name, 1 for an unknown team.
 pub async fn run(place: settings::StorePlace<'_>, command: &TeamsCommand) -> ExitCode {
     let store = match settings::open_store(place).await {
         Ok(store) => store,
@@ -28,7 +27,6 @@ pub async fn run(place: settings::StorePlace<'_>, command: &TeamsCommand) -> Exi
     }
 }
 
-/// `teams create`: the library's one rule ([`create_team`]).
 async fn create(
     store: &Arc<dyn TaskStore>,
     name: &str,

@@ -1,6 +1,5 @@
-//! `switchyard usage` (SPEC R14.8): the gateway's request log summed by client key, team,
-//! model or UTC day since a date: requests, tokens, the known cost and how many requests'
-//! cost is unknown.
+//! `switchyard usage`: the gateway's request log summed by key, team, model or UTC day.
+//! Spec: R14.8.
 
 use std::process::ExitCode;
 
@@ -8,8 +7,7 @@ use switchyard_core::store::{ClientKey, UsageBy, UsageRow, civil_from_days, pars
 
 use crate::settings;
 
-/// Prints one line per group (or one JSON object with `--json`); 2 for a store that cannot be
-/// opened or a date that does not parse. Listing never creates a SQLite database.
+/// Prints one line or JSON object per group; 2 for a bad store or date.
 pub async fn run(
     place: settings::StorePlace<'_>,
     by: UsageBy,
@@ -59,7 +57,7 @@ pub async fn run(
     ExitCode::SUCCESS
 }
 
-/// The groups and the keys (for their labels); `None` when there is no store yet.
+/// The groups and the keys for their labels; `None` when there is no store yet.
 async fn summed(
     place: settings::StorePlace<'_>,
     by: UsageBy,
@@ -72,7 +70,6 @@ async fn summed(
     both.map(Some).map_err(|e| e.to_string())
 }
 
-/// How group `r` is shown: a day as its date, a key with its prefix and name.
 fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey]) -> String {
     match (by, r.group.as_deref()) {
         (_, None) => "-".to_owned(),
@@ -88,7 +85,6 @@ fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey]) -> String {
     }
 }
 
-/// The groups as a table.
 fn print_table(rows: &[UsageRow], labels: &[String]) {
     let width = labels
         .iter()

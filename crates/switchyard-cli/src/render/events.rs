@@ -1,19 +1,18 @@
-//! What each [`TaskEvent`] shows: a JSON line with `--json`, else its text line, note or
-//! countdown (the retry lines of SPEC R5.3 and R6.8, the interrupted answer of R9.3, the
-//! fallback line of R12.1, the rate-limit wait of R12.3).
+//! The words of each event's line: what the renderer shows for a tool result, a retry, a
+//! fallback or the end of a task.
+//! Spec: R5.3, R6.8, R9.3, R12.1, R12.3.
 
-use switchyard_core::task::{CancelReason, TaskEvent, TaskStatus};
+use std::borrow::Cow;
 
-use super::renderer::Renderer;
+use switchyard_core::task::{TaskEvent, TaskStatus};
 
-/// The part of an error sentence before its details: "anthropic is rate limiting requests
-/// (HTTP 429)".
+/// The part of an error sentence before its details, such as "anthropic is rate limiting".
 fn headline(message: &str) -> &str {
     message.split_once(": ").map_or(message, |(head, _)| head)
 }
 
-/// `-vv`: every event as its JSON line, on stderr (scrubbed there as every log line).
-fn log_event(event: &TaskEvent) {
+/// At `-vv`, every event as its JSON line on stderr.
+pub(super) fn log_event(event: &TaskEvent) {
     if tracing::enabled!(tracing::Level::DEBUG)
         && let Ok(line) = serde_json::to_string(event)
     {
@@ -21,229 +20,142 @@ fn log_event(event: &TaskEvent) {
     }
 }
 
-impl Renderer {
-    /// Renders one event. Output errors (a closed pipe) are ignored: the task still ends cleanly.
-    pub fn event(&mut self, event: &TaskEvent) {
-        log_event(event);
-        if self.stdout_closed {
-            return;
-        }
-        let event = self.with_auth_hint(event);
-        let event = event.as_ref();
-        if self.json {
-            self.json_line(event);
-            return;
-        }
-        self.end_live_lines(event);
-        match event {
-            TaskEvent::TaskStarted {
-                provider,
-                model,
-                mode,
-                ..
-            } => {
-                self.note(&format!("{provider} · {model} · {mode} mode"));
+/// `event` with `hint` added to an `auth` error that does not name it yet.
+pub(super) fn with_auth_hint<'a>(hint: Option<&str>, event: &'a TaskEvent) -> Cow<'a, TaskEvent> {
+    let Some(hint) = hint else {
+        return Cow::Borrowed(event);
+    };
+    match event {
+        TaskEvent::Error { kind, message, .. } | TaskEvent::ApiReqFailed { kind, message }
+            if kind == "auth" && !message.contains(hint) =>
+        {
+            let mut event = event.clone();
+            if let TaskEvent::Error { message, .. } | TaskEvent::ApiReqFailed { message, .. } =
+                &mut event
+            {
+                *message = format!("{}; {hint}", message.trim_end_matches('.'));
             }
-            TaskEvent::Text { text } => self.text(text),
-            TaskEvent::Reasoning { text } => self.reasoning(text),
-            TaskEvent::ToolCall {
-                name, arguments, ..
-            } => {
-                self.close_blocks();
-                self.note(&format!("tool call: {name} {arguments}"));
-            }
-            TaskEvent::ToolResult {
-                name,
-                content,
-                is_error,
-                ..
-            } => self.tool_result(name, content, *is_error),
-            TaskEvent::McpServerUnavailable { server, reason } => {
-                self.mcp_server_unavailable(server, reason);
-            }
-            // The last line shows the whole task: every request's usage (tool rounds, retries)
-            // summed.
-            TaskEvent::Usage { .. } => self.usage.add(event),
-            TaskEvent::Error { message, .. } => self.error(message),
-            TaskEvent::ErrorRetry { .. } | TaskEvent::RetryStatus { .. } => self.retry(event),
-            TaskEvent::ApiReqRetried => self.stop_countdown(),
-            TaskEvent::Fallback {
-                from,
-                to,
-                message,
-                until,
-                ..
-            } => self.fallback(from, to, message, until),
-            TaskEvent::RateLimitWait {
-                provider,
-                model,
-                limit,
-                delay_seconds,
-            } => {
-                self.close_blocks();
-                let what = format!("{provider}:{model} is at its {}", limit.replace('_', " "));
-                self.start_countdown(&what, *delay_seconds, "sending in", "no 429 earned");
-            }
-            TaskEvent::ApiReqStarted { .. } => {
-                self.content_shown = false;
-                self.start_waiting();
-            }
-            TaskEvent::ApiReqFinished { cancel_reason, .. } => {
-                self.request_finished(*cancel_reason);
-            }
-            TaskEvent::ApiReqFailed { message, .. } => self.request_failed(message),
-            TaskEvent::TaskFinished {
-                status,
-                first_token_ms,
-                duration_ms,
-            } => self.finished(*status, *first_token_ms, *duration_ms),
+            Cow::Owned(event)
         }
+        _ => Cow::Borrowed(event),
     }
+}
 
-    /// `--json`: the event as one line on stdout, scrubbed of secrets (SPEC R10.5).
-    fn json_line(&mut self, event: &TaskEvent) {
-        if let Ok(mut line) = serde_json::to_string(event) {
-            switchyard_api::secrets::scrub_in_place(&mut line);
-            line.push('\n');
-            self.write_stdout(line.as_bytes());
+/// True unless the event is a countdown's own: a scheduled retry or a rate-limit wait.
+pub(super) fn ends_countdown(event: &TaskEvent) -> bool {
+    !matches!(
+        event,
+        TaskEvent::ErrorRetry { failed: false, .. }
+            | TaskEvent::RetryStatus { .. }
+            | TaskEvent::RateLimitWait { .. }
+    )
+}
+
+/// A countdown line: what it waits for, for how long, and its label.
+pub(super) struct Countdown {
+    pub(super) what: String,
+    pub(super) delay_seconds: f64,
+    pub(super) verb: &'static str,
+    pub(super) label: String,
+}
+
+/// The countdown of an automatic retry, the provider layer's quick retry or a rate-limit wait;
+/// `None` for a retry that failed.
+pub(super) fn countdown(event: &TaskEvent) -> Option<Countdown> {
+    match event {
+        TaskEvent::ErrorRetry {
+            attempt,
+            max_attempts,
+            delay_seconds,
+            error_message,
+            failed: false,
+        } => Some(Countdown {
+            what: headline(error_message).to_owned(),
+            delay_seconds: *delay_seconds,
+            verb: "retrying in",
+            label: format!("attempt {attempt} of {max_attempts}"),
+        }),
+        TaskEvent::RetryStatus {
+            attempt,
+            max_attempts,
+            delay_seconds,
+            error_snippet,
+        } => {
+            // `max_attempts` counts requests; the user sees retries.
+            let retries = max_attempts.saturating_sub(1);
+            Some(Countdown {
+                what: headline(error_snippet).to_owned(),
+                delay_seconds: *delay_seconds,
+                verb: "retrying in",
+                label: format!("quick retry {attempt} of {retries}"),
+            })
         }
+        TaskEvent::RateLimitWait {
+            provider,
+            model,
+            limit,
+            delay_seconds,
+        } => Some(Countdown {
+            what: format!("{provider}:{model} is at its {}", limit.replace('_', " ")),
+            delay_seconds: *delay_seconds,
+            verb: "sending in",
+            label: "no 429 earned".to_owned(),
+        }),
+        _ => None,
     }
+}
 
-    /// Ends the countdown (unless the event is a retry's or a wait's own) and the waiting
-    /// spinner (unless a request starts) before the event's line.
-    fn end_live_lines(&mut self, event: &TaskEvent) {
-        if !matches!(
-            event,
-            TaskEvent::ErrorRetry { failed: false, .. }
-                | TaskEvent::RetryStatus { .. }
-                | TaskEvent::RateLimitWait { .. }
-        ) {
-            self.stop_countdown();
-        }
-        if !matches!(event, TaskEvent::ApiReqStarted { .. }) {
-            self.stop_waiting();
-        }
-    }
+pub(super) fn mcp_server_unavailable(server: &str, reason: &str) -> String {
+    format!(
+        "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
+    )
+}
 
-    /// "warning: MCP server … is not available" (the request goes out without its tools).
-    fn mcp_server_unavailable(&mut self, server: &str, reason: &str) {
-        self.close_blocks();
-        eprintln!(
-            "warning: MCP server \"{server}\" is not available: {reason} (the request goes out without its tools; `switchyard mcp list` shows every server)"
-        );
-    }
+pub(super) fn fallback(from: &str, to: &str, message: &str, until: &str) -> String {
+    format!(
+        "{}; switched to {to} ({from} rests until {until})",
+        headline(message)
+    )
+}
 
-    /// "error: …", unless the last request's failure already said it.
-    fn error(&mut self, message: &str) {
-        self.close_blocks();
-        if self.last_error.as_deref() != Some(message) {
-            eprintln!("error: {}", switchyard_api::secrets::scrub(message));
-        }
-    }
+/// "tool result: NAME: first line …", at most 200 characters of it.
+pub(super) fn tool_result(name: &str, content: &str, is_error: bool) -> String {
+    let first_line = content.lines().next().unwrap_or("");
+    let first: String = first_line.chars().take(200).collect();
+    let more = if content.lines().nth(1).is_some() || first.len() < first_line.len() {
+        " …"
+    } else {
+        ""
+    };
+    let what = if is_error {
+        "tool error"
+    } else {
+        "tool result"
+    };
+    format!("{what}: {name}: {first}{more}")
+}
 
-    /// The countdown of an automatic retry (`error_retry`, SPEC R6.8) or a quick retry of the
-    /// provider layer (`retry_status`, SPEC R5.3); a retry that failed shows nothing.
-    fn retry(&mut self, event: &TaskEvent) {
-        self.close_blocks();
-        match event {
-            TaskEvent::ErrorRetry {
-                attempt,
-                max_attempts,
-                delay_seconds,
-                error_message,
-                failed: false,
-            } => {
-                let label = format!("attempt {attempt} of {max_attempts}");
-                self.start_countdown(
-                    headline(error_message),
-                    *delay_seconds,
-                    "retrying in",
-                    &label,
-                );
-            }
-            TaskEvent::RetryStatus {
-                attempt,
-                max_attempts,
-                delay_seconds,
-                error_snippet,
-            } => {
-                // `max_attempts` counts requests; the user sees retries.
-                let retries = max_attempts.saturating_sub(1);
-                let label = format!("quick retry {attempt} of {retries}");
-                self.start_countdown(
-                    headline(error_snippet),
-                    *delay_seconds,
-                    "retrying in",
-                    &label,
-                );
-            }
-            _ => {}
-        }
+/// The last line: the task's usage, times, spend and how it ended.
+pub(super) fn finished(
+    usage: String,
+    status: TaskStatus,
+    first_token_ms: Option<u64>,
+    duration_ms: u64,
+    spend_note: Option<&str>,
+) -> String {
+    let mut line = usage;
+    if let Some(ms) = first_token_ms {
+        line.push_str(&format!(" · first token {ms} ms"));
     }
-
-    /// One line, and the task goes on (SPEC R12.1).
-    fn fallback(&mut self, from: &str, to: &str, message: &str, until: &str) {
-        self.close_blocks();
-        self.note(&format!(
-            "{}; switched to {to} ({from} rests until {until})",
-            headline(message)
-        ));
+    line.push_str(&format!(" · {:.1} s", duration_ms as f64 / 1000.0));
+    if let Some(note) = spend_note {
+        line.push_str(" · ");
+        line.push_str(note);
     }
-
-    /// Only a request that showed something was interrupted; a failure before any content is
-    /// reported by the retry line alone.
-    fn request_finished(&mut self, cancel_reason: Option<CancelReason>) {
-        if cancel_reason == Some(CancelReason::StreamingFailed) && self.content_shown {
-            // The partial answer stays; what follows is a new response.
-            self.close_blocks();
-            self.note("[Response interrupted by API Error]");
-        }
+    match status {
+        TaskStatus::Completed => {}
+        TaskStatus::Failed => line.push_str(" · failed"),
+        TaskStatus::Cancelled => line.push_str(" · cancelled"),
     }
-
-    /// "error: …" of a request that failed for good, remembered so the task's error is not
-    /// repeated.
-    fn request_failed(&mut self, message: &str) {
-        self.stop_countdown();
-        self.close_blocks();
-        eprintln!("error: {}", switchyard_api::secrets::scrub(message));
-        self.last_error = Some(message.to_owned());
-    }
-
-    /// The last line: the task's usage, time to the first token, duration and how it ended.
-    fn finished(&mut self, status: TaskStatus, first_token_ms: Option<u64>, duration_ms: u64) {
-        self.close_blocks();
-        let mut line = self.usage.line();
-        if let Some(ms) = first_token_ms {
-            line.push_str(&format!(" · first token {ms} ms"));
-        }
-        line.push_str(&format!(" · {:.1} s", duration_ms as f64 / 1000.0));
-        if let Some(note) = &self.spend_note {
-            line.push_str(" · ");
-            line.push_str(note);
-        }
-        match status {
-            TaskStatus::Completed => {}
-            TaskStatus::Failed => line.push_str(" · failed"),
-            TaskStatus::Cancelled => line.push_str(" · cancelled"),
-        }
-        self.note(&line);
-    }
-
-    /// "tool result: NAME: first line …" (at most 200 characters of it).
-    fn tool_result(&mut self, name: &str, content: &str, is_error: bool) {
-        self.close_blocks();
-        let first_line = content.lines().next().unwrap_or("");
-        let first: String = first_line.chars().take(200).collect();
-        let more = if content.lines().nth(1).is_some() || first.len() < first_line.len() {
-            " …"
-        } else {
-            ""
-        };
-        let what = if is_error {
-            "tool error"
-        } else {
-            "tool result"
-        };
-        self.note(&format!("{what}: {name}: {first}{more}"));
-    }
+    line
 }

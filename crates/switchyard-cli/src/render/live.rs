@@ -1,16 +1,41 @@
-//! The live lines on a terminal's stderr: the "waiting for the model" spinner and the
-//! "retrying in N s" countdown of a retry or a rate-limit wait (SPEC R5.3, R6.8, R12.3); one plain
+//! The live lines on a terminal's stderr: the waiting spinner and the retry countdown, one plain
 //! line each elsewhere.
+//! Spec: R5.3, R6.8, R12.3.
 
-use super::renderer::{DIM, RESET, Renderer};
+use std::io::IsTerminal;
 
-impl Renderer {
+use super::style::{DIM, RESET};
+
+/// The spinner and the countdown, drawn live when stderr can redraw a line.
+pub(super) struct LiveLines {
+    /// Stderr can redraw a line: live countdowns and the spinner, else one plain line per retry.
+    live: bool,
+    color: bool,
+    waiting: Option<indicatif::ProgressBar>,
+    countdown: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl LiveLines {
+    pub(super) fn new(color: bool) -> Self {
+        Self {
+            live: std::io::stderr().is_terminal()
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+            color,
+            waiting: None,
+            countdown: None,
+        }
+    }
+
+    /// True when `start_waiting` would draw the spinner.
+    pub(super) fn would_wait(&self) -> bool {
+        self.live && self.waiting.is_none()
+    }
+
     /// Shows "⠋ waiting for the model · 3s" on a terminal until the request's first event.
     pub(super) fn start_waiting(&mut self) {
-        if !self.live || self.waiting.is_some() {
+        if !self.would_wait() {
             return;
         }
-        self.close_blocks();
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         let template = if self.color {
@@ -31,8 +56,7 @@ impl Renderer {
         }
     }
 
-    /// Shows "… — VERB N s (LABEL)" (`retrying in`, `sending in`), counting down live on a
-    /// terminal.
+    /// Shows "… — VERB N s", such as `retrying in`, counting down live on a terminal.
     pub(super) fn start_countdown(
         &mut self,
         what: &str,

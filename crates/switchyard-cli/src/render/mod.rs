@@ -1,13 +1,11 @@
-//! Rendering task events: streamed text on stdout, everything else on stderr; or, with
-//! `--json`, one JSON object per line on stdout (README "JSON output"), every line scrubbed of
-//! configured secrets (SPEC R10.5).
-//!
-//! [`Renderer`] (renderer.rs) holds the state and writes; events.rs says what each event shows,
-//! live.rs draws the spinner and the countdowns, usage.rs sums the last line's usage.
+//! Rendering task events: streamed text on stdout and everything else on stderr, or one JSON
+//! object per line on stdout with `--json`; every line scrubbed of configured secrets.
+//! Spec: R10.5.
 
 mod events;
 mod live;
 mod renderer;
+mod style;
 mod usage;
 
 pub use renderer::Renderer;

@@ -1,65 +1,51 @@
-//! The [`Renderer`]'s state and its output primitives: text on stdout (stopping at once when its
-//! reader goes), dimmed notes and reasoning on stderr, every line scrubbed of secrets (SPEC R10.5).
+//! `Renderer`: where each task event goes, text on stdout and the rest on stderr, or JSON lines.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-use switchyard_core::task::TaskEvent;
+use switchyard_core::task::{CancelReason, TaskEvent};
 
+use super::events::{self, log_event, with_auth_hint};
+use super::live::LiveLines;
+use super::style::{DIM, RESET};
 use super::usage::UsageSum;
 
-/// Starts dimmed text on a terminal.
-pub(super) const DIM: &str = "\x1b[2m";
-/// Ends dimmed text.
-pub(super) const RESET: &str = "\x1b[0m";
-
-/// Writes task events for a person (text mode) or a program (`--json`).
+/// Writes task events for a person, or as JSON lines for a program with `--json`.
 pub struct Renderer {
-    pub(super) json: bool,
-    pub(super) quiet: bool,
-    /// Dim notes and reasoning: anstream's choice for stderr (a terminal, no `NO_COLOR`, not
-    /// `TERM=dumb`; `CLICOLOR_FORCE` forces it).
-    pub(super) color: bool,
-    /// Stderr is a terminal that can redraw a line (not `TERM=dumb`): live countdowns and the
-    /// waiting spinner; elsewhere one plain line per retry and no spinner.
-    pub(super) live: bool,
-    /// The "waiting for the model" spinner, from a request's start to its first content.
-    pub(super) waiting: Option<indicatif::ProgressBar>,
-    pub(super) text_open: bool,
-    pub(super) reasoning_open: bool,
-    pub(super) usage: UsageSum,
-    /// The live "retrying in N s" line while a retry waits.
-    pub(super) countdown: Option<tokio::task::JoinHandle<()>>,
+    json: bool,
+    quiet: bool,
+    /// Dim notes and reasoning, as anstream decides for stderr.
+    color: bool,
+    live: LiveLines,
+    text_open: bool,
+    reasoning_open: bool,
+    usage: UsageSum,
     /// The last error line printed, so the final error is not repeated.
-    pub(super) last_error: Option<String>,
-    /// Whether the current request showed any text or reasoning.
-    pub(super) content_shown: bool,
-    /// Notified once stdout's reader has gone (a failed write, or the pipe's reader closed).
-    pub(super) closed: std::sync::Arc<tokio::sync::Notify>,
-    /// Stdout's reader has gone: nothing more is written anywhere (the user stopped reading).
-    pub(super) stdout_closed: bool,
-    /// What a rejected key's error adds: the variable (or setting) that holds the key.
-    pub(super) auth_hint: Option<String>,
-    /// Spend against the caps, for the last line.
-    pub(super) spend_note: Option<String>,
+    last_error: Option<String>,
+    content_shown: bool,
+    /// Notified once stdout's reader has gone.
+    closed: std::sync::Arc<tokio::sync::Notify>,
+    /// Stdout's reader has gone, so nothing more is written anywhere.
+    stdout_closed: bool,
+    /// The variable or setting that holds the key, for a rejected key's error.
+    auth_hint: Option<String>,
+    spend_note: Option<String>,
 }
 
 impl Renderer {
     /// A renderer; `quiet` hides reasoning in text mode.
     pub fn new(json: bool, quiet: bool) -> Self {
+        let color = !matches!(
+            anstream::AutoStream::choice(&std::io::stderr()),
+            anstream::ColorChoice::Never
+        );
         Self {
             json,
             quiet,
-            color: !matches!(
-                anstream::AutoStream::choice(&std::io::stderr()),
-                anstream::ColorChoice::Never
-            ),
-            live: std::io::stderr().is_terminal()
-                && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
-            waiting: None,
+            color,
+            live: LiveLines::new(color),
             text_open: false,
             reasoning_open: false,
             usage: UsageSum::default(),
-            countdown: None,
             last_error: None,
             content_shown: false,
             closed: crate::stdout_watch::watch(),
@@ -69,56 +55,168 @@ impl Renderer {
         }
     }
 
-    /// Names where the key in effect comes from, for the error of a rejected key: e.g.
-    /// "check OPENAI_API_KEY, the variable the key for openai is read from".
+    /// Names where the key in effect comes from, for the error of a rejected key.
     pub fn set_auth_hint(&mut self, hint: String) {
         self.auth_hint = Some(hint);
     }
 
-    /// `event` with the auth hint added to an `auth` error that does not name it yet.
-    pub(super) fn with_auth_hint<'a>(
-        &self,
-        event: &'a TaskEvent,
-    ) -> std::borrow::Cow<'a, TaskEvent> {
-        use std::borrow::Cow;
-        let Some(hint) = &self.auth_hint else {
-            return Cow::Borrowed(event);
-        };
-        match event {
-            TaskEvent::Error { kind, message, .. } | TaskEvent::ApiReqFailed { kind, message }
-                if kind == "auth" && !message.contains(hint.as_str()) =>
-            {
-                let mut event = event.clone();
-                if let TaskEvent::Error { message, .. } | TaskEvent::ApiReqFailed { message, .. } =
-                    &mut event
-                {
-                    *message = format!("{}; {hint}", message.trim_end_matches('.'));
-                }
-                Cow::Owned(event)
-            }
-            _ => Cow::Borrowed(event),
-        }
-    }
-
-    /// Notified when stdout's reader goes away (`switchyard task … | head -c 20`), so the
-    /// request is cancelled at once and the user stops paying for tokens nobody reads.
+    /// Notified when stdout's reader goes away, so the request is cancelled at once and nobody
+    /// pays for tokens nobody reads.
     pub fn closed_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
         std::sync::Arc::clone(&self.closed)
     }
 
-    /// Stdout's reader has gone (seen by the watcher): write nothing more.
     pub fn mark_stdout_closed(&mut self) {
         self.stdout_closed = true;
     }
 
-    /// True once stdout's reader has gone.
     pub fn stdout_closed(&self) -> bool {
         self.stdout_closed
     }
 
-    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed and
-    /// notifies [`Renderer::closed_signal`].
-    pub(super) fn write_stdout(&mut self, bytes: &[u8]) {
+    pub fn spend_note(&mut self, note: String) {
+        self.spend_note = Some(note);
+    }
+
+    pub fn info(&mut self, text: &str) {
+        if !self.json {
+            self.close_blocks();
+            self.note(text);
+        }
+    }
+
+    /// Renders one event; a closed pipe is ignored so the task still ends cleanly.
+    pub fn event(&mut self, event: &TaskEvent) {
+        log_event(event);
+        if self.stdout_closed {
+            return;
+        }
+        let event = with_auth_hint(self.auth_hint.as_deref(), event);
+        let event = event.as_ref();
+        if self.json {
+            self.json_line(event);
+            return;
+        }
+        if events::ends_countdown(event) {
+            self.live.stop_countdown();
+        }
+        if !matches!(event, TaskEvent::ApiReqStarted { .. }) {
+            self.live.stop_waiting();
+        }
+        match event {
+            TaskEvent::TaskStarted {
+                provider,
+                model,
+                mode,
+                ..
+            } => {
+                self.note(&format!("{provider} · {model} · {mode} mode"));
+            }
+            TaskEvent::Text { text } => self.text(text),
+            TaskEvent::Reasoning { text } => self.reasoning(text),
+            TaskEvent::ToolCall {
+                name, arguments, ..
+            } => self.line(&format!("tool call: {name} {arguments}")),
+            TaskEvent::ToolResult {
+                name,
+                content,
+                is_error,
+                ..
+            } => self.line(&events::tool_result(name, content, *is_error)),
+            TaskEvent::McpServerUnavailable { server, reason } => {
+                self.close_blocks();
+                eprintln!("{}", events::mcp_server_unavailable(server, reason));
+            }
+            // The last line sums every request's usage, tool rounds and retries included.
+            TaskEvent::Usage { .. } => self.usage.add(event),
+            TaskEvent::Error { message, .. } => self.error(message),
+            TaskEvent::ErrorRetry { .. }
+            | TaskEvent::RetryStatus { .. }
+            | TaskEvent::RateLimitWait { .. } => self.countdown(event),
+            TaskEvent::ApiReqRetried => self.live.stop_countdown(),
+            TaskEvent::Fallback {
+                from,
+                to,
+                message,
+                until,
+                ..
+            } => self.line(&events::fallback(from, to, message, until)),
+            TaskEvent::ApiReqStarted { .. } => {
+                self.content_shown = false;
+                self.start_waiting();
+            }
+            TaskEvent::ApiReqFinished { cancel_reason, .. } => {
+                self.request_finished(*cancel_reason);
+            }
+            TaskEvent::ApiReqFailed { message, .. } => self.request_failed(message),
+            TaskEvent::TaskFinished {
+                status,
+                first_token_ms,
+                duration_ms,
+            } => {
+                let usage = self.usage.line();
+                let spend = self.spend_note.as_deref();
+                let line = events::finished(usage, *status, *first_token_ms, *duration_ms, spend);
+                self.line(&line);
+            }
+        }
+    }
+
+    /// With `--json`, the event as one scrubbed line on stdout.
+    fn json_line(&mut self, event: &TaskEvent) {
+        if let Ok(mut line) = serde_json::to_string(event) {
+            switchyard_api::secrets::scrub_in_place(&mut line);
+            line.push('\n');
+            self.write_stdout(line.as_bytes());
+        }
+    }
+
+    /// A dimmed line of its own on stderr.
+    fn line(&mut self, text: &str) {
+        self.close_blocks();
+        self.note(text);
+    }
+
+    fn start_waiting(&mut self) {
+        if self.live.would_wait() {
+            self.close_blocks();
+        }
+        self.live.start_waiting();
+    }
+
+    fn countdown(&mut self, event: &TaskEvent) {
+        self.close_blocks();
+        if let Some(c) = events::countdown(event) {
+            self.live
+                .start_countdown(&c.what, c.delay_seconds, c.verb, &c.label);
+        }
+    }
+
+    /// "error: …", unless the last request's failure already said it.
+    fn error(&mut self, message: &str) {
+        self.close_blocks();
+        if self.last_error.as_deref() != Some(message) {
+            eprintln!("error: {}", switchyard_api::secrets::scrub(message));
+        }
+    }
+
+    /// A failure before any content is reported by the retry line alone.
+    fn request_finished(&mut self, cancel_reason: Option<CancelReason>) {
+        if cancel_reason == Some(CancelReason::StreamingFailed) && self.content_shown {
+            // The partial answer stays; what follows is a new response.
+            self.line("[Response interrupted by API Error]");
+        }
+    }
+
+    fn request_failed(&mut self, message: &str) {
+        self.live.stop_countdown();
+        self.close_blocks();
+        eprintln!("error: {}", switchyard_api::secrets::scrub(message));
+        self.last_error = Some(message.to_owned());
+    }
+
+    /// Writes `bytes` to stdout and flushes; a closed pipe marks the renderer closed.
+    fn write_stdout(&mut self, bytes: &[u8]) {
         if self.stdout_closed {
             return;
         }
@@ -132,8 +230,7 @@ impl Renderer {
         }
     }
 
-    /// Assistant text on stdout, as it streams.
-    pub(super) fn text(&mut self, text: &str) {
+    fn text(&mut self, text: &str) {
         self.content_shown = true;
         self.close_reasoning();
         let shown = switchyard_api::secrets::scrub(text);
@@ -141,8 +238,8 @@ impl Renderer {
         self.text_open = !text.ends_with('\n');
     }
 
-    /// Reasoning dimmed on stderr (hidden with `--quiet`).
-    pub(super) fn reasoning(&mut self, text: &str) {
+    /// Reasoning dimmed on stderr, hidden with `--quiet`.
+    fn reasoning(&mut self, text: &str) {
         self.content_shown = true;
         if self.quiet {
             return;
@@ -156,20 +253,7 @@ impl Renderer {
         let _ = err.flush();
     }
 
-    /// Spend against the caps, shown on the last line.
-    pub fn spend_note(&mut self, note: String) {
-        self.spend_note = Some(note);
-    }
-
-    /// A dimmed line on stderr in text mode; nothing with `--json`.
-    pub fn info(&mut self, text: &str) {
-        if !self.json {
-            self.close_blocks();
-            self.note(text);
-        }
-    }
-
-    pub(super) fn note(&self, text: &str) {
+    fn note(&self, text: &str) {
         let text = switchyard_api::secrets::scrub(text);
         if self.color {
             eprintln!("{DIM}{text}{RESET}");
@@ -178,7 +262,7 @@ impl Renderer {
         }
     }
 
-    pub(super) fn close_reasoning(&mut self) {
+    fn close_reasoning(&mut self) {
         if self.reasoning_open {
             let mut err = std::io::stderr().lock();
             let _ = err.write_all(if self.color { b"\x1b[0m\n" } else { b"\n" });
@@ -186,13 +270,12 @@ impl Renderer {
         }
     }
 
-    /// Ends open reasoning and text lines before a line of its own.
-    pub(super) fn close_blocks(&mut self) {
+    fn close_blocks(&mut self) {
         self.close_reasoning();
         self.close_text();
     }
 
-    pub(super) fn close_text(&mut self) {
+    fn close_text(&mut self) {
         if self.text_open {
             self.write_stdout(b"\n");
             self.text_open = false;

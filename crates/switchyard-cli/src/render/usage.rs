@@ -1,11 +1,10 @@
-//! A task's usage for people: every request's tokens and cost summed for the last line, and a
-//! cost that may be unknown (a model without prices, SPEC R2.3).
+//! A task's usage for people, with a cost that may be unknown.
+//! Spec: R2.3.
 
 use switchyard_core::store::TaskUsage;
 use switchyard_core::task::TaskEvent;
 
-/// Every request's usage of the task, summed (tokens; USD); `estimated` when any request's
-/// counts were.
+/// Every request's usage of the task, summed; `estimated` when any request's counts were.
 #[derive(Debug, Default)]
 pub(super) struct UsageSum {
     total: Option<TaskUsage>,
@@ -13,7 +12,6 @@ pub(super) struct UsageSum {
 }
 
 impl UsageSum {
-    /// Adds a `usage` event.
     pub(super) fn add(&mut self, event: &TaskEvent) {
         if let Some(usage) = event.usage() {
             *self.total.get_or_insert_with(TaskUsage::default) += usage;
@@ -52,8 +50,7 @@ impl UsageSum {
     }
 }
 
-/// A task's (or request's) cost for people: `$0.001234`, or, when a request's cost is
-/// unknown (a model without prices, SPEC R2.3), `cost unknown` (with the known part, if any).
+/// A cost for people, such as `$0.001234`, or `cost unknown` for a model without prices.
 pub fn cost_label(usage: &TaskUsage, decimals: usize) -> String {
     match usage.cost() {
         Some(c) => format!("${c:.decimals$}"),

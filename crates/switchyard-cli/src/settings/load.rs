@@ -1,6 +1,6 @@
-//! Loading the configuration in effect (SPEC R3.6, DESIGN.md "Configuration"): the file, the
-//! presets alone (`--provider` without a file) or the built-in local default, the `-c`
-//! overrides, and `--provider`, `--model` and `--base-url` (R3.4's fallback kept in mind).
+//! Loading the configuration in effect: the file, the presets alone or the built-in local
+//! default, then the `-c` overrides and `--provider`, `--model` and `--base-url`.
+//! Spec: R3.4, R3.6.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,6 @@ use crate::cli::SelectionArgs;
 /// Where the configuration in effect came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfigSource {
-    /// A configuration file.
     File(PathBuf),
     /// No file exists and no provider was named: the local model server, no key needed.
     BuiltInLocal,
@@ -22,7 +21,6 @@ pub enum ConfigSource {
 }
 
 impl ConfigSource {
-    /// A short description for messages.
     pub fn describe(&self) -> String {
         match self {
             Self::File(p) => format!("file {}", p.display()),
@@ -34,9 +32,7 @@ impl ConfigSource {
     }
 }
 
-/// Loads the configuration: `explicit` must exist; the default path is used when present;
-/// otherwise the built-in local default (or, when `--provider` is given, the presets alone).
-/// Then applies `selection` to `mode`.
+/// Loads the configuration and applies `selection` to `mode`; an `explicit` file must exist.
 pub fn load(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -55,7 +51,6 @@ pub fn load(
     Ok((config, source, mode))
 }
 
-/// The file, else the presets (with `--provider`), else the built-in local default.
 fn load_plain(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -81,11 +76,8 @@ fn load_plain(
     })
 }
 
-/// [`load_plain`]'s sources as TOML text, with the `-c` overrides applied before parsing (so
-/// any field can be set, and a wrong one is reported like the file's). The built-in local
-/// default reads no key unless the user chose where requests go (`--base-url`, a
-/// `providers.ID.base_url` override, or an override giving a mode another provider), as
-/// without overrides.
+/// The sources of `load_plain` as TOML text with the `-c` overrides applied before parsing, so
+/// any field can be set and a wrong one is reported like the file's.
 fn load_overridden(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -110,9 +102,8 @@ fn load_overridden(
     })?;
     let mut config = ApiConfiguration::from_toml(&text, &label, |_| None)
         .map_err(|e| blame_override(e, &base_table, overrides))?;
-    // An override that names another provider for a mode (`act.provider=anthropic`, or
-    // `act={provider="anthropic"}`) moves requests off the local default too: read from the
-    // configuration it made, not from the override's spelling.
+    // An override giving a mode another provider moves requests off the local default too: read
+    // the configuration it made, not the override's spelling.
     let elsewhere = [&config.act, &config.plan]
         .iter()
         .any(|m| m.provider.as_deref().is_some_and(|p| p != LOCAL_PROVIDER));
@@ -125,9 +116,7 @@ fn load_overridden(
     Ok((config, base.source))
 }
 
-/// `e`, the error of the configuration the overrides made, as the error of the `-c` that
-/// caused it: its key and value and what is wrong (`-c act.thinking_budget_tokens=abc:
-/// invalid type: string "abc", expected u64; …`), not a line of text the user never wrote.
+/// `e` blamed on the `-c` that caused it, not on generated text the user never wrote.
 fn blame_override(
     e: ConfigError,
     base: &toml::Table,
@@ -150,8 +139,6 @@ fn blame_override(
     ConfigError::bad_override(&o.key(), &o.shown_value(), &message)
 }
 
-/// What the `-c` overrides apply to: its TOML text, the label its errors name, where it came
-/// from, and whether keys are read for it.
 struct OverriddenBase {
     text: String,
     label: String,
@@ -159,8 +146,8 @@ struct OverriddenBase {
     read_keys: bool,
 }
 
-/// The file (its own errors reported first, with its own lines), else nothing (with
-/// `--provider`), else the built-in local default as TOML.
+/// The file after checking its own errors first, else nothing with `--provider`, else the
+/// built-in local default as TOML.
 fn overridden_base(
     explicit: Option<&Path>,
     selection: &SelectionArgs,
@@ -175,7 +162,6 @@ fn overridden_base(
                 file: p.display().to_string(),
                 message: e.to_string(),
             })?;
-            // Errors of the file itself first, with its own lines.
             ApiConfiguration::from_toml(&text, &p.display().to_string(), |_| None)?;
             OverriddenBase {
                 text,
@@ -212,7 +198,6 @@ fn resolve_ca_bundles(config: &mut ApiConfiguration, file: &Path) {
     }
 }
 
-/// Applies `--provider`, `--model` and `--base-url` to `mode`'s settings.
 pub fn apply_selection(config: &mut ApiConfiguration, mode: Mode, selection: &SelectionArgs) {
     let settings = config.mode_settings_mut(mode);
     if let Some(p) = &selection.provider {
@@ -227,8 +212,8 @@ pub fn apply_selection(config: &mut ApiConfiguration, mode: Mode, selection: &Se
         settings.model_id = Some(m.clone());
     }
     if let Some(url) = &selection.base_url {
-        // The provider in effect after the unknown-id fallback (SPEC R3.4), so the URL is
-        // never lost and the key never goes to the default host by surprise.
+        // The provider after the unknown-id fallback, so the URL is never lost and the key
+        // never goes to the default host by surprise.
         let provider = settings
             .provider
             .as_deref()

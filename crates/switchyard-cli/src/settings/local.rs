@@ -1,19 +1,15 @@
-//! The built-in local default: with no configuration file (and no provider named), requests go
-//! to the OpenAI-compatible server of `scripts/local-model.sh`, no key sent; a port nothing
-//! listens on is said at once (issue 14).
+//! The built-in local default: with no configuration file and no provider named, requests go to
+//! the OpenAI-compatible server of `scripts/local-model.sh` with no key.
 
 use switchyard_api::{ApiConfiguration, ModeSettings, ProviderEndpoint};
 
 /// The model id the local server (`scripts/local-model.sh`) serves.
 pub const LOCAL_MODEL_ID: &str = "smollm2-135m-instruct";
 
-/// The provider id of the built-in local default: the OpenAI-compatible server of
-/// `scripts/local-model.sh`.
 pub(super) const LOCAL_PROVIDER: &str = "openai";
-/// The local server's default port.
 pub const LOCAL_MODEL_PORT: u16 = 8089;
 
-/// The local model server's base URL (`SWITCHYARD_LOCAL_MODEL_PORT` overrides the port).
+/// The local model server's base URL; `SWITCHYARD_LOCAL_MODEL_PORT` overrides the port.
 pub fn local_model_base_url() -> String {
     let port = std::env::var("SWITCHYARD_LOCAL_MODEL_PORT")
         .ok()
@@ -22,10 +18,8 @@ pub fn local_model_base_url() -> String {
     format!("http://127.0.0.1:{port}/v1")
 }
 
-/// With no configuration file, requests go to the local model server: when nothing listens
-/// on its port, say so at once, with how to start it or pick a provider, instead of retrying
-/// a refused connection for seconds (issue 14). Only a refused or unreachable port counts; a
-/// slow server is the request's business.
+/// Says at once when nothing listens on the local server's port, with how to start it, instead
+/// of retrying a refused connection for seconds; a slow server is the request's business.
 pub async fn check_local_model_server() -> Result<(), String> {
     let url = local_model_base_url();
     let Some(host) = switchyard_api::providers::url_host(&url) else {
@@ -40,18 +34,17 @@ pub async fn check_local_model_server() -> Result<(), String> {
     }
 }
 
-/// The built-in configuration used when there is no file: the OpenAI-compatible local server.
+/// The built-in configuration used when there is no file.
 ///
-/// Keys are read only when `read_keys` (the user gave `--base-url`, so chose where requests
-/// go): the built-in server needs none, and a user's `OPENAI_API_KEY` must not go to whatever
-/// listens on the local port.
+/// Keys are read only when the user chose where requests go with `--base-url`: a user's
+/// `OPENAI_API_KEY` must not go to whatever listens on the local port.
 pub(super) fn built_in_local(
     env: impl Fn(&str) -> Option<String>,
     read_keys: bool,
 ) -> ApiConfiguration {
     let act = ModeSettings {
         provider: Some(LOCAL_PROVIDER.into()),
-        // Its limits and price ($0) are the catalogue's (models/switchyard/openai.toml).
+        // Its limits and $0 price are the catalogue's, in models/switchyard/openai.toml.
         model_id: Some(LOCAL_MODEL_ID.into()),
         ..ModeSettings::default()
     };

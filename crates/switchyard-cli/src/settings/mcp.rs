@@ -1,6 +1,5 @@
-//! Where the MCP servers come from (SPEC R11.1): the settings file given, else
-//! `mcp_settings.json` (or Cline's `cline_mcp_settings.json`) in the configuration directory,
-//! and the hub a task starts from them (R11.2).
+//! Where the MCP servers come from, and the hub a task starts from them.
+//! Spec: R11.1, R11.2.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,13 +8,11 @@ use switchyard_core::mcp::{McpServerHub, McpSettings};
 
 use super::paths::default_config_path;
 
-/// The settings file's name in the configuration directory.
 pub const MCP_SETTINGS_FILE: &str = "mcp_settings.json";
 /// Cline's file name, read from the configuration directory when ours is absent.
 pub const CLINE_MCP_SETTINGS_FILE: &str = "cline_mcp_settings.json";
 
-/// The default settings file: `mcp_settings.json` next to `config.toml` (`$SWITCHYARD_HOME`, else
-/// `~/.config/switchyard/`), or `cline_mcp_settings.json` there when only that one exists.
+/// The default settings file in the configuration directory, ours before Cline's.
 pub fn default_mcp_settings_path() -> Option<PathBuf> {
     let dir = default_config_path()?.parent()?.to_path_buf();
     let ours = dir.join(MCP_SETTINGS_FILE);
@@ -27,8 +24,7 @@ pub fn default_mcp_settings_path() -> Option<PathBuf> {
     })
 }
 
-/// The settings in effect and the file they came from: the file given (which must exist), else
-/// the default file (none there means no servers).
+/// The settings in effect and their file: the file given, which must exist, else the default.
 pub fn load_settings(flag: Option<&Path>) -> Result<(McpSettings, Option<PathBuf>), String> {
     match flag {
         Some(path) => McpSettings::load(path)
@@ -43,7 +39,6 @@ pub fn load_settings(flag: Option<&Path>) -> Result<(McpSettings, Option<PathBuf
     }
 }
 
-/// Loads the settings and starts connecting every enabled server in the background.
 pub fn start_hub(flag: Option<&Path>) -> Result<Arc<McpServerHub>, String> {
     load_settings(flag).map(|(settings, _)| McpServerHub::start(settings))
 }

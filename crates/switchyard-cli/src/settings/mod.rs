@@ -1,10 +1,5 @@
-//! Where the configuration, the task store and the MCP servers come from: the files, the
-//! built-in local default and the command-line overrides (SPEC R3.6, R13.1, R11.1;
-//! DESIGN.md "Configuration").
-//!
-//! One file per question: paths.rs (which directories and files), local.rs (the built-in
-//! local default), load.rs (the configuration in effect), typed.rs (checking what was typed),
-//! store.rs (where the task store is), mcp.rs (the MCP settings file and hub).
+//! Where the configuration, the task store and the MCP servers come from.
+//! Spec: R3.6, R11.1, R13.1.
 
 mod load;
 mod local;

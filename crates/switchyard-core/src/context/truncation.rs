@@ -1,18 +1,14 @@
-//! The next deleted range (SPEC R8.3).
-//!
-//! A deleted range is an inclusive pair of indices into the **stored** history. It only ever
-//! grows: each call starts where the current range ends and hides a further share of what is
-//! left, always ending on an assistant message so the visible history still alternates
-//! user, assistant, user, …
+//! The next deleted range, which only ever grows.
+//! Spec: R8.3.
 
 use switchyard_api::{Message, Role};
 
-/// How much of the not-yet-hidden history (after messages 0 and 1) to keep (SPEC R8.3).
+/// How much of the not-yet-hidden history after messages 0 and 1 to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TruncationKeep {
-    /// Hide every message after the first pair (`n` removed).
+    /// Hide every message after the first pair.
     None,
-    /// Keep only the last two messages after the first pair (`n − 2` removed, not below 0).
+    /// Keep only the last two messages after the first pair.
     LastTwo,
     /// Keep about half: `floor(n/4)·2` removed, an even number.
     Half,
@@ -20,47 +16,24 @@ pub enum TruncationKeep {
     Quarter,
 }
 
-/// An inclusive `(start, end)` pair of indices into the stored history whose messages the
-/// model no longer sees (SPEC R8.4). [`get_next_truncation_range`] always returns `start = 2`.
-/// A range with `end < start` hides nothing (see [`range_is_empty`]); `(2, 1)` is the
-/// canonical empty range.
+/// An inclusive `(start, end)` pair of stored indices hidden; `end < start` hides nothing.
 pub type DeletedRange = (usize, usize);
 
 /// The canonical range that hides nothing.
 pub const EMPTY_RANGE: DeletedRange = (2, 1);
 
-/// True when `range` hides no message (`end < start`).
+/// True when `range` hides no message.
 pub fn range_is_empty(range: DeletedRange) -> bool {
     range.1 < range.0
 }
 
-/// The deleted range after one more truncation step (SPEC R8.3).
-///
-/// - Messages 0 and 1 (the task and the first reply) are always kept.
-/// - The rest starts after the current range (`current.1 + 1`), or at 2 without one (or
-///   with an empty one); `n` is the number of stored messages from there to the end.
-/// - `keep` decides how many of them are removed: `n` (`None`), `n − 2` (`LastTwo`, not below
-///   0), `floor(n/4)·2` (`Half`), `floor(3n/8)·2` (`Quarter`).
-/// - `end = start + removed − 1`; when that message is not an assistant message, `end` moves
-///   back one, so the first visible message after the range is a user message.
-/// - The result is `(2, end)`.
-///
-/// Edge cases never panic:
-/// - When nothing is removed (too few messages, e.g. 3 or 4 with `Quarter`), the result is the
-///   current range unchanged, or [`EMPTY_RANGE`] `(2, 1)` without one: `end < start` means
-///   "hides nothing" (check with [`range_is_empty`]).
-/// - The move-back step applies only when this call removes at least one message, so a
-///   range never shrinks (the reference could un-hide a message when the current range ended
-///   on a user message and nothing new was removed; that needs a malformed history).
-/// - A current range reaching past the end of `messages` (the history was shortened since)
-///   is returned unchanged.
+/// The deleted range after one more truncation step, ending on an assistant message.
 pub fn get_next_truncation_range(
     messages: &[Message],
     current: Option<DeletedRange>,
     keep: TruncationKeep,
 ) -> DeletedRange {
-    // The last index already hidden, or 1 (the first reply) when nothing is hidden yet:
-    // the rest of the history starts right after it. Never below 1, so 0 and 1 stay kept.
+    // Never below 1, so messages 0 and 1 stay kept.
     let last_hidden = match current {
         Some(r) if !range_is_empty(r) => r.1.max(1),
         _ => 1,
@@ -75,8 +48,8 @@ pub fn get_next_truncation_range(
     if removed == 0 {
         return (2, last_hidden);
     }
-    // `removed <= n`, so `end <= messages.len() - 1` and the index is in bounds.
     let mut end = last_hidden + removed;
+    // Moving back only after a removal means a range never shrinks, as the reference's could.
     if messages.get(end).is_some_and(|m| m.role != Role::Assistant) {
         end -= 1;
     }

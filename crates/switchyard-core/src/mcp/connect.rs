@@ -1,6 +1,5 @@
-//! Connecting one MCP server (SPEC R11.1): a stdio child process in its own process group
-//! with a minimal environment (R10.5), or streamable HTTP; the MCP handshake and the tool list,
-//! bounded by the server's `timeout`, and the outcome recorded in its state.
+//! Connecting one MCP server over stdio or streamable HTTP, within the server's `timeout`.
+//! Spec: R10.5, R11.1.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -18,10 +17,8 @@ use super::errors::{plain_init_error, plain_service_error, spawn_error};
 use super::server::{McpServerStatus, Server, last_line, lock};
 use super::settings::McpTransport;
 
-/// Lines of a stdio server's stderr kept to explain a failure.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// Connects one server and records the outcome in its state.
 pub(super) async fn connect(server: Arc<Server>) {
     let timeout = server.config.timeout;
     let outcome = match tokio::time::timeout(timeout, open(&server)).await {
@@ -54,7 +51,6 @@ pub(super) async fn connect(server: Arc<Server>) {
 
 type Connected = (RunningService<RoleClient, ()>, Vec<ToolSpec>);
 
-/// Starts (or reaches) the server, completes the MCP handshake and lists its tools.
 async fn open(server: &Server) -> Result<Connected, String> {
     let service = match &server.config.transport {
         McpTransport::Stdio {
@@ -71,8 +67,6 @@ async fn open(server: &Server) -> Result<Connected, String> {
     Ok((service, tools))
 }
 
-/// Spawns a stdio server in its own process group with a minimal environment (SPEC R10.5),
-/// keeps the tail of its stderr, and completes the handshake over its stdin and stdout.
 async fn open_stdio(
     server: &Server,
     command: &str,
@@ -82,8 +76,7 @@ async fn open_stdio(
 ) -> Result<RunningService<RoleClient, ()>, String> {
     register_secrets(env);
     let mut cmd = tokio::process::Command::new(command);
-    // A minimal environment (SPEC R10.5): what a process needs to run, plus the
-    // server's own `env`; never Switchyard's provider keys.
+    // Never Switchyard's provider keys: only what a process needs, plus the server's `env`.
     cmd.env_clear()
         .envs(inherited_env())
         .args(args)
@@ -94,7 +87,7 @@ async fn open_stdio(
     }
     #[allow(unused_mut)]
     let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
-    // Its own process group, so a launcher (npx, uvx) and what it starts stop together.
+    // Its own process group, so a launcher such as npx and what it starts stop together.
     #[cfg(unix)]
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     let (transport, stderr) = TokioChildProcess::builder(wrapped)
@@ -109,8 +102,6 @@ async fn open_stdio(
         .map_err(|e| plain_init_error(&e, true))
 }
 
-/// Reads a stdio server's stderr in the background: each line is logged, the last
-/// [`STDERR_TAIL_LINES`] are kept to explain a failure.
 fn keep_stderr_tail(server: &Server, stderr: tokio::process::ChildStderr) {
     let tail = Arc::clone(&server.stderr_tail);
     let name = server.name.clone();
@@ -127,8 +118,7 @@ fn keep_stderr_tail(server: &Server, stderr: tokio::process::ChildStderr) {
     });
 }
 
-/// Completes the handshake with a streamable HTTP server (a legacy SSE one is tried the same
-/// way, and its error says so).
+/// Completes the handshake over streamable HTTP, which a legacy SSE server is also tried with.
 async fn open_http(
     server: &Server,
     url: &str,
@@ -139,6 +129,7 @@ async fn open_http(
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(header_map(headers)?);
     let transport = StreamableHttpClientTransport::from_config(config);
     ().serve(transport).await.map_err(|e| {
+        // rmcp has no client for the legacy HTTP+SSE transport.
         let mut reason = format!("{} ({url})", plain_init_error(&e, false));
         if matches!(server.config.transport, McpTransport::Sse { .. }) {
             reason.push_str(
@@ -150,7 +141,6 @@ async fn open_http(
     })
 }
 
-/// The tools a connected server offers, as tool specs (names as the server gives them).
 async fn list_tools(service: &RunningService<RoleClient, ()>) -> Result<Vec<ToolSpec>, String> {
     let tools = service.peer().list_all_tools().await.map_err(|e| {
         format!(
@@ -168,9 +158,6 @@ async fn list_tools(service: &RunningService<RoleClient, ()>) -> Result<Vec<Tool
         .collect())
 }
 
-/// Registers the values of a server's `env` or `headers` whose names say they are secret (a
-/// key, token, secret, password or authorization) as configured secrets (SPEC R10.5), so a
-/// server that prints them, or an error that quotes them, shows `[redacted]`.
 fn register_secrets(values: &BTreeMap<String, String>) {
     const WORDS: [&str; 6] = ["key", "token", "secret", "password", "auth", "credential"];
     for (name, value) in values {
@@ -181,14 +168,8 @@ fn register_secrets(values: &BTreeMap<String, String>) {
     }
 }
 
-/// The variables a stdio MCP server inherits from Switchyard's environment: the MCP
-/// TypeScript SDK's `DEFAULT_INHERITED_ENV_VARS` (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`,
-/// `USER`; on Windows `APPDATA`, `HOMEDRIVE`, `HOMEPATH`, `LOCALAPPDATA`, `PATH`,
-/// `PROCESSOR_ARCHITECTURE`, `SYSTEMDRIVE`, `SYSTEMROOT`, `TEMP`, `USERNAME`, `USERPROFILE`,
-/// `PROGRAMFILES`), plus the locale (`LANG`, `LANGUAGE`, `LC_*`), the temporary folder
-/// (`TMPDIR`, `TMP`, `TEMP`) and `XDG_*` folders. Anything else a server needs (a proxy, its
-/// own key) goes in its `env` in the settings file. Values that look like functions
-/// (`() {…`, bash exported functions) are left out, as the SDK does.
+/// The variables a stdio MCP server inherits, as the MCP TypeScript SDK chooses them, plus the
+/// locale, temporary and `XDG_*` folders; anything else goes in the server's `env`.
 pub fn inherited_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     const NAMES: &[&str] = &[
         "HOME",
@@ -241,7 +222,6 @@ fn header_map(
         })
         .collect()
 }
-/// Appends the server's last stderr line (what most servers print when they give up).
 async fn with_stderr(server: &Server, reason: String) -> String {
     if !matches!(server.config.transport, McpTransport::Stdio { .. }) {
         return reason;

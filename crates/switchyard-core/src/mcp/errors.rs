@@ -1,11 +1,10 @@
-//! MCP failures in plain words: a command that cannot start, a failed handshake, a failed
-//! call, an unreachable host (SPEC R11.1, R11.2).
+//! MCP failures in plain words.
+//! Spec: R11.1, R11.2.
 
 use rmcp::ServiceError;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-/// Why a stdio server's command could not be started, and what to fix.
 pub(super) fn spawn_error(
     command: &str,
     cwd: Option<&std::path::Path>,
@@ -28,7 +27,6 @@ pub(super) fn spawn_error(
         _ => format!("the command \"{command}\" could not be started: {e}"),
     }
 }
-/// A handshake failure in plain words.
 pub(super) fn plain_init_error(e: &ClientInitializeError, stdio: bool) -> String {
     match e {
         ClientInitializeError::ConnectionClosed(_) if stdio => {
@@ -50,7 +48,6 @@ pub(super) fn plain_init_error(e: &ClientInitializeError, stdio: bool) -> String
     }
 }
 
-/// A failed request to a connected server in plain words.
 pub(super) fn plain_service_error(e: &ServiceError) -> String {
     match e {
         ServiceError::McpError(data) => data.message.to_string(),
@@ -62,8 +59,7 @@ pub(super) fn plain_service_error(e: &ServiceError) -> String {
     }
 }
 
-/// The deepest cause of an error (for HTTP: the status or the connection error, without the
-/// SDK's type names), with a hint for a refused connection.
+/// The deepest cause of an error without the SDK's type names.
 fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     let mut last: &(dyn std::error::Error + 'static) = e;
     let mut source = e.source();
@@ -94,7 +90,6 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     last.to_string()
 }
 
-/// An error and its sources, joined with `: ` (repeats skipped).
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();

@@ -1,6 +1,5 @@
-//! [`McpServerHub`]: the configured MCP servers, connected concurrently through rmcp (the
-//! official Rust SDK), with each server's state, tools and last error; the hub the request step
-//! waits for (SPEC R6.1) and the tool loop calls (R11).
+//! `McpServerHub`: the configured MCP servers, connected concurrently.
+//! Spec: R6.1, R10.5, R11.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -19,34 +18,30 @@ use super::settings::McpSettings;
 use crate::prompt::McpServerInfo;
 use crate::task::mcp_wait::{McpHub, McpServerProblem};
 
-/// A snapshot of one server for display (`switchyard mcp list`).
+/// A snapshot of one server for `switchyard mcp list`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct McpServerState {
     /// The server's name in the settings file.
     pub name: String,
     /// `stdio`, `streamableHttp` or `sse`.
     pub transport: &'static str,
-    /// Connecting, connected, failed or disabled.
+    /// The server's status.
     pub status: McpServerStatus,
-    /// The server's tools (names as the server gives them); empty unless connected.
+    /// The server's tools; empty unless connected.
     pub tools: Vec<ToolSpec>,
-    /// The last error in plain words (why it failed, or its last failed call's connection loss).
+    /// The last error in plain words.
     pub error: Option<String>,
 }
 
-/// The configured servers. Create it with [`McpServerHub::start`] inside a tokio runtime; the
-/// servers connect in the background, concurrently, each bounded by its `timeout`.
+/// The configured servers, connecting in the background, each bounded by its `timeout`.
 pub struct McpServerHub {
     servers: Vec<Arc<Server>>,
-    /// Problems already reported to the task (name → reason), so each is said once.
+    /// Problems already reported to the task, by server, so each is said once.
     reported: Mutex<HashMap<String, String>>,
-    /// The connection tasks, aborted by [`McpServerHub::shutdown`] (a server still connecting
-    /// is stopped too).
     connecting: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 impl McpServerHub {
-    /// Starts connecting every enabled server of `settings` at once and returns immediately.
-    /// Must be called inside a tokio runtime.
+    /// Starts connecting every enabled server at once and returns; needs a tokio runtime.
     pub fn start(settings: McpSettings) -> Arc<Self> {
         let servers: Vec<Arc<Server>> = settings
             .servers
@@ -125,19 +120,14 @@ impl McpServerHub {
             .is_some_and(|s| s.config.auto_approve.iter().any(|t| t == tool))
     }
 
-    /// Waits until no server is connecting (each is bounded by its own timeout).
+    /// Waits until no server is connecting; each is bounded by its own timeout.
     pub async fn wait_until_settled(&self) {
         while self.is_connecting() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
-    /// Calls `tool` on `server` with `arguments` (a JSON object, or null for none), bounded by
-    /// the server's timeout. Never fails: a failure is an output with `is_error` and the reason
-    /// in plain words, which is what the model is shown.
-    ///
-    /// Every configured secret is scrubbed from the output (SPEC R10.5): a server that prints
-    /// its environment or echoes a key never hands it to the model, the store or the screen.
+    /// Calls `tool` on `server` within its timeout; a failure is an `is_error` output.
     pub async fn call_tool(&self, server: &str, tool: &str, arguments: Value) -> McpToolOutput {
         let mut output = self.call_tool_unscrubbed(server, tool, arguments).await;
         switchyard_api::secrets::scrub_in_place(&mut output.content);
@@ -195,7 +185,7 @@ impl McpServerHub {
                     e,
                     ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 ) {
-                    // Marks the server failed, with the reason, once its connection is closed.
+                    // Reading the state marks the server failed once its connection is closed.
                     drop(s.state());
                 }
                 error(format!(
@@ -205,8 +195,7 @@ impl McpServerHub {
         }
     }
 
-    /// Closes every connection and stops servers still connecting (stdio servers' processes
-    /// are killed with their process group).
+    /// Closes every connection and stops servers still connecting, with their process groups.
     pub async fn shutdown(&self) {
         for task in lock(&self.connecting).drain(..) {
             task.abort();

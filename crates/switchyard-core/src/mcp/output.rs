@@ -1,5 +1,5 @@
-//! What an MCP tool call gives back to the model ([`McpToolOutput`]): the result's blocks as
-//! one text (SPEC R11.2).
+//! What an MCP tool call gives back to the model: the result's blocks as one text.
+//! Spec: R10.5, R11.2.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
@@ -8,12 +8,10 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 pub struct McpToolOutput {
     /// The result's text, as the model is sent it.
     pub content: String,
-    /// The call failed (the server said so, timed out, or could not be reached).
+    /// The call failed: the server said so, timed out, or could not be reached.
     pub is_error: bool,
 }
 
-/// The text the model sees for a tool result: text blocks joined by newlines; images, audio and
-/// binary resources described; the structured content when there is no other content.
 pub(super) fn tool_output(result: CallToolResult) -> McpToolOutput {
     let mut parts: Vec<String> = Vec::new();
     for block in &result.content {
@@ -53,7 +51,7 @@ pub(super) fn tool_output(result: CallToolResult) -> McpToolOutput {
         parts.push(structured.to_string());
     }
     McpToolOutput {
-        // Scrubbed joined: a secret split across two blocks is hidden whole (SPEC R10.5).
+        // Scrubbed joined, so a secret split across two blocks is hidden whole.
         content: switchyard_api::secrets::scrub_joined(&parts, "\n"),
         is_error: result.is_error.unwrap_or(false),
     }

@@ -1,6 +1,5 @@
-//! One configured MCP server as the hub keeps it: its settings, where it is in its life
-//! ([`McpServerStatus`]), its tools and its connection, and a closed connection noticed when
-//! the state is read (SPEC R11.1).
+//! One configured MCP server as the hub keeps it: its settings, status, tools and connection.
+//! Spec: R11.1.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -15,9 +14,9 @@ use super::settings::{McpServerConfig, McpTransport};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum McpServerStatus {
-    /// `"disabled": true` in the settings: never started.
+    /// Disabled in the settings, never started.
     Disabled,
-    /// Starting, or in the MCP handshake, or listing its tools.
+    /// Starting, in the MCP handshake, or listing its tools.
     Connecting,
     /// Ready: its tools are offered to the model.
     Connected,
@@ -37,7 +36,6 @@ impl McpServerStatus {
     }
 }
 
-/// One server: its name and settings, its state, and (once connected) its rmcp service.
 pub(super) struct Server {
     pub name: String,
     pub config: McpServerConfig,
@@ -48,7 +46,6 @@ pub(super) struct Server {
     pub stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
-/// What changes as a server connects, fails or closes.
 pub(super) struct ServerState {
     pub status: McpServerStatus,
     pub tools: Vec<ToolSpec>,
@@ -56,14 +53,12 @@ pub(super) struct ServerState {
     pub peer: Option<Peer<RoleClient>>,
 }
 
-/// Locks `m`, also when a thread panicked while holding it.
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Server {
-    /// The server's state, first marking a connected server whose connection has closed since
-    /// (its process exited, or the HTTP session ended) as failed, with its last stderr line.
+    /// The server's state, marking a connected server whose connection closed as failed.
     pub fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
         let mut state = lock(&self.state);
         if state.status == McpServerStatus::Connected
@@ -85,7 +80,6 @@ impl Server {
     }
 }
 
-/// The last non-blank line of a stderr tail, trimmed to 300 characters.
 pub(super) fn last_line(tail: &VecDeque<String>) -> Option<String> {
     tail.iter()
         .rev()

@@ -1,20 +1,5 @@
-//! The MCP settings file: the common `mcpServers` shape shared by Cline, Claude Desktop, VS Code
-//! and others (SPEC R11.1).
-//!
-//! ```json
-//! {"mcpServers": {
-//!   "files":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
-//!              "env": {"KEY": "value"}, "cwd": "/tmp", "timeout": 60, "autoApprove": ["read_file"]},
-//!   "remote": {"type": "streamableHttp", "url": "https://example.com/mcp",
-//!              "headers": {"Authorization": "Bearer …"}, "disabled": true}
-//! }}
-//! ```
-//!
-//! Cline's own `cline_mcp_settings.json` is read as is: its extra fields are ignored, and
-//! `transportType` is accepted for `type`. `type` is `stdio`, `streamableHttp` (also `http`,
-//! `streamable-http`, `streamable_http`) or `sse`; without it a server with `command` is stdio and
-//! one with `url` is streamable HTTP. `timeout` is in seconds (default 60, as in Cline) and bounds
-//! both the connection handshake and each tool call.
+//! The MCP settings file in the common `mcpServers` shape; Cline's is read as is.
+//! Spec: R11.1.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,10 +7,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// The default per-server timeout (Cline's `DEFAULT_MCP_TIMEOUT_SECONDS`), in seconds.
+/// The default per-server timeout in seconds, Cline's `DEFAULT_MCP_TIMEOUT_SECONDS`.
 pub const DEFAULT_MCP_TIMEOUT_SECONDS: u64 = 60;
 
-/// Every configured server, by name (sorted).
+/// Every configured server, sorted by name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct McpSettings {
     /// Each server's configuration, by its name in the file.
@@ -41,18 +26,16 @@ pub struct McpServerConfig {
     pub disabled: bool,
     /// Bounds the connection handshake and each tool call.
     pub timeout: Duration,
-    /// Tools (names as the server gives them) called without asking the user.
+    /// Tools, by the server's names for them, called without asking the user.
     pub auto_approve: Vec<String>,
 }
 
 /// How to reach a server.
 #[derive(Clone, PartialEq)]
 pub enum McpTransport {
-    /// A child process speaking JSON-RPC on stdin/stdout. `env` is added to a minimal
-    /// environment (`connect::inherited_env`, never Switchyard's provider keys); `cwd` defaults to
-    /// the current directory.
+    /// A child process on stdin and stdout, its `env` added to one without provider keys.
     Stdio {
-        /// The program (looked up on `PATH`).
+        /// The program, looked up on `PATH`.
         command: String,
         /// Its arguments.
         args: Vec<String>,
@@ -65,15 +48,14 @@ pub enum McpTransport {
     StreamableHttp {
         /// The server's endpoint.
         url: String,
-        /// Sent with every request (e.g. `Authorization`).
+        /// Sent with every request, such as `Authorization`.
         headers: BTreeMap<String, String>,
     },
-    /// A server configured as legacy HTTP+SSE. rmcp speaks streamable HTTP only, so the hub
-    /// tries that at `url` and says so if it fails.
+    /// A legacy HTTP+SSE server, tried over streamable HTTP since rmcp speaks only that.
     Sse {
         /// The server's endpoint.
         url: String,
-        /// Sent with every request (e.g. `Authorization`).
+        /// Sent with every request, such as `Authorization`.
         headers: BTreeMap<String, String>,
     },
 }
@@ -143,9 +125,9 @@ pub enum McpSettingsError {
     Json {
         /// The settings file.
         path: PathBuf,
-        /// Where (from 1).
+        /// The line, from 1.
         line: usize,
-        /// Where (from 1).
+        /// The column, from 1.
         column: usize,
         /// The parser's message.
         message: String,
@@ -191,8 +173,7 @@ struct RawServer {
 }
 
 impl McpSettings {
-    /// Reads and checks the file at `path`. A missing file is an error here: the caller decides
-    /// whether a missing default file means "no servers" (see [`McpSettings::load_optional`]).
+    /// Reads and checks the file at `path`; a missing file is an error here.
     pub fn load(path: &Path) -> Result<Self, McpSettingsError> {
         let text = std::fs::read_to_string(path).map_err(|source| McpSettingsError::Read {
             path: path.to_owned(),
@@ -201,7 +182,7 @@ impl McpSettings {
         Self::parse(&text, path)
     }
 
-    /// Like [`McpSettings::load`], but a file that does not exist gives no servers.
+    /// Like `load`, but a file that does not exist gives no servers.
     pub fn load_optional(path: &Path) -> Result<Self, McpSettingsError> {
         if !path.exists() {
             return Ok(Self::default());
@@ -238,6 +219,7 @@ fn convert(raw: RawServer) -> Result<McpServerConfig, String> {
         Some(t) if t.is_finite() && t > 0.0 => Duration::from_secs_f64(t.min(86_400.0)),
         Some(t) => return Err(format!("has timeout {t}; give a number of seconds above 0")),
     };
+    // Without a type, a server with `command` is stdio and one with `url` streamable HTTP.
     let kind = raw.kind.as_deref().map(str::trim);
     let need_url = |url: Option<String>| {
         url.filter(|u| !u.trim().is_empty())

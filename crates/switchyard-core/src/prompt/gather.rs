@@ -1,77 +1,66 @@
-//! Reading a [`SystemPromptContext`] from the machine and the workspace (SPEC R6.2).
-//!
-//! Nothing here fails: a missing file is simply absent, and a file that cannot be used (an I/O
-//! error, not UTF-8, over [`MAX_RULE_FILE_BYTES`]) is skipped with a warning that names it, so a
-//! broken rules file never stops a task.
+//! Reading what the system prompt needs from the machine and the workspace.
+//! Spec: R6.2.
 
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use switchyard_api::Mode;
-
-use super::context::{RuleFile, SystemPromptContext};
-
-/// The largest rules or `.clineignore` file read (64 KiB); larger files are skipped.
+/// The largest rules or `.clineignore` file read; larger files are skipped.
 pub const MAX_RULE_FILE_BYTES: u64 = 64 * 1024;
 /// The workspace rules: a file, or a directory of `.md`/`.txt` files.
 pub const CLINERULES: &str = ".clinerules";
-/// The workspace's agent instructions file (agents.md convention).
+/// The workspace's agent instructions file, by the agents.md convention.
 pub const AGENTS_MD: &str = "AGENTS.md";
 /// Paths the assistant must not touch, in gitignore syntax.
 pub const CLINEIGNORE: &str = ".clineignore";
 
-impl SystemPromptContext {
-    /// Gathers the context for a request in `cwd` (SPEC R6.2).
-    ///
-    /// Rules are read in this order: every `.md`/`.txt` file directly in `global_rules_dir` (by
-    /// name), the workspace's `.clinerules` (the file, or its directory's `.md`/`.txt` files by
-    /// name), the workspace's `AGENTS.md`. Blank files are left out. MCP servers, preferred
-    /// language and native tool calling start empty/unset/false; set them with the `with_*`
-    /// setters.
-    pub fn gather(
-        cwd: &Path,
-        global_rules_dir: Option<&Path>,
-        provider_id: &str,
-        model_id: &str,
-        mode: Mode,
-    ) -> Self {
-        let mut rules = Vec::new();
-        if let Some(dir) = global_rules_dir {
-            read_rules_dir(dir, &mut rules);
-        }
-        let local = cwd.join(CLINERULES);
-        match fs::metadata(&local) {
-            Ok(meta) if meta.is_dir() => read_rules_dir(&local, &mut rules),
-            Ok(_) => push_rule(local, &mut rules),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
-            Err(err) => tracing::warn!("skipping rules {}: {err}", local.display()),
-        }
-        push_rule(cwd.join(AGENTS_MD), &mut rules);
+/// One rules file, its content trimmed and never empty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text.
+    pub content: String,
+}
 
-        let clineignore = read_small_text(&cwd.join(CLINEIGNORE))
-            .map(|text| clean(&text).to_owned())
-            .filter(|text| !text.is_empty());
+/// What the machine and the workspace say about a request in one directory.
+pub(super) struct Gathered {
+    pub(super) os: String,
+    pub(super) shell: String,
+    pub(super) rules: Vec<RuleFile>,
+    pub(super) clineignore: Option<String>,
+}
 
-        Self {
-            cwd: cwd.to_path_buf(),
-            os: os_description(),
-            shell: detect_shell(),
-            provider_id: provider_id.to_owned(),
-            model_id: model_id.to_owned(),
-            mode,
-            rules,
-            clineignore,
-            mcp_servers: Vec::new(),
-            preferred_language: None,
-            native_tool_calling: false,
-        }
+/// Reads the machine and the rules of `cwd`; a broken rules file is skipped with a warning that
+/// names it, so it never stops a task.
+pub(super) fn read(cwd: &Path, global_rules_dir: Option<&Path>) -> Gathered {
+    let mut rules = Vec::new();
+    if let Some(dir) = global_rules_dir {
+        read_rules_dir(dir, &mut rules);
+    }
+    let local = cwd.join(CLINERULES);
+    match fs::metadata(&local) {
+        Ok(meta) if meta.is_dir() => read_rules_dir(&local, &mut rules),
+        Ok(_) => push_rule(local, &mut rules),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => tracing::warn!("skipping rules {}: {err}", local.display()),
+    }
+    push_rule(cwd.join(AGENTS_MD), &mut rules);
+
+    let clineignore = read_small_text(&cwd.join(CLINEIGNORE))
+        .map(|text| clean(&text).to_owned())
+        .filter(|text| !text.is_empty());
+
+    Gathered {
+        os: os_description(),
+        shell: detect_shell(),
+        rules,
+        clineignore,
     }
 }
 
-/// Cline's global rules directory, `~/Documents/Cline/Rules` (home from `$HOME`, or
-/// `%USERPROFILE%` on Windows); `None` when the home directory is unknown.
+/// Cline's global rules directory, `~/Documents/Cline/Rules`; `None` when home is unknown.
 pub fn default_global_rules_dir() -> Option<PathBuf> {
     let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
     let home = std::env::var_os(home_var).filter(|home| !home.is_empty())?;
@@ -83,8 +72,6 @@ pub fn default_global_rules_dir() -> Option<PathBuf> {
     )
 }
 
-/// Appends the `.md`/`.txt` files directly in `dir`, sorted by file name. A missing directory
-/// adds nothing; any other failure to list it is warned about.
 fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -112,14 +99,12 @@ fn read_rules_dir(dir: &Path, rules: &mut Vec<RuleFile>) {
     }
 }
 
-/// True for `*.md` and `*.txt` (any case).
 fn is_rules_file_name(path: &Path) -> bool {
     path.extension()
         .and_then(|ext| ext.to_str())
         .is_some_and(|ext| ext.eq_ignore_ascii_case("md") || ext.eq_ignore_ascii_case("txt"))
 }
 
-/// Reads `path` and appends it when it has content.
 fn push_rule(path: PathBuf, rules: &mut Vec<RuleFile>) {
     if let Some(text) = read_small_text(&path) {
         let content = clean(&text);
@@ -132,16 +117,12 @@ fn push_rule(path: PathBuf, rules: &mut Vec<RuleFile>) {
     }
 }
 
-/// A UTF-8 BOM and surrounding whitespace removed.
 fn clean(text: &str) -> &str {
     text.trim_start_matches('\u{feff}').trim()
 }
 
-/// The file's text, or `None`: silently when it does not exist, with a warning naming it when
-/// it cannot be read, is larger than [`MAX_RULE_FILE_BYTES`] or is not UTF-8. Reads at most one
-/// byte past the limit, so a huge file costs nothing.
 fn read_small_text(path: &Path) -> Option<String> {
-    // Checked first so a directory or a named pipe (which would block `open`) is skipped.
+    // Checked first so a directory or a named pipe, which would block `open`, is skipped.
     match fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
         Ok(_) => {
@@ -163,6 +144,7 @@ fn read_small_text(path: &Path) -> Option<String> {
         }
     };
     let mut bytes = Vec::new();
+    // One byte past the limit is enough to tell, so a huge file costs nothing.
     if let Err(err) = file
         .take(MAX_RULE_FILE_BYTES.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -187,7 +169,6 @@ fn read_small_text(path: &Path) -> Option<String> {
     }
 }
 
-/// E.g. `Linux (linux, x86_64)`: a readable name, then `std::env::consts::{OS, ARCH}`.
 pub(super) fn os_description() -> String {
     let raw = std::env::consts::OS;
     format!(
@@ -197,7 +178,6 @@ pub(super) fn os_description() -> String {
     )
 }
 
-/// The usual spelling of a `std::env::consts::OS` value; unknown values pass through.
 pub(super) fn friendly_os_name(os: &str) -> &str {
     match os {
         "linux" => "Linux",
@@ -215,7 +195,6 @@ pub(super) fn friendly_os_name(os: &str) -> &str {
     }
 }
 
-/// The default shell's file name: `$SHELL` (`COMSPEC` on Windows).
 fn detect_shell() -> String {
     if cfg!(windows) {
         shell_name(std::env::var_os("COMSPEC"), "cmd.exe")
@@ -224,7 +203,6 @@ fn detect_shell() -> String {
     }
 }
 
-/// The file name of `var`'s path, or `fallback` when unset or empty.
 pub(super) fn shell_name(var: Option<OsString>, fallback: &str) -> String {
     var.as_deref()
         .map(Path::new)

@@ -1,26 +1,12 @@
-//! [`get_system_prompt`]: the one place a [`SystemPromptContext`] becomes the prompt text and
-//! the tools array (SPEC R6.2).
-//!
-//! The text is a series of sections separated by `====` lines, in this order:
-//!
-//! 1. role — a coding assistant;
-//! 2. `MODE` — PLAN (discuss and plan, change nothing) or ACT (carry out the task);
-//! 3. `SYSTEM INFORMATION` — OS, shell, working directory;
-//! 4. `MCP SERVERS` — only with servers: each server and its tools (name and description; with
-//!    text tool calling also the input schema and the `<use_mcp_tool>` call format);
-//! 5. `USER'S CUSTOM INSTRUCTIONS` — only with rules: each file under a `#` heading with its path;
-//! 6. `IGNORED FILES` — only with a `.clineignore`: its patterns, which the assistant must not
-//!    read or touch;
-//! 7. `LANGUAGE` — only with a preferred language: "Always respond in {language}."
-//!
-//! The wording is ours; the section names follow Cline's `src/core/prompts/system-prompt/`.
+//! `get_system_prompt`: the one place a `SystemPromptContext` becomes the prompt and tools.
+//! Spec: R6.2.
 
 use switchyard_api::{Mode, ToolSpec};
 
-use super::context::{RuleFile, SystemPromptContext};
+use super::context::SystemPromptContext;
+use super::gather::RuleFile;
 use super::tools::{BoundServer, bind_mcp_tools};
 
-/// Separates the sections of the prompt.
 const SECTION_SEPARATOR: &str = "\n\n====\n\n";
 
 const ROLE: &str = "You are a highly skilled coding assistant with broad knowledge of programming \
@@ -38,12 +24,8 @@ const ACT_MODE: &str = "MODE\n\nYou are in ACT MODE. Carry out the user's task s
 the tools available, checking the result of each step before the next. When the task is done, \
 say briefly what you changed and how it was verified.";
 
-/// Builds `(system_prompt, tools)` from `ctx` (SPEC R6.2).
-///
-/// With `native_tool_calling`, `tools` holds every MCP tool as a [`ToolSpec`] named as in
-/// [`mcp_tool_bindings`](super::tools::mcp_tool_bindings) (description and input schema passed
-/// through), in the same order; without it `tools` is empty and the prompt describes the tools
-/// instead. Pure and deterministic: the same context gives the same output.
+/// Builds `(system_prompt, tools)` from `ctx`; without native tool calling the prompt
+/// describes the tools and the array is empty.
 pub fn get_system_prompt(ctx: &SystemPromptContext) -> (String, Vec<ToolSpec>) {
     let bound = bind_mcp_tools(&ctx.mcp_servers);
 
@@ -102,21 +84,17 @@ fn environment_section(ctx: &SystemPromptContext) -> String {
     )
 }
 
-/// The start of the `MCP SERVERS` section.
 const MCP_INTRO: &str =
     "MCP SERVERS\n\nThese Model Context Protocol servers are connected and give you extra tools.";
 
-/// How MCP tools are called with native tool calling.
 const MCP_NATIVE_CALLS: &str = " Each tool is offered to you as a function named `server__tool`.";
 
-/// How MCP tools are called without native tool calling: the `<use_mcp_tool>` block.
 const MCP_TEXT_CALLS: &str = " To call one, reply with this block, where the arguments are a \
     JSON object matching the tool's input schema, then wait for the result:\n\n\
     <use_mcp_tool>\n<server_name>server name</server_name>\n\
     <tool_name>tool name</tool_name>\n\
     <arguments>{\"key\": \"value\"}</arguments>\n</use_mcp_tool>";
 
-/// The servers in prompt order, each with its tools (or a note that it has none).
 fn mcp_section(servers: &[BoundServer<'_>], native: bool) -> String {
     let mut out = String::from(MCP_INTRO);
     out.push_str(if native {
@@ -160,7 +138,7 @@ fn rules_section(rules: &[RuleFile]) -> String {
     out
 }
 
-/// `None` when the file has no patterns (only blanks and comments).
+/// `None` when the file has no patterns, only blanks and comments.
 fn clineignore_section(content: &str) -> Option<String> {
     let patterns: Vec<&str> = content
         .lines()
@@ -185,8 +163,6 @@ fn clineignore_section(content: &str) -> Option<String> {
     Some(out)
 }
 
-/// Indents the lines after the first by two spaces, so a multi-line description stays inside
-/// its list item.
 fn indent_continuation(text: &str) -> String {
     text.replace('\n', "\n  ")
 }

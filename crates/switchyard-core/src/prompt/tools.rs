@@ -1,13 +1,5 @@
-//! Naming MCP tools for native tool calling (SPEC R6.2).
-//!
-//! Providers accept function names matching `^[A-Za-z0-9_-]{1,64}$` (OpenAI, Anthropic), and a
-//! name must say which server to call. Each tool becomes `{server}__{tool}` with every other
-//! character replaced by `_`, cut to 64 characters; a name already taken gets `_2`, `_3`, …
-//! (the base cut shorter so the whole stays within 64). Sanitising loses information, so the
-//! task layer maps a called name back through [`McpToolBinding`] rather than by splitting it.
-//!
-//! (Cline joins the server and tool with `0mcp0` instead; `__` reads better and is what the
-//! task layer here expects.)
+//! Naming MCP tools `{server}__{tool}`; calls map back through bindings, not by splitting.
+//! Spec: R6.2.
 
 use std::collections::HashSet;
 
@@ -15,16 +7,15 @@ use switchyard_api::ToolSpec;
 
 use super::context::McpServerInfo;
 
-/// The longest function name providers accept.
+/// The longest function name providers accept, matching `^[A-Za-z0-9_-]{1,64}$`.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Joins the server and tool names in a function name.
 pub const MCP_TOOL_SEPARATOR: &str = "__";
 
-/// One MCP tool as offered to the model: the function name it calls, and the server and tool
-/// (original, unsanitised names) to route that call to.
+/// One MCP tool as offered to the model, and the server and tool its calls route to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpToolBinding {
-    /// The function name the model calls (`{server}__{tool}`, sanitised).
+    /// The function name the model calls, sanitised.
     pub function_name: String,
     /// The server's name in the settings file.
     pub server: String,
@@ -32,8 +23,7 @@ pub struct McpToolBinding {
     pub tool: String,
 }
 
-/// The function name of every MCP tool, in prompt order: servers by name, then tools by name
-/// (a stable sort, so duplicates keep their given order). Deterministic for a given input.
+/// The binding of every MCP tool in prompt order: servers by name, then tools by name.
 pub fn mcp_tool_bindings(servers: &[McpServerInfo]) -> Vec<McpToolBinding> {
     bind_mcp_tools(servers)
         .into_iter()
@@ -42,14 +32,11 @@ pub fn mcp_tool_bindings(servers: &[McpServerInfo]) -> Vec<McpToolBinding> {
         .collect()
 }
 
-/// A server in prompt order, with each of its tools and that tool's binding.
 pub(super) struct BoundServer<'a> {
     pub(super) name: &'a str,
     pub(super) tools: Vec<(McpToolBinding, &'a ToolSpec)>,
 }
 
-/// The servers sorted by name, each with its tools sorted by name and bound to unique
-/// function names (servers without tools included, with an empty list).
 pub(super) fn bind_mcp_tools(servers: &[McpServerInfo]) -> Vec<BoundServer<'_>> {
     let mut sorted: Vec<&McpServerInfo> = servers.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -82,8 +69,6 @@ pub(super) fn bind_mcp_tools(servers: &[McpServerInfo]) -> Vec<BoundServer<'_>> 
         .collect()
 }
 
-/// Every character outside `[A-Za-z0-9_-]` becomes `_`; the result is cut to
-/// [`MAX_TOOL_NAME_LEN`] characters (all ASCII, so also bytes).
 pub(super) fn sanitize_tool_name(raw: &str) -> String {
     let mut name: String = raw
         .chars()
@@ -99,7 +84,6 @@ pub(super) fn sanitize_tool_name(raw: &str) -> String {
     name
 }
 
-/// `base`, or `base_N` for the smallest N ≥ 2 not yet taken (base cut to fit 64); records it.
 fn make_unique(base: String, taken: &mut HashSet<String>) -> String {
     if taken.insert(base.clone()) {
         return base;

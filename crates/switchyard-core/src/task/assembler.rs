@@ -1,25 +1,19 @@
-//! Assembling the assistant's message from streamed chunks, block by block in stream order
-//! (SPEC R9.1; the complete blocks a failed stream keeps, R9.3).
-//!
-//! Each thinking block keeps its own text and signature (a signature chunk closes the block it
-//! follows), so a message with two thinking blocks replays with two correctly paired
-//! signatures (tests/cases C19; the reference pairs the second signature with both texts).
+//! Assembling the assistant's message from streamed chunks, block by block.
+//! Spec: R9.1, R9.3.
 
 use switchyard_api::{ApiStreamChunk, ContentBlock, Message, Role, ToolCall, ToolCallAccumulator};
 
-/// Builds one assistant [`Message`] from the chunks of a stream.
+/// Builds one assistant `Message` from the chunks of a stream.
 #[derive(Debug, Default)]
 pub struct MessageAssembler {
     blocks: Vec<ContentBlock>,
-    /// True while the last block is a thinking block still receiving text.
     thinking_open: bool,
     tools: ToolCallAccumulator,
-    /// Where each tool call's block goes, by call id.
     tool_slots: Vec<(String, usize)>,
 }
 
 impl MessageAssembler {
-    /// Adds one chunk. Usage, finish and wire chunks carry no content and are ignored here.
+    /// Adds one chunk; a signature closes the thinking block it follows, so each keeps its own.
     pub fn push(&mut self, chunk: &ApiStreamChunk) {
         match chunk {
             ApiStreamChunk::Text { text, .. } => {
@@ -101,10 +95,7 @@ impl MessageAssembler {
         }
     }
 
-    /// The message of a stream that failed or was cancelled part-way: only complete blocks
-    /// are kept (tests/cases C37). Text is kept; a tool call whose arguments are not a
-    /// complete JSON object is dropped (it must never be run or replayed), and so is a thinking
-    /// block that never got its signature (providers reject it when it is sent back).
+    /// The message of a stream cut part-way, without calls or thinking blocks left incomplete.
     pub fn finish_partial(self) -> Message {
         let (mut message, calls) = self.finish();
         message.content.retain(|block| match block {
@@ -115,17 +106,14 @@ impl MessageAssembler {
         message
     }
 
-    /// The assembled message and the calls it hands over (in first-appearance order), with
-    /// the calls it must not: a call whose arguments are not one JSON object (issue 12 item
-    /// 1: two calls merged into `{…}{…}`, arguments cut off) is rejected with the reason.
-    /// A rejected call stays in the message with `{}` as its input, so that the provider
-    /// accepts the replayed turn and the call can be answered with an error result.
+    /// The message and the calls it hands over; a rejected call stays with `{}` as its input,
+    /// so the provider accepts the replayed turn.
     pub fn finish(self) -> (Message, Vec<ToolCall>) {
         let (message, calls, _) = self.finish_checked();
         (message, calls)
     }
 
-    /// [`MessageAssembler::finish`], with the rejected calls and why each was rejected.
+    /// `finish`, with the rejected calls and why each was rejected.
     pub fn finish_checked(mut self) -> (Message, Vec<ToolCall>, Vec<(ToolCall, String)>) {
         let mut valid = Vec::new();
         let mut rejected = Vec::new();

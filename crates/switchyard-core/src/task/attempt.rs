@@ -1,19 +1,7 @@
-//! `attempt_api_request`: one prepared, probed and recovered request (SPEC R6).
-//!
-//! The step: wait (bounded) for MCP servers, build the system prompt, truncate the context when
-//! the previous request came near the window (persisting the deleted range before sending),
-//! create the stream and probe it up to the first *content* chunk. A failure before that point
-//! is clean — nothing reached the user — and is recovered here: a context-window overflow
-//! truncates once and retries at once, unless truncation removed nothing (then the identical
-//! request is not sent again, R6.5); other retryable errors wait 2 s, 4 s, 8 s (or the
-//! server's longer retry-after); auth, spend-limit, quota, entitlement, invalid-request and
-//! content-blocked errors, and failures that waiting cannot fix (R7.4), are never retried, nor
-//! is a rate limit whose reset is further away than the cap (it is named instead); when
-//! retries run out the user decides (retry resets the counter and, after a long reset, waits
-//! for it; or cancel). After the probe, every chunk and error passes straight to the caller.
-//!
-//! The pieces it uses live below it: `mcp_wait.rs` (R6.1), `failover.rs` (R12), `probe.rs`
-//! (R6.4) and `recovery.rs` (the waits, truncation and the user's decision, R6.5–R6.10).
+//! One request step: wait for MCP servers, build the prompt, fit the context window, send,
+//! probe to the first content chunk, and recover a failure before that chunk.
+//! Spec: R5.2, R6.1, R6.2, R6.3, R6.4, R6.5, R6.6, R6.7, R6.8, R6.9, R6.10, R6.11, R7.4, R7.5,
+//! R8.2, R8.6, R9.5, R12.1, R12.2, R12.3.
 
 use switchyard_api::{
     ApiError, ApiHandler, ApiStream, CancellationToken, ContentBlock, ErrorKind, Message, NOT_SENT,
@@ -36,42 +24,30 @@ use crate::context::{
     dedupe_saves_enough, estimate_message_tokens, estimate_message_tokens_with, should_truncate,
 };
 
-/// Everything one request step uses.
 pub(crate) struct ApiRequestContext<'a> {
     pub handler: &'a dyn ApiHandler,
     pub mcp_hub: &'a dyn McpHub,
     pub decider: &'a dyn FailureDecider,
-    /// Builds `(system_prompt, tools)`; called again for every run of the step (SPEC R6.10).
+    /// Builds the system prompt and tools again for every run of the step.
     pub system_prompt: &'a (dyn Fn() -> (String, Vec<ToolSpec>) + Send + Sync),
-    /// Total tokens of the previous request (in + out + cache writes + cache reads), for R8.2.
+    /// Total tokens of the previous request, in, out and cache, to decide truncation.
     pub previous_request_total_tokens: u64,
-    /// The index of this request's `api_req_started` event (SPEC R9.1); the request loop sets it.
+    /// The index of this request's `api_req_started` event.
     pub request_index: u32,
     pub settings: AttemptSettings,
-    /// Cancels the step's requests (SPEC R9.5): a cancelled request ends with
-    /// `ErrorKind::Cancelled`, which is never retried.
+    /// A cancelled request ends with `ErrorKind::Cancelled`, which is never retried.
     pub cancel: CancellationToken,
-    /// Failover, spend caps and rate limits (SPEC R12); `None`: requests go to `handler`
-    /// with none of them.
+    /// Failover, spend caps and rate limits; without it requests go to `handler` alone.
     pub limits: Option<LimitsContext<'a>>,
 }
 
-/// What the step remembers across its runs for one request.
 #[derive(Debug, Default)]
 struct RetryState {
-    /// Automatic retries made since the user last decided (SPEC R6.7).
     auto_retries: u32,
-    /// This request already truncated for an overflow (R6.5); cleared after a retry.
+    /// This request already truncated for an overflow; cleared after a retry.
     did_automatically_retry: bool,
 }
 
-/// Prepares, sends and probes one request, recovering failures before the first content chunk
-/// as SPEC R6 says. Returns the stream positioned at its first content (held usage chunks are
-/// yielded first), wrapped with the idle deadline; or the error the user chose not to retry.
-///
-/// `conversation` is updated in place when truncation changes the deleted range, and
-/// `observer.range_changed` is awaited with the new range before the request is sent (R6.3),
-/// so the caller can persist it.
 #[cfg(test)]
 pub(crate) async fn attempt_api_request(
     ctx: &ApiRequestContext<'_>,
@@ -83,14 +59,7 @@ pub(crate) async fn attempt_api_request(
         .map(|(stream, _)| stream)
 }
 
-/// [`attempt_api_request`], also returning the handler that answered: `ctx.handler`, or with
-/// [`ApiRequestContext::limits`] the failover entry the request went to (SPEC R12.1), so its
-/// usage is priced at that model's prices.
-///
-/// Each run of the step: wait for MCP servers (R6.1), build the prompt (R6.2, R6.10), choose
-/// the failover entry (R12.1), fit the context window (R8.2, R6.3), pass the spend caps and
-/// rate limits (R12.2, R12.3), send and probe (R6.4); a failure is then recovered (R6.5–R6.9)
-/// and the step runs again, or it ends the step.
+/// `attempt_api_request`, also returning the handler that answered, whose prices apply.
 pub(crate) async fn attempt_api_request_on<'a>(
     ctx: &ApiRequestContext<'a>,
     conversation: &mut Conversation,
@@ -107,8 +76,7 @@ pub(crate) async fn attempt_api_request_on<'a>(
         let sizer = Sizer::new(route.handler, &system_prompt);
         fit_context_window(conversation, previous_total, &sizer, observer).await;
         previous_total = 0;
-        // What is sent, made once per run of the step (a prompt of megabytes is not copied
-        // again for each estimate).
+        // Made once per run: a prompt of megabytes is not copied again for each estimate.
         let visible = conversation.visible();
         let input_tokens = sizer
             .refuse_overflow(route.handler, &visible)
@@ -123,8 +91,6 @@ pub(crate) async fn attempt_api_request_on<'a>(
     }
 }
 
-/// The entry this run sends to (SPEC R12.1): `ctx.handler` without limits, else the first
-/// entry of the chain that is not cooling down; `None` runs the step again.
 async fn route<'a>(
     ctx: &ApiRequestContext<'a>,
     observer: &mut dyn TurnObserver,
@@ -139,7 +105,6 @@ async fn route<'a>(
     }
 }
 
-/// Estimates the size of what is about to be sent to one model (SPEC R8.2).
 struct Sizer<'p> {
     system_prompt: &'p str,
     budget: ContextBudget,
@@ -156,14 +121,11 @@ impl<'p> Sizer<'p> {
         }
     }
 
-    /// The tokens of the system prompt and the visible messages: bytes/4 first; the model's
-    /// tokenizer, where one is known, decides once the rough figure reaches half the budget
-    /// (bytes/4 is off by well under 2× for text).
+    /// Tokens at 4 bytes each, counted with the model's tokenizer from half the budget on.
     fn estimate(&self, conversation: &Conversation) -> u64 {
         self.estimate_visible(&conversation.visible())
     }
 
-    /// [`Sizer::estimate`] of the messages `visible` (what is sent).
     fn estimate_visible(&self, visible: &[Message]) -> u64 {
         let rough = estimate_message_tokens(self.system_prompt, visible);
         if rough >= self.budget.max_allowed_size / 2 {
@@ -175,11 +137,7 @@ impl<'p> Sizer<'p> {
 }
 
 impl Sizer<'_> {
-    /// R8.2 **Improve**: what is about to be sent, once truncated as far as it goes, is
-    /// estimated to exceed the model's whole context window: it is not sent (the provider
-    /// would refuse it, or a local server cut it off mid-stream), and the error names the
-    /// sizes. Never retried: the same request does not fit again.
-    /// Returns the estimate (tokens) of what is sent when it fits.
+    /// Refuses what exceeds the whole window even truncated, naming the sizes; never retried.
     fn refuse_overflow(
         &self,
         handler: &dyn ApiHandler,
@@ -214,7 +172,6 @@ impl Sizer<'_> {
     }
 }
 
-/// The bytes of `block` that R8.2's estimate counts (an image counts none).
 fn block_bytes(block: &ContentBlock) -> usize {
     match block {
         ContentBlock::Text { text } => text.len(),
@@ -226,11 +183,7 @@ fn block_bytes(block: &ContentBlock) -> usize {
     }
 }
 
-/// R8.2 / R6.3: truncates before the request when the last one (`previous_total` tokens) came
-/// near the window, or (**Improve**) when what is about to be sent is estimated to (4 bytes per
-/// token), so a first request or a pasted file cannot overflow unseen. R8.6: when replacing
-/// earlier copies of re-read files saves 30 % of the request, the previous request's size no
-/// longer calls for truncation.
+/// Truncates when the last request came near the window or this one is estimated to.
 async fn fit_context_window(
     conversation: &mut Conversation,
     previous_total: u64,
@@ -248,17 +201,14 @@ async fn fit_context_window(
         .or_else(|| should_truncate(sizer.estimate(conversation), budget));
     if let Some(keep) = keep {
         truncate(conversation, keep, observer).await;
-        // Improve: keep cutting while the estimate is still over the budget and a cut
-        // still hides something, so one pasted file cannot overflow the first request.
+        // Keep cutting while over budget, so one pasted file cannot overflow the first request.
         while sizer.estimate(conversation) >= budget.max_allowed_size
             && truncate(conversation, TruncationKeep::Quarter, observer).await
         {}
     }
 }
 
-/// Sends the request to `route` and probes it (SPEC R6.4), reporting the provider layer's
-/// retries (R5.3) and recording the rate limits its headers state (R12.3). The outer error is
-/// a store failure, which ends the step; the inner one is the request's, to recover.
+/// Sends and probes; the outer error is a store failure, the inner one the request's.
 async fn send_and_probe(
     ctx: &ApiRequestContext<'_>,
     route: &Route<'_>,
@@ -283,8 +233,7 @@ async fn send_and_probe(
     Ok(probed.map_err(|e| e.with_origin(handler.provider_id(), &handler.get_model().id)))
 }
 
-/// Recovers `error`, a failure before content (SPEC R6.5–R6.9): `Ok` runs the step again,
-/// `Err` ends it with the error the user (or policy) chose not to retry.
+/// Recovers `error`, a failure before content: `Ok` runs the step again, `Err` ends it.
 async fn recover(
     ctx: &ApiRequestContext<'_>,
     route: &Route<'_>,
@@ -293,11 +242,10 @@ async fn recover(
     state: &mut RetryState,
     observer: &mut dyn TurnObserver,
 ) -> Result<(), ApiError> {
-    // A cancellation is the user's choice: no retry, no question (SPEC R9.5).
+    // A cancellation is the user's choice: no retry, no question.
     if error.kind == ErrorKind::Cancelled {
         return Err(error);
     }
-    // R12.1: with another entry free, the request moves on at once.
     if let Some(l) = ctx.limits {
         if fail_over(l, route, ctx.request_index, &error, observer).await? {
             return Ok(());
@@ -306,19 +254,14 @@ async fn recover(
     let Some(error) = recover_overflow(error, conversation, state, observer).await else {
         return Ok(());
     };
-    // R7.4, R5.2: a wait the provider asks for beyond the cap is not waited out in
-    // cap-long slices that each spend a request; it is named, and the user (or policy)
-    // decides (tests/cases H14b).
+    // A wait beyond the cap is named for the user, not waited out in slices that each cost.
     let waits_too_long = error
         .retry_after
         .is_some_and(|d| d > ctx.settings.retry_after_cap);
     let retryable =
         error.kind != ErrorKind::ContextWindowExceeded && error.is_retryable() && !waits_too_long;
     if retryable && state.auto_retries < ctx.settings.max_auto_retries {
-        // R6.7 / R6.8: automatic retry after 2 s, 4 s, 8 s (or a longer retry-after).
         state.auto_retries += 1;
-        // R6.8: the failed request is marked streaming_failed with the serialized error
-        // (R6.11: message, status, request id, code, provider, model; never a key).
         observer
             .event(streaming_failed(ctx.request_index, &error))
             .await;
@@ -326,7 +269,6 @@ async fn recover(
         state.did_automatically_retry = false;
         return Ok(());
     }
-    // R6.9: retries used up, or never retryable (R6.7, R7.4, R7.5).
     if retryable && ctx.settings.max_auto_retries > 0 {
         observer
             .event(TaskEvent::ErrorRetry {
@@ -341,8 +283,7 @@ async fn recover(
     decide(ctx, error, waits_too_long, conversation, state, observer).await
 }
 
-/// R6.5, R6.6: the first overflow of this request truncates to a quarter and retries at once
-/// (`None`); when nothing was removed, or on a second overflow, the error goes on, explained.
+/// The first overflow truncates to a quarter and retries at once, returning `None`.
 async fn recover_overflow(
     mut error: ApiError,
     conversation: &mut Conversation,
@@ -358,11 +299,10 @@ async fn recover_overflow(
             observer.event(TaskEvent::ApiReqRetried).await;
             return None;
         }
-        // R6.5 Improve: nothing was removed, so the identical request is not sent again.
+        // Nothing was removed, so the identical request is not sent again.
         return Some(nothing_left_to_truncate(error));
     }
-    // R6.6: a second overflow. With more than 3 visible messages a manual retry can
-    // truncate further; with 3 or fewer nothing is left to cut: show the original error.
+    // A second overflow: with more than 3 visible messages a manual retry can cut further.
     let visible = apply_deleted_range(
         &conversation.api_conversation_history,
         conversation.conversation_history_deleted_range,
@@ -375,9 +315,6 @@ async fn recover_overflow(
     Some(error)
 }
 
-/// R6.9: the user (or policy) decides. Cancel ends the step with `error`; retry resets the
-/// automatic retries, truncates after an overflow, waits out a reset beyond the cap, and runs
-/// the whole step again (R6.10).
 async fn decide(
     ctx: &ApiRequestContext<'_>,
     error: ApiError,
@@ -394,10 +331,8 @@ async fn decide(
                 let _ = truncate(conversation, TruncationKeep::Quarter, observer).await;
             }
             if let Some(wait) = error.retry_after.filter(|_| waits_too_long) {
-                // The user chose to retry: wait as long as the provider asked.
                 announce_and_wait(&ctx.settings, 1, wait, &error, observer).await;
             }
-            // R6.10: record the retry, clear the flag, and run the whole step again.
             observer.event(TaskEvent::ApiReqRetried).await;
             state.did_automatically_retry = false;
             Ok(())

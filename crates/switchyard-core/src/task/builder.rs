@@ -1,5 +1,5 @@
-//! [`TaskBuilder`]: what a [`Task`] is made of, and creating or reopening one (SPEC R3.2,
-//! R10.1, R10.3 on reopening, R12 limits from the configuration).
+//! `TaskParts`: what a task is made of, and creating or reopening one from them.
+//! Spec: R3.2, R10.1, R10.3, R12.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,83 +8,34 @@ use switchyard_api::{ApiHandler, Message, Mode};
 
 use super::conversation::Conversation;
 use super::journal::{JournalState, scrubbed_message};
-use super::persisted::{Task, TaskError};
 use super::recovery::{FailureDecider, FailureDecision, FixedDecision};
+use super::resume::repair_interrupted_turn;
 use super::settings::AttemptSettings;
+use super::state::{TaskError, TaskState};
 use super::tools::{DenyToolCalls, ToolApprover, ToolLoopSettings};
 use crate::limits::RequestLimits;
 use crate::mcp::McpServerHub;
 use crate::prompt::{SystemPromptContext, default_global_rules_dir};
 use crate::store::{NewTask, TaskRecord, TaskStore};
 
-/// Builds a [`Task`]: the handler it sends requests through and the store it writes itself to
-/// are given; everything else has a default.
-///
-/// | setting | default |
-/// |---|---|
-/// | [`mcp_hub`](Self::mcp_hub) | no MCP servers |
-/// | [`failure_decider`](Self::failure_decider) | cancel (fail) when automatic recovery gives up |
-/// | [`tool_approver`](Self::tool_approver) | deny tool calls outside a server's `autoApprove` list |
-/// | [`attempt_settings`](Self::attempt_settings) | 3 automatic retries, 120 s first-content and 300 s idle deadlines, 60 s retry-after cap, 10 s MCP wait |
-/// | [`tool_loop`](Self::tool_loop) | 25 rounds of tool calls |
-/// | [`cwd`](Self::cwd) | the process's working directory |
-/// | [`global_rules_dir`](Self::global_rules_dir) | `~/Documents/Cline/Rules` |
-/// | [`system_prompt`](Self::system_prompt) | the built-in prompt (SPEC R6.2) |
-pub struct TaskBuilder {
-    handler: Arc<dyn ApiHandler>,
-    limits: Option<RequestLimits>,
-    mode: Mode,
-    store: Arc<dyn TaskStore>,
-    mcp_hub: Option<Arc<McpServerHub>>,
-    decider: Arc<dyn FailureDecider>,
-    approver: Arc<dyn ToolApprover>,
-    attempt: AttemptSettings,
-    tool_loop: ToolLoopSettings,
-    cwd: Option<PathBuf>,
-    global_rules_dir: Option<Option<PathBuf>>,
-    system_prompt: Option<String>,
-    title: Option<String>,
+/// The settings a `TaskBuilder` collects, each with its default.
+pub(super) struct TaskParts {
+    pub(super) handler: Arc<dyn ApiHandler>,
+    pub(super) limits: Option<RequestLimits>,
+    pub(super) mode: Mode,
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) mcp_hub: Option<Arc<McpServerHub>>,
+    pub(super) decider: Arc<dyn FailureDecider>,
+    pub(super) approver: Arc<dyn ToolApprover>,
+    pub(super) attempt: AttemptSettings,
+    pub(super) tool_loop: ToolLoopSettings,
+    pub(super) cwd: Option<PathBuf>,
+    pub(super) global_rules_dir: Option<Option<PathBuf>>,
+    pub(super) system_prompt: Option<String>,
+    pub(super) title: Option<String>,
 }
 
-impl Task {
-    /// A task for `mode` of `config`: builds the mode's handler and those of its `fallbacks`
-    /// (SPEC R3.2, R12.1; no network request), with the `[limits]` spend caps, each
-    /// provider's rate limits (R12.2, R12.3) and the answers' size bounds (R4.0b), and writes the task to `store`, which keeps
-    /// their state. Errors: the configuration's problem.
-    pub fn builder(
-        config: &switchyard_api::ApiConfiguration,
-        mode: Mode,
-        store: Arc<dyn TaskStore>,
-    ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
-        let limits = RequestLimits::from_config(config, mode)?;
-        let handler = Arc::clone(&limits.entries()[0].handler);
-        let mut builder = TaskBuilder::new(handler, mode, store).limits(limits);
-        builder.attempt.bounds = config.limits.stream_bounds();
-        Ok(builder)
-    }
-
-    /// A task sending its requests through `handler` (its provider and model are recorded;
-    /// `mode` picks the system prompt's mode).
-    pub fn builder_with_handler(
-        handler: Arc<dyn ApiHandler>,
-        mode: Mode,
-        store: Arc<dyn TaskStore>,
-    ) -> TaskBuilder {
-        TaskBuilder::new(handler, mode, store)
-    }
-}
-
-impl std::fmt::Debug for TaskBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskBuilder")
-            .field("provider", &self.handler.provider_id())
-            .field("model", &self.handler.get_model().id)
-            .field("mode", &self.mode)
-            .finish_non_exhaustive()
-    }
-}
-
-impl TaskBuilder {
+impl TaskParts {
     pub(super) fn new(handler: Arc<dyn ApiHandler>, mode: Mode, store: Arc<dyn TaskStore>) -> Self {
         Self {
             handler,
@@ -103,109 +54,43 @@ impl TaskBuilder {
         }
     }
 
-    /// Failover chain, spend caps and rate limits (SPEC R12), their state kept in the task's
-    /// store. [`Task::builder`] sets them from the configuration; its first entry's handler
-    /// becomes the task's. With [`Task::builder_with_handler`] there are none unless set here.
-    pub fn limits(mut self, limits: RequestLimits) -> Self {
+    pub(super) fn from_config(
+        config: &switchyard_api::ApiConfiguration,
+        mode: Mode,
+        store: Arc<dyn TaskStore>,
+    ) -> Result<Self, switchyard_api::ConfigError> {
+        let limits = RequestLimits::from_config(config, mode)?;
+        let handler = Arc::clone(&limits.entries()[0].handler);
+        let mut parts = Self::new(handler, mode, store);
+        parts.set_limits(limits);
+        parts.attempt.bounds = config.limits.stream_bounds();
+        Ok(parts)
+    }
+
+    pub(super) fn set_limits(&mut self, limits: RequestLimits) {
         if let Some(first) = limits.entries().first() {
             self.handler = Arc::clone(&first.handler);
         }
         self.limits = Some(limits);
-        self
     }
 
-    /// The per-task spend cap (USD), overriding the configuration's `max_cost_usd` (the CLI's
-    /// `--max-cost`). Without limits set, the task's handler gets limits of its own.
-    pub fn max_cost_usd(mut self, usd: f64) -> Self {
+    /// Without limits set, the task's handler gets limits of its own.
+    pub(super) fn set_max_cost_usd(&mut self, usd: f64) {
         let limits = self
             .limits
             .take()
             .unwrap_or_else(|| RequestLimits::single(Arc::clone(&self.handler)));
         self.limits = Some(limits.with_task_cap(Some(usd)));
-        self
     }
 
-    /// The MCP servers whose tools the model may call (SPEC R11). The task waits for servers
-    /// still connecting before each request (at most [`AttemptSettings::mcp_wait`]); shutting
-    /// the hub down is the caller's, after the task.
-    pub fn mcp_hub(mut self, hub: Arc<McpServerHub>) -> Self {
-        self.mcp_hub = Some(hub);
-        self
-    }
-
-    /// Decides what happens when automatic recovery gives up (SPEC R6.9, `api_req_failed`):
-    /// ask a person, or answer by policy ([`FixedDecision`]).
-    pub fn failure_decider(mut self, decider: Arc<dyn FailureDecider>) -> Self {
-        self.decider = decider;
-        self
-    }
-
-    /// Approves the model's calls of tools that are not in their server's `autoApprove` list.
-    pub fn tool_approver(mut self, approver: Arc<dyn ToolApprover>) -> Self {
-        self.approver = approver;
-        self
-    }
-
-    /// Retries, deadlines and the MCP wait of each request (SPEC R6).
-    pub fn attempt_settings(mut self, settings: AttemptSettings) -> Self {
-        self.attempt = settings;
-        self
-    }
-
-    /// Automatic retries of a request that failed before any content (default 3, SPEC R6.7),
-    /// and of a stream that failed part-way (R9.3), before the failure decider is asked.
-    pub fn max_auto_retries(mut self, retries: u32) -> Self {
-        self.attempt.max_auto_retries = retries;
-        self
-    }
-
-    /// The limit of tool-call rounds in one turn.
-    pub fn tool_loop(mut self, settings: ToolLoopSettings) -> Self {
-        self.tool_loop = settings;
-        self
-    }
-
-    /// The workspace: where `.clinerules`, `AGENTS.md` and `.clineignore` are read, and the
-    /// directory the system prompt names.
-    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(dir.into());
-        self
-    }
-
-    /// The directory of global rules files (`None`: no global rules).
-    pub fn global_rules_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.global_rules_dir = Some(dir);
-        self
-    }
-
-    /// Replaces the built-in system prompt with `text` (the tools are still offered).
-    pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
-        self.system_prompt = Some(text.into());
-        self
-    }
-
-    /// What `switchyard tasks` lists as the new task's first prompt, when it is not the first
-    /// message itself: the prompt typed when piped text was joined to it as context (the
-    /// first message is then the piped text, a blank line and the prompt). Stored scrubbed.
-    pub fn title(mut self, text: impl Into<String>) -> Self {
-        self.title = Some(text.into());
-        self
-    }
-
-    /// Creates a new task in the store whose first message is `first_message` (stored before
-    /// this returns); [`Task::run_turn`] with `None` answers it.
-    ///
-    /// Errors: [`TaskError::EmptyMessage`] for a blank message (nothing is stored), a
-    /// [`TaskError::Store`] when the task cannot be written.
-    pub async fn create(self, first_message: &str) -> Result<Task, TaskError> {
+    pub(super) async fn create(self, first_message: &str) -> Result<TaskState, TaskError> {
         if first_message.trim().is_empty() {
             return Err(TaskError::EmptyMessage);
         }
         let cwd = self.workspace();
         let model = self.handler.get_model();
         let first = Message::user_text(first_message);
-        // The task row and its first message in one commit: one fsync on the way to the first
-        // request instead of two (issue 17).
+        // The task row and its first message in one commit: one fsync before the first request.
         let record = self
             .store
             .create_task_with_message(
@@ -219,32 +104,23 @@ impl TaskBuilder {
                     )
                     .into_owned(),
                 },
-                // Stored without secrets (R10.5); the model gets the message as typed.
+                // Stored without secrets; the model gets the message as typed.
                 &scrubbed_message(&first),
             )
             .await?;
-        // A new task has no context edits: its journal starts with the one stored message.
         let journal = JournalState::new(record.message_count);
-        let mut task = self.into_task(record, vec![first], 0, journal);
-        // File-read dedupes (R8.6) of the first message, if any, are recorded now.
+        let mut task = self.into_state(record, vec![first], 0, journal);
         task.persist_history().await?;
         Ok(task)
     }
 
-    /// Reopens task `task_id`: its history, deleted range, request numbering and last request
-    /// size (for R8.2), repairs a turn a crash cut short (see [`super::ResumeReport`], reported by
-    /// [`Task::resume_report`]), and records the mode, provider and model it now runs with
-    /// when they changed.
-    ///
-    /// Errors: [`TaskError::Store`] ([`crate::store::StoreError::TaskNotFound`] for an unknown
-    /// id).
-    pub async fn resume(self, task_id: &str) -> Result<Task, TaskError> {
+    pub(super) async fn resume(self, task_id: &str) -> Result<TaskState, TaskError> {
         let record = self.store.task(task_id).await?;
         let history = self.store.messages(task_id).await?;
         let request_index = self.store.max_request_index(task_id).await?;
         let journal = JournalState::reload(self.store.as_ref(), task_id).await?;
-        let mut task = self.into_task(record, history, request_index, journal);
-        let report = task.repair_interrupted_turn().await?;
+        let mut task = self.into_state(record, history, request_index, journal);
+        let report = repair_interrupted_turn(&mut task).await?;
         task.resume_report = Some(report);
         let (mode, provider, model) = (
             task.mode.as_str(),
@@ -261,19 +137,17 @@ impl TaskBuilder {
             .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")))
     }
 
-    fn into_task(
+    fn into_state(
         self,
         record: TaskRecord,
         history: Vec<Message>,
         request_index: u32,
         journal: JournalState,
-    ) -> Task {
+    ) -> TaskState {
         let rules_dir = self
             .global_rules_dir
             .clone()
             .unwrap_or_else(default_global_rules_dir);
-        // One SystemPromptContext feeds every request's system prompt (SPEC R6.2): the working
-        // directory, OS and shell, the mode, and the user's rules files.
         let prompt_context = SystemPromptContext::gather(
             &self.workspace(),
             rules_dir.as_deref(),
@@ -282,7 +156,7 @@ impl TaskBuilder {
             self.mode,
         )
         .with_native_tool_calling(true);
-        Task {
+        TaskState {
             conversation: Conversation {
                 api_conversation_history: history,
                 conversation_history_deleted_range: record.conversation_history_deleted_range,

@@ -1,12 +1,11 @@
-//! [`Conversation`]: the history as the request step sees it, the stored messages (never cut)
-//! and the range hidden from the model (SPEC R8.4).
+//! `Conversation`: the history as the request step sees it.
+//! Spec: R8.4, R8.5, R8.6.
 
 use switchyard_api::Message;
 
 use crate::context::{DeletedRange, messages_for_request};
 
-/// The conversation as the request step sees it: the stored history (never cut) and the range
-/// hidden from the model (SPEC R8.4).
+/// The stored history, never cut, and the range hidden from the model.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Conversation {
     pub api_conversation_history: Vec<Message>,
@@ -14,8 +13,7 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
-    /// The messages the model is sent: the deleted range hidden, tool calls paired, earlier
-    /// copies of re-read files replaced (SPEC R8.4–R8.6).
+    /// The messages the model is sent, with the deleted range and re-read files left out.
     pub fn visible(&self) -> Vec<Message> {
         messages_for_request(
             &self.api_conversation_history,

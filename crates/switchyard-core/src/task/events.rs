@@ -1,35 +1,32 @@
-//! [`TaskEvent`]: what happened in a task, in order; what a user interface renders and the
-//! CLI's `--json` lines (SPEC R6.8, R6.9, R9.1, R9.3, R9.5, R10.5 scrubbing, R12 events).
+//! What happened in a task, in order: what a user interface renders and the CLI's `--json` lines.
+//! Spec: R6.8, R6.9, R6.10, R9.1, R9.3, R9.5, R10.5, R12.1, R12.3.
 
 use serde::Serialize;
 use switchyard_api::ApiError;
 
 use crate::store::TaskUsage;
 
-/// Why a request ended early (the reference's `cancelReason`).
+/// Why a request ended early, the reference's `cancelReason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
     /// The stream failed after content had arrived.
     StreamingFailed,
-    /// The user cancelled (Ctrl-C).
+    /// The user cancelled with Ctrl-C or the token.
     UserCancelled,
 }
 
-/// One thing that happened in a task, in the order it happened.
-///
-/// Serialised as one JSON object with a `type` field (`task_started`, `text`, …); these are the
-/// CLI's `--json` lines. Token counts are tokens, costs USD, durations milliseconds.
+/// One thing that happened in a task, serialised as a JSON object with a `type` field.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TaskEvent {
-    /// The task began: its id, mode, and the provider and model in effect.
+    /// The task began.
     TaskStarted {
         /// The id to resume it with.
         task_id: String,
         /// `plan` or `act`.
         mode: String,
-        /// The provider id (`anthropic`, `openai`, …).
+        /// The provider id, such as `anthropic`.
         provider: String,
         /// The model id as sent to the provider.
         model: String,
@@ -39,18 +36,18 @@ pub enum TaskEvent {
         /// The piece that arrived.
         text: String,
     },
-    /// Reasoning (thinking) text, as it streamed.
+    /// Reasoning text, as it streamed.
     Reasoning {
         /// The piece that arrived.
         text: String,
     },
     /// A tool call, once complete.
     ToolCall {
-        /// The call's id (as the model gave it).
+        /// The call's id as the model gave it.
         id: String,
         /// The function called.
         name: String,
-        /// The JSON text of its arguments, as the model produced it.
+        /// The JSON text of its arguments.
         arguments: String,
     },
     /// The result of a tool call, as it goes back to the model.
@@ -64,18 +61,16 @@ pub enum TaskEvent {
         /// The call failed or was denied.
         is_error: bool,
     },
-    /// An MCP server the request goes out without (SPEC R6.1, R11.2): still connecting after
-    /// the wait, or failed. Said once per server and reason.
+    /// An MCP server the request goes out without, said once per server and reason.
     McpServerUnavailable {
         /// The server's name in the settings file.
         server: String,
         /// Why, in plain words.
         reason: String,
     },
-    /// The tokens and cost of one request, once it ended. Cache fields are 0 when the
-    /// provider reported none.
+    /// The tokens and cost of one request; cache fields are 0 when the provider reported none.
     Usage {
-        /// Non-cached input tokens (SPEC R1.3).
+        /// Non-cached input tokens.
         input_tokens: u64,
         /// Output tokens.
         output_tokens: u64,
@@ -83,52 +78,48 @@ pub enum TaskEvent {
         cache_read_tokens: u64,
         /// Input tokens written to the prompt cache.
         cache_write_tokens: u64,
-        /// USD: the provider's reported cost, else computed from the model's prices; `None`
-        /// (`null` in JSON) when neither is known — never a made-up $0 (SPEC R2.3).
+        /// The provider's cost, else one computed from prices; `None` when neither is known.
         cost_usd: Option<f64>,
-        /// The provider reported no usage: the counts are estimates (4 bytes per token).
+        /// The provider reported no usage, so the counts are estimates at 4 bytes per token.
         estimated: bool,
     },
     /// A failure.
     Error {
-        /// `rate_limited`, `auth`, … (see `ErrorKind`), or `config`, `store`,
-        /// `tool_rounds_exceeded`.
+        /// An `ErrorKind` name, or `config`, `store` or `tool_rounds_exceeded`.
         kind: String,
         /// One sentence saying what happened and what to do.
         message: String,
-        /// The HTTP status, when there was one.
+        /// The HTTP status, if any.
         status: Option<u16>,
     },
-    /// A request of the task starts (the reference's `api_req_started` row).
+    /// A request of the task starts, the reference's `api_req_started` row.
     ApiReqStarted {
-        /// Numbered from 1 across the task (a resumed task numbers on).
+        /// Numbered from 1 across the task; a resumed task numbers on.
         request_index: u32,
     },
-    /// A request ended early (SPEC R9.1, R9.3, R9.5).
+    /// A request ended early.
     ApiReqFinished {
-        /// The request's [`TaskEvent::ApiReqStarted::request_index`].
+        /// The request's index in `ApiReqStarted`.
         request_index: u32,
         /// `streaming_failed` or `user_cancelled`.
         cancel_reason: Option<CancelReason>,
-        /// The error that ended it (serialized as JSON before content, its sentence after).
+        /// The error as JSON before content, its sentence after.
         streaming_failed_message: Option<String>,
     },
-    /// An automatic retry is scheduled (`failed: false`), or automatic retries are used up
-    /// (`failed: true`) (SPEC R6.8, R6.9).
+    /// A retry is scheduled, or with `failed` the automatic retries are used up.
     ErrorRetry {
-        /// The retry, from 1 (the last one made when `failed`).
+        /// The retry, from 1.
         attempt: u32,
         /// Automatic retries allowed.
         max_attempts: u32,
-        /// Seconds until the retry (0 when `failed`).
+        /// Seconds until the retry, 0 when `failed`.
         delay_seconds: f64,
         /// The error's sentence.
         error_message: String,
         /// Retries are used up.
         failed: bool,
     },
-    /// The provider layer retries a rate-limited request before its stream started (SPEC
-    /// R5.3, the `retry_status` of the request).
+    /// The provider layer retries a rate-limited request before its stream started.
     RetryStatus {
         /// The attempt that failed, from 1.
         attempt: u32,
@@ -136,51 +127,47 @@ pub enum TaskEvent {
         max_attempts: u32,
         /// Seconds until the next attempt.
         delay_seconds: f64,
-        /// The start of the error's sentence (at most 200 characters).
+        /// The start of the error's sentence, at most 200 characters.
         error_snippet: String,
     },
-    /// The request step runs again after a retry (SPEC R6.10).
+    /// The request step runs again after a retry.
     ApiReqRetried,
-    /// A failover entry failed before any content and the request moves to the next entry
-    /// that is not cooling down, at once (SPEC R12.1).
+    /// A failover entry failed before any content and the request moves to the next one.
     Fallback {
         /// The entry that failed, `provider:model`.
         from: String,
         /// The entry the request goes to now, `provider:model`.
         to: String,
-        /// The failure's kind (`rate_limited`, `quota_exceeded`, `auth`, …).
+        /// The failure's kind, such as `rate_limited`.
         reason: String,
         /// The failure's sentence.
         message: String,
         /// When `from` may be tried again, RFC 3339 UTC.
         until: String,
     },
-    /// A request waits for room in a rate-limit window instead of being sent into a 429
-    /// (SPEC R12.3).
+    /// A request waits for room in a rate-limit window instead of being sent into a 429.
     RateLimitWait {
         /// The provider id.
         provider: String,
         /// The model id.
         model: String,
-        /// The limit that is full: `requests_per_minute`, `input_tokens_per_minute`,
-        /// `provider_requests_remaining` or `provider_tokens_remaining`.
+        /// The limit that is full, such as `requests_per_minute`.
         limit: String,
         /// Seconds until the request is sent.
         delay_seconds: f64,
     },
-    /// Automatic recovery ended: the user (or `--on-failure`) decides to retry or cancel
-    /// (SPEC R6.9).
+    /// Automatic recovery ended: the user or `--on-failure` decides to retry or cancel.
     ApiReqFailed {
         /// The error's kind.
         kind: String,
         /// The error's sentence.
         message: String,
     },
-    /// The task (this run of it) ended.
+    /// This run of the task ended.
     TaskFinished {
         /// `completed`, `failed` or `cancelled`.
         status: TaskStatus,
-        /// Milliseconds to the first content chunk (`null` when none arrived).
+        /// Milliseconds to the first content chunk, if any arrived.
         first_token_ms: Option<u64>,
         /// Milliseconds the run took.
         duration_ms: u64,
@@ -188,8 +175,7 @@ pub enum TaskEvent {
 }
 
 impl TaskEvent {
-    /// Replaces every configured secret in the event's text fields by `[redacted]` (SPEC
-    /// R10.5); the task calls this before an event is stored or handed to its callback.
+    /// Replaces every configured secret in the text fields by `[redacted]`, before storing.
     pub fn scrub_secrets(&mut self) {
         use switchyard_api::secrets::scrub_in_place as scrub;
         match self {
@@ -227,8 +213,7 @@ impl TaskEvent {
         }
     }
 
-    /// The tokens and cost of a `usage` event, as a task's totals count them; `None` for
-    /// every other event.
+    /// The tokens and cost of a `usage` event as a task's totals count them.
     pub fn usage(&self) -> Option<TaskUsage> {
         match self {
             Self::Usage {
@@ -259,11 +244,10 @@ pub enum TaskStatus {
     Completed,
     /// A request failed and was not retried, or the task could not be saved.
     Failed,
-    /// The user cancelled (Ctrl-C, a cancelled token).
+    /// The user cancelled.
     Cancelled,
 }
 
-/// The `error` event of `error`: its kind, its sentence and its HTTP status.
 pub(super) fn error_event(error: &ApiError) -> TaskEvent {
     TaskEvent::Error {
         kind: error.kind.as_str().to_owned(),
@@ -272,7 +256,6 @@ pub(super) fn error_event(error: &ApiError) -> TaskEvent {
     }
 }
 
-/// The `api_req_finished` of request `request_index`, cancelled by the user (SPEC R9.5).
 pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
     TaskEvent::ApiReqFinished {
         request_index,
@@ -281,8 +264,6 @@ pub(super) fn user_cancelled(request_index: u32) -> TaskEvent {
     }
 }
 
-/// The attempt `request_index` ended before content with `error`, which goes on to a retry or
-/// a failover (R6.8: `streaming_failed` with the error serialized as JSON; R6.11: never a key).
 pub(super) fn streaming_failed(request_index: u32, error: &ApiError) -> TaskEvent {
     TaskEvent::ApiReqFinished {
         request_index,

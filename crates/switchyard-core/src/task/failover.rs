@@ -1,6 +1,5 @@
-//! The request step's side of SPEC R12: the failover entry a request goes to (R12.1), the
-//! spend caps and the rate-limit window it waits for (R12.2, R12.3), what the provider's
-//! response headers say of its limits, and moving on from an entry that failed.
+//! The request step's side of failover, spend caps and rate limits.
+//! Spec: R12.1, R12.2, R12.3.
 
 use std::time::Duration;
 
@@ -16,7 +15,6 @@ use crate::limits::guard::{Choice, RequestLimits};
 use crate::limits::state::SlotGrant;
 use crate::store::TaskStore;
 
-/// The R12 state a request step consults: the task's limits, its store and its id.
 #[derive(Clone, Copy)]
 pub(crate) struct LimitsContext<'a> {
     pub limits: &'a RequestLimits,
@@ -24,18 +22,14 @@ pub(crate) struct LimitsContext<'a> {
     pub task_id: &'a str,
 }
 
-/// Where one run of the step sends its request (SPEC R12.1).
 #[derive(Clone, Copy)]
 pub(super) struct Route<'a> {
-    /// The failover entry (0 without limits).
     pub entry: usize,
-    /// The entry's handler.
     pub handler: &'a dyn ApiHandler,
     /// Another entry is free: a failure of this one fails over at once.
     pub alternative: bool,
 }
 
-/// `ms` (Unix milliseconds) as an RFC 3339 UTC time, to the second.
 pub(crate) fn rfc3339(ms: i64) -> String {
     let t = switchyard_api::time::utc(ms.div_euclid(1000));
     format!(
@@ -44,14 +38,11 @@ pub(crate) fn rfc3339(ms: i64) -> String {
     )
 }
 
-/// The milliseconds from now to `until_ms`, 0 when it has passed.
 fn wait_until(l: LimitsContext<'_>, until_ms: i64) -> Duration {
     Duration::from_millis(u64::try_from(until_ms - l.limits.now_ms()).unwrap_or(0))
 }
 
-/// The entry the step sends to (SPEC R12.1). When every entry is cooling down the decider is
-/// asked (with the earliest reset named): retry waits for it with the countdown and returns
-/// `None` (run the step again), cancel fails.
+/// The entry the step sends to; when all are cooling down, the decider is asked.
 pub(super) async fn choose_entry<'a>(
     l: LimitsContext<'a>,
     decider: &dyn FailureDecider,
@@ -93,10 +84,6 @@ pub(super) async fn choose_entry<'a>(
     }
 }
 
-/// The spend caps, then a slot in the rate-limit window, both for `input_tokens`, the
-/// estimated input of what is about to be sent (SPEC R12.2, R12.3): waits until the window of
-/// entry `entry` has room, saying each wait with `rate_limit_wait` (the countdown), then takes
-/// the slot.
 pub(super) async fn admit(
     l: LimitsContext<'_>,
     entry: usize,
@@ -134,7 +121,6 @@ pub(super) async fn admit(
     }
 }
 
-/// Records what the provider's response headers said of its limits (SPEC R12.3).
 pub(super) async fn learn_limits(
     l: LimitsContext<'_>,
     entry: usize,
@@ -150,10 +136,7 @@ pub(super) async fn learn_limits(
     Ok(())
 }
 
-/// With another entry free, a failure of this one that fails over (SPEC R12.1) cools it down
-/// and the request moves on at once (no wait, no retry counted): says `api_req_finished` and
-/// `fallback`, and returns true. The last free entry is not cooled: the waits and retries of
-/// R5/R6 apply to it as before (false).
+/// Cools down a failed entry and moves on at once when another is free, returning true.
 pub(super) async fn fail_over(
     l: LimitsContext<'_>,
     route: &Route<'_>,

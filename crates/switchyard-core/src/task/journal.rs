@@ -1,16 +1,5 @@
-//! How a [`Task`](super::Task) writes itself down (SPEC R10.2): every change of a turn goes to
-//! the store before the turn goes on, each a small transaction:
-//! - every [`TaskEvent`] as a UI event row, as it happens, before it is shown; streamed text
-//!   chunks too, so a process killed mid-answer loses at most the chunk being received;
-//! - each usage report into the task's totals;
-//! - every message appended to the API conversation history, before the next request;
-//! - the deleted range, the moment truncation changes it, before the request (R6.3);
-//! - each new file-read dedupe (R8.6) as a context edit, before the request that uses it.
-//!
-//! A turn can be dropped at any await (the user cancels, R9.5), also while a write is under
-//! way. So each write runs to its end in its own tokio task, holding the task's write lock
-//! ([`shielded`]): the cancellation waits for that lock, then reads back what the store holds
-//! ([`JournalState::reload`]) before it records what streamed.
+//! How a task writes itself down: each change goes to the store before the turn goes on.
+//! Spec: R6.3, R8.6, R9.5, R10.2, R10.5.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -27,37 +16,28 @@ use super::observer::{BoxFuture, TurnObserver};
 use crate::context::{DeletedRange, find_duplicate_file_reads};
 use crate::store::{StoreError, TaskStore};
 
-/// The context edit kind of a file-read dedupe (SPEC R8.6).
 const FILE_READ_DEDUPE: &str = "file_read_dedupe";
 
-/// What a task's journal keeps between turns.
 #[derive(Debug)]
 pub(super) struct JournalState {
     /// Messages of the conversation already stored.
     pub persisted: usize,
-    /// File-read dedupe edits already recorded: (message, block, path).
+    /// File-read dedupe edits already recorded: `(message, block, path)`.
     pub recorded_dedupe: HashSet<(usize, usize, String)>,
-    /// What streamed since the last `api_req_started`.
     pub streaming: Streaming,
-    /// When the caller started the task (its `task_started`), and how long after that the
-    /// first content chunk was recorded.
+    /// When the caller started the task; `first_content` counts from here.
     pub started: Instant,
     pub first_content: Option<Duration>,
-    /// Held by each store write while it runs (see [`shielded`]).
     writing: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// What streamed since the last `api_req_started`. The text itself is not kept here (it is
-/// in the assembler, then the history, and in the stored `text` events, which
-/// [`streamed_text`] reads back for a cancelled turn): one copy of a long answer fewer.
+/// What streamed since the last `api_req_started`; the text is read back from stored events.
 #[derive(Debug, Default)]
 pub(super) struct Streaming {
-    /// Text, reasoning or a tool call arrived.
     pub content_seen: bool,
 }
 
 impl Streaming {
-    /// Follows `event`: a new request starts over; content is noted.
     fn observe(&mut self, event: &TaskEvent) {
         match event {
             TaskEvent::ApiReqStarted { .. } => *self = Self::default(),
@@ -69,8 +49,6 @@ impl Streaming {
     }
 }
 
-/// The assistant text that streamed since task `id`'s last `api_req_started`, as it was
-/// stored (scrubbed) and shown: its `text` events joined. Empty before any request.
 pub(super) async fn streamed_text(store: &dyn TaskStore, id: &str) -> Result<String, StoreError> {
     let Some(started) = store.last_event_of_kind(id, "api_req_started").await? else {
         return Ok(String::new());
@@ -83,7 +61,6 @@ pub(super) async fn streamed_text(store: &dyn TaskStore, id: &str) -> Result<Str
 }
 
 impl JournalState {
-    /// The state of a task just created with `persisted` messages and no context edit.
     pub fn new(persisted: usize) -> Self {
         Self {
             persisted,
@@ -95,7 +72,6 @@ impl JournalState {
         }
     }
 
-    /// The state of task `id` as `store` holds it: its messages and recorded dedupe edits.
     pub async fn reload(store: &dyn TaskStore, id: &str) -> Result<Self, StoreError> {
         let persisted = store.task(id).await?.message_count;
         let recorded_dedupe = store
@@ -121,8 +97,7 @@ impl JournalState {
         })
     }
 
-    /// Waits for a write a dropped turn left running, then takes the store's view of what was
-    /// written (messages, dedupe edits); what streamed stays.
+    /// Waits for a write a dropped turn left running, then reloads what the store holds.
     pub async fn settle(&mut self, store: &dyn TaskStore, id: &str) -> Result<(), StoreError> {
         drop(self.writing.lock().await);
         let stored = Self::reload(store, id).await?;
@@ -131,7 +106,6 @@ impl JournalState {
         Ok(())
     }
 
-    /// Follows an event about to be stored: what streamed, and the first content's time.
     pub fn observe(&mut self, event: &TaskEvent) {
         self.streaming.observe(event);
         if self.first_content.is_none() && self.streaming.content_seen {
@@ -140,7 +114,6 @@ impl JournalState {
     }
 }
 
-/// Stores one event (and, for a usage report, adds it to the totals).
 pub(super) async fn store_event(
     store: &dyn TaskStore,
     task_id: &str,
@@ -149,11 +122,7 @@ pub(super) async fn store_event(
     let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
     switchyard_api::secrets::scrub_json(&mut value);
     let kind = value["type"].as_str().unwrap_or("unknown").to_owned();
-    // Streamed chunks survive a killed process at once and reach the disk with the next
-    // full commit; so does `task_started`, whose next full commit (the first message, or
-    // `api_req_started`) always comes before the request it starts (R10.2): one fsync less
-    // between spawn and the first request (issue 17). Everything else is fully synced before
-    // the call returns.
+    // These skip their own fsync: the next full commit always comes before their request.
     let deferred = matches!(
         event,
         TaskEvent::Text { .. } | TaskEvent::Reasoning { .. } | TaskEvent::TaskStarted { .. }
@@ -167,9 +136,6 @@ pub(super) async fn store_event(
     Ok(())
 }
 
-/// Stores the messages of `conversation` from `state.persisted` on, then records each
-/// file-read dedupe (R8.6) the next request will apply and that is not recorded yet, as a
-/// `file_read_dedupe` context edit.
 pub(super) async fn persist_history(
     store: &Arc<dyn TaskStore>,
     task_id: &str,
@@ -208,13 +174,10 @@ pub(super) async fn persist_history(
     Ok(())
 }
 
-/// `message` as it is stored: every configured secret replaced by `[redacted]` (SPEC R10.5).
 pub(super) fn scrubbed_message(message: &Message) -> Message {
     switchyard_api::secrets::scrub_serde(message).unwrap_or_else(|| message.clone())
 }
 
-/// [`scrubbed_message`] as the JSON text the store keeps, without a copy of the message when
-/// it holds no secret (the usual case).
 fn stored_json(message: &Message) -> Result<String, serde_json::Error> {
     match switchyard_api::secrets::scrub_serde(message) {
         Some(clean) => serde_json::to_string(&clean),
@@ -222,8 +185,7 @@ fn stored_json(message: &Message) -> Result<String, serde_json::Error> {
     }
 }
 
-/// Runs one store write to its end even when the turn awaiting it is dropped: in its own
-/// tokio task, holding `lock` (which a cancellation waits for, see [`JournalState::settle`]).
+/// Runs one store write to its end even when a cancel drops the turn awaiting it.
 async fn shielded<T, F>(lock: &Arc<tokio::sync::Mutex<()>>, write: F) -> Result<T, StoreError>
 where
     T: Send + 'static,
@@ -244,9 +206,7 @@ where
     })
 }
 
-/// The [`TurnObserver`] of a task's turn: each event, range and message goes to the store
-/// (events then to `on_event`). The first store failure is kept; the turn ends at the next
-/// history change, before another request is sent.
+/// The observer of a task's turn: every change goes to the store; the first failure is kept.
 pub(super) struct Journal<'a> {
     pub store: &'a Arc<dyn TaskStore>,
     pub task_id: &'a str,

@@ -1,5 +1,5 @@
-//! What the request step needs of the MCP hub ([`McpHub`]) and its bounded wait for servers
-//! still connecting, then the servers it goes out without (SPEC R6.1, R11.2).
+//! The request step's bounded wait for MCP servers still connecting.
+//! Spec: R6.1, R11.2.
 
 use std::time::Duration;
 
@@ -8,27 +8,21 @@ use tokio::time::Instant;
 use super::events::TaskEvent;
 use super::observer::TurnObserver;
 
-/// What the request step needs to know of the MCP hub (SPEC R6.1, R11.2).
 pub(crate) trait McpHub: Send + Sync {
-    /// True while at least one server is still connecting.
     fn is_connecting(&self) -> bool;
 
-    /// Enabled servers that are not connected (still connecting, or failed) and were not yet
-    /// reported with this same reason; each is reported once until its state changes. The
-    /// request step emits them as [`TaskEvent::McpServerUnavailable`] after its wait.
+    /// Enabled servers not connected, each reported once until its state or reason changes.
     fn newly_unavailable(&self) -> Vec<McpServerProblem> {
         Vec::new()
     }
 }
 
-/// An MCP server the request goes out without, and why, in plain words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct McpServerProblem {
     pub server: String,
     pub reason: String,
 }
 
-/// A hub with no servers.
 #[cfg(test)]
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct NoMcpServers;
@@ -40,8 +34,6 @@ impl McpHub for NoMcpServers {
     }
 }
 
-/// Waits (bounded by `wait`) for servers still connecting, then reports each server the
-/// request goes out without as `mcp_server_unavailable` (SPEC R6.1).
 pub(super) async fn wait_and_report(
     hub: &dyn McpHub,
     wait: Duration,
@@ -58,8 +50,6 @@ pub(super) async fn wait_and_report(
     }
 }
 
-/// Waits while MCP servers are connecting, at most `wait` ([`super::MCP_WAIT`] by default);
-/// never fails (SPEC R6.1). Polls every 50 ms.
 async fn wait_for_mcp(hub: &dyn McpHub, wait: Duration) {
     let deadline = Instant::now() + wait;
     while hub.is_connecting() {

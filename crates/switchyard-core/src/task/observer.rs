@@ -1,5 +1,5 @@
-//! [`TurnObserver`]: what the request step (SPEC R6) and the request loop (R9) report as they
-//! go, each change awaited so it can be made durable first (R6.3, R10.2).
+//! `TurnObserver`: what the request step and the request loop report as they go.
+//! Spec: R6.3, R10.2.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,28 +11,19 @@ use super::events::TaskEvent;
 use crate::context::DeletedRange;
 use crate::store::StoreError;
 
-/// A boxed future, for the small async traits of the task.
+/// A boxed future for the small async traits of the task.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Receives a turn's events and changes in order. Every call is awaited before the turn goes
-/// on, so an implementation can make each change durable first: the deleted range before the
-/// request that uses it (R6.3), each message before the next request (R10.2), each event before
-/// it is shown. A [`crate::Task`] stores them (`journal.rs`); a closure receives the events of
-/// a turn kept in memory.
+/// Receives a turn's events and changes in order, each awaited so it can be made durable first.
 pub(crate) trait TurnObserver: Send {
-    /// One event, in the order it happened.
     fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()>;
 
-    /// Truncation changed the deleted range of the conversation; called before the request
-    /// that uses it is sent.
+    /// Truncation changed the deleted range; called before the request that uses it is sent.
     fn range_changed(&mut self, _range: Option<DeletedRange>) -> BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }
 
-    /// Messages were appended to `conversation`'s history (the assistant's answer, a partial
-    /// answer, tool results, the "continue" request after an interruption); called before the
-    /// next request is sent. An error ends the turn at once with that error (no retry, no
-    /// event: the caller reports it).
+    /// Messages were appended; an error ends the turn at once, the caller reporting it.
     fn history_changed<'a>(
         &'a mut self,
         _conversation: &'a Conversation,
@@ -40,22 +31,16 @@ pub(crate) trait TurnObserver: Send {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    /// The store failed on the request step's own path (the limits state of R12: cooldowns,
-    /// spend, rate-limit slots). Returns the error that ends the step; an observer that saves
-    /// the turn keeps `e` and ends the turn with it, so the failure is reported as the store's,
-    /// never as the provider's (issue 26).
+    /// The store failed on the request step's path; reported as the store's, not the provider's.
     fn store_failed(&mut self, e: StoreError) -> ApiError {
         ApiError::new(ErrorKind::Server, e.to_string())
     }
 
-    /// A change of the turn could not be saved: the turn ends with that failure, and no
-    /// `error` event is added for the step's error.
     fn failed(&self) -> bool {
         false
     }
 }
 
-/// A closure receives the events; the history and the range stay in memory.
 impl<F: FnMut(TaskEvent) + Send> TurnObserver for F {
     fn event(&mut self, event: TaskEvent) -> BoxFuture<'_, ()> {
         self(event);

@@ -1,276 +1,246 @@
-//! [`Task`]: a conversation with one model, persisted as it runs (SPEC R10.1, R10.2): its
-//! state, what it tells its caller, and how each change is written down. Running its turns is
-//! `run.rs`.
+//! `Task` and `TaskBuilder`: the task layer's front door. Each method hands its work to the
+//! file of its step: `state`, `run`, `builder`.
+//! Spec: R10.1, R10.2, R12.
 
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use switchyard_api::{ApiHandler, ContentBlock, Message, Mode};
+use switchyard_api::{ApiHandler, CancellationToken, Message, Mode};
 
-use super::conversation::Conversation;
-use super::events::TaskEvent;
-use super::journal::{self, JournalState, store_event};
+use super::builder::TaskParts;
+use super::events::{TaskEvent, TaskStatus};
 use super::recovery::FailureDecider;
+use super::run;
 use super::settings::AttemptSettings;
+use super::state::{ResumeReport, TaskError, TaskState};
 use super::tools::{ToolApprover, ToolLoopSettings};
-use super::turn::INTERRUPTED_MARKER;
+use super::turn::TurnOutcome;
 use crate::context::DeletedRange;
 use crate::limits::RequestLimits;
 use crate::mcp::McpServerHub;
-use crate::prompt::SystemPromptContext;
 use crate::store::{StoreError, TaskRecord, TaskStore};
 
-/// Appended to the partial answer of a request the user cancelled (the reference's marker).
-pub const INTERRUPTED_BY_USER_MARKER: &str = "[Response interrupted by user]";
-
-/// What resuming a task found and did about an interrupted turn (SPEC R10.3, `resume.rs`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ResumeReport {
-    /// Bytes of partial assistant text recovered into the history.
-    pub recovered_partial_bytes: usize,
-    /// A trailing `api_req_started` with nothing after it was dropped (R10.3).
-    pub dropped_request: bool,
-    /// The request that was marked `streaming_failed` on resume.
-    pub interrupted_request: Option<u32>,
-}
-
-/// Why a task could not be created, reopened or run. `Display` is one sentence saying what to
-/// do.
-#[derive(Debug, thiserror::Error)]
-pub enum TaskError {
-    /// The task store failed; the task is intact up to the last change that was saved.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A new task needs a first message.
-    #[error("the message is empty; say what to ask")]
-    EmptyMessage,
-    /// [`Task::run_turn`] without a message on a task whose last message was answered.
-    #[error("task {task_id} has been answered; pass the next message")]
-    NothingToAnswer {
-        /// The task's id.
-        task_id: String,
-    },
-}
-
-impl TaskError {
-    /// The `kind` of the `error` event that reports it: `store` for a store failure, `config`
-    /// for a problem with what was asked.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Store(_) => "store",
-            Self::EmptyMessage | Self::NothingToAnswer { .. } => "config",
-        }
-    }
-}
-
-/// One task: a conversation with the model of one [`ApiHandler`], written to a [`TaskStore`]
-/// as it runs (SPEC R10), answered one user turn at a time ([`Task::run_turn`]).
-///
-/// A turn is everything between a user message and the model's final answer: the MCP wait
-/// and the system prompt (R6.1, R6.2), context truncation (R8), each request prepared, probed
-/// and recovered (`attempt_api_request`, R6: truncate once on overflow, retry after 2 s, 4 s,
-/// 8 s, ask the failure decider when that is not enough), its stream consumed (R9: a failure
-/// part-way keeps the partial answer and asks the model to continue), and the rounds of MCP
-/// tool calls until the model answers without one (R11). Every event goes to the store before
-/// it reaches the caller's `on_event`, so what was shown is never lost.
-///
-/// Build one with [`Task::builder`] (from configuration) or [`Task::builder_with_handler`].
-/// Events bracket a run of the task: [`Task::start`] records `task_started`, [`Task::finish`]
-/// `task_finished`; a resumed task starts again.
+/// One task: a conversation with one model, written to a store as it runs and answered one turn
+/// at a time; every event is stored before `on_event` sees it.
 pub struct Task {
-    pub(super) handler: Arc<dyn ApiHandler>,
-    /// Failover, spend caps and rate limits (SPEC R12); `None`: none.
-    pub(super) limits: Option<RequestLimits>,
-    pub(super) mode: Mode,
-    pub(super) store: Arc<dyn TaskStore>,
-    pub(super) mcp_hub: Arc<McpServerHub>,
-    pub(super) decider: Arc<dyn FailureDecider>,
-    pub(super) approver: Arc<dyn ToolApprover>,
-    pub(super) attempt: AttemptSettings,
-    pub(super) tool_loop: ToolLoopSettings,
-    /// Gathered once; the MCP servers connected at each request are added then.
-    pub(super) prompt_context: SystemPromptContext,
-    /// Replaces the built-in system prompt.
-    pub(super) system_prompt: Option<String>,
-    pub(super) record: TaskRecord,
-    pub(super) conversation: Conversation,
-    /// The last `request_index` used (requests are numbered across the task).
-    pub(super) request_index: u32,
-    pub(super) last_request_total_tokens: u64,
-    pub(super) journal: JournalState,
-    pub(super) resume_report: Option<ResumeReport>,
-    /// Time to the first content of the first turn that had one (for `task_finished`).
-    pub(super) first_token: Option<Duration>,
-    /// `task_started` was recorded.
-    pub(super) started: bool,
+    state: TaskState,
 }
 
 impl std::fmt::Debug for Task {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = &self.state;
         f.debug_struct("Task")
-            .field("task_id", &self.record.id)
-            .field("provider", &self.record.provider)
-            .field("model", &self.record.model)
+            .field("task_id", &state.record.id)
+            .field("provider", &state.record.provider)
+            .field("model", &state.record.model)
             .field(
                 "messages",
-                &self.conversation.api_conversation_history.len(),
+                &state.conversation.api_conversation_history.len(),
             )
             .finish_non_exhaustive()
     }
 }
 
 impl Task {
-    /// The task's failover chain, spend caps and rate limits (SPEC R12), when it has them.
-    pub fn limits(&self) -> Option<&RequestLimits> {
-        self.limits.as_ref()
+    /// A task for `mode` of `config` with its failover entries, caps and limits; sends nothing.
+    pub fn builder(
+        config: &switchyard_api::ApiConfiguration,
+        mode: Mode,
+        store: Arc<dyn TaskStore>,
+    ) -> Result<TaskBuilder, switchyard_api::ConfigError> {
+        let parts = TaskParts::from_config(config, mode, store)?;
+        Ok(TaskBuilder { parts })
     }
 
-    /// The task's id (what resuming takes).
-    pub fn id(&self) -> &str {
-        &self.record.id
-    }
-
-    /// The task's row as it was opened (mode, provider and model as they are now).
-    pub fn record(&self) -> &TaskRecord {
-        &self.record
-    }
-
-    /// The API conversation history so far (the stored history: truncation never cuts it).
-    pub fn messages(&self) -> &[Message] {
-        &self.conversation.api_conversation_history
-    }
-
-    /// The range of [`Task::messages`] hidden from the model (SPEC R8.4), inclusive.
-    pub fn deleted_range(&self) -> Option<DeletedRange> {
-        self.conversation.conversation_history_deleted_range
-    }
-
-    /// What reopening the task repaired (`None` for a task created by this builder).
-    pub fn resume_report(&self) -> Option<&ResumeReport> {
-        self.resume_report.as_ref()
-    }
-
-    /// True when the last message is the user's, i.e. a turn is due.
-    pub fn awaits_answer(&self) -> bool {
-        self.last_role() == Some(switchyard_api::Role::User)
-    }
-
-    /// True when the last message is an answer that was cut off (it ends with
-    /// [`INTERRUPTED_MARKER`] or [`INTERRUPTED_BY_USER_MARKER`]): a stream failure, a
-    /// cancellation, or a crash repaired on resume.
-    pub fn last_answer_was_cut_off(&self) -> bool {
-        match self.conversation.api_conversation_history.last() {
-            Some(m) if m.role == switchyard_api::Role::Assistant => matches!(
-                m.content.last(),
-                Some(ContentBlock::Text { text })
-                    if text == INTERRUPTED_MARKER || text == INTERRUPTED_BY_USER_MARKER
-            ),
-            _ => false,
+    /// A task sending its requests through `handler`; `mode` picks the system prompt's mode.
+    pub fn builder_with_handler(
+        handler: Arc<dyn ApiHandler>,
+        mode: Mode,
+        store: Arc<dyn TaskStore>,
+    ) -> TaskBuilder {
+        TaskBuilder {
+            parts: TaskParts::new(handler, mode, store),
         }
     }
 
-    /// True when [`Task::run_turn`] has something to do without a new message: an unanswered
-    /// message, or an answer that was cut off (the model is asked to continue).
+    /// The task's failover chain, spend caps and rate limits, if any.
+    pub fn limits(&self) -> Option<&RequestLimits> {
+        self.state.limits.as_ref()
+    }
+
+    /// The task's id, what resuming takes.
+    pub fn id(&self) -> &str {
+        &self.state.record.id
+    }
+
+    /// The task's row as it was opened, with the mode, provider and model it now runs with.
+    pub fn record(&self) -> &TaskRecord {
+        &self.state.record
+    }
+
+    /// The stored history; truncation never cuts it.
+    pub fn messages(&self) -> &[Message] {
+        &self.state.conversation.api_conversation_history
+    }
+
+    /// The inclusive range of `messages` hidden from the model.
+    pub fn deleted_range(&self) -> Option<DeletedRange> {
+        self.state.conversation.conversation_history_deleted_range
+    }
+
+    /// What reopening the task repaired; `None` for a new task.
+    pub fn resume_report(&self) -> Option<&ResumeReport> {
+        self.state.resume_report.as_ref()
+    }
+
+    /// True when the last message is the user's, so a turn is due.
+    pub fn awaits_answer(&self) -> bool {
+        self.state.awaits_answer()
+    }
+
+    /// True when the last answer ends with an interruption marker.
+    pub fn last_answer_was_cut_off(&self) -> bool {
+        self.state.last_answer_was_cut_off()
+    }
+
+    /// True when `run_turn` has work without a new message, such as a cut-off answer.
     pub fn has_pending_turn(&self) -> bool {
         self.awaits_answer() || self.last_answer_was_cut_off()
     }
 
-    pub(super) fn last_role(&self) -> Option<switchyard_api::Role> {
-        self.conversation
-            .api_conversation_history
-            .last()
-            .map(|m| m.role)
-    }
-
-    /// Appends `message` to the history, durably.
-    pub(super) async fn append_message(&mut self, message: Message) -> Result<(), StoreError> {
-        let index = self.conversation.api_conversation_history.len();
-        self.store
-            .append_message(&self.record.id, index, &journal::scrubbed_message(&message))
-            .await?;
-        self.conversation.api_conversation_history.push(message);
-        self.journal.persisted = index + 1;
-        Ok(())
-    }
-
-    /// Stores one event (and, for a usage report, adds it to the totals), following what
-    /// streamed.
-    pub(super) async fn record_event(&mut self, event: &TaskEvent) -> Result<(), StoreError> {
-        self.journal.observe(event);
-        store_event(self.store.as_ref(), &self.record.id, event).await
-    }
-
-    /// Adds the user's message `text` to the history, durably, without answering it
-    /// ([`Task::run_turn`] with `None` answers it). When the last message is already the
-    /// user's (a turn that never got an answer), the text joins it as another block so roles
-    /// keep alternating. New file-read dedupes are recorded (R8.6) before this returns.
-    ///
-    /// Errors: [`TaskError::EmptyMessage`] for a blank text; a [`TaskError::Store`].
+    /// Adds the user's message `text` to the history, durably, without answering it.
     pub async fn add_message(&mut self, text: &str) -> Result<(), TaskError> {
-        if text.trim().is_empty() {
-            return Err(TaskError::EmptyMessage);
-        }
-        Ok(self.add_user_message(text).await?)
+        self.state.add_message(text).await
     }
 
-    /// [`Task::add_message`] for any text.
-    pub(super) async fn add_user_message(&mut self, text: &str) -> Result<(), StoreError> {
-        let block = ContentBlock::Text {
-            text: text.to_owned(),
-        };
-        if self.awaits_answer() {
-            let index = self.conversation.api_conversation_history.len() - 1;
-            let mut merged = self.conversation.api_conversation_history[index].clone();
-            merged.content.push(block);
-            self.store
-                .replace_message(&self.record.id, index, &journal::scrubbed_message(&merged))
-                .await?;
-            self.conversation.api_conversation_history[index] = merged;
-        } else {
-            self.append_message(Message {
-                role: switchyard_api::Role::User,
-                content: vec![block],
-            })
-            .await?;
-        }
-        self.persist_history().await
-    }
-
-    /// Stores what the history holds that the store does not, and the file-read dedupes
-    /// (R8.6) not recorded yet.
-    pub(super) async fn persist_history(&mut self) -> Result<(), StoreError> {
-        super::journal::persist_history(
-            &self.store,
-            &self.record.id,
-            &mut self.journal,
-            &self.conversation,
-        )
-        .await
-    }
-
-    /// Records that the task now runs with this mode, provider and model (a resume with other
-    /// choices); nothing is written when they are the task's already.
-    pub(super) async fn set_model(
+    /// Records and emits `task_started` once; `run_turn` and `finish` call it when needed.
+    pub async fn start(
         &mut self,
-        mode: &str,
-        provider: &str,
-        model: &str,
+        on_event: &mut (dyn FnMut(TaskEvent) + Send),
     ) -> Result<(), StoreError> {
-        let record = &self.record;
-        if (
-            record.mode.as_str(),
-            record.provider.as_str(),
-            record.model.as_str(),
-        ) == (mode, provider, model)
-        {
-            return Ok(());
-        }
-        self.store
-            .set_task_model(&self.record.id, mode, provider, model)
-            .await?;
-        self.record.mode = mode.to_owned();
-        self.record.provider = provider.to_owned();
-        self.record.model = model.to_owned();
-        Ok(())
+        run::start(&mut self.state, on_event).await
+    }
+
+    /// Runs one user turn and returns how it ended, every request's tokens and cost summed.
+    ///
+    /// Without a `message`, an unanswered message is answered or a cut-off answer continued.
+    /// Cancelling `cancel` stops the turn at once; what streamed is kept and the task can resume.
+    pub async fn run_turn(
+        &mut self,
+        message: Option<&str>,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    ) -> Result<TurnOutcome, TaskError> {
+        run::run_turn(&mut self.state, message, cancel, on_event).await
+    }
+
+    /// Records and emits `task_finished` with `status`.
+    pub async fn finish(
+        &mut self,
+        status: TaskStatus,
+        on_event: &mut (dyn FnMut(TaskEvent) + Send),
+    ) -> Result<(), StoreError> {
+        run::finish(&mut self.state, status, on_event).await
+    }
+}
+
+/// Builds a `Task` from the handler it sends through and the store it writes itself to.
+pub struct TaskBuilder {
+    parts: TaskParts,
+}
+
+impl std::fmt::Debug for TaskBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskBuilder")
+            .field("provider", &self.parts.handler.provider_id())
+            .field("model", &self.parts.handler.get_model().id)
+            .field("mode", &self.parts.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskBuilder {
+    /// Failover chain, spend caps and rate limits; the first entry's handler becomes the task's.
+    pub fn limits(mut self, limits: RequestLimits) -> Self {
+        self.parts.set_limits(limits);
+        self
+    }
+
+    /// The per-task spend cap in USD, the CLI's `--max-cost`, over the configuration's.
+    pub fn max_cost_usd(mut self, usd: f64) -> Self {
+        self.parts.set_max_cost_usd(usd);
+        self
+    }
+
+    /// The MCP servers whose tools the model may call; the caller shuts the hub down after.
+    pub fn mcp_hub(mut self, hub: Arc<McpServerHub>) -> Self {
+        self.parts.mcp_hub = Some(hub);
+        self
+    }
+
+    /// Decides what happens when automatic recovery gives up; the default cancels.
+    pub fn failure_decider(mut self, decider: Arc<dyn FailureDecider>) -> Self {
+        self.parts.decider = decider;
+        self
+    }
+
+    /// Approves calls of tools outside their server's `autoApprove` list; the default denies.
+    pub fn tool_approver(mut self, approver: Arc<dyn ToolApprover>) -> Self {
+        self.parts.approver = approver;
+        self
+    }
+
+    /// Retries, deadlines and the MCP wait of each request.
+    pub fn attempt_settings(mut self, settings: AttemptSettings) -> Self {
+        self.parts.attempt = settings;
+        self
+    }
+
+    /// Automatic retries of a request that failed before content or part-way; default 3.
+    pub fn max_auto_retries(mut self, retries: u32) -> Self {
+        self.parts.attempt.max_auto_retries = retries;
+        self
+    }
+
+    /// The limit of tool-call rounds in one turn, 25 by default.
+    pub fn tool_loop(mut self, settings: ToolLoopSettings) -> Self {
+        self.parts.tool_loop = settings;
+        self
+    }
+
+    /// The workspace where rules are read, named in the system prompt; default the process's.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.parts.cwd = Some(dir.into());
+        self
+    }
+
+    /// The directory of global rules files, `~/Documents/Cline/Rules` by default; `None` for none.
+    pub fn global_rules_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.parts.global_rules_dir = Some(dir);
+        self
+    }
+
+    /// Replaces the built-in system prompt with `text`; the tools are still offered.
+    pub fn system_prompt(mut self, text: impl Into<String>) -> Self {
+        self.parts.system_prompt = Some(text.into());
+        self
+    }
+
+    /// What `switchyard tasks` lists as the first prompt when piped text precedes it.
+    pub fn title(mut self, text: impl Into<String>) -> Self {
+        self.parts.title = Some(text.into());
+        self
+    }
+
+    /// Creates a task whose first message is stored before this returns; `run_turn` answers it.
+    pub async fn create(self, first_message: &str) -> Result<Task, TaskError> {
+        let state = self.parts.create(first_message).await?;
+        Ok(Task { state })
+    }
+
+    /// Reopens task `task_id`, repairing a turn a crash cut short.
+    pub async fn resume(self, task_id: &str) -> Result<Task, TaskError> {
+        let state = self.parts.resume(task_id).await?;
+        Ok(Task { state })
     }
 }

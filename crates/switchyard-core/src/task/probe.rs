@@ -1,6 +1,5 @@
-//! Sending one request and probing its stream up to the first content chunk (SPEC R6.4): the
-//! request's options, the provider layer's retries reported as they happen (R5.3), and the
-//! usage chunks held until content arrives.
+//! Sending one request and probing its stream up to the first content chunk.
+//! Spec: R5.3, R6.4, R9.4, R12.3.
 
 use std::sync::Arc;
 
@@ -15,17 +14,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use super::events::TaskEvent;
 use super::observer::TurnObserver;
 
-/// What the provider layer reports while a request is sent and probed.
 pub(super) struct Reports {
-    /// Its retries of a rate-limited request (SPEC R5.3).
     pub retries: UnboundedReceiver<RetryStatus>,
-    /// The rate limits its response headers state (SPEC R12.3); only when asked for.
     pub heard: UnboundedReceiver<RateLimitHeaders>,
 }
 
-/// The options of one request: cancellation (SPEC R9.5), the deadlines (R6.4), `fail_fast`
-/// when another failover entry is free (R12.1), the answer's size bounds (R4.0b), and channels for the provider layer's retries
-/// (R5.3) and, with `hear_limits`, the rate limits its response headers state (R12.3).
 pub(super) fn request_options(
     cancel: &CancellationToken,
     deadlines: Deadlines,
@@ -58,10 +51,7 @@ pub(super) fn request_options(
     (options, Reports { retries, heard })
 }
 
-/// Reads `stream` up to its first content chunk (SPEC R6.4 **Improve**): usage chunks before it
-/// are held and released with it. A stream that ends first is an empty response (R9.4). The
-/// first-content and idle deadlines are the provider layer's (`RequestOptions::deadlines`): a
-/// stream that sends no content in time ends with a `Timeout` error.
+/// Reads `stream` up to its first content chunk, holding the usage chunks before it.
 pub(super) async fn probe(
     mut stream: ApiStream,
     retries: &mut UnboundedReceiver<RetryStatus>,
@@ -101,7 +91,6 @@ pub(super) async fn probe(
     }
 }
 
-/// `held` chunks first, then the rest of `stream`.
 fn with_held(held: Vec<ApiStreamChunk>, stream: ApiStream) -> ApiStream {
     Box::pin(futures_util::stream::iter(held.into_iter().map(Ok)).chain(stream))
 }

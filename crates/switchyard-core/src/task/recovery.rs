@@ -1,7 +1,5 @@
-//! The pieces of recovery the request step (SPEC R6) and the request loop (R9.3) share: the
-//! waits of automatic retries (R6.7, R6.8), truncation after an overflow and its explanation
-//! when nothing is left to cut (R6.5), and asking the user once recovery is exhausted (R6.9,
-//! [`FailureDecider`]).
+//! The recovery the request step and the request loop share.
+//! Spec: R6.3, R6.5, R6.7, R6.8, R6.9, R8.3, R9.3.
 
 use std::time::Duration;
 
@@ -14,7 +12,7 @@ use super::observer::{BoxFuture, TurnObserver};
 use super::settings::AttemptSettings;
 use crate::context::{TruncationKeep, get_next_truncation_range};
 
-/// The user's answer when automatic recovery is exhausted (SPEC R6.9, `api_req_failed`).
+/// The user's answer when automatic recovery is exhausted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureDecision {
     /// Try again: the automatic retry counter starts over.
@@ -29,7 +27,7 @@ pub trait FailureDecider: Send + Sync {
     fn api_req_failed<'a>(&'a self, error: &'a ApiError) -> BoxFuture<'a, FailureDecision>;
 }
 
-/// Answers every failure the same way (`--on-failure fail|retry`).
+/// Answers every failure the same way, as `--on-failure fail|retry` does.
 #[derive(Debug, Clone, Copy)]
 pub struct FixedDecision(pub FailureDecision);
 
@@ -39,7 +37,6 @@ impl FailureDecider for FixedDecision {
     }
 }
 
-/// Says `api_req_failed` for `error`, then asks `decider` what to do (SPEC R6.9).
 pub(super) async fn ask(
     decider: &dyn FailureDecider,
     error: &ApiError,
@@ -54,15 +51,11 @@ pub(super) async fn ask(
     decider.api_req_failed(error).await
 }
 
-/// What is appended to a context-window error when truncation can remove nothing more (SPEC
-/// R6.5 **Improve**).
 const NOTHING_TO_TRUNCATE: &str = "nothing is left to truncate: the prompt, the system prompt \
     and the tools alone exceed the model's context window; shorten the prompt or use a model \
     with a larger context window (on a local server, load the model with a larger context \
     length)";
 
-/// `error`, an overflow that truncation cannot fix, with a plain explanation; it is not
-/// retried automatically.
 pub(super) fn nothing_left_to_truncate(mut error: ApiError) -> ApiError {
     error.message = format!(
         "{}; {NOTHING_TO_TRUNCATE}",
@@ -72,9 +65,7 @@ pub(super) fn nothing_left_to_truncate(mut error: ApiError) -> ApiError {
     error
 }
 
-/// Automatic retry `attempt` (from 1) after `error` (SPEC R6.8, R9.3): says so with
-/// `error_retry`, waits 2 s, 4 s, 8 s … (or the error's longer retry-after, capped), then says
-/// `api_req_retried`.
+/// Automatic retry `attempt`: waits 2 s, 4 s, 8 s or a longer retry-after up to the cap.
 pub(super) async fn wait_and_retry(
     settings: &AttemptSettings,
     attempt: u32,
@@ -86,7 +77,6 @@ pub(super) async fn wait_and_retry(
     observer.event(TaskEvent::ApiReqRetried).await;
 }
 
-/// Says `error_retry` for retry `attempt` after `delay`, then waits that long.
 pub(super) async fn announce_and_wait(
     settings: &AttemptSettings,
     attempt: u32,
@@ -111,8 +101,6 @@ pub(super) async fn announce_and_wait(
     tokio::time::sleep(delay).await;
 }
 
-/// Applies the next truncation range for `keep` and reports it when it changed; returns
-/// whether it changed (SPEC R6.3, R8.3).
 pub(super) async fn truncate(
     conversation: &mut Conversation,
     keep: TruncationKeep,

@@ -1,6 +1,5 @@
-//! Consuming one streamed request (SPEC R9.1, R9.2, R9.4): chunks become [`TaskEvent`]s, usage
-//! is summed and costed, tool-call fragments are joined, and the assistant's message is
-//! assembled for the history.
+//! Consuming one streamed request into events, usage and the assistant's message.
+//! Spec: R8.2, R9.1, R9.2, R9.4.
 
 use std::time::Duration;
 
@@ -25,44 +24,34 @@ pub enum RequestStatus {
     Failed(ApiError),
 }
 
-/// What one request produced.
 #[derive(Debug, Clone)]
 pub(crate) struct RequestOutcome {
     pub status: RequestStatus,
-    /// The assistant message assembled from the chunks (text, thinking, tool uses); kept even
-    /// when the stream failed part-way.
+    /// The assistant's message, kept even when the stream failed part-way.
     pub assistant_message: Message,
     pub usage: UsageTotals,
-    /// Cost of the request in USD; `None` when the model's prices are unknown and the
-    /// provider reported no cost (SPEC R2.3); `Some(0.0)` when no usage was reported.
+    /// `None` when prices are unknown and the provider reported no cost.
     pub cost_usd: Option<f64>,
-    /// Time from the request's start to its first content chunk.
     pub first_token: Option<Duration>,
-    /// From the request's start to the stream's end (the tests time requests with it).
+    /// From the request's start to the stream's end; the tests time requests with it.
     #[cfg_attr(not(test), allow(dead_code))]
     pub duration: Duration,
-    /// Tool calls of a completed stream that must not run: their arguments are not one JSON
-    /// object. They were not reported as `tool_call` events; the tool loop answers each with
-    /// an error result that tells the model why.
+    /// Calls of a completed stream whose arguments are not one JSON object.
     pub rejected_tool_calls: Vec<RejectedToolCall>,
 }
 
-/// A tool call that was not handed over (issue 12 item 1): the model is told, the user sees
-/// it, nothing runs.
+/// A tool call that was not handed over: the model is told, the user sees it, nothing runs.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RejectedToolCall {
-    /// The call as it arrived (its arguments as the model wrote them).
     pub call: ToolCall,
-    /// Why it was rejected: "not valid JSON (…)", "a JSON array instead of an object".
+    /// Why it was rejected, such as "a JSON array instead of an object".
     pub reason: String,
 }
 
-/// Tokens estimated from a byte count: 4 bytes per token, rounded up (SPEC R8.2).
 fn estimate_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
 
-/// The byte length of a block's text, for estimates.
 fn block_len(block: &ContentBlock) -> usize {
     match block {
         ContentBlock::Text { text } => text.len(),
@@ -73,17 +62,6 @@ fn block_len(block: &ContentBlock) -> usize {
     }
 }
 
-/// Streams one request through `handler`, under `options` (cancellation, retry observer,
-/// headers, deadlines), and reports every chunk to `observer` as it arrives.
-///
-/// Text and reasoning are forwarded as they stream; tool calls are reported once the stream
-/// ends (when their arguments are complete), except a call whose arguments are not one JSON
-/// object, which is returned as a [`RejectedToolCall`] instead; usage is summed (tokens) with the provider's cost
-/// taking the latest value, else computed from the model's prices (SPEC R9.2), and reported
-/// once, whether the request succeeded or not. When the provider reports no usage at all
-/// (neither in the stream nor through `get_api_stream_usage`), tokens are estimated at 4 bytes
-/// per token and the usage event says `estimated: true`. A stream that ends without any content is an
-/// error, "the provider returned an empty response" (SPEC R9.4).
 #[cfg(test)]
 pub(crate) async fn run_request(
     handler: &dyn ApiHandler,
@@ -102,11 +80,7 @@ pub(crate) async fn run_request(
     outcome
 }
 
-/// Consumes a stream created at `started` by `handler` for `system_prompt` and `messages`
-/// (for example one returned by `attempt_api_request`, already probed), as [`run_request`]
-/// does, except that a failure is not reported as an `error` event: the caller decides what
-/// the failure becomes (the request loop explains an overflow that truncation cannot fix)
-/// and reports it.
+/// Consumes a probed stream, leaving the report of a failure to the caller.
 pub(crate) async fn consume_stream(
     handler: &dyn ApiHandler,
     stream: ApiStream,
@@ -134,9 +108,7 @@ pub(crate) async fn consume_stream(
     }
     let estimated = !usage.reported && read.first_token.is_some() && failure.is_none();
     if estimated {
-        // Some OpenAI-compatible servers (llama-cpp-python) never report usage. Estimate it
-        // at 4 bytes per token, as SPEC R8.2 does for context sizes, and say so. A failed
-        // stream is not estimated: its usage is unknown, not small.
+        // llama-cpp-python never reports usage; a failed stream's usage is unknown, not small.
         usage.add(&estimated_usage(
             system_prompt,
             messages,
@@ -164,7 +136,6 @@ pub(crate) async fn consume_stream(
     }
 }
 
-/// What reading a stream to its end gave.
 struct Read {
     usage: UsageTotals,
     assembler: MessageAssembler,
@@ -172,8 +143,6 @@ struct Read {
     failure: Option<ApiError>,
 }
 
-/// Reads `stream` to its end or its first error: text and reasoning are reported as they
-/// stream (SPEC R9.1), usage is summed (R9.2), every chunk goes to the assembler.
 async fn read_stream(
     mut stream: ApiStream,
     started: Instant,
@@ -205,7 +174,7 @@ async fn read_stream(
                     .await;
             }
             ApiStreamChunk::Usage(u) => read.usage.add(&u),
-            // A cut answer (`Finish`) is kept as the answer, as before (tests/cases C26, H19).
+            // A cut answer is kept as the answer.
             ApiStreamChunk::Reasoning { .. }
             | ApiStreamChunk::ToolCalls { .. }
             | ApiStreamChunk::Finish { .. }
@@ -215,9 +184,6 @@ async fn read_stream(
     read
 }
 
-/// The assistant's message. Tool calls are handed over (as `tool_call` events) only when the
-/// stream `completed`; a failed or cancelled stream keeps only its complete blocks (tests/cases
-/// C22, C37). Calls whose arguments are not one JSON object are returned as rejected.
 async fn finish_message(
     assembler: MessageAssembler,
     completed: bool,
@@ -243,8 +209,6 @@ async fn finish_message(
     (message, rejected)
 }
 
-/// The usage of a request whose provider reported none: 4 bytes per token of the system
-/// prompt and `messages` in, of the `answer` out (SPEC R8.2).
 fn estimated_usage(system_prompt: &str, messages: &[Message], answer: &Message) -> Usage {
     let output_bytes: usize = answer.content.iter().map(block_len).sum();
     let input_bytes: usize = messages
@@ -259,7 +223,6 @@ fn estimated_usage(system_prompt: &str, messages: &[Message], answer: &Message) 
     }
 }
 
-/// The `usage` event of a request (SPEC R9.2).
 fn usage_event(usage: &UsageTotals, cost_usd: Option<f64>, estimated: bool) -> TaskEvent {
     TaskEvent::Usage {
         input_tokens: usage.input_tokens,

@@ -1,26 +1,21 @@
-//! Reopening a task whose last turn a crash or kill cut short (SPEC R9.3, R10.3): a trailing
-//! `api_req_started` with neither a cost nor a cancel reason is dropped when nothing streamed
-//! after it; when text had streamed, that text is kept as the assistant's answer marked
-//! "[Response interrupted by API Error]" and the request gets `cancel_reason:
-//! streaming_failed`, exactly as for a stream that failed part-way.
+//! Reopening a task whose last turn a crash or kill cut short.
+//! Spec: R9.3, R10.3, R10.4.
 
 use switchyard_api::{ContentBlock, Message, Role};
 
 use super::events::{CancelReason, TaskEvent};
-use super::persisted::{ResumeReport, Task};
+use super::state::{ResumeReport, TaskState};
 use super::turn::INTERRUPTED_MARKER;
 use crate::store::{StoreError, TaskStore};
 
-/// The `streaming_failed_message` recorded on resume for a request whose process ended while
-/// its answer streamed.
+/// The `streaming_failed_message` recorded on resume for a request whose process ended.
 pub const PROCESS_ENDED_MESSAGE: &str =
     "switchyard stopped while the response was streaming (the process was killed or crashed)";
 
-/// What the end of a task's stored events says about its last request.
 enum LastRequest {
     /// Nothing to repair: no request, or it has a cost or a cancel reason.
     Settled,
-    /// It produced nothing: R10.3 drops its `api_req_started` (event `seq`).
+    /// It produced nothing, and its `api_req_started` event `seq` is dropped.
     Empty { seq: i64 },
     /// It streamed content, and the process ended before it finished.
     Interrupted { request_index: u32, text: String },
@@ -58,12 +53,7 @@ async fn last_request(store: &dyn TaskStore, id: &str) -> Result<LastRequest, St
     })
 }
 
-/// The assistant message `resume` will recover for a task whose process ended mid-answer
-/// (its streamed text, then "[Response interrupted by API Error]"), without changing the
-/// store; `None` when there is nothing to recover. `export` appends it (SPEC R10.4), so what
-/// it shows is what `resume` continues from.
-///
-/// Errors: the store's.
+/// The assistant message `resume` will recover, without changing the store; `export` shows it.
 pub async fn recoverable_partial(
     store: &dyn TaskStore,
     id: &str,
@@ -90,36 +80,32 @@ fn interrupted_answer(text: String) -> Message {
     }
 }
 
-impl Task {
-    /// Repairs the end of a reopened task (see the module docs) and says what it did.
-    pub(super) async fn repair_interrupted_turn(&mut self) -> Result<ResumeReport, StoreError> {
-        let mut report = ResumeReport::default();
-        let id = self.record.id.clone();
-        let (request_index, text) = match last_request(self.store.as_ref(), &id).await? {
-            LastRequest::Settled => return Ok(report),
-            LastRequest::Empty { seq } => {
-                // R10.3: a request that never produced anything is dropped.
-                self.store.delete_event(&id, seq).await?;
-                report.dropped_request = true;
-                return Ok(report);
-            }
-            LastRequest::Interrupted {
-                request_index,
-                text,
-            } => (request_index, text),
-        };
-        // R9.3: what streamed is kept, marked, and the request is recorded as failed.
-        if !text.is_empty() && self.last_role() == Some(Role::User) {
-            report.recovered_partial_bytes = text.len();
-            self.append_message(interrupted_answer(text)).await?;
+/// Repairs the end of a reopened task whose last request a crash cut short.
+pub(super) async fn repair_interrupted_turn(t: &mut TaskState) -> Result<ResumeReport, StoreError> {
+    let mut report = ResumeReport::default();
+    let id = t.record.id.clone();
+    let (request_index, text) = match last_request(t.store.as_ref(), &id).await? {
+        LastRequest::Settled => return Ok(report),
+        LastRequest::Empty { seq } => {
+            t.store.delete_event(&id, seq).await?;
+            report.dropped_request = true;
+            return Ok(report);
         }
-        report.interrupted_request = Some(request_index);
-        self.record_event(&TaskEvent::ApiReqFinished {
+        LastRequest::Interrupted {
             request_index,
-            cancel_reason: Some(CancelReason::StreamingFailed),
-            streaming_failed_message: Some(PROCESS_ENDED_MESSAGE.to_owned()),
-        })
-        .await?;
-        Ok(report)
+            text,
+        } => (request_index, text),
+    };
+    if !text.is_empty() && t.last_role() == Some(Role::User) {
+        report.recovered_partial_bytes = text.len();
+        t.append_message(interrupted_answer(text)).await?;
     }
+    report.interrupted_request = Some(request_index);
+    t.record_event(&TaskEvent::ApiReqFinished {
+        request_index,
+        cancel_reason: Some(CancelReason::StreamingFailed),
+        streaming_failed_message: Some(PROCESS_ENDED_MESSAGE.to_owned()),
+    })
+    .await?;
+    Ok(report)
 }

@@ -1,5 +1,5 @@
-//! Running a [`Task`]: `task_started`, one user turn through the tool and request loops with
-//! each change journaled before it goes on, and `task_finished` (SPEC R6, R9, R10.2, R11.2).
+//! Running a task: `task_started`, one user turn, and `task_finished`.
+//! Spec: R1.4, R6, R9, R9.3, R9.5, R10.2, R11.2.
 
 use switchyard_api::{ApiError, CancellationToken, ContentBlock, ErrorKind, Message, ToolSpec};
 
@@ -7,235 +7,184 @@ use super::attempt::ApiRequestContext;
 use super::events::{TaskEvent, TaskStatus, user_cancelled};
 use super::failover::LimitsContext;
 use super::journal::Journal;
-use super::persisted::{INTERRUPTED_BY_USER_MARKER, Task, TaskError};
 use super::request::RequestStatus;
+use super::state::{INTERRUPTED_BY_USER_MARKER, TaskError, TaskState};
 use super::tools::{ToolLoop, run_turn_with_tools};
 use super::turn::{CONTINUE_AFTER_INTERRUPTION, TurnOutcome};
 use crate::cost::UsageTotals;
 use crate::prompt::get_system_prompt;
 use crate::store::StoreError;
 
-impl Task {
-    /// Records and emits `task_started` (the task's id, mode, provider and model) and starts
-    /// the clock of `task_finished`. [`Task::run_turn`] and [`Task::finish`] call it when it
-    /// was not called; calling it again does nothing.
-    pub async fn start(
-        &mut self,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Result<(), StoreError> {
-        if self.started {
-            return Ok(());
-        }
-        let event = TaskEvent::TaskStarted {
-            task_id: self.record.id.clone(),
-            mode: self.mode.as_str().to_owned(),
-            provider: self.record.provider.clone(),
-            model: self.record.model.clone(),
-        };
-        self.record_event(&event).await?;
-        self.started = true;
-        self.journal.started = tokio::time::Instant::now();
-        self.journal.first_content = None;
-        on_event(event);
-        Ok(())
+pub(super) async fn start(
+    t: &mut TaskState,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<(), StoreError> {
+    if t.started {
+        return Ok(());
     }
-
-    /// Runs one user turn (see [`Task`]) and returns how it ended: every request's tokens and
-    /// cost summed, the status of the last request (`Failed` with the error the turn gave up
-    /// on, an error of kind `cancelled` when `cancel` fired).
-    ///
-    /// `message` (when not blank) is added to the history first; without one, an unanswered
-    /// message is answered, or an answer that was cut off is continued
-    /// ([`CONTINUE_AFTER_INTERRUPTION`]). Events reach `on_event` after they are stored.
-    ///
-    /// Cancelling `cancel` stops the turn at once wherever it is (a request, a retry's wait, a
-    /// question to the user): what streamed is kept as the answer, marked
-    /// [`INTERRUPTED_BY_USER_MARKER`], and the request is recorded with `cancel_reason:
-    /// user_cancelled` (SPEC R9.5); the task stays resumable.
-    ///
-    /// Errors: [`TaskError::NothingToAnswer`] without a message on an answered task; a
-    /// [`TaskError::Store`] when a change could not be saved (the turn stops there, before
-    /// another request is sent; the history is intact up to it).
-    pub async fn run_turn(
-        &mut self,
-        message: Option<&str>,
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Result<TurnOutcome, TaskError> {
-        self.start(on_event).await?;
-        match message.filter(|m| !m.trim().is_empty()) {
-            Some(text) => self.add_user_message(text).await?,
-            // Resumed after an answer was cut off (a failure, a cancellation, or a crash; R9.3):
-            // the model goes on where it stopped.
-            None if self.last_answer_was_cut_off() => {
-                self.add_user_message(CONTINUE_AFTER_INTERRUPTION).await?;
-            }
-            None => {}
-        }
-        if !self.awaits_answer() {
-            return Err(TaskError::NothingToAnswer {
-                task_id: self.record.id.clone(),
-            });
-        }
-        let index_before = self.request_index;
-        let outcome = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            outcome = self.turn(on_event) => Some(outcome),
-        };
-        let outcome = match outcome {
-            Some(outcome) => outcome?,
-            None => {
-                let request_started = self.request_index != index_before;
-                self.record_cancelled(request_started, on_event).await?
-            }
-        };
-        if self.first_token.is_none() {
-            self.first_token = outcome.first_token;
-        }
-        Ok(outcome)
-    }
-
-    /// Records and emits `task_finished` with `status`, the time to the first content chunk
-    /// and the time since [`Task::start`].
-    pub async fn finish(
-        &mut self,
-        status: TaskStatus,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Result<(), StoreError> {
-        self.start(on_event).await?;
-        let first_token = self.first_token.or(self.journal.first_content);
-        let event = TaskEvent::TaskFinished {
-            status,
-            first_token_ms: first_token.map(|d| d.as_millis() as u64),
-            duration_ms: self.journal.started.elapsed().as_millis() as u64,
-        };
-        let stored = self.record_event(&event).await;
-        on_event(event);
-        stored
-    }
-
-    /// The turn itself, every change written by the journal. Cancelling drops this future
-    /// wherever it waits (its stream too, which closes the request's connection, R1.4).
-    async fn turn(
-        &mut self,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Result<TurnOutcome, StoreError> {
-        let build_prompt = || {
-            let ctx = self
-                .prompt_context
-                .clone()
-                .with_mcp_servers(self.mcp_hub.connected_servers());
-            let (text, tools): (String, Vec<ToolSpec>) = get_system_prompt(&ctx);
-            (self.system_prompt.clone().unwrap_or(text), tools)
-        };
-        let limits = self.limits.as_ref().map(|limits| LimitsContext {
-            limits,
-            store: self.store.as_ref(),
-            task_id: &self.record.id,
-        });
-        let ctx = ApiRequestContext {
-            limits,
-            handler: self.handler.as_ref(),
-            mcp_hub: self.mcp_hub.as_ref(),
-            decider: self.decider.as_ref(),
-            system_prompt: &build_prompt,
-            previous_request_total_tokens: self.last_request_total_tokens,
-            request_index: self.request_index + 1,
-            settings: self.attempt,
-            // Cancelling the turn drops it (`run_turn`); its requests are never cancelled on
-            // their own, so a cancelled turn is always recorded the same way (R9.5).
-            cancel: CancellationToken::new(),
-        };
-        let tools = ToolLoop {
-            hub: self.mcp_hub.as_ref(),
-            approver: self.approver.as_ref(),
-            settings: self.tool_loop,
-        };
-        let mut journal = Journal {
-            store: &self.store,
-            task_id: &self.record.id,
-            state: &mut self.journal,
-            on_event,
-            failure: None,
-        };
-        let outcome = run_turn_with_tools(
-            &ctx,
-            &tools,
-            &mut self.conversation,
-            &mut self.request_index,
-            &mut journal,
-        )
-        .await;
-        if let Some(e) = journal.failure {
-            return Err(e);
-        }
-        self.last_request_total_tokens = outcome.last_request_total_tokens;
-        Ok(outcome)
-    }
-
-    /// Records a turn that was dropped because the user cancelled (R9.5): the text that
-    /// streamed is kept as the assistant's answer, marked [`INTERRUPTED_BY_USER_MARKER`], and
-    /// the request under way (when `request_started`) gets `cancel_reason: user_cancelled`,
-    /// stored and passed to `on_event`.
-    async fn record_cancelled(
-        &mut self,
-        request_started: bool,
-        on_event: &mut (dyn FnMut(TaskEvent) + Send),
-    ) -> Result<TurnOutcome, StoreError> {
-        // A write the turn had under way runs to its end first; then the store says what it
-        // holds, and what the turn had not stored yet is stored now.
-        self.journal
-            .settle(self.store.as_ref(), &self.record.id)
-            .await?;
-        let text = super::journal::streamed_text(self.store.as_ref(), &self.record.id).await?;
-        super::journal::persist_history(
-            &self.store,
-            &self.record.id,
-            &mut self.journal,
-            &self.conversation,
-        )
-        .await?;
-        if !text.is_empty() && self.awaits_answer() {
-            self.append_message(Message {
-                role: switchyard_api::Role::Assistant,
-                content: vec![
-                    ContentBlock::Text { text },
-                    ContentBlock::Text {
-                        text: INTERRUPTED_BY_USER_MARKER.to_owned(),
-                    },
-                ],
-            })
-            .await?;
-        }
-        if request_started {
-            let event = user_cancelled(self.request_index);
-            self.record_event(&event).await?;
-            on_event(event);
-        }
-        Ok(TurnOutcome {
-            status: RequestStatus::Failed(ApiError::new(
-                ErrorKind::Cancelled,
-                "the task was cancelled",
-            )),
-            usage: UsageTotals::default(),
-            cost_usd: Some(0.0),
-            last_request_total_tokens: self.last_request_total_tokens,
-            first_token: None,
-            requests: 0,
-            rejected_tool_calls: Vec::new(),
-        })
-    }
+    let event = TaskEvent::TaskStarted {
+        task_id: t.record.id.clone(),
+        mode: t.mode.as_str().to_owned(),
+        provider: t.record.provider.clone(),
+        model: t.record.model.clone(),
+    };
+    t.record_event(&event).await?;
+    t.started = true;
+    t.journal.started = tokio::time::Instant::now();
+    t.journal.first_content = None;
+    on_event(event);
+    Ok(())
 }
 
-impl TurnOutcome {
-    /// How a run of the task ends after this turn: `Completed`, `Cancelled` (the error's kind
-    /// is `cancelled`) or `Failed`.
-    pub fn task_status(&self) -> TaskStatus {
-        match &self.status {
-            RequestStatus::Completed => TaskStatus::Completed,
-            RequestStatus::Failed(e) if e.kind == ErrorKind::Cancelled => TaskStatus::Cancelled,
-            RequestStatus::Failed(_) => TaskStatus::Failed,
+pub(super) async fn run_turn(
+    t: &mut TaskState,
+    message: Option<&str>,
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<TurnOutcome, TaskError> {
+    start(t, on_event).await?;
+    match message.filter(|m| !m.trim().is_empty()) {
+        Some(text) => t.add_user_message(text).await?,
+        // The answer was cut off by a failure, a cancellation or a crash: the model goes on.
+        None if t.last_answer_was_cut_off() => {
+            t.add_user_message(CONTINUE_AFTER_INTERRUPTION).await?;
         }
+        None => {}
     }
+    if !t.awaits_answer() {
+        return Err(TaskError::NothingToAnswer {
+            task_id: t.record.id.clone(),
+        });
+    }
+    let index_before = t.request_index;
+    let outcome = tokio::select! {
+        biased;
+        () = cancel.cancelled() => None,
+        outcome = turn(t, on_event) => Some(outcome),
+    };
+    let outcome = match outcome {
+        Some(outcome) => outcome?,
+        None => {
+            let request_started = t.request_index != index_before;
+            record_cancelled(t, request_started, on_event).await?
+        }
+    };
+    if t.first_token.is_none() {
+        t.first_token = outcome.first_token;
+    }
+    Ok(outcome)
+}
+
+pub(super) async fn finish(
+    t: &mut TaskState,
+    status: TaskStatus,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<(), StoreError> {
+    start(t, on_event).await?;
+    let first_token = t.first_token.or(t.journal.first_content);
+    let event = TaskEvent::TaskFinished {
+        status,
+        first_token_ms: first_token.map(|d| d.as_millis() as u64),
+        duration_ms: t.journal.started.elapsed().as_millis() as u64,
+    };
+    let stored = t.record_event(&event).await;
+    on_event(event);
+    stored
+}
+
+/// The turn itself; cancelling drops it wherever it waits, closing the request's connection.
+async fn turn(
+    t: &mut TaskState,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<TurnOutcome, StoreError> {
+    let build_prompt = || {
+        let ctx = t
+            .prompt_context
+            .clone()
+            .with_mcp_servers(t.mcp_hub.connected_servers());
+        let (text, tools): (String, Vec<ToolSpec>) = get_system_prompt(&ctx);
+        (t.system_prompt.clone().unwrap_or(text), tools)
+    };
+    let limits = t.limits.as_ref().map(|limits| LimitsContext {
+        limits,
+        store: t.store.as_ref(),
+        task_id: &t.record.id,
+    });
+    let ctx = ApiRequestContext {
+        limits,
+        handler: t.handler.as_ref(),
+        mcp_hub: t.mcp_hub.as_ref(),
+        decider: t.decider.as_ref(),
+        system_prompt: &build_prompt,
+        previous_request_total_tokens: t.last_request_total_tokens,
+        request_index: t.request_index + 1,
+        settings: t.attempt,
+        // Only dropping the turn cancels, so a cancel is always recorded the same way.
+        cancel: CancellationToken::new(),
+    };
+    let tools = ToolLoop {
+        hub: t.mcp_hub.as_ref(),
+        approver: t.approver.as_ref(),
+        settings: t.tool_loop,
+    };
+    let mut journal = Journal {
+        store: &t.store,
+        task_id: &t.record.id,
+        state: &mut t.journal,
+        on_event,
+        failure: None,
+    };
+    let outcome = run_turn_with_tools(
+        &ctx,
+        &tools,
+        &mut t.conversation,
+        &mut t.request_index,
+        &mut journal,
+    )
+    .await;
+    if let Some(e) = journal.failure {
+        return Err(e);
+    }
+    t.last_request_total_tokens = outcome.last_request_total_tokens;
+    Ok(outcome)
+}
+
+async fn record_cancelled(
+    t: &mut TaskState,
+    request_started: bool,
+    on_event: &mut (dyn FnMut(TaskEvent) + Send),
+) -> Result<TurnOutcome, StoreError> {
+    t.journal.settle(t.store.as_ref(), &t.record.id).await?;
+    let text = super::journal::streamed_text(t.store.as_ref(), &t.record.id).await?;
+    super::journal::persist_history(&t.store, &t.record.id, &mut t.journal, &t.conversation)
+        .await?;
+    if !text.is_empty() && t.awaits_answer() {
+        t.append_message(Message {
+            role: switchyard_api::Role::Assistant,
+            content: vec![
+                ContentBlock::Text { text },
+                ContentBlock::Text {
+                    text: INTERRUPTED_BY_USER_MARKER.to_owned(),
+                },
+            ],
+        })
+        .await?;
+    }
+    if request_started {
+        let event = user_cancelled(t.request_index);
+        t.record_event(&event).await?;
+        on_event(event);
+    }
+    Ok(TurnOutcome {
+        status: RequestStatus::Failed(ApiError::new(
+            ErrorKind::Cancelled,
+            "the task was cancelled",
+        )),
+        usage: UsageTotals::default(),
+        cost_usd: Some(0.0),
+        last_request_total_tokens: t.last_request_total_tokens,
+        first_token: None,
+        requests: 0,
+        rejected_tool_calls: Vec::new(),
+    })
 }

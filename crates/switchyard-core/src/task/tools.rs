@@ -1,13 +1,5 @@
-//! The tool loop of a user turn (SPEC R11.2, issue 7): when the model's answer calls MCP tools,
-//! each call is approved (by the server's `autoApprove` list, or by asking through
-//! [`ToolApprover`]), carried out on its server with the server's timeout, and its result goes
-//! back to the model as a `tool_result` block of a new user message; then the next request is
-//! sent. The loop ends when the model answers without a tool call, when a request fails, or
-//! after [`ToolLoopSettings::max_rounds`] rounds of tool calls.
-//!
-//! Every tool call of an answer gets exactly one result, in call order (providers reject an
-//! answer whose calls lack results): a denied call, a call to an unknown tool, or a failed call
-//! gets an error result (`is_error`) with the reason in plain words, so the model can go on.
+//! The tool loop of a user turn: run the model's MCP tool calls and send their results back.
+//! Spec: R11.2.
 
 use serde_json::Value;
 use switchyard_api::{ApiError, ContentBlock, ErrorKind, Message, Role};
@@ -27,8 +19,7 @@ pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 25;
 /// Limits of the tool loop.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolLoopSettings {
-    /// Rounds of tool calls (answers with calls, each followed by their results) before the loop
-    /// stops with an error; default [`DEFAULT_MAX_TOOL_ROUNDS`].
+    /// Rounds of tool calls before the loop stops with an error.
     pub max_rounds: u32,
 }
 
@@ -43,27 +34,25 @@ impl Default for ToolLoopSettings {
 /// One tool call that needs the user's approval.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCallRequest {
-    /// The tool call's id (as the model gave it).
+    /// The tool call's id as the model gave it.
     pub id: String,
-    /// The function name the model called (`{server}__{tool}`, see `mcp_tool_bindings`).
+    /// The function name the model called, `{server}__{tool}`.
     pub function_name: String,
-    /// The MCP server it routes to (its name in the settings file).
+    /// The MCP server it routes to, by its name in the settings file.
     pub server: String,
-    /// The tool it routes to (its name as the server gives it).
+    /// The tool it routes to, by its name on the server.
     pub tool: String,
-    /// The arguments the model gave (a JSON object).
+    /// The arguments the model gave, a JSON object.
     pub arguments: Value,
 }
 
-/// Decides whether a tool call may run (the CLI asks in a terminal, or `--yes` approves all).
-/// Not consulted for tools in their server's `autoApprove` list.
+/// Decides whether a tool call may run; not asked for tools in their server's `autoApprove` list.
 pub trait ToolApprover: Send + Sync {
-    /// True to run the call; false to deny it (the model is told it was denied).
+    /// True to run the call; false to deny it, which the model is told.
     fn approve<'a>(&'a self, call: &'a ToolCallRequest) -> BoxFuture<'a, bool>;
 }
 
-/// Denies every tool call that needs approval (the default of a [`crate::Task`]): the model
-/// gets [`TOOL_CALL_DENIED`] as the call's result and can go on.
+/// Denies every tool call that needs approval; a `Task`'s default.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyToolCalls;
 
@@ -79,17 +68,9 @@ pub const TOOL_ROUNDS_EXCEEDED: &str = "tool_rounds_exceeded";
 /// The text of the tool result of a denied call.
 pub const TOOL_CALL_DENIED: &str = "The user denied this tool call.";
 
-/// Runs one user turn with its tool calls: [`run_turn`], then, while the model's answer calls
-/// tools, carries out the calls on `hub`, adds their results to the history (reported to
-/// `observer.history_changed` before the next request, so a store makes them durable first)
-/// and runs the next request.
+/// Runs one user turn with its tool calls until the model answers without one.
 ///
-/// An answer whose tool calls include none of the MCP tools offered ends the turn as it is.
-/// Otherwise every call of the answer gets a result (an unknown tool an error result).
-///
-/// The returned outcome sums the tokens and cost of every request; its status is that of the
-/// last request, or `Failed` when `settings.max_rounds` rounds of tool calls did not end the
-/// turn (then an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was emitted).
+/// Every call gets one result in call order: providers reject an answer whose calls lack any.
 pub(crate) async fn run_turn_with_tools(
     ctx: &ApiRequestContext<'_>,
     tools: &ToolLoop<'_>,
@@ -131,37 +112,24 @@ pub(crate) async fn run_turn_with_tools(
     }
 }
 
-/// Where a turn's tool calls run and who approves them.
 #[derive(Clone, Copy)]
 pub(crate) struct ToolLoop<'a> {
-    /// The MCP servers whose tools were offered.
     pub hub: &'a McpServerHub,
-    /// Asked for calls of tools not in their server's `autoApprove` list.
     pub approver: &'a dyn ToolApprover,
     pub settings: ToolLoopSettings,
 }
 
-/// What follows a completed request in the tool loop (see [`tool_step`]).
 #[derive(Debug)]
 enum ToolStep {
     /// The answer calls none of the MCP tools offered: the turn is over.
     Answered,
-    /// The calls were carried out: this user message of `tool_result` blocks (one per call, in
-    /// call order) goes into the history, and the next request is sent.
+    /// The calls were carried out: this message of results, one per call in order, goes next.
     Results(Message),
-    /// The round limit was reached; an `error` event of kind [`TOOL_ROUNDS_EXCEEDED`] was
-    /// emitted and the turn fails with this error.
+    /// The round limit was reached and the turn fails with this error.
     Stopped(ApiError),
 }
 
-/// One step of the tool loop after a completed request: when the last assistant message of
-/// `conversation` calls offered MCP tools, or has calls that were `rejected` (arguments that
-/// are not one JSON object), each call is answered: a rejected call with an error result that
-/// says why and asks for the call again (issue 12 item 1: the model is told, the user sees the
-/// `tool_result` event, nothing runs); an MCP call is approved (the server's `autoApprove`
-/// list, else `approver`) and carried out on `hub` with the server's timeout. Each result is
-/// reported as a `tool_result` event and goes into the returned user message. `rounds` counts
-/// the steps that answered calls; at `settings.max_rounds` the loop stops instead.
+/// Answers the calls of the last assistant message; a call with bad arguments is not run.
 async fn tool_step(
     tools: &ToolLoop<'_>,
     rounds: &mut u32,
@@ -171,8 +139,7 @@ async fn tool_step(
 ) -> ToolStep {
     let calls = pending_tool_calls(conversation);
     let bindings = mcp_tool_bindings(&tools.hub.connected_servers());
-    // Only calls to MCP tools are ours to carry out; an answer calling none of them ends
-    // the turn as it is (its calls were shown as `tool_call` events).
+    // Calls to tools other than ours were shown as `tool_call` events; the turn ends as it is.
     let rejection = |id: &str| rejected.iter().find(|r| r.call.id == id);
     if !calls.iter().any(|(id, name, _)| {
         rejection(id).is_some() || bindings.iter().any(|b| &b.function_name == name)
@@ -218,8 +185,6 @@ async fn tool_step(
     })
 }
 
-/// The round limit stopped the loop: says so with an `error` event of kind
-/// [`TOOL_ROUNDS_EXCEEDED`] and returns the error the turn fails with.
 async fn rounds_exceeded(max_rounds: u32, observer: &mut dyn TurnObserver) -> ApiError {
     let message =
         format!("stopped after {max_rounds} rounds of tool calls: the model kept calling tools");
@@ -233,8 +198,6 @@ async fn rounds_exceeded(max_rounds: u32, observer: &mut dyn TurnObserver) -> Ap
     ApiError::new(ErrorKind::InvalidRequest, message)
 }
 
-/// Carries out call `id` of the MCP tool `binding` when approved (the server's `autoApprove`
-/// list, else the approver), with the server's timeout: `(result text, is_error)`.
 async fn run_call(
     tools: &ToolLoop<'_>,
     binding: &McpToolBinding,
@@ -261,7 +224,6 @@ async fn run_call(
     (out.content, out.is_error)
 }
 
-/// The tool calls `(id, function name, input)` of the last message, when it is the assistant's.
 fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value)> {
     match conversation.api_conversation_history.last() {
         Some(m) if m.role == Role::Assistant => m
@@ -278,11 +240,9 @@ fn pending_tool_calls(conversation: &Conversation) -> Vec<(String, String, Value
     }
 }
 
-/// The longest part of a rejected call's arguments quoted back to the model, in characters.
+/// The longest part, in characters, of a rejected call's arguments quoted back to the model.
 const QUOTED_ARGUMENTS: usize = 200;
 
-/// The error result of a call that was not run because its arguments are not one JSON object:
-/// why, how its arguments began, and what to do.
 fn rejection_text(rejected: &RejectedToolCall) -> String {
     let arguments = &rejected.call.arguments;
     let quoted: String = arguments.chars().take(QUOTED_ARGUMENTS).collect();
@@ -298,8 +258,6 @@ fn rejection_text(rejected: &RejectedToolCall) -> String {
     )
 }
 
-/// `next` added to `sum`: tokens, cost and requests summed, the first token time kept from the
-/// first turn, the status and last request's total from `next`.
 fn merge(sum: Option<TurnOutcome>, next: TurnOutcome) -> TurnOutcome {
     let Some(mut sum) = sum else {
         return next;

@@ -1,6 +1,5 @@
-//! The request loop of one user turn (SPEC R9): requests are started, probed and recovered by
-//! `attempt_api_request`, consumed into events and the history, and a failure after the first
-//! chunk is handled without tearing the task down (R9.3 **Improve**).
+//! The request loop of one user turn, recovering a stream that fails part-way.
+//! Spec: R6.5, R9.1, R9.3, R9.5, R10.2.
 
 use std::time::Duration;
 
@@ -9,14 +8,14 @@ use tokio::time::Instant;
 
 use super::attempt::{ApiRequestContext, attempt_api_request_on};
 use super::conversation::Conversation;
-use super::events::{CancelReason, TaskEvent, error_event, user_cancelled};
+use super::events::{CancelReason, TaskEvent, TaskStatus, error_event, user_cancelled};
 use super::observer::TurnObserver;
 use super::recovery::{nothing_left_to_truncate, truncate, wait_and_retry};
 use super::request::{RejectedToolCall, RequestOutcome, RequestStatus, consume_stream};
 use crate::context::TruncationKeep;
 use crate::cost::{UsageTotals, add_costs};
 
-/// Appended to an assistant message whose stream failed part-way (SPEC R9.3).
+/// Appended to an assistant message whose stream failed part-way.
 pub const INTERRUPTED_MARKER: &str = "[Response interrupted by API Error]";
 
 /// The user message that asks the model to go on after an interrupted response.
@@ -30,32 +29,18 @@ pub struct TurnOutcome {
     pub status: RequestStatus,
     /// Tokens and provider cost of every request of the turn, summed.
     pub usage: UsageTotals,
-    /// Cost of the turn in USD; `None` when a request's cost is unknown (SPEC R2.3).
+    /// Cost of the turn in USD; `None` when a request's cost is unknown.
     pub cost_usd: Option<f64>,
-    /// Total tokens of the turn's last request (for the next request's R8.2 check).
+    /// Total tokens of the turn's last request, for the next request's truncation check.
     pub last_request_total_tokens: u64,
     /// Time from the turn's start to its first content chunk.
     pub first_token: Option<Duration>,
-    /// Requests started (each `api_req_started`).
+    /// Requests started.
     pub requests: u32,
-    /// Tool calls of the last answer that must not run (their arguments are not one JSON
-    /// object): the tool loop answers them with an error result.
     pub(crate) rejected_tool_calls: Vec<RejectedToolCall>,
 }
 
-/// Runs requests until the assistant answered the last user message of `conversation`, or
-/// the user (or policy) gave up. The assistant's message (complete, or partial with
-/// [`INTERRUPTED_MARKER`]) is appended to the history; a failure after the first chunk is
-/// retried up to `settings.max_auto_retries` times after 2 s, 4 s, 8 s, except errors that are
-/// never retried ([`ApiError::is_retryable`]) (SPEC R9.3). An answer that filled the context
-/// window is followed at once by a truncated request, or ends the turn when nothing is left to
-/// hide (R6.5). A failure that left nothing to keep stores no assistant message (no empty
-/// one) and sends the same request again.
-///
-/// `request_index` numbers `api_req_started` events across the task. `observer` gets every
-/// event, every change of the deleted range and every message appended to the history, each
-/// awaited before the turn goes on (a store makes each durable first, SPEC R10.2); when its
-/// `history_changed` fails, the turn ends at once with that error.
+/// Runs requests until the assistant answered the last user message, or the user gave up.
 pub(crate) async fn run_turn(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -101,16 +86,13 @@ pub(crate) async fn run_turn(
     }
 }
 
-/// What a turn has added up so far.
 struct Turn {
     started: Instant,
     totals: UsageTotals,
     cost_usd: Option<f64>,
     first_token: Option<Duration>,
     requests: u32,
-    /// Retries after a failure part-way (SPEC R9.3).
     midstream_retries: u32,
-    /// Total tokens of the last request (for the next request's R8.2 check).
     previous_total: u64,
 }
 
@@ -127,7 +109,6 @@ impl Turn {
         }
     }
 
-    /// Adds one request that started at `started`: its tokens, cost and first token time.
     fn add(&mut self, outcome: &RequestOutcome, started: Instant) {
         if self.first_token.is_none() {
             self.first_token = outcome.first_token.map(|d| d + (started - self.started));
@@ -137,7 +118,6 @@ impl Turn {
         self.previous_total = outcome.usage.total_tokens();
     }
 
-    /// The outcome of the turn, ended with `status`.
     fn finish(self, status: RequestStatus) -> TurnOutcome {
         TurnOutcome {
             status,
@@ -151,9 +131,6 @@ impl Turn {
     }
 }
 
-/// Request `request_index` of the turn (SPEC R9.1): started, sent, probed and recovered by
-/// the request step, then consumed into events. An error ends the turn (the step gave up);
-/// a failure of the stream is in the outcome.
 async fn send(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -189,9 +166,7 @@ async fn send(
     let outcome =
         consume_stream(handler, stream, started, &system_prompt, &visible, observer).await;
     if let RequestStatus::Failed(e) = &outcome.status {
-        // An overflow is reported once the request loop knows what it becomes (below). A
-        // failure that left nothing to keep and is retried is reported as a pre-content
-        // failure is (`api_req_finished`, `error_retry`): the user saw no answer fail.
+        // A retried failure that kept nothing is reported as one before content would be.
         let nothing_kept = outcome.assistant_message.content.is_empty();
         let retried_quietly = nothing_kept
             && e.is_retryable()
@@ -204,8 +179,6 @@ async fn send(
     Ok(outcome)
 }
 
-/// R9.5: a request the user cancelled keeps what was received (complete blocks only) and
-/// ends the turn with `error`, no retry.
 async fn keep_cancelled(
     conversation: &mut Conversation,
     request_index: u32,
@@ -220,12 +193,7 @@ async fn keep_cancelled(
     Err(error)
 }
 
-/// R9.3: a stream that failed part-way keeps what arrived, marked, records why the request
-/// ended, and is retried (`Ok`: the loop sends the next request) or ends the turn (`Err`).
-/// A failure that left nothing worth keeping (only a tool call cut off, say) stores no empty
-/// assistant message: the same request is simply sent again (issue 12 item 3). An answer that
-/// filled the context window (H01, H09, H27) cannot be helped by waiting but by a shorter
-/// conversation (R6.5): truncate and go on at once, or stop when nothing is left to remove.
+/// A stream that failed part-way keeps what arrived, marked, and is retried or ends the turn.
 async fn recover_midstream(
     ctx: &ApiRequestContext<'_>,
     conversation: &mut Conversation,
@@ -283,7 +251,6 @@ async fn recover_midstream(
     Ok(())
 }
 
-/// Appends `message` to the history, then lets the observer store it before the turn goes on.
 pub(super) async fn append(
     conversation: &mut Conversation,
     message: Message,
@@ -291,4 +258,15 @@ pub(super) async fn append(
 ) -> Result<(), ApiError> {
     conversation.api_conversation_history.push(message);
     observer.history_changed(conversation).await
+}
+
+impl TurnOutcome {
+    /// How a run of the task ends after this turn.
+    pub fn task_status(&self) -> TaskStatus {
+        match &self.status {
+            RequestStatus::Completed => TaskStatus::Completed,
+            RequestStatus::Failed(e) if e.kind == ErrorKind::Cancelled => TaskStatus::Cancelled,
+            RequestStatus::Failed(_) => TaskStatus::Failed,
+        }
+    }
 }

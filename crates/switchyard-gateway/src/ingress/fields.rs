@@ -1,22 +1,14 @@
-//! Typed reads of JSON fields naming each field's path, and `dropped` (SPEC R14.1, R14.2, R14.5),
-//! for every dialect: a malformed field is an [`IngressError`] naming its JSON path
-//! (`messages[2].tool_calls[0].function.name`); `null` reads as absent (the SDKs send explicit
-//! nulls for unset parameters); a parameter that cannot be carried is named in `dropped` once.
-//!
-//! One read, [`typed`], finds a field and tells absent, the wanted kind and the wrong kind
-//! apart; each dialect words its errors as its clients have always read them: Chat Completions
-//! "must be a string (got a number)." ([`opt_str`] and its siblings), Anthropic Messages "is
-//! required (a string)." / "must be a string." ([`str_at`]), Responses "`key` must be a
-//! string" ([`quoted`], [`item_str`]).
+//! Typed reads of JSON fields for every dialect: a malformed field is an [`IngressError`]
+//! naming its JSON path, `null` reads as absent since the SDKs send explicit nulls, and each
+//! dialect words its errors as its clients have always read them.
+//! Spec: R14.1, R14.2, R14.5.
 
 use serde_json::{Map, Value};
 
 use super::request::IngressError;
 
-/// A JSON object, as the body's objects are read.
 pub(crate) type Object = Map<String, Value>;
 
-/// `parent.key`, the JSON path of a member.
 pub(crate) fn member(parent: &str, key: &str) -> String {
     if parent.is_empty() {
         key.to_owned()
@@ -25,7 +17,6 @@ pub(crate) fn member(parent: &str, key: &str) -> String {
     }
 }
 
-/// `parent[index]`, the JSON path of an element.
 pub(crate) fn element(parent: &str, index: usize) -> String {
     format!("{parent}[{index}]")
 }
@@ -52,15 +43,13 @@ pub(crate) fn get<'a>(obj: &'a Object, key: &str) -> Option<&'a Value> {
     obj.get(key).filter(|v| !v.is_null())
 }
 
-/// `value` as an object, or an error at `path`.
 pub(crate) fn as_object<'a>(value: &'a Value, path: &str) -> Result<&'a Object, IngressError> {
     value
         .as_object()
         .ok_or_else(|| wrong_kind(path, "an object", value))
 }
 
-/// `obj[key]` read by `read`: `Ok(None)` when absent or `null`, `Err(value)` when `read`
-/// refuses the value (the wrong kind, for the caller to word).
+/// `obj[key]` read by `read`: `Err(value)` when `read` refuses it, for the caller to word.
 pub(crate) fn typed<'a, T>(
     obj: &'a Object,
     key: &str,
@@ -72,8 +61,7 @@ pub(crate) fn typed<'a, T>(
     }
 }
 
-/// `obj[key]` read by `read`, when present; a value `read` refuses is an error saying the
-/// field must be `want` (Chat Completions' wording).
+/// `obj[key]` read by `read`, when present, in Chat Completions' wording.
 fn opt_as<'a, T>(
     obj: &'a Object,
     key: &str,
@@ -84,7 +72,6 @@ fn opt_as<'a, T>(
     typed(obj, key, read).map_err(|v| wrong_kind(&member(parent, key), want, v))
 }
 
-/// `obj[key]` as a string, when present.
 pub(crate) fn opt_str<'a>(
     obj: &'a Object,
     key: &str,
@@ -112,7 +99,6 @@ pub(crate) fn req_str<'a>(
     }
 }
 
-/// `obj[key]` as a boolean, when present.
 pub(crate) fn opt_bool(
     obj: &Object,
     key: &str,
@@ -121,7 +107,6 @@ pub(crate) fn opt_bool(
     opt_as(obj, key, parent, "true or false", Value::as_bool)
 }
 
-/// `obj[key]` as a number, when present.
 pub(crate) fn opt_f64(obj: &Object, key: &str, parent: &str) -> Result<Option<f64>, IngressError> {
     opt_as(obj, key, parent, "a number", Value::as_f64)
 }
@@ -137,7 +122,6 @@ pub(crate) fn opt_u64(obj: &Object, key: &str, parent: &str) -> Result<Option<u6
     )
 }
 
-/// `obj[key]` as an array, when present.
 pub(crate) fn opt_array<'a>(
     obj: &'a Object,
     key: &str,
@@ -146,7 +130,6 @@ pub(crate) fn opt_array<'a>(
     opt_as(obj, key, parent, "an array", Value::as_array)
 }
 
-/// `obj[key]` as an object, when present.
 pub(crate) fn opt_object<'a>(
     obj: &'a Object,
     key: &str,
@@ -155,8 +138,7 @@ pub(crate) fn opt_object<'a>(
     opt_as(obj, key, parent, "an object", Value::as_object)
 }
 
-/// The string (empty allowed) at `obj[key]` of the object at `path` (`""`: the body),
-/// required, in Anthropic Messages' wording; errors name `path.key`.
+/// The required string at `obj[key]` of the object at `path`, in Anthropic's wording.
 pub(crate) fn str_at<'a>(obj: &'a Object, path: &str, key: &str) -> Result<&'a str, IngressError> {
     match typed(obj, key, Value::as_str) {
         Ok(Some(s)) => Ok(s),
@@ -168,8 +150,7 @@ pub(crate) fn str_at<'a>(obj: &'a Object, path: &str, key: &str) -> Result<&'a s
     }
 }
 
-/// `obj[key]` (a top-level field) read by `read`, when present, in Responses' wording: "`key`
-/// must be WANT".
+/// The top-level `obj[key]` read by `read`, when present, in Responses' wording.
 pub(crate) fn quoted<'a, T>(
     obj: &'a Object,
     key: &str,
@@ -179,7 +160,7 @@ pub(crate) fn quoted<'a, T>(
     typed(obj, key, read).map_err(|_| IngressError::new(key, format!("`{key}` must be {want}")))
 }
 
-/// A required non-empty string of the Responses input item at `path`, in Responses' wording.
+/// A required non-empty string of the Responses input item at `path`.
 pub(crate) fn item_str<'a>(
     obj: &'a Object,
     key: &str,
@@ -197,8 +178,7 @@ pub(crate) fn item_str<'a>(
         })
 }
 
-/// Records `name` (the client's spelling of a parameter that cannot be carried, for
-/// `x-switchyard-dropped`) in `dropped`, once, keeping the order names were first met.
+/// Records a parameter that cannot be carried, once, in the order names were first met.
 pub(crate) fn note_dropped(dropped: &mut Vec<String>, name: &str) {
     if !dropped.iter().any(|d| d == name) {
         dropped.push(name.to_owned());

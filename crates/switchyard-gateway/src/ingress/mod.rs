@@ -1,158 +1,73 @@
-//! The ingress dialects (SPEC R14.1, R14.5): one module per dialect, each pure (no I/O) —
-//! request JSON → [`GatewayRequest`]; stream chunks → the dialect's server-sent events
-//! ([`StreamEncoder`]); a whole answer → the dialect's JSON ([`ResponseCollector`]); an error →
-//! the dialect's status and body.
-//!
-//! - `request.rs`: [`GatewayRequest`], [`IngressError`], [`Dialect`] (what every dialect shares).
-//! - `fields.rs`: typed reads of JSON fields naming the field's path, and `dropped` (every
-//!   dialect).
-//! - `content.rs`: inline `data:` image URLs (Chat Completions, Responses).
-//! - `openai.rs`: the effort names and `tool_choice` strings Chat and Responses share.
-//! - `encode.rs`: [`StreamEncoder`], [`ResponseCollector`], [`StopReason`], [`http_status`].
-//! - `chat.rs`: OpenAI Chat Completions, `POST /v1/chat/completions`.
-//! - `responses.rs`: OpenAI Responses, `POST /v1/responses`.
-//! - `messages.rs`: Anthropic Messages, `POST /v1/messages`.
+//! The ingress dialects, each pure: a request body becomes one [`GatewayRequest`], chunks the
+//! dialect's events, a whole answer its JSON, an error its status and body. `rules.rs` holds
+//! what each dialect does its own way.
+//! Spec: R14.1, R14.5, R14.6, R14.7.
 
 mod chat;
 mod content;
+mod dialect;
 mod encode;
 mod fields;
 mod messages;
 mod openai;
 mod request;
 mod responses;
+mod rules;
 
+pub use dialect::Dialect;
 pub use encode::{ResponseCollector, StopReason, StreamEncoder, http_status};
-pub use request::{ClientTool, Dialect, GatewayRequest, IngressError};
+pub use request::{ClientTool, GatewayRequest, IngressError};
+pub(crate) use responses::previous_not_found;
 
-/// Parses a client's request body in `dialect` (SPEC R14.1). Errors name the field at fault
-/// (a 400 in the client's dialect, R14.5).
+/// Parses a client's request body in `dialect`. An error names the field at fault.
 pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, IngressError> {
-    match dialect {
-        Dialect::ChatCompletions => chat::parse_request(body),
-        Dialect::Responses => responses::parse_request(body),
-        Dialect::AnthropicMessages => messages::parse_request(body),
-    }
+    dialect.rules().parse(body)
 }
 
-/// Parses an Anthropic `POST /v1/messages/count_tokens` body (SPEC R14.1): read as a
-/// Messages request, `max_tokens` not needed. Errors name the field at fault.
+/// Parses an Anthropic `count_tokens` body: a Messages request that needs no `max_tokens`.
 pub fn parse_count_tokens(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     messages::parse_count_request(body)
 }
 
-/// The stream encoder of `dialect` for one answer to `request` (its `model` is echoed back
-/// as the dialect does; Chat Completions ends with a usage chunk when the request set
-/// `stream_options.include_usage`), identified by `id` (the gateway's request id).
+/// The stream encoder of `dialect` for one answer to `request`, identified by `id`.
 pub fn stream_encoder(
     dialect: Dialect,
     request: &GatewayRequest,
     id: &str,
 ) -> Box<dyn StreamEncoder> {
-    let model = request.model.as_str();
-    match dialect {
-        Dialect::ChatCompletions => {
-            Box::new(chat::Encoder::new(model, id).include_usage(request.include_usage))
-        }
-        Dialect::Responses => {
-            Box::new(responses::Encoder::new(model, id).client_tools(&request.client_tools))
-        }
-        Dialect::AnthropicMessages => Box::new(messages::Encoder::new(model, id)),
-    }
+    dialect.rules().stream_encoder(request, id)
 }
 
-/// The collector of a non-streamed answer in `dialect` to `request` (see [`stream_encoder`]).
+/// The collector of a whole answer in `dialect` to `request`.
 pub fn response_collector(
     dialect: Dialect,
     request: &GatewayRequest,
     id: &str,
 ) -> Box<dyn ResponseCollector> {
-    let model = request.model.as_str();
-    match dialect {
-        Dialect::ChatCompletions => Box::new(chat::Collector::new(model, id)),
-        Dialect::Responses => {
-            Box::new(responses::Collector::new(model, id).client_tools(&request.client_tools))
-        }
-        Dialect::AnthropicMessages => Box::new(messages::Collector::new(model, id)),
-    }
+    dialect.rules().collector(request, id)
 }
 
-/// The 400 and JSON body of a request body the gateway cannot read, in `dialect` (SPEC
-/// R14.5): OpenAI's error with `param` naming the field, or Anthropic's
-/// `invalid_request_error` whose message names it.
+/// The 400 and body of a request body the gateway cannot read, in `dialect`.
 pub fn invalid_request_response(
     dialect: Dialect,
     error: &IngressError,
 ) -> (u16, serde_json::Value) {
-    match dialect {
-        Dialect::ChatCompletions | Dialect::Responses => chat::invalid_request_response(error),
-        Dialect::AnthropicMessages => (
-            400,
-            serde_json::json!({
-                "type": "error",
-                "error": {"type": "invalid_request_error", "message": error.to_string()},
-            }),
-        ),
-    }
+    dialect.rules().invalid_request(error)
 }
 
-/// The body of a request the gateway itself refuses, in `dialect` (SPEC R14.5): `status`
-/// (400 unreadable, 404 unknown route or path, 413 too large) with `message`, the gateway's
-/// own sentence — no provider was asked, so nothing says one rejected it. OpenAI clients get
-/// `invalid_request_error` with `code` `model_not_found` or `request_too_large`; Anthropic
-/// clients `not_found_error`, `request_too_large` or `invalid_request_error`. The client-key
-/// refusals of R14.6, R14.7 (401, 402, 403, 429, 503) get the types both vendors use for them.
+/// The body of a refusal the gateway makes itself in `dialect`, scrubbed of keys. No provider
+/// was asked, so none is blamed.
 pub fn refusal_response(dialect: Dialect, status: u16, message: &str) -> serde_json::Value {
     let message = switchyard_api::secrets::scrub(message);
-    match dialect {
-        Dialect::ChatCompletions | Dialect::Responses => {
-            let (kind, code) = match status {
-                401 => ("authentication_error", "invalid_api_key"),
-                402 => ("insufficient_quota", "budget_exceeded"),
-                403 => ("permission_error", "permission_denied"),
-                404 => ("invalid_request_error", "model_not_found"),
-                413 => ("invalid_request_error", "request_too_large"),
-                429 => ("rate_limit_error", "rate_limit_exceeded"),
-                503 => ("server_error", "unavailable"),
-                _ => ("invalid_request_error", ""),
-            };
-            let code = Some(code)
-                .filter(|c| !c.is_empty())
-                .map_or(serde_json::Value::Null, serde_json::Value::from);
-            serde_json::json!({"error": {
-                "message": message,
-                "type": kind,
-                "param": serde_json::Value::Null,
-                "code": code,
-            }})
-        }
-        Dialect::AnthropicMessages => {
-            let kind = match status {
-                401 => "authentication_error",
-                402 => "billing_error",
-                403 => "permission_error",
-                404 => "not_found_error",
-                413 => "request_too_large",
-                429 => "rate_limit_error",
-                503 => "api_error",
-                _ => "invalid_request_error",
-            };
-            serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})
-        }
-    }
+    dialect.rules().refusal_body(status, &message)
 }
 
-/// The HTTP status and JSON body of `error` in `dialect` (SPEC R14.5): OpenAI's
-/// `{"error": {"message", "type", "code"}}`, Anthropic's `{"type": "error", "error": {"type",
-/// "message"}}`; the message is Switchyard's one sentence, never a key.
+/// The HTTP status and body of `error` in `dialect`.
 pub fn error_response(
     dialect: Dialect,
     error: &switchyard_api::ApiError,
 ) -> (u16, serde_json::Value) {
-    match dialect {
-        Dialect::ChatCompletions | Dialect::Responses => chat::error_response(error),
-        Dialect::AnthropicMessages => messages::error_response(error),
-    }
+    dialect.rules().error_response(error)
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
-//! The option vocabulary the two OpenAI dialects share (SPEC R14.1): `reasoning_effort` /
-//! `reasoning.effort` names and `tool_choice` strings, each dialect wording its own error.
+//! The option names the two OpenAI dialects share; each dialect words its own error.
+//! Spec: R14.1.
 
 use switchyard_api::{ReasoningEffort, ToolChoice};
 
-/// An OpenAI reasoning effort: `none`, `minimal` (carried as `low`, the least Switchyard's
-/// efforts offer), `low`, `medium`, `high`, `xhigh`; `None` for any other name.
+/// An OpenAI reasoning effort. `minimal` is carried as `low`, the least Switchyard's efforts
+/// offer.
 pub(crate) fn effort(name: &str) -> Option<ReasoningEffort> {
     Some(match name {
         "none" => ReasoningEffort::None,
@@ -16,7 +16,7 @@ pub(crate) fn effort(name: &str) -> Option<ReasoningEffort> {
     })
 }
 
-/// A `tool_choice` string: `auto`, `none`, `required`; `None` for any other.
+/// A `tool_choice` string: `auto`, `none`, `required`.
 pub(crate) fn tool_choice(name: &str) -> Option<ToolChoice> {
     Some(match name {
         "auto" => ToolChoice::Auto,

@@ -1,12 +1,11 @@
-//! The text of `/metrics` (SPEC R14.9): histograms (under the metrics' mutex, and a
-//! lock-free one), their `_bucket` (cumulative, `le`, `+Inf` last), `_sum` and `_count` lines
-//! in Prometheus text exposition format 0.0.4, a family's `# HELP` and `# TYPE` lines, and
-//! label values escaped.
+//! The text of `/metrics`: histograms, their `_bucket`, `_sum` and `_count` lines, a family's
+//! `# HELP` and `# TYPE` lines, and escaped label values.
+//! Spec: R14.9.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A histogram under the mutex: a count per bucket (not cumulative; the last is `+Inf`).
+/// A histogram under the metrics' mutex: a count per bucket, not cumulative, `+Inf` last.
 #[derive(Debug)]
 pub(super) struct Histogram {
     bounds: &'static [f64],
@@ -36,7 +35,7 @@ impl Histogram {
     }
 }
 
-/// A lock-free histogram (the sum kept in nanoseconds).
+/// A lock-free histogram; its sum is kept in nanoseconds.
 #[derive(Debug)]
 pub(super) struct AtomicHistogram {
     bounds: &'static [f64],
@@ -70,12 +69,12 @@ impl AtomicHistogram {
     }
 }
 
-/// The bucket `value` falls in: the first bound it is at most (Prometheus `le`), else `+Inf`.
+/// The bucket `value` falls in: the first bound it is at most, as Prometheus' `le`, else `+Inf`.
 pub(super) fn bucket(bounds: &[f64], value: f64) -> usize {
     bounds.partition_point(|&b| b < value)
 }
 
-/// A histogram's `_bucket` lines (cumulative, `+Inf` last), `_sum` and `_count`.
+/// A histogram's cumulative `_bucket` lines, `+Inf` last, then `_sum` and `_count`.
 fn render_histogram(
     out: &mut String,
     name: &str,
@@ -106,13 +105,12 @@ fn render_histogram(
     let _ = writeln!(out, "{name}_count{braces} {total}");
 }
 
-/// A family's `# HELP` and `# TYPE` lines.
 pub(super) fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-/// `value` escaped as a label value (backslash, double quote, newline).
+/// `value` escaped as a label value: backslash, double quote, newline.
 pub(super) fn escape(out: &mut String, value: &str) {
     for c in value.chars() {
         match c {

@@ -1,7 +1,6 @@
-//! What one answer has been so far, over every upstream attempt that made it (SPEC R14.4,
-//! R9.2): the text the client got (a continuation carries it), whether a tool call or the
-//! output limit ended it, and its usage — what each attempt's provider reported, or an
-//! estimate where one reported none.
+//! What one answer has been so far over every attempt that made it: the text the client got,
+//! how it ended and its usage, reported or estimated.
+//! Spec: R14.4, R9.2.
 
 use switchyard_api::{ApiStreamChunk, FinishReason, Message, ToolSpec, Usage};
 use switchyard_core::context::estimate_message_tokens;
@@ -10,10 +9,9 @@ use crate::ingress::StopReason;
 
 pub(super) use switchyard_core::context::estimate_tokens;
 
-/// The estimated input of one upstream request, in tokens: the task layer's estimate of the
-/// system prompt and messages (SPEC R8.2, [`estimate_message_tokens`]: 4 bytes per token,
-/// each image 1,000), and every tool's name, description and schema at 4 bytes per token. An
-/// estimate, never a bill.
+/// The estimated input of one upstream request in tokens, tools included: an estimate, never
+/// a bill.
+/// Spec: R8.2.
 pub(super) fn estimate_input(system: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
     let tools: usize = (tools.iter())
         .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
@@ -21,19 +19,15 @@ pub(super) fn estimate_input(system: &str, messages: &[Message], tools: &[ToolSp
     estimate_message_tokens(system, messages) + estimate_tokens(tools)
 }
 
-/// One answer as the client has received it, over its attempts.
 #[derive(Debug, Default)]
 pub(super) struct Answer {
-    /// The text sent to the client, in order (what a continuation continues).
+    /// The text sent to the client, in order: what a continuation continues.
     pub(super) text: String,
-    /// Whether any tool-call fragment was sent (the answer ends `tool_use`; a cut in it cannot
-    /// be continued).
+    /// Whether any tool-call fragment was sent: a cut inside a call cannot be continued.
     pub(super) tool_call: bool,
-    /// Whether the output limit ended the last attempt ([`FinishReason::MaxTokens`]).
     cut_by_limit: bool,
     /// The usage of the attempts that ended, summed.
     usage: Usage,
-    /// Whether any part of `usage` is an estimate.
     pub(super) estimated: bool,
     /// The current attempt: its estimated input, the bytes it streamed, what it reported.
     attempt_input: u64,
@@ -42,7 +36,6 @@ pub(super) struct Answer {
 }
 
 impl Answer {
-    /// Starts counting an attempt whose request is estimated at `input_tokens`.
     pub(super) fn begin_attempt(&mut self, input_tokens: u64) {
         self.attempt_input = input_tokens;
         self.attempt_output_bytes = 0;
@@ -50,8 +43,7 @@ impl Answer {
         self.cut_by_limit = false;
     }
 
-    /// Notes one chunk the current attempt yielded (forwarded or not: the model wrote it, the
-    /// provider bills it). Usage and finish chunks are kept here, never forwarded.
+    /// Notes one chunk the current attempt yielded, forwarded or not: the provider bills it.
     pub(super) fn generated(&mut self, chunk: &ApiStreamChunk) {
         self.attempt_output_bytes += match chunk {
             ApiStreamChunk::Text { text, .. } => text.len(),
@@ -73,7 +65,6 @@ impl Answer {
         };
     }
 
-    /// Notes one chunk sent to the client.
     pub(super) fn sent(&mut self, chunk: &ApiStreamChunk) {
         match chunk {
             ApiStreamChunk::Text { text, .. } => self.text.push_str(text),
@@ -82,8 +73,7 @@ impl Answer {
         }
     }
 
-    /// Ends the current attempt: its reported usage, or where it reported none an estimate
-    /// (its request's input, what it streamed as output) flagged as such.
+    /// Ends the current attempt: its reported usage, or an estimate flagged as such.
     pub(super) fn end_attempt(&mut self) {
         let usage = match self.attempt_usage.take() {
             Some(usage) => usage,
@@ -101,8 +91,7 @@ impl Answer {
         self.attempt_output_bytes = 0;
     }
 
-    /// The end of a complete answer (after [`Answer::end_attempt`]): its stop reason (a tool
-    /// call, the output limit, else the model's own end) and its usage.
+    /// The end of a complete answer: its stop reason and usage.
     pub(super) fn end(&self) -> (StopReason, Usage) {
         let stop = if self.tool_call {
             StopReason::ToolUse

@@ -1,9 +1,5 @@
-//! The dashboard's JSON endpoints under `/ui/api/` (SPEC R14.11), each answered only in a
-//! session: `spend` (and `spend.csv`), `keys` (and `POST keys`, `POST keys/ID/revoke`, `POST
-//! keys/ID/rotate`, `POST teams`), `providers`, `live` (server-sent events, one snapshot a
-//! second) and `live.json` (one snapshot). A change (`POST`) needs the header
-//! `x-switchyard-ui: 1`, which a cross-site form cannot send, besides the `SameSite=Strict`
-//! cookie.
+//! The dashboard's JSON endpoints under `/ui/api/`, each answered only in a session.
+//! Spec: R14.11.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,12 +12,13 @@ use hyper::{Method, Request, Response};
 use serde_json::{Value, json};
 use switchyard_core::limits::Clock;
 
-use super::dashboard::{Ui, read_body};
+use super::board::Board;
+use super::form::read_body;
 use super::session::Session;
 use super::{keys, providers, spend};
 use crate::reply::{Body, ChannelBody, json as json_response, set_header, with_body};
 
-/// How many live-page streams may be open at once (one more is a 429).
+/// How many live-page streams may be open at once; one more is a 429.
 const STREAMS_MAX: usize = 32;
 
 /// How often the live page's stream sends a snapshot.
@@ -30,131 +27,133 @@ const LIVE_EVERY: Duration = Duration::from_secs(1);
 /// Open live-page streams.
 static STREAMS: AtomicUsize = AtomicUsize::new(0);
 
-impl Ui {
-    /// `/ui/api/{path}` in `session`.
-    pub(super) async fn api(
-        self: &Arc<Self>,
-        request: Request<Incoming>,
-        path: String,
-        _session: &Session,
-    ) -> Response<Body> {
-        let now = Clock::system().now_ms();
-        let query = request.uri().query().unwrap_or("").to_owned();
-        if request.method() == Method::POST {
-            return self.change(request, &path, now).await;
-        }
-        if request.method() != Method::GET {
-            return problem(405, "Use GET or POST.".to_owned());
-        }
-        let store = &*self.store;
-        match path.as_str() {
-            "spend" => match spend::ask(&query, now) {
-                Ok(ask) => answer(spend::figures(store, &ask).await),
-                Err(p) => problem(400, p),
-            },
-            "spend.csv" => match spend::ask(&query, now) {
-                Ok(ask) => match spend::csv(store, &ask).await {
-                    Ok(text) => csv(text),
-                    Err(p) => problem(503, p),
-                },
-                Err(p) => problem(400, p),
-            },
-            "keys" => answer(keys::list(store, now).await.map_err(|e| e.to_string())),
-            "providers" => {
-                answer((providers::list(store, &self.config, now).await).map_err(|e| e.to_string()))
-            }
-            "live.json" => json_response(200, &self.snapshot()),
-            "live" => self.live_stream(request.headers().clone()),
-            _ => problem(404, "There is no such dashboard endpoint.".to_owned()),
-        }
+/// `/ui/api/{path}` in `session`.
+pub(super) async fn handle(
+    board: &Arc<Board>,
+    request: Request<Incoming>,
+    path: String,
+    _session: &Session,
+) -> Response<Body> {
+    let now = Clock::system().now_ms();
+    let query = request.uri().query().unwrap_or("").to_owned();
+    if request.method() == Method::POST {
+        return change(board, request, &path, now).await;
     }
-
-    /// A `POST`: create, revoke or rotate a key, or create a team.
-    async fn change(&self, request: Request<Incoming>, path: &str, now: i64) -> Response<Body> {
-        let asked = request
-            .headers()
-            .get("x-switchyard-ui")
-            .and_then(|v| v.to_str().ok());
-        if asked != Some("1") {
-            return problem(403, "A change needs the header `x-switchyard-ui: 1` (the dashboard's own pages send it).".to_owned());
-        }
-        let body = match read_body(request).await {
-            Ok(body) => body,
-            Err(p) => return problem(400, p),
-        };
-        let store = &*self.store;
-        let parts: Vec<&str> = path.split('/').collect();
-        let result = match parts.as_slice() {
-            ["keys"] => match serde_json::from_slice(&body) {
-                Ok(new) => keys::create(store, new, now).await,
-                Err(e) => Err(format!("The new key's fields could not be read: {e}.")),
-            },
-            ["teams"] => match serde_json::from_slice(&body) {
-                Ok(new) => keys::create_team(store, new, now).await,
-                Err(e) => Err(format!("The new team's fields could not be read: {e}.")),
-            },
-            ["keys", id, "revoke"] => keys::revoke(store, id, now).await,
-            ["keys", id, "rotate"] => keys::rotate(store, id).await,
-            _ => return problem(404, "There is no such dashboard action.".to_owned()),
-        };
-        match result {
-            Ok(value) => json_response(200, &value),
+    if request.method() != Method::GET {
+        return problem(405, "Use GET or POST.".to_owned());
+    }
+    let store = &*board.store;
+    match path.as_str() {
+        "spend" => match spend::ask(&query, now) {
+            Ok(ask) => answer(spend::figures(store, &ask).await),
             Err(p) => problem(400, p),
+        },
+        "spend.csv" => match spend::ask(&query, now) {
+            Ok(ask) => match spend::csv(store, &ask).await {
+                Ok(text) => csv(text),
+                Err(p) => problem(503, p),
+            },
+            Err(p) => problem(400, p),
+        },
+        "keys" => answer(keys::list(store, now).await.map_err(|e| e.to_string())),
+        "providers" => {
+            answer((providers::list(store, &board.config, now).await).map_err(|e| e.to_string()))
         }
+        "live.json" => json_response(200, &snapshot(board)),
+        "live" => live_stream(board, request.headers().clone()),
+        _ => problem(404, "There is no such dashboard endpoint.".to_owned()),
     }
+}
 
-    /// What is in flight and the last errors, now; elapsed times in ms.
-    fn snapshot(&self) -> Value {
-        let now = Clock::system().now_ms();
-        let flights: Vec<Value> = (self.live.flights().into_iter())
-            .map(|f| {
-                let elapsed = (now - f.started_ms).max(0);
-                let mut v = json!(f);
-                v["elapsed_ms"] = json!(elapsed);
-                v
-            })
-            .collect();
-        json!({"now_ms": now, "flights": flights, "errors": self.live.errors()})
+/// A `POST`: create, revoke or rotate a key, or create a team. It needs the header
+/// `x-switchyard-ui: 1`, which a cross-site form cannot send.
+async fn change(board: &Board, request: Request<Incoming>, path: &str, now: i64) -> Response<Body> {
+    let asked = request
+        .headers()
+        .get("x-switchyard-ui")
+        .and_then(|v| v.to_str().ok());
+    if asked != Some("1") {
+        return problem(
+            403,
+            "A change needs the header `x-switchyard-ui: 1` (the dashboard's own pages send it)."
+                .to_owned(),
+        );
     }
+    let body = match read_body(request).await {
+        Ok(body) => body,
+        Err(p) => return problem(400, p),
+    };
+    let store = &*board.store;
+    let parts: Vec<&str> = path.split('/').collect();
+    let result = match parts.as_slice() {
+        ["keys"] => match serde_json::from_slice(&body) {
+            Ok(new) => keys::create(store, new, now).await,
+            Err(e) => Err(format!("The new key's fields could not be read: {e}.")),
+        },
+        ["teams"] => match serde_json::from_slice(&body) {
+            Ok(new) => keys::create_team(store, new, now).await,
+            Err(e) => Err(format!("The new team's fields could not be read: {e}.")),
+        },
+        ["keys", id, "revoke"] => keys::revoke(store, id, now).await,
+        ["keys", id, "rotate"] => keys::rotate(store, id).await,
+        _ => return problem(404, "There is no such dashboard action.".to_owned()),
+    };
+    match result {
+        Ok(value) => json_response(200, &value),
+        Err(p) => problem(400, p),
+    }
+}
 
-    /// `GET /ui/api/live`: a snapshot each second as server-sent events, until the client
-    /// goes away, the session ends or `serve` starts shutting down ([`Ui::stop`]).
-    fn live_stream(self: &Arc<Self>, headers: hyper::HeaderMap) -> Response<Body> {
-        if STREAMS.fetch_add(1, Ordering::Relaxed) >= STREAMS_MAX {
-            STREAMS.fetch_sub(1, Ordering::Relaxed);
-            return problem(429, "Too many live pages are open: close one.".to_owned());
-        }
-        let (tx, body) = ChannelBody::channel(4);
-        let ui = Arc::clone(self);
-        // `serve`'s shutdown ends the stream (its body ends, so the drain does not wait for
-        // it to its deadline).
-        let stopping = self.stopping.clone();
-        tokio::spawn(async move {
-            loop {
-                if !ui.still(&headers) {
-                    break;
-                }
-                let event = format!("event: snapshot\ndata: {}\n\n", ui.snapshot());
-                let sent = tokio::select! {
-                    sent = tx.send(Bytes::from(event)) => sent.is_ok(),
-                    () = tx.closed() => false,
-                    () = stopping.cancelled() => false,
-                };
-                if !sent {
-                    break;
-                }
-                tokio::select! {
-                    () = tokio::time::sleep(LIVE_EVERY) => {}
-                    () = tx.closed() => break,
-                    () = stopping.cancelled() => break,
-                }
+/// What is in flight and the last errors, now; elapsed times in ms.
+fn snapshot(board: &Board) -> Value {
+    let now = Clock::system().now_ms();
+    let flights: Vec<Value> = (board.live.flights().into_iter())
+        .map(|f| {
+            let elapsed = (now - f.started_ms).max(0);
+            let mut v = json!(f);
+            v["elapsed_ms"] = json!(elapsed);
+            v
+        })
+        .collect();
+    json!({"now_ms": now, "flights": flights, "errors": board.live.errors()})
+}
+
+/// `GET /ui/api/live`: a snapshot each second as server-sent events, until the client goes
+/// away, the session ends or `serve` starts shutting down.
+fn live_stream(board: &Arc<Board>, headers: hyper::HeaderMap) -> Response<Body> {
+    if STREAMS.fetch_add(1, Ordering::Relaxed) >= STREAMS_MAX {
+        STREAMS.fetch_sub(1, Ordering::Relaxed);
+        return problem(429, "Too many live pages are open: close one.".to_owned());
+    }
+    let (tx, body) = ChannelBody::channel(4);
+    // Shutdown ends the body, so the drain does not wait for it to its deadline.
+    let stopping = board.stopping.clone();
+    let board = Arc::clone(board);
+    tokio::spawn(async move {
+        loop {
+            if !board.still(&headers) {
+                break;
             }
-            STREAMS.fetch_sub(1, Ordering::Relaxed);
-        });
-        let mut r = with_body(200, "text/event-stream", body);
-        set_header(&mut r, "cache-control", "no-store");
-        r
-    }
+            let event = format!("event: snapshot\ndata: {}\n\n", snapshot(&board));
+            let sent = tokio::select! {
+                sent = tx.send(Bytes::from(event)) => sent.is_ok(),
+                () = tx.closed() => false,
+                () = stopping.cancelled() => false,
+            };
+            if !sent {
+                break;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(LIVE_EVERY) => {}
+                () = tx.closed() => break,
+                () = stopping.cancelled() => break,
+            }
+        }
+        STREAMS.fetch_sub(1, Ordering::Relaxed);
+    });
+    let mut r = with_body(200, "text/event-stream", body);
+    set_header(&mut r, "cache-control", "no-store");
+    r
 }
 
 /// A figure's JSON, or the store's failure as a 503.

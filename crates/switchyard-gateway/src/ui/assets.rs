@@ -1,6 +1,6 @@
-//! The dashboard's static files, embedded in the binary (SPEC R14.11: it works with no
-//! network, nothing from a CDN): its stylesheet and script, and uPlot 1.6.32 (MIT, vendored
-//! from the npm registry's `uplot@1.6.32` package with its licence, `ui/vendor/uplot/`).
+//! The dashboard's static files, embedded so it works with no network: its stylesheet and
+//! script, and uPlot 1.6.32, vendored under `ui/vendor/uplot/` with its MIT licence.
+//! Spec: R14.11.
 
 /// One embedded file: its bytes and content type.
 pub(crate) struct Asset {
@@ -8,7 +8,7 @@ pub(crate) struct Asset {
     pub(crate) content_type: &'static str,
 }
 
-/// The stylesheet every page (the sign-in page too) uses.
+/// The stylesheet every page uses, the sign-in page too.
 pub(crate) const STYLE: &str = "style.css";
 
 /// The file `name` under `/ui/assets/`, if it is one.

@@ -1,40 +1,32 @@
-//! `/ui` (SPEC R14.11): the one place a dashboard path is answered. Without a live session
-//! only the sign-in form and its stylesheet answer: an API path is a 401, a page a redirect
-//! to the sign-in form. Every answer carries a content security policy allowing only the
-//! gateway's own files, `cache-control: no-store` and `x-content-type-options: nosniff`.
+//! `/ui`: the one place a dashboard path is answered. Without a live session only the
+//! sign-in form and its stylesheet answer.
+//! Spec: R14.11.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use serde_json::json;
 use switchyard_api::ApiConfiguration;
 use switchyard_core::store::TaskStore;
-use tokio_util::sync::CancellationToken;
 
 use super::assets::{STYLE, asset};
+use super::board::Board;
+use super::form::read_body;
 use super::forwarded::{client_address, secure_cookie};
 use super::live::Live;
-use super::session::{Refused, Sessions, cookie, cookie_cleared};
+use super::session::{Refused, cookie, cookie_cleared};
 use super::throttle::Throttle;
 use super::{form, pages};
 use crate::reply::{Body, json as json_response, set_header, with_body};
 
-/// The largest form or JSON body the dashboard reads (bytes).
-pub(crate) const FORM_MAX: usize = 16 * 1024;
-
-/// The dashboard: its sessions, the store and configuration it reads, the live registry.
+/// The dashboard.
 pub(crate) struct Ui {
-    pub(super) sessions: Sessions,
-    pub(super) store: Arc<dyn TaskStore>,
-    pub(super) config: ApiConfiguration,
-    pub(super) live: Arc<Live>,
-    /// Cancelled when `serve` starts shutting down: the live page's streams end.
-    pub(super) stopping: CancellationToken,
+    board: Arc<Board>,
     /// Failed sign-ins, bounded per client address and overall.
     throttle: Throttle,
 }
@@ -47,32 +39,20 @@ impl Ui {
         live: Arc<Live>,
     ) -> Self {
         Self {
-            sessions: Sessions::new(Arc::clone(&store)),
-            store,
-            config,
-            live,
-            stopping: CancellationToken::new(),
+            board: Arc::new(Board::new(store, config, live)),
             throttle: Throttle::new(Instant::now()),
         }
     }
 
-    /// `serve` is shutting down: every live-page stream ends (at its next step, at once), so
-    /// none holds the drain to its deadline; one opened after ends as it starts.
+    /// `serve` is shutting down: every live-page stream ends at once, so none holds the drain to
+    /// its deadline; one opened after ends as it starts.
     pub(crate) fn stop(&self) {
-        self.stopping.cancel();
+        self.board.stopping.cancel();
     }
 
-    /// Whether `path` is the dashboard's.
-    pub(crate) fn owns(path: &str) -> bool {
-        path == "/ui" || path.starts_with("/ui/")
-    }
-
-    /// Answers one `/ui` request from a client connected from `peer`.
-    pub(crate) async fn handle(
-        self: &Arc<Self>,
-        request: Request<Incoming>,
-        peer: IpAddr,
-    ) -> Response<Body> {
+    /// Answers one `/ui` request from a client connected from `peer`. Every answer allows only
+    /// the gateway's own files and is not cached.
+    pub(crate) async fn handle(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let mut response = self.route(request, peer).await;
         let h = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
         set_header(&mut response, "content-security-policy", h);
@@ -84,7 +64,7 @@ impl Ui {
         response
     }
 
-    async fn route(self: &Arc<Self>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
+    async fn route(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let path = request.uri().path().to_owned();
         let method = request.method().clone();
         match (&method, path.as_str()) {
@@ -93,21 +73,21 @@ impl Ui {
             (&Method::GET, p) if p == format!("/ui/assets/{STYLE}") => return file(STYLE),
             _ => {}
         }
-        let Some(session) = self.sessions.current(request.headers()) else {
+        let Some(session) = self.board.sessions.current(request.headers()) else {
             return refused(&path);
         };
-        if !self.sessions.key_still_good(&session).await {
-            self.sessions.sign_out(request.headers());
+        if !self.board.sessions.key_still_good(&session).await {
+            self.board.sessions.sign_out(request.headers());
             return refused(&path);
         }
         if let Some(api) = path.strip_prefix("/ui/api/") {
-            return self.api(request, api.to_owned(), &session).await;
+            return super::api::handle(&self.board, request, api.to_owned(), &session).await;
         }
         match (&method, path.as_str()) {
             (&Method::POST, "/ui/signout") => {
-                self.sessions.sign_out(request.headers());
+                self.board.sessions.sign_out(request.headers());
                 let mut r = redirect("/ui/signin");
-                let secure = secure_cookie(&self.config.serve, request.headers());
+                let secure = secure_cookie(&self.board.config.serve, request.headers());
                 set_header(&mut r, "set-cookie", &cookie_cleared(secure));
                 r
             }
@@ -121,13 +101,11 @@ impl Ui {
         }
     }
 
-    /// `POST /ui/signin`: the form's `key` checked; a session cookie (`Secure` as
-    /// `forwarded.rs` decides) and a redirect to the spend page, or the form again with the
-    /// one sentence why not (401; 503 when the store cannot check it, not counted as a
-    /// failure); past the failed attempts allowed, a 429 with `retry-after` before the key is
-    /// read.
+    /// `POST /ui/signin`: a good key gets a session cookie and the spend page, another the form
+    /// again with the sentence why not. Past the failed attempts allowed, a 429 comes before the
+    /// key is read.
     async fn sign_in(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
-        let settings = &self.config.serve;
+        let settings = &self.board.config.serve;
         let address = client_address(settings, request.headers(), peer);
         if let Err(wait) = self.throttle.begin(address, Instant::now()) {
             let secs = wait.as_secs().max(1);
@@ -144,7 +122,7 @@ impl Ui {
             Err(problem) => return html(400, pages::sign_in(Some(&problem))),
         };
         let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
-        match self.sessions.sign_in(&key).await {
+        match self.board.sessions.sign_in(&key).await {
             Ok(id) => {
                 // A good key: the attempt is not counted.
                 self.throttle.succeeded(address, Instant::now());
@@ -160,11 +138,6 @@ impl Ui {
             }
         }
     }
-
-    /// Whether `session` is still live (the live page's stream ends with it).
-    pub(super) fn still(&self, headers: &hyper::HeaderMap) -> bool {
-        self.sessions.current(headers).is_some()
-    }
 }
 
 /// A request without a session: 401 for the API, a redirect to sign in for a page.
@@ -174,16 +147,6 @@ fn refused(path: &str) -> Response<Body> {
         json_response(401, &body)
     } else {
         redirect("/ui/signin")
-    }
-}
-
-/// The request's body, at most [`FORM_MAX`] bytes; else the one sentence why not.
-pub(super) async fn read_body(request: Request<Incoming>) -> Result<Bytes, String> {
-    match Limited::new(request.into_body(), FORM_MAX).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(_) => Err(format!(
-            "The form could not be read (at most {FORM_MAX} bytes)."
-        )),
     }
 }
 
@@ -211,7 +174,7 @@ fn not_found() -> Response<Body> {
     json_response(404, &json!({"error": "There is no such dashboard page."}))
 }
 
-/// An embedded file, cached for an hour (its bytes change only with the binary).
+/// An embedded file, cached for an hour: its bytes change only with the binary.
 fn file(name: &str) -> Response<Body> {
     match asset(name) {
         Some(a) => {

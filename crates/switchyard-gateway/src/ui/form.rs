@@ -1,8 +1,25 @@
-//! The dashboard's request inputs (SPEC R14.11): `application/x-www-form-urlencoded` bodies
-//! and query strings decoded, bounded by the caller's body cap.
+//! The dashboard's form bodies and query strings, decoded.
+//! Spec: R14.11.
 
-/// The value of `name` in the urlencoded `text` (`+` as space, `%XX` decoded; invalid UTF-8
-/// replaced), if present.
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::Request;
+use hyper::body::Incoming;
+
+/// The largest form or JSON body the dashboard reads, in bytes.
+pub(crate) const FORM_MAX: usize = 16 * 1024;
+
+/// The request's body, at most [`FORM_MAX`] bytes; else the sentence why not.
+pub(super) async fn read_body(request: Request<Incoming>) -> Result<Bytes, String> {
+    match Limited::new(request.into_body(), FORM_MAX).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(_) => Err(format!(
+            "The form could not be read (at most {FORM_MAX} bytes)."
+        )),
+    }
+}
+
+/// The value of `name` in the urlencoded `text`, decoded, invalid UTF-8 replaced.
 pub(crate) fn field(text: &str, name: &str) -> Option<String> {
     text.split('&')
         .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
@@ -10,7 +27,7 @@ pub(crate) fn field(text: &str, name: &str) -> Option<String> {
         .map(|(_, v)| decode(v))
 }
 
-/// `text` with `+` as space and `%XX` escapes decoded (a malformed escape kept as written).
+/// `text` with `+` as space and `%XX` escapes decoded; a malformed escape is kept as written.
 pub(crate) fn decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

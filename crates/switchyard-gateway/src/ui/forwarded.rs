@@ -1,15 +1,14 @@
-//! What the dashboard believes of a proxy in front of the gateway (SPEC R14.11): nothing unless
-//! `[serve] trust_forwarded_headers` says so; then a request came over HTTPS when the first
-//! `X-Forwarded-Proto` value is `https`, and its client is the last `X-Forwarded-For` address
-//! (the one that proxy appended).
+//! What the dashboard believes of a proxy in front of the gateway: nothing unless `[serve]
+//! trust_forwarded_headers` says so.
+//! Spec: R14.11.
 
 use std::net::IpAddr;
 
 use hyper::HeaderMap;
 use switchyard_api::config::ServeSettings;
 
-/// Whether the session cookie given in answer to a request with `headers` is `Secure`:
-/// always with `secure_cookie`, or when a trusted proxy says the request came over HTTPS.
+/// Whether the session cookie is `Secure`: always with `secure_cookie`, or when a trusted
+/// proxy's first `X-Forwarded-Proto` value is `https`.
 pub(crate) fn secure_cookie(settings: &ServeSettings, headers: &HeaderMap) -> bool {
     settings.secure_cookie
         || (settings.trust_forwarded_headers
@@ -17,8 +16,8 @@ pub(crate) fn secure_cookie(settings: &ServeSettings, headers: &HeaderMap) -> bo
                 .is_some_and(|p| p.eq_ignore_ascii_case("https")))
 }
 
-/// The client address sign-in attempts are counted under: `peer` (the connection's), or the
-/// address a trusted proxy saw.
+/// The client address sign-in attempts are counted under: `peer`, or the last
+/// `X-Forwarded-For` address, the one a trusted proxy appended.
 pub(crate) fn client_address(
     settings: &ServeSettings,
     headers: &HeaderMap,

@@ -1,8 +1,7 @@
-//! The keys and teams page's figures and actions (SPEC R14.11, R14.6, R14.7): each key's
-//! budget used and left (the store's `used_since`, as `switchyard keys list`), its requests
-//! and input tokens in its per-minute window now (the store's rate windows under
-//! `client:KEY_ID`), expiry and last use (the request log); create, revoke and rotate, a new
-//! key returned once in that response (`cache-control: no-store`) and never again.
+//! The keys and teams page's figures and actions: each key's budget used and left, its
+//! window now, expiry and last use; create, revoke and rotate, a new key returned once in
+//! that response and never again.
+//! Spec: R14.11, R14.6, R14.7.
 
 use serde_json::{Value, json};
 use switchyard_core::limits::RateState;
@@ -46,8 +45,8 @@ pub(crate) async fn list(store: &dyn TaskStore, now: i64) -> Result<Value, Store
     Ok(json!({"now_ms": now, "keys": shown, "teams": teams_shown}))
 }
 
-/// A budget's figures: its size and window, used and left in the current window (USD), and
-/// when that window resets; `null` without a budget.
+/// A budget's size and window, used and left in the current window in USD, and when that
+/// window resets; `null` without a budget.
 async fn budget_use(
     store: &dyn TaskStore,
     budget: Option<Budget>,
@@ -103,7 +102,7 @@ fn key_json(
     })
 }
 
-/// What the create form sends (every field optional but `name`).
+/// What the create form sends; every field but `name` may be left out.
 #[derive(Debug, Default, serde::Deserialize)]
 pub(crate) struct NewKey {
     name: String,
@@ -125,9 +124,8 @@ pub(crate) struct NewKey {
     admin: bool,
 }
 
-/// Makes the key `new` describes with the rule `switchyard keys create` runs
-/// ([`create_client_key`]): `{key, id, prefix}` (the key shown this once), or the one sentence
-/// why not.
+/// Makes the key `new` describes with the rule `switchyard keys create` runs: `{key, id,
+/// prefix}`, the key shown this once, or the sentence why not.
 pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Result<Value, String> {
     let asked = NewKeyRequest {
         name: new.name,
@@ -144,7 +142,7 @@ pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Resu
     Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
 }
 
-/// Revokes key `id` (it is refused within a second everywhere, SPEC R14.6).
+/// Revokes key `id`: it is refused within a second everywhere.
 pub(crate) async fn revoke(store: &dyn TaskStore, id: &str, now: i64) -> Result<Value, String> {
     match store.revoke_key(id, now).await {
         Ok(true) => Ok(json!({"id": id, "revoked": true})),
@@ -153,8 +151,7 @@ pub(crate) async fn revoke(store: &dyn TaskStore, id: &str, now: i64) -> Result<
     }
 }
 
-/// Gives key `id` a new secret: `{key, id, prefix}` (shown this once; the old one stops
-/// working).
+/// Gives key `id` a new secret, shown this once; the old one stops working.
 pub(crate) async fn rotate(store: &dyn TaskStore, id: &str) -> Result<Value, String> {
     let secret = generate_key()?;
     match store.rotate_key(id, &secret.hash, &secret.prefix).await {
@@ -174,8 +171,7 @@ pub(crate) struct NewTeam {
     budget: Option<String>,
 }
 
-/// Makes team `new` with the rule `switchyard teams create` runs
-/// ([`switchyard_core::store::create_team`]).
+/// Makes team `new` with the rule `switchyard teams create` runs.
 pub(crate) async fn create_team(
     store: &dyn TaskStore,
     new: NewTeam,

@@ -1,7 +1,7 @@
-//! What the gateway is doing now, for the dashboard's live page (SPEC R14.11): the requests in
-//! flight — key prefix, route, the model answering, when it arrived, the output so far — and
-//! the last errors with their kind and one-line sentence. Lock-light: a request takes one
-//! short lock when it starts and one when it ends; each chunk only adds to its own atomics.
+//! What the gateway is doing now, for the dashboard's live page: the requests in flight and
+//! the last errors. A request takes one short lock when it starts and one when it ends; each
+//! chunk only adds to its own atomics.
+//! Spec: R14.11, R10.5.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,45 +10,35 @@ use std::sync::{Arc, Mutex, PoisonError};
 use switchyard_api::{ApiError, ApiStreamChunk};
 use switchyard_core::limits::Clock;
 
-/// How many errors [`Live::errors`] keeps (newest first; the oldest is dropped).
+/// How many errors [`Live::errors`] keeps.
 const ERRORS_KEPT: usize = 50;
 
-/// The longest error sentence kept (bytes; longer ones are cut on a character boundary).
+/// The longest error sentence kept, in bytes.
 const SENTENCE_MAX: usize = 400;
 
-/// One request in flight as the live page shows it (never the key: its display prefix).
+/// One request in flight as the live page shows it; never the key, its display prefix.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct FlightView {
-    /// The gateway's request id.
     pub(crate) id: String,
-    /// The client key's display prefix (`None` without keys).
     pub(crate) key_prefix: Option<String>,
     /// The model name the client sent.
     pub(crate) route: String,
     /// `provider:model` answering, once one started.
     pub(crate) model: Option<String>,
-    /// When it arrived, Unix ms.
     pub(crate) started_ms: i64,
-    /// Output tokens so far: what the provider reported or Switchyard's estimate of the bytes
-    /// streamed (4 bytes per token, SPEC R8.2), whichever is more (a provider reports most of
-    /// its usage at the end).
+    /// Output tokens so far: reported or estimated, whichever is more, since a provider reports
+    /// most of its usage at the end.
     pub(crate) output_tokens: u64,
 }
 
-/// One error the live page lists.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub(crate) struct ErrorView {
-    /// The gateway's request id.
     pub(crate) id: String,
-    /// When it failed, Unix ms.
     pub(crate) at_ms: i64,
-    /// The client key's display prefix.
     pub(crate) key_prefix: Option<String>,
-    /// The model name the client sent.
     pub(crate) route: String,
-    /// The error's kind (`rate_limited`, `server`, …: `ErrorKind::as_str`).
     pub(crate) kind: String,
-    /// Switchyard's one sentence, scrubbed of every registered secret (SPEC R10.5).
+    /// Switchyard's one sentence, scrubbed of every registered secret.
     pub(crate) sentence: String,
 }
 
@@ -63,7 +53,6 @@ struct Shared {
     reported: AtomicU64,
 }
 
-/// The gateway's live registry: requests in flight and the last errors.
 pub(crate) struct Live {
     clock: Clock,
     flights: Mutex<HashMap<u64, Arc<Shared>>>,
@@ -83,8 +72,7 @@ impl Default for Live {
 }
 
 impl Live {
-    /// Registers request `id` (to `route`, under the key shown as `key_prefix`) as in flight
-    /// until the [`Flight`] is dropped.
+    /// Registers request `id` as in flight until the [`Flight`] is dropped.
     pub(crate) fn start(
         self: &Arc<Self>,
         id: &str,
@@ -117,16 +105,13 @@ impl Live {
         views
     }
 
-    /// The last errors, newest first (at most [`ERRORS_KEPT`]).
+    /// The last errors, newest first.
     pub(crate) fn errors(&self) -> Vec<ErrorView> {
         lock(&self.errors).iter().cloned().collect()
     }
 
-    /// Request `id` (to `route`, under the key shown as `key_prefix`) was refused before
-    /// anything was sent (SPEC R14.6, R14.7: a 402 budget, a 429 rate window or parallel
-    /// limit, a 403 model outside the key's globs): listed among the last errors with `kind`
-    /// (`/metrics`' `error_type` for it: `budget`, `rate_limited`, `auth`) and `sentence`, the
-    /// client's own one, scrubbed.
+    /// Request `id` was refused before anything was sent: listed among the last errors.
+    /// Spec: R14.6, R14.7.
     pub(crate) fn refused(
         &self,
         id: &str,
@@ -144,7 +129,6 @@ impl Live {
         });
     }
 
-    /// Keeps `entry` first among the last errors.
     fn record(&self, entry: ErrorView) {
         let mut errors = lock(&self.errors);
         errors.push_front(entry);
@@ -152,7 +136,7 @@ impl Live {
     }
 }
 
-/// One request's entry in the registry: removed when dropped.
+/// One request's entry in the registry, removed when dropped.
 pub(crate) struct Flight {
     live: Arc<Live>,
     slot: u64,
@@ -160,12 +144,11 @@ pub(crate) struct Flight {
 }
 
 impl Flight {
-    /// `provider:model` started answering.
     pub(crate) fn answered(&self, provider: &str, model: &str) {
         *lock(&self.shared.model) = Some(format!("{provider}:{model}"));
     }
 
-    /// One chunk the upstream sent: its output counted (no lock).
+    /// One chunk the upstream sent: its output counted without a lock.
     pub(crate) fn saw(&self, chunk: &ApiStreamChunk) {
         let bytes = match chunk {
             ApiStreamChunk::Text { text, .. } => text.len(),
@@ -187,8 +170,7 @@ impl Flight {
         self.shared.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
-    /// The request failed with `error`: listed among the last errors (a cancellation is not
-    /// an error).
+    /// The request failed: listed among the last errors, unless it was cancelled.
     pub(crate) fn failed(&self, error: &ApiError) {
         if error.kind == switchyard_api::ErrorKind::Cancelled {
             return;
@@ -225,7 +207,6 @@ fn view(s: &Shared) -> FlightView {
     }
 }
 
-/// `text` on one line (newlines as spaces), at most [`SENTENCE_MAX`] bytes.
 fn one_line(text: &str) -> String {
     let mut line: String = text
         .chars()

@@ -1,7 +1,7 @@
-//! The dashboard's HTML (SPEC R14.11): one shell per page — the navigation, the page's
-//! labelled controls and empty tables that `app.js` fills from the JSON endpoints — and the
-//! sign-in form. Plain HTML: landmarks, labels, a skip link, visible focus; no inline script
-//! or style (the content security policy allows only the gateway's own files).
+//! The dashboard's HTML: one shell per page, whose empty tables `app.js` fills from the JSON
+//! endpoints, and the sign-in form. No inline script or style: the content security policy
+//! allows only the gateway's own files.
+//! Spec: R14.11.
 
 /// The pages a signed-in user moves between: path segment and title.
 pub(crate) const PAGES: [(&str, &str); 4] = [
@@ -27,7 +27,7 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
-/// The sign-in page, with `problem` (one sentence) when the last try failed.
+/// The sign-in page, with `problem` when the last try failed.
 pub(crate) fn sign_in(problem: Option<&str>) -> String {
     let problem = problem.map_or(String::new(), |p| {
         format!(
@@ -51,7 +51,7 @@ pub(crate) fn sign_in(problem: Option<&str>) -> String {
     )
 }
 
-/// The page `page` (one of [`PAGES`]) for the admin key shown as `prefix`.
+/// The page `page`, one of [`PAGES`], for the admin key shown as `prefix`.
 pub(crate) fn page(page: &str, prefix: &str) -> Option<String> {
     let (_, title) = PAGES.iter().find(|(p, _)| *p == page)?;
     let nav: String = PAGES

@@ -1,17 +1,14 @@
-//! The providers page's figures (SPEC R14.11, R14.4, R12): each `[serve.routes]` route's
-//! failover entries with their cooldown (reason, since, reset time), their rate-limit window
-//! now (requests and input tokens in the last 60 s of the configured per-minute limits) and
-//! what the provider last said of its own limits, any other cooldown the store holds, and the
-//! daily spend cap — the store's state read and matched by the library's one rule
-//! ([`LimitsView`]), which `switchyard limits` runs too.
+//! The providers page's figures: each route's failover entries with their cooldown, their
+//! rate window now and what the provider last said of its limits, read and matched by the
+//! library's one rule, `LimitsView`, which `switchyard limits` runs too.
+//! Spec: R14.11, R14.4, R12.
 
 use serde_json::{Value, json};
 use switchyard_api::ApiConfiguration;
 use switchyard_core::limits::{Cooldown, EntryLimits, LimitsView};
 use switchyard_core::store::{StoreError, TaskStore};
 
-/// Every route's entries and the store's limits state at `now`, matched as `switchyard limits`
-/// matches them ([`LimitsView`]).
+/// Every route's entries and the store's limits state at `now`.
 pub(crate) async fn list(
     store: &dyn TaskStore,
     config: &ApiConfiguration,
@@ -20,7 +17,7 @@ pub(crate) async fn list(
     let view = LimitsView::read(store, now).await?;
     let mut chains = Vec::new();
     let mut problems = Vec::new();
-    for (route, chain) in crate::route::route_chains(config) {
+    for (route, chain) in crate::request::route_chains(config) {
         match chain {
             Ok(chain) => chains.push((route, chain)),
             Err(e) => problems.push(format!("route {route}: {e}")),

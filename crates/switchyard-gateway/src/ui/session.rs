@@ -1,8 +1,7 @@
-//! The dashboard's sign-in (SPEC R14.11): an `--admin` client key posted once, checked against
-//! the store by its hash (not revoked, not expired), answered with a session: a random id
-//! (256 bits from the OS RNG, hashed from a fresh key) held here with its expiry, sent as the
-//! cookie `HttpOnly; SameSite=Strict; Path=/ui`. The key itself is never kept, echoed or put in
-//! the cookie; a session ends at its expiry, at sign-out, or when the process stops.
+//! The dashboard's sign-in: an `--admin` client key posted once, checked by its hash, and
+//! answered with a random session id in an `HttpOnly; SameSite=Strict` cookie. The key
+//! itself is never kept, echoed or put in the cookie.
+//! Spec: R14.11.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,29 +12,25 @@ use switchyard_core::limits::Clock;
 use switchyard_core::store::{ClientKey, TaskStore, generate_key, hash_key};
 use tokio::time::Instant;
 
-/// The session cookie's name.
 pub(crate) const COOKIE: &str = "switchyard_session";
 
-/// How long a session lasts from its sign-in.
 pub(crate) const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 
-/// How many sessions are held at once (the oldest is ended to make room).
+/// How many sessions are held at once; the oldest is ended to make room.
 const SESSIONS_MAX: usize = 256;
 
-/// The longest key read from the sign-in form (a longer one is refused unread).
+/// The longest key read from the sign-in form; a longer one is refused unread.
 const KEY_MAX: usize = 512;
 
-/// One signed-in session: who (the admin key's id and prefix, never the key) and until when.
+/// One signed-in session: the admin key's id and prefix, never the key, and its expiry.
 #[derive(Debug, Clone)]
 pub(crate) struct Session {
-    /// The admin key's id.
     pub(crate) key_id: String,
-    /// Its display prefix.
     pub(crate) prefix: String,
     expires: Instant,
 }
 
-/// The sessions of this process.
+/// The sessions of this process; they end at their expiry, at sign-out, or when it stops.
 pub(crate) struct Sessions {
     store: Arc<dyn TaskStore>,
     clock: Clock,
@@ -43,7 +38,6 @@ pub(crate) struct Sessions {
 }
 
 impl Sessions {
-    /// No sessions yet; keys are checked in `store`.
     pub(crate) fn new(store: Arc<dyn TaskStore>) -> Self {
         Self {
             store,
@@ -52,9 +46,7 @@ impl Sessions {
         }
     }
 
-    /// Signs in with `presented`: a new session id, or why not ([`Refused::Key`]: a key that
-    /// is missing, unknown, revoked, expired or not an admin key; [`Refused::Unavailable`]:
-    /// the store or the OS random source not answering).
+    /// Signs in with `presented`: a new session id, or why not.
     pub(crate) async fn sign_in(&self, presented: &str) -> Result<String, Refused> {
         let presented = presented.trim();
         if presented.is_empty() || presented.len() > KEY_MAX {
@@ -89,7 +81,6 @@ impl Sessions {
         Ok(id)
     }
 
-    /// The live session the request's cookie names, if any.
     pub(crate) fn current(&self, headers: &HeaderMap) -> Option<Session> {
         let id = session_id(headers)?;
         let mut held = self.lock();
@@ -103,9 +94,8 @@ impl Sessions {
         }
     }
 
-    /// Whether `session`'s admin key is still good (not revoked, not expired, still an admin
-    /// key): a revoked admin key's sessions end at their next request. A store that does not
-    /// answer ends none but answers nothing either (`false`).
+    /// Whether `session`'s admin key is still good, so a revoked key's sessions end at their next
+    /// request. A store that does not answer ends none but answers nothing either.
     pub(crate) async fn key_still_good(&self, session: &Session) -> bool {
         let now = self.clock.now_ms();
         match self.store.client_keys().await {
@@ -119,7 +109,6 @@ impl Sessions {
         }
     }
 
-    /// Ends the session the request's cookie names.
     pub(crate) fn sign_out(&self, headers: &HeaderMap) {
         if let Some(id) = session_id(headers) {
             self.lock().remove(id);
@@ -131,17 +120,15 @@ impl Sessions {
     }
 }
 
-/// Why a sign-in was refused, in one sentence each.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Refused {
-    /// The key: missing, unknown, revoked, expired or not an admin key (a failed attempt).
+    /// The key is missing, unknown, revoked, expired or not an admin key: a failed attempt.
     Key(String),
-    /// The store or the OS random source did not answer (not the key's fault).
+    /// The store or the OS random source did not answer: not the key's fault.
     Unavailable(String),
 }
 
-/// The key found by its hash if it may sign in now (`now_ms`): an admin key neither revoked
-/// nor expired; else the one sentence why not.
+/// The key found by its hash, if it may sign in at `now_ms`; else the sentence why not.
 fn admin_key(found: Option<ClientKey>, now_ms: i64) -> Result<ClientKey, String> {
     match found {
         None => Err("That is not a key this gateway knows: check it, or make one with `switchyard keys create --admin`.".to_owned()),
@@ -156,21 +143,20 @@ fn admin_key(found: Option<ClientKey>, now_ms: i64) -> Result<ClientKey, String>
     }
 }
 
-/// The `Set-Cookie` value giving session `id`; `secure` adds `Secure` (the browser then sends
-/// it over HTTPS only: `forwarded.rs` decides).
+/// The `Set-Cookie` value giving session `id`; `secure` adds `Secure`, as `forwarded.rs`
+/// decides.
 pub(crate) fn cookie(id: &str, secure: bool) -> String {
     let age = SESSION_TTL.as_secs();
     let secure = if secure { "; Secure" } else { "" };
     format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/ui; Max-Age={age}{secure}")
 }
 
-/// The `Set-Cookie` value ending the session cookie (`Secure` as [`cookie`]'s).
 pub(crate) fn cookie_cleared(secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
     format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/ui; Max-Age=0{secure}")
 }
 
-/// The session id in the request's `Cookie` headers (64 hex characters), if any.
+/// The session id in the request's `Cookie` headers: 64 hex characters.
 pub(crate) fn session_id(headers: &HeaderMap) -> Option<&str> {
     let cookies = headers.get_all(hyper::header::COOKIE);
     cookies

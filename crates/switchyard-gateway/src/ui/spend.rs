@@ -1,9 +1,7 @@
-//! The spend page's figures (SPEC R14.11, R14.8): the request log's cost per hour or day by
-//! key, team or model over a range, and the totals per group, as JSON for the chart and the
-//! table and as CSV — each figure a row of the store's own SQL ([`KeyStore::usage_between`],
-//! the query `switchyard usage` runs): nothing is summed here or in the browser.
-//!
-//! [`KeyStore::usage_between`]: switchyard_core::store::KeyStore::usage_between
+//! The spend page's figures: the request log's cost per hour or day by key, team or model,
+//! as JSON and CSV. Each figure is a row of the store's own SQL, the query `switchyard usage`
+//! runs: nothing is summed here or in the browser.
+//! Spec: R14.11, R14.8.
 
 use std::fmt::Write as _;
 
@@ -15,7 +13,7 @@ use switchyard_core::store::{
 
 use super::form::field;
 
-/// The most buckets one chart holds (31 days of hours; a longer range is refused).
+/// The most buckets one chart holds: 31 days of hours.
 const BUCKETS_MAX: i64 = 31 * 24 + 1;
 
 /// What the page asked for: the query and the range as written.
@@ -25,9 +23,8 @@ pub(crate) struct SpendAsk {
     pub(crate) bucket: UsageBucket,
 }
 
-/// The spend query in the URL's `query` (`by=key|team|model`, `bucket=hour|day`, `from` and
-/// `to` as UTC dates, `to` inclusive; default the last 7 days by key per day), or the one
-/// sentence why not.
+/// The spend query in the URL's `query`, by default the last 7 days by key per day, or the
+/// sentence why not. `from` and `to` are UTC dates, `to` inclusive.
 pub(crate) fn ask(query: &str, now_ms: i64) -> Result<SpendAsk, String> {
     let by = match field(query, "by").as_deref().unwrap_or("key") {
         "key" => UsageBy::Key,
@@ -75,9 +72,8 @@ pub(crate) fn ask(query: &str, now_ms: i64) -> Result<SpendAsk, String> {
     Ok(SpendAsk { query, bucket })
 }
 
-/// The chart's series and the totals table, as JSON: `buckets` (each bucket's start, Unix
-/// ms), `series` (per group: its label and each bucket's cost, `null` where it had no
-/// request) and `totals` (per group: requests, tokens, cost, unpriced requests).
+/// The chart's series and the totals table as JSON. A bucket where a group had no request is
+/// `null` in its series.
 pub(crate) async fn figures(store: &dyn TaskStore, ask: &SpendAsk) -> Result<Value, String> {
     let (slices, totals, keys) = read(store, ask).await?;
     let step = ask.bucket.millis();
@@ -149,7 +145,7 @@ pub(crate) async fn csv(store: &dyn TaskStore, ask: &SpendAsk) -> Result<String,
 
 type Read = (Vec<UsageSlice>, Vec<UsageSlice>, Vec<ClientKey>);
 
-/// The bucketed rows, the totals over the range, and the keys (for labels).
+/// The bucketed rows, the totals over the range, and the keys for labels.
 async fn read(store: &dyn TaskStore, ask: &SpendAsk) -> Result<Read, String> {
     let totals = UsageQuery {
         bucket: None,
@@ -179,8 +175,8 @@ fn total_json(by: UsageBy, s: &UsageSlice, keys: &[ClientKey]) -> Value {
     })
 }
 
-/// How a group is named on the page: a key by its prefix and name (as `switchyard usage`
-/// shows it), others as stored; no group: `-`.
+/// How a group is named on the page: a key by its prefix and name, as `switchyard usage`
+/// shows it, others as stored, and no group as `-`.
 pub(crate) fn label(by: UsageBy, group: Option<&str>, keys: &[ClientKey]) -> String {
     match (by, group) {
         (_, None) => "-".to_owned(),
@@ -204,8 +200,8 @@ pub(crate) fn utc(ms: i64) -> String {
     )
 }
 
-/// A CSV cell: quoted when it holds a comma, quote or line break; a leading `=`, `+`, `-` or
-/// `@` prefixed with `'` (a spreadsheet would run it as a formula).
+/// A CSV cell, quoted when it holds a comma, quote or line break. A leading `=`, `+`, `-` or
+/// `@` gets a `'` before it, or a spreadsheet would run it as a formula.
 fn csv_cell(text: &str) -> String {
     let text = if text.starts_with(['=', '+', '-', '@']) {
         format!("'{text}")

@@ -1,26 +1,22 @@
-//! Sign-in attempts bounded (SPEC R14.11): at most [`PER_ADDRESS`] failed sign-ins from one
-//! client address and [`OVERALL`] from all in a fixed window of [`WINDOW`]; past either, every
-//! sign-in (a right key too) is refused with 429 until the window ends. An attempt counts from
-//! when it is let in until its key is found good, so attempts sent at once cannot slip past
-//! the caps. Memory is bounded by the overall cap: an address is remembered only for an
-//! attempt the window counts, so at most [`OVERALL`] addresses are held. Sessions already
+//! Sign-in attempts bounded per client address and overall in a fixed window; past either
+//! cap every sign-in, a right key too, is a 429 until the window ends. Sessions already
 //! signed in are not touched.
+//! Spec: R14.11.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The window failures are counted in.
 pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 
 /// Failed sign-ins one client address may make in a window.
 pub(crate) const PER_ADDRESS: u32 = 10;
 
-/// Failed sign-ins all clients together may make in a window.
+/// Failed sign-ins all clients together may make in a window. An address is remembered
+/// only for an attempt the window counts, so this also bounds the memory held.
 pub(crate) const OVERALL: u32 = 100;
 
-/// The failed sign-ins of the current window.
 pub(crate) struct Throttle {
     held: Mutex<Window>,
 }
@@ -32,7 +28,6 @@ struct Window {
 }
 
 impl Throttle {
-    /// No failures yet; the first window starts at `now`.
     pub(crate) fn new(now: Instant) -> Self {
         Self {
             held: Mutex::new(Window {
@@ -43,10 +38,9 @@ impl Throttle {
         }
     }
 
-    /// Whether a sign-in from `address` may be checked at `now`; else how long until the
-    /// window ends (at least a second). An attempt let in counts as failed until
-    /// [`Throttle::succeeded`] says otherwise, so attempts made at once cannot pass the caps
-    /// while their keys are being checked.
+    /// Whether a sign-in from `address` may be checked at `now`; else how long until the window
+    /// ends. An attempt counts as failed until [`Throttle::succeeded`], so attempts made at once
+    /// cannot pass the caps while their keys are being checked.
     pub(crate) fn begin(&self, address: IpAddr, now: Instant) -> Result<(), Duration> {
         let mut w = self.window(now);
         let mine = w.by_address.get(&address).copied().unwrap_or(0);
@@ -72,7 +66,6 @@ impl Throttle {
         w.overall = w.overall.saturating_sub(1);
     }
 
-    /// The current window, a new one when the last has ended.
     fn window(&self, now: Instant) -> std::sync::MutexGuard<'_, Window> {
         let mut w = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         if now.saturating_duration_since(w.started) >= WINDOW {

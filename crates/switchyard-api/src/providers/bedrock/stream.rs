@@ -1,5 +1,5 @@
-//! Bedrock ConverseStream frames mapped to stream chunks (SPEC R4.8, R1.2, R1.3, R7.5): the
-//! events, exception and error frames, and the usage rule of [`super`]'s docs.
+//! Bedrock ConverseStream frames mapped to stream chunks: events, and exception and error frames.
+//! Spec: R4.8, R1.2, R1.3, R7.5.
 
 use std::collections::BTreeMap;
 
@@ -12,12 +12,10 @@ use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::EventParser;
 use crate::wire::eventstream::EventStreamMessage;
 
-/// Maps ConverseStream frames to chunks, one frame at a time.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseStreamParser {
-    /// Open tool-use blocks by content-block index: (id, name, argument bytes so far). A
-    /// block leaves at its `contentBlockStop`. Ordered, so a cut with several open names the
-    /// lowest index every time, as the Anthropic mapper does.
+    /// Open tool-use blocks by index with id, name and argument bytes, until their
+    /// `contentBlockStop`; ordered, so a cut names the lowest index every time.
     tools: BTreeMap<u64, (String, String, usize)>,
     stopped: bool,
     /// The error a named stop reason ends the stream with, held for the usage after it.
@@ -51,14 +49,12 @@ fn frame_error(msg: &EventStreamMessage, payload: &Value) -> Option<ApiError> {
     }
 }
 
-/// The string at `key` of `v`, or `""`.
 #[inline]
 fn str_or_empty<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 impl ConverseStreamParser {
-    /// Handles one frame, appending chunks or an error to `out`.
     pub fn on_message(&mut self, msg: &EventStreamMessage, out: &mut Chunks) {
         let payload: Value = serde_json::from_slice(&msg.payload).unwrap_or(Value::Null);
         if let Some(e) = frame_error(msg, &payload) {
@@ -73,7 +69,6 @@ impl ConverseStreamParser {
             }
             "contentBlockDelta" => self.on_delta(index, &payload["delta"], out),
             "contentBlockStop" => {
-                // A finished tool block is no longer open.
                 self.tools.remove(&index);
             }
             "messageStop" => self.on_stop(&payload, out),
@@ -87,7 +82,7 @@ impl ConverseStreamParser {
         }
     }
 
-    /// `contentBlockStart` of a tool use: its id and name (the arguments follow as deltas).
+    /// `contentBlockStart` of a tool use: its id and name; the arguments follow as deltas.
     #[inline]
     fn on_tool_start(&mut self, index: u64, tool: &Value, out: &mut Chunks) {
         let id = str_or_empty(tool, "toolUseId").to_owned();
@@ -110,9 +105,8 @@ impl ConverseStreamParser {
         {
             out.push(Ok(ApiStreamChunk::text(t)));
         }
-        // A fragment for a block that is not open (never started, or after its
-        // `contentBlockStop`, which ends a block for good) has no call to join and is dropped,
-        // as opencode's Converse parser does (anomalyco/opencode#47182).
+        // A fragment for a block that is not open, never started or already stopped, has no call to
+        // join and is dropped, as opencode's Converse parser does.
         if let (Some(part), Some((id, name, bytes))) = (
             delta.pointer("/toolUse/input").and_then(Value::as_str),
             self.tools.get_mut(&index),
@@ -149,9 +143,8 @@ impl ConverseStreamParser {
             }
             out.push(Ok(ApiStreamChunk::max_tokens()));
         }
-        // `model_context_window_exceeded`, `malformed_tool_use`, `guardrail_intervened`… end
-        // the stream in a named error (SPEC R7.5; tests/cases H27, H28), after the `metadata`
-        // frame that follows with the usage, which was billed.
+        // A named stop reason such as `guardrail_intervened` ends the stream in its error after the
+        // `metadata` frame with the billed usage.
         self.failure = stop_reason.and_then(finish_reason_error);
         self.stopped = true;
     }
@@ -189,7 +182,8 @@ fn reasoning(r: &Value) -> Option<ApiStreamChunk> {
     })
 }
 
-/// A `metadata` frame's usage (the rule in the module docs).
+/// A `metadata` frame's usage. For Claude on Bedrock `inputTokens` is already the uncached part, so
+/// the Anthropic cost rule applies to these numbers.
 #[inline]
 fn usage(u: &Value) -> ApiStreamChunk {
     ApiStreamChunk::Usage(Usage {

@@ -1,6 +1,7 @@
-//! Claude Code's `stream-json` lines mapped to stream chunks (SPEC R1.2, R1.3, R7): assistant
-//! messages' blocks, the API errors the CLI writes in place of an answer, and the final
-//! `result` with its usage and cost (the rules in [`super`]'s docs).
+//! Claude Code's `stream-json` lines mapped to stream chunks: assistant messages' blocks, the API
+//! errors the CLI writes in place of an answer, and the final `result`. Its usage is Anthropic's;
+//! the cost is the CLI's `total_cost_usd`, 0 on a subscription, which bills no tokens.
+//! Spec: R1.2, R1.3, R7.
 
 use serde_json::Value;
 
@@ -11,7 +12,6 @@ use crate::providers::provider::parse_json;
 use crate::stream::{ApiStreamChunk, Usage};
 use crate::transport::EventParser;
 
-/// Maps `stream-json` lines to chunks.
 #[derive(Debug, Default)]
 pub(crate) struct ClaudeCodeParser {
     /// `apiKeySource` of the `init` line was not `none`: tokens are billed.
@@ -20,7 +20,7 @@ pub(crate) struct ClaudeCodeParser {
     finished: bool,
 }
 
-/// The error kind of an assistant message's `error` field (the CLI's error names).
+/// The error kind of an assistant message's `error` field, one of the CLI's error names.
 fn error_kind(name: &str) -> ErrorKind {
     match name {
         "rate_limit" => ErrorKind::RateLimited,
@@ -175,7 +175,7 @@ impl EventParser for ClaudeCodeParser {
 
     fn on_event(&mut self, line: String, out: &mut Chunks) {
         let line = line.trim();
-        // The CLI's own notices (a deprecation, an update hint) are not stream lines.
+        // The CLI's own notices, such as a deprecation or an update hint, are not stream lines.
         if !line.starts_with('{') {
             return;
         }
@@ -192,8 +192,7 @@ impl EventParser for ClaudeCodeParser {
             }
             Some("assistant") => self.on_assistant(&v, out),
             Some("result") => self.on_result(&v, out),
-            // Its own tool results, rate-limit notices, partial-message events: nothing to
-            // hand on.
+            // Its own tool results, rate-limit notices and partial messages: nothing to hand on.
             _ => {}
         }
     }

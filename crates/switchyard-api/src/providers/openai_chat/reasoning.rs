@@ -1,6 +1,5 @@
-//! Reasoning in a Chat Completions delta (SPEC R4.4, R4.5): the fields that carry it
-//! (`reasoning_content`, `reasoning`, `reasoning_details`) and the typed content parts of
-//! Mistral's Magistral.
+//! Reasoning in a Chat Completions delta, in whichever field carries it.
+//! Spec: R4.4, R4.5.
 
 use serde_json::Value;
 
@@ -9,17 +8,10 @@ use crate::providers::mapper::Chunks;
 use crate::providers::think_tags::ThinkSplitter;
 use crate::stream::ApiStreamChunk;
 
-/// Reasoning, from the first field that carries it: `reasoning_content` (DeepSeek, vLLM,
-/// Z.ai, xAI), `reasoning` (OpenRouter, Ollama), or the text of `reasoning_details`
-/// (OpenRouter, when it sends no `reasoning`). Some servers send the same text in two of
-/// them; it is shown once.
-///
-/// A non-empty `reasoning_details` array is kept whole, as an array, for replay, as the
-/// reference yields it (`{ type: "reasoning", reasoning: "", details:
-/// delta.reasoning_details }`, Cline v4.0.10 `openrouter.ts`): on the delta's one reasoning
-/// chunk — its text when it has some (one chunk per wire delta, SPEC R1.2), else empty text —
-/// with the first signature and encrypted reasoning among the details; any further ones
-/// follow in chunks of their own.
+/// Reasoning from the first field that carries it, `reasoning_content`, `reasoning` or the text of
+/// `reasoning_details`, so text sent in two of them shows once. A non-empty `reasoning_details`
+/// array is kept whole for replay on the delta's one reasoning chunk, as the reference yields it;
+/// extra signatures and encrypted parts follow in chunks of their own.
 pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     let details = c
         .reasoning_details
@@ -67,8 +59,8 @@ pub(super) fn on_reasoning(c: &ChunkView<'_>, out: &mut Chunks) {
     }
 }
 
-/// `delta.content` as an array of typed parts (Mistral's Magistral, tests/cases C47):
-/// `text` parts are text, `thinking` parts (a string, or parts of their own) reasoning.
+/// `delta.content` as typed parts, as Mistral's Magistral sends: `text` is text, `thinking`
+/// reasoning.
 pub(super) fn on_content_parts(think: &mut ThinkSplitter, parts: &[Value], out: &mut Chunks) {
     for part in parts {
         match part.get("type").and_then(Value::as_str) {

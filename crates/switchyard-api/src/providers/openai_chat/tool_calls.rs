@@ -1,12 +1,7 @@
-//! Chat Completions tool calls assembled from their streamed fragments (SPEC R1.2: a
-//! tool-call chunk only once its id and name are known, an id made up when the wire sends
-//! none): which call each fragment belongs to, keyed by index, then id, then the open call.
-//!
-//! Arguments that arrive before their call's name (vercel/ai#14722, tests/cases C88) are held
-//! here until it does, then given in one chunk, which the stream guard scrubs and bounds as
-//! any other (SPEC R10.5, R4.0b). What is held is bounded here with the same settings and
-//! errors: one call's held arguments by `max_tool_arguments_bytes`, all calls' together by
-//! `max_answer_bytes`, so an endless stream of nameless fragments stops at the bound.
+//! Chat Completions tool calls assembled from their streamed fragments, each call's chunk going out
+//! once its id and name are known. Arguments that arrive before the name are held, bounded by
+//! `max_tool_arguments_bytes` per call and `max_answer_bytes` in all.
+//! Spec: R1.2, R10.5, R4.0b.
 
 use serde_json::Value;
 
@@ -14,27 +9,24 @@ use crate::providers::mapper::Chunks;
 use crate::stream::{ApiStreamChunk, generated_tool_call_id};
 use crate::stream_guard::{StreamBounds, answer_too_large, arguments_too_large};
 
-/// A tool call being assembled from deltas.
 #[derive(Debug, Default)]
 struct PendingToolCall {
-    /// The `index` its first fragment carried, if any.
     index: Option<u64>,
-    /// The id the wire gave it, if any.
     wire_id: Option<String>,
     /// The id its chunks carry: the wire's, or one made up when the wire sent none.
     id: Option<String>,
     name: Option<String>,
-    /// Every argument fragment so far (to tell a finished call from one still arriving).
+    /// Every argument fragment so far, to tell a finished call from one still arriving.
     arguments: String,
     /// Argument fragments that arrived before the id and name were known.
     held: String,
-    /// Gemini's thought signature (`extra_content.google.thought_signature`), not yet sent.
+    /// Gemini's thought signature, not yet sent.
     signature: Option<String>,
 }
 
 impl PendingToolCall {
-    /// The arguments so far are one whole JSON value: a fragment that names a tool again now
-    /// starts another call.
+    /// Whether the arguments so far are one whole JSON value, so a renaming fragment starts a new
+    /// call.
     fn is_complete(&self) -> bool {
         serde_json::from_str::<serde::de::IgnoredAny>(&self.arguments).is_ok()
     }
@@ -44,24 +36,20 @@ impl PendingToolCall {
 #[derive(Debug, Default)]
 pub(super) struct ToolCalls {
     calls: Vec<PendingToolCall>,
-    /// The wire has sent several index-less fragments in one chunk: from then on a fragment
-    /// without `index` is placed by its position in its chunk's `tool_calls`, as the reference
-    /// does (`toolCallDelta.index ?? fallbackIndex`, `tool-call-processor.ts`, Cline v4.0.12).
+    /// The wire has sent several index-less fragments in one chunk, so from then on such a fragment
+    /// is placed by its position in its chunk, as the reference's `tool-call-processor.ts` does.
     positional: bool,
-    /// The request's bounds, which bound the arguments held before a name (module docs).
     bounds: StreamBounds,
     /// Bytes held in all calls' `held` now.
     held_bytes: usize,
 }
 
 impl ToolCalls {
-    /// No tool call has started.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.calls.is_empty()
     }
 
-    /// Bounds what is held before a call's name with `bounds` (module docs).
     pub(super) fn set_bounds(&mut self, bounds: StreamBounds) {
         self.bounds = bounds;
     }
@@ -71,17 +59,15 @@ impl ToolCalls {
         self.held_bytes > 0
     }
 
-    /// The call a tool-call fragment belongs to (issue 12 item 1): keyed by `index`, then by
-    /// `id`, then "continue the open call".
+    /// The call a tool-call fragment belongs to, keyed by `index`, then `id`, then the open call.
     ///
-    /// * A fragment with an `id` continues the call with that id; else it names the call at
-    ///   its `index` that has no id yet; else it starts a new call — two calls that share an
-    ///   index but carry different ids are two calls (Ollama, tests/cases C39).
-    /// * A fragment without an id continues the call at its `index`; one that names a tool
-    ///   again after that call's arguments are complete starts a new call (id-less calls
-    ///   sharing an index). NVIDIA NIM repeats the name in every fragment of one call (H10).
-    /// * A fragment with neither id nor name continues the most recent call, whatever its
-    ///   index; a name without id at an unseen index starts a new call.
+    /// * A fragment with an `id` continues the call with that id, else names the call at its
+    ///   `index` that has no id yet, else starts a new call: Ollama sends two calls that share an
+    ///   index with different ids.
+    /// * A fragment without an id continues the call at its `index`, unless it names a tool again
+    ///   after that call's arguments are complete. NVIDIA NIM repeats the name in every fragment.
+    /// * A fragment with neither id nor name continues the most recent call; a name without id at
+    ///   an unseen index starts a new call.
     fn slot(
         &mut self,
         index: Option<u64>,
@@ -121,9 +107,8 @@ impl ToolCalls {
         calls.len() - 1
     }
 
-    /// One chunk's `tool_calls` fragments, in order ([`ToolCalls::on_delta`] each): when two
-    /// or more lack an `index`, the fragments without one are placed by position from then
-    /// on (the first without index is call 0 of the chunk, the next call 1, …).
+    /// One chunk's `tool_calls` fragments in order. Once two or more in a chunk lack an `index`,
+    /// fragments without one are placed by their position in the chunk from then on.
     pub(super) fn on_fragments(&mut self, fragments: &[Value], out: &mut Chunks) {
         let without_index = fragments
             .iter()
@@ -170,7 +155,7 @@ impl ToolCalls {
             }
             return;
         };
-        // A call the wire sends without an id gets one made up (unique in the process).
+        // A call the wire sends without an id gets one made up, unique in the process.
         let id = call
             .id
             .get_or_insert_with(|| call.wire_id.clone().unwrap_or_else(generated_tool_call_id))

@@ -1,6 +1,5 @@
-//! The parts of one Chat Completions chunk the mapping reads, borrowed from where they were
-//! parsed (SPEC R4.4, R4.5): the fast reading (`wire.rs`) and the general `serde_json::Value`
-//! path fill in the same view, and find its usage wherever the server put it ([`usage_of`]).
+//! The parts of one Chat Completions chunk the mapping reads, filled by either reading.
+//! Spec: R4.4, R4.5.
 
 use serde_json::Value;
 
@@ -12,8 +11,7 @@ pub(super) enum Content<'a> {
     Parts(&'a [Value]),
 }
 
-/// The parts of one stream chunk the mapping reads, borrowed from where they were parsed:
-/// the typed fast path (`wire::Chunk`) or a `serde_json::Value`.
+/// The parts of one stream chunk the mapping reads, borrowed from where they were parsed.
 pub(super) struct ChunkView<'a> {
     /// `choices[0]` exists; the delta fields and `finish_reason` are read from it.
     pub(super) has_choice: bool,
@@ -26,9 +24,8 @@ pub(super) struct ChunkView<'a> {
     pub(super) usage: Option<&'a Value>,
 }
 
-/// A chunk's usage object, wherever the server put it: `usage` (OpenAI), else
-/// `x_groq.usage` (Groq's streams: vercel/ai#1651, tests/cases C77), else `choices[0].usage`
-/// (Moonshot's Kimi: earendil-works/pi#2017, tests/cases C78). The first that is an object.
+/// A chunk's usage object, wherever the server put it: `usage`, else Groq's `x_groq.usage`, else
+/// Moonshot Kimi's `choices[0].usage`; the first that is an object.
 pub(super) fn usage_of<'a>(
     usage: Option<&'a Value>,
     x_groq: Option<&'a Value>,

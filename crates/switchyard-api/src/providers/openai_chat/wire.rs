@@ -1,9 +1,7 @@
-//! The fast reading of a `chat.completion.chunk` (issue 17; SPEC R4.4, R4.5) with the
-//! [`Scanner`](crate::providers::fast_json): only the fields the mapping reads, strings
-//! borrowed from the event when they have no escapes, everything else skipped without being
-//! built. String fields accept any JSON value (a non-string reads as absent, as the general
-//! path's `as_str` does). A chunk carrying an error, of an odd shape (`choices` not an array,
-//! more than one choice) or that the scanner leaves to serde is read by the general path.
+//! The fast reading of a `chat.completion.chunk` with the `fast_json` scanner: only the fields the
+//! mapping reads, strings borrowed when they have no escapes. A non-string reads as absent, as
+//! `as_str` does on the general path, which reads any chunk with an error or an odd shape.
+//! Spec: R4.4, R4.5.
 
 use std::borrow::Cow;
 
@@ -12,7 +10,7 @@ use serde_json::Value;
 use super::view::{ChunkView, Content};
 use crate::providers::fast_json::Scanner;
 
-/// `delta.content`: a string, typed parts (tests/cases C47), or absent (any other value).
+/// `delta.content`: a string, typed parts, or absent for any other value.
 #[derive(Default)]
 enum StrOrParts<'a> {
     #[default]
@@ -31,14 +29,14 @@ pub(super) struct Chunk<'a> {
     reasoning_details: Option<Value>,
     tool_calls: Vec<Value>,
     usage: Option<Value>,
-    /// `x_groq.usage` (Groq) and `choices[0].usage` (Moonshot): see [`super::view::usage_of`].
+    /// Groq's `x_groq.usage` and Moonshot's `choices[0].usage`, as [`super::view::usage_of`] reads.
     x_groq: Option<Value>,
     choice_usage: Option<Value>,
 }
 
 impl<'a> Chunk<'a> {
-    /// Reads one chunk, or `None` when the general path must (see the module docs): a
-    /// non-null `error` at the top or in `choices[0]`, or `object: "error"`, is its.
+    /// Reads one chunk, or `None` when the general path must: a non-null `error` at the top or in
+    /// `choices[0]`, `object: "error"`, more than one choice, or what the scanner leaves to serde.
     pub(super) fn read(data: &'a str) -> Option<Self> {
         let mut chunk = Chunk::default();
         let names = ["choices", "usage", "error", "object", "x_groq"];

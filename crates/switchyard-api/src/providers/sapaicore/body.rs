@@ -1,6 +1,6 @@
-//! The path below the deployment and the JSON body of an SAP AI Core request, by route (the
-//! table in [`super`]'s docs; SPEC R4.2). Each body is its family's shape with SAP's fixed
-//! settings (temperature 0, no tools); the messages are converted by the family's own code.
+//! The path below the deployment and the JSON body of an SAP AI Core request, by route: its
+//! family's shape with SAP's fixed settings, temperature 0 and no tools, as the reference sends.
+//! Spec: R4.2.
 
 use serde_json::{Value, json};
 
@@ -18,7 +18,6 @@ use crate::providers::resolve::ResolvedMode;
 /// The Claude model that takes no temperature.
 const NO_TEMPERATURE: &str = "anthropic--claude-4.7-opus";
 
-/// The path below the deployment and the body of a request (see the module table).
 pub(crate) fn path_and_body(
     route: Route,
     mode: &ResolvedMode,
@@ -46,9 +45,8 @@ pub(crate) fn path_and_body(
     (path, body)
 }
 
-/// A caller's overrides in the route's family's fields (`overrides.rs`): the limit, sampling
-/// (not for the Claude model that takes no temperature, nor OpenAI's reasoning models) and
-/// stop sequences; SAP's bodies carry no tools, so no tool choice, and no thinking budget.
+/// A caller's overrides in the route's family's fields: the limit, stop sequences and sampling
+/// where the model takes it. SAP's bodies carry no tools and no thinking budget.
 fn apply_overrides(route: Route, mode: &ResolvedMode, o: &RequestOverrides, body: &mut Value) {
     let sampling = mode.model_id != NO_TEMPERATURE;
     match route {
@@ -68,13 +66,11 @@ fn apply_overrides(route: Route, mode: &ResolvedMode, o: &RequestOverrides, body
     }
 }
 
-/// True for the OpenAI models SAP serves as reasoning models.
 fn openai_reasoning(id: &str) -> bool {
     OPENAI_REASONING.contains(&id) || chat_body::is_reasoning_family(id)
 }
 
-/// Bedrock Converse: `inferenceConfig`, `system` and `messages`, with cache points when the
-/// model caches.
+/// Bedrock Converse's body, with cache points when the model caches.
 fn converse(mode: &ResolvedMode, prompt: &Prompt<'_>, max: Option<u64>) -> Value {
     let cache = mode.model_info.supports_prompt_cache;
     let mut inference = json!({});
@@ -95,7 +91,7 @@ fn converse(mode: &ResolvedMode, prompt: &Prompt<'_>, max: Option<u64>) -> Value
     })
 }
 
-/// One content block in the Converse shape: text and images (tool calls and results as text).
+/// One content block in the Converse shape; tool calls and results go as text.
 fn converse_block(block: &ContentBlock) -> Option<Value> {
     match block {
         ContentBlock::Text { text } => Some(json!({ "text": text })),
@@ -216,7 +212,7 @@ fn cohere(mode: &ResolvedMode, prompt: &Prompt<'_>, max: Option<u64>) -> Value {
     body
 }
 
-/// Gemini's body with temperature 0 and no thinking (SAP's Gemini deployments take none).
+/// Gemini's body with temperature 0 and no thinking, which SAP's Gemini deployments do not take.
 fn gemini_body(prompt: &Prompt<'_>, max: Option<u64>) -> Value {
     let mut generation = json!({ "temperature": 0.0 });
     if let Some(n) = max {

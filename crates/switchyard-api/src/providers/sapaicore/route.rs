@@ -1,7 +1,7 @@
-//! Which of SAP AI Core's routes a model id takes (SPEC R4.2): the reference's model lists,
-//! then the family prefixes (the table in [`super`]'s docs).
+//! Which of SAP AI Core's routes a model id takes.
+//! Spec: R4.2.
 
-/// Claude models on the Converse endpoint (the reference's `converseStreamModels`).
+/// Claude models on the Converse endpoint, the reference's `converseStreamModels`.
 const CONVERSE_CLAUDE: &[&str] = &[
     "anthropic--claude-sonnet-5",
     "anthropic--claude-4.7-opus",
@@ -21,7 +21,8 @@ const INVOKE_CLAUDE: &[&str] = &[
     "anthropic--claude-3-haiku",
     "anthropic--claude-3-opus",
 ];
-/// OpenAI reasoning models (no `max_tokens`, no temperature).
+/// OpenAI reasoning models, which take no `max_tokens` and no temperature. `o3-mini` streams like
+/// the others: the reference's unstreamed call was for an Azure limit since lifted.
 pub(super) const OPENAI_REASONING: &[&str] = &[
     "o1",
     "o3-mini",
@@ -48,7 +49,8 @@ pub(crate) enum Route {
     Gemini,
 }
 
-/// The route of `model_id`: the reference's lists, then the family prefixes.
+/// The route of `model_id`: the reference's lists, then family prefixes, so new models need no
+/// rebuild.
 pub(crate) fn route(model_id: &str) -> Option<Route> {
     let id = model_id;
     if CONVERSE_CLAUDE.contains(&id) || id.starts_with("amazon--nova") {

@@ -1,6 +1,6 @@
-//! The two stream mappers only SAP AI Core needs (SPEC R1.2, R1.3): Bedrock Converse events
-//! sent as SSE `data:` lines, and Cohere v2 chat events. Its other routes use their family's
-//! mapper ([`FamilyParser`](crate::providers::routed::FamilyParser)).
+//! The two stream mappers only SAP AI Core needs: Bedrock Converse events sent as SSE `data:`
+//! lines, and Cohere v2 chat events. Its other routes use their family's mapper.
+//! Spec: R1.2, R1.3.
 
 use serde_json::Value;
 
@@ -8,14 +8,13 @@ use crate::error::ApiError;
 use crate::providers::mapper::{Chunks, JsonEvents, require_end};
 use crate::stream::{ApiStreamChunk, Usage};
 
-/// Bedrock Converse events (`{"contentBlockDelta": …}`, `{"metadata": …}`, …) as SSE data.
+/// Bedrock Converse events as SSE data.
 #[derive(Debug, Default)]
 pub(crate) struct ConverseParser {
     stopped: bool,
     usage_seen: bool,
 }
 
-/// A non-empty string at `key` of `v`.
 #[inline]
 fn text_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str).filter(|t| !t.is_empty())
@@ -38,7 +37,7 @@ impl ConverseParser {
         }
     }
 
-    /// `metadata.usage` (Converse's `inputTokens` is already uncached).
+    /// `metadata.usage`; Converse's `inputTokens` is already uncached.
     #[inline]
     fn on_usage(&mut self, u: &Value, out: &mut Chunks) {
         self.usage_seen = true;
@@ -84,8 +83,7 @@ impl JsonEvents for ConverseParser {
     }
 }
 
-/// Cohere v2 chat events (docs.cohere.com "Streaming"): `content-delta` text and the usage
-/// of `message-end`.
+/// Cohere v2 chat events: `content-delta` text and the usage of `message-end`.
 #[derive(Debug, Default)]
 pub(crate) struct CohereParser {
     ended: bool,

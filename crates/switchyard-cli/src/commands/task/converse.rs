@@ -1,6 +1,5 @@
-//! The turns of a session: the first message (or what the task has pending), then each
-//! follow-up typed in a terminal; Ctrl-C, SIGTERM, SIGHUP or a closed stdout cancels a turn
-//! (SPEC R9.5), a spend cap ends the task with its own exit code (R12.2).
+//! The turns of a session: the first message, then each follow-up typed in a terminal.
+//! Spec: R9.5, R12.2.
 
 use std::convert::Infallible;
 use std::process::ExitCode;
@@ -14,12 +13,9 @@ use super::refused::store_failed;
 use crate::render::Renderer;
 use crate::signals::{Signal, next_signal};
 
-/// How the task ended and the exit code.
 type Ended = (TaskStatus, ExitCode);
 
-/// Runs turns: `first` (or what the task has pending), then, in a terminal, each follow-up
-/// until an empty line, Ctrl-D or Ctrl-C. Ctrl-C during a turn cancels it (SPEC R9.5).
-/// Returns how the task ended and the exit code.
+/// Runs turns until an empty line, Ctrl-D or Ctrl-C, and returns how the task ended.
 pub(super) async fn converse(
     task: &mut Task,
     first: Option<String>,
@@ -47,8 +43,7 @@ pub(super) async fn converse(
     }
 }
 
-/// The next message typed in the terminal, or how the task ends: completed on an empty line
-/// or Ctrl-D, with the signal's exit code on Ctrl-C.
+/// The next message typed, or how the task ends: completed on an empty line or Ctrl-D.
 async fn ask_next(
     follow_up: &mut crate::follow_up::FollowUp,
     renderer: &Renderer,
@@ -60,7 +55,6 @@ async fn ask_next(
     }
 }
 
-/// Runs one turn with `message`; a signal or a closed stdout cancels it, and is returned.
 async fn turn(
     task: &mut Task,
     message: Option<String>,
@@ -77,8 +71,7 @@ async fn turn(
     (outcome, signal)
 }
 
-/// How the task ends after a turn, or `None` when it completed in a terminal (a follow-up is
-/// asked for).
+/// How the task ends after a turn; `None` when it completed in a terminal and goes on.
 fn turn_ended(
     outcome: Result<TurnOutcome, TaskError>,
     signal: Option<Signal>,
@@ -91,7 +84,7 @@ fn turn_ended(
     }) = &outcome
         && e.kind == ErrorKind::SpendCap
     {
-        // Its own exit code (README "Exit codes"): a script can tell a cap from a failure.
+        // Its own exit code, so a script can tell a cap from a failure.
         return Some((TaskStatus::Failed, ExitCode::from(SPEND_CAP_EXIT)));
     }
     Some(match outcome.map(|o| o.task_status()) {
@@ -117,11 +110,9 @@ fn turn_ended(
     })
 }
 
-/// The exit code of a task stopped by a spend cap (SPEC R12.2).
 pub const SPEND_CAP_EXIT: u8 = 3;
 
-/// Cancels `cancel` on Ctrl-C, SIGTERM, SIGHUP (SPEC R9.5) or a closed stdout, and says which
-/// in `which`; never returns (the turn it cancels ends instead).
+/// Cancels `cancel` on a signal or a closed stdout and says which in `which`; never returns.
 async fn cancel_on_signal(
     cancel: &CancellationToken,
     which: &mut Option<Signal>,

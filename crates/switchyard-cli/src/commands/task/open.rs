@@ -1,5 +1,6 @@
-//! Opening a task from the command line: the store, the configuration (with the flags), the
-//! fallbacks of `--fallback` (SPEC R12.1), the MCP servers (R11) and the task, new or resumed.
+//! Opening a task from the command line: the store, the configuration, the fallbacks, the MCP
+//! servers and the task, new or resumed.
+//! Spec: R11, R12.1.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,14 +20,12 @@ use crate::settings;
 
 /// What the session starts from.
 pub enum Start {
-    /// A new task with `TaskArgs::prompt`.
     New,
-    /// A saved task; `TaskArgs::prompt` (may be empty) is the next message.
+    /// A saved task; `TaskArgs::prompt`, which may be empty, is the next message.
     Resume(String),
 }
 
-/// What [`open`] makes: the task, its MCP hub, the store, and the endpoint to record for it
-/// (`None` when the recorded one is still in effect), and where a rejected key comes from.
+/// The task, its MCP hub, the store, the endpoint to record if it changed, and the auth hint.
 pub(super) type Opened = (
     Task,
     Arc<McpServerHub>,
@@ -35,8 +34,7 @@ pub(super) type Opened = (
     Option<String>,
 );
 
-/// Opens the store, the configuration and the MCP servers, and creates or reopens the task.
-/// A resumed task keeps its mode, provider and model unless the flags say otherwise.
+/// Creates or reopens the task; a resumed one keeps its mode, provider and model unless told.
 pub(super) async fn open(
     config_path: Option<&Path>,
     place: settings::StorePlace<'_>,
@@ -79,8 +77,7 @@ pub(super) async fn open(
     Ok((task, hub, store, endpoint, auth_hint))
 }
 
-/// Opens the task store. A configuration file that does not load is a configuration error,
-/// even though the store is opened first (its `store` setting is read from it, once).
+/// Opens the task store; a configuration file that does not load is reported as such.
 async fn open_store(place: settings::StorePlace<'_>) -> Result<Arc<dyn TaskStore>, Refused> {
     let configured = match place.store.filter(|s| !s.trim().is_empty()) {
         None => settings::configured_store(place).map_err(Refused::config)?,
@@ -90,8 +87,7 @@ async fn open_store(place: settings::StorePlace<'_>) -> Result<Arc<dyn TaskStore
     settings::open_spec(&spec).await.map_err(Refused::store)
 }
 
-/// The configuration for the task's mode (the flag's, else a resumed task's, else the
-/// configuration's default), with the typed selection checked.
+/// The configuration for the task's mode, with the typed selection checked.
 fn load_config(
     config_path: Option<&Path>,
     options: &TaskOptions,
@@ -112,8 +108,7 @@ fn load_config(
     Ok((config, source, mode))
 }
 
-/// The built-in default still in effect (no file, no provider, no base URL, no task held
-/// elsewhere): the local model server must be listening.
+/// With the built-in default still in effect, the local model server must be listening.
 async fn check_local_default(
     source: &settings::ConfigSource,
     config: &ApiConfiguration,
@@ -130,7 +125,6 @@ async fn check_local_default(
     Ok(())
 }
 
-/// Where the key in effect is read from, for the error of a rejected key.
 fn auth_hint(config: &ApiConfiguration, mode: Mode) -> Option<String> {
     switchyard_api::resolve_mode(config, mode)
         .ok()
@@ -143,8 +137,7 @@ fn auth_hint(config: &ApiConfiguration, mode: Mode) -> Option<String> {
         })
 }
 
-/// `--fallback PROVIDER:MODEL` (SPEC R12.1): the flags replace the file's chain, as --model
-/// replaces its model.
+/// `--fallback` entries replace the file's chain, as `--model` replaces its model.
 fn apply_fallbacks(
     config: &mut ApiConfiguration,
     mode: Mode,
@@ -153,8 +146,7 @@ fn apply_fallbacks(
     if options.fallback.is_empty() {
         return Ok(());
     }
-    // Typed provider ids are checked as --provider is (a typo is an error, not the Anthropic
-    // fallback of a configuration file); model ids are sent as typed (SPEC R2.3).
+    // Typed provider ids are checked as `--provider` is; model ids are sent as typed.
     for fallback in &options.fallback {
         let mut entry = config.clone();
         *entry.mode_settings_mut(mode) = fallback.mode_settings();
@@ -169,8 +161,7 @@ fn apply_fallbacks(
     Ok(())
 }
 
-/// Builds the task (its caps, MCP hub, failure decider, tool approver, retries and system
-/// prompt) and creates it with `prompt` or reopens it.
+/// Builds the task and creates it with `prompt` or reopens it.
 async fn build(
     config: &ApiConfiguration,
     mode: Mode,
@@ -183,7 +174,7 @@ async fn build(
     if let Some(usd) = options.max_cost {
         builder = builder.max_cost_usd(usd);
     }
-    // MCP servers connect in the background while the task starts (SPEC R11, R6.1).
+    // MCP servers connect in the background while the task starts.
     let hub =
         crate::settings::mcp::start_hub(options.mcp_config.as_deref()).map_err(Refused::config)?;
     let mut builder = builder

@@ -1,6 +1,6 @@
-//! What stops a task outside a turn: a problem found before it runs ([`Refused`], exit code 2)
-//! and a task-database failure (exit code 1), each reported as an `error` event (README "Exit
-//! codes"; a store that fails, SPEC R13.1).
+//! What stops a task outside a turn: a problem before it runs, exit 2, and a task-database
+//! failure, exit 1, each reported as an `error` event.
+//! Spec: R13.1.
 
 use std::process::ExitCode;
 
@@ -9,7 +9,6 @@ use switchyard_core::task::{TaskError, TaskEvent, TaskStatus};
 
 use crate::render::Renderer;
 
-/// A problem found before the task runs: the `kind` of its `error` event and its sentence.
 pub(super) struct Refused {
     pub(super) kind: &'static str,
     pub(super) message: String,
@@ -40,7 +39,6 @@ impl From<TaskError> for Refused {
     }
 }
 
-/// Reports a problem found before the task ran; exit code 2.
 pub(super) fn fail(renderer: &mut Renderer, refused: Refused, json: bool) -> ExitCode {
     renderer.event(&TaskEvent::Error {
         kind: refused.kind.to_owned(),
@@ -57,7 +55,6 @@ pub(super) fn fail(renderer: &mut Renderer, refused: Refused, json: bool) -> Exi
     ExitCode::from(2)
 }
 
-/// Reports a task-database failure; the task fails with exit code 1.
 pub(super) fn store_failed(renderer: &mut Renderer, e: &StoreError) -> (TaskStatus, ExitCode) {
     renderer.event(&TaskEvent::Error {
         kind: "store".to_owned(),

@@ -1,5 +1,5 @@
-//! What a resumed task keeps when the configuration now says otherwise: its provider and model,
-//! and the endpoint its conversation was held with (issue 14; the resume of SPEC R10.3).
+//! What a resumed task keeps when the configuration now says otherwise.
+//! Spec: R10.3.
 
 use std::path::Path;
 
@@ -11,10 +11,8 @@ use crate::cli::{SelectionArgs, TaskOptions};
 use crate::endpoint::Endpoint;
 use crate::settings;
 
-/// A resumed task keeps its provider and model when the configuration (file or built-in
-/// default, with its endpoint) now says otherwise: `--model` alone keeps the task's provider;
-/// `--provider` takes that provider's configured model. An imported task that named no model
-/// (`unknown`) runs with the configuration's.
+/// A resumed task keeps its provider and model: `--model` alone keeps the provider, and
+/// `--provider` takes that provider's configured model.
 pub(super) fn keep_model(
     config: &mut ApiConfiguration,
     config_path: Option<&Path>,
@@ -39,10 +37,8 @@ pub(super) fn keep_model(
     Ok(())
 }
 
-/// A resumed task goes where its conversation was held (issue 14): without `--base-url`, the
-/// recorded base URL of the task's provider is used again; a request that would now go to
-/// another host is refused unless `--allow-new-host`. Returns the endpoint to record when it
-/// changed (or none was recorded).
+/// A resumed task goes where its conversation was held unless `--base-url` or
+/// `--allow-new-host` say otherwise; returns the endpoint to record when it changed.
 pub(super) fn keep_endpoint(
     config: &mut switchyard_api::ApiConfiguration,
     config_path: Option<&Path>,
@@ -62,8 +58,7 @@ pub(super) fn keep_endpoint(
         && now.provider == recorded.provider
         && now.base_url != recorded.base_url
     {
-        // The model in effect (typed, else the task's) stays: naming the provider again
-        // would otherwise reset it to the provider's default.
+        // The model in effect stays: naming the provider again would reset it.
         let keep = SelectionArgs {
             base_url: Some(recorded.base_url.clone()),
             provider: Some(recorded.provider.clone()),

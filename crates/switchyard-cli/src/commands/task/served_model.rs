@@ -1,7 +1,5 @@
-//! `--base-url` without `--model` (issue 26): an OpenAI-compatible server is asked which models
-//! it serves (`GET {base_url}/models`); the one it lists is used, named in a line, and any
-//! other answer is an error saying how to choose, instead of sending a preset's default model
-//! id (`gpt-4o`) to a server that has never heard of it.
+//! `--base-url` without `--model`: the OpenAI-compatible server is asked which model it serves,
+//! instead of sending a preset's default id to a server that has never heard of it.
 
 use switchyard_api::{ApiConfiguration, Mode};
 
@@ -9,19 +7,15 @@ use super::refused::Refused;
 use crate::cli::SelectionArgs;
 use crate::settings::ConfigSource;
 
-/// The provider whose servers are asked: the OpenAI-compatible one.
 const ASKED_PROVIDER: &str = "openai";
 
-/// The key variable of the OpenAI-compatible provider, unless `[providers.openai]` names one.
 const DEFAULT_KEY_VAR: &str = "OPENAI_API_KEY";
 
 /// How many listed ids an error names before "…".
 const NAMED: usize = 8;
 
-/// With `--base-url` and no `--model`, on the OpenAI-compatible provider whose model is not
-/// set elsewhere (a configuration file's mode, or the built-in local default's id, which only
-/// the built-in local server serves): sets the mode's model to the one the server lists and
-/// says so on stderr. Errors: the server lists none or several, or cannot say.
+/// Sets the mode's model to the one the server lists and says so, when no model is set
+/// elsewhere; errors when the server lists none or several, or cannot say.
 pub(super) async fn choose(
     config: &mut ApiConfiguration,
     source: &ConfigSource,
@@ -53,7 +47,6 @@ pub(super) async fn choose(
     Ok(())
 }
 
-/// The one id of `listed`, or the sentence that says how to choose.
 fn one_model(base_url: &str, listed: Result<Vec<String>, String>) -> Result<String, String> {
     match listed {
         Ok(mut ids) if ids.len() == 1 => Ok(ids.remove(0)),

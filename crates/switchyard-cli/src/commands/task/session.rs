@@ -1,5 +1,6 @@
-//! The session of `switchyard task` and `switchyard resume`: the prompt read, the task opened
-//! and started, its turns run, its end recorded with the spend against the caps (SPEC R12.2).
+//! The session of `switchyard task` and `switchyard resume`: the prompt read, the task opened,
+//! its turns run and its end recorded.
+//! Spec: R12.2.
 
 use std::io::IsTerminal;
 use std::path::Path;
@@ -18,8 +19,8 @@ use crate::endpoint::Endpoint;
 use crate::render::Renderer;
 use crate::settings;
 
-/// Runs a new task; returns 0 when it completed, 1 when it failed, 3 when a spend cap stopped
-/// it, 130 when cancelled, 2 for a configuration, input or task-database problem.
+/// Runs a new task: 0 completed, 1 failed, 3 stopped by a spend cap, 130 cancelled, 2 for a
+/// configuration, input or task-database problem.
 pub async fn run(
     config_path: Option<&Path>,
     place: settings::StorePlace<'_>,
@@ -28,7 +29,7 @@ pub async fn run(
     session(config_path, place, args, Start::New).await
 }
 
-/// Runs a new or resumed task (see [`run`] for the exit codes).
+/// Runs a new or resumed task, with the exit codes of `run`.
 pub async fn session(
     config_path: Option<&Path>,
     place: settings::StorePlace<'_>,
@@ -55,8 +56,7 @@ pub async fn session(
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
     let interactive = !options.json && std::io::stdin().is_terminal();
-    // The first message of a resumed task: the prompt, or (without one) what the task has
-    // pending. A new task was created with its prompt.
+    // A new task was created with its prompt; a resumed one may have a next message.
     let first = Some(prompt).filter(|p| matches!(start, Start::Resume(_)) && !p.trim().is_empty());
     let begun = begin(
         &mut task,
@@ -81,9 +81,7 @@ pub async fn session(
     end(&mut task, &hub, store.as_ref(), &mut renderer, status, code).await
 }
 
-/// Records the run's start: refuses a run with nothing to send (unless `asks`: it has a
-/// message, or asks for one) before it is recorded (no `task_started` for a run that does
-/// nothing), then starts the task and records the endpoint it goes to.
+/// Records the run's start; a run with nothing to send is refused before it is recorded.
 async fn begin(
     task: &mut Task,
     renderer: &mut Renderer,
@@ -112,8 +110,7 @@ async fn begin(
     Ok(())
 }
 
-/// The task's id (to resume it with) and, for a resumed task whose last answer was cut off,
-/// what was kept of it.
+/// The task's id and, for a resumed task whose answer was cut off, what was kept of it.
 fn announce(task: &Task, renderer: &mut Renderer) {
     let id = task.id();
     renderer.info(&format!(
@@ -130,8 +127,7 @@ fn announce(task: &Task, renderer: &mut Renderer) {
     }
 }
 
-/// Records the task's end and shows its last line (with the spend against the caps); `code`,
-/// or 141 when stdout's reader went away.
+/// Records the task's end and shows its last line; `code`, or 141 when stdout's reader went.
 async fn end(
     task: &mut Task,
     hub: &McpServerHub,
@@ -141,8 +137,7 @@ async fn end(
     code: ExitCode,
 ) -> ExitCode {
     if renderer.stdout_closed() {
-        // The reader went away (`| head`): the request was cancelled at once; end quietly
-        // with the code of a process that SIGPIPE ended (128 + 13), recording the end.
+        // The reader went away: end quietly with the code of a process SIGPIPE ended.
         let _ = task.finish(status, &mut |_| {}).await;
         hub.shutdown().await;
         return ExitCode::from(141);

@@ -1,8 +1,6 @@
-//! The non-streamed Chat Completions answer (SPEC R14.1): a `chat.completion` object, as
-//! OpenAI's reference defines it — `choices[0].message` with `role`, `content` (`null` when
-//! the answer is only tool calls), `reasoning_content` when there was reasoning (the field
-//! DeepSeek and vLLM use, which Cline and the OpenAI-compatible clients read), `tool_calls`;
-//! `finish_reason`; `usage` when the layer reported it.
+//! The non-streamed Chat Completions answer: a `chat.completion` object, its reasoning in
+//! `reasoning_content`, the field DeepSeek and vLLM use and Cline reads.
+//! Spec: R14.1.
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiStreamChunk, ToolCallAccumulator, Usage};
@@ -10,14 +8,13 @@ use switchyard_api::{ApiStreamChunk, ToolCallAccumulator, Usage};
 use super::super::encode::{ResponseCollector, StopReason};
 use super::wire::{self, Identity};
 
-/// Collects one answer into a `chat.completion` object (see the module docs).
+/// Collects one answer into a `chat.completion` object.
 #[derive(Debug)]
 pub(crate) struct Collector {
     identity: Identity,
     text: String,
     reasoning: String,
     calls: ToolCallAccumulator,
-    /// The latest usage reported.
     usage: Option<Usage>,
 }
 
@@ -41,7 +38,7 @@ impl ResponseCollector for Collector {
             ApiStreamChunk::Reasoning { reasoning, .. } => self.reasoning.push_str(reasoning),
             ApiStreamChunk::Usage(usage) => self.usage = Some(usage.clone()),
             ApiStreamChunk::ToolCalls { .. } => self.calls.push_chunk(chunk),
-            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason.
             ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }

@@ -1,8 +1,6 @@
-//! One Chat Completions message's `content` (SPEC R14.1): a string, or an array of parts —
-//! `text`, `image_url` (user messages; a `data:` URL becomes a base64 image, a remote URL
-//! cannot be carried and is dropped as `image_url`) and `refusal` (assistant messages). Parts
-//! of other types (`input_audio`, `file`) are dropped under their type name. Empty text is
-//! left out: Anthropic rejects empty text blocks (NousResearch/hermes-agent#11906).
+//! One Chat Completions message's `content`: a string, or an array of text, image and refusal
+//! parts. Parts that cannot be carried are dropped under their type name.
+//! Spec: R14.1.
 
 use serde_json::Value;
 use switchyard_api::ContentBlock;
@@ -13,7 +11,7 @@ use super::super::fields::{
 };
 use super::super::request::IngressError;
 
-/// Which parts a role's content may hold (OpenAI's message types).
+/// Which parts a role's content may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Parts {
     /// `user`: text and images.
@@ -24,8 +22,8 @@ pub(super) enum Parts {
     Text,
 }
 
-/// The blocks of `content` (absent or `null`: none) at `path`, for a message whose parts are
-/// `allowed`; parts that cannot be carried are named in `dropped`.
+/// The blocks of `content` at `path` for a message whose parts are `allowed`; absent or
+/// `null` is none.
 pub(super) fn blocks(
     content: Option<&Value>,
     path: &str,
@@ -51,7 +49,7 @@ pub(super) fn blocks(
     Ok(out)
 }
 
-/// The text of `content` (text parts joined by a newline), for roles that hold text only.
+/// The text of `content`, its text parts joined by a newline, for roles that hold text only.
 pub(super) fn text(
     content: Option<&Value>,
     path: &str,
@@ -68,6 +66,8 @@ pub(super) fn text(
     Ok(texts.join("\n"))
 }
 
+/// Appends `text` as a text block unless it is empty: Anthropic rejects empty text blocks
+/// (NousResearch/hermes-agent#11906).
 fn push_text(out: &mut Vec<ContentBlock>, text: &str) {
     if !text.is_empty() {
         out.push(ContentBlock::Text {
@@ -76,7 +76,7 @@ fn push_text(out: &mut Vec<ContentBlock>, text: &str) {
     }
 }
 
-/// One part: a block, or `None` when it cannot be carried (named in `dropped`).
+/// One part, or `None` when it cannot be carried.
 fn one_part(
     part: &Value,
     path: &str,
@@ -111,8 +111,8 @@ fn one_part(
     }
 }
 
-/// An `image_url` part's image (`{"url": …, "detail": …}`, or the URL alone as some clients
-/// send it): a base64 `data:` URL becomes an image block; any other URL is dropped.
+/// An `image_url` part's image, given as `{"url", "detail"}` or as the URL alone as some
+/// clients send it. A base64 `data:` URL becomes an image block; any other URL is dropped.
 fn image(
     value: Option<&Value>,
     path: &str,

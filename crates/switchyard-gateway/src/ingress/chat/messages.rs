@@ -1,10 +1,7 @@
-//! A Chat Completions body's `messages[]` → Switchyard's Anthropic-shaped conversation
-//! (SPEC R14.1). `system` and `developer` messages become the system prompt (joined by blank
-//! lines, wherever they stand); `user` messages keep their text and images; `assistant`
-//! messages their `reasoning_content` (a thinking block), text and `tool_calls` (tool-use
-//! blocks with the arguments parsed); `tool` messages become tool results in a user message,
-//! consecutive ones (and a user message right after them) merged into one, as Anthropic's
-//! shape requires every result of a turn in the user message after the calls.
+//! A Chat Completions body's `messages[]` read into Switchyard's Anthropic-shaped
+//! conversation. `tool` messages become tool results in one user message, since that shape
+//! needs every result of a turn in the user message after the calls.
+//! Spec: R14.1.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
@@ -16,10 +13,10 @@ use super::super::fields::{
 use super::super::request::IngressError;
 use super::content::{self, Parts};
 
-/// The system prompt and conversation `messages` (at `messages`) hold.
+/// The system prompt and conversation the `messages` hold.
 #[derive(Debug, Default)]
 pub(super) struct Conversation {
-    /// `system` and `developer` texts, joined by blank lines.
+    /// `system` and `developer` texts wherever they stand, joined by blank lines.
     pub(super) system_prompt: String,
     /// Everything else, oldest first.
     pub(super) messages: Vec<Message>,
@@ -49,8 +46,8 @@ pub(super) fn conversation(
                     out.system_prompt.push_str(&text);
                 }
             }
-            // A message with nothing to send leaves the tool turn open: the results around it
-            // are one turn, as they are when the body is sent on (found by fuzzing, issue 27).
+            // A message with nothing to send leaves the tool turn open: the results around it are one
+            // turn, as they are when the body is sent on.
             "user" => {
                 let blocks = content::blocks(content, &content_path, Parts::User, dropped)?;
                 if push(&mut out.messages, Role::User, blocks, tool_turn) {
@@ -93,8 +90,7 @@ pub(super) fn conversation(
 }
 
 /// Appends a message of `role` holding `blocks`, or adds them to the last message when
-/// `merge`; false when `blocks` is empty (nothing is appended: an empty message cannot be
-/// sent).
+/// `merge`. False when `blocks` is empty: an empty message cannot be sent.
 fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merge: bool) -> bool {
     if blocks.is_empty() {
         return false;
@@ -109,9 +105,9 @@ fn push(messages: &mut Vec<Message>, role: Role, blocks: Vec<ContentBlock>, merg
     true
 }
 
-/// An assistant message's blocks: thinking (`reasoning_content`, or `reasoning` as OpenRouter
-/// and vLLM spell it), then text, then one tool use per `tool_calls` entry. A legacy
-/// `function_call` (no id to answer it by) is dropped.
+/// An assistant message's blocks: thinking, also spelt `reasoning` by OpenRouter and vLLM,
+/// then text, then one tool use per `tool_calls` entry. A legacy `function_call` has no id to
+/// answer it by, and is dropped.
 fn assistant(
     obj: &Object,
     path: &str,
@@ -149,11 +145,9 @@ fn assistant(
     Ok(blocks)
 }
 
-/// One `tool_calls` entry (`{id, type: "function", function: {name, arguments}}`) → a tool
-/// use. `arguments` is the JSON object as a string (OpenAI's shape), or the object itself as
-/// some clients send it; empty means `{}`. Gemini's thought signature
-/// (`extra_content.google.thought_signature`, as its OpenAI-compatible endpoint sends it and
-/// this gateway echoes it) is kept with the call.
+/// One `tool_calls` entry as a tool use. `arguments` is the JSON object as a string, or the
+/// object itself as some clients send it; empty means `{}`. Gemini's thought signature, as
+/// its OpenAI-compatible endpoint sends it, is kept with the call.
 fn tool_use(call: &Value, path: &str) -> Result<ContentBlock, IngressError> {
     let obj = as_object(call, path)?;
     let id = req_str(obj, "id", path)?;

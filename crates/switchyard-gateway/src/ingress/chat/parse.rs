@@ -1,11 +1,7 @@
-//! A Chat Completions request body → one [`GatewayRequest`] (SPEC R14.1, R14.2, R14.5): the
-//! top-level parameters, from OpenAI's reference (`POST /v1/chat/completions`). Malformed
-//! fields are a 400 naming the field; unknown fields are ignored; fields the gateway reads but
-//! cannot carry, and that change the answer when left out (`n` above 1, `logprobs`, a
-//! `response_format` other than text, `seed`, penalties, `logit_bias`,
-//! `parallel_tool_calls: false`, audio, web search, a tool of a type other than function),
-//! are named in `dropped`. Harmless ones (`user`, `metadata`, `store`, `service_tier`,
-//! `prompt_cache_key`, `prediction`) are ignored.
+//! A Chat Completions request body read into one [`GatewayRequest`]. Unknown fields are
+//! ignored, and so are harmless ones; fields the gateway cannot carry and that change the
+//! answer when left out are named in `dropped`.
+//! Spec: R14.1, R14.2, R14.5.
 
 use serde_json::{Value, json};
 use switchyard_api::{ContentBlock, ReasoningEffort, RequestOverrides, ToolChoice, ToolSpec};
@@ -18,7 +14,7 @@ use super::super::openai;
 use super::super::request::{GatewayRequest, IngressError};
 use super::messages;
 
-/// Parses a Chat Completions request body (see the module docs).
+/// Parses a Chat Completions request body.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| IngressError::new("body", format!("is not valid JSON ({e}).")))?;
@@ -29,10 +25,9 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         .ok_or_else(|| IngressError::new("messages", "must hold at least one message."))?;
     let mut dropped = Vec::new();
     let conversation = messages::conversation(messages, &mut dropped)?;
-    // Messages whose content is all empty leave nothing to send; a provider would answer 400
-    // (found by fuzzing, issue 27). So do blank text (an assistant's is sent as "") and
-    // reasoning alone: a Chat message's reasoning is unsigned thinking, never a turn of its own
-    // (most bodies leave it out; DeepSeek's carries it beside an assistant message's content).
+    // Messages whose content is all empty leave nothing to send, and a provider would answer
+    // 400. So do blank text, since an assistant's is sent as "", and reasoning alone: a Chat
+    // message's reasoning is unsigned thinking, never a turn of its own.
     let sendable = (conversation.messages.iter().flat_map(|m| &m.content)).any(|b| match b {
         ContentBlock::Text { text } => !text.trim().is_empty(),
         ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => false,
@@ -74,9 +69,8 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
 /// Whether a parameter's value changes the answer when the parameter is left out.
 type ChangesMeaning = fn(&Value) -> bool;
 
-/// Parameters Switchyard's layer cannot carry, each with the test of whether the value the
-/// client sent changes the answer (OpenAI's defaults do not: `n: 1`, `logprobs: false`,
-/// `response_format: {"type": "text"}`, zero penalties, `parallel_tool_calls: true`).
+/// Parameters Switchyard's layer cannot carry, each with the test of whether the client's
+/// value changes the answer. OpenAI's defaults do not.
 const CHANGE_MEANING: &[(&str, ChangesMeaning)] = &[
     ("n", |v| v.as_u64() != Some(1)),
     ("logprobs", |v| v.as_bool() != Some(false)),
@@ -102,9 +96,8 @@ const CHANGE_MEANING: &[(&str, ChangesMeaning)] = &[
     ("verbosity", |_| true),
 ];
 
-/// `tools[]`: function tools become [`ToolSpec`]s (no `parameters`: an empty object schema);
-/// tools of other types (`custom`, hosted tools) are dropped as `tools[i].type=KIND`, and a
-/// function's `strict: true` (schema-constrained arguments) as `strict`.
+/// `tools[]`: function tools become [`ToolSpec`]s. Tools of other types are dropped as
+/// `tools[i].type=KIND`, and a function's `strict: true` as `strict`.
 fn tools(obj: &Object, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
     let mut out = Vec::new();
     for (i, tool) in opt_array(obj, "tools", "")?
@@ -194,9 +187,8 @@ fn stop(obj: &Object) -> Result<Vec<String>, IngressError> {
         .collect())
 }
 
-/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{"type": "function", "function":
-/// {"name"}}`. `allowed_tools` and custom-tool choices cannot be carried (dropped as
-/// `tool_choice`).
+/// `tool_choice`: a mode or a function by name. `allowed_tools` and custom-tool choices
+/// cannot be carried and are dropped as `tool_choice`.
 fn tool_choice(
     obj: &Object,
     dropped: &mut Vec<String>,
@@ -224,10 +216,8 @@ fn tool_choice(
     Ok(Some(choice))
 }
 
-/// `reasoning_effort` (OpenAI; `minimal` is carried as `low`, the nearest effort Switchyard
-/// knows), else OpenRouter's `reasoning: {effort, max_tokens}`; a `thinking: {type, budget_tokens}`
-/// object as LiteLLM accepts it on Chat Completions for Claude models sets the budget
-/// (`disabled`: 0).
+/// `reasoning_effort`, `minimal` carried as `low`, else OpenRouter's `reasoning`; a
+/// `thinking` object, as LiteLLM accepts it for Claude models, sets the budget.
 fn reasoning(obj: &Object) -> Result<(Option<ReasoningEffort>, Option<u64>), IngressError> {
     let openrouter = opt_object(obj, "reasoning", "")?;
     let effort = match opt_str(obj, "reasoning_effort", "")? {

@@ -1,17 +1,6 @@
-//! The Chat Completions stream (SPEC R14.1, R14.4): server-sent events `data: {json}\n\n`,
-//! each a `chat.completion.chunk` (`id`, `object`, `created`, `model`, `choices: [{index: 0,
-//! delta, logprobs: null, finish_reason: null}]`), as OpenAI sends them and the SDKs
-//! accumulate them:
-//!
-//! 1. before the first content, `delta: {role: "assistant", content: ""}`;
-//! 2. text as `delta.content`, reasoning as `delta.reasoning_content`, tool calls as
-//!    `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` — `id`,
-//!    `type` and `name` on a call's first fragment only, `index` fixed per call id in order of
-//!    first appearance, the later fragments `{index, function: {arguments}}`;
-//! 3. at the end, an empty delta with `finish_reason` (`stop`, `tool_calls`, `length`: Cline
-//!    waits for one), then with `stream_options.include_usage` a chunk with `choices: []` and
-//!    the latest usage, then `data: [DONE]`;
-//! 4. a failure instead: `data: {"error": {…}}` and no `[DONE]`, never a clean end.
+//! The Chat Completions stream, as OpenAI sends it and the SDKs accumulate it. A failure is
+//! an error event and no `[DONE]`, never a clean end.
+//! Spec: R14.1, R14.4.
 
 use std::collections::HashMap;
 
@@ -22,29 +11,24 @@ use super::super::encode::{StopReason, StreamEncoder};
 use super::error::error_body;
 use super::wire::{self, Identity};
 
-/// Encodes one answer as a Chat Completions stream (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Encoder {
     identity: Identity,
-    /// Whether the end carries a usage chunk (`stream_options.include_usage`).
     include_usage: bool,
-    /// Whether the `role` delta went out.
     opened: bool,
-    /// Each call id's `index`.
+    /// Each call id's `index`, fixed in order of first appearance.
     index_of: HashMap<String, usize>,
     /// Per call, in `index` order: whether any arguments went out.
     has_arguments: Vec<bool>,
-    /// The latest usage the layer reported (it may report more than once, or before the
-    /// content ends); sent at the end.
+    /// The latest usage, sent at the end: the layer may report it more than once.
     usage: Option<Usage>,
-    /// Whether the stream ended (`[DONE]` or an error): nothing more is written.
+    /// Whether the stream ended: nothing more is written.
     ended: bool,
-    /// Whether the identity is a forwarded provider chunk's ([`StreamEncoder::adopt`]).
+    /// Whether the identity is a forwarded provider chunk's.
     adopted: bool,
 }
 
 impl Encoder {
-    /// The encoder of an answer of `model` to request `id`, without a usage chunk.
     pub(crate) fn new(model: &str, id: &str) -> Self {
         Self {
             identity: Identity::new(model, id),
@@ -58,14 +42,12 @@ impl Encoder {
         }
     }
 
-    /// With `on`, the stream ends with a usage chunk (`stream_options.include_usage`,
-    /// [`GatewayRequest::include_usage`](super::super::request::GatewayRequest)).
+    /// With `on`, the stream ends with a usage chunk, as `stream_options.include_usage` asks.
     pub(crate) fn include_usage(mut self, on: bool) -> Self {
         self.include_usage = on;
         self
     }
 
-    /// Appends one `chat.completion.chunk` event with `choices` (and `usage`, when given).
     fn event(&self, choices: Value, usage: Option<Value>, out: &mut Vec<u8>) {
         let mut chunk = self.identity.object("chat.completion.chunk");
         chunk.insert("choices".into(), choices);
@@ -75,7 +57,6 @@ impl Encoder {
         data(&Value::Object(chunk), out);
     }
 
-    /// Appends a chunk whose one choice carries `delta` and `finish_reason`.
     fn delta(&mut self, delta: Value, finish_reason: Option<&str>, out: &mut Vec<u8>) {
         if !self.opened {
             self.opened = true;
@@ -85,8 +66,8 @@ impl Encoder {
         self.event(choice(delta, finish_reason), None, out);
     }
 
-    /// One fragment of tool call `id`: the opening (index, id, type, name and these
-    /// arguments) the first time the id is seen, else its arguments alone (none: nothing).
+    /// One fragment of tool call `id`: the opening the first time the id is seen, else its
+    /// arguments alone.
     fn tool_fragment(
         &mut self,
         id: &str,
@@ -117,11 +98,9 @@ impl Encoder {
 }
 
 impl StreamEncoder for Encoder {
-    /// Nothing: Chat Completions has no events before the first chunk.
     fn start(&mut self, _out: &mut Vec<u8>) {}
 
-    /// The first forwarded chunk's identity: a continuation's chunks carry the same `id`
-    /// (one completion, as the client assembles it).
+    /// The first forwarded chunk's identity: a continuation's chunks carry the same `id`.
     fn adopt(&mut self, event: &[u8]) {
         if self.adopted {
             return;
@@ -158,16 +137,15 @@ impl StreamEncoder for Encoder {
                 signature,
                 ..
             } => self.tool_fragment(id, name, arguments_delta, signature.as_deref(), out),
-            // Empty text; a thinking signature or redacted thinking: Chat has no place for
-            // them (the SDKs know no such delta field).
+            // Empty text, a thinking signature or redacted thinking: no delta field holds them.
             ApiStreamChunk::Text { .. } | ApiStreamChunk::Reasoning { .. } => {}
-            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason.
             ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 
-    /// The end: calls that got no arguments get `{}` (an empty string is not the JSON
-    /// object the client parses), the finish chunk, the usage chunk, `[DONE]`.
+    /// The end: calls that got no arguments get `{}`, since an empty string is not the JSON
+    /// object the client parses; then the finish chunk, the usage chunk and `[DONE]`.
     fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {
         if self.ended {
             return;
@@ -198,13 +176,12 @@ impl StreamEncoder for Encoder {
     }
 }
 
-/// `[{index: 0, delta, logprobs: null, finish_reason}]`: `finish_reason` is present (null)
-/// on every chunk, as OpenAI sends it (vllm-project/vllm#19662).
+/// One choice. `finish_reason` is on every chunk, null until the end, as OpenAI sends it
+/// (vllm-project/vllm#19662).
 fn choice(delta: Value, finish_reason: Option<&str>) -> Value {
     json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}])
 }
 
-/// Appends `data: {json}\n\n`.
 fn data(value: &Value, out: &mut Vec<u8>) {
     out.extend_from_slice(b"data: ");
     out.extend_from_slice(value.to_string().as_bytes());

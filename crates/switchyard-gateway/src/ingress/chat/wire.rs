@@ -1,6 +1,6 @@
-//! What a streamed and a whole Chat Completions answer share (SPEC R14.1): the identity every
-//! object carries (`id`, `created`, `model`), `finish_reason`, `usage` and the shape of a
-//! tool call, as OpenAI's reference and the official SDKs define them.
+//! What a streamed and a whole Chat Completions answer share: the identity every object
+//! carries, `finish_reason`, `usage` and the shape of a tool call.
+//! Spec: R14.1, R14.2.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,20 +9,17 @@ use switchyard_api::Usage;
 
 use super::super::encode::StopReason;
 
-/// The `id`, `created` and `model` of one answer's objects.
 #[derive(Debug, Clone)]
 pub(super) struct Identity {
-    /// `chatcmpl-` and the gateway's request id (kept as is when it already starts so).
+    /// `chatcmpl-` and the gateway's request id.
     id: String,
-    /// Unix time in seconds when the answer started.
     created: u64,
     /// The model the client asked for, echoed back.
     model: String,
 }
 
 impl Identity {
-    /// Takes the `id`, `created` and `model` of a provider's own chunk (SPEC R14.2), so the
-    /// chunks that continue its answer belong to the same completion.
+    /// Takes a provider chunk's identity, so a continuation belongs to the same completion.
     pub(super) fn adopt(&mut self, chunk: &serde_json::Value) {
         if let Some(id) = chunk.get("id").and_then(serde_json::Value::as_str) {
             self.id = id.to_owned();
@@ -35,7 +32,6 @@ impl Identity {
         }
     }
 
-    /// The identity of the answer to request `id` for `model`, created now.
     pub(super) fn new(model: &str, id: &str) -> Self {
         let id = if id.starts_with("chatcmpl-") {
             id.to_owned()
@@ -52,7 +48,6 @@ impl Identity {
         }
     }
 
-    /// `{"id", "object": object, "created", "model"}`, for the caller to complete.
     pub(super) fn object(&self, object: &str) -> Map<String, Value> {
         let mut map = Map::new();
         map.insert("id".into(), json!(self.id));
@@ -63,9 +58,8 @@ impl Identity {
     }
 }
 
-/// `finish_reason` for `stop`: `stop`, `tool_calls` or `length`. An answer that called tools
-/// ends in `tool_calls` even when the layer reports a plain end: clients that see `stop` after
-/// tool calls drop the calls (RayBytes/ChatMock#114).
+/// `finish_reason` for `stop`: `tool_calls` whenever tools were called, since clients that
+/// see `stop` after tool calls drop the calls (RayBytes/ChatMock#114).
 pub(super) fn finish_reason(stop: StopReason, called_tools: bool) -> &'static str {
     match stop {
         StopReason::MaxTokens => "length",
@@ -75,12 +69,8 @@ pub(super) fn finish_reason(stop: StopReason, called_tools: bool) -> &'static st
     }
 }
 
-/// OpenAI's `usage` for `usage`, in tokens: `prompt_tokens` is all the input (Switchyard's
-/// non-cached input plus cache reads and writes), `prompt_tokens_details.cached_tokens` the
-/// cache reads, `prompt_tokens_details.cache_write_tokens` the cache writes when the provider
-/// reported them (a field openai-python 3.x reads), `completion_tokens` the output (reasoning
-/// included, as OpenAI counts it) and `completion_tokens_details.reasoning_tokens` the
-/// reasoning.
+/// OpenAI's `usage`, counted as OpenAI counts it. Cache writes go in
+/// `prompt_tokens_details.cache_write_tokens`, which openai-python 3.x reads.
 pub(super) fn usage(usage: &Usage) -> Value {
     let cached = usage.cache_read_tokens.unwrap_or(0);
     let prompt = usage
@@ -100,10 +90,8 @@ pub(super) fn usage(usage: &Usage) -> Value {
     })
 }
 
-/// A tool call's opening: `{"id", "type": "function", "function": {"name", "arguments"}}`,
-/// with Gemini's thought signature as its OpenAI-compatible endpoint carries it
-/// (`extra_content.google.thought_signature`) so that a client that keeps the call sends it
-/// back. The stream adds `index` in front.
+/// A tool call's opening, with Gemini's thought signature where its OpenAI-compatible
+/// endpoint carries it, so a client that keeps the call sends it back.
 pub(super) fn tool_call(id: &str, name: &str, arguments: &str, signature: Option<&str>) -> Value {
     let mut call = json!({
         "id": id,

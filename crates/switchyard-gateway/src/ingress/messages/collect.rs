@@ -1,7 +1,6 @@
-//! Switchyard's chunks → Anthropic's non-streamed message object (SPEC R14.1): `{id, type:
-//! "message", role, model, content, stop_reason, stop_sequence, usage}`, with text,
-//! thinking (and its signature), redacted_thinking and tool_use blocks in the order they
-//! began (Anthropic's "Create a Message" response).
+//! Switchyard's chunks as Anthropic's non-streamed message object, its blocks in the order
+//! they began.
+//! Spec: R14.1.
 
 use std::collections::HashMap;
 
@@ -26,20 +25,20 @@ enum Block {
     },
 }
 
-/// The collector of one non-streamed Anthropic answer. Text continues the last block when
-/// that is text; thinking continues an unsigned thinking block (a signature ends it); tool
-/// fragments join per call id, wherever the call began.
+/// The collector of one non-streamed Anthropic answer. Text continues the last block when it
+/// is text, thinking an unsigned thinking block, since a signature ends it; tool fragments
+/// join per call id, wherever the call began.
 pub(crate) struct Collector {
     model: String,
     id: String,
     blocks: Vec<Block>,
-    /// Call id → its block's position.
+    /// Each call id's block position.
     tools: HashMap<String, usize>,
     usage: Usage,
 }
 
 impl Collector {
-    /// The collector of an answer of `model` for request `id` (message id `msg_` + `id`).
+    /// The collector of an answer of `model` for request `id`.
     pub(crate) fn new(model: &str, id: &str) -> Self {
         Self {
             model: model.to_owned(),
@@ -50,8 +49,8 @@ impl Collector {
         }
     }
 
-    /// Thinking text and a signature: they continue the last block when it is unsigned
-    /// thinking, else start one.
+    /// Thinking text and a signature: they continue the last block when it is unsigned thinking,
+    /// else start one.
     fn thinking(&mut self, text: &str, sig: &str) {
         match self.blocks.last_mut() {
             Some(Block::Thinking {
@@ -96,9 +95,9 @@ impl Collector {
     }
 }
 
-/// A tool call's `input`: its arguments parsed (`{}` when there are none). Arguments that
-/// are not JSON are kept as a string, so the client sees what the model sent rather than
-/// an input made up.
+/// A tool call's `input`: its arguments parsed, `{}` when there are none. Arguments that are
+/// not JSON are kept as a string, so the client sees what the model sent rather than an input
+/// made up.
 fn tool_input(args: &str) -> Value {
     if args.trim().is_empty() {
         return json!({});
@@ -145,7 +144,7 @@ impl ResponseCollector for Collector {
                 ..
             } => self.tool(id, name, arguments_delta),
             ApiStreamChunk::Usage(usage) => self.usage = usage.clone(),
-            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason.
             ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }

@@ -1,8 +1,7 @@
-//! Anthropic `messages[]` and their content blocks → Switchyard's [`Message`]s (SPEC R14.1):
-//! text, image (base64), tool_use, tool_result, thinking (with its signature) and
-//! redacted_thinking; a `role: "system"` message (Claude Code sends one) goes to the system
-//! prompt. What cannot be carried (an image by URL, `cache_control`, documents, server-tool
-//! blocks) is named in `dropped`.
+//! Anthropic `messages[]` and their content blocks read into Switchyard's [`Message`]s. A
+//! `role: "system"` message, which Claude Code sends, goes to the system prompt; what cannot
+//! be carried is named in `dropped`.
+//! Spec: R14.1.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role, message::ImageSource};
@@ -11,7 +10,7 @@ use super::super::fields::{Object, get, note_dropped, str_at};
 use super::super::request::IngressError;
 
 /// The conversation of a request: its messages, and the text of its `role: "system"`
-/// messages in order (appended to the system prompt).
+/// messages, which go after the system prompt.
 pub(super) struct ParsedMessages {
     /// The `user` and `assistant` messages, oldest first.
     pub(super) messages: Vec<Message>,
@@ -19,8 +18,7 @@ pub(super) struct ParsedMessages {
     pub(super) system: Vec<String>,
 }
 
-/// Reads `messages` (as [`get`] reads it: `null` is absent): required, an array of
-/// `{role, content}`.
+/// Reads the required `messages`, an array of `{role, content}`.
 pub(super) fn parse_messages(
     messages: Option<&Value>,
     dropped: &mut Vec<String>,
@@ -61,10 +59,9 @@ pub(super) fn parse_messages(
             }
         };
         let content = parse_content(get(m, "content"), &format!("{path}.content"), dropped)?;
-        // A message left with no block (an empty array, or only blocks of unknown types) would
-        // be dropped on the way to the provider, changing the conversation (a tool_use left
-        // without its result); only a final assistant message (a prefill) may be empty (found
-        // by fuzzing, issue 27).
+        // A message left with no block would be dropped on the way to the provider, changing the
+        // conversation: a tool_use would be left without its result. Only a final assistant
+        // message, a prefill, may be empty.
         if content.is_empty() && !(role == Role::Assistant && i + 1 == items.len()) {
             return Err(IngressError::new(
                 format!("{path}.content"),
@@ -76,9 +73,9 @@ pub(super) fn parse_messages(
     Ok(out)
 }
 
-/// The text of a `system` value (or a `role: "system"` message's content): a string, or
-/// text blocks joined by blank lines. `cache_control` on a block cannot be carried by
-/// Switchyard's system prompt (a string) and is named in `dropped`.
+/// The text of a `system` value or of a `role: "system"` message's content: a string, or
+/// text blocks joined by blank lines. Switchyard's system prompt is a string, so a block's
+/// `cache_control` is named in `dropped`.
 pub(super) fn text_of(
     value: &Value,
     path: &str,
@@ -125,8 +122,7 @@ fn note_cache_control(block: &Object, dropped: &mut Vec<String>) {
     }
 }
 
-/// A message's `content` (as [`get`] reads it): a string (one text block) or an array of
-/// blocks.
+/// A message's `content`: a string, which is one text block, or an array of blocks.
 fn parse_content(
     content: Option<&Value>,
     path: &str,
@@ -155,7 +151,7 @@ fn parse_content(
     }
 }
 
-/// One content block, or `None` for a block that cannot be carried (named in `dropped`).
+/// One content block, or `None` for a block that cannot be carried, named in `dropped`.
 fn parse_block(
     b: &Object,
     at: &str,
@@ -193,8 +189,8 @@ fn parse_block(
         "redacted_thinking" => ContentBlock::RedactedThinking {
             data: str_at(b, at, "data")?.to_owned(),
         },
-        // document, search_result, server_tool_use, web_search_tool_result, container_upload,
-        // …: kinds Switchyard's messages do not hold.
+        // Documents, search results, server tools and the like: kinds Switchyard's messages do
+        // not hold.
         other => {
             note_dropped(dropped, other);
             return Ok(None);
@@ -203,9 +199,8 @@ fn parse_block(
     Ok(Some(block))
 }
 
-/// An `image` block: a base64 source becomes an image; a `url` or `file` source cannot be
-/// carried (Switchyard's images are inline data) and is named `image.source.url` /
-/// `image.source.file`.
+/// An `image` block. Switchyard's images are inline data, so a `url` or `file` source is
+/// named in `dropped`.
 fn parse_image(
     b: &Object,
     at: &str,
@@ -233,8 +228,8 @@ fn parse_image(
     }
 }
 
-/// A `tool_result` block: `content` a string or blocks whose text is joined by newlines
-/// (an image inside a result cannot be carried: Switchyard's results are text); `is_error`.
+/// A `tool_result` block: `content` is a string or blocks whose text is joined by newlines.
+/// Switchyard's results are text, so an image inside one cannot be carried.
 fn parse_tool_result(
     b: &Object,
     at: &str,

@@ -1,7 +1,6 @@
-//! An Anthropic Messages request body → [`GatewayRequest`] (SPEC R14.1, R14.2): the
-//! top-level fields of Anthropic's "Create a Message" reference as Claude Code and the SDKs
-//! send them; `messages[]` is read by `content.rs`. A parameter that cannot be carried is
-//! named in [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming it.
+//! An Anthropic Messages request body, as Claude Code and the SDKs send it, read into a
+//! [`GatewayRequest`]; `messages[]` is read by `content.rs`.
+//! Spec: R14.1, R14.2.
 
 use serde_json::Value;
 use switchyard_api::{ReasoningEffort, ToolChoice, ToolSpec};
@@ -10,22 +9,16 @@ use super::super::fields::{Object, get, note_dropped, str_at, typed};
 use super::super::request::{GatewayRequest, IngressError};
 use super::content::{parse_messages, text_of};
 
-/// Parses an Anthropic Messages request body. `max_tokens` is required (as Anthropic
-/// requires it); unknown fields are ignored; `top_k`, `cache_control`, server tools,
-/// `context_management`, `mcp_servers`, `container`, `service_tier`, `speed` and
-/// `inference_geo` are read and named in `dropped`.
+/// Parses an Anthropic Messages request body; `max_tokens` is required, as Anthropic does.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     parse(body, true)
 }
 
-/// Parses a `POST /v1/messages/count_tokens` body (SPEC R14.1): a Messages request whose
-/// `max_tokens` may be left out (Anthropic's count_tokens takes none), read otherwise exactly
-/// as [`parse_request`] reads it.
+/// Parses a `count_tokens` body, which Anthropic takes without `max_tokens`.
 pub(crate) fn parse_count_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     parse(body, false)
 }
 
-/// [`parse_request`], `max_tokens` required when `needs_max_tokens`.
 fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| IngressError::new("body", format!("the body is not valid JSON ({e}).")))?;
@@ -64,8 +57,8 @@ fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressE
     req.stream = typed(&obj, "stream", Value::as_bool)
         .map_err(|_| IngressError::new("stream", "must be true or false."))?
         .unwrap_or(false);
-    // `speed` (fast mode) and `inference_geo` (where the model runs) are parameters of the
-    // anthropic SDKs (Python 2.14.0, Node 1.14.0); no provider of a route takes them.
+    // `speed` and `inference_geo` are parameters of the Anthropic SDKs that no provider of a
+    // route takes.
     for name in [
         "context_management",
         "mcp_servers",
@@ -81,7 +74,6 @@ fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressE
     Ok(req)
 }
 
-/// Appends `text` to the system prompt, blank-line separated (GatewayRequest's rule).
 fn push_system(prompt: &mut String, text: &str) {
     if text.is_empty() {
         return;
@@ -92,7 +84,6 @@ fn push_system(prompt: &mut String, text: &str) {
     prompt.push_str(text);
 }
 
-/// `max_tokens`: required by Anthropic, a positive integer of tokens.
 fn max_tokens(obj: &Object) -> Result<u64, IngressError> {
     match get(obj, "max_tokens") {
         None => Err(IngressError::new(
@@ -133,9 +124,8 @@ fn parse_sampling(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressE
     Ok(())
 }
 
-/// `tools[]`: custom tools (no `type`, or `type: "custom"`) become [`ToolSpec`]s; server
-/// tools (`web_search_20250305`, `bash_20250124`, `text_editor_…`, …) are named in `dropped`
-/// by their type: Switchyard's providers run function tools only.
+/// `tools[]`: custom tools; server tools are named in `dropped` by their type, since
+/// Switchyard's providers run function tools only.
 fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
     let Value::Array(items) = tools else {
         return Err(IngressError::new("tools", "must be an array of tools."));
@@ -188,8 +178,7 @@ fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>
     Ok(out)
 }
 
-/// `tool_choice`: `{"type": "auto" | "any" | "tool" (with "name") | "none"}`;
-/// `disable_parallel_tool_use: true` cannot be carried.
+/// `tool_choice`; `disable_parallel_tool_use: true` cannot be carried.
 fn parse_tool_choice(
     choice: &Value,
     dropped: &mut Vec<String>,
@@ -217,8 +206,8 @@ fn parse_tool_choice(
     }
 }
 
-/// `thinking`: `enabled` with `budget_tokens` → that budget; `disabled` → `Some(0)`;
-/// `adaptive` (Claude Code) → `None`, the route's default.
+/// `thinking`: `enabled` sets its budget, `disabled` a budget of 0, and Claude Code's
+/// `adaptive` keeps the route's default.
 fn parse_thinking(thinking: &Value) -> Result<Option<u64>, IngressError> {
     let Value::Object(t) = thinking else {
         return Err(IngressError::new(
@@ -243,9 +232,8 @@ fn parse_thinking(thinking: &Value) -> Result<Option<u64>, IngressError> {
     }
 }
 
-/// `output_config` (Anthropic's effort parameter, sent by Claude Code with the `effort`
-/// beta): `effort` low/medium/high/max → the reasoning effort (`max` as `xhigh`); a
-/// `format` (structured output) cannot be carried.
+/// `output_config`, which Claude Code sends with the `effort` beta: its `effort` is the
+/// reasoning effort, `max` read as `xhigh`; a `format` cannot be carried.
 fn parse_output_config(config: &Value, req: &mut GatewayRequest) -> Result<(), IngressError> {
     let Value::Object(c) = config else {
         return Err(IngressError::new("output_config", "must be an object."));

@@ -1,10 +1,7 @@
-//! Switchyard's chunks → Anthropic's server-sent events (SPEC R14.1, R14.4), as Anthropic's
-//! "Streaming Messages" reference defines them and Claude Code and the SDKs read them: every
-//! event an `event: NAME` line (Claude Code silently re-sends with `stream: false` without
-//! them) then `data: {json}` whose `type` is NAME; `message_start`, `ping`, content blocks in
-//! order with consecutive indices, each opened by `content_block_start` and closed by
-//! `content_block_stop` before the next opens, `message_delta` (stop reason, final usage),
-//! `message_stop`; a failure is `event: error` and no `message_stop`.
+//! Switchyard's chunks as Anthropic's server-sent events, as Claude Code and the SDKs read
+//! them: each event has an `event:` line, blocks have consecutive indices and never overlap,
+//! and a failure is `event: error` with no `message_stop`.
+//! Spec: R14.1, R14.4.
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ApiStreamChunk, ErrorKind, Usage};
@@ -22,50 +19,41 @@ struct Call {
 }
 
 impl Call {
-    /// The arguments are one whole JSON value (a call with none yet is not complete: its
-    /// arguments may still come, interleaved with another call's).
+    /// The arguments are one whole JSON value; until then they may still come, interleaved.
     fn is_complete(&self) -> bool {
         is_whole_json(&self.args)
     }
 }
 
-/// The content block open on the wire.
 enum Open {
     Text,
-    /// A thinking block; `signed` once its `signature_delta` went out (more thinking then
-    /// starts a new block: a signature closes the thinking it signs).
+    /// A thinking block; `signed` once its signature went out, which closes the thinking.
     Thinking {
         signed: bool,
     },
     Tool(Call),
 }
 
-/// The Anthropic stream encoder of one answer (see the module docs).
-///
-/// Tool calls: a new call id starts a new `tool_use` block whose `input_json_delta`s stream
-/// as they arrive. A call whose fragments arrive while the open call's arguments are still
-/// incomplete (interleaved calls) is held and sent whole, in order, when the open one
-/// closes: Anthropic's blocks cannot interleave. A call is never sent twice: a repeat of a
-/// closed call's whole arguments is ignored (bifrost#5128 sent every call twice).
+/// The Anthropic stream encoder of one answer. A call whose fragments arrive while the open
+/// call is incomplete is held and sent whole after it: Anthropic's blocks cannot interleave.
+/// A repeat of a closed call's whole arguments is ignored: bifrost#5128 sent calls twice.
 pub(crate) struct Encoder {
     model: String,
     id: String,
     started: bool,
     done: bool,
-    /// The index the next block gets; the open block's is one less.
+    /// The index the next block gets.
     next_index: u64,
     open: Option<Open>,
     /// Calls held while an earlier call is open and incomplete.
     held: Vec<Call>,
-    /// Calls whose block is closed (their arguments kept to recognise a repeat).
+    /// Calls whose block is closed, kept to recognise a repeat.
     closed: Vec<Call>,
-    /// The latest usage chunk (providers may send several; each is cumulative).
+    /// The latest usage chunk; each is cumulative.
     usage: Usage,
 }
 
 impl Encoder {
-    /// The encoder of an answer of `model` (echoed as the client asked) for request `id`
-    /// (the message id is `msg_` + `id`).
     pub(crate) fn new(model: &str, id: &str) -> Self {
         Self {
             model: model.to_owned(),
@@ -81,7 +69,6 @@ impl Encoder {
     }
 }
 
-/// Appends one event: `event: NAME`, `data: JSON`, a blank line.
 fn event(out: &mut Vec<u8>, name: &str, data: &Value) {
     out.extend_from_slice(b"event: ");
     out.extend_from_slice(name.as_bytes());
@@ -110,7 +97,6 @@ impl Encoder {
         event(out, "content_block_stop", &data);
     }
 
-    /// A `tool_use` block start, with the call's arguments so far as one delta.
     fn start_tool(&mut self, call: &Call, out: &mut Vec<u8>) {
         let block = json!({"type": "tool_use", "id": call.id, "name": call.name, "input": {}});
         self.block_start(block, out);
@@ -149,7 +135,6 @@ impl Encoder {
         self.delta(json!({"type": "text_delta", "text": text}), out);
     }
 
-    /// Makes an unsigned thinking block the open one.
     fn open_thinking(&mut self, out: &mut Vec<u8>) {
         if !matches!(self.open, Some(Open::Thinking { signed: false })) {
             self.close_open(out);
@@ -159,9 +144,8 @@ impl Encoder {
         }
     }
 
-    /// Reasoning: thinking text as `thinking_delta`; a signature as `signature_delta`
-    /// closing the thinking it signs (a signature alone still gets its block: litellm#38809
-    /// lost signature-only blocks); redacted thinking as a `redacted_thinking` block whole.
+    /// Reasoning: thinking text, a signature closing the thinking it signs, or a whole redacted
+    /// block. A signature alone still gets its block: litellm#38809 lost signature-only blocks.
     fn reasoning(
         &mut self,
         reasoning: &str,
@@ -188,7 +172,6 @@ impl Encoder {
         }
     }
 
-    /// A tool-call fragment (see [`Encoder`] on interleaving and repeats).
     fn tool(&mut self, id: &str, name: &str, delta: &str, out: &mut Vec<u8>) {
         if let Some(Open::Tool(call)) = &mut self.open {
             if call.id == id {
@@ -233,8 +216,8 @@ impl Encoder {
 }
 
 impl StreamEncoder for Encoder {
-    /// `message_start` (the message with empty content and zero usage: the real usage
-    /// follows in `message_delta`) and an initial `ping`, as Anthropic sends them.
+    /// `message_start` with zero usage, the real usage following in `message_delta`, and a
+    /// `ping`, as Anthropic sends them.
     fn start(&mut self, out: &mut Vec<u8>) {
         if self.started {
             return;
@@ -278,14 +261,13 @@ impl StreamEncoder for Encoder {
                 ..
             } => self.tool(id, name, arguments_delta, out),
             ApiStreamChunk::Usage(usage) => self.usage = usage.clone(),
-            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason.
             ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 
-    /// Closes the open block, then `message_delta` with the stop reason and the latest
-    /// usage (input, output, cache read and write: envoyproxy/ai-gateway#2352 lost them
-    /// here) and `message_stop`.
+    /// Closes the open block, then `message_delta` with the stop reason and the latest usage,
+    /// cache counts included, which envoyproxy/ai-gateway#2352 lost, and `message_stop`.
     fn finish(&mut self, stop: StopReason, out: &mut Vec<u8>) {
         if self.done {
             return;
@@ -303,8 +285,7 @@ impl StreamEncoder for Encoder {
         event(out, "message_stop", &json!({"type": "message_stop"}));
     }
 
-    /// `event: error` with Anthropic's error body, and nothing after it (no
-    /// `message_stop`: the answer is not complete, SPEC R14.4).
+    /// `event: error` and nothing after it: the answer is not complete.
     fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {
         if self.done {
             return;

@@ -1,14 +1,13 @@
-//! What Anthropic's stream and whole answer share (SPEC R14.1, R14.5): the message id, the
-//! stop reason, the usage object, and the error body `{"type": "error", "error": {"type",
-//! "message"}}` with its status.
+//! What Anthropic's stream and whole answer share: the message id, the stop reason, the
+//! usage object, and the error and refusal bodies.
+//! Spec: R14.1, R14.5, R14.10.
 
 use serde_json::{Value, json};
 use switchyard_api::{ApiError, ErrorKind, Usage};
 
 use super::super::encode::{StopReason, http_status};
 
-/// The message id Anthropic clients see: `msg_` and the gateway's request id (kept as is
-/// when it already starts with `msg_`).
+/// The message id Anthropic clients see: `msg_` and the gateway's request id.
 pub(super) fn message_id(id: &str) -> String {
     if id.starts_with("msg_") {
         id.to_owned()
@@ -17,7 +16,6 @@ pub(super) fn message_id(id: &str) -> String {
     }
 }
 
-/// Anthropic's `stop_reason` spelling of `stop`.
 pub(super) fn stop_reason(stop: StopReason) -> &'static str {
     match stop {
         StopReason::EndTurn => "end_turn",
@@ -27,8 +25,7 @@ pub(super) fn stop_reason(stop: StopReason) -> &'static str {
 }
 
 /// The stop reason an answer reports: `tool_use` exactly when it holds a tool call, unless
-/// the output limit cut it (agents built on the SDKs loop on `stop_reason == "tool_use"` and
-/// then look for the `tool_use` blocks); `max_tokens` as the caller says.
+/// the output limit cut it, since agents on the SDKs loop on `stop_reason == "tool_use"`.
 pub(super) fn effective_stop(stop: StopReason, has_tool_use: bool) -> StopReason {
     match (stop, has_tool_use) {
         (StopReason::MaxTokens, _) => StopReason::MaxTokens,
@@ -37,20 +34,18 @@ pub(super) fn effective_stop(stop: StopReason, has_tool_use: bool) -> StopReason
     }
 }
 
-/// The arguments are one whole JSON value (none yet is not whole: they may still come).
+/// The arguments are one whole JSON value.
 pub(super) fn is_whole_json(args: &str) -> bool {
     !args.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(args).is_ok()
 }
 
-/// `delta` repeats a call's whole arguments (a provider that sends a finished call again
-/// in one piece; maximhq/bifrost#5128 delivered every call twice): it adds nothing.
+/// `delta` repeats a call's whole arguments: maximhq/bifrost#5128 sent finished calls again.
 pub(super) fn is_repeat(args: &str, delta: &str) -> bool {
     delta.len() == args.len() && delta == args && is_whole_json(args)
 }
 
-/// Anthropic's `usage` object of `usage`, in tokens. `input_tokens` is the non-cached input
-/// already (Switchyard's rule matches Anthropic's); cache counts a provider did not report
-/// are 0, as Anthropic itself sends them (the SDKs and Claude Code add the three inputs).
+/// Anthropic's `usage` object. Cache counts a provider did not report are 0, as Anthropic
+/// sends them, since the SDKs and Claude Code add the three inputs.
 pub(super) fn usage_json(usage: &Usage) -> Value {
     json!({
         "input_tokens": usage.input_tokens,
@@ -60,7 +55,6 @@ pub(super) fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-/// Anthropic's error `type` for a failure of `kind` (Anthropic's "Errors" reference).
 fn error_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Auth => "authentication_error",
@@ -81,8 +75,7 @@ fn error_type(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// Anthropic's error `type` for an HTTP status the gateway chose itself (404 unknown route,
-/// 413 too large), where the kind alone does not say it.
+/// Anthropic's error `type` for a 404 or 413 the gateway chose itself.
 fn error_type_of_status(status: u16, kind: ErrorKind) -> &'static str {
     match status {
         404 => "not_found_error",
@@ -91,9 +84,7 @@ fn error_type_of_status(status: u16, kind: ErrorKind) -> &'static str {
     }
 }
 
-/// The body `{"type": "error", "error": {"type", "message"}}` of `error`, as both the HTTP
-/// error response and the stream's `event: error` carry it. The message is Switchyard's one
-/// sentence (never a key, SPEC R14.10).
+/// The error body, as both the HTTP response and the stream's `event: error` carry it.
 pub(super) fn error_body(error: &ApiError) -> Value {
     let status = error.status.unwrap_or_else(|| http_status(error.kind));
     json!({
@@ -105,9 +96,9 @@ pub(super) fn error_body(error: &ApiError) -> Value {
     })
 }
 
-/// The HTTP status and body of `error` for an Anthropic client (SPEC R14.5): 529 for
-/// `overloaded_error` (Anthropic's own status, which the SDKs retry), else
-/// [`http_status`]; a 404 or 413 the error carries keeps its status and type.
+/// The HTTP status and body of `error` for an Anthropic client: 529 for an overload, as
+/// Anthropic sends it and the SDKs retry it.
+/// Spec: R14.5.
 pub(crate) fn error_response(error: &ApiError) -> (u16, Value) {
     let status = match (error.kind, error.status) {
         (ErrorKind::Overloaded, _) => 529,
@@ -115,4 +106,27 @@ pub(crate) fn error_response(error: &ApiError) -> (u16, Value) {
         (kind, _) => http_status(kind),
     };
     (status, error_body(error))
+}
+
+/// The body of a refusal the gateway makes itself, typed as Anthropic types it.
+pub(super) fn refusal_body(status: u16, message: &str) -> Value {
+    let kind = match status {
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        503 => "api_error",
+        _ => "invalid_request_error",
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
+
+pub(super) fn invalid_request(error: &super::super::request::IngressError) -> (u16, Value) {
+    let body = json!({
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": error.to_string()},
+    });
+    (400, body)
 }

@@ -1,10 +1,7 @@
-//! OpenAI Responses `input` items → Anthropic-shaped messages (SPEC R14.1): `message` items
-//! (an item with a `role` and no `type` is one), `function_call`, `function_call_output`,
-//! `custom_tool_call` (a freeform tool's call, its text as the function form's `input`, see
-//! `parse.rs`), `custom_tool_call_output` and `reasoning` items (`additional_tools` items hold
-//! tools, read with the request's); consecutive items of one role merge into one message (the
-//! Anthropic shape alternates roles); `system`/`developer` messages go to the system prompt.
-//! Other item types (`item_reference`, `local_shell_call`, …) are dropped by type.
+//! OpenAI Responses `input` items read into Anthropic-shaped messages. Consecutive items of
+//! one role merge into one message, since that shape alternates roles; system and developer
+//! messages go to the system prompt.
+//! Spec: R14.1.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
@@ -13,18 +10,14 @@ use crate::ingress::content::data_url;
 use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
 
-/// The type of the input items that declare tools (Codex's "Responses Lite" requests), read
-/// with the request's tools (`parse.rs`).
+/// The type of the input items that declare tools, read with the request's tools.
 pub(super) const ADDITIONAL_TOOLS: &str = "additional_tools";
 
-/// The parameter of a custom tool's function form that holds its raw text input (see
-/// `parse.rs`).
+/// The parameter of a custom tool's function form that holds its raw text input.
 pub(super) const CUSTOM_INPUT: &str = "input";
 
-/// The name a provider is offered for the tool `name` of the `namespace` group (Codex CLI's
-/// `multi_agent_v1`, an MCP server's): `NAMESPACE__NAME`, or `name` as it is when it already
-/// starts with the group's name (`mcp__server__tool` in `mcp__server`), or the two joined
-/// when the group's name ends in `__`.
+/// The name a provider is offered for the tool `name` of the group `namespace`, usually
+/// `NAMESPACE__NAME`; an MCP server's `mcp__server__tool` is kept as it is.
 pub(super) fn qualified(namespace: &str, name: &str) -> String {
     if name == namespace || name.starts_with(&format!("{namespace}__")) {
         name.to_owned()
@@ -35,8 +28,6 @@ pub(super) fn qualified(namespace: &str, name: &str) -> String {
     }
 }
 
-/// The conversation being built from input items: consecutive blocks of one role share a
-/// message (the Anthropic shape alternates roles).
 #[derive(Default)]
 pub(super) struct Input {
     pub(super) messages: Vec<Message>,
@@ -54,8 +45,7 @@ impl Input {
         }
     }
 
-    /// One input item at `field`: a message (system/developer ones go to `system`), a
-    /// function call, its output, or a reasoning item; other item types are dropped.
+    /// One input item at `field`. Item types the gateway cannot carry are dropped by type.
     pub(super) fn item(
         &mut self,
         item: &Value,
@@ -87,7 +77,7 @@ impl Input {
                 self.reasoning(o);
                 Ok(())
             }
-            // Its tools are read with the request's (`parse.rs`).
+            // Its tools are read with the request's.
             ADDITIONAL_TOOLS => Ok(()),
             other => {
                 note_dropped(dropped, &format!("input[type={other}]"));
@@ -96,8 +86,6 @@ impl Input {
         }
     }
 
-    /// A message item: `role` user, assistant, system or developer; `content` a string or
-    /// a list of `input_text`/`output_text`/`refusal`/`input_image` parts.
     fn message(
         &mut self,
         o: &Object,
@@ -135,9 +123,7 @@ impl Input {
         Ok(())
     }
 
-    /// A `function_call` item → the assistant's tool use, its id the item's `call_id`
-    /// (what the matching `function_call_output` names), its name the one the provider is
-    /// offered ([`call_name`]).
+    /// A `function_call` item as the assistant's tool use, named as the provider was offered it.
     fn function_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
         let call_id = item_str(o, "call_id", field)?;
         let name = call_name(o, field)?;
@@ -161,8 +147,7 @@ impl Input {
         Ok(())
     }
 
-    /// A `custom_tool_call` item → the assistant's tool use of the custom tool's function form
-    /// (`{"input": TEXT}`, see `parse.rs`), its id the item's `call_id`.
+    /// A `custom_tool_call` item as a tool use of the custom tool's function form.
     fn custom_call(&mut self, o: &Object, field: &str) -> Result<(), IngressError> {
         let call_id = item_str(o, "call_id", field)?;
         let name = call_name(o, field)?;
@@ -188,9 +173,8 @@ impl Input {
         Ok(())
     }
 
-    /// A `function_call_output` (or `custom_tool_call_output`) item → the user's tool result.
-    /// `output` is a string or a list of parts; their texts are joined (a tool result is text
-    /// in Switchyard's messages), images in it are dropped.
+    /// A call output item as the user's tool result. A tool result is text in Switchyard's
+    /// messages: the parts' texts are joined and images dropped.
     fn function_output(
         &mut self,
         o: &Object,
@@ -231,9 +215,8 @@ impl Input {
         Ok(())
     }
 
-    /// A `reasoning` item → thinking: its summary texts (or its `content` reasoning texts)
-    /// with `encrypted_content` as the signature; with no text, `encrypted_content` alone is
-    /// redacted thinking; an item with neither is skipped.
+    /// A `reasoning` item as thinking signed by its `encrypted_content`; with no text, that
+    /// alone is redacted thinking.
     fn reasoning(&mut self, o: &Object) {
         let texts = |key: &str| -> String {
             let parts = o.get(key).and_then(Value::as_array).into_iter().flatten();
@@ -264,9 +247,8 @@ impl Input {
     }
 }
 
-/// The tool name of a call item: its `name`, qualified by its `namespace` when it has one
-/// (Codex CLI sends a `namespace` member's call as `{name, namespace}`), as the provider was
-/// offered it ([`qualified`]).
+/// The tool name of a call item as the provider was offered it: Codex CLI sends a member's
+/// call as `{name, namespace}`.
 fn call_name(o: &Object, field: &str) -> Result<String, IngressError> {
     let name = item_str(o, "name", field)?;
     Ok(match get(o, "namespace").and_then(Value::as_str) {
@@ -275,7 +257,6 @@ fn call_name(o: &Object, field: &str) -> Result<String, IngressError> {
     })
 }
 
-/// A message's `content`: a string, or a list of parts.
 fn content_blocks(v: Option<&Value>, field: &str) -> Result<Vec<ContentBlock>, IngressError> {
     match v {
         Some(Value::String(text)) => Ok(vec![ContentBlock::Text { text: text.clone() }]),
@@ -294,10 +275,8 @@ fn content_blocks(v: Option<&Value>, field: &str) -> Result<Vec<ContentBlock>, I
     }
 }
 
-/// One content part: `input_text`, `output_text`, `text` or `refusal` → text; `input_image`
-/// with a `data:` URL → an image. An image by web URL or file id, and files, cannot be
-/// carried (Switchyard's messages hold base64 images only): a 400 rather than an answer that
-/// never saw them.
+/// One content part: text, or an `input_image` with a `data:` URL. Switchyard's messages hold
+/// base64 images only, so an image by URL is a 400 rather than an answer that never saw it.
 fn content_part(part: &Value, field: &str) -> Result<ContentBlock, IngressError> {
     let kind = part
         .get("type")

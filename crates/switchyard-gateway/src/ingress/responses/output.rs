@@ -1,14 +1,6 @@
-//! One Responses answer being built from Switchyard's chunks (SPEC R14.1, R14.4): the output
-//! items in order (reasoning, message, function or custom tool call), the events each step
-//! makes, and the response object (`object: "response"`) the stream's first and last events
-//! and the non-streamed answer carry. Shared by the stream encoder and the collector, so both give
-//! the same items.
-//!
-//! Event and field names follow platform.openai.com/docs/api-reference/responses-streaming
-//! and what the official SDKs' stream accumulators and Codex CLI read: an item is announced by
-//! `response.output_item.added`, grows by its deltas, and is closed by its `.done` events and
-//! `response.output_item.done` carrying the whole item (Codex acts only on that one); a new
-//! item of another type closes the open ones.
+//! One Responses answer built from Switchyard's chunks: its output items, the events each
+//! step makes and the response object, shared by the stream encoder and the collector.
+//! Spec: R14.1, R14.4.
 
 use std::collections::HashMap;
 
@@ -19,7 +11,7 @@ use super::input::CUSTOM_INPUT;
 use crate::ingress::encode::StopReason;
 use crate::ingress::request::ClientTool;
 
-/// One event: its name (the SSE `event:` and the JSON `type`) and its other fields.
+/// One event: its name, which is both the SSE `event:` and the JSON `type`, and its fields.
 #[derive(Debug)]
 pub(super) struct Event {
     pub(super) name: &'static str,
@@ -30,22 +22,18 @@ fn event(name: &'static str, body: Value) -> Event {
     Event { name, body }
 }
 
-/// What an output item holds.
 #[derive(Debug)]
 enum Kind {
-    /// A reasoning item: its summary text (streamed as summary part 0) and its opaque
-    /// `encrypted_content` (an Anthropic thinking signature or redacted thinking, OpenAI's
-    /// encrypted reasoning), sent back by the client to continue the reasoning.
+    /// A reasoning item; the client sends its `encrypted_content` back to continue it.
     Reasoning {
         text: String,
         encrypted: Option<String>,
     },
     /// An assistant message with one `output_text` part.
     Message { text: String },
-    /// A function call (its fragments are joined by the chunk's id, [`Output::calls`]); a
-    /// `custom` one is a call of a custom (freeform) tool's function form, sent as a
-    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text. `name`
-    /// is the client's: a `namespace` member's own name, its group in `namespace`.
+    /// A function call, its fragments joined by the chunk's id. A `custom` one goes back as a
+    /// `custom_tool_call` item whose `input` is the arguments' [`CUSTOM_INPUT`] text. `name` is
+    /// the client's: a `namespace` member's own name, its group in `namespace`.
     Call {
         call_id: String,
         name: String,
@@ -65,30 +53,24 @@ struct Item {
     status: &'static str,
 }
 
-/// The answer so far. Item ids are `rs_`/`msg_`/`fc_`/`ctc_` + the response's id + the
-/// item's index, so they are unique in the response and stable across its events.
+/// The answer so far. Item ids hold the response's id and the item's index: unique, stable.
 #[derive(Debug)]
 pub(super) struct Output {
-    /// `resp_` + the gateway's request id.
     id: String,
     model: String,
-    /// Unix seconds.
     created_at: u64,
     items: Vec<Item>,
-    /// The indexes of the open items: at most one reasoning or message item, or any number of
-    /// function calls (a provider may interleave parallel calls' fragments).
+    /// The open items: one reasoning or message item, or any number of interleaved calls.
     open: Vec<usize>,
-    /// The index of each function call's item by the chunks' call id.
+    /// Each function call's item by the chunks' call id.
     calls: HashMap<String, usize>,
-    /// The sum of the usage chunks (a continued answer reports each attempt's usage).
+    /// The sum of the usage chunks: a continued answer reports each attempt's usage.
     usage: Option<Usage>,
-    /// The request's tools the client declared otherwise than as functions, by the name the
-    /// provider was offered: their calls go back in the client's form.
+    /// The tools the client declared otherwise than as functions, by their offered name.
     client_tools: HashMap<String, ClientTool>,
 }
 
 impl Output {
-    /// An empty answer of `model` for gateway request `id`.
     pub(super) fn new(model: &str, id: &str) -> Self {
         let created_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -105,15 +87,14 @@ impl Output {
         }
     }
 
-    /// Sends the calls of `tools` (the request's client tools) in the client's form.
     pub(super) fn set_client_tools(&mut self, tools: &[ClientTool]) {
         self.client_tools = tools.iter().map(|t| (t.name.clone(), t.clone())).collect();
     }
 
     /// The response object with `status` and its finished items. `usage` is null while the
-    /// response is `in_progress` (as OpenAI sends it); a terminal response always has the
-    /// object, all zeros when no provider reported usage: clients with strict schemas (the
-    /// Vercel AI SDK's `usage` is required) fail the whole turn on a null.
+    /// response is `in_progress`, as OpenAI sends it; a terminal response always has it, zeros
+    /// when no provider reported usage, because clients with strict schemas fail the whole turn
+    /// on a null: the Vercel AI SDK requires `usage`.
     pub(super) fn response(&self, status: &str) -> Value {
         let output: Vec<Value> = self
             .items
@@ -173,14 +154,12 @@ impl Output {
                 ev,
             ),
             ApiStreamChunk::Usage(u) => self.add_usage(u),
-            // How a cut answer ended reaches the encoder as `finish`'s stop reason (the relay).
+            // How a cut answer ended reaches the encoder as `finish`'s stop reason.
             ApiStreamChunk::Finish { .. } | ApiStreamChunk::Wire(_) => {}
         }
     }
 
-    /// Closes the open items and returns the final response (`response.completed`'s):
-    /// `completed`, or `incomplete` with `incomplete_details.reason: "max_output_tokens"`
-    /// when the limit cut the answer (its open items then have status `incomplete`).
+    /// Closes the open items and returns `response.completed`'s response.
     pub(super) fn finish(&mut self, stop: StopReason, ev: &mut Vec<Event>) -> Value {
         let cut = stop == StopReason::MaxTokens;
         self.close_open(if cut { "incomplete" } else { "completed" }, ev);
@@ -193,8 +172,7 @@ impl Output {
         }
     }
 
-    /// The response of a failed stream (`response.failed`'s): status `failed`, `error` its
-    /// `{code, message}`; only finished items are in `output` (the open ones were cut).
+    /// `response.failed`'s response. Only finished items are in `output`: the open ones were cut.
     pub(super) fn failed(&self, error: &ApiError) -> Value {
         let mut response = self.response("failed");
         response["error"] =
@@ -206,7 +184,6 @@ impl Output {
         self.usage.get_or_insert_with(Usage::default).add(u);
     }
 
-    /// The open item when it is the only one and `is` it, else none.
     fn open_one(&self, is: fn(&Kind) -> bool) -> Option<usize> {
         match self.open.as_slice() {
             [i] if is(&self.items[*i].kind) => Some(*i),
@@ -214,7 +191,7 @@ impl Output {
         }
     }
 
-    /// Opens a new item (closing the open ones first) and announces it.
+    /// Opens a new item, closing the open ones first, and announces it.
     fn open_item(&mut self, prefix: &str, kind: Kind, ev: &mut Vec<Event>) -> usize {
         if !matches!(kind, Kind::Call { .. })
             || self.open_one(|k| !matches!(k, Kind::Call { .. })).is_some()
@@ -261,8 +238,7 @@ impl Output {
         ev.push(event("response.output_text.delta", body));
     }
 
-    /// The open reasoning item that can take more: a new one when the open one already has
-    /// its opaque content (the next thinking block began).
+    /// The open reasoning item, or a new one when the open one is signed: a new block began.
     fn reasoning_item(&mut self, ev: &mut Vec<Event>) -> usize {
         let open = self.open_one(|k| {
             matches!(
@@ -309,8 +285,8 @@ impl Output {
         }
     }
 
-    /// A fragment of call `key`. A fragment of a call already closed (its fragments
-    /// interleaved with text) is kept for the final response, which then has the whole call.
+    /// A fragment of call `key`. A call closed by interleaved text still gets the fragment in
+    /// the final response.
     fn call(&mut self, call_id: &str, key: &str, name: &str, delta: &str, ev: &mut Vec<Event>) {
         let index = match self.calls.get(key) {
             Some(&index) => index,
@@ -349,7 +325,6 @@ impl Output {
         }
     }
 
-    /// Closes every open item with `status`, in output order.
     fn close_open(&mut self, status: &'static str, ev: &mut Vec<Event>) {
         for index in std::mem::take(&mut self.open) {
             self.close(index, status, ev);
@@ -417,7 +392,7 @@ impl Output {
 }
 
 impl Item {
-    /// The item as `response.output_item.added`/`.done` and `output[]` carry it.
+    /// The item as `response.output_item.added`, `.done` and `output[]` carry it.
     fn json(&self) -> Value {
         match &self.kind {
             Kind::Reasoning { text, encrypted } => {
@@ -472,10 +447,9 @@ impl Item {
     }
 }
 
-/// The raw text input of a custom tool's call from its function form's `arguments` (JSON
-/// text, see `parse.rs`): the [`CUSTOM_INPUT`] string; `{}` is an empty input; arguments of
-/// another shape (a model that ignored the schema) are passed on as they are, for the tool to
-/// refuse in its own words.
+/// The raw text input of a custom tool's call from its function form's `arguments`: the
+/// [`CUSTOM_INPUT`] string, and `{}` is an empty input. Arguments of another shape, from a
+/// model that ignored the schema, are passed on for the tool to refuse in its own words.
 fn custom_input(arguments: &str) -> String {
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(o)) => match o.get(CUSTOM_INPUT) {
@@ -488,11 +462,10 @@ fn custom_input(arguments: &str) -> String {
     }
 }
 
-/// Responses usage from Switchyard's (SPEC R1.3): `input_tokens` includes cached input (the
-/// non-cached input + cache reads + cache writes), `input_tokens_details.cached_tokens` the
-/// cache reads, `output_tokens` includes `output_tokens_details.reasoning_tokens`. Both
-/// details objects are always present: Codex's strict parser rejects a details object without
-/// its count (github.com/6Kmfi6HP/opencode2api/pull/11).
+/// Responses usage from Switchyard's: `input_tokens` includes cache reads and writes, and
+/// `output_tokens` includes reasoning. Both details objects are always present: Codex's
+/// strict parser rejects one without its count (6Kmfi6HP/opencode2api#11).
+/// Spec: R1.3.
 fn usage_json(u: &Usage) -> Value {
     let cached = u.cache_read_tokens.unwrap_or(0);
     let input = u.input_tokens + cached + u.cache_write_tokens.unwrap_or(0);
@@ -505,10 +478,9 @@ fn usage_json(u: &Usage) -> Value {
     })
 }
 
-/// The `error.code` of a failed response: the codes the Responses API sends and Codex CLI
-/// reads (`context_length_exceeded`, `insufficient_quota` and `invalid_prompt` are not
-/// retried; `rate_limit_exceeded` waits for the "try again in" the message gives;
-/// `server_is_overloaded`; `server_error` for the rest, retried).
+/// The `error.code` of a failed response, as the Responses API sends it and Codex CLI reads
+/// it: `context_length_exceeded`, `insufficient_quota` and `invalid_prompt` are not retried,
+/// `rate_limit_exceeded` waits for the message's "try again in", the rest is retried.
 fn error_code(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::ContextWindowExceeded => "context_length_exceeded",
@@ -528,8 +500,8 @@ fn error_code(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// Switchyard's sentence for `error` (its `Display`, keys scrubbed), with OpenAI's "Please
-/// try again in Ns." when the wait is known, which Codex reads as its retry delay.
+/// Switchyard's sentence for `error`, with OpenAI's "Please try again in Ns." when the wait
+/// is known: Codex reads it as its retry delay.
 fn error_message(error: &ApiError) -> String {
     let mut message = error.to_string();
     if let Some(wait) = error

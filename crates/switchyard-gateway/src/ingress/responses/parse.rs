@@ -1,11 +1,7 @@
-//! OpenAI Responses request bodies → [`GatewayRequest`] (SPEC R14.1, R14.2, R14.5): the
-//! fields of `POST /v1/responses` (platform.openai.com/docs/api-reference/responses/create)
-//! as the official SDKs and Codex CLI send them.
-//!
-//! `instructions` and `system`/`developer` message items become the system prompt (joined by
-//! blank lines, in order); the other `input` items become messages (`input.rs`). What cannot
-//! be carried is named in
-//! [`GatewayRequest::dropped`]; a malformed field is an [`IngressError`] naming its JSON path.
+//! OpenAI Responses request bodies, as the official SDKs and Codex CLI send them, read into
+//! a [`GatewayRequest`]. `instructions` and system or developer items become the system
+//! prompt; the other `input` items become messages in `input.rs`.
+//! Spec: R14.1, R14.2, R14.5.
 
 use serde_json::Value;
 use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice, ToolSpec};
@@ -15,7 +11,7 @@ use crate::ingress::fields::{Object, get, note_dropped, quoted};
 use crate::ingress::openai;
 use crate::ingress::request::{ClientTool, GatewayRequest, IngressError};
 
-/// Parses a Responses request body (SPEC R14.1). `store` defaults to true, as in the API.
+/// Parses a Responses request body. `store` defaults to true, as in the API.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
     let value: Value = serde_json::from_slice(body).map_err(|e| {
         IngressError::new(
@@ -76,8 +72,6 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
     Ok(req)
 }
 
-/// The sampling, limit, reasoning and stream options (`tool_choice`, `max_output_tokens`,
-/// `temperature`, `top_p`, `reasoning.effort`, `stream`, `store`).
 fn options(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressError> {
     let o = &mut req.overrides;
     o.tool_choice = tool_choice(get(obj, "tool_choice"), &mut req.dropped)?;
@@ -107,9 +101,7 @@ fn options(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressError> {
     Ok(())
 }
 
-/// `reasoning.effort`: `none`, `minimal` (read as `low`, the least Switchyard's efforts
-/// offer), `low`, `medium`, `high`, `xhigh`.
-/// `v` is the field as [`get`] reads it (absent or `null`: `None`).
+/// `reasoning.effort`, `minimal` read as `low`, the least Switchyard's efforts offer.
 fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
     let field = "reasoning.effort";
     let Some(v) = v else {
@@ -124,9 +116,8 @@ fn effort(v: Option<&Value>) -> Result<Option<ReasoningEffort>, IngressError> {
     Ok(Some(effort))
 }
 
-/// `tool_choice`: `auto`, `none`, `required`, or `{type: "function" | "custom", name}` (with
-/// a `namespace` for a group's member); an `allowed_tools` or hosted-tool choice cannot be
-/// carried (dropped).
+/// `tool_choice`: a mode, or a function or custom tool by name. An `allowed_tools` or
+/// hosted-tool choice is dropped.
 fn tool_choice(
     v: Option<&Value>,
     dropped: &mut Vec<String>,
@@ -148,7 +139,7 @@ fn tool_choice(
                         format!("a {kind} `tool_choice` needs the tool's `name`"),
                     )
                 })?;
-                // A `namespace` member is offered by its qualified name (see `tools`).
+                // A `namespace` member is offered by its qualified name.
                 match o.get("namespace").and_then(Value::as_str) {
                     Some(namespace) if !namespace.is_empty() => {
                         ToolChoice::Tool(qualified(namespace, name))
@@ -177,14 +168,9 @@ fn tool_choice(
     Ok(Some(choice))
 }
 
-/// `tools[]` and the tools of `additional_tools` input items: function tools (`{type: "function", name, description, parameters}`) become
-/// [`ToolSpec`]s, and so do custom (freeform) tools ([`custom_tool`]) and the function and
-/// custom members of `namespace` groups (`{type: "namespace", name, description, tools}`:
-/// Codex CLI's sub-agent tools and MCP servers), offered as `NAMESPACE__NAME`
-/// ([`qualified`]); those two kinds are listed as [`ClientTool`]s, for their calls to go back
-/// in the client's form. Hosted tools (`web_search`, `file_search`, `local_shell`,
-/// `tool_search`, `mcp`, …) cannot be offered to another provider and are dropped, named by
-/// type.
+/// `tools[]` and the tools of `additional_tools` input items: function tools, custom tools
+/// and `namespace` groups' members, which Codex CLI uses for sub-agents and MCP servers.
+/// Hosted tools cannot be offered to another provider and are dropped, named by type.
 fn tools(
     obj: &Object,
     dropped: &mut Vec<String>,
@@ -204,10 +190,8 @@ fn tools(
             ));
         }
     }
-    // Codex's "Responses Lite" requests declare (more) tools in `additional_tools` input items
-    // (`{type: "additional_tools", role: "developer", tools: [...]}`), the top-level `tools`
-    // null (github.com/router-for-me/CLIProxyAPI/issues/4219,
-    // github.com/10/chatgpt-codex-proxy/issues/9).
+    // Codex's "Responses Lite" requests declare tools in `additional_tools` input items, with
+    // the top-level `tools` null (router-for-me/CLIProxyAPI#4219).
     let items = get(obj, "input").and_then(Value::as_array);
     for (i, item) in items.into_iter().flatten().enumerate() {
         if item.get("type").and_then(Value::as_str) != Some(ADDITIONAL_TOOLS) {
@@ -221,8 +205,8 @@ fn tools(
     Ok((tools.specs, tools.client))
 }
 
-/// The tools being read: what the provider is offered, and which of them the client declared
-/// otherwise than as functions.
+/// The tools being read: what the provider is offered, and which the client declared
+/// otherwise.
 #[derive(Default)]
 struct Tools {
     specs: Vec<ToolSpec>,
@@ -230,8 +214,6 @@ struct Tools {
 }
 
 impl Tools {
-    /// The tool at `field`, a member of the group `namespace` (its name and description) or
-    /// not.
     fn add(
         &mut self,
         tool: &Value,
@@ -302,9 +284,8 @@ impl Tools {
     }
 }
 
-/// A function tool at `field`.
 fn function_tool(tool: &Value, field: &str) -> Result<ToolSpec, IngressError> {
-    // Tolerates the Chat Completions nesting (`{type, function: {name, …}}`) some clients send.
+    // Some clients send the Chat Completions nesting, `{type, function: {name, …}}`.
     let f = tool
         .get("function")
         .filter(|f| f.is_object())
@@ -327,14 +308,10 @@ fn function_tool(tool: &Value, field: &str) -> Result<ToolSpec, IngressError> {
     })
 }
 
-/// A custom (freeform) tool at `field`, `{type: "custom", name, description, format}`: its
-/// input is one raw text (Codex CLI's `apply_patch` takes a patch), which no other provider's
-/// tools take, so it is offered as a function tool with one string parameter,
-/// [`CUSTOM_INPUT`]; `output.rs` turns the model's calls of it back into `custom_tool_call`
-/// items and `input.rs` the client's history into such calls. A `format` grammar (`{type:
-/// "grammar", syntax: "lark" | "regex", definition}`) is carried as text in the description,
-/// where the model reads it, but no provider can hold its output to it: it is named dropped
-/// (`tools[type=custom].format`).
+/// A custom tool, whose input is one raw text such as Codex CLI's `apply_patch` patch: no
+/// other provider's tools take that, so it is offered as a function with one string
+/// parameter, [`CUSTOM_INPUT`]. A `format` grammar goes into the description, where the
+/// model reads it, but no provider can hold its output to it, so it is named dropped.
 fn custom_tool(
     tool: &Value,
     field: &str,
@@ -372,7 +349,6 @@ fn custom_tool(
     })
 }
 
-/// A tool's non-empty `name`, or an error at `field` naming `what` needs one.
 fn tool_name(tool: &Value, field: &str, what: &str) -> Result<String, IngressError> {
     tool.get("name")
         .and_then(Value::as_str)
@@ -381,18 +357,14 @@ fn tool_name(tool: &Value, field: &str, what: &str) -> Result<String, IngressErr
         .ok_or_else(|| IngressError::new(format!("{field}.name"), format!("{what} needs a `name`")))
 }
 
-/// A tool's `description`, empty when absent.
 fn description(tool: &Value) -> &str {
     tool.get("description")
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
 
-/// Parameters the gateway reads but cannot carry, when set to something that changes the
-/// answer: `parallel_tool_calls: false`, `text.format` other than text, `text.verbosity`,
-/// `include[]` other than `reasoning.encrypted_content` (always sent when the provider gives
-/// it), `truncation: auto`, `top_logprobs`, `max_tool_calls`, `background: true`, `prompt`,
-/// `conversation`, a `service_tier` other than auto/default.
+/// Parameters the gateway reads but cannot carry, named when set to something that changes
+/// the answer.
 fn dropped_options(obj: &Object, dropped: &mut Vec<String>) {
     if obj.get("parallel_tool_calls") == Some(&Value::Bool(false)) {
         note_dropped(dropped, "parallel_tool_calls");

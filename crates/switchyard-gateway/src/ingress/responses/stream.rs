@@ -1,14 +1,7 @@
-//! The Responses stream encoder and whole-answer collector (SPEC R14.1, R14.4): server-sent
-//! events with `event: NAME` and `data: {json}` whose `type` is NAME and whose
-//! `sequence_number` counts from 0, opened by `response.created` and `response.in_progress`
-//! and always ended by one terminal event: `response.completed` (also for an answer cut by
-//! the output limit, with status `incomplete`) or `response.failed`.
-//!
-//! Why `response.completed` and not `response.incomplete` for a cut answer: Codex CLI
-//! retries a stream that ends without `response.completed` (five times, re-sending its
-//! history) and treats `response.incomplete` as such a failure
-//! (github.com/openai/codex/issues/38831); the SDKs' `final_response()` is set only by
-//! `response.completed`.
+//! The Responses stream encoder and whole-answer collector: events numbered from 0, opened by
+//! `response.created` and always ended by one terminal event, `response.completed` or
+//! `response.failed`.
+//! Spec: R14.1, R14.4.
 
 use serde_json::Value;
 use switchyard_api::{ApiError, ApiStreamChunk};
@@ -17,11 +10,9 @@ use super::output::{Event, Output};
 use crate::ingress::encode::{ResponseCollector, StopReason, StreamEncoder};
 use crate::ingress::request::ClientTool;
 
-/// Encodes one answer as Responses server-sent events.
 #[derive(Debug)]
 pub(crate) struct Encoder {
     output: Output,
-    /// The next event's `sequence_number`.
     sequence: u64,
     started: bool,
     /// A terminal event was written; later calls write nothing.
@@ -30,8 +21,7 @@ pub(crate) struct Encoder {
 }
 
 impl Encoder {
-    /// The encoder of an answer of `model` (as the client named it) for gateway request `id`
-    /// (the response id is `resp_{id}`).
+    /// The encoder of an answer of `model` for gateway request `id`.
     pub(crate) fn new(model: &str, id: &str) -> Self {
         Self {
             output: Output::new(model, id),
@@ -42,16 +32,13 @@ impl Encoder {
         }
     }
 
-    /// Sends the calls of `tools` (the request's [`GatewayRequest::client_tools`]) in the
-    /// client's form: `custom_tool_call` items, `namespace` members by their own name.
-    ///
-    /// [`GatewayRequest::client_tools`]: crate::ingress::GatewayRequest::client_tools
+    /// Sends the calls of `tools` in the client's form.
     pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
         self.output.set_client_tools(tools);
         self
     }
 
-    /// Writes `name` with `body` (plus `type` and `sequence_number`) as one SSE event.
+    /// Writes `name` with `body`, its `type` and `sequence_number` added, as one SSE event.
     fn write(&mut self, name: &'static str, mut body: Value, out: &mut Vec<u8>) {
         body["type"] = Value::from(name);
         body["sequence_number"] = Value::from(self.sequence);
@@ -63,7 +50,6 @@ impl Encoder {
         out.extend_from_slice(b"\n\n");
     }
 
-    /// Writes the events the last step made.
     fn flush(&mut self, out: &mut Vec<u8>) {
         for Event { name, body } in std::mem::take(&mut self.events) {
             self.write(name, body, out);
@@ -104,6 +90,9 @@ impl StreamEncoder for Encoder {
         self.ended = true;
         let response = self.output.finish(stop, &mut self.events);
         self.flush(out);
+        // `response.completed` even for an answer the output limit cut: Codex CLI retries a stream
+        // that ends without it, re-sending its history (openai/codex#38831), and the SDKs'
+        // `final_response()` is set only by it.
         self.write(
             "response.completed",
             serde_json::json!({ "response": response }),
@@ -126,8 +115,7 @@ impl StreamEncoder for Encoder {
     }
 }
 
-/// Collects one answer into the response object of a non-streamed request (the same object
-/// `response.completed` carries).
+/// Collects one answer into the response object `response.completed` would carry.
 #[derive(Debug)]
 pub(crate) struct Collector {
     output: Output,
@@ -136,7 +124,6 @@ pub(crate) struct Collector {
 }
 
 impl Collector {
-    /// The collector of an answer of `model` for gateway request `id` (see [`Encoder::new`]).
     pub(crate) fn new(model: &str, id: &str) -> Self {
         Self {
             output: Output::new(model, id),
@@ -144,7 +131,6 @@ impl Collector {
         }
     }
 
-    /// See [`Encoder::client_tools`].
     pub(crate) fn client_tools(mut self, tools: &[ClientTool]) -> Self {
         self.output.set_client_tools(tools);
         self

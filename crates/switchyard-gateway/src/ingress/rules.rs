@@ -1,0 +1,47 @@
+//! What each dialect does its own way, as one trait.
+//! Spec: R14.1, R14.2, R14.5.
+
+use serde_json::Value;
+use switchyard_api::{ApiError, ForwardDialect};
+
+use super::encode::{ResponseCollector, StreamEncoder};
+use super::request::{GatewayRequest, IngressError};
+
+/// Everything one dialect does differently from the others. A new dialect is a folder with
+/// one implementation of this trait, a variant and a line in the gateway's endpoint table.
+pub(crate) trait DialectRules: Sync {
+    fn record_name(&self) -> &'static str;
+
+    /// Parses a request body. An error names the field at fault.
+    fn parse(&self, body: &[u8]) -> Result<GatewayRequest, IngressError>;
+
+    fn stream_encoder(&self, request: &GatewayRequest, id: &str) -> Box<dyn StreamEncoder>;
+
+    fn collector(&self, request: &GatewayRequest, id: &str) -> Box<dyn ResponseCollector>;
+
+    fn error_response(&self, error: &ApiError) -> (u16, Value);
+
+    /// The body of a refusal the gateway makes itself; `message` is scrubbed already.
+    fn refusal_body(&self, status: u16, message: &str) -> Value;
+
+    fn no_endpoint_body(&self, message: &str) -> Value;
+
+    fn invalid_request(&self, error: &IngressError) -> (u16, Value);
+
+    /// The dialect a provider that speaks it is sent the client's own body in.
+    fn forwards_as(&self) -> Option<ForwardDialect>;
+
+    fn forward_headers(&self, _headers: &hyper::HeaderMap) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Whether a forwarded provider event goes on to the client.
+    fn keeps_event(&self, _request: &GatewayRequest, _event: &[u8]) -> bool {
+        true
+    }
+
+    /// Whether the answer is stored for a later request to continue.
+    fn stores_answer(&self, _request: &GatewayRequest) -> bool {
+        false
+    }
+}

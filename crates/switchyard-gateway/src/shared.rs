@@ -1,0 +1,102 @@
+//! What every request of one gateway shares, built once.
+//! Spec: R14.4, R14.9, R14.10, R12.2, R13.2, R4.0b.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
+use switchyard_api::{ApiConfiguration, StreamBounds};
+use switchyard_core::limits::{Clock, SpendCaps};
+use switchyard_core::store::{ResponseStore, TaskStore};
+
+use crate::metrics::{LABEL_SETS_MAX, Metrics};
+use crate::record::{Retention, Writes};
+use crate::request::Admission;
+use crate::ui::Live;
+
+/// How long `/ready` waits for the store before saying it is not reachable.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a `/metrics` scrape waits for the store's cooldowns before leaving them out.
+const SCRAPE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The process-wide state of one gateway.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    /// The limits' store: core's `RequestLimits` reads it as a whole `TaskStore`.
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) responses: Arc<dyn ResponseStore>,
+    /// The daily spend cap. A gateway request belongs to no task, so it has no task cap.
+    pub(crate) caps: SpendCaps,
+    pub(crate) clock: Clock,
+    /// The body cap, which also bounds a stored Responses conversation.
+    pub(crate) body_limit: usize,
+    /// How long a request may take to get content, over every entry and continuation.
+    pub(crate) deadline: Duration,
+    pub(crate) bounds: StreamBounds,
+    pub(crate) metrics: Arc<Metrics>,
+    /// The requests in flight and the last errors, for the dashboard.
+    pub(crate) live: Arc<Live>,
+    pub(crate) admission: Admission,
+    pub(crate) writes: Writes,
+    pub(crate) retention: Retention,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: &ApiConfiguration,
+        live: Arc<Live>,
+        body_limit: usize,
+    ) -> Self {
+        let per_day = config.limits.max_cost_usd_per_day;
+        let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
+        Self {
+            // Each part takes the store in the role it needs.
+            responses: store.clone(),
+            admission: Admission::new(store.clone(), store.clone(), per_day),
+            writes: Writes::new(store.clone()),
+            retention: Retention::new(store.clone(), config),
+            store,
+            caps: SpendCaps {
+                per_task: None,
+                per_day,
+            },
+            clock: Clock::system(),
+            body_limit,
+            deadline: Duration::from_secs(seconds),
+            bounds: config.limits.stream_bounds(),
+            metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
+            live,
+        }
+    }
+
+    /// How many entries the store has cooling down now, when it answers in time.
+    pub(crate) async fn cooling(&self) -> Option<usize> {
+        let cooldowns = self.store.cooldowns(self.clock.now_ms());
+        match tokio::time::timeout(SCRAPE_TIMEOUT, cooldowns).await {
+            Ok(Ok(cooldowns)) => Some(cooldowns.len()),
+            Ok(Err(e)) => {
+                tracing::warn!("the cooldowns could not be read for /metrics: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("the store did not give the cooldowns for /metrics in time");
+                None
+            }
+        }
+    }
+
+    /// Whether the store answers a read in time; else why not, without a password.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        let cooldowns = self.store.cooldowns(self.clock.now_ms());
+        match tokio::time::timeout(READY_TIMEOUT, cooldowns).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(format!("the store is not reachable: {e}")),
+            Err(_) => Err(format!(
+                "the store did not answer within {} s",
+                READY_TIMEOUT.as_secs()
+            )),
+        }
+    }
+}

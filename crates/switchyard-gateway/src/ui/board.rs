@@ -1,0 +1,43 @@
+//! What the dashboard's pages and endpoints read.
+//! Spec: R14.11.
+
+use std::sync::Arc;
+
+use switchyard_api::ApiConfiguration;
+use switchyard_core::store::TaskStore;
+use tokio_util::sync::CancellationToken;
+
+use super::live::Live;
+use super::session::Sessions;
+
+/// The dashboard's sessions, the store and configuration it reads, and the live registry.
+pub(crate) struct Board {
+    pub(super) sessions: Sessions,
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) config: ApiConfiguration,
+    pub(super) live: Arc<Live>,
+    /// Cancelled when `serve` starts shutting down: the live page's streams end.
+    pub(super) stopping: CancellationToken,
+}
+
+impl Board {
+    /// The board over `store` and `config`, listing what `live` registers.
+    pub(super) fn new(
+        store: Arc<dyn TaskStore>,
+        config: ApiConfiguration,
+        live: Arc<Live>,
+    ) -> Self {
+        Self {
+            sessions: Sessions::new(Arc::clone(&store)),
+            store,
+            config,
+            live,
+            stopping: CancellationToken::new(),
+        }
+    }
+
+    /// Whether the session in `headers` is still live: the live page's stream ends with it.
+    pub(super) fn still(&self, headers: &hyper::HeaderMap) -> bool {
+        self.sessions.current(headers).is_some()
+    }
+}
