@@ -1,5 +1,5 @@
 //! Leases: slices of budgets and per-minute allowances a process admits against in memory.
-//! Spec: R14.7, R12.3.
+//! Spec: R14.16, R12.3.
 
 use super::budget::BudgetWindow;
 use super::requests::RequestRecord;
@@ -181,7 +181,8 @@ pub trait LeaseStore: Send + Sync {
     /// Takes what fits of the asked slots as one row stamped `valid_until_ms`.
     fn lease_slots<'a>(&'a self, request: &'a SlotLeaseRequest) -> StoreFuture<'a, SlotLease>;
 
-    /// Gives back `unused`, never used, of `holder`'s slots of `key`, earliest stamped first.
+    /// Gives back what it can of `unused` slots of `holder`'s for `key`, earliest stamped first,
+    /// and says how much. A row keeps one request while it keeps tokens.
     fn return_slots<'a>(
         &'a self,
         key: &'a str,

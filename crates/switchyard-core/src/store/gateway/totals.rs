@@ -1,5 +1,5 @@
 //! Running totals of settled spend, kept in the transaction that changes the rows they sum.
-//! Spec: R14.7.
+//! Spec: R14.14.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,5 @@
 //! The gateway's tables on PostgreSQL, locking only the totals rows a decision touches.
+//! Spec: R14.15.
 
 mod holds;
 mod keys;
