@@ -145,7 +145,8 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamsCommand,
     },
-    /// The task store: bring its schema up to date, or copy tasks between stores.
+    /// The task store: bring its schema up to date, copy tasks between stores, or check the
+    /// budgets' running totals.
     Store {
         #[command(subcommand)]
         command: StoreCommand,
@@ -308,6 +309,16 @@ pub enum StoreCommand {
         /// The store to write (default: the store in effect, see --store).
         #[arg(long, value_name = "STORE")]
         to: Option<String>,
+    },
+    /// Recompute the budgets' running totals from the ledger and report any difference
+    /// (exit 1 when one is left).
+    Check {
+        /// Rewrite the totals that differ, in one transaction.
+        #[arg(long)]
+        repair: bool,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
     },
 }
 

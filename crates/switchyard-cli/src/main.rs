@@ -82,6 +82,9 @@ fn main() -> ExitCode {
         Command::Store {
             command: StoreCommand::Copy { from, to },
         } => runtime.block_on(commands::store::copy(place, &from, to.as_deref())),
+        Command::Store {
+            command: StoreCommand::Check { repair, json },
+        } => runtime.block_on(commands::store::check(place, repair, json)),
         Command::Usage { by, since, json } => {
             runtime.block_on(commands::usage::run(place, by.by(), since.as_deref(), json))
         }

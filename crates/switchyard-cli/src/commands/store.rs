@@ -1,11 +1,11 @@
-//! `switchyard store migrate` and `copy`: bring a store's schema up to date, and move history
-//! from one store to another.
-//! Spec: R13.1.
+//! `switchyard store migrate`, `copy` and `check`: bring a store's schema up to date, move
+//! history from one store to another, and check the budgets' running totals against the ledger.
+//! Spec: R13.1, R14.14.
 
 use std::process::ExitCode;
 
 use switchyard_core::store::{
-    ImportedEdit, ImportedEvent, PgStore, SCHEMA_VERSION, StoreError, TaskStore,
+    ImportedEdit, ImportedEvent, PgStore, SCHEMA_VERSION, StoreError, TaskStore, TotalsCheck,
 };
 
 use crate::settings::{self, StorePlace, StoreSpec};
@@ -118,6 +118,69 @@ async fn copy_tasks(
         }
     }
     Ok((copied, messages_copied, skipped))
+}
+
+/// Recomputes every running total from the ledger and prints each difference; with `repair`,
+/// rewrites them in one transaction. 1 when a difference is left unrepaired, 2 when the store
+/// cannot be used.
+pub async fn check(place: StorePlace<'_>, repair: bool, json: bool) -> ExitCode {
+    let store = match settings::open_store(place).await {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let check = match store.check_totals(repair).await {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if json {
+        say!("{}", check_json(&check));
+    } else {
+        for d in &check.differences {
+            let k = &d.key;
+            say!(
+                "{} {:?} {} from {}: stored ${:.6}, the ledger sums to ${:.6}",
+                k.scope.name(),
+                k.id,
+                k.window.name(),
+                k.bucket_ms,
+                d.stored_usd,
+                d.recomputed_usd
+            );
+        }
+        let n = check.differences.len();
+        let done = match (n, check.repaired) {
+            (0, _) => "all equal the ledger".to_owned(),
+            (n, true) => format!("{n} differed and were repaired"),
+            (n, false) => format!("{n} differ; run `switchyard store check --repair` to fix them"),
+        };
+        say!("{} running totals checked: {done}", check.checked);
+    }
+    if check.differences.is_empty() || check.repaired {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `check` as one JSON object.
+fn check_json(check: &TotalsCheck) -> serde_json::Value {
+    let differences: Vec<_> = (check.differences.iter())
+        .map(|d| {
+            serde_json::json!({
+                "scope": d.key.scope.name(),
+                "id": d.key.id,
+                "window": d.key.window.name(),
+                "bucket_ms": d.key.bucket_ms,
+                "stored_usd": d.stored_usd,
+                "recomputed_usd": d.recomputed_usd,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "checked": check.checked,
+        "differences": differences,
+        "repaired": check.repaired,
+    })
 }
 
 fn fail(message: &str) -> ExitCode {

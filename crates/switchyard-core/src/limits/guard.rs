@@ -1,7 +1,6 @@
-//! [`RequestLimits`]: what the request step (SPEC R6) — a task's, or the gateway's for each
-//! client request (R14.4) — consults for R12.1–R12.3 before and after each request: which
-//! failover entry to send to, whether the spend caps allow it, whether the rate-limit window
-//! has room, what the provider said of its limits; with every piece of state in the store.
+//! [`RequestLimits`]: what a request step asks before and after each request: which entry,
+//! whether the spend caps and the rate-limit window allow it.
+//! Spec: R12.1, R12.2, R12.3.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +12,7 @@ use super::state::{
 };
 use crate::store::{StoreError, TaskStore};
 
-/// How long an entry cools down after a failure that names no reset time (SPEC R12.1).
+/// How long an entry cools down after a failure that names no reset time.
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
 
 /// One UTC day in milliseconds.
@@ -26,17 +25,14 @@ pub struct LimitedEntry {
     pub key: EntryKey,
     /// Sends the entry's requests.
     pub handler: Arc<dyn ApiHandler>,
-    /// Rate-limit slots are kept under this key (provider, endpoint and a fingerprint of the
-    /// key, never the key).
+    /// Rate-limit slots are kept under this key, a fingerprint and never the key itself.
     pub rate_key: String,
     /// The configured per-minute limits.
     pub rate: RateLimits,
 }
 
 impl LimitedEntry {
-    /// The entry of a built failover chain (`switchyard_api::build_failover_chain`): its
-    /// handler, cooldowns kept under provider + model + base URL, rate limits under its
-    /// `rate_key` with its configured per-minute limits.
+    /// The entry of a built failover chain, with its configured per-minute limits.
     pub fn from_chain(entry: &ChainEntry) -> Self {
         Self {
             key: EntryKey::of_chain(entry),
@@ -60,20 +56,16 @@ impl std::fmt::Debug for LimitedEntry {
     }
 }
 
-/// The spend caps of SPEC R12.2, USD. `None` is no cap.
+/// The spend caps in USD; `None` is no cap.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SpendCaps {
-    /// What one task may spend (`max_cost_usd`, `--max-cost`).
+    /// What one task may spend, `max_cost_usd` or `--max-cost`.
     pub per_task: Option<f64>,
-    /// What every task on the store together may spend in one UTC day
-    /// (`max_cost_usd_per_day`).
+    /// What every task on the store may spend together in a UTC day, `max_cost_usd_per_day`.
     pub per_day: Option<f64>,
 }
 
-/// Wall time in Unix milliseconds as the limits read it: the system's wall clock, plus how far
-/// tokio's clock has been moved ahead of real time. In a normal runtime that is 0, so
-/// processes on one store compare wall times; under tokio's paused clock (tests) waits and
-/// cooldowns pass virtually.
+/// The wall clock plus how far tokio's clock was moved ahead, so a paused test clock works.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Clock;
 
@@ -83,7 +75,7 @@ impl Clock {
         Self
     }
 
-    /// Now, Unix milliseconds.
+    /// Now.
     pub fn now_ms(&self) -> i64 {
         let (virtual_now, real_now) = (
             tokio::time::Instant::now().into_std(),
@@ -98,7 +90,7 @@ impl Clock {
     }
 }
 
-/// The failover chain, spend caps and rate limits of one task (SPEC R12), over its store.
+/// The failover chain, spend caps and rate limits of one task, over its store.
 #[derive(Clone)]
 pub struct RequestLimits {
     pub(crate) entries: Vec<LimitedEntry>,
@@ -115,20 +107,19 @@ impl std::fmt::Debug for RequestLimits {
     }
 }
 
-/// Where the step sends its next request ([`RequestLimits::choose`]).
+/// Where the step sends its next request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Choice {
     /// Send to an entry.
     Entry {
         /// The entry's position in the chain.
         index: usize,
-        /// Another entry is not cooling down either, so a failure of this one moves on at
-        /// once instead of waiting (R12.1).
+        /// Another entry is free too, so a failure of this one moves on at once.
         alternative: bool,
     },
     /// Every entry is cooling down.
     AllCooling {
-        /// When the earliest comes back, Unix milliseconds.
+        /// When the earliest comes back.
         until_ms: i64,
         /// Its cooldown.
         first: Cooldown,
@@ -136,8 +127,7 @@ pub enum Choice {
 }
 
 impl RequestLimits {
-    /// Limits over `entries` (the mode's entry first, then its `fallbacks` in order; at least
-    /// one) with `caps`, on the system clock.
+    /// Limits over `entries`, at least one, the mode's first, with `caps` on the system clock.
     pub fn new(entries: Vec<LimitedEntry>, caps: SpendCaps) -> Self {
         Self {
             entries,
@@ -146,13 +136,7 @@ impl RequestLimits {
         }
     }
 
-    /// The chain, caps and rate limits of `mode` in `config` (SPEC R12): the mode's entry,
-    /// then its `fallbacks`; the `[limits]` caps; each provider's `requests_per_minute` and
-    /// `input_tokens_per_minute`.
-    ///
-    /// # Errors
-    ///
-    /// Any entry's [`switchyard_api::ConfigError`] (a missing key names its variable).
+    /// The chain, caps and rate limits of `mode` in `config`.
     pub fn from_config(
         config: &switchyard_api::ApiConfiguration,
         mode: switchyard_api::Mode,
@@ -170,8 +154,7 @@ impl RequestLimits {
         ))
     }
 
-    /// Limits of one handler with no caps and no configured rate limits (what the provider's
-    /// headers say still applies), its state kept under the handler's provider and model.
+    /// Limits of one handler with no caps and no configured rate limits.
     pub fn single(handler: Arc<dyn ApiHandler>) -> Self {
         let (provider, model) = (handler.provider_id().to_owned(), handler.get_model().id);
         Self::new(
@@ -189,7 +172,7 @@ impl RequestLimits {
         )
     }
 
-    /// The same limits with the per-task cap `usd` (`None`: none).
+    /// The same limits with the per-task cap `usd`.
     pub fn with_task_cap(mut self, usd: Option<f64>) -> Self {
         self.caps.per_task = usd;
         self
@@ -205,12 +188,7 @@ impl RequestLimits {
         self.caps
     }
 
-    /// The first entry that is not cooling down (SPEC R12.1), or when all are, the earliest
-    /// to come back.
-    ///
-    /// # Errors
-    ///
-    /// The store's.
+    /// The first entry that is not cooling down, or when all are, the earliest to come back.
     pub async fn choose(&self, store: &dyn TaskStore) -> Result<Choice, StoreError> {
         let now = self.clock.now_ms();
         let cooling = store.cooldowns(now).await?;
@@ -247,13 +225,7 @@ impl RequestLimits {
         }
     }
 
-    /// Records that entry `index` failed with `error` and cools it down until the error's
-    /// reset (retry-after, rate-limit headers, a quota's stated reset) or
-    /// [`DEFAULT_COOLDOWN`]; returns the cooldown.
-    ///
-    /// # Errors
-    ///
-    /// The store's.
+    /// Cools entry `index` down after `error` until the reset it names and returns it.
     pub async fn cool_down(
         &self,
         store: &dyn TaskStore,
@@ -275,15 +247,8 @@ impl RequestLimits {
         Ok(cooldown)
     }
 
-    /// Checks the spend caps before a request to entry `index` estimated at
-    /// `estimated_input_tokens` (SPEC R12.2): the task's cost so far (`task_id`'s stored
-    /// totals; no task, as for a gateway request: no per-task cap) and today's over the store,
-    /// plus this request's estimated input cost, must stay under each cap. `Ok(Err(_))` is
-    /// the `spend_cap` error that stops the task.
-    ///
-    /// # Errors
-    ///
-    /// The store's.
+    /// Checks the task's and the day's spend caps before a request to entry `index`;
+    /// `Ok(Err(_))` is the `spend_cap` error that stops the task.
     pub async fn check_spend(
         &self,
         store: &dyn TaskStore,
@@ -325,11 +290,7 @@ impl RequestLimits {
         Ok(Ok(check))
     }
 
-    /// Takes a rate-limit slot for entry `index` (SPEC R12.3), or says how long to wait.
-    ///
-    /// # Errors
-    ///
-    /// The store's.
+    /// Takes a rate-limit slot for entry `index`, or says how long to wait.
     pub async fn try_slot(
         &self,
         store: &dyn TaskStore,
@@ -348,10 +309,6 @@ impl RequestLimits {
     }
 
     /// Records what entry `index`'s provider said about its limits in a response.
-    ///
-    /// # Errors
-    ///
-    /// The store's.
     pub async fn learn(
         &self,
         store: &dyn TaskStore,
@@ -374,13 +331,13 @@ impl RequestLimits {
             .await
     }
 
-    /// Now, Unix milliseconds, on this limits' clock.
+    /// Now, on this limits' clock.
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 }
 
-/// What a passed spend check found (USD), for the caller to show.
+/// What a passed spend check found in USD, for the caller to show.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SpendCheck {
     /// The task's cost so far, when a task cap is set.

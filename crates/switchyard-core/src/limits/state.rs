@@ -1,24 +1,17 @@
-//! The limits state every process on one store shares (SPEC R12, R13.2): failover cooldowns,
-//! spend, and the rate-limit window — [`LimitsStore`], the sibling of
-//! [`crate::store::TaskStore`] that every store backend implements on the same connection.
-//!
-//! Times are Unix milliseconds passed in by the caller (`now_ms`), so every process on a store
-//! compares one clock (the machines' wall clocks) and the library's tests can drive a virtual
-//! clock. Nothing here is a lock: a rate-limit slot is a timestamp that ages out of the 60 s
-//! window, so a process that dies holding one blocks nobody for longer than the window.
+//! The limits state every process on one store shares; times are the caller's Unix ms.
+//! Spec: R12, R13.2.
 
 use switchyard_api::ChainEntry;
 
 use crate::store::StoreFuture;
 
-/// The sliding window of SPEC R12.3, in milliseconds.
+/// The sliding window of a per-minute limit, in milliseconds.
 pub const RATE_WINDOW_MS: i64 = 60_000;
 
-/// One failover entry (SPEC R12.1): what a cooldown is kept for. `base_url` is `""` for the
-/// provider's default endpoint, so the same model behind two servers cools down separately.
+/// One failover entry, what a cooldown is kept for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EntryKey {
-    /// The provider id (`anthropic`, `openai`, …).
+    /// The provider id.
     pub provider: String,
     /// The model id as the user typed it.
     pub model: String,
@@ -36,7 +29,7 @@ impl EntryKey {
         }
     }
 
-    /// Whether this is `entry`'s key (what [`EntryKey::of_chain`] gives, without copying).
+    /// Whether this is `entry`'s key, without copying.
     pub fn is_of(&self, entry: &ChainEntry) -> bool {
         self.provider == entry.provider_id
             && self.model == entry.model_id
@@ -49,55 +42,49 @@ impl EntryKey {
     }
 }
 
-/// A failover entry that must not be tried before `until_ms` (SPEC R12.1).
+/// A failover entry that must not be tried before `until_ms`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cooldown {
     /// The entry.
     pub entry: EntryKey,
-    /// When the failure was seen, Unix milliseconds.
+    /// When the failure was seen.
     pub since_ms: i64,
-    /// When the entry may be tried again, Unix milliseconds.
+    /// When the entry may be tried again.
     pub until_ms: i64,
-    /// The failure's kind (`rate_limited`, `quota`, `auth`, …, the `--json` names of
-    /// `switchyard_api::ErrorKind`).
+    /// The failure's kind, as the `--json` names of `switchyard_api::ErrorKind`.
     pub reason: String,
 }
 
-/// Configured client-side limits of one provider and key (SPEC R12.3), per sliding 60 s window.
-/// `None` is no limit.
+/// Configured client-side limits of one provider and key per sliding minute; `None` is none.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RateLimits {
-    /// Requests per minute (`requests_per_minute`).
+    /// Requests per minute.
     pub requests_per_minute: Option<u64>,
-    /// Input tokens per minute (`input_tokens_per_minute`), counted from the estimate of what
-    /// each request sends.
+    /// Input tokens per minute, by the estimate of what each request sends.
     pub input_tokens_per_minute: Option<u64>,
 }
 
-/// What a provider's last response said about its own limits (`x-ratelimit-*`,
-/// `anthropic-ratelimit-*` headers, SPEC R12.3).
+/// What a provider's last response said about its own limits in its rate-limit headers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LearntLimits {
-    /// When the response was received, Unix milliseconds.
+    /// When the response was received.
     pub observed_ms: i64,
-    /// Requests left in the provider's window (`…-remaining-requests`).
+    /// Requests left in the provider's window.
     pub requests_remaining: Option<u64>,
-    /// When the provider's request window resets, Unix milliseconds (`…-reset-requests`).
+    /// When the provider's request window resets.
     pub requests_reset_ms: Option<i64>,
-    /// Tokens left in the provider's window (`…-remaining-tokens`, Anthropic's
-    /// `…-input-tokens-remaining`).
+    /// Tokens left in the provider's window.
     pub tokens_remaining: Option<u64>,
-    /// When the provider's token window resets, Unix milliseconds.
+    /// When the provider's token window resets.
     pub tokens_reset_ms: Option<i64>,
 }
 
-/// One request asking for a rate-limit slot ([`LimitsStore::acquire_rate_slot`]).
+/// One request asking for a rate-limit slot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlotRequest {
-    /// The provider and key the limits are per: the provider id and a fingerprint of the key
-    /// (never the key itself), e.g. `anthropic#3f2a…`.
+    /// What the limits are per: the provider id and a fingerprint of the key, never the key.
     pub key: String,
-    /// Now, Unix milliseconds.
+    /// Now.
     pub now_ms: i64,
     /// The estimated input tokens of the request.
     pub input_tokens: u64,
@@ -133,9 +120,9 @@ impl LimitReason {
 /// The answer to a [`SlotRequest`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotGrant {
-    /// The slot was taken (recorded with the request's time and tokens): send now.
+    /// The slot was taken: send now.
     Granted,
-    /// Nothing was recorded: ask again at `until_ms` (Unix milliseconds, after `now_ms`).
+    /// Nothing was recorded: ask again at `until_ms`.
     Wait {
         /// When the window will have room.
         until_ms: i64,
@@ -153,19 +140,14 @@ pub struct RateState {
     pub requests_in_window: u64,
     /// Input tokens of those requests.
     pub input_tokens_in_window: u64,
-    /// The oldest of those requests, Unix milliseconds (it leaves the window 60 s later).
+    /// The oldest of those requests, which leaves the window a minute later.
     pub oldest_ms: Option<i64>,
     /// What the provider last said, if anything.
     pub learnt: Option<LearntLimits>,
 }
 
-/// Whether a request of `request.input_tokens` fits now, given the slots already in the window
-/// (`slots`: `(time ms, input tokens)` with time > `now_ms - RATE_WINDOW_MS`, oldest first) and
-/// what the provider last said. Every backend calls this inside the transaction that read the
-/// slots and, on [`SlotGrant::Granted`], inserts the new one, so the decision is atomic.
-///
-/// A request larger than the whole token limit is let through once the window is empty (it
-/// could never fit otherwise); the provider decides then.
+/// Whether a request fits the window's slots, oldest first, and what the provider last said;
+/// one larger than the whole token limit passes once the window is empty.
 pub fn decide_slot(
     slots: &[(i64, u64)],
     learnt: Option<&LearntLimits>,
@@ -218,14 +200,8 @@ pub fn decide_slot(
     }
 }
 
-/// The window of slots a store counts before [`decide_slot`]: `None` when no limit applies to
-/// `request` at all (none configured, nothing learnt that resets after now), so the slot is
-/// granted without reading the window; else `Some(could_wait)`, where `could_wait(count,
-/// tokens)` says, from the window's slot count and input tokens alone, whether
-/// [`decide_slot`] could say anything but [`SlotGrant::Granted`]. Only then need a store read
-/// the window's rows: every request takes a slot, and reading a busy minute's rows on each cost
-/// O(requests per minute) per request (issue 25's profile: 23 % of the gateway's CPU at c=1).
-/// The answer is the same as [`decide_slot`]'s on the rows.
+/// `None` when no limit applies, else a test of the window's count and tokens that is true
+/// whenever [`decide_slot`] could refuse, so a store reads the rows only then.
 pub fn slot_window(
     learnt: Option<&LearntLimits>,
     request: &SlotRequest,
@@ -242,8 +218,7 @@ pub fn slot_window(
         return None;
     }
     let input = request.input_tokens;
-    // The learnt limits count only the slots since they were learnt: a subset of the window,
-    // so the whole window's count and tokens are an upper bound for them.
+    // Learnt limits count the slots since they were learnt, a part of the window.
     Some(move |count: u64, tokens: u64| {
         let over_tokens = |limit: u64| tokens.saturating_add(input) > limit;
         rpm.is_some_and(|r| count >= r.max(1))
@@ -253,31 +228,22 @@ pub fn slot_window(
     })
 }
 
-/// Where the limits state of SPEC R12 is kept (R13.2): implemented by every
-/// [`crate::store::TaskStore`] backend on the same storage, so every process on one store
-/// shares one view. Each method is one transaction; [`LimitsStore::acquire_rate_slot`] is
-/// atomic across processes (no two callers both see room for the last slot).
+/// Where the limits state is kept, one transaction per method.
 pub trait LimitsStore: Send + Sync {
-    /// Records that `cooldown.entry` must not be tried before `cooldown.until_ms`. An entry
-    /// already cooling down keeps the later of the two `until_ms` (and that one's reason and
-    /// `since_ms`).
+    /// Cools `cooldown.entry` down, keeping a later end already set.
     fn set_cooldown<'a>(&'a self, cooldown: &'a Cooldown) -> StoreFuture<'a, ()>;
 
-    /// Forgets `entry`'s cooldown (it answered). No cooldown: nothing happens.
+    /// Forgets `entry`'s cooldown, when it answered.
     fn clear_cooldown<'a>(&'a self, entry: &'a EntryKey) -> StoreFuture<'a, ()>;
 
-    /// The cooldowns still running at `now_ms` (`until_ms > now_ms`), soonest end first.
+    /// The cooldowns still running at `now_ms`, soonest end first.
     fn cooldowns(&self, now_ms: i64) -> StoreFuture<'_, Vec<Cooldown>>;
 
-    /// USD spent by requests recorded with [`crate::store::TaskStore::add_usage`] at times in
-    /// `[from_ms, to_ms)` (Unix milliseconds), over every task: the daily cap of SPEC R12.2
-    /// asks for one UTC day ([`utc_day_start_ms`]). Requests of unknown cost count 0.
+    /// USD spent in `[from_ms, to_ms)`; a whole UTC day is read from its running total.
     fn spend_between(&self, from_ms: i64, to_ms: i64) -> StoreFuture<'_, f64>;
 
-    /// Takes a rate-limit slot for `request` if its window has room ([`decide_slot`] on the
-    /// slots of `request.key` newer than `now_ms - RATE_WINDOW_MS` and its learnt limits),
-    /// recording `(now_ms, input_tokens)`; otherwise records nothing and says when to ask again.
-    /// Slots older than the window may be deleted on the way.
+    /// Takes a rate-limit slot when [`decide_slot`] finds room, else says when to ask again;
+    /// no two callers both take the last one.
     fn acquire_rate_slot<'a>(&'a self, request: &'a SlotRequest) -> StoreFuture<'a, SlotGrant>;
 
     /// Replaces what the provider last said about `key`'s limits.
@@ -287,12 +253,11 @@ pub trait LimitsStore: Send + Sync {
         learnt: &'a LearntLimits,
     ) -> StoreFuture<'a, ()>;
 
-    /// Every key with requests in the window ending at `now_ms` or with learnt limits whose
-    /// reset is after `now_ms`, sorted by key.
+    /// Every key with requests in the window or learnt limits still running, by key.
     fn rate_states(&self, now_ms: i64) -> StoreFuture<'_, Vec<RateState>>;
 }
 
-/// The start of the UTC day holding `ms` (Unix milliseconds).
+/// The start of the UTC day holding `ms`.
 pub fn utc_day_start_ms(ms: i64) -> i64 {
     ms.div_euclid(86_400_000) * 86_400_000
 }

@@ -1,8 +1,6 @@
-//! The store's limits state as shown (SPEC R12, R14.11): the cooldowns, rate-limit windows and
-//! today's spend read at one instant, and the one rule matching them to a failover chain's
-//! entries — a cooldown by provider, model and base URL ([`EntryKey::is_of`]), a rate window
-//! and the provider's learnt limits by the entry's `rate_key` — that `switchyard limits` and
-//! the dashboard's providers page both use; the callers only format what it gives.
+//! The store's limits state read at one instant and matched to a chain's entries, as
+//! `switchyard limits` and the dashboard show it.
+//! Spec: R12, R14.11.
 
 use switchyard_api::ChainEntry;
 
@@ -14,12 +12,11 @@ use crate::store::StoreError;
 pub struct LimitsView {
     /// When it was read, Unix ms.
     pub now_ms: i64,
-    /// The entries cooling down now ([`LimitsStore::cooldowns`]).
+    /// The entries cooling down now.
     pub cooldowns: Vec<Cooldown>,
-    /// The rate-limit windows with a slot in the last 60 s or learnt limits
-    /// ([`LimitsStore::rate_states`]).
+    /// The rate-limit windows with a slot in the last minute or learnt limits.
     pub rates: Vec<RateState>,
-    /// USD spent today (the UTC day holding `now_ms`), tasks and gateway requests alike.
+    /// USD spent today by tasks and gateway requests alike.
     pub spent_today_usd: f64,
 }
 
@@ -38,10 +35,6 @@ pub struct EntryLimits<'a> {
 
 impl LimitsView {
     /// Reads the cooldowns, rate-limit windows and today's spend from `store` at `now_ms`.
-    ///
-    /// # Errors
-    ///
-    /// The store's, when any of the three reads fails.
     pub async fn read<S>(store: &S, now_ms: i64) -> Result<Self, StoreError>
     where
         S: LimitsStore + ?Sized,
@@ -60,7 +53,7 @@ impl LimitsView {
         })
     }
 
-    /// Nothing stored, at `now_ms` (a store not made yet).
+    /// Nothing stored at `now_ms`, for a store not made yet.
     pub fn empty(now_ms: i64) -> Self {
         Self {
             now_ms,
@@ -73,7 +66,7 @@ impl LimitsView {
         self.cooldowns.iter().find(|c| c.entry.is_of(entry))
     }
 
-    /// The rate-limit window of `entry` (kept under its `rate_key`), if the store has one.
+    /// The rate-limit window of `entry`, if the store has one.
     pub fn rate_of(&self, entry: &ChainEntry) -> Option<&RateState> {
         self.rates.iter().find(|r| r.key == entry.rate_key)
     }
@@ -90,8 +83,7 @@ impl LimitsView {
             .collect()
     }
 
-    /// The cooldowns of no entry in `shown` (a gateway's `PROVIDER/MODEL` requests, a chain
-    /// since changed), oldest first as stored.
+    /// The cooldowns of no entry in `shown`, such as a chain since changed, oldest first.
     pub fn unmatched<'a, 'e>(
         &'a self,
         shown: impl IntoIterator<Item = &'e ChainEntry> + Clone,
@@ -101,7 +93,7 @@ impl LimitsView {
             .collect()
     }
 
-    /// Seconds until `cooldown` ends, from when this view was read (0 once it has).
+    /// Seconds until `cooldown` ends from when this view was read, 0 once it has.
     pub fn seconds_left(&self, cooldown: &Cooldown) -> f64 {
         (cooldown.until_ms - self.now_ms).max(0) as f64 / 1000.0
     }

@@ -1,5 +1,5 @@
-//! [`StoreError`], how a task store fails (each `Display` one sentence saying what to do), and
-//! [`StoreFuture`], what every store method returns (SPEC R10, R13.1).
+//! [`StoreError`], how a store fails, and [`StoreFuture`], what every store method returns.
+//! Spec: R10, R13.1.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ pub enum StoreError {
         /// SQLite's message.
         detail: String,
     },
-    /// The file (or its directory) cannot be written.
+    /// The file or its directory cannot be written.
     #[error(
         "the task database {path} is read-only; make it writable or point --data-dir (or SWITCHYARD_DATA_DIR) at a writable directory"
     )]
@@ -29,8 +29,7 @@ pub enum StoreError {
         /// The database file.
         path: PathBuf,
     },
-    /// The disk (or the database server's) has no room for the change: it was not saved;
-    /// everything saved before it is kept (SPEC R10.2).
+    /// The disk has no room for the change, which was not saved; what was saved is kept.
     #[error(
         "the disk holding the task database {location} is full, so the last change was not saved (everything saved before it is kept); free some space, or point --data-dir (or --store) elsewhere, and run the command again"
     )]
@@ -47,7 +46,7 @@ pub enum StoreError {
         location: String,
         /// The store's schema version.
         found: i64,
-        /// The newest this build knows ([`super::SCHEMA_VERSION`]).
+        /// The newest this build knows.
         supported: i64,
     },
     /// No task has this id.
@@ -80,8 +79,7 @@ pub enum StoreError {
         /// The decoder's error.
         source: serde_json::Error,
     },
-    /// The database server cannot be reached (down, restarting, wrong address) within the
-    /// reconnect time.
+    /// The database server cannot be reached within the reconnect time.
     #[error(
         "cannot reach the task store {location} ({source}); start the server, or point --store, SWITCHYARD_STORE or `store` in the configuration at a running one"
     )]
@@ -91,8 +89,7 @@ pub enum StoreError {
         /// The connection error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// Any other failure of the database (an I/O error, locked for longer than the
-    /// timeout, a lost connection).
+    /// Any other failure of the database, such as a lost connection.
     #[error("the task database {location} could not be used: {source}")]
     Backend {
         /// The file, or the server without its password.

@@ -1,15 +1,7 @@
-//! Import of a task directory written by the reference (Cline) as one stored task (SPEC R10.1,
-//! R10.3, R8.4): its `api_conversation_history.json` (`Anthropic.MessageParam[]`, content a
-//! string or blocks, an optional `ts` per message), `ui_messages.json` (`ClineMessage[]`: `ts`, `type`
-//! `say|ask`, `say`/`ask`, `text`, `conversationHistoryDeletedRange`, `modelInfo`) and
-//! `context_history.json` (entries `[messageIndex, [editType, [[blockIndex, updates]]]]`),
-//! plus `task_metadata.json` for the model when present.
-//!
-//! The conversation becomes our messages (blocks we do not model become a text note, never
-//! silently dropped); each UI row is kept whole as a `reference_say_*` / `reference_ask_*`
-//! event; each context-history entry as a `reference_context_history` edit. Totals come from
-//! the `api_req_started` rows (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`),
-//! and a trailing `api_req_started` with neither cost nor cancel reason is dropped (R10.3).
+//! Import of a task directory the reference (Cline) wrote as one stored task: its conversation,
+//! UI messages, context history and metadata. Blocks we do not model become a text note, UI
+//! rows and context edits are kept whole, and totals come from the `api_req_started` rows.
+//! Spec: R10.1, R10.3, R8.4.
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +55,7 @@ fn read_json(path: &Path, required: bool) -> Result<Option<Value>, ImportError> 
     }
 }
 
-/// Text of a tool result's content (a string, or blocks whose text is joined).
+/// Text of a tool result's content: a string, or blocks whose text is joined.
 fn tool_result_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
@@ -121,8 +113,8 @@ fn block(b: &Value) -> ContentBlock {
     }
 }
 
-/// The model an imported task records when its directory names none (no
-/// `task_metadata.json`); a resume then runs with the configuration's model.
+/// The model an imported task records when its directory names none; a resume then runs with
+/// the configuration's model.
 pub const UNKNOWN_MODEL: &str = "unknown";
 
 /// The reference's `api_conversation_history.json` as our messages.
@@ -153,10 +145,8 @@ fn messages_from_reference(history: &Value, path: &Path) -> Result<Vec<Message>,
         .collect()
 }
 
-/// Imports the reference task directory `dir` into `store` as a new task (see the module
-/// docs). The task keeps the directory's name as its id when that is free (the reference's ids
-/// are Unix milliseconds too), else gets a new one. One transaction: a failed import leaves
-/// nothing behind.
+/// Imports the reference task directory `dir` into `store` as a new task in one transaction,
+/// keeping the directory's name as its id when that is free.
 pub async fn import_reference_dir(
     store: &dyn TaskStore,
     dir: &Path,
@@ -184,9 +174,8 @@ pub async fn import_reference_dir(
         .await?)
 }
 
-/// Reads the reference task directory `dir` as [`import_reference_dir`] does, without a store:
-/// the number of messages, events and edits it would import (the fuzz target `task_import`,
-/// issue 27; feature `fuzzing`, never API).
+/// The number of messages, events and edits [`import_reference_dir`] would import from `dir`,
+/// for the fuzz target `task_import`; not API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub fn fuzz_read_reference_dir(dir: &Path) -> Result<(usize, usize, usize), ImportError> {
@@ -194,8 +183,7 @@ pub fn fuzz_read_reference_dir(dir: &Path) -> Result<(usize, usize, usize), Impo
     Ok((read.messages.len(), read.events.len(), read.edits.len()))
 }
 
-/// A reference task directory, read: the task (its id still to choose), what it holds, and the
-/// directory's name when it is a reference task id.
+/// A reference task directory as read, its id still to choose.
 struct ReferenceTask {
     record: TaskRecord,
     dir_id: Option<String>,
@@ -204,7 +192,7 @@ struct ReferenceTask {
     edits: Vec<ImportedEdit>,
 }
 
-/// Reads and converts the files of `dir` (blocking file reads).
+/// Reads and converts the files of `dir`, blocking.
 fn read_reference_dir(dir: &Path) -> Result<ReferenceTask, ImportError> {
     let history_path = dir.join("api_conversation_history.json");
     let history = read_json(&history_path, true)?.unwrap_or(Value::Null);
@@ -249,7 +237,7 @@ fn is_request(m: &Value) -> bool {
     m["type"] == "say" && m["say"] == "api_req_started"
 }
 
-/// R10.3: a trailing `api_req_started` with neither cost nor cancel reason is dropped.
+/// Drops a trailing `api_req_started` with neither cost nor cancel reason.
 fn drop_trailing_request(ui: &mut Vec<Value>) {
     if let Some(last) = ui.iter().rposition(is_request) {
         let i = request_info(&ui[last]);
@@ -278,7 +266,7 @@ fn usage_from_ui(ui: &[Value]) -> (TaskUsage, u64) {
     (usage, last_request_tokens)
 }
 
-/// The task row of a reference directory (its id still to choose).
+/// The task row of a reference directory, its id still to choose.
 fn task_record(dir: &Path, ui: &[Value], messages: &[Message], metadata: &Value) -> TaskRecord {
     let (usage, last_request_tokens) = usage_from_ui(ui);
     let range = ui
@@ -331,8 +319,8 @@ fn first_prompt(ui: &[Value], messages: &[Message]) -> String {
         .unwrap_or_default()
 }
 
-/// The provider, model and mode the task last ran with: the last row's `modelInfo`, else the
-/// last `model_usage` entry of `task_metadata.json`.
+/// The provider, model and mode the task last ran with, from the last row's `modelInfo` or the
+/// metadata's last `model_usage`.
 fn model_info(ui: &[Value], metadata: &Value) -> Value {
     ui.iter()
         .rev()
@@ -352,7 +340,7 @@ fn model_info(ui: &[Value], metadata: &Value) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The directory's name when it is a reference task id (digits).
+/// The directory's name when it is a reference task id, all digits.
 fn dir_id(dir: &Path) -> Option<String> {
     dir.file_name()
         .and_then(|n| n.to_str())

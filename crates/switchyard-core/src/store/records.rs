@@ -1,5 +1,5 @@
-//! What a task store holds, independent of the database behind it (SPEC R10.1): a task's row,
-//! its totals, its UI events and its context edits, and the clock their times are read from.
+//! What a store holds of a task: its row and totals, UI events and context edits.
+//! Spec: R10.1.
 
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ pub struct NewTask {
     pub first_prompt: String,
 }
 
-/// Token and cost totals of a task (tokens; USD).
+/// Token and cost totals of a task.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TaskUsage {
     /// Non-cached input tokens.
@@ -33,8 +33,7 @@ pub struct TaskUsage {
     pub cache_reads: u64,
     /// USD: the sum of the requests whose cost is known.
     pub cost_usd: f64,
-    /// Requests whose cost is unknown (a model without prices, SPEC R2.3): while any, the
-    /// task's cost is unknown ([`TaskUsage::cost`]).
+    /// Requests whose cost is unknown; while any, the task's cost is unknown.
     pub unpriced_requests: u64,
 }
 
@@ -56,8 +55,7 @@ impl TaskUsage {
         (self.unpriced_requests == 0).then_some(self.cost_usd)
     }
 
-    /// All tokens of the request: in + out + cache writes + cache reads (what SPEC R8.2 compares
-    /// with the context budget).
+    /// All tokens of the request, cache writes and reads included.
     pub fn total_tokens(&self) -> u64 {
         self.tokens_in + self.tokens_out + self.cache_writes + self.cache_reads
     }
@@ -66,11 +64,11 @@ impl TaskUsage {
 /// One stored task.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRecord {
-    /// The id the user resumes with (Unix milliseconds at creation, as the reference's).
+    /// The id the user resumes with: Unix ms at creation.
     pub id: String,
-    /// Creation time, Unix milliseconds.
+    /// Creation time, Unix ms.
     pub created_ms: i64,
-    /// Last change, Unix milliseconds.
+    /// Last change, Unix ms.
     pub updated_ms: i64,
     /// The working directory it was created in.
     pub cwd: String,
@@ -84,31 +82,28 @@ pub struct TaskRecord {
     pub first_prompt: String,
     /// Totals of every request.
     pub usage: TaskUsage,
-    /// Total tokens of the task's last request (in + out + cache writes + cache reads), for
-    /// the R8.2 check of the next request after a resume.
+    /// Total tokens of the task's last request, checked again after a resume.
     pub last_request_tokens: u64,
-    /// The range of stored messages hidden from the model (SPEC R8.4), inclusive.
+    /// The range of stored messages hidden from the model, inclusive.
     pub conversation_history_deleted_range: Option<DeletedRange>,
     /// Messages in the API conversation history.
     pub message_count: usize,
 }
 
-/// One stored UI event (a [`crate::task::TaskEvent`] as its JSON object, or a row imported
-/// from the reference's `ui_messages.json`).
+/// One stored UI event: a [`crate::task::TaskEvent`] as JSON, or an imported row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEvent {
-    /// Position in the task's event list (not necessarily contiguous: R10.3 drops rows).
+    /// Position in the task's event list, with gaps where rows were dropped.
     pub seq: i64,
-    /// When it was recorded, Unix milliseconds.
+    /// When it was recorded, Unix ms.
     pub ts_ms: i64,
-    /// The event's `type` (`api_req_started`, `text`, …).
+    /// The event's `type`.
     pub kind: String,
     /// The whole event as JSON.
     pub event: Value,
 }
 
-/// One recorded context edit (`truncation`, `file_read_dedupe`, or an imported reference
-/// `context_history` entry).
+/// One recorded context edit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextEdit {
     /// Position in the task's list of edits.
@@ -117,18 +112,17 @@ pub struct ContextEdit {
     pub ts_ms: i64,
     /// `truncation`, `file_read_dedupe` or `reference_context_history`.
     pub kind: String,
-    /// What was done (the range; the message, block and path; the reference's entry).
+    /// What was done.
     pub detail: Value,
 }
 
-/// A UI event of a whole task stored at once ([`super::TaskStore::import_task`]): when it
-/// happened (Unix milliseconds), its `type`, and the event as JSON.
+/// A UI event of a whole task stored at once: its time, its `type` and the event as JSON.
 pub type ImportedEvent = (i64, String, Value);
 
 /// A context edit of a whole task stored at once: its kind and detail.
 pub type ImportedEdit = (String, Value);
 
-/// The current time in Unix milliseconds.
+/// The current time in Unix ms.
 pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

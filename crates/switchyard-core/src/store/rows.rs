@@ -1,15 +1,11 @@
-//! How both task store backends turn rows into records and back (SPEC R10.1, R12, R13.1): the
-//! column lists they select, [`Columns`] (a row of either client read by position), one mapping
-//! per record and the rate-limit window's start, so SQLite and PostgreSQL each keep only their
-//! own SQL.
+//! How both backends turn task and limits rows into records and back.
+//! Spec: R10.1, R12, R13.1.
 
 use serde::de::DeserializeOwned;
 use switchyard_api::Message;
 
 use super::error::StoreError;
 use super::records::{ContextEdit, StoredEvent, TaskRecord, TaskUsage};
-use super::requests::{RequestOutcome, RequestRecord};
-use super::responses::StoredResponse;
 use crate::context::DeletedRange;
 use crate::limits::state::{Cooldown, EntryKey, LearntLimits, RATE_WINDOW_MS, RateState};
 
@@ -26,17 +22,6 @@ pub(super) const LEARNT_COLUMNS: &str =
 
 /// The columns of `cooldowns` that [`cooldown_from_row`] reads, in its order.
 pub(super) const COOLDOWN_COLUMNS: &str = "provider, model, base_url, since_ms, until_ms, reason";
-
-/// The columns of `gateway_requests` that [`request_from_row`] reads (and the backends write),
-/// in its order.
-pub(super) const REQUEST_COLUMNS: &str = "id, started_ms, route, dialect, stream, provider, model,
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-    first_token_ms, duration_ms, status, error_kind, key_id, team";
-
-/// [`crate::store::RequestLog::prune_requests`] on either database (`?1` before, `?2` the
-/// most rows), the oldest first by the arrival index.
-pub(super) const PRUNE_REQUESTS: &str = "DELETE FROM gateway_requests WHERE id IN (
-    SELECT id FROM gateway_requests WHERE started_ms < ?1 ORDER BY started_ms LIMIT ?2)";
 
 /// One row of either database client, its columns read by position.
 pub(super) trait Columns {
@@ -162,8 +147,7 @@ pub(super) fn cooldown_from_row<R: Columns>(r: &R) -> Result<Cooldown, R::Error>
     })
 }
 
-/// [`LearntLimits`] from the [`LEARNT_COLUMNS`] starting at column `at`; `None` when
-/// `observed_ms` is NULL (a key with slots but nothing learnt).
+/// [`LearntLimits`] from the [`LEARNT_COLUMNS`] at column `at`; `None` when nothing was learnt.
 pub(super) fn learnt_from_row<R: Columns>(
     r: &R,
     at: usize,
@@ -180,8 +164,7 @@ pub(super) fn learnt_from_row<R: Columns>(
     }))
 }
 
-/// The learnt limits as the four nullable columns after `observed_ms`, in
-/// [`LEARNT_COLUMNS`] order.
+/// The learnt limits as the columns after `observed_ms`.
 pub(super) fn learnt_columns(l: &LearntLimits) -> [Option<i64>; 4] {
     [
         l.requests_remaining.map(to_i64),
@@ -191,13 +174,31 @@ pub(super) fn learnt_columns(l: &LearntLimits) -> [Option<i64>; 4] {
     ]
 }
 
-/// One rate-limit slot, `(ts_ms, input_tokens)`.
-pub(super) fn slot_from_row<R: Columns>(r: &R) -> Result<(i64, u64), R::Error> {
-    Ok((r.int(0)?, to_u64(r.int(1)?)))
+/// How many requests a `rate_slots` row counts, at least one while it holds tokens.
+// Rows written now keep a request while they hold tokens; an older row may not, and still counts.
+pub(super) const SLOT_REQUESTS: &str =
+    "CASE WHEN requests > 0 THEN requests WHEN input_tokens > 0 THEN 1 ELSE 0 END";
+
+/// A `rate_slots` row as `(ts_ms, input_tokens, requests)` of `ts_ms, input_tokens, requests`.
+pub(super) fn slot_from_row<R: Columns>(r: &R) -> Result<(i64, u64, u64), R::Error> {
+    Ok((r.int(0)?, to_u64(r.int(1)?), to_u64(r.int(2)?)))
 }
 
-/// The first column of the rate-limit window ending at `now_ms`: slots at or before it have
-/// left the window (SPEC R12.3).
+/// The slots of `rows` one per request as [`SLOT_REQUESTS`] counts them, tokens on the first.
+pub(super) fn expand_slots(rows: &[(i64, u64, u64)]) -> Vec<(i64, u64)> {
+    let mut slots = Vec::new();
+    for &(ts, tokens, requests) in rows {
+        let n = if requests > 0 {
+            requests
+        } else {
+            u64::from(tokens > 0)
+        };
+        slots.extend((0..n).map(|i| (ts, if i == 0 { tokens } else { 0 })));
+    }
+    slots
+}
+
+/// The last instant outside the rate-limit window ending at `now_ms`.
 pub(super) fn window_start(now_ms: i64) -> i64 {
     now_ms - RATE_WINDOW_MS
 }
@@ -211,48 +212,6 @@ pub(super) fn rate_state_from_row<R: Columns>(r: &R) -> Result<RateState, R::Err
         oldest_ms: r.opt_int(3)?,
         learnt: learnt_from_row(r, 4)?,
     })
-}
-
-/// A [`RequestRecord`] from the [`REQUEST_COLUMNS`].
-pub(super) fn request_from_row<R: Columns>(r: &R) -> Result<RequestRecord, R::Error> {
-    let count = |i: usize| r.int(i).map(to_u64);
-    let status = r.text(14)?;
-    Ok(RequestRecord {
-        id: r.text(0)?,
-        started_ms: r.int(1)?,
-        route: r.text(2)?,
-        dialect: r.text(3)?,
-        stream: r.int(4)? != 0,
-        provider: r.opt_text(5)?,
-        model: r.opt_text(6)?,
-        input_tokens: count(7)?,
-        output_tokens: count(8)?,
-        cache_read_tokens: count(9)?,
-        cache_write_tokens: count(10)?,
-        cost_usd: r.opt_real(11)?,
-        first_token_ms: r.opt_int(12)?,
-        duration_ms: r.int(13)?,
-        outcome: RequestOutcome::from_columns(&status, r.opt_text(15)?),
-        key_id: r.opt_text(16)?,
-        team: r.opt_text(17)?,
-    })
-}
-
-/// The integer columns of `record` in [`REQUEST_COLUMNS`] order: stream (0/1), the four token
-/// counts.
-pub(super) fn request_counts(record: &RequestRecord) -> [i64; 5] {
-    [
-        i64::from(record.stream),
-        to_i64(record.input_tokens),
-        to_i64(record.output_tokens),
-        to_i64(record.cache_read_tokens),
-        to_i64(record.cache_write_tokens),
-    ]
-}
-
-/// When `record`'s cost was spent, for the spend row: its end, Unix milliseconds.
-pub(super) fn request_spent_ms(record: &RequestRecord) -> i64 {
-    record.started_ms.saturating_add(record.duration_ms.max(0))
 }
 
 /// `message` as the JSON text a store keeps; failing is [`StoreError::Json`] of task `id`.
@@ -309,62 +268,4 @@ impl JsonRow {
             kind: self.kind,
         })
     }
-}
-
-/// The columns of `gateway_responses` that [`ResponseRow`] reads (and the backends write), in
-/// its order.
-pub(super) const RESPONSE_COLUMNS: &str =
-    "id, created_ms, expires_ms, route, system_prompt, messages, answer";
-
-/// One `gateway_responses` row as both backends read it, its messages still JSON text.
-pub(super) struct ResponseRow {
-    id: String,
-    created_ms: i64,
-    expires_ms: i64,
-    route: String,
-    system_prompt: String,
-    messages: String,
-    answer: String,
-}
-
-impl ResponseRow {
-    /// The row in [`RESPONSE_COLUMNS`] order.
-    pub(super) fn read<R: Columns>(r: &R) -> Result<Self, R::Error> {
-        Ok(Self {
-            id: r.text(0)?,
-            created_ms: r.int(1)?,
-            expires_ms: r.int(2)?,
-            route: r.text(3)?,
-            system_prompt: r.text(4)?,
-            messages: r.text(5)?,
-            answer: r.text(6)?,
-        })
-    }
-
-    /// The stored response; messages that are not JSON of that shape: [`StoreError::Json`].
-    pub(super) fn response(self) -> Result<StoredResponse, StoreError> {
-        Ok(StoredResponse {
-            messages: from_json(&self.id, &self.messages)?,
-            answer: from_json(&self.id, &self.answer)?,
-            id: self.id,
-            created_ms: self.created_ms,
-            expires_ms: self.expires_ms,
-            route: self.route,
-            system_prompt: self.system_prompt,
-        })
-    }
-}
-
-/// The messages and the answer of `response` as the JSON text stored.
-pub(super) fn response_json(response: &StoredResponse) -> Result<(String, String), StoreError> {
-    let json = |v: serde_json::Result<String>| {
-        v.map_err(|source| StoreError::Json {
-            id: response.id.clone(),
-            source,
-        })
-    };
-    Ok((
-        json(serde_json::to_string(&response.messages))?,
-        json(serde_json::to_string(&response.answer))?,
-    ))
 }

@@ -1,48 +1,10 @@
-//! [`SqliteStore`]: the task store on one SQLite file (SPEC R10.2, R13.1; the default,
-//! DESIGN.md "Choices already made": rusqlite, bundled, WAL mode).
-//!
-//! # Layout (schema version [`SCHEMA_VERSION`], in `PRAGMA user_version`)
-//!
-//! - `tasks`: one row per [`crate::store::TaskRecord`] (totals, last request's tokens, deleted range).
-//! - `messages`: the API conversation history, `(task_id, idx)` with the message as JSON.
-//! - `ui_events`: the task's events in order, `kind` the event's `type`.
-//! - `context_edits`: what context management did, in order.
-//! - `cooldowns`, `spend`, `rate_slots`, `rate_learnt`: the limits state of SPEC R12.
-//! - `gateway_requests`: the gateway's request log ([`crate::store::RequestLog`], R14.4).
-//! - `gateway_responses`: the gateway's stored Responses ([`crate::store::ResponseStore`], R14.1).
-//!
-//! # Durability
-//!
-//! The database runs in WAL mode with `synchronous = FULL`: a committed message, usage report
-//! or range survives a crash of the process and of the machine. Events appended with
-//! `durable_now = false` (streamed text chunks) are committed with `synchronous = NORMAL`: they
-//! survive the process being killed at any instant and are synced to disk with the next full
-//! commit; so are the gateway's rate-limit slots, budget holds and request records (with
-//! their spend), which sit on every request's path. `busy_timeout` lets two `switchyard` processes share one file; writers wait for each
-//! other instead of failing. Starting a task costs one fsync for its row and first message
-//! together ([`crate::store::TaskStore::create_task_with_message`]). The WAL is checkpointed into the file
-//! and removed when the last connection closes, so after a run `switchyard.db` alone holds
-//! everything (a copy of it is a whole backup); the price is one fsync of a new WAL's header
-//! (and of the directory) at the next process's first commit.
-//!
-//! # Refusing files it must not touch
-//!
-//! A file that is not a SQLite database (corrupt), that is read-only, or whose schema is newer
-//! than this build's is refused with a [`StoreError`] before anything is written to it.
-//!
-//! # Threads
-//!
-//! One connection, behind a mutex, serves every handle cloned from a [`SqliteStore`]. Each
-//! [`crate::store::TaskStore`] call runs its statements on tokio's blocking pool (`spawn_blocking`): SQLite
-//! is a blocking library, and a commit waits for `fsync`.
+//! [`SqliteStore`]: the default store, one SQLite file in WAL mode.
+//! Spec: R10.2, R13.1.
 
 mod error;
 mod history;
-mod keys;
-mod limits;
+pub(crate) mod limits;
 mod read_only;
-mod requests;
-mod responses;
 mod schema;
 mod task_store;
 mod tasks;
@@ -55,7 +17,7 @@ use switchyard_api::Message;
 
 use super::rows::to_json;
 use super::{StoreError, StoreFuture};
-use error::classify;
+use error::{classify, is_constraint};
 
 pub use schema::SCHEMA_VERSION;
 
@@ -71,8 +33,8 @@ pub struct SqliteStore {
     db: Arc<Db>,
 }
 
-/// The connection and the blocking statements behind every [`crate::store::TaskStore`] method.
-pub(super) struct Db {
+/// The connection every call of a [`SqliteStore`] runs its statements on.
+pub(crate) struct Db {
     conn: Mutex<Connection>,
     path: PathBuf,
 }
@@ -86,10 +48,7 @@ impl std::fmt::Debug for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating when missing) `data_dir/switchyard.db`, creating `data_dir` too.
-    ///
-    /// A directory it creates is private to the user (mode 0700 on Unix): conversations can
-    /// hold code and secrets pasted by the user.
+    /// Opens `data_dir/switchyard.db`, creating both; the directory private to the user.
     pub fn open(data_dir: &Path) -> Result<Self, StoreError> {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
@@ -102,13 +61,7 @@ impl SqliteStore {
         Self::open_file(&data_dir.join(DB_FILE))
     }
 
-    /// Opens (creating when missing) the database file `path`.
-    ///
-    /// An existing file is checked before anything is written: read-only permissions
-    /// ([`StoreError::ReadOnly`], even for root), not a database or damaged
-    /// ([`StoreError::Corrupt`]), a schema newer than [`SCHEMA_VERSION`]
-    /// ([`StoreError::NewerSchema`]). Then WAL mode, foreign keys and the busy timeout are set
-    /// and older schemas are migrated forward in one transaction.
+    /// Opens the database file `path`; one read-only, damaged or newer is refused untouched.
     pub fn open_file(path: &Path) -> Result<Self, StoreError> {
         let exists = path.exists();
         if exists {
@@ -126,15 +79,13 @@ impl SqliteStore {
         if let Err(StoreError::DiskFull { .. }) = &opened
             && !exists
         {
-            // A file made here that the full disk left empty is removed: a failed first run
-            // leaves nothing behind (issue 26).
+            // A failed first run on a full disk leaves nothing behind.
             remove_unfinished(path);
         }
         opened
     }
 
-    /// [`SqliteStore::open_file`] once the file's permissions were checked; `exists` says
-    /// whether the file was there before.
+    /// [`SqliteStore::open_file`] once the file's permissions were checked.
     fn open_writable(path: &Path, exists: bool) -> Result<Self, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -148,8 +99,7 @@ impl SqliteStore {
                 path: path.to_owned(),
             });
         }
-        // Read before any write: a file that is not a database fails here (SQLITE_NOTADB),
-        // a newer schema is refused, and neither is modified.
+        // Read before any write, so a file that is not a database or is newer stays untouched.
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| classify(path, e))?;
@@ -174,13 +124,7 @@ impl SqliteStore {
         })
     }
 
-    /// Opens the existing database file `path` to read it only (a read-only mount, a
-    /// read-only file or backup): nothing is created, migrated or written, and every write
-    /// fails with [`StoreError::ReadOnly`]. `tasks`, `export` and `limits` use it when
-    /// [`SqliteStore::open_file`] says [`StoreError::ReadOnly`].
-    ///
-    /// Errors: a missing file ([`StoreError::Io`]), not a database ([`StoreError::Corrupt`]),
-    /// a newer schema ([`StoreError::NewerSchema`]).
+    /// Opens the existing database file `path` to read it only; writes fail as read-only.
     pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
         let conn = read_only::open(path)?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
@@ -193,10 +137,7 @@ impl SqliteStore {
         })
     }
 
-    /// A store in memory, shared by this handle and its clones and gone with the last of
-    /// them: for a library user who keeps nothing between runs (a gateway built without a
-    /// store keeps its cooldowns, rate-limit window and request log here, for its lifetime).
-    /// Its [`SqliteStore::path`] is `:memory:`.
+    /// A store in memory, shared by this handle's clones and gone with the last of them.
     pub fn in_memory() -> Result<Self, StoreError> {
         let path = PathBuf::from(":memory:");
         let mut conn = Connection::open_in_memory().map_err(|e| classify(&path, e))?;
@@ -217,7 +158,7 @@ impl SqliteStore {
     }
 
     /// Runs `f` on the blocking pool with the connection; its result is the future's.
-    fn call<T, F>(&self, f: F) -> StoreFuture<'static, T>
+    pub(crate) fn call<T, F>(&self, f: F) -> StoreFuture<'static, T>
     where
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
@@ -228,7 +169,6 @@ impl SqliteStore {
             tokio::task::spawn_blocking(move || f(&db))
                 .await
                 .unwrap_or_else(|e| {
-                    // A panic in a statement, or the runtime shutting down under it.
                     Err(StoreError::Backend {
                         location,
                         source: Box::new(e),
@@ -249,8 +189,8 @@ impl SqliteStore {
         self.call(move |db| read(db, &id))
     }
 
-    /// `run` with a copy of `arg` (the future outlives the caller's borrow).
-    fn with<A, T>(
+    /// `run` with a copy of `arg`, since the future outlives the caller's borrow.
+    pub(crate) fn with<A, T>(
         &self,
         arg: &A,
         run: fn(&Db, &A) -> Result<T, StoreError>,
@@ -263,7 +203,7 @@ impl SqliteStore {
         self.call(move |db| run(db, &arg))
     }
 
-    /// `write` (append or replace) of message `index` of task `id`, as JSON.
+    /// `write` of message `index` of task `id` as JSON.
     fn write_message(
         &self,
         id: &str,
@@ -278,28 +218,30 @@ impl SqliteStore {
 }
 
 impl Db {
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock cannot leave a transaction half-applied (SQLite rolls
-        // it back when the statement or transaction is dropped), so a poisoned lock is usable.
+    /// The connection.
+    pub(crate) fn conn(&self) -> MutexGuard<'_, Connection> {
+        // SQLite rolls back what a panic left half-done, so a poisoned lock is usable.
         self.conn
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn err(&self, e: rusqlite::Error) -> StoreError {
+    /// `e` as the [`StoreError`] a user can act on.
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         classify(&self.path, e)
+    }
+
+    /// `e` as [`StoreError::Conflict`] of `id` when it broke a constraint, else as [`Db::err`].
+    pub(crate) fn conflict(&self, e: rusqlite::Error, id: &str) -> StoreError {
+        if is_constraint(&e) {
+            StoreError::Conflict { id: id.to_owned() }
+        } else {
+            self.err(e)
+        }
     }
 }
 
-/// SQLite's `PRAGMA quick_check` (every page's structure, without comparing indexes to their
-/// tables), run once per process before its first write: a damaged page is found here and the
-/// file is refused, never written (issue 14). It reads the whole file, so its cost grows with
-/// it: measured on the 2-core machine of bench/README.md under a load of 11, from a fresh
-/// connection as each process has, 0.12 ms at 10 messages (0.10 ms for the cheapest read,
-/// which misses a damaged page), 41 ms median at 10,000 (7.7 MiB; 17 ms unloaded), 309 ms at
-/// 50,000 (40 MiB; 86 ms unloaded). `PRAGMA integrity_check`, which also compares indexes with
-/// their tables, took 1.3 to 3.5 times as long. `cargo bench -p switchyard-core --bench store
-/// -- check_before_first_write` measures it with this crate's SQLite.
+/// SQLite's `PRAGMA quick_check`: a damaged page refuses the file before it is written.
 fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let mut stmt = conn
         .prepare("PRAGMA quick_check(3)")
@@ -318,9 +260,7 @@ fn check_pages(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     })
 }
 
-/// Removes the database file `path` that this process created and a full disk left empty,
-/// with its `-wal`, `-shm` and `-journal` files. A file that holds anything (another process
-/// made it at the same moment and wrote to it) is left alone.
+/// Removes the empty database file `path` a full disk left, with its companion files.
 fn remove_unfinished(path: &Path) {
     if std::fs::metadata(path).map_or(true, |m| m.len() != 0) {
         return;
@@ -332,10 +272,7 @@ fn remove_unfinished(path: &Path) {
     }
 }
 
-/// Puts the file in WAL mode (SPEC R10.2). The switch takes an exclusive lock that SQLite's
-/// busy handler does not wait for, so two processes opening a new file at the same moment
-/// (two tasks started together on a fresh data directory) can be told "database is locked"
-/// at once: the switch is retried for up to [`BUSY_TIMEOUT_MS`], as a write would wait.
+/// Puts the file in WAL mode, retrying: the busy handler does not wait for the switch.
 fn set_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(BUSY_TIMEOUT_MS);
     loop {
@@ -349,7 +286,7 @@ fn set_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// SQLite's "database is locked" (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+/// SQLite's "database is locked".
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e,

@@ -1,36 +1,28 @@
-//! [`TaskStore`], the trait every task store backend implements (SPEC R10.1, R10.2, R13.1):
-//! one transaction per method, object-safe and async (see the [`super`] docs for the contract).
+//! [`TaskStore`], the trait every store backend implements for tasks.
+//! Spec: R10.1, R10.2, R13.1.
 
 use serde_json::Value;
 use switchyard_api::Message;
 
 use super::error::StoreFuture;
-use super::keys::KeyStore;
+use super::gateway::key_store::KeyStore;
+use super::gateway::leases::LeaseStore;
+use super::gateway::requests::RequestLog;
+use super::gateway::responses::ResponseStore;
 use super::records::{
     ContextEdit, ImportedEdit, ImportedEvent, NewTask, StoredEvent, TaskRecord, TaskUsage,
 };
-use super::requests::RequestLog;
-use super::responses::ResponseStore;
 use crate::context::DeletedRange;
 use crate::limits::state::LimitsStore;
 
-/// Where tasks are kept (see the module docs for the contract every implementation keeps).
-/// The same backend keeps the limits state of SPEC R12 ([`LimitsStore`]) and the gateway's
-/// request log ([`RequestLog`]), so one `Arc<dyn TaskStore>` holds all three.
-///
-/// Ids are the strings [`TaskStore::create_task`] returned. Message indices count from 0.
-/// Every method fails with [`StoreError::TaskNotFound`](super::StoreError::TaskNotFound) for an unknown task where it says so,
-/// and with [`StoreError::Backend`](super::StoreError::Backend) when the database itself fails.
-pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send + Sync {
-    /// Creates a task and returns it. Its id is the current Unix time in milliseconds (the
-    /// reference's task id form), made unique if another task already has it.
+/// Where tasks are kept; its supertraits are the backend's other roles.
+pub trait TaskStore:
+    LimitsStore + RequestLog + ResponseStore + KeyStore + LeaseStore + Send + Sync
+{
+    /// Creates a task and returns it; its id is the current Unix time in ms, made unique.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;
 
-    /// Creates a task whose history starts with `first` (message 0) and returns it, as
-    /// [`TaskStore::create_task`] then [`TaskStore::append_message`] would, but as one change:
-    /// a backend that can commits both in one transaction, so starting a task costs one
-    /// durable commit (one `fsync` for SQLite) instead of two (issue 17). The default does the
-    /// two calls.
+    /// Creates a task whose message 0 is `first` and returns it, in one commit where it can.
     fn create_task_with_message<'a>(
         &'a self,
         new: &'a NewTask,
@@ -49,13 +41,10 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
     /// Every task, oldest first.
     fn list_tasks(&self) -> StoreFuture<'_, Vec<TaskRecord>>;
 
-    /// Adds one request's usage to the task's totals and records its total tokens as the last
-    /// request's (tokens; cost in USD). In the same transaction it records the cost with the
-    /// current time for [`crate::limits::LimitsStore::spend_between`].
+    /// Adds one request's usage to the task's totals, its spend row and the day's total.
     fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()>;
 
-    /// Records the mode, provider and model the task now runs with (a resume with other
-    /// choices), so listings show what the task last used.
+    /// Records the mode, provider and model the task now runs with, after a resume.
     fn set_task_model<'a>(
         &'a self,
         id: &'a str,
@@ -64,9 +53,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         model: &'a str,
     ) -> StoreFuture<'a, ()>;
 
-    /// Sets the task's `conversation_history_deleted_range` and records the change as a
-    /// `truncation` context edit with `detail`, in one transaction (SPEC R6.3: called before
-    /// the request).
+    /// Sets the task's deleted range and records a `truncation` edit with `detail`.
     fn set_deleted_range<'a>(
         &'a self,
         id: &'a str,
@@ -74,9 +61,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         detail: &'a Value,
     ) -> StoreFuture<'a, ()>;
 
-    /// Appends `message` as message `index` of task `id` (indices must follow the stored
-    /// ones). The cost does not grow with the history. A message already at `index` means
-    /// another process appended to the same task: [`StoreError::Conflict`](super::StoreError::Conflict).
+    /// Appends `message` as message `index` of task `id`; a message there is a conflict.
     fn append_message<'a>(
         &'a self,
         id: &'a str,
@@ -84,10 +69,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         message: &'a Message,
     ) -> StoreFuture<'a, ()>;
 
-    /// [`TaskStore::append_message`] of a message given as its JSON text (`json`, as
-    /// `serde_json` writes a [`Message`]; built once by the caller, which then holds no other
-    /// copy of it for the write). The default reads it back and appends it; the stores
-    /// override it to store the text as it is.
+    /// [`TaskStore::append_message`] of a message as its JSON text, stored as it is.
     fn append_message_json<'a>(
         &'a self,
         id: &'a str,
@@ -105,9 +87,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         })
     }
 
-    /// Replaces the stored message `index` (used once per resume, to add a new prompt to an
-    /// unanswered user message so roles keep alternating). No message there:
-    /// [`StoreError::Conflict`](super::StoreError::Conflict).
+    /// Replaces the stored message `index`, which must exist.
     fn replace_message<'a>(
         &'a self,
         id: &'a str,
@@ -115,13 +95,10 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         message: &'a Message,
     ) -> StoreFuture<'a, ()>;
 
-    /// The task's API conversation history, in order (empty for an unknown task; see
-    /// [`TaskStore::messages_of_task`]).
+    /// The task's API conversation history in order, empty for an unknown task.
     fn messages<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>>;
 
-    /// Appends a UI event (`kind` is its `type`) and returns its `seq`. `durable_now = false`
-    /// lets the commit skip waiting for the disk: it survives the process being killed and
-    /// reaches the disk with the next durable commit (streamed text chunks).
+    /// Appends a UI event of type `kind` and returns its `seq`, synced now if `durable_now`.
     fn append_event<'a>(
         &'a self,
         id: &'a str,
@@ -137,11 +114,10 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
     fn last_event_of_kind<'a>(&'a self, id: &'a str, kind: &'a str)
     -> StoreFuture<'a, Option<i64>>;
 
-    /// Deletes one UI event (SPEC R10.3 drops a trailing `api_req_started`).
+    /// Deletes one UI event.
     fn delete_event<'a>(&'a self, id: &'a str, seq: i64) -> StoreFuture<'a, ()>;
 
-    /// The largest `request_index` among the task's `api_req_started` events (0 when none),
-    /// so a resumed task numbers its requests on.
+    /// The largest `request_index` of the task's `api_req_started` events, or 0.
     fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32>;
 
     /// Records a context edit of `kind`.
@@ -155,10 +131,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
     /// The task's context edits in order.
     fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>>;
 
-    /// Stores a whole task at once (import, copying between stores): the task row with its
-    /// totals and range, its messages, UI events and context edits, in one transaction, so a
-    /// failed import leaves nothing behind. A task with the same id:
-    /// [`StoreError::Conflict`](super::StoreError::Conflict). Returns the stored task.
+    /// Stores a whole task with its messages, events and edits in one transaction.
     fn import_task<'a>(
         &'a self,
         task: &'a TaskRecord,
@@ -172,8 +145,7 @@ pub trait TaskStore: LimitsStore + RequestLog + ResponseStore + KeyStore + Send 
         self.events_from(id, 0)
     }
 
-    /// The history of an existing task: [`StoreError::TaskNotFound`](super::StoreError::TaskNotFound) for an unknown id (where
-    /// [`TaskStore::messages`] returns an empty list).
+    /// The history of an existing task; an unknown id is an error.
     fn messages_of_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<Message>> {
         Box::pin(async move {
             self.task(id).await?;

@@ -1,6 +1,5 @@
-//! The PostgreSQL connection pool behind [`PgStore`] (SPEC R13.1): connecting, reconnecting for
-//! [`RECONNECT_MS`] when the server is away, and the one-statement helpers every file of the
-//! backend runs its SQL with.
+//! The connection pool behind [`PgStore`] and the one-statement helpers the backend uses.
+//! Spec: R13.1.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -9,11 +8,11 @@ use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, PoolError, Recycli
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{NoTls, Row};
 
-use super::url::{describe, location_of, redact_url};
+use super::schema::migrate;
+use super::url::{describe, location_of, redact_url, store_error};
 use crate::store::StoreError;
 
-/// How long a call keeps trying to reach a server that refuses connections (a restart), in
-/// milliseconds, before [`StoreError::Unreachable`].
+/// How long a call keeps trying a server that refuses connections, in milliseconds.
 pub const RECONNECT_MS: u64 = 10_000;
 
 /// Connections one [`PgStore`] keeps open at most.
@@ -36,20 +35,13 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Connects to the server `url` (`postgres://user:password@host:port/dbname`, libpq's URL
-    /// form; TLS is not supported: use a local server or a tunnel), checks the schema and
-    /// migrates it forward.
-    ///
-    /// Errors: a URL that does not parse ([`StoreError::Backend`]), a server that cannot be
-    /// reached within [`RECONNECT_MS`] ([`StoreError::Unreachable`]), a schema newer than
-    /// [`super::PG_SCHEMA_VERSION`] ([`StoreError::NewerSchema`], nothing written).
+    /// Connects to the server `url`, without TLS, and migrates its schema forward.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let (store, _) = Self::connect_and_migrate(url).await?;
         Ok(store)
     }
 
-    /// [`PgStore::connect`], also returning the schema version found before migrating (0 for
-    /// a new database), for `switchyard store migrate`.
+    /// [`PgStore::connect`], also returning the schema version found before migrating.
     pub async fn connect_and_migrate(url: &str) -> Result<(Self, i64), StoreError> {
         let mut config =
             tokio_postgres::Config::from_str(url).map_err(|e| StoreError::Backend {
@@ -77,7 +69,7 @@ impl PgStore {
             })?;
         let store = Self { pool, location };
         let mut client = store.client().await?;
-        let found = store.migrate(&mut client).await?;
+        let found = migrate(&mut client, &store.location).await?;
         Ok((store, found))
     }
 
@@ -86,9 +78,8 @@ impl PgStore {
         &self.location
     }
 
-    /// A pooled connection; a server that refuses connections is retried for
-    /// [`RECONNECT_MS`].
-    pub(super) async fn client(&self) -> Result<Client, StoreError> {
+    /// A pooled connection, retried for [`RECONNECT_MS`].
+    pub(crate) async fn client(&self) -> Result<Client, StoreError> {
         let deadline = tokio::time::Instant::now() + Duration::from_millis(RECONNECT_MS);
         loop {
             match self.pool.get().await {
@@ -113,24 +104,13 @@ impl PgStore {
         }
     }
 
-    /// `e` as a [`StoreError`]: the server's disk full (SQLSTATE 53100, `disk_full`: "could
-    /// not extend file", "could not write to file") is [`StoreError::DiskFull`], as SQLite's
-    /// is (SPEC R10.2); anything else [`StoreError::Backend`].
-    pub(super) fn err(&self, e: tokio_postgres::Error) -> StoreError {
-        if e.code() == Some(&SqlState::DISK_FULL) {
-            return StoreError::DiskFull {
-                location: self.location.clone(),
-            };
-        }
-        StoreError::Backend {
-            location: self.location.clone(),
-            source: describe(&e).into(),
-        }
+    /// `e` as a [`StoreError`], a full disk as [`StoreError::DiskFull`].
+    pub(crate) fn err(&self, e: tokio_postgres::Error) -> StoreError {
+        store_error(&self.location, e)
     }
 
-    /// `e` as the error of task `id`: a unique violation is [`StoreError::Conflict`], a
-    /// foreign key violation [`StoreError::TaskNotFound`].
-    pub(super) fn task_err(&self, id: &str, e: tokio_postgres::Error) -> StoreError {
+    /// `e` as the error of task `id`, conflict or unknown task.
+    pub(crate) fn task_err(&self, id: &str, e: tokio_postgres::Error) -> StoreError {
         match e.code() {
             Some(c) if *c == SqlState::UNIQUE_VIOLATION => StoreError::Conflict { id: id.into() },
             Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => {
@@ -140,9 +120,8 @@ impl PgStore {
         }
     }
 
-    /// Runs `sql` with `params` on a pooled connection (prepared once per connection) and
-    /// returns its rows.
-    pub(super) async fn rows(
+    /// Runs `sql` with `params` on a pooled connection and returns its rows.
+    pub(crate) async fn rows(
         &self,
         sql: &str,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
@@ -152,9 +131,8 @@ impl PgStore {
         client.query(&stmt, params).await.map_err(|e| self.err(e))
     }
 
-    /// Runs the statement `sql` and returns how many rows it changed; errors as
-    /// [`PgStore::task_err`] of `id`.
-    pub(super) async fn exec(
+    /// Runs `sql` and returns how many rows it changed; errors as those of task `id`.
+    pub(crate) async fn exec(
         &self,
         id: &str,
         sql: &str,
@@ -169,7 +147,7 @@ impl PgStore {
     }
 
     /// Every row of `rows` through `map` (one of `store::rows`' mappings).
-    pub(super) fn mapped<T>(
+    pub(crate) fn mapped<T>(
         &self,
         rows: &[tokio_postgres::Row],
         map: fn(&tokio_postgres::Row) -> Result<T, tokio_postgres::Error>,

@@ -1,21 +1,19 @@
-//! The PostgreSQL schema (SPEC R13.1; the limits tables of R12, R13.2; the gateway's request
-//! log of R14.4; the stored Responses of R14.1; the client keys, teams and budget holds of
-//! R14.6, R14.7) and its versioned forward migrations, in table `switchyard_schema`.
+//! The PostgreSQL schema and its forward migrations, versioned in table `switchyard_schema`.
+//! Spec: R13.1.
 
 use deadpool_postgres::Client;
 
-use super::PgStore;
+use super::url::store_error;
 use crate::store::StoreError;
+use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 6;
+pub const PG_SCHEMA_VERSION: i64 = 7;
 
-/// Any constant: the advisory lock key under which migrations run, so several processes
-/// opening a new database at once migrate it once.
+/// The advisory lock migrations run under, so processes migrate a new database once.
 const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
 
-/// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`. JSON is stored as text, as
-/// on SQLite, so a message reads back byte for byte as it was written.
+/// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`; JSON is kept as text.
 const MIGRATIONS: &[&str] = &[
     // 0 → 1: the first schema (the SQLite schema's version 2).
     "CREATE TABLE tasks (
@@ -61,9 +59,7 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL,
         PRIMARY KEY (task_id, seq)
     );",
-    // 1 → 2: the limits state of SPEC R12 shared by every process on the store (R13.2):
-    // failover cooldowns, spend by time, rate-limit slots, what providers said about their
-    // limits. As on SQLite, spend rows outlive their task (it was still paid for that day).
+    // 1 → 2: the limits state; spend rows outlive their task, as on SQLite.
     "CREATE TABLE cooldowns (
         provider TEXT NOT NULL,
         model TEXT NOT NULL,
@@ -93,8 +89,7 @@ const MIGRATIONS: &[&str] = &[
         tokens_remaining BIGINT,
         tokens_reset_ms BIGINT
     );",
-    // 2 → 3: the gateway's request log (SPEC R14.4, R14.9), as SQLite's version 4: one row
-    // per request `switchyard serve` relayed; its cost is also a `spend` row.
+    // 2 → 3: the gateway's request log, as SQLite's version 4.
     "CREATE TABLE gateway_requests (
         id TEXT PRIMARY KEY NOT NULL,
         started_ms BIGINT NOT NULL,
@@ -114,7 +109,7 @@ const MIGRATIONS: &[&str] = &[
         error_kind TEXT
     );
     CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
-    // 3 → 4: the gateway's stored Responses (SPEC R14.1), as SQLite's version 5.
+    // 3 → 4: the gateway's stored Responses, as SQLite's version 5.
     "CREATE TABLE gateway_responses (
         id TEXT PRIMARY KEY NOT NULL,
         created_ms BIGINT NOT NULL,
@@ -125,7 +120,7 @@ const MIGRATIONS: &[&str] = &[
         answer TEXT NOT NULL
     );
     CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
-    // 4 → 5: client keys, teams and budget holds (SPEC R14.6, R14.7), as SQLite's version 6.
+    // 4 → 5: client keys, teams and budget holds, as SQLite's version 6.
     "CREATE TABLE client_keys (
         id TEXT PRIMARY KEY NOT NULL,
         hash TEXT NOT NULL UNIQUE,
@@ -174,54 +169,93 @@ const MIGRATIONS: &[&str] = &[
         WHERE settled_usd IS NULL;
     DROP INDEX spend_by_time;
     CREATE INDEX spend_by_time ON spend (ts_ms) INCLUDE (cost_usd);",
+    // 6 → 7: admission in constant time, as SQLite's version 8.
+    "CREATE TABLE budget_totals (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        span TEXT NOT NULL,
+        bucket_ms BIGINT NOT NULL,
+        settled_usd DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (scope, id, span, bucket_ms)
+    );
+    CREATE TABLE budget_leases (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        span TEXT NOT NULL,
+        bucket_ms BIGINT NOT NULL,
+        amount DOUBLE PRECISION NOT NULL,
+        expires_ms BIGINT NOT NULL,
+        PRIMARY KEY (scope, id, holder)
+    );
+    CREATE INDEX budget_leases_by_holder ON budget_leases (holder);
+    DROP INDEX budget_holds_open;
+    DROP INDEX budget_holds_open_by_key;
+    CREATE INDEX budget_holds_open ON budget_holds (expires_ms) INCLUDE (reserved_usd)
+        WHERE settled_usd IS NULL;
+    CREATE INDEX budget_holds_open_by_key ON budget_holds (key_id, expires_ms)
+        INCLUDE (ts_ms, reserved_usd) WHERE settled_usd IS NULL;
+    CREATE INDEX budget_holds_open_by_team ON budget_holds (team, expires_ms)
+        INCLUDE (ts_ms, reserved_usd) WHERE settled_usd IS NULL;
+    ALTER TABLE rate_slots ADD COLUMN requests BIGINT NOT NULL DEFAULT 1;
+    ALTER TABLE rate_slots ADD COLUMN holder TEXT;
+    CREATE INDEX rate_slots_by_holder ON rate_slots (holder, key, ts_ms)
+        WHERE holder IS NOT NULL;",
 ];
 
-impl PgStore {
-    /// Brings the database to [`PG_SCHEMA_VERSION`] in one transaction under an advisory lock;
-    /// a newer version is refused with [`StoreError::NewerSchema`] before anything is written.
-    /// Returns the version found before migrating.
-    pub(super) async fn migrate(&self, client: &mut Client) -> Result<i64, StoreError> {
-        let tx = client.transaction().await.map_err(|e| self.err(e))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await
-            .map_err(|e| self.err(e))?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS switchyard_schema (
-                 one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
-                 version BIGINT NOT NULL
-             )",
-        )
+/// The version whose tables the running totals are filled in, from the ledger.
+const TOTALS_VERSION: i64 = 7;
+
+/// Brings the database to [`PG_SCHEMA_VERSION`]; returns the version found.
+pub(super) async fn migrate(client: &mut Client, location: &str) -> Result<i64, StoreError> {
+    let err = |e| store_error(location, e);
+    let tx = client.transaction().await.map_err(err)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await
-        .map_err(|e| self.err(e))?;
-        let found: i64 = tx
-            .query_opt("SELECT version FROM switchyard_schema", &[])
-            .await
-            .map_err(|e| self.err(e))?
-            .map(|r| r.get(0))
-            .unwrap_or(0);
-        if found > PG_SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema {
-                location: self.location.clone(),
-                found,
-                supported: PG_SCHEMA_VERSION,
-            });
-        }
-        if found == PG_SCHEMA_VERSION {
-            // Nothing to change: the transaction only created what already existed.
-            tx.rollback().await.map_err(|e| self.err(e))?;
-            return Ok(found);
-        }
-        for sql in MIGRATIONS.iter().skip(found.max(0) as usize) {
-            tx.batch_execute(sql).await.map_err(|e| self.err(e))?;
-        }
-        tx.execute(
-            "INSERT INTO switchyard_schema (version) VALUES ($1)
-             ON CONFLICT (one) DO UPDATE SET version = excluded.version",
-            &[&PG_SCHEMA_VERSION],
-        )
+        .map_err(err)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS switchyard_schema (
+             one BOOLEAN PRIMARY KEY DEFAULT true CHECK (one),
+             version BIGINT NOT NULL
+         )",
+    )
+    .await
+    .map_err(err)?;
+    let found: i64 = tx
+        .query_opt("SELECT version FROM switchyard_schema", &[])
         .await
-        .map_err(|e| self.err(e))?;
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(found)
+        .map_err(err)?
+        .map(|r| r.get(0))
+        .unwrap_or(0);
+    if found > PG_SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            location: location.to_owned(),
+            found,
+            supported: PG_SCHEMA_VERSION,
+        });
     }
+    if found == PG_SCHEMA_VERSION {
+        // Nothing to change: the transaction only created what already existed.
+        tx.rollback().await.map_err(err)?;
+        return Ok(found);
+    }
+    for (to, sql) in (1..).zip(MIGRATIONS).skip(found.max(0) as usize) {
+        tx.batch_execute(sql).await.map_err(err)?;
+        if to == TOTALS_VERSION {
+            let fill = format!(
+                "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
+                recompute_sql(false)
+            );
+            tx.batch_execute(&fill).await.map_err(err)?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO switchyard_schema (version) VALUES ($1)
+         ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+        &[&PG_SCHEMA_VERSION],
+    )
+    .await
+    .map_err(err)?;
+    tx.commit().await.map_err(err)?;
+    Ok(found)
 }

@@ -1,12 +1,13 @@
-//! [`TaskStore`] on PostgreSQL (SPEC R10.1–R10.3, R13.1): task rows (creation, totals with the
-//! spend row of R12.2, the deleted range of R8.4), API messages, UI events, context edits and
-//! whole tasks stored at once, each method one statement or one transaction.
+//! [`TaskStore`] on PostgreSQL, each method one statement or one transaction.
+//! Spec: R10.1, R10.2, R10.3, R13.1.
 
 use serde_json::Value;
 use switchyard_api::Message;
 
 use super::PgStore;
 use crate::context::DeletedRange;
+use crate::store::gateway::postgres::totals::add_totals;
+use crate::store::gateway::totals::Deltas;
 use crate::store::rows::{
     JsonRow, TASK_COLUMNS, from_json, range_columns, task_from_row, to_i64, to_json,
 };
@@ -77,8 +78,7 @@ impl TaskStore for PgStore {
         })
     }
 
-    /// The task's totals and, when the request cost something, a spend row with the time
-    /// (for [`crate::limits::LimitsStore::spend_between`]), in one transaction.
+    /// The task's totals, its spend row and the day's total, in one transaction.
     fn add_usage<'a>(&'a self, id: &'a str, usage: &'a TaskUsage) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let now = now_ms();
@@ -121,6 +121,9 @@ impl TaskStore for PgStore {
                 )
                 .await
                 .map_err(|e| self.err(e))?;
+                let mut deltas = Deltas::default();
+                deltas.spend(now, usage.cost_usd);
+                add_totals(self, &tx, &deltas).await?;
             }
             tx.commit().await.map_err(|e| self.err(e))
         })
@@ -134,7 +137,8 @@ impl TaskStore for PgStore {
         model: &'a str,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            self.update_task(
+            update_task(
+                self,
                 id,
                 "UPDATE tasks SET mode = $2, provider = $3, model = $4, updated_ms = $5 WHERE id = $1",
                 &[&id, &mode, &provider, &model, &now_ms()],
@@ -246,9 +250,7 @@ impl TaskStore for PgStore {
         durable_now: bool,
     ) -> StoreFuture<'a, i64> {
         Box::pin(async move {
-            // The task must exist (selected from `tasks`, so an unknown id inserts nothing); the
-            // seq follows the task's last. Two writers racing on one task collide on the key:
-            // Conflict, never a lost row.
+            // An unknown task inserts nothing; two racing writers collide on the key.
             const SQL: &str = "INSERT INTO ui_events (task_id, seq, ts_ms, kind, event)
                  SELECT t.id, (SELECT coalesce(max(seq), 0) + 1 FROM ui_events WHERE task_id = $1), $2, $3, $4
                  FROM tasks t WHERE t.id = $1
@@ -282,8 +284,8 @@ impl TaskStore for PgStore {
 
     fn events_from<'a>(&'a self, id: &'a str, from: i64) -> StoreFuture<'a, Vec<StoredEvent>> {
         Box::pin(async move {
-            let rows = self
-                .json_rows(
+            let rows = json_rows(
+                self,
                     "SELECT seq, ts_ms, kind, event FROM ui_events WHERE task_id = $1 AND seq >= $2 ORDER BY seq",
                     &[&id, &from],
                 )
@@ -322,8 +324,7 @@ impl TaskStore for PgStore {
 
     fn max_request_index<'a>(&'a self, id: &'a str) -> StoreFuture<'a, u32> {
         Box::pin(async move {
-            // Only rows whose request_index is a whole number count (as SQLite's json_extract
-            // compares them); anything else is skipped rather than failing the cast.
+            // Only whole numbers count, as SQLite compares them; anything else is skipped.
             let rows = self
                 .rows(
                     "SELECT max((event::jsonb ->> 'request_index')::bigint) FROM ui_events
@@ -357,8 +358,8 @@ impl TaskStore for PgStore {
 
     fn context_edits<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Vec<ContextEdit>> {
         Box::pin(async move {
-            let rows = self
-                .json_rows(
+            let rows = json_rows(
+                self,
                     "SELECT seq, ts_ms, kind, detail FROM context_edits WHERE task_id = $1 ORDER BY seq",
                     &[&id],
                 )
@@ -446,28 +447,25 @@ impl TaskStore for PgStore {
     }
 }
 
-impl PgStore {
-    /// Runs the one-statement update `sql` of task `id`; no row changed:
-    /// [`StoreError::TaskNotFound`].
-    async fn update_task(
-        &self,
-        id: &str,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<(), StoreError> {
-        if self.exec(id, sql, params).await? == 0 {
-            return Err(StoreError::TaskNotFound { id: id.to_owned() });
-        }
-        Ok(())
+/// Runs the update `sql` of task `id`; no row changed is an unknown task.
+async fn update_task(
+    store: &PgStore,
+    id: &str,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<(), StoreError> {
+    if store.exec(id, sql, params).await? == 0 {
+        return Err(StoreError::TaskNotFound { id: id.to_owned() });
     }
+    Ok(())
+}
 
-    /// The [`JsonRow`]s `sql` selects (UI events and context edits share this shape).
-    async fn json_rows(
-        &self,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<JsonRow>, StoreError> {
-        let rows = self.rows(sql, params).await?;
-        self.mapped(&rows, JsonRow::read)
-    }
+/// The [`JsonRow`]s `sql` selects (UI events and context edits share this shape).
+async fn json_rows(
+    store: &PgStore,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<JsonRow>, StoreError> {
+    let rows = store.rows(sql, params).await?;
+    store.mapped(&rows, JsonRow::read)
 }

@@ -31,6 +31,19 @@ impl StoreFixture for PgFixture {
         });
         Arc::new(store.unwrap())
     }
+
+    fn execute(&self, sql: &str) {
+        let (url, sql) = (self.0.clone(), sql.to_owned());
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(async move {
+                let (client, conn) = tokio_postgres::connect(&url, NoTls).await.unwrap();
+                let conn = tokio::spawn(conn);
+                client.batch_execute(&sql).await.unwrap();
+                drop(client);
+                let _ = conn.await;
+            })
+        });
+    }
 }
 
 task_store_suite!(PgFixture::new());

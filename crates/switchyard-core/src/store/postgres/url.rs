@@ -1,7 +1,9 @@
-//! Store URLs (`postgres://…`) recognised and shown without their secrets (SPEC R10.5), and
-//! the client's errors in one line.
+//! Store URLs shown without their secrets, and the client's errors in one line.
+//! Spec: R10.5.
 
 use std::str::FromStr;
+
+use crate::store::StoreError;
 
 /// Whether `s` names a PostgreSQL store (`postgres://…` or `postgresql://…`).
 pub fn is_postgres_url(s: &str) -> bool {
@@ -9,8 +11,7 @@ pub fn is_postgres_url(s: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
-/// `url` without its password (and without any query string, which may hold one), for
-/// messages: `postgres://user@host:port/dbname`.
+/// `url` without its password or query string, for messages.
 pub fn redact_url(url: &str) -> String {
     let Ok(config) = tokio_postgres::Config::from_str(url) else {
         // Not parseable: keep the scheme only, anything after it may hold a secret.
@@ -39,8 +40,7 @@ pub(super) fn location_of(config: &tokio_postgres::Config) -> String {
     format!("postgres://{user}{host}:{port}/{db}")
 }
 
-/// `e` and its causes in one line: tokio-postgres's own `Display` says only "db error" or
-/// "error connecting to server", the server's message and the OS error are its sources.
+/// `e` and its causes in one line, since the client's `Display` says only "db error".
 pub(super) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut next = Some(e);
@@ -52,4 +52,17 @@ pub(super) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         next = err.source();
     }
     parts.join(": ")
+}
+
+/// `e` as a [`StoreError`] of the store at `location`, a full disk as SQLite's.
+pub(super) fn store_error(location: &str, e: tokio_postgres::Error) -> StoreError {
+    if e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL) {
+        return StoreError::DiskFull {
+            location: location.to_owned(),
+        };
+    }
+    StoreError::Backend {
+        location: location.to_owned(),
+        source: describe(&e).into(),
+    }
 }

@@ -1,5 +1,5 @@
-//! How SQLite's errors become [`StoreError`]s a user can act on (SPEC R10.2): a damaged file,
-//! a read-only one, a full disk, anything else.
+//! How SQLite's errors become [`StoreError`]s a user can act on.
+//! Spec: R10.2.
 
 use std::path::Path;
 
@@ -16,8 +16,7 @@ pub(super) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
                     detail: msg.clone().unwrap_or_else(|| f.to_string()),
                 };
             }
-            // SQLITE_FULL, or the WAL's `-shm` file that could not be grown
-            // (SQLITE_IOERR_SHMSIZE: on a full tmpfs, where the shared memory lives).
+            // A full tmpfs fails to grow the WAL's `-shm` file instead.
             _ if f.code == ErrorCode::DiskFull
                 || f.extended_code == rusqlite::ffi::SQLITE_IOERR_SHMSIZE =>
             {
@@ -37,4 +36,9 @@ pub(super) fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
         location: path.display().to_string(),
         source: Box::new(e),
     }
+}
+
+/// A constraint, a unique key or a foreign key, was violated.
+pub(crate) fn is_constraint(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
 }

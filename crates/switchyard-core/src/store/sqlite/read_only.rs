@@ -1,6 +1,5 @@
-//! Opening a task database that cannot be written (SPEC R10.2, R13.1; issue 26): a file on a
-//! read-only mount, a read-only file, a backup kept where it must not change. `tasks`,
-//! `export` and `limits` read it; every write fails with [`StoreError::ReadOnly`].
+//! Opening a database that cannot be written, as on a read-only mount, for reading only.
+//! Spec: R10.2, R13.1.
 
 use std::path::Path;
 
@@ -10,15 +9,7 @@ use super::error::classify;
 use super::schema;
 use crate::store::StoreError;
 
-/// Opens `path` for reading only: nothing is created, migrated or written, not even the WAL's
-/// `-shm` file when the directory refuses it.
-///
-/// SQLite reads a WAL-mode file read-only when its `-shm` file exists or can be made; on a
-/// read-only mount it cannot be, and the file is then opened `immutable` (SQLite takes no lock
-/// and trusts that nobody writes it, which a read-only mount guarantees). A schema newer than
-/// [`schema::SCHEMA_VERSION`] is refused ([`StoreError::NewerSchema`]); an older one is read
-/// as it is. Errors: a missing file or directory ([`StoreError::Io`]), a file that is not a
-/// database ([`StoreError::Corrupt`]).
+/// Opens `path` for reading only, `immutable` where the WAL's `-shm` cannot be made.
 pub(super) fn open(path: &Path) -> Result<Connection, StoreError> {
     std::fs::metadata(path).map_err(|source| StoreError::Io {
         path: path.to_owned(),
@@ -52,8 +43,7 @@ fn probe(conn: &Connection) -> rusqlite::Result<i64> {
     Ok(version)
 }
 
-/// The failure of a read-only WAL-mode file whose `-shm` cannot be made (`SQLITE_CANTOPEN`,
-/// or `SQLITE_READONLY_CANTINIT` / `_RECOVERY` / `_DIRECTORY`).
+/// The failure of a read-only WAL-mode file whose `-shm` cannot be made.
 fn is_unreadable_wal(e: &rusqlite::Error) -> bool {
     matches!(
         e,
@@ -62,8 +52,7 @@ fn is_unreadable_wal(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// `file:PATH?immutable=1`, with the characters a URI path cannot hold as they are
-/// (`%`, `?`, `#`) percent-encoded.
+/// `file:PATH?immutable=1`, with `%`, `?` and `#` percent-encoded.
 fn immutable_uri(path: &Path) -> String {
     let mut uri = String::from("file:");
     for c in path.to_string_lossy().chars() {

@@ -1,6 +1,5 @@
-//! The SQLite schema (SPEC R10.1, R13.1; the limits tables of R12, R13.2; the gateway's
-//! request log of R14.4, the stored Responses of R14.1, the client keys, teams and budget holds
-//! of R14.6, R14.7) and its forward migrations, versioned in `PRAGMA user_version`.
+//! The SQLite schema and its forward migrations, versioned in `PRAGMA user_version`.
+//! Spec: R10.1, R13.1.
 
 use std::path::Path;
 
@@ -8,9 +7,10 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::error::classify;
 use crate::store::StoreError;
+use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -57,12 +57,9 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL,
         PRIMARY KEY (task_id, seq)
     ) STRICT, WITHOUT ROWID;",
-    // 1 → 2: requests whose cost is unknown (a model without prices, SPEC R2.3), so a task's
-    // cost is shown as unknown instead of a made-up $0.
+    // 1 → 2: requests of unknown cost, so a task's cost is unknown instead of a made-up $0.
     "ALTER TABLE tasks ADD COLUMN unpriced_requests INTEGER NOT NULL DEFAULT 0;",
-    // 2 → 3: the limits state of SPEC R12 (failover cooldowns, spend by time, rate-limit slots
-    // and what providers said about their limits). Spend rows outlive their task (a deleted
-    // task was still paid for that day), so they carry no foreign key.
+    // 2 → 3: the limits state; spend rows outlive their task, which was paid for anyway.
     "CREATE TABLE cooldowns (
         provider TEXT NOT NULL,
         model TEXT NOT NULL,
@@ -92,9 +89,7 @@ const MIGRATIONS: &[&str] = &[
         tokens_remaining INTEGER,
         tokens_reset_ms INTEGER
     ) STRICT, WITHOUT ROWID;",
-    // 3 → 4: the gateway's request log (SPEC R14.4, R14.9): one row per request `switchyard
-    // serve` relayed. Its cost is also a `spend` row (task_id: the request id), so the daily
-    // cap of R12.2 counts gateway requests.
+    // 3 → 4: the gateway's request log.
     "CREATE TABLE gateway_requests (
         id TEXT PRIMARY KEY NOT NULL,
         started_ms INTEGER NOT NULL,
@@ -114,8 +109,7 @@ const MIGRATIONS: &[&str] = &[
         error_kind TEXT
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX gateway_requests_by_start ON gateway_requests (started_ms);",
-    // 4 → 5: the gateway's stored Responses (SPEC R14.1): what a later `previous_response_id`
-    // continues; the messages are JSON text, as in `messages`.
+    // 4 → 5: the gateway's stored Responses.
     "CREATE TABLE gateway_responses (
         id TEXT PRIMARY KEY NOT NULL,
         created_ms INTEGER NOT NULL,
@@ -126,9 +120,7 @@ const MIGRATIONS: &[&str] = &[
         answer TEXT NOT NULL
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX gateway_responses_by_expiry ON gateway_responses (expires_ms);",
-    // 5 → 6: client keys, teams and budget holds (SPEC R14.6, R14.7): a key is kept as its
-    // SHA-256 hash and a display prefix, never itself; a hold is one request's reservation
-    // (id: the request id), settled by its record; the record names its key and team.
+    // 5 → 6: client keys as hashes, teams and budget holds.
     "CREATE TABLE client_keys (
         id TEXT PRIMARY KEY NOT NULL,
         hash TEXT NOT NULL UNIQUE,
@@ -166,10 +158,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX budget_holds_open ON budget_holds (expires_ms) WHERE settled_usd IS NULL;
     ALTER TABLE gateway_requests ADD COLUMN key_id TEXT;
     ALTER TABLE gateway_requests ADD COLUMN team TEXT;",
-    // 6 → 7: a hold is decided from the indexes alone (issue 25's profile: the key's holds were
-    // read row by row, and its requests in flight counted over every hold it ever had). The
-    // key's and team's windows are summed from covering indexes, the key's open holds counted
-    // from a partial index of only those, the day's spend summed from its index.
+    // 6 → 7: holds summed from covering indexes instead of row by row.
     "DROP INDEX budget_holds_by_key;
     DROP INDEX budget_holds_by_team;
     CREATE INDEX budget_holds_by_key
@@ -180,7 +169,42 @@ const MIGRATIONS: &[&str] = &[
         WHERE settled_usd IS NULL;
     DROP INDEX spend_by_time;
     CREATE INDEX spend_by_time ON spend (ts_ms, cost_usd);",
+    // 7 → 8: running totals filled from the ledger, leases, indexes of live holds only.
+    "CREATE TABLE budget_totals (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        span TEXT NOT NULL,
+        bucket_ms INTEGER NOT NULL,
+        settled_usd REAL NOT NULL,
+        PRIMARY KEY (scope, id, span, bucket_ms)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE budget_leases (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        span TEXT NOT NULL,
+        bucket_ms INTEGER NOT NULL,
+        amount REAL NOT NULL,
+        expires_ms INTEGER NOT NULL,
+        PRIMARY KEY (scope, id, holder)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX budget_leases_by_holder ON budget_leases (holder);
+    DROP INDEX budget_holds_open;
+    DROP INDEX budget_holds_open_by_key;
+    CREATE INDEX budget_holds_open ON budget_holds (expires_ms, reserved_usd)
+        WHERE settled_usd IS NULL;
+    CREATE INDEX budget_holds_open_by_key
+        ON budget_holds (key_id, expires_ms, ts_ms, reserved_usd) WHERE settled_usd IS NULL;
+    CREATE INDEX budget_holds_open_by_team
+        ON budget_holds (team, expires_ms, ts_ms, reserved_usd) WHERE settled_usd IS NULL;
+    ALTER TABLE rate_slots ADD COLUMN requests INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE rate_slots ADD COLUMN holder TEXT;
+    CREATE INDEX rate_slots_by_holder ON rate_slots (holder, key, ts_ms)
+        WHERE holder IS NOT NULL;",
 ];
+
+/// The version whose tables the running totals are filled in, from the ledger.
+const TOTALS_VERSION: i64 = 8;
 
 /// [`StoreError::NewerSchema`] when `version` (the file's) is newer than [`SCHEMA_VERSION`].
 pub(super) fn refuse_newer(path: &Path, version: i64) -> Result<(), StoreError> {
@@ -194,8 +218,7 @@ pub(super) fn refuse_newer(path: &Path, version: i64) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// Brings the database to [`SCHEMA_VERSION`] in one immediate transaction (so two processes
-/// opening a new file at once migrate it once).
+/// Brings the database to [`SCHEMA_VERSION`] in one immediate transaction.
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -207,8 +230,15 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     if version == SCHEMA_VERSION {
         return Ok(());
     }
-    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
+    for (to, sql) in (1..).zip(MIGRATIONS).skip(version.max(0) as usize) {
         tx.execute_batch(sql).map_err(|e| classify(path, e))?;
+        if to == TOTALS_VERSION {
+            let fill = format!(
+                "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
+                recompute_sql(true)
+            );
+            tx.execute_batch(&fill).map_err(|e| classify(path, e))?;
+        }
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
         .map_err(|e| classify(path, e))?;

@@ -21,6 +21,11 @@ impl StoreFixture for SqliteFixture {
     fn open(&self) -> Arc<dyn TaskStore> {
         Arc::new(SqliteStore::open(self.0.path()).unwrap())
     }
+
+    fn execute(&self, sql: &str) {
+        let conn = rusqlite::Connection::open(self.0.path().join(DB_FILE)).unwrap();
+        conn.execute_batch(sql).unwrap();
+    }
 }
 
 task_store_suite!(Some(SqliteFixture::new()));

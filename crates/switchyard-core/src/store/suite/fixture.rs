@@ -9,6 +9,9 @@ use crate::store::{NewTask, TaskStore};
 /// same, initially empty, storage.
 pub(crate) trait StoreFixture: Send + Sync {
     fn open(&self) -> Arc<dyn TaskStore>;
+
+    /// Runs `sql` on the storage behind the store's back: a test plants what no method writes.
+    fn execute(&self, sql: &str);
 }
 
 /// The task the suite's tests create, with `prompt` as its first prompt.

@@ -19,10 +19,12 @@
 mod fixture;
 mod import;
 mod keys;
+mod leases;
 mod limits;
 mod requests;
 mod responses;
 mod tasks;
+mod totals;
 mod usage;
 
 pub(crate) use fixture::StoreFixture;
@@ -36,6 +38,13 @@ pub(crate) use keys::{
     client_keys_are_kept_as_hashes_revoked_and_rotated,
     holds_respect_key_team_gateway_and_parallel_caps_and_settle,
     holds_taken_at_once_by_many_connections_never_pass_the_budget,
+};
+pub(crate) use leases::{
+    a_slot_row_holding_tokens_counts_a_request,
+    leases_raced_for_by_three_handles_never_pass_the_budget,
+    parallel_leases_and_holds_share_a_keys_limit,
+    slot_leases_hold_the_limit_over_every_sliding_minute,
+    store_check_finds_a_planted_difference_and_repairs_it,
 };
 pub(crate) use limits::{
     a_slot_of_a_vanished_process_ages_out_of_the_window,
@@ -53,6 +62,7 @@ pub(crate) use tasks::{
     events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
     two_connections_write_the_same_store_without_losing_rows,
 };
+pub(crate) use totals::totals_follow_the_ledger_through_random_interleavings;
 pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
@@ -72,7 +82,8 @@ macro_rules! task_store_suite {
             learnt_limits_are_kept_per_key_and_make_requests_wait,
             client_keys_are_kept_as_hashes_revoked_and_rotated,
             holds_respect_key_team_gateway_and_parallel_caps_and_settle,
-            a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets);
+            a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets,
+            parallel_leases_and_holds_share_a_keys_limit);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
@@ -82,7 +93,12 @@ macro_rules! task_store_suite {
             a_slot_of_a_vanished_process_ages_out_of_the_window,
             gateway_requests_are_recorded_listed_newest_first_and_spent,
             stored_responses_round_trip_conflict_and_expire,
-            holds_taken_at_once_by_many_connections_never_pass_the_budget);
+            holds_taken_at_once_by_many_connections_never_pass_the_budget,
+            totals_follow_the_ledger_through_random_interleavings,
+            leases_raced_for_by_three_handles_never_pass_the_budget,
+            slot_leases_hold_the_limit_over_every_sliding_minute,
+            a_slot_row_holding_tokens_counts_a_request,
+            store_check_finds_a_planted_difference_and_repairs_it);
     };
     (@store $fixture:expr; $($name:ident),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,8 @@
-//! The gateway's stored Responses on PostgreSQL ([`crate::store::ResponseStore`], SPEC R14.1,
-//! R13.2): a row per stored answer, seen by every gateway on the server; expired rows are
-//! deleted in the transaction that stores the next.
+//! The gateway's stored Responses on PostgreSQL, seen by every gateway on the server.
 
-use super::PgStore;
-use crate::store::rows::{RESPONSE_COLUMNS, ResponseRow, response_json};
-use crate::store::{ResponseStore, StoreFuture, StoredResponse};
+use crate::store::gateway::responses::{ResponseStore, StoredResponse};
+use crate::store::gateway::rows::{RESPONSE_COLUMNS, ResponseRow, response_json};
+use crate::store::{PgStore, StoreFuture};
 
 impl ResponseStore for PgStore {
     fn store_response<'a>(&'a self, r: &'a StoredResponse) -> StoreFuture<'a, ()> {
@@ -45,15 +43,10 @@ impl ResponseStore for PgStore {
         now_ms: i64,
     ) -> StoreFuture<'a, Option<StoredResponse>> {
         Box::pin(async move {
-            let rows = self
-                .rows(
-                    &format!(
-                        "SELECT {RESPONSE_COLUMNS} FROM gateway_responses
-                         WHERE id = $1 AND expires_ms > $2"
-                    ),
-                    &[&id, &now_ms],
-                )
-                .await?;
+            let sql = format!(
+                "SELECT {RESPONSE_COLUMNS} FROM gateway_responses WHERE id = $1 AND expires_ms > $2"
+            );
+            let rows = self.rows(&sql, &[&id, &now_ms]).await?;
             let Some(row) = rows.first() else {
                 return Ok(None);
             };

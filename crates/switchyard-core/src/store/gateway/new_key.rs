@@ -1,26 +1,24 @@
-//! Making a client key or a team (SPEC R14.6): the one rule `switchyard keys create` and
-//! `teams create` and the dashboard's keys page (R14.11) run — the fields as written checked
-//! and parsed (name, budget, expiry, team, model globs), a key's secret from the OS RNG, the
-//! key stored by its hash. The callers only read their own input and show the result.
+//! Making a client key or a team from the fields as written: the CLI and the dashboard's rule.
+//! Spec: R14.6, R14.11.
 
-use super::keys::{Budget, ClientKey, KeyStore, NewSecret, Team, generate_key, generate_key_id};
-use super::{StoreError, parse_utc_date};
+use super::budget::{Budget, parse_utc_date};
+use super::key_store::KeyStore;
+use super::keys::{ClientKey, NewSecret, Team, generate_key, generate_key_id};
+use crate::store::StoreError;
 
 /// The longest name a key or team may have (characters).
 pub const KEY_NAME_MAX: usize = 200;
 
-/// What a new client key is to be, as its maker wrote it: text is checked and parsed by
-/// [`create_client_key`], blank optional text counts as absent.
+/// What a new client key is to be, as its maker wrote it; blank optional text is absent.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewKeyRequest {
-    /// Who or what it is for (trimmed; 1 to [`KEY_NAME_MAX`] characters).
+    /// Who or what it is for, 1 to [`KEY_NAME_MAX`] characters once trimmed.
     pub name: String,
     /// The team it belongs to, which must exist.
     pub team: Option<String>,
-    /// Model globs; each item may hold several separated by commas (`a-*,b`); none: every
-    /// model.
+    /// Model globs, several to an item when separated by commas; none: every model.
     pub models: Vec<String>,
-    /// Its budget as `USD`, `USD/day` or `USD/month` ([`Budget::parse`]).
+    /// Its budget as `USD`, `USD/day` or `USD/month`.
     pub budget: Option<String>,
     /// Requests per minute.
     pub rpm: Option<u64>,
@@ -28,14 +26,13 @@ pub struct NewKeyRequest {
     pub tpm: Option<u64>,
     /// Requests in flight at once.
     pub max_parallel: Option<u64>,
-    /// When it stops working: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+    /// When it stops working: `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, UTC.
     pub expires: Option<String>,
     /// For `/metrics` and the dashboard only, never for completions.
     pub admin: bool,
 }
 
-/// A key just made: its secret (to be shown this once, never again) and the key as stored.
-/// `Debug` shows the prefix, never the secret.
+/// A key just made: its secret, shown this once, and the key as stored.
 #[derive(Debug)]
 pub struct CreatedKey {
     /// The secret, its hash and display prefix.
@@ -47,12 +44,11 @@ pub struct CreatedKey {
 /// Why a key or team was not made.
 #[derive(Debug)]
 pub enum CreateKeyError {
-    /// A field that does not parse, a team that does not exist or (making one) already does
-    /// (one sentence saying what to write).
+    /// A field that does not parse, or a team missing or taken, in one sentence.
     Invalid(String),
     /// The store did not answer or refused the key.
     Store(StoreError),
-    /// The OS random source gave nothing (one sentence).
+    /// The OS random source gave nothing.
     Random(String),
 }
 
@@ -67,12 +63,7 @@ impl std::fmt::Display for CreateKeyError {
 
 impl std::error::Error for CreateKeyError {}
 
-/// The budget `text` (`USD`, `USD/day`, `USD/month`), or the one sentence saying how to write
-/// one (the same for a key's and a team's budget).
-///
-/// # Errors
-///
-/// `text` is not a budget.
+/// The budget `text`, or the one sentence saying how to write one.
 pub fn read_budget(text: &str) -> Result<Budget, String> {
     Budget::parse(text).ok_or_else(|| {
         format!("The budget `{text}` is not one: write USD, USD/day or USD/month, e.g. 5/day.")
@@ -80,12 +71,6 @@ pub fn read_budget(text: &str) -> Result<Budget, String> {
 }
 
 /// Makes the key `new` describes at `now_ms` and stores it by its hash.
-///
-/// # Errors
-///
-/// [`CreateKeyError::Invalid`] for a blank or too long name, a budget or expiry that does not
-/// parse, or a team the store does not hold; [`CreateKeyError::Store`] when the store fails;
-/// [`CreateKeyError::Random`] when the OS random source does.
 pub async fn create_client_key<S>(
     store: &S,
     new: &NewKeyRequest,
@@ -152,13 +137,7 @@ where
     Ok(CreatedKey { secret, key })
 }
 
-/// Makes team `name` (trimmed; 1 to [`KEY_NAME_MAX`] characters) with the budget `budget` as
-/// written ([`read_budget`]; blank: none) at `now_ms`.
-///
-/// # Errors
-///
-/// [`CreateKeyError::Invalid`] for a blank or too long name, a budget that does not parse or a
-/// team of that name already stored; [`CreateKeyError::Store`] when the store fails.
+/// Makes team `name` at `now_ms` with the budget `budget` as written; blank is none.
 pub async fn create_team<S>(
     store: &S,
     name: &str,
