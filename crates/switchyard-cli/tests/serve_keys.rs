@@ -212,7 +212,15 @@ async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
         ],
     );
     let admin = create_key(h, &store, &["--name", "ops", "--admin"]);
-    let expired = create_key(h, &store, &["--name", "old", "--expires", "2020-01-01"]);
+    let (code, _, err) = run(
+        h,
+        &store,
+        &["keys", "create", "--name", "old", "--expires", "2020-01-01"],
+    );
+    assert_eq!(code, 2, "a past expiry is refused: {err}");
+    assert!(err.contains("already past"), "{err}");
+    let expired = create_key(h, &store, &["--name", "old", "--expires", "2099-01-01"]);
+    expire_on_2020_01_01(&h.join("keys.db"), &expired[..12]);
     let revoked = create_key(h, &store, &["--name", "gone"]);
     let rotated = create_key(h, &store, &["--name", "turn"]);
     let (code, _, err) = run(h, &store, &["keys", "revoke", &revoked[..12]]);
@@ -807,4 +815,16 @@ fn keys_show_prints_every_field_of_the_record_one_a_line() {
     ] {
         assert!(v.get(field).is_some(), "`{field}` in {v}");
     }
+}
+
+/// Backdates the key of `prefix` to have expired on 2020-01-01, which `keys create` refuses.
+fn expire_on_2020_01_01(db: &Path, prefix: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE client_keys SET expires_ms = 1577836800000 WHERE prefix = ?1",
+            [prefix],
+        )
+        .unwrap();
+    assert_eq!(changed, 1, "no key with the prefix {prefix}");
 }

@@ -100,6 +100,14 @@ where
         })?),
         None => None,
     };
+    // A key made already expired would be refused on its first request, with nothing said now.
+    if let (Some(at), Some(t)) = (expires_ms, blank(&new.expires))
+        && at <= now_ms
+    {
+        return Err(CreateKeyError::Invalid(format!(
+            "The expiry `{t}` is already past: give a later date (UTC)."
+        )));
+    }
     let team = blank(&new.team);
     if let Some(t) = &team
         && store
