@@ -131,4 +131,11 @@ if [ ! -f "$sdk_stamp" ] || [ ! -x "$DIR/sdk-venv/bin/python" ]; then
   touch "$sdk_stamp"
 fi
 
+# ---- Gemini CLI (tests/agent_gemini_cli.rs) ----
+# One bundled package (its engines: node >=20, so this machine's node runs it). Its optional
+# native helpers (keytar, node-pty) are not needed in non-interactive runs.
+npm_pin @google/gemini-cli 0.61.0
+"$DIR/npm/node_modules/.bin/gemini" --version >/dev/null \
+  || { echo "agent clients: gemini does not run" >&2; exit 1; }
+
 echo "agent clients installed in $DIR"
