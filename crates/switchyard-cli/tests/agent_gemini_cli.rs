@@ -46,8 +46,8 @@ fn model(hello: String) -> impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync
     }
 }
 
-/// Gemini CLI's user settings: no update checks, usage statistics, telemetry or folder-trust
-/// prompt.
+/// Gemini CLI's user settings: its key from GEMINI_API_KEY, and no update checks, usage
+/// statistics, telemetry or folder-trust prompt.
 fn configure(home: &Path) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
@@ -55,7 +55,9 @@ fn configure(home: &Path) {
         "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false},
-        "security": {"folderTrust": {"enabled": false}},
+        // Without a chosen auth type 0.61.0 exits 41, "Invalid auth method selected", whatever
+        // GEMINI_API_KEY holds.
+        "security": {"folderTrust": {"enabled": false}, "auth": {"selectedType": "gemini-api-key"}},
     });
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
 }

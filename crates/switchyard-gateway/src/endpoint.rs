@@ -87,8 +87,12 @@ const TABLE: [(Method, &str, Endpoint); 17] = [
     (Method::GET, "/v1/models/{model}", Endpoint::Model),
 ];
 
-/// Path prefixes that speak one dialect whatever follows: all of Google's `v1beta`.
-const PREFIXES: [(&str, Dialect); 1] = [("/v1beta/", Dialect::Gemini)];
+/// Path prefixes that speak one dialect whatever follows: all of Google's `v1beta`, also under
+/// the `/v1` a Gemini client was wrongly given as its base URL.
+const PREFIXES: [(&str, Dialect); 2] = [
+    ("/v1beta/", Dialect::Gemini),
+    ("/v1/v1beta/", Dialect::Gemini),
+];
 
 /// The dashboard's paths, whatever the method: it signs its users in itself.
 const DASHBOARD: &str = "/ui";

@@ -346,6 +346,20 @@ async fn googles_error_bodies_for_a_malformed_body_an_unknown_model_and_path() {
         serde_json::from_str::<Value>(&text).unwrap()["error"]["status"],
         "NOT_FOUND"
     );
+    // Case G18: a base URL ending in `/v1`, Google's 404 naming the fix
+    // (https://github.com/chatanywhere/GPT_API_free/issues/469).
+    let wrong = "/v1/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+    let (status, _, text) = send(base, ("POST", wrong), Some(&fine), &[]).await;
+    assert_eq!(status, 404, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["error"]["status"], "NOT_FOUND", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("without `/v1`"),
+        "{v}"
+    );
     assert_eq!(upstream.request_count(), 0);
 }
 

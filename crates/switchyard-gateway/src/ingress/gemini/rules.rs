@@ -65,6 +65,11 @@ impl DialectRules for GeminiRules {
     }
 
     fn no_endpoint_body(&self, message: &str) -> Value {
+        // Gemini CLI puts its own `/v1beta` after the base URL, so a base ending in `/v1` 404s.
+        if message.contains(" /v1/v1beta/") {
+            let hint = "Set GOOGLE_GEMINI_BASE_URL to the gateway's bare URL, without `/v1`.";
+            return refusal_body(404, &format!("{message} {hint}"));
+        }
         refusal_body(404, message)
     }
 
