@@ -298,9 +298,23 @@ async fn forwarded(
         (&want.text, &want.reasoning),
         "{label}: forward"
     );
+    // An id the recording did not send is made up afresh by each read, so only its call's name
+    // and arguments can agree.
+    let sent = |calls: &[Call]| -> Vec<Call> {
+        (calls.iter())
+            .map(|c| Call {
+                id: if !c.id.is_empty() && recording.sent(&c.id) {
+                    c.id.clone()
+                } else {
+                    String::new()
+                },
+                ..c.clone()
+            })
+            .collect()
+    };
     assert_eq!(
-        (&got.calls, &got.usage),
-        (&want.calls, &want.usage),
+        (sent(&got.calls), &got.usage),
+        (sent(&want.calls), &want.usage),
         "{label}: forward"
     );
     assert_eq!(
@@ -1008,7 +1022,16 @@ fn compare(
     assert!(!format!("{got:?}").contains(KEY), "{label}: the key");
     assert_eq!(got.text, want.text, "{label}: text");
     assert_eq!(got.reasoning, want.reasoning, "{label}: reasoning");
-    assert_same_calls(label, recording, dialect, stream, &want.calls, &got.calls);
+    // Gemini gives a call only whole: one whose arguments never became a JSON object, as a
+    // stream cut inside them leaves it, is not given.
+    let whole: Vec<Call> = (want.calls.iter())
+        .filter(|c| {
+            dialect != Dialect::Gemini
+                || serde_json::from_str::<Value>(&c.arguments).is_ok_and(|v| v.is_object())
+        })
+        .cloned()
+        .collect();
+    assert_same_calls(label, recording, dialect, stream, &whole, &got.calls);
     match dialect {
         Dialect::AnthropicMessages => assert_eq!(got.opaque, want.opaque, "{label}: opaque"),
         // A failed response lists only its finished items.
@@ -1247,7 +1270,10 @@ async fn through_every_dialect(
     base_path: &str,
     reply: Reply,
 ) -> Vec<(String, Dialect, bool, Got, String)> {
-    let events = String::from_utf8(reply.response.body.clone()).unwrap();
+    // The relay re-frames each event with LF line ends: Gemini's CRLF framing comes back as LF.
+    let events = String::from_utf8(reply.response.body.clone())
+        .unwrap()
+        .replace("\r\n", "\n");
     let upstream = MockServer::start(vec![reply]).await;
     let url = format!("{}{base_path}", upstream.url());
     let route = format!("provider = \"{provider}\"\nmodel = \"{model}\"\n");
