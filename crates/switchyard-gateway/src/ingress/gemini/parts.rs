@@ -101,7 +101,7 @@ impl Parts {
                 signature,
             });
         };
-        // A call's whole arguments sent again after their fragments (maximhq/bifrost#5128).
+        // Some upstreams send a call's whole arguments again after their fragments: kept once.
         let repeat = delta == call.args && serde_json::from_str::<Value>(delta).is_ok();
         if !repeat {
             call.args.push_str(delta);

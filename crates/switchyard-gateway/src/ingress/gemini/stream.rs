@@ -99,8 +99,8 @@ impl StreamEncoder for Encoder {
     }
 
     /// Google's error object and nothing after it. In server-sent events it is no `data:`
-    /// event but the object itself, as Google sends it mid-stream and the Gemini SDKs throw it
-    /// (theopenco/llmgateway#3616); in the array, its last element.
+    /// event but the object itself, as Google sends it mid-stream and the Gemini SDKs throw it;
+    /// in the array, its last element.
     fn error(&mut self, error: &ApiError, out: &mut Vec<u8>) {
         if self.done {
             return;

@@ -86,6 +86,22 @@ fn a_tool_call_is_one_whole_part_with_its_id_args_and_signature() {
 }
 
 #[test]
+fn a_calls_whole_arguments_sent_again_after_their_fragments_are_kept_once() {
+    let events = encode(
+        &[
+            ApiStreamChunk::tool_call("c1", "ls", "{\"dir\":"),
+            ApiStreamChunk::tool_call("c1", "", "\"src\"}"),
+            ApiStreamChunk::tool_call("c1", "", "{\"dir\":\"src\"}"),
+        ],
+        StopReason::ToolUse,
+    );
+    assert_eq!(
+        all_parts(&events),
+        [json!({"functionCall": {"name": "ls", "args": {"dir": "src"}, "id": "c1"}})]
+    );
+}
+
+#[test]
 fn thoughts_are_shown_only_when_asked_and_their_signature_moves_to_the_next_part() {
     let chunks = [
         ApiStreamChunk::reasoning("Let me think."),
