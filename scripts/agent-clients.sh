@@ -284,6 +284,13 @@ npm_pin openai "$(version_of openai-node)"
 npm_pin @anthropic-ai/sdk "$(version_of anthropic-node)"
 install_python_sdks "$(version_of openai-python)" "$(version_of anthropic-python)"
 
+# ---- Gemini CLI (tests/agent_gemini_cli.rs) ----
+# One bundled package (its engines: node >=20, so this machine's node runs it). Its optional
+# native helpers (keytar, node-pty) are not needed in non-interactive runs.
+npm_pin @google/gemini-cli 0.61.0
+"$DIR/npm/node_modules/.bin/gemini" --version >/dev/null \
+  || { echo "agent clients: gemini does not run" >&2; exit 1; }
+
 echo "agent clients installed in $DIR"
 [ "$LATEST" = 1 ] || exit 0
 

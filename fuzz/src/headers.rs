@@ -50,14 +50,17 @@ fn values<'h>(headers: &'h HeaderMap, name: &str) -> Vec<&'h str> {
 }
 
 /// The key the rule names: the first `Authorization` line if it is `Bearer KEY`, else the first
-/// `x-api-key` line; trimmed; none if empty or longer than [`KEY_MAX`].
+/// `x-api-key` line, else the first `x-goog-api-key` line; trimmed; none if empty or longer
+/// than [`KEY_MAX`].
 fn key_by_rule(headers: &HeaderMap) -> Option<&str> {
     let first = |name| headers.get(name).and_then(|v| v.to_str().ok());
     let bearer = first("authorization").and_then(|v| {
         let (scheme, rest) = v.trim().split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
     });
-    let key = bearer.or_else(|| first("x-api-key").map(str::trim))?;
+    let key = bearer
+        .or_else(|| first("x-api-key").map(str::trim))
+        .or_else(|| first("x-goog-api-key").map(str::trim))?;
     (!key.is_empty() && key.len() <= KEY_MAX).then_some(key)
 }
 

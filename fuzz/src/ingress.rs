@@ -5,7 +5,9 @@
 
 use switchyard_api::providers::fuzzing::{BodyFamily, provider_body};
 use switchyard_api::{ContentBlock, Message, Role};
-use switchyard_gateway::ingress::{Dialect, GatewayRequest, parse_count_tokens, parse_request};
+use switchyard_gateway::ingress::{
+    Dialect, GatewayRequest, parse_count_tokens, parse_request, parse_request_at,
+};
 
 /// The family whose provider body is a request of `dialect` again.
 fn family(dialect: Dialect) -> BodyFamily {
@@ -13,6 +15,27 @@ fn family(dialect: Dialect) -> BodyFamily {
         Dialect::ChatCompletions => BodyFamily::OpenAiChat,
         Dialect::Responses => BodyFamily::OpenAiResponses,
         Dialect::AnthropicMessages => BodyFamily::Anthropic,
+        Dialect::Gemini => BodyFamily::Gemini,
+    }
+}
+
+/// A Gemini body sent to a streaming URL reads as the body alone does, with the URL's model and
+/// stream.
+fn check_gemini_url(body: &[u8], alone: Option<&GatewayRequest>) {
+    let target = "/v1beta/models/m:streamGenerateContent?alt=sse";
+    let at = parse_request_at(Dialect::Gemini, target, body);
+    match (at, alone) {
+        (Ok(at), Some(alone)) => {
+            assert_eq!((at.model.as_str(), at.stream, at.json_array), ("m", true, false));
+            let unset = GatewayRequest {
+                model: String::new(),
+                stream: false,
+                ..at
+            };
+            assert_eq!(&unset, alone, "the URL changed the body's reading");
+        }
+        (Err(_), None) => {}
+        (at, alone) => panic!("the URL changed whether the body reads: {at:?} {alone:?}"),
     }
 }
 
@@ -21,7 +44,11 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
     if dialect == Dialect::AnthropicMessages {
         let _ = parse_count_tokens(body);
     }
-    let Ok(request) = parse_request(dialect, body) else {
+    let parsed = parse_request(dialect, body);
+    if dialect == Dialect::Gemini {
+        check_gemini_url(body, parsed.as_ref().ok());
+    }
+    let Ok(request) = parsed else {
         return;
     };
     let again = reencoded(dialect, &request);
@@ -45,10 +72,23 @@ pub fn check_request(dialect: Dialect, body: &[u8]) {
 /// turns around it); the Chat body sends no thinking back (`chat_messages.rs`; only DeepSeek's
 /// reasoner gets `reasoning_content`, not the fixed `gpt-4o` here), so a message of only
 /// thinking is sent empty and read as nothing; it joins a turn's texts (`join_assistant_text`,
-/// `join_user_text`, the latter after the tool turns are merged, since results come first).
+/// `join_user_text`, the latter after the tool turns are merged, since results come first). The
+/// Gemini body sends no thinking back (`gemini.rs`'s `convert_messages`) and no content left
+/// empty by that, and a tool result's response carries no error flag.
 fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
     let mut out = messages.to_vec();
     match dialect {
+        Dialect::Gemini => {
+            for m in &mut out {
+                m.content.retain(|b| !matches!(b, ContentBlock::Thinking { .. }));
+                for block in &mut m.content {
+                    if let ContentBlock::ToolResult { is_error, .. } = block {
+                        *is_error = false;
+                    }
+                }
+            }
+            out.retain(|m| !m.content.is_empty());
+        }
         Dialect::Responses => {
             for m in &mut out {
                 m.content

@@ -110,6 +110,8 @@ pub enum ToolChoice {
 pub enum ForwardDialect {
     AnthropicMessages,
     ChatCompletions,
+    /// Google's Gemini API `generateContent`, which Vertex AI also takes for Gemini models.
+    Gemini,
 }
 
 pub type ResponseObserver = Arc<dyn Fn(u16, &reqwest::header::HeaderMap) + Send + Sync>;

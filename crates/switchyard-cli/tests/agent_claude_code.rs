@@ -144,6 +144,7 @@ fn routes(dialect: UpstreamDialect) -> Vec<Route> {
         UpstreamDialect::Responses => ("openai-native", "gpt-5.4-mini"),
         // Its own dialect: forwarded, not translated (SPEC R14.2).
         UpstreamDialect::Messages => ("anthropic", "claude-sonnet-4-5-20250929"),
+        UpstreamDialect::Gemini => ("gemini", "gemini-2.5-pro"),
     };
     vec![
         Route::new("claude-*", provider, model),

@@ -116,16 +116,18 @@ impl Auth {
         }
     }
 
-    /// The client behind `headers` for `purpose`: `None` when keys are off.
+    /// The client behind `headers` and the URL's `query` for `purpose`: `None` when keys are
+    /// off.
     pub(crate) async fn check(
         &self,
         headers: &HeaderMap,
+        query: Option<&str>,
         purpose: Purpose,
     ) -> Result<Option<Client>, Refusal> {
         if !self.requires().await? {
             return Ok(None);
         }
-        let Some(presented) = presented_key(headers) else {
+        let Some(presented) = presented_key(headers).or_else(|| query_key(query)) else {
             return Err(denied(
                 401,
                 "This gateway needs a client key: send it as `Authorization: Bearer KEY` or `x-api-key: KEY` (an administrator makes one with `switchyard keys create`).".to_owned(),
@@ -209,7 +211,7 @@ impl Auth {
 }
 
 /// The key in `headers`: `Authorization: Bearer KEY`, else `x-api-key: KEY` as Anthropic
-/// clients send it.
+/// clients send it, else `x-goog-api-key: KEY` as Google's do.
 pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
     let bearer = (headers.get(hyper::header::AUTHORIZATION))
         .and_then(|v| v.to_str().ok())
@@ -217,7 +219,21 @@ pub(crate) fn presented_key(headers: &HeaderMap) -> Option<&str> {
             let (scheme, rest) = v.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then_some(rest.trim())
         });
-    let key = bearer.or_else(|| headers.get("x-api-key")?.to_str().ok().map(str::trim))?;
+    let named = |name: &str| headers.get(name)?.to_str().ok().map(str::trim);
+    let key = bearer
+        .or_else(|| named("x-api-key"))
+        .or_else(|| named("x-goog-api-key"))?;
+    usable(key)
+}
+
+/// The key in the URL's `key` parameter, as Google's clients may send it. The URL is never
+/// logged or recorded, and a key found is scrubbed from everything after.
+pub(crate) fn query_key(query: Option<&str>) -> Option<&str> {
+    let key = (query?.split('&')).find_map(|pair| pair.strip_prefix("key="))?;
+    usable(key)
+}
+
+fn usable(key: &str) -> Option<&str> {
     (!key.is_empty() && key.len() <= KEY_MAX).then_some(key)
 }
 
@@ -262,5 +278,19 @@ mod tests {
         assert_eq!(presented_key(&h), Some("sk-sy-def"));
         h.insert("authorization", "Basic xyz".parse().unwrap());
         assert_eq!(presented_key(&h), Some("sk-sy-abc"));
+    }
+
+    #[test]
+    fn a_google_client_sends_its_key_in_its_header_or_the_url() {
+        let mut h = HeaderMap::new();
+        h.insert("x-goog-api-key", "sk-sy-goog".parse().unwrap());
+        assert_eq!(presented_key(&h), Some("sk-sy-goog"));
+        // Gemini CLI sends an empty key where it has none: no key.
+        h.insert("x-goog-api-key", "".parse().unwrap());
+        assert_eq!(presented_key(&h), None);
+        assert_eq!(query_key(Some("alt=sse&key=sk-sy-url")), Some("sk-sy-url"));
+        assert_eq!(query_key(Some("alt=sse&monkey=x")), None);
+        assert_eq!(query_key(Some("key=")), None);
+        assert_eq!(query_key(None), None);
     }
 }

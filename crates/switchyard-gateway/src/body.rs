@@ -15,6 +15,14 @@ pub(crate) struct Sent {
     pub(crate) forward_headers: Vec<(String, String)>,
 }
 
+/// The path and query of `request`, which some dialects read part of a request from.
+pub(crate) fn target(request: &Request<Incoming>) -> String {
+    let uri = request.uri();
+    uri.path_and_query()
+        .map_or(uri.path(), |p| p.as_str())
+        .to_owned()
+}
+
 /// The body of `request`, at most `limit` bytes. A larger one is a 413 before it is read past
 /// the cap.
 pub(crate) async fn read(request: Request<Incoming>, limit: usize) -> Result<Bytes, Refusal> {

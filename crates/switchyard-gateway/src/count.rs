@@ -1,33 +1,37 @@
-//! `POST /v1/messages/count_tokens`: an Anthropic Messages request's input tokens as the
+//! `POST /v1/messages/count_tokens` and Gemini's `countTokens`: a request's input tokens as the
 //! task layer estimates them, tools included. No provider is asked, since the route's
 //! handlers have no such request, and the answer says it is an estimate.
-//! Spec: R14.1, R8.2.
+//! Spec: R14.1, R14.12, R8.2.
 
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use serde_json::json;
 use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
 
-use crate::ingress::{GatewayRequest, parse_count_tokens};
+use crate::ingress::{Dialect, GatewayRequest};
 use crate::refusal::Refusal;
 use crate::reply::{Body, json, set_header};
 use crate::request::Router;
 
-/// Answers `request` with `{"input_tokens": N}` for its route's model. Its refusals are
-/// Anthropic's; `/metrics` does not count them.
+/// Answers `request` in `dialect` with the tokens of its route's model. Its refusals are the
+/// dialect's; `/metrics` does not count them.
 pub(crate) async fn answer(
     router: &Router,
+    dialect: Dialect,
     request: Request<Incoming>,
     body_limit: usize,
 ) -> Result<Response<Body>, Refusal> {
+    let rules = dialect.rules();
+    let target = crate::body::target(&request);
     let body = crate::body::read(request, body_limit).await?;
-    let request = parse_count_tokens(&body).map_err(Refusal::invalid)?;
+    let request = rules
+        .parse_count(&target, &body)
+        .map_err(Refusal::invalid)?;
     let chain = router.chain(&request.model).map_err(|e| e.refusal())?;
     let model = chain
         .first()
         .map_or(request.model.as_str(), |e| &e.model_id);
     let tokens = input_tokens(&request, model);
-    let mut response = json(200, &json!({"input_tokens": tokens}));
+    let mut response = json(200, &rules.count_body(tokens));
     set_header(&mut response, "x-switchyard-usage", "estimated");
     Ok(response)
 }
@@ -51,6 +55,7 @@ pub(crate) fn input_tokens(request: &GatewayRequest, model_id: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingress::parse_count_tokens;
 
     #[test]
     fn a_request_is_counted_by_the_layers_estimate_and_its_tools_too() {

@@ -16,7 +16,8 @@ pub const KEY_MAX: usize = crate::auth::KEY_MAX;
 /// What the gateway reads from one request's `headers`, coming from `peer`.
 #[derive(Debug)]
 pub struct HeadersRead<'h> {
-    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key`.
+    /// The client key presented: `Authorization: Bearer KEY`, else `x-api-key`, else
+    /// `x-goog-api-key`.
     pub key: Option<&'h str>,
     /// The dashboard's session id in `Cookie`.
     pub session: Option<&'h str>,

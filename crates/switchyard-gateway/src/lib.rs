@@ -1,5 +1,5 @@
-//! `switchyard serve`: an HTTP gateway that speaks OpenAI Chat Completions, OpenAI Responses
-//! and Anthropic Messages in front of Switchyard's layer.
+//! `switchyard serve`: an HTTP gateway that speaks OpenAI Chat Completions, OpenAI Responses,
+//! Anthropic Messages and Google's Gemini API in front of Switchyard's layer.
 //!
 //! A request's path through the crate, in order:
 //!

@@ -1,14 +1,38 @@
-//! `GET /v1/models`: the routes and, unless `serve.list_catalogue = false`, the catalogue's
-//! `provider/model` ids, in OpenAI's list shape or, for a request carrying
-//! `anthropic-version`, Anthropic's.
-//! Spec: R14.1, R14.3.
+//! `GET /v1/models` and one model by its id: the routes and, unless
+//! `serve.list_catalogue = false`, the catalogue's `provider/model` ids, in OpenAI's list shape,
+//! Anthropic's for a request carrying `anthropic-version`, or a dialect's own.
+//! Spec: R14.1, R14.3, R14.12.
 
 use std::collections::BTreeSet;
 
+use hyper::Request;
+use hyper::body::Incoming;
 use serde_json::{Value, json};
 use switchyard_api::providers::preset;
 
-use crate::request::Router;
+use crate::ingress::{Dialect, ModelEntry, percent_decoded};
+use crate::refusal::Refusal;
+use crate::request::{RouteError, Router};
+
+/// The shape a listing is written in.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    dialect: Dialect,
+    anthropic: bool,
+}
+
+impl Shape {
+    /// The shape for `request` on a path of `dialect`: a client that names its dialect by its
+    /// headers, as Google's do by their key, gets that dialect's on a path dialects share.
+    pub(crate) fn of(dialect: Dialect, request: &Request<Incoming>) -> Self {
+        let headers = request.headers();
+        let claimed = Dialect::claiming(headers, request.uri().query());
+        Self {
+            dialect: claimed.unwrap_or(dialect),
+            anthropic: headers.contains_key("anthropic-version"),
+        }
+    }
+}
 
 /// The model ids a client may send, with who owns each: route names, but not globs, which
 /// name no one model, then the catalogue's ids of the providers the presets know.
@@ -33,11 +57,13 @@ fn model_ids(router: &Router) -> Vec<(String, String)> {
     ids
 }
 
-/// The list's JSON in OpenAI's shape, or with `anthropic` in Anthropic's, every model on one
-/// page.
-pub(crate) fn list(router: &Router, anthropic: bool) -> Value {
+/// The list's JSON in `shape`, every model on one page.
+pub(crate) fn list(router: &Router, shape: Shape) -> Value {
     let ids = model_ids(router);
-    if anthropic {
+    if let Some(list) = shape.dialect.rules().model_list(&ids) {
+        return list;
+    }
+    if shape.anthropic {
         let data: Vec<Value> = (ids.iter())
             .map(|(id, _)| json!({"type": "model", "id": id, "display_name": id}))
             .collect();
@@ -50,4 +76,30 @@ pub(crate) fn list(router: &Router, anthropic: bool) -> Value {
             .collect();
         json!({"object": "list", "data": data})
     }
+}
+
+/// The model that `path`'s last `models/` names, in `shape`: a name that routes nowhere is the
+/// router's 404.
+pub(crate) fn one(router: &Router, shape: Shape, path: &str) -> Result<Value, Refusal> {
+    let named = path.split_once("/models/").map_or("", |(_, id)| id);
+    let id = percent_decoded(named);
+    let chain = router.chain(&id).map_err(RouteError::refusal)?;
+    let info = chain.first().map(|e| e.handler.get_model().info);
+    let owner = (model_ids(router).into_iter())
+        .find(|(listed, _)| *listed == id)
+        .map_or_else(|| "switchyard".to_owned(), |(_, owner)| owner);
+    let entry = ModelEntry {
+        id: &id,
+        owner: &owner,
+        input_limit: info.as_ref().map_or(0, |i| i.context_window),
+        output_limit: info.as_ref().map_or(0, |i| i.max_tokens),
+    };
+    if let Some(one) = shape.dialect.rules().model_entry(&entry) {
+        return Ok(one);
+    }
+    Ok(if shape.anthropic {
+        json!({"type": "model", "id": id, "display_name": id})
+    } else {
+        json!({"id": id, "object": "model", "owned_by": owner})
+    })
 }

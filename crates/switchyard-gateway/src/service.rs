@@ -19,9 +19,10 @@ use tokio::time::Instant;
 
 use crate::auth::{Auth, Client, KeysRequired, allow_model};
 use crate::body::Sent;
-use crate::endpoint::{Endpoint, find};
+use crate::endpoint::{Endpoint, Target, find};
 use crate::ingress::Dialect;
 use crate::metrics::{Metrics, route_label};
+use crate::models::Shape;
 use crate::refusal::Refusal;
 use crate::relay::Relay;
 use crate::reply::{Body, json, set_header, with_body};
@@ -152,10 +153,7 @@ impl Gateway {
         let id = format!("req_{}{n:06}", self.id_prefix);
         let target = find(request.method(), request.uri().path());
         let shared = &self.shared;
-        let mut response = match self
-            .answer(target.endpoint, target.door, request, (&id, received, peer))
-            .await
-        {
+        let mut response = match self.answer(target, request, (&id, received, peer)).await {
             Ok(response) => response,
             Err(refusal) => refusal.answer(target.dialect, &id, &shared.metrics, &shared.live),
         };
@@ -165,28 +163,37 @@ impl Gateway {
 
     async fn answer(
         &self,
-        endpoint: Endpoint,
-        door: Option<crate::auth::Purpose>,
+        target: Target,
         request: Request<Incoming>,
         (id, received, peer): (&str, Instant, IpAddr),
     ) -> Result<Response<Body>, Refusal> {
-        let client = match door {
-            Some(purpose) => self.auth.check(request.headers(), purpose).await?,
+        let client = match target.door {
+            Some(purpose) => {
+                let query = request.uri().query();
+                self.auth.check(request.headers(), query, purpose).await?
+            }
             None => None,
         };
         let shared = &self.shared;
-        match endpoint {
+        match target.endpoint {
             Endpoint::Completion(dialect) => {
                 let sent = (request, id, received);
                 self.complete(dialect, sent, client).await
             }
-            Endpoint::CountTokens => {
-                let counted = crate::count::answer(&self.router, request, shared.body_limit);
+            Endpoint::CountTokens(dialect) => {
+                let counted =
+                    crate::count::answer(&self.router, dialect, request, shared.body_limit);
                 counted.await.map_err(Refusal::uncounted)
             }
             Endpoint::Models => {
-                let anthropic = request.headers().contains_key("anthropic-version");
-                Ok(json(200, &crate::models::list(&self.router, anthropic)))
+                let shape = Shape::of(target.dialect, &request);
+                Ok(json(200, &crate::models::list(&self.router, shape)))
+            }
+            Endpoint::Model => {
+                let shape = Shape::of(target.dialect, &request);
+                let path = request.uri().path();
+                let one = crate::models::one(&self.router, shape, path);
+                one.map(|body| json(200, &body)).map_err(Refusal::uncounted)
             }
             Endpoint::Metrics => {
                 let text = shared.metrics.render(shared.cooling().await);
@@ -219,8 +226,11 @@ impl Gateway {
         let in_flight = shared.metrics.in_flight();
         let rules = dialect.rules();
         let forward_headers = rules.forward_headers(request.headers());
+        let target = crate::body::target(&request);
         let bytes = crate::body::read(request, shared.body_limit).await?;
-        let mut parsed = rules.parse(&bytes).map_err(Refusal::invalid)?;
+        let mut parsed = rules
+            .parse_call(&target, &bytes)
+            .map_err(Refusal::invalid)?;
         resolve_previous(
             shared.responses.as_ref(),
             shared.clock.now_ms(),

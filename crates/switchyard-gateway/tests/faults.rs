@@ -19,10 +19,11 @@ use switchyard_testkit::{AfterBody, HttpResponse, MockServer, Reply, case_replie
 use tokio_util::sync::CancellationToken;
 
 const KEY: &str = "sk-faults-test-key-0123456789";
-const DIALECTS: [Dialect; 3] = [
+const DIALECTS: [Dialect; 4] = [
     Dialect::ChatCompletions,
     Dialect::Responses,
     Dialect::AnthropicMessages,
+    Dialect::Gemini,
 ];
 
 /// A gateway serving on 127.0.0.1:0 until dropped.
@@ -63,11 +64,16 @@ fn with_fallback(route: &str, name: &str, provider: &str, model: &str, base_url:
     )
 }
 
-fn path(dialect: Dialect) -> &'static str {
+/// The path of a request for `model` in `dialect`; Gemini's names the model and the stream.
+fn path(dialect: Dialect, model: &str, stream: bool) -> String {
     match dialect {
-        Dialect::ChatCompletions => "/v1/chat/completions",
-        Dialect::Responses => "/v1/responses",
-        Dialect::AnthropicMessages => "/v1/messages",
+        Dialect::ChatCompletions => "/v1/chat/completions".to_owned(),
+        Dialect::Responses => "/v1/responses".to_owned(),
+        Dialect::AnthropicMessages => "/v1/messages".to_owned(),
+        Dialect::Gemini if stream => {
+            format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+        }
+        Dialect::Gemini => format!("/v1beta/models/{model}:generateContent"),
     }
 }
 
@@ -81,13 +87,16 @@ fn body(dialect: Dialect, model: &str, stream: bool) -> Value {
         }
         Dialect::AnthropicMessages => json!({"model": model, "stream": stream, "max_tokens": 256,
             "messages": [{"role": "user", "content": "Capital of France?"}]}),
+        Dialect::Gemini => {
+            json!({"contents": [{"role": "user", "parts": [{"text": "Capital of France?"}]}]})
+        }
     }
 }
 
 /// POSTs the request for `model` in `dialect`: status and body.
 async fn ask(base: &str, dialect: Dialect, model: &str, stream: bool) -> (u16, String) {
     let response = reqwest::Client::new()
-        .post(format!("{base}{}", path(dialect)))
+        .post(format!("{base}{}", path(dialect, model, stream)))
         .header("content-type", "application/json")
         .body(body(dialect, model, stream).to_string())
         .send()
@@ -105,8 +114,23 @@ fn sse_data(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The text of a Gemini response's parts, thoughts left out.
+fn gemini_text(response: &Value) -> String {
+    let parts = response["candidates"][0]["content"]["parts"].as_array();
+    (parts.into_iter().flatten())
+        .filter(|p| p["thought"] != true)
+        .filter_map(|p| p["text"].as_str())
+        .collect()
+}
+
 /// The text a client of `dialect` read from a streamed or whole answer.
 fn said(dialect: Dialect, stream: bool, text: &str) -> String {
+    if dialect == Dialect::Gemini {
+        if stream {
+            return sse_data(text).iter().map(gemini_text).collect();
+        }
+        return gemini_text(&serde_json::from_str(text).unwrap());
+    }
     if stream {
         let events = sse_data(text);
         let delta = |e: &Value| -> Option<String> {
@@ -114,7 +138,7 @@ fn said(dialect: Dialect, stream: bool, text: &str) -> String {
                 Dialect::ChatCompletions => &e["choices"][0]["delta"]["content"],
                 Dialect::Responses if e["type"] == "response.output_text.delta" => &e["delta"],
                 Dialect::AnthropicMessages => &e["delta"]["text"],
-                Dialect::Responses => &Value::Null,
+                Dialect::Responses | Dialect::Gemini => &Value::Null,
             };
             piece.as_str().map(str::to_owned)
         };
@@ -130,15 +154,22 @@ fn said(dialect: Dialect, stream: bool, text: &str) -> String {
             .flat_map(|i| i["content"].as_array().cloned().unwrap_or_default())
             .filter_map(|p| p["text"].as_str().map(str::to_owned))
             .collect(),
-        Dialect::AnthropicMessages => (v["content"].as_array().unwrap().iter())
+        Dialect::AnthropicMessages | Dialect::Gemini => (v["content"].as_array().unwrap().iter())
             .filter_map(|b| b["text"].as_str())
             .collect(),
     }
 }
 
+/// Whether the last thing a Gemini stream holds is Google's error object, not an event.
+fn gemini_error_last(text: &str) -> bool {
+    let last = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+    serde_json::from_str::<Value>(last).is_ok_and(|v| v["error"]["status"].is_string())
+}
+
 /// How a stream of `dialect` ended: `(the dialect's clean end seen, its in-band error seen)`
 /// — Chat `[DONE]` / `data: {"error": …}`, Anthropic `message_stop` / `event: error`,
-/// Responses `response.completed` / `response.failed`.
+/// Responses `response.completed` / `response.failed`, Gemini a `finishReason` / Google's
+/// error object after the events.
 fn ending(dialect: Dialect, text: &str) -> (bool, bool) {
     let events = sse_data(text);
     let any = |f: &dyn Fn(&Value) -> bool| events.iter().any(f);
@@ -155,6 +186,10 @@ fn ending(dialect: Dialect, text: &str) -> (bool, bool) {
                 named_error && any(&|e| e["type"] == "error"),
             )
         }
+        Dialect::Gemini => (
+            any(&|e| e["candidates"][0]["finishReason"].is_string()),
+            gemini_error_last(text),
+        ),
     }
 }
 
@@ -215,7 +250,11 @@ async fn a_429_that_outlasts_the_retries_tells_the_client_when_to_retry_in_every
         for stream in [true, false] {
             let label = format!("{dialect:?} stream={stream}");
             let response = reqwest::Client::new()
-                .post(format!("{}{}", gateway.base, path(dialect)))
+                .post(format!(
+                    "{}{}",
+                    gateway.base,
+                    path(dialect, "sonnet", stream)
+                ))
                 .header("content-type", "application/json")
                 .body(body(dialect, "sonnet", stream).to_string())
                 .send()
@@ -307,6 +346,7 @@ async fn a_cut_nothing_can_continue_ends_with_the_in_band_error_in_every_dialect
                 Dialect::ChatCompletions => last["error"]["message"].is_string(),
                 Dialect::Responses => last["type"] == "response.failed",
                 Dialect::AnthropicMessages => last["type"] == "error",
+                Dialect::Gemini => gemini_error_last(&text),
             };
             assert!(is_error, "{label}: the error is not the last event: {text}");
             if dialect == Dialect::ChatCompletions {
@@ -348,7 +388,7 @@ async fn a_client_that_goes_away_mid_stream_closes_the_upstream_within_100_ms_in
         ))
         .await;
         let mut response = reqwest::Client::new()
-            .post(format!("{}{}", gateway.base, path(dialect)))
+            .post(format!("{}{}", gateway.base, path(dialect, "sonnet", true)))
             .header("content-type", "application/json")
             .body(body(dialect, "sonnet", true).to_string())
             .send()
@@ -409,7 +449,7 @@ async fn a_client_that_goes_away_during_a_retry_wait_is_not_retried_for_in_every
         let body = body(dialect, "sonnet", true).to_string();
         let head = format!(
             "POST {} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            path(dialect),
+            path(dialect, "sonnet", true),
             body.len()
         );
         client.write_all(head.as_bytes()).await.unwrap();
@@ -462,6 +502,13 @@ async fn an_unknown_model_is_a_404_listing_the_routes_in_every_dialect() {
                         "{label}: {v}"
                     );
                 }
+                Dialect::Gemini => {
+                    assert_eq!(
+                        (&v["error"]["code"], &v["error"]["status"]),
+                        (&json!(404), &json!("NOT_FOUND")),
+                        "{label}: {v}"
+                    );
+                }
                 _ => {
                     assert_eq!(v["error"]["code"], "model_not_found", "{label}: {v}");
                     assert_eq!(v["error"]["type"], "invalid_request_error", "{label}: {v}");
@@ -476,7 +523,7 @@ async fn an_unknown_model_is_a_404_listing_the_routes_in_every_dialect() {
 /// before the request was sent; the rest is read to the end (so the connection is reused).
 async fn first_chunk_after(client: &reqwest::Client, base: &str, dialect: Dialect) -> Duration {
     let request = client
-        .post(format!("{base}{}", path(dialect)))
+        .post(format!("{base}{}", path(dialect, "sonnet", true)))
         .header("content-type", "application/json")
         .body(body(dialect, "sonnet", true).to_string());
     let sent = Instant::now();

@@ -4,7 +4,7 @@
 //! testkit's scripted upstream of its own family (OpenAI Chat, Anthropic, Responses, Gemini,
 //! Bedrock, Ollama, DeepSeek, OpenRouter, xAI, Mistral, Groq, …) in whole, 1-, 5- and 7-byte
 //! writes, is asked for through the in-process gateway in each client dialect (Chat
-//! Completions, Responses, Anthropic Messages), streamed and not. Each answer is parsed back
+//! Completions, Responses, Anthropic Messages, Gemini), streamed and not. Each answer is parsed back
 //! as a client reads it (SSE events / JSON) into text, reasoning, tool calls (id, name, joined
 //! arguments), usage and error, and compared with what the library's own `ApiStream` yields
 //! for the same recording — not with hand-written expectations.
@@ -34,10 +34,11 @@ use tokio_util::sync::CancellationToken;
 const KEY: &str = "sk-through-test-key-0123456789";
 const SYSTEM: &str = "You are a coding agent.";
 const USER: &str = "Summarise the build log.";
-const DIALECTS: [Dialect; 3] = [
+const DIALECTS: [Dialect; 4] = [
     Dialect::ChatCompletions,
     Dialect::Responses,
     Dialect::AnthropicMessages,
+    Dialect::Gemini,
 ];
 
 /// One recording: where its provider is and what its upstream replays.
@@ -207,6 +208,13 @@ fn body(dialect: Dialect, model: &str, stream: bool) -> Value {
             "instructions": SYSTEM, "input": USER,
             "tools": [{"type": "function", "name": "read_file", "description": "Reads a file.",
                        "parameters": schema()}]}),
+        // The model and the stream are the URL's (`path`).
+        Dialect::Gemini => json!({"systemInstruction": {"parts": [{"text": SYSTEM}]},
+            "contents": [{"role": "user", "parts": [{"text": USER}]}],
+            "tools": [{"functionDeclarations": [{"name": "read_file",
+                "description": "Reads a file.", "parametersJsonSchema": schema()}]}],
+            "generationConfig": {"maxOutputTokens": 1024,
+                "thinkingConfig": {"includeThoughts": true}}}),
     }
 }
 
@@ -271,6 +279,7 @@ async fn forwarded(
     let client = match dialect {
         ForwardDialect::AnthropicMessages => body(Dialect::AnthropicMessages, "m", true),
         ForwardDialect::ChatCompletions => body(Dialect::ChatCompletions, "m", true),
+        ForwardDialect::Gemini => body(Dialect::Gemini, "m", true),
     };
     let Value::Object(client) = client else {
         unreachable!("a request body is an object")
@@ -289,9 +298,23 @@ async fn forwarded(
         (&want.text, &want.reasoning),
         "{label}: forward"
     );
+    // An id the recording did not send is made up afresh by each read, so only its call's name
+    // and arguments can agree.
+    let sent = |calls: &[Call]| -> Vec<Call> {
+        (calls.iter())
+            .map(|c| Call {
+                id: if !c.id.is_empty() && recording.sent(&c.id) {
+                    c.id.clone()
+                } else {
+                    String::new()
+                },
+                ..c.clone()
+            })
+            .collect()
+    };
     assert_eq!(
-        (&got.calls, &got.usage),
-        (&want.calls, &want.usage),
+        (sent(&got.calls), &got.usage),
+        (sent(&want.calls), &want.usage),
         "{label}: forward"
     );
     assert_eq!(
@@ -369,6 +392,12 @@ fn carried(dialect: Dialect, u: &Usage) -> Value {
             "output": u.output_tokens, "reasoning": reasoning}),
         Dialect::AnthropicMessages => json!({"input": u.input_tokens, "cache_read": read,
             "cache_write": written, "output": u.output_tokens}),
+        // Google's candidates leave the thoughts out.
+        Dialect::Gemini => {
+            let thoughts = reasoning.min(u.output_tokens);
+            json!({"prompt": all_input, "cached": read, "candidates": u.output_tokens - thoughts,
+                   "thoughts": thoughts, "total": all_input + u.output_tokens})
+        }
     }
 }
 
@@ -389,6 +418,10 @@ fn read_usage(dialect: Dialect, u: &Value) -> Value {
             "cache_read": n(&u["cache_read_input_tokens"]),
             "cache_write": n(&u["cache_creation_input_tokens"]),
             "output": n(&u["output_tokens"])}),
+        Dialect::Gemini => json!({"prompt": n(&u["promptTokenCount"]),
+            "cached": n(&u["cachedContentTokenCount"]),
+            "candidates": n(&u["candidatesTokenCount"]),
+            "thoughts": n(&u["thoughtsTokenCount"]), "total": n(&u["totalTokenCount"])}),
     }
 }
 
@@ -697,6 +730,82 @@ fn responses_stream(label: &str, text: &str) -> Got {
     got
 }
 
+/// One Gemini response's parts into `got`: text, thoughts, whole calls.
+fn gemini_parts(got: &mut Got, response: &Value) {
+    let candidate = &response["candidates"][0];
+    for part in candidate["content"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(text) = part["text"].as_str() {
+            if part["thought"] == true {
+                got.reasoning += text;
+            } else {
+                got.text += text;
+            }
+        }
+        let f = &part["functionCall"];
+        if f.is_object() {
+            let args = f["args"].to_string();
+            got.calls.push(call(
+                f["id"].as_str().unwrap(),
+                f["name"].as_str().unwrap(),
+                &args,
+            ));
+        }
+    }
+    if let Some(usage) = response.get("usageMetadata") {
+        got.usage = Some(read_usage(Dialect::Gemini, usage));
+    }
+    if candidate["finishReason"].is_string() {
+        got.clean_end = true;
+        // Gemini ends a call's turn with STOP: the calls say it.
+        got.stopped_for_tools = !got.calls.is_empty();
+    }
+}
+
+/// A Gemini stream as the genai SDK reads it: `data:` events of responses, the finish reason
+/// on the last; a failure is Google's error object itself, after the events.
+fn gemini_stream(label: &str, text: &str) -> Got {
+    let mut got = Got::default();
+    let text = text.replace("\r\n", "\n");
+    for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        assert!(
+            !got.clean_end && got.error.is_none(),
+            "{label}: an event after the end: {block}"
+        );
+        let block = block.trim();
+        if block.starts_with('{') {
+            got.error = Some(
+                serde_json::from_str(block).unwrap_or_else(|e| panic!("{label}: {e}: {block}")),
+            );
+            continue;
+        }
+        let data = block
+            .strip_prefix("data: ")
+            .unwrap_or_else(|| panic!("{label}: not an event: {block:?}"));
+        assert!(
+            !data.contains('\n'),
+            "{label}: one line per event: {data:?}"
+        );
+        let response: Value =
+            serde_json::from_str(data).unwrap_or_else(|e| panic!("{label}: {e}: {data}"));
+        if response["error"].is_object() {
+            got.error = Some(response);
+            continue;
+        }
+        gemini_parts(&mut got, &response);
+    }
+    got
+}
+
+fn gemini_json(v: &Value) -> Got {
+    let mut got = Got::default();
+    gemini_parts(&mut got, v);
+    got
+}
+
 fn chat_json(v: &Value) -> Got {
     let message = &v["choices"][0]["message"];
     let calls = message["tool_calls"].as_array().into_iter().flatten();
@@ -806,6 +915,7 @@ fn read_answer(label: &str, dialect: Dialect, stream: bool, status: u16, text: &
             Dialect::ChatCompletions => chat_stream(label, text),
             Dialect::Responses => responses_stream(label, text),
             Dialect::AnthropicMessages => messages_stream(label, text),
+            Dialect::Gemini => gemini_stream(label, text),
         }
     } else {
         let v: Value =
@@ -814,6 +924,7 @@ fn read_answer(label: &str, dialect: Dialect, stream: bool, status: u16, text: &
             Dialect::ChatCompletions => chat_json(&v),
             Dialect::Responses => responses_json(&v),
             Dialect::AnthropicMessages => messages_json(&v),
+            Dialect::Gemini => gemini_json(&v),
         }
     };
     got.status = status;
@@ -836,7 +947,8 @@ fn assert_same_calls(
     let mut ids = HashSet::new();
     for (w, g) in want.iter().zip(got) {
         assert_eq!(w.name, g.name, "{}", show());
-        if dialect == Dialect::AnthropicMessages && !stream {
+        // Anthropic's whole `input` and Gemini's `args` are the parsed object.
+        if (dialect == Dialect::AnthropicMessages && !stream) || dialect == Dialect::Gemini {
             let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap_or_else(|_| json!(s));
             assert_eq!(parse(&w.arguments), parse(&g.arguments), "{}", show());
         } else {
@@ -856,9 +968,8 @@ fn assert_same_calls(
 fn forwarded_events(want: &Library, dialect: Dialect) -> Option<&str> {
     match (want.forwarded.as_ref()?, dialect) {
         ((ForwardDialect::ChatCompletions, events), Dialect::ChatCompletions)
-        | ((ForwardDialect::AnthropicMessages, events), Dialect::AnthropicMessages) => {
-            Some(events.as_str())
-        }
+        | ((ForwardDialect::AnthropicMessages, events), Dialect::AnthropicMessages)
+        | ((ForwardDialect::Gemini, events), Dialect::Gemini) => Some(events.as_str()),
         _ => None,
     }
 }
@@ -911,7 +1022,16 @@ fn compare(
     assert!(!format!("{got:?}").contains(KEY), "{label}: the key");
     assert_eq!(got.text, want.text, "{label}: text");
     assert_eq!(got.reasoning, want.reasoning, "{label}: reasoning");
-    assert_same_calls(label, recording, dialect, stream, &want.calls, &got.calls);
+    // Gemini gives a call only whole: one whose arguments never became a JSON object, as a
+    // stream cut inside them leaves it, is not given.
+    let whole: Vec<Call> = (want.calls.iter())
+        .filter(|c| {
+            dialect != Dialect::Gemini
+                || serde_json::from_str::<Value>(&c.arguments).is_ok_and(|v| v.is_object())
+        })
+        .cloned()
+        .collect();
+    assert_same_calls(label, recording, dialect, stream, &whole, &got.calls);
     match dialect {
         Dialect::AnthropicMessages => assert_eq!(got.opaque, want.opaque, "{label}: opaque"),
         // A failed response lists only its finished items.
@@ -972,11 +1092,16 @@ async fn start_gateway(text: &str) -> Running {
     Running { base, shutdown }
 }
 
-fn path(dialect: Dialect) -> &'static str {
+/// The path a request of `dialect` for `model` goes to; Gemini's names the model and the stream.
+fn path(dialect: Dialect, model: &str, stream: bool) -> String {
     match dialect {
-        Dialect::ChatCompletions => "/v1/chat/completions",
-        Dialect::Responses => "/v1/responses",
-        Dialect::AnthropicMessages => "/v1/messages",
+        Dialect::ChatCompletions => "/v1/chat/completions".to_owned(),
+        Dialect::Responses => "/v1/responses".to_owned(),
+        Dialect::AnthropicMessages => "/v1/messages".to_owned(),
+        Dialect::Gemini if stream => {
+            format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
+        }
+        Dialect::Gemini => format!("/v1beta/models/{model}:generateContent"),
     }
 }
 
@@ -1054,7 +1179,11 @@ async fn every_recording_through_every_dialect(split: Split) {
         {
             let label = format!("{} {split:?} {dialect:?} stream={stream}", recording.name);
             let response = client
-                .post(format!("{}{}", gateway.base, path(dialect)))
+                .post(format!(
+                    "{}{}",
+                    gateway.base,
+                    path(dialect, &recording.name, stream)
+                ))
                 .header("content-type", "application/json")
                 .body(body(dialect, &recording.name, stream).to_string())
                 .send()
@@ -1103,7 +1232,7 @@ async fn every_recording_through_every_dialect(split: Split) {
         }
     }
     eprintln!(
-        "{checked} answers checked ({} recordings × 3 dialects × streamed and not, {split:?})",
+        "{checked} answers checked ({} recordings × 4 dialects × streamed and not, {split:?})",
         table.len()
     );
 }
@@ -1141,7 +1270,10 @@ async fn through_every_dialect(
     base_path: &str,
     reply: Reply,
 ) -> Vec<(String, Dialect, bool, Got, String)> {
-    let events = String::from_utf8(reply.response.body.clone()).unwrap();
+    // The relay re-frames each event with LF line ends: Gemini's CRLF framing comes back as LF.
+    let events = String::from_utf8(reply.response.body.clone())
+        .unwrap()
+        .replace("\r\n", "\n");
     let upstream = MockServer::start(vec![reply]).await;
     let url = format!("{}{base_path}", upstream.url());
     let route = format!("provider = \"{provider}\"\nmodel = \"{model}\"\n");
@@ -1158,7 +1290,7 @@ async fn through_every_dialect(
         for stream in [true, false] {
             let label = format!("{dialect:?} stream={stream}");
             let response = client
-                .post(format!("{}{}", gateway.base, path(dialect)))
+                .post(format!("{}{}", gateway.base, path(dialect, "m", stream)))
                 .header("content-type", "application/json")
                 .body(body(dialect, "m", stream).to_string())
                 .send()
@@ -1174,7 +1306,7 @@ async fn through_every_dialect(
                 ) | (
                     Some(ForwardDialect::AnthropicMessages),
                     Dialect::AnthropicMessages
-                )
+                ) | (Some(ForwardDialect::Gemini), Dialect::Gemini)
             );
             if own && stream {
                 assert_eq!((status, text.as_str()), (200, events.as_str()), "{label}");

@@ -23,6 +23,10 @@
 //!   `response.in_progress`, per output item `response.output_item.added`, its deltas and
 //!   `…done` events, `response.output_item.done`, then `response.completed` with the whole
 //!   response and usage; or the response JSON object.
+//! * [`UpstreamDialect::Gemini`] — `POST …/models/MODEL:streamGenerateContent` (and
+//!   `:generateContent`): `data:` events of `GenerateContentResponse`s, text in two parts, a
+//!   call as one whole `functionCall` part with an id and a thought signature, the last with
+//!   `finishReason: STOP` and `usageMetadata`; or one such response.
 //!
 //! Streams go out with `transfer-encoding: chunked`, one event per write, as the providers do;
 //! JSON answers with `content-length`. Connections are kept alive. Usage is a deterministic
@@ -74,6 +78,9 @@ pub enum UpstreamDialect {
     /// OpenAI Responses: `POST …/responses`. Provider `openai` with a model that uses the
     /// Responses API, `base_url = "<url>/v1"`.
     Responses,
+    /// Google's Gemini API: `POST …/models/MODEL:streamGenerateContent` or `:generateContent`.
+    /// Provider `gemini`, `base_url = "<url>"`.
+    Gemini,
 }
 
 impl UpstreamDialect {
@@ -84,7 +91,14 @@ impl UpstreamDialect {
             UpstreamDialect::ChatCompletions => "/chat/completions",
             UpstreamDialect::Messages => "/messages",
             UpstreamDialect::Responses => "/responses",
+            UpstreamDialect::Gemini => ":streamGenerateContent",
         }
+    }
+
+    /// Whether this dialect answers `path` (its query left out).
+    fn answers(self, path: &str) -> bool {
+        path.ends_with(self.path_suffix())
+            || (self == UpstreamDialect::Gemini && path.ends_with(":generateContent"))
     }
 }
 
@@ -241,7 +255,7 @@ impl AgentUpstream {
     /// `/responses`), the bare URL for Messages (whose handler appends `/v1/messages`).
     pub fn base_url(&self) -> String {
         match self.state.dialect {
-            UpstreamDialect::Messages => self.url(),
+            UpstreamDialect::Messages | UpstreamDialect::Gemini => self.url(),
             _ => format!("{}/v1", self.url()),
         }
     }
@@ -389,7 +403,7 @@ fn answer(
 fn respond(state: &State, exchange: &mut AgentExchange) -> encode::Reply {
     let r = &exchange.request;
     let path = r.path.split('?').next().unwrap_or_default();
-    if r.method != "POST" || !path.ends_with(state.dialect.path_suffix()) {
+    if r.method != "POST" || !state.dialect.answers(path) {
         let message = format!(
             "this {:?} agent upstream answers POST …{}, not {} {}",
             state.dialect,

@@ -249,7 +249,89 @@ fn bodies(dialect: UpstreamDialect, stream: bool) -> (Value, Value) {
                      {"type": "function_call_output", "call_id": "c", "output": "ok"}],
                    "tools": [{"type": "function", "name": "Write", "parameters": {}}]}),
         ),
+        // The model and the stream are the URL's.
+        UpstreamDialect::Gemini => (
+            json!({"contents": [{"role": "user", "parts": [{"text": "make it"}]}],
+                   "tools": [{"functionDeclarations": [{"name": "Write"}]}]}),
+            json!({"contents": [{"role": "user", "parts": [{"text": "make it"}]},
+                     {"role": "model", "parts": [{"functionCall": {"id": "c", "name": "Write", "args": {}}}]},
+                     {"role": "user", "parts": [{"functionResponse": {"id": "c", "name": "Write", "response": {"output": "ok"}}}]}],
+                   "tools": [{"functionDeclarations": [{"name": "Write"}]}]}),
+        ),
     }
+}
+
+/// What a Gemini answer said: (text, the call's name, its args, the last finish reason), over
+/// its `data:` events or its one response.
+fn read_gemini(body: &str, stream: bool) -> (String, String, Value, String) {
+    let responses = if stream {
+        data(body)
+    } else {
+        vec![serde_json::from_str(body).unwrap()]
+    };
+    let (mut text, mut name, mut args, mut finish) =
+        (String::new(), String::new(), Value::Null, String::new());
+    for r in &responses {
+        let candidate = &r["candidates"][0];
+        for part in candidate["content"]["parts"].as_array().unwrap() {
+            text += part["text"].as_str().unwrap_or("");
+            if let Some(call) = part.get("functionCall") {
+                assert!(
+                    call["id"].is_string() && part["thoughtSignature"].is_string(),
+                    "{part}"
+                );
+                name = call["name"].as_str().unwrap().to_owned();
+                args = call["args"].clone();
+            }
+        }
+        if let Some(reason) = candidate["finishReason"].as_str() {
+            finish = reason.to_owned();
+            assert!(r["usageMetadata"]["promptTokenCount"].as_u64().unwrap() > 0);
+        }
+    }
+    (text, name, args, finish)
+}
+
+#[tokio::test]
+async fn gemini_answers_the_call_whole_then_the_text_streamed_and_not() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Gemini, script).await;
+    assert_eq!(upstream.base_url(), upstream.url());
+    for (stream, path) in [
+        (false, "/v1beta/models/gemini-2.5-pro:generateContent"),
+        (
+            true,
+            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
+        ),
+    ] {
+        let (first, second) = bodies(UpstreamDialect::Gemini, stream);
+        let (status, head, body) = post(&upstream.url(), path, &first).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(head.contains("text/event-stream"), stream, "{head}");
+        let (text, name, args, finish) = read_gemini(&body, stream);
+        assert_eq!(
+            (text.as_str(), name.as_str(), finish.as_str()),
+            ("", "Write", "STOP"),
+            "{body}"
+        );
+        assert_eq!(
+            args,
+            json!({"file_path": "/tmp/x/hello.txt", "content": "hi"})
+        );
+        let (_, _, body) = post(&upstream.url(), path, &second).await;
+        let (text, name, _, finish) = read_gemini(&body, stream);
+        assert_eq!(
+            (text.as_str(), name.as_str(), finish.as_str()),
+            ("Done.", "", "STOP"),
+            "{body}"
+        );
+    }
+    let exchanges = upstream.exchanges();
+    assert_eq!(exchanges.len(), 4);
+    assert_eq!(exchanges.iter().filter(|e| e.streamed).count(), 2);
+    assert!(
+        exchanges.iter().all(|e| e.turn.is_some()),
+        "the model and stream read from the path"
+    );
 }
 
 #[tokio::test]

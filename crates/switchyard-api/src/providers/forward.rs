@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::config::ReasoningEffort;
 use crate::error::ApiError;
 use crate::handler::{ForwardDialect, RequestOverrides};
 use crate::providers::resolve::ResolvedMode;
@@ -22,11 +23,15 @@ pub(crate) fn prepare(
     mode: &ResolvedMode,
     overrides: &RequestOverrides,
 ) {
-    body.insert("model".into(), model);
-    body.insert("stream".into(), json!(true));
+    // Gemini's URL names the model and the streaming method, so its body has neither.
+    if dialect != ForwardDialect::Gemini {
+        body.insert("model".into(), model);
+        body.insert("stream".into(), json!(true));
+    }
     match dialect {
         ForwardDialect::AnthropicMessages => prepare_messages(body, mode, overrides),
         ForwardDialect::ChatCompletions => prepare_chat(body, mode, overrides),
+        ForwardDialect::Gemini => prepare_gemini(body, mode, overrides),
     }
 }
 
@@ -92,6 +97,61 @@ fn prepare_chat(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestO
     {
         body.insert("reasoning_effort".into(), json!(effort.as_str()));
     }
+}
+
+/// A Gemini body's `generationConfig`: its output limit fitted, its thinking budget below it, and
+/// the route's thinking where the body sets none.
+fn prepare_gemini(body: &mut Map<String, Value>, mode: &ResolvedMode, o: &RequestOverrides) {
+    let route = route_thinking(mode);
+    let config = match body.get_mut("generationConfig") {
+        Some(Value::Object(config)) => config,
+        // A config that is no object goes as it came, for Google to refuse.
+        Some(_) => return,
+        None if route.is_some() => {
+            body.insert("generationConfig".into(), json!({}));
+            let Some(Value::Object(config)) = body.get_mut("generationConfig") else {
+                return;
+            };
+            config
+        }
+        None => return,
+    };
+    if let Some(max) = o.max_tokens
+        && config.get("maxOutputTokens").is_some_and(Value::is_u64)
+    {
+        config.insert("maxOutputTokens".into(), json!(max));
+    }
+    match config
+        .get_mut("thinkingConfig")
+        .and_then(Value::as_object_mut)
+    {
+        Some(thinking) => {
+            // A budget of 0 turns thinking off and -1 lets the model decide: both go as sent.
+            let set = thinking.get("thinkingBudget").and_then(Value::as_u64);
+            if let (Some(budget), Some(1..)) = (o.thinking_budget_tokens, set) {
+                thinking.insert("thinkingBudget".into(), json!(budget));
+            }
+        }
+        None => {
+            if let Some(route) = route {
+                config.insert("thinkingConfig".into(), route);
+            }
+        }
+    }
+}
+
+/// The route's thinking as Gemini takes it: a level for Gemini 3, else a budget; no thoughts are
+/// asked for, since the client asked for none.
+fn route_thinking(mode: &ResolvedMode) -> Option<Value> {
+    if mode.model_id.contains("gemini-3") {
+        let level = match mode.reasoning_effort? {
+            ReasoningEffort::None | ReasoningEffort::Low => "low",
+            _ => "high",
+        };
+        return Some(json!({ "thinkingLevel": level }));
+    }
+    (mode.thinking_budget_tokens > 0)
+        .then(|| json!({ "thinkingBudget": mode.thinking_budget_tokens }))
 }
 
 /// The caller's `extra` headers with the provider's own `anthropic-beta` flags joined in, each

@@ -132,6 +132,7 @@ pub enum BodyFamily {
     Anthropic,
     OpenAiChat,
     OpenAiResponses,
+    Gemini,
 }
 
 /// The provider body `family` builds for a gateway's internal request, under a mode resolved from a
@@ -147,6 +148,7 @@ pub fn provider_body(
         BodyFamily::Anthropic => ("anthropic", "claude-sonnet-4-5"),
         BodyFamily::OpenAiChat => ("openai", "gpt-4o"),
         BodyFamily::OpenAiResponses => ("openai-native", "gpt-5"),
+        BodyFamily::Gemini => ("gemini", "gemini-2.5-pro"),
     };
     let text = format!("[act]\nprovider = \"{provider}\"\nmodel = \"{model}\"\n");
     let config = crate::ApiConfiguration::from_toml(&text, "fuzz", |_| Some("k".into()))?;
@@ -161,6 +163,7 @@ pub fn provider_body(
         BodyFamily::Anthropic => super::anthropic::request_body(&mode, &prompt),
         BodyFamily::OpenAiChat => super::chat_body::request_body(&mode, &prompt),
         BodyFamily::OpenAiResponses => super::openai_responses::request_body(&mode, &prompt),
+        BodyFamily::Gemini => super::gemini::request_body(&mode, &prompt),
     })
 }
 

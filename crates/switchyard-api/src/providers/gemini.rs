@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::config::{ApiKey, ReasoningEffort};
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::ForwardDialect;
 use crate::message::{ContentBlock, Message, Role};
 use crate::providers::mapper::{Chunks, JsonEvents, require_end};
 use crate::providers::overrides;
@@ -160,6 +161,10 @@ impl Provider for Gemini {
 
     fn parser(&self, _mode: &ResolvedMode) -> GeminiParser {
         GeminiParser::default()
+    }
+
+    fn forwards(&self, _mode: &ResolvedMode) -> Option<ForwardDialect> {
+        Some(ForwardDialect::Gemini)
     }
 }
 

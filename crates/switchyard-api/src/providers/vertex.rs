@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::auth::google::GoogleAuth;
 use crate::error::{ApiError, ErrorKind};
+use crate::handler::ForwardDialect;
 use crate::providers::anthropic;
 use crate::providers::anthropic::AnthropicParser;
 use crate::providers::gemini::{self, GeminiParser};
@@ -80,6 +81,11 @@ impl Provider for Vertex {
         } else {
             FamilyParser::Gemini(GeminiParser::default())
         }
+    }
+
+    /// A Gemini model takes a Gemini client's own body; Claude's endpoint is not forwarded to.
+    fn forwards(&self, mode: &ResolvedMode) -> Option<ForwardDialect> {
+        (!is_claude(&mode.model_id)).then_some(ForwardDialect::Gemini)
     }
 
     /// The project, configured else the credentials', the URL and an access token.

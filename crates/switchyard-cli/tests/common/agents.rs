@@ -57,8 +57,8 @@ use switchyard_testkit::{
 /// Set (to `1`) in the child a test re-runs itself as inside the network namespace.
 pub const IN_NETNS_ENV: &str = "SWITCHYARD_IN_NETNS";
 
-/// The fake provider key the gateway is given (in `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`);
-/// the upstream never checks it.
+/// The fake provider key the gateway is given (in `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and
+/// `GEMINI_API_KEY`); the upstream never checks it.
 pub const UPSTREAM_KEY: &str = "sk-agent-upstream-fake-0123456789";
 
 /// A fake key for the client side (the gateway runs with `--no-auth`), for clients that insist
@@ -656,6 +656,7 @@ fn start_gateway(dir: &Path, config: &Path, log: &Path) -> (Child, String) {
         .env("SWITCHYARD_HOME", dir.join("switchyard"))
         .env("OPENAI_API_KEY", UPSTREAM_KEY)
         .env("ANTHROPIC_API_KEY", UPSTREAM_KEY)
+        .env("GEMINI_API_KEY", UPSTREAM_KEY)
         .env("SWITCHYARD_LOG", "info")
         .arg("--config")
         .arg(config)

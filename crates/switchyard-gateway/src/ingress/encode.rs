@@ -27,6 +27,17 @@ pub trait StreamEncoder: Send {
     /// A provider event the client got as it came: the encoder takes from it what its own events
     /// must agree with, should it continue the answer.
     fn adopt(&mut self, _event: &[u8]) {}
+    /// A chunk the client has in a provider event: the encoder follows it without writing.
+    fn mirror(&mut self, chunk: &ApiStreamChunk) {
+        self.chunk(chunk, &mut Vec::new());
+    }
+    /// Writes a provider event as it came, in this dialect's framing of it.
+    fn relay(&mut self, event: &[u8], out: &mut Vec<u8>) {
+        self.adopt(event);
+        out.extend_from_slice(event);
+    }
+    /// The end of an answer whose own last events were the provider's.
+    fn end_relayed(&mut self, _out: &mut Vec<u8>) {}
 }
 
 /// Collects one answer's chunks into the dialect's non-streamed JSON response.

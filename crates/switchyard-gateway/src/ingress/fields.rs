@@ -184,3 +184,27 @@ pub(crate) fn note_dropped(dropped: &mut Vec<String>, name: &str) {
         dropped.push(name.to_owned());
     }
 }
+
+/// `text` with each `%XX` decoded, as a path carries a name; text that does not decode to UTF-8
+/// is kept as it came.
+pub(crate) fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes.get(i + 1..i + 3))
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}

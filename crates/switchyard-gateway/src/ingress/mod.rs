@@ -8,6 +8,7 @@ mod content;
 mod dialect;
 mod encode;
 mod fields;
+mod gemini;
 mod messages;
 mod openai;
 mod request;
@@ -16,12 +17,24 @@ mod rules;
 
 pub use dialect::Dialect;
 pub use encode::{ResponseCollector, StopReason, StreamEncoder, http_status};
+pub(crate) use fields::percent_decoded;
 pub use request::{ClientTool, GatewayRequest, IngressError};
 pub(crate) use responses::previous_not_found;
+pub(crate) use rules::ModelEntry;
 
 /// Parses a client's request body in `dialect`. An error names the field at fault.
 pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, IngressError> {
     dialect.rules().parse(body)
+}
+
+/// Parses a client's request to `target`, its path and query, in `dialect`: Gemini's path
+/// names the model and whether it streams.
+pub fn parse_request_at(
+    dialect: Dialect,
+    target: &str,
+    body: &[u8],
+) -> Result<GatewayRequest, IngressError> {
+    dialect.rules().parse_call(target, body)
 }
 
 /// Parses an Anthropic `count_tokens` body: a Messages request that needs no `max_tokens`.

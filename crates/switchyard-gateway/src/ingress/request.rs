@@ -25,6 +25,10 @@ pub struct GatewayRequest {
     /// Responses: whether the response is kept for a later `previous_response_id`.
     pub store: bool,
     pub previous_response_id: Option<String>,
+    /// Gemini: the stream is one JSON array, asked for without `alt=sse`.
+    pub json_array: bool,
+    /// Gemini without `includeThoughts`: the answer's thinking is not shown, its signatures are.
+    pub hide_thoughts: bool,
     /// Parameters the gateway read but cannot carry, for `x-switchyard-dropped`.
     pub dropped: Vec<String>,
 }

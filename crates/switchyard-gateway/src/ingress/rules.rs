@@ -7,6 +7,15 @@ use switchyard_api::{ApiError, ForwardDialect};
 use super::encode::{ResponseCollector, StreamEncoder};
 use super::request::{GatewayRequest, IngressError};
 
+/// One model as a listing shows it.
+pub(crate) struct ModelEntry<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) owner: &'a str,
+    /// The context window and the output limit in tokens, 0 where unknown.
+    pub(crate) input_limit: u64,
+    pub(crate) output_limit: u64,
+}
+
 /// Everything one dialect does differently from the others. A new dialect is a folder with
 /// one implementation of this trait, a variant and a line in the gateway's endpoint table.
 pub(crate) trait DialectRules: Sync {
@@ -14,6 +23,42 @@ pub(crate) trait DialectRules: Sync {
 
     /// Parses a request body. An error names the field at fault.
     fn parse(&self, body: &[u8]) -> Result<GatewayRequest, IngressError>;
+
+    /// Parses a request whose path and query, `target`, may say part of it: Gemini's name the
+    /// model and the stream.
+    fn parse_call(&self, _target: &str, body: &[u8]) -> Result<GatewayRequest, IngressError> {
+        self.parse(body)
+    }
+
+    /// Parses a token-count request.
+    fn parse_count(&self, target: &str, body: &[u8]) -> Result<GatewayRequest, IngressError> {
+        self.parse_call(target, body)
+    }
+
+    /// The answer to a token count of `tokens`.
+    fn count_body(&self, tokens: u64) -> Value {
+        serde_json::json!({ "input_tokens": tokens })
+    }
+
+    /// The content type of a streamed answer to `request`.
+    fn stream_content_type(&self, _request: &GatewayRequest) -> &'static str {
+        "text/event-stream"
+    }
+
+    /// Whether a request on a path dialects share is this dialect's, by what its client sends.
+    fn claims(&self, _headers: &hyper::HeaderMap, _query: Option<&str>) -> bool {
+        false
+    }
+
+    /// The model list in this dialect's own shape, when it has one: `(id, owner)` pairs.
+    fn model_list(&self, _models: &[(String, String)]) -> Option<Value> {
+        None
+    }
+
+    /// One model in this dialect's own shape, when it has one: its id, owner and limits.
+    fn model_entry(&self, _model: &ModelEntry<'_>) -> Option<Value> {
+        None
+    }
 
     fn stream_encoder(&self, request: &GatewayRequest, id: &str) -> Box<dyn StreamEncoder>;
 

@@ -207,8 +207,9 @@ impl Drive {
         let context = self.observer.context();
         let rules = context.dialect.rules();
         let encoder = rules.stream_encoder(self.cursor.request(), &context.id);
+        let content_type = rules.stream_content_type(self.cursor.request());
         tokio::spawn(self.pump(encoder, tx));
-        let mut response = with_body(200, "text/event-stream", body);
+        let mut response = with_body(200, content_type, body);
         set_header(&mut response, "cache-control", "no-cache");
         response
     }

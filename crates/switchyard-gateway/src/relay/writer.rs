@@ -10,8 +10,6 @@ use crate::ingress::{StopReason, StreamEncoder};
 pub(super) struct Writer {
     encoder: Box<dyn StreamEncoder>,
     out: Vec<u8>,
-    /// What the encoder writes while mirroring, thrown away.
-    mirrored: Vec<u8>,
     /// Forwarded chunks whose events have not reached the client: a chunk is the client's once
     /// an event after it went out.
     unbacked: Vec<ApiStreamChunk>,
@@ -22,11 +20,9 @@ impl Writer {
     pub(super) fn new(mut encoder: Box<dyn StreamEncoder>, forwarded: bool) -> Self {
         let (mut out, mut mirrored) = (Vec::new(), Vec::new());
         encoder.start(if forwarded { &mut mirrored } else { &mut out });
-        mirrored.clear();
         Self {
             encoder,
             out,
-            mirrored,
             unbacked: Vec::new(),
         }
     }
@@ -48,17 +44,15 @@ impl Writer {
     /// A provider event as it came: the chunks before it are the client's now.
     pub(super) fn wire(&mut self, event: &[u8]) {
         for chunk in self.unbacked.drain(..) {
-            self.encoder.chunk(&chunk, &mut self.mirrored);
+            self.encoder.mirror(&chunk);
         }
-        self.mirrored.clear();
-        self.encoder.adopt(event);
-        self.out.extend_from_slice(event);
+        self.encoder.relay(event, &mut self.out);
     }
 
     /// A complete answer's end, unless the provider's own last events were the end.
     pub(super) fn finish(&mut self, stop: StopReason, forwarded: bool) {
         if forwarded {
-            return;
+            return self.encoder.end_relayed(&mut self.out);
         }
         self.back_by_writing();
         self.encoder.finish(stop, &mut self.out);

@@ -113,6 +113,7 @@ pub(super) fn turn(
         UpstreamDialect::ChatCompletions => chat(request, turn, model, id, usage),
         UpstreamDialect::Messages => messages(turn, model, id, usage),
         UpstreamDialect::Responses => responses(turn, model, id, usage),
+        UpstreamDialect::Gemini => gemini(turn, model, id, usage),
     };
     Reply {
         status: 200,
@@ -389,4 +390,47 @@ fn responses(turn: &AgentTurn, model: &str, id: u64, usage: (u64, u64)) -> (Vec<
     let completed = response_object(&resp_id, model, "completed", &output, usage);
     seq.push(json!({"type": "response.completed", "response": completed.clone()}));
     (seq.events, completed)
+}
+
+// ---- Gemini ----
+
+/// The `data:` events and the whole response for a Gemini turn, in the shape of
+/// `gemini_stream.http`: each event one `GenerateContentResponse`, the call whole with its id
+/// and a thought signature, as Gemini 3 sends it.
+fn gemini(turn: &AgentTurn, model: &str, id: u64, usage: (u64, u64)) -> (Vec<String>, Value) {
+    let (input, output) = usage;
+    let response_id = format!("agent{id:06}");
+    let response = |parts: Vec<Value>, end: bool| {
+        let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        let mut r = json!({"candidates": [], "modelVersion": model, "responseId": response_id});
+        if end {
+            candidate["finishReason"] = json!("STOP");
+            r["usageMetadata"] = json!({"promptTokenCount": input, "candidatesTokenCount": output,
+                                        "totalTokenCount": input + output});
+        }
+        r["candidates"] = json!([candidate]);
+        r
+    };
+    let mut events = Vec::new();
+    let mut parts = Vec::new();
+    if let Some(text) = turn.said() {
+        for piece in halves(text) {
+            events.push(response(vec![json!({"text": piece})], false));
+        }
+        parts.push(json!({"text": text}));
+    }
+    if let Some((name, arguments)) = turn.call() {
+        parts.push(json!({"functionCall": {"name": name, "args": arguments,
+            "id": format!("call_agent{id:06}")}, "thoughtSignature": "YWdlbnQtdXBzdHJlYW0="}));
+    }
+    let last = match turn.call() {
+        Some(_) => vec![parts[parts.len() - 1].clone()],
+        None => Vec::new(),
+    };
+    events.push(response(last, true));
+    let events = events
+        .iter()
+        .map(|e| format!("data: {e}\r\n\r\n"))
+        .collect();
+    (events, response(parts, true))
 }

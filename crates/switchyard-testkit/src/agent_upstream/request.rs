@@ -1,6 +1,6 @@
 //! What the agent upstream's closure is told about a request: the parts an agent test decides
 //! on (tools offered, a tool result last, the last user text, `stream`), read from any of the
-//! three dialects' request bodies.
+//! dialects' request bodies.
 
 use serde_json::Value;
 
@@ -46,12 +46,20 @@ impl AgentTurnRequest {
         }
         let items = conversation(dialect, &body);
         let results = items.iter().filter(|m| is_tool_result(dialect, m)).count();
+        let (model, stream) = match dialect {
+            // Gemini's URL names the model and the stream: `…/models/MODEL:streamGenerateContent`.
+            UpstreamDialect::Gemini => gemini_call(&request.path),
+            _ => (
+                body["model"].as_str().unwrap_or_default().to_owned(),
+                body["stream"].as_bool().unwrap_or(false),
+            ),
+        };
         Ok(AgentTurnRequest {
             dialect,
             path: request.path.clone(),
             headers: request.headers.clone(),
-            model: body["model"].as_str().unwrap_or_default().to_owned(),
-            stream: body["stream"].as_bool().unwrap_or(false),
+            model,
+            stream,
             tools: tool_names(&body),
             after_tool_result: items.last().is_some_and(|m| is_tool_result(dialect, m)),
             tool_results: results,
@@ -79,11 +87,24 @@ impl AgentTurnRequest {
     }
 }
 
+/// The model and the stream a Gemini request's path names.
+fn gemini_call(path: &str) -> (String, bool) {
+    let path = path.split('?').next().unwrap_or_default();
+    let named = path.rsplit_once("/models/").map_or("", |(_, m)| m);
+    let (model, method) = named.rsplit_once(':').unwrap_or((named, ""));
+    (model.to_owned(), method == "streamGenerateContent")
+}
+
 fn tool_names(body: &Value) -> Vec<String> {
     let tools = body["tools"].as_array().into_iter().flatten();
     let functions = body["functions"].as_array().into_iter().flatten();
+    // Gemini's tools are lists of `functionDeclarations`.
+    let declarations = (body["tools"].as_array().into_iter().flatten())
+        .filter_map(|t| t["functionDeclarations"].as_array())
+        .flatten();
     tools
         .chain(functions)
+        .chain(declarations)
         .filter_map(|t| {
             t["name"]
                 .as_str()
@@ -98,6 +119,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 fn conversation(dialect: UpstreamDialect, body: &Value) -> Vec<Value> {
     let key = match dialect {
         UpstreamDialect::Responses => "input",
+        UpstreamDialect::Gemini => "contents",
         _ => "messages",
     };
     match &body[key] {
@@ -121,6 +143,11 @@ fn is_tool_result(dialect: UpstreamDialect, item: &Value) -> bool {
             item["type"].as_str(),
             Some("function_call_output" | "custom_tool_call_output")
         ),
+        UpstreamDialect::Gemini => {
+            item["role"] != "model"
+                && (item["parts"].as_array().into_iter().flatten())
+                    .any(|p| p["functionResponse"].is_object())
+        }
     }
 }
 
@@ -129,6 +156,16 @@ fn last_user_text(dialect: UpstreamDialect, body: &Value, items: &[Value]) -> Op
         && let Some(text) = body["input"].as_str()
     {
         return Some(text.to_owned());
+    }
+    if dialect == UpstreamDialect::Gemini {
+        let texts = |m: &Value| {
+            let parts = m["parts"].as_array().into_iter().flatten();
+            let texts: Vec<&str> = parts.filter_map(|p| p["text"].as_str()).collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        };
+        return (items.iter().rev())
+            .filter(|m| m["role"] != "model")
+            .find_map(texts);
     }
     items
         .iter()

@@ -170,6 +170,78 @@ fn the_routes_effort_goes_only_to_a_chat_body_without_one() {
     assert_eq!(out["reasoning_effort"], "low");
 }
 
+fn gemini(extra: &str) -> ResolvedMode {
+    mode(&format!(
+        "[act]\nprovider = \"gemini\"\nmodel = \"gemini-2.5-pro\"\n{extra}"
+    ))
+}
+
+#[test]
+fn a_gemini_body_gets_no_model_or_stream_and_keeps_every_field() {
+    let body = json!({
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
+        "cachedContent": "cachedContents/abc", "tools": [{"googleSearch": {}}],
+        "generationConfig": {"topK": 40, "candidateCount": 1, "responseMimeType": "text/plain"}
+    });
+    let out = prepared(
+        ForwardDialect::Gemini,
+        body.clone(),
+        &gemini(""),
+        &RequestOverrides::default(),
+    );
+    assert_eq!(out, body);
+}
+
+#[test]
+fn a_gemini_limit_and_budget_are_fitted_and_the_routes_thinking_fills_a_body_without_any() {
+    let body = json!({"contents": [], "generationConfig": {"maxOutputTokens": 200000,
+        "thinkingConfig": {"thinkingBudget": 99999, "includeThoughts": true}}});
+    let fitted = RequestOverrides {
+        max_tokens: Some(65536),
+        thinking_budget_tokens: Some(32768),
+        ..RequestOverrides::default()
+    };
+    let out = prepared(ForwardDialect::Gemini, body, &gemini(""), &fitted);
+    assert_eq!(out["generationConfig"]["maxOutputTokens"], 65536);
+    assert_eq!(
+        out["generationConfig"]["thinkingConfig"],
+        json!({"thinkingBudget": 32768, "includeThoughts": true})
+    );
+    // Dynamic (-1) and off (0) stay as the client set them.
+    for set in [-1, 0] {
+        let body = json!({"contents": [], "generationConfig": {"thinkingConfig": {"thinkingBudget": set}}});
+        let out = prepared(ForwardDialect::Gemini, body, &gemini(""), &fitted);
+        assert_eq!(
+            out["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+            set
+        );
+    }
+    let thinking = gemini("thinking_budget_tokens = 2048\n");
+    let none = json!({"contents": []});
+    let out = prepared(
+        ForwardDialect::Gemini,
+        none,
+        &thinking,
+        &RequestOverrides::default(),
+    );
+    assert_eq!(
+        out["generationConfig"],
+        json!({"thinkingConfig": {"thinkingBudget": 2048}})
+    );
+    let out = prepared(
+        ForwardDialect::Gemini,
+        json!({"contents": []}),
+        &gemini(""),
+        &RequestOverrides::default(),
+    );
+    assert_eq!(
+        out,
+        json!({"contents": []}),
+        "nothing added without a route's thinking"
+    );
+}
+
 /// Decodes `bytes` and re-frames every event, as the forwarding parser does.
 fn reframed(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

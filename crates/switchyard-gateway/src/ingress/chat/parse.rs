@@ -63,6 +63,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         store: false,
         previous_response_id: None,
         dropped,
+        ..GatewayRequest::default()
     })
 }
 

@@ -5,7 +5,7 @@ use serde_json::Value;
 use switchyard_api::{ApiError, ForwardDialect};
 
 use super::wire::{invalid_request, refusal_body};
-use super::{Collector, Encoder, error_response, parse_request};
+use super::{Collector, Encoder, error_response, parse_count_request, parse_request};
 use crate::ingress::encode::{ResponseCollector, StreamEncoder};
 use crate::ingress::request::{GatewayRequest, IngressError};
 use crate::ingress::rules::DialectRules;
@@ -23,6 +23,11 @@ impl DialectRules for MessagesRules {
 
     fn parse(&self, body: &[u8]) -> Result<GatewayRequest, IngressError> {
         parse_request(body)
+    }
+
+    // A count needs no `max_tokens`.
+    fn parse_count(&self, _target: &str, body: &[u8]) -> Result<GatewayRequest, IngressError> {
+        parse_count_request(body)
     }
 
     fn stream_encoder(&self, request: &GatewayRequest, id: &str) -> Box<dyn StreamEncoder> {
