@@ -26,7 +26,10 @@ fn check_gemini_url(body: &[u8], alone: Option<&GatewayRequest>) {
     let at = parse_request_at(Dialect::Gemini, target, body);
     match (at, alone) {
         (Ok(at), Some(alone)) => {
-            assert_eq!((at.model.as_str(), at.stream, at.json_array), ("m", true, false));
+            assert_eq!(
+                (at.model.as_str(), at.stream, at.json_array),
+                ("m", true, false)
+            );
             let unset = GatewayRequest {
                 model: String::new(),
                 stream: false,
@@ -80,7 +83,8 @@ fn as_sent(dialect: Dialect, messages: &[Message]) -> Vec<Message> {
     match dialect {
         Dialect::Gemini => {
             for m in &mut out {
-                m.content.retain(|b| !matches!(b, ContentBlock::Thinking { .. }));
+                m.content
+                    .retain(|b| !matches!(b, ContentBlock::Thinking { .. }));
                 for block in &mut m.content {
                     if let ContentBlock::ToolResult { is_error, .. } = block {
                         *is_error = false;
