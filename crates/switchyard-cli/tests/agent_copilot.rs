@@ -86,6 +86,7 @@ fn route(dialect: UpstreamDialect) -> (Route, &'static str) {
         UpstreamDialect::ChatCompletions => ("openai", "gpt-4o"),
         UpstreamDialect::Messages => ("anthropic", "claude-sonnet-4-5"),
         UpstreamDialect::Responses => ("openai-native", "gpt-5.4-mini"),
+        UpstreamDialect::Gemini => ("gemini", "gemini-2.5-pro"),
     };
     (Route::new("*", provider, model), model)
 }

@@ -500,6 +500,8 @@ pub fn path_dialect(path: &str) -> String {
         ("/chat/completions", "chat"),
         ("/messages", "messages"),
         ("/responses", "responses"),
+        (":generateContent", "gemini"),
+        (":streamGenerateContent", "gemini"),
     ]
     .into_iter()
     .find(|(end, _)| path.ends_with(end));
@@ -510,9 +512,9 @@ pub fn path_dialect(path: &str) -> String {
 /// the gateway forwards (Chat or Messages, SPEC R14.2a), else `translated`.
 pub fn route_kind(client: &str, upstream: UpstreamDialect) -> &'static str {
     match (client, upstream) {
-        ("chat", UpstreamDialect::ChatCompletions) | ("messages", UpstreamDialect::Messages) => {
-            "forwarded"
-        }
+        ("chat", UpstreamDialect::ChatCompletions)
+        | ("messages", UpstreamDialect::Messages)
+        | ("gemini", UpstreamDialect::Gemini) => "forwarded",
         _ => "translated",
     }
 }
@@ -537,6 +539,7 @@ impl AgentScene {
             UpstreamDialect::ChatCompletions => "chat",
             UpstreamDialect::Messages => "messages",
             UpstreamDialect::Responses => "responses",
+            UpstreamDialect::Gemini => "gemini",
         };
         let route =
             (client.first()).map_or("translated", |c| route_kind(c, self.upstream.dialect()));
