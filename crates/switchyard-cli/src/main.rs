@@ -18,6 +18,9 @@ macro_rules! say {
     }};
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod approve;
 mod cli;
 mod commands;

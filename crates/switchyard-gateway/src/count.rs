@@ -8,6 +8,7 @@ use hyper::{Request, Response};
 use serde_json::json;
 use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
 
+use crate::body::BodyLimits;
 use crate::ingress::{GatewayRequest, parse_count_tokens};
 use crate::refusal::Refusal;
 use crate::reply::{Body, json, set_header};
@@ -18,9 +19,10 @@ use crate::request::Router;
 pub(crate) async fn answer(
     router: &Router,
     request: Request<Incoming>,
-    body_limit: usize,
+    limits: BodyLimits,
 ) -> Result<Response<Body>, Refusal> {
-    let body = crate::body::read(request, body_limit).await?;
+    let body = crate::body::read(request, limits).await?;
+    crate::ingress::shape(&body).map_err(Refusal::invalid)?;
     let request = parse_count_tokens(&body).map_err(Refusal::invalid)?;
     let chain = router.chain(&request.model).map_err(|e| e.refusal())?;
     let model = chain

@@ -22,6 +22,7 @@ use crate::body::Sent;
 use crate::endpoint::{Endpoint, find};
 use crate::ingress::Dialect;
 use crate::metrics::{Metrics, route_label};
+use crate::parsing::ParseBudget;
 use crate::refusal::Refusal;
 use crate::relay::Relay;
 use crate::reply::{Body, json, set_header, with_body};
@@ -181,7 +182,7 @@ impl Gateway {
                 self.complete(dialect, sent, client).await
             }
             Endpoint::CountTokens => {
-                let counted = crate::count::answer(&self.router, request, shared.body_limit);
+                let counted = crate::count::answer(&self.router, request, shared.body_limits());
                 counted.await.map_err(Refusal::uncounted)
             }
             Endpoint::Models => {
@@ -219,8 +220,14 @@ impl Gateway {
         let in_flight = shared.metrics.in_flight();
         let rules = dialect.rules();
         let forward_headers = rules.forward_headers(request.headers());
-        let bytes = crate::body::read(request, shared.body_limit).await?;
+        let bytes = crate::body::read(request, shared.body_limits()).await?;
+        // Counted before it is parsed: a body past a cap costs no tree, and one that fits
+        // reserves what its tree may cost.
+        let shape = crate::ingress::shape(&bytes).map_err(Refusal::invalid)?;
+        let parsing = (shared.parsing).reserve(ParseBudget::cost(bytes.len(), &shape));
+        let reserved = parsing.await?;
         let mut parsed = rules.parse(&bytes).map_err(Refusal::invalid)?;
+        drop(reserved);
         resolve_previous(
             shared.responses.as_ref(),
             shared.clock.now_ms(),
