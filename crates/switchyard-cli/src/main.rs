@@ -18,6 +18,9 @@ macro_rules! say {
     }};
 }
 
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod approve;
 mod cli;
 mod commands;

@@ -828,3 +828,38 @@ fn expire_on_2020_01_01(db: &Path, prefix: &str) {
         .unwrap();
     assert_eq!(changed, 1, "no key with the prefix {prefix}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_different_credentials_are_a_401_and_one_key_sent_twice_is_served() {
+    // Issue 46: two Authorization headers were accepted silently, the first winning.
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("keys.db").display());
+    let config = write_config(&h, &upstream.url());
+    let key = create_key(&h, &store, &["--name", "bot"]);
+    let other = create_key(&h, &store, &["--name", "other"]);
+    let serve = Serve::start(&h, &store, &config, &[]);
+    let addr = serve.addr.clone();
+    tokio::task::spawn_blocking(move || {
+        let (path, body, _) = &dialects("sonnet")[2];
+        let (a, b) = (format!("Bearer {key}"), format!("Bearer {other}"));
+        for headers in [
+            vec![("authorization", a.as_str()), ("authorization", b.as_str())],
+            vec![("authorization", a.as_str()), ("x-api-key", other.as_str())],
+        ] {
+            let (status, _, text) = call(&addr, path, &headers, body);
+            assert_eq!(status, 401, "{text}");
+            let (kind, message) = error_of(path, &text);
+            assert_eq!(kind, "authentication_error", "{text}");
+            assert!(message.contains("two different credentials"), "{text}");
+            assert!(!text.contains(&key) && !text.contains(&other), "{text}");
+        }
+        let same = [("authorization", a.as_str()), ("x-api-key", key.as_str())];
+        let (status, _, text) = call(&addr, path, &same, body);
+        assert_eq!(status, 200, "{text}");
+    })
+    .await
+    .unwrap();
+}

@@ -127,6 +127,12 @@ impl Auth {
         if !self.requires().await? {
             return Ok(None);
         }
+        if credentials(headers) > 1 {
+            return Err(denied(
+                401,
+                "The request carries two different credentials (two Authorization headers, or key headers that differ): send the client key once.".to_owned(),
+            ));
+        }
         let Some(presented) = presented_key(headers).or_else(|| query_key(query)) else {
             return Err(denied(
                 401,
@@ -237,6 +243,25 @@ fn usable(key: &str) -> Option<&str> {
     (!key.is_empty() && key.len() <= KEY_MAX).then_some(key)
 }
 
+/// How many different credentials `headers` carry in `Authorization`, `x-api-key` and
+/// `x-goog-api-key`. More
+/// than one leaves the gateway to guess which is the client's key, so it does not.
+fn credentials(headers: &HeaderMap) -> usize {
+    let bearer = (headers.get_all(hyper::header::AUTHORIZATION).iter()).map(|v| {
+        let v = v.as_bytes().trim_ascii();
+        match v.iter().position(|b| *b == b' ') {
+            Some(i) if v[..i].eq_ignore_ascii_case(b"bearer") => v[i..].trim_ascii(),
+            _ => v,
+        }
+    });
+    let named = |name| (headers.get_all(name).iter()).map(|v| v.as_bytes().trim_ascii());
+    let api_key = named("x-api-key").chain(named("x-goog-api-key"));
+    let mut seen: Vec<&[u8]> = bearer.chain(api_key).filter(|v| !v.is_empty()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
 /// Unix milliseconds as `YYYY-MM-DD HH:MM UTC`.
 pub(crate) fn utc_time(ms: i64) -> String {
     let (y, m, d) = switchyard_core::store::civil_from_days(ms.div_euclid(86_400_000));
@@ -281,16 +306,16 @@ mod tests {
     }
 
     #[test]
-    fn a_google_client_sends_its_key_in_its_header_or_the_url() {
+    fn two_different_credentials_are_counted_and_the_same_one_twice_is_one() {
         let mut h = HeaderMap::new();
-        h.insert("x-goog-api-key", "sk-sy-goog".parse().unwrap());
-        assert_eq!(presented_key(&h), Some("sk-sy-goog"));
-        // Gemini CLI sends an empty key where it has none: no key.
-        h.insert("x-goog-api-key", "".parse().unwrap());
-        assert_eq!(presented_key(&h), None);
-        assert_eq!(query_key(Some("alt=sse&key=sk-sy-url")), Some("sk-sy-url"));
-        assert_eq!(query_key(Some("alt=sse&monkey=x")), None);
-        assert_eq!(query_key(Some("key=")), None);
-        assert_eq!(query_key(None), None);
+        h.append("authorization", "Bearer sk-sy-abc".parse().unwrap());
+        h.append("x-api-key", "sk-sy-abc".parse().unwrap());
+        assert_eq!(credentials(&h), 1);
+        h.append("authorization", "Bearer sk-sy-def".parse().unwrap());
+        assert_eq!(credentials(&h), 2);
+        let mut h = HeaderMap::new();
+        h.append("authorization", "Bearer sk-sy-abc".parse().unwrap());
+        h.append("x-api-key", "sk-sy-xyz".parse().unwrap());
+        assert_eq!(credentials(&h), 2);
     }
 }

@@ -7,6 +7,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use switchyard_core::context::{Tokenizer, estimate_message_tokens_with};
 
+use crate::body::BodyLimits;
 use crate::ingress::{Dialect, GatewayRequest};
 use crate::refusal::Refusal;
 use crate::reply::{Body, json, set_header};
@@ -18,11 +19,12 @@ pub(crate) async fn answer(
     router: &Router,
     dialect: Dialect,
     request: Request<Incoming>,
-    body_limit: usize,
+    limits: BodyLimits,
 ) -> Result<Response<Body>, Refusal> {
     let rules = dialect.rules();
     let target = crate::body::target(&request);
-    let body = crate::body::read(request, body_limit).await?;
+    let body = crate::body::read(request, limits).await?;
+    crate::ingress::shape(&body).map_err(Refusal::invalid)?;
     let request = rules
         .parse_count(&target, &body)
         .map_err(Refusal::invalid)?;

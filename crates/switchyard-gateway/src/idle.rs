@@ -22,6 +22,19 @@ pub(crate) enum Expired {
     Head,
 }
 
+/// What a connection is doing, for choosing one to close when the slots are full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// No request in flight and no byte of one received.
+    Idle,
+    /// A request's head is arriving.
+    Head,
+    /// A request's head is read and its body is not yet.
+    Reading,
+    /// A request is being answered.
+    Serving,
+}
+
 /// One connection's activity, shared by its socket, its requests and its watchdog.
 #[derive(Clone)]
 pub(crate) struct Watch {
@@ -36,6 +49,8 @@ struct Shared {
 struct Activity {
     /// Requests whose head was read and whose response body is not finished.
     busy: usize,
+    /// Those of them whose body is still being read.
+    reading: usize,
     /// When the connection last had no request in flight: its start, or a response's end.
     idle_since: Instant,
     /// The first byte received since then: a request's head has started.
@@ -46,6 +61,7 @@ impl Watch {
     pub(crate) fn new() -> Self {
         let activity = Activity {
             busy: 0,
+            reading: 0,
             idle_since: Instant::now(),
             head_since: None,
         };
@@ -74,6 +90,27 @@ impl Watch {
         self.shared.changed.notify_one();
         Busy {
             shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// A request's body is being read until the returned guard is dropped.
+    pub(crate) fn reading(&self) -> Reading {
+        self.shared.lock().reading += 1;
+        let guard = ReadingGuard {
+            shared: Arc::clone(&self.shared),
+        };
+        Reading {
+            _guard: Arc::new(guard),
+        }
+    }
+
+    pub(crate) fn state(&self) -> State {
+        let activity = self.shared.lock();
+        match (activity.busy, activity.head_since) {
+            (0, None) => State::Idle,
+            (0, Some(_)) => State::Head,
+            (busy, _) if activity.reading >= busy => State::Reading,
+            _ => State::Serving,
         }
     }
 
@@ -146,6 +183,24 @@ impl Drop for Busy {
     }
 }
 
+/// A request whose body is still being read; dropping it ends that. It travels in the request's
+/// extensions to the body reader, which requires it to be `Clone`: its clones end it together.
+#[derive(Clone)]
+pub(crate) struct Reading {
+    _guard: Arc<ReadingGuard>,
+}
+
+struct ReadingGuard {
+    shared: Arc<Shared>,
+}
+
+impl Drop for ReadingGuard {
+    fn drop(&mut self) {
+        let mut activity = self.shared.lock();
+        activity.reading = activity.reading.saturating_sub(1);
+    }
+}
+
 /// A response body that keeps its request [`Busy`] until hyper has written it all or the
 /// client went away: hyper drops the body then.
 pub(crate) struct Tracked<B> {
@@ -182,6 +237,12 @@ impl<B: Body + Unpin> Body for Tracked<B> {
 pub(crate) struct Watched<T> {
     inner: T,
     shared: Arc<Shared>,
+}
+
+impl<T> Watched<T> {
+    pub(crate) fn into_inner(self) -> T {
+        self.inner
+    }
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {

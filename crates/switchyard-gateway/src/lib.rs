@@ -31,6 +31,7 @@
 mod auth;
 mod body;
 mod count;
+mod cutoff;
 mod endpoint;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -39,6 +40,7 @@ mod idle;
 pub mod ingress;
 mod metrics;
 mod models;
+mod parsing;
 mod record;
 mod refusal;
 mod relay;
@@ -47,6 +49,7 @@ mod request;
 mod server;
 mod service;
 mod shared;
+mod slots;
 mod ui;
 
 pub use auth::KeysRequired;

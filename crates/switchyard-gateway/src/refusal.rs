@@ -21,6 +21,8 @@ pub(crate) enum Kind {
     Budget,
     RateLimited,
     Server,
+    /// The client did not send its request in time.
+    Timeout,
 }
 
 #[derive(Debug)]
@@ -41,6 +43,8 @@ pub(crate) struct Refusal {
     said: Said,
     retry_after: Option<Duration>,
     counted: bool,
+    /// The connection closes after the answer: the rest of the request will not be read.
+    closes: bool,
     /// The route and key prefix the live page lists it under, when it lists it.
     listed: Option<Box<(String, String)>>,
 }
@@ -77,12 +81,19 @@ impl Refusal {
             said,
             retry_after: None,
             counted: true,
+            closes: false,
             listed: None,
         }
     }
 
     pub(crate) fn retry_after(mut self, wait: Duration) -> Self {
         self.retry_after = Some(wait);
+        self
+    }
+
+    /// This refusal closing its connection once written.
+    pub(crate) fn closing(mut self) -> Self {
+        self.closes = true;
         self
     }
 
@@ -107,6 +118,7 @@ impl Refusal {
             Kind::Budget => "budget",
             Kind::RateLimited => "rate_limited",
             Kind::Server => "server",
+            Kind::Timeout => "timeout",
         }
     }
 
@@ -159,6 +171,9 @@ impl Refusal {
             let ms = wait.as_millis().max(1);
             set_header(&mut response, "retry-after", &ms.div_ceil(1000).to_string());
             set_header(&mut response, "retry-after-ms", &ms.to_string());
+        }
+        if self.closes {
+            set_header(&mut response, "connection", "close");
         }
         response
     }

@@ -1,26 +1,31 @@
-//! The accept loop: hyper's HTTP/1.1 server, `TCP_NODELAY` on every socket, a connection cap,
-//! and a graceful shutdown that lets responses in flight finish up to a deadline.
+//! The accept loop: hyper's HTTP/1.1 server, `TCP_NODELAY` on every socket, the connection
+//! slots, a 408 for a head cut off, and a graceful shutdown that lets responses in flight
+//! finish up to a deadline.
 //! Spec: R14.8, R14.9, R14.10.
 
 use std::convert::Infallible;
 use std::io;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use switchyard_api::config::{
-    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, ServeSettings,
+    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    ServeSettings,
 };
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::idle::{Expired, Tracked, Watch};
+use crate::cutoff::request_timeout;
+use crate::idle::{Expired, State, Tracked, Watch};
 use crate::service::Gateway;
+use crate::slots::{Full, Slot, Slots};
 
 #[derive(Debug, Clone, Copy)]
 pub struct ServerLimits {
@@ -28,9 +33,10 @@ pub struct ServerLimits {
     pub header_read_timeout: Duration,
     /// How long a keep-alive connection may sit with no request in flight. Default 60 s.
     pub idle_timeout: Duration,
-    /// How many client connections may be open at once; one more is accepted and closed at once.
-    /// Default 1024.
+    /// How many client connections may be open at once. Default 1024.
     pub max_connections: usize,
+    /// How many of them one client address may hold. Default 256.
+    pub max_connections_per_address: usize,
     /// After shutdown is asked for, how long responses in flight may go on. Default 30 s.
     pub drain: Duration,
 }
@@ -51,6 +57,8 @@ impl ServerLimits {
             header_read_timeout: Duration::from_secs(settings.header_timeout.unwrap_or(30)),
             idle_timeout: Duration::from_secs(idle),
             max_connections: settings.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            max_connections_per_address: (settings.max_connections_per_address)
+                .unwrap_or(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS),
             drain: Duration::from_secs(30),
         }
     }
@@ -65,10 +73,11 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let mut connections = JoinSet::new();
-    let slots = Arc::new(Semaphore::new(
-        limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+    let slots = Arc::new(Slots::new(
+        limits.max_connections,
+        limits.max_connections_per_address,
     ));
-    let mut full = false;
+    let mut full = None;
     // The request log's retention, now and every hour while serving.
     let pruner = tokio::spawn(gateway.keep_request_log(shutdown.child_token()));
     loop {
@@ -76,12 +85,11 @@ pub async fn serve(
             () = shutdown.cancelled() => break,
             accepted = accept(&listener) => match accepted {
                 Ok((stream, peer)) => {
-                    let Some(slot) = admit(&slots, &mut full, limits) else { continue };
-                    let connection = connection((stream, peer), Arc::clone(&gateway), limits, shutdown.clone());
-                    connections.spawn(async move {
-                        connection.await;
-                        drop(slot);
-                    });
+                    let watch = Watch::new();
+                    let Some(slot) = admit(&slots, (peer, &watch), &mut full, limits) else { continue };
+                    let open = Open { stream, peer, watch, slot };
+                    let connection = connection(open, Arc::clone(&gateway), limits, shutdown.clone());
+                    connections.spawn(connection);
                 }
                 Err(e) => {
                     // EMFILE and the like: other tasks run, and may free descriptors.
@@ -115,28 +123,35 @@ pub async fn serve(
         .await;
 }
 
-/// A slot for a connection just accepted, or `None` when `limits.max_connections` are open.
-/// Accepting and closing, rather than no longer accepting, keeps the kernel's backlog from
-/// filling with clients that wait for a slot a keep-alive pool may hold for the whole idle
-/// timeout: a refused client sees its connection closed and can retry, as the SDKs do.
+/// A slot for a connection just accepted, or `None` when every slot its address may hold, or
+/// the gateway's, is serving a request. Accepting and closing, rather than no longer accepting,
+/// keeps the kernel's backlog from filling with clients that wait for a slot: a refused client
+/// sees its connection closed and can retry, as the SDKs do.
 fn admit(
-    slots: &Arc<Semaphore>,
-    full: &mut bool,
+    slots: &Arc<Slots>,
+    (peer, watch): (IpAddr, &Watch),
+    full: &mut Option<Full>,
     limits: ServerLimits,
-) -> Option<OwnedSemaphorePermit> {
-    match Arc::clone(slots).try_acquire_owned() {
+) -> Option<Slot> {
+    match slots.admit(peer, watch) {
         Ok(slot) => {
-            *full = false;
+            *full = None;
             Some(slot)
         }
-        Err(_) => {
-            if !*full {
-                tracing::warn!(
-                    "{} client connections are open (serve.max_connections): new ones are closed until one ends",
-                    limits.max_connections
-                );
+        Err(why) => {
+            if *full != Some(why) {
+                match why {
+                    Full::Total => tracing::warn!(
+                        "{} client connections are serving requests (serve.max_connections): new ones are closed until one ends",
+                        limits.max_connections
+                    ),
+                    Full::Address => tracing::warn!(
+                        "{peer} holds {} connections serving requests (serve.max_connections_per_address): its new ones are closed until one ends",
+                        limits.max_connections_per_address
+                    ),
+                }
             }
-            *full = true;
+            *full = Some(why);
             None
         }
     }
@@ -152,20 +167,41 @@ pub(crate) async fn accept(listener: &TcpListener) -> io::Result<(TcpStream, IpA
     Ok((stream, peer.ip()))
 }
 
-/// Serves one connection with keep-alive until `idle.rs`'s header or idle clock runs out;
-/// hyper's own header timer is off, since it also runs while a connection idles.
+/// A connection accepted with its slot.
+struct Open {
+    stream: TcpStream,
+    peer: IpAddr,
+    watch: Watch,
+    slot: Slot,
+}
+
+/// Why a connection ends before hyper ends it.
+enum Cut {
+    Clock(Expired),
+    /// Its slot went to a newer connection.
+    Evicted,
+}
+
+/// Serves one connection with keep-alive until `idle.rs`'s header or idle clock runs out or
+/// its slot goes to a newer connection; hyper's own header timer is off, since it also runs
+/// while a connection idles.
 async fn connection(
-    (stream, peer): (TcpStream, IpAddr),
+    Open {
+        stream,
+        peer,
+        watch,
+        slot,
+    }: Open,
     gateway: Arc<Gateway>,
     limits: ServerLimits,
     shutdown: CancellationToken,
 ) {
     let _open = gateway.metrics().connection();
-    let watch = Watch::new();
     let io = TokioIo::new(watch.wrap(stream));
     let requests = watch.clone();
-    let service = service_fn(move |request| {
+    let service = service_fn(move |mut request: hyper::Request<Incoming>| {
         let busy = requests.busy();
+        request.extensions_mut().insert(requests.reading());
         let gateway = Arc::clone(&gateway);
         async move {
             let response = gateway.handle(request, peer).await?;
@@ -177,35 +213,67 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(None)
         .keep_alive(true);
-    let connection = builder.serve_connection(io, service);
-    tokio::pin!(connection);
+    let mut connection = builder.serve_connection(io, service);
     let expired = watch.expired(limits.idle_timeout, limits.header_read_timeout);
     tokio::pin!(expired);
-    let result = tokio::select! {
-        result = connection.as_mut() => result,
-        why = expired.as_mut() => return closed(why),
+    let evicted = slot.evicted.clone();
+    let cut = tokio::select! {
+        result = &mut connection => return ended(result),
+        why = expired.as_mut() => Cut::Clock(why),
+        () = evicted.cancelled() => Cut::Evicted,
         () = shutdown.cancelled() => {
-            connection.as_mut().graceful_shutdown();
+            Pin::new(&mut connection).graceful_shutdown();
             tokio::select! {
-                result = connection.as_mut() => result,
-                why = expired.as_mut() => return closed(why),
+                result = &mut connection => return ended(result),
+                why = expired.as_mut() => Cut::Clock(why),
             }
         }
     };
+    let state = watch.state();
+    if matches!(cut, Cut::Evicted) && state == State::Serving {
+        // Its request began as its slot was taken: it is answered, and the connection closes.
+        Pin::new(&mut connection).graceful_shutdown();
+        ended(connection.await);
+        return;
+    }
+    drop(slot);
+    closed(&cut, state);
+    if state == State::Head {
+        let parts = connection.into_parts();
+        let message = match cut {
+            Cut::Clock(_) => format!(
+                "The request's headers did not arrive within this gateway's {} s: send the request again.",
+                limits.header_read_timeout.as_secs()
+            ),
+            Cut::Evicted => "This connection was closed for a newer one: its request's headers had not all arrived while this client address held the most connections this gateway allows. Send the request again.".to_owned(),
+        };
+        request_timeout(
+            parts.io.into_inner().into_inner(),
+            &parts.read_buf,
+            &message,
+        )
+        .await;
+    }
+}
+
+fn ended(result: hyper::Result<()>) {
     if let Err(e) = result {
         tracing::debug!("a client connection ended with an error: {e}");
     }
 }
 
 /// Logs why a connection is being closed.
-fn closed(why: Expired) {
-    match why {
-        Expired::Idle => tracing::debug!("a keep-alive connection idled out and is closed"),
-        Expired::Head => {
-            tracing::warn!(
-                "a client did not finish a request's headers in time; its connection is closed"
-            )
+fn closed(cut: &Cut, state: State) {
+    match cut {
+        Cut::Clock(Expired::Idle) => {
+            tracing::debug!("a keep-alive connection idled out and is closed");
         }
+        Cut::Clock(Expired::Head) => tracing::warn!(
+            "a client did not finish a request's headers in time; its connection is closed with a 408"
+        ),
+        Cut::Evicted => tracing::debug!(
+            "a connection not serving a request ({state:?}) is closed for a newer one"
+        ),
     }
 }
 

@@ -23,6 +23,7 @@ use crate::endpoint::{Endpoint, Target, find};
 use crate::ingress::Dialect;
 use crate::metrics::{Metrics, route_label};
 use crate::models::Shape;
+use crate::parsing::ParseBudget;
 use crate::refusal::Refusal;
 use crate::relay::Relay;
 use crate::reply::{Body, json, set_header, with_body};
@@ -182,7 +183,7 @@ impl Gateway {
             }
             Endpoint::CountTokens(dialect) => {
                 let counted =
-                    crate::count::answer(&self.router, dialect, request, shared.body_limit);
+                    crate::count::answer(&self.router, dialect, request, shared.body_limits());
                 counted.await.map_err(Refusal::uncounted)
             }
             Endpoint::Models => {
@@ -227,10 +228,16 @@ impl Gateway {
         let rules = dialect.rules();
         let forward_headers = rules.forward_headers(request.headers());
         let target = crate::body::target(&request);
-        let bytes = crate::body::read(request, shared.body_limit).await?;
+        let bytes = crate::body::read(request, shared.body_limits()).await?;
+        // Counted before it is parsed: a body past a cap costs no tree, and one that fits
+        // reserves what its tree may cost.
+        let shape = crate::ingress::shape(&bytes).map_err(Refusal::invalid)?;
+        let parsing = (shared.parsing).reserve(ParseBudget::cost(bytes.len(), &shape));
+        let reserved = parsing.await?;
         let mut parsed = rules
             .parse_call(&target, &bytes)
             .map_err(Refusal::invalid)?;
+        drop(reserved);
         resolve_previous(
             shared.responses.as_ref(),
             shared.clock.now_ms(),

@@ -4,12 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_api::config::DEFAULT_REQUEST_DEADLINE_SECONDS;
+use switchyard_api::config::{
+    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS, DEFAULT_PARSE_MEMORY_MIB,
+    DEFAULT_REQUEST_DEADLINE_SECONDS,
+};
 use switchyard_api::{ApiConfiguration, StreamBounds};
 use switchyard_core::limits::{Clock, SpendCaps};
 use switchyard_core::store::{ResponseStore, TaskStore};
 
+use crate::body::BodyLimits;
 use crate::metrics::{LABEL_SETS_MAX, Metrics};
+use crate::parsing::ParseBudget;
 use crate::record::{Retention, Writes};
 use crate::request::Admission;
 use crate::ui::Live;
@@ -31,8 +36,14 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     /// The body cap, which also bounds a stored Responses conversation.
     pub(crate) body_limit: usize,
+    /// How long a request's body may take to arrive.
+    pub(crate) body_deadline: Duration,
+    /// The memory the requests being parsed at once may take together.
+    pub(crate) parsing: ParseBudget,
     /// How long a request may take to get content, over every entry and continuation.
     pub(crate) deadline: Duration,
+    /// How long an answer may go without a chunk once its content started.
+    pub(crate) chunk_gap: Duration,
     pub(crate) bounds: StreamBounds,
     pub(crate) metrics: Arc<Metrics>,
     /// The requests in flight and the last errors, for the dashboard.
@@ -50,7 +61,11 @@ impl Shared {
         body_limit: usize,
     ) -> Self {
         let per_day = config.limits.max_cost_usd_per_day;
-        let seconds = (config.serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
+        let serve = &config.serve;
+        let seconds = (serve.request_deadline).unwrap_or(DEFAULT_REQUEST_DEADLINE_SECONDS);
+        let body_seconds = serve.body_timeout.unwrap_or(DEFAULT_BODY_TIMEOUT_SECONDS);
+        let gap_seconds = serve.chunk_timeout.unwrap_or(DEFAULT_CHUNK_TIMEOUT_SECONDS);
+        let parse_mib = serve.parse_memory_mib.unwrap_or(DEFAULT_PARSE_MEMORY_MIB);
         Self {
             // Each part takes the store in the role it needs.
             responses: store.clone(),
@@ -64,10 +79,22 @@ impl Shared {
             },
             clock: Clock::system(),
             body_limit,
+            body_deadline: Duration::from_secs(body_seconds),
+            parsing: ParseBudget::new(
+                usize::try_from(parse_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            ),
             deadline: Duration::from_secs(seconds),
+            chunk_gap: Duration::from_secs(gap_seconds),
             bounds: config.limits.stream_bounds(),
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             live,
+        }
+    }
+
+    pub(crate) fn body_limits(&self) -> BodyLimits {
+        BodyLimits {
+            bytes: self.body_limit,
+            deadline: self.body_deadline,
         }
     }
 

@@ -211,7 +211,7 @@ async fn a_stream_in_flight_longer_than_the_idle_timeout_is_not_cut() {
 }
 
 #[tokio::test]
-async fn beyond_the_connection_cap_a_new_connection_is_closed_and_those_open_are_served() {
+async fn beyond_the_connection_cap_the_oldest_connection_not_serving_gives_its_slot_to_a_new_one() {
     let caps = ServerLimits {
         max_connections: 2,
         ..limits(BOUND * 3, BOUND * 3)
@@ -219,9 +219,57 @@ async fn beyond_the_connection_cap_a_new_connection_is_closed_and_those_open_are
     let gateway = start("", caps).await;
     let mut a = TcpStream::connect(&gateway.addr).await.unwrap();
     let mut b = TcpStream::connect(&gateway.addr).await.unwrap();
-    // Both are served: they hold the two slots.
     assert!(health(&mut a).await.starts_with("HTTP/1.1 200"));
     assert!(health(&mut b).await.starts_with("HTTP/1.1 200"));
+    // Both idle: a third connection takes the oldest one's slot and is served.
+    let mut c = TcpStream::connect(&gateway.addr).await.unwrap();
+    assert!(health(&mut c).await.starts_with("HTTP/1.1 200"));
+    let closed = closed_by_server(&mut a).await;
+    assert_eq!(
+        closed.as_deref(),
+        Some(&b""[..]),
+        "the oldest idle one is closed, silently"
+    );
+    assert!(health(&mut b).await.starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test]
+async fn when_every_connection_is_serving_a_new_one_is_closed_unanswered_until_one_ends() {
+    let fixture = HttpResponse::fixture("anthropic_text");
+    let body = String::from_utf8_lossy(&fixture.body).into_owned();
+    let at = body.find("text_delta").unwrap();
+    let cut = at + body[at..].find("\n\n").unwrap() + 2;
+    let gate = Gate::new();
+    let upstream = MockServer::start(vec![Reply::new(fixture).gate_at(cut, &gate)]).await;
+    let route = format!(
+        "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{}\"\n",
+        upstream.url()
+    );
+    let caps = ServerLimits {
+        max_connections: 2,
+        ..limits(BOUND * 3, BOUND * 3)
+    };
+    let gateway = start(&route, caps).await;
+    let request = json!({"model": "sonnet", "stream": true, "max_tokens": 64,
+                         "messages": [{"role": "user", "content": "hi"}]})
+    .to_string();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
+        request.len()
+    );
+    // Two streams in flight, held at the gate: both connections are serving.
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(&gateway.addr).await.unwrap();
+        s.write_all(head.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 256];
+        let n = tokio::time::timeout(BOUND, s.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+        streams.push(s);
+    }
     let mut c = TcpStream::connect(&gateway.addr).await.unwrap();
     let _ = c
         .write_all(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
@@ -230,12 +278,15 @@ async fn beyond_the_connection_cap_a_new_connection_is_closed_and_those_open_are
     assert_eq!(
         refused.as_deref(),
         Some(&b""[..]),
-        "a third connection is closed at once, unanswered"
+        "closed at once, unanswered"
     );
-    // Those open go on being served.
-    assert!(health(&mut a).await.starts_with("HTTP/1.1 200"));
-    // One closes: its slot is free again once the server has seen it go.
-    drop(b);
+    // The streams end; their slots serve again.
+    gate.open();
+    for mut s in streams {
+        let mut rest = Vec::new();
+        let _ = tokio::time::timeout(BOUND, s.read_to_end(&mut rest)).await;
+        drop(s);
+    }
     let started = Instant::now();
     loop {
         let mut d = TcpStream::connect(&gateway.addr).await.unwrap();
@@ -247,10 +298,9 @@ async fn beyond_the_connection_cap_a_new_connection_is_closed_and_those_open_are
         if n.is_ok_and(|n| buf[..n].starts_with(b"HTTP/1.1 200")) {
             break;
         }
-        assert!(started.elapsed() < BOUND, "the freed slot was never reused");
+        assert!(started.elapsed() < BOUND, "a freed slot was never reused");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(health(&mut a).await.starts_with("HTTP/1.1 200"));
 }
 
 #[test]

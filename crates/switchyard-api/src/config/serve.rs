@@ -17,6 +17,18 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
 
+/// Seconds a request's body may take to arrive, from the end of its head.
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+
+/// Seconds an upstream answer may go without a chunk once its content started: under the
+/// 300 s after which Claude Code and Codex give up on a silent stream themselves.
+pub const DEFAULT_CHUNK_TIMEOUT_SECONDS: u64 = 120;
+
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
+
+/// MiB of memory the requests being parsed at once may take together.
+pub const DEFAULT_PARSE_MEMORY_MIB: u64 = 1024;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSettings {
@@ -29,6 +41,14 @@ pub struct ServeSettings {
     pub header_timeout: Option<u64>,
     /// How many client connections may be open at once; one more is closed when accepted.
     pub max_connections: Option<usize>,
+    /// How many of them one client address may hold.
+    pub max_connections_per_address: Option<usize>,
+    /// Seconds a request's body may take to arrive; default 30.
+    pub body_timeout: Option<u64>,
+    /// Seconds an upstream answer may go silent once its content started; default 120.
+    pub chunk_timeout: Option<u64>,
+    /// MiB the requests being parsed at once may take together; default 1024.
+    pub parse_memory_mib: Option<u64>,
     /// Days of the request log to keep, pruned at start and hourly.
     pub request_log_days: Option<u64>,
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes.
@@ -50,6 +70,10 @@ impl Default for ServeSettings {
             idle_timeout: None,
             header_timeout: None,
             max_connections: None,
+            max_connections_per_address: None,
+            body_timeout: None,
+            chunk_timeout: None,
+            parse_memory_mib: None,
             request_log_days: None,
             list_catalogue: true,
             trust_forwarded_headers: false,
@@ -66,6 +90,13 @@ impl ServeSettings {
             ("idle_timeout", self.idle_timeout),
             ("header_timeout", self.header_timeout),
             ("max_connections", self.max_connections.map(|n| n as u64)),
+            (
+                "max_connections_per_address",
+                self.max_connections_per_address.map(|n| n as u64),
+            ),
+            ("body_timeout", self.body_timeout),
+            ("chunk_timeout", self.chunk_timeout),
+            ("parse_memory_mib", self.parse_memory_mib),
             ("request_log_days", self.request_log_days),
         ] {
             if value == Some(0) {
@@ -177,6 +208,12 @@ mod tests {
             (
                 "[serve]\nmax_connections = 0\n",
                 "[serve] max_connections = 0",
+            ),
+            ("[serve]\nbody_timeout = 0\n", "[serve] body_timeout = 0"),
+            ("[serve]\nchunk_timeout = 0\n", "[serve] chunk_timeout = 0"),
+            (
+                "[serve]\nmax_connections_per_address = 0\n",
+                "[serve] max_connections_per_address = 0",
             ),
         ] {
             let e = ApiConfiguration::from_toml(text, "c.toml", |_| None).unwrap_err();

@@ -30,6 +30,7 @@ pub fn fails_over(kind: ErrorKind) -> bool {
 }
 
 /// One entry of a failover chain, ready to send.
+#[derive(Clone)]
 pub struct ChainEntry {
     pub handler: Arc<dyn ApiHandler>,
     pub provider_id: String,

@@ -3,8 +3,38 @@
 
 use switchyard_api::message::ImageSource;
 
-/// `data:MEDIA_TYPE[;PARAM…];base64,DATA` as a base64 image source; `None` for anything else.
-pub(crate) fn data_url(url: &str) -> Option<ImageSource> {
+/// What an image part's URL holds.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Inline {
+    Image(ImageSource),
+    /// A base64 `data:` URL of a media type that is not an image, such as a PDF.
+    NotImage(String),
+    /// Any other URL.
+    Other,
+}
+
+/// `url` read as an inline image: a base64 `data:` URL of an `image/` media type.
+pub(crate) fn inline_image(url: &str) -> Inline {
+    match data_url(url) {
+        None => Inline::Other,
+        Some(source) if source.media_type.starts_with("image/") => Inline::Image(source),
+        Some(source) => Inline::NotImage(source.media_type),
+    }
+}
+
+/// The error of an image part whose data URL is not an image: sent as one, a provider would
+/// refuse it or read it wrongly, and dropped, the model would answer without the file.
+pub(crate) fn not_an_image(path: &str, media_type: &str) -> super::request::IngressError {
+    super::request::IngressError::new(
+        path,
+        format!(
+            "is a data URL of `{media_type}`, which is not an image: send an image (image/png, image/jpeg, image/gif or image/webp), or the file's text as a text part."
+        ),
+    )
+}
+
+/// `data:MEDIA_TYPE[;PARAM…];base64,DATA` as a base64 source; `None` for anything else.
+fn data_url(url: &str) -> Option<ImageSource> {
     let rest = url.strip_prefix("data:")?;
     let (header, data) = rest.split_once(',')?;
     let header = header.strip_suffix(";base64")?;

@@ -14,6 +14,7 @@ mod openai;
 mod request;
 mod responses;
 mod rules;
+mod shape;
 
 pub use dialect::Dialect;
 pub use encode::{ResponseCollector, StopReason, StreamEncoder, http_status};
@@ -21,6 +22,7 @@ pub(crate) use fields::percent_decoded;
 pub use request::{ClientTool, GatewayRequest, IngressError};
 pub(crate) use responses::previous_not_found;
 pub(crate) use rules::ModelEntry;
+pub use shape::{MESSAGES_MAX, PARTS_MAX, Shape, TOOLS_MAX, VALUES_MAX, shape};
 
 /// Parses a client's request body in `dialect`. An error names the field at fault.
 pub fn parse_request(dialect: Dialect, body: &[u8]) -> Result<GatewayRequest, IngressError> {

@@ -73,6 +73,14 @@ pub(crate) trait DialectRules: Sync {
 
     fn invalid_request(&self, error: &IngressError) -> (u16, Value);
 
+    /// The sentence of a request whose input of `tokens` cannot fit a `window`, worded as the
+    /// dialect's own server words it, since agents read the numbers from it to compact.
+    fn context_overflow(&self, tokens: u64, window: u64) -> String {
+        format!(
+            "This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} tokens (Switchyard's estimate; the request was not sent). Please reduce the length of the messages."
+        )
+    }
+
     /// The dialect a provider that speaks it is sent the client's own body in.
     fn forwards_as(&self) -> Option<ForwardDialect>;
 

@@ -67,6 +67,11 @@ impl Cursor {
         self.until
     }
 
+    /// How long an answer may go without a chunk once its content started.
+    pub(super) fn chunk_gap(&self) -> std::time::Duration {
+        self.shared.chunk_gap
+    }
+
     pub(super) async fn first(&mut self) -> Result<Attempt, ApiError> {
         self.choose(0, &Prompt::Client).await
     }

@@ -34,6 +34,18 @@ pub(super) enum Step {
     Fail(ApiError),
 }
 
+/// The error of an upstream answer that went silent for `gap` after its content started.
+fn stalled(gap: std::time::Duration, entry: &switchyard_api::ChainEntry) -> ApiError {
+    let message = format!(
+        "nothing came for {} s once its answer had started (serve.chunk_timeout)",
+        gap.as_secs()
+    );
+    let mut error = ApiError::new(switchyard_api::ErrorKind::Timeout, message);
+    error.provider_id = Some(entry.provider_id.clone());
+    error.model_id = Some(entry.model_id.clone());
+    error
+}
+
 /// One answer in flight. [`Drive::next`] is the one place it ends.
 pub(super) struct Drive {
     cursor: Cursor,
@@ -80,7 +92,11 @@ impl Drive {
             if let Some(last) = self.last.take() {
                 return last;
             }
-            match self.current.stream.next().await {
+            // Content has started: a silence longer than the gap is a failure like any other.
+            let gap = self.cursor.chunk_gap();
+            let next = tokio::time::timeout(gap, self.current.stream.next()).await;
+            let entry = self.cursor.entry(self.current.at);
+            match next.unwrap_or_else(|_| Some(Err(stalled(gap, entry)))) {
                 Some(Ok(chunk)) => self.take(chunk),
                 Some(Err(error)) => {
                     if let Err(error) = self.resume(error).await {

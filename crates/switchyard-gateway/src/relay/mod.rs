@@ -11,6 +11,7 @@ mod observer;
 mod relay;
 mod search;
 mod splice;
+mod window;
 mod writer;
 
 pub(crate) use relay::Relay;

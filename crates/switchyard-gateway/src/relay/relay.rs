@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use super::cursor::Cursor;
 use super::drive::Drive;
 use super::observer::Observer;
+use super::window::fitting;
 use crate::body::Sent;
 use crate::ingress::GatewayRequest;
 use crate::reply::{Body, dialect_error, set_header};
@@ -49,7 +50,14 @@ impl Relay {
         let dialect = context.dialect;
         let times = (context.input_tokens, context.received, until);
         let observer = Observer::new(&self.shared, self.context, &self.request);
-        let parts = (self.chain, self.request, self.sent);
+        let chain = match fitting(self.chain, &self.request, dialect) {
+            Ok(chain) => chain,
+            Err(error) => {
+                observer.never_answered(&error);
+                return dialect_error(dialect, &error, None);
+            }
+        };
+        let parts = (chain, self.request, self.sent);
         let mut cursor = Cursor::new(self.shared, parts, dialect, times);
         let attempt = match cursor.first().await {
             Ok(attempt) => attempt,

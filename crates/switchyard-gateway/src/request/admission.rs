@@ -103,8 +103,9 @@ impl Admission {
             || "it does not reset".to_owned(),
             |ms| format!("it resets at {}", utc_time(ms)),
         );
+        let (left, amount) = distinct_usd(left, amount);
         let message = format!(
-            "{whose} of ${limit:.4} has ${left:.4} left, less than this request's reservation of ${amount:.4}; {resets}."
+            "{whose} of ${limit:.4} has ${left} left, less than this request's reservation of ${amount}; {resets}."
         );
         let refusal = Refusal::new(402, Kind::Budget, message);
         Err(match resets_ms {
@@ -176,4 +177,31 @@ fn reservation(
 fn store_refused(e: StoreError) -> Refusal {
     let message = format!("The gateway's store cannot admit the request now: {e}.");
     Refusal::new(503, Kind::Server, message).retry_after(Duration::from_secs(1))
+}
+
+/// `left` and `amount` in USD with as many decimals as it takes to tell them apart, at least
+/// four: "$0.0010 left, less than $0.0010" would hide the reason.
+fn distinct_usd(left: f64, amount: f64) -> (String, String) {
+    let mut digits = 4;
+    loop {
+        let pair = (format!("{left:.digits$}"), format!("{amount:.digits$}"));
+        if pair.0 != pair.1 || digits >= 12 {
+            return pair;
+        }
+        digits += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distinct_usd;
+
+    #[test]
+    fn what_is_left_and_the_reservation_are_shown_with_the_digits_that_tell_them_apart() {
+        // The dashboard read "has $0.0010 left, less than … $0.0010".
+        let pair = distinct_usd(0.00096, 0.00104);
+        assert_eq!(pair, ("0.00096".to_owned(), "0.00104".to_owned()));
+        let pair = distinct_usd(0.5, 1.25);
+        assert_eq!(pair, ("0.5000".to_owned(), "1.2500".to_owned()));
+    }
 }

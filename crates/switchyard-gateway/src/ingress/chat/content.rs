@@ -5,7 +5,7 @@
 use serde_json::Value;
 use switchyard_api::ContentBlock;
 
-use super::super::content::data_url;
+use super::super::content::{Inline, inline_image, not_an_image};
 use super::super::fields::{
     as_object, element, member, note_dropped, opt_str, req_str, wrong_kind,
 };
@@ -124,9 +124,10 @@ fn image(
         Some(other) => return Err(wrong_kind(path, "an object with a `url`", other)),
         None => return Err(IngressError::new(path, "is required in an image_url part.")),
     };
-    match data_url(url) {
-        Some(source) => Ok(Some(ContentBlock::Image { source })),
-        None => {
+    match inline_image(url) {
+        Inline::Image(source) => Ok(Some(ContentBlock::Image { source })),
+        Inline::NotImage(media_type) => Err(not_an_image(path, &media_type)),
+        Inline::Other => {
             note_dropped(dropped, "image_url");
             Ok(None)
         }

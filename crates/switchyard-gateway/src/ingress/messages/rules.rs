@@ -54,6 +54,13 @@ impl DialectRules for MessagesRules {
         invalid_request(error)
     }
 
+    // Claude Code reads the two numbers of Anthropic's own wording to compact the conversation.
+    fn context_overflow(&self, tokens: u64, window: u64) -> String {
+        format!(
+            "prompt is too long: {tokens} tokens > {window} maximum (Switchyard's estimate; the request was not sent)"
+        )
+    }
+
     fn forwards_as(&self) -> Option<ForwardDialect> {
         Some(ForwardDialect::AnthropicMessages)
     }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use switchyard_api::{ContentBlock, Message, Role};
 
-use crate::ingress::content::data_url;
+use crate::ingress::content::{Inline, inline_image, not_an_image};
 use crate::ingress::fields::{Object, get, item_str, note_dropped};
 use crate::ingress::request::IngressError;
 
@@ -300,10 +300,15 @@ fn content_part(part: &Value, field: &str) -> Result<ContentBlock, IngressError>
                 .get("image_url")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let source = data_url(url).ok_or_else(|| {
-                IngressError::new(format!("{field}.image_url"), "only images sent inline are carried: send `image_url` as a base64 `data:image/…;base64,…` URL")
-            })?;
-            Ok(ContentBlock::Image { source })
+            let path = format!("{field}.image_url");
+            match inline_image(url) {
+                Inline::Image(source) => Ok(ContentBlock::Image { source }),
+                Inline::NotImage(media_type) => Err(not_an_image(&path, &media_type)),
+                Inline::Other => Err(IngressError::new(
+                    path,
+                    "only images sent inline are carried: send `image_url` as a base64 `data:image/…;base64,…` URL",
+                )),
+            }
         }
         other => Err(IngressError::new(
             format!("{field}.type"),

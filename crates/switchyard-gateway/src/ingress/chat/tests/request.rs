@@ -273,6 +273,23 @@ fn data_url_images_become_base64_blocks_and_remote_ones_are_dropped() {
 }
 
 #[test]
+fn a_data_url_that_is_not_an_image_is_a_400_naming_its_part_not_an_image() {
+    // A PDF sent as an image_url was forwarded as an image (issue 46).
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "Summarise this."},
+        {"type": "image_url", "image_url": {"url": "data:application/pdf;base64,JVBERi0xLjQ="}}
+    ]}]});
+    let error = refuse(&body);
+    assert_eq!(error.field, "messages[0].content[1].image_url");
+    assert!(
+        error
+            .message
+            .contains("`application/pdf`, which is not an image"),
+        "{error}"
+    );
+}
+
+#[test]
 fn assistant_reasoning_comes_first_as_thinking_and_tool_only_turns_have_no_text() {
     let body = json!({"model": "m", "messages": [
         {"role": "user", "content": "list files"},
