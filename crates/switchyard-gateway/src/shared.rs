@@ -12,6 +12,7 @@ use switchyard_core::store::{ResponseStore, TaskStore};
 use crate::metrics::{LABEL_SETS_MAX, Metrics};
 use crate::record::{Retention, Writes};
 use crate::request::Admission;
+use crate::telemetry::Telemetry;
 use crate::ui::Live;
 
 /// How long `/ready` waits for the store before saying it is not reachable.
@@ -40,6 +41,7 @@ pub(crate) struct Shared {
     pub(crate) admission: Admission,
     pub(crate) writes: Writes,
     pub(crate) retention: Retention,
+    pub(crate) telemetry: Arc<Telemetry>,
 }
 
 impl Shared {
@@ -68,6 +70,7 @@ impl Shared {
             bounds: config.limits.stream_bounds(),
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             live,
+            telemetry: Arc::new(Telemetry::off()),
         }
     }
 

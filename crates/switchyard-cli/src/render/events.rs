@@ -24,6 +24,9 @@ impl Renderer {
     /// Renders one event; a closed pipe is ignored so the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
         log_event(event);
+        if let Some(spans) = self.spans.as_mut() {
+            spans.event(event);
+        }
         if self.stdout_closed {
             return;
         }

@@ -32,6 +32,8 @@ pub struct Renderer {
     /// The variable or setting that holds the key, for a rejected key's error.
     pub(super) auth_hint: Option<String>,
     pub(super) spend_note: Option<String>,
+    /// The task's spans, fed from its events when telemetry is on.
+    pub(super) spans: Option<switchyard_gateway::telemetry::TaskSpans>,
 }
 
 impl Renderer {
@@ -57,7 +59,13 @@ impl Renderer {
             stdout_closed: false,
             auth_hint: None,
             spend_note: None,
+            spans: None,
         }
+    }
+
+    /// Feeds every event from now on to `spans` too.
+    pub fn trace(&mut self, spans: switchyard_gateway::telemetry::TaskSpans) {
+        self.spans = Some(spans);
     }
 
     /// Names where the key in effect comes from, for the error of a rejected key.
