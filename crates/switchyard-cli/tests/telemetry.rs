@@ -637,18 +637,14 @@ async fn check_metrics(receiver: &Receiver) {
         .until("the request counted in the metrics", |lines| {
             lines.iter().any(|l| {
                 l["name"] == "switchyard.gateway.requests" && l["attributes"]["outcome"] == "ok"
-            }) && lines
-                .iter()
-                .any(|l| l["name"] == "gen_ai.server.request.duration")
+            }) && lines.iter().any(is_sonnet_duration)
         })
         .await;
-    let duration = (lines.iter())
-        .find(|l| l["name"] == "gen_ai.server.request.duration")
-        .unwrap();
+    let duration = lines.iter().find(|l| is_sonnet_duration(l)).unwrap();
     assert_eq!(duration["kind"], "histogram");
     assert_eq!(duration["unit"], "s");
     assert_eq!(
-        duration["attributes"]["gen_ai.request.model"], "sonnet",
+        duration["attributes"]["gen_ai.response.model"], "claude-sonnet-4-5",
         "{duration:#}"
     );
     assert!(duration["count"].as_u64().unwrap() >= 1);
@@ -657,6 +653,11 @@ async fn check_metrics(receiver: &Receiver) {
         .find(|l| l["name"] == "gen_ai.client.token.usage")
         .unwrap();
     assert_eq!(tokens["unit"], "{token}");
+}
+
+fn is_sonnet_duration(line: &Value) -> bool {
+    line["name"] == "gen_ai.server.request.duration"
+        && line["attributes"]["gen_ai.request.model"] == "sonnet"
 }
 
 /// The receiver killed: requests are answered as before and the spans are dropped, counted.
