@@ -690,3 +690,58 @@ async fn dead_collector(receiver: &mut Receiver, serve: &Serve, protocol: &str) 
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// `switchyard task` with `[telemetry]` exports its request's span and its attempt's, before
+/// it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_run_exports_its_request_and_attempt_spans() {
+    let Some(python) = receiver_python() else {
+        skip_or_fail("the OTLP receiver is not installed: run scripts/otlp-receiver.sh install");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start(&python, home.path());
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let config = format!(
+        "[act]\nprovider = \"anthropic\"\n[providers.anthropic]\nbase_url = \"{}\"\n\
+         [telemetry]\nendpoint = \"http://127.0.0.1:{}\"\nmetrics = false\n",
+        upstream.url(),
+        receiver.http
+    );
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    let store = format!("sqlite:{}", home.path().join("store.db").display());
+    let mut cmd = common::switchyard_on(home.path(), &store, KEY);
+    cmd.args(["task", "capital of France?"]);
+    let run = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(!stderr.contains(KEY), "{stderr}");
+    // The spans went out before the process ended: nothing is waited for here.
+    let spans = receiver.signal("span");
+    let request = (spans.iter())
+        .find(|s| s["parent_span_id"] == "")
+        .unwrap_or_else(|| panic!("no request span: {spans:#?}"));
+    let attempt = (spans.iter())
+        .find(|s| s["parent_span_id"] == request["span_id"])
+        .unwrap_or_else(|| panic!("no attempt span: {spans:#?}"));
+    assert_eq!(attempt["kind"], CLIENT, "{attempt:#}");
+    assert!(
+        attr(request, "switchyard.task_id").is_string(),
+        "{request:#}"
+    );
+    for span in [request, attempt] {
+        assert_eq!(attr(span, "gen_ai.operation.name"), "chat", "{span:#}");
+        assert_eq!(
+            attr(span, "gen_ai.response.model"),
+            attr(attempt, "gen_ai.request.model")
+        );
+        assert_eq!(attr(span, "gen_ai.usage.output_tokens"), 27, "{span:#}");
+        assert_eq!(attr(span, "gen_ai.usage.cache_read.input_tokens"), 2048);
+    }
+    assert_eq!(attr(attempt, "gen_ai.provider.name"), "anthropic");
+    let text = std::fs::read_to_string(&receiver.out).unwrap();
+    assert!(!text.contains(KEY), "a task span holds the provider key");
+}
