@@ -19,6 +19,17 @@ pub fn start(config: &ApiConfiguration) -> Result<Arc<Telemetry>, String> {
     match config.telemetry.resolve(|name| std::env::var(name).ok()) {
         None => Ok(Arc::new(Telemetry::off())),
         Some(export) => {
+            // The exporter reads these variables itself: their values are secrets all the same.
+            for name in [
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+            ] {
+                let pairs = std::env::var(name).unwrap_or_default();
+                for value in pairs.split(',').filter_map(|pair| pair.split_once('=')) {
+                    switchyard_api::secrets::register(value.1);
+                }
+            }
             let telemetry = Telemetry::start(&export)?;
             tracing::info!(endpoint = %export.traces_endpoint, "exporting spans over OTLP");
             Ok(Arc::new(telemetry))
