@@ -65,6 +65,13 @@ scripts/image.sh tools || {
   echo "scripts/image.sh tools failed: the deployment tests are skipped (in CI they fail)" >&2
 }
 
+# The OTLP receiver of the telemetry tests (opentelemetry-proto and grpcio, pinned, from PyPI,
+# into .agent-clients/otlp-venv; crates/switchyard-cli/tests/telemetry.rs).
+scripts/otlp-receiver.sh install || {
+  in_ci && exit 1
+  echo "scripts/otlp-receiver.sh install failed: the telemetry tests are skipped (in CI they fail)" >&2
+}
+
 # The PostgreSQL server of the PostgreSQL store's tests (installed from Debian's packages when
 # absent; left running for the next run).
 pg_url=""

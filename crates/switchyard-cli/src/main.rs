@@ -35,6 +35,7 @@ mod settings;
 mod signals;
 mod stdout_watch;
 mod table;
+mod telemetry;
 
 use std::process::ExitCode;
 

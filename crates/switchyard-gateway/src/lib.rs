@@ -13,6 +13,7 @@
 //! - `record/`: after the answer, its record, the request log and stored answers.
 //! - `refusal.rs`: what the gateway answers itself; `shared.rs`: what every request shares.
 //! - `metrics.rs`, `models.rs`, `count.rs`, `reply.rs`, `ui/`: the other endpoints' answers.
+//! - `telemetry/`: the request's spans and the metrics, exported over OTLP.
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -50,9 +51,11 @@ mod server;
 mod service;
 mod shared;
 mod slots;
+pub mod telemetry;
 mod ui;
 
 pub use auth::KeysRequired;
 pub use request::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD, route_chains};
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};
+pub use telemetry::Telemetry;

@@ -4,14 +4,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use switchyard_core::store::RequestOutcome;
 
 use text::{AtomicHistogram, Histogram, escape, family};
 
+mod otel;
 mod text;
 
 /// `gen_ai.client.token.usage`'s boundaries in tokens.
@@ -49,6 +50,10 @@ pub(crate) struct Metrics {
     connections: AtomicI64,
     overhead: AtomicHistogram,
     series: Mutex<Series>,
+    /// The same numbers through OpenTelemetry, when they are exported.
+    mirror: OnceLock<otel::Mirror>,
+    /// The spans the telemetry queue dropped, when spans are exported.
+    dropped: OnceLock<Arc<AtomicU64>>,
 }
 
 impl Metrics {
@@ -61,6 +66,8 @@ impl Metrics {
                 max_sets: label_sets,
                 ..Series::default()
             }),
+            mirror: OnceLock::new(),
+            dropped: OnceLock::new(),
         }
     }
 }
@@ -116,6 +123,9 @@ impl Metrics {
     /// The gateway's own time before a request's first upstream request. Lock-free.
     pub(crate) fn overhead(&self, spent: Duration) {
         self.overhead.observe(spent.as_secs_f64());
+        if let Some(mirror) = self.mirror.get() {
+            mirror.overhead(spent);
+        }
     }
 
     /// A request the gateway answered itself, counted as an error of `error_type`.
@@ -145,7 +155,11 @@ impl Metrics {
             .outcomes
             .entry((outcome, error_type.clone()))
             .or_default() += 1;
-        let set = series.set(labels);
+        let (used, set) = series.set(labels);
+        if let Some(mirror) = self.mirror.get() {
+            let times = (end.duration, end.first_token);
+            mirror.finished(used.attributes(), end.tokens, times, &error_type);
+        }
         if let Some((input, output)) = end.tokens {
             set.input.observe(input as f64);
             set.output.observe(output as f64);
@@ -212,12 +226,68 @@ impl Metrics {
             );
             let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
         }
+        if let Some(dropped) = self.dropped.get() {
+            family(
+                &mut out,
+                "switchyard_telemetry_dropped_total",
+                "counter",
+                "Spans dropped before export: the queue was full or the collector did not take them.",
+            );
+            let n = dropped.load(Ordering::Relaxed);
+            let _ = writeln!(out, "switchyard_telemetry_dropped_total {n}");
+        }
         out
+    }
+
+    /// Exports these metrics through `meter` from now on, and the spans `dropped` as a counter.
+    /// Spec: R14.13.
+    pub(crate) fn mirror(
+        self: &Arc<Self>,
+        meter: &opentelemetry::metrics::Meter,
+        dropped: Arc<AtomicU64>,
+    ) {
+        let bounds = otel::Bounds {
+            tokens: TOKEN_BUCKETS,
+            duration: DURATION_BUCKETS,
+            ttft: TTFT_BUCKETS,
+            overhead: OVERHEAD_BUCKETS,
+        };
+        if self.mirror.set(otel::Mirror::new(meter, &bounds)).is_err() {
+            return;
+        }
+        // Weak: a meter provider outliving the gateway keeps nothing of it alive.
+        let weak = Arc::downgrade(self);
+        let reads = otel::Reads {
+            requests: reader(&weak, |m| m.lock().outcome_points()),
+            cost: reader(&weak, |m| m.lock().cost_points()),
+            in_flight: reader(&weak, |m| {
+                vec![(m.in_flight.load(Ordering::Relaxed), Vec::new())]
+            }),
+            connections: reader(&weak, |m| {
+                vec![(m.connections.load(Ordering::Relaxed), Vec::new())]
+            }),
+            dropped,
+        };
+        otel::observe(meter, reads);
+    }
+
+    /// Shows the spans `dropped` in `/metrics` from now on.
+    pub(crate) fn count_dropped(&self, dropped: Arc<AtomicU64>) {
+        let _ = self.dropped.set(dropped);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Series> {
         self.series.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// A read of the metrics behind `weak` by `f`, nothing once they are gone.
+fn reader<T: 'static>(
+    weak: &std::sync::Weak<Metrics>,
+    f: fn(&Metrics) -> otel::Points<T>,
+) -> otel::Read<T> {
+    let weak = weak.clone();
+    Box::new(move || weak.upgrade().map(|m| f(&m)).unwrap_or_default())
 }
 
 /// A route's label value: the client's model name when it is a route name or
@@ -252,6 +322,27 @@ struct Labels {
 }
 
 impl Labels {
+    /// These labels as OpenTelemetry attributes, named as the conventions name them.
+    fn attributes(&self) -> Vec<opentelemetry::KeyValue> {
+        use opentelemetry::KeyValue;
+        let mut attributes = vec![
+            KeyValue::new("gen_ai.operation.name", "chat"),
+            KeyValue::new("gen_ai.provider.name", self.provider.clone()),
+            KeyValue::new("gen_ai.request.model", self.route.clone()),
+            KeyValue::new("gen_ai.response.model", self.model.clone()),
+        ];
+        let client = [
+            ("switchyard.key_prefix", &self.key),
+            ("switchyard.team", &self.team),
+        ];
+        for (name, value) in client {
+            if let Some(value) = value {
+                attributes.push(KeyValue::new(name, value.clone()));
+            }
+        }
+        attributes
+    }
+
     /// The GenAI labels, then the client's. The operation is always `chat`.
     fn write(&self, out: &mut String) {
         out.push_str("gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"");
@@ -310,8 +401,28 @@ struct Series {
 }
 
 impl Series {
-    /// The set of `labels`, or `other`'s when `max_sets` sets are kept already.
-    fn set(&mut self, labels: Labels) -> &mut Set {
+    /// Each outcome's count, for the OpenTelemetry counter.
+    fn outcome_points(&self) -> otel::Points<u64> {
+        use opentelemetry::KeyValue;
+        let points = self.outcomes.iter().map(|((outcome, error_type), n)| {
+            let mut attributes = vec![KeyValue::new("outcome", *outcome)];
+            if !error_type.is_empty() {
+                attributes.push(KeyValue::new("error.type", error_type.clone()));
+            }
+            (*n, attributes)
+        });
+        points.collect()
+    }
+
+    fn cost_points(&self) -> otel::Points<f64> {
+        (self.sets.iter())
+            .map(|(labels, set)| (set.cost_usd, labels.attributes()))
+            .collect()
+    }
+
+    /// The set counting `labels`, or `other`'s when `max_sets` sets are kept already, and the
+    /// labels it counts them under.
+    fn set(&mut self, labels: Labels) -> (&Labels, &mut Set) {
         let labels = if self.index.contains_key(&labels) || self.index.len() < self.max_sets {
             labels
         } else {
@@ -331,7 +442,8 @@ impl Series {
                 self.sets.len() - 1
             }
         };
-        &mut self.sets[at].1
+        let (labels, set) = &mut self.sets[at];
+        (labels, set)
     }
 
     fn render_tokens(&self, out: &mut String) {

@@ -29,6 +29,7 @@ use crate::relay::Relay;
 use crate::reply::{Body, json, set_header, with_body};
 use crate::request::{RequestContext, RouteError, Router, resolve_previous};
 use crate::shared::Shared;
+use crate::telemetry::{PendingTrace, Telemetry};
 use crate::ui::{Live, Ui};
 
 /// The body size cap when none is given: 32 MiB.
@@ -113,7 +114,18 @@ impl Gateway {
 
     /// This gateway keeping at most `sets` label sets in `/metrics`.
     pub fn with_metric_label_sets(mut self, sets: usize) -> Self {
-        Arc::make_mut(&mut self.shared).metrics = Arc::new(Metrics::new(sets));
+        let shared = Arc::make_mut(&mut self.shared);
+        shared.metrics = Arc::new(Metrics::new(sets));
+        shared.telemetry.watch(&shared.metrics);
+        self
+    }
+
+    /// This gateway exporting its spans and metrics through `telemetry`.
+    /// Spec: R14.13.
+    pub fn with_telemetry(mut self, telemetry: Arc<Telemetry>) -> Self {
+        let shared = Arc::make_mut(&mut self.shared);
+        telemetry.watch(&shared.metrics);
+        shared.telemetry = telemetry;
         self
     }
 
@@ -215,13 +227,30 @@ impl Gateway {
         }
     }
 
-    /// One model request: body, parse, previous answer, the key's models, route, admission,
-    /// then the relay.
+    /// One model request, traced: a refusal before the relay ends its span at once.
     async fn complete(
         &self,
         dialect: Dialect,
         (request, id, received): (Request<Incoming>, &str, Instant),
         client: Option<Client>,
+    ) -> Result<Response<Body>, Refusal> {
+        let mut trace = Some(self.shared.telemetry.pending(request.headers(), received));
+        let sent = (request, id, received);
+        let answered = self.relay(dialect, sent, client, &mut trace).await;
+        if let (Err(refusal), Some(trace)) = (&answered, trace) {
+            trace.refused(refusal.kind());
+        }
+        answered
+    }
+
+    /// One model request: body, parse, previous answer, the key's models, route, admission,
+    /// then the relay.
+    async fn relay(
+        &self,
+        dialect: Dialect,
+        (request, id, received): (Request<Incoming>, &str, Instant),
+        client: Option<Client>,
+        trace: &mut Option<PendingTrace>,
     ) -> Result<Response<Body>, Refusal> {
         let shared = &self.shared;
         let in_flight = shared.metrics.in_flight();
@@ -262,13 +291,16 @@ impl Gateway {
             admitted.await.map_err(|r| listed(r, client))?;
         }
         let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
+        let label = route_label(&model, self.router.glob_for(&model));
+        let trace = (trace.take()).map(|t| t.start(&model, traced(id, &label, &client, dialect)));
         let context = RequestContext {
             id: id.to_owned(),
             dialect,
             received,
             input_tokens: input,
-            label: route_label(&model, self.router.glob_for(&model)),
+            label,
             live: shared.live.start(id, &model, prefix),
+            trace: trace.unwrap_or_default(),
             client,
             _in_flight: in_flight,
         };
@@ -279,4 +311,26 @@ impl Gateway {
         let relay = Relay::new(Arc::clone(shared), context, (parsed, sent), chain);
         Ok(relay.run().await)
     }
+}
+
+/// A request span's first attributes: Switchyard's own, never the key but its prefix.
+fn traced(
+    id: &str,
+    label: &str,
+    client: &Option<Client>,
+    dialect: Dialect,
+) -> Vec<opentelemetry::KeyValue> {
+    use opentelemetry::KeyValue;
+    let mut attributes = vec![
+        KeyValue::new("switchyard.request_id", id.to_owned()),
+        KeyValue::new("switchyard.route", label.to_owned()),
+        KeyValue::new("switchyard.dialect", dialect.rules().record_name()),
+    ];
+    if let Some(key) = client.as_ref().map(|c| &c.key) {
+        attributes.push(KeyValue::new("switchyard.key_prefix", key.prefix.clone()));
+        if let Some(team) = &key.team {
+            attributes.push(KeyValue::new("switchyard.team", team.clone()));
+        }
+    }
+    attributes
 }

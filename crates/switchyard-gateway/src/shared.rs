@@ -17,6 +17,7 @@ use crate::metrics::{LABEL_SETS_MAX, Metrics};
 use crate::parsing::ParseBudget;
 use crate::record::{Retention, Writes};
 use crate::request::Admission;
+use crate::telemetry::Telemetry;
 use crate::ui::Live;
 
 /// How long `/ready` waits for the store before saying it is not reachable.
@@ -51,6 +52,7 @@ pub(crate) struct Shared {
     pub(crate) admission: Admission,
     pub(crate) writes: Writes,
     pub(crate) retention: Retention,
+    pub(crate) telemetry: Arc<Telemetry>,
 }
 
 impl Shared {
@@ -88,6 +90,7 @@ impl Shared {
             bounds: config.limits.stream_bounds(),
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             live,
+            telemetry: Arc::new(Telemetry::off()),
         }
     }
 

@@ -13,6 +13,7 @@ use super::keys::{ApiKey, ProviderSettings};
 use super::mode::{Mode, ModeSettings};
 use super::serve::ServeSettings;
 use super::store::{LimitsSettings, StoreUrl};
+use super::telemetry::TelemetrySettings;
 use crate::model::{Catalogue, ModelTable};
 
 /// Everything `build_api_handler` needs.
@@ -28,6 +29,7 @@ pub struct ApiConfiguration {
     pub store: Option<StoreUrl>,
     pub limits: LimitsSettings,
     pub serve: ServeSettings,
+    pub telemetry: TelemetrySettings,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -40,6 +42,7 @@ struct ConfigFile {
     store: Option<StoreUrl>,
     limits: LimitsSettings,
     serve: ServeSettings,
+    telemetry: TelemetrySettings,
 }
 
 impl ApiConfiguration {
@@ -69,6 +72,7 @@ impl ApiConfiguration {
             store: parsed.store,
             limits: parsed.limits,
             serve: parsed.serve,
+            telemetry: parsed.telemetry,
         };
         config.read_keys(env);
         Ok(config)
@@ -206,7 +210,8 @@ fn check_limits(parsed: &ConfigFile, file: &str) -> Result<(), ConfigError> {
             }
         }
     }
-    parsed.serve.check(file)
+    parsed.serve.check(file)?;
+    parsed.telemetry.check(file)
 }
 
 /// An environment of `pairs`, for tests of configurations.

@@ -11,6 +11,7 @@ pub mod mode;
 pub mod proxy;
 pub mod serve;
 pub mod store;
+pub mod telemetry;
 
 pub use configuration::ApiConfiguration;
 #[cfg(test)]
@@ -26,3 +27,4 @@ pub use serve::{
     DEFAULT_REQUEST_DEADLINE_SECONDS, DEFAULT_REQUEST_LOG_DAYS, RouteSettings, ServeSettings,
 };
 pub use store::{LimitsSettings, StoreUrl};
+pub use telemetry::{OtlpProtocol, TelemetryExport, TelemetrySettings};

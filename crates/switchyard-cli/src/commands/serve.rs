@@ -67,7 +67,15 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         }
     };
     let limits = ServerLimits::from_settings(&config.serve);
-    let gateway = build_gateway(config, store.1, keys, args);
+    let telemetry = match crate::telemetry::start(&config) {
+        Ok(telemetry) => telemetry,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let gateway = build_gateway(config, store.1, keys, args).with_telemetry(Arc::clone(&telemetry));
+    let gateway = Arc::new(gateway);
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     // SIGTERM is handled before the address is announced, so a supervisor that stops the
@@ -89,6 +97,7 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         on_signal.cancel();
     });
     serve(listener, gateway, limits, shutdown).await;
+    telemetry.shutdown(crate::telemetry::FLUSH_WAIT).await;
     ExitCode::SUCCESS
 }
 
@@ -99,7 +108,7 @@ fn build_gateway(
     store: Arc<dyn switchyard_core::store::TaskStore>,
     keys: bool,
     args: &ServeArgs,
-) -> Arc<Gateway> {
+) -> Gateway {
     let when = match (keys, args.no_auth) {
         (true, _) => KeysRequired::Always,
         (false, true) => KeysRequired::Never,
@@ -112,7 +121,7 @@ fn build_gateway(
     if let Some(seconds) = args.hold_lease.filter(|s| *s > 0) {
         gateway = gateway.with_hold_lease(std::time::Duration::from_secs(seconds));
     }
-    Arc::new(gateway)
+    gateway
 }
 
 /// The store every command uses, opened, and where it is without a password.

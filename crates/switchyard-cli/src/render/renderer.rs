@@ -29,6 +29,8 @@ pub struct Renderer {
     /// The variable or setting that holds the key, for a rejected key's error.
     auth_hint: Option<String>,
     spend_note: Option<String>,
+    /// The task's spans, fed from its events when telemetry is on.
+    spans: Option<switchyard_gateway::telemetry::TaskSpans>,
 }
 
 impl Renderer {
@@ -52,7 +54,13 @@ impl Renderer {
             stdout_closed: false,
             auth_hint: None,
             spend_note: None,
+            spans: None,
         }
+    }
+
+    /// Feeds every event from now on to `spans` too.
+    pub fn trace(&mut self, spans: switchyard_gateway::telemetry::TaskSpans) {
+        self.spans = Some(spans);
     }
 
     /// Names where the key in effect comes from, for the error of a rejected key.
@@ -88,6 +96,9 @@ impl Renderer {
     /// Renders one event; a closed pipe is ignored so the task still ends cleanly.
     pub fn event(&mut self, event: &TaskEvent) {
         log_event(event);
+        if let Some(spans) = self.spans.as_mut() {
+            spans.event(event);
+        }
         if self.stdout_closed {
             return;
         }

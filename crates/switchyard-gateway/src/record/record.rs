@@ -15,6 +15,7 @@ use super::writes::Writes;
 use crate::ingress::GatewayRequest;
 use crate::metrics::{Finished, Metrics};
 use crate::request::RequestContext;
+use crate::telemetry::RequestTrace;
 
 /// One request's record until its answer ends; dropped before, it is recorded as cancelled.
 pub(crate) struct Record {
@@ -35,6 +36,8 @@ pub(crate) struct Record {
     /// The provider and model a request no entry answered failed on.
     tried: Option<(String, String)>,
     client: Option<(String, Option<String>)>,
+    /// The request's span, ended with the record.
+    trace: RequestTrace,
 }
 
 impl Record {
@@ -75,7 +78,18 @@ impl Record {
             reported: false,
             tried: None,
             client: key.map(|k| (k.prefix.clone(), k.team.clone())),
+            trace: RequestTrace::default(),
         }
+    }
+
+    /// This record ending `trace` when it is written.
+    pub(crate) fn traced(mut self, trace: RequestTrace) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    pub(crate) fn trace(&mut self) -> &mut RequestTrace {
+        &mut self.trace
     }
 
     /// No entry answered: the request ends with `error`.
@@ -148,6 +162,8 @@ impl Record {
         record.duration_ms = duration_ms;
         record.outcome = outcome;
         self.count(&record);
+        let tried = self.tried.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+        self.trace.ended(&record, tried);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
             return;

@@ -74,7 +74,7 @@ impl Answer {
     }
 
     /// Ends the current attempt: its reported usage, or an estimate flagged as such.
-    pub(super) fn end_attempt(&mut self) {
+    pub(super) fn end_attempt(&mut self) -> Usage {
         let usage = match self.attempt_usage.take() {
             Some(usage) => usage,
             None => {
@@ -89,6 +89,7 @@ impl Answer {
         self.usage.add(&usage);
         self.attempt_input = 0;
         self.attempt_output_bytes = 0;
+        usage
     }
 
     /// The end of a complete answer: its stop reason and usage.

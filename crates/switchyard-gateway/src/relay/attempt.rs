@@ -5,6 +5,8 @@ use futures_util::StreamExt;
 use switchyard_api::{ApiError, ApiStream, ApiStreamChunk, CancellationToken};
 use tokio::time::Instant;
 
+use crate::telemetry::AttemptTrace;
+
 /// What an attempt sends.
 pub(super) enum Prompt<'a> {
     /// The client's request as it came.
@@ -25,6 +27,7 @@ pub(super) struct Attempt {
     pub(super) input_tokens: u64,
     /// Whether it was sent the client's own body and streams the provider's own events.
     pub(super) forwarded: bool,
+    pub(super) trace: AttemptTrace,
 }
 
 impl Attempt {

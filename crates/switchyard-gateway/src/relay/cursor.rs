@@ -18,6 +18,7 @@ use crate::body::Sent;
 use crate::ingress::{Dialect, GatewayRequest};
 use crate::request::Chain;
 use crate::shared::Shared;
+use crate::telemetry::{AttemptTrace, SpanParent, Why};
 
 /// A request's place in its route's chain.
 pub(super) struct Cursor {
@@ -33,6 +34,8 @@ pub(super) struct Cursor {
     until: Instant,
     /// The entry answering, once one started.
     at: usize,
+    /// What each attempt's span is made under.
+    spans: SpanParent,
 }
 
 impl Cursor {
@@ -52,7 +55,13 @@ impl Cursor {
             received,
             until,
             at: 0,
+            spans: SpanParent::default(),
         }
+    }
+
+    /// Traces each attempt under `spans`.
+    pub(super) fn traced(&mut self, spans: SpanParent) {
+        self.spans = spans;
     }
 
     pub(super) fn request(&self) -> &GatewayRequest {
@@ -110,6 +119,10 @@ impl Cursor {
         let store = Arc::clone(&self.shared.store);
         let mut search = Search::new(store, self.shared.caps, &self.chain[from..], times);
         let mut first = from == 0 && matches!(prompt, Prompt::Client);
+        let mut why = match prompt {
+            Prompt::Client => Why::First,
+            Prompt::Continue(_) => Why::Continuation,
+        };
         while let Some(offset) = search.next().await? {
             let at = from + offset;
             let entry = &self.chain[at];
@@ -121,7 +134,11 @@ impl Cursor {
                 ..RequestOptions::default()
             };
             let cancel = options.cancel.clone();
-            let (stream, input_tokens, forwarded) = self.send(entry, prompt, options);
+            let budget = self.request.overrides.thinking_budget_tokens;
+            let mut trace = (self.spans).attempt(entry, why, budget);
+            why = Why::Failover;
+            let (stream, input_tokens, forwarded) = self.send(entry, prompt, options, &trace);
+            trace.forwarded(forwarded);
             let mut attempt = Attempt {
                 at,
                 stream,
@@ -129,6 +146,7 @@ impl Cursor {
                 cancel,
                 input_tokens,
                 forwarded,
+                trace,
             };
             if std::mem::take(&mut first) {
                 // The handler sends the first upstream request at this first poll.
@@ -141,10 +159,16 @@ impl Cursor {
                 }
                 Err(None) => {
                     attempt.cancel.cancel();
-                    return Err(self.timed_out());
+                    let error = self.timed_out();
+                    std::mem::take(&mut attempt.trace).failed(&error, None);
+                    return Err(error);
                 }
-                Err(Some(error)) if !fails_over(error.kind) => return Err(error),
+                Err(Some(error)) if !fails_over(error.kind) => {
+                    std::mem::take(&mut attempt.trace).failed(&error, None);
+                    return Err(error);
+                }
                 Err(Some(error)) => {
+                    std::mem::take(&mut attempt.trace).failed(&error, None);
                     // Cooled down in the store while another entry is free.
                     search.failed(&error).await;
                     last = error;
@@ -154,18 +178,21 @@ impl Cursor {
         Err(last)
     }
 
-    /// Sends `prompt` to `entry`: its stream, its estimated input, and whether it was forwarded.
+    /// Sends `prompt` to `entry`, traced as `trace`: its stream, its estimated input, and
+    /// whether it was forwarded.
     fn send(
         &self,
         entry: &ChainEntry,
         prompt: &Prompt<'_>,
         mut options: RequestOptions,
+        trace: &AttemptTrace,
     ) -> (ApiStream, u64, bool) {
         let r = &self.request;
         let (messages, overrides) = self.prompt_for(prompt, entry);
         options.overrides = overrides;
         let input_tokens = estimate_input(&r.system_prompt, &messages, &r.tools);
         let Some((dialect, body)) = self.forward_body(prompt, entry) else {
+            options.headers.extend_from_slice(trace.headers());
             let stream =
                 (entry.handler).create_message(&r.system_prompt, &messages, &r.tools, options);
             return (stream, input_tokens, false);
@@ -175,6 +202,7 @@ impl Cursor {
         if entry.provider_id == "anthropic" {
             options.headers = self.sent.forward_headers.clone();
         }
+        options.headers.extend_from_slice(trace.headers());
         (
             entry.handler.forward(dialect, body, options),
             input_tokens,

@@ -60,7 +60,8 @@ pub(super) struct Drive {
 
 impl Drive {
     pub(super) fn new(cursor: Cursor, mut attempt: Attempt, mut observer: Observer) -> Self {
-        observer.started(cursor.entry(attempt.at), attempt.input_tokens);
+        let trace = std::mem::take(&mut attempt.trace);
+        observer.started(cursor.entry(attempt.at), attempt.input_tokens, trace);
         let read = std::mem::take(&mut attempt.read);
         let mut drive = Self {
             cursor,
@@ -181,7 +182,7 @@ impl Drive {
     async fn resume(&mut self, error: ApiError) -> Result<(), ApiError> {
         self.current.cancel.cancel();
         self.release_splice();
-        self.observer.cut();
+        self.observer.cut(&error);
         let id = self.observer.context().id.clone();
         let answer = self.observer.answer();
         let why = continuation::refusal(&error, answer.tool_call, &answer.text, self.continued);
@@ -200,7 +201,7 @@ impl Drive {
         }
         self.continued += 1;
         let partial = self.observer.answer().text.clone();
-        let attempt = match self.cursor.continuation(&partial).await {
+        let mut attempt = match self.cursor.continuation(&partial).await {
             Ok(attempt) => attempt,
             Err(failed) => {
                 tracing::warn!(id = %id, "the continuation of a cut answer failed: {failed}");
@@ -210,7 +211,8 @@ impl Drive {
         let entry = self.cursor.entry(attempt.at);
         tracing::info!(id = %id, provider = %entry.provider_id, model = %entry.model_id,
             continuation = self.continued, "continuing a cut answer: {error}");
-        self.observer.started(entry, attempt.input_tokens);
+        let trace = std::mem::take(&mut attempt.trace);
+        self.observer.started(entry, attempt.input_tokens, trace);
         self.splice = Some(Splice::after(&partial));
         self.current = attempt;
         let read = std::mem::take(&mut self.current.read);

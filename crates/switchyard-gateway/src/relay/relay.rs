@@ -49,7 +49,7 @@ impl Relay {
         let context = &self.context;
         let dialect = context.dialect;
         let times = (context.input_tokens, context.received, until);
-        let observer = Observer::new(&self.shared, self.context, &self.request);
+        let mut observer = Observer::new(&self.shared, self.context, &self.request);
         let chain = match fitting(self.chain, &self.request, dialect) {
             Ok(chain) => chain,
             Err(error) => {
@@ -59,6 +59,7 @@ impl Relay {
         };
         let parts = (chain, self.request, self.sent);
         let mut cursor = Cursor::new(self.shared, parts, dialect, times);
+        cursor.traced(observer.span_parent());
         let attempt = match cursor.first().await {
             Ok(attempt) => attempt,
             Err(error) => {

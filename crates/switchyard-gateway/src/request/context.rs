@@ -5,6 +5,7 @@ use tokio::time::Instant;
 use crate::auth::Client;
 use crate::ingress::Dialect;
 use crate::metrics::InFlight;
+use crate::telemetry::RequestTrace;
 use crate::ui::Flight;
 
 /// What one request carries through the relay; process-wide state is in `Shared`.
@@ -22,4 +23,5 @@ pub(crate) struct RequestContext {
     pub(crate) _in_flight: InFlight,
     /// Lists it on the live page until the answer ends.
     pub(crate) live: Flight,
+    pub(crate) trace: RequestTrace,
 }

@@ -25,13 +25,15 @@ pub enum Start {
     Resume(String),
 }
 
-/// The task, its MCP hub, the store, the endpoint to record if it changed, and the auth hint.
+/// The task, its MCP hub, the store, the endpoint to record if it changed, the auth hint and
+/// the telemetry its spans go to.
 pub(super) type Opened = (
     Task,
     Arc<McpServerHub>,
     Arc<dyn TaskStore>,
     Option<Endpoint>,
     Option<String>,
+    Arc<switchyard_gateway::Telemetry>,
 );
 
 /// Creates or reopens the task; a resumed one keeps its mode, provider and model unless told.
@@ -73,8 +75,12 @@ pub(super) async fn open(
     check_local_default(&source, &config, mode).await?;
     let auth_hint = auth_hint(&config, mode);
     apply_fallbacks(&mut config, mode, options)?;
+    let telemetry = crate::telemetry::start(&config).unwrap_or_else(|e| {
+        tracing::warn!("the task's spans are not exported: {e}");
+        Arc::new(switchyard_gateway::Telemetry::off())
+    });
     let (task, hub) = build(&config, mode, Arc::clone(&store), prompt, options, start).await?;
-    Ok((task, hub, store, endpoint, auth_hint))
+    Ok((task, hub, store, endpoint, auth_hint, telemetry))
 }
 
 /// Opens the task store; a configuration file that does not load is reported as such.

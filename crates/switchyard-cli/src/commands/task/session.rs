@@ -51,10 +51,13 @@ pub async fn session(
         Err(message) => return fail(&mut renderer, Refused::config(message), options.json),
     };
     let opened = open(config_path, place, &prompt, &options, &start).await;
-    let (mut task, hub, store, endpoint, auth_hint) = match opened {
+    let (mut task, hub, store, endpoint, auth_hint, telemetry) = match opened {
         Ok(opened) => opened,
         Err(refused) => return fail(&mut renderer, refused, options.json),
     };
+    if telemetry.is_on() {
+        renderer.trace(telemetry.task_spans());
+    }
     let interactive = !options.json && std::io::stdin().is_terminal();
     // A new task was created with its prompt; a resumed one may have a next message.
     let first = Some(prompt).filter(|p| matches!(start, Start::Resume(_)) && !p.trim().is_empty());
@@ -78,7 +81,11 @@ pub async fn session(
     let mut follow_up = crate::follow_up::FollowUp::new(history);
     let (status, code) =
         converse(&mut task, first, interactive, &mut renderer, &mut follow_up).await;
-    end(&mut task, &hub, store.as_ref(), &mut renderer, status, code).await
+    let code = end(&mut task, &hub, store.as_ref(), &mut renderer, status, code).await;
+    // The last spans end with the renderer's, then go out within a bounded wait.
+    drop(renderer);
+    telemetry.shutdown(crate::telemetry::FLUSH_WAIT).await;
+    code
 }
 
 /// Records the run's start; a run with nothing to send is refused before it is recorded.
