@@ -59,7 +59,7 @@ impl Allocator {
         })
     }
 
-    /// This process's holder id, which its leases and slots are stored under.
+    /// The holder id its leases and slots are stored under.
     pub fn holder(&self) -> &str {
         &self.shared.holder
     }
@@ -155,8 +155,7 @@ impl Allocator {
 }
 
 impl Drop for Allocator {
-    /// Stops the background tasks without returning anything, as a killed process would:
-    /// its leases then end at their expiry.
+    /// Stops the background tasks and returns nothing, as a killed process: leases expire.
     fn drop(&mut self) {
         for task in [self.renewer.take(), self.batcher.take()]
             .into_iter()

@@ -9,8 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::shared::{Settled, Shared};
 use crate::store::LeasedRecord;
 
-/// What the batcher is sent: a settled request, or a wish to hear when all before it are
-/// written.
+/// A settled request, or a wish to hear when all before it are written.
 #[derive(Debug)]
 pub(crate) enum Item {
     Record(Box<Settled>),
@@ -21,7 +20,17 @@ pub(crate) enum Item {
 /// is gone and the queue is empty.
 pub(crate) async fn run(shared: Arc<Shared>, mut queue: mpsc::Receiver<Item>) {
     let mut items = Vec::with_capacity(shared.config.batch_max);
-    while queue.recv_many(&mut items, shared.config.batch_max).await > 0 {
+    let max = shared.config.batch_max;
+    while queue.recv_many(&mut items, max).await > 0 {
+        // A short wait fills the batch: one transaction carries more records.
+        if items.len() < max && shared.config.batch_wait_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(shared.config.batch_wait_ms)).await;
+            while items.len() < max
+                && let Ok(item) = queue.try_recv()
+            {
+                items.push(item);
+            }
+        }
         let mut batch = Vec::with_capacity(items.len());
         let mut flushes = Vec::new();
         for item in items.drain(..) {

@@ -11,7 +11,7 @@ pub struct AdmissionClock {
 }
 
 impl AdmissionClock {
-    /// The system clock, through tokio's so a paused runtime moves it.
+    /// The system clock, through tokio's.
     pub fn system() -> Self {
         Self::default()
     }
@@ -52,6 +52,8 @@ pub struct AllocatorConfig {
     pub max_share: f64,
     /// The most records one store write carries.
     pub batch_max: usize,
+    /// How long the batcher waits for more records before a write, ms.
+    pub batch_wait_ms: u64,
     /// Records waiting to be written before `settle` waits for room.
     pub queue: usize,
     /// The clock.
@@ -66,6 +68,7 @@ impl Default for AllocatorConfig {
             allowance_ms: 1_000,
             max_share: 0.1,
             batch_max: 512,
+            batch_wait_ms: 20,
             queue: 8_192,
             clock: AdmissionClock::system(),
         }

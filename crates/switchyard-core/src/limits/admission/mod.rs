@@ -1,10 +1,6 @@
 //! The allocator a gateway process admits keyed requests against, in memory, from slices of
 //! budgets and per-minute allowances it leases from the store.
 //! Spec: R14.12.
-//!
-//! `allocator.rs` is the public face; `admit.rs` and `rate.rs` take from slices and allowances,
-//! leasing more on a miss through `lease_call.rs`; `renewer.rs` and `batcher.rs` are the two
-//! background tasks; `shared.rs` is the state all of them hold.
 
 mod admit;
 mod allocator;

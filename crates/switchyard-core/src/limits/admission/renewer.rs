@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::lease_call::call;
 use super::rate::give_back;
 use super::shared::Shared;
-use super::slice::Plan;
+use super::slice::{Plan, SliceKey};
 use crate::store::{LeaseScope, SlotLease};
 
 /// Ticks until aborted.
@@ -48,13 +48,15 @@ async fn refresh(shared: &Shared) {
     }
 }
 
-/// One lease call for every slice holding anything: renewed with headroom for what it took
-/// since the last call, or shrunk to what it owes when idle or its key is revoked.
+/// The most slices one renewal call carries, so the rows it locks are held briefly.
+const PER_CALL: usize = 32;
+
+/// Lease calls for every slice due: renewed with headroom for what it gave out since its
+/// last call, or shrunk to what it owes when idle, tight or its key is revoked.
 async fn renew(shared: &Arc<Shared>) {
-    let one = Arc::clone(&shared.leasing).lock_owned().await;
+    let mut one = Arc::clone(&shared.leasing).lock_owned().await;
     let now = shared.now_ms();
-    let share = shared.config.max_share;
-    let plans: Vec<Plan> = {
+    let due: Vec<(SliceKey, bool)> = {
         let mut state = shared.state();
         let state = &mut *state;
         state.slices.retain(|_, s| {
@@ -62,23 +64,43 @@ async fn renew(shared: &Arc<Shared>) {
             s.held()
         });
         let revoked = &state.revoked;
-        (state.slices.iter_mut())
-            .map(|(key, slice)| {
+        (state.slices.iter())
+            .filter_map(|(key, slice)| {
                 let gone = key.scope != LeaseScope::Team
                     && key.scope != LeaseScope::Gateway
                     && revoked.contains(&key.id);
                 let idle = slice.demand <= 0.0 || gone;
-                slice.plan(key, (0.0, idle), (now, share))
+                (slice.due(now, shared.config.lease_ms, idle)).then(|| (key.clone(), idle))
             })
             .collect()
     };
-    if plans.is_empty() {
-        return;
+    for chunk in due.chunks(PER_CALL) {
+        let plans: Vec<Plan> = {
+            let mut state = shared.state();
+            (chunk.iter())
+                .filter_map(|(key, idle)| {
+                    let slice = state.slices.get_mut(key)?;
+                    Some(slice.plan(key, (0.0, *idle), (now, shared.config.max_share)))
+                })
+                .collect()
+        };
+        match call(shared, now, plans, one).await {
+            Ok((_, back)) => one = back,
+            Err(e) => {
+                tracing::warn!("renewing the budget leases failed: {e}");
+                shared
+                    .state()
+                    .slices
+                    .values_mut()
+                    .for_each(|s| s.next_tick());
+                return;
+            }
+        }
     }
-    if let Err(e) = call(shared, now, plans, one).await {
-        tracing::warn!("renewing the budget leases failed: {e}");
-    }
-    shared.state().slices.retain(|_, s| s.held());
+    drop(one);
+    let mut state = shared.state();
+    state.slices.retain(|_, s| s.held());
+    state.slices.values_mut().for_each(|s| s.next_tick());
 }
 
 /// Returns the unused slots of allowances past their last instant.

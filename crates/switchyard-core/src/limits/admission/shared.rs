@@ -41,13 +41,12 @@ impl Shared {
         self.config.clock.now_ms()
     }
 
-    /// The state; a panic elsewhere while it was held leaves it usable, as every update is
-    /// one step.
+    /// The state, still usable after a panic elsewhere, as every update is one step.
     pub(crate) fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The least lease left for a slice to be taken from without a store call.
+    /// The lease a slice must have left to be taken from without a store call.
     pub(crate) fn margin_ms(&self) -> i64 {
         self.config.lease_ms / 2
     }

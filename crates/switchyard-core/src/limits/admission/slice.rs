@@ -28,11 +28,14 @@ pub(crate) struct Slice {
     pub(crate) committed: f64,
     /// While a lease call is out, the most `usage` may reach, so any answer still covers it.
     pub(crate) cap: f64,
-    /// What requests took since the last grant.
+    /// What requests took since the last tick, and in the tick before it.
     pub(crate) demand: f64,
+    pub(crate) last_demand: f64,
     pub(crate) last_take: f64,
-    /// Whether the budget is near its end: the slice then holds no headroom.
+    /// Whether the store could not give the last want: the slice then holds no headroom.
     pub(crate) tight: bool,
+    /// What the last grant left free for everyone else.
+    pub(crate) free_after: f64,
 }
 
 /// One slice's part of a lease call, kept to apply the answer.
@@ -42,8 +45,6 @@ pub(crate) struct Plan {
     pub(crate) want: LeaseWant,
     pub(crate) bucket: i64,
     committed: f64,
-    granted_live: f64,
-    headroom: f64,
     extra: f64,
 }
 
@@ -60,8 +61,10 @@ impl Slice {
             committed: 0.0,
             cap: f64::INFINITY,
             demand: 0.0,
+            last_demand: 0.0,
             last_take: 0.0,
             tight: false,
+            free_after: f64::INFINITY,
         }
     }
 
@@ -91,7 +94,7 @@ impl Slice {
         self.last_take = amount;
     }
 
-    /// Gives back a request's reservation, keeping its `cost` until its record is written.
+    /// Gives back a reservation, keeping its `cost` until its record is written.
     pub(crate) fn settle(&mut self, bucket: i64, reserved: f64, cost: f64) {
         if bucket == self.bucket {
             self.reserved = (self.reserved - reserved).max(0.0);
@@ -99,7 +102,6 @@ impl Slice {
         }
     }
 
-    /// Moves `cost` written by a record batch from pending to committed.
     pub(crate) fn written(&mut self, bucket: i64, cost: f64) {
         if bucket == self.bucket {
             self.pending = (self.pending - cost).max(0.0);
@@ -107,9 +109,23 @@ impl Slice {
         }
     }
 
-    /// Whether a tick has anything to renew, shrink or end.
     pub(crate) fn held(&self) -> bool {
         self.granted > 0.0 || self.usage() > 0.0
+    }
+
+    /// Starts the next tick's count of what requests take.
+    pub(crate) fn next_tick(&mut self) {
+        self.last_demand = self.demand;
+        self.demand = 0.0;
+    }
+
+    /// Whether a tick should renew it: half its lease gone, less room left than it gave out
+    /// since its last call, or more held than owed while idle or tight.
+    pub(crate) fn due(&self, now_ms: i64, lease_ms: i64, idle: bool) -> bool {
+        let owed = self.reserved + self.pending;
+        self.expires_ms - now_ms <= lease_ms / 2
+            || self.granted - self.usage() < self.demand
+            || ((idle || self.tight) && self.granted > owed + 1e-12)
     }
 
     /// The want of a lease call taking `extra` more, `idle` holding no headroom.
@@ -125,9 +141,11 @@ impl Slice {
         } else {
             0.0
         };
-        let mut headroom = (2.0 * self.demand)
+        let mut headroom = (4.0 * self.demand.max(self.last_demand))
             .max(4.0 * self.last_take.max(extra))
-            .min(self.limit * max_share);
+            .min(self.limit * max_share)
+            // Half of what was left free, so holders share the end of a budget.
+            .min(self.free_after / 2.0);
         if key.scope == LeaseScope::Parallel {
             headroom = if self.demand > 0.0 || extra > 0.0 {
                 1.0
@@ -154,8 +172,6 @@ impl Slice {
             want,
             bucket: self.bucket,
             committed: self.committed,
-            granted_live,
-            headroom,
             extra,
         }
     }
@@ -165,17 +181,18 @@ impl Slice {
         if plan.bucket != self.bucket {
             return;
         }
-        // A refused call keeps the previous lease, which still holds what was written.
-        let kept = !grant.full && (grant.amount - plan.granted_live).abs() <= 1e-12;
-        if !kept {
+        // Only a grant that left something free was surely decided on the totals holding
+        // what was written: a refused call keeps the previous lease, which may equal the want.
+        if grant.full && grant.free > 0.0 {
             self.committed = (self.committed - plan.committed).max(0.0);
         }
         self.granted = grant.amount;
         self.expires_ms = if grant.amount > 0.0 { expires_ms } else { 0 };
         self.cap = f64::INFINITY;
         // The request that asked is about to take it: a tick meanwhile must not find it idle.
-        self.demand = plan.extra;
-        self.tight = !grant.full || grant.free < plan.headroom;
+        self.demand = self.demand.max(plan.extra);
+        self.tight = !grant.full;
+        self.free_after = grant.free;
     }
 
     /// After a failed call, whose answer may or may not be in the store: what both cover.
