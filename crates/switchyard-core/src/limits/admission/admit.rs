@@ -1,5 +1,4 @@
 //! Admission: take from the slices and the allowance in memory, else lease what is short.
-//! Spec: R14.12.
 
 use std::sync::Arc;
 

@@ -1,5 +1,4 @@
 //! [`Allocator`]: one per gateway process, admitting keyed requests against leased slices.
-//! Spec: R14.12.
 
 use std::sync::{Arc, Mutex};
 

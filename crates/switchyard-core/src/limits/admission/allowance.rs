@@ -1,5 +1,4 @@
 //! Per-minute slots leased from the store's shared window, used in memory until they lapse.
-//! Spec: R14.12, R12.3.
 
 use crate::limits::RateLimits;
 use crate::store::SlotLease;
@@ -14,7 +13,6 @@ pub(crate) struct Allowance {
 }
 
 impl Allowance {
-    /// Whether a request of `input` tokens fits at `now_ms`.
     pub(crate) fn fits(&self, now_ms: i64, input: u64) -> bool {
         now_ms <= self.valid_until_ms
             && self.used.requests < self.granted.requests
@@ -26,7 +24,6 @@ impl Allowance {
         self.used.tokens = self.used.tokens.saturating_add(input);
     }
 
-    /// What was leased and not used.
     pub(crate) fn unused(&self) -> SlotLease {
         SlotLease {
             requests: self.granted.requests - self.used.requests.min(self.granted.requests),

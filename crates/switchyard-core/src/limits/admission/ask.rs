@@ -1,5 +1,4 @@
 //! What a request asks of the allocator and what the allocator answers.
-//! Spec: R14.12.
 
 use super::slice::SliceKey;
 use crate::limits::{LimitReason, RateLimits};

@@ -1,5 +1,4 @@
 //! The background task writing settled requests to the store in batches.
-//! Spec: R14.12, R14.8.
 
 use std::sync::Arc;
 use std::time::Duration;

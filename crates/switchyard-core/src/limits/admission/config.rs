@@ -1,5 +1,4 @@
 //! How long leases and allowances last and how the background tasks pace themselves.
-//! Spec: R14.12.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -1,5 +1,4 @@
 //! One lease call: the plans of some slices sent to the store and its answer applied.
-//! Spec: R14.12.
 
 use std::sync::Arc;
 

@@ -1,5 +1,4 @@
 //! Leasing per-minute slots for a rate key when its allowance is used up or lapsed.
-//! Spec: R14.12, R12.3.
 
 use std::sync::Arc;
 

@@ -1,6 +1,5 @@
 //! The background task that keeps slices leased, shrinks idle ones, returns lapsed
 //! allowances and reads revoked keys and cooldowns again, once a tick.
-//! Spec: R14.12.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -1,5 +1,4 @@
 //! The state an allocator's callers and its two background tasks share.
-//! Spec: R14.12.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};

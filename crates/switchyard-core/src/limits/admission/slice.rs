@@ -1,5 +1,4 @@
 //! One budget slice a process holds: its lease in the store and what requests took from it.
-//! Spec: R14.12.
 
 use crate::store::{BudgetWindow, LeaseGrant, LeaseScope, LeaseWant};
 
@@ -113,7 +112,6 @@ impl Slice {
         self.granted > 0.0 || self.usage() > 0.0
     }
 
-    /// Starts the next tick's count of what requests take.
     pub(crate) fn next_tick(&mut self) {
         self.last_demand = self.demand;
         self.demand = 0.0;
