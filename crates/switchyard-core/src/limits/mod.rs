@@ -1,6 +1,7 @@
 //! Failover chains, spend caps and client-side rate limits, with their state in the store.
 //! Spec: R12, R13.2.
 
+pub mod admission;
 pub mod guard;
 pub mod state;
 pub mod view;

@@ -61,7 +61,7 @@ pub struct LeaseGrant {
     pub resets_ms: Option<i64>,
 }
 
-/// A lease's amount: `want`, else what is free if at least `need`, else `previous` cut to it.
+/// A lease's amount: `want`, else what is free if at least `need`, else `previous` unchanged.
 pub fn decide_lease(want: &LeaseWant, others: f64, previous: f64, now_ms: i64) -> LeaseGrant {
     let wanted = want.want.max(0.0);
     let free = (want.limit - others).max(0.0);
@@ -70,7 +70,10 @@ pub fn decide_lease(want: &LeaseWant, others: f64, previous: f64, now_ms: i64) -
     } else if free + 1e-12 >= want.need.min(wanted) {
         free
     } else {
-        previous.min(free)
+        // Free may be short only because other holders' recorded costs still sit in their
+        // leases too: cutting this one below what its holder has admitted would let a later
+        // lease hand the difference out again.
+        previous
     };
     LeaseGrant {
         amount,
