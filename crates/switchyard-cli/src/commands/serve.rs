@@ -20,10 +20,7 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 /// Serves until a signal, lets the streams in flight finish, and exits 0; 2 for an address it
 /// will not listen on or an unreadable configuration or store, 1 for one it cannot bind.
 pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
-    // jemalloc's purging thread gives a burst's freed pages back while the gateway idles.
-    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
-        tracing::debug!("jemalloc's background thread did not start: {e}");
-    }
+    purge_in_the_background();
     let selection = SelectionArgs::default();
     let config = match settings::load(place.config, &selection, Some(Mode::Act)) {
         Ok((config, _, _)) => config,
@@ -99,6 +96,14 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     serve(listener, gateway, limits, shutdown).await;
     telemetry.shutdown(crate::telemetry::FLUSH_WAIT).await;
     ExitCode::SUCCESS
+}
+
+/// Starts jemalloc's purging thread, which gives a burst's freed pages back while the gateway
+/// idles.
+fn purge_in_the_background() {
+    if let Err(e) = tikv_jemalloc_ctl::background_thread::write(true) {
+        tracing::debug!("jemalloc's background thread did not start: {e}");
+    }
 }
 
 /// The gateway over `config` and `store`, keys required when the store held one or from the

@@ -1,6 +1,6 @@
 //! The allocator a gateway process admits keyed requests against, in memory, from slices of
 //! budgets and per-minute allowances it leases from the store.
-//! Spec: R14.12.
+//! Spec: R14.17.
 
 mod admit;
 mod allocator;
