@@ -59,10 +59,10 @@ fn error_type(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Auth => "authentication_error",
         ErrorKind::Entitlement => "permission_error",
-        ErrorKind::RateLimited
-        | ErrorKind::SpendLimit
-        | ErrorKind::SpendCap
-        | ErrorKind::QuotaExceeded => "rate_limit_error",
+        ErrorKind::RateLimited => "rate_limit_error",
+        // Sent with a 402, whose type Anthropic names `billing_error`; a 402 typed
+        // `rate_limit_error` is a pair Anthropic never sends.
+        ErrorKind::SpendLimit | ErrorKind::SpendCap | ErrorKind::QuotaExceeded => "billing_error",
         ErrorKind::Overloaded => "overloaded_error",
         ErrorKind::ContextWindowExceeded
         | ErrorKind::InvalidRequest

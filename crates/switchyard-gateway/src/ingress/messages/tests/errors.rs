@@ -14,6 +14,7 @@ fn of(kind: ErrorKind) -> (u16, &'static str) {
         "not_found_error" => "not_found_error",
         "request_too_large" => "request_too_large",
         "rate_limit_error" => "rate_limit_error",
+        "billing_error" => "billing_error",
         "api_error" => "api_error",
         "overloaded_error" => "overloaded_error",
         other => panic!("not an Anthropic error type: {other}"),
@@ -38,8 +39,10 @@ fn statuses_and_types() {
         (ErrorKind::Server, 502, "api_error"),
         (ErrorKind::Network, 502, "api_error"),
         (ErrorKind::Timeout, 504, "api_error"),
-        (ErrorKind::SpendCap, 402, "rate_limit_error"),
-        (ErrorKind::QuotaExceeded, 402, "rate_limit_error"),
+        // A 402 is Anthropic's billing_error, never rate_limit_error (BerriAI/litellm#37754).
+        (ErrorKind::SpendCap, 402, "billing_error"),
+        (ErrorKind::SpendLimit, 402, "billing_error"),
+        (ErrorKind::QuotaExceeded, 402, "billing_error"),
     ];
     for (kind, status, kind_name) in table {
         assert_eq!(of(kind), (status, kind_name), "{kind:?}");
