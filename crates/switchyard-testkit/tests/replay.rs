@@ -57,7 +57,12 @@ async fn replay_by_length_on_one_connection() {
     let responses: Vec<(std::path::PathBuf, HttpResponse)> = all_http_files()
         .into_iter()
         .map(|p| (p.clone(), HttpResponse::load(&p)))
-        .filter(|(_, r)| r.header("content-length").is_some())
+        // A recorded `connection: close` (C92b's server sends one with its length) ends the
+        // connection by design, so it cannot be followed on the same one.
+        .filter(|(_, r)| {
+            let closes = (r.header("connection")).is_some_and(|v| v.eq_ignore_ascii_case("close"));
+            r.header("content-length").is_some() && !closes
+        })
         .collect();
     assert!(responses.len() >= 40);
     let server = MockServer::start(

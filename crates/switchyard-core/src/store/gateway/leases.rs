@@ -61,14 +61,17 @@ pub struct LeaseGrant {
     pub resets_ms: Option<i64>,
 }
 
-/// A lease's amount: `want`, else what is free if at least `need`, else `previous` unchanged.
+/// A lease's amount: `want`, else what is free (never less than `previous`, up to `want`) if
+/// at least `need`, else `previous` unchanged.
 pub fn decide_lease(want: &LeaseWant, others: f64, previous: f64, now_ms: i64) -> LeaseGrant {
     let wanted = want.want.max(0.0);
     let free = (want.limit - others).max(0.0);
     let amount = if free + 1e-12 >= wanted {
         wanted
     } else if free + 1e-12 >= want.need.min(wanted) {
-        free
+        // Never below what the holder already held, up to what it wants: free can be short of
+        // that for the reason below.
+        free.max(previous.min(wanted))
     } else {
         // Free may be short only because other holders' recorded costs still sit in their
         // leases too: cutting this one below what its holder has admitted would let a later

@@ -209,7 +209,9 @@ pub(crate) async fn slot_leases_hold_the_limit_over_every_sliding_minute(
                     .return_slots("k", &format!("w{w}"), unused)
                     .await
                     .unwrap();
-                assert_eq!(back, unused);
+                // Less comes back when another writer's pruning took the row first: a row
+                // two minutes old counts in no window, so nothing is lost.
+                assert!(back.requests <= unused.requests, "{back:?} of {unused:?}");
             }
             uses
         }));
