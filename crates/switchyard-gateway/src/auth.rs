@@ -12,8 +12,8 @@ use switchyard_core::limits::Clock;
 use switchyard_core::store::{ClientKey, KeyStore, StoreError, Team, hash_key};
 use tokio::time::Instant;
 
+use crate::glob::glob_matches;
 use crate::refusal::{Kind, Refusal};
-use crate::request::glob_matches;
 
 /// How long a key looked up in the store is trusted: a revoked key stops working within it.
 pub(crate) const CACHE_TTL: Duration = Duration::from_secs(1);

@@ -37,6 +37,7 @@ mod endpoint;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod glob;
 mod idle;
 pub mod ingress;
 mod metrics;

@@ -7,8 +7,8 @@ use crate::message::ImageSource;
 
 /// An image a tool returned goes to Gemini as an `inlineData` part beside the tool's
 /// `functionResponse`, in the same user content: Gemini reads media there on every model,
-/// where `functionResponse.parts` is Gemini 3's alone (BerriAI/litellm#23712, tests/cases
-/// CASES.md issue 46 item 8).
+/// where `functionResponse.parts` is Gemini 3's alone (BerriAI/litellm#23712, in
+/// tests/cases/CASES.md).
 #[test]
 fn an_image_from_a_tool_goes_beside_its_function_response() {
     let png = ImageSource {

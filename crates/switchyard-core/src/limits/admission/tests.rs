@@ -1,4 +1,5 @@
-//! Unit tests of slices: what a lease call asks and how its answer is applied (issue 41).
+//! Unit tests of slices: what a lease call asks and how its answer is applied.
+//! Spec: R14.16, R14.17.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::slice::{Slice, SliceKey};

@@ -1,4 +1,4 @@
-//! The suite's tests of leases (issue 41) and of `store check`: budget leases raced for by
+//! The suite's tests of leases and of `store check`: budget leases raced for by
 //! three handles never add up past the budget, an expired lease gives its amount back, slot
 //! leases hold a per-minute limit over every sliding minute, and a planted difference between
 //! a total and the ledger is found and repaired.

@@ -1,4 +1,4 @@
-//! Running totals against the ledger (issue 41): a property test of random interleavings of
+//! Running totals against the ledger: a property test of random interleavings of
 //! holds, settlements, leases, in-memory admissions against leases, expiry, day and month
 //! rollover, a task's spend and process death. After every step the totals equal the ledger
 //! recomputed, and no budget has used more than its limit plus what settled costs exceeded

@@ -274,7 +274,7 @@ fn data_url_images_become_base64_blocks_and_remote_ones_are_dropped() {
 
 #[test]
 fn a_data_url_that_is_not_an_image_is_a_400_naming_its_part_not_an_image() {
-    // A PDF sent as an image_url was forwarded as an image (issue 46).
+    // A PDF sent as an image_url was forwarded as an image (tests/cases/CASES.md, the long tail).
     let body = json!({"model": "m", "messages": [{"role": "user", "content": [
         {"type": "text", "text": "Summarise this."},
         {"type": "image_url", "image_url": {"url": "data:application/pdf;base64,JVBERi0xLjQ="}}
