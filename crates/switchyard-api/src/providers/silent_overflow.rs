@@ -21,9 +21,9 @@ const IMAGE_TOKENS: u64 = 1_000;
 const MEDIA_BYTES: usize = 4096;
 
 /// `stream` with an end before any chunk read as an overflow when the request's `estimate` of
-/// input tokens is over the model's `window`.
+/// input tokens is over the model's `window`. A window of 0 is unknown and says nothing.
 pub(crate) fn reading_a_silent_end(stream: ApiStream, estimate: u64, window: u64) -> ApiStream {
-    if estimate <= window {
+    if window == 0 || estimate <= window {
         return stream;
     }
     let answered = Arc::new(AtomicBool::new(false));
@@ -93,4 +93,31 @@ pub(crate) fn estimate_body(body: &serde_json::Map<String, Value>) -> u64 {
     let (mut bytes, mut images) = (0, 0);
     body.values().for_each(|v| walk(v, &mut bytes, &mut images));
     (bytes as u64).div_ceil(4) + images * IMAGE_TOKENS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn silent() -> ApiStream {
+        let mut e = ApiError::new(ErrorKind::Network, "sent an incomplete response");
+        e.code = Some(INCOMPLETE_STREAM.to_owned());
+        Box::pin(futures_util::stream::iter([Err(e)]))
+    }
+
+    async fn kind(stream: ApiStream) -> ErrorKind {
+        use futures_util::StreamExt;
+        let mut stream = stream;
+        stream.next().await.unwrap().unwrap_err().kind
+    }
+
+    #[tokio::test]
+    async fn only_a_known_window_turns_silence_into_an_overflow() {
+        let over = reading_a_silent_end(silent(), 3_000, 2_048);
+        assert_eq!(kind(over).await, ErrorKind::ContextWindowExceeded);
+        let within = reading_a_silent_end(silent(), 1_000, 2_048);
+        assert_eq!(kind(within).await, ErrorKind::Network);
+        let unknown = reading_a_silent_end(silent(), 3_000, 0);
+        assert_eq!(kind(unknown).await, ErrorKind::Network);
+    }
 }
