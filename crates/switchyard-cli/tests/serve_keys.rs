@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
@@ -550,6 +550,7 @@ async fn an_rpm_limit_is_shared_by_three_processes() {
     assert_eq!(upstream.request_count(), 5);
 }
 
+/// `[serve] admission = "per_request"`: one hold in the store per request (SPEC R14.7).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends() {
     let upstream = MockServer::start(vec![
@@ -561,6 +562,12 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
     let h = home.path().to_owned();
     let store = format!("sqlite:{}", h.join("kill.db").display());
     let config = write_config(&h, &upstream.url());
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("[serve]\nadmission = \"per_request\"\n{text}"),
+    )
+    .unwrap();
     let key = create_key(&h, &store, &["--name", "killed", "--budget", "1/day"]);
     let used = |h: &Path, store: &str| -> f64 {
         let (_, out, _) = run(h, store, &["keys", "list", "--json"]);
@@ -622,6 +629,83 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
         (after - settled).abs() < 1e-9,
         "past its lease only the settled spend counts: {after} vs {settled}"
     );
+}
+
+/// Leased admission (SPEC R14.17, the default): a process killed while it holds a slice of a
+/// key's budget, with a stream in flight, strands that slice only until its lease lapses
+/// unrenewed. A second process is refused what the slice holds at once, and admitted after the
+/// lease (2 s here); nothing is overspent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends() {
+    let upstream = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("anthropic_text")).stall_at(900, Duration::from_secs(30)),
+        Reply::new(HttpResponse::fixture("anthropic_text")),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("slice.db").display());
+    let config = write_config(&h, &upstream.url());
+    // Each reservation is just over $0.015: the budget fits one in flight and not a second
+    // beside the first one's slice.
+    let key = create_key(&h, &store, &["--name", "sliced", "--budget", "0.025/day"]);
+    let (path, body, _) = dialects("sonnet")[0].clone();
+    let auth = format!("Bearer {key}");
+    let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
+    let (h2, s2, c2, a2) = (h.clone(), store.clone(), config.clone(), auth.clone());
+    let killed = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h2, &s2, &c2, &["--hold-lease", "2"]);
+        let addr = serve.addr.clone();
+        std::thread::spawn(move || {
+            let _ = std::panic::catch_unwind(|| {
+                call(
+                    &addr,
+                    "/v1/chat/completions",
+                    &[("authorization", &a2)],
+                    &streamed,
+                )
+            });
+        });
+        serve
+    })
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), upstream.wait_for_requests(1))
+        .await
+        .unwrap();
+    let mut killed = killed;
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    let (h3, s3, c3, a3) = (h.clone(), store.clone(), config.clone(), auth.clone());
+    let (refused, admitted, waited) = tokio::task::spawn_blocking(move || {
+        let other = Serve::start(&h3, &s3, &c3, &["--hold-lease", "2"]);
+        let headers = [("authorization", a3.as_str())];
+        let refused = call(&other.addr, path, &headers, &body);
+        let start = Instant::now();
+        loop {
+            let answer = call(&other.addr, path, &headers, &body);
+            if answer.0 == 200 || start.elapsed() > Duration::from_secs(10) {
+                return (refused, answer, start.elapsed());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        refused.0, 402,
+        "the killed process's slice still counts: {refused:?}"
+    );
+    assert!(refused.2.contains("budget of $0.0250"), "{refused:?}");
+    assert_eq!(
+        admitted.0, 200,
+        "admitted once the slice lapsed: {admitted:?}"
+    );
+    assert!(
+        waited < Duration::from_secs(4),
+        "the slice lapsed within its 2 s lease and a renewal tick: {waited:?}"
+    );
+    assert_eq!(upstream.request_count(), 2);
 }
 
 /// A `serve` started on a store without keys requires one from the first key made on (read

@@ -96,7 +96,9 @@ impl Gateway {
 
     /// This gateway counting a budget hold nothing settled for `lease`.
     pub fn with_hold_lease(mut self, lease: Duration) -> Self {
-        Arc::make_mut(&mut self.shared).admission.hold_lease = lease;
+        Arc::make_mut(&mut self.shared)
+            .admission
+            .set_hold_lease(lease);
         self
     }
 
@@ -147,6 +149,7 @@ impl Gateway {
             let n = writes.running();
             tracing::warn!("{n} request records were still being written when the gateway stopped");
         }
+        self.shared.admission.shutdown().await;
     }
 
     /// Shutdown has started: the dashboard's live streams, which have no end, end now.
@@ -283,12 +286,13 @@ impl Gateway {
         let chain = self.router.chain(&model).map_err(RouteError::refusal)?;
         // The input estimate, once: the key's token window, its reservation, the routes'.
         let input = estimate_message_tokens(&parsed.system_prompt, &parsed.messages);
+        let mut hold = None;
         if let Some(client) = &client {
             let reserve = self.router.reserve_usd(&model);
             let admitted = shared
                 .admission
                 .admit(client, (id, &chain), (&parsed, input), reserve);
-            admitted.await.map_err(|r| listed(r, client))?;
+            hold = admitted.await.map_err(|r| listed(r, client))?;
         }
         let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
         let label = route_label(&model, self.router.glob_for(&model));
@@ -303,6 +307,7 @@ impl Gateway {
             trace: trace.unwrap_or_default(),
             client,
             _in_flight: in_flight,
+            hold,
         };
         let sent = Sent {
             bytes,

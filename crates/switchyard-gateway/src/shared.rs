@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use switchyard_api::config::{
-    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS, DEFAULT_PARSE_MEMORY_MIB,
-    DEFAULT_REQUEST_DEADLINE_SECONDS,
+    AdmissionMode, DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS,
+    DEFAULT_PARSE_MEMORY_MIB, DEFAULT_REQUEST_DEADLINE_SECONDS,
 };
 use switchyard_api::{ApiConfiguration, StreamBounds};
 use switchyard_core::limits::{Clock, SpendCaps};
@@ -16,7 +16,8 @@ use crate::body::BodyLimits;
 use crate::metrics::{LABEL_SETS_MAX, Metrics};
 use crate::parsing::ParseBudget;
 use crate::record::{Retention, Writes};
-use crate::request::Admission;
+use crate::relay::LimitsCache;
+use crate::request::{Admission, Leased};
 use crate::telemetry::Telemetry;
 use crate::ui::Live;
 
@@ -53,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) writes: Writes,
     pub(crate) retention: Retention,
     pub(crate) telemetry: Arc<Telemetry>,
+    /// The cooldowns and learnt limits every request's entry choice reads.
+    pub(crate) limits_cache: Arc<LimitsCache>,
 }
 
 impl Shared {
@@ -71,7 +74,8 @@ impl Shared {
         Self {
             // Each part takes the store in the role it needs.
             responses: store.clone(),
-            admission: Admission::new(store.clone(), store.clone(), per_day),
+            admission: Admission::new(store.clone(), store.clone(), per_day)
+                .leasing(leased(&store, serve.admission)),
             writes: Writes::new(store.clone()),
             retention: Retention::new(store.clone(), config),
             store,
@@ -91,6 +95,7 @@ impl Shared {
             metrics: Arc::new(Metrics::new(LABEL_SETS_MAX)),
             live,
             telemetry: Arc::new(Telemetry::off()),
+            limits_cache: Arc::default(),
         }
     }
 
@@ -129,4 +134,10 @@ impl Shared {
             )),
         }
     }
+}
+
+/// The process's slices when `mode` admits keyed requests from them.
+fn leased(store: &Arc<dyn TaskStore>, mode: AdmissionMode) -> Option<Arc<Leased>> {
+    let lease = crate::request::DEFAULT_SLICE_LEASE;
+    (mode == AdmissionMode::Leased).then(|| Arc::new(Leased::new(Arc::clone(store), lease)))
 }

@@ -22,9 +22,10 @@ pub use keys::{ApiKey, ProviderSettings};
 pub use mode::{FallbackSettings, Mode, ModeSettings, ReasoningEffort};
 pub use proxy::{Proxy, ProxyUrl};
 pub use serve::{
-    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS, DEFAULT_IDLE_TIMEOUT_SECONDS,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, DEFAULT_PARSE_MEMORY_MIB,
-    DEFAULT_REQUEST_DEADLINE_SECONDS, DEFAULT_REQUEST_LOG_DAYS, RouteSettings, ServeSettings,
+    AdmissionMode, DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS,
+    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    DEFAULT_PARSE_MEMORY_MIB, DEFAULT_REQUEST_DEADLINE_SECONDS, DEFAULT_REQUEST_LOG_DAYS,
+    RouteSettings, ServeSettings,
 };
 pub use store::{LimitsSettings, StoreUrl};
 pub use telemetry::{OtlpProtocol, TelemetryExport, TelemetrySettings};

@@ -58,8 +58,22 @@ pub struct ServeSettings {
     pub trust_forwarded_headers: bool,
     /// Whether the dashboard's session cookie is always `Secure`, behind an HTTPS proxy.
     pub secure_cookie: bool,
+    /// How keyed requests are admitted.
+    pub admission: AdmissionMode,
     /// `[serve.routes.NAME]`: a model name or `*` glob that clients send.
     pub routes: BTreeMap<String, RouteSettings>,
+}
+
+/// How `serve` admits a keyed request against its budgets and per-minute limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdmissionMode {
+    /// Against slices of each budget this process leases from the store, in memory.
+    #[default]
+    Leased,
+    /// One hold in the store per request: exact to the cent across processes, one store
+    /// write on each request's path.
+    PerRequest,
 }
 
 impl Default for ServeSettings {
@@ -78,6 +92,7 @@ impl Default for ServeSettings {
             list_catalogue: true,
             trust_forwarded_headers: false,
             secure_cookie: false,
+            admission: AdmissionMode::default(),
             routes: BTreeMap::new(),
         }
     }

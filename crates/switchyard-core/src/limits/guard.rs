@@ -190,9 +190,15 @@ impl RequestLimits {
 
     /// The first entry that is not cooling down, or when all are, the earliest to come back.
     pub async fn choose(&self, store: &dyn TaskStore) -> Result<Choice, StoreError> {
+        let cooling = store.cooldowns(self.clock.now_ms()).await?;
+        Ok(self.choose_among(&cooling))
+    }
+
+    /// [`RequestLimits::choose`] with the cooldowns as read: those ended by now are ignored.
+    pub fn choose_among(&self, cooling: &[Cooldown]) -> Choice {
         let now = self.clock.now_ms();
-        let cooling = store.cooldowns(now).await?;
-        let cooling_of = |e: &LimitedEntry| cooling.iter().find(|c| c.entry == e.key);
+        let cooling_of =
+            |e: &LimitedEntry| (cooling.iter()).find(|c| c.entry == e.key && c.until_ms > now);
         let mut free = self
             .entries
             .iter()
@@ -200,10 +206,10 @@ impl RequestLimits {
             .filter(|(_, e)| cooling_of(e).is_none())
             .map(|(i, _)| i);
         match free.next() {
-            Some(index) => Ok(Choice::Entry {
+            Some(index) => Choice::Entry {
                 index,
                 alternative: free.next().is_some(),
-            }),
+            },
             None => {
                 let first = self
                     .entries
@@ -217,10 +223,10 @@ impl RequestLimits {
                         until_ms: now,
                         reason: String::new(),
                     });
-                Ok(Choice::AllCooling {
+                Choice::AllCooling {
                     until_ms: first.until_ms,
                     first,
-                })
+                }
             }
         }
     }

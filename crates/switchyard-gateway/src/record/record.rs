@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::writes::Writes;
 use crate::ingress::GatewayRequest;
 use crate::metrics::{Finished, Metrics};
-use crate::request::RequestContext;
+use crate::request::{Hold, RequestContext};
 use crate::telemetry::RequestTrace;
 
 /// One request's record until its answer ends; dropped before, it is recorded as cancelled.
@@ -38,6 +38,8 @@ pub(crate) struct Record {
     client: Option<(String, Option<String>)>,
     /// The request's span, ended with the record.
     trace: RequestTrace,
+    /// A leased admission's reservation: the record goes to the store through it.
+    hold: Option<Hold>,
 }
 
 impl Record {
@@ -79,7 +81,14 @@ impl Record {
             tried: None,
             client: key.map(|k| (k.prefix.clone(), k.team.clone())),
             trace: RequestTrace::default(),
+            hold: None,
         }
+    }
+
+    /// This record settling `hold` when it is written.
+    pub(crate) fn settling(mut self, hold: Option<Hold>) -> Self {
+        self.hold = hold;
+        self
     }
 
     /// This record ending `trace` when it is written.
@@ -168,7 +177,10 @@ impl Record {
             tracing::warn!(id = %record.id, "the request was not recorded: no runtime");
             return;
         };
-        self.writes.record(&runtime, record);
+        match self.hold.take() {
+            Some(hold) => hold.settle(record),
+            None => self.writes.record(&runtime, record),
+        }
     }
 
     /// Feeds the gateway's metrics with the request's end: one short lock.

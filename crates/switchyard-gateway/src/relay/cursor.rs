@@ -117,7 +117,8 @@ impl Cursor {
         let mut last = ApiError::new(ErrorKind::Server, "The route has no provider to send to.");
         let times = (self.input_tokens, self.until);
         let store = Arc::clone(&self.shared.store);
-        let mut search = Search::new(store, self.shared.caps, &self.chain[from..], times);
+        let cache = Arc::clone(&self.shared.limits_cache);
+        let mut search = Search::new((store, cache), self.shared.caps, &self.chain[from..], times);
         let mut first = from == 0 && matches!(prompt, Prompt::Client);
         let mut why = match prompt {
             Prompt::Client => Why::First,

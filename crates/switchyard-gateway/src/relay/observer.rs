@@ -34,7 +34,7 @@ impl Observer {
         let trace = std::mem::take(&mut context.trace);
         trace.input(&request.system_prompt, &request.messages);
         let record = Record::new((&shared.writes, &shared.metrics), &context, request);
-        let record = record.traced(trace);
+        let record = record.traced(trace).settling(context.hold.take());
         let stores = context.dialect.rules().stores_answer(request);
         let store = (&shared.responses, shared.body_limit);
         let keeper = stores.then(|| Keeper::new(store, &context.id, request));

@@ -14,9 +14,12 @@ use switchyard_core::limits::{
 use switchyard_core::store::{StoreError, TaskStore};
 use tokio::time::Instant;
 
+use super::limits_cache::{LimitsCache, Seen};
+
 /// One request's search for an entry to send to.
 pub(crate) struct Search {
     store: Arc<dyn TaskStore>,
+    cache: Arc<LimitsCache>,
     limits: Arc<RequestLimits>,
     /// The request's estimated input tokens, for the token window and the spend check.
     input_tokens: u64,
@@ -28,7 +31,7 @@ pub(crate) struct Search {
 
 impl Search {
     pub(crate) fn new(
-        store: Arc<dyn TaskStore>,
+        (store, cache): (Arc<dyn TaskStore>, Arc<LimitsCache>),
         caps: SpendCaps,
         chain: &[ChainEntry],
         (input_tokens, until): (u64, Instant),
@@ -36,6 +39,7 @@ impl Search {
         let entries = chain.iter().map(LimitedEntry::from_chain).collect();
         Self {
             store,
+            cache,
             limits: Arc::new(RequestLimits::new(entries, caps)),
             input_tokens,
             until,
@@ -49,11 +53,9 @@ impl Search {
     /// last failure stands; an error is the request's answer.
     pub(crate) async fn next(&mut self) -> Result<Option<usize>, ApiError> {
         loop {
-            let choice = self
-                .limits
-                .choose(self.store())
-                .await
-                .map_err(store_error)?;
+            let seen = self.cache.current(self.store()).await;
+            let seen = seen.map_err(store_error)?;
+            let choice = self.limits.choose_among(&seen.cooldowns);
             let (index, alternative) = match choice {
                 Choice::Entry { index, alternative } => (index, alternative),
                 // Entries this request failed on were cooled by it: the last failure stands.
@@ -66,7 +68,7 @@ impl Search {
             if self.tried[index] {
                 return Ok(None);
             }
-            self.admit(index).await?;
+            self.admit(index, &seen).await?;
             self.tried[index] = true;
             self.current = Some((index, alternative));
             return Ok(Some(index));
@@ -83,15 +85,17 @@ impl Search {
     pub(crate) fn hear(&self) -> Option<ResponseObserver> {
         let (index, _) = self.current?;
         let limits = Arc::clone(&self.limits);
-        let store = Arc::clone(&self.store);
+        let (store, cache) = (Arc::clone(&self.store), Arc::clone(&self.cache));
         Some(Arc::new(move |_status: u16, headers: &hyper::HeaderMap| {
             let Some(heard) = rate_limit_headers(headers, SystemTime::now()) else {
                 return;
             };
-            let (limits, store) = (Arc::clone(&limits), Arc::clone(&store));
+            let (limits, store, cache) =
+                (Arc::clone(&limits), Arc::clone(&store), Arc::clone(&cache));
             tokio::spawn(async move {
-                if let Err(e) = limits.learn(store.as_ref(), index, &heard).await {
-                    tracing::warn!("the provider's rate limits could not be stored: {e}");
+                match limits.learn(store.as_ref(), index, &heard).await {
+                    Ok(()) => cache.learnt(&limits.entries()[index].rate_key),
+                    Err(e) => tracing::warn!("the provider's rate limits could not be stored: {e}"),
                 }
             });
         }))
@@ -107,8 +111,9 @@ impl Search {
         if !fails_over(error.kind) {
             return;
         }
-        if let Err(e) = self.limits.cool_down(self.store(), index, error).await {
-            tracing::warn!("a cooldown could not be stored: {e}");
+        match self.limits.cool_down(self.store(), index, error).await {
+            Ok(cooldown) => self.cache.cooled(cooldown),
+            Err(e) => tracing::warn!("a cooldown could not be stored: {e}"),
         }
     }
 
@@ -116,13 +121,20 @@ impl Search {
         self.store.as_ref()
     }
 
-    /// The daily spend cap, then a slot in entry `index`'s rate window.
-    async fn admit(&self, index: usize) -> Result<(), ApiError> {
+    /// The daily spend cap, then a slot in entry `index`'s rate window. An entry with neither
+    /// a configured nor a learnt limit takes no slot: nothing would count it.
+    async fn admit(&self, index: usize, seen: &Seen) -> Result<(), ApiError> {
         let store = self.store();
         self.limits
             .check_spend(store, None, index, self.input_tokens)
             .await
             .map_err(store_error)??;
+        let entry = &self.limits.entries()[index];
+        let configured = entry.rate.requests_per_minute.is_some()
+            || entry.rate.input_tokens_per_minute.is_some();
+        if !configured && !seen.limited(&entry.rate_key) {
+            return Ok(());
+        }
         loop {
             let grant = self.limits.try_slot(store, index, self.input_tokens).await;
             match grant.map_err(store_error)? {

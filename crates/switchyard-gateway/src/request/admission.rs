@@ -1,15 +1,17 @@
 //! A keyed request's admission: a slot in its key's per-minute window, then a hold on its
-//! reservation against the key's, its team's and the gateway's budgets, taken in the store
-//! before anything is sent. The request's record settles the hold.
+//! reservation against the key's, its team's and the gateway's budgets, taken before anything
+//! is sent, from this process's leased slices or in the store. The request's record settles it.
 //! Spec: R14.6, R14.7, R12.3.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use switchyard_api::ChainEntry;
+use switchyard_core::limits::admission::{AdmissionAsk, Refusal as Refused, Refused as Answer};
 use switchyard_core::limits::{Clock, LimitsStore, RateLimits, SlotGrant, SlotRequest};
 use switchyard_core::store::{HoldOutcome, HoldRequest, HoldScope, KeyStore, StoreError};
 
+use super::leased::{Hold, Leased};
 use crate::auth::{Client, utc_time};
 use crate::ingress::GatewayRequest;
 use crate::refusal::{Kind, Refusal};
@@ -28,8 +30,10 @@ pub(crate) struct Admission {
     windows: Arc<dyn LimitsStore>,
     clock: Clock,
     per_day: Option<f64>,
-    pub(crate) hold_lease: Duration,
+    hold_lease: Duration,
     pub(crate) reserve_usd: f64,
+    /// The process's slices, when keyed requests are admitted from them.
+    pub(crate) leased: Option<Arc<Leased>>,
 }
 
 impl Admission {
@@ -45,22 +49,58 @@ impl Admission {
             per_day,
             hold_lease: DEFAULT_HOLD_LEASE,
             reserve_usd: DEFAULT_RESERVE_USD,
+            leased: None,
+        }
+    }
+
+    /// This admission taking keyed requests from `leased` slices, when given.
+    pub(crate) fn leasing(mut self, leased: Option<Arc<Leased>>) -> Self {
+        self.leased = leased;
+        self
+    }
+
+    /// Counts a hold nothing settled for `lease`, and lets a slice last as long unrenewed.
+    pub(crate) fn set_hold_lease(&mut self, lease: Duration) {
+        self.hold_lease = lease;
+        if let Some(leased) = &self.leased {
+            self.leased = Some(Arc::new(leased.with_lease(lease)));
+        }
+    }
+
+    /// Writes the settled records and gives back this process's slices.
+    pub(crate) async fn shutdown(&self) {
+        if let Some(leased) = &self.leased {
+            leased.shutdown().await;
         }
     }
 
     /// Admits `request` of `client` to `chain`: its rate slot, then its hold. `route_reserve` is
     /// the route's reservation where an entry's prices are unknown. A request that does not fit
-    /// is refused with when it fits again, never sent.
+    /// is refused with when it fits again, never sent. A leased admission's hold is returned
+    /// for the record to settle; a store hold is settled by the record's id.
     pub(crate) async fn admit(
         &self,
         client: &Client,
         (id, chain): (&str, &[ChainEntry]),
         (request, input): (&GatewayRequest, u64),
         route_reserve: Option<f64>,
-    ) -> Result<(), Refusal> {
-        self.client_slot(client, input).await?;
+    ) -> Result<Option<Hold>, Refusal> {
         let unpriced = route_reserve.unwrap_or(self.reserve_usd);
         let amount = reservation(chain, input, request.overrides.max_tokens, unpriced);
+        if let Some(leased) = &self.leased {
+            let ask = AdmissionAsk {
+                key: Some(client.key.clone()),
+                team: client.team.clone(),
+                gateway_per_day: self.per_day,
+                reserve_usd: amount,
+                input_tokens: input,
+            };
+            return match leased.admit(id, &ask).await {
+                Ok(hold) => Ok(Some(hold)),
+                Err(answer) => Err(self.leased_refusal(client, answer, amount)),
+            };
+        }
+        self.client_slot(client, input).await?;
         let now = self.clock.now_ms();
         let lease = i64::try_from(self.hold_lease.as_millis()).unwrap_or(i64::MAX);
         let hold = HoldRequest {
@@ -80,40 +120,54 @@ impl Admission {
             resets_ms,
         } = outcome
         else {
-            return Ok(());
+            return Ok(None);
         };
-        let prefix = &client.key.prefix;
-        if scope == HoldScope::Parallel {
-            let message = format!(
-                "The client key {prefix}… already has {limit} requests in flight, its most: send this one when one of them ends."
-            );
-            return Err(
-                Refusal::new(429, Kind::RateLimited, message).retry_after(Duration::from_secs(1))
-            );
-        }
-        let whose = match scope {
-            HoldScope::Key => format!("The client key {prefix}…'s budget"),
-            HoldScope::Team => format!(
-                "The team {}'s budget",
-                client.team.as_ref().map_or("", |t| t.name.as_str())
-            ),
-            _ => "The gateway's daily spend cap".to_owned(),
-        };
-        let resets = resets_ms.map_or_else(
-            || "it does not reset".to_owned(),
-            |ms| format!("it resets at {}", utc_time(ms)),
-        );
-        let (left, amount) = distinct_usd(left, amount);
-        let message = format!(
-            "{whose} of ${limit:.4} has ${left} left, less than this request's reservation of ${amount}; {resets}."
-        );
-        let refusal = Refusal::new(402, Kind::Budget, message);
-        Err(match resets_ms {
-            Some(ms) => {
-                refusal.retry_after(Duration::from_millis(u64::try_from(ms - now).unwrap_or(0)))
+        Err(budget_refusal(
+            client,
+            scope,
+            (limit, left, amount),
+            resets_ms,
+            now,
+        ))
+    }
+
+    /// The refusal a leased admission answered, in the words a store hold's would have.
+    fn leased_refusal(&self, client: &Client, answer: Answer, amount: f64) -> Refusal {
+        let now = self.clock.now_ms();
+        let wait = answer
+            .retry_after_ms
+            .map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
+        let refusal = match answer.reason {
+            Refused::Budget {
+                scope,
+                limit,
+                left,
+                resets_ms,
+            } => budget_refusal(client, scope, (limit, left, amount), resets_ms, now),
+            Refused::Parallel { limit } => {
+                parallel_refusal(client, HoldScope::Parallel, limit as f64)
             }
+            Refused::Rate { reason } => {
+                rate_refusal(client, reason.as_str(), wait.unwrap_or_default())
+            }
+            Refused::Revoked => Refusal::new(
+                401,
+                Kind::Auth,
+                format!(
+                    "The client key {}… was revoked or has expired: ask for a new one.",
+                    client.key.prefix
+                ),
+            ),
+            Refused::Store { message } => Refusal::new(
+                503,
+                Kind::Server,
+                format!("The gateway's store cannot admit the request now: {message}."),
+            ),
+        };
+        match wait {
+            Some(wait) => refusal.retry_after(wait),
             None => refusal,
-        })
+        }
     }
 
     /// A slot in the key's own per-minute window, when it has limits.
@@ -137,15 +191,64 @@ impl Admission {
             SlotGrant::Granted => Ok(()),
             SlotGrant::Wait { until_ms, reason } => {
                 let wait = Duration::from_millis(u64::try_from(until_ms - now).unwrap_or(0));
-                let message = format!(
-                    "The client key {}… is at its limit ({}); its window has room again in {} s.",
-                    key.prefix,
-                    reason.as_str(),
-                    wait.as_secs_f64().ceil()
-                );
-                Err(Refusal::new(429, Kind::RateLimited, message).retry_after(wait))
+                Err(rate_refusal(client, reason.as_str(), wait))
             }
         }
+    }
+}
+
+/// A 429 for a key at its per-minute `limit`, whose window has room again in `wait`.
+fn rate_refusal(client: &Client, limit: &str, wait: Duration) -> Refusal {
+    let message = format!(
+        "The client key {}… is at its limit ({limit}); its window has room again in {} s.",
+        client.key.prefix,
+        wait.as_secs_f64().ceil()
+    );
+    Refusal::new(429, Kind::RateLimited, message).retry_after(wait)
+}
+
+/// A 429 for a key with its most requests in flight.
+fn parallel_refusal(client: &Client, _scope: HoldScope, limit: f64) -> Refusal {
+    let message = format!(
+        "The client key {}… already has {limit} requests in flight, its most: send this one when one of them ends.",
+        client.key.prefix
+    );
+    Refusal::new(429, Kind::RateLimited, message).retry_after(Duration::from_secs(1))
+}
+
+/// A 402 naming the budget that has `left` of `limit`, less than the reservation `amount`.
+fn budget_refusal(
+    client: &Client,
+    scope: HoldScope,
+    (limit, left, amount): (f64, f64, f64),
+    resets_ms: Option<i64>,
+    now: i64,
+) -> Refusal {
+    if scope == HoldScope::Parallel {
+        return parallel_refusal(client, scope, limit);
+    }
+    let whose = match scope {
+        HoldScope::Key => format!("The client key {}…'s budget", client.key.prefix),
+        HoldScope::Team => format!(
+            "The team {}'s budget",
+            client.team.as_ref().map_or("", |t| t.name.as_str())
+        ),
+        _ => "The gateway's daily spend cap".to_owned(),
+    };
+    let resets = resets_ms.map_or_else(
+        || "it does not reset".to_owned(),
+        |ms| format!("it resets at {}", utc_time(ms)),
+    );
+    let (left, amount) = distinct_usd(left, amount);
+    let message = format!(
+        "{whose} of ${limit:.4} has ${left} left, less than this request's reservation of ${amount}; {resets}."
+    );
+    let refusal = Refusal::new(402, Kind::Budget, message);
+    match resets_ms {
+        Some(ms) => {
+            refusal.retry_after(Duration::from_millis(u64::try_from(ms - now).unwrap_or(0)))
+        }
+        None => refusal,
     }
 }
 

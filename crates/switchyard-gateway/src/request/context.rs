@@ -2,6 +2,7 @@
 
 use tokio::time::Instant;
 
+use super::Hold;
 use crate::auth::Client;
 use crate::ingress::Dialect;
 use crate::metrics::InFlight;
@@ -24,4 +25,6 @@ pub(crate) struct RequestContext {
     /// Lists it on the live page until the answer ends.
     pub(crate) live: Flight,
     pub(crate) trace: RequestTrace,
+    /// A leased admission's reservation, which the request's record settles.
+    pub(crate) hold: Option<Hold>,
 }

@@ -21,9 +21,9 @@ use crate::store::{
 /// from the store, writes their records in batches, and returns everything at shutdown.
 pub struct Allocator {
     shared: Arc<Shared>,
-    records: Option<mpsc::Sender<Item>>,
-    renewer: Option<JoinHandle<()>>,
-    batcher: Option<JoinHandle<()>>,
+    records: mpsc::Sender<Item>,
+    renewer: Mutex<Option<JoinHandle<()>>>,
+    batcher: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Allocator {
@@ -51,9 +51,9 @@ impl Allocator {
             leasing: Arc::new(tokio::sync::Mutex::new(())),
         });
         Ok(Self {
-            renewer: Some(tokio::spawn(renewer::run(Arc::clone(&shared)))),
-            batcher: Some(tokio::spawn(batcher::run(Arc::clone(&shared), rx))),
-            records: Some(tx),
+            renewer: Mutex::new(Some(tokio::spawn(renewer::run(Arc::clone(&shared))))),
+            batcher: Mutex::new(Some(tokio::spawn(batcher::run(Arc::clone(&shared), rx)))),
+            records: tx,
             shared,
         })
     }
@@ -71,7 +71,30 @@ impl Allocator {
 
     /// Gives back `admitted`'s reservation, keeps its cost counted and queues its record,
     /// waiting only when the queue is full.
-    pub async fn settle(&self, admitted: Admitted, mut record: RequestRecord) {
+    pub async fn settle(&self, admitted: Admitted, record: RequestRecord) {
+        let item = self.settled(admitted, record);
+        let _ = self.records.send(item).await;
+    }
+
+    /// [`Allocator::settle`] without waiting: when the queue is full a task of its own waits
+    /// for room, so a caller that cannot wait, such as a drop, still settles.
+    pub fn settle_now(&self, admitted: Admitted, record: RequestRecord) {
+        let item = self.settled(admitted, record);
+        let Err(mpsc::error::TrySendError::Full(item)) = self.records.try_send(item) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("a settled request was not queued: no runtime; its cost stays counted");
+            return;
+        };
+        let records = self.records.clone();
+        runtime.spawn(async move {
+            let _ = records.send(item).await;
+        });
+    }
+
+    /// Gives `admitted`'s reservation back to its slices and keeps its cost in them.
+    fn settled(&self, admitted: Admitted, mut record: RequestRecord) -> Item {
         if record.key_id.is_none() {
             record.key_id = admitted.key_id.clone();
             record.team = record.team.or_else(|| admitted.team.clone());
@@ -95,19 +118,13 @@ impl Allocator {
             record,
             reserved_usd: admitted.reserved_usd,
         };
-        if let Some(tx) = &self.records {
-            let _ = tx
-                .send(Item::Record(Box::new(Settled { record, costs })))
-                .await;
-        }
+        Item::Record(Box::new(Settled { record, costs }))
     }
 
     /// Waits until every record settled before the call is written, or failed for good.
     pub async fn flush(&self) {
         let (done, written) = oneshot::channel();
-        if let Some(tx) = &self.records
-            && tx.send(Item::Flush(done)).await.is_ok()
-        {
+        if self.records.send(Item::Flush(done)).await.is_ok() {
             let _ = written.await;
         }
     }
@@ -132,16 +149,19 @@ impl Allocator {
     }
 
     /// Stops the renewer, writes every queued record, returns unused slots and releases every
-    /// lease; requests still in flight should be settled first.
-    pub async fn shutdown(mut self) -> Result<(), StoreError> {
-        if let Some(renewer) = self.renewer.take() {
+    /// lease; requests still in flight should be settled first. Records settled later are
+    /// still written, against the totals alone.
+    pub async fn shutdown(&self) -> Result<(), StoreError> {
+        let renewer = self
+            .renewer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(renewer) = renewer {
             renewer.abort();
             let _ = renewer.await;
         }
-        drop(self.records.take());
-        if let Some(batcher) = self.batcher.take() {
-            let _ = batcher.await;
-        }
+        self.flush().await;
         let _one = Arc::clone(&self.shared.leasing).lock_owned().await;
         let allowances: Vec<_> = self.shared.state().allowances.drain().collect();
         for (key, allowance) in allowances {
@@ -156,11 +176,10 @@ impl Allocator {
 impl Drop for Allocator {
     /// Stops the background tasks and returns nothing, as a killed process: leases expire.
     fn drop(&mut self) {
-        for task in [self.renewer.take(), self.batcher.take()]
-            .into_iter()
-            .flatten()
-        {
-            task.abort();
+        for task in [&self.renewer, &self.batcher] {
+            if let Some(task) = task.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                task.abort();
+            }
         }
     }
 }
