@@ -708,6 +708,55 @@ async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends()
     assert_eq!(upstream.request_count(), 2);
 }
 
+/// A reservation that does not starve an agent (SPEC R14.7; the $25 budget at 429 of
+/// <https://github.com/BerriAI/litellm/issues/38647>): a request whose output limit the budget
+/// cannot pay, but whose input and a shorter answer it can, is sent with the output limit that
+/// fits, named in `x-switchyard-max-tokens`; one whose budget pays less than 1,024 tokens of
+/// answer is refused as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_limit_the_budget_cannot_pay_is_lowered_to_what_it_can() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("fit.db").display());
+    let config = write_config(&h, &upstream.url());
+    let roomy = create_key(&h, &store, &["--name", "roomy", "--budget", "0.05/day"]);
+    let tight = create_key(&h, &store, &["--name", "tight", "--budget", "0.01/day"]);
+    let body = r#"{"model": "sonnet", "max_tokens": 32000, "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
+    let (lowered, refused) = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h, &store, &config, &[]);
+        let ask = |key: &str| {
+            let auth = format!("Bearer {key}");
+            call(
+                &serve.addr,
+                "/v1/chat/completions",
+                &[("authorization", &auth)],
+                body,
+            )
+        };
+        (ask(&roomy), ask(&tight))
+    })
+    .await
+    .unwrap();
+    assert_eq!(lowered.0, 200, "{lowered:?}");
+    let named = (lowered.1.lines())
+        .find_map(|l| l.strip_prefix("x-switchyard-max-tokens: "))
+        .unwrap_or_else(|| panic!("{}", lowered.1));
+    assert!(
+        named.ends_with("lowered from 32000 to fit the budget left"),
+        "{named}"
+    );
+    let sent: u64 = named.split(';').next().unwrap().parse().unwrap();
+    // $0.05 pays about 10 input tokens at $3/M and 3,331 output tokens at $15/M.
+    assert!((3_000..3_334).contains(&sent), "{named}");
+    let request = upstream.requests()[0].json();
+    assert_eq!(request["max_tokens"].as_u64(), Some(sent), "{request}");
+    assert_eq!(refused.0, 402, "{refused:?}");
+    assert!(refused.2.contains("budget of $0.0100"), "{refused:?}");
+    assert_eq!(upstream.request_count(), 1);
+}
+
 /// A `serve` started on a store without keys requires one from the first key made on (read
 /// again within a second, no restart); a route's own `reserve_usd` is what a request to a
 /// model without prices reserves; `/metrics` labels each series by the key's prefix and team,

@@ -286,13 +286,20 @@ impl Gateway {
         let chain = self.router.chain(&model).map_err(RouteError::refusal)?;
         // The input estimate, once: the key's token window, its reservation, the routes'.
         let input = estimate_message_tokens(&parsed.system_prompt, &parsed.messages);
-        let mut hold = None;
+        let (mut hold, mut lowered) = (None, None);
         if let Some(client) = &client {
             let reserve = self.router.reserve_usd(&model);
             let admitted = shared
                 .admission
                 .admit(client, (id, &chain), (&parsed, input), reserve);
-            hold = admitted.await.map_err(|r| listed(r, client))?;
+            let admitted = admitted.await.map_err(|r| listed(r, client))?;
+            hold = admitted.hold;
+            lowered = admitted
+                .lowered
+                .map(|max| (parsed.overrides.max_tokens, max));
+            if let Some((_, max)) = lowered {
+                parsed.overrides.max_tokens = Some(max);
+            }
         }
         let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
         let label = route_label(&model, self.router.glob_for(&model));
@@ -314,7 +321,23 @@ impl Gateway {
             forward_headers,
         };
         let relay = Relay::new(Arc::clone(shared), context, (parsed, sent), chain);
-        Ok(relay.run().await)
+        let mut response = relay.run().await;
+        if let Some((asked, max)) = lowered {
+            name_lowered_output(&mut response, asked, max);
+        }
+        Ok(response)
+    }
+}
+
+/// Names, in `x-switchyard-max-tokens`, the output limit a request was sent with because its
+/// budget could not pay the one it `asked` for.
+fn name_lowered_output(response: &mut Response<Body>, asked: Option<u64>, max: u64) {
+    let asked = asked.map_or_else(|| "the model's".to_owned(), |a| a.to_string());
+    let value = format!("{max}; lowered from {asked} to fit the budget left");
+    if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert("x-switchyard-max-tokens", value);
     }
 }
 

@@ -12,6 +12,7 @@ use switchyard_core::limits::{Clock, LimitsStore, RateLimits, SlotGrant, SlotReq
 use switchyard_core::store::{HoldOutcome, HoldRequest, HoldScope, KeyStore, StoreError};
 
 use super::leased::{Hold, Leased};
+use super::reservation::{affordable_output, reservation};
 use crate::auth::{Client, utc_time};
 use crate::ingress::GatewayRequest;
 use crate::refusal::{Kind, Refusal};
@@ -22,6 +23,19 @@ pub const DEFAULT_HOLD_LEASE: Duration = Duration::from_secs(30 * 60);
 
 /// The reservation in USD for a request to an entry whose prices are unknown, by default.
 pub const DEFAULT_RESERVE_USD: f64 = 0.05;
+
+/// An admitted request: its leased hold, and the output limit it was admitted with when what
+/// was left could not pay the one it asked for.
+pub(crate) struct Admit {
+    pub(crate) hold: Option<Hold>,
+    pub(crate) lowered: Option<u64>,
+}
+
+/// A request that did not fit: its refusal, and what was left of the budget that refused it.
+struct Short {
+    refusal: Refusal,
+    left: Option<f64>,
+}
 
 /// The admission of keyed requests, shared by every request of one gateway.
 #[derive(Clone)]
@@ -76,17 +90,53 @@ impl Admission {
 
     /// Admits `request` of `client` to `chain`: its rate slot, then its hold. `route_reserve` is
     /// the route's reservation where an entry's prices are unknown. A request that does not fit
-    /// is refused with when it fits again, never sent. A leased admission's hold is returned
-    /// for the record to settle; a store hold is settled by the record's id.
+    /// is refused with when it fits again, never sent, unless what is left pays its input and
+    /// a shorter answer: then it is admitted with that lower output limit.
     pub(crate) async fn admit(
         &self,
         client: &Client,
         (id, chain): (&str, &[ChainEntry]),
         (request, input): (&GatewayRequest, u64),
         route_reserve: Option<f64>,
-    ) -> Result<Option<Hold>, Refusal> {
+    ) -> Result<Admit, Refusal> {
         let unpriced = route_reserve.unwrap_or(self.reserve_usd);
-        let amount = reservation(chain, input, request.overrides.max_tokens, unpriced);
+        let asked = request.overrides.max_tokens;
+        let amount = reservation(chain, input, asked, unpriced);
+        if self.leased.is_none() {
+            self.client_slot(client, input).await?;
+        }
+        let short = match self.take(client, id, amount, input).await {
+            Ok(hold) => {
+                return Ok(Admit {
+                    hold,
+                    lowered: None,
+                });
+            }
+            Err(short) => short,
+        };
+        let fits = (short.left).and_then(|left| affordable_output(chain, input, asked, left));
+        let Some(lowered) = fits else {
+            return Err(short.refusal);
+        };
+        let amount = reservation(chain, input, Some(lowered), unpriced);
+        match self.take(client, id, amount, input).await {
+            Ok(hold) => Ok(Admit {
+                hold,
+                lowered: Some(lowered),
+            }),
+            Err(_) => Err(short.refusal),
+        }
+    }
+
+    /// Takes `amount` from the key's, its team's and the gateway's budgets, from this process's
+    /// slices or as a hold in the store.
+    async fn take(
+        &self,
+        client: &Client,
+        id: &str,
+        amount: f64,
+        input: u64,
+    ) -> Result<Option<Hold>, Short> {
         if let Some(leased) = &self.leased {
             let ask = AdmissionAsk {
                 key: Some(client.key.clone()),
@@ -97,10 +147,16 @@ impl Admission {
             };
             return match leased.admit(id, &ask).await {
                 Ok(hold) => Ok(Some(hold)),
-                Err(answer) => Err(self.leased_refusal(client, answer, amount)),
+                Err(answer) => {
+                    let left = match answer.reason {
+                        Refused::Budget { left, .. } => Some(left),
+                        _ => None,
+                    };
+                    let refusal = self.leased_refusal(client, answer, amount);
+                    Err(Short { refusal, left })
+                }
             };
         }
-        self.client_slot(client, input).await?;
         let now = self.clock.now_ms();
         let lease = i64::try_from(self.hold_lease.as_millis()).unwrap_or(i64::MAX);
         let hold = HoldRequest {
@@ -112,7 +168,10 @@ impl Admission {
             now_ms: now,
             expires_ms: now.saturating_add(lease),
         };
-        let outcome = self.keys.hold(&hold).await.map_err(store_refused)?;
+        let outcome = (self.keys.hold(&hold).await).map_err(|e| Short {
+            refusal: store_refused(e),
+            left: None,
+        })?;
         let HoldOutcome::Refused {
             scope,
             limit,
@@ -122,13 +181,9 @@ impl Admission {
         else {
             return Ok(None);
         };
-        Err(budget_refusal(
-            client,
-            scope,
-            (limit, left, amount),
-            resets_ms,
-            now,
-        ))
+        let refusal = budget_refusal(client, scope, (limit, left, amount), resets_ms, now);
+        let left = (scope != HoldScope::Parallel).then_some(left);
+        Err(Short { refusal, left })
     }
 
     /// The refusal a leased admission answered, in the words a store hold's would have.
@@ -250,31 +305,6 @@ fn budget_refusal(
         }
         None => refusal,
     }
-}
-
-/// The reservation in USD for `input_tokens` in and at most `max_output` out at the dearest
-/// entry of `chain`, or `unpriced` for an entry whose prices are unknown.
-fn reservation(
-    chain: &[ChainEntry],
-    input_tokens: u64,
-    max_output: Option<u64>,
-    unpriced: f64,
-) -> f64 {
-    let one = |entry: &ChainEntry| {
-        let info = entry.handler.get_model().info;
-        let output = match (max_output, info.max_tokens) {
-            (Some(asked), most) if most > 0 => asked.min(most),
-            (Some(asked), _) => asked,
-            (None, most) => most,
-        };
-        match (info.input_price, info.output_price) {
-            (Some(i), Some(o)) if output > 0 => {
-                (input_tokens as f64 * i + output as f64 * o) / 1_000_000.0
-            }
-            _ => unpriced,
-        }
-    };
-    chain.iter().map(one).fold(0.0, f64::max)
 }
 
 fn store_refused(e: StoreError) -> Refusal {

@@ -5,6 +5,7 @@ mod admission;
 mod context;
 mod leased;
 mod previous;
+mod reservation;
 mod route;
 
 pub(crate) use admission::Admission;
