@@ -47,6 +47,11 @@ struct Args {
     /// Seconds of each concurrency run.
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// Seed the stores and stop, keeping them (SQLite files in `--dir`), with `key_0` limited
+    /// to 1,000,000 requests a minute; prints each as `ROWS STORE`. Its key's secret is `key_0`.
+    /// `bench/gateway_keys/history.sh` runs `serve` on them.
+    #[arg(long)]
+    seed_only: bool,
 }
 
 /// Where one measured store lives.
@@ -64,6 +69,14 @@ impl Place {
         match self {
             Self::Sqlite(path) => Arc::new(SqliteStore::open_file(path).expect("open SQLite")),
             Self::Postgres(url) => Arc::new(PgStore::connect(url).await.expect("connect")),
+        }
+    }
+
+    /// The store's address as `SWITCHYARD_STORE` takes it.
+    fn url(&self) -> String {
+        match self {
+            Self::Sqlite(path) => format!("sqlite:{}", path.display()),
+            Self::Postgres(url) => url.clone(),
         }
     }
 
@@ -92,12 +105,20 @@ async fn main() -> ExitCode {
             places.push((rows, Place::Postgres(db)));
         }
     }
+    if args.seed_only {
+        for (rows, place) in &places {
+            let store = place.open().await;
+            seed::setup(&*store, place, *rows, Some(1_000_000)).await;
+            println!("{rows} {}", place.url());
+        }
+        return ExitCode::SUCCESS;
+    }
     println!("| store | earlier requests | operation | calls | p50 µs | p99 µs |");
     println!("|---|---|---|---|---|---|");
     let mut results = Vec::new();
     for (rows, place) in &places {
         let store = place.open().await;
-        let setup = seed::setup(&*store, place, *rows).await;
+        let setup = seed::setup(&*store, place, *rows, None).await;
         let figures = timing::run(&*store, &setup, args.calls, args.op_seconds).await;
         for f in &figures {
             println!(

@@ -48,8 +48,14 @@ pub(crate) async fn fresh_database(admin_url: &str, name: &str) -> String {
     format!("postgres://{user}@{host}:{port}/{name}")
 }
 
-/// Makes the keys and teams and seeds `rows` earlier requests of `key_0` and `team_0`.
-pub(crate) async fn setup(store: &dyn TaskStore, place: &Place, rows: u64) -> Setup {
+/// Makes the keys and teams and seeds `rows` earlier requests of `key_0` and `team_0`;
+/// `key_0` gets `rpm` as its per-minute limit.
+pub(crate) async fn setup(
+    store: &dyn TaskStore,
+    place: &Place,
+    rows: u64,
+    rpm: Option<u64>,
+) -> Setup {
     let mut teams = Vec::new();
     for t in 0..10 {
         let team = Team {
@@ -69,7 +75,7 @@ pub(crate) async fn setup(store: &dyn TaskStore, place: &Place, rows: u64) -> Se
             team: Some(format!("team_{}", k % 10)),
             models: Vec::new(),
             budget: Budget::parse("10000/month"),
-            rpm: None,
+            rpm: if k == 0 { rpm } else { None },
             tpm: None,
             max_parallel: None,
             expires_ms: None,

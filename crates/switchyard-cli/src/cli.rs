@@ -288,8 +288,8 @@ pub struct ServeArgs {
     /// the key's budget until its cost is known (default 0.05).
     #[arg(long, value_name = "USD")]
     pub reserve_usd: Option<f64>,
-    /// How long a budget reservation counts when nothing settles it (its process died), in
-    /// seconds (default 1800): longer than any answer should take.
+    /// How long a process's budget slices last unrenewed, and a per-request reservation counts
+    /// when nothing settles it (its process died), in seconds (defaults 15 and 1800).
     #[arg(long, value_name = "SECONDS")]
     pub hold_lease: Option<u64>,
 }

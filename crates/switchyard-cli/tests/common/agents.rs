@@ -765,6 +765,23 @@ pub struct ClientTap {
     tapped: Arc<Mutex<Tapped>>,
 }
 
+/// A connection to the gateway, tried for a second; each failure is said on stderr, which the
+/// test's failure shows, so a tap that drops a client says why.
+fn connect_to_gateway(gateway: &str) -> Option<TcpStream> {
+    for attempt in 1..=10 {
+        match TcpStream::connect(gateway) {
+            Ok(server) => return Some(server),
+            Err(e) => {
+                eprintln!(
+                    "the tap could not reach the gateway at {gateway} (attempt {attempt}): {e}"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    None
+}
+
 impl ClientTap {
     /// Starts the tap, forwarding to `gateway` (`127.0.0.1:PORT`).
     pub fn start(gateway: &str) -> Self {
@@ -777,7 +794,7 @@ impl ClientTap {
         let (gateway, shared) = (gateway.to_owned(), Arc::clone(&tapped));
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
-                let Ok(server) = TcpStream::connect(&gateway) else {
+                let Some(server) = connect_to_gateway(&gateway) else {
                     continue;
                 };
                 let connection = {
