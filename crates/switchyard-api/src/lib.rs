@@ -47,6 +47,7 @@
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod estimate;
 pub mod handler;
 pub mod message;
 pub mod model;

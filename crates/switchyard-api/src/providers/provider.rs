@@ -164,7 +164,7 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
             self.provider.parser(&self.mode),
             options,
         );
-        let estimate = silent_overflow::estimate(system_prompt, messages, tools);
+        let estimate = crate::estimate::estimate_input(system_prompt, messages, tools);
         let window = self.mode.model_info.context_window;
         let stream = silent_overflow::reading_a_silent_end(stream, estimate, window);
         self.naming_nearest_models(stream)

@@ -10,12 +10,8 @@ use futures_util::TryStreamExt;
 use serde_json::Value;
 
 use crate::error::{ApiError, ErrorKind, INCOMPLETE_STREAM};
-use crate::message::{ContentBlock, Message, ToolSpec};
+use crate::estimate::{IMAGE_TOKENS, estimate_tokens};
 use crate::stream::ApiStream;
-
-/// The flat estimate of one image, as the task layer's, since its base64 bytes would count far
-/// too much.
-const IMAGE_TOKENS: u64 = 1_000;
 
 /// A string this long without a space is taken for base64 media, counted as an image.
 const MEDIA_BYTES: usize = 4096;
@@ -54,31 +50,7 @@ fn overflow(silent: ApiError, estimate: u64, window: u64) -> ApiError {
     e
 }
 
-/// A rough count of the input tokens of a prompt: a token per four bytes of text, an image at
-/// [`IMAGE_TOKENS`].
-pub(crate) fn estimate(system_prompt: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
-    let mut bytes = system_prompt.len();
-    let mut images = 0;
-    for block in messages.iter().flat_map(|m| &m.content) {
-        bytes += match block {
-            ContentBlock::Text { text } => text.len(),
-            ContentBlock::Image { .. } => {
-                images += 1;
-                0
-            }
-            ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
-            ContentBlock::ToolResult { content, .. } => content.len(),
-            ContentBlock::Thinking { thinking, .. } => thinking.len(),
-            ContentBlock::RedactedThinking { data } => data.len(),
-        };
-    }
-    for tool in tools {
-        bytes += tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
-    }
-    (bytes as u64).div_ceil(4) + images * IMAGE_TOKENS
-}
-
-/// [`estimate`] of a client's own request body: the bytes of its strings, a long string without
+/// The estimate of a client's own request body: the bytes of its strings, a long string without
 /// a space taken for media.
 pub(crate) fn estimate_body(body: &serde_json::Map<String, Value>) -> u64 {
     fn walk(v: &Value, bytes: &mut usize, images: &mut u64) {
@@ -92,7 +64,7 @@ pub(crate) fn estimate_body(body: &serde_json::Map<String, Value>) -> u64 {
     }
     let (mut bytes, mut images) = (0, 0);
     body.values().for_each(|v| walk(v, &mut bytes, &mut images));
-    (bytes as u64).div_ceil(4) + images * IMAGE_TOKENS
+    estimate_tokens(bytes) + images * IMAGE_TOKENS
 }
 
 #[cfg(test)]

@@ -52,33 +52,7 @@ pub fn should_truncate(
     }
 }
 
-/// The flat estimate of one image, since counting its base64 bytes would be 100 times too much.
-pub const IMAGE_TOKENS: u64 = 1_000;
-
-/// A rough token count for `bytes` bytes of text: `ceil(bytes / 4)`.
-pub fn estimate_tokens(bytes: usize) -> u64 {
-    (bytes as u64).div_ceil(4)
-}
-
-/// A rough token count of a request about to be sent, to decide truncation, not to bill.
-pub fn estimate_message_tokens(system: &str, messages: &[Message]) -> u64 {
-    let mut bytes = system.len();
-    let mut images: u64 = 0;
-    for block in messages.iter().flat_map(|m| &m.content) {
-        bytes += match block {
-            ContentBlock::Text { text } => text.len(),
-            ContentBlock::Image { .. } => {
-                images += 1;
-                0
-            }
-            ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
-            ContentBlock::ToolResult { content, .. } => content.len(),
-            ContentBlock::Thinking { thinking, .. } => thinking.len(),
-            ContentBlock::RedactedThinking { data } => data.len(),
-        };
-    }
-    estimate_tokens(bytes).saturating_add(images.saturating_mul(IMAGE_TOKENS))
-}
+pub use switchyard_api::estimate::{IMAGE_TOKENS, estimate_message_tokens, estimate_tokens};
 
 /// How the tokens of text are counted: tiktoken's encoding for OpenAI models, else bytes/4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

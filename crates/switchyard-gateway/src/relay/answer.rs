@@ -2,22 +2,11 @@
 //! how it ended and its usage, reported or estimated.
 //! Spec: R14.4, R9.2.
 
-use switchyard_api::{ApiStreamChunk, FinishReason, Message, ToolSpec, Usage};
-use switchyard_core::context::estimate_message_tokens;
+use switchyard_api::{ApiStreamChunk, FinishReason, Usage};
 
 use crate::ingress::StopReason;
 
-pub(super) use switchyard_core::context::estimate_tokens;
-
-/// The estimated input of one upstream request in tokens, tools included: an estimate, never
-/// a bill.
-/// Spec: R8.2.
-pub(super) fn estimate_input(system: &str, messages: &[Message], tools: &[ToolSpec]) -> u64 {
-    let tools: usize = (tools.iter())
-        .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
-        .sum();
-    estimate_message_tokens(system, messages) + estimate_tokens(tools)
-}
+pub(super) use switchyard_api::estimate::{estimate_input, estimate_tokens};
 
 #[derive(Debug, Default)]
 pub(super) struct Answer {
@@ -107,6 +96,8 @@ impl Answer {
 
 #[cfg(test)]
 mod tests {
+    use switchyard_api::Message;
+
     use super::*;
 
     #[test]
