@@ -213,7 +213,8 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(None)
         .keep_alive(true);
-    let mut connection = builder.serve_connection(io, service);
+    // Upgrades on: a Responses WebSocket takes its connection over after its `101`.
+    let mut connection = builder.serve_connection(io, service).with_upgrades();
     let expired = watch.expired(limits.idle_timeout, limits.header_read_timeout);
     tokio::pin!(expired);
     let evicted = slot.evicted.clone();
@@ -238,8 +239,9 @@ async fn connection(
     }
     drop(slot);
     closed(&cut, state);
-    if state == State::Head {
-        let parts = connection.into_parts();
+    if state == State::Head
+        && let Some(parts) = connection.into_parts()
+    {
         let message = match cut {
             Cut::Clock(_) => format!(
                 "The request's headers did not arrive within this gateway's {} s: send the request again.",

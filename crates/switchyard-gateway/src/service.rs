@@ -21,7 +21,7 @@ use crate::auth::{Auth, Client, KeysRequired, allow_model};
 use crate::body::Sent;
 use crate::endpoint::{Endpoint, Target, find};
 use crate::ingress::Dialect;
-use crate::metrics::{Metrics, route_label};
+use crate::metrics::{InFlight, Metrics, route_label};
 use crate::models::Shape;
 use crate::parsing::ParseBudget;
 use crate::refusal::Refusal;
@@ -162,8 +162,7 @@ impl Gateway {
     ) -> Result<Response<Body>, Infallible> {
         // Hyper calls this once the headers are read: the gateway's overhead starts here.
         let received = Instant::now();
-        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = format!("req_{}{n:06}", self.id_prefix);
+        let id = self.next_request_id();
         let target = find(request.method(), request.uri().path());
         let shared = &self.shared;
         let mut response = match self.answer(target, request, (&id, received, peer)).await {
@@ -174,8 +173,13 @@ impl Gateway {
         Ok(response)
     }
 
+    fn next_request_id(&self) -> String {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        format!("req_{}{n:06}", self.id_prefix)
+    }
+
     async fn answer(
-        &self,
+        self: &Arc<Self>,
         target: Target,
         request: Request<Incoming>,
         (id, received, peer): (&str, Instant, IpAddr),
@@ -223,6 +227,7 @@ impl Gateway {
                 Err(why) => json(503, &json!({"status": "unavailable", "error": why})),
             }),
             Endpoint::Dashboard => Ok(self.ui.handle(request, peer).await),
+            Endpoint::ResponsesSocket => self.socket(request, client),
             Endpoint::Unknown => Err(Refusal::no_endpoint(request.method(), request.uri().path())),
         }
     }
@@ -252,20 +257,39 @@ impl Gateway {
         client: Option<Client>,
         trace: &mut Option<PendingTrace>,
     ) -> Result<Response<Body>, Refusal> {
-        let shared = &self.shared;
-        let in_flight = shared.metrics.in_flight();
-        let rules = dialect.rules();
-        let forward_headers = rules.forward_headers(request.headers());
+        let in_flight = self.shared.metrics.in_flight();
+        let forward_headers = dialect.rules().forward_headers(request.headers());
         let target = crate::body::target(&request);
-        let bytes = crate::body::read(request, shared.body_limits()).await?;
+        let bytes = crate::body::read(request, self.shared.body_limits()).await?;
+        let sent = Sent {
+            bytes,
+            forward_headers,
+        };
+        let call = (dialect, target.as_str(), id, received);
+        self.relay_body(call, sent, client, trace, in_flight).await
+    }
+
+    /// One model request whose body is in: parse, previous answer, the key's models, route,
+    /// admission, then the relay.
+    async fn relay_body(
+        &self,
+        (dialect, target, id, received): (Dialect, &str, &str, Instant),
+        Sent {
+            bytes,
+            forward_headers,
+        }: Sent,
+        client: Option<Client>,
+        trace: &mut Option<PendingTrace>,
+        in_flight: InFlight,
+    ) -> Result<Response<Body>, Refusal> {
+        let shared = &self.shared;
+        let rules = dialect.rules();
         // Counted before it is parsed: a body past a cap costs no tree, and one that fits
         // reserves what its tree may cost.
         let shape = crate::ingress::shape(&bytes).map_err(Refusal::invalid)?;
         let parsing = (shared.parsing).reserve(ParseBudget::cost(bytes.len(), &shape));
         let reserved = parsing.await?;
-        let mut parsed = rules
-            .parse_call(&target, &bytes)
-            .map_err(Refusal::invalid)?;
+        let mut parsed = rules.parse_call(target, &bytes).map_err(Refusal::invalid)?;
         drop(reserved);
         resolve_previous(
             shared.responses.as_ref(),
@@ -310,6 +334,59 @@ impl Gateway {
         };
         let relay = Relay::new(Arc::clone(shared), context, (parsed, sent), chain);
         Ok(relay.run().await)
+    }
+}
+
+impl Gateway {
+    /// Hands `request` to a Responses WebSocket whose turns run as `POST /v1/responses`
+    /// requests would, with the upgrade's headers and the key checked at the door.
+    /// Spec: R14.1b.
+    fn socket(
+        self: &Arc<Self>,
+        request: Request<Incoming>,
+        client: Option<Client>,
+    ) -> Result<Response<Body>, Refusal> {
+        let gateway = Arc::clone(self);
+        let headers = request.headers().clone();
+        let turn: crate::websocket::Turn = Arc::new(move |bytes| {
+            let (gateway, headers, client) =
+                (Arc::clone(&gateway), headers.clone(), client.clone());
+            Box::pin(async move { gateway.turn(bytes, &headers, client).await })
+        });
+        crate::websocket::upgrade(request, turn, self.shared.body_limit)
+    }
+
+    /// One socket turn: `bytes` answered as the same body posted to `/v1/responses` would be,
+    /// a refusal included.
+    async fn turn(
+        &self,
+        bytes: bytes::Bytes,
+        headers: &hyper::HeaderMap,
+        client: Option<Client>,
+    ) -> Response<Body> {
+        let received = Instant::now();
+        let id = self.next_request_id();
+        let (dialect, shared) = (Dialect::Responses, &self.shared);
+        let mut trace = Some(shared.telemetry.pending(headers, received));
+        let forward_headers = dialect.rules().forward_headers(headers);
+        let sent = Sent {
+            bytes,
+            forward_headers,
+        };
+        let call = (dialect, "/v1/responses", id.as_str(), received);
+        let in_flight = shared.metrics.in_flight();
+        let answered = self.relay_body(call, sent, client, &mut trace, in_flight);
+        let mut response = match answered.await {
+            Ok(response) => response,
+            Err(refusal) => {
+                if let Some(trace) = trace {
+                    trace.refused(refusal.kind());
+                }
+                refusal.answer(dialect, &id, &shared.metrics, &shared.live)
+            }
+        };
+        set_header(&mut response, "x-request-id", &id);
+        response
     }
 }
 

@@ -1,0 +1,357 @@
+//! Responses over a WebSocket (SPEC R14.1b): Codex CLI's `GET /v1/responses` upgrade, each
+//! `response.create` message one Responses request through the gateway to the testkit's
+//! upstream, the stream's events back as text messages. The message shapes are Codex 0.171.0's
+//! (`codex-rs/codex-api/src/common.rs`, `ResponsesWsRequest`); the cases are W01–W04 in
+//! tests/cases/CASES.md.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use switchyard_api::ApiConfiguration;
+use switchyard_core::store::{NewKeyRequest, SqliteStore, TaskStore, create_client_key};
+use switchyard_gateway::{Gateway, ServerLimits, serve};
+use switchyard_testkit::{
+    AfterBody, AgentTurn, AgentTurnRequest, AgentUpstream, HttpResponse, MockServer, Reply,
+    UpstreamDialect,
+};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_util::sync::CancellationToken;
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Serves `gateway` on 127.0.0.1:0: its base URL and the token that stops it.
+async fn serve_gateway(gateway: Gateway) -> (String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let limits = ServerLimits::default();
+    tokio::spawn(serve(listener, Arc::new(gateway), limits, shutdown.clone()));
+    (base, shutdown)
+}
+
+/// A gateway routing every model to Anthropic's `claude-sonnet-4-5` at `url`.
+fn gateway_to(url: &str) -> Gateway {
+    let text = common::route("*", "anthropic", "claude-sonnet-4-5", url);
+    let config =
+        ApiConfiguration::from_toml(&text, "serve.toml", |_| Some(common::KEY.to_owned())).unwrap();
+    Gateway::new(config).unwrap()
+}
+
+/// Opens the Responses WebSocket of `base` as Codex does, with `key` as its bearer token.
+async fn connect(base: &str, key: Option<&str>) -> Result<Socket, Error> {
+    let url = format!("{}/v1/responses", base.replace("http://", "ws://"));
+    let mut request = url.into_client_request().unwrap();
+    let headers = request.headers_mut();
+    headers.insert(
+        "openai-beta",
+        "responses_websockets=2026-02-06".parse().unwrap(),
+    );
+    if let Some(key) = key {
+        headers.insert("authorization", format!("Bearer {key}").parse().unwrap());
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .map(|(socket, _)| socket)
+}
+
+/// Codex's `response.create` for `gpt-5.5` with `input`, continuing `previous` when given.
+fn create(input: Value, previous: Option<&str>) -> Value {
+    let mut create = json!({
+        "type": "response.create",
+        "model": "gpt-5.5",
+        "instructions": "You are a coding agent running in the Codex CLI.",
+        "input": input,
+        "tools": [{"type": "function", "name": "exec_command", "description": "Runs a command.",
+                   "strict": false, "parameters": {"type": "object",
+                   "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}],
+        "tool_choice": "auto",
+        "parallel_tool_calls": false,
+        "reasoning": null,
+        "store": false,
+        "stream": true,
+        "include": [],
+        "client_metadata": {"x-codex-installation-id": "c38dcfa0"}
+    });
+    if let Some(previous) = previous {
+        create["previous_response_id"] = json!(previous);
+    }
+    create
+}
+
+fn user(text: &str) -> Value {
+    json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+}
+
+async fn send(socket: &mut Socket, message: &Value) {
+    socket
+        .send(Message::text(message.to_string()))
+        .await
+        .unwrap();
+}
+
+/// The next event the gateway sends, as JSON.
+async fn next_event(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("no event within 10 s")
+            .expect("the socket ended")
+            .unwrap();
+        match message {
+            Message::Text(text) => return serde_json::from_str(&text).unwrap(),
+            Message::Close(frame) => panic!("the socket was closed: {frame:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// Every event of one turn, up to its terminal `response.completed` or an `error`.
+async fn turn_events(socket: &mut Socket) -> Vec<Value> {
+    let mut events = Vec::new();
+    loop {
+        let event = next_event(socket).await;
+        let end = event["type"] == "response.completed" || event["type"] == "error";
+        events.push(event);
+        if end {
+            return events;
+        }
+    }
+}
+
+/// The model: run `exec_command` once, then say "Done.".
+fn model(r: &AgentTurnRequest) -> AgentTurn {
+    if r.tool_results == 0 {
+        AgentTurn::tool_call("exec_command", json!({"cmd": "printf hi > hello.txt"}))
+    } else {
+        AgentTurn::text("Done.")
+    }
+}
+
+/// W01, W03, W04: two turns over one socket with `store: false`, the second sending only the
+/// tool's output and the first response's id, as Codex does. The upstream's second request
+/// holds the whole conversation, the call once, and the socket's events are the HTTP path's.
+#[tokio::test]
+async fn two_turns_over_one_socket_carry_the_whole_conversation_upstream() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    send(
+        &mut socket,
+        &create(json!([user("create hello.txt")]), None),
+    )
+    .await;
+    let first = turn_events(&mut socket).await;
+    let types: Vec<&str> = first.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types.first(), Some(&"response.created"), "{first:?}");
+    assert_eq!(types.last(), Some(&"response.completed"), "{first:?}");
+    assert!(types.contains(&"response.output_item.done"), "{types:?}");
+    let response = &first.last().unwrap()["response"];
+    let call = response["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call")
+        .expect("the first turn calls the tool");
+    let output = json!({"type": "function_call_output", "call_id": call["call_id"], "output": "exited with code 0"});
+    let id = response["id"].as_str().unwrap();
+    send(&mut socket, &create(json!([output]), Some(id))).await;
+    let second = turn_events(&mut socket).await;
+    let done = &second.last().unwrap()["response"];
+    assert_eq!(second.last().unwrap()["type"], "response.completed");
+    assert_eq!(done["output"][0]["content"][0]["text"], "Done.", "{done}");
+    assert_eq!(upstream.request_count(), 2);
+    let body = upstream.exchanges()[1].request.json();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "{body}");
+    assert_eq!(messages[0]["content"][0]["text"], "create hello.txt");
+    let calls: Vec<&Value> = messages[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    assert_eq!(calls.len(), 1, "{body}");
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result", "{body}");
+    socket.close(None).await.unwrap();
+}
+
+/// W02: Codex's warm-up, `generate: false`, is answered at once with an empty completed
+/// response and asks no provider; the turn that continues it carries its input upstream.
+#[tokio::test]
+async fn a_warm_up_is_answered_without_the_upstream_and_its_input_is_continued() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    let mut warm_up = create(json!([user("create hello.txt")]), None);
+    warm_up["generate"] = json!(false);
+    send(&mut socket, &warm_up).await;
+    let events = turn_events(&mut socket).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["type"], "response.created");
+    let warm = &events[1]["response"];
+    assert_eq!(warm["status"], "completed");
+    assert_eq!(warm["output"], json!([]));
+    assert_eq!(upstream.request_count(), 0);
+    send(&mut socket, &create(json!([]), warm["id"].as_str())).await;
+    let turn = turn_events(&mut socket).await;
+    assert_eq!(
+        turn.last().unwrap()["type"],
+        "response.completed",
+        "{turn:?}"
+    );
+    assert_eq!(upstream.request_count(), 1);
+    let body = upstream.exchanges()[0].request.json();
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "create hello.txt"
+    );
+    // Codex's acknowledgement of an answer needs no reply; the socket goes on.
+    send(
+        &mut socket,
+        &json!({"type": "response.processed", "response_id": "x"}),
+    )
+    .await;
+    send(&mut socket, &json!({"type": "session.update"})).await;
+    let refused = next_event(&mut socket).await;
+    assert_eq!(refused["type"], "error");
+    assert_eq!(refused["status"], 400);
+}
+
+/// A socket without a key is refused at its handshake with the HTTP path's 401; with a key it
+/// opens, and a model the key may not use is that turn's 403 `error` event, the socket kept.
+#[tokio::test]
+async fn a_socket_needs_a_client_key_and_each_turn_keeps_the_keys_rules() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
+    let text = common::route("*", "anthropic", "claude-sonnet-4-5", &upstream.base_url());
+    let config =
+        ApiConfiguration::from_toml(&text, "serve.toml", |_| Some(common::KEY.to_owned())).unwrap();
+    let store: Arc<dyn TaskStore> = Arc::new(SqliteStore::in_memory().unwrap());
+    let new = NewKeyRequest {
+        name: "codex".into(),
+        models: vec!["gpt-5.5".into()],
+        ..NewKeyRequest::default()
+    };
+    let key = create_client_key(&*store, &new, 0)
+        .await
+        .unwrap()
+        .secret
+        .key;
+    let gateway = Gateway::with_store(config, store).with_client_keys(true);
+    let (base, _stop) = serve_gateway(gateway).await;
+    for wrong in [None, Some("sk-sy-not-a-key")] {
+        match connect(&base, wrong).await {
+            Err(Error::Http(response)) => {
+                assert_eq!(response.status(), 401);
+                let body: Value =
+                    serde_json::from_slice(response.body().as_ref().unwrap()).unwrap();
+                assert!(body["error"]["message"].is_string(), "{body}");
+            }
+            other => panic!("a socket without a valid key opened: {other:?}"),
+        }
+    }
+    let mut socket = connect(&base, Some(&key)).await.unwrap();
+    let mut other_model = create(json!([user("hi")]), None);
+    other_model["model"] = json!("gpt-4o");
+    send(&mut socket, &other_model).await;
+    let refused = next_event(&mut socket).await;
+    assert_eq!(
+        (refused["type"].as_str(), refused["status"].as_u64()),
+        (Some("error"), Some(403)),
+        "{refused}"
+    );
+    assert!(refused["error"]["message"].is_string(), "{refused}");
+    assert_eq!(upstream.request_count(), 0);
+    send(
+        &mut socket,
+        &create(json!([user("create hello.txt")]), None),
+    )
+    .await;
+    let turn = turn_events(&mut socket).await;
+    assert_eq!(
+        turn.last().unwrap()["type"],
+        "response.completed",
+        "{turn:?}"
+    );
+    assert!(!turn.iter().any(|e| e.to_string().contains(&key)));
+}
+
+/// A client whose socket goes away mid-stream cancels the upstream request: the upstream,
+/// which sent its first text and then holds its connection open, sees it closed at once.
+#[tokio::test]
+async fn a_client_that_closes_mid_stream_closes_the_upstream() {
+    let mut fixture = HttpResponse::fixture("anthropic_text");
+    let text = String::from_utf8_lossy(&fixture.body).into_owned();
+    let at = text.find("text_delta").unwrap();
+    fixture
+        .body
+        .truncate(at + text[at..].find("\n\n").unwrap() + 2);
+    let reply = Reply::new(fixture).after_body(AfterBody::HoldOpen(Duration::from_secs(60)));
+    let upstream = MockServer::start(vec![reply]).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.url())).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    send(&mut socket, &create(json!([user("hi")]), None)).await;
+    loop {
+        let event = next_event(&mut socket).await;
+        if event["type"] == "response.output_item.added" {
+            break;
+        }
+    }
+    drop(socket);
+    let gone = Instant::now();
+    tokio::time::timeout(Duration::from_secs(10), upstream.wait_for_closed(1))
+        .await
+        .expect("the upstream stays open after the socket went");
+    let took = gone.elapsed();
+    eprintln!("the upstream connection closed {took:?} after the socket went");
+    assert!(took < Duration::from_millis(500), "{took:?}");
+}
+
+/// A message past the body cap is refused before it is read whole, with the sentence the HTTP
+/// path's 413 has, and the socket is closed with 1009 (message too big).
+#[tokio::test]
+async fn a_message_past_the_body_cap_is_refused_with_a_sentence_and_closes_the_socket() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
+    let gateway = gateway_to(&upstream.base_url()).with_body_limit(64 * 1024);
+    let (base, _stop) = serve_gateway(gateway).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    let big = create(json!([user(&"x".repeat(100 * 1024))]), None);
+    send(&mut socket, &big).await;
+    let refused = next_event(&mut socket).await;
+    assert_eq!(refused["status"], 413, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "The message is larger than this gateway's 0.0625 MiB."
+    );
+    let closed = tokio::time::timeout(Duration::from_secs(5), socket.next())
+        .await
+        .unwrap();
+    match closed {
+        Some(Ok(Message::Close(Some(frame)))) => {
+            assert_eq!(frame.code, CloseCode::Size);
+            assert_eq!(frame.reason.as_str(), message);
+        }
+        other => panic!("no close frame: {other:?}"),
+    }
+    assert_eq!(upstream.request_count(), 0);
+}
+
+/// A `GET /v1/responses` that asks for no WebSocket is a 426 naming the HTTP path.
+#[tokio::test]
+async fn a_plain_get_of_the_responses_path_is_a_426_naming_post() {
+    let (base, _stop) = serve_gateway(gateway_to("http://127.0.0.1:9")).await;
+    let response = reqwest::get(format!("{base}/v1/responses")).await.unwrap();
+    assert_eq!(response.status(), 426);
+    let body: Value = response.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("POST /v1/responses"), "{message}");
+}
