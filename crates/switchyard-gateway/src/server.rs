@@ -202,6 +202,8 @@ async fn connection(
     let service = service_fn(move |mut request: hyper::Request<Incoming>| {
         let busy = requests.busy();
         request.extensions_mut().insert(requests.reading());
+        // A WebSocket's session keeps the connection busy while it lives.
+        request.extensions_mut().insert(requests.clone());
         let gateway = Arc::clone(&gateway);
         async move {
             let response = gateway.handle(request, peer).await?;
@@ -219,7 +221,10 @@ async fn connection(
     tokio::pin!(expired);
     let evicted = slot.evicted.clone();
     let cut = tokio::select! {
-        result = &mut connection => return ended(result),
+        result = &mut connection => {
+            ended(result);
+            return watch.quiet().await;
+        }
         why = expired.as_mut() => Cut::Clock(why),
         () = evicted.cancelled() => Cut::Evicted,
         () = shutdown.cancelled() => {

@@ -30,10 +30,13 @@ type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// Serves `gateway` on 127.0.0.1:0: its base URL and the token that stops it.
 async fn serve_gateway(gateway: Gateway) -> (String, CancellationToken) {
+    serve_with(gateway, ServerLimits::default()).await
+}
+
+async fn serve_with(gateway: Gateway, limits: ServerLimits) -> (String, CancellationToken) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
-    let limits = ServerLimits::default();
     tokio::spawn(serve(listener, Arc::new(gateway), limits, shutdown.clone()));
     (base, shutdown)
 }
@@ -354,4 +357,176 @@ async fn a_plain_get_of_the_responses_path_is_a_426_naming_post() {
     let body: Value = response.json().await.unwrap();
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("POST /v1/responses"), "{message}");
+}
+
+/// An open socket holds its connection's slot, as a request being answered does: with one
+/// slot, another client's connection is closed while the socket lives and served after.
+#[tokio::test]
+async fn an_open_socket_holds_its_connection_slot_until_it_closes() {
+    let limits = ServerLimits {
+        max_connections: 1,
+        max_connections_per_address: 1,
+        ..ServerLimits::default()
+    };
+    let (base, _stop) = serve_with(gateway_to("http://127.0.0.1:9"), limits).await;
+    let health = || async {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap();
+        client
+            .get(format!("{base}/health"))
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    };
+    let mut socket = connect(&base, None).await.unwrap();
+    assert!(
+        health().await.is_err(),
+        "a second connection was served beside the socket"
+    );
+    socket.close(None).await.unwrap();
+    while socket.next().await.is_some() {}
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match health().await {
+            Ok(status) => break assert_eq!(status, 200),
+            Err(e) if Instant::now() > deadline => panic!("the slot was not freed: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+/// The turns of one benchmark session: a tool call each, the last one text.
+const BENCH_TURNS: usize = 20;
+
+/// A Codex-sized first request: 12 KB of instructions and 20 tools of about 700 bytes.
+fn bench_create(input: Vec<Value>, previous: Option<&str>) -> Value {
+    let mut body = create(Value::Array(input), previous);
+    body["instructions"] = json!("You are a coding agent. ".repeat(500));
+    let tool = |i: usize| {
+        json!({"type": "function", "name": format!("tool_{i}"), "description": "Does one thing. ".repeat(40),
+               "strict": false, "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}})
+    };
+    body["tools"] = Value::Array((0..20).map(tool).collect());
+    body
+}
+
+/// The model of the benchmark: `tool_0` until the last turn, then text.
+fn bench_model(r: &AgentTurnRequest) -> AgentTurn {
+    if r.tool_results + 1 < BENCH_TURNS {
+        AgentTurn::tool_call("tool_0", json!({"cmd": "ls"}))
+    } else {
+        AgentTurn::text("Done.")
+    }
+}
+
+/// What a turn's answer adds to the conversation: its call and a 2 KB output for it.
+fn bench_next(response: &Value) -> Vec<Value> {
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    let call = output.iter().find(|i| i["type"] == "function_call");
+    let mut items = output.clone();
+    if let Some(call) = call {
+        items.push(json!({"type": "function_call_output", "call_id": call["call_id"], "output": "x".repeat(2048)}));
+    }
+    items
+}
+
+/// One session over one socket: each turn's time from its message to its first output item.
+async fn bench_socket(base: &str) -> Vec<Duration> {
+    let started = Instant::now();
+    let mut socket = connect(base, None).await.unwrap();
+    let mut times = Vec::new();
+    let (mut input, mut previous) = (vec![user("list the files")], None::<String>);
+    for turn in 0..BENCH_TURNS {
+        let sent = if turn == 0 { started } else { Instant::now() };
+        send(
+            &mut socket,
+            &bench_create(input.clone(), previous.as_deref()),
+        )
+        .await;
+        let mut first = None;
+        let response = loop {
+            let event = next_event(&mut socket).await;
+            if first.is_none() && event["type"] == "response.output_item.added" {
+                first = Some(sent.elapsed());
+            }
+            if event["type"] == "response.completed" {
+                break event["response"].clone();
+            }
+        };
+        times.push(first.unwrap());
+        previous = response["id"].as_str().map(str::to_owned);
+        input = bench_next(&response)[response["output"].as_array().unwrap().len()..].to_vec();
+    }
+    times
+}
+
+/// One session over HTTP as Codex posts it: the whole conversation each turn, one pooled client.
+async fn bench_http(base: &str) -> Vec<Duration> {
+    let client = reqwest::Client::new();
+    let mut times = Vec::new();
+    let mut input = vec![user("list the files")];
+    for _ in 0..BENCH_TURNS {
+        let sent = Instant::now();
+        let body = bench_create(input.clone(), None).to_string();
+        let url = format!("{base}/v1/responses");
+        let mut response = client.post(url).body(body).send().await.unwrap();
+        let (mut text, mut first) = (String::new(), None);
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if first.is_none() && text.contains("response.output_item.added") {
+                first = Some(sent.elapsed());
+            }
+        }
+        times.push(first.unwrap());
+        let completed = (text.split("\n\n"))
+            .filter_map(|b| b.lines().find_map(|l| l.strip_prefix("data: ")))
+            .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+            .find(|e| e["type"] == "response.completed")
+            .unwrap();
+        input.extend(bench_next(&completed["response"]));
+    }
+    times
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Not a check: the figures of bench/README.md ("Codex over WebSocket against HTTP"). Twenty
+/// sessions each way, alternating, of 20 turns each, through a translated route to a loopback
+/// upstream that answers at once: the time from a turn's send to its first output item.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: cargo test --release -p switchyard-gateway --test websocket -- --ignored --nocapture"]
+async fn bench_time_to_first_item_per_turn_over_the_socket_and_http() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, bench_model).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
+    let (mut socket, mut http) = (vec![Vec::new(); BENCH_TURNS], vec![Vec::new(); BENCH_TURNS]);
+    for _ in 0..20 {
+        for (turn, t) in bench_socket(&base).await.into_iter().enumerate() {
+            socket[turn].push(t);
+        }
+        for (turn, t) in bench_http(&base).await.into_iter().enumerate() {
+            http[turn].push(t);
+        }
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        ms(v[v.len() / 2])
+    };
+    println!("turn | socket median ms | HTTP median ms");
+    for turn in [0, 1, 4, 9, 14, 19] {
+        let (s, h) = (median(&mut socket[turn]), median(&mut http[turn]));
+        println!("{:>4} | {s:>16.2} | {h:>14.2}", turn + 1);
+    }
+    let mut all_s: Vec<Duration> = socket.concat();
+    let mut all_h: Vec<Duration> = http.concat();
+    println!(
+        "all  | {:>16.2} | {:>14.2}",
+        median(&mut all_s),
+        median(&mut all_h)
+    );
+    let p90 = |v: &Vec<Duration>| ms(v[v.len() * 9 / 10]);
+    println!("p90  | {:>16.2} | {:>14.2}", p90(&all_s), p90(&all_h));
 }

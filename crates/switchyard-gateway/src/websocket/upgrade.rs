@@ -11,6 +11,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use super::session::{Session, Turn};
+use crate::idle::Watch;
 use crate::refusal::{Kind, Refusal};
 use crate::reply::Body;
 
@@ -24,7 +25,10 @@ pub(crate) fn upgrade(
 ) -> Result<Response<Body>, Refusal> {
     let accept = accept_key(request.headers())?;
     let upgrading = hyper::upgrade::on(&mut request);
+    // The connection's slot stays taken while the session lives.
+    let busy = request.extensions().get::<Watch>().map(Watch::busy);
     tokio::spawn(async move {
+        let _busy = busy;
         let upgraded = match upgrading.await {
             Ok(upgraded) => upgraded,
             Err(e) => return tracing::debug!("a WebSocket upgrade did not complete: {e}"),
