@@ -199,11 +199,13 @@ async fn connection(
     let _open = gateway.metrics().connection();
     let io = TokioIo::new(watch.wrap(stream));
     let requests = watch.clone();
+    let stopping = shutdown.clone();
     let service = service_fn(move |mut request: hyper::Request<Incoming>| {
         let busy = requests.busy();
         request.extensions_mut().insert(requests.reading());
-        // A WebSocket's session keeps the connection busy while it lives.
+        // A WebSocket's session keeps the connection busy while it lives, until shutdown.
         request.extensions_mut().insert(requests.clone());
+        request.extensions_mut().insert(stopping.clone());
         let gateway = Arc::clone(&gateway);
         async move {
             let response = gateway.handle(request, peer).await?;
@@ -223,6 +225,9 @@ async fn connection(
     let cut = tokio::select! {
         result = &mut connection => {
             ended(result);
+            // A WebSocket took the socket over: its slot is held until the session ends. The
+            // connection goes first, since it holds the busy response of a client that left.
+            drop(connection);
             return watch.quiet().await;
         }
         why = expired.as_mut() => Cut::Clock(why),

@@ -397,6 +397,22 @@ async fn an_open_socket_holds_its_connection_slot_until_it_closes() {
     }
 }
 
+/// At shutdown an open socket between turns is closed at once with 1001 (going away), so the
+/// gateway's drain does not wait for it.
+#[tokio::test]
+async fn shutdown_closes_an_idle_socket_with_going_away() {
+    let (base, stop) = serve_gateway(gateway_to("http://127.0.0.1:9")).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    stop.cancel();
+    let closed = tokio::time::timeout(Duration::from_secs(5), socket.next())
+        .await
+        .expect("the socket stayed open after shutdown");
+    match closed {
+        Some(Ok(Message::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Away),
+        other => panic!("no close frame: {other:?}"),
+    }
+}
+
 /// The turns of one benchmark session: a tool call each, the last one text.
 const BENCH_TURNS: usize = 20;
 

@@ -19,6 +19,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error, Message};
+use tokio_util::sync::CancellationToken;
 
 use super::chain::{Chain, Read};
 use super::events::{Split, answer_event, error_event};
@@ -71,10 +72,19 @@ impl Session {
         }
     }
 
-    /// Reads and answers messages until the client closes, idles out or breaks a bound.
-    pub(super) async fn run(mut self) {
+    /// Reads and answers messages until the client closes, idles out or breaks a bound, or the
+    /// gateway stops: a turn running then is answered first.
+    pub(super) async fn run(mut self, stopping: CancellationToken) {
         loop {
-            let message = match timeout(IDLE, self.socket.next()).await {
+            let next = tokio::select! {
+                biased;
+                () = stopping.cancelled() => {
+                    let reason = "The gateway is shutting down: open a new socket.";
+                    return self.close(CloseCode::Away, reason).await;
+                }
+                next = timeout(IDLE, self.socket.next()) => next,
+            };
+            let message = match next {
                 Err(_) => {
                     let reason = format!(
                         "No message for {} s: this socket is closed.",

@@ -9,6 +9,7 @@ use hyper_util::rt::TokioIo;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_util::sync::CancellationToken;
 
 use super::session::{Session, Turn};
 use crate::idle::Watch;
@@ -27,6 +28,7 @@ pub(crate) fn upgrade(
     let upgrading = hyper::upgrade::on(&mut request);
     // The connection's slot stays taken while the session lives.
     let busy = request.extensions().get::<Watch>().map(Watch::busy);
+    let stopping = request.extensions().get::<CancellationToken>().cloned();
     tokio::spawn(async move {
         let _busy = busy;
         let upgraded = match upgrading.await {
@@ -38,7 +40,8 @@ pub(crate) fn upgrade(
             .max_frame_size(Some(body_limit));
         let io = TokioIo::new(upgraded);
         let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-        Session::new(socket, turn, body_limit).run().await;
+        let stopping = stopping.unwrap_or_default();
+        Session::new(socket, turn, body_limit).run(stopping).await;
     });
     let mut response = Response::new(Empty::new().boxed());
     *response.status_mut() = hyper::StatusCode::SWITCHING_PROTOCOLS;
