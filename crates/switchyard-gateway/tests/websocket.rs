@@ -397,6 +397,20 @@ async fn an_open_socket_holds_its_connection_slot_until_it_closes() {
     }
 }
 
+/// Codex sends its next `response.create` as soon as it reads `response.completed`, which may be
+/// before the turn's stream has ended inside the gateway: such a turn waits for it and is run,
+/// never refused as one already in flight. Twenty turns a session, five sessions, on two
+/// threads as serve runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_sent_right_after_the_last_ones_completed_event_is_run() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, bench_model).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
+    for _ in 0..5 {
+        assert_eq!(bench_socket(&base).await.len(), BENCH_TURNS);
+    }
+    assert_eq!(upstream.request_count(), 5 * BENCH_TURNS);
+}
+
 /// At shutdown an open socket between turns is closed at once with 1001 (going away), so the
 /// gateway's drain does not wait for it.
 #[tokio::test]
@@ -464,6 +478,7 @@ async fn bench_socket(base: &str) -> Vec<Duration> {
         let mut first = None;
         let response = loop {
             let event = next_event(&mut socket).await;
+            assert_ne!(event["type"], "error", "turn {turn}: {event}");
             if first.is_none() && event["type"] == "response.output_item.added" {
                 first = Some(sent.elapsed());
             }

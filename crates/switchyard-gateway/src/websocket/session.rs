@@ -37,6 +37,14 @@ const TURNS_MAX: usize = 1_000;
 /// How long one message may take to go out before the client counts as gone.
 const SEND: Duration = Duration::from_secs(60);
 
+/// The events that end a turn's answer.
+const TERMINAL: [&str; 4] = [
+    "response.completed",
+    "response.failed",
+    "response.incomplete",
+    "error",
+];
+
 /// The code OpenAI's endpoint and Codex name a socket past its limit by.
 const LIMIT_CODE: &str = "websocket_connection_limit_reached";
 
@@ -58,6 +66,11 @@ pub(super) struct Session {
     body_limit: usize,
     opened: Instant,
     turns: usize,
+    /// A `response.create` that came after the running turn's last event but before its
+    /// stream ended: Codex sends the next one as soon as it reads `response.completed`.
+    queued: Option<Bytes>,
+    /// Whether the running turn's last event has gone out.
+    answered: bool,
 }
 
 impl Session {
@@ -69,6 +82,8 @@ impl Session {
             body_limit,
             opened: Instant::now(),
             turns: 0,
+            queued: None,
+            answered: false,
         }
     }
 
@@ -76,6 +91,12 @@ impl Session {
     /// gateway stops: a turn running then is answered first.
     pub(super) async fn run(mut self, stopping: CancellationToken) {
         loop {
+            if let Some(text) = self.queued.take() {
+                if self.create(&text).await.is_break() {
+                    return;
+                }
+                continue;
+            }
             let next = tokio::select! {
                 biased;
                 () = stopping.cancelled() => {
@@ -156,6 +177,7 @@ impl Session {
     /// Runs one turn and sends its events; the client going meanwhile drops the turn, which
     /// cancels its upstream request.
     async fn run_turn(&mut self, body: Vec<u8>) -> ControlFlow<()> {
+        self.answered = false;
         let answering = (self.turn)(body.into());
         tokio::pin!(answering);
         let response = loop {
@@ -181,6 +203,7 @@ impl Session {
                     for event in split.push(&data) {
                         if let Ok(value) = serde_json::from_str::<Value>(&event) {
                             self.chain.saw(&value);
+                            self.answered |= TERMINAL.contains(&value["type"].as_str().unwrap_or_default());
                         }
                         self.send_text(event).await?;
                     }
@@ -195,13 +218,18 @@ impl Session {
     }
 
     /// What a message read while a turn runs means: one turn at a time, so another
-    /// `response.create` is refused; a close or a broken socket ends the turn.
+    /// `response.create` is refused, or kept for later once the turn's last event is out; a
+    /// close or a broken socket ends the turn.
     async fn during(&mut self, message: Option<Result<Message, Error>>) -> During {
         match message {
             None | Some(Ok(Message::Close(_))) => During::Gone,
             Some(Err(e)) => {
                 self.broken(e).await;
                 During::Gone
+            }
+            Some(Ok(Message::Text(text))) if self.answered && self.queued.is_none() => {
+                self.queued = Some(text.into());
+                During::Keep
             }
             Some(Ok(Message::Text(_) | Message::Binary(_))) => {
                 let message = "A response is already being answered on this socket: send the next `response.create` after its `response.completed`.";
