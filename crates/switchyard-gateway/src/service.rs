@@ -17,7 +17,7 @@ use switchyard_core::context::estimate_message_tokens;
 use switchyard_core::store::{SqliteStore, StoreError, TaskStore};
 use tokio::time::Instant;
 
-use crate::auth::{Auth, Client, KeysRequired, allow_model};
+use crate::auth::{Auth, Client, KeysRequired, Purpose, allow_model};
 use crate::body::Sent;
 use crate::endpoint::{Endpoint, Target, find};
 use crate::ingress::Dialect;
@@ -227,7 +227,7 @@ impl Gateway {
                 Err(why) => json(503, &json!({"status": "unavailable", "error": why})),
             }),
             Endpoint::Dashboard => Ok(self.ui.handle(request, peer).await),
-            Endpoint::ResponsesSocket => self.socket(request, client),
+            Endpoint::ResponsesSocket => self.socket(request),
             Endpoint::Unknown => Err(Refusal::no_endpoint(request.method(), request.uri().path())),
         }
     }
@@ -338,20 +338,16 @@ impl Gateway {
 }
 
 impl Gateway {
-    /// Hands `request` to a Responses WebSocket whose turns run as `POST /v1/responses`
-    /// requests would, with the upgrade's headers and the key checked at the door.
+    /// Hands `request`, its key checked at the door, to a Responses WebSocket whose turns run
+    /// as `POST /v1/responses` requests with the upgrade's headers would.
     /// Spec: R14.1b.
-    fn socket(
-        self: &Arc<Self>,
-        request: Request<Incoming>,
-        client: Option<Client>,
-    ) -> Result<Response<Body>, Refusal> {
+    fn socket(self: &Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Refusal> {
         let gateway = Arc::clone(self);
         let headers = request.headers().clone();
+        let query = request.uri().query().map(str::to_owned);
         let turn: crate::websocket::Turn = Arc::new(move |bytes| {
-            let (gateway, headers, client) =
-                (Arc::clone(&gateway), headers.clone(), client.clone());
-            Box::pin(async move { gateway.turn(bytes, &headers, client).await })
+            let (gateway, headers, query) = (Arc::clone(&gateway), headers.clone(), query.clone());
+            Box::pin(async move { gateway.turn(bytes, &headers, query.as_deref()).await })
         });
         crate::websocket::upgrade(request, turn, self.shared.body_limit)
     }
@@ -362,11 +358,16 @@ impl Gateway {
         &self,
         bytes: bytes::Bytes,
         headers: &hyper::HeaderMap,
-        client: Option<Client>,
+        query: Option<&str>,
     ) -> Response<Body> {
         let received = Instant::now();
         let id = self.next_request_id();
         let (dialect, shared) = (Dialect::Responses, &self.shared);
+        // The key again each turn: one revoked or expired while its socket is open stops there.
+        let client = match self.auth.check(headers, query, Purpose::Client).await {
+            Ok(client) => client,
+            Err(refusal) => return refusal.answer(dialect, &id, &shared.metrics, &shared.live),
+        };
         let mut trace = Some(shared.telemetry.pending(headers, received));
         let forward_headers = dialect.rules().forward_headers(headers);
         let sent = Sent {

@@ -230,7 +230,8 @@ async fn a_warm_up_is_answered_without_the_upstream_and_its_input_is_continued()
 }
 
 /// A socket without a key is refused at its handshake with the HTTP path's 401; with a key it
-/// opens, and a model the key may not use is that turn's 403 `error` event, the socket kept.
+/// opens, a model the key may not use is that turn's 403 `error` event, the socket kept, and a
+/// key revoked meanwhile is the next turn's 401.
 #[tokio::test]
 async fn a_socket_needs_a_client_key_and_each_turn_keeps_the_keys_rules() {
     let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
@@ -243,12 +244,9 @@ async fn a_socket_needs_a_client_key_and_each_turn_keeps_the_keys_rules() {
         models: vec!["gpt-5.5".into()],
         ..NewKeyRequest::default()
     };
-    let key = create_client_key(&*store, &new, 0)
-        .await
-        .unwrap()
-        .secret
-        .key;
-    let gateway = Gateway::with_store(config, store).with_client_keys(true);
+    let made = create_client_key(&*store, &new, 0).await.unwrap();
+    let (key, id) = (made.secret.key, made.key.id);
+    let gateway = Gateway::with_store(config, Arc::clone(&store)).with_client_keys(true);
     let (base, _stop) = serve_gateway(gateway).await;
     for wrong in [None, Some("sk-sy-not-a-key")] {
         match connect(&base, wrong).await {
@@ -285,6 +283,14 @@ async fn a_socket_needs_a_client_key_and_each_turn_keeps_the_keys_rules() {
         "{turn:?}"
     );
     assert!(!turn.iter().any(|e| e.to_string().contains(&key)));
+    // Revoked while its socket is open, the key stops at the next turn once the door's
+    // one-second cache of keys has let it go, as over HTTP.
+    assert!(store.revoke_key(&id, 0).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    send(&mut socket, &create(json!([user("again")]), None)).await;
+    let refused = next_event(&mut socket).await;
+    assert_eq!(refused["status"], 401, "{refused}");
+    assert_eq!(upstream.request_count(), 1);
 }
 
 /// A client whose socket goes away mid-stream cancels the upstream request: the upstream,
@@ -406,7 +412,7 @@ async fn a_turn_sent_right_after_the_last_ones_completed_event_is_run() {
     let upstream = AgentUpstream::start(UpstreamDialect::Messages, bench_model).await;
     let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
     for _ in 0..5 {
-        assert_eq!(bench_socket(&base).await.len(), BENCH_TURNS);
+        assert_eq!(bench_socket(&base).await.0.len(), BENCH_TURNS);
     }
     assert_eq!(upstream.request_count(), 5 * BENCH_TURNS);
 }
@@ -462,19 +468,18 @@ fn bench_next(response: &Value) -> Vec<Value> {
     items
 }
 
-/// One session over one socket: each turn's time from its message to its first output item.
-async fn bench_socket(base: &str) -> Vec<Duration> {
+/// One session over one socket: each turn's time from its message to its first output item, and
+/// the bytes the client sent.
+async fn bench_socket(base: &str) -> (Vec<Duration>, usize) {
     let started = Instant::now();
     let mut socket = connect(base, None).await.unwrap();
-    let mut times = Vec::new();
+    let (mut times, mut bytes) = (Vec::new(), 0);
     let (mut input, mut previous) = (vec![user("list the files")], None::<String>);
     for turn in 0..BENCH_TURNS {
         let sent = if turn == 0 { started } else { Instant::now() };
-        send(
-            &mut socket,
-            &bench_create(input.clone(), previous.as_deref()),
-        )
-        .await;
+        let create = bench_create(input.clone(), previous.as_deref());
+        bytes += create.to_string().len();
+        send(&mut socket, &create).await;
         let mut first = None;
         let response = loop {
             let event = next_event(&mut socket).await;
@@ -490,17 +495,18 @@ async fn bench_socket(base: &str) -> Vec<Duration> {
         previous = response["id"].as_str().map(str::to_owned);
         input = bench_next(&response)[response["output"].as_array().unwrap().len()..].to_vec();
     }
-    times
+    (times, bytes)
 }
 
 /// One session over HTTP as Codex posts it: the whole conversation each turn, one pooled client.
-async fn bench_http(base: &str) -> Vec<Duration> {
+async fn bench_http(base: &str) -> (Vec<Duration>, usize) {
     let client = reqwest::Client::new();
-    let mut times = Vec::new();
+    let (mut times, mut bytes) = (Vec::new(), 0);
     let mut input = vec![user("list the files")];
     for _ in 0..BENCH_TURNS {
         let sent = Instant::now();
         let body = bench_create(input.clone(), None).to_string();
+        bytes += body.len();
         let url = format!("{base}/v1/responses");
         let mut response = client.post(url).body(body).send().await.unwrap();
         let (mut text, mut first) = (String::new(), None);
@@ -518,7 +524,7 @@ async fn bench_http(base: &str) -> Vec<Duration> {
             .unwrap();
         input.extend(bench_next(&completed["response"]));
     }
-    times
+    (times, bytes)
 }
 
 fn ms(d: Duration) -> f64 {
@@ -534,11 +540,16 @@ async fn bench_time_to_first_item_per_turn_over_the_socket_and_http() {
     let upstream = AgentUpstream::start(UpstreamDialect::Messages, bench_model).await;
     let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
     let (mut socket, mut http) = (vec![Vec::new(); BENCH_TURNS], vec![Vec::new(); BENCH_TURNS]);
+    let mut sent = (0, 0);
     for _ in 0..20 {
-        for (turn, t) in bench_socket(&base).await.into_iter().enumerate() {
+        let (times, bytes) = bench_socket(&base).await;
+        sent.0 = bytes;
+        for (turn, t) in times.into_iter().enumerate() {
             socket[turn].push(t);
         }
-        for (turn, t) in bench_http(&base).await.into_iter().enumerate() {
+        let (times, bytes) = bench_http(&base).await;
+        sent.1 = bytes;
+        for (turn, t) in times.into_iter().enumerate() {
             http[turn].push(t);
         }
     }
@@ -560,4 +571,5 @@ async fn bench_time_to_first_item_per_turn_over_the_socket_and_http() {
     );
     let p90 = |v: &Vec<Duration>| ms(v[v.len() * 9 / 10]);
     println!("p90  | {:>16.2} | {:>14.2}", p90(&all_s), p90(&all_h));
+    println!("client bytes a session: socket {} HTTP {}", sent.0, sent.1);
 }

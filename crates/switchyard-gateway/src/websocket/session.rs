@@ -59,6 +59,7 @@ enum During {
     Gone,
 }
 
+/// One socket, its conversation and its bounds.
 pub(super) struct Session {
     socket: Socket,
     turn: Turn,
