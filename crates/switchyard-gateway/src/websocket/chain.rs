@@ -155,3 +155,63 @@ impl Chain {
 fn invalid(message: &str) -> Value {
     error_event(400, "invalid_request_error", None, message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(chain: &mut Chain, message: Value) -> Value {
+        match chain.read(message.to_string().as_bytes()) {
+            Read::Run(body) => serde_json::from_slice(&body).unwrap(),
+            _ => panic!("not run: {message}"),
+        }
+    }
+
+    fn refused(chain: &mut Chain, text: &str) -> Value {
+        match chain.read(text.as_bytes()) {
+            Read::Refuse(event) => event,
+            _ => panic!("not refused: {text}"),
+        }
+    }
+
+    #[test]
+    fn a_continued_response_is_sent_whole_and_another_id_is_left_for_the_store() {
+        let mut chain = Chain::new(1 << 20);
+        let create =
+            json!({"type": "response.create", "model": "m", "input": "hi", "generate": true});
+        let body = run(&mut chain, create);
+        assert_eq!(body["input"][0]["content"], "hi");
+        assert_eq!(
+            (
+                body["stream"].as_bool(),
+                body.get("type"),
+                body.get("generate")
+            ),
+            (Some(true), None, None)
+        );
+        let call =
+            json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"});
+        chain.saw(
+            &json!({"type": "response.completed", "response": {"id": "r1", "output": [call]}}),
+        );
+        let output = json!({"type": "function_call_output", "call_id": "c1", "output": "ok"});
+        let next = json!({"type": "response.create", "model": "m", "previous_response_id": "r1", "input": [output]});
+        let body = run(&mut chain, next);
+        assert_eq!(body["input"].as_array().unwrap().len(), 3, "{body}");
+        assert_eq!(body.get("previous_response_id"), None);
+        let stored = json!({"type": "response.create", "model": "m", "previous_response_id": "r0", "input": []});
+        assert_eq!(run(&mut chain, stored)["previous_response_id"], "r0");
+    }
+
+    #[test]
+    fn messages_that_are_not_a_response_create_are_refused_or_need_nothing() {
+        let mut chain = Chain::new(64);
+        assert_eq!(refused(&mut chain, "{")["status"], 400);
+        assert_eq!(refused(&mut chain, "[]")["status"], 400);
+        assert_eq!(refused(&mut chain, r#"{"type": "x"}"#)["status"], 400);
+        let processed = br#"{"type": "response.processed", "response_id": "r1"}"#;
+        assert!(matches!(chain.read(processed), Read::Nothing));
+        let big = json!({"type": "response.create", "model": "m", "input": "x".repeat(100)});
+        assert_eq!(refused(&mut chain, &big.to_string())["status"], 413);
+    }
+}
