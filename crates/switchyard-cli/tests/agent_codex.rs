@@ -222,6 +222,10 @@ fn codex_runs_a_shell_command_through_an_anthropic_upstream() {
 /// Issue 43, cases W01–W04: Codex configured for Responses over a WebSocket
 /// (`supports_websockets = true`) runs the same task over it. The tap shows it from the
 /// gateway's side: the upgrade answered `101`, no `POST /v1/responses`, so no fallback to HTTP.
+/// The gateway's debug log showed what Codex sends: a warm-up (`generate: false`, one item),
+/// then the task continuing it by id with three items of its own, then the tool's output alone
+/// continuing that, six items in all; the upstream's second request holding the tool's result
+/// shows the socket put them back together.
 /// Gateways without the socket made Codex retry five times and fall back
 /// (github.com/qxcnm/Codex-Manager/issues/91, github.com/openai/codex/issues/19821).
 #[test]

@@ -63,7 +63,15 @@ impl Chain {
             }
         }
         let generate = create.remove("generate");
+        let own = create
+            .get("input")
+            .and_then(Value::as_array)
+            .map_or(1, Vec::len);
         let input = self.whole_input(&mut create);
+        tracing::debug!(
+            "a socket's response.create: items of its own {own}, in all {}, generate {generate:?}",
+            input.len()
+        );
         if generate.as_ref().and_then(Value::as_bool) == Some(false) {
             return Read::Answer(self.warm_up(&create, input));
         }
