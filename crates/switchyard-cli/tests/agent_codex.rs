@@ -253,11 +253,21 @@ fn codex_runs_a_shell_command_over_the_responses_websocket() {
     let report = scene.report(&run);
     assert_eq!(run.status.map(|s| s.success()), Some(true), "{report}");
     let requests = scene.tap.requests();
-    let upgrades = (requests.iter())
-        .filter(|r| r.method == "GET" && r.path == "/v1/responses")
-        .filter(|r| r.header_values("upgrade").contains(&"websocket"))
-        .count();
-    assert!(upgrades >= 1, "Codex asked for no WebSocket: {report}");
+    let upgrades: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].method == "GET" && requests[i].path == "/v1/responses")
+        .filter(|&i| requests[i].header_values("upgrade").contains(&"websocket"))
+        .collect();
+    assert!(
+        !upgrades.is_empty(),
+        "Codex asked for no WebSocket: {report}"
+    );
+    // The socket's bytes as the tap saw them: the turns' events, the names of what the
+    // Anthropic route cannot carry in an event of their own, which Codex skips.
+    let socket: String = (upgrades.iter())
+        .filter_map(|&i| scene.tap.answer_to(i))
+        .collect();
+    assert!(socket.contains("response.completed"), "{report}");
+    assert!(socket.contains("switchyard.dropped"), "{report}");
     let posts = (requests.iter()).filter(|r| r.method == "POST").count();
     assert_eq!(posts, 0, "Codex fell back to HTTP: {report}");
     let statuses = scene.tap.statuses();

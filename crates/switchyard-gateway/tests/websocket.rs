@@ -154,7 +154,13 @@ async fn two_turns_over_one_socket_carry_the_whole_conversation_upstream() {
     .await;
     let first = turn_events(&mut socket).await;
     let types: Vec<&str> = first.iter().filter_map(|e| e["type"].as_str()).collect();
-    assert_eq!(types.first(), Some(&"response.created"), "{first:?}");
+    // Codex's `parallel_tool_calls` has no Anthropic form: it is named before the stream.
+    assert_eq!(
+        types[..2],
+        ["switchyard.dropped", "response.created"],
+        "{first:?}"
+    );
+    assert_eq!(first[0]["dropped"], json!(["parallel_tool_calls"]));
     assert_eq!(types.last(), Some(&"response.completed"), "{first:?}");
     assert!(types.contains(&"response.output_item.done"), "{types:?}");
     let response = &first.last().unwrap()["response"];
@@ -291,6 +297,63 @@ async fn a_socket_needs_a_client_key_and_each_turn_keeps_the_keys_rules() {
     let refused = next_event(&mut socket).await;
     assert_eq!(refused["status"], 401, "{refused}");
     assert_eq!(upstream.request_count(), 1);
+}
+
+/// A turn fails over as a `POST` does: the primary overloaded before content, the fallback
+/// answers. On the next turn the primary, cooling down, is skipped and the fallback's 400 is
+/// that turn's `error` event with the HTTP path's status, and the socket goes on.
+#[tokio::test]
+async fn a_turn_fails_over_and_a_failure_is_its_error_event_with_the_status() {
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let invalid = r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages: too many"}}"#;
+    let json = [("content-type", "application/json")];
+    let primary = MockServer::start(vec![
+        Reply::new(HttpResponse::new(529, &json, overloaded)),
+        Reply::new(HttpResponse::new(400, &json, invalid)),
+    ])
+    .await;
+    let backup = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("openai_chat_text")),
+        Reply::new(HttpResponse::new(400, &json, invalid)),
+    ])
+    .await;
+    let text = format!(
+        "{}[[serve.routes.\"*\".fallbacks]]\nprovider = \"openai\"\nmodel = \"o4-mini\"\nbase_url = \"{}/v1\"\n",
+        common::route("*", "anthropic", "claude-sonnet-4-5", &primary.url()),
+        backup.url()
+    );
+    let config =
+        ApiConfiguration::from_toml(&text, "serve.toml", |_| Some(common::KEY.to_owned())).unwrap();
+    let (base, _stop) = serve_gateway(Gateway::new(config).unwrap()).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    send(
+        &mut socket,
+        &create(json!([user("why is the sky blue?")]), None),
+    )
+    .await;
+    let turn = turn_events(&mut socket).await;
+    let done = &turn.last().unwrap()["response"];
+    assert_eq!(
+        turn.last().unwrap()["type"],
+        "response.completed",
+        "{turn:?}"
+    );
+    let said = done["output"][0]["content"][0]["text"].as_str().unwrap();
+    assert!(said.starts_with("The sky looks blue"), "{said}");
+    // What the fallback's dialect cannot carry is named before the stream, as the header would.
+    assert_eq!(turn[0]["type"], "switchyard.dropped", "{:?}", turn[0]);
+    assert!(turn[0]["dropped"].as_array().is_some_and(|d| !d.is_empty()));
+    assert_eq!(turn[1]["type"], "response.created");
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 1));
+    send(&mut socket, &create(json!([user("again")]), None)).await;
+    let failed = turn_events(&mut socket).await;
+    let last = failed.last().unwrap();
+    assert_eq!(last["type"], "error", "{failed:?}");
+    assert!(last["status"].as_u64().is_some_and(|s| s >= 400), "{last}");
+    assert!(last["error"]["message"].is_string(), "{last}");
+    assert_eq!((primary.request_count(), backup.request_count()), (1, 2));
+    eprintln!("both entries failed: {last}");
 }
 
 /// A client whose socket goes away mid-stream cancels the upstream request: the upstream,

@@ -52,6 +52,17 @@ pub(super) async fn answer_event(response: Response<Body>) -> Value {
     json!({"type": "error", "status": status, "error": error, "headers": headers})
 }
 
+/// The `switchyard.dropped` event naming what `x-switchyard-dropped` names, if it names any.
+pub(super) fn dropped_event(headers: &hyper::HeaderMap) -> Option<Value> {
+    let names = headers.get("x-switchyard-dropped")?.to_str().ok()?;
+    let names: Vec<&str> = names
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    (!names.is_empty()).then(|| json!({"type": "switchyard.dropped", "dropped": names}))
+}
+
 /// Server-sent events split out of a stream's bytes as they come, each its `data` as text.
 #[derive(Default)]
 pub(super) struct Split {

@@ -22,7 +22,7 @@ use tokio_tungstenite::tungstenite::{Error, Message};
 use tokio_util::sync::CancellationToken;
 
 use super::chain::{Chain, Read};
-use super::events::{Split, answer_event, error_event};
+use super::events::{Split, answer_event, dropped_event, error_event};
 use crate::reply::Body;
 
 /// How long a socket may wait for its next message between turns.
@@ -193,6 +193,11 @@ impl Session {
         };
         if response.status() != hyper::StatusCode::OK {
             return self.send(&answer_event(response).await).await;
+        }
+        // A socket has no headers per turn: what the gateway could not carry is named in an
+        // event of its own before the stream, which clients skip as an unknown type.
+        if let Some(dropped) = dropped_event(response.headers()) {
+            self.send(&dropped).await?;
         }
         let mut body = response.into_body();
         let mut split = Split::default();
