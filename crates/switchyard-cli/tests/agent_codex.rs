@@ -43,7 +43,9 @@ const PATCH: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patc
 /// no curated-plugin sync (without `features.plugins = false` it runs `git ls-remote` on
 /// github.com and then asks api.github.com), no analytics, no feedback uploads, no
 /// OpenTelemetry export. A custom provider makes Codex fetch no model list.
-fn write_config(codex_home: &Path, base_url: &str, model: &str) {
+/// With `websockets`, the provider says it takes Responses over a WebSocket
+/// (`supports_websockets`), and Codex speaks it to the gateway instead of HTTP.
+fn write_config(codex_home: &Path, base_url: &str, model: &str, websockets: bool) {
     std::fs::create_dir_all(codex_home).unwrap();
     let config = format!(
         r#"model = "{model}"
@@ -55,6 +57,7 @@ name = "Switchyard"
 base_url = "{base_url}/v1"
 env_key = "{KEY_ENV}"
 wire_api = "responses"
+supports_websockets = {websockets}
 
 [features]
 plugins = false
@@ -76,8 +79,18 @@ exporter = "none"
 /// git repository, without approvals or its own sandbox (the test's namespace is the
 /// sandbox), refusing unknown config keys.
 fn run_codex(scene: &AgentScene, codex: &Path, model: &str) -> agents::ClientRun {
+    run_codex_over(scene, codex, model, false)
+}
+
+/// [`run_codex`] with the WebSocket transport on or off.
+fn run_codex_over(
+    scene: &AgentScene,
+    codex: &Path,
+    model: &str,
+    websockets: bool,
+) -> agents::ClientRun {
     let codex_home = scene.home.join(".codex");
-    write_config(&codex_home, &scene.client_url(), model);
+    write_config(&codex_home, &scene.client_url(), model, websockets);
     let mut cmd = scene.command(codex);
     cmd.env("CODEX_HOME", &codex_home)
         .env(KEY_ENV, CLIENT_KEY)
@@ -204,6 +217,70 @@ fn codex_runs_a_shell_command_through_an_anthropic_upstream() {
         !dropped.iter().any(|d| d.contains("namespace")),
         "{dropped:?}"
     );
+}
+
+/// Issue 43, cases W01–W04: Codex configured for Responses over a WebSocket
+/// (`supports_websockets = true`) runs the same task over it. The tap shows it from the
+/// gateway's side: the upgrade answered `101`, no `POST /v1/responses`, so no fallback to HTTP.
+/// The gateway's debug log showed what Codex sends: a warm-up (`generate: false`, one item),
+/// then the task continuing it by id with three items of its own, then the tool's output alone
+/// continuing that, six items in all; the upstream's second request holding the tool's result
+/// shows the socket put them back together.
+/// Gateways without the socket made Codex retry five times and fall back
+/// (github.com/qxcnm/Codex-Manager/issues/91, github.com/openai/codex/issues/19821).
+#[test]
+fn codex_runs_a_shell_command_over_the_responses_websocket() {
+    let Some(codex) = agents::client_bin(CODEX) else {
+        return;
+    };
+    if !agents::isolated("codex_runs_a_shell_command_over_the_responses_websocket") {
+        return;
+    }
+    let routes = [Route::new("*", "anthropic", "claude-sonnet-4-5")];
+    let scene = AgentScene::start(
+        UpstreamDialect::Messages,
+        &routes,
+        |r: &AgentTurnRequest| {
+            if r.offers_tool("exec_command") && r.tool_results == 0 {
+                AgentTurn::tool_call("exec_command", json!({"cmd": "printf hi > hello.txt"}))
+            } else {
+                AgentTurn::text("Done.")
+            }
+        },
+    );
+    let run = run_codex_over(&scene, &codex, "claude-sonnet-4-5", true);
+    scene.assert_hello(&run);
+    let report = scene.report(&run);
+    assert_eq!(run.status.map(|s| s.success()), Some(true), "{report}");
+    let requests = scene.tap.requests();
+    let upgrades: Vec<usize> = (0..requests.len())
+        .filter(|&i| requests[i].method == "GET" && requests[i].path == "/v1/responses")
+        .filter(|&i| requests[i].header_values("upgrade").contains(&"websocket"))
+        .collect();
+    assert!(
+        !upgrades.is_empty(),
+        "Codex asked for no WebSocket: {report}"
+    );
+    // The socket's bytes as the tap saw them: the turns' events, the names of what the
+    // Anthropic route cannot carry in an event of their own, which Codex skips.
+    let socket: String = (upgrades.iter())
+        .filter_map(|&i| scene.tap.answer_to(i))
+        .collect();
+    assert!(socket.contains("response.completed"), "{report}");
+    assert!(socket.contains("switchyard.dropped"), "{report}");
+    let posts = (requests.iter()).filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 0, "Codex fell back to HTTP: {report}");
+    let statuses = scene.tap.statuses();
+    assert!(statuses.contains(&101), "{statuses:?} {report}");
+    assert!(statuses.iter().all(|s| *s < 400), "{statuses:?} {report}");
+    let bodies = upstream_bodies(&scene);
+    assert_eq!(bodies.len(), 2, "{report}");
+    let results = last_tool_results(&bodies[1]);
+    assert!(
+        results.iter().any(|r| r.contains("exited with code 0")),
+        "the command's result reached the model: {results:?}"
+    );
+    println!("{}", scene.figures());
 }
 
 /// A call of a `namespace` member (Codex's `multi_agent_v1.close_agent`, offered as

@@ -1,6 +1,6 @@
 //! The gateway's endpoints: every (method, path) it answers, and the dialect a path speaks.
 //! This file holds only the routing table.
-//! Spec: R14.1, R14.6, R14.9, R14.11.
+//! Spec: R14.1, R14.1b, R14.6, R14.9, R14.11.
 
 use hyper::Method;
 
@@ -19,6 +19,8 @@ pub(crate) enum Endpoint {
     Health,
     Ready,
     Dashboard,
+    /// A Responses WebSocket: `GET` with `Upgrade: websocket` on the Responses path.
+    ResponsesSocket,
     /// A path the gateway does not serve: the client's dialect's 404.
     Unknown,
 }
@@ -27,7 +29,7 @@ pub(crate) enum Endpoint {
 const MODEL: &str = "{model}";
 
 /// The endpoints. A path under a completion's path speaks its dialect.
-const TABLE: [(Method, &str, Endpoint); 17] = [
+const TABLE: [(Method, &str, Endpoint); 18] = [
     (
         Method::POST,
         "/v1/chat/completions",
@@ -38,6 +40,7 @@ const TABLE: [(Method, &str, Endpoint); 17] = [
         "/v1/responses",
         Endpoint::Completion(Dialect::Responses),
     ),
+    (Method::GET, "/v1/responses", Endpoint::ResponsesSocket),
     (
         Method::POST,
         "/v1/messages",

@@ -104,6 +104,18 @@ impl Watch {
         }
     }
 
+    /// Resolves once no request is in flight: a connection an upgrade took over holds its slot
+    /// until then.
+    pub(crate) async fn quiet(&self) {
+        loop {
+            let changed = self.shared.changed.notified();
+            if self.shared.lock().busy == 0 {
+                return;
+            }
+            changed.await;
+        }
+    }
+
     pub(crate) fn state(&self) -> State {
         let activity = self.shared.lock();
         match (activity.busy, activity.head_since) {

@@ -14,6 +14,7 @@
 //! - `refusal.rs`: what the gateway answers itself; `shared.rs`: what every request shares.
 //! - `metrics.rs`, `models.rs`, `count.rs`, `reply.rs`, `ui/`: the other endpoints' answers.
 //! - `telemetry/`: the request's spans and the metrics, exported over OTLP.
+//! - `websocket/`: Responses over a WebSocket, each turn one request through `service.rs`.
 //!
 //! ```
 //! use switchyard_gateway::ingress::{Dialect, parse_request};
@@ -54,6 +55,7 @@ mod shared;
 mod slots;
 pub mod telemetry;
 mod ui;
+mod websocket;
 
 pub use auth::KeysRequired;
 pub use request::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD, route_chains};

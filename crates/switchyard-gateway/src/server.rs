@@ -199,9 +199,13 @@ async fn connection(
     let _open = gateway.metrics().connection();
     let io = TokioIo::new(watch.wrap(stream));
     let requests = watch.clone();
+    let stopping = shutdown.clone();
     let service = service_fn(move |mut request: hyper::Request<Incoming>| {
         let busy = requests.busy();
         request.extensions_mut().insert(requests.reading());
+        // A WebSocket's session keeps the connection busy while it lives, until shutdown.
+        request.extensions_mut().insert(requests.clone());
+        request.extensions_mut().insert(stopping.clone());
         let gateway = Arc::clone(&gateway);
         async move {
             let response = gateway.handle(request, peer).await?;
@@ -213,12 +217,19 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(None)
         .keep_alive(true);
-    let mut connection = builder.serve_connection(io, service);
+    // Upgrades on: a Responses WebSocket takes its connection over after its `101`.
+    let mut connection = builder.serve_connection(io, service).with_upgrades();
     let expired = watch.expired(limits.idle_timeout, limits.header_read_timeout);
     tokio::pin!(expired);
     let evicted = slot.evicted.clone();
     let cut = tokio::select! {
-        result = &mut connection => return ended(result),
+        result = &mut connection => {
+            ended(result);
+            // A WebSocket took the socket over: its slot is held until the session ends. The
+            // connection goes first, since it holds the busy response of a client that left.
+            drop(connection);
+            return watch.quiet().await;
+        }
         why = expired.as_mut() => Cut::Clock(why),
         () = evicted.cancelled() => Cut::Evicted,
         () = shutdown.cancelled() => {
@@ -238,8 +249,9 @@ async fn connection(
     }
     drop(slot);
     closed(&cut, state);
-    if state == State::Head {
-        let parts = connection.into_parts();
+    if state == State::Head
+        && let Some(parts) = connection.into_parts()
+    {
         let message = match cut {
             Cut::Clock(_) => format!(
                 "The request's headers did not arrive within this gateway's {} s: send the request again.",

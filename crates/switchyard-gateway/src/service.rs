@@ -17,11 +17,11 @@ use switchyard_core::context::estimate_message_tokens;
 use switchyard_core::store::{SqliteStore, StoreError, TaskStore};
 use tokio::time::Instant;
 
-use crate::auth::{Auth, Client, KeysRequired, allow_model};
+use crate::auth::{Auth, Client, KeysRequired, Purpose, allow_model};
 use crate::body::Sent;
 use crate::endpoint::{Endpoint, Target, find};
 use crate::ingress::Dialect;
-use crate::metrics::{Metrics, route_label};
+use crate::metrics::{InFlight, Metrics, route_label};
 use crate::models::Shape;
 use crate::parsing::ParseBudget;
 use crate::refusal::Refusal;
@@ -165,8 +165,7 @@ impl Gateway {
     ) -> Result<Response<Body>, Infallible> {
         // Hyper calls this once the headers are read: the gateway's overhead starts here.
         let received = Instant::now();
-        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = format!("req_{}{n:06}", self.id_prefix);
+        let id = self.next_request_id();
         let target = find(request.method(), request.uri().path());
         let shared = &self.shared;
         let mut response = match self.answer(target, request, (&id, received, peer)).await {
@@ -177,8 +176,13 @@ impl Gateway {
         Ok(response)
     }
 
+    fn next_request_id(&self) -> String {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        format!("req_{}{n:06}", self.id_prefix)
+    }
+
     async fn answer(
-        &self,
+        self: &Arc<Self>,
         target: Target,
         request: Request<Incoming>,
         (id, received, peer): (&str, Instant, IpAddr),
@@ -226,6 +230,7 @@ impl Gateway {
                 Err(why) => json(503, &json!({"status": "unavailable", "error": why})),
             }),
             Endpoint::Dashboard => Ok(self.ui.handle(request, peer).await),
+            Endpoint::ResponsesSocket => self.socket(request),
             Endpoint::Unknown => Err(Refusal::no_endpoint(request.method(), request.uri().path())),
         }
     }
@@ -255,20 +260,39 @@ impl Gateway {
         client: Option<Client>,
         trace: &mut Option<PendingTrace>,
     ) -> Result<Response<Body>, Refusal> {
-        let shared = &self.shared;
-        let in_flight = shared.metrics.in_flight();
-        let rules = dialect.rules();
-        let forward_headers = rules.forward_headers(request.headers());
+        let in_flight = self.shared.metrics.in_flight();
+        let forward_headers = dialect.rules().forward_headers(request.headers());
         let target = crate::body::target(&request);
-        let bytes = crate::body::read(request, shared.body_limits()).await?;
+        let bytes = crate::body::read(request, self.shared.body_limits()).await?;
+        let sent = Sent {
+            bytes,
+            forward_headers,
+        };
+        let call = (dialect, target.as_str(), id, received);
+        self.relay_body(call, sent, client, trace, in_flight).await
+    }
+
+    /// One model request whose body is in: parse, previous answer, the key's models, route,
+    /// admission, then the relay.
+    async fn relay_body(
+        &self,
+        (dialect, target, id, received): (Dialect, &str, &str, Instant),
+        Sent {
+            bytes,
+            forward_headers,
+        }: Sent,
+        client: Option<Client>,
+        trace: &mut Option<PendingTrace>,
+        in_flight: InFlight,
+    ) -> Result<Response<Body>, Refusal> {
+        let shared = &self.shared;
+        let rules = dialect.rules();
         // Counted before it is parsed: a body past a cap costs no tree, and one that fits
         // reserves what its tree may cost.
         let shape = crate::ingress::shape(&bytes).map_err(Refusal::invalid)?;
         let parsing = (shared.parsing).reserve(ParseBudget::cost(bytes.len(), &shape));
         let reserved = parsing.await?;
-        let mut parsed = rules
-            .parse_call(&target, &bytes)
-            .map_err(Refusal::invalid)?;
+        let mut parsed = rules.parse_call(target, &bytes).map_err(Refusal::invalid)?;
         drop(reserved);
         resolve_previous(
             shared.responses.as_ref(),
@@ -338,6 +362,60 @@ fn name_lowered_output(response: &mut Response<Body>, asked: Option<u64>, max: u
         response
             .headers_mut()
             .insert("x-switchyard-max-tokens", value);
+    }
+}
+
+impl Gateway {
+    /// Hands `request`, its key checked at the door, to a Responses WebSocket whose turns run
+    /// as `POST /v1/responses` requests with the upgrade's headers would.
+    /// Spec: R14.1b.
+    fn socket(self: &Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Refusal> {
+        let gateway = Arc::clone(self);
+        let headers = request.headers().clone();
+        let query = request.uri().query().map(str::to_owned);
+        let turn: crate::websocket::Turn = Arc::new(move |bytes| {
+            let (gateway, headers, query) = (Arc::clone(&gateway), headers.clone(), query.clone());
+            Box::pin(async move { gateway.turn(bytes, &headers, query.as_deref()).await })
+        });
+        crate::websocket::upgrade(request, turn, self.shared.body_limit)
+    }
+
+    /// One socket turn: `bytes` answered as the same body posted to `/v1/responses` would be,
+    /// a refusal included.
+    async fn turn(
+        &self,
+        bytes: bytes::Bytes,
+        headers: &hyper::HeaderMap,
+        query: Option<&str>,
+    ) -> Response<Body> {
+        let received = Instant::now();
+        let id = self.next_request_id();
+        let (dialect, shared) = (Dialect::Responses, &self.shared);
+        // The key again each turn: one revoked or expired while its socket is open stops there.
+        let client = match self.auth.check(headers, query, Purpose::Client).await {
+            Ok(client) => client,
+            Err(refusal) => return refusal.answer(dialect, &id, &shared.metrics, &shared.live),
+        };
+        let mut trace = Some(shared.telemetry.pending(headers, received));
+        let forward_headers = dialect.rules().forward_headers(headers);
+        let sent = Sent {
+            bytes,
+            forward_headers,
+        };
+        let call = (dialect, "/v1/responses", id.as_str(), received);
+        let in_flight = shared.metrics.in_flight();
+        let answered = self.relay_body(call, sent, client, &mut trace, in_flight);
+        let mut response = match answered.await {
+            Ok(response) => response,
+            Err(refusal) => {
+                if let Some(trace) = trace {
+                    trace.refused(refusal.kind());
+                }
+                refusal.answer(dialect, &id, &shared.metrics, &shared.live)
+            }
+        };
+        set_header(&mut response, "x-request-id", &id);
+        response
     }
 }
 
