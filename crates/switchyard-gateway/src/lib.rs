@@ -46,6 +46,7 @@ mod parsing;
 mod record;
 mod refusal;
 mod relay;
+mod reload;
 mod reply;
 mod request;
 mod server;
@@ -56,6 +57,7 @@ pub mod telemetry;
 mod ui;
 
 pub use auth::KeysRequired;
+pub use reload::check_routes;
 pub use request::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD, route_chains};
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

@@ -11,4 +11,4 @@ pub use admission::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD};
 pub(crate) use context::RequestContext;
 pub(crate) use previous::resolve as resolve_previous;
 pub use route::route_chains;
-pub(crate) use route::{Chain, RouteError, Router};
+pub(crate) use route::{Chain, RouteError, Router, route_config};
