@@ -30,17 +30,23 @@ fn routes(held: &str, moved: &str, more: &str) -> String {
     )
 }
 
-/// `switchyard serve` on `config` with both providers' keys, its stderr read into `log`.
-fn serve(home: &Path, config: &Path, extra: &[&str]) -> (Child, String, Arc<Mutex<String>>) {
+/// `switchyard serve` on `config`, else on `home`'s config.toml, with both providers' keys,
+/// its stderr read into `log`.
+fn serve(
+    home: &Path,
+    config: Option<&Path>,
+    extra: &[&str],
+) -> (Child, String, Arc<Mutex<String>>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_switchyard"));
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("SWITCHYARD_HOME", home)
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .arg("--config")
-        .arg(config)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("OPENAI_API_KEY", OPENAI_KEY);
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -168,7 +174,7 @@ async fn a_reload_under_200_streams_cuts_none_and_new_requests_follow_it() {
     let home = tempfile::tempdir().unwrap();
     let file = home.path().join("serve.toml");
     std::fs::write(&file, routes(&held.url(), &before.url(), "")).unwrap();
-    let (child, addr, log) = serve(home.path(), &file, &[]);
+    let (child, addr, log) = serve(home.path(), Some(&file), &[]);
 
     let streams: Vec<_> = (0..STREAMS)
         .map(|_| {
@@ -235,14 +241,15 @@ async fn a_reload_under_200_streams_cuts_none_and_new_requests_follow_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sighup_reloads_and_names_what_needs_a_restart() {
+async fn sighup_reloads_names_what_needs_a_restart_and_refuses_a_file_gone() {
     let anthropic = || Reply::new(HttpResponse::fixture("anthropic_text"));
     let first = MockServer::start(vec![anthropic()]).await;
     let second = MockServer::start(vec![anthropic()]).await;
     let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("serve.toml");
+    // The default file, with no --config: were it gone, the built-in default would load.
+    let file = home.path().join("config.toml");
     std::fs::write(&file, routes(&first.url(), &first.url(), "")).unwrap();
-    let (child, addr, log) = serve(home.path(), &file, &["--no-watch"]);
+    let (child, addr, log) = serve(home.path(), None, &["--no-watch"]);
     follows(&addr, "moved", &first).await;
     let limits = "[serve]\nmax_connections = 100\nrequest_deadline = 60\n";
     std::fs::write(
@@ -264,6 +271,21 @@ async fn sighup_reloads_and_names_what_needs_a_restart() {
     assert!(log_has(&log, named), "{}", log.lock().unwrap());
     assert!(!log_has(&log, "the file changed"));
     assert_eq!(reloads(&addr, "ok").await, 1);
+    // A file gone is refused: the built-in default never takes its place.
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    until("the missing file refused", || async {
+        reloads(&addr, "rejected").await == 1
+    })
+    .await;
+    assert!(log_has(&log, "configuration not reloaded (SIGHUP)"));
+    follows(&addr, "moved", &second).await;
     stop(child);
 }
 
@@ -296,4 +318,117 @@ fn config_check_refuses_what_a_reload_refuses() {
         said.contains("error: serve: [serve.routes.\"broken\"]"),
         "{said}"
     );
+}
+
+/// The OTLP receiver of scripts/otlp-receiver.sh, writing what it gets to a file, one JSON
+/// line per span or point.
+struct Receiver {
+    child: Child,
+    out: std::path::PathBuf,
+    http: u16,
+}
+
+impl Receiver {
+    fn start(dir: &Path) -> Option<Self> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let found = Command::new(root.join("scripts/otlp-receiver.sh"))
+            .arg("python")
+            .output()
+            .ok()?;
+        let python = std::path::PathBuf::from(String::from_utf8(found.stdout).ok()?.trim());
+        if !python.exists() {
+            return None;
+        }
+        let out = dir.join("otlp.jsonl");
+        let mut child = Command::new(python)
+            .arg(root.join("scripts/otlp-receiver.py"))
+            .arg("--out")
+            .arg(&out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ports: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let http = u16::try_from(ports["http"].as_u64().unwrap()).unwrap();
+        Some(Self { child, out, http })
+    }
+
+    /// Whether a span of route `route` came from the service named `service`.
+    fn has_span(&self, route: &str, service: &str) -> bool {
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .any(|l| {
+                l["attributes"]["switchyard.route"] == route
+                    && l["resource"]["service.name"] == service
+            })
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_telemetry_change_takes_new_requests_and_leaves_those_in_flight_on_the_old() {
+    let home = tempfile::tempdir().unwrap();
+    let Some(receiver) = Receiver::start(home.path()) else {
+        switchyard_testkit::skip_or_fail(
+            "the OTLP receiver is not installed: run scripts/otlp-receiver.sh install",
+        );
+        return;
+    };
+    let gate = Gate::new();
+    let anthropic = || Reply::new(HttpResponse::fixture("anthropic_text"));
+    let held = MockServer::start(vec![anthropic().gate_at(600, &gate)]).await;
+    let plain = MockServer::start(vec![anthropic()]).await;
+    let telemetry = |service: &str| {
+        format!(
+            "[telemetry]\nendpoint = \"http://127.0.0.1:{}\"\nservice_name = \"{service}\"\n",
+            receiver.http
+        )
+    };
+    let file = home.path().join("serve.toml");
+    let text = |service: &str| telemetry(service) + &routes(&held.url(), &plain.url(), "");
+    std::fs::write(&file, text("before")).unwrap();
+    let (child, addr, log) = serve(home.path(), Some(&file), &[]);
+    let stream = {
+        let addr = addr.clone();
+        tokio::spawn(async move {
+            http(&addr, "POST", "/v1/chat/completions", &chat("held", true)).await
+        })
+    };
+    let reached = tokio::time::timeout(PATIENCE, gate.wait_until_reached(1));
+    reached.await.expect("a stream mid-answer");
+    std::fs::write(&file, text("after")).unwrap();
+    until("the telemetry change reloaded", || async {
+        log_has(&log, "configuration reloaded (the file changed)")
+    })
+    .await;
+    let (status, body) = http(&addr, "POST", "/v1/chat/completions", &chat("moved", false)).await;
+    assert_eq!(status, 200, "{body}");
+    until("the new request's span from the new exporter", || async {
+        receiver.has_span("moved", "after")
+    })
+    .await;
+    gate.open();
+    let (status, body) = stream.await.unwrap();
+    assert!(
+        status == 200 && body.trim_end().ends_with("data: [DONE]"),
+        "{body}"
+    );
+    until(
+        "the stream's span from the exporter it started under",
+        || async { receiver.has_span("held", "before") },
+    )
+    .await;
+    assert!(!receiver.has_span("held", "after") && !receiver.has_span("moved", "before"));
+    stop(child);
 }

@@ -78,7 +78,7 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     // SIGTERM and SIGHUP are handled before the address is announced, so a supervisor that
     // stops or reloads the server at once still gets a drain or a reload.
     let signals = Signals::new();
-    let reloader = Reloader::new(place.config, watched(source, args));
+    let reloader = Reloader::new(file_of(source), !args.no_watch);
     if let Ok(bound) = listener.local_addr() {
         eprintln!("switchyard serve: listening on http://{bound}");
     }
@@ -99,10 +99,9 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     ExitCode::SUCCESS
 }
 
-/// The configuration file to watch for changes: the one loaded, unless `--no-watch`.
-fn watched(source: settings::ConfigSource, args: &ServeArgs) -> Option<std::path::PathBuf> {
+fn file_of(source: settings::ConfigSource) -> Option<std::path::PathBuf> {
     match source {
-        settings::ConfigSource::File(path) if !args.no_watch => Some(path),
+        settings::ConfigSource::File(path) => Some(path),
         _ => None,
     }
 }

@@ -22,19 +22,20 @@ const RETIRE_WAIT: Duration = Duration::from_secs(600);
 
 /// What reloads the configuration: SIGHUP, handled from its creation, and the file's changes.
 pub struct Reloader {
-    explicit: Option<PathBuf>,
+    file: Option<PathBuf>,
     watched: Option<PathBuf>,
     #[cfg(unix)]
     hangup: Option<tokio::signal::unix::Signal>,
 }
 
 impl Reloader {
-    /// Handles SIGHUP from now on, which would otherwise end the process. `explicit` is the
-    /// `--config` given; `watched` the file to watch, if any.
-    pub fn new(explicit: Option<&Path>, watched: Option<PathBuf>) -> Self {
+    /// Handles SIGHUP from now on, which would otherwise end the process. `file` is the file
+    /// the configuration in effect came from: a reload reads it again, never the built-in
+    /// default in its place, and watches it when `watch`.
+    pub fn new(file: Option<PathBuf>, watch: bool) -> Self {
         Self {
-            explicit: explicit.map(Path::to_owned),
-            watched,
+            watched: file.clone().filter(|_| watch),
+            file,
             #[cfg(unix)]
             hangup: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok(),
         }
@@ -52,7 +53,7 @@ impl Reloader {
                 () = self.hangup() => {
                     seen = self.read().await;
                     changing = None;
-                    reload(&gateway, self.explicit.as_deref(), "SIGHUP");
+                    reload(&gateway, self.file.as_deref(), "SIGHUP");
                 }
                 _ = tick.tick(), if self.watched.is_some() => {
                     let now = self.read().await;
@@ -62,7 +63,7 @@ impl Reloader {
                         // Unchanged over a whole poll: an editor's burst of writes is over.
                         seen = now;
                         changing = None;
-                        reload(&gateway, self.explicit.as_deref(), "the file changed");
+                        reload(&gateway, self.file.as_deref(), "the file changed");
                     } else {
                         changing = Some(now);
                     }
@@ -89,8 +90,8 @@ impl Reloader {
 }
 
 /// Loads and checks the configuration, then puts it in effect or says why not.
-fn reload(gateway: &Gateway, explicit: Option<&Path>, why: &str) {
-    let loaded = match settings::load_serve(explicit) {
+fn reload(gateway: &Gateway, file: Option<&Path>, why: &str) {
+    let loaded = match settings::load_serve(file) {
         Ok(loaded) => loaded,
         Err(problems) => return refuse(gateway, why, &problems.join("; ")),
     };
