@@ -12,6 +12,7 @@
 //! - `relay/`: the answer, over as many attempts as it takes.
 //! - `record/`: after the answer, its record, the request log and stored answers.
 //! - `refusal.rs`: what the gateway answers itself; `shared.rs`: what every request shares.
+//! - `reload.rs`: the configuration in effect, which a request reads once and a reload swaps.
 //! - `metrics.rs`, `models.rs`, `count.rs`, `reply.rs`, `ui/`: the other endpoints' answers.
 //! - `telemetry/`: the request's spans and the metrics, exported over OTLP.
 //!
