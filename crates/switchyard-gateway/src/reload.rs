@@ -83,6 +83,7 @@ fn keep_restart_only(running: &ApiConfiguration, new: &mut ApiConfiguration) -> 
         running.store != new.store,
     ];
     let routes = std::mem::take(&mut new.serve.routes);
+    // A setting not named here keeps its running value: a new one is restart-only until listed.
     let live = ServeSettings {
         routes,
         request_deadline: new.serve.request_deadline,
