@@ -292,6 +292,9 @@ pub struct ServeArgs {
     /// when nothing settles it (its process died), in seconds (defaults 15 and 1800).
     #[arg(long, value_name = "SECONDS")]
     pub hold_lease: Option<u64>,
+    /// Reload the configuration on SIGHUP only, not also when its file changes.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 #[derive(Debug, Subcommand)]

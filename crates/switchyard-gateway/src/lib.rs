@@ -12,6 +12,7 @@
 //! - `relay/`: the answer, over as many attempts as it takes.
 //! - `record/`: after the answer, its record, the request log and stored answers.
 //! - `refusal.rs`: what the gateway answers itself; `shared.rs`: what every request shares.
+//! - `reload.rs`: the configuration in effect, which a request reads once and a reload swaps.
 //! - `metrics.rs`, `models.rs`, `count.rs`, `reply.rs`, `ui/`: the other endpoints' answers.
 //! - `telemetry/`: the request's spans and the metrics, exported over OTLP.
 //! - `websocket/`: Responses over a WebSocket, each turn one request through `service.rs`.
@@ -47,6 +48,7 @@ mod parsing;
 mod record;
 mod refusal;
 mod relay;
+mod reload;
 mod reply;
 mod request;
 mod server;
@@ -58,6 +60,7 @@ mod ui;
 mod websocket;
 
 pub use auth::KeysRequired;
+pub use reload::check_routes;
 pub use request::{DEFAULT_HOLD_LEASE, DEFAULT_RESERVE_USD, route_chains};
 pub use server::{ServerLimits, serve};
 pub use service::{DEFAULT_BODY_LIMIT, Gateway};

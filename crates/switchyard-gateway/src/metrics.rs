@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use switchyard_core::store::RequestOutcome;
@@ -51,9 +51,12 @@ pub(crate) struct Metrics {
     overhead: AtomicHistogram,
     series: Mutex<Series>,
     /// The same numbers through OpenTelemetry, when they are exported.
-    mirror: OnceLock<otel::Mirror>,
+    /// A reload that changes the telemetry replaces both.
+    mirror: RwLock<Option<Arc<otel::Mirror>>>,
     /// The spans the telemetry queue dropped, when spans are exported.
-    dropped: OnceLock<Arc<AtomicU64>>,
+    dropped: RwLock<Option<Arc<AtomicU64>>>,
+    /// The configurations reloads put in effect, then those they refused.
+    reloads: [AtomicU64; 2],
 }
 
 impl Metrics {
@@ -66,8 +69,9 @@ impl Metrics {
                 max_sets: label_sets,
                 ..Series::default()
             }),
-            mirror: OnceLock::new(),
-            dropped: OnceLock::new(),
+            mirror: RwLock::new(None),
+            dropped: RwLock::new(None),
+            reloads: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 }
@@ -120,12 +124,17 @@ impl Metrics {
         Open(Arc::clone(self))
     }
 
-    /// The gateway's own time before a request's first upstream request. Lock-free.
+    /// The gateway's own time before a request's first upstream request.
     pub(crate) fn overhead(&self, spent: Duration) {
         self.overhead.observe(spent.as_secs_f64());
-        if let Some(mirror) = self.mirror.get() {
+        if let Some(mirror) = self.mirrored() {
             mirror.overhead(spent);
         }
+    }
+
+    /// A reload of the configuration: put in effect, or refused.
+    pub(crate) fn reload(&self, applied: bool) {
+        self.reloads[usize::from(!applied)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// A request the gateway answered itself, counted as an error of `error_type`.
@@ -156,7 +165,7 @@ impl Metrics {
             .entry((outcome, error_type.clone()))
             .or_default() += 1;
         let (used, set) = series.set(labels);
-        if let Some(mirror) = self.mirror.get() {
+        if let Some(mirror) = self.mirrored() {
             let times = (end.duration, end.first_token);
             mirror.finished(used.attributes(), end.tokens, times, &error_type);
         }
@@ -226,7 +235,25 @@ impl Metrics {
             );
             let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
         }
-        if let Some(dropped) = self.dropped.get() {
+        family(
+            &mut out,
+            "switchyard_config_reloads_total",
+            "counter",
+            "Reloads of the configuration file, on SIGHUP or a change: ok put in effect, rejected refused with the one in effect kept.",
+        );
+        for (result, n) in ["ok", "rejected"].iter().zip(&self.reloads) {
+            let n = n.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "switchyard_config_reloads_total{{result=\"{result}\"}} {n}"
+            );
+        }
+        let dropped = self
+            .dropped
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(dropped) = dropped {
             family(
                 &mut out,
                 "switchyard_telemetry_dropped_total",
@@ -252,9 +279,8 @@ impl Metrics {
             ttft: TTFT_BUCKETS,
             overhead: OVERHEAD_BUCKETS,
         };
-        if self.mirror.set(otel::Mirror::new(meter, &bounds)).is_err() {
-            return;
-        }
+        let mirror = Arc::new(otel::Mirror::new(meter, &bounds));
+        *self.mirror.write().unwrap_or_else(PoisonError::into_inner) = Some(mirror);
         // Weak: a meter provider outliving the gateway keeps nothing of it alive.
         let weak = Arc::downgrade(self);
         let reads = otel::Reads {
@@ -273,7 +299,20 @@ impl Metrics {
 
     /// Shows the spans `dropped` in `/metrics` from now on.
     pub(crate) fn count_dropped(&self, dropped: Arc<AtomicU64>) {
-        let _ = self.dropped.set(dropped);
+        *self.dropped.write().unwrap_or_else(PoisonError::into_inner) = Some(dropped);
+    }
+
+    /// Stops exporting through the telemetry watched so far, which a reload replaces.
+    pub(crate) fn unwatch(&self) {
+        *self.mirror.write().unwrap_or_else(PoisonError::into_inner) = None;
+        *self.dropped.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    fn mirrored(&self) -> Option<Arc<otel::Mirror>> {
+        self.mirror
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Series> {

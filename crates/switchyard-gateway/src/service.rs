@@ -26,6 +26,7 @@ use crate::models::Shape;
 use crate::parsing::ParseBudget;
 use crate::refusal::Refusal;
 use crate::relay::Relay;
+use crate::reload::{Current, Snapshot};
 use crate::reply::{Body, json, set_header, with_body};
 use crate::request::{RequestContext, RouteError, Router, resolve_previous};
 use crate::shared::Shared;
@@ -36,8 +37,8 @@ use crate::ui::{Live, Ui};
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
 pub struct Gateway {
-    router: Router,
-    shared: Arc<Shared>,
+    /// The routes and shared state of the configuration in effect.
+    current: Current,
     auth: Auth,
     /// Tells this process's request ids from another's: its start in hex nanoseconds.
     id_prefix: String,
@@ -61,14 +62,19 @@ impl Gateway {
     /// Spec: R14.4, R13.2.
     pub fn with_store(config: ApiConfiguration, store: Arc<dyn TaskStore>) -> Self {
         let live = Arc::new(Live::default());
-        let ui = Ui::new(Arc::clone(&store), config.clone(), Arc::clone(&live));
+        let router = Router::new(config.clone());
+        let current = Current::new(
+            router,
+            Shared::new(store.clone(), &config, live.clone(), DEFAULT_BODY_LIMIT),
+        );
+        let reloads = Arc::clone(&current.reloads);
+        let ui = Ui::new(Arc::clone(&store), config, live, reloads);
         let started = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         Self {
-            auth: Auth::new(store.clone(), KeysRequired::Never),
-            shared: Arc::new(Shared::new(store, &config, live, DEFAULT_BODY_LIMIT)),
-            router: Router::new(config),
+            auth: Auth::new(store, KeysRequired::Never),
+            current,
             id_prefix: format!("{:x}", started & 0xffff_ffff_ffff),
             next_id: AtomicU64::new(1),
             ui: Arc::new(ui),
@@ -86,7 +92,7 @@ impl Gateway {
     }
 
     pub fn with_keys_required(mut self, when: KeysRequired) -> Self {
-        self.auth = Auth::new(self.shared.store.clone(), when);
+        self.auth = Auth::new(self.current.load().shared.store.clone(), when);
         self
     }
 
@@ -96,27 +102,25 @@ impl Gateway {
 
     /// This gateway counting a budget hold nothing settled for `lease`.
     pub fn with_hold_lease(mut self, lease: Duration) -> Self {
-        Arc::make_mut(&mut self.shared)
-            .admission
-            .set_hold_lease(lease);
+        self.current.shared_mut().admission.set_hold_lease(lease);
         self
     }
 
     /// This gateway reserving `usd` for a request to a model whose prices are unknown.
     pub fn with_reserve_usd(mut self, usd: f64) -> Self {
-        Arc::make_mut(&mut self.shared).admission.reserve_usd = usd;
+        self.current.shared_mut().admission.reserve_usd = usd;
         self
     }
 
     /// This gateway with a body cap of `bytes`.
     pub fn with_body_limit(mut self, bytes: usize) -> Self {
-        Arc::make_mut(&mut self.shared).body_limit = bytes;
+        self.current.shared_mut().body_limit = bytes;
         self
     }
 
     /// This gateway keeping at most `sets` label sets in `/metrics`.
     pub fn with_metric_label_sets(mut self, sets: usize) -> Self {
-        let shared = Arc::make_mut(&mut self.shared);
+        let shared = self.current.shared_mut();
         shared.metrics = Arc::new(Metrics::new(sets));
         shared.telemetry.watch(&shared.metrics);
         self
@@ -125,31 +129,58 @@ impl Gateway {
     /// This gateway exporting its spans and metrics through `telemetry`.
     /// Spec: R14.13.
     pub fn with_telemetry(mut self, telemetry: Arc<Telemetry>) -> Self {
-        let shared = Arc::make_mut(&mut self.shared);
+        let shared = self.current.shared_mut();
         telemetry.watch(&shared.metrics);
         shared.telemetry = telemetry;
         self
     }
 
-    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
-        &self.shared.metrics
+    pub(crate) fn metrics(&self) -> Arc<Metrics> {
+        Arc::clone(&self.current.load().shared.metrics)
     }
 
     pub(crate) fn keep_request_log(
         &self,
         stop: tokio_util::sync::CancellationToken,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        self.shared.retention.clone().keep(stop)
+        self.current.load().shared.retention.clone().keep(stop)
     }
 
     /// Waits at most `wait` for the request log's writes still running.
     pub(crate) async fn settle_records(&self, wait: Duration) {
-        let writes = &self.shared.writes;
+        let now = self.current.load();
+        let writes = &now.shared.writes;
         if !writes.settled(wait).await {
             let n = writes.running();
             tracing::warn!("{n} request records were still being written when the gateway stopped");
         }
-        self.shared.admission.shutdown().await;
+        now.shared.admission.shutdown().await;
+    }
+
+    /// Puts `config` in effect with `telemetry` for every request that starts from now on;
+    /// requests in flight finish on the configuration they started with. Returns the changed
+    /// settings that only a restart applies: they keep their running values.
+    /// Spec: R14.3a.
+    pub fn reload(&self, config: ApiConfiguration, telemetry: Arc<Telemetry>) -> Vec<&'static str> {
+        let (unapplied, in_effect) = self.current.reload(config, telemetry);
+        self.ui.reload(in_effect);
+        unapplied
+    }
+
+    /// Counts a configuration refused, `reason` being why, for `/metrics` and the dashboard:
+    /// the one in effect stays.
+    pub fn reload_refused(&self, reason: &str) {
+        self.current.refuse(reason);
+    }
+
+    /// The configuration in effect.
+    pub fn configuration(&self) -> ApiConfiguration {
+        self.current.load().router.config().clone()
+    }
+
+    /// The telemetry new requests export through.
+    pub fn telemetry(&self) -> Arc<Telemetry> {
+        Arc::clone(&self.current.load().shared.telemetry)
     }
 
     /// Shutdown has started: the dashboard's live streams, which have no end, end now.
@@ -167,8 +198,14 @@ impl Gateway {
         let received = Instant::now();
         let id = self.next_request_id();
         let target = find(request.method(), request.uri().path());
-        let shared = &self.shared;
-        let mut response = match self.answer(target, request, (&id, received, peer)).await {
+        // The configuration in effect now serves this request to its end, whatever a reload
+        // puts in effect meanwhile.
+        let now = self.current.load();
+        let shared = &now.shared;
+        let mut response = match self
+            .answer(&now, target, request, (&id, received, peer))
+            .await
+        {
             Ok(response) => response,
             Err(refusal) => refusal.answer(target.dialect, &id, &shared.metrics, &shared.live),
         };
@@ -183,6 +220,7 @@ impl Gateway {
 
     async fn answer(
         self: &Arc<Self>,
+        now: &Snapshot,
         target: Target,
         request: Request<Incoming>,
         (id, received, peer): (&str, Instant, IpAddr),
@@ -194,25 +232,25 @@ impl Gateway {
             }
             None => None,
         };
-        let shared = &self.shared;
+        let shared = &now.shared;
         match target.endpoint {
             Endpoint::Completion(dialect) => {
                 let sent = (request, id, received);
-                self.complete(dialect, sent, client).await
+                self.complete(now, dialect, sent, client).await
             }
             Endpoint::CountTokens(dialect) => {
                 let counted =
-                    crate::count::answer(&self.router, dialect, request, shared.body_limits());
+                    crate::count::answer(&now.router, dialect, request, shared.body_limits());
                 counted.await.map_err(Refusal::uncounted)
             }
             Endpoint::Models => {
                 let shape = Shape::of(target.dialect, &request);
-                Ok(json(200, &crate::models::list(&self.router, shape)))
+                Ok(json(200, &crate::models::list(&now.router, shape)))
             }
             Endpoint::Model => {
                 let shape = Shape::of(target.dialect, &request);
                 let path = request.uri().path();
-                let one = crate::models::one(&self.router, shape, path);
+                let one = crate::models::one(&now.router, shape, path);
                 one.map(|body| json(200, &body)).map_err(Refusal::uncounted)
             }
             Endpoint::Metrics => {
@@ -238,13 +276,14 @@ impl Gateway {
     /// One model request, traced: a refusal before the relay ends its span at once.
     async fn complete(
         &self,
+        now: &Snapshot,
         dialect: Dialect,
         (request, id, received): (Request<Incoming>, &str, Instant),
         client: Option<Client>,
     ) -> Result<Response<Body>, Refusal> {
-        let mut trace = Some(self.shared.telemetry.pending(request.headers(), received));
+        let mut trace = Some(now.shared.telemetry.pending(request.headers(), received));
         let sent = (request, id, received);
-        let answered = self.relay(dialect, sent, client, &mut trace).await;
+        let answered = self.relay(now, dialect, sent, client, &mut trace).await;
         if let (Err(refusal), Some(trace)) = (&answered, trace) {
             trace.refused(refusal.kind());
         }
@@ -255,27 +294,31 @@ impl Gateway {
     /// then the relay.
     async fn relay(
         &self,
+        now: &Snapshot,
         dialect: Dialect,
         (request, id, received): (Request<Incoming>, &str, Instant),
         client: Option<Client>,
         trace: &mut Option<PendingTrace>,
     ) -> Result<Response<Body>, Refusal> {
-        let in_flight = self.shared.metrics.in_flight();
+        let shared = &now.shared;
+        let in_flight = shared.metrics.in_flight();
         let forward_headers = dialect.rules().forward_headers(request.headers());
         let target = crate::body::target(&request);
-        let bytes = crate::body::read(request, self.shared.body_limits()).await?;
+        let bytes = crate::body::read(request, shared.body_limits()).await?;
         let sent = Sent {
             bytes,
             forward_headers,
         };
         let call = (dialect, target.as_str(), id, received);
-        self.relay_body(call, sent, client, trace, in_flight).await
+        self.relay_body(now, call, sent, client, trace, in_flight)
+            .await
     }
 
     /// One model request whose body is in: parse, previous answer, the key's models, route,
     /// admission, then the relay.
     async fn relay_body(
         &self,
+        now: &Snapshot,
         (dialect, target, id, received): (Dialect, &str, &str, Instant),
         Sent {
             bytes,
@@ -285,7 +328,7 @@ impl Gateway {
         trace: &mut Option<PendingTrace>,
         in_flight: InFlight,
     ) -> Result<Response<Body>, Refusal> {
-        let shared = &self.shared;
+        let shared = &now.shared;
         let rules = dialect.rules();
         // Counted before it is parsed: a body past a cap costs no tree, and one that fits
         // reserves what its tree may cost.
@@ -307,12 +350,12 @@ impl Gateway {
         if let Some(client) = &client {
             allow_model(client, &model).map_err(|r| listed(r, client))?;
         }
-        let chain = self.router.chain(&model).map_err(RouteError::refusal)?;
+        let chain = now.router.chain(&model).map_err(RouteError::refusal)?;
         // The input estimate, once: the key's token window, its reservation, the routes'.
         let input = estimate_message_tokens(&parsed.system_prompt, &parsed.messages);
         let (mut hold, mut lowered) = (None, None);
         if let Some(client) = &client {
-            let reserve = self.router.reserve_usd(&model);
+            let reserve = now.router.reserve_usd(&model);
             let admitted = shared
                 .admission
                 .admit(client, (id, &chain), (&parsed, input), reserve);
@@ -326,7 +369,7 @@ impl Gateway {
             }
         }
         let prefix = client.as_ref().map(|c| c.key.prefix.as_str());
-        let label = route_label(&model, self.router.glob_for(&model));
+        let label = route_label(&model, now.router.glob_for(&model));
         let trace = (trace.take()).map(|t| t.start(&model, traced(id, &label, &client, dialect)));
         let context = RequestContext {
             id: id.to_owned(),
@@ -377,7 +420,7 @@ impl Gateway {
             let (gateway, headers, query) = (Arc::clone(&gateway), headers.clone(), query.clone());
             Box::pin(async move { gateway.turn(bytes, &headers, query.as_deref()).await })
         });
-        crate::websocket::upgrade(request, turn, self.shared.body_limit)
+        crate::websocket::upgrade(request, turn, self.current.load().shared.body_limit)
     }
 
     /// One socket turn: `bytes` answered as the same body posted to `/v1/responses` would be,
@@ -390,7 +433,9 @@ impl Gateway {
     ) -> Response<Body> {
         let received = Instant::now();
         let id = self.next_request_id();
-        let (dialect, shared) = (Dialect::Responses, &self.shared);
+        // Each turn runs on the configuration in effect when it arrives, as a request does.
+        let now = self.current.load();
+        let (dialect, shared) = (Dialect::Responses, &now.shared);
         // The key again each turn: one revoked or expired while its socket is open stops there.
         let client = match self.auth.check(headers, query, Purpose::Client).await {
             Ok(client) => client,
@@ -404,7 +449,7 @@ impl Gateway {
         };
         let call = (dialect, "/v1/responses", id.as_str(), received);
         let in_flight = shared.metrics.in_flight();
-        let answered = self.relay_body(call, sent, client, &mut trace, in_flight);
+        let answered = self.relay_body(&now, call, sent, client, &mut trace, in_flight);
         let mut response = match answered.await {
             Ok(response) => response,
             Err(refusal) => {

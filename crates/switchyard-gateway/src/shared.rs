@@ -99,6 +99,42 @@ impl Shared {
         }
     }
 
+    /// This state under `new`'s limits and `telemetry`; the store, metrics, live registry,
+    /// admission and writes stay the ones every request shares.
+    /// Spec: R14.3a.
+    pub(crate) fn reloaded(
+        &self,
+        (running, new): (&ApiConfiguration, &ApiConfiguration),
+        telemetry: Arc<Telemetry>,
+    ) -> Self {
+        let serve = &new.serve;
+        let per_day = new.limits.max_cost_usd_per_day;
+        let mut admission = self.admission.clone();
+        admission.per_day = per_day;
+        let seconds = |value: Option<u64>, default| Duration::from_secs(value.unwrap_or(default));
+        let mib = serve.parse_memory_mib.unwrap_or(DEFAULT_PARSE_MEMORY_MIB);
+        // A new budget only when its size changed: parses running keep what they reserved.
+        let parsing = if running.serve.parse_memory_mib == serve.parse_memory_mib {
+            self.parsing.clone()
+        } else {
+            ParseBudget::new(usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+        };
+        Self {
+            caps: SpendCaps {
+                per_task: None,
+                per_day,
+            },
+            admission,
+            body_deadline: seconds(serve.body_timeout, DEFAULT_BODY_TIMEOUT_SECONDS),
+            deadline: seconds(serve.request_deadline, DEFAULT_REQUEST_DEADLINE_SECONDS),
+            chunk_gap: seconds(serve.chunk_timeout, DEFAULT_CHUNK_TIMEOUT_SECONDS),
+            bounds: new.limits.stream_bounds(),
+            parsing,
+            telemetry,
+            ..self.clone()
+        }
+    }
+
     pub(crate) fn body_limits(&self) -> BodyLimits {
         BodyLimits {
             bytes: self.body_limit,

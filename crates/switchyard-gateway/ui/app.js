@@ -228,7 +228,13 @@ async function loadProviders() {
     ["Resets at", `${utc(o.cooldown.until_ms)} (in ${o.cooldown.seconds_left} s)`]])), "None.");
   const s = data.spend;
   document.getElementById("spend-cap").textContent = `Spent today (UTC): ${usd(s.spent_today_usd)}; daily cap: ${s.max_cost_usd_per_day === null ? "none" : "$" + s.max_cost_usd_per_day}.`;
-  status(data.problems.length ? data.problems.join(" ") : `As of ${utc(data.now_ms)}.`, data.problems.length > 0);
+  const problems = data.problems.slice();
+  const conf = data.configuration;
+  if (conf && conf.refused) {
+    problems.unshift(`The configuration file was refused at ${utc(conf.refused.at_ms)}, so the one in effect stays: ${conf.refused.reason}`);
+  }
+  const loaded = conf && conf.loaded_ms ? ` Configuration reloaded ${utc(conf.loaded_ms)}.` : "";
+  status(problems.length ? problems.join(" ") : `As of ${utc(data.now_ms)}.${loaded}`, problems.length > 0);
 }
 
 // ---- live ----

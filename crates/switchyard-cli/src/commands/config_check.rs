@@ -1,5 +1,6 @@
-//! `switchyard config check`: the resolved plan and act settings and every problem found.
-//! Spec: R3, R4, R12.1.
+//! `switchyard config check`: the resolved plan and act settings, the serve routes, and every
+//! problem found.
+//! Spec: R3, R4, R12.1, R14.3a.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -37,7 +38,27 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             }
         }
     }
+    check_serve(config_path, &mut problems);
     problems.report()
+}
+
+/// The `serve` routes, checked by the function a running `serve` reloads the file with, so a
+/// file that passes here is one a reload puts in effect.
+fn check_serve(config_path: Option<&Path>, problems: &mut Problems) {
+    match settings::load_serve(config_path) {
+        Ok(serve) => {
+            let routes = serve.config.serve.routes.len();
+            if routes > 0 {
+                say!("serve: {routes} routes");
+            }
+            let warnings = serve.warnings.into_iter();
+            (problems.warnings).extend(warnings.map(|w| format!("serve: {w}")));
+        }
+        Err(found) => {
+            say!("serve: (cannot be used)");
+            (problems.errors).extend(found.into_iter().map(|e| format!("serve: {e}")));
+        }
+    }
 }
 
 fn load(

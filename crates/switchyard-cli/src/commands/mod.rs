@@ -11,6 +11,7 @@ pub mod models;
 pub mod requests;
 pub mod resume;
 pub mod serve;
+pub mod serve_reload;
 pub mod store;
 pub mod task;
 pub mod tasks;

@@ -3,7 +3,7 @@
 //!
 //! A store holding client keys makes every request present one, and then any address may be
 //! listened on; otherwise, or with `--no-auth`, loopback only.
-//! Spec: R14.4, R14.6, R14.8, R14.9.
+//! Spec: R14.4, R14.6, R14.8, R14.9, R14.3a.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use switchyard_api::{CancellationToken, Mode};
 use switchyard_gateway::{Gateway, KeysRequired, ServerLimits, serve};
 
+use super::serve_reload::Reloader;
 use crate::cli::{SelectionArgs, ServeArgs};
 use crate::settings;
 
@@ -22,8 +23,8 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
     purge_in_the_background();
     let selection = SelectionArgs::default();
-    let config = match settings::load(place.config, &selection, Some(Mode::Act)) {
-        Ok((config, _, _)) => config,
+    let (config, source) = match settings::load(place.config, &selection, Some(Mode::Act)) {
+        Ok((config, source, _)) => (config, source),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -74,10 +75,10 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     let gateway = build_gateway(config, store.1, keys, args).with_telemetry(Arc::clone(&telemetry));
     let gateway = Arc::new(gateway);
     let shutdown = CancellationToken::new();
-    let on_signal = shutdown.clone();
-    // SIGTERM is handled before the address is announced, so a supervisor that stops the
-    // server at once still gets a drain.
+    // SIGTERM and SIGHUP are handled before the address is announced, so a supervisor that
+    // stops or reloads the server at once still gets a drain or a reload.
     let signals = Signals::new();
+    let reloader = Reloader::new(file_of(source), !args.no_watch);
     if let Ok(bound) = listener.local_addr() {
         eprintln!("switchyard serve: listening on http://{bound}");
     }
@@ -88,14 +89,21 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     if keys {
         eprintln!("switchyard serve: every request needs a client key of that store");
     }
-    tokio::spawn(async move {
-        signals.next().await;
-        eprintln!("switchyard serve: stopping; streams in flight may finish");
-        on_signal.cancel();
-    });
-    serve(listener, gateway, limits, shutdown).await;
-    telemetry.shutdown(crate::telemetry::FLUSH_WAIT).await;
+    tokio::spawn(signals.stop(shutdown.clone()));
+    tokio::spawn(reloader.run(Arc::clone(&gateway), shutdown.child_token()));
+    serve(listener, Arc::clone(&gateway), limits, shutdown).await;
+    gateway
+        .telemetry()
+        .shutdown(crate::telemetry::FLUSH_WAIT)
+        .await;
     ExitCode::SUCCESS
+}
+
+fn file_of(source: settings::ConfigSource) -> Option<std::path::PathBuf> {
+    match source {
+        settings::ConfigSource::File(path) => Some(path),
+        _ => None,
+    }
 }
 
 /// Starts jemalloc's purging thread, which gives a burst's freed pages back while the gateway
@@ -178,6 +186,13 @@ impl Signals {
         }
         #[cfg(not(unix))]
         Self {}
+    }
+
+    /// Cancels `shutdown` at the first signal.
+    async fn stop(self, shutdown: CancellationToken) {
+        self.next().await;
+        eprintln!("switchyard serve: stopping; streams in flight may finish");
+        shutdown.cancel();
     }
 
     async fn next(mut self) {

@@ -43,7 +43,7 @@ pub(crate) struct Admission {
     keys: Arc<dyn KeyStore>,
     windows: Arc<dyn LimitsStore>,
     clock: Clock,
-    per_day: Option<f64>,
+    pub(crate) per_day: Option<f64>,
     hold_lease: Duration,
     pub(crate) reserve_usd: f64,
     /// The process's slices, when keyed requests are admitted from them.

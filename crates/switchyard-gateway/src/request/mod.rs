@@ -15,4 +15,4 @@ pub use leased::DEFAULT_SLICE_LEASE;
 pub(crate) use leased::{Hold, Leased};
 pub(crate) use previous::resolve as resolve_previous;
 pub use route::route_chains;
-pub(crate) use route::{Chain, RouteError, Router};
+pub(crate) use route::{Chain, RouteError, Router, route_config};

@@ -173,7 +173,7 @@ pub fn route_chains(
 
 /// `config` with `route` as the act mode and the route's `base_url` in place of the
 /// provider's.
-fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfiguration {
+pub(crate) fn route_config(config: &ApiConfiguration, route: &RouteSettings) -> ApiConfiguration {
     let mut config = config.clone();
     config.act = ModeSettings {
         provider: Some(route.provider.clone()),

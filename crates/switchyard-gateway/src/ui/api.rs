@@ -57,7 +57,12 @@ pub(super) async fn handle(
         },
         "keys" => answer(keys::list(store, now).await.map_err(|e| e.to_string())),
         "providers" => {
-            answer((providers::list(store, &board.config, now).await).map_err(|e| e.to_string()))
+            let listed = providers::list(store, &board.config(), now).await;
+            let listed = listed.map(|mut list| {
+                list["configuration"] = board.reloads.json();
+                list
+            });
+            answer(listed.map_err(|e| e.to_string()))
         }
         "live.json" => json_response(200, &snapshot(board)),
         "live" => live_stream(board, request.headers().clone()),

@@ -1,20 +1,23 @@
 //! What the dashboard's pages and endpoints read.
 //! Spec: R14.11.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use switchyard_api::ApiConfiguration;
 use switchyard_core::store::TaskStore;
 use tokio_util::sync::CancellationToken;
 
 use super::live::Live;
+use super::reloads::Reloads;
 use super::session::Sessions;
 
 /// The dashboard's sessions, the store and configuration it reads, and the live registry.
 pub(crate) struct Board {
     pub(super) sessions: Sessions,
     pub(super) store: Arc<dyn TaskStore>,
-    pub(super) config: ApiConfiguration,
+    config: RwLock<Arc<ApiConfiguration>>,
+    /// When that configuration was loaded, and the file a reload refused since.
+    pub(super) reloads: Arc<Reloads>,
     pub(super) live: Arc<Live>,
     /// Cancelled when `serve` starts shutting down: the live page's streams end.
     pub(super) stopping: CancellationToken,
@@ -24,16 +27,26 @@ impl Board {
     /// The board over `store` and `config`, listing what `live` registers.
     pub(super) fn new(
         store: Arc<dyn TaskStore>,
-        config: ApiConfiguration,
+        (config, reloads): (ApiConfiguration, Arc<Reloads>),
         live: Arc<Live>,
     ) -> Self {
         Self {
             sessions: Sessions::new(Arc::clone(&store)),
             store,
-            config,
+            config: RwLock::new(Arc::new(config)),
+            reloads,
             live,
             stopping: CancellationToken::new(),
         }
+    }
+
+    /// The configuration in effect.
+    pub(super) fn config(&self) -> Arc<ApiConfiguration> {
+        Arc::clone(&self.config.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    pub(super) fn reload(&self, config: ApiConfiguration) {
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(config);
     }
 
     /// Whether the session in `headers` is still live: the live page's stream ends with it.

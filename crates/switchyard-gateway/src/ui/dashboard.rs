@@ -19,6 +19,7 @@ use super::board::Board;
 use super::form::read_body;
 use super::forwarded::{client_address, secure_cookie};
 use super::live::Live;
+use super::reloads::Reloads;
 use super::session::{Refused, cookie, cookie_cleared};
 use super::throttle::Throttle;
 use super::{form, pages};
@@ -37,9 +38,10 @@ impl Ui {
         store: Arc<dyn TaskStore>,
         config: ApiConfiguration,
         live: Arc<Live>,
+        reloads: Arc<Reloads>,
     ) -> Self {
         Self {
-            board: Arc::new(Board::new(store, config, live)),
+            board: Arc::new(Board::new(store, (config, reloads), live)),
             throttle: Throttle::new(Instant::now()),
         }
     }
@@ -48,6 +50,11 @@ impl Ui {
     /// its deadline; one opened after ends as it starts.
     pub(crate) fn stop(&self) {
         self.board.stopping.cancel();
+    }
+
+    /// Shows `config` from now on: its routes, its cap and its `[serve]` settings.
+    pub(crate) fn reload(&self, config: ApiConfiguration) {
+        self.board.reload(config);
     }
 
     /// Answers one `/ui` request from a client connected from `peer`. Every answer allows only
@@ -87,7 +94,7 @@ impl Ui {
             (&Method::POST, "/ui/signout") => {
                 self.board.sessions.sign_out(request.headers());
                 let mut r = redirect("/ui/signin");
-                let secure = secure_cookie(&self.board.config.serve, request.headers());
+                let secure = secure_cookie(&self.board.config().serve, request.headers());
                 set_header(&mut r, "set-cookie", &cookie_cleared(secure));
                 r
             }
@@ -105,7 +112,8 @@ impl Ui {
     /// again with the sentence why not. Past the failed attempts allowed, a 429 comes before the
     /// key is read.
     async fn sign_in(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
-        let settings = &self.board.config.serve;
+        let config = self.board.config();
+        let settings = &config.serve;
         let address = client_address(settings, request.headers(), peer);
         if let Err(wait) = self.throttle.begin(address, Instant::now()) {
             let secs = wait.as_secs().max(1);

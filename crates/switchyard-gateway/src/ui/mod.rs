@@ -12,9 +12,11 @@ mod keys;
 mod live;
 mod pages;
 mod providers;
+mod reloads;
 pub(crate) mod session;
 mod spend;
 mod throttle;
 
 pub(crate) use dashboard::Ui;
 pub(crate) use live::{Flight, Live};
+pub(crate) use reloads::Reloads;
