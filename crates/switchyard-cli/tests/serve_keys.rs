@@ -423,8 +423,10 @@ fn burst(serves: &[Serve], key: &str, n: usize) -> Vec<(u16, String, String)> {
 /// the admitted requests' exact cost, under the budget. Returns (budget, admitted, settled).
 async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
     let upstream = MockServer::start(vec![
+        // Long enough that none settles before all 60 are decided on a loaded machine: each
+        // refusal of a tight leased slice asks the store.
         Reply::new(HttpResponse::fixture("anthropic_text"))
-            .delay_before(Duration::from_millis(1_500)),
+            .delay_before(Duration::from_millis(4_000)),
     ])
     .await;
     let home = tempfile::tempdir().unwrap();
