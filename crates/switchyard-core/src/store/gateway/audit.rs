@@ -344,7 +344,7 @@ mod tests {
         assert!(rotate.apply(&revoked).is_none());
         assert_eq!(
             utc_text(1_733_529_600_000 + 3_661_000),
-            "2024-12-07T13:01:01Z"
+            "2024-12-07T01:01:01Z"
         );
     }
 }
