@@ -124,17 +124,15 @@ fn ok(home: &Path, store: &str, args: &[&str]) -> String {
     format!("{out}{err}")
 }
 
-/// Each edit made while `serve` runs is in effect within a second, measured from the end of
-/// the command: a team's budget lowered, then the key's, an RPM set, the models narrowed. Then
-/// every change is in `switchyard audit` once, by `tester` from `cli@HOST`, and the key is in
-/// no output and no row.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn edits_bind_a_running_serve_within_a_second_and_each_is_audited_once() {
+/// Each edit made while two `serve` processes run on `store` is in effect on both within a
+/// second, measured from the end of the command: a team's budget lowered, then the key's, an
+/// RPM set, the models narrowed. Then every change is in `switchyard audit` once, by `tester`
+/// from `cli@HOST`, and the key is in no output and no row. Returns the times to effect.
+async fn edits_bind_running_serves(store: String) -> Vec<Duration> {
     let upstream =
         MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_owned();
-    let store = format!("sqlite:{}", h.join("audit.db").display());
     let config = write_config(&h, &upstream.url());
     let mut printed = ok(&h, &store, &["teams", "create", "ops", "--budget", "5/day"]);
     let made = ok(
@@ -148,8 +146,11 @@ async fn edits_bind_a_running_serve_within_a_second_and_each_is_audited_once() {
     let key = made["key"].as_str().unwrap().to_owned();
     let prefix = made["prefix"].as_str().unwrap().to_owned();
     let times = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h, &store, &config);
-        for _ in 0..3 {
+        let serves = [
+            Serve::start(&h, &store, &config),
+            Serve::start(&h, &store, &config),
+        ];
+        for serve in serves.iter().chain(&serves) {
             assert_eq!(serve.ask(&key, "sonnet").0, 200);
         }
         let used = |h: &Path| -> f64 {
@@ -169,7 +170,10 @@ async fn edits_bind_a_running_serve_within_a_second_and_each_is_audited_once() {
         let mut times = Vec::new();
         let mut edit = |args: &[&str], status: u16, model: &str| {
             printed.push_str(&ok(&h, &store, args));
-            times.push(serve.until(&key, model, status, Instant::now()));
+            let done = Instant::now();
+            for serve in &serves {
+                times.push(serve.until(&key, model, status, done));
+            }
             printed.push_str(&ok(&h, &store, &["keys", "show", &prefix]));
         };
         edit(
@@ -201,7 +205,9 @@ async fn edits_bind_a_running_serve_within_a_second_and_each_is_audited_once() {
             403,
             "sonnet",
         );
-        assert_eq!(serve.ask(&key, "haiku").0, 200);
+        for serve in &serves {
+            assert_eq!(serve.ask(&key, "haiku").0, 200);
+        }
         let audit = ok(&h, &store, &["audit"]);
         let json = ok(&h, &store, &["audit", "--json", "--since", "2020-01-01"]);
         printed.push_str(&audit);
@@ -247,10 +253,27 @@ async fn edits_bind_a_running_serve_within_a_second_and_each_is_audited_once() {
     })
     .await
     .unwrap();
-    eprintln!("edit to effect: {times:?}");
     for t in &times {
         assert!(*t < Duration::from_millis(1_300), "{times:?}");
     }
+    times
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_bind_two_serves_on_one_sqlite_file_within_a_second_each_audited_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite:{}", dir.path().join("audit.db").display());
+    let times = edits_bind_running_serves(store).await;
+    eprintln!("sqlite: edit to effect {times:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_bind_two_serves_on_one_postgres_database_within_a_second_each_audited_once() {
+    let Some(url) = switchyard_testkit::fresh_postgres_database("serve_audit_edits") else {
+        return;
+    };
+    let times = edits_bind_running_serves(url).await;
+    eprintln!("postgres: edit to effect {times:?}");
 }
 
 /// A key's budget, limits, team and name are changed by id or prefix; a wrong value is refused
