@@ -145,6 +145,16 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamsCommand,
     },
+    /// The audit log: every change to keys and teams and every dashboard sign-in, newest
+    /// first, with who, when, from where and what changed (never a secret).
+    Audit {
+        /// Only entries from this UTC date on (YYYY-MM-DD).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// One JSON object per entry.
+        #[arg(long)]
+        json: bool,
+    },
     /// The task store: bring its schema up to date, copy tasks between stores, or check the
     /// budgets' running totals.
     Store {
@@ -209,6 +219,40 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Change a key's limits, team or name (by id or prefix): every gateway on the store
+    /// applies it within a second. `none` removes a limit.
+    Update(KeyUpdateArgs),
+}
+
+/// `switchyard keys update`'s flags; each left out keeps its value.
+#[derive(Debug, Args)]
+pub struct KeyUpdateArgs {
+    /// The key's id or display prefix.
+    pub key: String,
+    /// Its budget in USD, per day, per month or in total (`5/day`), or `none`.
+    #[arg(long, value_name = "USD[/day|/month]|none")]
+    pub budget: Option<String>,
+    /// The model names it may use, as globs separated by commas, or `*` for every model.
+    #[arg(long, value_name = "GLOB,…|*")]
+    pub models: Option<String>,
+    /// Requests per minute, or `none`.
+    #[arg(long, value_name = "N|none")]
+    pub rpm: Option<String>,
+    /// Input tokens per minute, or `none`.
+    #[arg(long, value_name = "N|none")]
+    pub tpm: Option<String>,
+    /// Requests in flight at once, or `none`.
+    #[arg(long, value_name = "N|none")]
+    pub max_parallel: Option<String>,
+    /// When it stops working (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, UTC), or `none`.
+    #[arg(long, value_name = "DATE|none")]
+    pub expires: Option<String>,
+    /// Its team, or `none`.
+    #[arg(long, value_name = "NAME|none")]
+    pub team: Option<String>,
+    /// Who or what it is for.
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 /// `switchyard keys create`'s flags.
@@ -270,6 +314,14 @@ pub enum TeamsCommand {
         /// As a JSON object.
         #[arg(long)]
         json: bool,
+    },
+    /// Change a team's budget: every gateway on the store applies it within a second.
+    Update {
+        /// Its name.
+        name: String,
+        /// Its budget in USD, per day, per month or in total (`100/month`), or `none`.
+        #[arg(long, value_name = "USD[/day|/month]|none")]
+        budget: String,
     },
 }
 

@@ -94,6 +94,9 @@ fn main() -> ExitCode {
         }
         Command::Keys { command } => runtime.block_on(commands::keys::run(place, &command)),
         Command::Teams { command } => runtime.block_on(commands::teams::run(place, &command)),
+        Command::Audit { since, json } => {
+            runtime.block_on(commands::audit::run(place, since.as_deref(), json))
+        }
         Command::Serve(args) => runtime.block_on(commands::serve::run(place, &args)),
         Command::Limits { json } => runtime.block_on(commands::limits::run(place, json)),
         Command::Models { provider, json } => commands::models::run(provider.as_deref(), json),

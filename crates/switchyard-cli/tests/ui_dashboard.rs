@@ -250,6 +250,7 @@ async fn the_dashboard_shows_spend_keys_limits_and_live_traffic_in_a_real_browse
         "keys",
         "providers",
         "live",
+        "audit",
     ] {
         assert!(
             shots.join(format!("{shot}.png")).exists(),

@@ -11,8 +11,8 @@ use switchyard_core::limits::admission::{
     Admission, AdmissionAsk, AdmissionClock, Allocator, AllocatorConfig, Refusal,
 };
 use switchyard_core::store::{
-    Budget, BudgetWindow, ClientKey, LeaseScope, LeaseWant, RequestOutcome, RequestRecord,
-    SqliteStore, TaskStore, Team, hash_key,
+    Actor, Budget, BudgetWindow, ClientKey, KeyChange, KeyUpdate, LeaseScope, LeaseWant,
+    RequestOutcome, RequestRecord, SqliteStore, TaskStore, Team, hash_key,
 };
 
 /// Where the shared store lives.
@@ -368,6 +368,65 @@ async fn revoked_within_a_second(place: Place) {
     a.shutdown().await.unwrap();
 }
 
+/// A budget lowered in the store while two allocators hold slices of it leased under the old
+/// limit binds them at their next request: what they settle after never passes the new limit.
+async fn lowered_budget_binds_leased_slices(place: Place) {
+    let key = client_key("key_lowered", total(10.0), None);
+    let store = place.open().await;
+    stored(&*store, &key, 100.0).await;
+    let config = AllocatorConfig::default();
+    let alloc = allocators(&place, 2, &config).await;
+    let mut n = 0;
+    let mut run = async |a: &Allocator, key: &ClientKey, times: usize| -> usize {
+        let mut admitted = 0;
+        for _ in 0..times {
+            if let Admission::Admitted(ad) = a.admit(&ask(key, 100.0, 0.1)).await {
+                let at = ad.at_ms;
+                n += 1;
+                a.settle(ad, record(format!("low{n}"), at, 0.1)).await;
+                admitted += 1;
+            }
+        }
+        a.flush().await;
+        admitted
+    };
+    for a in &alloc {
+        assert_eq!(run(a, &key, 3).await, 3);
+    }
+    let by = Actor {
+        who: "test".into(),
+        origin: "test".into(),
+    };
+    let lower = KeyChange::Update(KeyUpdate {
+        budget: Some(total(0.8)),
+        ..KeyUpdate::default()
+    });
+    let (_, lowered) = (store.change_key("key_lowered", &lower, &by, now()).await)
+        .unwrap()
+        .unwrap();
+    let mut after = 0;
+    for a in &alloc {
+        after += run(a, &lowered, 5).await;
+    }
+    let spent = (store.used_since(Some("key_lowered"), None, i64::MIN, now()))
+        .await
+        .unwrap();
+    assert!(spent <= 0.8 + 1e-9, "spent ${spent} past the lowered $0.8");
+    assert!(
+        after >= 1,
+        "what was left of the lowered budget was never admitted"
+    );
+    for a in alloc {
+        Arc::into_inner(a).unwrap().shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_lowered_budget_binds_leased_slices() {
+    let dir = tempfile::tempdir().unwrap();
+    lowered_budget_binds_leased_slices(Place::sqlite(&dir)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_budget_race() {
     let dir = tempfile::tempdir().unwrap();
@@ -395,6 +454,13 @@ async fn sqlite_revoked_within_a_second() {
 #[cfg(feature = "postgres")]
 mod postgres {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres_lowered_budget_binds_leased_slices() {
+        if let Some(place) = Place::postgres("alloc_lowered") {
+            lowered_budget_binds_leased_slices(place).await;
+        }
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn postgres_budget_race() {

@@ -198,3 +198,110 @@ async fn the_dashboard_answers_only_a_signed_in_admin_and_shows_the_stores_figur
     assert_eq!(get("/ui/spend").await.unwrap().status(), 303);
     shutdown.cancel();
 }
+
+/// Edits on the keys page are audited with the signed-in admin's prefix and the client's
+/// address, and so is every sign-in, failed ones too; the audit page lists them, and no key, not
+/// even a secret typed into the sign-in form, is in a row (SPEC R14.11a; issue 44, case U05).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dashboard_edits_and_sign_ins_are_audited_with_the_admin_and_address() {
+    let config = ApiConfiguration::from_toml("", "serve.toml", |_| None).unwrap();
+    let store: Arc<dyn TaskStore> = Arc::new(SqliteStore::in_memory().unwrap());
+    let (admin, _) = make_key(&*store, "ops", true).await;
+    let (user, user_id) = make_key(&*store, "alice", false).await;
+    let gateway = Gateway::with_store(config, Arc::clone(&store)).with_client_keys(true);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    tokio::spawn(serve(
+        listener,
+        Arc::new(gateway),
+        ServerLimits::default(),
+        shutdown.clone(),
+    ));
+    let planted = "sk-proj-PLANTED-secret-0123456789abcdef";
+    assert_eq!(sign_in(&base, planted).await.status(), 401);
+    assert_eq!(sign_in(&base, &user).await.status(), 401);
+    let signed = sign_in(&base, &admin).await;
+    assert_eq!(signed.status(), 303);
+    let cookie = signed.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let post = |path: String, body: Value, header: bool| {
+        let mut r = client()
+            .post(format!("{base}{path}"))
+            .header("cookie", &cookie)
+            .json(&body);
+        if header {
+            r = r.header("x-switchyard-ui", "1");
+        }
+        r.send()
+    };
+    let edit = json!({"budget": "1/day", "rpm": "5"});
+    let path = format!("/ui/api/keys/{user_id}/update");
+    assert_eq!(
+        post(path.clone(), edit.clone(), false)
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    let r = post(path, edit, true).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["changed"], "budget: none → $1/day; rpm: none → 5");
+    let team = json!({"name": "ml team", "budget": "50/month"});
+    assert_eq!(
+        post("/ui/api/teams".into(), team, true)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let lower = json!({"budget": "none"});
+    let r = post("/ui/api/teams/ml%20team/update".into(), lower, true)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let bad = json!({"rpm": "lots"});
+    let r = post(format!("/ui/api/keys/{user_id}/update"), bad, true)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let k = (store.client_keys().await.unwrap().into_iter())
+        .find(|k| k.id == user_id)
+        .unwrap();
+    assert_eq!(k.rpm, Some(5));
+
+    let get = |path: &str| {
+        client()
+            .get(format!("{base}{path}"))
+            .header("cookie", &cookie)
+            .send()
+    };
+    assert_eq!(get("/ui/audit").await.unwrap().status(), 200);
+    let audit: Value = get("/ui/api/audit").await.unwrap().json().await.unwrap();
+    let text = audit.to_string();
+    for secret in [planted, &admin, &user] {
+        assert!(!text.contains(secret), "a secret in the audit log: {text}");
+    }
+    let rows = audit["entries"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = (rows.iter().rev())
+        .map(|r| (r["action"].as_str().unwrap(), r["actor"].as_str().unwrap()))
+        .collect();
+    let me = format!("dashboard admin {}…", &admin[..12]);
+    let alice = format!("key {}…", &user[..12]);
+    assert_eq!(
+        seen,
+        [
+            ("signin.failed", "an unknown key"),
+            ("signin.failed", alice.as_str()),
+            ("signin", me.as_str()),
+            ("key.update", me.as_str()),
+            ("team.create", me.as_str()),
+            ("team.update", me.as_str()),
+        ],
+        "{text}"
+    );
+    assert!(rows.iter().all(|r| r["origin"] == "127.0.0.1"), "{text}");
+    assert_eq!(rows[0]["detail"], "budget: $50/month → none", "{text}");
+    shutdown.cancel();
+}

@@ -141,7 +141,9 @@ async function loadKeys() {
       const rot = el("button", { type: "button", "aria-label": `Rotate ${k.name} (${k.prefix}…)`, text: "Rotate" });
       rot.addEventListener("click", () => act(`Rotate the key ${k.name} (${k.prefix}…)? Its old secret stops working.`,
         `/ui/api/keys/${encodeURIComponent(k.id)}/rotate`, `New secret for ${k.name}:`));
-      actions.append(rev, " ", rot);
+      const edit = el("button", { type: "button", "aria-label": `Edit ${k.name} (${k.prefix}…)`, text: "Edit" });
+      edit.addEventListener("click", () => editKey(k));
+      actions.append(rev, " ", rot, " ", edit);
     }
     const r = row([["Key", `${k.prefix}…` + (k.admin ? " (admin)" : "")], ["Name", k.name], ["Team", k.team || "-"],
       ["State", k.state, `state-${k.state}`], ["Budget", budgetCell(k.budget)],
@@ -152,7 +154,47 @@ async function loadKeys() {
     r.dataset.state = k.state;
     return r;
   }), "No keys yet.");
-  fill("teams", data.teams.map((t) => row([["Team", t.name], ["Keys", String(t.keys), "num"], ["Budget", budgetCell(t.budget)]])), "No teams yet.");
+  fill("teams", data.teams.map((t) => {
+    const edit = el("button", { type: "button", "aria-label": `Change the budget of ${t.name}`, text: "Change budget" });
+    edit.addEventListener("click", () => editTeam(t));
+    return row([["Team", t.name], ["Keys", String(t.keys), "num"], ["Budget", budgetCell(t.budget)], ["Actions", edit]]);
+  }), "No teams yet.");
+}
+function budgetText(b) { return b ? (b.window === "total" ? `${b.usd}` : `${b.usd}/${b.window}`) : ""; }
+// The edit form starts from the key's values and sends only the fields changed; emptied is none.
+function editKey(k) {
+  const form = document.getElementById("edit-key");
+  const values = {
+    name: k.name, team: k.team || "", models: k.models.length ? k.models.join(",") : "",
+    budget: budgetText(k.budget), rpm: k.rpm ? String(k.rpm) : "", tpm: k.tpm ? String(k.tpm) : "",
+    max_parallel: k.max_parallel ? String(k.max_parallel) : "",
+    expires: k.expires_ms ? new Date(k.expires_ms).toISOString().slice(0, 19) + "Z" : "",
+  };
+  for (const [name, v] of Object.entries(values)) form.elements[name].value = v;
+  form.elements.id.value = k.id;
+  form.dataset.original = JSON.stringify(values);
+  document.getElementById("edit-key-title").textContent = `Edit the key ${k.name} (${k.prefix}…)`;
+  form.hidden = false;
+  form.elements.name.focus();
+}
+function editedFields(form) {
+  const original = JSON.parse(form.dataset.original || "{}");
+  const out = {};
+  for (const [name, was] of Object.entries(original)) {
+    const now = form.elements[name].value.trim();
+    if (now === was) continue;
+    out[name] = now === "" ? (name === "models" ? "*" : "none") : now;
+  }
+  return out;
+}
+async function editTeam(t) {
+  const budget = prompt(`New budget for the team ${t.name}: USD, USD/day, USD/month, or none.`, budgetText(t.budget));
+  if (budget === null) return;
+  try {
+    const answer = await post(`/ui/api/teams/${encodeURIComponent(t.name)}/update`, { budget: budget.trim() || "none" });
+    status(`Team ${answer.name}: ${answer.changed}.`);
+  } catch (e) { status(e.message, true); }
+  loadKeys();
 }
 async function act(question, url, secretText) {
   if (!confirm(question)) return;
@@ -190,8 +232,29 @@ function keysPage() {
     catch (e) { status(e.message, true); }
     loadKeys();
   });
+  const edit = document.getElementById("edit-key");
+  edit.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const changed = editedFields(edit);
+    if (!Object.keys(changed).length) { status("Nothing changed."); return; }
+    try {
+      const answer = await post(`/ui/api/keys/${encodeURIComponent(edit.elements.id.value)}/update`, changed);
+      status(`Key updated: ${answer.changed}.`);
+      edit.hidden = true;
+    } catch (e) { status(e.message, true); }
+    loadKeys();
+  });
+  document.getElementById("edit-cancel").addEventListener("click", () => { edit.hidden = true; });
   loadKeys();
   setInterval(loadKeys, 5000);
+}
+
+// ---- audit ----
+async function loadAudit() {
+  let data;
+  try { data = await getJson("/ui/api/audit"); } catch (e) { status(e.message, true); return; }
+  fill("audit", data.entries.map((e) => row([["When", utc(e.ts_ms)], ["Who", e.actor], ["From", e.origin],
+    ["Action", e.action], ["Target", e.target], ["What changed", e.detail]])), "Nothing audited yet.");
 }
 
 // ---- providers ----
@@ -269,4 +332,5 @@ document.addEventListener("DOMContentLoaded", () => {
   } else if (page === "keys") keysPage();
   else if (page === "providers") { loadProviders(); setInterval(loadProviders, 2000); }
   else if (page === "live") livePage();
+  else if (page === "audit") { loadAudit(); setInterval(loadAudit, 5000); }
 });

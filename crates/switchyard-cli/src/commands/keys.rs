@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use switchyard_core::store::{
-    ClientKey, NewKeyRequest, TaskStore, create_client_key, generate_key,
+    Actor, ClientKey, KeyEdit, NewKeyRequest, TaskStore, create_client_key_by, key_diff,
+    revoke_client_key, rotate_client_key, update_client_key,
 };
 
-use crate::cli::{KeysCommand, NewKeyArgs};
+use crate::cli::{KeyUpdateArgs, KeysCommand, NewKeyArgs};
 use crate::settings;
 use crate::table::utc_second;
 
@@ -25,6 +26,7 @@ pub async fn run(place: settings::StorePlace<'_>, command: &KeysCommand) -> Exit
         KeysCommand::Show { key, json } => show(&store, key, *json).await,
         KeysCommand::Revoke { key } => revoke(&store, key).await,
         KeysCommand::Rotate { key, json } => rotate(&store, key, *json).await,
+        KeysCommand::Update(args) => update(&store, args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -44,7 +46,25 @@ fn store_err(e: switchyard_core::store::StoreError) -> (u8, String) {
     (2, e.to_string())
 }
 
-fn now_ms() -> i64 {
+/// The person at this terminal, as the audit log names them: the OS user, and `cli@HOST`.
+pub(crate) fn cli_actor() -> Actor {
+    let who = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown user".to_owned());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned());
+    Actor {
+        who,
+        origin: format!("cli@{host}"),
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -63,8 +83,8 @@ async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
         expires: args.expires.clone(),
         admin: args.admin,
     };
-    let made =
-        (create_client_key(&**store, &new, now_ms()).await).map_err(|e| (2, e.to_string()))?;
+    let made = (create_client_key_by(&**store, &new, &cli_actor(), now_ms()).await)
+        .map_err(|e| (2, e.to_string()))?;
     let (secret, key) = (made.secret, made.key);
     if args.json {
         let shown = serde_json::json!({"key": secret.key, "id": key.id, "prefix": key.prefix});
@@ -263,10 +283,8 @@ fn key_json(k: &ClientKey, used: Option<f64>) -> serde_json::Value {
 
 async fn revoke(store: &Arc<dyn TaskStore>, wanted: &str) -> Outcome {
     let key = find(store, wanted).await?;
-    store
-        .revoke_key(&key.id, now_ms())
-        .await
-        .map_err(store_err)?;
+    (revoke_client_key(&**store, &key.id, &cli_actor(), now_ms()).await)
+        .map_err(|e| (2, e.to_string()))?;
     say!(
         "key {} ({}) revoked; gateways refuse it within a second",
         key.id,
@@ -277,19 +295,8 @@ async fn revoke(store: &Arc<dyn TaskStore>, wanted: &str) -> Outcome {
 
 async fn rotate(store: &Arc<dyn TaskStore>, wanted: &str, json: bool) -> Outcome {
     let key = find(store, wanted).await?;
-    let secret = generate_key().map_err(|e| (2, e))?;
-    let done = (store.rotate_key(&key.id, &secret.hash, &secret.prefix))
-        .await
-        .map_err(store_err)?;
-    if !done {
-        return Err((
-            1,
-            format!(
-                "The key {} is revoked: make a new one with `switchyard keys create`.",
-                key.id
-            ),
-        ));
-    }
+    let (secret, _) = (rotate_client_key(&**store, &key.id, &cli_actor(), now_ms()).await)
+        .map_err(|e| (1, e.to_string()))?;
     if json {
         let shown = serde_json::json!({"key": secret.key, "id": key.id, "prefix": secret.prefix});
         say!("{shown}");
@@ -300,5 +307,29 @@ async fn rotate(store: &Arc<dyn TaskStore>, wanted: &str, json: bool) -> Outcome
             key.id, key.name
         );
     }
+    Ok(())
+}
+
+/// `keys update`: the library's one rule on the flags; prints what changed, old → new.
+async fn update(store: &Arc<dyn TaskStore>, args: &KeyUpdateArgs) -> Outcome {
+    let key = find(store, &args.key).await?;
+    let edit = KeyEdit {
+        name: args.name.clone(),
+        team: args.team.clone(),
+        models: args.models.clone(),
+        budget: args.budget.clone(),
+        rpm: args.rpm.clone(),
+        tpm: args.tpm.clone(),
+        max_parallel: args.max_parallel.clone(),
+        expires: args.expires.clone(),
+    };
+    let (old, new) = (update_client_key(&**store, &key.id, &edit, &cli_actor(), now_ms()).await)
+        .map_err(|e| (2, e.to_string()))?;
+    say!(
+        "key {} ({}) updated: {}; gateways apply it within a second",
+        new.id,
+        new.name,
+        key_diff(&old, &new)
+    );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod audit;
 pub mod completions;
 pub mod config_check;
 pub mod export;

@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_core::store::{StoreError, TaskStore, create_team};
+use switchyard_core::store::{StoreError, TaskStore, create_team_by, update_team};
 
 use crate::cli::TeamsCommand;
-use crate::commands::keys::fail;
+use crate::commands::keys::{cli_actor, fail, now_ms};
 use crate::settings;
 
 /// Runs one `teams` subcommand: 2 for a bad store, budget or taken name, 1 for an unknown team.
@@ -20,6 +20,7 @@ pub async fn run(place: settings::StorePlace<'_>, command: &TeamsCommand) -> Exi
         TeamsCommand::Create { name, budget } => create(&store, name, budget.as_deref()).await,
         TeamsCommand::List { json } => list(&store, None, *json).await,
         TeamsCommand::Show { name, json } => list(&store, Some(name), *json).await,
+        TeamsCommand::Update { name, budget } => update(&store, name, budget).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -32,12 +33,27 @@ async fn create(
     name: &str,
     budget: Option<&str>,
 ) -> Result<(), (u8, String)> {
-    let created_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let team =
-        (create_team(&**store, name, budget, created_ms).await).map_err(|e| (2, e.to_string()))?;
+    let by = cli_actor();
+    let team = (create_team_by(&**store, name, budget, (&by, now_ms())).await)
+        .map_err(|e| (2, e.to_string()))?;
     say!("team {} made", team.name);
+    Ok(())
+}
+
+/// `teams update`: a new budget, printed old → new.
+async fn update(store: &Arc<dyn TaskStore>, name: &str, budget: &str) -> Result<(), (u8, String)> {
+    let (old, new) = (update_team(&**store, name, budget, &cli_actor(), now_ms()).await)
+        .map_err(|e| (2, e.to_string()))?;
+    let show = |t: &switchyard_core::store::Team| {
+        t.budget
+            .map_or_else(|| "none".to_owned(), |b| b.to_string())
+    };
+    say!(
+        "team {} updated: budget {} → {}; gateways apply it within a second",
+        new.name,
+        show(&old),
+        show(&new)
+    );
     Ok(())
 }
 

@@ -163,6 +163,28 @@ async function keys(page) {
   return made;
 }
 
+// Key A's parallel limit changed with the edit form is in the store's list, and the change and
+// this session's sign-in are on the audit page, by this admin, with no key anywhere.
+async function editAndAudit(page) {
+  await page.goto(base + "/ui/keys");
+  const a = expect.key_a;
+  await page.getByRole("button", { name: `Edit ${a.name} (${a.prefix}…)` }).click();
+  await page.locator('#edit-key input[name="max_parallel"]').fill("50");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.locator("#status", { hasText: "Key updated" }).waitFor();
+  const listed = await (await page.request.get(base + "/ui/api/keys")).json();
+  const edited = listed.keys.find((k) => k.id === a.id);
+  check(edited.max_parallel === 50, `the edit is in the store (${edited.max_parallel})`);
+  await page.goto(base + "/ui/audit");
+  const row = page.locator("#audit tbody tr", { hasText: "key.update" }).first();
+  await row.waitFor();
+  const text = await row.textContent();
+  check(text.includes("max_parallel: none → 50") && text.includes("dashboard admin"), `the edit is audited (${text})`);
+  check(await page.locator("#audit tbody tr", { hasText: "signin" }).count() >= 1, "the sign-in is audited");
+  noSecret(await page.content(), "the audit page");
+  await page.screenshot({ path: join(shots, "audit.png"), fullPage: true });
+}
+
 async function providers(page) {
   await page.goto(base + "/ui/providers");
   const c = expect.cooldown;
@@ -244,7 +266,9 @@ async function main() {
     step("keys");
     await live(page, poor);
     step("live");
-    for (const p of ["spend", "keys", "providers"]) {
+    await editAndAudit(page);
+    step("audit");
+    for (const p of ["spend", "keys", "providers", "audit"]) {
       const text = await (await page.request.get(`${base}/ui/api/${p}`)).text();
       noSecret(text, `/ui/api/${p}`);
     }

@@ -17,7 +17,13 @@ pub(crate) mod suite;
 mod task_store;
 
 pub use error::{StoreError, StoreFuture};
+pub use gateway::audit::{
+    Actor, AuditEntry, AuditStore, KeyChange, KeyUpdate, key_diff, key_target, utc_text,
+};
 pub use gateway::budget::{Budget, BudgetWindow, civil_from_days, days_from_civil, parse_utc_date};
+pub use gateway::edit_key::{
+    KeyEdit, revoke_client_key, rotate_client_key, update_client_key, update_team,
+};
 pub use gateway::holds::{
     HoldOutcome, HoldRequest, HoldScope, HoldUse, decide_hold, settled_amount,
 };
@@ -30,8 +36,8 @@ pub use gateway::leases::{
     decide_lease, decide_slot_lease,
 };
 pub use gateway::new_key::{
-    CreateKeyError, CreatedKey, KEY_NAME_MAX, NewKeyRequest, create_client_key, create_team,
-    read_budget,
+    CreateKeyError, CreatedKey, KEY_NAME_MAX, NewKeyRequest, create_client_key,
+    create_client_key_by, create_team, create_team_by, read_budget,
 };
 pub use gateway::requests::{RequestLog, RequestOutcome, RequestRecord};
 pub use gateway::responses::{RESPONSE_TTL_MS, ResponseStore, StoredResponse};

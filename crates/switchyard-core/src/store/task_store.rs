@@ -5,6 +5,7 @@ use serde_json::Value;
 use switchyard_api::Message;
 
 use super::error::StoreFuture;
+use super::gateway::audit::AuditStore;
 use super::gateway::key_store::KeyStore;
 use super::gateway::leases::LeaseStore;
 use super::gateway::requests::RequestLog;
@@ -17,7 +18,7 @@ use crate::limits::state::LimitsStore;
 
 /// Where tasks are kept; its supertraits are the backend's other roles.
 pub trait TaskStore:
-    LimitsStore + RequestLog + ResponseStore + KeyStore + LeaseStore + Send + Sync
+    LimitsStore + RequestLog + ResponseStore + KeyStore + LeaseStore + AuditStore + Send + Sync
 {
     /// Creates a task and returns it; its id is the current Unix time in ms, made unique.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;

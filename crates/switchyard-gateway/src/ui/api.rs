@@ -11,11 +11,11 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
 use serde_json::{Value, json};
 use switchyard_core::limits::Clock;
+use switchyard_core::store::Actor;
 
 use super::board::Board;
 use super::form::read_body;
-use super::session::Session;
-use super::{keys, providers, spend};
+use super::{audit, keys, providers, spend};
 use crate::reply::{Body, ChannelBody, json as json_response, set_header, with_body};
 
 /// How many live-page streams may be open at once; one more is a 429.
@@ -32,12 +32,12 @@ pub(super) async fn handle(
     board: &Arc<Board>,
     request: Request<Incoming>,
     path: String,
-    _session: &Session,
+    by: &Actor,
 ) -> Response<Body> {
     let now = Clock::system().now_ms();
     let query = request.uri().query().unwrap_or("").to_owned();
     if request.method() == Method::POST {
-        return change(board, request, &path, now).await;
+        return change(board, request, &path, (by, now)).await;
     }
     if request.method() != Method::GET {
         return problem(405, "Use GET or POST.".to_owned());
@@ -56,6 +56,7 @@ pub(super) async fn handle(
             Err(p) => problem(400, p),
         },
         "keys" => answer(keys::list(store, now).await.map_err(|e| e.to_string())),
+        "audit" => answer(audit::list(store).await.map_err(|e| e.to_string())),
         "providers" => {
             let listed = providers::list(store, &board.config(), now).await;
             let listed = listed.map(|mut list| {
@@ -70,9 +71,14 @@ pub(super) async fn handle(
     }
 }
 
-/// A `POST`: create, revoke or rotate a key, or create a team. It needs the header
-/// `x-switchyard-ui: 1`, which a cross-site form cannot send.
-async fn change(board: &Board, request: Request<Incoming>, path: &str, now: i64) -> Response<Body> {
+/// A `POST`: create, update, revoke or rotate a key, or create or update a team, for `by`. It
+/// needs the header `x-switchyard-ui: 1`, which a cross-site form cannot send.
+async fn change(
+    board: &Board,
+    request: Request<Incoming>,
+    path: &str,
+    (by, now): (&Actor, i64),
+) -> Response<Body> {
     let asked = request
         .headers()
         .get("x-switchyard-ui")
@@ -92,15 +98,23 @@ async fn change(board: &Board, request: Request<Incoming>, path: &str, now: i64)
     let parts: Vec<&str> = path.split('/').collect();
     let result = match parts.as_slice() {
         ["keys"] => match serde_json::from_slice(&body) {
-            Ok(new) => keys::create(store, new, now).await,
+            Ok(new) => keys::create(store, new, (by, now)).await,
             Err(e) => Err(format!("The new key's fields could not be read: {e}.")),
         },
         ["teams"] => match serde_json::from_slice(&body) {
-            Ok(new) => keys::create_team(store, new, now).await,
+            Ok(new) => keys::create_team(store, new, (by, now)).await,
             Err(e) => Err(format!("The new team's fields could not be read: {e}.")),
         },
-        ["keys", id, "revoke"] => keys::revoke(store, id, now).await,
-        ["keys", id, "rotate"] => keys::rotate(store, id).await,
+        ["keys", id, "update"] => match serde_json::from_slice(&body) {
+            Ok(edit) => keys::update(store, id, edit, (by, now)).await,
+            Err(e) => Err(format!("The key's new fields could not be read: {e}.")),
+        },
+        ["teams", name, "update"] => match serde_json::from_slice(&body) {
+            Ok(edit) => keys::update_team(store, name, edit, (by, now)).await,
+            Err(e) => Err(format!("The team's new budget could not be read: {e}.")),
+        },
+        ["keys", id, "revoke"] => keys::revoke(store, id, (by, now)).await,
+        ["keys", id, "rotate"] => keys::rotate(store, id, (by, now)).await,
         _ => return problem(404, "There is no such dashboard action.".to_owned()),
     };
     match result {

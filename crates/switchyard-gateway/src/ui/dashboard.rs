@@ -88,7 +88,9 @@ impl Ui {
             return refused(&path);
         }
         if let Some(api) = path.strip_prefix("/ui/api/") {
-            return super::api::handle(&self.board, request, api.to_owned(), &session).await;
+            let address = client_address(&self.board.config.serve, request.headers(), peer);
+            let by = super::audit::actor(&session, address);
+            return super::api::handle(&self.board, request, api.to_owned(), &by).await;
         }
         match (&method, path.as_str()) {
             (&Method::POST, "/ui/signout") => {
@@ -130,7 +132,15 @@ impl Ui {
             Err(problem) => return html(400, pages::sign_in(Some(&problem))),
         };
         let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
-        match self.board.sessions.sign_in(&key).await {
+        let signed = self.board.sessions.sign_in(&key).await;
+        let problem = match &signed {
+            Ok(_) => None,
+            Err(Refused::Key(p)) => Some(p.as_str()),
+            Err(Refused::Unavailable(_)) => Some("the store could not check the key"),
+        };
+        let now = switchyard_core::limits::Clock::system().now_ms();
+        super::audit::sign_in(&*self.board.store, &key, address, now, problem).await;
+        match signed {
             Ok(id) => {
                 // A good key: the attempt is not counted.
                 self.throttle.succeeded(address, Instant::now());

@@ -1,13 +1,14 @@
 //! The keys and teams page's figures and actions: each key's budget used and left, its
-//! window now, expiry and last use; create, revoke and rotate, a new key returned once in
-//! that response and never again.
+//! window now, expiry and last use; create, update, revoke and rotate, each audited, a new key
+//! returned once in that response and never again.
 //! Spec: R14.11, R14.6, R14.7.
 
 use serde_json::{Value, json};
 use switchyard_core::limits::RateState;
 use switchyard_core::store::{
-    Budget, ClientKey, NewKeyRequest, StoreError, TaskStore, UsageBy, UsageQuery,
-    create_client_key, generate_key,
+    Actor, Budget, ClientKey, KeyEdit, NewKeyRequest, StoreError, TaskStore, UsageBy, UsageQuery,
+    create_client_key_by, create_team_by, key_diff, revoke_client_key, rotate_client_key,
+    update_client_key,
 };
 
 /// Every key and team with their figures now.
@@ -126,7 +127,11 @@ pub(crate) struct NewKey {
 
 /// Makes the key `new` describes with the rule `switchyard keys create` runs: `{key, id,
 /// prefix}`, the key shown this once, or the sentence why not.
-pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Result<Value, String> {
+pub(crate) async fn create(
+    store: &dyn TaskStore,
+    new: NewKey,
+    (by, now): (&Actor, i64),
+) -> Result<Value, String> {
     let asked = NewKeyRequest {
         name: new.name,
         team: new.team,
@@ -138,29 +143,71 @@ pub(crate) async fn create(store: &dyn TaskStore, new: NewKey, now: i64) -> Resu
         expires: new.expires,
         admin: new.admin,
     };
-    let made = (create_client_key(store, &asked, now).await).map_err(|e| e.to_string())?;
+    let made = (create_client_key_by(store, &asked, by, now).await).map_err(|e| e.to_string())?;
     Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
 }
 
+/// What the edit form sends: each field left out or blank keeps its value, `none` clears it.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct EditKey {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    team: Option<String>,
+    #[serde(default)]
+    models: Option<String>,
+    #[serde(default)]
+    budget: Option<String>,
+    #[serde(default)]
+    rpm: Option<String>,
+    #[serde(default)]
+    tpm: Option<String>,
+    #[serde(default)]
+    max_parallel: Option<String>,
+    #[serde(default)]
+    expires: Option<String>,
+}
+
+/// Changes key `id` with the rule `switchyard keys update` runs: what changed, old → new.
+pub(crate) async fn update(
+    store: &dyn TaskStore,
+    id: &str,
+    e: EditKey,
+    (by, now): (&Actor, i64),
+) -> Result<Value, String> {
+    let edit = KeyEdit {
+        name: e.name,
+        team: e.team,
+        models: e.models,
+        budget: e.budget,
+        rpm: e.rpm,
+        tpm: e.tpm,
+        max_parallel: e.max_parallel,
+        expires: e.expires,
+    };
+    let (old, new) =
+        (update_client_key(store, id, &edit, by, now).await).map_err(|e| e.to_string())?;
+    Ok(json!({"id": new.id, "changed": key_diff(&old, &new)}))
+}
+
 /// Revokes key `id`: it is refused within a second everywhere.
-pub(crate) async fn revoke(store: &dyn TaskStore, id: &str, now: i64) -> Result<Value, String> {
-    match store.revoke_key(id, now).await {
-        Ok(true) => Ok(json!({"id": id, "revoked": true})),
-        Ok(false) => Err(format!("There is no key `{id}`.")),
-        Err(e) => Err(e.to_string()),
-    }
+pub(crate) async fn revoke(
+    store: &dyn TaskStore,
+    id: &str,
+    (by, now): (&Actor, i64),
+) -> Result<Value, String> {
+    (revoke_client_key(store, id, by, now).await).map_err(|e| e.to_string())?;
+    Ok(json!({"id": id, "revoked": true}))
 }
 
 /// Gives key `id` a new secret, shown this once; the old one stops working.
-pub(crate) async fn rotate(store: &dyn TaskStore, id: &str) -> Result<Value, String> {
-    let secret = generate_key()?;
-    match store.rotate_key(id, &secret.hash, &secret.prefix).await {
-        Ok(true) => Ok(json!({"key": secret.key, "id": id, "prefix": secret.prefix})),
-        Ok(false) => Err(format!(
-            "The key `{id}` does not exist or is revoked: make a new one."
-        )),
-        Err(e) => Err(e.to_string()),
-    }
+pub(crate) async fn rotate(
+    store: &dyn TaskStore,
+    id: &str,
+    (by, now): (&Actor, i64),
+) -> Result<Value, String> {
+    let (secret, _) = (rotate_client_key(store, id, by, now).await).map_err(|e| e.to_string())?;
+    Ok(json!({"key": secret.key, "id": id, "prefix": secret.prefix}))
 }
 
 /// What the team form sends.
@@ -175,10 +222,32 @@ pub(crate) struct NewTeam {
 pub(crate) async fn create_team(
     store: &dyn TaskStore,
     new: NewTeam,
-    now: i64,
+    (by, now): (&Actor, i64),
 ) -> Result<Value, String> {
-    let team = (switchyard_core::store::create_team(store, &new.name, new.budget.as_deref(), now)
-        .await)
+    let team = (create_team_by(store, &new.name, new.budget.as_deref(), (by, now)).await)
         .map_err(|e| e.to_string())?;
     Ok(json!({"name": team.name}))
+}
+
+/// What the team edit form sends: the new budget, or `none`.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct EditTeam {
+    budget: String,
+}
+
+/// Sets team `name`'s budget, `name` as the page's path escaped it.
+pub(crate) async fn update_team(
+    store: &dyn TaskStore,
+    name: &str,
+    edit: EditTeam,
+    (by, now): (&Actor, i64),
+) -> Result<Value, String> {
+    let name = super::form::decode(name);
+    let (old, new) = (switchyard_core::store::update_team(store, &name, &edit.budget, by, now)
+        .await)
+        .map_err(|e| e.to_string())?;
+    let show = |b: Option<Budget>| b.map_or_else(|| "none".to_owned(), |b| b.to_string());
+    Ok(
+        json!({"name": new.name, "changed": format!("budget: {} → {}", show(old.budget), show(new.budget))}),
+    )
 }

@@ -4,6 +4,7 @@
 
 mod api;
 mod assets;
+mod audit;
 mod board;
 mod dashboard;
 pub(crate) mod form;

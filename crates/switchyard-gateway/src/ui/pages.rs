@@ -4,11 +4,12 @@
 //! Spec: R14.11.
 
 /// The pages a signed-in user moves between: path segment and title.
-pub(crate) const PAGES: [(&str, &str); 4] = [
+pub(crate) const PAGES: [(&str, &str); 5] = [
     ("spend", "Spend"),
     ("keys", "Keys and teams"),
     ("providers", "Providers"),
     ("live", "Live"),
+    ("audit", "Audit log"),
 ];
 
 /// `text` escaped for HTML text and attribute values.
@@ -69,6 +70,7 @@ pub(crate) fn page(page: &str, prefix: &str) -> Option<String> {
         "spend" => SPEND,
         "keys" => KEYS,
         "providers" => PROVIDERS,
+        "audit" => AUDIT,
         _ => LIVE,
     };
     let chart_css = if page == "spend" {
@@ -115,12 +117,27 @@ const KEYS: &str = r#"<section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2
 <label>Tokens / min <input name="tpm" type="number" min="1"></label>
 <label>Expires <input name="expires" type="date"></label>
 <label><input name="admin" type="checkbox"> Admin</label>
-<button type="submit">Create key</button></form></section>
+<button type="submit">Create key</button></form>
+<form id="edit-key" class="controls" aria-labelledby="edit-key-title" hidden>
+<h3 id="edit-key-title">Edit a key</h3><input type="hidden" name="id">
+<label>Name <input name="name"></label>
+<label>Team <input name="team" placeholder="none"></label>
+<label>Models (globs) <input name="models" placeholder="*"></label>
+<label>Budget <input name="budget" placeholder="none"></label>
+<label>Requests / min <input name="rpm" placeholder="none"></label>
+<label>Tokens / min <input name="tpm" placeholder="none"></label>
+<label>In flight at once <input name="max_parallel" placeholder="none"></label>
+<label>Expires <input name="expires" placeholder="none"></label>
+<button type="submit">Save changes</button> <button type="button" id="edit-cancel">Cancel</button>
+<p class="help">A field emptied removes that limit. Every gateway applies a change within a second.</p></form></section>
 <section aria-labelledby="teams-h"><h2 id="teams-h">Teams</h2>
-<table id="teams"><thead><tr><th scope="col">Team</th><th scope="col">Keys</th><th scope="col">Budget used / left</th></tr></thead><tbody></tbody></table>
+<table id="teams"><thead><tr><th scope="col">Team</th><th scope="col">Keys</th><th scope="col">Budget used / left</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>
 <form id="create-team" class="controls" aria-label="Create a team">
 <label>Name <input name="name" required></label><label>Budget <input name="budget" placeholder="50/month"></label>
 <button type="submit">Create team</button></form></section>"#;
+
+const AUDIT: &str = r#"<p>Every change to keys and teams and every sign-in, newest first (the last 500; <code>switchyard audit</code> prints them all).</p>
+<div class="scroll"><table id="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">From</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">What changed</th></tr></thead><tbody></tbody></table></div>"#;
 
 const PROVIDERS: &str = r#"<div id="routes"></div>
 <section aria-labelledby="other-h"><h2 id="other-h">Other cooldowns in the store</h2>

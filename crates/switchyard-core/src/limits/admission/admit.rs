@@ -80,13 +80,15 @@ fn try_take(
     for n in needs {
         let slice = (state.slices.entry(n.key.clone()))
             .or_insert_with(|| Slice::new(n.limit, n.window, now));
-        slice.limit = n.limit;
+        slice.relimit(n.limit, n.window, now);
         slice.roll(now);
         slices |= slice.room(now, margin) + 1e-12 < n.amount;
     }
     let input = ask.input_tokens;
-    let rate_short = rate
-        .is_some_and(|(key, _)| !(state.allowances.get(key)).is_some_and(|a| a.fits(now, input)));
+    // An allowance leased under other limits is replaced, so an edited RPM or TPM binds at once.
+    let rate_short = rate.is_some_and(|(key, limits)| {
+        !(state.allowances.get(key)).is_some_and(|a| a.limits == *limits && a.fits(now, input))
+    });
     if slices || rate_short {
         return Step::Short {
             rate: rate_short,

@@ -35,6 +35,8 @@ pub(crate) struct Slice {
     pub(crate) tight: bool,
     /// What the last grant left free for everyone else.
     pub(crate) free_after: f64,
+    /// Whether the limit was lowered since the last grant the store surely decided under it.
+    pub(crate) lowered: bool,
 }
 
 /// One slice's part of a lease call, kept to apply the answer.
@@ -64,7 +66,20 @@ impl Slice {
             last_take: 0.0,
             tight: false,
             free_after: f64::INFINITY,
+            lowered: false,
         }
+    }
+
+    /// Takes the limit and window of the key as stored now. A lowered limit leaves no room
+    /// until the store grants a lease under it; another window starts the slice over.
+    pub(crate) fn relimit(&mut self, limit: f64, window: BudgetWindow, now_ms: i64) {
+        if window != self.window {
+            *self = Self::new(limit, window, now_ms);
+        } else if limit + 1e-12 < self.limit {
+            self.granted = self.granted.min(self.usage());
+            self.lowered = true;
+        }
+        self.limit = limit;
     }
 
     /// Starts over when `now_ms` is in a new window: what was taken counts in the old one.
@@ -185,6 +200,12 @@ impl Slice {
             self.committed = (self.committed - plan.committed).max(0.0);
         }
         self.granted = grant.amount;
+        // A refused call keeps a lease granted under the old limit: it gives no room.
+        if self.lowered && grant.full && grant.free > 0.0 && plan.want.limit <= self.limit {
+            self.lowered = false;
+        } else if self.lowered {
+            self.granted = self.granted.min(self.usage());
+        }
         self.expires_ms = if grant.amount > 0.0 { expires_ms } else { 0 };
         self.cap = f64::INFINITY;
         // The request that asked is about to take it: a tick meanwhile must not find it idle.

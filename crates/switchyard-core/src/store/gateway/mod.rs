@@ -1,7 +1,9 @@
 //! The gateway's tables: keys, teams, holds, totals, leases, the request log and Responses.
 
+pub(crate) mod audit;
 pub(crate) mod budget;
 pub(crate) mod claims;
+pub(crate) mod edit_key;
 pub(crate) mod holds;
 pub(crate) mod key_store;
 pub(crate) mod keys;

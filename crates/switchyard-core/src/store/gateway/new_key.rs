@@ -1,6 +1,7 @@
 //! Making a client key or a team from the fields as written: the CLI and the dashboard's rule.
 //! Spec: R14.6, R14.11.
 
+use super::audit::{Actor, AuditEntry, AuditStore, key_summary, key_target};
 use super::budget::{Budget, parse_utc_date};
 use super::key_store::KeyStore;
 use super::keys::{ClientKey, NewSecret, Team, generate_key, generate_key_id};
@@ -79,6 +80,42 @@ pub async fn create_client_key<S>(
 where
     S: KeyStore + ?Sized,
 {
+    let (secret, key) = prepare_key(store, new, now_ms).await?;
+    (store.create_key(&key, &secret.hash).await).map_err(CreateKeyError::Store)?;
+    Ok(CreatedKey { secret, key })
+}
+
+/// Makes the key `new` describes for `by` at `now_ms`, with its audit row.
+pub async fn create_client_key_by<S>(
+    store: &S,
+    new: &NewKeyRequest,
+    by: &Actor,
+    now_ms: i64,
+) -> Result<CreatedKey, CreateKeyError>
+where
+    S: KeyStore + AuditStore + ?Sized,
+{
+    let (secret, key) = prepare_key(store, new, now_ms).await?;
+    let entry = AuditEntry::new(
+        by,
+        now_ms,
+        "key.create",
+        key_target(&key),
+        key_summary(&key),
+    );
+    (store.create_key_audited(&key, &secret.hash, &entry).await).map_err(CreateKeyError::Store)?;
+    Ok(CreatedKey { secret, key })
+}
+
+/// The secret and the key `new` describes, checked; nothing stored yet.
+async fn prepare_key<S>(
+    store: &S,
+    new: &NewKeyRequest,
+    now_ms: i64,
+) -> Result<(NewSecret, ClientKey), CreateKeyError>
+where
+    S: KeyStore + ?Sized,
+{
     let blank = |s: &Option<String>| {
         (s.as_deref().map(str::trim))
             .filter(|s| !s.is_empty())
@@ -141,8 +178,7 @@ where
         created_ms: now_ms,
         revoked_ms: None,
     };
-    (store.create_key(&key, &secret.hash).await).map_err(CreateKeyError::Store)?;
-    Ok(CreatedKey { secret, key })
+    Ok((secret, key))
 }
 
 /// Makes team `name` at `now_ms` with the budget `budget` as written; blank is none.
@@ -155,6 +191,47 @@ pub async fn create_team<S>(
 where
     S: KeyStore + ?Sized,
 {
+    let team = prepare_team(name, budget, now_ms)?;
+    stored_team(store.create_team(&team).await, team)
+}
+
+/// Makes team `name` for `by` at `now_ms`, with its audit row.
+pub async fn create_team_by<S>(
+    store: &S,
+    name: &str,
+    budget: Option<&str>,
+    (by, now_ms): (&Actor, i64),
+) -> Result<Team, CreateKeyError>
+where
+    S: AuditStore + ?Sized,
+{
+    let team = prepare_team(name, budget, now_ms)?;
+    let shown = team
+        .budget
+        .map_or_else(|| "none".to_owned(), |b| b.to_string());
+    let target = format!("team {}", team.name);
+    let entry = AuditEntry::new(
+        by,
+        now_ms,
+        "team.create",
+        target,
+        format!("budget: {shown}"),
+    );
+    stored_team(store.create_team_audited(&team, &entry).await, team)
+}
+
+fn stored_team(stored: Result<(), StoreError>, team: Team) -> Result<Team, CreateKeyError> {
+    match stored {
+        Ok(()) => Ok(team),
+        Err(StoreError::Conflict { .. }) => Err(CreateKeyError::Invalid(format!(
+            "There is already a team `{}`.",
+            team.name
+        ))),
+        Err(e) => Err(CreateKeyError::Store(e)),
+    }
+}
+
+fn prepare_team(name: &str, budget: Option<&str>, now_ms: i64) -> Result<Team, CreateKeyError> {
     let name = name.trim().to_owned();
     if name.is_empty() || name.chars().count() > KEY_NAME_MAX {
         return Err(CreateKeyError::Invalid(format!(
@@ -165,19 +242,11 @@ where
         .map(read_budget)
         .transpose()
         .map_err(CreateKeyError::Invalid)?;
-    let team = Team {
+    Ok(Team {
         name,
         budget,
         created_ms: now_ms,
-    };
-    match store.create_team(&team).await {
-        Ok(()) => Ok(team),
-        Err(StoreError::Conflict { .. }) => Err(CreateKeyError::Invalid(format!(
-            "There is already a team `{}`.",
-            team.name
-        ))),
-        Err(e) => Err(CreateKeyError::Store(e)),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! How both backends map the gateway's rows to records and back.
 //! Spec: R14.4, R14.6, R14.8.
 
+use super::audit::AuditEntry;
 use super::budget::Budget;
 use super::keys::{ClientKey, Team};
 use super::requests::{RequestOutcome, RequestRecord};
@@ -12,6 +13,9 @@ use crate::store::rows::{Columns, from_json, to_i64, to_u64};
 /// The columns of `client_keys` that [`key_from_row`] reads, never `hash`.
 pub(crate) const KEY_COLUMNS: &str = "id, prefix, name, team, models, budget_usd,
     budget_window, rpm, tpm, max_parallel, expires_ms, admin, created_ms, revoked_ms";
+
+/// The columns of `audit_log` that [`audit_from_row`] reads and the backends write.
+pub(crate) const AUDIT_COLUMNS: &str = "ts_ms, actor, origin, action, target, detail";
 
 /// The columns of `teams` that [`team_from_row`] reads.
 pub(crate) const TEAM_COLUMNS: &str = "name, budget_usd, budget_window, created_ms";
@@ -123,6 +127,18 @@ pub(crate) fn key_from_row<R: Columns>(r: &R) -> Result<ClientKey, R::Error> {
         admin: r.int(11)? != 0,
         created_ms: r.int(12)?,
         revoked_ms: r.opt_int(13)?,
+    })
+}
+
+/// An [`AuditEntry`] from the [`AUDIT_COLUMNS`].
+pub(crate) fn audit_from_row<R: Columns>(r: &R) -> Result<AuditEntry, R::Error> {
+    Ok(AuditEntry {
+        ts_ms: r.int(0)?,
+        actor: r.text(1)?,
+        origin: r.text(2)?,
+        action: r.text(3)?,
+        target: r.text(4)?,
+        detail: r.text(5)?,
     })
 }
 

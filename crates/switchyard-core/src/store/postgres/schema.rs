@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 7;
+pub const PG_SCHEMA_VERSION: i64 = 8;
 
 /// The advisory lock migrations run under, so processes migrate a new database once.
 const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
@@ -201,6 +201,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE rate_slots ADD COLUMN holder TEXT;
     CREATE INDEX rate_slots_by_holder ON rate_slots (holder, key, ts_ms)
         WHERE holder IS NOT NULL;",
+    // 7 → 8: the audit log of changes to keys and teams and of dashboard sign-ins.
+    "CREATE TABLE audit_log (
+        seq BIGSERIAL PRIMARY KEY,
+        ts_ms BIGINT NOT NULL,
+        actor TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX audit_log_by_time ON audit_log (ts_ms);",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -201,6 +201,17 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE rate_slots ADD COLUMN holder TEXT;
     CREATE INDEX rate_slots_by_holder ON rate_slots (holder, key, ts_ms)
         WHERE holder IS NOT NULL;",
+    // 8 → 9: the audit log of changes to keys and teams and of dashboard sign-ins.
+    "CREATE TABLE audit_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts_ms INTEGER NOT NULL,
+        actor TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        detail TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX audit_log_by_time ON audit_log (ts_ms);",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

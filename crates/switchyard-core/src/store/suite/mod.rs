@@ -16,6 +16,7 @@
 //! Responses, R14.1), `keys.rs` (client keys, teams and budget holds, R14.6, R14.7).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod audit;
 mod fixture;
 mod import;
 mod keys;
@@ -27,6 +28,10 @@ mod tasks;
 mod totals;
 mod usage;
 
+pub(crate) use audit::{
+    a_change_that_finds_nothing_writes_no_row, a_changed_budget_ends_the_leases_of_it,
+    every_change_is_audited_once_with_its_actor_and_no_secret,
+};
 pub(crate) use fixture::StoreFixture;
 
 pub(crate) use import::{
@@ -83,7 +88,10 @@ macro_rules! task_store_suite {
             client_keys_are_kept_as_hashes_revoked_and_rotated,
             holds_respect_key_team_gateway_and_parallel_caps_and_settle,
             a_batch_of_records_settles_its_holds_whole_and_pruning_keeps_budgets,
-            parallel_leases_and_holds_share_a_keys_limit);
+            parallel_leases_and_holds_share_a_keys_limit,
+            every_change_is_audited_once_with_its_actor_and_no_secret,
+            a_change_that_finds_nothing_writes_no_row,
+            a_changed_budget_ends_the_leases_of_it);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,

@@ -1,5 +1,6 @@
 //! Client keys, teams and budget reads on PostgreSQL, shared by every gateway on the server.
 
+use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
 use super::{holds, params, totals};
@@ -63,35 +64,67 @@ async fn used_since(
     real(store, sql, &[&key, &team, &from, &now]).await
 }
 
+/// Inserts `key` with its `hash` in `tx`; a taken id or hash is a conflict.
+pub(super) async fn insert_key(
+    store: &PgStore,
+    tx: &Transaction<'_>,
+    key: &ClientKey,
+    hash: &str,
+) -> Result<(), StoreError> {
+    let budget = key.budget.as_ref();
+    let (usd, window) = (budget.map(|b| b.usd), budget.map(|b| b.window_name()));
+    let (rpm, tpm) = (opt_i64(key.rpm), opt_i64(key.tpm));
+    let parallel = opt_i64(key.max_parallel);
+    let sql = format!(
+        "INSERT INTO client_keys (hash, {KEY_COLUMNS})
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    );
+    let args: [&(dyn ToSql + Sync); 15] = [
+        &hash,
+        &key.id,
+        &key.prefix,
+        &key.name,
+        &key.team,
+        &models_json(&key.models),
+        &usd,
+        &window,
+        &rpm,
+        &tpm,
+        &parallel,
+        &key.expires_ms,
+        &i64::from(key.admin),
+        &key.created_ms,
+        &key.revoked_ms,
+    ];
+    tx.execute(&sql, &args)
+        .await
+        .map(drop)
+        .map_err(|e| store.task_err(&key.id, e))
+}
+
+/// Inserts `team` in `tx`; a taken name is a conflict.
+pub(super) async fn insert_team(
+    store: &PgStore,
+    tx: &Transaction<'_>,
+    team: &Team,
+) -> Result<(), StoreError> {
+    let budget = team.budget.as_ref();
+    let (usd, window) = (budget.map(|b| b.usd), budget.map(|b| b.window_name()));
+    let sql = format!("INSERT INTO teams ({TEAM_COLUMNS}) VALUES ($1, $2, $3, $4)");
+    let args: [&(dyn ToSql + Sync); 4] = [&team.name, &usd, &window, &team.created_ms];
+    tx.execute(&sql, &args)
+        .await
+        .map(drop)
+        .map_err(|e| store.task_err(&team.name, e))
+}
+
 impl KeyStore for PgStore {
     fn create_key<'a>(&'a self, key: &'a ClientKey, hash: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let budget = key.budget.as_ref();
-            let (usd, window) = (budget.map(|b| b.usd), budget.map(|b| b.window_name()));
-            let (rpm, tpm) = (opt_i64(key.rpm), opt_i64(key.tpm));
-            let parallel = opt_i64(key.max_parallel);
-            let sql = format!(
-                "INSERT INTO client_keys (hash, {KEY_COLUMNS})
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-            );
-            let args: [&(dyn ToSql + Sync); 15] = [
-                &hash,
-                &key.id,
-                &key.prefix,
-                &key.name,
-                &key.team,
-                &models_json(&key.models),
-                &usd,
-                &window,
-                &rpm,
-                &tpm,
-                &parallel,
-                &key.expires_ms,
-                &i64::from(key.admin),
-                &key.created_ms,
-                &key.revoked_ms,
-            ];
-            self.exec(&key.id, &sql, &args).await.map(drop)
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| self.err(e))?;
+            insert_key(self, &tx, key, hash).await?;
+            tx.commit().await.map_err(|e| self.err(e))
         })
     }
 
@@ -136,11 +169,10 @@ impl KeyStore for PgStore {
 
     fn create_team<'a>(&'a self, team: &'a Team) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let budget = team.budget.as_ref();
-            let (usd, window) = (budget.map(|b| b.usd), budget.map(|b| b.window_name()));
-            let sql = format!("INSERT INTO teams ({TEAM_COLUMNS}) VALUES ($1, $2, $3, $4)");
-            let args: [&(dyn ToSql + Sync); 4] = [&team.name, &usd, &window, &team.created_ms];
-            self.exec(&team.name, &sql, &args).await.map(drop)
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(|e| self.err(e))?;
+            insert_team(self, &tx, team).await?;
+            tx.commit().await.map_err(|e| self.err(e))
         })
     }
 

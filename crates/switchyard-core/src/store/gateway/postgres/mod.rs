@@ -1,6 +1,7 @@
 //! The gateway's tables on PostgreSQL, locking only the totals rows a decision touches.
 //! Spec: R14.15.
 
+mod audit;
 mod holds;
 mod keys;
 mod leases;

@@ -17,34 +17,41 @@ use crate::store::gateway::usage::{UsageBy, UsageQuery, UsageRow, UsageSlice};
 use crate::store::sqlite::{Db, SqliteStore};
 use crate::store::{StoreError, StoreFuture};
 
-fn create_key(db: &Db, (key, hash): &(ClientKey, String)) -> Result<(), StoreError> {
+/// Inserts `key` with its `hash` on `conn`, a transaction's too.
+pub(super) fn insert_key(
+    conn: &rusqlite::Connection,
+    key: &ClientKey,
+    hash: &str,
+) -> rusqlite::Result<()> {
     let budget = key.budget.as_ref();
-    db.conn()
-        .execute(
-            &format!(
-                "INSERT INTO client_keys (hash, {KEY_COLUMNS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
-            ),
-            params![
-                hash,
-                key.id,
-                key.prefix,
-                key.name,
-                key.team,
-                models_json(&key.models),
-                budget.map(|b| b.usd),
-                budget.map(|b| b.window_name()),
-                opt_i64(key.rpm),
-                opt_i64(key.tpm),
-                opt_i64(key.max_parallel),
-                key.expires_ms,
-                i64::from(key.admin),
-                key.created_ms,
-                key.revoked_ms
-            ],
-        )
-        .map_err(|e| db.conflict(e, &key.id))?;
+    conn.execute(
+        &format!(
+            "INSERT INTO client_keys (hash, {KEY_COLUMNS})
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        ),
+        params![
+            hash,
+            key.id,
+            key.prefix,
+            key.name,
+            key.team,
+            models_json(&key.models),
+            budget.map(|b| b.usd),
+            budget.map(|b| b.window_name()),
+            opt_i64(key.rpm),
+            opt_i64(key.tpm),
+            opt_i64(key.max_parallel),
+            key.expires_ms,
+            i64::from(key.admin),
+            key.created_ms,
+            key.revoked_ms
+        ],
+    )?;
     Ok(())
+}
+
+fn create_key(db: &Db, (key, hash): &(ClientKey, String)) -> Result<(), StoreError> {
+    insert_key(&db.conn(), key, hash).map_err(|e| db.conflict(e, &key.id))
 }
 
 fn keys_where(db: &Db, filter: &str, arg: Option<&str>) -> Result<Vec<ClientKey>, StoreError> {
@@ -61,20 +68,23 @@ fn update_key(db: &Db, sql: &str, p: &[&dyn rusqlite::ToSql]) -> Result<bool, St
     Ok(db.conn().execute(sql, p).map_err(|e| db.err(e))? > 0)
 }
 
-fn create_team(db: &Db, team: &Team) -> Result<(), StoreError> {
+/// Inserts `team` on `conn`, a transaction's too.
+pub(super) fn insert_team(conn: &rusqlite::Connection, team: &Team) -> rusqlite::Result<()> {
     let budget = team.budget.as_ref();
-    db.conn()
-        .execute(
-            &format!("INSERT INTO teams ({TEAM_COLUMNS}) VALUES (?1, ?2, ?3, ?4)"),
-            params![
-                team.name,
-                budget.map(|b| b.usd),
-                budget.map(|b| b.window_name()),
-                team.created_ms
-            ],
-        )
-        .map_err(|e| db.conflict(e, &team.name))?;
+    conn.execute(
+        &format!("INSERT INTO teams ({TEAM_COLUMNS}) VALUES (?1, ?2, ?3, ?4)"),
+        params![
+            team.name,
+            budget.map(|b| b.usd),
+            budget.map(|b| b.window_name()),
+            team.created_ms
+        ],
+    )?;
     Ok(())
+}
+
+fn create_team(db: &Db, team: &Team) -> Result<(), StoreError> {
+    insert_team(&db.conn(), team).map_err(|e| db.conflict(e, &team.name))
 }
 
 fn teams(db: &Db, name: Option<&str>) -> Result<Vec<Team>, StoreError> {

@@ -1,5 +1,6 @@
 //! The gateway's tables on SQLite, every decision one short `BEGIN IMMEDIATE` transaction.
 
+mod audit;
 mod holds;
 mod keys;
 mod leases;
