@@ -264,9 +264,10 @@ async fn sighup_reloads_names_what_needs_a_restart_and_refuses_a_file_gone() {
     );
     follows(&addr, "moved", &second).await;
     let named = "changed but not applied until a restart: [serve] max_connections\n";
-    until("the log names the reload and the restart-only setting", || async {
-        log_has(&log, "configuration reloaded (SIGHUP)") && log_has(&log, named)
-    })
+    until(
+        "the log names the reload and the restart-only setting",
+        || async { log_has(&log, "configuration reloaded (SIGHUP)") && log_has(&log, named) },
+    )
     .await;
     assert!(!log_has(&log, "the file changed"));
     assert_eq!(reloads(&addr, "ok").await, 1);

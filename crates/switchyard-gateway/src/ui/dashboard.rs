@@ -88,7 +88,7 @@ impl Ui {
             return refused(&path);
         }
         if let Some(api) = path.strip_prefix("/ui/api/") {
-            let address = client_address(&self.board.config.serve, request.headers(), peer);
+            let address = client_address(&self.board.config().serve, request.headers(), peer);
             let by = super::audit::actor(&session, address);
             return super::api::handle(&self.board, request, api.to_owned(), &by).await;
         }
