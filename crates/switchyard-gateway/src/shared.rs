@@ -16,7 +16,7 @@ use crate::body::BodyLimits;
 use crate::metrics::{LABEL_SETS_MAX, Metrics};
 use crate::parsing::ParseBudget;
 use crate::record::{Retention, Writes};
-use crate::relay::LimitsCache;
+use crate::relay::limits_cache::LimitsCache;
 use crate::request::{Admission, Leased};
 use crate::telemetry::Telemetry;
 use crate::ui::Live;

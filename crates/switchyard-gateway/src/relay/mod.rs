@@ -6,7 +6,7 @@ mod attempt;
 mod continuation;
 mod cursor;
 mod drive;
-mod limits_cache;
+pub(crate) mod limits_cache;
 mod observer;
 #[allow(clippy::module_inception)]
 mod relay;
@@ -15,5 +15,4 @@ mod splice;
 mod window;
 mod writer;
 
-pub(crate) use limits_cache::LimitsCache;
 pub(crate) use relay::Relay;

@@ -2,7 +2,7 @@
 
 use tokio::time::Instant;
 
-use super::Hold;
+use super::leased::Hold;
 use crate::auth::Client;
 use crate::ingress::Dialect;
 use crate::metrics::InFlight;
