@@ -46,8 +46,10 @@ impl AdmissionAsk {
                 amount,
             });
         };
+        // A request that reserves nothing, to a model priced at $0, takes from no budget.
+        let priced = usd > 0.0;
         if let Some(k) = &self.key {
-            if let Some(b) = k.budget {
+            if let Some(b) = k.budget.filter(|_| priced) {
                 push(LeaseScope::Key, &k.id, b.usd, b.window, usd);
             }
             if let Some(max) = k.max_parallel {
@@ -61,11 +63,11 @@ impl AdmissionAsk {
             }
         }
         if let Some(t) = &self.team
-            && let Some(b) = t.budget
+            && let Some(b) = t.budget.filter(|_| priced)
         {
             push(LeaseScope::Team, &t.name, b.usd, b.window, usd);
         }
-        if let Some(cap) = self.gateway_per_day {
+        if let Some(cap) = self.gateway_per_day.filter(|_| priced) {
             push(LeaseScope::Gateway, "", cap, BudgetWindow::Day, usd);
         }
         needs

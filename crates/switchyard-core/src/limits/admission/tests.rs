@@ -226,3 +226,50 @@ mod property {
         }
     }
 }
+
+/// BerriAI/litellm#10973: a request that reserves nothing, to a model priced at $0, takes from
+/// no budget, so a spent one cannot refuse it; its key's parallel limit still counts.
+#[test]
+fn a_request_reserving_nothing_takes_only_its_parallel_slot() {
+    use super::ask::AdmissionAsk;
+    use crate::store::{Budget, ClientKey, Team};
+    let key = ClientKey {
+        id: "key_a".to_owned(),
+        prefix: "sk-sy-aaaaaa".to_owned(),
+        name: "a".to_owned(),
+        team: Some("core".to_owned()),
+        models: Vec::new(),
+        budget: Budget::parse("1/day"),
+        rpm: None,
+        tpm: None,
+        max_parallel: Some(2),
+        expires_ms: None,
+        admin: false,
+        created_ms: 1,
+        revoked_ms: None,
+    };
+    let team = Team {
+        name: "core".to_owned(),
+        budget: Budget::parse("10/month"),
+        created_ms: 1,
+    };
+    let ask = |reserve_usd| AdmissionAsk {
+        key: Some(key.clone()),
+        team: Some(team.clone()),
+        gateway_per_day: Some(5.0),
+        reserve_usd,
+        input_tokens: 10,
+    };
+    let scopes =
+        |usd| -> Vec<LeaseScope> { ask(usd).needs().iter().map(|n| n.key.scope).collect() };
+    assert_eq!(scopes(0.0), [LeaseScope::Parallel]);
+    assert_eq!(
+        scopes(0.01),
+        [
+            LeaseScope::Key,
+            LeaseScope::Parallel,
+            LeaseScope::Team,
+            LeaseScope::Gateway
+        ]
+    );
+}

@@ -94,7 +94,9 @@ pub fn decide_hold(req: &HoldRequest, used: &HoldUse) -> HoldOutcome {
         ),
         (HoldScope::Gateway, gateway, used.gateway_usd),
     ];
-    for (scope, budget, used) in caps {
+    // A request that reserves nothing, to a model priced at $0, spends nothing: a budget
+    // already spent does not refuse it.
+    for (scope, budget, used) in caps.into_iter().filter(|_| req.amount_usd > 0.0) {
         if let Some(b) = budget
             && used + req.amount_usd > b.usd + 1e-12
         {
@@ -120,5 +122,69 @@ pub fn settled_without_reservation(record: &RequestRecord) -> Option<f64> {
         (Some(cost), _, _) => Some(cost),
         (None, None, RequestOutcome::Error(_)) => Some(0.0),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ClientKey;
+
+    fn request(amount_usd: f64) -> HoldRequest {
+        let key = ClientKey {
+            id: "key_a".to_owned(),
+            prefix: "sk-sy-aaaaaa".to_owned(),
+            name: "a".to_owned(),
+            team: None,
+            models: Vec::new(),
+            budget: Budget::parse("1/day"),
+            rpm: None,
+            tpm: None,
+            max_parallel: Some(2),
+            expires_ms: None,
+            admin: false,
+            created_ms: 1,
+            revoked_ms: None,
+        };
+        HoldRequest {
+            id: "req_a".to_owned(),
+            key,
+            team: None,
+            amount_usd,
+            gateway_per_day: Some(5.0),
+            now_ms: 1_000,
+            expires_ms: 2_000,
+        }
+    }
+
+    /// BerriAI/litellm#10973: a budget that is spent blocked models that cost nothing.
+    #[test]
+    fn a_request_to_a_model_priced_at_zero_is_held_whatever_the_budgets_have_left() {
+        let spent = HoldUse {
+            key_usd: 1.2,
+            key_in_flight: 0,
+            team_usd: 0.0,
+            gateway_usd: 5.5,
+        };
+        assert_eq!(decide_hold(&request(0.0), &spent), HoldOutcome::Held);
+        assert!(matches!(
+            decide_hold(&request(0.001), &spent),
+            HoldOutcome::Refused {
+                scope: HoldScope::Key,
+                ..
+            }
+        ));
+        // Its key's parallel limit still counts.
+        let busy = HoldUse {
+            key_in_flight: 2,
+            ..spent
+        };
+        assert!(matches!(
+            decide_hold(&request(0.0), &busy),
+            HoldOutcome::Refused {
+                scope: HoldScope::Parallel,
+                ..
+            }
+        ));
     }
 }
