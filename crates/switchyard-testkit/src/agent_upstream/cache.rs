@@ -19,6 +19,9 @@ use serde_json::Value;
 
 use super::UpstreamDialect;
 
+/// How many blocks before a breakpoint Anthropic checks for a cached prefix.
+const LOOKBACK: usize = 20;
+
 /// The cached prefixes and the last prompt of each cache key.
 #[derive(Debug, Default)]
 pub(super) struct PromptCache {
@@ -38,7 +41,9 @@ impl PromptCache {
 
     fn breakpoints(&mut self, body: &Value) -> (u64, u64) {
         let mut prefix = String::new();
-        let mut marks: Vec<(u64, usize)> = Vec::new();
+        // Each block boundary's prefix hash and length, and the boundaries that are breakpoints.
+        let mut ends: Vec<(u64, usize)> = Vec::new();
+        let mut marks: Vec<usize> = Vec::new();
         for (role, piece) in pieces(body) {
             prefix.push_str(role);
             let mut clean = piece.clone();
@@ -46,22 +51,25 @@ impl PromptCache {
                 fields.remove("cache_control");
             }
             prefix.push_str(&clean.to_string());
+            let mut h = DefaultHasher::new();
+            prefix.hash(&mut h);
+            ends.push((h.finish(), prefix.len()));
             if piece.get("cache_control").is_some() {
-                let mut h = DefaultHasher::new();
-                prefix.hash(&mut h);
-                marks.push((h.finish(), prefix.len()));
+                marks.push(ends.len() - 1);
             }
         }
+        // Anthropic looks back up to twenty blocks from a breakpoint for a cached prefix.
         let read = (marks.iter())
+            .flat_map(|&m| &ends[m.saturating_sub(LOOKBACK)..=m])
             .filter(|(h, _)| self.prefixes.contains(h))
             .map(|(_, len)| *len)
             .max()
             .unwrap_or(0);
-        let write = match marks.last() {
-            Some((h, len)) if !self.prefixes.contains(h) => len - read,
+        let write = match marks.last().map(|&m| ends[m]) {
+            Some((h, len)) if !self.prefixes.contains(&h) => len.saturating_sub(read),
             _ => 0,
         };
-        self.prefixes.extend(marks.iter().map(|(h, _)| *h));
+        self.prefixes.extend(marks.iter().map(|&m| ends[m].0));
         ((read / 4) as u64, (write / 4) as u64)
     }
 
@@ -137,11 +145,12 @@ mod tests {
         let (read, write) = cache.account(UpstreamDialect::Messages, &turn(&["a"], true));
         assert_eq!(read, 0);
         assert!(write > 0);
-        // The second turn's mark moved on; the first prefix is not marked now, so nothing reads.
+        // Without a breakpoint nothing is read, though the prefix is cached.
         let (read, _) = cache.account(UpstreamDialect::Messages, &turn(&["a", "b"], false));
         assert_eq!(read, 0, "no breakpoint, no read");
-        let (read, _) = cache.account(UpstreamDialect::Messages, &turn(&["a"], true));
-        assert!(read > 0);
+        // A breakpoint after the cached prefix finds it by looking back.
+        let (read, write) = cache.account(UpstreamDialect::Messages, &turn(&["a", "b"], true));
+        assert!(read > 0 && write > 0, "{read} {write}");
     }
 
     #[test]
