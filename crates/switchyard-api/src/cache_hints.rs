@@ -1,5 +1,5 @@
 //! The prompt-cache hints a client sent: its own cache breakpoints and OpenAI's cache key.
-//! Spec: R14.5a.
+//! Spec: R14.2b.
 
 /// The most breakpoints Anthropic takes in one request; Bedrock takes as many.
 pub const MAX_CACHE_MARKS: usize = 4;

@@ -1,4 +1,4 @@
-//! Prompt caching through the gateway (issue 43 item 3, SPEC R14.5a): a ten-turn session from
+//! Prompt caching through the gateway (issue 43 item 3, SPEC R14.2b): a ten-turn session from
 //! each client dialect to each provider family, against testkit upstreams that play the
 //! provider's prompt cache. An Anthropic upstream reads its cache only at the breakpoints that
 //! arrive; an OpenAI upstream only under the `prompt_cache_key` that arrives. Each session's
@@ -314,6 +314,46 @@ async fn a_chat_clients_breakpoints_reach_anthropic_where_it_placed_them() {
         messages[2]["content"][0].get("cache_control").is_none(),
         "{sent}"
     );
+}
+
+/// A session's cache reads and writes are counted per route in `/metrics` under
+/// `gen_ai_client_token_usage` by `gen_ai_token_type`.
+#[tokio::test]
+async fn cache_reads_and_writes_are_counted_per_route() {
+    let upstream = AgentUpstream::start_caching(UpstreamDialect::Messages, answer).await;
+    let gateway = start(&route(
+        "claude",
+        "anthropic",
+        "claude-sonnet-4-5",
+        &upstream.base_url(),
+    ))
+    .await;
+    let (mut read, mut total) = (0, 0);
+    for n in 1..=3 {
+        let (input, r) = send(&gateway.base, Client::Messages, "claude", n).await;
+        read += r;
+        total += input;
+    }
+    let text = reqwest::get(format!("{}/metrics", gateway.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let sum = |kind: &str| -> f64 {
+        let label = format!("gen_ai_token_type=\"{kind}\"");
+        (text.lines())
+            .filter(|l| {
+                l.starts_with("gen_ai_client_token_usage_sum{")
+                    && l.contains("gen_ai_request_model=\"claude\"")
+            })
+            .filter(|l| l.contains(&label))
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum()
+    };
+    assert_eq!(sum("cache_read"), read as f64, "{text}");
+    assert!(sum("cache_creation") > 0.0, "{text}");
+    assert_eq!(sum("input"), total as f64, "{text}");
 }
 
 /// `prompt_cache_key` and `prompt_cache_retention` reach OpenAI's Chat and Responses APIs on a
