@@ -424,6 +424,15 @@ mod tests {
         );
         assert_eq!(body["messages"][2]["content"], json!([{"text": "d"}]));
         assert_eq!(body["toolConfig"]["tools"][1], point);
+        // A model without prompt caching gets no cache point, which Bedrock would refuse.
+        let text = text.replace(
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "meta.llama3-3-70b-instruct-v1:0",
+        );
+        let config = crate::config::ApiConfiguration::from_toml(&text, "t", |_| None).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let body = request_body(&mode, &prompt).to_string();
+        assert!(!body.contains("cachePoint"), "{body}");
     }
 
     fn body_for(model: &str, messages: &[Message]) -> Value {
