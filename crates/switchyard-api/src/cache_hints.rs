@@ -1,7 +1,7 @@
 //! The prompt-cache hints a client sent: its own cache breakpoints and OpenAI's cache key.
 //! Spec: R14.2b.
 
-/// The most breakpoints Anthropic takes in one request; Bedrock takes as many.
+/// The most breakpoints Anthropic and Bedrock take in one request.
 pub const MAX_CACHE_MARKS: usize = 4;
 
 /// Where a client put one cache breakpoint: the cached prefix ends after this point.
@@ -54,7 +54,6 @@ impl CacheHints {
         extra > 0
     }
 
-    /// The mark the client put at `at`, if any.
     pub fn at(&self, at: &CacheAt) -> Option<&CacheMark> {
         self.marks.iter().find(|m| &m.at == at)
     }
@@ -69,7 +68,6 @@ impl CacheHints {
         }
     }
 
-    /// Whether the client placed breakpoints of its own.
     pub fn placed(&self) -> bool {
         !self.marks.is_empty()
     }

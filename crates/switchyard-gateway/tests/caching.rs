@@ -170,7 +170,7 @@ fn answer(_: &AgentTurnRequest) -> AgentTurn {
 
 /// The provider families a session is sent to: the route's provider and model, the upstream's
 /// dialect, and the client dialect that speaks to it directly.
-const FAMILIES: [(&str, &str, &str, UpstreamDialect, Client); 3] = [
+const FAMILIES: [(&str, &str, &str, UpstreamDialect, Client); 4] = [
     (
         "claude",
         "anthropic",
@@ -191,6 +191,13 @@ const FAMILIES: [(&str, &str, &str, UpstreamDialect, Client); 3] = [
         "gpt-5.4",
         UpstreamDialect::Responses,
         Client::Responses,
+    ),
+    (
+        "or-claude",
+        "openrouter",
+        "anthropic/claude-sonnet-4.5",
+        UpstreamDialect::ChatCompletions,
+        Client::Chat,
     ),
 ];
 
@@ -258,7 +265,9 @@ async fn a_ten_turn_session_reads_the_cache_through_every_dialect_pair() {
             let upstream = AgentUpstream::start_caching(dialect, answer).await;
             let gateway = start(&route(name, provider, model, &upstream.base_url())).await;
             let through = session(&gateway.base, client, name).await;
+            // Claude, directly or through OpenRouter, gets the layer's marks without the client's.
             let carries_hint = dialect == UpstreamDialect::Messages
+                || provider == "openrouter"
                 || matches!(client, Client::Chat | Client::Responses);
             if carries_hint {
                 assert_eq!(through.cold_turns, 0, "{client:?} → {name}: {through:?}");
@@ -314,6 +323,29 @@ async fn a_chat_clients_breakpoints_reach_anthropic_where_it_placed_them() {
         messages[2]["content"][0].get("cache_control").is_none(),
         "{sent}"
     );
+}
+
+/// A Messages client's breakpoints reach OpenRouter's Claude on the messages it marked, and
+/// not the layer's on the second-to-last user message.
+#[tokio::test]
+async fn a_messages_clients_breakpoints_reach_openrouter_claude_where_placed() {
+    let upstream = AgentUpstream::start_caching(UpstreamDialect::ChatCompletions, answer).await;
+    let model = "anthropic/claude-sonnet-4.5";
+    let gateway = start(&route("or", "openrouter", model, &upstream.base_url())).await;
+    send(&gateway.base, Client::Messages, "or", 3).await;
+    let sent = upstream.exchanges()[0].request.json();
+    let messages = sent["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[0]["content"][0]["cache_control"],
+        ephemeral(),
+        "{sent}"
+    );
+    assert_eq!(
+        messages[5]["content"][0]["cache_control"],
+        ephemeral(),
+        "{sent}"
+    );
+    assert!(!messages[3].to_string().contains("cache_control"), "{sent}");
 }
 
 /// A session's cache reads and writes are counted per route in `/metrics` under

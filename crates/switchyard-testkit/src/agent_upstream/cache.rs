@@ -5,6 +5,8 @@
 //!   message's blocks). Each block carrying `cache_control` ends a prefix; a prefix seen at an
 //!   earlier breakpoint is read from the cache, the prefix of the last breakpoint not yet
 //!   cached is written. Without a breakpoint nothing is cached, as on Anthropic's API.
+//! * A Chat Completions body for a Claude model, as a router such as OpenRouter takes it, is
+//!   cached as Anthropic's: at the `cache_control` marks on its messages' parts.
 //! * OpenAI Chat Completions and Responses: requests with the same `prompt_cache_key` share a
 //!   cache, and the prompt's common prefix with the previous request under that key is read.
 //!   A request without the key reads nothing, which is stricter than OpenAI, on purpose.
@@ -34,6 +36,7 @@ impl PromptCache {
     pub(super) fn account(&mut self, dialect: UpstreamDialect, body: &Value) -> (u64, u64) {
         match dialect {
             UpstreamDialect::Messages => self.breakpoints(body),
+            UpstreamDialect::ChatCompletions if is_claude(body) => self.breakpoints(body),
             UpstreamDialect::ChatCompletions | UpstreamDialect::Responses => self.keyed(body),
             UpstreamDialect::Gemini => (0, 0),
         }
@@ -46,7 +49,11 @@ impl PromptCache {
         let mut marks: Vec<usize> = Vec::new();
         for (role, piece) in pieces(body) {
             prefix.push_str(role);
-            let mut clean = piece.clone();
+            // A string content is one text block to the provider, marked or not.
+            let mut clean = match piece {
+                Value::String(text) => serde_json::json!({"type": "text", "text": text}),
+                other => other.clone(),
+            };
             if let Some(fields) = clean.as_object_mut() {
                 fields.remove("cache_control");
             }
@@ -94,6 +101,10 @@ impl PromptCache {
         self.keyed.insert(key.to_owned(), prompt);
         ((common / 4) as u64, 0)
     }
+}
+
+fn is_claude(body: &Value) -> bool {
+    body["model"].as_str().is_some_and(|m| m.contains("claude"))
 }
 
 /// The blocks of a Messages body in the order Anthropic caches them, each with its role.

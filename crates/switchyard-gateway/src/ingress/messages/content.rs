@@ -124,8 +124,8 @@ fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Object, IngressE
 pub(super) fn mark_system(value: &Value, cache: &mut CacheHints) {
     if let Value::Array(blocks) = value {
         // The last mark's lifetime is the one that ends at the prompt's end.
-        let last = (blocks.iter().filter_map(Value::as_object)).filter_map(cache_ttl);
-        if let Some(ttl) = last.last() {
+        let last = (blocks.iter().rev().filter_map(Value::as_object)).find_map(cache_ttl);
+        if let Some(ttl) = last {
             cache.mark(CacheAt::System, ttl);
         }
     }
