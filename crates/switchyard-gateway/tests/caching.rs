@@ -348,6 +348,58 @@ async fn a_messages_clients_breakpoints_reach_openrouter_claude_where_placed() {
     assert!(!messages[3].to_string().contains("cache_control"), "{sent}");
 }
 
+/// `cache_control` is named in `x-switchyard-dropped` where the route's provider has no
+/// equivalent (OpenAI), and not where the marks are carried (Anthropic, OpenRouter's Claude).
+#[tokio::test]
+async fn cache_control_is_named_dropped_only_where_it_cannot_be_carried() {
+    for (name, provider, model, dialect, dropped) in [
+        (
+            "gpt",
+            "openai-native",
+            "gpt-4o",
+            UpstreamDialect::ChatCompletions,
+            true,
+        ),
+        (
+            "claude",
+            "anthropic",
+            "claude-sonnet-4-5",
+            UpstreamDialect::Messages,
+            false,
+        ),
+        (
+            "or",
+            "openrouter",
+            "anthropic/claude-sonnet-4.5",
+            UpstreamDialect::ChatCompletions,
+            false,
+        ),
+    ] {
+        let upstream = AgentUpstream::start_caching(dialect, answer).await;
+        let gateway = start(&route(name, provider, model, &upstream.base_url())).await;
+        // A client of the other dialect, so the body is translated on every route.
+        let (client, b) = if dialect == UpstreamDialect::Messages {
+            ("/v1/chat/completions", body(Client::Chat, name, 2))
+        } else {
+            ("/v1/messages", body(Client::Messages, name, 2))
+        };
+        let response = reqwest::Client::new()
+            .post(format!("{}{client}", gateway.base))
+            .header("anthropic-version", "2023-06-01")
+            .bearer_auth(KEY)
+            .json(&b)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        let header = (response.headers().get("x-switchyard-dropped"))
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        let named = header.split(',').any(|d| d == "cache_control");
+        assert_eq!(named, dropped, "{name}: {header:?}");
+    }
+}
+
 /// A session's cache reads and writes are counted per route in `/metrics` under
 /// `gen_ai_client_token_usage` by `gen_ai_token_type`.
 #[tokio::test]
