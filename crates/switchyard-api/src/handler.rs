@@ -94,6 +94,8 @@ pub struct RequestOverrides {
     pub reasoning_effort: Option<crate::config::ReasoningEffort>,
     /// Thinking budget in tokens for models that take one; `Some(0)` turns thinking off.
     pub thinking_budget_tokens: Option<u64>,
+    /// The client's own cache breakpoints and cache key, for the providers that take them.
+    pub cache: crate::cache_hints::CacheHints,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -45,6 +45,7 @@
 //! features add Amazon Bedrock and Google Vertex AI.
 
 pub mod auth;
+pub mod cache_hints;
 pub mod config;
 pub mod error;
 pub mod estimate;
@@ -65,6 +66,7 @@ mod transport;
 pub use transport::served_models;
 pub mod wire;
 
+pub use cache_hints::{CacheAt, CacheHints, CacheMark};
 pub use config::{
     ApiConfiguration, ApiKey, ConfigError, FallbackSettings, HttpSettings, LimitsSettings, Mode,
     ModeSettings, ProviderEndpoint, ProviderSettings, Proxy, ReasoningEffort, StoreUrl,

@@ -89,6 +89,7 @@ fn all_set() -> RequestOverrides {
         tool_choice: Some(ToolChoice::Tool("read_file".into())),
         reasoning_effort: Some(ReasoningEffort::High),
         thinking_budget_tokens: Some(2048),
+        ..RequestOverrides::default()
     }
 }
 

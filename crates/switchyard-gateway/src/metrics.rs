@@ -85,6 +85,8 @@ pub(crate) struct Finished<'a> {
     pub(crate) model: Option<&'a str>,
     /// Input tokens, cached ones included, and output tokens, when an upstream reported usage.
     pub(crate) tokens: Option<(u64, u64)>,
+    /// Of the input tokens, those read from and written to the provider's prompt cache.
+    pub(crate) cache_tokens: (u64, u64),
     pub(crate) duration: Duration,
     pub(crate) first_token: Option<Duration>,
     pub(crate) outcome: &'a RequestOutcome,
@@ -172,6 +174,8 @@ impl Metrics {
         if let Some((input, output)) = end.tokens {
             set.input.observe(input as f64);
             set.output.observe(output as f64);
+            set.cache_read.observe(end.cache_tokens.0 as f64);
+            set.cache_creation.observe(end.cache_tokens.1 as f64);
         }
         set.duration
             .entry(error_type)
@@ -412,6 +416,8 @@ impl Labels {
 struct Set {
     input: Histogram,
     output: Histogram,
+    cache_read: Histogram,
+    cache_creation: Histogram,
     /// By `error_type`, empty when the request succeeded or was cancelled.
     duration: BTreeMap<String, Histogram>,
     ttft: Histogram,
@@ -423,6 +429,8 @@ impl Default for Set {
         Self {
             input: Histogram::new(TOKEN_BUCKETS),
             output: Histogram::new(TOKEN_BUCKETS),
+            cache_read: Histogram::new(TOKEN_BUCKETS),
+            cache_creation: Histogram::new(TOKEN_BUCKETS),
             duration: BTreeMap::new(),
             ttft: Histogram::new(TTFT_BUCKETS),
             cost_usd: 0.0,
@@ -491,10 +499,16 @@ impl Series {
             out,
             name,
             "histogram",
-            "Tokens per request that an upstream reported (input: uncached, cache reads and cache writes; output: output and reasoning).",
+            "Tokens per request that an upstream reported (input: uncached, cache reads and cache writes; output: output and reasoning; cache_read and cache_creation: the input read from and written to the prompt cache).",
         );
         for (labels, set) in &self.sets {
-            for (kind, histogram) in [("input", &set.input), ("output", &set.output)] {
+            let kinds = [
+                ("input", &set.input),
+                ("output", &set.output),
+                ("cache_read", &set.cache_read),
+                ("cache_creation", &set.cache_creation),
+            ];
+            for (kind, histogram) in kinds {
                 if histogram.count > 0 {
                     let mut l = String::new();
                     labels.write(&mut l);
@@ -612,6 +626,7 @@ mod tests {
             route: "sonnet",
             model: Some("claude-sonnet-4-5"),
             tokens: Some((2317, 27)),
+            cache_tokens: (2048, 200),
             duration: Duration::from_millis(1500),
             first_token: Some(Duration::from_millis(300)),
             outcome: &outcome,
@@ -630,6 +645,14 @@ mod tests {
         let set = &series.sets[0].1;
         assert_eq!(set.input.count, n as u64);
         assert_eq!(set.input.counts[bucket(TOKEN_BUCKETS, 2317.0)], n as u64);
+        assert_eq!(
+            set.cache_read.counts[bucket(TOKEN_BUCKETS, 2048.0)],
+            n as u64
+        );
+        assert_eq!(
+            set.cache_creation.counts[bucket(TOKEN_BUCKETS, 200.0)],
+            n as u64
+        );
         assert_eq!(
             set.duration[""].counts[bucket(DURATION_BUCKETS, 1.5)],
             n as u64

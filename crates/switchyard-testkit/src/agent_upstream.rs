@@ -41,6 +41,7 @@
 //! Every request is recorded with what was answered ([`AgentExchange`]); [`AgentUpstream::summary`]
 //! gives the count and sizes for a test's output (the figures of issue 23's note).
 
+mod cache;
 mod encode;
 mod request;
 
@@ -183,6 +184,8 @@ struct State {
     dialect: UpstreamDialect,
     respond: Box<Respond>,
     exchanges: Mutex<Vec<AgentExchange>>,
+    /// The provider's prompt cache when played; without it nothing is ever cached.
+    cache: Option<Mutex<cache::PromptCache>>,
 }
 
 /// The running server; dropping it stops it (and its runtime, for
@@ -205,6 +208,14 @@ impl AgentUpstream {
         dialect: UpstreamDialect,
         respond: impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static,
     ) -> Self {
+        Self::start_with(dialect, Box::new(respond), None).await
+    }
+
+    async fn start_with(
+        dialect: UpstreamDialect,
+        respond: Box<Respond>,
+        cache: Option<Mutex<cache::PromptCache>>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("cannot bind 127.0.0.1:0 for the agent upstream");
@@ -213,8 +224,9 @@ impl AgentUpstream {
             .expect("a bound listener has an address");
         let state = Arc::new(State {
             dialect,
-            respond: Box::new(respond),
+            respond,
             exchanges: Mutex::new(Vec::new()),
+            cache,
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&state)));
         AgentUpstream {
@@ -223,6 +235,20 @@ impl AgentUpstream {
             accept,
             runtime: None,
         }
+    }
+
+    /// [`AgentUpstream::start`] with the provider's prompt cache played: usage reports cache
+    /// reads and writes only for the hints that arrive, as the `cache` module describes.
+    ///
+    /// # Panics
+    ///
+    /// When no loopback port can be bound.
+    pub async fn start_caching(
+        dialect: UpstreamDialect,
+        respond: impl Fn(&AgentTurnRequest) -> AgentTurn + Send + Sync + 'static,
+    ) -> Self {
+        let cache = Some(Mutex::new(cache::PromptCache::default()));
+        Self::start_with(dialect, Box::new(respond), cache).await
     }
 
     /// [`AgentUpstream::start`] for a test without a tokio runtime (a `#[test]` that runs a
@@ -433,7 +459,11 @@ fn respond(state: &State, exchange: &mut AgentExchange) -> encode::Reply {
             );
         }
     };
-    let reply = encode::turn(state.dialect, &parsed, &turn, r.body.len());
+    let cached = state.cache.as_ref().map_or((0, 0), |c| {
+        let mut c = c.lock().unwrap_or_else(PoisonError::into_inner);
+        c.account(state.dialect, &parsed.body)
+    });
+    let reply = encode::turn(state.dialect, &parsed, &turn, r.body.len(), cached);
     exchange.turn = Some(turn);
     reply
 }

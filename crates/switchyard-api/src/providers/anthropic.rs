@@ -5,11 +5,12 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::cache_hints::{CacheAt, CacheHints};
 use crate::config::ApiKey;
 use crate::error::finish::finish_reason_error;
 use crate::error::{ApiError, ErrorKind};
 use crate::handler::{ForwardDialect, RequestOverrides};
-use crate::message::{ContentBlock, Message, Role};
+use crate::message::{ContentBlock, Message, Role, ToolSpec};
 use crate::providers::mapper::{Chunks, require_end};
 use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider, parse_json};
@@ -74,27 +75,65 @@ fn wire_block(b: &ContentBlock) -> Value {
     block
 }
 
-/// `messages` as Anthropic takes them, caching marks on the last two user messages. Unsigned
-/// thinking, another provider's reasoning or what a Chat client echoes back, is left out, since
-/// Anthropic refuses a signature that does not verify.
-fn wire_messages(messages: &[Message], cache: bool) -> Vec<Value> {
-    marked_messages(messages, cache, |m, marked| {
-        let mut content: Vec<Value> = (m.content.iter())
-            .filter(
-                |b| !matches!(b, ContentBlock::Thinking { signature, .. } if signature.is_empty()),
-            )
-            .map(wire_block)
-            .collect();
-        if content.is_empty() {
-            return None;
-        }
-        if marked {
-            if let Some(last) = content.last_mut() {
-                last["cache_control"] = json!({ "type": "ephemeral" });
+/// `messages` as Anthropic takes them, with the client's cache marks where it put them, or else
+/// with the layer's on the last two user messages when `cache`. Unsigned thinking, another
+/// provider's reasoning or what a Chat client echoes back, is left out, since Anthropic refuses
+/// a signature that does not verify.
+fn wire_messages(messages: &[Message], cache: bool, hints: &CacheHints) -> Vec<Value> {
+    let layer = cached_user_messages(messages, cache && !hints.placed());
+    let ephemeral = json!({ "type": "ephemeral" });
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let mut content: Vec<Value> = Vec::with_capacity(m.content.len());
+        for (j, b) in m.content.iter().enumerate() {
+            if !matches!(b, ContentBlock::Thinking { signature, .. } if signature.is_empty()) {
+                content.push(wire_block(b));
+            }
+            // A mark on a block left out moves to the block before it, which ends the same prefix.
+            let at = CacheAt::Block {
+                message: i,
+                block: j,
+            };
+            if let (Some(mark), Some(last)) = (hints.at(&at), content.last_mut()) {
+                last["cache_control"] = mark.cache_control();
             }
         }
-        Some(json!({ "role": m.role, "content": content }))
-    })
+        if content.is_empty() {
+            continue;
+        }
+        if layer.contains(&i) {
+            if let Some(last) = content.last_mut() {
+                last["cache_control"] = ephemeral.clone();
+            }
+        }
+        out.push(json!({ "role": m.role, "content": content }));
+    }
+    out
+}
+
+/// The `cache_control` the system prompt gets: the client's mark, or the layer's when `cache`
+/// and the client placed none.
+pub(crate) fn system_mark(hints: &CacheHints, cache: bool) -> Option<Value> {
+    match hints.at(&CacheAt::System) {
+        Some(mark) => Some(mark.cache_control()),
+        None if cache && !hints.placed() => Some(json!({ "type": "ephemeral" })),
+        None => None,
+    }
+}
+
+/// The tools as Anthropic takes them, with the client's cache marks.
+fn wire_tools(tools: &[ToolSpec], hints: &CacheHints) -> Vec<Value> {
+    let mut out: Vec<Value> = (tools.iter())
+        .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
+        .collect();
+    for mark in &hints.marks {
+        if let (CacheAt::Tool(i), cache_control) = (&mark.at, mark.cache_control()) {
+            if let Some(tool) = out.get_mut(*i) {
+                tool["cache_control"] = cache_control;
+            }
+        }
+    }
+    out
 }
 
 /// The JSON request body, also Vertex's without `model`.
@@ -106,11 +145,12 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let thinking = info.supports_reasoning && budget >= MIN_THINKING_BUDGET && budget < max_tokens;
     let cache = info.supports_prompt_cache;
 
+    let hints = &prompt.overrides.cache;
     let mut system = json!({ "type": "text", "text": prompt.system_prompt });
-    if cache {
-        system["cache_control"] = json!({ "type": "ephemeral" });
+    if let Some(mark) = system_mark(hints, cache) {
+        system["cache_control"] = mark;
     }
-    let wire_messages = wire_messages(prompt.messages, cache);
+    let wire_messages = wire_messages(prompt.messages, cache, hints);
 
     let mut body = json!({
         "model": wire_model_id(&mode.model_id),
@@ -129,10 +169,7 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
         body["temperature"] = json!(info.temperature.unwrap_or(0.0));
     }
     if !prompt.tools.is_empty() {
-        body["tools"] = prompt.tools
-            .iter()
-            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
-            .collect();
+        body["tools"] = wire_tools(prompt.tools, hints).into();
     }
     apply_overrides(&mut body, prompt.overrides, thinking);
     body
@@ -573,7 +610,7 @@ mod tests {
             },
             Message::user_text("thanks"),
         ];
-        let wire = wire_messages(&messages, false);
+        let wire = wire_messages(&messages, false, &CacheHints::default());
         let kinds: Vec<Vec<&str>> = (wire.iter())
             .map(|m| {
                 (m["content"].as_array().unwrap().iter())
@@ -596,7 +633,7 @@ mod tests {
             json!({"type": "thinking", "thinking": "Signed.", "signature": "EqQBCkYIBRgCKkD"})
         );
         // Caching still marks the last two user messages' last blocks.
-        let cached = wire_messages(&messages, true);
+        let cached = wire_messages(&messages, true, &CacheHints::default());
         assert_eq!(
             cached[4]["content"][0]["cache_control"],
             json!({"type": "ephemeral"})
@@ -620,6 +657,74 @@ mod tests {
             overrides,
         };
         request_body(&mode, &prompt)
+    }
+
+    /// A client's own breakpoints on a translated route: where it put them, with their TTL, and
+    /// none of the layer's; a mark on unsigned thinking, which is left out, moves to the block
+    /// before it.
+    #[test]
+    fn a_clients_cache_marks_replace_the_layers() {
+        let mut cache = CacheHints::default();
+        cache.mark(CacheAt::System, Some("1h".into()));
+        cache.mark(CacheAt::Tool(0), None);
+        cache.mark(
+            CacheAt::Block {
+                message: 0,
+                block: 0,
+            },
+            None,
+        );
+        cache.mark(
+            CacheAt::Block {
+                message: 1,
+                block: 1,
+            },
+            None,
+        );
+        let messages = [
+            Message::user_text("one"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text { text: "two".into() },
+                    thinking("unsigned", ""),
+                ],
+            },
+            Message::user_text("three"),
+        ];
+        let wire = wire_messages(&messages, true, &cache);
+        let eph = json!({"type": "ephemeral"});
+        assert_eq!(wire[0]["content"][0]["cache_control"], eph);
+        assert_eq!(
+            wire[1]["content"][0]["cache_control"], eph,
+            "moved off the thinking"
+        );
+        assert!(
+            wire[2]["content"][0].get("cache_control").is_none(),
+            "no layer mark"
+        );
+        assert_eq!(
+            system_mark(&cache, true),
+            Some(json!({"type": "ephemeral", "ttl": "1h"}))
+        );
+        let tools = [ToolSpec {
+            name: "t".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+        }];
+        assert_eq!(wire_tools(&tools, &cache)[0]["cache_control"], eph);
+        // Without client marks the layer's placement stands, and a client without a system mark
+        // gets none there.
+        assert_eq!(system_mark(&CacheHints::default(), true), Some(eph.clone()));
+        let mut message_only = CacheHints::default();
+        message_only.mark(
+            CacheAt::Block {
+                message: 2,
+                block: 0,
+            },
+            None,
+        );
+        assert_eq!(system_mark(&message_only, true), None);
     }
 
     fn body_with_system(system_prompt: &str) -> Value {

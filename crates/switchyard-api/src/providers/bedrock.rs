@@ -9,9 +9,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::auth::aws::AwsAuth;
+use crate::cache_hints::{CacheAt, CacheHints};
 use crate::error::{ApiError, ErrorKind};
-use crate::message::ContentBlock;
-use crate::providers::anthropic::{DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, marked_messages};
+use crate::message::{ContentBlock, Message};
+use crate::providers::anthropic::{
+    DEFAULT_MAX_TOKENS, MIN_THINKING_BUDGET, cached_user_messages, system_mark,
+};
 use crate::providers::overrides;
 use crate::providers::provider::{Prompt, Provider};
 use crate::providers::resolve::{ResolvedMode, bedrock_base_url, strip_cross_region_prefix};
@@ -86,6 +89,45 @@ fn is_claude(model_id: &str) -> bool {
     model_id.contains("anthropic.") || model_id.contains("claude")
 }
 
+fn cache_point() -> Value {
+    json!({ "cachePoint": { "type": "default" } })
+}
+
+/// `messages` in Converse's shape with a cache point after each block the client marked when
+/// `client`, or else after the last two user messages when `layer`.
+fn wire_messages(
+    messages: &[Message],
+    layer: bool,
+    client: bool,
+    hints: &CacheHints,
+    status_supported: bool,
+) -> Vec<Value> {
+    let layer = cached_user_messages(messages, layer && !hints.placed());
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let mut content: Vec<Value> = Vec::with_capacity(m.content.len() + 1);
+        for (j, b) in m.content.iter().enumerate() {
+            content.extend(convert_block(b, status_supported));
+            let at = CacheAt::Block {
+                message: i,
+                block: j,
+            };
+            let after_point = content.last().is_none_or(|v| v.get("cachePoint").is_some());
+            if client && hints.at(&at).is_some() && !after_point {
+                content.push(cache_point());
+            }
+        }
+        if content.is_empty() {
+            continue;
+        }
+        if layer.contains(&i) {
+            content.push(cache_point());
+        }
+        out.push(json!({ "role": m.role, "content": content }));
+    }
+    out
+}
+
 pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     let info = &mode.model_info;
     let max_tokens =
@@ -99,27 +141,15 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     // `toolResult.status` is only accepted by Claude and Nova models.
     let status_supported = is_claude(&mode.model_id) || mode.model_id.contains("amazon.nova");
 
+    let hints = &prompt.overrides.cache;
     let mut system = vec![json!({ "text": prompt.system_prompt })];
-    if cache {
-        system.push(json!({ "cachePoint": { "type": "default" } }));
+    if cache && system_mark(hints, true).is_some() {
+        system.push(cache_point());
     }
     // Cache points after the last two user messages, as for Anthropic; other caching models such as
-    // Nova take one, after the system prompt only.
+    // Nova take one, after the system prompt only. A client's own marks go where it put them.
     let caching = cache && is_claude(&mode.model_id);
-    let wire_messages = marked_messages(prompt.messages, caching, |m, marked| {
-        let mut content: Vec<Value> = m
-            .content
-            .iter()
-            .filter_map(|b| convert_block(b, status_supported))
-            .collect();
-        if content.is_empty() {
-            return None;
-        }
-        if marked {
-            content.push(json!({ "cachePoint": { "type": "default" } }));
-        }
-        Some(json!({ "role": m.role, "content": content }))
-    });
+    let wire_messages = wire_messages(prompt.messages, caching, cache, hints, status_supported);
 
     let mut inference = json!({ "maxTokens": max_tokens });
     if !thinking {
@@ -158,6 +188,18 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
                 } })
             })
             .collect();
+        let mut specs = specs;
+        // A tool list's cache point follows the tool it ends at; later ones first keep indices.
+        let mut marked: Vec<usize> = (hints.marks.iter())
+            .filter_map(|m| match m.at {
+                CacheAt::Tool(i) if cache && i < specs.len() => Some(i + 1),
+                _ => None,
+            })
+            .collect();
+        marked.sort_unstable();
+        for at in marked.into_iter().rev() {
+            specs.insert(at, cache_point());
+        }
         body["toolConfig"] = json!({ "tools": specs, "toolChoice": { "auto": {} } });
     }
     overrides::apply_converse(&mut body, prompt.overrides, thinking);
@@ -332,6 +374,65 @@ mod tests {
         );
         assert_eq!(strip_cross_region_prefix(&format!("apac.{id}")), Some(id));
         assert_eq!(strip_cross_region_prefix(id), None);
+    }
+
+    /// A Messages client's breakpoints reach Converse as cache points after the blocks it marked,
+    /// one after the tool it marked, none after the system prompt it left unmarked, and none of
+    /// the layer's.
+    #[test]
+    fn a_clients_cache_marks_become_cache_points_where_placed() {
+        let text = "[act]\nprovider = \"bedrock\"\nmodel = \"anthropic.claude-sonnet-4-5-20250929-v1:0\"\n[providers.bedrock]\nregion = \"us-east-1\"\n";
+        let config = crate::config::ApiConfiguration::from_toml(text, "t", |_| None).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let mut overrides = crate::handler::RequestOverrides::default();
+        overrides.cache.mark(
+            CacheAt::Block {
+                message: 0,
+                block: 0,
+            },
+            None,
+        );
+        overrides.cache.mark(CacheAt::Tool(0), None);
+        let messages = [
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text { text: "a".into() },
+                    ContentBlock::Text { text: "b".into() },
+                ],
+            },
+            Message::assistant_text("c"),
+            Message::user_text("d"),
+        ];
+        let tools = [crate::message::ToolSpec {
+            name: "t".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+        }];
+        let prompt = Prompt {
+            system_prompt: "s",
+            messages: &messages,
+            tools: &tools,
+            overrides: &overrides,
+        };
+        let body = request_body(&mode, &prompt);
+        let point = cache_point();
+        assert_eq!(body["system"], json!([{"text": "s"}]));
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([{"text": "a"}, point, {"text": "b"}])
+        );
+        assert_eq!(body["messages"][2]["content"], json!([{"text": "d"}]));
+        assert_eq!(body["toolConfig"]["tools"][1], point);
+        // A model without prompt caching gets no cache point, which Bedrock would refuse.
+        let text = text.replace(
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "meta.llama3-3-70b-instruct-v1:0",
+        );
+        let config = crate::config::ApiConfiguration::from_toml(&text, "t", |_| None).unwrap();
+        let mode = crate::providers::resolve_mode(&config, crate::config::Mode::Act).unwrap();
+        let body = request_body(&mode, &prompt).to_string();
+        assert!(!body.contains("cachePoint"), "{body}");
     }
 
     fn body_for(model: &str, messages: &[Message]) -> Value {

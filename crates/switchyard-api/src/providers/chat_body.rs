@@ -94,6 +94,10 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
     let completion =
         draft.max_tokens == Limit::MaxCompletionTokens || draft.system_role == "developer";
     overrides::apply_chat(&mut body, prompt.overrides, completion, draft.sampling);
+    // Only OpenAI's own API is known to take the key; a compatible server may refuse a field.
+    if mode.provider_id == "openai-native" {
+        prompt.overrides.cache.insert_key(&mut body);
+    }
     Value::Object(body)
 }
 

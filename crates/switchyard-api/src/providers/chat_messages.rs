@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::cache_hints::{CacheAt, CacheHints};
 use crate::message::{ContentBlock, Message, Role, ToolSpec};
 
 /// Adds `tools`, `tool_choice: "auto"` and `parallel_tool_calls` for a non-empty tool list. Tools
@@ -106,6 +107,40 @@ pub(crate) fn openai_messages(messages: &[Message]) -> Vec<Value> {
                     msg["tool_calls"] = Value::Array(tool_calls);
                 }
                 out.push(msg);
+            }
+        }
+    }
+    out
+}
+
+/// The system message and `messages` in OpenAI's shape with a client's own cache marks, as the
+/// model routers pass them on to Claude: on the system message when the client marked it, and
+/// on the last part of the last message each marked message became.
+pub(crate) fn client_marked_messages(
+    system_prompt: &str,
+    messages: &[Message],
+    hints: &CacheHints,
+) -> Vec<Value> {
+    let mut out = vec![json!({ "role": "system", "content": system_prompt })];
+    if let Some(mark) = hints.at(&CacheAt::System) {
+        out[0]["content"] = json!([{ "type": "text", "text": system_prompt, "cache_control": mark.cache_control() }]);
+    }
+    for (i, m) in messages.iter().enumerate() {
+        let start = out.len();
+        out.extend(openai_messages(std::slice::from_ref(m)));
+        let mark = (hints.marks.iter())
+            .find(|k| matches!(k.at, CacheAt::Block { message, .. } if message == i));
+        let target = out[start..]
+            .iter_mut()
+            .rev()
+            .find(|v| v["content"].is_string() || v["content"].is_array());
+        if let (Some(mark), Some(target)) = (mark, target) {
+            let content = &mut target["content"];
+            if let Value::String(text) = content {
+                *content = json!([{ "type": "text", "text": text }]);
+            }
+            if let Some(last) = content.as_array_mut().and_then(|p| p.last_mut()) {
+                last["cache_control"] = mark.cache_control();
             }
         }
     }
@@ -231,6 +266,40 @@ pub(crate) fn mark_cache_points(messages: &mut [Value], point: CachePoint) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client's marks reach a router where placed: a tool result's on its `tool` message, and
+    /// no mark on the system or the other user message, which the layer would have marked.
+    #[test]
+    fn client_marks_go_on_the_messages_they_were_on() {
+        let mut hints = CacheHints::default();
+        hints.mark(
+            CacheAt::Block {
+                message: 2,
+                block: 0,
+            },
+            None,
+        );
+        let messages = [
+            Message::user_text("one"),
+            Message::assistant_text("two"),
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "done".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let out = client_marked_messages("s", &messages, &hints);
+        assert_eq!(out[0]["content"], "s");
+        assert_eq!(out[1]["content"], "one");
+        assert_eq!(out[3]["role"], "tool");
+        assert_eq!(
+            out[3]["content"],
+            json!([{"type": "text", "text": "done", "cache_control": {"type": "ephemeral"}}])
+        );
+    }
 
     #[test]
     fn r1_format_merges_roles_and_puts_the_system_prompt_first() {

@@ -61,6 +61,7 @@ pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: 
         );
     }
     overrides::apply_sampling(map, o, overrides::RESPONSES, sampling);
+    o.cache.insert_key(map);
 }
 
 /// Tools as Responses functions, with the `strict` flag the ChatGPT backend's requests carry.

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::cache_hints::CacheAt;
 use crate::config::ConfigError;
 use crate::error::ApiError;
 use crate::handler::{
@@ -222,9 +223,37 @@ impl<P: Provider> ApiHandler for ProviderHandler<P> {
         if *o == RequestOverrides::default() {
             return Vec::new();
         }
-        self.provider
-            .dropped(&overrides::reasoning_mode(&self.mode, o), o)
+        let mode = overrides::reasoning_mode(&self.mode, o);
+        let mut dropped = self.provider.dropped(&mode, o);
+        if o.cache.placed() && !carries_cache_marks(&self.provider, &mode) {
+            dropped.push("cache_control");
+        }
+        dropped
     }
+}
+
+/// Whether `provider`'s body under `mode` carries a client's cache marks, read from a body built
+/// with the system prompt and one message marked. A body whose layer marks the same places on
+/// its own counts as carrying them, since the cache ends at the same prefixes.
+fn carries_cache_marks<P: Provider>(provider: &P, mode: &ResolvedMode) -> bool {
+    let mut overrides = RequestOverrides::default();
+    overrides.cache.mark(CacheAt::System, None);
+    overrides.cache.mark(
+        CacheAt::Block {
+            message: 0,
+            block: 0,
+        },
+        None,
+    );
+    let messages = [Message::user_text("probe")];
+    let prompt = Prompt {
+        system_prompt: "probe",
+        messages: &messages,
+        tools: &[],
+        overrides: &overrides,
+    };
+    let body = provider.request(mode, &prompt).body;
+    body.contains("\"cache_control\"") || body.contains("\"cachePoint\"")
 }
 
 /// The HTTP client of `mode`'s settings for requests to `url`, shared with every handler of equal

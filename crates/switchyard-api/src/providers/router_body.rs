@@ -6,7 +6,8 @@ use serde_json::{Map, Value, json};
 
 use crate::config::ReasoningEffort;
 use crate::providers::chat_messages::{
-    CachePoint, add_tools, has_tool_blocks, mark_cache_points, openai_messages, r1_messages,
+    CachePoint, add_tools, client_marked_messages, has_tool_blocks, mark_cache_points,
+    openai_messages, r1_messages,
 };
 use crate::providers::model_family::{adaptive_effort, is_adaptive_thinking_claude};
 use crate::providers::overrides;
@@ -254,6 +255,10 @@ pub(crate) fn request_body(router: Router, mode: &ResolvedMode, prompt: &Prompt<
 fn messages(router: Router, id: &str, prompt: &Prompt<'_>) -> Vec<Value> {
     if needs_r1_format(id) && !has_tool_blocks(prompt.messages) {
         return r1_messages(prompt.system_prompt, prompt.messages);
+    }
+    let hints = &prompt.overrides.cache;
+    if router.caches(id) && hints.placed() {
+        return client_marked_messages(prompt.system_prompt, prompt.messages, hints);
     }
     let mut messages = vec![json!({ "role": "system", "content": prompt.system_prompt })];
     messages.extend(openai_messages(prompt.messages));

@@ -1,7 +1,20 @@
 //! Images sent inline as `data:` URLs, read the same way for Chat Completions and Responses.
 //! Spec: R14.1.
 
+use serde_json::{Map, Value};
 use switchyard_api::message::ImageSource;
+
+/// The lifetime a block's `cache_control` asks for, `Some(None)` for the default, `None` without
+/// one; a tool result's mark may sit on a part of its content.
+pub(crate) fn cache_ttl(block: &Map<String, Value>) -> Option<Option<String>> {
+    if let Some(Value::Array(parts)) = block.get("content") {
+        if let Some(ttl) = (parts.iter().filter_map(Value::as_object)).find_map(cache_ttl) {
+            return Some(ttl);
+        }
+    }
+    let mark = block.get("cache_control").filter(|m| !m.is_null())?;
+    Some(mark.get("ttl").and_then(Value::as_str).map(str::to_owned))
+}
 
 /// What an image part's URL holds.
 #[derive(Debug, PartialEq)]

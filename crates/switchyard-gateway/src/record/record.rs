@@ -193,6 +193,7 @@ impl Record {
             route: &self.label,
             model: (r.model.as_deref()).or(tried.map(|t| t.1.as_str())),
             tokens: self.reported.then_some((input, r.output_tokens)),
+            cache_tokens: (r.cache_read_tokens, r.cache_write_tokens),
             duration: self.received.elapsed(),
             first_token: self.first_token,
             outcome: &r.outcome,

@@ -101,6 +101,7 @@ pub(super) fn turn(
     request: &AgentTurnRequest,
     turn: &AgentTurn,
     request_bytes: usize,
+    cache: (u64, u64),
 ) -> Reply {
     let usage = usage(request_bytes, turn);
     let model = if request.model.is_empty() {
@@ -110,9 +111,9 @@ pub(super) fn turn(
     };
     let id = next_id();
     let (events, object) = match dialect {
-        UpstreamDialect::ChatCompletions => chat(request, turn, model, id, usage),
-        UpstreamDialect::Messages => messages(turn, model, id, usage),
-        UpstreamDialect::Responses => responses(turn, model, id, usage),
+        UpstreamDialect::ChatCompletions => chat(request, turn, model, id, usage, cache.0),
+        UpstreamDialect::Messages => messages(turn, model, id, usage, cache),
+        UpstreamDialect::Responses => responses(turn, model, id, usage, cache.0),
         UpstreamDialect::Gemini => gemini(turn, model, id, usage),
     };
     Reply {
@@ -128,9 +129,10 @@ fn arguments_text(arguments: &Value) -> String {
 
 // ---- OpenAI Chat Completions ----
 
-fn chat_usage((input, output): (u64, u64)) -> Value {
+/// OpenAI's usage, whose prompt tokens include the `cached` ones.
+fn chat_usage((input, output): (u64, u64), cached: u64) -> Value {
     json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output,
-           "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+           "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
                "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}})
 }
@@ -142,6 +144,7 @@ fn chat(
     model: &str,
     id: u64,
     usage: (u64, u64),
+    cached: u64,
 ) -> (Vec<String>, Value) {
     let include_usage = request.body["stream_options"]["include_usage"] == true;
     let chunk_id = format!("chatcmpl-agent{id:06}");
@@ -189,7 +192,7 @@ fn chat(
     };
     events.push(chunk(json!({}), json!(finish), Value::Null));
     if include_usage {
-        events.push(chunk(Value::Null, Value::Null, chat_usage(usage)));
+        events.push(chunk(Value::Null, Value::Null, chat_usage(usage, cached)));
     }
     events.push("data: [DONE]\n\n".to_owned());
     let mut message = json!({"role": "assistant", "content": turn.said(), "refusal": null,
@@ -199,7 +202,7 @@ fn chat(
     }
     let object = json!({"id": chunk_id, "object": "chat.completion", "created": 1756289702,
         "model": model, "choices": [{"index": 0, "message": message, "logprobs": null,
-        "finish_reason": finish}], "usage": chat_usage(usage), "service_tier": "default",
+        "finish_reason": finish}], "usage": chat_usage(usage, cached), "service_tier": "default",
         "system_fingerprint": "fp_agent0upstream"});
     (events, object)
 }
@@ -211,12 +214,20 @@ fn sse(event: &str, data: &Value) -> String {
 }
 
 /// The SSE events and the `message` object for a Messages turn.
-fn messages(turn: &AgentTurn, model: &str, id: u64, usage: (u64, u64)) -> (Vec<String>, Value) {
+/// Anthropic's input tokens are the uncached ones, beside the cache's `(read, write)`.
+fn messages(
+    turn: &AgentTurn,
+    model: &str,
+    id: u64,
+    usage: (u64, u64),
+    (read, write): (u64, u64),
+) -> (Vec<String>, Value) {
     let (input, output) = usage;
+    let input = input.saturating_sub(read + write);
     let msg_id = format!("msg_agent{id:06}");
     let tool_id = format!("toolu_agent{id:06}");
-    let start_usage = json!({"input_tokens": input, "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0, "output_tokens": 1, "service_tier": "standard"});
+    let start_usage = json!({"input_tokens": input, "cache_creation_input_tokens": write,
+        "cache_read_input_tokens": read, "output_tokens": 1, "service_tier": "standard"});
     let start = json!({"type": "message_start", "message": {"id": msg_id, "type": "message",
         "role": "assistant", "model": model, "content": [], "stop_reason": null,
         "stop_sequence": null, "usage": start_usage}});
@@ -263,8 +274,8 @@ fn messages(turn: &AgentTurn, model: &str, id: u64, usage: (u64, u64)) -> (Vec<S
     events.push(sse("message_stop", &json!({"type": "message_stop"})));
     let object = json!({"id": msg_id, "type": "message", "role": "assistant", "model": model,
         "content": content, "stop_reason": stop_reason, "stop_sequence": null,
-        "usage": {"input_tokens": input, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0, "output_tokens": output,
+        "usage": {"input_tokens": input, "cache_creation_input_tokens": write,
+                  "cache_read_input_tokens": read, "output_tokens": output,
                   "service_tier": "standard"}});
     (events, object)
 }
@@ -369,10 +380,16 @@ fn response_call(seq: &mut Sequence, call: (&str, &Value), id: u64, output_index
 }
 
 /// The SSE events and the response object for a Responses turn.
-fn responses(turn: &AgentTurn, model: &str, id: u64, usage: (u64, u64)) -> (Vec<String>, Value) {
+fn responses(
+    turn: &AgentTurn,
+    model: &str,
+    id: u64,
+    usage: (u64, u64),
+    cached: u64,
+) -> (Vec<String>, Value) {
     let (input, output_tokens) = usage;
     let resp_id = format!("resp_agent{id:06}");
-    let usage = json!({"input_tokens": input, "input_tokens_details": {"cached_tokens": 0},
+    let usage = json!({"input_tokens": input, "input_tokens_details": {"cached_tokens": cached},
         "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": input + output_tokens});
     let mut seq = Sequence { events: Vec::new() };

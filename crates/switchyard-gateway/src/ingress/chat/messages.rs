@@ -4,8 +4,9 @@
 //! Spec: R14.1.
 
 use serde_json::Value;
-use switchyard_api::{ContentBlock, Message, Role};
+use switchyard_api::{CacheAt, CacheHints, ContentBlock, Message, Role};
 
+use super::super::content::cache_ttl;
 use super::super::fields::{
     Object, as_object, element, get, member, note_dropped, opt_array, opt_object, opt_str, req_str,
     wrong_kind,
@@ -20,6 +21,8 @@ pub(super) struct Conversation {
     pub(super) system_prompt: String,
     /// Everything else, oldest first.
     pub(super) messages: Vec<Message>,
+    /// The breakpoints of Anthropic-style `cache_control` on messages or their parts.
+    pub(super) cache: CacheHints,
 }
 
 /// Reads `messages[]`; parts that cannot be carried are named in `dropped`.
@@ -36,6 +39,7 @@ pub(super) fn conversation(
         let role = req_str(obj, "role", &path)?;
         let content = get(obj, "content");
         let content_path = member(&path, "content");
+        let before = out.messages.iter().map(|m| m.content.len()).sum::<usize>();
         match role {
             "system" | "developer" => {
                 let text = content::text(content, &content_path, dropped)?;
@@ -45,6 +49,10 @@ pub(super) fn conversation(
                     }
                     out.system_prompt.push_str(&text);
                 }
+                if let Some(ttl) = cache_ttl(obj) {
+                    out.cache.mark(CacheAt::System, ttl);
+                }
+                continue;
             }
             // A message with nothing to send leaves the tool turn open: the results around it are one
             // turn, as they are when the body is sent on.
@@ -85,8 +93,29 @@ pub(super) fn conversation(
                 ));
             }
         }
+        mark_cached(&mut out, obj, before);
     }
     Ok(out)
+}
+
+/// Marks the last block of the conversation when `message`, which added blocks after the first
+/// `before`, carries `cache_control`. Clients mark a message's last part, so the cached prefix
+/// ends at the message's end.
+fn mark_cached(out: &mut Conversation, message: &Object, before: usize) {
+    let now = out.messages.iter().map(|m| m.content.len()).sum::<usize>();
+    let (Some(ttl), Some(last)) = (cache_ttl(message), out.messages.len().checked_sub(1)) else {
+        return;
+    };
+    if now > before {
+        let block = out.messages[last].content.len() - 1;
+        out.cache.mark(
+            CacheAt::Block {
+                message: last,
+                block,
+            },
+            ttl,
+        );
+    }
 }
 
 /// Appends a message of `role` holding `blocks`, or adds them to the last message when

@@ -40,7 +40,14 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError>
         ));
     }
     let tools = tools(obj, &mut dropped)?;
-    let overrides = overrides(obj, &mut dropped)?;
+    let mut overrides = overrides(obj, &mut dropped)?;
+    overrides.cache = conversation.cache;
+    overrides.cache.key = opt_str(obj, "prompt_cache_key", "")?.map(str::to_owned);
+    overrides.cache.retention = opt_str(obj, "prompt_cache_retention", "")?.map(str::to_owned);
+    // Anthropic refuses a fifth breakpoint, so extras are named rather than sent.
+    if overrides.cache.limit() {
+        note_dropped(&mut dropped, "cache_control");
+    }
     let stream = opt_bool(obj, "stream", "")?.unwrap_or(false);
     let include_usage = match opt_object(obj, "stream_options", "")? {
         Some(options) => opt_bool(options, "include_usage", "stream_options")?.unwrap_or(false),
@@ -152,6 +159,7 @@ fn overrides(obj: &Object, dropped: &mut Vec<String>) -> Result<RequestOverrides
         tool_choice: tool_choice(obj, dropped)?,
         reasoning_effort,
         thinking_budget_tokens,
+        ..RequestOverrides::default()
     })
 }
 

@@ -4,8 +4,9 @@
 //! Spec: R14.1.
 
 use serde_json::Value;
-use switchyard_api::{ContentBlock, Message, Role, message::ImageSource};
+use switchyard_api::{CacheAt, CacheHints, ContentBlock, Message, Role, message::ImageSource};
 
+use super::super::content::cache_ttl;
 use super::super::fields::{Object, get, note_dropped, str_at};
 use super::super::request::IngressError;
 
@@ -22,6 +23,7 @@ pub(super) struct ParsedMessages {
 pub(super) fn parse_messages(
     messages: Option<&Value>,
     dropped: &mut Vec<String>,
+    cache: &mut CacheHints,
 ) -> Result<ParsedMessages, IngressError> {
     let Some(Value::Array(items)) = messages else {
         let message = match messages {
@@ -47,8 +49,9 @@ pub(super) fn parse_messages(
             "assistant" => Role::Assistant,
             "system" => {
                 let content = m.get("content").unwrap_or(&Value::Null);
+                mark_system(content, cache);
                 out.system
-                    .push(text_of(content, &format!("{path}.content"), dropped)?);
+                    .push(text_of(content, &format!("{path}.content"))?);
                 continue;
             }
             other => {
@@ -58,7 +61,9 @@ pub(super) fn parse_messages(
                 ));
             }
         };
-        let content = parse_content(get(m, "content"), &format!("{path}.content"), dropped)?;
+        let mut marks = Vec::new();
+        let at = format!("{path}.content");
+        let content = parse_content(get(m, "content"), &at, dropped, &mut marks)?;
         // A message left with no block would be dropped on the way to the provider, changing the
         // conversation: a tool_use would be left without its result. Only a final assistant
         // message, a prefill, may be empty.
@@ -68,19 +73,18 @@ pub(super) fn parse_messages(
                 "holds no block Switchyard can send: give a text, image, tool_use or tool_result block.",
             ));
         }
+        for (block, ttl) in marks {
+            let message = out.messages.len();
+            cache.mark(CacheAt::Block { message, block }, ttl);
+        }
         out.messages.push(Message { role, content });
     }
     Ok(out)
 }
 
 /// The text of a `system` value or of a `role: "system"` message's content: a string, or
-/// text blocks joined by blank lines. Switchyard's system prompt is a string, so a block's
-/// `cache_control` is named in `dropped`.
-pub(super) fn text_of(
-    value: &Value,
-    path: &str,
-    dropped: &mut Vec<String>,
-) -> Result<String, IngressError> {
+/// text blocks joined by blank lines.
+pub(super) fn text_of(value: &Value, path: &str) -> Result<String, IngressError> {
     match value {
         Value::String(s) => Ok(s.clone()),
         Value::Array(blocks) => {
@@ -94,7 +98,6 @@ pub(super) fn text_of(
                         "must be `text`: only text blocks can be system instructions.",
                     ));
                 }
-                note_cache_control(b, dropped);
                 parts.push(str_at(b, &at, "text")?);
             }
             Ok(parts.join("\n\n"))
@@ -116,17 +119,26 @@ fn block_object<'a>(block: &'a Value, path: &str) -> Result<&'a Object, IngressE
     }
 }
 
-fn note_cache_control(block: &Object, dropped: &mut Vec<String>) {
-    if get(block, "cache_control").is_some() {
-        note_dropped(dropped, "cache_control");
+/// Marks the end of the system prompt when a block of `value` carries `cache_control`. The
+/// system prompt is one string, so marks on several of its blocks become one at its end.
+pub(super) fn mark_system(value: &Value, cache: &mut CacheHints) {
+    if let Value::Array(blocks) = value {
+        // The last mark's lifetime is the one that ends at the prompt's end.
+        let last = (blocks.iter().rev().filter_map(Value::as_object)).find_map(cache_ttl);
+        if let Some(ttl) = last {
+            cache.mark(CacheAt::System, ttl);
+        }
     }
 }
 
 /// A message's `content`: a string, which is one text block, or an array of blocks.
+/// `marks` gets the index and lifetime of each block the client marked for caching; a mark on a
+/// block that cannot be carried moves to the block before it.
 fn parse_content(
     content: Option<&Value>,
     path: &str,
     dropped: &mut Vec<String>,
+    marks: &mut Vec<(usize, Option<String>)>,
 ) -> Result<Vec<ContentBlock>, IngressError> {
     match content {
         Some(Value::String(s)) => Ok(vec![ContentBlock::Text { text: s.clone() }]),
@@ -134,8 +146,13 @@ fn parse_content(
             let mut out = Vec::with_capacity(blocks.len());
             for (i, block) in blocks.iter().enumerate() {
                 let at = format!("{path}[{i}]");
-                if let Some(b) = parse_block(block_object(block, &at)?, &at, dropped)? {
-                    out.push(b);
+                let b = block_object(block, &at)?;
+                if let Some(parsed) = parse_block(b, &at, dropped)? {
+                    out.push(parsed);
+                }
+                if let (Some(ttl), Some(last)) = (cache_ttl(b), out.len().checked_sub(1)) {
+                    marks.retain(|(i, _)| *i != last);
+                    marks.push((last, ttl));
                 }
             }
             Ok(out)
@@ -157,7 +174,6 @@ fn parse_block(
     at: &str,
     dropped: &mut Vec<String>,
 ) -> Result<Option<ContentBlock>, IngressError> {
-    note_cache_control(b, dropped);
     let block = match str_at(b, at, "type")? {
         "text" => ContentBlock::Text {
             text: str_at(b, at, "text")?.to_owned(),
@@ -243,7 +259,6 @@ fn parse_tool_result(
             for (i, part) in parts.iter().enumerate() {
                 let p_at = format!("{at}.content[{i}]");
                 let p = block_object(part, &p_at)?;
-                note_cache_control(p, dropped);
                 match str_at(p, &p_at, "type")? {
                     "text" => texts.push(str_at(p, &p_at, "text")?),
                     other => note_dropped(dropped, &format!("tool_result.{other}")),

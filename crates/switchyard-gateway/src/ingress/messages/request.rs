@@ -3,11 +3,12 @@
 //! Spec: R14.1, R14.2.
 
 use serde_json::Value;
-use switchyard_api::{ReasoningEffort, ToolChoice, ToolSpec};
+use switchyard_api::{CacheAt, CacheHints, ReasoningEffort, ToolChoice, ToolSpec};
 
+use super::super::content::cache_ttl;
 use super::super::fields::{Object, get, note_dropped, str_at, typed};
 use super::super::request::{GatewayRequest, IngressError};
-use super::content::{parse_messages, text_of};
+use super::content::{mark_system, parse_messages, text_of};
 
 /// Parses an Anthropic Messages request body; `max_tokens` is required, as Anthropic does.
 pub(crate) fn parse_request(body: &[u8]) -> Result<GatewayRequest, IngressError> {
@@ -33,16 +34,21 @@ fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressE
         req.overrides.max_tokens = Some(max_tokens(&obj)?);
     }
     if let Some(system) = get(&obj, "system") {
-        let text = text_of(system, "system", &mut req.dropped)?;
+        let text = text_of(system, "system")?;
+        mark_system(system, &mut req.overrides.cache);
         push_system(&mut req.system_prompt, &text);
     }
-    let parsed = parse_messages(get(&obj, "messages"), &mut req.dropped)?;
+    let parsed = parse_messages(
+        get(&obj, "messages"),
+        &mut req.dropped,
+        &mut req.overrides.cache,
+    )?;
     for text in &parsed.system {
         push_system(&mut req.system_prompt, text);
     }
     req.messages = parsed.messages;
     if let Some(tools) = get(&obj, "tools") {
-        req.tools = parse_tools(tools, &mut req.dropped)?;
+        req.tools = parse_tools(tools, &mut req.dropped, &mut req.overrides.cache)?;
     }
     if let Some(choice) = get(&obj, "tool_choice") {
         req.overrides.tool_choice = Some(parse_tool_choice(choice, &mut req.dropped)?);
@@ -70,6 +76,10 @@ fn parse(body: &[u8], needs_max_tokens: bool) -> Result<GatewayRequest, IngressE
         if get(&obj, name).is_some() {
             note_dropped(&mut req.dropped, name);
         }
+    }
+    // Anthropic refuses a fifth breakpoint, so extras are named rather than sent.
+    if req.overrides.cache.limit() {
+        note_dropped(&mut req.dropped, "cache_control");
     }
     Ok(req)
 }
@@ -126,7 +136,11 @@ fn parse_sampling(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressE
 
 /// `tools[]`: custom tools; server tools are named in `dropped` by their type, since
 /// Switchyard's providers run function tools only.
-fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>, IngressError> {
+fn parse_tools(
+    tools: &Value,
+    dropped: &mut Vec<String>,
+    cache: &mut CacheHints,
+) -> Result<Vec<ToolSpec>, IngressError> {
     let Value::Array(items) = tools else {
         return Err(IngressError::new("tools", "must be an array of tools."));
     };
@@ -163,8 +177,8 @@ fn parse_tools(tools: &Value, dropped: &mut Vec<String>) -> Result<Vec<ToolSpec>
                 ));
             }
         };
-        if get(t, "cache_control").is_some() {
-            note_dropped(dropped, "cache_control");
+        if let Some(ttl) = cache_ttl(t) {
+            cache.mark(CacheAt::Tool(out.len()), ttl);
         }
         if t.get("strict").and_then(Value::as_bool) == Some(true) {
             note_dropped(dropped, "strict");

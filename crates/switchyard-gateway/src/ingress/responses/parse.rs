@@ -86,6 +86,9 @@ fn options(obj: &Object, req: &mut GatewayRequest) -> Result<(), IngressError> {
     };
     o.temperature = quoted(obj, "temperature", "a number", Value::as_f64)?;
     o.top_p = quoted(obj, "top_p", "a number", Value::as_f64)?;
+    o.cache.key = quoted(obj, "prompt_cache_key", "a string", Value::as_str)?.map(str::to_owned);
+    o.cache.retention =
+        quoted(obj, "prompt_cache_retention", "a string", Value::as_str)?.map(str::to_owned);
     o.reasoning_effort = match get(obj, "reasoning") {
         None => None,
         Some(Value::Object(r)) => effort(get(r, "effort"))?,

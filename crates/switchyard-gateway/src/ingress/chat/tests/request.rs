@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use switchyard_api::message::ImageSource;
-use switchyard_api::{ContentBlock, Message, ReasoningEffort, Role, ToolChoice};
+use switchyard_api::{CacheAt, ContentBlock, Message, ReasoningEffort, Role, ToolChoice};
 
 use super::{parse, refuse};
 
@@ -702,4 +702,56 @@ fn empty_messages_are_left_out_and_unknown_fields_ignored() {
     let r = parse(&body);
     assert_eq!(r.messages, vec![Message::user_text("hi")]);
     assert!(r.dropped.is_empty());
+}
+
+/// Issue 43 (cases P01, P03, P06): an OpenRouter-style client's `cache_control` on the system
+/// part, on a tool message and on a user message's part marks the end of each; the tool
+/// results merged into one user message put the mark on the marked result's block; the key and
+/// retention are kept and never named dropped.
+#[test]
+fn cache_control_and_the_cache_key_are_read() {
+    let mark = json!({"type": "ephemeral", "ttl": "1h"});
+    let r = parse(&json!({
+        "model": "m", "prompt_cache_key": "s-1", "prompt_cache_retention": "24h",
+        "messages": [
+            {"role": "system", "content": [{"type": "text", "text": "s", "cache_control": mark}]},
+            {"role": "user", "content": [
+                {"type": "text", "text": "a"},
+                {"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}
+            ]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "c1", "content": "one", "cache_control": {"type": "ephemeral"}},
+            {"role": "tool", "tool_call_id": "c2", "content": "two"}
+        ]
+    }));
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    let cache = &r.overrides.cache;
+    assert_eq!(cache.key.as_deref(), Some("s-1"));
+    assert_eq!(cache.retention.as_deref(), Some("24h"));
+    let at: Vec<(CacheAt, Option<String>)> = (cache.marks.iter())
+        .map(|m| (m.at.clone(), m.ttl.clone()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            (CacheAt::System, Some("1h".into())),
+            (
+                CacheAt::Block {
+                    message: 0,
+                    block: 1
+                },
+                None
+            ),
+            (
+                CacheAt::Block {
+                    message: 2,
+                    block: 0
+                },
+                None
+            ),
+        ]
+    );
 }

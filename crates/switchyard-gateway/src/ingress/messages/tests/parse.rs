@@ -1,7 +1,7 @@
 //! Request bodies as real clients send them → GatewayRequest (SPEC R14.1, R14.4).
 
 use serde_json::json;
-use switchyard_api::{ContentBlock, ReasoningEffort, Role, ToolChoice};
+use switchyard_api::{CacheAt, ContentBlock, ReasoningEffort, Role, ToolChoice};
 
 use super::super::parse_request;
 use crate::ingress::GatewayRequest;
@@ -126,9 +126,25 @@ fn claude_code_body() {
         "adaptive keeps the route's default"
     );
     assert_eq!(r.overrides.temperature, Some(1.0));
+    assert_eq!(r.dropped, ["web_search_20250305", "context_management"]);
+    // Claude Code's breakpoints are kept where it put them (issue 43): the tool it marked, the
+    // system prompt's end with the last mark's one-hour TTL, and the first message's last block.
+    let marks: Vec<(CacheAt, Option<String>)> = (r.overrides.cache.marks.iter())
+        .map(|m| (m.at.clone(), m.ttl.clone()))
+        .collect();
     assert_eq!(
-        r.dropped,
-        ["cache_control", "web_search_20250305", "context_management"]
+        marks,
+        [
+            (CacheAt::Tool(1), None),
+            (CacheAt::System, Some("1h".into())),
+            (
+                CacheAt::Block {
+                    message: 0,
+                    block: 1
+                },
+                None
+            ),
+        ]
     );
 }
 
@@ -562,7 +578,42 @@ fn cline_body() {
     assert_eq!(r.messages[1].role, Role::Assistant);
     assert_eq!(r.overrides.temperature, Some(0.0));
     assert_eq!(r.overrides.thinking_budget_tokens, Some(1024));
-    assert_eq!(r.dropped, ["cache_control"], "named once");
+    assert!(r.dropped.is_empty(), "{:?}", r.dropped);
+    let at: Vec<CacheAt> = r
+        .overrides
+        .cache
+        .marks
+        .iter()
+        .map(|m| m.at.clone())
+        .collect();
+    let block = |message| CacheAt::Block { message, block: 0 };
+    assert_eq!(at, [CacheAt::System, block(0), block(2)]);
+}
+
+/// A fifth breakpoint is more than Anthropic takes: the earliest goes, named in `dropped`.
+#[test]
+fn a_fifth_cache_mark_is_dropped_and_named() {
+    let marked =
+        |text: &str| json!({"type": "text", "text": text, "cache_control": {"type": "ephemeral"}});
+    let r = parse(json!({
+        "model": "m", "max_tokens": 16,
+        "system": [marked("s")],
+        "messages": [
+            {"role": "user", "content": [marked("1")]},
+            {"role": "assistant", "content": [marked("2")]},
+            {"role": "user", "content": [marked("3")]},
+            {"role": "assistant", "content": [marked("4")]}
+        ]
+    }));
+    assert_eq!(r.dropped, ["cache_control"]);
+    assert_eq!(r.overrides.cache.marks.len(), 4);
+    assert_eq!(
+        r.overrides.cache.marks[0].at,
+        CacheAt::Block {
+            message: 0,
+            block: 0
+        }
+    );
 }
 
 /// Unknown top-level fields (clients send many) are ignored, and `null`s mean "not set".
