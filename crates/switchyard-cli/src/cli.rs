@@ -130,12 +130,12 @@ pub enum Command {
         #[command(subcommand)]
         command: McpCommand,
     },
-    /// Serve the OpenAI Chat Completions, OpenAI Responses and Anthropic Messages APIs on
-    /// this machine, forwarding through Switchyard's layer to the providers of `[serve.routes]`
+    /// Serve the OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini APIs
+    /// on this machine, forwarding through Switchyard's layer to the providers of `[serve.routes]`
     /// or a model named PROVIDER/MODEL (Ctrl-C or SIGTERM stops it after the streams in flight).
     Serve(ServeArgs),
     /// Client keys for `switchyard serve` (each shown once; the store keeps a hash): make,
-    /// list, show, revoke or rotate them.
+    /// list, show, update, revoke or rotate them.
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
@@ -145,7 +145,7 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamsCommand,
     },
-    /// The audit log: every change to keys and teams and every dashboard sign-in, newest
+    /// The audit log: every change to keys and teams and every dashboard sign-in, oldest
     /// first, with who, when, from where and what changed (never a secret).
     Audit {
         /// Only entries from this UTC date on (YYYY-MM-DD).

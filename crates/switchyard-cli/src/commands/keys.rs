@@ -47,10 +47,24 @@ fn store_err(e: switchyard_core::store::StoreError) -> (u8, String) {
 }
 
 /// The person at this terminal, as the audit log names them: the OS user, and `cli@HOST`.
+/// The name of the user this process runs as, from `/etc/passwd`, for a shell that sets no
+/// `USER`, such as a service or `sudo -i`.
+fn uid_name() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        (fields.nth(1)? == uid).then(|| name.to_owned())
+    })
+}
+
 pub(crate) fn cli_actor() -> Actor {
     let who = ["USER", "LOGNAME", "USERNAME"]
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .or_else(uid_name)
         .unwrap_or_else(|| "unknown user".to_owned());
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()

@@ -45,7 +45,8 @@ pub(crate) async fn lease_allowance(
         let granted = shared.store.lease_slots(&request).await?;
         if granted.requests == 0 || granted.tokens < input {
             give_back(&shared, &key, granted).await?;
-            return Ok(Some(short_reason(limits, granted)));
+            let wait = room_in(&shared, &key, now).await;
+            return Ok(Some((short_reason(limits, granted), wait)));
         }
         let allowance = Allowance {
             limits,
@@ -58,9 +59,9 @@ pub(crate) async fn lease_allowance(
     });
     match task.await {
         Ok(Ok(None)) => Ok(()),
-        Ok(Ok(Some(reason))) => Err(Refused {
+        Ok(Ok(Some((reason, wait)))) => Err(Refused {
             reason: Refusal::Rate { reason },
-            retry_after_ms: Some(1_000),
+            retry_after_ms: Some(wait),
         }),
         Ok(Err(e)) => Err(store_refused(e)),
         Err(e) => Err(Refused {
@@ -70,6 +71,17 @@ pub(crate) async fn lease_allowance(
             retry_after_ms: Some(1_000),
         }),
     }
+}
+
+/// When `key`'s window has room again, in ms from `now`: a minute after its oldest slot,
+/// at least a second; a second when the store cannot say.
+async fn room_in(shared: &Shared, key: &str, now: i64) -> i64 {
+    let states = shared.store.rate_states(now).await.unwrap_or_default();
+    let oldest = states
+        .iter()
+        .find(|s| s.key == key)
+        .and_then(|s| s.oldest_ms);
+    oldest.map_or(1_000, |ts| (ts + 60_000 - now).clamp(1_000, 60_000))
 }
 
 /// Deletes `unused` slots of `key` this process leased, which stood for no request.
