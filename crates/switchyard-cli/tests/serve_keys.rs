@@ -418,10 +418,12 @@ fn burst(serves: &[Serve], key: &str, n: usize) -> Vec<(u16, String, String)> {
 /// (<https://github.com/BerriAI/litellm/issues/27735>: a refusal on stale spend).
 ///
 /// Three processes on `store`, 60 requests at once for a key whose budget fits 3 of the
-/// reservations (an upstream slow enough that none settles before all are decided): exactly 3
+/// reservations (an upstream slow enough that none settles before all are decided): at most 3
 /// are admitted, the rest get the dialect's 402 naming what is left, and the settled spend is
-/// the admitted requests' exact cost, under the budget. Returns (budget, admitted, settled).
-async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
+/// the admitted requests' exact cost, under the budget. With `admission = "per_request"` exactly
+/// 3 are admitted. Leased, a process's headroom may refuse the third for one renewal tick (SPEC
+/// R14.17, guarantee 2), so 2 or 3 are. Returns (budget, admitted, settled).
+async fn budget_race(store: &str, label: &str, mode: &str) -> (f64, usize, f64) {
     let upstream = MockServer::start(vec![
         // Long enough that none settles before all 60 are decided on a loaded machine: each
         // refusal of a tight leased slice asks the store.
@@ -432,6 +434,8 @@ async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_owned();
     let config = write_config(&h, &upstream.url());
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("[serve]\nadmission = \"{mode}\"\n{text}")).unwrap();
     // Each reservation: ~10 input tokens at $3/M plus 1,000 output at $15/M, just over $0.015.
     let budget = 0.05;
     let key = create_key(&h, store, &["--name", label, "--budget", "0.05/day"]);
@@ -464,7 +468,11 @@ async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
             );
         }
     }
-    assert_eq!(admitted, 3, "the reservations fit 3 times into the budget");
+    let fits = if mode == "per_request" { 3..=3 } else { 2..=3 };
+    assert!(
+        fits.contains(&admitted),
+        "{admitted} admitted ({mode}): the reservations fit 3 times into the budget"
+    );
     let (code, rows, err) = run(&h, &store, &["requests", "--json"]);
     assert_eq!(code, 0, "{err}");
     let rows: Vec<Value> = rows
@@ -501,19 +509,28 @@ async fn budget_race(store: &str, label: &str) -> (f64, usize, f64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_on_one_sqlite_file_never_overspend_a_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("sqlite:{}", dir.path().join("race.db").display());
-    let (budget, admitted, settled) = budget_race(&store, "race-sqlite").await;
-    eprintln!("sqlite budget race: budget ${budget}, admitted {admitted}, settled ${settled:.6}");
+    for mode in ["leased", "per_request"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("sqlite:{}", dir.path().join("race.db").display());
+        let (budget, admitted, settled) = budget_race(&store, "race-sqlite", mode).await;
+        eprintln!(
+            "sqlite budget race ({mode}): budget ${budget}, admitted {admitted}, settled ${settled:.6}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_processes_on_one_postgres_database_never_overspend_a_key() {
-    let Some(url) = switchyard_testkit::fresh_postgres_database("serve_keys_race") else {
-        return;
-    };
-    let (budget, admitted, settled) = budget_race(&url, "race-pg").await;
-    eprintln!("postgres budget race: budget ${budget}, admitted {admitted}, settled ${settled:.6}");
+    for mode in ["leased", "per_request"] {
+        let name = format!("serve_keys_race_{mode}");
+        let Some(url) = switchyard_testkit::fresh_postgres_database(&name) else {
+            return;
+        };
+        let (budget, admitted, settled) = budget_race(&url, "race-pg", mode).await;
+        eprintln!(
+            "postgres budget race ({mode}): budget ${budget}, admitted {admitted}, settled ${settled:.6}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
