@@ -704,7 +704,7 @@ fn empty_messages_are_left_out_and_unknown_fields_ignored() {
     assert!(r.dropped.is_empty());
 }
 
-/// Issue 43 (cases P01, P03, P06): an OpenRouter-style client's `cache_control` on the system
+/// Cases P01, P03 and P06: an OpenRouter-style client's `cache_control` on the system
 /// part, on a tool message and on a user message's part marks the end of each; the tool
 /// results merged into one user message put the mark on the marked result's block; the key and
 /// retention are kept and never named dropped.

@@ -127,7 +127,7 @@ fn claude_code_body() {
     );
     assert_eq!(r.overrides.temperature, Some(1.0));
     assert_eq!(r.dropped, ["web_search_20250305", "context_management"]);
-    // Claude Code's breakpoints are kept where it put them (issue 43): the tool it marked, the
+    // Claude Code's breakpoints are kept where it put them: the tool it marked, the
     // system prompt's end with the last mark's one-hour TTL, and the first message's last block.
     let marks: Vec<(CacheAt, Option<String>)> = (r.overrides.cache.marks.iter())
         .map(|m| (m.at.clone(), m.ttl.clone()))
