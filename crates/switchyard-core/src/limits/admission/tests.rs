@@ -232,22 +232,9 @@ mod property {
 #[test]
 fn a_request_reserving_nothing_takes_only_its_parallel_slot() {
     use super::ask::AdmissionAsk;
-    use crate::store::{Budget, ClientKey, Team};
-    let key = ClientKey {
-        id: "key_a".to_owned(),
-        prefix: "sk-sy-aaaaaa".to_owned(),
-        name: "a".to_owned(),
-        team: Some("core".to_owned()),
-        models: Vec::new(),
-        budget: Budget::parse("1/day"),
-        rpm: None,
-        tpm: None,
-        max_parallel: Some(2),
-        expires_ms: None,
-        admin: false,
-        created_ms: 1,
-        revoked_ms: None,
-    };
+    use crate::store::suite::keys::key;
+    use crate::store::{Budget, Team};
+    let key = key("key_a", "sk-sy-aaaaaa", Some("core"), Some("1/day"));
     let team = Team {
         name: "core".to_owned(),
         budget: Budget::parse("10/month"),

@@ -128,24 +128,10 @@ pub fn settled_without_reservation(record: &RequestRecord) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::ClientKey;
+    use crate::store::suite::keys::key;
 
     fn request(amount_usd: f64) -> HoldRequest {
-        let key = ClientKey {
-            id: "key_a".to_owned(),
-            prefix: "sk-sy-aaaaaa".to_owned(),
-            name: "a".to_owned(),
-            team: None,
-            models: Vec::new(),
-            budget: Budget::parse("1/day"),
-            rpm: None,
-            tpm: None,
-            max_parallel: Some(2),
-            expires_ms: None,
-            admin: false,
-            created_ms: 1,
-            revoked_ms: None,
-        };
+        let key = key("key_a", "sk-sy-aaaaaa", None, Some("1/day"));
         HoldRequest {
             id: "req_a".to_owned(),
             key,
@@ -176,7 +162,7 @@ mod tests {
         ));
         // Its key's parallel limit still counts.
         let busy = HoldUse {
-            key_in_flight: 2,
+            key_in_flight: 3,
             ..spent
         };
         assert!(matches!(

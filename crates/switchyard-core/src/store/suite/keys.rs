@@ -12,7 +12,9 @@ use crate::store::{
     StoreError, TaskStore, Team, UsageBy, generate_key, hash_key,
 };
 
-fn key(id: &str, prefix: &str, team: Option<&str>, budget: Option<&str>) -> ClientKey {
+/// A client key with a per-minute limit of 60 and at most 3 requests in flight; the unit tests
+/// of the hold and admission rules use it too.
+pub(crate) fn key(id: &str, prefix: &str, team: Option<&str>, budget: Option<&str>) -> ClientKey {
     ClientKey {
         id: id.into(),
         prefix: prefix.into(),

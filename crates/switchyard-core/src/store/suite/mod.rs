@@ -19,7 +19,7 @@
 mod audit;
 mod fixture;
 mod import;
-mod keys;
+pub(crate) mod keys;
 mod leases;
 mod limits;
 mod requests;
