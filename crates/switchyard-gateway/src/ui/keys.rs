@@ -142,6 +142,7 @@ pub(crate) async fn create(
         max_parallel: new.max_parallel,
         expires: new.expires,
         admin: new.admin,
+        owner: None,
     };
     let made = (create_client_key_by(store, &asked, by, now).await).map_err(|e| e.to_string())?;
     Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
