@@ -196,11 +196,16 @@ mod tests {
     }
 
     #[test]
-    fn a_route_that_cannot_be_built_is_an_error_naming_it() {
+    fn a_route_that_cannot_be_built_is_an_error_naming_it_and_one_without_a_key_a_warning() {
         let text = "[serve.routes.fast]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\n";
         assert_eq!(check_routes(&config(text)), (vec![], vec![]));
         let keyless = ApiConfiguration::from_toml(text, "t.toml", |_| None).unwrap();
-        let (errors, _) = check_routes(&keyless);
+        let (errors, warnings) = check_routes(&keyless);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("no API key"), "{warnings:?}");
+        let broken = format!("{text}base_url = \"not a url\"\n");
+        let (errors, _) = check_routes(&config(&broken));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains("[serve.routes.\"fast\"]"), "{errors:?}");
     }

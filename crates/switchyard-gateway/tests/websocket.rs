@@ -495,3 +495,69 @@ async fn shutdown_closes_an_idle_socket_with_going_away() {
         other => panic!("no close frame: {other:?}"),
     }
 }
+
+/// The turns of one Codex-shaped session (bench/websocket times the same): a tool call each,
+/// the last one text.
+const BENCH_TURNS: usize = 20;
+
+/// A Codex-sized first request: 12 KB of instructions and 20 tools of about 700 bytes.
+fn bench_create(input: Vec<Value>, previous: Option<&str>) -> Value {
+    let mut body = create(Value::Array(input), previous);
+    body["instructions"] = json!("You are a coding agent. ".repeat(500));
+    let tool = |i: usize| {
+        json!({"type": "function", "name": format!("tool_{i}"), "description": "Does one thing. ".repeat(40),
+               "strict": false, "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}})
+    };
+    body["tools"] = Value::Array((0..20).map(tool).collect());
+    body
+}
+
+/// The model of the benchmark: `tool_0` until the last turn, then text.
+fn bench_model(r: &AgentTurnRequest) -> AgentTurn {
+    if r.tool_results + 1 < BENCH_TURNS {
+        AgentTurn::tool_call("tool_0", json!({"cmd": "ls"}))
+    } else {
+        AgentTurn::text("Done.")
+    }
+}
+
+/// What a turn's answer adds to the conversation: its call and a 2 KB output for it.
+fn bench_next(response: &Value) -> Vec<Value> {
+    let output = response["output"].as_array().cloned().unwrap_or_default();
+    let call = output.iter().find(|i| i["type"] == "function_call");
+    let mut items = output.clone();
+    if let Some(call) = call {
+        items.push(json!({"type": "function_call_output", "call_id": call["call_id"], "output": "x".repeat(2048)}));
+    }
+    items
+}
+
+/// One session over one socket: each turn's time from its message to its first output item, and
+/// the bytes the client sent.
+async fn bench_socket(base: &str) -> (Vec<Duration>, usize) {
+    let started = Instant::now();
+    let mut socket = connect(base, None).await.unwrap();
+    let (mut times, mut bytes) = (Vec::new(), 0);
+    let (mut input, mut previous) = (vec![user("list the files")], None::<String>);
+    for turn in 0..BENCH_TURNS {
+        let sent = if turn == 0 { started } else { Instant::now() };
+        let create = bench_create(input.clone(), previous.as_deref());
+        bytes += create.to_string().len();
+        send(&mut socket, &create).await;
+        let mut first = None;
+        let response = loop {
+            let event = next_event(&mut socket).await;
+            assert_ne!(event["type"], "error", "turn {turn}: {event}");
+            if first.is_none() && event["type"] == "response.output_item.added" {
+                first = Some(sent.elapsed());
+            }
+            if event["type"] == "response.completed" {
+                break event["response"].clone();
+            }
+        };
+        times.push(first.unwrap());
+        previous = response["id"].as_str().map(str::to_owned);
+        input = bench_next(&response)[response["output"].as_array().unwrap().len()..].to_vec();
+    }
+    (times, bytes)
+}
