@@ -83,6 +83,7 @@ fn ask(key: &ClientKey, team_usd: f64, usd: f64) -> AdmissionAsk {
     AdmissionAsk {
         key: Some(key.clone()),
         team: Some(team(team_usd)),
+        user: None,
         gateway_per_day: Some(100.0),
         reserve_usd: usd,
         input_tokens: 100,

@@ -243,6 +243,7 @@ fn a_request_reserving_nothing_takes_only_its_parallel_slot() {
     let ask = |reserve_usd| AdmissionAsk {
         key: Some(key.clone()),
         team: Some(team.clone()),
+        user: None,
         gateway_per_day: Some(5.0),
         reserve_usd,
         input_tokens: 10,

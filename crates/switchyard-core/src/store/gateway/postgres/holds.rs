@@ -22,14 +22,15 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
     let used = HoldUse {
         key_usd: get(0)?,
         key_in_flight: get(1)?.max(0.0).ceil() as u64,
-        team_usd: get(2)?,
-        gateway_usd: get(3)?,
+        user_usd: get(2)?,
+        team_usd: get(3)?,
+        gateway_usd: get(4)?,
     };
     let outcome = decide_hold(req, &used);
     if outcome == HoldOutcome::Held {
         tx.execute(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &[
                 &req.id,
                 &req.key.id,
@@ -37,6 +38,7 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
                 &req.now_ms,
                 &req.amount_usd,
                 &req.expires_ms,
+                &req.key.owner,
             ],
         )
         .await
