@@ -79,10 +79,10 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N")]
         limit: Option<usize>,
     },
-    /// Sum the requests `switchyard serve` recorded by client key, team, model or UTC day:
-    /// requests, tokens, cost.
+    /// Sum the requests `switchyard serve` recorded by client key, team, user, model or UTC
+    /// day: requests, tokens, cost.
     Usage {
-        /// How to group: key, team, model or day.
+        /// How to group: key, team, user, model or day.
         #[arg(long, value_enum, default_value = "key")]
         by: UsageGroup,
         /// Only requests from this UTC date on (YYYY-MM-DD).
@@ -176,6 +176,8 @@ pub enum UsageGroup {
     Key,
     /// By team.
     Team,
+    /// By the user who owns the key.
+    User,
     /// By the provider and model that answered.
     Model,
     /// By UTC day.
@@ -188,6 +190,7 @@ impl UsageGroup {
         match self {
             Self::Key => UsageBy::Key,
             Self::Team => UsageBy::Team,
+            Self::User => UsageBy::User,
             Self::Model => UsageBy::Model,
             Self::Day => UsageBy::Day,
         }

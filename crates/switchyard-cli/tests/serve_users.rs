@@ -205,6 +205,11 @@ async fn user_budget_race(store: &str, mode: &str) -> (usize, f64) {
         "used {used}, settled {settled}"
     );
     assert_eq!(shown["keys"], 2, "{shown}");
+    let (code, usage, err) = run(&h, store, &["usage", "--by", "user", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let usage: Value = serde_json::from_str(usage.trim()).unwrap();
+    assert_eq!(usage["group"], user.as_str(), "{usage}");
+    assert_eq!(usage["requests"].as_u64(), Some(admitted as u64), "{usage}");
     let (code, _, err) = run(&h, store, &["store", "check"]);
     assert_eq!(code, 0, "the user's running totals equal the ledger: {err}");
     (admitted, settled)

@@ -52,7 +52,8 @@ pub(crate) fn usage_range_sql(
 ) -> String {
     let group = match by {
         UsageBy::Key => "key_id",
-        UsageBy::Team => "team",
+        UsageBy::Team => "gateway_requests.team",
+        UsageBy::User => "k.owner",
         UsageBy::Model => "provider || ':' || model",
         UsageBy::Day => "CAST(started_ms / 86400000 AS TEXT)",
     };
@@ -64,10 +65,15 @@ pub(crate) fn usage_range_sql(
         None => ("CAST(NULL AS BIGINT)".to_owned(), "g NULLS LAST"),
     };
     let end = to.map_or(String::new(), |to| format!(" AND started_ms < {to}"));
+    // A key's owner never changes, so the log groups by it through the key's row.
+    let from_rows = match by {
+        UsageBy::User => "gateway_requests LEFT JOIN client_keys k ON k.id = key_id",
+        _ => "gateway_requests",
+    };
     let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");
     format!(
         "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum(cost_usd), 0.0),
-           {}, {bucket} AS b, max(started_ms) FROM gateway_requests WHERE started_ms >= {from}{end}
+           {}, {bucket} AS b, max(started_ms) FROM {from_rows} WHERE started_ms >= {from}{end}
          GROUP BY g, b ORDER BY {order}",
         sum("input_tokens"),
         sum("output_tokens"),
