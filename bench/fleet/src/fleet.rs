@@ -51,6 +51,7 @@ pub(crate) async fn run(
                     .iter()
                     .find(|t| Some(&t.name) == k.team.as_ref())
                     .cloned(),
+                user: None,
                 gateway_per_day: Some(GATEWAY_PER_DAY),
                 reserve_usd: RESERVE_USD,
                 input_tokens: 200,

@@ -40,6 +40,7 @@ pub(crate) fn hold(id: String, key: &ClientKey, setup: &Setup, cap: Option<f64>)
         id,
         key: key.clone(),
         team: team.cloned(),
+        user: None,
         amount_usd: 0.001,
         gateway_per_day: cap,
         now_ms: now,

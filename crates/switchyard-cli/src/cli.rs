@@ -79,10 +79,10 @@ pub enum Command {
         #[arg(long, short = 'n', value_name = "N")]
         limit: Option<usize>,
     },
-    /// Sum the requests `switchyard serve` recorded by client key, team, model or UTC day:
-    /// requests, tokens, cost.
+    /// Sum the requests `switchyard serve` recorded by client key, team, user, model or UTC
+    /// day: requests, tokens, cost.
     Usage {
-        /// How to group: key, team, model or day.
+        /// How to group: key, team, user, model or day.
         #[arg(long, value_enum, default_value = "key")]
         by: UsageGroup,
         /// Only requests from this UTC date on (YYYY-MM-DD).
@@ -145,6 +145,12 @@ pub enum Command {
         #[command(subcommand)]
         command: TeamsCommand,
     },
+    /// The people who signed in to the dashboard through the identity provider: their roles,
+    /// budgets over every key they own, and whether they may use their keys.
+    Users {
+        #[command(subcommand)]
+        command: UsersCommand,
+    },
     /// The audit log: every change to keys and teams and every dashboard sign-in, oldest
     /// first, with who, when, from where and what changed (never a secret).
     Audit {
@@ -170,6 +176,8 @@ pub enum UsageGroup {
     Key,
     /// By team.
     Team,
+    /// By the user who owns the key.
+    User,
     /// By the provider and model that answered.
     Model,
     /// By UTC day.
@@ -182,6 +190,7 @@ impl UsageGroup {
         match self {
             Self::Key => UsageBy::Key,
             Self::Team => UsageBy::Team,
+            Self::User => UsageBy::User,
             Self::Model => UsageBy::Model,
             Self::Day => UsageBy::Day,
         }
@@ -286,9 +295,55 @@ pub struct NewKeyArgs {
     /// A key for /metrics and the dashboard's sign-in, never for requests to models.
     #[arg(long)]
     pub admin: bool,
+    /// The user who owns it (`switchyard users list`): their budget counts it too, and it stops
+    /// working when they are disabled.
+    #[arg(long, value_name = "USER_ID")]
+    pub owner: Option<String>,
     /// Print `{key, id, prefix}` as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// List the users: email, role, team, budget and what their keys used, keys, state.
+    List {
+        /// One JSON object per user.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one user.
+    Show {
+        /// The user's id (`usr_…`).
+        id: String,
+        /// As a JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a user's budget or role, or disable or enable them: every gateway on the store
+    /// applies it within a second. It lasts until the user's next sign-in, which sets budget
+    /// and role from their groups again and enables them; disable someone in the identity
+    /// provider to keep them out.
+    Update(UserUpdateArgs),
+}
+
+/// `switchyard users update`'s flags; each left out keeps its value.
+#[derive(Debug, Args)]
+pub struct UserUpdateArgs {
+    /// The user's id (`usr_…`).
+    pub id: String,
+    /// Their budget over every key they own, in USD per day, per month or in total, or `none`.
+    #[arg(long, value_name = "USD[/day|/month]|none")]
+    pub budget: Option<String>,
+    /// admin, member or viewer.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Refuse their keys (403) on every gateway within a second.
+    #[arg(long, conflicts_with = "enable")]
+    pub disable: bool,
+    /// Let their keys work again.
+    #[arg(long)]
+    pub enable: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -94,6 +94,7 @@ fn main() -> ExitCode {
         }
         Command::Keys { command } => runtime.block_on(commands::keys::run(place, &command)),
         Command::Teams { command } => runtime.block_on(commands::teams::run(place, &command)),
+        Command::Users { command } => runtime.block_on(commands::users::run(place, &command)),
         Command::Audit { since, json } => {
             runtime.block_on(commands::audit::run(place, since.as_deref(), json))
         }

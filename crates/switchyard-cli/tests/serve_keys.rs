@@ -973,6 +973,7 @@ fn keys_show_prints_every_field_of_the_record_one_a_line() {
     assert_eq!(value("prefix"), format!("{}…", &key[..12]));
     assert_eq!(value("name"), "ci-bot");
     assert_eq!(value("team"), "core");
+    assert_eq!(value("owner"), "-");
     assert_eq!(value("models"), "claude-*, gpt-4o");
     assert_eq!(value("budget"), "$5/day");
     assert_eq!(value("used"), "$0.0000 this day");
@@ -986,7 +987,7 @@ fn keys_show_prints_every_field_of_the_record_one_a_line() {
     assert_eq!(value("state"), "active");
     assert_eq!(
         lines.len(),
-        15,
+        16,
         "one line per field and nothing else: {out}"
     );
 
@@ -1003,6 +1004,7 @@ fn keys_show_prints_every_field_of_the_record_one_a_line() {
         "id",
         "prefix",
         "team",
+        "owner",
         "used_usd",
         "rpm",
         "tpm",

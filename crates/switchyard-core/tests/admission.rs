@@ -12,7 +12,8 @@ use switchyard_core::limits::admission::{
 };
 use switchyard_core::store::{
     Actor, Budget, BudgetWindow, ClientKey, KeyChange, KeyUpdate, LeaseScope, LeaseWant,
-    RequestOutcome, RequestRecord, SqliteStore, TaskStore, Team, hash_key,
+    RequestOutcome, RequestRecord, Role, SignIn, SqliteStore, TaskStore, Team, User, UserUpdate,
+    hash_key,
 };
 
 /// Where the shared store lives.
@@ -83,6 +84,7 @@ fn ask(key: &ClientKey, team_usd: f64, usd: f64) -> AdmissionAsk {
     AdmissionAsk {
         key: Some(key.clone()),
         team: Some(team(team_usd)),
+        user: None,
         gateway_per_day: Some(100.0),
         reserve_usd: usd,
         input_tokens: 100,
@@ -422,6 +424,115 @@ async fn lowered_budget_binds_leased_slices(place: Place) {
     }
 }
 
+/// Jane, signed in with a budget of `usd` in total.
+async fn signed_in(store: &dyn TaskStore, usd: f64) -> User {
+    let sign_in = SignIn {
+        issuer: "https://idp.example".into(),
+        subject: "jane".into(),
+        email: Some("jane@example.com".into()),
+        name: None,
+        role: Role::Member,
+        team: None,
+        models: Vec::new(),
+        budget: total(usd),
+        at_ms: now(),
+    };
+    let by = Actor {
+        who: "jane".into(),
+        origin: "test".into(),
+    };
+    store.sign_in_user(&sign_in, &by).await.unwrap()
+}
+
+/// Two keys of one user, neither with a budget, on two allocators: the user's budget binds
+/// them together, and lowered while both hold user slices it binds them at their next request,
+/// as a lowered key budget does.
+async fn user_budget_binds_two_keys_and_its_lowering(place: Place) {
+    let store = place.open().await;
+    let user = signed_in(&*store, 10.0).await;
+    let keys: Vec<ClientKey> = ["key_u1", "key_u2"]
+        .map(|id| ClientKey {
+            owner: Some(user.id.clone()),
+            ..client_key(id, None, None)
+        })
+        .to_vec();
+    store.create_team(&team(100.0)).await.unwrap();
+    for k in &keys {
+        store.create_key(k, &hash_key(&k.id)).await.unwrap();
+    }
+    let alloc = allocators(&place, 2, &AllocatorConfig::default()).await;
+    let mut n = 0;
+    let mut run = async |a: &Allocator, key: &ClientKey, user: &User, times: usize| -> usize {
+        let mut admitted = 0;
+        for _ in 0..times {
+            let ask = AdmissionAsk {
+                user: Some(user.clone()),
+                ..ask(key, 100.0, 0.1)
+            };
+            if let Admission::Admitted(ad) = a.admit(&ask).await {
+                let at = ad.at_ms;
+                n += 1;
+                a.settle(ad, record(format!("user{n}"), at, 0.1)).await;
+                admitted += 1;
+            }
+        }
+        a.flush().await;
+        admitted
+    };
+    for (a, k) in alloc.iter().zip(&keys) {
+        assert_eq!(run(a, k, &user, 3).await, 3);
+    }
+    let spent = store
+        .user_used_since(&user.id, i64::MIN, now())
+        .await
+        .unwrap();
+    assert!(
+        (spent - 0.6).abs() < 1e-9,
+        "the user's keys spent ${spent}, not $0.6"
+    );
+    let by = Actor {
+        who: "test".into(),
+        origin: "test".into(),
+    };
+    let lower = UserUpdate {
+        budget: Some(total(0.8)),
+        ..UserUpdate::default()
+    };
+    let (_, lowered) = (store.change_user(&user.id, &lower, &by, now()).await)
+        .unwrap()
+        .unwrap();
+    let mut after = 0;
+    for (a, k) in alloc.iter().zip(&keys) {
+        after += run(a, k, &lowered, 5).await;
+    }
+    let spent = store
+        .user_used_since(&user.id, i64::MIN, now())
+        .await
+        .unwrap();
+    assert!(spent <= 0.8 + 1e-9, "spent ${spent} past the lowered $0.8");
+    assert!(
+        after >= 1,
+        "what was left of the lowered budget was never admitted"
+    );
+    for a in alloc {
+        Arc::into_inner(a).unwrap().shutdown().await.unwrap();
+    }
+    assert!(
+        store
+            .check_totals(false)
+            .await
+            .unwrap()
+            .differences
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_user_budget_binds_two_keys_and_its_lowering() {
+    let dir = tempfile::tempdir().unwrap();
+    user_budget_binds_two_keys_and_its_lowering(Place::sqlite(&dir)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_lowered_budget_binds_leased_slices() {
     let dir = tempfile::tempdir().unwrap();
@@ -460,6 +571,13 @@ mod postgres {
     async fn postgres_lowered_budget_binds_leased_slices() {
         if let Some(place) = Place::postgres("alloc_lowered") {
             lowered_budget_binds_leased_slices(place).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres_user_budget_binds_two_keys_and_its_lowering() {
+        if let Some(place) = Place::postgres("alloc_user") {
+            user_budget_binds_two_keys_and_its_lowering(place).await;
         }
     }
 

@@ -1,6 +1,6 @@
 //! Client keys at the gateway's door: the key a client presents, looked up by its SHA-256 in
-//! the store, and each refusal as one sentence in the client's dialect.
-//! Spec: R14.6, R14.9, R14.10.
+//! the store with its team and owner, and each refusal as one sentence in the client's dialect.
+//! Spec: R14.6, R14.6b, R14.9, R14.10.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use hyper::HeaderMap;
 use switchyard_core::limits::Clock;
-use switchyard_core::store::{ClientKey, KeyStore, StoreError, Team, hash_key};
+use switchyard_core::store::{ClientKey, KeyStore, StoreError, Team, User, hash_key};
 use tokio::time::Instant;
 
 use crate::glob::glob_matches;
@@ -30,6 +30,8 @@ pub(crate) struct Client {
     pub(crate) key: ClientKey,
     /// Its team, when it names one that exists.
     pub(crate) team: Option<Team>,
+    /// Its owner, when it has one that exists.
+    pub(crate) user: Option<User>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,12 +119,13 @@ impl Auth {
     }
 
     /// The client behind `headers` and the URL's `query` for `purpose`: `None` when keys are
-    /// off.
+    /// off. A key whose owner last signed in longer than `membership` ago is refused.
     pub(crate) async fn check(
         &self,
         headers: &HeaderMap,
         query: Option<&str>,
         purpose: Purpose,
+        membership: Option<Duration>,
     ) -> Result<Option<Client>, Refusal> {
         if !self.requires().await? {
             return Ok(None);
@@ -162,6 +165,7 @@ impl Auth {
                 format!("The client key {prefix}… expired on {when}: ask for a new one."),
             ));
         }
+        owner_allows(&client, membership, now)?;
         match (purpose, key.admin) {
             (Purpose::Client, true) => Err(denied(
                 403,
@@ -203,7 +207,11 @@ impl Auth {
                     Some(name) => self.store.team(name).await.map_err(unreachable)?,
                     None => None,
                 };
-                Some(Client { key, team })
+                let user = match key.owner.as_deref() {
+                    Some(id) => self.store.user(id).await.map_err(unreachable)?,
+                    None => None,
+                };
+                Some(Client { key, team, user })
             }
             None => None,
         };
@@ -273,25 +281,130 @@ pub(crate) fn utc_time(ms: i64) -> String {
     )
 }
 
-/// Whether `client`'s key may use `model`; a key without globs may use every model.
-pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Refusal> {
-    let globs = &client.key.models;
-    if globs.is_empty() || globs.iter().any(|g| glob_matches(g, model)) {
+/// `Ok` when `client`'s key has no owner, or an owner who is enabled and signed in within
+/// `membership`; the owner is read with the key, so a change shows within a second.
+fn owner_allows(client: &Client, membership: Option<Duration>, now: i64) -> Result<(), Refusal> {
+    let prefix = &client.key.prefix;
+    if client.key.owner.is_none() {
         return Ok(());
     }
-    Err(denied(
-        403,
-        format!(
-            "The client key {}… may not use the model `{model}`; it may use {}.",
-            client.key.prefix,
-            globs.join(", ")
-        ),
-    ))
+    let Some(user) = &client.user else {
+        return Err(denied(
+            403,
+            format!(
+                "The client key {prefix}… belongs to a user this gateway does not know: ask an administrator for a new key."
+            ),
+        ));
+    };
+    if user.disabled_ms.is_some() {
+        return Err(denied(
+            403,
+            format!(
+                "The client key {prefix}… belongs to a user who was disabled: sign in to the dashboard again, or ask an administrator."
+            ),
+        ));
+    }
+    let bound = membership.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    if bound.is_some_and(|b| now.saturating_sub(user.signed_in_ms) > b) {
+        let when = utc_time(user.signed_in_ms);
+        return Err(denied(
+            403,
+            format!(
+                "The client key {prefix}…'s owner last signed in on {when}: sign in to the dashboard again to renew."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `client`'s key, and its owner, may use `model`; no globs is every model.
+pub(crate) fn allow_model(client: &Client, model: &str) -> Result<(), Refusal> {
+    let owner = client.user.as_ref().map(|u| &u.models);
+    for (globs, whose) in [
+        (&client.key.models, "it"),
+        (owner.unwrap_or(&Vec::new()), "its owner"),
+    ] {
+        if globs.is_empty() || globs.iter().any(|g| glob_matches(g, model)) {
+            continue;
+        }
+        return Err(denied(
+            403,
+            format!(
+                "The client key {}… may not use the model `{model}`; {whose} may use {}.",
+                client.key.prefix,
+                globs.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn owned(user: Option<User>) -> Client {
+        let key = ClientKey {
+            id: "key_1".into(),
+            prefix: "sk-sy-abcdef".into(),
+            name: "laptop".into(),
+            team: None,
+            models: vec![],
+            budget: None,
+            rpm: None,
+            tpm: None,
+            max_parallel: None,
+            expires_ms: None,
+            admin: false,
+            created_ms: 0,
+            revoked_ms: None,
+            owner: Some("usr_1".into()),
+        };
+        Client {
+            key,
+            team: None,
+            user,
+        }
+    }
+
+    #[test]
+    fn an_owned_key_needs_its_owner_enabled_and_signed_in_within_the_bound() {
+        let day = 86_400_000;
+        let user = User {
+            id: "usr_1".into(),
+            issuer: "https://idp".into(),
+            subject: "s".into(),
+            email: None,
+            name: None,
+            role: switchyard_core::store::Role::Member,
+            team: None,
+            models: vec!["gpt-*".into()],
+            budget: None,
+            created_ms: 0,
+            signed_in_ms: day,
+            disabled_ms: None,
+        };
+        let week = Some(Duration::from_secs(7 * 86_400));
+        assert!(owner_allows(&owned(Some(user.clone())), week, 8 * day).is_ok());
+        assert!(owner_allows(&owned(Some(user.clone())), None, 80 * day).is_ok());
+        let said = |r: Result<(), Refusal>| format!("{:?}", r.unwrap_err());
+        let stale = said(owner_allows(&owned(Some(user.clone())), week, 8 * day + 1));
+        assert!(
+            stale.contains("403") && stale.contains("again to renew"),
+            "{stale}"
+        );
+        let off = User {
+            disabled_ms: Some(2 * day),
+            ..user.clone()
+        };
+        let refused = said(owner_allows(&owned(Some(off)), None, 3 * day));
+        assert!(refused.contains("was disabled"), "{refused}");
+        assert!(owner_allows(&owned(None), None, 0).is_err());
+        let client = owned(Some(user));
+        assert!(allow_model(&client, "gpt-5").is_ok());
+        let outside = said(allow_model(&client, "claude-sonnet-4-5"));
+        assert!(outside.contains("its owner may use gpt-*"), "{outside}");
+    }
 
     #[test]
     fn a_key_is_read_from_either_header() {

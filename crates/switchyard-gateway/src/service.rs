@@ -100,6 +100,13 @@ impl Gateway {
         self.auth.required()
     }
 
+    /// This gateway refusing a key whose owner last signed in longer than `bound` ago; `None`
+    /// (without single sign-on) bounds nothing.
+    pub fn with_membership(mut self, bound: Option<Duration>) -> Self {
+        self.current.shared_mut().membership = bound;
+        self
+    }
+
     /// This gateway counting a budget hold nothing settled for `lease`.
     pub fn with_hold_lease(mut self, lease: Duration) -> Self {
         self.current.shared_mut().admission.set_hold_lease(lease);
@@ -228,7 +235,11 @@ impl Gateway {
         let client = match target.door {
             Some(purpose) => {
                 let query = request.uri().query();
-                self.auth.check(request.headers(), query, purpose).await?
+                let membership = now.shared.membership;
+                (self
+                    .auth
+                    .check(request.headers(), query, purpose, membership))
+                .await?
             }
             None => None,
         };
@@ -441,7 +452,10 @@ impl Gateway {
         let now = self.current.load();
         let (dialect, shared) = (Dialect::Responses, &now.shared);
         // The key again each turn: one revoked or expired while its socket is open stops there.
-        let client = match self.auth.check(headers, query, Purpose::Client).await {
+        let checked = self
+            .auth
+            .check(headers, query, Purpose::Client, shared.membership);
+        let client = match checked.await {
             Ok(client) => client,
             Err(refusal) => return refusal.answer(dialect, &id, &shared.metrics, &shared.live),
         };

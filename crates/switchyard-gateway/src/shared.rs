@@ -56,6 +56,9 @@ pub(crate) struct Shared {
     pub(crate) telemetry: Arc<Telemetry>,
     /// The cooldowns and learnt limits every request's entry choice reads.
     pub(crate) limits_cache: Arc<LimitsCache>,
+    /// How long after a user's last sign-in their keys still work; `None` without single
+    /// sign-on.
+    pub(crate) membership: Option<Duration>,
 }
 
 impl Shared {
@@ -96,6 +99,7 @@ impl Shared {
             live,
             telemetry: Arc::new(Telemetry::off()),
             limits_cache: Arc::default(),
+            membership: None,
         }
     }
 

@@ -96,7 +96,7 @@ async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
         max_parallel: args.max_parallel,
         expires: args.expires.clone(),
         admin: args.admin,
-        owner: None,
+        owner: args.owner.clone(),
     };
     let made = (create_client_key_by(&**store, &new, &cli_actor(), now_ms()).await)
         .map_err(|e| (2, e.to_string()))?;
@@ -183,6 +183,7 @@ async fn show(store: &Arc<dyn TaskStore>, wanted: &str, json: bool) -> Outcome {
         ("prefix", format!("{}…", k.prefix)),
         ("name", k.name.clone()),
         ("team", or_dash(k.team.clone())),
+        ("owner", or_dash(k.owner.clone())),
         ("models", models),
         ("budget", or_dash(k.budget.map(|b| b.to_string()))),
         (
@@ -282,6 +283,7 @@ fn key_json(k: &ClientKey, used: Option<f64>) -> serde_json::Value {
         "prefix": k.prefix,
         "name": k.name,
         "team": k.team,
+        "owner": k.owner,
         "models": k.models,
         "budget_usd": k.budget.map(|b| b.usd),
         "budget_window": k.budget.map(|b| b.window_name()),

@@ -18,3 +18,4 @@ pub mod task;
 pub mod tasks;
 pub mod teams;
 pub mod usage;
+pub mod users;

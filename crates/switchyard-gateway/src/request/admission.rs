@@ -1,7 +1,8 @@
 //! A keyed request's admission: a slot in its key's per-minute window, then a hold on its
-//! reservation against the key's, its team's and the gateway's budgets, taken before anything
-//! is sent, from this process's leased slices or in the store. The request's record settles it.
-//! Spec: R14.6, R14.7, R12.3.
+//! reservation against the key's, its owner's, its team's and the gateway's budgets, taken
+//! before anything is sent, from this process's leased slices or in the store. The request's
+//! record settles it.
+//! Spec: R14.6, R14.7, R14.7a, R12.3.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,6 +156,7 @@ impl Admission {
             let ask = AdmissionAsk {
                 key: Some(client.key.clone()),
                 team: client.team.clone(),
+                user: client.user.clone(),
                 gateway_per_day: self.per_day,
                 reserve_usd: amount,
                 input_tokens: input,
@@ -177,6 +179,7 @@ impl Admission {
             id: id.to_owned(),
             key: client.key.clone(),
             team: client.team.clone(),
+            user: client.user.clone(),
             amount_usd: amount,
             gateway_per_day: self.per_day,
             now_ms: now,
@@ -298,6 +301,12 @@ fn budget_refusal(
     }
     let whose = match scope {
         HoldScope::Key => format!("The client key {}…'s budget", client.key.prefix),
+        HoldScope::User => {
+            let user = client.user.as_ref();
+            let name = user.and_then(|u| u.email.as_deref().or(u.name.as_deref()));
+            let id = user.map_or("", |u| u.id.as_str());
+            format!("The user {}'s budget", name.unwrap_or(id))
+        }
         HoldScope::Team => format!(
             "The team {}'s budget",
             client.team.as_ref().map_or("", |t| t.name.as_str())

@@ -2,16 +2,18 @@
 
 use super::slice::SliceKey;
 use crate::limits::{LimitReason, RateLimits};
-use crate::store::{BudgetWindow, ClientKey, HoldScope, LeaseScope, StoreError, Team};
+use crate::store::{BudgetWindow, ClientKey, HoldScope, LeaseScope, StoreError, Team, User};
 
-/// One request to admit: its reservation against its key's, team's and the gateway's budgets,
-/// one of its key's requests in flight and one slot of its key's per-minute limits.
+/// One request to admit: its reservation against its key's, owner's, team's and the gateway's
+/// budgets, one of its key's requests in flight and one slot of its key's per-minute limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdmissionAsk {
     /// The client key as the gateway authenticated it; `None` without keys.
     pub key: Option<ClientKey>,
     /// The key's team, as stored.
     pub team: Option<Team>,
+    /// The key's owner, as stored: their budget counts every key they own.
+    pub user: Option<User>,
     /// The gateway-wide daily cap, `[limits] max_cost_usd_per_day`.
     pub gateway_per_day: Option<f64>,
     /// The reservation, USD.
@@ -30,7 +32,7 @@ pub(crate) struct Need {
 }
 
 impl AdmissionAsk {
-    /// The slices this request takes from, key before team before gateway.
+    /// The slices this request takes from, key before user before team before gateway.
     pub(crate) fn needs(&self) -> Vec<Need> {
         let mut needs = Vec::new();
         let usd = self.reserve_usd.max(0.0);
@@ -61,6 +63,11 @@ impl AdmissionAsk {
                     1.0,
                 );
             }
+        }
+        if let Some(u) = &self.user
+            && let Some(b) = u.budget.filter(|_| priced)
+        {
+            push(LeaseScope::User, &u.id, b.usd, b.window, usd);
         }
         if let Some(t) = &self.team
             && let Some(b) = t.budget.filter(|_| priced)
@@ -167,6 +174,7 @@ pub enum Admission {
 pub(crate) fn hold_scope(scope: LeaseScope) -> HoldScope {
     match scope {
         LeaseScope::Key => HoldScope::Key,
+        LeaseScope::User => HoldScope::User,
         LeaseScope::Team => HoldScope::Team,
         LeaseScope::Gateway => HoldScope::Gateway,
         LeaseScope::Parallel => HoldScope::Parallel,

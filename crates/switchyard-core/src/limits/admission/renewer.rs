@@ -78,9 +78,8 @@ async fn renew(shared: &Arc<Shared>) {
         let revoked = &state.revoked;
         (state.slices.iter())
             .filter_map(|(key, slice)| {
-                let gone = key.scope != LeaseScope::Team
-                    && key.scope != LeaseScope::Gateway
-                    && revoked.contains(&key.id);
+                let of_key = matches!(key.scope, LeaseScope::Key | LeaseScope::Parallel);
+                let gone = of_key && revoked.contains(&key.id);
                 let idle = slice.demand <= 0.0 || gone;
                 (slice.due(now, shared.config.lease_ms, idle)).then(|| (key.clone(), idle))
             })

@@ -240,9 +240,24 @@ fn a_request_reserving_nothing_takes_only_its_parallel_slot() {
         budget: Budget::parse("10/month"),
         created_ms: 1,
     };
+    let user = crate::store::User {
+        id: "usr_0123456789abcdef".to_owned(),
+        issuer: "https://idp".to_owned(),
+        subject: "jane".to_owned(),
+        email: None,
+        name: None,
+        role: crate::store::Role::Member,
+        team: None,
+        models: vec![],
+        budget: Budget::parse("2/day"),
+        created_ms: 1,
+        signed_in_ms: 1,
+        disabled_ms: None,
+    };
     let ask = |reserve_usd| AdmissionAsk {
         key: Some(key.clone()),
         team: Some(team.clone()),
+        user: Some(user.clone()),
         gateway_per_day: Some(5.0),
         reserve_usd,
         input_tokens: 10,
@@ -255,8 +270,14 @@ fn a_request_reserving_nothing_takes_only_its_parallel_slot() {
         [
             LeaseScope::Key,
             LeaseScope::Parallel,
+            LeaseScope::User,
             LeaseScope::Team,
             LeaseScope::Gateway
         ]
+    );
+    let owners = ask(0.01).needs();
+    assert_eq!(
+        (owners[2].key.id.as_str(), owners[2].limit),
+        (user.id.as_str(), 2.0)
     );
 }

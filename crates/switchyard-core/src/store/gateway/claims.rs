@@ -98,6 +98,7 @@ impl Claim {
             LeaseScope::Key | LeaseScope::Parallel => {
                 TotalKey::of(TotalScope::Key, &self.id, BudgetWindow::Total, 0)
             }
+            LeaseScope::User => TotalKey::of(TotalScope::User, &self.id, BudgetWindow::Total, 0),
             LeaseScope::Team => TotalKey::of(TotalScope::Team, &self.id, BudgetWindow::Total, 0),
             LeaseScope::Gateway => {
                 TotalKey::of(TotalScope::Gateway, "", BudgetWindow::Day, self.now_ms)
@@ -154,6 +155,15 @@ pub(crate) fn used_sql(scope: LeaseScope, p: &str, sqlite: bool) -> String {
                 &format!("key_id = :{p}id AND ts_ms >= :{p}from AND")
             )
         ),
+        LeaseScope::User => format!(
+            "{} + {}",
+            total("user"),
+            live(
+                held,
+                "budget_holds_open_by_user",
+                &format!("user_id = :{p}id AND ts_ms >= :{p}from AND")
+            )
+        ),
         LeaseScope::Team => format!(
             "{} + {}",
             total("team"),
@@ -176,10 +186,10 @@ pub(crate) fn used_sql(scope: LeaseScope, p: &str, sqlite: bool) -> String {
     }
 }
 
-/// The four claims a hold is decided on: key, parallel, team and gateway.
-pub(crate) fn hold_claims(req: &HoldRequest) -> [Claim; 4] {
+/// The five claims a hold is decided on: key, parallel, user, team and gateway.
+pub(crate) fn hold_claims(req: &HoldRequest) -> [Claim; 5] {
     let window = |b: Option<super::budget::Budget>| b.map_or(BudgetWindow::Total, |b| b.window);
-    let team = req.team.as_ref();
+    let (team, user) = (req.team.as_ref(), req.user.as_ref());
     let claim = |scope, id: &str, window| Claim {
         scope,
         id: id.to_owned(),
@@ -189,6 +199,11 @@ pub(crate) fn hold_claims(req: &HoldRequest) -> [Claim; 4] {
     [
         claim(LeaseScope::Key, &req.key.id, window(req.key.budget)),
         claim(LeaseScope::Parallel, &req.key.id, BudgetWindow::Total),
+        claim(
+            LeaseScope::User,
+            user.map_or("", |u| u.id.as_str()),
+            window(user.and_then(|u| u.budget)),
+        ),
         claim(
             LeaseScope::Team,
             team.map_or("", |t| t.name.as_str()),
@@ -200,10 +215,13 @@ pub(crate) fn hold_claims(req: &HoldRequest) -> [Claim; 4] {
 
 /// The claims of `req` a hold must lock on PostgreSQL: only scopes with a limit.
 pub(crate) fn hold_locks(req: &HoldRequest) -> Vec<TotalKey> {
-    let [key, _, team, gateway] = hold_claims(req);
+    let [key, _, user, team, gateway] = hold_claims(req);
     let mut locks = Vec::new();
     if req.key.budget.is_some() || req.key.max_parallel.is_some() {
         locks.push(key.lock_row());
+    }
+    if req.user.as_ref().is_some_and(|u| u.budget.is_some()) {
+        locks.push(user.lock_row());
     }
     if req.team.as_ref().is_some_and(|t| t.budget.is_some()) {
         locks.push(team.lock_row());
@@ -214,10 +232,10 @@ pub(crate) fn hold_locks(req: &HoldRequest) -> Vec<TotalKey> {
     locks
 }
 
-/// The statement reading a hold's four claims in one snapshot.
+/// The statement reading a hold's five claims in one snapshot.
 pub(crate) fn hold_sql(req: &HoldRequest, mark: char, sqlite: bool) -> Bound {
     let claims = hold_claims(req);
-    let prefixes = ["k", "p", "t", "g"];
+    let prefixes = ["k", "p", "u", "t", "g"];
     let mut named = vec![
         ("now".to_owned(), Arg::Int(req.now_ms)),
         ("holder".to_owned(), Arg::Text(String::new())),
@@ -264,9 +282,10 @@ pub(crate) fn recompute_sql(sqlite: bool) -> String {
         .join(" UNION ALL ")
     };
     format!(
-        "{} UNION ALL {} UNION ALL SELECT 'gateway', '', 'day', {}, sum(cost_usd) FROM spend
-         GROUP BY 4",
+        "{} UNION ALL {} UNION ALL {} UNION ALL SELECT 'gateway', '', 'day', {}, sum(cost_usd)
+         FROM spend GROUP BY 4",
         holds("key", "key_id"),
+        holds("user", "user_id"),
         holds("team", "team"),
         day_sql("ts_ms"),
     )

@@ -4,6 +4,7 @@
 use super::budget::{Budget, BudgetWindow};
 use super::keys::{ClientKey, Team};
 use super::requests::{RequestOutcome, RequestRecord};
+use super::users::User;
 
 /// One request's reservation to take, in USD at Unix ms times.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,6 +15,8 @@ pub struct HoldRequest {
     pub key: ClientKey,
     /// The key's team, as stored now.
     pub team: Option<Team>,
+    /// The key's owner, as stored now: their budget counts every key they own.
+    pub user: Option<User>,
     /// The reservation.
     pub amount_usd: f64,
     /// The gateway-wide daily cap, `[limits] max_cost_usd_per_day`.
@@ -29,6 +32,8 @@ pub struct HoldRequest {
 pub enum HoldScope {
     /// The key's budget.
     Key,
+    /// The key's owner's budget.
+    User,
     /// The team's budget.
     Team,
     /// The gateway-wide daily cap.
@@ -62,13 +67,15 @@ pub struct HoldUse {
     pub key_usd: f64,
     /// The key's live unsettled holds and parallel leases.
     pub key_in_flight: u64,
+    /// The owner's, over every key they own, in their budget's window.
+    pub user_usd: f64,
     /// The team's, in its budget's window.
     pub team_usd: f64,
     /// The gateway's spend today, every live hold and the gateway leases.
     pub gateway_usd: f64,
 }
 
-/// The one rule deciding a hold: parallel, key, team, then gateway cap.
+/// The one rule deciding a hold: parallel, key, user, team, then gateway cap.
 pub fn decide_hold(req: &HoldRequest, used: &HoldUse) -> HoldOutcome {
     let now = req.now_ms;
     if let Some(max) = req.key.max_parallel
@@ -87,6 +94,11 @@ pub fn decide_hold(req: &HoldRequest, used: &HoldUse) -> HoldOutcome {
     });
     let caps = [
         (HoldScope::Key, req.key.budget, used.key_usd),
+        (
+            HoldScope::User,
+            req.user.as_ref().and_then(|u| u.budget),
+            used.user_usd,
+        ),
         (
             HoldScope::Team,
             req.team.as_ref().and_then(|t| t.budget),
@@ -136,6 +148,7 @@ mod tests {
             id: "req_a".to_owned(),
             key,
             team: None,
+            user: None,
             amount_usd,
             gateway_per_day: Some(5.0),
             now_ms: 1_000,
@@ -149,6 +162,7 @@ mod tests {
         let spent = HoldUse {
             key_usd: 1.2,
             key_in_flight: 0,
+            user_usd: 0.0,
             team_usd: 0.0,
             gateway_usd: 5.5,
         };

@@ -61,6 +61,14 @@ pub trait KeyStore: Send + Sync {
         now_ms: i64,
     ) -> StoreFuture<'a, f64>;
 
+    /// What the keys user `id` owns have used since `from_ms`, settled and held.
+    fn user_used_since<'a>(
+        &'a self,
+        id: &'a str,
+        from_ms: i64,
+        now_ms: i64,
+    ) -> StoreFuture<'a, f64>;
+
     /// Recomputes every running total and reports those that differ; `repair` rewrites them.
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck>;
 

@@ -11,6 +11,8 @@ use crate::store::StoreFuture;
 pub enum LeaseScope {
     /// A key's budget, by key id.
     Key,
+    /// A user's budget over every key they own, by user id.
+    User,
     /// A team's budget, by team name.
     Team,
     /// The gateway-wide daily cap, id `""`.
@@ -24,6 +26,7 @@ impl LeaseScope {
     pub fn name(self) -> &'static str {
         match self {
             Self::Key => "key",
+            Self::User => "user",
             Self::Team => "team",
             Self::Gateway => "gateway",
             Self::Parallel => "parallel",
@@ -36,7 +39,7 @@ impl LeaseScope {
 pub struct LeaseWant {
     /// What it is carved from.
     pub scope: LeaseScope,
-    /// The key id, the team name, or `""` for the gateway.
+    /// The key id, the user id, the team name, or `""` for the gateway.
     pub id: String,
     /// The budget's size.
     pub limit: f64,

@@ -52,7 +52,8 @@ pub(crate) fn usage_range_sql(
 ) -> String {
     let group = match by {
         UsageBy::Key => "key_id",
-        UsageBy::Team => "team",
+        UsageBy::Team => "gateway_requests.team",
+        UsageBy::User => "k.owner",
         UsageBy::Model => "provider || ':' || model",
         UsageBy::Day => "CAST(started_ms / 86400000 AS TEXT)",
     };
@@ -64,6 +65,11 @@ pub(crate) fn usage_range_sql(
         None => ("CAST(NULL AS BIGINT)".to_owned(), "g NULLS LAST"),
     };
     let end = to.map_or(String::new(), |to| format!(" AND started_ms < {to}"));
+    // A key's owner never changes, so the log groups by it through the key's row.
+    let from_rows = match by {
+        UsageBy::User => "gateway_requests LEFT JOIN client_keys k ON k.id = key_id",
+        _ => "gateway_requests",
+    };
     let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");
     // What a keyed request was charged is its settled hold, its reservation where its cost
     // is unknown: the same amount its key's budget counts.
@@ -71,7 +77,7 @@ pub(crate) fn usage_range_sql(
         WHERE h.id = gateway_requests.id), cost_usd)";
     format!(
         "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum({charged}), 0.0),
-           {}, {bucket} AS b, max(started_ms) FROM gateway_requests WHERE started_ms >= {from}{end}
+           {}, {bucket} AS b, max(started_ms) FROM {from_rows} WHERE started_ms >= {from}{end}
          GROUP BY g, b ORDER BY {order}",
         sum("input_tokens"),
         sum("output_tokens"),

@@ -10,6 +10,8 @@ use super::budget::BudgetWindow;
 pub enum TotalScope {
     /// A client key, by id.
     Key,
+    /// A user, by id: the keys they own.
+    User,
     /// A team, by name.
     Team,
     /// The whole gateway, id `""`: the spend rows of tasks and gateway requests.
@@ -21,6 +23,7 @@ impl TotalScope {
     pub fn name(self) -> &'static str {
         match self {
             Self::Key => "key",
+            Self::User => "user",
             Self::Team => "team",
             Self::Gateway => "gateway",
         }
@@ -28,7 +31,7 @@ impl TotalScope {
 
     /// The scope named `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Key, Self::Team, Self::Gateway]
+        [Self::Key, Self::User, Self::Team, Self::Gateway]
             .into_iter()
             .find(|s| s.name() == name)
     }
@@ -39,7 +42,7 @@ impl TotalScope {
 pub struct TotalKey {
     /// Whose.
     pub scope: TotalScope,
-    /// The key id, the team name, or `""` for the gateway.
+    /// The key id, the user id, the team name, or `""` for the gateway.
     pub id: String,
     /// Per day, per month or ever.
     pub window: BudgetWindow,
@@ -86,11 +89,20 @@ pub struct TotalsCheck {
 pub(crate) struct Deltas(pub(crate) BTreeMap<TotalKey, f64>);
 
 impl Deltas {
-    /// Adds a settled hold of `key_id` and `team` at `ts_ms` to its key's and team's totals.
-    pub(crate) fn hold(&mut self, key_id: &str, team: Option<&str>, ts_ms: i64, usd: f64) {
+    /// Adds a settled hold of `key_id`, its owner `user` and `team` at `ts_ms` to their totals.
+    pub(crate) fn hold(
+        &mut self,
+        (key_id, user): (&str, Option<&str>),
+        team: Option<&str>,
+        ts_ms: i64,
+        usd: f64,
+    ) {
         let windows = [BudgetWindow::Day, BudgetWindow::Month, BudgetWindow::Total];
         for w in windows {
             self.add(TotalKey::of(TotalScope::Key, key_id, w, ts_ms), usd);
+            if let Some(user) = user {
+                self.add(TotalKey::of(TotalScope::User, user, w, ts_ms), usd);
+            }
             if let Some(team) = team {
                 self.add(TotalKey::of(TotalScope::Team, team, w, ts_ms), usd);
             }
@@ -151,8 +163,8 @@ mod tests {
     fn a_settled_hold_adds_to_three_windows_of_its_key_and_team() {
         let mut d = Deltas::default();
         let ts = 31 * 86_400_000 + 5;
-        d.hold("k", Some("t"), ts, 0.5);
-        d.hold("k", None, ts, 0.25);
+        d.hold(("k", None), Some("t"), ts, 0.5);
+        d.hold(("k", None), None, ts, 0.25);
         d.spend(ts, 1.0);
         let got: Vec<_> =
             d.0.iter()

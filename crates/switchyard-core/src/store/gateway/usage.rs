@@ -8,6 +8,8 @@ pub enum UsageBy {
     Key,
     /// By team.
     Team,
+    /// By the user who owns the key.
+    User,
     /// By `provider:model` that answered.
     Model,
     /// By UTC day; the group is the day's number since 1970-01-01.

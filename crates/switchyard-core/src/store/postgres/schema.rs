@@ -287,15 +287,16 @@ pub(super) async fn migrate(client: &mut Client, location: &str) -> Result<i64, 
         tx.rollback().await.map_err(err)?;
         return Ok(found);
     }
-    for (to, sql) in (1..).zip(MIGRATIONS).skip(found.max(0) as usize) {
+    for sql in MIGRATIONS.iter().skip(found.max(0) as usize) {
         tx.batch_execute(sql).await.map_err(err)?;
-        if to == TOTALS_VERSION {
-            let fill = format!(
-                "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
-                recompute_sql(false)
-            );
-            tx.batch_execute(&fill).await.map_err(err)?;
-        }
+    }
+    // The totals are filled once every column the recomputation reads exists.
+    if found < TOTALS_VERSION {
+        let fill = format!(
+            "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
+            recompute_sql(false)
+        );
+        tx.batch_execute(&fill).await.map_err(err)?;
     }
     tx.execute(
         "INSERT INTO switchyard_schema (version) VALUES ($1)

@@ -278,15 +278,16 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     if version == SCHEMA_VERSION {
         return Ok(());
     }
-    for (to, sql) in (1..).zip(MIGRATIONS).skip(version.max(0) as usize) {
+    for sql in MIGRATIONS.iter().skip(version.max(0) as usize) {
         tx.execute_batch(sql).map_err(|e| classify(path, e))?;
-        if to == TOTALS_VERSION {
-            let fill = format!(
-                "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
-                recompute_sql(true)
-            );
-            tx.execute_batch(&fill).map_err(|e| classify(path, e))?;
-        }
+    }
+    // The totals are filled once every column the recomputation reads exists.
+    if version < TOTALS_VERSION {
+        let fill = format!(
+            "INSERT INTO budget_totals (scope, id, span, bucket_ms, settled_usd) {}",
+            recompute_sql(true)
+        );
+        tx.execute_batch(&fill).map_err(|e| classify(path, e))?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
         .map_err(|e| classify(path, e))?;

@@ -38,6 +38,7 @@ fn hold(id: &str, key: &ClientKey, team: Option<&Team>, usd: f64, now: i64) -> H
         id: id.into(),
         key: key.clone(),
         team: team.cloned(),
+        user: None,
         amount_usd: usd,
         gateway_per_day: None,
         now_ms: now,
@@ -45,7 +46,12 @@ fn hold(id: &str, key: &ClientKey, team: Option<&Team>, usd: f64, now: i64) -> H
     }
 }
 
-fn record(id: &str, key: &ClientKey, cost: Option<f64>, provider: bool) -> RequestRecord {
+pub(crate) fn record(
+    id: &str,
+    key: &ClientKey,
+    cost: Option<f64>,
+    provider: bool,
+) -> RequestRecord {
     RequestRecord {
         id: id.into(),
         started_ms: 2_000_000,

@@ -124,6 +124,7 @@ pub(crate) async fn parallel_leases_and_holds_share_a_keys_limit(store: &dyn Tas
         id: id.into(),
         key: key.clone(),
         team: None,
+        user: None,
         amount_usd: 0.0,
         gateway_per_day: None,
         now_ms: now,

@@ -111,6 +111,7 @@ pub(crate) async fn lost_requests_are_charged_once_at_their_reservations(store: 
         id: "h1".into(),
         key: k.clone(),
         team: None,
+        user: None,
         amount_usd: 0.3,
         gateway_per_day: None,
         now_ms: NOW,

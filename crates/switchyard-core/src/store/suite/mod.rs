@@ -74,7 +74,7 @@ pub(crate) use totals::totals_follow_the_ledger_through_random_interleavings;
 pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 pub(crate) use users::{
     a_key_names_its_owner_through_every_change, a_sign_in_makes_or_rewrites_one_user_audited,
-    first_sign_ins_at_once_make_one_user,
+    first_sign_ins_at_once_make_one_user, holds_of_two_keys_share_their_owners_budget,
 };
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
@@ -101,7 +101,8 @@ macro_rules! task_store_suite {
             a_changed_budget_ends_the_leases_of_it,
             a_sign_in_makes_or_rewrites_one_user_audited,
             a_key_names_its_owner_through_every_change,
-            lost_requests_are_charged_once_at_their_reservations);
+            lost_requests_are_charged_once_at_their_reservations,
+            holds_of_two_keys_share_their_owners_budget);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,

@@ -404,6 +404,7 @@ async fn hold(m: &mut Model<'_>, key: usize, usd: f64) -> Result<(), String> {
         id: id.clone(),
         team: k.team.as_ref().map(|_| m.budgets.team.clone()),
         key: k,
+        user: None,
         amount_usd: usd,
         gateway_per_day: Some(GATEWAY_CAP),
         now_ms: m.now,

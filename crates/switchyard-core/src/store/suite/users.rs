@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use super::fixture::StoreFixture;
 use crate::store::{
-    Actor, Budget, CreateKeyError, KeyEdit, NewKeyRequest, Role, SignIn, TaskStore, UserEdit,
+    Actor, Budget, BudgetWindow, ClientKey, CreateKeyError, HoldOutcome, HoldRequest, HoldScope,
+    KeyEdit, LeaseScope, LeaseWant, NewKeyRequest, Role, SignIn, TaskStore, UserEdit, UserUpdate,
     create_client_key_by, hash_key, revoke_client_key, rotate_client_key, update_client_key,
     update_user,
 };
@@ -197,4 +198,91 @@ pub(crate) async fn first_sign_ins_at_once_make_one_user(fixture: &dyn StoreFixt
     assert_eq!(store.users().await.unwrap().len(), 1);
     let rows = store.audit_log(0, 100).await.unwrap();
     assert_eq!(rows.iter().filter(|r| r.action == "user.create").count(), 1);
+}
+
+/// Per-request holds of two keys of one user count against the user's budget together, beside
+/// a user slice leased by a process; their settled amounts reach the user's totals, and a
+/// changed user budget ends the user's leases.
+pub(crate) async fn holds_of_two_keys_share_their_owners_budget(store: &dyn TaskStore) {
+    let by = jane();
+    let signed = SignIn {
+        budget: Budget::parse("1"),
+        ..sign_in(1_000)
+    };
+    let user = store.sign_in_user(&signed, &by).await.unwrap();
+    let keys: Vec<ClientKey> = ["key_a", "key_b"]
+        .map(|id| ClientKey {
+            owner: Some(user.id.clone()),
+            ..super::keys::key(id, &format!("sk-sy-{id}0"), None, None)
+        })
+        .to_vec();
+    for k in &keys {
+        store.create_key(k, &hash_key(&k.id)).await.unwrap();
+    }
+    let now = 2_000_000;
+    let want = |amount: f64| LeaseWant {
+        scope: LeaseScope::User,
+        id: user.id.clone(),
+        limit: 1.0,
+        window: BudgetWindow::Total,
+        want: amount,
+        need: amount,
+    };
+    let leased = store
+        .lease("gw_a", now, now + 60_000, &[want(0.35)])
+        .await
+        .unwrap();
+    assert!(leased[0].full, "{leased:?}");
+    let hold = |i: usize| HoldRequest {
+        id: format!("req{i}"),
+        key: keys[i % 2].clone(),
+        team: None,
+        user: Some(user.clone()),
+        amount_usd: 0.3,
+        gateway_per_day: None,
+        now_ms: now,
+        expires_ms: now + 60_000,
+    };
+    for i in 0..2 {
+        assert_eq!(store.hold(&hold(i)).await.unwrap(), HoldOutcome::Held);
+    }
+    match store.hold(&hold(2)).await.unwrap() {
+        HoldOutcome::Refused { scope, left, .. } => {
+            assert_eq!(scope, HoldScope::User);
+            assert!((left - 0.05).abs() < 1e-9, "{left}");
+        }
+        held => panic!("a third hold passed the user's $1 beside the lease: {held:?}"),
+    }
+    let records: Vec<_> = (0..2)
+        .map(|i| super::keys::record(&format!("req{i}"), &keys[i % 2], Some(0.1), true))
+        .collect();
+    store.record_requests(&records).await.unwrap();
+    let used = store
+        .user_used_since(&user.id, i64::MIN, now)
+        .await
+        .unwrap();
+    assert!((used - 0.2).abs() < 1e-9, "{used}");
+    assert!(
+        store
+            .check_totals(false)
+            .await
+            .unwrap()
+            .differences
+            .is_empty()
+    );
+    let lower = UserUpdate {
+        budget: Some(Budget::parse("0.5")),
+        ..UserUpdate::default()
+    };
+    store.change_user(&user.id, &lower, &by, now).await.unwrap();
+    // The lease taken under $1 is gone: $0.3 of $0.5 is free to another process.
+    let other = LeaseWant {
+        limit: 0.5,
+        ..want(0.3)
+    };
+    let after = store
+        .lease("gw_b", now, now + 60_000, &[other])
+        .await
+        .unwrap();
+    assert!(after[0].full, "{after:?}");
 }

@@ -24,14 +24,15 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
     let used = HoldUse {
         key_usd: get(0)?,
         key_in_flight: get(1)?.max(0.0).ceil() as u64,
-        team_usd: get(2)?,
-        gateway_usd: get(3)?,
+        user_usd: get(2)?,
+        team_usd: get(3)?,
+        gateway_usd: get(4)?,
     };
     let outcome = decide_hold(req, &used);
     if outcome == HoldOutcome::Held {
         tx.execute(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms)
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &[
                 &req.id,
                 &req.key.id,
@@ -39,6 +40,7 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
                 &req.now_ms,
                 &req.amount_usd,
                 &req.expires_ms,
+                &req.key.owner,
             ],
         )
         .await
@@ -56,7 +58,7 @@ const TAKE_LOST: &str = "DELETE FROM gateway_requests WHERE id = ANY($1) AND sta
 const REOPEN_HOLDS: &str = "UPDATE budget_holds h SET settled_usd = NULL
     FROM (SELECT id, settled_usd FROM budget_holds WHERE id = ANY($1) AND settled_usd IS NOT NULL
           FOR UPDATE) o
-    WHERE h.id = o.id RETURNING h.key_id, h.team, h.ts_ms, o.settled_usd";
+    WHERE h.id = o.id RETURNING h.key_id, h.team, h.ts_ms, o.settled_usd, h.user_id";
 
 /// Their spend rows, at their arrivals, which the index on time finds.
 const TAKE_SPEND: &str = "DELETE FROM spend s USING unnest($1::text[], $2::bigint[]) AS v(id, ts)
@@ -89,8 +91,9 @@ pub(super) async fn undo_lost(
         let team: Option<String> = row.try_get(1).map_err(get)?;
         let key: String = row.try_get(0).map_err(get)?;
         let settled: f64 = row.try_get(3).map_err(get)?;
+        let user: Option<String> = row.try_get(4).map_err(get)?;
         deltas.hold(
-            &key,
+            (&key, user.as_deref()),
             team.as_deref(),
             row.try_get(2).map_err(get)?,
             -settled,

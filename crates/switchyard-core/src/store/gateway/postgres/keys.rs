@@ -66,6 +66,22 @@ async fn used_since(
     real(store, sql, &[&key, &team, &from, &now]).await
 }
 
+async fn user_used_since(
+    store: &PgStore,
+    id: &str,
+    from: i64,
+    now: i64,
+) -> Result<f64, StoreError> {
+    if let Some(window) = window_from(from, now) {
+        let bound = used_since_sql(LeaseScope::User, id, window, now, '$', false);
+        return real(store, &bound.sql, &params(&bound)).await;
+    }
+    let sql = "SELECT coalesce(sum(CASE WHEN settled_usd IS NOT NULL THEN settled_usd
+                 WHEN expires_ms > $3 THEN reserved_usd ELSE 0.0 END), 0.0)::float8
+               FROM budget_holds WHERE user_id = $1 AND ts_ms >= $2";
+    real(store, sql, &[&id, &from, &now]).await
+}
+
 /// Inserts `key` with its `hash` in `tx`; a taken id or hash is a conflict.
 pub(super) async fn insert_key(
     store: &PgStore,
@@ -217,6 +233,15 @@ impl KeyStore for PgStore {
         now_ms: i64,
     ) -> StoreFuture<'a, f64> {
         Box::pin(used_since(self, (key_id, team, from_ms, now_ms)))
+    }
+
+    fn user_used_since<'a>(
+        &'a self,
+        id: &'a str,
+        from_ms: i64,
+        now_ms: i64,
+    ) -> StoreFuture<'a, f64> {
+        Box::pin(user_used_since(self, id, from_ms, now_ms))
     }
 
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck> {

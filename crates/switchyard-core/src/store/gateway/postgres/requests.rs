@@ -28,14 +28,17 @@ const SETTLE_HOLDS: &str =
     "UPDATE budget_holds h SET settled_usd = coalesce(v.amount, h.reserved_usd)
     FROM unnest($1::text[], $2::float8[]) AS v(id, amount)
     WHERE h.id = v.id AND h.settled_usd IS NULL
-    RETURNING h.id, h.settled_usd, h.key_id, h.team, h.ts_ms";
+    RETURNING h.id, h.settled_usd, h.key_id, h.team, h.ts_ms, h.user_id";
 
-/// Settled ledger rows of requests admitted against a lease.
+/// Settled ledger rows of requests admitted against a lease, each naming its key's owner, which
+/// no edit changes.
 const INSERT_LEASED: &str = "INSERT INTO budget_holds
-        (id, key_id, team, ts_ms, reserved_usd, expires_ms, settled_usd)
-    SELECT i, k, t, ts, r, ts, a FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],
+        (id, key_id, team, ts_ms, reserved_usd, expires_ms, settled_usd, user_id)
+    SELECT i, k, t, ts, r, ts, a, (SELECT owner FROM client_keys WHERE id = k)
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[],
         $5::float8[], $6::float8[]) AS v(i, k, t, ts, r, a)
-    ON CONFLICT (id) DO NOTHING";
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, user_id";
 
 /// A batch's spend rows.
 const INSERT_SPEND: &str = "INSERT INTO spend (ts_ms, task_id, cost_usd)
@@ -126,7 +129,9 @@ async fn settle_holds(
         let amount: f64 = row.try_get(1).map_err(get)?;
         let key: String = row.try_get(2).map_err(get)?;
         let team: Option<String> = row.try_get(3).map_err(get)?;
-        deltas.hold(&key, team.as_deref(), row.try_get(4).map_err(get)?, amount);
+        let user: Option<String> = row.try_get(5).map_err(get)?;
+        let at = row.try_get(4).map_err(get)?;
+        deltas.hold((&key, user.as_deref()), team.as_deref(), at, amount);
         settled.insert(id, amount);
     }
     Ok(settled)
@@ -156,16 +161,20 @@ async fn insert_leased(
         .prepare_cached(INSERT_LEASED)
         .await
         .map_err(|e| store.err(e))?;
-    (tx.execute(&insert, &[&ids, &keys, &teams, &ts, &reserved, &amounts])
+    let rows = (tx
+        .query(&insert, &[&ids, &keys, &teams, &ts, &reserved, &amounts])
         .await)
         .map_err(|e| store.err(e))?;
+    let mut owners = HashMap::new();
+    for row in rows {
+        let get = |e| store.err(e);
+        let id: String = row.try_get(0).map_err(get)?;
+        owners.insert(id, row.try_get::<_, Option<String>>(1).map_err(get)?);
+    }
     for ((r, _), amount) in fresh.iter().zip(amounts) {
-        deltas.hold(
-            r.key_id.as_deref().unwrap_or(""),
-            r.team.as_deref(),
-            r.started_ms,
-            amount,
-        );
+        let owner = owners.get(&r.id).and_then(Option::as_deref);
+        let key = (r.key_id.as_deref().unwrap_or(""), owner);
+        deltas.hold(key, r.team.as_deref(), r.started_ms, amount);
         settled.insert(r.id.clone(), amount);
     }
     Ok(())

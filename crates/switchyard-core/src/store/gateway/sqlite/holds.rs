@@ -27,18 +27,19 @@ pub(super) fn hold(db: &Db, req: &HoldRequest) -> Result<HoldOutcome, StoreError
 
 fn take_hold(conn: &mut Connection, req: &HoldRequest) -> rusqlite::Result<HoldOutcome> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let used = reals(&tx, &hold_sql(req, '?', true), 4)?;
+    let used = reals(&tx, &hold_sql(req, '?', true), 5)?;
     let used = HoldUse {
         key_usd: used[0],
         key_in_flight: used[1].max(0.0).ceil() as u64,
-        team_usd: used[2],
-        gateway_usd: used[3],
+        user_usd: used[2],
+        team_usd: used[3],
+        gateway_usd: used[4],
     };
     let outcome = decide_hold(req, &used);
     if outcome == HoldOutcome::Held {
         tx.prepare_cached(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
         .execute(params![
             req.id,
@@ -46,7 +47,8 @@ fn take_hold(conn: &mut Connection, req: &HoldRequest) -> rusqlite::Result<HoldO
             req.key.team,
             req.now_ms,
             req.amount_usd,
-            req.expires_ms
+            req.expires_ms,
+            req.key.owner
         ])?;
     }
     tx.commit()?;
@@ -61,22 +63,23 @@ pub(crate) fn settle_holds(
 ) -> rusqlite::Result<HashMap<String, f64>> {
     let mut settled = HashMap::new();
     for r in records.iter().filter(|r| r.key_id.is_some()) {
-        let open: Option<(f64, String, Option<String>, i64)> = tx
+        type Open = (f64, String, Option<String>, i64, Option<String>);
+        let open: Option<Open> = tx
             .prepare_cached(
-                "SELECT reserved_usd, key_id, team, ts_ms FROM budget_holds
+                "SELECT reserved_usd, key_id, team, ts_ms, user_id FROM budget_holds
                  WHERE id = ?1 AND settled_usd IS NULL",
             )?
             .query_row([&r.id], |h| {
-                Ok((h.get(0)?, h.get(1)?, h.get(2)?, h.get(3)?))
+                Ok((h.get(0)?, h.get(1)?, h.get(2)?, h.get(3)?, h.get(4)?))
             })
             .optional()?;
-        let Some((reserved, key, team, ts)) = open else {
+        let Some((reserved, key, team, ts, user)) = open else {
             continue;
         };
         let amount = settled_amount(r, reserved);
         tx.prepare_cached("UPDATE budget_holds SET settled_usd = ?2 WHERE id = ?1")?
             .execute(params![r.id, amount])?;
-        deltas.hold(&key, team.as_deref(), ts, amount);
+        deltas.hold((&key, user.as_deref()), team.as_deref(), ts, amount);
         settled.insert(r.id.clone(), amount);
     }
     Ok(settled)
@@ -95,12 +98,32 @@ pub(crate) fn insert_leased(
             continue;
         }
         let amount = settled_amount(r, *reserved);
+        // The key's owner, which no edit changes, is the user whose budget it counts in.
+        let owner: Option<String> = tx
+            .prepare_cached("SELECT owner FROM client_keys WHERE id = ?1")?
+            .query_row([key], |k| k.get(0))
+            .optional()?
+            .flatten();
         tx.prepare_cached(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, settled_usd)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?4, ?6)",
+            "INSERT INTO budget_holds
+                 (id, key_id, team, ts_ms, reserved_usd, expires_ms, settled_usd, user_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?4, ?6, ?7)",
         )?
-        .execute(params![r.id, key, r.team, r.started_ms, reserved, amount])?;
-        deltas.hold(key, r.team.as_deref(), r.started_ms, amount);
+        .execute(params![
+            r.id,
+            key,
+            r.team,
+            r.started_ms,
+            reserved,
+            amount,
+            owner
+        ])?;
+        deltas.hold(
+            (key, owner.as_deref()),
+            r.team.as_deref(),
+            r.started_ms,
+            amount,
+        );
         settled.insert(r.id.clone(), amount);
     }
     Ok(())
@@ -122,17 +145,18 @@ pub(crate) fn undo_lost(
             .query_row([&r.id], |row| row.get(0))
             .optional()?;
         let Some(started) = lost else { continue };
-        let hold: Option<(String, Option<String>, i64, f64)> = tx
+        type Settled = (String, Option<String>, i64, f64, Option<String>);
+        let hold: Option<Settled> = tx
             .prepare_cached(
-                "SELECT key_id, team, ts_ms, settled_usd FROM budget_holds
+                "SELECT key_id, team, ts_ms, settled_usd, user_id FROM budget_holds
                  WHERE id = ?1 AND settled_usd IS NOT NULL",
             )?
             .query_row([&r.id], |h| {
-                Ok((h.get(0)?, h.get(1)?, h.get(2)?, h.get(3)?))
+                Ok((h.get(0)?, h.get(1)?, h.get(2)?, h.get(3)?, h.get(4)?))
             })
             .optional()?;
-        if let Some((key, team, ts, settled)) = hold {
-            deltas.hold(&key, team.as_deref(), ts, -settled);
+        if let Some((key, team, ts, settled, user)) = hold {
+            deltas.hold((&key, user.as_deref()), team.as_deref(), ts, -settled);
             tx.prepare_cached("UPDATE budget_holds SET settled_usd = NULL WHERE id = ?1")?
                 .execute([&r.id])?;
         }

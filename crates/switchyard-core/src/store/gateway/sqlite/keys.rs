@@ -154,6 +154,19 @@ fn used_since(
     .map_err(|e| db.err(e))
 }
 
+fn user_used_since(db: &Db, id: &str, from: i64, now: i64) -> Result<f64, StoreError> {
+    let conn = db.conn();
+    if let Some(window) = window_from(from, now) {
+        let bound = used_since_sql(LeaseScope::User, id, window, now, '?', true);
+        return Ok(reals(&conn, &bound, 1).map_err(|e| db.err(e))?[0]);
+    }
+    // Any other start sums the ledger's rows.
+    let sql = "SELECT coalesce(sum(CASE WHEN settled_usd IS NOT NULL THEN settled_usd
+                 WHEN expires_ms > ?3 THEN reserved_usd ELSE 0.0 END), 0.0)
+               FROM budget_holds WHERE user_id = ?1 AND ts_ms >= ?2";
+    (conn.query_row(sql, params![id, from, now], |r| r.get(0))).map_err(|e| db.err(e))
+}
+
 impl KeyStore for SqliteStore {
     fn create_key<'a>(&'a self, key: &'a ClientKey, hash: &'a str) -> StoreFuture<'a, ()> {
         self.with(&(key.clone(), hash.to_owned()), create_key)
@@ -243,6 +256,16 @@ impl KeyStore for SqliteStore {
     ) -> StoreFuture<'a, f64> {
         let (key, team) = (key_id.map(str::to_owned), team.map(str::to_owned));
         self.call(move |db| used_since(db, (key.as_deref(), team.as_deref(), from_ms, now_ms)))
+    }
+
+    fn user_used_since<'a>(
+        &'a self,
+        id: &'a str,
+        from_ms: i64,
+        now_ms: i64,
+    ) -> StoreFuture<'a, f64> {
+        let id = id.to_owned();
+        self.call(move |db| user_used_since(db, &id, from_ms, now_ms))
     }
 
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck> {

@@ -1,0 +1,297 @@
+//! Users through the binary (SPEC R14.6b, R14.7a, issue 44): a user's budget counts every key
+//! they own, raced by three `serve` processes with two of the user's keys, never passed in
+//! either admission mode; a disabled owner's key is refused by another process within a second.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use switchyard_core::store::{
+    Actor, Budget, PgStore, Role, SignIn, SqliteStore, TaskStore, is_postgres_url,
+};
+use switchyard_testkit::{HttpResponse, MockServer, Reply};
+
+mod common;
+
+const PROVIDER_KEY: &str = "sk-ant-serve-users-test-0123456789";
+
+fn switchyard(home: &Path, store: &str) -> Command {
+    common::switchyard_on(home, store, PROVIDER_KEY)
+}
+
+/// Runs `args` to its end: (exit code, stdout, stderr).
+fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
+    let out = switchyard(home, store).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The store `serve` will open, opened here to sign a user in as the dashboard would.
+async fn open(store: &str) -> Arc<dyn TaskStore> {
+    if is_postgres_url(store) {
+        return Arc::new(PgStore::connect(store).await.unwrap());
+    }
+    let path = store.strip_prefix("sqlite:").unwrap();
+    Arc::new(SqliteStore::open_file(Path::new(path)).unwrap())
+}
+
+/// Jane's sign-in as a member with `budget`: her user id.
+async fn sign_in_jane(store: &str, budget: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let sign_in = SignIn {
+        issuer: "https://idp.example".into(),
+        subject: "jane-0001".into(),
+        email: Some("jane@example.com".into()),
+        name: Some("Jane".into()),
+        role: Role::Member,
+        team: None,
+        models: vec![],
+        budget: Budget::parse(budget),
+        at_ms: now,
+    };
+    let by = Actor {
+        who: "jane@example.com".into(),
+        origin: "127.0.0.1".into(),
+    };
+    let store = open(store).await;
+    store.sign_in_user(&sign_in, &by).await.unwrap().id
+}
+
+/// `keys create --owner USER … --json`: the new key.
+fn owned_key(home: &Path, store: &str, name: &str, owner: &str) -> String {
+    let args = ["keys", "create", "--json", "--name", name, "--owner", owner];
+    let (code, out, err) = run(home, store, &args);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    v["key"].as_str().unwrap().to_owned()
+}
+
+/// A running `switchyard serve` and its address.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(home: &Path, store: &str, config: &Path) -> Self {
+        let mut cmd = switchyard(home, store);
+        cmd.arg("--config")
+            .arg(config)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let (addr, _) = common::announced_address(&mut stderr);
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = stderr.read_to_string(&mut sink);
+        });
+        Self { child, addr }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One Messages request with `key`: (status, response headers, body).
+fn call(addr: &str, key: &str) -> (u16, String, String) {
+    let body = r#"{"model": "sonnet", "max_tokens": 1000, "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-api-key: {key}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+fn write_config(home: &Path, upstream: &str, mode: &str) -> std::path::PathBuf {
+    let config = home.join("serve.toml");
+    let text = format!(
+        "[serve]\nadmission = \"{mode}\"\n\
+         [serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n"
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+/// Three processes on `store`, 60 requests at once spread over two keys of one user whose
+/// budget fits 3 reservations (neither key has a budget of its own): at most 3 are admitted,
+/// the rest get 402 naming the user's budget, and the settled spend, which `users show` reports,
+/// stays under it. Returns (admitted, settled).
+async fn user_budget_race(store: &str, mode: &str) -> (usize, f64) {
+    let upstream = MockServer::start(vec![
+        Reply::new(HttpResponse::fixture("anthropic_text"))
+            .delay_before(Duration::from_millis(4_000)),
+    ])
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let config = write_config(&h, &upstream.url(), mode);
+    // Each reservation: ~10 input tokens at $3/M plus 1,000 output at $15/M, just over $0.015.
+    let user = sign_in_jane(store, "0.05/day").await;
+    let keys = [
+        owned_key(&h, store, "laptop", &user),
+        owned_key(&h, store, "ci", &user),
+    ];
+    let (h2, s2) = (h.clone(), store.to_owned());
+    let results = tokio::task::spawn_blocking(move || {
+        let serves: Vec<Serve> = (0..3).map(|_| Serve::start(&h2, &s2, &config)).collect();
+        let handles: Vec<_> = (0..60)
+            .map(|i| {
+                let addr = serves[i % 3].addr.clone();
+                let key = keys[i % 2].clone();
+                std::thread::spawn(move || call(&addr, &key))
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        // Let each process write its records (they are written once an answer ends).
+        std::thread::sleep(Duration::from_millis(500));
+        drop(serves);
+        results
+    })
+    .await
+    .unwrap();
+    let admitted = results.iter().filter(|r| r.0 == 200).count();
+    for (status, head, text) in results.iter().filter(|r| r.0 != 200) {
+        assert_eq!(*status, 402, "{text}");
+        assert!(
+            text.contains("The user jane@example.com's budget of $0.0500 has $0.0"),
+            "{text}"
+        );
+        assert!(head.contains("retry-after:"), "{head}");
+    }
+    let fits = if mode == "per_request" { 3..=3 } else { 2..=3 };
+    assert!(fits.contains(&admitted), "{admitted} admitted ({mode})");
+    let (code, rows, err) = run(&h, store, &["requests", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), admitted, "{rows:?}");
+    let settled: f64 = rows.iter().map(|r| r["cost_usd"].as_f64().unwrap()).sum();
+    assert!(settled <= 0.05, "{settled} > $0.05");
+    let (code, shown, err) = run(&h, store, &["users", "show", &user, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let shown: Value = serde_json::from_str(shown.trim()).unwrap();
+    let used = shown["used_usd"].as_f64().unwrap();
+    assert!(
+        (used - settled).abs() < 1e-9,
+        "used {used}, settled {settled}"
+    );
+    assert_eq!(shown["keys"], 2, "{shown}");
+    let (code, usage, err) = run(&h, store, &["usage", "--by", "user", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let usage: Value = serde_json::from_str(usage.trim()).unwrap();
+    assert_eq!(usage["group"], user.as_str(), "{usage}");
+    assert_eq!(usage["requests"].as_u64(), Some(admitted as u64), "{usage}");
+    let (code, _, err) = run(&h, store, &["store", "check"]);
+    assert_eq!(code, 0, "the user's running totals equal the ledger: {err}");
+    (admitted, settled)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_budget_raced_by_three_processes_with_two_keys_is_never_passed_on_sqlite() {
+    for mode in ["leased", "per_request"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("sqlite:{}", dir.path().join("users.db").display());
+        let (admitted, settled) = user_budget_race(&store, mode).await;
+        eprintln!(
+            "sqlite user budget race ({mode}): budget $0.05, admitted {admitted}, settled ${settled:.6}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_budget_raced_by_three_processes_with_two_keys_is_never_passed_on_postgres() {
+    for mode in ["leased", "per_request"] {
+        let name = format!("serve_users_race_{mode}");
+        let Some(url) = switchyard_testkit::fresh_postgres_database(&name) else {
+            return;
+        };
+        let (admitted, settled) = user_budget_race(&url, mode).await;
+        eprintln!(
+            "postgres user budget race ({mode}): budget $0.05, admitted {admitted}, settled ${settled:.6}"
+        );
+    }
+}
+
+/// `users update --disable` on the CLI: the other process refuses the user's key with a 403
+/// within a second of the command's end, and `--enable` lets it through again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disabled_owners_key_is_refused_within_a_second() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("disable.db").display());
+    let config = write_config(&h, &upstream.url(), "leased");
+    let user = sign_in_jane(&store, "5/day").await;
+    let key = owned_key(&h, &store, "laptop", &user);
+    let waits = tokio::task::spawn_blocking(move || {
+        let serves: Vec<Serve> = (0..2).map(|_| Serve::start(&h, &store, &config)).collect();
+        let mut waits = Vec::new();
+        for (flag, want) in [("--disable", 403), ("--enable", 200)] {
+            for s in &serves {
+                assert_ne!(call(&s.addr, &key).0, want, "before {flag}");
+            }
+            let (code, out, err) = run(&h, &store, &["users", "update", &user, flag]);
+            assert_eq!(code, 0, "{err}");
+            assert!(out.contains("until the user's next sign-in"), "{out}");
+            let done = Instant::now();
+            loop {
+                let (status, _, text) = call(&serves[1].addr, &key);
+                if status == want {
+                    if want == 403 {
+                        assert!(
+                            text.contains("belongs to a user who was disabled"),
+                            "{text}"
+                        );
+                    }
+                    break;
+                }
+                assert!(
+                    done.elapsed() < Duration::from_secs(3),
+                    "{flag}: still {status}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            waits.push(done.elapsed());
+        }
+        waits
+    })
+    .await
+    .unwrap();
+    eprintln!(
+        "a disable showed on the other process after {:?}, an enable after {:?}",
+        waits[0], waits[1]
+    );
+    for wait in waits {
+        assert!(wait < Duration::from_millis(1_300), "{wait:?}");
+    }
+}
