@@ -44,6 +44,7 @@ mod idle;
 pub mod ingress;
 mod metrics;
 mod models;
+mod oidc;
 mod parsing;
 mod record;
 mod refusal;
@@ -57,6 +58,7 @@ mod shared;
 mod slots;
 pub mod telemetry;
 mod ui;
+mod users_shim;
 mod websocket;
 
 pub use auth::KeysRequired;
