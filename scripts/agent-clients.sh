@@ -48,6 +48,7 @@ opencode          npm   opencode-ai                      1.18.33  agent_opencode
 pi                npm   @earendil-works/pi-coding-agent  1.6.0    agent_pi
 qwen-code         npm   @qwen-code/qwen-code             0.24.4   agent_qwen_code
 copilot           npm   @github/copilot                  1.0.102  agent_copilot
+gemini-cli        npm   @google/gemini-cli               0.61.0   agent_gemini_cli
 openai-node       npm   openai                           6.49.0   agent_sdks
 anthropic-node    npm   @anthropic-ai/sdk                1.14.0   agent_sdks
 openai-python     pypi  openai                           bench    agent_sdks
@@ -287,7 +288,7 @@ install_python_sdks "$(version_of openai-python)" "$(version_of anthropic-python
 # ---- Gemini CLI (tests/agent_gemini_cli.rs) ----
 # One bundled package (its engines: node >=20, so this machine's node runs it). Its optional
 # native helpers (keytar, node-pty) are not needed in non-interactive runs.
-npm_pin @google/gemini-cli 0.61.0
+npm_pin @google/gemini-cli "$(version_of gemini-cli)"
 "$DIR/npm/node_modules/.bin/gemini" --version >/dev/null \
   || { echo "agent clients: gemini does not run" >&2; exit 1; }
 

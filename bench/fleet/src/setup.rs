@@ -90,6 +90,7 @@ pub(crate) async fn setup(url: &str) -> Fleet {
             admin: false,
             created_ms: 1,
             revoked_ms: None,
+            owner: None,
         };
         store
             .create_key(&key, &hash_key(&key.id))

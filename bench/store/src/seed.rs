@@ -82,6 +82,7 @@ pub(crate) async fn setup(
             admin: false,
             created_ms: 1,
             revoked_ms: None,
+            owner: None,
         };
         store
             .create_key(&key, &hash_key(&key.id))

@@ -1,6 +1,10 @@
 //! The prompt-cache hints a client sent: its own cache breakpoints and OpenAI's cache key.
 //! Spec: R14.2b.
 
+use sha2::{Digest, Sha256};
+
+use crate::message::Message;
+
 /// The most breakpoints Anthropic and Bedrock take in one request.
 pub const MAX_CACHE_MARKS: usize = 4;
 
@@ -59,9 +63,15 @@ impl CacheHints {
     }
 
     /// Sets OpenAI's `prompt_cache_key` and `prompt_cache_retention` in a body from the client's.
-    pub(crate) fn insert_key(&self, body: &mut serde_json::Map<String, serde_json::Value>) {
-        if let Some(key) = &self.key {
-            body.insert("prompt_cache_key".into(), key.as_str().into());
+    /// A client that sent no key gets one derived from `session` when it is given.
+    pub(crate) fn insert_key(
+        &self,
+        body: &mut serde_json::Map<String, serde_json::Value>,
+        session: Option<(&str, &[Message])>,
+    ) {
+        let derived = || session.map(|(system, messages)| session_key(system, messages));
+        if let Some(key) = self.key.clone().or_else(derived) {
+            body.insert("prompt_cache_key".into(), key.into());
         }
         if let Some(retention) = &self.retention {
             body.insert("prompt_cache_retention".into(), retention.as_str().into());
@@ -71,6 +81,22 @@ impl CacheHints {
     pub fn placed(&self) -> bool {
         !self.marks.is_empty()
     }
+}
+
+/// A cache key for a conversation: a hash of its system prompt and first message, which stay
+/// the same on every turn. OpenAI sends requests under one key to the same cache machine, so
+/// a session whose client sent no key still finds the prefix its last turn left.
+pub fn session_key(system: &str, messages: &[Message]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(system.as_bytes());
+    if let Some(first) = messages.first() {
+        // The separator keeps the system prompt's end from running into the message's start.
+        hash.update([0]);
+        hash.update(serde_json::to_vec(first).unwrap_or_default());
+    }
+    let digest = hash.finalize();
+    let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    format!("switchyard-{hex}")
 }
 
 impl CacheMark {

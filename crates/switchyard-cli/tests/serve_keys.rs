@@ -370,6 +370,25 @@ async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
         // /metrics: an admin key, nothing less.
         assert_eq!(call(a, "/metrics", &[], "").0, 401);
         let bearer = |k: &str| format!("Bearer {k}");
+        // The models list shows a key only the models it may use, and one it may not is a 403.
+        let (got, _, text) = call(a, "/v1/models", &[("authorization", &bearer(&good))], "");
+        assert_eq!(got, 200, "{text}");
+        let listed: Value = serde_json::from_str(&text).unwrap();
+        let ids: Vec<&str> = (listed["data"].as_array().unwrap().iter())
+            .map(|m| m["id"].as_str().unwrap())
+            .collect();
+        assert!(ids.contains(&"sonnet"), "{ids:?}");
+        assert!(
+            !ids.iter().any(|id| *id == "haiku" || *id == "gpt"),
+            "{ids:?}"
+        );
+        let (got, _, text) = call(
+            a,
+            "/v1/models/gpt",
+            &[("authorization", &bearer(&good))],
+            "",
+        );
+        assert_eq!(got, 403, "{text}");
         assert_eq!(
             call(a, "/metrics", &[("authorization", &bearer(&good))], "").0,
             403
@@ -446,8 +465,17 @@ async fn budget_race(store: &str, label: &str, mode: &str) -> (f64, usize, f64) 
             .map(|_| Serve::start(&h2, &s2, &config, &[]))
             .collect();
         let results = burst(&serves, &key, 60);
-        // Let each process write its records (they are written once an answer ends).
-        std::thread::sleep(Duration::from_millis(500));
+        // Each process writes its records in batches once an answer ends: wait for them, on a
+        // loaded machine too, before the processes are killed.
+        let admitted = results.iter().filter(|r| r.0 == 200).count();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            let (_, rows, _) = run(&h2, &s2, &["requests", "--json"]);
+            if rows.lines().count() >= admitted {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
         drop(serves);
         results
     })

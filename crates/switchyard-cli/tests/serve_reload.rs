@@ -192,7 +192,8 @@ async fn a_reload_under_200_streams_cuts_none_and_new_requests_follow_it() {
     std::fs::write(&file, routes(&after.url(), &after.url(), "")).unwrap();
     let moved = follows(&addr, "moved", &after).await;
     // 2: a bad file, which would have moved it back, is refused with its reason.
-    let broken = "[serve.routes.broken]\nprovider = \"deepseek\"\nmodel = \"deepseek-chat\"\n";
+    let broken =
+        "[serve.routes.broken]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"not a url\"\n";
     std::fs::write(&file, routes(&held.url(), &before.url(), broken)).unwrap();
     until("the bad file counted as rejected", || async {
         reloads(&addr, "rejected").await == 1
@@ -314,13 +315,41 @@ fn config_check_refuses_what_a_reload_refuses() {
     let (code, said) = check(&("[act]\nprovider = \"anthropic\"\n".to_owned() + &good));
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("serve: 2 routes"), "{said}");
-    let broken = "[serve.routes.broken]\nprovider = \"deepseek\"\nmodel = \"deepseek-chat\"\n";
+    let broken =
+        "[serve.routes.broken]\nprovider = \"openai\"\nmodel = \"m\"\nbase_url = \"not a url\"\n";
     let (code, said) = check(&("[act]\nprovider = \"anthropic\"\n".to_owned() + broken));
     assert_eq!(code, Some(1), "{said}");
     assert!(
         said.contains("error: serve: [serve.routes.\"broken\"]"),
         "{said}"
     );
+    // Without any provider key: a file of routes alone is whole for serve, and that no task
+    // can run on it, or that a route has no key yet, is a warning.
+    let bare = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_switchyard"))
+            .env_clear()
+            .env("SWITCHYARD_HOME", home.path())
+            .arg("--config")
+            .arg(&file)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), said.into_owned())
+    };
+    std::fs::write(&file, &good).unwrap();
+    let (code, said) = bare(&["config", "check"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("warning: act mode"), "{said}");
+    assert!(
+        said.contains("no API key for provider `anthropic`"),
+        "{said}"
+    );
+    // And serve refuses to start on what a reload refuses, instead of answering 500.
+    std::fs::write(&file, broken).unwrap();
+    let (code, said) = bare(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("[serve.routes.\"broken\"]"), "{said}");
 }
 
 /// The OTLP receiver of scripts/otlp-receiver.sh, writing what it gets to a file, one JSON

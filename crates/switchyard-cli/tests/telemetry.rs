@@ -653,6 +653,27 @@ async fn check_metrics(receiver: &Receiver) {
         .find(|l| l["name"] == "gen_ai.client.token.usage")
         .unwrap();
     assert_eq!(tokens["unit"], "{token}");
+    // The streamed Responses request read 2,048 cached tokens and wrote 248: both reach the
+    // receiver as token types of their own, as on `/metrics`.
+    let lines = receiver
+        .until("the cache token types in the metrics", |lines| {
+            ["cache_read", "cache_creation"]
+                .iter()
+                .all(|kind| cache_sum(lines, kind) > 0.0)
+        })
+        .await;
+    assert!(cache_sum(&lines, "cache_read") >= 2048.0);
+    assert!(cache_sum(&lines, "cache_creation") >= 248.0);
+}
+
+/// The largest sum exported for token type `kind`: exports are cumulative.
+fn cache_sum(lines: &[Value], kind: &str) -> f64 {
+    (lines.iter())
+        .filter(|l| {
+            l["name"] == "gen_ai.client.token.usage" && l["attributes"]["gen_ai.token.type"] == kind
+        })
+        .filter_map(|l| l["sum"].as_f64())
+        .fold(0.0, f64::max)
 }
 
 fn is_sonnet_duration(line: &Value) -> bool {

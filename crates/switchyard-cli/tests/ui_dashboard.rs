@@ -287,9 +287,17 @@ fn expectations(
         );
         assert!(summed > 0.0);
         let k = listed.iter().find(|k| k["id"] == **id).unwrap();
+        // The share of input read from the cache, as the totals show it: the upstream's
+        // answers read 2,048 of 2,317 input tokens from its cache.
+        let tokens = |f: &str| u[f].as_u64().unwrap() as f64;
+        let read = tokens("cache_read_tokens");
+        let input = tokens("input_tokens") + read + tokens("cache_write_tokens");
+        assert!(read > 0.0, "{u}");
+        let cache_read = format!("{}%", (read / input * 100.0).round());
         by_key.push(
             json!({"id": id, "prefix": prefix, "name": name, "requests": u["requests"],
-            "cost_usd": u["cost_usd"], "budget_used_usd": k["used_usd"]}),
+            "cost_usd": u["cost_usd"], "budget_used_usd": k["used_usd"],
+            "cache_read": cache_read}),
         );
     }
     let cooling = limits

@@ -59,6 +59,7 @@ fn client_key(id: &str, budget: Option<Budget>, rpm: Option<u64>) -> ClientKey {
         admin: false,
         created_ms: 1,
         revoked_ms: None,
+        owner: None,
     }
 }
 

@@ -29,7 +29,7 @@ pub(crate) enum Endpoint {
 const MODEL: &str = "{model}";
 
 /// The endpoints. A path under a completion's path speaks its dialect.
-const TABLE: [(Method, &str, Endpoint); 18] = [
+const TABLE: [(Method, &str, Endpoint); 21] = [
     (
         Method::POST,
         "/v1/chat/completions",
@@ -54,6 +54,11 @@ const TABLE: [(Method, &str, Endpoint); 18] = [
     (Method::GET, "/v1/models", Endpoint::Models),
     (Method::GET, "/metrics", Endpoint::Metrics),
     (Method::GET, "/health", Endpoint::Health),
+    (Method::HEAD, "/health", Endpoint::Health),
+    // Claude Code probes its base URL with this before its first request, as Anthropic's
+    // API answers it; a 404 there fills a gateway's log with noise.
+    (Method::HEAD, "/api/hello", Endpoint::Health),
+    (Method::GET, "/api/hello", Endpoint::Health),
     (Method::GET, "/ready", Endpoint::Ready),
     (
         Method::POST,
@@ -127,7 +132,7 @@ pub(crate) fn find(method: &Method, path: &str) -> Target {
     };
     let door = match path {
         _ if dashboard => None,
-        "/health" | "/ready" => None,
+        "/health" | "/ready" | "/api/hello" => None,
         "/metrics" => Some(Purpose::Admin),
         _ => Some(Purpose::Client),
     };

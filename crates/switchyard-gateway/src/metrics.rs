@@ -169,7 +169,13 @@ impl Metrics {
         let (used, set) = series.set(labels);
         if let Some(mirror) = self.mirrored() {
             let times = (end.duration, end.first_token);
-            mirror.finished(used.attributes(), end.tokens, times, &error_type);
+            mirror.finished(
+                used.attributes(),
+                end.tokens,
+                end.cache_tokens,
+                times,
+                &error_type,
+            );
         }
         if let Some((input, output)) = end.tokens {
             set.input.observe(input as f64);

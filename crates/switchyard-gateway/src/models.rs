@@ -1,6 +1,7 @@
 //! `GET /v1/models` and one model by its id: the routes and, unless
 //! `serve.list_catalogue = false`, the catalogue's `provider/model` ids, in OpenAI's list shape,
-//! Anthropic's for a request carrying `anthropic-version`, or a dialect's own.
+//! Anthropic's for a request carrying `anthropic-version`, or a dialect's own; only those the
+//! client's key may use.
 //! Spec: R14.1, R14.3, R14.12.
 
 use std::collections::BTreeSet;
@@ -10,6 +11,7 @@ use hyper::body::Incoming;
 use serde_json::{Value, json};
 use switchyard_api::providers::preset;
 
+use crate::auth::{Client, allow_model};
 use crate::ingress::{Dialect, ModelEntry, percent_decoded};
 use crate::refusal::Refusal;
 use crate::request::{RouteError, Router};
@@ -58,8 +60,13 @@ fn model_ids(router: &Router) -> Vec<(String, String)> {
 }
 
 /// The list's JSON in `shape`, every model on one page.
-pub(crate) fn list(router: &Router, shape: Shape) -> Value {
-    let ids = model_ids(router);
+pub(crate) fn list(router: &Router, shape: Shape, client: Option<&Client>) -> Value {
+    let mut ids = model_ids(router);
+    // A key limited to some models is shown those alone: a client that picks from the list
+    // must not pick one it will be refused.
+    if let Some(client) = client {
+        ids.retain(|(id, _)| allow_model(client, id).is_ok());
+    }
     if let Some(list) = shape.dialect.rules().model_list(&ids) {
         return list;
     }
@@ -79,10 +86,18 @@ pub(crate) fn list(router: &Router, shape: Shape) -> Value {
 }
 
 /// The model that `path`'s last `models/` names, in `shape`: a name that routes nowhere is the
-/// router's 404.
-pub(crate) fn one(router: &Router, shape: Shape, path: &str) -> Result<Value, Refusal> {
+/// router's 404, one the key may not use its 403.
+pub(crate) fn one(
+    router: &Router,
+    shape: Shape,
+    path: &str,
+    client: Option<&Client>,
+) -> Result<Value, Refusal> {
     let named = path.split_once("/models/").map_or("", |(_, id)| id);
     let id = percent_decoded(named);
+    if let Some(client) = client {
+        allow_model(client, &id)?;
+    }
     let chain = router.chain(&id).map_err(RouteError::refusal)?;
     let info = chain.first().map(|e| e.handler.get_model().info);
     let owner = (model_ids(router).into_iter())

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use switchyard_api::config::ServeSettings;
-use switchyard_api::{ApiConfiguration, Mode};
+use switchyard_api::{ApiConfiguration, ConfigError, Mode};
 use switchyard_core::limits::Clock;
 
 use crate::request::Router;
@@ -107,7 +107,8 @@ fn keep_restart_only(running: &ApiConfiguration, new: &mut ApiConfiguration) -> 
 }
 
 /// What keeps `config` from serving: each route whose first entry cannot be built, as a
-/// request to it would find; and what leaves a fallback out of its route's chain, a warning.
+/// request to it would find; and, as warnings, a route whose provider has no key in the
+/// environment and what leaves a fallback out of its route's chain.
 /// Spec: R14.3a.
 pub fn check_routes(config: &ApiConfiguration) -> (Vec<String>, Vec<String>) {
     let mut errors = Vec::new();
@@ -117,9 +118,18 @@ pub fn check_routes(config: &ApiConfiguration) -> (Vec<String>, Vec<String>) {
     }
     for (name, route) in &config.serve.routes {
         let routed = crate::request::route_config(config, route);
-        if let Err(e) = switchyard_api::build_failover_chain(&routed, Mode::Act) {
-            errors.push(format!("[serve.routes.\"{name}\"]: {e}"));
-            continue;
+        match switchyard_api::build_failover_chain(&routed, Mode::Act) {
+            Ok(_) => {}
+            // The rest of the file serves; this route's requests fail until the key is set,
+            // as they would on any gateway whose operator has not given it one yet.
+            Err(e @ ConfigError::MissingApiKey { .. }) => {
+                warnings.push(format!("[serve.routes.\"{name}\"]: {e}"));
+                continue;
+            }
+            Err(e) => {
+                errors.push(format!("[serve.routes.\"{name}\"]: {e}"));
+                continue;
+            }
         }
         for problem in switchyard_api::failover_problems(&routed, Mode::Act) {
             warnings.push(format!("[serve.routes.\"{name}\"]: {problem}"));

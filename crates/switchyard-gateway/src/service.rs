@@ -245,12 +245,13 @@ impl Gateway {
             }
             Endpoint::Models => {
                 let shape = Shape::of(target.dialect, &request);
-                Ok(json(200, &crate::models::list(&now.router, shape)))
+                let listed = crate::models::list(&now.router, shape, client.as_ref());
+                Ok(json(200, &listed))
             }
             Endpoint::Model => {
                 let shape = Shape::of(target.dialect, &request);
                 let path = request.uri().path();
-                let one = crate::models::one(&now.router, shape, path);
+                let one = crate::models::one(&now.router, shape, path, client.as_ref());
                 one.map(|body| json(200, &body)).map_err(Refusal::uncounted)
             }
             Endpoint::Metrics => {

@@ -252,9 +252,9 @@ async fn direct(dialect: UpstreamDialect, client: Client, model: &str) -> Sessio
 }
 
 /// Every dialect pair through the gateway against direct. Pairs whose client sends a hint the
-/// provider family has an equivalent for, and pairs that fall back to the layer's placement on
-/// Anthropic, read the cache on every turn after the first; pairs with no hint for OpenAI read
-/// nothing from this upstream, which only reads under a key.
+/// provider family has an equivalent for, pairs that fall back to the layer's placement on
+/// Anthropic, and clients that send OpenAI no key, which get one derived from their session,
+/// read the cache on every turn after the first.
 #[tokio::test]
 async fn a_ten_turn_session_reads_the_cache_through_every_dialect_pair() {
     let mut rows = Vec::new();
@@ -265,16 +265,8 @@ async fn a_ten_turn_session_reads_the_cache_through_every_dialect_pair() {
             let upstream = AgentUpstream::start_caching(dialect, answer).await;
             let gateway = start(&route(name, provider, model, &upstream.base_url())).await;
             let through = session(&gateway.base, client, name).await;
-            // Claude, directly or through OpenRouter, gets the layer's marks without the client's.
-            let carries_hint = dialect == UpstreamDialect::Messages
-                || provider == "openrouter"
-                || matches!(client, Client::Chat | Client::Responses);
-            if carries_hint {
-                assert_eq!(through.cold_turns, 0, "{client:?} → {name}: {through:?}");
-                assert!(through.share() > 0.5, "{client:?} → {name}: {through:?}");
-            } else {
-                assert_eq!(through.read, 0, "{client:?} → {name}: {through:?}");
-            }
+            assert_eq!(through.cold_turns, 0, "{client:?} → {name}: {through:?}");
+            assert!(through.share() > 0.5, "{client:?} → {name}: {through:?}");
             rows.push((client, name, through, direct));
         }
     }
@@ -485,4 +477,50 @@ async fn prompt_cache_key_reaches_openai_when_translated() {
         assert_eq!(sent["prompt_cache_key"], "session-1", "{name}: {sent}");
         assert_eq!(sent["prompt_cache_retention"], "24h", "{name}: {sent}");
     }
+}
+
+/// A client that sends OpenAI no `prompt_cache_key` gets one derived from its session's
+/// start: the same on every turn of a session, another for another session, and never on a
+/// route to a compatible server that might refuse the field.
+#[tokio::test]
+async fn a_session_without_a_cache_key_gets_one_derived_from_its_start() {
+    let upstream = AgentUpstream::start_caching(UpstreamDialect::ChatCompletions, answer).await;
+    let gateway = start(&route(
+        "gpt",
+        "openai-native",
+        "gpt-4o",
+        &upstream.base_url(),
+    ))
+    .await;
+    for n in 1..=3 {
+        send(&gateway.base, Client::Messages, "gpt", n).await;
+    }
+    let mut other = body(Client::Messages, "gpt", 1);
+    other["messages"][0]["content"] = json!("Another session's first message.");
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", gateway.base))
+        .header("x-api-key", KEY)
+        .json(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let keys: Vec<String> = (upstream.exchanges().iter())
+        .map(|e| {
+            e.request.json()["prompt_cache_key"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(keys.len(), 4);
+    assert!(keys[0].starts_with("switchyard-"), "{keys:?}");
+    assert!(keys[..3].iter().all(|k| *k == keys[0]), "{keys:?}");
+    assert_ne!(keys[3], keys[0], "{keys:?}");
+
+    let compatible = AgentUpstream::start_caching(UpstreamDialect::ChatCompletions, answer).await;
+    let gateway = start(&route("local", "openai", "gpt-4o", &compatible.base_url())).await;
+    send(&gateway.base, Client::Messages, "local", 1).await;
+    let sent = compatible.exchanges()[0].request.json();
+    assert!(sent.get("prompt_cache_key").is_none(), "{sent}");
 }

@@ -492,6 +492,14 @@ async fn models_are_listed_in_openais_shape_or_anthropics() {
         .unwrap();
     assert_eq!(health.status(), 200);
     assert!(health.headers().contains_key("x-request-id"));
+    // Case D08: Claude Code's probe of its base URL, without a key.
+    let hello = client
+        .head(format!("{}/api/hello", gateway.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hello.status(), 200);
+    assert!(hello.text().await.unwrap().is_empty());
 }
 
 #[tokio::test]

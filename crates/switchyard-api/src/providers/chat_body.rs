@@ -96,7 +96,8 @@ pub(crate) fn styled_body(style: &ChatStyle, mode: &ResolvedMode, prompt: &Promp
     overrides::apply_chat(&mut body, prompt.overrides, completion, draft.sampling);
     // Only OpenAI's own API is known to take the key; a compatible server may refuse a field.
     if mode.provider_id == "openai-native" {
-        prompt.overrides.cache.insert_key(&mut body);
+        let session = (prompt.system_prompt, prompt.messages);
+        prompt.overrides.cache.insert_key(&mut body, Some(session));
     }
     Value::Object(body)
 }

@@ -44,13 +44,27 @@ pub(crate) fn request_body(mode: &ResolvedMode, prompt: &Prompt<'_>) -> Value {
     if !prompt.tools.is_empty() {
         body["tools"] = function_tools(prompt.tools, None);
     }
-    apply_overrides(&mut body, prompt.overrides, !info.supports_reasoning);
+    // Only OpenAI's own API is known to take a key the client did not send.
+    let session =
+        (mode.provider_id == "openai-native").then_some((prompt.system_prompt, prompt.messages));
+    apply_overrides(
+        &mut body,
+        prompt.overrides,
+        !info.supports_reasoning,
+        session,
+    );
     body
 }
 
 /// A request's overrides in a Responses body: the limit, the temperature and `top_p` when
-/// `sampling`, which a reasoning model refuses, and `tool_choice` when the body has tools.
-pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: bool) {
+/// `sampling`, which a reasoning model refuses, `tool_choice` when the body has tools, and
+/// the cache key, derived from `session` when the client sent none.
+pub(crate) fn apply_overrides(
+    body: &mut Value,
+    o: &RequestOverrides,
+    sampling: bool,
+    session: Option<(&str, &[Message])>,
+) {
     let Some(map) = body.as_object_mut() else {
         return;
     };
@@ -61,7 +75,7 @@ pub(crate) fn apply_overrides(body: &mut Value, o: &RequestOverrides, sampling: 
         );
     }
     overrides::apply_sampling(map, o, overrides::RESPONSES, sampling);
-    o.cache.insert_key(map);
+    o.cache.insert_key(map, session);
 }
 
 /// Tools as Responses functions, with the `strict` flag the ChatGPT backend's requests carry.

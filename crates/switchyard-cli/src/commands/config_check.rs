@@ -30,6 +30,10 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             ""
         };
         say!("{} mode{default}:", mode.as_str());
+        // A file of serve routes that sets no provider for a mode is whole for `serve`: that
+        // no task can run in that mode is worth saying, not a failure.
+        let unset = config.mode_settings(mode).provider.is_none();
+        problems.lenient = unset && !config.serve.routes.is_empty();
         match resolve_mode(&config, mode) {
             Ok(r) => print_mode(&config, mode, &r, &mut problems),
             Err(e) => {
@@ -38,6 +42,7 @@ pub fn run(config_path: Option<&Path>, selection: &SelectionArgs) -> ExitCode {
             }
         }
     }
+    problems.lenient = false;
     check_serve(config_path, &mut problems);
     problems.report()
 }
@@ -81,11 +86,18 @@ fn load(
 struct Problems {
     errors: Vec<String>,
     warnings: Vec<String>,
+    /// A mode's errors are warnings: the file is for `serve` and does not set that mode.
+    lenient: bool,
 }
 
 impl Problems {
     fn error(&mut self, mode: Mode, e: impl std::fmt::Display) {
-        self.errors.push(format!("{} mode: {e}", mode.as_str()));
+        let line = format!("{} mode: {e}", mode.as_str());
+        if self.lenient {
+            self.warnings.push(line);
+        } else {
+            self.errors.push(line);
+        }
     }
 
     fn warnings<T: std::fmt::Display>(&mut self, mode: Mode, found: impl IntoIterator<Item = T>) {

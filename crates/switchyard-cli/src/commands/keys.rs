@@ -96,6 +96,7 @@ async fn create(store: &Arc<dyn TaskStore>, args: &NewKeyArgs) -> Outcome {
         max_parallel: args.max_parallel,
         expires: args.expires.clone(),
         admin: args.admin,
+        owner: None,
     };
     let made = (create_client_key_by(&**store, &new, &cli_actor(), now_ms()).await)
         .map_err(|e| (2, e.to_string()))?;

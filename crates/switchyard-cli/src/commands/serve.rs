@@ -9,11 +9,11 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use switchyard_api::{CancellationToken, Mode};
+use switchyard_api::CancellationToken;
 use switchyard_gateway::{Gateway, KeysRequired, ServerLimits, serve};
 
 use super::serve_reload::Reloader;
-use crate::cli::{SelectionArgs, ServeArgs};
+use crate::cli::ServeArgs;
 use crate::settings;
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
@@ -22,13 +22,8 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:4141";
 /// will not listen on or an unreadable configuration or store, 1 for one it cannot bind.
 pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode {
     purge_in_the_background();
-    let selection = SelectionArgs::default();
-    let (config, source) = match settings::load(place.config, &selection, Some(Mode::Act)) {
-        Ok((config, source, _)) => (config, source),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let Some((config, source, warnings)) = load_config(place.config) else {
+        return ExitCode::from(2);
     };
     let listen = (args.listen.clone())
         .or_else(|| config.serve.listen.clone())
@@ -82,6 +77,10 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
     if let Ok(bound) = listener.local_addr() {
         eprintln!("switchyard serve: listening on http://{bound}");
     }
+    // After the address, which supervisors and scripts read as the first line.
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
     eprintln!(
         "switchyard serve: limits and requests in the store {}",
         store.0
@@ -97,6 +96,31 @@ pub async fn run(place: settings::StorePlace<'_>, args: &ServeArgs) -> ExitCode 
         .shutdown(crate::telemetry::FLUSH_WAIT)
         .await;
     ExitCode::SUCCESS
+}
+
+/// The configuration to serve and its warnings; `None` when it must not start, each reason
+/// said. It is the loader a reload and `config check` use, so a route a reload would refuse
+/// stops the start instead of answering 500.
+fn load_config(
+    explicit: Option<&std::path::Path>,
+) -> Option<(
+    switchyard_api::ApiConfiguration,
+    settings::ConfigSource,
+    Vec<String>,
+)> {
+    // Building each route to check it logs what building it logs, such as a model missing
+    // from the catalogue; at the start that would come before the address line, which
+    // supervisors and scripts read first, so it is said when a request first builds the route.
+    let quiet = tracing::subscriber::NoSubscriber::default();
+    match tracing::subscriber::with_default(quiet, || settings::load_serve(explicit)) {
+        Ok(loaded) => Some((loaded.config, loaded.source, loaded.warnings)),
+        Err(errors) => {
+            for e in errors {
+                eprintln!("error: {e}");
+            }
+            None
+        }
+    }
 }
 
 fn file_of(source: settings::ConfigSource) -> Option<std::path::PathBuf> {

@@ -91,6 +91,7 @@ async function spend(page) {
     check(cells[1] === String(k.requests), `${k.name}'s requests (${cells[1]} vs ${k.requests})`);
     check(cells[4] === usd(k.cost_usd), `${k.name}'s cost is the spend log's (${cells[4]} vs ${usd(k.cost_usd)})`);
     check(Number(await row.getAttribute("data-cost")) === k.cost_usd, `${k.name}'s cost is exact`);
+    check(cells[6] === k.cache_read, `${k.name}'s share of input read from the cache (${cells[6]} vs ${k.cache_read})`);
   }
   await page.locator("#chart canvas").first().waitFor();
   const series = JSON.parse(await page.locator("#chart").getAttribute("data-series"));

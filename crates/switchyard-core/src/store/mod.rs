@@ -22,7 +22,8 @@ pub use gateway::audit::{
 };
 pub use gateway::budget::{Budget, BudgetWindow, civil_from_days, days_from_civil, parse_utc_date};
 pub use gateway::edit_key::{
-    KeyEdit, revoke_client_key, rotate_client_key, update_client_key, update_team,
+    KeyEdit, UserEdit, revoke_client_key, rotate_client_key, update_client_key, update_team,
+    update_user,
 };
 pub use gateway::holds::{
     HoldOutcome, HoldRequest, HoldScope, HoldUse, decide_hold, settled_amount,
@@ -43,6 +44,7 @@ pub use gateway::requests::{RequestLog, RequestOutcome, RequestRecord};
 pub use gateway::responses::{RESPONSE_TTL_MS, ResponseStore, StoredResponse};
 pub use gateway::totals::{TotalKey, TotalScope, TotalsCheck, TotalsDiff};
 pub use gateway::usage::{UsageBucket, UsageBy, UsageQuery, UsageRow, UsageSlice};
+pub use gateway::users::{Role, SignIn, User, UserUpdate, user_diff, user_id, user_target};
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use import::fuzz_read_reference_dir;

@@ -76,11 +76,19 @@ impl Mirror {
         &self,
         mut attributes: Vec<KeyValue>,
         tokens: Option<(u64, u64)>,
+        (cache_read, cache_creation): (u64, u64),
         (duration, first_token): (Duration, Option<Duration>),
         error_type: &str,
     ) {
         if let Some((input, output)) = tokens {
-            for (kind, n) in [("input", input), ("output", output)] {
+            // The same four token types as the scrape's `gen_ai_client_token_usage`.
+            let kinds = [
+                ("input", input),
+                ("output", output),
+                ("cache_read", cache_read),
+                ("cache_creation", cache_creation),
+            ];
+            for (kind, n) in kinds {
                 attributes.push(KeyValue::new("gen_ai.token.type", kind));
                 self.tokens.record(n, &attributes);
                 attributes.pop();

@@ -168,6 +168,7 @@ pub(crate) async fn create(
         max_parallel: new.max_parallel,
         expires: new.expires,
         admin: new.admin,
+        owner: None,
     };
     let made = (create_client_key_by(store, &asked, by, now).await).map_err(|e| e.to_string())?;
     // TEMPORARY until the users store is merged: the owner goes in `NewKeyRequest.owner`.

@@ -171,8 +171,16 @@ fn total_json(by: UsageBy, s: &UsageSlice, keys: &[ClientKey]) -> Value {
         "cache_write_tokens": r.cache_write_tokens,
         "cost_usd": r.cost_usd,
         "unpriced_requests": r.unpriced,
+        "cache_read_share": cache_read_share(r),
         "last_ms": s.last_ms,
     })
+}
+
+/// The share of a group's input tokens read from a provider's prompt cache, 0 to 1, or `None`
+/// when it sent none. A session whose cache holds through the gateway reads most of its input.
+fn cache_read_share(r: &UsageRow) -> Option<f64> {
+    let input = r.input_tokens + r.cache_read_tokens + r.cache_write_tokens;
+    (input > 0).then(|| r.cache_read_tokens as f64 / input as f64)
 }
 
 /// How a group is named on the page: a key by its prefix and name, as `switchyard usage`
@@ -228,6 +236,23 @@ mod tests {
         assert!(ask("bucket=hour&from=2026-01-01&to=2026-12-01", now).is_err());
         assert!(ask("by=nobody", now).is_err());
         assert_eq!(csv_cell("=1+1"), "'=1+1");
+        let mut row = UsageRow {
+            group: None,
+            requests: 1,
+            input_tokens: 0,
+            output_tokens: 5,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            cost_usd: 0.0,
+            unpriced: 0,
+        };
+        assert_eq!(cache_read_share(&row), None);
+        (
+            row.input_tokens,
+            row.cache_read_tokens,
+            row.cache_write_tokens,
+        ) = (100, 800, 100);
+        assert_eq!(cache_read_share(&row), Some(0.8));
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
         assert_eq!(
             utc(parse_utc_date("2026-12-02T10:05:07Z").unwrap()),

@@ -1,4 +1,4 @@
-//! The audit log: who changed which key or team, or signed in to the dashboard, when, from
+//! The audit log: who changed which key, team or user, or signed in to the dashboard, when, from
 //! where and what changed, never a secret. A change and its row are written in one transaction.
 //! Spec: R14.6a, R14.11a.
 
@@ -26,7 +26,7 @@ pub struct AuditEntry {
     /// From where, as [`Actor::origin`].
     pub origin: String,
     /// `key.create`, `key.update`, `key.revoke`, `key.rotate`, `team.create`, `team.update`,
-    /// `signin` or `signin.failed`.
+    /// `user.create`, `user.update`, `user.disable`, `user.enable`, `signin` or `signin.failed`.
     pub action: String,
     /// The key by id, prefix and name, or the team by name.
     pub target: String,
@@ -163,7 +163,7 @@ fn or_none<T>(v: Option<T>, show: impl Fn(T) -> String) -> String {
 }
 
 /// Each field of a key as the audit log shows it, a revoked key's revocation included.
-fn key_fields(k: &ClientKey) -> [(&'static str, String); 10] {
+fn key_fields(k: &ClientKey) -> [(&'static str, String); 11] {
     let models = if k.models.is_empty() {
         "*".to_owned()
     } else {
@@ -172,6 +172,7 @@ fn key_fields(k: &ClientKey) -> [(&'static str, String); 10] {
     [
         ("name", k.name.clone()),
         ("team", or_none(k.team.clone(), |t| t)),
+        ("owner", or_none(k.owner.clone(), |o| o)),
         ("models", models),
         ("budget", or_none(k.budget, |b| b.to_string())),
         ("rpm", or_none(k.rpm, |n| n.to_string())),
@@ -198,7 +199,7 @@ pub fn key_diff(old: &ClientKey, new: &ClientKey) -> String {
 
 /// A new key's fields as `field: value; …`, its admin flag included.
 pub fn key_summary(k: &ClientKey) -> String {
-    let mut parts: Vec<String> = (key_fields(k).into_iter().take(8))
+    let mut parts: Vec<String> = (key_fields(k).into_iter().take(9))
         .map(|(name, v)| format!("{name}: {v}"))
         .collect();
     parts.push(format!("admin: {}", if k.admin { "yes" } else { "no" }));
@@ -314,6 +315,7 @@ mod tests {
             admin: false,
             created_ms: 0,
             revoked_ms: None,
+            owner: None,
         }
     }
 

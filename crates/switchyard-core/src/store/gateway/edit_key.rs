@@ -1,12 +1,13 @@
-//! Changing a client key or a team from the fields as written, each change audited: the CLI's
-//! and the dashboard's one rule.
-//! Spec: R14.6a.
+//! Changing a client key, a team or a user from the fields as written, each change audited:
+//! the CLI's and the dashboard's one rule.
+//! Spec: R14.6a, R14.6b.
 
 use super::audit::{Actor, AuditStore, KeyChange, KeyUpdate};
 use super::budget::parse_utc_date;
 use super::key_store::KeyStore;
 use super::keys::{ClientKey, NewSecret, Team, generate_key};
 use super::new_key::{CreateKeyError, KEY_NAME_MAX, read_budget};
+use super::users::{Role, User, UserUpdate};
 
 /// What an edit sets, as written; absent or blank leaves a field, `none` clears it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -191,6 +192,52 @@ where
     (store.change_team(name.trim(), budget, by, now_ms).await)
         .map_err(CreateKeyError::Store)?
         .ok_or_else(|| CreateKeyError::Invalid(format!("There is no team `{}`.", name.trim())))
+}
+
+/// What `switchyard users update` sets, as written; absent leaves a field, `none` clears a budget.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserEdit {
+    /// `USD`, `USD/day`, `USD/month` or `none`.
+    pub budget: Option<String>,
+    /// `admin`, `member` or `viewer`.
+    pub role: Option<String>,
+    /// `true` disables, `false` enables.
+    pub disabled: Option<bool>,
+}
+
+/// Applies `edit` to user `id` for `by`: the user before and after. The user's next sign-in
+/// rewrites the budget and role from their groups again.
+pub async fn update_user<S>(
+    store: &S,
+    id: &str,
+    edit: &UserEdit,
+    by: &Actor,
+    now_ms: i64,
+) -> Result<(User, User), CreateKeyError>
+where
+    S: KeyStore + ?Sized,
+{
+    let role = match edit.role.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(t) => Some(Role::parse(t).ok_or_else(|| {
+            CreateKeyError::Invalid(format!(
+                "The role `{t}` is not one: write admin, member or viewer."
+            ))
+        })?),
+    };
+    let update = UserUpdate {
+        budget: field(edit.budget.as_deref(), read_budget)?,
+        role,
+        disabled: edit.disabled,
+    };
+    if update == UserUpdate::default() {
+        return Err(CreateKeyError::Invalid(
+            "Say what to change: a budget, a role, --disable or --enable.".to_owned(),
+        ));
+    }
+    (store.change_user(id.trim(), &update, by, now_ms).await)
+        .map_err(CreateKeyError::Store)?
+        .ok_or_else(|| CreateKeyError::Invalid(format!("There is no user `{}`.", id.trim())))
 }
 
 #[cfg(test)]

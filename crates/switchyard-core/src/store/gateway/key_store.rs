@@ -1,10 +1,12 @@
 //! [`KeyStore`]: where client keys, teams, budget holds and their running totals are kept.
 //! Spec: R14.6, R14.7, R14.8.
 
+use super::audit::Actor;
 use super::holds::{HoldOutcome, HoldRequest};
 use super::keys::{ClientKey, Team};
 use super::totals::TotalsCheck;
 use super::usage::{UsageBy, UsageQuery, UsageRow, UsageSlice};
+use super::users::{SignIn, User, UserUpdate};
 use crate::store::StoreFuture;
 
 /// Client keys, teams, budget holds and running totals, implemented by every store backend.
@@ -61,4 +63,27 @@ pub trait KeyStore: Send + Sync {
 
     /// Recomputes every running total and reports those that differ; `repair` rewrites them.
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck>;
+
+    /// Makes or rewrites the user `sign_in` names and enables them, in one transaction with its
+    /// audit row when anything but the sign-in time changed.
+    fn sign_in_user<'a>(&'a self, sign_in: &'a SignIn, by: &'a Actor) -> StoreFuture<'a, User>;
+
+    /// Disables user `id` from `at_ms`, keeping an earlier time, audited; `false` for no such user.
+    fn disable_user<'a>(&'a self, id: &'a str, at_ms: i64, by: &'a Actor) -> StoreFuture<'a, bool>;
+
+    /// Every user, oldest first.
+    fn users(&self) -> StoreFuture<'_, Vec<User>>;
+
+    /// The user `id`.
+    fn user<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>>;
+
+    /// Applies `update` to user `id` with its audit row in one transaction, ending the user's
+    /// leases when the budget changes or the user is disabled; `None` for no such user.
+    fn change_user<'a>(
+        &'a self,
+        id: &'a str,
+        update: &'a UserUpdate,
+        by: &'a Actor,
+        now_ms: i64,
+    ) -> StoreFuture<'a, Option<(User, User)>>;
 }

@@ -91,6 +91,8 @@ pub struct ClientKey {
     pub created_ms: i64,
     /// When it was revoked, Unix ms.
     pub revoked_ms: Option<i64>,
+    /// The user who owns it, by id: their budget counts it and their state decides its use.
+    pub owner: Option<String>,
 }
 
 /// A team: the keys that name it share its budget.

@@ -1,4 +1,4 @@
-//! The gateway's tables: keys, teams, holds, totals, leases, the request log and Responses.
+//! The gateway's tables: keys, users, teams, holds, totals, leases, the request log and Responses.
 
 pub(crate) mod audit;
 pub(crate) mod budget;
@@ -17,3 +17,4 @@ pub(crate) mod rows;
 pub(crate) mod sqlite;
 pub(crate) mod totals;
 pub(crate) mod usage;
+pub(crate) mod users;

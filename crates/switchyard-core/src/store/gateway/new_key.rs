@@ -31,6 +31,8 @@ pub struct NewKeyRequest {
     pub expires: Option<String>,
     /// For `/metrics` and the dashboard only, never for completions.
     pub admin: bool,
+    /// The user who owns it, by id, who must exist and not be disabled.
+    pub owner: Option<String>,
 }
 
 /// A key just made: its secret, shown this once, and the key as stored.
@@ -157,6 +159,10 @@ where
             "There is no team `{t}`: make it first (`switchyard teams create {t}`, or the dashboard's team form)."
         )));
     }
+    let owner = blank(&new.owner);
+    if let Some(id) = &owner {
+        check_owner(store, id).await?;
+    }
     let secret = generate_key().map_err(CreateKeyError::Random)?;
     let key = ClientKey {
         id: generate_key_id().map_err(CreateKeyError::Random)?,
@@ -177,8 +183,25 @@ where
         admin: new.admin,
         created_ms: now_ms,
         revoked_ms: None,
+        owner,
     };
     Ok((secret, key))
+}
+
+/// `Ok` when user `id` may own a new key: they exist and are not disabled.
+async fn check_owner<S>(store: &S, id: &str) -> Result<(), CreateKeyError>
+where
+    S: KeyStore + ?Sized,
+{
+    match store.user(id).await.map_err(CreateKeyError::Store)? {
+        None => Err(CreateKeyError::Invalid(format!(
+            "There is no user `{id}`: a user is made at their first sign-in (`switchyard users list` shows them)."
+        ))),
+        Some(u) if u.disabled_ms.is_some() => Err(CreateKeyError::Invalid(format!(
+            "The user `{id}` is disabled: enable them first (`switchyard users update {id} --enable`)."
+        ))),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Makes team `name` at `now_ms` with the budget `budget` as written; blank is none.

@@ -7,15 +7,20 @@ use super::keys::{ClientKey, Team};
 use super::requests::{RequestOutcome, RequestRecord};
 use super::responses::StoredResponse;
 use super::usage::{UsageBucket, UsageBy, UsageRow, UsageSlice};
+use super::users::{Role, User};
 use crate::store::StoreError;
 use crate::store::rows::{Columns, from_json, to_i64, to_u64};
 
 /// The columns of `client_keys` that [`key_from_row`] reads, never `hash`.
 pub(crate) const KEY_COLUMNS: &str = "id, prefix, name, team, models, budget_usd,
-    budget_window, rpm, tpm, max_parallel, expires_ms, admin, created_ms, revoked_ms";
+    budget_window, rpm, tpm, max_parallel, expires_ms, admin, created_ms, revoked_ms, owner";
 
 /// The columns of `audit_log` that [`audit_from_row`] reads and the backends write.
 pub(crate) const AUDIT_COLUMNS: &str = "ts_ms, actor, origin, action, target, detail";
+
+/// The columns of `users` that [`user_from_row`] reads and the backends write.
+pub(crate) const USER_COLUMNS: &str = "id, issuer, subject, email, name, role, team, models,
+    budget_usd, budget_window, created_ms, signed_in_ms, disabled_ms";
 
 /// The columns of `teams` that [`team_from_row`] reads.
 pub(crate) const TEAM_COLUMNS: &str = "name, budget_usd, budget_window, created_ms";
@@ -127,6 +132,7 @@ pub(crate) fn key_from_row<R: Columns>(r: &R) -> Result<ClientKey, R::Error> {
         admin: r.int(11)? != 0,
         created_ms: r.int(12)?,
         revoked_ms: r.opt_int(13)?,
+        owner: r.opt_text(14)?,
     })
 }
 
@@ -139,6 +145,25 @@ pub(crate) fn audit_from_row<R: Columns>(r: &R) -> Result<AuditEntry, R::Error> 
         action: r.text(3)?,
         target: r.text(4)?,
         detail: r.text(5)?,
+    })
+}
+
+/// A [`User`] from the [`USER_COLUMNS`]; a role this build does not know reads as viewer.
+pub(crate) fn user_from_row<R: Columns>(r: &R) -> Result<User, R::Error> {
+    let models: Vec<String> = serde_json::from_str(&r.text(7)?).unwrap_or_default();
+    Ok(User {
+        id: r.text(0)?,
+        issuer: r.text(1)?,
+        subject: r.text(2)?,
+        email: r.opt_text(3)?,
+        name: r.opt_text(4)?,
+        role: Role::parse(&r.text(5)?).unwrap_or(Role::Viewer),
+        team: r.opt_text(6)?,
+        models,
+        budget: Budget::from_columns(r.opt_real(8)?, r.opt_text(9)?.as_deref()),
+        created_ms: r.int(10)?,
+        signed_in_ms: r.int(11)?,
+        disabled_ms: r.opt_int(12)?,
     })
 }
 

@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 8;
+pub const PG_SCHEMA_VERSION: i64 = 9;
 
 /// The advisory lock migrations run under, so processes migrate a new database once.
 const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
@@ -212,6 +212,28 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL
     );
     CREATE INDEX audit_log_by_time ON audit_log (ts_ms);",
+    // 8 → 9: users, the keys they own, and the owner each hold counts against.
+    "CREATE TABLE users (
+        id TEXT PRIMARY KEY NOT NULL,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        email TEXT,
+        name TEXT,
+        role TEXT NOT NULL,
+        team TEXT,
+        models TEXT NOT NULL,
+        budget_usd DOUBLE PRECISION,
+        budget_window TEXT,
+        created_ms BIGINT NOT NULL,
+        signed_in_ms BIGINT NOT NULL,
+        disabled_ms BIGINT,
+        UNIQUE (issuer, subject)
+    );
+    ALTER TABLE client_keys ADD COLUMN owner TEXT;
+    CREATE INDEX client_keys_by_owner ON client_keys (owner) WHERE owner IS NOT NULL;
+    ALTER TABLE budget_holds ADD COLUMN user_id TEXT;
+    CREATE INDEX budget_holds_open_by_user ON budget_holds (user_id, expires_ms)
+        INCLUDE (ts_ms, reserved_usd) WHERE settled_usd IS NULL;",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

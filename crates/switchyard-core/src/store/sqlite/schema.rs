@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -212,6 +212,28 @@ const MIGRATIONS: &[&str] = &[
         detail TEXT NOT NULL
     ) STRICT;
     CREATE INDEX audit_log_by_time ON audit_log (ts_ms);",
+    // 9 → 10: users, the keys they own, and the owner each hold counts against.
+    "CREATE TABLE users (
+        id TEXT PRIMARY KEY NOT NULL,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        email TEXT,
+        name TEXT,
+        role TEXT NOT NULL,
+        team TEXT,
+        models TEXT NOT NULL,
+        budget_usd REAL,
+        budget_window TEXT,
+        created_ms INTEGER NOT NULL,
+        signed_in_ms INTEGER NOT NULL,
+        disabled_ms INTEGER,
+        UNIQUE (issuer, subject)
+    ) STRICT, WITHOUT ROWID;
+    ALTER TABLE client_keys ADD COLUMN owner TEXT;
+    CREATE INDEX client_keys_by_owner ON client_keys (owner) WHERE owner IS NOT NULL;
+    ALTER TABLE budget_holds ADD COLUMN user_id TEXT;
+    CREATE INDEX budget_holds_open_by_user
+        ON budget_holds (user_id, expires_ms, ts_ms, reserved_usd) WHERE settled_usd IS NULL;",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

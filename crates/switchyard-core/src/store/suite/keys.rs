@@ -29,6 +29,7 @@ pub(crate) fn key(id: &str, prefix: &str, team: Option<&str>, budget: Option<&st
         admin: false,
         created_ms: 1_000,
         revoked_ms: None,
+        owner: None,
     }
 }
 

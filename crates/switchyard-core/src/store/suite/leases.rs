@@ -118,6 +118,7 @@ pub(crate) async fn parallel_leases_and_holds_share_a_keys_limit(store: &dyn Tas
         admin: false,
         created_ms: 0,
         revoked_ms: None,
+        owner: None,
     };
     let hold = |id: &str| crate::store::HoldRequest {
         id: id.into(),

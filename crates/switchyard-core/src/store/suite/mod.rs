@@ -27,6 +27,7 @@ mod responses;
 mod tasks;
 mod totals;
 mod usage;
+mod users;
 
 pub(crate) use audit::{
     a_change_that_finds_nothing_writes_no_row, a_changed_budget_ends_the_leases_of_it,
@@ -69,6 +70,10 @@ pub(crate) use tasks::{
 };
 pub(crate) use totals::totals_follow_the_ledger_through_random_interleavings;
 pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
+pub(crate) use users::{
+    a_key_names_its_owner_through_every_change, a_sign_in_makes_or_rewrites_one_user_audited,
+    first_sign_ins_at_once_make_one_user,
+};
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
 /// giving an `Option` of a [`StoreFixture`]; `None` skips).
@@ -91,7 +96,9 @@ macro_rules! task_store_suite {
             parallel_leases_and_holds_share_a_keys_limit,
             every_change_is_audited_once_with_its_actor_and_no_secret,
             a_change_that_finds_nothing_writes_no_row,
-            a_changed_budget_ends_the_leases_of_it);
+            a_changed_budget_ends_the_leases_of_it,
+            a_sign_in_makes_or_rewrites_one_user_audited,
+            a_key_names_its_owner_through_every_change);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
@@ -106,7 +113,8 @@ macro_rules! task_store_suite {
             leases_raced_for_by_three_handles_never_pass_the_budget,
             slot_leases_hold_the_limit_over_every_sliding_minute,
             a_slot_row_holding_tokens_counts_a_request,
-            store_check_finds_a_planted_difference_and_repairs_it);
+            store_check_finds_a_planted_difference_and_repairs_it,
+            first_sign_ins_at_once_make_one_user);
     };
     (@store $fixture:expr; $($name:ident),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

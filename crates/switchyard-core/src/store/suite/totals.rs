@@ -211,6 +211,7 @@ impl<'a> Model<'a> {
             admin: false,
             created_ms: 0,
             revoked_ms: None,
+            owner: None,
         };
         let keys = vec![
             key(0, "0.5/day", Some(&team.name), None),

@@ -5,6 +5,7 @@ use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
 use super::keys::{insert_key, insert_team};
+use super::{end_leases, insert_entry};
 use crate::store::gateway::audit::{
     Actor, AuditEntry, AuditStore, KeyChange, key_entry, leases_ended, team_entry,
 };
@@ -15,34 +16,6 @@ use crate::store::gateway::rows::{
     team_from_row,
 };
 use crate::store::{PgStore, StoreError, StoreFuture};
-
-async fn insert_entry(
-    store: &PgStore,
-    tx: &Transaction<'_>,
-    e: &AuditEntry,
-) -> Result<(), StoreError> {
-    let sql = format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)");
-    let args: [&(dyn ToSql + Sync); 6] = [
-        &e.ts_ms, &e.actor, &e.origin, &e.action, &e.target, &e.detail,
-    ];
-    tx.execute(&sql, &args).await.map_err(|e| store.err(e))?;
-    Ok(())
-}
-
-async fn end_leases(
-    store: &PgStore,
-    tx: &Transaction<'_>,
-    scopes: &[&str],
-    id: &str,
-) -> Result<(), StoreError> {
-    for scope in scopes {
-        let sql = "DELETE FROM budget_leases WHERE scope = $1 AND id = $2";
-        tx.execute(sql, &[scope, &id])
-            .await
-            .map_err(|e| store.err(e))?;
-    }
-    Ok(())
-}
 
 async fn write_key(
     store: &PgStore,

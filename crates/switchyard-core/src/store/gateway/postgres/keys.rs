@@ -3,7 +3,8 @@
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
-use super::{holds, params, totals};
+use super::{holds, params, totals, users};
+use crate::store::gateway::audit::Actor;
 use crate::store::gateway::claims::{used_since_sql, window_from};
 use crate::store::gateway::holds::{HoldOutcome, HoldRequest};
 use crate::store::gateway::key_store::KeyStore;
@@ -15,6 +16,7 @@ use crate::store::gateway::rows::{
 };
 use crate::store::gateway::totals::TotalsCheck;
 use crate::store::gateway::usage::{UsageBy, UsageQuery, UsageRow, UsageSlice};
+use crate::store::gateway::users::{SignIn, User, UserUpdate};
 use crate::store::{PgStore, StoreError, StoreFuture};
 
 async fn keys_where(
@@ -77,9 +79,9 @@ pub(super) async fn insert_key(
     let parallel = opt_i64(key.max_parallel);
     let sql = format!(
         "INSERT INTO client_keys (hash, {KEY_COLUMNS})
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     );
-    let args: [&(dyn ToSql + Sync); 15] = [
+    let args: [&(dyn ToSql + Sync); 16] = [
         &hash,
         &key.id,
         &key.prefix,
@@ -95,6 +97,7 @@ pub(super) async fn insert_key(
         &i64::from(key.admin),
         &key.created_ms,
         &key.revoked_ms,
+        &key.owner,
     ];
     tx.execute(&sql, &args)
         .await
@@ -218,5 +221,38 @@ impl KeyStore for PgStore {
 
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck> {
         Box::pin(totals::check_totals(self, repair))
+    }
+
+    fn sign_in_user<'a>(&'a self, sign_in: &'a SignIn, by: &'a Actor) -> StoreFuture<'a, User> {
+        Box::pin(users::sign_in(self, sign_in, by))
+    }
+
+    fn disable_user<'a>(&'a self, id: &'a str, at_ms: i64, by: &'a Actor) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let update = UserUpdate {
+                disabled: Some(true),
+                ..UserUpdate::default()
+            };
+            let changed = users::change_user(self, id, &update, (by, at_ms)).await?;
+            Ok(changed.is_some())
+        })
+    }
+
+    fn users(&self) -> StoreFuture<'_, Vec<User>> {
+        Box::pin(users::users(self, None))
+    }
+
+    fn user<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>> {
+        Box::pin(async move { Ok(users::users(self, Some(id)).await?.into_iter().next()) })
+    }
+
+    fn change_user<'a>(
+        &'a self,
+        id: &'a str,
+        update: &'a UserUpdate,
+        by: &'a Actor,
+        now_ms: i64,
+    ) -> StoreFuture<'a, Option<(User, User)>> {
+        Box::pin(users::change_user(self, id, update, (by, now_ms)))
     }
 }

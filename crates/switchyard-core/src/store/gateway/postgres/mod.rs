@@ -8,13 +8,16 @@ mod leases;
 mod requests;
 mod responses;
 pub(crate) mod totals;
+mod users;
 
 use deadpool_postgres::Transaction;
 use futures_util::future::{Either, try_join_all};
 use tokio_postgres::Statement;
 use tokio_postgres::types::ToSql;
 
+use super::audit::AuditEntry;
 use super::claims::{Arg, Bound};
+use super::rows::AUDIT_COLUMNS;
 use super::totals::TotalKey;
 use crate::store::{PgStore, StoreError};
 
@@ -72,4 +75,34 @@ async fn lock_rows(
         [Either::Left(make), Either::Right(lock)]
     });
     try_join_all(each).await.map(drop)
+}
+
+/// Appends `e` to the audit log in `tx`.
+pub(super) async fn insert_entry(
+    store: &PgStore,
+    tx: &Transaction<'_>,
+    e: &AuditEntry,
+) -> Result<(), StoreError> {
+    let sql = format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)");
+    let args: [&(dyn ToSql + Sync); 6] = [
+        &e.ts_ms, &e.actor, &e.origin, &e.action, &e.target, &e.detail,
+    ];
+    tx.execute(&sql, &args).await.map_err(|e| store.err(e))?;
+    Ok(())
+}
+
+/// Deletes every holder's leases of `id` in each of `scopes`.
+pub(super) async fn end_leases(
+    store: &PgStore,
+    tx: &Transaction<'_>,
+    scopes: &[&str],
+    id: &str,
+) -> Result<(), StoreError> {
+    for scope in scopes {
+        let sql = "DELETE FROM budget_leases WHERE scope = $1 AND id = $2";
+        tx.execute(sql, &[scope, &id])
+            .await
+            .map_err(|e| store.err(e))?;
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::keys::{insert_key, insert_team};
+use super::{end_leases, insert_entry};
 use crate::store::gateway::audit::{
     Actor, AuditEntry, AuditStore, KeyChange, key_entry, leases_ended, team_entry,
 };
@@ -14,24 +15,6 @@ use crate::store::gateway::rows::{
 };
 use crate::store::sqlite::{Db, SqliteStore};
 use crate::store::{StoreError, StoreFuture};
-
-fn insert_entry(tx: &Transaction<'_>, e: &AuditEntry) -> rusqlite::Result<()> {
-    let sql = format!("INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    tx.prepare_cached(&sql)?.execute(params![
-        e.ts_ms, e.actor, e.origin, e.action, e.target, e.detail
-    ])?;
-    Ok(())
-}
-
-fn end_leases(tx: &Transaction<'_>, scopes: &[&str], id: &str) -> rusqlite::Result<()> {
-    for scope in scopes {
-        tx.execute(
-            "DELETE FROM budget_leases WHERE scope = ?1 AND id = ?2",
-            params![scope, id],
-        )?;
-    }
-    Ok(())
-}
 
 fn write_key(tx: &Transaction<'_>, k: &ClientKey, hash: Option<&str>) -> rusqlite::Result<()> {
     let budget = k.budget.as_ref();

@@ -2,7 +2,8 @@
 
 use rusqlite::params;
 
-use super::{holds, reals, totals};
+use super::{holds, reals, totals, users};
+use crate::store::gateway::audit::Actor;
 use crate::store::gateway::claims::{used_since_sql, window_from};
 use crate::store::gateway::holds::{HoldOutcome, HoldRequest};
 use crate::store::gateway::key_store::KeyStore;
@@ -14,6 +15,7 @@ use crate::store::gateway::rows::{
 };
 use crate::store::gateway::totals::TotalsCheck;
 use crate::store::gateway::usage::{UsageBy, UsageQuery, UsageRow, UsageSlice};
+use crate::store::gateway::users::{SignIn, User, UserUpdate};
 use crate::store::sqlite::{Db, SqliteStore};
 use crate::store::{StoreError, StoreFuture};
 
@@ -27,7 +29,7 @@ pub(super) fn insert_key(
     conn.execute(
         &format!(
             "INSERT INTO client_keys (hash, {KEY_COLUMNS})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
         ),
         params![
             hash,
@@ -44,7 +46,8 @@ pub(super) fn insert_key(
             key.expires_ms,
             i64::from(key.admin),
             key.created_ms,
-            key.revoked_ms
+            key.revoked_ms,
+            key.owner
         ],
     )?;
     Ok(())
@@ -244,5 +247,38 @@ impl KeyStore for SqliteStore {
 
     fn check_totals(&self, repair: bool) -> StoreFuture<'_, TotalsCheck> {
         self.call(move |db| totals::check_totals(db, repair))
+    }
+
+    fn sign_in_user<'a>(&'a self, sign_in: &'a SignIn, by: &'a Actor) -> StoreFuture<'a, User> {
+        self.with(&(sign_in.clone(), by.clone()), users::sign_in)
+    }
+
+    fn disable_user<'a>(&'a self, id: &'a str, at_ms: i64, by: &'a Actor) -> StoreFuture<'a, bool> {
+        let update = UserUpdate {
+            disabled: Some(true),
+            ..UserUpdate::default()
+        };
+        let args = (id.to_owned(), update, by.clone(), at_ms);
+        self.call(move |db| Ok(users::change_user(db, &args)?.is_some()))
+    }
+
+    fn users(&self) -> StoreFuture<'_, Vec<User>> {
+        self.call(|db| users::users(db, None))
+    }
+
+    fn user<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<User>> {
+        let id = id.to_owned();
+        self.call(move |db| Ok(users::users(db, Some(&id))?.into_iter().next()))
+    }
+
+    fn change_user<'a>(
+        &'a self,
+        id: &'a str,
+        update: &'a UserUpdate,
+        by: &'a Actor,
+        now_ms: i64,
+    ) -> StoreFuture<'a, Option<(User, User)>> {
+        let args = (id.to_owned(), update.clone(), by.clone(), now_ms);
+        self.with(&args, users::change_user)
     }
 }

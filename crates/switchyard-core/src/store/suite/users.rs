@@ -1,0 +1,200 @@
+//! The suite's tests of users (SPEC R14.6b): every backend makes a user once per issuer and
+//! subject, rewrites them at each sign-in, disables and enables them, carries a key's owner
+//! through every key change, and audits each change in its own transaction without a secret.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use super::fixture::StoreFixture;
+use crate::store::{
+    Actor, Budget, CreateKeyError, KeyEdit, NewKeyRequest, Role, SignIn, TaskStore, UserEdit,
+    create_client_key_by, hash_key, revoke_client_key, rotate_client_key, update_client_key,
+    update_user,
+};
+
+fn jane() -> Actor {
+    Actor {
+        who: "jane@example.com".into(),
+        origin: "127.0.0.1".into(),
+    }
+}
+
+/// Jane's sign-in at `at_ms` as a member of `ops` with $5 a day.
+pub(crate) fn sign_in(at_ms: i64) -> SignIn {
+    SignIn {
+        issuer: "https://idp.example".into(),
+        subject: "jane-0001".into(),
+        email: Some("jane@example.com".into()),
+        name: Some("Jane".into()),
+        role: Role::Member,
+        team: None,
+        models: vec!["gpt-*".into()],
+        budget: Budget::parse("5/day"),
+        at_ms,
+    }
+}
+
+/// A user is made at the first sign-in and rewritten by the next; `users update` and a
+/// disable are audited, and a later sign-in enables again.
+pub(crate) async fn a_sign_in_makes_or_rewrites_one_user_audited(store: &dyn TaskStore) {
+    let by = jane();
+    let first = store.sign_in_user(&sign_in(1_000), &by).await.unwrap();
+    assert!(first.id.starts_with("usr_") && first.id.len() == 20);
+    assert_eq!(store.user(&first.id).await.unwrap(), Some(first.clone()));
+    let promoted = SignIn {
+        role: Role::Admin,
+        budget: Budget::parse("20/month"),
+        ..sign_in(2_000)
+    };
+    let second = store.sign_in_user(&promoted, &by).await.unwrap();
+    assert_eq!(
+        (second.id.as_str(), second.created_ms),
+        (first.id.as_str(), 1_000)
+    );
+    assert_eq!((second.role, second.signed_in_ms), (Role::Admin, 2_000));
+    let same = SignIn {
+        at_ms: 3_000,
+        ..promoted.clone()
+    };
+    let same = store.sign_in_user(&same, &by).await.unwrap();
+    assert_eq!(same.signed_in_ms, 3_000);
+    assert_eq!(store.users().await.unwrap().len(), 1);
+    let edit = UserEdit {
+        budget: Some("none".into()),
+        role: Some("viewer".into()),
+        ..UserEdit::default()
+    };
+    let (_, edited) = update_user(store, &first.id, &edit, &by, 4_000)
+        .await
+        .unwrap();
+    assert_eq!((edited.budget, edited.role), (None, Role::Viewer));
+    assert!(store.disable_user(&first.id, 5_000, &by).await.unwrap());
+    assert!(store.disable_user(&first.id, 6_000, &by).await.unwrap());
+    assert_eq!(
+        store.user(&first.id).await.unwrap().unwrap().disabled_ms,
+        Some(5_000)
+    );
+    assert!(
+        !store
+            .disable_user("usr_0000000000000000", 6_000, &by)
+            .await
+            .unwrap()
+    );
+    let back = store.sign_in_user(&sign_in(7_000), &by).await.unwrap();
+    assert_eq!((back.disabled_ms, back.role), (None, Role::Member));
+    let rows = store.audit_log(0, 100).await.unwrap();
+    let actions: Vec<&str> = rows.iter().rev().map(|e| e.action.as_str()).collect();
+    assert_eq!(
+        actions,
+        [
+            "user.create",
+            "user.update",
+            "user.update",
+            "user.disable",
+            "user.enable"
+        ]
+    );
+    assert_eq!(
+        rows[3].detail,
+        "role: member → admin; budget: $5/day → $20/month"
+    );
+    let bad = UserEdit {
+        role: Some("owner".into()),
+        ..UserEdit::default()
+    };
+    assert!(
+        update_user(store, &first.id, &bad, &by, 8_000)
+            .await
+            .is_err()
+    );
+}
+
+/// A key made for a user names its owner through every change; a missing or disabled owner
+/// makes no key.
+pub(crate) async fn a_key_names_its_owner_through_every_change(store: &dyn TaskStore) {
+    let by = jane();
+    let user = store.sign_in_user(&sign_in(1_000), &by).await.unwrap();
+    let new = NewKeyRequest {
+        name: "laptop".into(),
+        owner: Some(user.id.clone()),
+        ..NewKeyRequest::default()
+    };
+    let made = create_client_key_by(store, &new, &by, 2_000).await.unwrap();
+    assert_eq!(made.key.owner.as_deref(), Some(user.id.as_str()));
+    let found = store
+        .key_by_hash(&hash_key(&made.secret.key))
+        .await
+        .unwrap();
+    assert_eq!(found.unwrap().owner, made.key.owner);
+    let edit = KeyEdit {
+        rpm: Some("5".into()),
+        ..KeyEdit::default()
+    };
+    let (_, edited) = update_client_key(store, &made.key.id, &edit, &by, 3_000)
+        .await
+        .unwrap();
+    assert_eq!(edited.owner, made.key.owner);
+    let (secret, rotated) = rotate_client_key(store, &made.key.id, &by, 4_000)
+        .await
+        .unwrap();
+    assert_eq!(rotated.owner, made.key.owner);
+    let revoked = revoke_client_key(store, &made.key.id, &by, 5_000)
+        .await
+        .unwrap();
+    assert_eq!(revoked.owner, made.key.owner);
+    assert_eq!(store.client_keys().await.unwrap()[0].owner, made.key.owner);
+    let rows = store.audit_log(0, 100).await.unwrap();
+    assert!(
+        rows[3].detail.contains(&format!("owner: {}", user.id)),
+        "{}",
+        rows[3].detail
+    );
+    let text = format!("{rows:?}");
+    for secret in [
+        &made.secret.key,
+        &made.secret.hash,
+        &secret.key,
+        &secret.hash,
+    ] {
+        assert!(!text.contains(secret.as_str()), "a secret in the audit log");
+    }
+    store.disable_user(&user.id, 6_000, &by).await.unwrap();
+    for (owner, says) in [
+        (user.id.as_str(), "disabled"),
+        ("usr_ffffffffffffffff", "no user"),
+    ] {
+        let new = NewKeyRequest {
+            owner: Some(owner.into()),
+            ..new.clone()
+        };
+        match create_client_key_by(store, &new, &by, 7_000).await {
+            Err(CreateKeyError::Invalid(s)) => assert!(s.contains(says), "{s}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(store.client_keys().await.unwrap().len(), 1);
+}
+
+/// First sign-ins of one person on several connections at once make one user and one row.
+pub(crate) async fn first_sign_ins_at_once_make_one_user(fixture: &dyn StoreFixture) {
+    let stores: Vec<Arc<dyn TaskStore>> = (0..4).map(|_| fixture.open()).collect();
+    let tasks: Vec<_> = (stores.iter().enumerate())
+        .map(|(i, store)| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move {
+                let s = sign_in(1_000 + i as i64);
+                store.sign_in_user(&s, &jane()).await.unwrap()
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for t in tasks {
+        ids.push(t.await.unwrap().id);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 1);
+    let store = &stores[0];
+    assert_eq!(store.users().await.unwrap().len(), 1);
+    let rows = store.audit_log(0, 100).await.unwrap();
+    assert_eq!(rows.iter().filter(|r| r.action == "user.create").count(), 1);
+}
