@@ -58,7 +58,6 @@ mod shared;
 mod slots;
 pub mod telemetry;
 mod ui;
-mod users_shim;
 mod websocket;
 
 pub use auth::KeysRequired;

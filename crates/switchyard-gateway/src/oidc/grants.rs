@@ -5,8 +5,7 @@
 use std::collections::BTreeMap;
 
 use switchyard_api::config::GroupGrant;
-// TEMPORARY until the users store is merged: `switchyard_core::store::Role`.
-use crate::users_shim::Role;
+use switchyard_core::store::Role;
 
 /// The role, team, model globs and budget a user's groups add up to.
 #[derive(Debug, Clone, PartialEq)]

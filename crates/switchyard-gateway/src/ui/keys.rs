@@ -159,6 +159,7 @@ pub(crate) async fn create(
         owner = Some(p.id.clone());
     }
     let asked = NewKeyRequest {
+        owner,
         name: new.name,
         team: new.team,
         models: new.models.into_iter().collect(),
@@ -168,13 +169,8 @@ pub(crate) async fn create(
         max_parallel: new.max_parallel,
         expires: new.expires,
         admin: new.admin,
-        owner: None,
     };
     let made = (create_client_key_by(store, &asked, by, now).await).map_err(|e| e.to_string())?;
-    // TEMPORARY until the users store is merged: the owner goes in `NewKeyRequest.owner`.
-    if let Some(o) = &owner {
-        crate::users_shim::set_owner(&made.key.id, o);
-    }
     Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
 }
 

@@ -8,9 +8,8 @@ use switchyard_core::store::{
 };
 
 use crate::oidc::{Grant, Identity};
-// TEMPORARY until the users store is merged: these become `switchyard_core::store::…`.
-pub(crate) use crate::users_shim::Role;
-use crate::users_shim::{SignIn, User, user_id};
+pub(crate) use switchyard_core::store::Role;
+use switchyard_core::store::{SignIn, User, user_id};
 
 /// A signed-in person as their groups mapped them at sign-in.
 #[derive(Debug, Clone)]
@@ -48,8 +47,7 @@ pub(super) async fn sign_in(
         budget,
         at_ms: now_ms,
     };
-    let user =
-        (crate::users_shim::sign_in_user(store, &signed, by).await).map_err(|e| e.to_string())?;
+    let user = (store.sign_in_user(&signed, by).await).map_err(|e| e.to_string())?;
     Ok(person(&user, who.display()))
 }
 
@@ -59,7 +57,9 @@ pub(super) async fn disable(
     who: &Identity,
     (by, now_ms): (&Actor, i64),
 ) -> Result<(), StoreError> {
-    crate::users_shim::disable_user(store, &user_id(&who.issuer, &who.subject), now_ms, by).await?;
+    store
+        .disable_user(&user_id(&who.issuer, &who.subject), now_ms, by)
+        .await?;
     Ok(())
 }
 
@@ -76,17 +76,17 @@ fn person(user: &User, display: String) -> Person {
 
 /// Whether the user with `id` may still use the dashboard: they exist and are not disabled.
 pub(super) async fn enabled(store: &dyn TaskStore, id: &str) -> bool {
-    matches!(crate::users_shim::user(store, id).await, Ok(Some(u)) if u.disabled_ms.is_none())
+    matches!(store.user(id).await, Ok(Some(u)) if u.disabled_ms.is_none())
 }
 
 /// The user id owning key `k`, if a person made it.
 pub(super) fn owner(k: &ClientKey) -> Option<String> {
-    crate::users_shim::owner_of(&k.id)
+    k.owner.clone()
 }
 
 /// Every user for the users page, newest sign-in first.
 pub(super) async fn list(store: &dyn TaskStore) -> Result<Value, StoreError> {
-    let mut users = crate::users_shim::users(store).await?;
+    let mut users = store.users().await?;
     users.sort_by_key(|u| std::cmp::Reverse(u.signed_in_ms));
     let shown: Vec<Value> = (users.iter())
         .map(|u| {
