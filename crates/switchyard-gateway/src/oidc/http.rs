@@ -105,3 +105,41 @@ fn http_response(status: reqwest::StatusCode, body: Vec<u8>) -> HttpResponse {
     *response.status_mut() = status;
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use switchyard_testkit::{HttpResponse, MockServer, Reply};
+
+    use super::*;
+
+    fn get(url: &str) -> HttpRequest {
+        let mut r = HttpRequest::new(Vec::new());
+        *r.uri_mut() = url.parse().unwrap();
+        r
+    }
+
+    #[tokio::test]
+    async fn an_answer_over_the_bound_or_a_redirect_is_not_taken() {
+        let big = vec![b'x'; IDP_BODY_MAX + 1];
+        let moved = HttpResponse::new(302, &[("location", "http://127.0.0.1:9/evil")], "");
+        let small = HttpResponse::new(200, &[("content-type", "application/json")], "{}");
+        let server = MockServer::start(vec![
+            Reply::new(HttpResponse::new(200, &[], big)),
+            Reply::new(moved),
+            Reply::new(small),
+        ])
+        .await;
+        let http = IdpHttp::new().unwrap();
+        let e = http.send(get(&server.url())).await.unwrap_err();
+        assert!(e.to_string().contains("more than 256 KiB"), "{e}");
+        // A redirect comes back as it is; openidconnect then refuses its status.
+        let r = http.send(get(&server.url())).await.unwrap();
+        assert_eq!(r.status().as_u16(), 302);
+        let r = http.send(get(&server.url())).await.unwrap();
+        assert_eq!(
+            (r.status().as_u16(), r.body().as_slice()),
+            (200, b"{}".as_slice())
+        );
+        assert_eq!(server.request_count(), 3);
+    }
+}
