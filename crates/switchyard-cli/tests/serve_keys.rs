@@ -602,7 +602,8 @@ async fn an_rpm_limit_is_shared_by_three_processes() {
     assert_eq!(upstream.request_count(), 5);
 }
 
-/// `[serve] admission = "per_request"`: one hold in the store per request (SPEC R14.7).
+/// `[serve] admission = "per_request"`: one hold in the store per request (SPEC R14.7); a
+/// hold its killed process never settled is charged at its reservation once its lease ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends() {
     let upstream = MockServer::start(vec![
@@ -672,14 +673,25 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
         held > 0.015,
         "the killed stream's reservation still counts: {held}"
     );
-    tokio::time::sleep(Duration::from_millis(2_200)).await;
-    let (h4, s4) = (h.clone(), store.clone());
-    let after = tokio::task::spawn_blocking(move || used(&h4, &s4))
-        .await
-        .unwrap();
+    // Past its lease the hold stops counting as a hold; the next `serve` charges it at its
+    // reservation as a lost request (R14.18).
+    let (h4, s4, c4) = (h.clone(), store.clone(), h.join("serve.toml"));
+    let after = tokio::task::spawn_blocking(move || {
+        let _again = Serve::start(&h4, &s4, &c4, &["--hold-lease", "2"]);
+        let start = Instant::now();
+        loop {
+            let (_, rows, _) = run(&h4, &s4, &["requests", "--json"]);
+            if rows.contains("\"lost\"") || start.elapsed() > Duration::from_secs(10) {
+                return used(&h4, &s4);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    })
+    .await
+    .unwrap();
     assert!(
-        (after - settled).abs() < 1e-9,
-        "past its lease only the settled spend counts: {after} vs {settled}"
+        (after - held).abs() < 1e-9,
+        "past its lease the killed stream is charged its reservation: {after} vs {held}"
     );
 }
 
@@ -699,8 +711,9 @@ async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends()
     let store = format!("sqlite:{}", h.join("slice.db").display());
     let config = write_config(&h, &upstream.url());
     // Each reservation is just over $0.015: the budget fits one in flight and not a second
-    // beside the first one's slice.
-    let key = create_key(&h, &store, &["--name", "sliced", "--budget", "0.025/day"]);
+    // beside the first one's slice (its 10% headroom). Once the slice lapses the stream is
+    // charged as lost (R14.18), and a second reservation still fits beside it.
+    let key = create_key(&h, &store, &["--name", "sliced", "--budget", "0.032/day"]);
     let (path, body, _) = dialects("sonnet")[0].clone();
     let auth = format!("Bearer {key}");
     let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
@@ -748,7 +761,7 @@ async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends()
         refused.0, 402,
         "the killed process's slice still counts: {refused:?}"
     );
-    assert!(refused.2.contains("budget of $0.0250"), "{refused:?}");
+    assert!(refused.2.contains("budget of $0.0320"), "{refused:?}");
     assert_eq!(
         admitted.0, 200,
         "admitted once the slice lapsed: {admitted:?}"

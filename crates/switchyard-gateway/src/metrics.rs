@@ -152,6 +152,7 @@ impl Metrics {
         let (outcome, error_type) = match end.outcome {
             RequestOutcome::Ok => ("ok", String::new()),
             RequestOutcome::Cancelled => ("cancelled", String::new()),
+            RequestOutcome::Lost => ("lost", String::new()),
             RequestOutcome::Error(kind) => ("error", clean(kind)),
         };
         let labels = Labels {

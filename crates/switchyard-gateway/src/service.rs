@@ -357,9 +357,12 @@ impl Gateway {
         let (mut hold, mut lowered) = (None, None);
         if let Some(client) = &client {
             let reserve = now.router.reserve_usd(&model);
-            let admitted = shared
-                .admission
-                .admit(client, (id, &chain), (&parsed, input), reserve);
+            let admitted = shared.admission.admit(
+                client,
+                (id, dialect.rules().record_name(), &chain),
+                (&parsed, input),
+                reserve,
+            );
             let admitted = admitted.await.map_err(|r| listed(r, client))?;
             hold = admitted.hold;
             lowered = admitted

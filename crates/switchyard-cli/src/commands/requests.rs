@@ -105,6 +105,7 @@ fn print_table(requests: &[RequestRecord]) {
         let first = r.first_token_ms.map_or_else(|| "-".to_owned(), seconds);
         let status = match &r.outcome {
             RequestOutcome::Error(kind) => format!("error: {kind}"),
+            RequestOutcome::Lost => "lost: its process stopped; charged its reservation".to_owned(),
             other => other.status().to_owned(),
         };
         say!(

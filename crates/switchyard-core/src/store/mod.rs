@@ -40,6 +40,7 @@ pub use gateway::new_key::{
     CreateKeyError, CreatedKey, KEY_NAME_MAX, NewKeyRequest, create_client_key,
     create_client_key_by, create_team, create_team_by, read_budget,
 };
+pub use gateway::open::{OpenRequest, OpenStore};
 pub use gateway::requests::{RequestLog, RequestOutcome, RequestRecord};
 pub use gateway::responses::{RESPONSE_TTL_MS, ResponseStore, StoredResponse};
 pub use gateway::totals::{TotalKey, TotalScope, TotalsCheck, TotalsDiff};

@@ -8,6 +8,7 @@ use super::error::StoreFuture;
 use super::gateway::audit::AuditStore;
 use super::gateway::key_store::KeyStore;
 use super::gateway::leases::LeaseStore;
+use super::gateway::open::OpenStore;
 use super::gateway::requests::RequestLog;
 use super::gateway::responses::ResponseStore;
 use super::records::{
@@ -18,7 +19,15 @@ use crate::limits::state::LimitsStore;
 
 /// Where tasks are kept; its supertraits are the backend's other roles.
 pub trait TaskStore:
-    LimitsStore + RequestLog + ResponseStore + KeyStore + LeaseStore + AuditStore + Send + Sync
+    LimitsStore
+    + RequestLog
+    + ResponseStore
+    + KeyStore
+    + LeaseStore
+    + OpenStore
+    + AuditStore
+    + Send
+    + Sync
 {
     /// Creates a task and returns it; its id is the current Unix time in ms, made unique.
     fn create_task<'a>(&'a self, new: &'a NewTask) -> StoreFuture<'a, TaskRecord>;

@@ -1,14 +1,15 @@
 //! The request log's retention: records older than `[serve] request_log_days` are deleted
 //! when the gateway starts and every hour. Only the log: the holds and spend rows the budgets
-//! count stay, so no retention can loosen a budget.
-//! Spec: R14.8.
+//! count stay, so no retention can loosen a budget. Beside it, every second, requests whose
+//! process died are recorded as lost, charged at their reservations.
+//! Spec: R14.8, R14.18.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use switchyard_api::ApiConfiguration;
 use switchyard_core::limits::Clock;
-use switchyard_core::store::RequestLog;
+use switchyard_core::store::{OpenStore, RequestLog, TaskStore};
 use tokio_util::sync::CancellationToken;
 
 /// How often a serving gateway prunes the request log.
@@ -20,23 +21,56 @@ const PRUNE_CHUNK: u64 = 10_000;
 /// One day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
 
+/// How often a serving gateway looks for requests lost with their process.
+const LOST_EVERY: Duration = Duration::from_secs(1);
+
+/// The most lost requests one sweep records.
+const LOST_CHUNK: u64 = 256;
+
 /// The request log's retention.
 #[derive(Clone)]
 pub(crate) struct Retention {
     log: Arc<dyn RequestLog>,
+    open: Arc<dyn OpenStore>,
     days: u64,
     clock: Clock,
 }
 
 impl Retention {
-    /// The retention `config` sets for the request log in `log`.
-    pub(crate) fn new(log: Arc<dyn RequestLog>, config: &ApiConfiguration) -> Self {
+    /// The retention `config` sets for the request log in `store`.
+    pub(crate) fn new(store: Arc<dyn TaskStore>, config: &ApiConfiguration) -> Self {
         let days = config.serve.request_log_days;
         Self {
-            log,
+            log: store.clone(),
+            open: store,
             days: days.unwrap_or(switchyard_api::config::DEFAULT_REQUEST_LOG_DAYS),
             clock: Clock::system(),
         }
+    }
+
+    /// Records the requests lost with their process by now, chunk by chunk; says how many.
+    pub(crate) async fn charge_lost(&self) -> u64 {
+        let mut charged = 0;
+        loop {
+            match self.open.charge_lost(self.clock.now_ms(), LOST_CHUNK).await {
+                Ok(n) => {
+                    charged += n;
+                    if n < LOST_CHUNK {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("requests lost with their process could not be charged: {e}");
+                    break;
+                }
+            }
+        }
+        if charged > 0 {
+            tracing::warn!(
+                "{charged} requests whose gateway process stopped were recorded as lost, charged at their reservations"
+            );
+        }
+        charged
     }
 
     /// Deletes the records older than the retention now, chunk by chunk, and says how many.
@@ -68,14 +102,25 @@ impl Retention {
         pruned
     }
 
-    /// Prunes the request log now and every [`PRUNE_EVERY`] until `stop` is cancelled.
+    /// Prunes the request log now and every [`PRUNE_EVERY`], and charges lost requests now
+    /// and every [`LOST_EVERY`], until `stop` is cancelled.
     pub(crate) async fn keep(self, stop: CancellationToken) {
-        loop {
-            self.prune().await;
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = tokio::time::sleep(PRUNE_EVERY) => {}
+        let prune = async {
+            loop {
+                self.prune().await;
+                tokio::time::sleep(PRUNE_EVERY).await;
             }
+        };
+        let lost = async {
+            loop {
+                self.charge_lost().await;
+                tokio::time::sleep(LOST_EVERY).await;
+            }
+        };
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = prune => {}
+            () = lost => {}
         }
     }
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use switchyard_api::ChainEntry;
 use switchyard_core::limits::admission::{AdmissionAsk, Refusal as Refused, Refused as Answer};
 use switchyard_core::limits::{Clock, LimitsStore, RateLimits, SlotGrant, SlotRequest};
-use switchyard_core::store::{HoldOutcome, HoldRequest, HoldScope, KeyStore, StoreError};
+use switchyard_core::store::{
+    HoldOutcome, HoldRequest, HoldScope, KeyStore, OpenRequest, StoreError,
+};
 
 use super::leased::{Hold, Leased};
 use super::reservation::{affordable_output, reservation};
@@ -95,7 +97,7 @@ impl Admission {
     pub(crate) async fn admit(
         &self,
         client: &Client,
-        (id, chain): (&str, &[ChainEntry]),
+        (id, dialect, chain): (&str, &str, &[ChainEntry]),
         (request, input): (&GatewayRequest, u64),
         route_reserve: Option<f64>,
     ) -> Result<Admit, Refusal> {
@@ -105,7 +107,18 @@ impl Admission {
         if self.leased.is_none() {
             self.client_slot(client, input).await?;
         }
-        let short = match self.take(client, id, amount, input).await {
+        let open = OpenRequest {
+            id: id.to_owned(),
+            holder: String::new(),
+            started_ms: 0,
+            route: request.model.clone(),
+            dialect: dialect.to_owned(),
+            stream: request.stream,
+            key_id: client.key.id.clone(),
+            team: None,
+            reserved_usd: 0.0,
+        };
+        let short = match self.take(client, &open, amount, input).await {
             Ok(hold) => {
                 return Ok(Admit {
                     hold,
@@ -119,7 +132,7 @@ impl Admission {
             return Err(short.refusal);
         };
         let amount = reservation(chain, input, Some(lowered), unpriced);
-        match self.take(client, id, amount, input).await {
+        match self.take(client, &open, amount, input).await {
             Ok(hold) => Ok(Admit {
                 hold,
                 lowered: Some(lowered),
@@ -133,10 +146,11 @@ impl Admission {
     async fn take(
         &self,
         client: &Client,
-        id: &str,
+        open: &OpenRequest,
         amount: f64,
         input: u64,
     ) -> Result<Option<Hold>, Short> {
+        let id = open.id.as_str();
         if let Some(leased) = &self.leased {
             let ask = AdmissionAsk {
                 key: Some(client.key.clone()),
@@ -145,7 +159,7 @@ impl Admission {
                 reserve_usd: amount,
                 input_tokens: input,
             };
-            return match leased.admit(id, &ask).await {
+            return match leased.admit(open.clone(), &ask).await {
                 Ok(hold) => Ok(Some(hold)),
                 Err(answer) => {
                     let left = match answer.reason {

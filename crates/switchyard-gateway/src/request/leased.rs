@@ -9,7 +9,7 @@ use std::time::Duration;
 use switchyard_core::limits::admission::{
     Admission as Answer, AdmissionAsk, Admitted, Allocator, AllocatorConfig, Refused,
 };
-use switchyard_core::store::{RequestOutcome, RequestRecord, TaskStore};
+use switchyard_core::store::{OpenRequest, RequestOutcome, RequestRecord, TaskStore};
 
 /// How long a slice lasts unrenewed by default: a killed process's slices come back after it.
 pub const DEFAULT_SLICE_LEASE: Duration = Duration::from_secs(15);
@@ -47,8 +47,14 @@ impl Leased {
         Self::new(Arc::clone(&self.store), lease)
     }
 
-    /// Admits `ask` from this process's slices, leasing what is short.
-    pub(crate) async fn admit(&self, id: &str, ask: &AdmissionAsk) -> Result<Hold, Refused> {
+    /// Admits `ask` from this process's slices, leasing what is short, and traces it as
+    /// `open` names it, so it is charged at its reservation if this process dies before its
+    /// record is written.
+    pub(crate) async fn admit(
+        &self,
+        open: OpenRequest,
+        ask: &AdmissionAsk,
+    ) -> Result<Hold, Refused> {
         let start = || Allocator::start(Arc::clone(&self.store), self.config.clone());
         let allocator = self.allocator.get_or_init(|| start().map(Arc::new));
         let allocator = match allocator {
@@ -63,11 +69,15 @@ impl Leased {
             }
         };
         match allocator.admit(ask).await {
-            Answer::Admitted(admitted) => Ok(Hold {
-                allocator,
-                id: id.to_owned(),
-                admitted: Some(admitted),
-            }),
+            Answer::Admitted(mut admitted) => {
+                let id = open.id.clone();
+                allocator.trace(&mut admitted, open);
+                Ok(Hold {
+                    allocator,
+                    id,
+                    admitted: Some(admitted),
+                })
+            }
             Answer::Refused(refused) => Err(refused),
         }
     }

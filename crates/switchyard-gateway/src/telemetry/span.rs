@@ -181,6 +181,7 @@ impl RequestTrace {
         match &record.outcome {
             RequestOutcome::Ok => {}
             RequestOutcome::Cancelled => fail(&span, "cancelled"),
+            RequestOutcome::Lost => fail(&span, "lost"),
             RequestOutcome::Error(kind) => fail(&span, kind),
         }
         span.end();

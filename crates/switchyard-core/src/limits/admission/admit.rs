@@ -115,6 +115,7 @@ fn try_take(
         key_id: ask.key.as_ref().map(|k| k.id.clone()),
         team: ask.key.as_ref().and_then(|k| k.team.clone()),
         taken,
+        traced: false,
     })
 }
 

@@ -1,5 +1,6 @@
 //! [`Allocator`]: one per gateway process, admitting keyed requests against leased slices.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -14,7 +15,7 @@ use super::renewer;
 use super::shared::{Settled, Shared, State};
 use crate::limits::Cooldown;
 use crate::store::{
-    LeaseScope, LeasedRecord, RequestRecord, StoreError, TaskStore, settled_amount,
+    LeaseScope, LeasedRecord, OpenRequest, RequestRecord, StoreError, TaskStore, settled_amount,
 };
 
 /// Admits requests in memory against slices of budgets and per-minute allowances leased
@@ -49,6 +50,7 @@ impl Allocator {
             config,
             state: Mutex::new(State::default()),
             leasing: Arc::new(tokio::sync::Mutex::new(())),
+            traced: Default::default(),
         });
         Ok(Self {
             renewer: Mutex::new(Some(tokio::spawn(renewer::run(Arc::clone(&shared))))),
@@ -69,6 +71,23 @@ impl Allocator {
         admit(&self.shared, ask).await
     }
 
+    /// Queues a trace of `admitted` for the next batch, so that if this process dies before
+    /// its record is written the request is charged at its reservation. `open` names the
+    /// request; its holder, key, team, start and reservation are taken from `admitted`.
+    pub fn trace(&self, admitted: &mut Admitted, mut open: OpenRequest) {
+        let Some(key) = admitted.key_id.clone() else {
+            return;
+        };
+        open.holder.clone_from(&self.shared.holder);
+        open.key_id = key;
+        open.team.clone_from(&admitted.team);
+        open.started_ms = admitted.at_ms;
+        open.reserved_usd = admitted.reserved_usd;
+        admitted.traced = true;
+        self.shared.traced.fetch_add(1, Ordering::AcqRel);
+        self.queue(Item::Open(Box::new(open)));
+    }
+
     /// Gives back `admitted`'s reservation, keeps its cost counted and queues its record,
     /// waiting only when the queue is full.
     pub async fn settle(&self, admitted: Admitted, record: RequestRecord) {
@@ -80,11 +99,16 @@ impl Allocator {
     /// for room, so a caller that cannot wait, such as a drop, still settles.
     pub fn settle_now(&self, admitted: Admitted, record: RequestRecord) {
         let item = self.settled(admitted, record);
+        self.queue(item);
+    }
+
+    /// Queues `item` without waiting: when the queue is full a task of its own waits.
+    fn queue(&self, item: Item) {
         let Err(mpsc::error::TrySendError::Full(item)) = self.records.try_send(item) else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!("a settled request was not queued: no runtime; its cost stays counted");
+            tracing::warn!("a request's trace or record was not queued: no runtime");
             return;
         };
         let records = self.records.clone();
@@ -98,6 +122,9 @@ impl Allocator {
         if record.key_id.is_none() {
             record.key_id = admitted.key_id.clone();
             record.team = record.team.or_else(|| admitted.team.clone());
+        }
+        if admitted.traced {
+            self.shared.traced.fetch_sub(1, Ordering::AcqRel);
         }
         let cost = settled_amount(&record, admitted.reserved_usd);
         let mut costs = Vec::new();

@@ -108,6 +108,8 @@ pub struct Admitted {
     /// The key's team.
     pub team: Option<String>,
     pub(crate) taken: Vec<Taken>,
+    /// Whether its trace was queued, so its process renews traces until it settles.
+    pub(crate) traced: bool,
 }
 
 /// Why a request was not admitted.

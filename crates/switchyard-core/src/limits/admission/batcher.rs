@@ -1,16 +1,19 @@
 //! The background task writing settled requests to the store in batches.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::shared::{Settled, Shared};
-use crate::store::LeasedRecord;
+use crate::store::{LeasedRecord, OpenRequest};
 
-/// A settled request, or a wish to hear when all before it are written.
+/// An admitted request's trace, a settled request, or a wish to hear when all before it
+/// are written.
 #[derive(Debug)]
 pub(crate) enum Item {
+    Open(Box<OpenRequest>),
     Record(Box<Settled>),
     Flush(oneshot::Sender<()>),
 }
@@ -30,19 +33,48 @@ pub(crate) async fn run(shared: Arc<Shared>, mut queue: mpsc::Receiver<Item>) {
                 items.push(item);
             }
         }
-        let mut batch = Vec::with_capacity(items.len());
-        let mut flushes = Vec::new();
+        let (mut open, mut batch, mut flushes) = (Vec::new(), Vec::new(), Vec::new());
         for item in items.drain(..) {
             match item {
+                Item::Open(o) => open.push(*o),
                 Item::Record(s) => batch.push(*s),
                 Item::Flush(done) => flushes.push(done),
             }
+        }
+        // A request settled within the batch that traced it needs no trace.
+        let settled: HashSet<&str> = (batch.iter())
+            .map(|s| s.record.record.id.as_str())
+            .collect();
+        open.retain(|o| !settled.contains(o.id.as_str()));
+        if !open.is_empty() {
+            trace(&shared, &open).await;
         }
         if !batch.is_empty() {
             write(&shared, batch).await;
         }
         for done in flushes {
             let _ = done.send(());
+        }
+    }
+}
+
+/// Writes the traces in `open`, retried a few times; traces that still fail are logged, and
+/// those requests are charged nothing if this process dies before their records.
+async fn trace(shared: &Shared, open: &[OpenRequest]) {
+    let mut delay = Duration::from_millis(50);
+    for attempt in 1..=3 {
+        let expires = shared.now_ms().saturating_add(shared.config.lease_ms);
+        match shared.store.open_requests(open, expires).await {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::warn!(
+                    traces = open.len(),
+                    attempt,
+                    "writing request traces failed: {e}"
+                );
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
         }
     }
 }

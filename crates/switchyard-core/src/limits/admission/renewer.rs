@@ -21,11 +21,24 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
-/// One tick: keys and cooldowns read, slices renewed, lapsed allowances returned.
+/// One tick: keys and cooldowns read, slices and traces renewed, lapsed allowances returned.
 pub(crate) async fn tick(shared: &Arc<Shared>) {
     refresh(shared).await;
     renew(shared).await;
+    renew_traces(shared).await;
     lapse(shared).await;
+}
+
+/// Keeps this process's traces from expiring while it has requests in flight: a trace
+/// expires only when its process stopped renewing it.
+async fn renew_traces(shared: &Shared) {
+    if shared.traced.load(std::sync::atomic::Ordering::Acquire) == 0 {
+        return;
+    }
+    let expires = shared.now_ms().saturating_add(shared.config.lease_ms);
+    if let Err(e) = shared.store.renew_open(&shared.holder, expires).await {
+        tracing::warn!("renewing the traces of requests in flight failed: {e}");
+    }
 }
 
 /// Reads which keys are revoked or expired, and the running cooldowns.

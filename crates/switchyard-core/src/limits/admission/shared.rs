@@ -1,6 +1,7 @@
 //! The state an allocator's callers and its two background tasks share.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::allowance::Allowance;
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     /// One lease call at a time: each sets amounts absolutely from the state it saw.
     pub(crate) leasing: Arc<tokio::sync::Mutex<()>>,
+    /// Traced requests not settled yet: while any are, each tick renews their traces.
+    pub(crate) traced: AtomicUsize,
 }
 
 impl Shared {

@@ -9,6 +9,7 @@ pub(crate) mod key_store;
 pub(crate) mod keys;
 pub(crate) mod leases;
 pub(crate) mod new_key;
+pub(crate) mod open;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod requests;

@@ -12,15 +12,18 @@ pub enum RequestOutcome {
     Error(String),
     /// The client went away, or the gateway stopped, before the answer ended.
     Cancelled,
+    /// Its process stopped before its record was written: charged at its reservation.
+    Lost,
 }
 
 impl RequestOutcome {
-    /// The stored `status` column: `ok`, `error` or `cancelled`.
+    /// The stored `status` column: `ok`, `error`, `cancelled` or `lost`.
     pub fn status(&self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Error(_) => "error",
             Self::Cancelled => "cancelled",
+            Self::Lost => "lost",
         }
     }
 
@@ -37,6 +40,7 @@ impl RequestOutcome {
         match status {
             "ok" => Self::Ok,
             "cancelled" => Self::Cancelled,
+            "lost" => Self::Lost,
             "error" => Self::Error(error_kind.unwrap_or_default()),
             other => Self::Error(other.to_owned()),
         }

@@ -65,8 +65,12 @@ pub(crate) fn usage_range_sql(
     };
     let end = to.map_or(String::new(), |to| format!(" AND started_ms < {to}"));
     let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");
+    // What a keyed request was charged is its settled hold, its reservation where its cost
+    // is unknown: the same amount its key's budget counts.
+    let charged = "coalesce((SELECT h.settled_usd FROM budget_holds h
+        WHERE h.id = gateway_requests.id), cost_usd)";
     format!(
-        "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum(cost_usd), 0.0),
+        "SELECT {group} AS g, count(*), {}, {}, {}, {}, coalesce(sum({charged}), 0.0),
            {}, {bucket} AS b, max(started_ms) FROM gateway_requests WHERE started_ms >= {from}{end}
          GROUP BY g, b ORDER BY {order}",
         sum("input_tokens"),

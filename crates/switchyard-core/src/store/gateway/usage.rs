@@ -29,7 +29,8 @@ pub struct UsageRow {
     pub cache_read_tokens: u64,
     /// Cache writes.
     pub cache_write_tokens: u64,
-    /// The sum of the known costs.
+    /// What was charged: the known costs, and for keyed requests without one what their
+    /// key's budget counts, their reservation.
     pub cost_usd: f64,
     /// Requests whose cost is unknown.
     pub unpriced: u64,

@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 9;
+pub const PG_SCHEMA_VERSION: i64 = 10;
 
 /// The advisory lock migrations run under, so processes migrate a new database once.
 const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
@@ -234,6 +234,21 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE budget_holds ADD COLUMN user_id TEXT;
     CREATE INDEX budget_holds_open_by_user ON budget_holds (user_id, expires_ms)
         INCLUDE (ts_ms, reserved_usd) WHERE settled_usd IS NULL;",
+    // 9 → 10: traces of admitted requests not yet recorded, charged if their process dies.
+    "CREATE TABLE gateway_open (
+        id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        started_ms BIGINT NOT NULL,
+        route TEXT NOT NULL,
+        dialect TEXT NOT NULL,
+        stream BOOLEAN NOT NULL,
+        key_id TEXT NOT NULL,
+        team TEXT,
+        reserved_usd DOUBLE PRECISION NOT NULL,
+        expires_ms BIGINT NOT NULL
+    );
+    CREATE INDEX gateway_open_by_expiry ON gateway_open (expires_ms);
+    CREATE INDEX gateway_open_by_holder ON gateway_open (holder);",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

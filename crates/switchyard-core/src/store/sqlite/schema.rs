@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -234,6 +234,21 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE budget_holds ADD COLUMN user_id TEXT;
     CREATE INDEX budget_holds_open_by_user
         ON budget_holds (user_id, expires_ms, ts_ms, reserved_usd) WHERE settled_usd IS NULL;",
+    // 10 → 11: traces of admitted requests not yet recorded, charged if their process dies.
+    "CREATE TABLE gateway_open (
+        id TEXT PRIMARY KEY NOT NULL,
+        holder TEXT NOT NULL,
+        started_ms INTEGER NOT NULL,
+        route TEXT NOT NULL,
+        dialect TEXT NOT NULL,
+        stream INTEGER NOT NULL,
+        key_id TEXT NOT NULL,
+        team TEXT,
+        reserved_usd REAL NOT NULL,
+        expires_ms INTEGER NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX gateway_open_by_expiry ON gateway_open (expires_ms);
+    CREATE INDEX gateway_open_by_holder ON gateway_open (holder);",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

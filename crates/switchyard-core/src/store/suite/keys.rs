@@ -273,7 +273,8 @@ pub(crate) async fn holds_respect_key_team_gateway_and_parallel_caps_and_settle(
         "{refused:?}"
     );
 
-    // The request log grouped (SPEC R14.8): r1 (0.1), r2 (unpriced, failed), r3 (unpriced).
+    // The request log grouped (SPEC R14.8): r1 (0.1), r2 (unpriced, failed: 0), r3 (unpriced:
+    // charged its reservation, 0.4, as the key's budget counts it).
     let by_key = store.usage(UsageBy::Key, 0).await.unwrap();
     assert_eq!(by_key.len(), 1, "{by_key:?}");
     let row = &by_key[0];
@@ -282,7 +283,7 @@ pub(crate) async fn holds_respect_key_team_gateway_and_parallel_caps_and_settle(
         (Some("key_a"), 3, 2)
     );
     assert_eq!((row.input_tokens, row.output_tokens), (30, 15));
-    assert!((row.cost_usd - 0.1).abs() < 1e-9);
+    assert!((row.cost_usd - 0.5).abs() < 1e-9, "{row:?}");
     let by_model = store.usage(UsageBy::Model, 0).await.unwrap();
     let groups: Vec<_> = by_model
         .iter()

@@ -22,6 +22,7 @@ mod import;
 pub(crate) mod keys;
 mod leases;
 mod limits;
+mod lost;
 mod requests;
 mod responses;
 mod tasks;
@@ -58,6 +59,7 @@ pub(crate) use limits::{
     learnt_limits_are_kept_per_key_and_make_requests_wait,
     rate_slots_are_taken_atomically_by_concurrent_connections, spend_is_summed_over_tasks_by_time,
 };
+pub(crate) use lost::lost_requests_are_charged_once_at_their_reservations;
 pub(crate) use requests::gateway_requests_are_recorded_listed_newest_first_and_spent;
 pub(crate) use responses::stored_responses_round_trip_conflict_and_expire;
 pub(crate) use tasks::{
@@ -98,7 +100,8 @@ macro_rules! task_store_suite {
             a_change_that_finds_nothing_writes_no_row,
             a_changed_budget_ends_the_leases_of_it,
             a_sign_in_makes_or_rewrites_one_user_audited,
-            a_key_names_its_owner_through_every_change);
+            a_key_names_its_owner_through_every_change,
+            lost_requests_are_charged_once_at_their_reservations);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,

@@ -144,17 +144,22 @@ fn parse_content(
         Some(Value::String(s)) => Ok(vec![ContentBlock::Text { text: s.clone() }]),
         Some(Value::Array(blocks)) => {
             let mut out = Vec::with_capacity(blocks.len());
+            // Tool results' images wait for the message's last tool result: Anthropic wants
+            // every result before any other block.
+            let mut images = Vec::new();
             for (i, block) in blocks.iter().enumerate() {
                 let at = format!("{path}[{i}]");
                 let b = block_object(block, &at)?;
-                if let Some(parsed) = parse_block(b, &at, dropped)? {
-                    out.push(parsed);
+                if get(b, "type").and_then(Value::as_str) != Some("tool_result") {
+                    out.append(&mut images);
                 }
+                parse_block(b, &at, dropped, (&mut out, &mut images))?;
                 if let (Some(ttl), Some(last)) = (cache_ttl(b), out.len().checked_sub(1)) {
                     marks.retain(|(i, _)| *i != last);
                     marks.push((last, ttl));
                 }
             }
+            out.append(&mut images);
             Ok(out)
         }
         None => Err(IngressError::new(
@@ -168,17 +173,22 @@ fn parse_content(
     }
 }
 
-/// One content block, or `None` for a block that cannot be carried, named in `dropped`.
+/// Adds one content block to `out`, a tool result's images to `images`; a block that cannot
+/// be carried is named in `dropped`.
 fn parse_block(
     b: &Object,
     at: &str,
     dropped: &mut Vec<String>,
-) -> Result<Option<ContentBlock>, IngressError> {
+    (out, images): (&mut Vec<ContentBlock>, &mut Vec<ContentBlock>),
+) -> Result<(), IngressError> {
     let block = match str_at(b, at, "type")? {
         "text" => ContentBlock::Text {
             text: str_at(b, at, "text")?.to_owned(),
         },
-        "image" => return parse_image(b, at, dropped),
+        "image" => {
+            out.extend(parse_image(b, at, dropped)?);
+            return Ok(());
+        }
         "tool_use" => ContentBlock::ToolUse {
             id: str_at(b, at, "id")?.to_owned(),
             name: str_at(b, at, "name")?.to_owned(),
@@ -194,7 +204,7 @@ fn parse_block(
             },
             signature: None,
         },
-        "tool_result" => parse_tool_result(b, at, dropped)?,
+        "tool_result" => return parse_tool_result(b, at, dropped, (out, images)),
         "thinking" => ContentBlock::Thinking {
             thinking: str_at(b, at, "thinking")?.to_owned(),
             signature: get(b, "signature")
@@ -209,10 +219,11 @@ fn parse_block(
         // not hold.
         other => {
             note_dropped(dropped, other);
-            return Ok(None);
+            return Ok(());
         }
     };
-    Ok(Some(block))
+    out.push(block);
+    Ok(())
 }
 
 /// An `image` block. Switchyard's images are inline data, so a `url` or `file` source is
@@ -245,12 +256,14 @@ fn parse_image(
 }
 
 /// A `tool_result` block: `content` is a string or blocks whose text is joined by newlines.
-/// Switchyard's results are text, so an image inside one cannot be carried.
+/// Switchyard's results are text, so the images inside one go to `images`, image blocks of
+/// the same message, which every provider can send beside its result.
 fn parse_tool_result(
     b: &Object,
     at: &str,
     dropped: &mut Vec<String>,
-) -> Result<ContentBlock, IngressError> {
+    (out, images): (&mut Vec<ContentBlock>, &mut Vec<ContentBlock>),
+) -> Result<(), IngressError> {
     let content = match get(b, "content") {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -261,6 +274,7 @@ fn parse_tool_result(
                 let p = block_object(part, &p_at)?;
                 match str_at(p, &p_at, "type")? {
                     "text" => texts.push(str_at(p, &p_at, "text")?),
+                    "image" => images.extend(parse_image(p, &p_at, dropped)?),
                     other => note_dropped(dropped, &format!("tool_result.{other}")),
                 }
             }
@@ -273,9 +287,10 @@ fn parse_tool_result(
             ));
         }
     };
-    Ok(ContentBlock::ToolResult {
+    out.push(ContentBlock::ToolResult {
         tool_use_id: str_at(b, at, "tool_use_id")?.to_owned(),
         content,
         is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
-    })
+    });
+    Ok(())
 }

@@ -5,6 +5,8 @@ use crate::store::PgStore;
 use crate::store::StoreError;
 use crate::store::gateway::claims::{hold_locks, hold_sql};
 use crate::store::gateway::holds::{HoldOutcome, HoldRequest, HoldUse, decide_hold};
+use crate::store::gateway::requests::RequestRecord;
+use crate::store::gateway::totals::Deltas;
 
 pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutcome, StoreError> {
     let mut client = store.client().await?;
@@ -44,4 +46,59 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
     }
     tx.commit().await.map_err(|e| store.err(e))?;
     Ok(outcome)
+}
+
+/// The lost records of a batch taken out, with their arrivals.
+const TAKE_LOST: &str = "DELETE FROM gateway_requests WHERE id = ANY($1) AND status = 'lost'
+    RETURNING id, started_ms";
+
+/// Their holds' charges taken back, the holds left open for the records to settle.
+const REOPEN_HOLDS: &str = "UPDATE budget_holds h SET settled_usd = NULL
+    FROM (SELECT id, settled_usd FROM budget_holds WHERE id = ANY($1) AND settled_usd IS NOT NULL
+          FOR UPDATE) o
+    WHERE h.id = o.id RETURNING h.key_id, h.team, h.ts_ms, o.settled_usd";
+
+/// Their spend rows, at their arrivals, which the index on time finds.
+const TAKE_SPEND: &str = "DELETE FROM spend s USING unnest($1::text[], $2::bigint[]) AS v(id, ts)
+    WHERE s.ts_ms = v.ts AND s.task_id = v.id RETURNING s.ts_ms, s.cost_usd";
+
+/// Takes back the `lost` record of each of `records` charged as lost before its own record
+/// arrived: its row, its spend and its hold's charge, the hold left open for the record to
+/// settle. So a late record replaces its lost one and nothing is charged twice.
+pub(super) async fn undo_lost(
+    store: &PgStore,
+    tx: &deadpool_postgres::Transaction<'_>,
+    records: &[RequestRecord],
+    deltas: &mut Deltas,
+) -> Result<(), StoreError> {
+    let get = |e| store.err(e);
+    let ids: Vec<&str> = (records.iter())
+        .filter(|r| r.key_id.is_some())
+        .map(|r| r.id.as_str())
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let lost = tx.query(TAKE_LOST, &[&ids]).await.map_err(get)?;
+    if lost.is_empty() {
+        return Ok(());
+    }
+    let lost_ids: Vec<String> = lost.iter().map(|r| r.get(0)).collect();
+    let arrivals: Vec<i64> = lost.iter().map(|r| r.get(1)).collect();
+    for row in tx.query(REOPEN_HOLDS, &[&lost_ids]).await.map_err(get)? {
+        let team: Option<String> = row.try_get(1).map_err(get)?;
+        let key: String = row.try_get(0).map_err(get)?;
+        let settled: f64 = row.try_get(3).map_err(get)?;
+        deltas.hold(
+            &key,
+            team.as_deref(),
+            row.try_get(2).map_err(get)?,
+            -settled,
+        );
+    }
+    for row in (tx.query(TAKE_SPEND, &[&lost_ids, &arrivals]).await).map_err(get)? {
+        let cost: f64 = row.try_get(1).map_err(get)?;
+        deltas.spend(row.try_get(0).map_err(get)?, -cost);
+    }
+    Ok(())
 }

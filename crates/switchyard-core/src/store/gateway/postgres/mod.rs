@@ -5,6 +5,7 @@ mod audit;
 mod holds;
 mod keys;
 mod leases;
+mod open;
 mod requests;
 mod responses;
 pub(crate) mod totals;

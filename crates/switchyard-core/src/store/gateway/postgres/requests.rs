@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use deadpool_postgres::Transaction;
 
+use super::holds::undo_lost;
 use super::totals::add_totals;
 use crate::store::gateway::holds::{settled_amount, settled_without_reservation};
 use crate::store::gateway::requests::{RequestLog, RequestRecord};
@@ -209,14 +210,34 @@ pub(crate) async fn record(
     }
     let mut client = store.client().await?;
     let tx = client.transaction().await.map_err(|e| store.err(e))?;
-    insert_rows(store, &tx, records).await?;
-    let mut deltas = Deltas::default();
-    let mut settled = settle_holds(store, &tx, records, &mut deltas).await?;
-    let pairs: Vec<(&RequestRecord, f64)> = records.iter().zip(leased.iter().copied()).collect();
-    insert_leased(store, &tx, &pairs, &mut settled, &mut deltas).await?;
-    insert_spend(store, &tx, records, &settled, &mut deltas).await?;
-    add_totals(store, &tx, &deltas).await?;
+    record_in(store, &tx, records, leased).await?;
     tx.commit().await.map_err(|e| store.err(e))
+}
+
+/// Writes `records` in `tx`: their rows, their holds settled, their spend and totals, and
+/// their traces ended.
+pub(crate) async fn record_in(
+    store: &PgStore,
+    tx: &Transaction<'_>,
+    records: &[RequestRecord],
+    leased: &[f64],
+) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    // The traces first: a sweep charging one of them as lost locks it first too.
+    let ids: Vec<&str> = records.iter().map(|r| r.id.as_str()).collect();
+    (tx.execute("DELETE FROM gateway_open WHERE id = ANY($1)", &[&ids])
+        .await)
+        .map_err(|e| store.err(e))?;
+    let mut deltas = Deltas::default();
+    undo_lost(store, tx, records, &mut deltas).await?;
+    insert_rows(store, tx, records).await?;
+    let mut settled = settle_holds(store, tx, records, &mut deltas).await?;
+    let pairs: Vec<(&RequestRecord, f64)> = records.iter().zip(leased.iter().copied()).collect();
+    insert_leased(store, tx, &pairs, &mut settled, &mut deltas).await?;
+    insert_spend(store, tx, records, &settled, &mut deltas).await?;
+    add_totals(store, tx, &deltas).await
 }
 
 impl RequestLog for PgStore {

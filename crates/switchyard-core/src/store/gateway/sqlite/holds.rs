@@ -105,3 +105,47 @@ pub(crate) fn insert_leased(
     }
     Ok(())
 }
+
+/// Takes back the `lost` record of each of `records` charged as lost before its own record
+/// arrived: its row, its spend and its hold's charge, the hold left open for the record to
+/// settle. So a late record replaces its lost one and nothing is charged twice.
+pub(crate) fn undo_lost(
+    tx: &Transaction<'_>,
+    records: &[RequestRecord],
+    deltas: &mut Deltas,
+) -> rusqlite::Result<()> {
+    for r in records.iter().filter(|r| r.key_id.is_some()) {
+        let lost: Option<i64> = tx
+            .prepare_cached(
+                "DELETE FROM gateway_requests WHERE id = ?1 AND status = 'lost' RETURNING started_ms",
+            )?
+            .query_row([&r.id], |row| row.get(0))
+            .optional()?;
+        let Some(started) = lost else { continue };
+        let hold: Option<(String, Option<String>, i64, f64)> = tx
+            .prepare_cached(
+                "SELECT key_id, team, ts_ms, settled_usd FROM budget_holds
+                 WHERE id = ?1 AND settled_usd IS NOT NULL",
+            )?
+            .query_row([&r.id], |h| {
+                Ok((h.get(0)?, h.get(1)?, h.get(2)?, h.get(3)?))
+            })
+            .optional()?;
+        if let Some((key, team, ts, settled)) = hold {
+            deltas.hold(&key, team.as_deref(), ts, -settled);
+            tx.prepare_cached("UPDATE budget_holds SET settled_usd = NULL WHERE id = ?1")?
+                .execute([&r.id])?;
+        }
+        // A lost record's spend is at its arrival, which the index on time finds.
+        let spent: Vec<f64> = tx
+            .prepare_cached(
+                "DELETE FROM spend WHERE ts_ms = ?1 AND task_id = ?2 RETURNING cost_usd",
+            )?
+            .query_map(params![started, r.id], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for cost in spent {
+            deltas.spend(started, -cost);
+        }
+    }
+    Ok(())
+}

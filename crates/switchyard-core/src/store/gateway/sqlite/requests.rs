@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use super::holds::{insert_leased, settle_holds};
+use super::holds::{insert_leased, settle_holds, undo_lost};
 use super::totals::add_totals;
 use crate::store::gateway::leases::LeasedRecord;
 use crate::store::gateway::requests::{RequestLog, RequestRecord};
@@ -38,10 +38,23 @@ fn write(
     leased: &[f64],
 ) -> Result<(), StoreError> {
     let tx = conn.transaction().map_err(|e| db.err(e))?;
-    for rows in records.chunks(ROWS_PER_INSERT) {
-        insert_rows(db, &tx, rows)?;
-    }
+    write_in(db, &tx, records, leased)?;
+    tx.commit().map_err(|e| db.err(e))
+}
+
+/// Writes `records` in `tx`: their rows, their holds settled, their spend and totals, and
+/// their traces ended.
+pub(crate) fn write_in(
+    db: &Db,
+    tx: &Transaction<'_>,
+    records: &[RequestRecord],
+    leased: &[f64],
+) -> Result<(), StoreError> {
     let mut deltas = Deltas::default();
+    undo_lost(tx, records, &mut deltas).map_err(|e| db.err(e))?;
+    for rows in records.chunks(ROWS_PER_INSERT) {
+        insert_rows(db, tx, rows)?;
+    }
     let ledger = |tx: &Transaction<'_>, deltas: &mut Deltas| {
         let mut settled = settle_holds(tx, records, deltas)?;
         let pairs: Vec<(&RequestRecord, f64)> =
@@ -59,10 +72,13 @@ fn write(
                 deltas.spend(request_spent_ms(r), cost);
             }
         }
+        let mut end = tx.prepare_cached("DELETE FROM gateway_open WHERE id = ?1")?;
+        for r in records {
+            end.execute([&r.id])?;
+        }
         add_totals(tx, deltas)
     };
-    ledger(&tx, &mut deltas).map_err(|e| db.err(e))?;
-    tx.commit().map_err(|e| db.err(e))
+    ledger(tx, &mut deltas).map_err(|e| db.err(e))
 }
 
 /// One multi-row insert of `rows`; a taken id is a conflict of the first, SQLite not saying.
