@@ -46,6 +46,10 @@ fi
 # Chromium and playwright-core for the dashboard's browser test (scripts/browser.sh).
 scripts/browser.sh || { in_ci && exit 1; echo "scripts/browser.sh failed: the dashboard's browser test is skipped (in CI it fails)" >&2; }
 
+# The OpenID provider of the single sign-on browser test (npm's oidc-provider, pinned, into
+# .oidc-provider/; run on 127.0.0.1 by crates/switchyard-cli/tests/ui_sso.rs).
+scripts/oidc-provider.sh install || { in_ci && exit 1; echo "scripts/oidc-provider.sh install failed: the single sign-on test is skipped (in CI it fails)" >&2; }
+
 # The real agent clients the agent tests run through `switchyard serve` (pinned, from npm and
 # PyPI, into .agent-clients/).
 if command -v npm >/dev/null; then

@@ -44,6 +44,7 @@ mod idle;
 pub mod ingress;
 mod metrics;
 mod models;
+mod oidc;
 mod parsing;
 mod record;
 mod refusal;

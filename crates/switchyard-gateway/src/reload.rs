@@ -59,7 +59,7 @@ impl Current {
 }
 
 /// The settings a running gateway cannot change, by the name a log line gives them.
-const RESTART_ONLY: [&str; 8] = [
+const RESTART_ONLY: [&str; 9] = [
     "[serve] listen",
     "[serve] idle_timeout",
     "[serve] header_timeout",
@@ -68,6 +68,7 @@ const RESTART_ONLY: [&str; 8] = [
     "[serve] request_log_days",
     "store",
     "[serve] admission",
+    "[serve.oidc]",
 ];
 
 /// The settings of [`RESTART_ONLY`] that differ between `running` and `new`, put back in
@@ -83,6 +84,7 @@ fn keep_restart_only(running: &ApiConfiguration, new: &mut ApiConfiguration) -> 
         was.request_log_days != now.request_log_days,
         running.store != new.store,
         was.admission != now.admission,
+        was.oidc != now.oidc,
     ];
     let routes = std::mem::take(&mut new.serve.routes);
     // A setting not named here keeps its running value: a new one is restart-only until listed.
@@ -111,6 +113,9 @@ fn keep_restart_only(running: &ApiConfiguration, new: &mut ApiConfiguration) -> 
 pub fn check_routes(config: &ApiConfiguration) -> (Vec<String>, Vec<String>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    if let Err(e) = crate::oidc::Oidc::check(config) {
+        errors.push(e);
+    }
     for (name, route) in &config.serve.routes {
         let routed = crate::request::route_config(config, route);
         match switchyard_api::build_failover_chain(&routed, Mode::Act) {

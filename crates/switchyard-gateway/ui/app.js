@@ -1,4 +1,4 @@
-// Switchyard dashboard (SPEC R14.11). Every figure comes from the gateway's JSON, as the store
+// Switchyard dashboard (SPEC R14.11, R14.11b). Every figure comes from the gateway's JSON, as the store
 // computed it; this script only places and formats them (no sums here).
 "use strict";
 
@@ -133,9 +133,11 @@ function showSecret(text, answer) {
 async function loadKeys() {
   let data;
   try { data = await getJson("/ui/api/keys"); } catch (e) { status(e.message, true); return; }
+  const role = document.body.dataset.role;
   fill("keys", data.keys.map((k) => {
     const actions = el("span", {});
-    if (k.state !== "revoked") {
+    // A viewer changes nothing, so is offered nothing to change.
+    if (k.state !== "revoked" && role !== "viewer") {
       const rev = el("button", { type: "button", class: "danger", "aria-label": `Revoke ${k.name} (${k.prefix}…)`, text: "Revoke" });
       rev.addEventListener("click", () => act(`Revoke the key ${k.name} (${k.prefix}…)? It stops working within a second.`,
         `/ui/api/keys/${encodeURIComponent(k.id)}/revoke`, null));
@@ -146,7 +148,8 @@ async function loadKeys() {
       edit.addEventListener("click", () => editKey(k));
       actions.append(rev, " ", rot, " ", edit);
     }
-    const r = row([["Key", `${k.prefix}…` + (k.admin ? " (admin)" : "")], ["Name", k.name], ["Team", k.team || "-"],
+    const owner = role === "admin" ? [["Owner", k.owner || "-"]] : [];
+    const r = row([["Key", `${k.prefix}…` + (k.admin ? " (admin)" : "")], ["Name", k.name], ...owner, ["Team", k.team || "-"],
       ["State", k.state, `state-${k.state}`], ["Budget", budgetCell(k.budget)],
       ["Requests / min", k.rpm ? `${k.rpm_used} of ${k.rpm}` : `${k.rpm_used}`, "num"],
       ["Tokens / min", k.tpm ? `${k.tpm_used} of ${k.tpm}` : `${k.tpm_used}`, "num"],
@@ -155,6 +158,7 @@ async function loadKeys() {
     r.dataset.state = k.state;
     return r;
   }), "No keys yet.");
+  if (!document.getElementById("teams")) return;
   fill("teams", data.teams.map((t) => {
     const edit = el("button", { type: "button", "aria-label": `Change the budget of ${t.name}`, text: "Change budget" });
     edit.addEventListener("click", () => editTeam(t));
@@ -217,7 +221,8 @@ function formFields(form) {
   return out;
 }
 function keysPage() {
-  document.getElementById("create-key").addEventListener("submit", async (ev) => {
+  const create = document.getElementById("create-key");
+  if (create) create.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
       const answer = await post("/ui/api/keys", formFields(ev.target));
@@ -227,13 +232,15 @@ function keysPage() {
     } catch (e) { status(e.message, true); }
     loadKeys();
   });
-  document.getElementById("create-team").addEventListener("submit", async (ev) => {
+  const team = document.getElementById("create-team");
+  if (team) team.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try { await post("/ui/api/teams", formFields(ev.target)); ev.target.reset(); status("Team created."); }
     catch (e) { status(e.message, true); }
     loadKeys();
   });
   const edit = document.getElementById("edit-key");
+  if (!edit) { loadKeys(); setInterval(loadKeys, 5000); return; }
   edit.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const changed = editedFields(edit);
@@ -256,6 +263,19 @@ async function loadAudit() {
   try { data = await getJson("/ui/api/audit"); } catch (e) { status(e.message, true); return; }
   fill("audit", data.entries.map((e) => row([["When", utc(e.ts_ms)], ["Who", e.actor], ["From", e.origin],
     ["Action", e.action], ["Target", e.target], ["What changed", e.detail]])), "Nothing audited yet.");
+}
+
+// ---- users ----
+async function loadUsers() {
+  let data;
+  try { data = await getJson("/ui/api/users"); } catch (e) { status(e.message, true); return; }
+  fill("users", data.users.map((u) => {
+    const r = row([["User", u.id], ["Email", u.email || "-"], ["Name", u.name || "-"], ["Role", u.role],
+      ["Team", u.team || "-"], ["Models", u.models.length ? u.models.join(", ") : "all"], ["Budget", u.budget || "none"],
+      ["Last sign-in", u.signed_in], ["Disabled", u.disabled || "-"]]);
+    r.dataset.user = u.id;
+    return r;
+  }), "Nobody has signed in through single sign-on yet.");
 }
 
 // ---- providers ----
@@ -334,4 +354,5 @@ document.addEventListener("DOMContentLoaded", () => {
   else if (page === "providers") { loadProviders(); setInterval(loadProviders, 2000); }
   else if (page === "live") livePage();
   else if (page === "audit") { loadAudit(); setInterval(loadAudit, 5000); }
+  else if (page === "users") { loadUsers(); setInterval(loadUsers, 5000); }
 });

@@ -114,6 +114,7 @@ impl ApiConfiguration {
                 .chain(self.serve.routes.values().flat_map(|r| &r.fallbacks))
                 .filter_map(|f| f.api_key_env.clone()),
         );
+        vars.extend((self.serve.oidc.iter()).filter_map(|o| o.client_secret_env.clone()));
         for var in CLOUD_SETTING_VARS {
             if let Some(value) = env(var).filter(|v| !v.trim().is_empty()) {
                 self.providers

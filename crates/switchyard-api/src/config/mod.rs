@@ -8,6 +8,7 @@ pub mod endpoint;
 pub mod error;
 pub mod keys;
 pub mod mode;
+pub mod oidc;
 pub mod proxy;
 pub mod serve;
 pub mod store;
@@ -20,6 +21,7 @@ pub use endpoint::{DEFAULT_CONNECT_TIMEOUT, HttpSettings, ProviderEndpoint};
 pub use error::ConfigError;
 pub use keys::{ApiKey, ProviderSettings};
 pub use mode::{FallbackSettings, Mode, ModeSettings, ReasoningEffort};
+pub use oidc::{DEFAULT_MEMBERSHIP_HOURS, GroupGrant, OidcSettings};
 pub use proxy::{Proxy, ProxyUrl};
 pub use serve::{
     AdmissionMode, DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_CHUNK_TIMEOUT_SECONDS,

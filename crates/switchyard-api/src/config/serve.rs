@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
 use super::mode::FallbackSettings;
+use super::oidc::OidcSettings;
 
 /// The per-request deadline when `serve.request_deadline` is not set, because clients time out.
 pub const DEFAULT_REQUEST_DEADLINE_SECONDS: u64 = 120;
@@ -62,6 +63,9 @@ pub struct ServeSettings {
     pub admission: AdmissionMode,
     /// `[serve.routes.NAME]`: a model name or `*` glob that clients send.
     pub routes: BTreeMap<String, RouteSettings>,
+    /// `[serve.oidc]`: single sign-on to the dashboard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcSettings>,
 }
 
 /// How `serve` admits a keyed request against its budgets and per-minute limits.
@@ -94,6 +98,7 @@ impl Default for ServeSettings {
             secure_cookie: false,
             admission: AdmissionMode::default(),
             routes: BTreeMap::new(),
+            oidc: None,
         }
     }
 }
@@ -122,6 +127,9 @@ impl ServeSettings {
                     what: "write at least 1, or leave it out for the default".to_owned(),
                 });
             }
+        }
+        if let Some(oidc) = &self.oidc {
+            oidc.check(file)?;
         }
         for (name, route) in &self.routes {
             if let Some(usd) = route.reserve_usd.filter(|u| !u.is_finite() || *u < 0.0) {

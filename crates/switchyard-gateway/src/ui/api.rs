@@ -15,7 +15,9 @@ use switchyard_core::store::Actor;
 
 use super::board::Board;
 use super::form::read_body;
-use super::{audit, keys, providers, spend};
+use super::people::Role;
+use super::session::{Session, Who};
+use super::{audit, keys, own, people, providers, spend};
 use crate::reply::{Body, ChannelBody, json as json_response, set_header, with_body};
 
 /// How many live-page streams may be open at once; one more is a 429.
@@ -27,22 +29,49 @@ const LIVE_EVERY: Duration = Duration::from_secs(1);
 /// Open live-page streams.
 static STREAMS: AtomicUsize = AtomicUsize::new(0);
 
-/// `/ui/api/{path}` in `session`.
+/// `/ui/api/{path}` in `session`, changes made as `by`.
 pub(super) async fn handle(
     board: &Arc<Board>,
     request: Request<Incoming>,
     path: String,
-    by: &Actor,
+    (by, session): (&Actor, &Session),
 ) -> Response<Body> {
     let now = Clock::system().now_ms();
     let query = request.uri().query().unwrap_or("").to_owned();
+    let mine = match &session.who {
+        Who::User(p) if p.role != Role::Admin => Some(p),
+        _ => None,
+    };
     if request.method() == Method::POST {
-        return change(board, request, &path, (by, now)).await;
+        let Some(p) = mine else {
+            return change(board, request, &path, (by, now)).await;
+        };
+        let body = match change_body(request).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        return match own::change(&*board.store, &path, &body, (by, now), p).await {
+            Ok(value) => json_response(200, &value),
+            Err((status, sentence)) => problem(status, sentence),
+        };
     }
     if request.method() != Method::GET {
         return problem(405, "Use GET or POST.".to_owned());
     }
     let store = &*board.store;
+    if let Some(p) = mine {
+        return match path.as_str() {
+            "keys" => answer(
+                keys::list(store, now, Some(p))
+                    .await
+                    .map_err(|e| e.to_string()),
+            ),
+            _ => problem(
+                403,
+                "Only an administrator sees this: your own keys are on /ui/keys.".to_owned(),
+            ),
+        };
+    }
     match path.as_str() {
         "spend" => match spend::ask(&query, now) {
             Ok(ask) => answer(spend::figures(store, &ask).await),
@@ -55,7 +84,12 @@ pub(super) async fn handle(
             },
             Err(p) => problem(400, p),
         },
-        "keys" => answer(keys::list(store, now).await.map_err(|e| e.to_string())),
+        "keys" => answer(
+            keys::list(store, now, None)
+                .await
+                .map_err(|e| e.to_string()),
+        ),
+        "users" => answer(people::list(store).await.map_err(|e| e.to_string())),
         "audit" => answer(audit::list(store).await.map_err(|e| e.to_string())),
         "providers" => {
             let listed = providers::list(store, &board.config(), now).await;
@@ -79,26 +113,15 @@ async fn change(
     path: &str,
     (by, now): (&Actor, i64),
 ) -> Response<Body> {
-    let asked = request
-        .headers()
-        .get("x-switchyard-ui")
-        .and_then(|v| v.to_str().ok());
-    if asked != Some("1") {
-        return problem(
-            403,
-            "A change needs the header `x-switchyard-ui: 1` (the dashboard's own pages send it)."
-                .to_owned(),
-        );
-    }
-    let body = match read_body(request).await {
+    let body = match change_body(request).await {
         Ok(body) => body,
-        Err(p) => return problem(400, p),
+        Err(refused) => return refused,
     };
     let store = &*board.store;
     let parts: Vec<&str> = path.split('/').collect();
     let result = match parts.as_slice() {
         ["keys"] => match serde_json::from_slice(&body) {
-            Ok(new) => keys::create(store, new, (by, now)).await,
+            Ok(new) => keys::create(store, new, (by, now), None).await,
             Err(e) => Err(format!("The new key's fields could not be read: {e}.")),
         },
         ["teams"] => match serde_json::from_slice(&body) {
@@ -106,7 +129,7 @@ async fn change(
             Err(e) => Err(format!("The new team's fields could not be read: {e}.")),
         },
         ["keys", id, "update"] => match serde_json::from_slice(&body) {
-            Ok(edit) => keys::update(store, id, edit, (by, now)).await,
+            Ok(edit) => keys::update(store, id, edit, (by, now), None).await,
             Err(e) => Err(format!("The key's new fields could not be read: {e}.")),
         },
         ["teams", name, "update"] => match serde_json::from_slice(&body) {
@@ -121,6 +144,23 @@ async fn change(
         Ok(value) => json_response(200, &value),
         Err(p) => problem(400, p),
     }
+}
+
+/// A change's body, once its request carries `x-switchyard-ui: 1`, which a cross-site form
+/// cannot send; else the refusal to answer.
+async fn change_body(request: Request<Incoming>) -> Result<Bytes, Response<Body>> {
+    let asked = request
+        .headers()
+        .get("x-switchyard-ui")
+        .and_then(|v| v.to_str().ok());
+    if asked != Some("1") {
+        return Err(problem(
+            403,
+            "A change needs the header `x-switchyard-ui: 1` (the dashboard's own pages send it)."
+                .to_owned(),
+        ));
+    }
+    read_body(request).await.map_err(|p| problem(400, p))
 }
 
 /// What is in flight and the last errors, now; elapsed times in ms.

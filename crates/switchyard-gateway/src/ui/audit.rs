@@ -7,7 +7,8 @@ use std::net::IpAddr;
 use serde_json::{Value, json};
 use switchyard_core::store::{Actor, AuditEntry, StoreError, TaskStore, hash_key, utc_text};
 
-use super::session::Session;
+use super::people::Person;
+use super::session::{Session, Who};
 
 /// How many entries the audit page lists, newest first.
 const PAGE_ROWS: u32 = 500;
@@ -15,11 +16,35 @@ const PAGE_ROWS: u32 = 500;
 /// The longest sign-in text looked up to name the key that tried.
 const KEY_MAX: usize = 512;
 
-/// The admin signed in as `session`, from `address`.
+/// Who is signed in as `session`, from `address`.
 pub(super) fn actor(session: &Session, address: IpAddr) -> Actor {
+    let who = match &session.who {
+        Who::Key { prefix, .. } => format!("dashboard admin {prefix}…"),
+        Who::User(p) => person_name(p),
+    };
     Actor {
-        who: format!("dashboard admin {}…", session.prefix),
+        who,
         origin: address.to_string(),
+    }
+}
+
+/// A signed-in person as the audit log names them: role, display name and user id.
+pub(super) fn person_name(p: &Person) -> String {
+    format!("dashboard {} {} ({})", p.role.as_str(), p.display, p.id)
+}
+
+/// Records a sign-in through the identity provider by `by`, failed when `problem` says why.
+pub(super) async fn sso(store: &dyn TaskStore, by: &Actor, now_ms: i64, problem: Option<&str>) {
+    let (action, detail) = match problem {
+        None => (
+            "signin",
+            "signed in to the dashboard through single sign-on".to_owned(),
+        ),
+        Some(p) => ("signin.failed", p.to_owned()),
+    };
+    let entry = AuditEntry::new(by, now_ms, action, "dashboard".to_owned(), detail);
+    if let Err(e) = store.append_audit(&entry).await {
+        tracing::warn!(error = %e, "a single sign-on could not be written to the audit log");
     }
 }
 

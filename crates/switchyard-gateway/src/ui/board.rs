@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::live::Live;
 use super::reloads::Reloads;
 use super::session::Sessions;
+use crate::oidc::Oidc;
 
 /// The dashboard's sessions, the store and configuration it reads, and the live registry.
 pub(crate) struct Board {
@@ -21,6 +22,8 @@ pub(crate) struct Board {
     pub(super) live: Arc<Live>,
     /// Cancelled when `serve` starts shutting down: the live page's streams end.
     pub(super) stopping: CancellationToken,
+    /// Single sign-on, when `[serve.oidc]` configures it; it changes only with a restart.
+    pub(super) oidc: Option<Arc<Oidc>>,
 }
 
 impl Board {
@@ -30,7 +33,16 @@ impl Board {
         (config, reloads): (ApiConfiguration, Arc<Reloads>),
         live: Arc<Live>,
     ) -> Self {
+        // `serve` refuses to start on a `[serve.oidc]` that cannot work (`check_routes`).
+        let oidc = match Oidc::new(&config) {
+            Ok(oidc) => oidc.map(Arc::new),
+            Err(problem) => {
+                tracing::warn!(%problem, "single sign-on is off");
+                None
+            }
+        };
         Self {
+            oidc,
             sessions: Sessions::new(Arc::clone(&store)),
             store,
             config: RwLock::new(Arc::new(config)),

@@ -14,6 +14,7 @@ use serde_json::json;
 use switchyard_api::ApiConfiguration;
 use switchyard_core::store::TaskStore;
 
+use super::answers::{html, redirect};
 use super::assets::{STYLE, asset};
 use super::board::Board;
 use super::form::read_body;
@@ -74,10 +75,20 @@ impl Ui {
     async fn route(&self, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let path = request.uri().path().to_owned();
         let method = request.method().clone();
-        match (&method, path.as_str()) {
-            (&Method::GET, "/ui/signin") => return html(200, pages::sign_in(None)),
-            (&Method::POST, "/ui/signin") => return self.sign_in(request, peer).await,
-            (&Method::GET, p) if p == format!("/ui/assets/{STYLE}") => return file(STYLE),
+        let sso = self.board.oidc.clone();
+        match (&method, path.as_str(), &sso) {
+            (&Method::GET, "/ui/signin", _) => {
+                return html(200, pages::sign_in(None, sso.is_some()));
+            }
+            (&Method::POST, "/ui/signin", _) => return self.sign_in(request, peer).await,
+            (&Method::GET, "/ui/oidc/start", Some(oidc)) => {
+                return super::sso::start(&self.board, oidc, &request, peer).await;
+            }
+            (&Method::GET, "/ui/oidc/callback", Some(oidc)) => {
+                let board = (&*self.board, &self.throttle);
+                return super::sso::callback(board, oidc, &request, peer).await;
+            }
+            (&Method::GET, p, _) if p == format!("/ui/assets/{STYLE}") => return file(STYLE),
             _ => {}
         }
         let Some(session) = self.board.sessions.current(request.headers()) else {
@@ -90,7 +101,7 @@ impl Ui {
         if let Some(api) = path.strip_prefix("/ui/api/") {
             let address = client_address(&self.board.config().serve, request.headers(), peer);
             let by = super::audit::actor(&session, address);
-            return super::api::handle(&self.board, request, api.to_owned(), &by).await;
+            return super::api::handle(&self.board, request, api.to_owned(), (&by, &session)).await;
         }
         match (&method, path.as_str()) {
             (&Method::POST, "/ui/signout") => {
@@ -102,7 +113,7 @@ impl Ui {
             }
             (&Method::GET, "/ui" | "/ui/") => redirect("/ui/spend"),
             (&Method::GET, p) if p.starts_with("/ui/assets/") => file(&p["/ui/assets/".len()..]),
-            (&Method::GET, p) => match pages::page(&p["/ui/".len()..], &session.prefix) {
+            (&Method::GET, p) => match pages::page(&p["/ui/".len()..], &session) {
                 Some(page) => html(200, page),
                 None => not_found(),
             },
@@ -122,14 +133,18 @@ impl Ui {
             let problem = format!(
                 "Too many failed sign-ins: wait {secs} s, then try again with an admin key."
             );
-            let mut r = html(429, pages::sign_in(Some(&problem)));
+            let mut r = html(
+                429,
+                pages::sign_in(Some(&problem), config.serve.oidc.is_some()),
+            );
             set_header(&mut r, "retry-after", &secs.to_string());
             return r;
         }
         let secure = secure_cookie(settings, request.headers());
+        let sso = self.board.oidc.is_some();
         let body = match read_body(request).await {
             Ok(body) => body,
-            Err(problem) => return html(400, pages::sign_in(Some(&problem))),
+            Err(problem) => return html(400, pages::sign_in(Some(&problem), sso)),
         };
         let key = form::field(&String::from_utf8_lossy(&body), "key").unwrap_or_default();
         let signed = self.board.sessions.sign_in(&key).await;
@@ -145,14 +160,14 @@ impl Ui {
                 // A good key: the attempt is not counted.
                 self.throttle.succeeded(address, Instant::now());
                 let mut r = redirect("/ui/spend");
-                set_header(&mut r, "set-cookie", &cookie(&id, secure));
+                set_header(&mut r, "set-cookie", &cookie(&id, secure, false));
                 r
             }
-            Err(Refused::Key(problem)) => html(401, pages::sign_in(Some(&problem))),
+            Err(Refused::Key(problem)) => html(401, pages::sign_in(Some(&problem), sso)),
             // Not the key's fault: the attempt is not counted.
             Err(Refused::Unavailable(problem)) => {
                 self.throttle.succeeded(address, Instant::now());
-                html(503, pages::sign_in(Some(&problem)))
+                html(503, pages::sign_in(Some(&problem), sso))
             }
         }
     }
@@ -161,31 +176,11 @@ impl Ui {
 /// A request without a session: 401 for the API, a redirect to sign in for a page.
 fn refused(path: &str) -> Response<Body> {
     if path.starts_with("/ui/api/") {
-        let body = json!({"error": "Sign in first: this dashboard needs an admin key's session (/ui/signin)."});
+        let body = json!({"error": "Sign in first: this dashboard needs a session (/ui/signin)."});
         json_response(401, &body)
     } else {
         redirect("/ui/signin")
     }
-}
-
-/// An HTML page.
-pub(super) fn html(status: u16, page: String) -> Response<Body> {
-    with_body(
-        status,
-        "text/html; charset=utf-8",
-        Full::new(Bytes::from(page)).boxed(),
-    )
-}
-
-/// A 303 to `to`.
-pub(super) fn redirect(to: &str) -> Response<Body> {
-    let mut r = with_body(
-        303,
-        "text/plain; charset=utf-8",
-        Full::new(Bytes::new()).boxed(),
-    );
-    set_header(&mut r, "location", to);
-    r
 }
 
 fn not_found() -> Response<Body> {

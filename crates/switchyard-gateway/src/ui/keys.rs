@@ -1,7 +1,7 @@
 //! The keys and teams page's figures and actions: each key's budget used and left, its
 //! window now, expiry and last use; create, update, revoke and rotate, each audited, a new key
-//! returned once in that response and never again.
-//! Spec: R14.11, R14.6, R14.7.
+//! returned once in that response and never again. A member sees and changes only their own.
+//! Spec: R14.11, R14.11b, R14.6, R14.7.
 
 use serde_json::{Value, json};
 use switchyard_core::limits::RateState;
@@ -11,8 +11,16 @@ use switchyard_core::store::{
     update_client_key,
 };
 
-/// Every key and team with their figures now.
-pub(crate) async fn list(store: &dyn TaskStore, now: i64) -> Result<Value, StoreError> {
+use super::people::Person;
+use crate::glob::glob_matches;
+
+/// Every key and team with their figures now; for a person who is not an administrator, `mine`,
+/// only their own keys and their team.
+pub(crate) async fn list(
+    store: &dyn TaskStore,
+    now: i64,
+    mine: Option<&Person>,
+) -> Result<Value, StoreError> {
     let last_use = UsageQuery {
         by: UsageBy::Key,
         bucket: None,
@@ -25,6 +33,11 @@ pub(crate) async fn list(store: &dyn TaskStore, now: i64) -> Result<Value, Store
         store.rate_states(now),
         store.usage_between(&last_use)
     )?;
+    let keys: Vec<ClientKey> = (keys.into_iter())
+        .filter(|k| mine.is_none_or(|p| super::people::owner(k).as_deref() == Some(p.id.as_str())))
+        .collect();
+    let teams = (teams.into_iter())
+        .filter(|t| mine.is_none_or(|p| p.team.as_deref() == Some(t.name.as_str())));
     let mut shown = Vec::with_capacity(keys.len());
     for k in &keys {
         let used = budget_use(store, k.budget, Some(&k.id), None, now).await?;
@@ -32,8 +45,8 @@ pub(crate) async fn list(store: &dyn TaskStore, now: i64) -> Result<Value, Store
         let last = usage.iter().find(|u| u.row.group.as_deref() == Some(&k.id));
         shown.push(key_json(k, used, rate, last.map(|u| u.last_ms), now));
     }
-    let mut teams_shown = Vec::with_capacity(teams.len());
-    for t in &teams {
+    let mut teams_shown = Vec::new();
+    for t in teams {
         let used = budget_use(store, t.budget, None, Some(&t.name), now).await?;
         let members = keys
             .iter()
@@ -86,6 +99,7 @@ fn key_json(
         "id": k.id,
         "prefix": k.prefix,
         "name": k.name,
+        "owner": super::people::owner(k),
         "team": k.team,
         "models": k.models,
         "admin": k.admin,
@@ -129,10 +143,23 @@ pub(crate) struct NewKey {
 /// prefix}`, the key shown this once, or the sentence why not.
 pub(crate) async fn create(
     store: &dyn TaskStore,
-    new: NewKey,
+    mut new: NewKey,
     (by, now): (&Actor, i64),
+    mine: Option<&Person>,
 ) -> Result<Value, String> {
+    let mut owner = None;
+    if let Some(p) = mine {
+        if new.admin {
+            return Err("Only an administrator makes admin keys.".to_owned());
+        }
+        new.team = own_team(new.team, p)?;
+        // `*` is every model, which a new key says by naming none.
+        let models = within(new.models.as_deref(), p)?;
+        new.models = (models != "*").then_some(models);
+        owner = Some(p.id.clone());
+    }
     let asked = NewKeyRequest {
+        owner,
         name: new.name,
         team: new.team,
         models: new.models.into_iter().collect(),
@@ -142,7 +169,6 @@ pub(crate) async fn create(
         max_parallel: new.max_parallel,
         expires: new.expires,
         admin: new.admin,
-        owner: None,
     };
     let made = (create_client_key_by(store, &asked, by, now).await).map_err(|e| e.to_string())?;
     Ok(json!({"key": made.secret.key, "id": made.key.id, "prefix": made.key.prefix}))
@@ -173,9 +199,18 @@ pub(crate) struct EditKey {
 pub(crate) async fn update(
     store: &dyn TaskStore,
     id: &str,
-    e: EditKey,
+    mut e: EditKey,
     (by, now): (&Actor, i64),
+    mine: Option<&Person>,
 ) -> Result<Value, String> {
+    if let Some(p) = mine {
+        if e.team.is_some() {
+            e.team = Some(own_team(e.team, p)?.unwrap_or_else(|| "none".to_owned()));
+        }
+        if let Some(models) = e.models.as_deref() {
+            e.models = Some(within(Some(models), p)?);
+        }
+    }
     let edit = KeyEdit {
         name: e.name,
         team: e.team,
@@ -251,4 +286,98 @@ pub(crate) async fn update_team(
     Ok(
         json!({"name": new.name, "changed": format!("budget: {} → {}", show(old.budget), show(new.budget))}),
     )
+}
+
+/// Whether key `id` is `p`'s: a member changes only their own keys.
+pub(crate) async fn owned(store: &dyn TaskStore, id: &str, p: &Person) -> Result<bool, StoreError> {
+    let keys = store.client_keys().await?;
+    Ok(keys
+        .iter()
+        .any(|k| k.id == id && super::people::owner(k).as_deref() == Some(p.id.as_str())))
+}
+
+/// The team a member's key is in: always their own, which `asked` may only repeat.
+fn own_team(asked: Option<String>, p: &Person) -> Result<Option<String>, String> {
+    let asked = asked
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty() && t != "none");
+    match (&asked, &p.team) {
+        (None, _) => Ok(p.team.clone()),
+        (Some(a), Some(mine)) if a == mine => Ok(p.team.clone()),
+        (Some(a), _) => Err(format!(
+            "Your keys are in {}, not {a}: your groups decide your team.",
+            p.team
+                .as_deref()
+                .map_or_else(|| "no team".to_owned(), |t| format!("the team {t}"))
+        )),
+    }
+}
+
+/// The model globs `asked` (comma-separated; none or `*` for every model) if each is within one
+/// of `p`'s globs, as text; `p`'s own globs when nothing was asked. A glob is within another when
+/// the other matches it as written, its `*` standing for the other's `*`.
+fn within(asked: Option<&str>, p: &Person) -> Result<String, String> {
+    let asked: Vec<&str> = (asked.unwrap_or("").split(','))
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .collect();
+    if p.models.is_empty() {
+        return Ok(if asked.is_empty() {
+            "*".to_owned()
+        } else {
+            asked.join(",")
+        });
+    }
+    if asked.is_empty() {
+        return Ok(p.models.join(","));
+    }
+    match asked
+        .iter()
+        .find(|g| !p.models.iter().any(|mine| glob_matches(mine, g)))
+    {
+        Some(g) => Err(format!(
+            "{g} is outside the models your groups allow: {}.",
+            p.models.join(", ")
+        )),
+        None => Ok(asked.join(",")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::people::Role;
+    use super::*;
+
+    fn member(models: &[&str], team: Option<&str>) -> Person {
+        Person {
+            id: "usr_1".into(),
+            display: "ada@example.com".into(),
+            role: Role::Member,
+            team: team.map(str::to_owned),
+            models: models.iter().map(|m| (*m).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_members_key_stays_within_their_globs_and_team() {
+        let p = member(&["claude-*", "gpt-5"], Some("eng"));
+        assert_eq!(within(None, &p).unwrap(), "claude-*,gpt-5");
+        assert_eq!(
+            within(Some("claude-sonnet-*, gpt-5"), &p).unwrap(),
+            "claude-sonnet-*,gpt-5"
+        );
+        assert!(within(Some("*"), &p).unwrap_err().contains("outside"));
+        assert!(within(Some("gpt-*"), &p).is_err());
+        assert_eq!(within(Some("*"), &member(&[], None)).unwrap(), "*");
+        assert_eq!(own_team(None, &p).unwrap().as_deref(), Some("eng"));
+        assert_eq!(
+            own_team(Some("eng".into()), &p).unwrap().as_deref(),
+            Some("eng")
+        );
+        assert!(
+            own_team(Some("ops".into()), &p)
+                .unwrap_err()
+                .contains("the team eng")
+        );
+    }
 }
