@@ -44,10 +44,16 @@ async fn open(store: &str) -> Arc<dyn TaskStore> {
 
 /// Jane's sign-in as a member with `budget`: her user id.
 async fn sign_in_jane(store: &str, budget: &str) -> String {
+    sign_in_jane_ago(store, budget, Duration::ZERO).await
+}
+
+/// Jane's sign-in `ago`.
+async fn sign_in_jane_ago(store: &str, budget: &str, ago: Duration) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_millis() as i64;
+        .as_millis() as i64
+        - ago.as_millis() as i64;
     let sign_in = SignIn {
         issuer: "https://idp.example".into(),
         subject: "jane-0001".into(),
@@ -294,4 +300,48 @@ async fn a_disabled_owners_key_is_refused_within_a_second() {
     for wait in waits {
         assert!(wait < Duration::from_millis(1_300), "{wait:?}");
     }
+}
+
+/// SPEC R14.6b's membership bound through the binary: with `[serve.oidc] membership_hours = 1`
+/// a key whose owner last signed in two hours ago is refused, with the sentence that says how
+/// to renew it; a sign-in renews it; without `[serve.oidc]` there is no bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_whose_owner_has_not_signed_in_within_the_membership_bound_is_refused() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("membership.db").display());
+    let plain = write_config(&h, &upstream.url(), "leased");
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let bound = h.join("bound.toml");
+    let oidc = "[serve.oidc]\nissuer = \"https://idp.example\"\nclient_id = \"switchyard\"\n\
+                redirect_base = \"http://127.0.0.1:4141\"\nmembership_hours = 1\n\
+                [serve.oidc.groups.\"llm-users\"]\nrole = \"member\"\n";
+    std::fs::write(&bound, format!("{text}{oidc}")).unwrap();
+    let user = sign_in_jane_ago(&store, "5/day", Duration::from_secs(2 * 3600)).await;
+    let key = owned_key(&h, &store, "laptop", &user);
+    let (h2, s2, k2, b2) = (h.clone(), store.clone(), key.clone(), bound.clone());
+    let (stale, open) = tokio::task::spawn_blocking(move || {
+        let stale = call(&Serve::start(&h2, &s2, &b2).addr, &k2);
+        let open = call(&Serve::start(&h2, &s2, &plain).addr, &k2);
+        (stale, open)
+    })
+    .await
+    .unwrap();
+    assert_eq!(stale.0, 403, "{stale:?}");
+    assert!(
+        stale.2.contains("sign in to the dashboard again"),
+        "{stale:?}"
+    );
+    assert_eq!(
+        open.0, 200,
+        "without [serve.oidc] there is no bound: {open:?}"
+    );
+    sign_in_jane(&store, "5/day").await;
+    let renewed =
+        tokio::task::spawn_blocking(move || call(&Serve::start(&h, &store, &bound).addr, &key))
+            .await
+            .unwrap();
+    assert_eq!(renewed.0, 200, "a sign-in renews the key: {renewed:?}");
 }

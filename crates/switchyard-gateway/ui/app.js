@@ -80,7 +80,7 @@ async function loadSpend() {
       ["Tokens in", String(t.input_tokens + t.cache_read_tokens + t.cache_write_tokens), "num"],
       ["Tokens out", String(t.output_tokens), "num"], ["Cost (USD)", usd(t.cost_usd), "num"],
       ["Unpriced", String(t.unpriced_requests), "num"],
-      ["Cache read", t.cache_read_share === null ? "-" : `${Math.round(t.cache_read_share * 100)}%`, "num"]]);
+      ["Input from cache", t.cache_read_share === null ? "-" : `${Math.round(t.cache_read_share * 100)}%`, "num"]]);
     r.dataset.group = t.group === null ? "" : t.group;
     r.dataset.cost = String(t.cost_usd);
     return r;

@@ -151,7 +151,12 @@ fn build_gateway(
         (false, true) => KeysRequired::Never,
         (false, false) => KeysRequired::OnceKeysExist,
     };
-    let mut gateway = Gateway::with_store(config, store).with_keys_required(when);
+    // A signed-in user's keys work while their last sign-in is this recent (SPEC R14.6b).
+    let membership = (config.serve.oidc.as_ref())
+        .map(|o| std::time::Duration::from_secs(o.membership_hours.saturating_mul(3600)));
+    let mut gateway = Gateway::with_store(config, store)
+        .with_keys_required(when)
+        .with_membership(membership);
     if let Some(usd) = args.reserve_usd.filter(|u| u.is_finite() && *u >= 0.0) {
         gateway = gateway.with_reserve_usd(usd);
     }

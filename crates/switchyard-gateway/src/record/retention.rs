@@ -65,10 +65,14 @@ impl Retention {
                 }
             }
         }
-        if charged > 0 {
-            tracing::warn!(
-                "{charged} requests whose gateway process stopped were recorded as lost, charged at their reservations"
-            );
+        match charged {
+            0 => {}
+            1 => tracing::warn!(
+                "1 request whose gateway process stopped was recorded as lost, charged at its reservation"
+            ),
+            n => tracing::warn!(
+                "{n} requests whose gateway process stopped were recorded as lost, charged at their reservations"
+            ),
         }
         charged
     }

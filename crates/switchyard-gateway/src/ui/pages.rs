@@ -126,7 +126,7 @@ const SPEND: &str = r#"<form id="spend-form" class="controls" aria-label="What t
 </form>
 <figure><div id="chart" role="img" aria-label="Cost per bucket by group"></div>
 <figcaption>Cost in USD of the requests in each bucket (UTC), from the request log; the table below has the same figures.</figcaption></figure>
-<table id="totals"><caption>Totals over the range</caption><thead><tr><th scope="col">Group</th><th scope="col">Requests</th><th scope="col">Tokens in</th><th scope="col">Tokens out</th><th scope="col">Cost (USD)</th><th scope="col">Unpriced</th><th scope="col">Cache read</th></tr></thead><tbody></tbody></table>"#;
+<table id="totals"><caption>Totals over the range</caption><thead><tr><th scope="col">Group</th><th scope="col">Requests</th><th scope="col">Tokens in</th><th scope="col">Tokens out</th><th scope="col">Cost (USD)</th><th scope="col">Unpriced</th><th scope="col">Input from cache</th></tr></thead><tbody></tbody></table>"#;
 
 const KEYS: &str = r#"<section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2>
 <div class="scroll"><table id="keys"><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Owner</th><th scope="col">Team</th><th scope="col">State</th><th scope="col">Budget used / left</th><th scope="col">Requests / min</th><th scope="col">Tokens / min</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
