@@ -70,7 +70,10 @@ pub(crate) use tasks::{
     events_are_numbered_found_by_kind_and_deleted, task_ids_are_unique_within_one_millisecond,
     two_connections_write_the_same_store_without_losing_rows,
 };
-pub(crate) use totals::totals_follow_the_ledger_through_random_interleavings;
+pub(crate) use totals::{
+    a_refused_lease_still_holds_what_was_recorded_against_it,
+    totals_follow_the_ledger_through_random_interleavings,
+};
 pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 pub(crate) use users::{
     a_key_names_its_owner_through_every_change, a_sign_in_makes_or_rewrites_one_user_audited,
@@ -102,7 +105,8 @@ macro_rules! task_store_suite {
             a_sign_in_makes_or_rewrites_one_user_audited,
             a_key_names_its_owner_through_every_change,
             lost_requests_are_charged_once_at_their_reservations,
-            holds_of_two_keys_share_their_owners_budget);
+            holds_of_two_keys_share_their_owners_budget,
+            a_refused_lease_still_holds_what_was_recorded_against_it);
         $crate::store::suite::task_store_suite!(@fixture $fixture;
             a_task_round_trips_messages_events_usage_and_range,
             two_connections_write_the_same_store_without_losing_rows,
