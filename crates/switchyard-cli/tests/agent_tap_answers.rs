@@ -60,7 +60,7 @@ fn the_tap_pairs_each_request_with_the_gateways_answer_on_one_connection() {
     );
     let addr = scene.client_url().trim_start_matches("http://").to_owned();
     let mut stream = TcpStream::connect(&addr).unwrap();
-    // A HEAD first: its 404 carries a content-length but no body.
+    // A HEAD first (Claude Code's probe): its answer carries a content-length but no body.
     stream
         .write_all(format!("HEAD /api/hello HTTP/1.1\r\nhost: {addr}\r\n\r\n").as_bytes())
         .unwrap();
@@ -84,7 +84,8 @@ fn the_tap_pairs_each_request_with_the_gateways_answer_on_one_connection() {
     for (i, wire) in seen.iter().enumerate() {
         assert_eq!(scene.tap.answer_to(i).as_deref(), Some(wire.as_str()));
     }
-    assert!(seen[0].starts_with("HTTP/1.1 404"), "{}", seen[0]);
+    assert!(seen[0].starts_with("HTTP/1.1 200"), "{}", seen[0]);
+    assert!(seen[0].contains("content-length: 15"), "{}", seen[0]);
     assert!(seen[1].starts_with("HTTP/1.1 200") && seen[1].contains("message_stop"));
     assert!(seen[2].starts_with("HTTP/1.1 404"), "{}", seen[2]);
     assert!(seen[3].starts_with("HTTP/1.1 200"), "{}", seen[3]);
