@@ -5,7 +5,8 @@
 //! (Chat Completions, the route's own dialect) and Python `anthropic` (Messages, translated to
 //! Chat Completions). Each must give non-empty text in more than one piece, a finish reason and
 //! usage above zero — the server's own counts, carried through the gateway — and no more
-//! output tokens than the client's `max_tokens`.
+//! output tokens than the client's `max_tokens`. A second question, far longer than its limit,
+//! must come back cut and said so in each dialect.
 //!
 //! No network namespace here: the model server listens on this host's loopback. A missing
 //! server or SDK is skipped where a person sees it and fails in CI (`skip_or_fail`).
@@ -23,8 +24,29 @@ mod common;
 
 const MODEL: &str = "smollm2-135m-instruct";
 const URLS_ENV: &str = "SWITCHYARD_E2E_BASE_URLS";
-/// The client's output limit: carried through the gateway, so the answer is at most this long.
-const MAX_TOKENS: u64 = 24;
+/// A question and the client's output limit, carried through the gateway.
+struct Ask {
+    prompt: &'static str,
+    max_tokens: u64,
+    /// The limit always cuts this answer.
+    cut: bool,
+}
+
+/// A short answer: it may end by itself or at the limit. Whether a turn that used exactly the
+/// limit was cut is the model's call (llama-server counts an end-of-turn token among the
+/// output, so a natural end can land on the limit), so this one checks only the bounds.
+const SHORT: Ask = Ask {
+    prompt: "Name three colors of the rainbow.",
+    max_tokens: 24,
+    cut: false,
+};
+/// An answer far longer than its limit: the limit always cuts it, and the client must be told
+/// so (Chat `length`, Anthropic `max_tokens`; SPEC R14.4) with exactly that many tokens.
+const CUT: Ask = Ask {
+    prompt: "Count from 1 to 200, one number per line.",
+    max_tokens: 8,
+    cut: true,
+};
 /// A key the gateway sends to llama-server, which checks none.
 const UPSTREAM_KEY: &str = "sk-local-model-unchecked-0123456789";
 
@@ -112,7 +134,13 @@ fn start_gateway(home: &Path, url: &str, log: &Path) -> (String, Child) {
 
 /// Runs the SDK script for `api` (streamed, no tools) against the gateway at `base_url`; its
 /// JSON summary, or the failure with the script's stderr.
-fn run_sdk(python: &Path, api: &str, base_url: &str, work: &Path) -> Result<Value, String> {
+fn run_sdk(
+    python: &Path,
+    api: &str,
+    ask: &Ask,
+    base_url: &str,
+    work: &Path,
+) -> Result<Value, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/sdk/sdk_client.py");
     let mut cmd = Command::new(python);
     cmd.env_clear()
@@ -122,8 +150,8 @@ fn run_sdk(python: &Path, api: &str, base_url: &str, work: &Path) -> Result<Valu
         .env("ANTHROPIC_API_KEY", "sk-ant-client-unchecked")
         .arg(script)
         .args(["--api", api, "--stream", "--no-tools", "--model", "local"])
-        .args(["--prompt", "Name three colors of the rainbow."])
-        .args(["--max-tokens", &MAX_TOKENS.to_string()])
+        .args(["--prompt", ask.prompt])
+        .args(["--max-tokens", &ask.max_tokens.to_string()])
         .arg("--base-url")
         .arg(base_url)
         .arg("--workdir")
@@ -131,6 +159,12 @@ fn run_sdk(python: &Path, api: &str, base_url: &str, work: &Path) -> Result<Valu
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Greedy sampling, so the same question gets the same answer on every run and whether the
+    // limit cuts it does not depend on the draw. A translated Messages request already gets the
+    // `openai` route's default of 0 (the pinned Anthropic SDK takes no `temperature` in `stream`).
+    if api == "chat" {
+        cmd.args(["--extra", r#"{"temperature": 0}"#]);
+    }
     let child = cmd
         .spawn()
         .map_err(|e| format!("cannot run {python:?}: {e}"))?;
@@ -143,9 +177,12 @@ fn run_sdk(python: &Path, api: &str, base_url: &str, work: &Path) -> Result<Valu
     serde_json::from_str(stdout.trim()).map_err(|e| format!("{api}: not JSON ({e}): {stdout}"))
 }
 
-/// The checks of one streamed turn: text in pieces, a finish reason among `stops`, usage above
-/// zero in `input`/`output` (the dialect's names).
-fn check_turn(summary: &Value, stops: &[&str], input: &str, output: &str) -> Vec<String> {
+/// The checks of one streamed turn answering `ask`: text in pieces, a finish reason among
+/// `stops` (a clean end, then the limit's), usage above zero in `input`/`output` (the dialect's
+/// names), no more output than asked for, and a limit stop only with exactly the limit's tokens.
+/// When the limit always cuts the answer, the stop must be the limit's.
+fn check_turn(summary: &Value, ask: &Ask, stops: &[&str], names: [&str; 2]) -> Vec<String> {
+    let [input, output] = names;
     let mut failures = Vec::new();
     let turns = summary["turns"].as_array().cloned().unwrap_or_default();
     let [turn] = turns.as_slice() else {
@@ -165,17 +202,18 @@ fn check_turn(summary: &Value, stops: &[&str], input: &str, output: &str) -> Vec
             failures.push(format!("no {field} in the usage: {turn}"));
         }
     }
-    if turn["usage"][output]
-        .as_u64()
-        .is_some_and(|n| n > MAX_TOKENS)
-    {
+    let used = turn["usage"][output].as_u64();
+    if used.is_some_and(|n| n > ask.max_tokens) {
         failures.push(format!(
-            "more than the {MAX_TOKENS} tokens asked for: {turn}"
+            "more than the {} tokens asked for: {turn}",
+            ask.max_tokens
         ));
     }
-    // As many tokens as asked for: the output limit cut the answer, and the client is told so
-    // (Chat `length`, Anthropic `max_tokens`; SPEC R14.4), never a clean end of the turn.
-    if turn["usage"][output].as_u64() == Some(MAX_TOKENS) && turn["stop"] != stops[1] {
+    let cut = turn["stop"] == stops[1];
+    if cut && used != Some(ask.max_tokens) {
+        failures.push(format!("a limit stop short of the limit: {turn}"));
+    }
+    if ask.cut && !cut {
         failures.push(format!("cut at the limit but not said so: {turn}"));
     }
     failures
@@ -225,20 +263,25 @@ fn sdks_stream_a_real_local_model_answer_through_the_gateway() {
             "output_tokens",
         ),
     ];
+    // The short answers first, back to back, so the second finds the first's prompt cached.
     let mut usages = Vec::new();
-    for (api, base, stops, input, output) in runs {
-        match run_sdk(&python, api, &base, home.path()) {
-            Ok(summary) => {
-                usages.push(summary["turns"][0]["usage"].clone());
-                let found = check_turn(&summary, stops, input, output);
+    for ask in [&SHORT, &CUT] {
+        for (api, base, stops, input, output) in &runs {
+            let turn = run_sdk(&python, api, ask, base, home.path()).and_then(|summary| {
+                let found = check_turn(&summary, ask, stops, [input, output]);
                 failures.extend(found.into_iter().map(|f| format!("{api}: {f}")));
                 // Shown with `--nocapture`: what came through.
                 eprintln!(
                     "{api} through the gateway to {url}: {}",
                     summary["turns"][0]
                 );
+                Ok(summary["turns"][0].clone())
+            });
+            match turn {
+                Ok(turn) if !ask.cut => usages.push(turn["usage"].clone()),
+                Ok(_) => {}
+                Err(e) => failures.push(e),
             }
-            Err(e) => failures.push(e),
         }
     }
     if let [chat, messages] = usages.as_slice() {
