@@ -59,13 +59,14 @@ impl Current {
 }
 
 /// The settings a running gateway cannot change, by the name a log line gives them.
-const RESTART_ONLY: [&str; 9] = [
+const RESTART_ONLY: [&str; 10] = [
     "[serve] listen",
     "[serve] idle_timeout",
     "[serve] header_timeout",
     "[serve] max_connections",
     "[serve] max_connections_per_address",
     "[serve] request_log_days",
+    "[serve] audit_log_days",
     "store",
     "[serve] admission",
     "[serve.oidc]",
@@ -82,6 +83,7 @@ fn keep_restart_only(running: &ApiConfiguration, new: &mut ApiConfiguration) -> 
         was.max_connections != now.max_connections,
         was.max_connections_per_address != now.max_connections_per_address,
         was.request_log_days != now.request_log_days,
+        was.audit_log_days != now.audit_log_days,
         running.store != new.store,
         was.admission != now.admission,
         was.oidc != now.oidc,

@@ -18,6 +18,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 pub const DEFAULT_REQUEST_LOG_DAYS: u64 = 90;
 
+/// Days of the audit log kept when `serve.audit_log_days` is not set: a year and a month, so a
+/// yearly review finds the whole year.
+pub const DEFAULT_AUDIT_LOG_DAYS: u64 = 400;
+
 /// Seconds a request's body may take to arrive, from the end of its head.
 pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
 
@@ -52,6 +56,8 @@ pub struct ServeSettings {
     pub parse_memory_mib: Option<u64>,
     /// Days of the request log to keep, pruned at start and hourly.
     pub request_log_days: Option<u64>,
+    /// Days of the audit log to keep, pruned at start and hourly.
+    pub audit_log_days: Option<u64>,
     /// Whether `GET /v1/models` lists every catalogue `provider/model` besides the routes.
     pub list_catalogue: bool,
     /// Whether to trust the forwarding headers a proxy in front sets: only when every client comes
@@ -93,6 +99,7 @@ impl Default for ServeSettings {
             chunk_timeout: None,
             parse_memory_mib: None,
             request_log_days: None,
+            audit_log_days: None,
             list_catalogue: true,
             trust_forwarded_headers: false,
             secure_cookie: false,
@@ -118,6 +125,7 @@ impl ServeSettings {
             ("chunk_timeout", self.chunk_timeout),
             ("parse_memory_mib", self.parse_memory_mib),
             ("request_log_days", self.request_log_days),
+            ("audit_log_days", self.audit_log_days),
         ] {
             if value == Some(0) {
                 return Err(ConfigError::Limit {
@@ -222,6 +230,10 @@ mod tests {
             (
                 "[serve]\nrequest_log_days = 0\n",
                 "[serve] request_log_days = 0",
+            ),
+            (
+                "[serve]\naudit_log_days = 0\n",
+                "[serve] audit_log_days = 0",
             ),
             (
                 "[serve]\nheader_timeout = 0\n",

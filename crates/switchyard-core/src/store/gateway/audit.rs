@@ -294,6 +294,9 @@ pub trait AuditStore: Send + Sync {
 
     /// The newest `limit` rows since `since_ms`, newest first.
     fn audit_log(&self, since_ms: i64, limit: u32) -> StoreFuture<'_, Vec<AuditEntry>>;
+
+    /// Deletes at most `limit` of the oldest rows written before `before_ms`; says how many.
+    fn prune_audit(&self, before_ms: i64, limit: u64) -> StoreFuture<'_, u64>;
 }
 
 #[cfg(test)]

@@ -34,6 +34,10 @@ pub(crate) const REQUEST_COLUMNS: &str = "id, started_ms, route, dialect, stream
 pub(crate) const PRUNE_REQUESTS: &str = "DELETE FROM gateway_requests WHERE id IN (
     SELECT id FROM gateway_requests WHERE started_ms < ?1 ORDER BY started_ms LIMIT ?2)";
 
+/// [`crate::store::AuditStore::prune_audit`] with `?1` before and `?2` the most rows.
+pub(crate) const PRUNE_AUDIT: &str = "DELETE FROM audit_log WHERE seq IN (
+    SELECT seq FROM audit_log WHERE ts_ms < ?1 ORDER BY ts_ms LIMIT ?2)";
+
 /// The columns of `gateway_responses` that [`ResponseRow`] reads and the backends write.
 pub(crate) const RESPONSE_COLUMNS: &str =
     "id, created_ms, expires_ms, route, system_prompt, messages, answer";

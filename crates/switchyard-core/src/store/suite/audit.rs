@@ -178,3 +178,26 @@ pub(crate) async fn a_changed_budget_ends_the_leases_of_it(store: &dyn TaskStore
         "a lease taken under the old budget still counts: {after:?}"
     );
 }
+
+/// Pruning deletes only rows written before its time, oldest first, at most as many as asked,
+/// and leaves the newer rows as they were.
+pub(crate) async fn pruning_the_audit_log_deletes_only_older_rows_oldest_first(
+    store: &dyn TaskStore,
+) {
+    let by = alice();
+    for (at, target) in [(1_000, "a"), (2_000, "b"), (3_000, "c"), (4_000, "d")] {
+        let entry = AuditEntry::new(&by, at, "signin", target.into(), String::new());
+        store.append_audit(&entry).await.unwrap();
+    }
+    assert_eq!(store.prune_audit(3_500, 2).await.unwrap(), 2);
+    let left: Vec<String> = (store.audit_log(0, 10).await.unwrap())
+        .into_iter()
+        .map(|e| e.target)
+        .collect();
+    assert_eq!(left, ["d", "c"], "the two oldest go first");
+    assert_eq!(store.prune_audit(3_500, 10).await.unwrap(), 1);
+    assert_eq!(store.prune_audit(3_500, 10).await.unwrap(), 0);
+    let left = store.audit_log(0, 10).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!((left[0].ts_ms, left[0].target.as_str()), (4_000, "d"));
+}

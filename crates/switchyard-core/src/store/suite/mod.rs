@@ -33,6 +33,7 @@ mod users;
 pub(crate) use audit::{
     a_change_that_finds_nothing_writes_no_row, a_changed_budget_ends_the_leases_of_it,
     every_change_is_audited_once_with_its_actor_and_no_secret,
+    pruning_the_audit_log_deletes_only_older_rows_oldest_first,
 };
 pub(crate) use fixture::StoreFixture;
 
@@ -102,6 +103,7 @@ macro_rules! task_store_suite {
             every_change_is_audited_once_with_its_actor_and_no_secret,
             a_change_that_finds_nothing_writes_no_row,
             a_changed_budget_ends_the_leases_of_it,
+            pruning_the_audit_log_deletes_only_older_rows_oldest_first,
             a_sign_in_makes_or_rewrites_one_user_audited,
             a_key_names_its_owner_through_every_change,
             lost_requests_are_charged_once_at_their_reservations,

@@ -5,6 +5,7 @@ use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
 use super::keys::{insert_key, insert_team};
+use super::requests::prune;
 use super::{end_leases, insert_entry};
 use crate::store::gateway::audit::{
     Actor, AuditEntry, AuditStore, KeyChange, key_entry, leases_ended, team_entry,
@@ -12,8 +13,8 @@ use crate::store::gateway::audit::{
 use crate::store::gateway::budget::Budget;
 use crate::store::gateway::keys::{ClientKey, Team};
 use crate::store::gateway::rows::{
-    AUDIT_COLUMNS, KEY_COLUMNS, TEAM_COLUMNS, audit_from_row, key_from_row, models_json, opt_i64,
-    team_from_row,
+    AUDIT_COLUMNS, KEY_COLUMNS, PRUNE_AUDIT, TEAM_COLUMNS, audit_from_row, key_from_row,
+    models_json, opt_i64, team_from_row,
 };
 use crate::store::{PgStore, StoreError, StoreFuture};
 
@@ -188,5 +189,9 @@ impl AuditStore for PgStore {
             let rows = self.rows(&sql, &[&since_ms, &i64::from(limit)]).await?;
             self.mapped(&rows, audit_from_row)
         })
+    }
+
+    fn prune_audit(&self, before_ms: i64, limit: u64) -> StoreFuture<'_, u64> {
+        Box::pin(prune(self, PRUNE_AUDIT, before_ms, limit))
     }
 }

@@ -259,12 +259,7 @@ impl RequestLog for PgStore {
     }
 
     fn prune_requests(&self, before_ms: i64, limit: u64) -> StoreFuture<'_, u64> {
-        Box::pin(async move {
-            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let client = self.client().await?;
-            let sql = PRUNE_REQUESTS.replace("?1", "$1").replace("?2", "$2");
-            (client.execute(sql.as_str(), &[&before_ms, &limit]).await).map_err(|e| self.err(e))
-        })
+        Box::pin(prune(self, PRUNE_REQUESTS, before_ms, limit))
     }
 
     fn recent_requests(&self, limit: usize) -> StoreFuture<'_, Vec<RequestRecord>> {
@@ -279,4 +274,18 @@ impl RequestLog for PgStore {
             self.mapped(&rows, request_from_row)
         })
     }
+}
+
+/// Runs a prune statement written with `?1` before and `?2` the most rows; how many rows it
+/// deleted.
+pub(super) async fn prune(
+    store: &PgStore,
+    sql: &str,
+    before_ms: i64,
+    limit: u64,
+) -> Result<u64, StoreError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let client = store.client().await?;
+    let sql = sql.replace("?1", "$1").replace("?2", "$2");
+    (client.execute(sql.as_str(), &[&before_ms, &limit]).await).map_err(|e| store.err(e))
 }

@@ -3,6 +3,7 @@
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::keys::{insert_key, insert_team};
+use super::requests::prune;
 use super::{end_leases, insert_entry};
 use crate::store::gateway::audit::{
     Actor, AuditEntry, AuditStore, KeyChange, key_entry, leases_ended, team_entry,
@@ -10,8 +11,8 @@ use crate::store::gateway::audit::{
 use crate::store::gateway::budget::Budget;
 use crate::store::gateway::keys::{ClientKey, Team};
 use crate::store::gateway::rows::{
-    AUDIT_COLUMNS, KEY_COLUMNS, TEAM_COLUMNS, audit_from_row, key_from_row, models_json, opt_i64,
-    team_from_row,
+    AUDIT_COLUMNS, KEY_COLUMNS, PRUNE_AUDIT, TEAM_COLUMNS, audit_from_row, key_from_row,
+    models_json, opt_i64, team_from_row,
 };
 use crate::store::sqlite::{Db, SqliteStore};
 use crate::store::{StoreError, StoreFuture};
@@ -177,5 +178,9 @@ impl AuditStore for SqliteStore {
 
     fn audit_log(&self, since_ms: i64, limit: u32) -> StoreFuture<'_, Vec<AuditEntry>> {
         self.call(move |db| audit_log(db, since_ms, limit))
+    }
+
+    fn prune_audit(&self, before_ms: i64, limit: u64) -> StoreFuture<'_, u64> {
+        self.call(move |db| prune(db, PRUNE_AUDIT, before_ms, limit))
     }
 }

@@ -131,10 +131,10 @@ fn insert_rows(db: &Db, tx: &Transaction<'_>, rows: &[RequestRecord]) -> Result<
     written.map(drop).map_err(|e| db.conflict(e, first))
 }
 
-fn prune(db: &Db, before_ms: i64, limit: u64) -> Result<u64, StoreError> {
+/// Runs a prune statement, `?1` before and `?2` the most rows; how many rows it deleted.
+pub(super) fn prune(db: &Db, sql: &str, before_ms: i64, limit: u64) -> Result<u64, StoreError> {
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let n =
-        (db.conn().execute(PRUNE_REQUESTS, params![before_ms, limit])).map_err(|e| db.err(e))?;
+    let n = (db.conn().execute(sql, params![before_ms, limit])).map_err(|e| db.err(e))?;
     Ok(n as u64)
 }
 
@@ -171,7 +171,7 @@ impl RequestLog for SqliteStore {
     }
 
     fn prune_requests(&self, before_ms: i64, limit: u64) -> StoreFuture<'static, u64> {
-        self.call(move |db| prune(db, before_ms, limit))
+        self.call(move |db| prune(db, PRUNE_REQUESTS, before_ms, limit))
     }
 
     fn recent_requests(&self, limit: usize) -> StoreFuture<'static, Vec<RequestRecord>> {
