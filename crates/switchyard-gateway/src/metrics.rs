@@ -48,6 +48,7 @@ const NONE: &str = "none";
 pub(crate) struct Metrics {
     in_flight: AtomicI64,
     connections: AtomicI64,
+    websockets: AtomicI64,
     overhead: AtomicHistogram,
     series: Mutex<Series>,
     /// The same numbers through OpenTelemetry, when they are exported.
@@ -64,6 +65,7 @@ impl Metrics {
         Self {
             in_flight: AtomicI64::new(0),
             connections: AtomicI64::new(0),
+            websockets: AtomicI64::new(0),
             overhead: AtomicHistogram::new(OVERHEAD_BUCKETS),
             series: Mutex::new(Series {
                 max_sets: label_sets,
@@ -115,6 +117,16 @@ impl Drop for Open {
     }
 }
 
+/// Counts one Responses WebSocket as open until dropped.
+#[derive(Debug)]
+pub(crate) struct OpenSocket(Arc<Metrics>);
+
+impl Drop for OpenSocket {
+    fn drop(&mut self) {
+        self.0.websockets.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Metrics {
     pub(crate) fn in_flight(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -124,6 +136,11 @@ impl Metrics {
     pub(crate) fn connection(self: &Arc<Self>) -> Open {
         self.connections.fetch_add(1, Ordering::Relaxed);
         Open(Arc::clone(self))
+    }
+
+    pub(crate) fn websocket(self: &Arc<Self>) -> OpenSocket {
+        self.websockets.fetch_add(1, Ordering::Relaxed);
+        OpenSocket(Arc::clone(self))
     }
 
     /// The gateway's own time before a request's first upstream request.
@@ -237,6 +254,17 @@ impl Metrics {
             "switchyard_gateway_connections_open {}",
             self.connections.load(Ordering::Relaxed)
         );
+        family(
+            &mut out,
+            "switchyard_gateway_websockets_open",
+            "gauge",
+            "Responses WebSockets open, from their 101 to their close.",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_websockets_open {}",
+            self.websockets.load(Ordering::Relaxed)
+        );
         if let Some(n) = cooldowns {
             family(
                 &mut out,
@@ -302,6 +330,9 @@ impl Metrics {
             }),
             connections: reader(&weak, |m| {
                 vec![(m.connections.load(Ordering::Relaxed), Vec::new())]
+            }),
+            websockets: reader(&weak, |m| {
+                vec![(m.websockets.load(Ordering::Relaxed), Vec::new())]
             }),
             dropped,
         };

@@ -435,7 +435,9 @@ impl Gateway {
             let (gateway, headers, query) = (Arc::clone(&gateway), headers.clone(), query.clone());
             Box::pin(async move { gateway.turn(bytes, &headers, query.as_deref()).await })
         });
-        crate::websocket::upgrade(request, turn, self.current.load().shared.body_limit)
+        let shared = &self.current.load().shared;
+        let open = shared.metrics.websocket();
+        crate::websocket::upgrade(request, turn, shared.body_limit, open)
     }
 
     /// One socket turn: `bytes` answered as the same body posted to `/v1/responses` would be,

@@ -466,6 +466,45 @@ async fn an_open_socket_holds_its_connection_slot_until_it_closes() {
     }
 }
 
+/// The value of the `switchyard_gateway_websockets_open` gauge in `base`'s `/metrics`.
+async fn websockets_open(base: &str) -> i64 {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("switchyard_gateway_websockets_open "))
+        .unwrap_or_else(|| panic!("no websockets gauge in /metrics:\n{text}"));
+    line.trim().parse().unwrap()
+}
+
+/// `/metrics` counts each socket open from its 101 until it closes, and a refused handshake
+/// never.
+#[tokio::test]
+async fn the_open_sockets_gauge_counts_each_socket_until_it_closes() {
+    let (base, _stop) = serve_gateway(gateway_to("http://127.0.0.1:9")).await;
+    assert_eq!(websockets_open(&base).await, 0);
+    let _refused = reqwest::get(format!("{base}/v1/responses")).await.unwrap();
+    let mut first = connect(&base, None).await.unwrap();
+    let mut second = connect(&base, None).await.unwrap();
+    assert_eq!(websockets_open(&base).await, 2);
+    for (socket, left) in [(&mut first, 1), (&mut second, 0)] {
+        socket.close(None).await.unwrap();
+        while socket.next().await.is_some() {}
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while websockets_open(&base).await != left {
+            assert!(
+                Instant::now() < deadline,
+                "a closed socket is still counted"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
 /// Codex sends its next `response.create` as soon as it reads `response.completed`, which may be
 /// before the turn's stream has ended inside the gateway: such a turn waits for it and is run,
 /// never refused as one already in flight. Twenty turns a session, five sessions, on two

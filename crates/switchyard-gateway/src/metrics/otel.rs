@@ -30,6 +30,7 @@ pub(super) struct Reads {
     pub(super) cost: Read<f64>,
     pub(super) in_flight: Read<i64>,
     pub(super) connections: Read<i64>,
+    pub(super) websockets: Read<i64>,
     pub(super) dropped: Arc<AtomicU64>,
 }
 
@@ -111,6 +112,7 @@ pub(super) fn observe(meter: &Meter, reads: Reads) {
         cost,
         in_flight,
         connections,
+        websockets,
         dropped,
     } = reads;
     (meter.u64_observable_counter("switchyard.gateway.requests"))
@@ -128,6 +130,10 @@ pub(super) fn observe(meter: &Meter, reads: Reads) {
     (meter.i64_observable_gauge("switchyard.gateway.connections_open"))
         .with_unit("{connection}")
         .with_callback(move |o| connections().iter().for_each(|(n, a)| o.observe(*n, a)))
+        .build();
+    (meter.i64_observable_gauge("switchyard.gateway.websockets_open"))
+        .with_unit("{connection}")
+        .with_callback(move |o| websockets().iter().for_each(|(n, a)| o.observe(*n, a)))
         .build();
     (meter.u64_observable_counter("switchyard.telemetry.dropped"))
         .with_unit("{span}")

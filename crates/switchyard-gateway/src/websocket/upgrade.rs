@@ -13,16 +13,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{Session, Turn};
 use crate::idle::Watch;
+use crate::metrics::OpenSocket;
 use crate::refusal::{Kind, Refusal};
 use crate::reply::Body;
 
 /// The `101` that turns `request`'s connection into a Responses WebSocket whose turns run
-/// through `turn`; a request that is no WebSocket handshake is refused. Frames and messages are
-/// capped at `body_limit`, the HTTP body cap.
+/// through `turn`, counted open by `open` until it closes; a request that is no WebSocket
+/// handshake is refused. Frames and messages are capped at `body_limit`, the HTTP body cap.
 pub(crate) fn upgrade(
     mut request: Request<Incoming>,
     turn: Turn,
     body_limit: usize,
+    open: OpenSocket,
 ) -> Result<Response<Body>, Refusal> {
     let accept = accept_key(request.headers())?;
     let upgrading = hyper::upgrade::on(&mut request);
@@ -30,7 +32,7 @@ pub(crate) fn upgrade(
     let busy = request.extensions().get::<Watch>().map(Watch::busy);
     let stopping = request.extensions().get::<CancellationToken>().cloned();
     tokio::spawn(async move {
-        let _busy = busy;
+        let (_busy, _open) = (busy, open);
         let upgraded = match upgrading.await {
             Ok(upgraded) => upgraded,
             Err(e) => return tracing::debug!("a WebSocket upgrade did not complete: {e}"),
