@@ -26,7 +26,7 @@ pub use gateway::edit_key::{
     update_user,
 };
 pub use gateway::holds::{
-    HoldOutcome, HoldRequest, HoldScope, HoldUse, decide_hold, settled_amount,
+    Asked, HoldOutcome, HoldRequest, HoldScope, HoldUse, decide_hold, settled_amount,
 };
 pub use gateway::key_store::KeyStore;
 pub use gateway::keys::{

@@ -11,7 +11,7 @@ use switchyard_api::ChainEntry;
 use switchyard_core::limits::admission::{AdmissionAsk, Refusal as Refused, Refused as Answer};
 use switchyard_core::limits::{Clock, LimitsStore, RateLimits, SlotGrant, SlotRequest};
 use switchyard_core::store::{
-    HoldOutcome, HoldRequest, HoldScope, KeyStore, OpenRequest, StoreError,
+    Asked, HoldOutcome, HoldRequest, HoldScope, KeyStore, OpenRequest, StoreError,
 };
 
 use super::leased::{Hold, Leased};
@@ -184,6 +184,11 @@ impl Admission {
             gateway_per_day: self.per_day,
             now_ms: now,
             expires_ms: now.saturating_add(lease),
+            asked: Asked {
+                route: open.route.clone(),
+                dialect: open.dialect.clone(),
+                stream: open.stream,
+            },
         };
         let outcome = (self.keys.hold(&hold).await).map_err(|e| Short {
             refusal: store_refused(e),

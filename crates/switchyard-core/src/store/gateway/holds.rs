@@ -25,6 +25,20 @@ pub struct HoldRequest {
     pub now_ms: i64,
     /// When the hold stops counting if it is never settled because its process died.
     pub expires_ms: i64,
+    /// What the request asked for, which its record names if its process dies.
+    pub asked: Asked,
+}
+
+/// What a request asked for, kept with its hold so that a request lost with its process is
+/// recorded under its route.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// The model name the client sent.
+    pub route: String,
+    /// The client's dialect, as its record names it.
+    pub dialect: String,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
 }
 
 /// Which cap refused a hold.
@@ -153,6 +167,7 @@ mod tests {
             gateway_per_day: Some(5.0),
             now_ms: 1_000,
             expires_ms: 2_000,
+            asked: Asked::default(),
         }
     }
 

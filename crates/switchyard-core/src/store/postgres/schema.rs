@@ -8,7 +8,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A database with a larger version is refused.
-pub const PG_SCHEMA_VERSION: i64 = 10;
+pub const PG_SCHEMA_VERSION: i64 = 11;
 
 /// The advisory lock migrations run under, so processes migrate a new database once.
 const MIGRATION_LOCK: i64 = 0x5357_4954_4348_0001;
@@ -249,6 +249,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX gateway_open_by_expiry ON gateway_open (expires_ms);
     CREATE INDEX gateway_open_by_holder ON gateway_open (holder);",
+    // 10 → 11: what a held request asked for, so that its lost record names its route.
+    "ALTER TABLE budget_holds ADD COLUMN route TEXT;
+    ALTER TABLE budget_holds ADD COLUMN dialect TEXT;
+    ALTER TABLE budget_holds ADD COLUMN stream BOOLEAN;",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

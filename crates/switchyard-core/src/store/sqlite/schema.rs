@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::store::gateway::claims::recompute_sql;
 
 /// The schema version this build writes. A file with a larger `user_version` is refused.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// `MIGRATIONS[v]` takes a database from version `v` to `v + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -249,6 +249,10 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT, WITHOUT ROWID;
     CREATE INDEX gateway_open_by_expiry ON gateway_open (expires_ms);
     CREATE INDEX gateway_open_by_holder ON gateway_open (holder);",
+    // 11 → 12: what a held request asked for, so that its lost record names its route.
+    "ALTER TABLE budget_holds ADD COLUMN route TEXT;
+    ALTER TABLE budget_holds ADD COLUMN dialect TEXT;
+    ALTER TABLE budget_holds ADD COLUMN stream INTEGER;",
 ];
 
 /// The version whose tables the running totals are filled in, from the ledger.

@@ -43,6 +43,7 @@ fn hold(id: &str, key: &ClientKey, team: Option<&Team>, usd: f64, now: i64) -> H
         gateway_per_day: None,
         now_ms: now,
         expires_ms: now + 60_000,
+        asked: crate::store::Asked::default(),
     }
 }
 

@@ -129,6 +129,7 @@ pub(crate) async fn parallel_leases_and_holds_share_a_keys_limit(store: &dyn Tas
         gateway_per_day: None,
         now_ms: now,
         expires_ms: now + 60_000,
+        asked: crate::store::Asked::default(),
     };
     assert_eq!(
         store.hold(&hold("a")).await.unwrap(),

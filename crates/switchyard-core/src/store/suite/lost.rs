@@ -5,8 +5,8 @@
 
 use super::keys::key;
 use crate::store::{
-    HoldOutcome, HoldRequest, LeasedRecord, OpenRequest, RequestOutcome, RequestRecord, TaskStore,
-    UsageBy, hash_key,
+    Asked, HoldOutcome, HoldRequest, LeasedRecord, OpenRequest, RequestOutcome, RequestRecord,
+    TaskStore, UsageBy, hash_key,
 };
 
 const NOW: i64 = 3_000_000;
@@ -116,12 +116,23 @@ pub(crate) async fn lost_requests_are_charged_once_at_their_reservations(store: 
         gateway_per_day: None,
         now_ms: NOW,
         expires_ms: NOW + 60_000,
+        asked: Asked {
+            route: "gpt-4.1".into(),
+            dialect: "messages".into(),
+            stream: true,
+        },
     };
     assert_eq!(store.hold(&hold).await.unwrap(), HoldOutcome::Held);
     assert_eq!(store.charge_lost(NOW + 59_999, 10).await.unwrap(), 0);
     assert_eq!(store.charge_lost(NOW + 60_000, 10).await.unwrap(), 1);
     let rows = store.recent_requests(0).await.unwrap();
     assert_eq!(status(&rows, "h1"), RequestOutcome::Lost);
+    let h1 = rows.iter().find(|r| r.id == "h1").unwrap();
+    assert_eq!(
+        (h1.route.as_str(), h1.dialect.as_str(), h1.stream),
+        ("gpt-4.1", "messages", true),
+        "a lost hold's record names what it asked for"
+    );
     let (used, usage, requests) = figures(store, NOW + 60_000).await;
     assert!((used - 0.7).abs() < 1e-9, "{used}");
     assert!((usage - used).abs() < 1e-9, "{usage} vs {used}");

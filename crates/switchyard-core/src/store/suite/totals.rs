@@ -409,6 +409,7 @@ async fn hold(m: &mut Model<'_>, key: usize, usd: f64) -> Result<(), String> {
         gateway_per_day: Some(GATEWAY_CAP),
         now_ms: m.now,
         expires_ms: m.now + HOLD_MS,
+        asked: crate::store::Asked::default(),
     };
     if m.store.hold(&req).await.map_err(|e| e.to_string())? == HoldOutcome::Held {
         m.open.push((

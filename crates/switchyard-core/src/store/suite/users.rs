@@ -242,6 +242,7 @@ pub(crate) async fn holds_of_two_keys_share_their_owners_budget(store: &dyn Task
         gateway_per_day: None,
         now_ms: now,
         expires_ms: now + 60_000,
+        asked: crate::store::Asked::default(),
     };
     for i in 0..2 {
         assert_eq!(store.hold(&hold(i)).await.unwrap(), HoldOutcome::Held);

@@ -31,8 +31,9 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
     let outcome = decide_hold(req, &used);
     if outcome == HoldOutcome::Held {
         tx.execute(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id,
+                 route, dialect, stream)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 &req.id,
                 &req.key.id,
@@ -41,6 +42,9 @@ pub(super) async fn hold(store: &PgStore, req: &HoldRequest) -> Result<HoldOutco
                 &req.amount_usd,
                 &req.expires_ms,
                 &req.key.owner,
+                &req.asked.route,
+                &req.asked.dialect,
+                &req.asked.stream,
             ],
         )
         .await

@@ -20,7 +20,8 @@ const TAKE_EXPIRED: &str = "DELETE FROM gateway_open WHERE id IN (
     RETURNING id, holder, started_ms, route, dialect, stream, key_id, team, reserved_usd";
 
 /// Store holds expired unsettled, locked until their records settle them.
-const EXPIRED_HOLDS: &str = "SELECT id, key_id, team, ts_ms, reserved_usd FROM budget_holds
+const EXPIRED_HOLDS: &str = "SELECT id, key_id, team, ts_ms, reserved_usd,
+        COALESCE(route, ''), COALESCE(dialect, ''), COALESCE(stream, false) FROM budget_holds
     WHERE settled_usd IS NULL AND expires_ms <= $1 ORDER BY expires_ms LIMIT $2
     FOR UPDATE SKIP LOCKED";
 
@@ -75,7 +76,7 @@ async fn expired(
         });
     }
     let left = (limit - lost.len() as i64).max(0);
-    // A store hold keeps no route or dialect: its record names neither.
+    // A hold taken before schema 11 keeps no route or dialect: its record names neither.
     for row in (tx.query(EXPIRED_HOLDS, &[&now, &left]).await).map_err(get)? {
         let id: String = row.try_get(0).map_err(get)?;
         if lost.iter().any(|l| l.id == id) {
@@ -85,9 +86,9 @@ async fn expired(
             id,
             holder: String::new(),
             started_ms: row.try_get(3).map_err(get)?,
-            route: String::new(),
-            dialect: String::new(),
-            stream: false,
+            route: row.try_get(5).map_err(get)?,
+            dialect: row.try_get(6).map_err(get)?,
+            stream: row.try_get(7).map_err(get)?,
             key_id: row.try_get(1).map_err(get)?,
             team: row.try_get(2).map_err(get)?,
             reserved_usd: row.try_get(4).map_err(get)?,

@@ -38,8 +38,9 @@ fn take_hold(conn: &mut Connection, req: &HoldRequest) -> rusqlite::Result<HoldO
     let outcome = decide_hold(req, &used);
     if outcome == HoldOutcome::Held {
         tx.prepare_cached(
-            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO budget_holds (id, key_id, team, ts_ms, reserved_usd, expires_ms, user_id,
+                 route, dialect, stream)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             req.id,
@@ -48,7 +49,10 @@ fn take_hold(conn: &mut Connection, req: &HoldRequest) -> rusqlite::Result<HoldO
             req.now_ms,
             req.amount_usd,
             req.expires_ms,
-            req.key.owner
+            req.key.owner,
+            req.asked.route,
+            req.asked.dialect,
+            req.asked.stream
         ])?;
     }
     tx.commit()?;

@@ -79,10 +79,11 @@ fn expired(tx: &Transaction<'_>, now: i64, limit: i64) -> rusqlite::Result<Vec<O
         })?
         .collect::<rusqlite::Result<_>>()?;
     let left = limit - lost.len() as i64;
-    // A store hold keeps no route or dialect: its record names neither.
+    // A hold taken before schema 12 keeps no route or dialect: its record names neither.
     let holds = tx
         .prepare_cached(
-            "SELECT id, key_id, team, ts_ms, reserved_usd FROM budget_holds
+            "SELECT id, key_id, team, ts_ms, reserved_usd,
+                 COALESCE(route, ''), COALESCE(dialect, ''), COALESCE(stream, 0) FROM budget_holds
              WHERE settled_usd IS NULL AND expires_ms <= ?1 ORDER BY expires_ms LIMIT ?2",
         )?
         .query_map(params![now, left.max(0)], |r| {
@@ -90,9 +91,9 @@ fn expired(tx: &Transaction<'_>, now: i64, limit: i64) -> rusqlite::Result<Vec<O
                 id: r.get(0)?,
                 holder: String::new(),
                 started_ms: r.get(3)?,
-                route: String::new(),
-                dialect: String::new(),
-                stream: false,
+                route: r.get(5)?,
+                dialect: r.get(6)?,
+                stream: r.get::<_, i64>(7)? != 0,
                 key_id: r.get(1)?,
                 team: r.get(2)?,
                 reserved_usd: r.get(4)?,
