@@ -122,7 +122,7 @@ impl Refusal {
         }
     }
 
-    fn sentence(&self) -> String {
+    pub(crate) fn sentence(&self) -> String {
         match &self.said {
             Said::Sentence(s) | Said::NoEndpoint(s) => s.clone(),
             Said::Invalid(e) => e.to_string(),

@@ -437,7 +437,8 @@ impl Gateway {
         });
         let shared = &self.current.load().shared;
         let open = shared.metrics.websocket();
-        crate::websocket::upgrade(request, turn, shared.body_limit, open)
+        let bounds = (shared.body_limit, shared.parsing.clone());
+        crate::websocket::upgrade(request, turn, bounds, open)
     }
 
     /// One socket turn: `bytes` answered as the same body posted to `/v1/responses` would be,

@@ -417,6 +417,28 @@ async fn a_message_past_the_body_cap_is_refused_with_a_sentence_and_closes_the_s
     assert_eq!(upstream.request_count(), 0);
 }
 
+/// A message past the shape caps is refused before a tree of it is built, as an HTTP body is
+/// (SPEC R14.10), and the socket goes on: the next message is answered.
+#[tokio::test]
+async fn a_message_past_the_shape_caps_is_refused_and_the_socket_goes_on() {
+    let upstream = AgentUpstream::start(UpstreamDialect::Messages, model).await;
+    let (base, _stop) = serve_gateway(gateway_to(&upstream.base_url())).await;
+    let mut socket = connect(&base, None).await.unwrap();
+    let many: Vec<Value> = (0..=switchyard_gateway::ingress::MESSAGES_MAX)
+        .map(|_| user("a"))
+        .collect();
+    send(&mut socket, &create(Value::Array(many), None)).await;
+    let refused = next_event(&mut socket).await;
+    assert_eq!(refused["status"], 400, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`input`"), "{message}");
+    send(&mut socket, &create(json!([user("hello")]), None)).await;
+    let events = turn_events(&mut socket).await;
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "response.completed", "{events:?}");
+    assert_eq!(upstream.request_count(), 1);
+}
+
 /// A `GET /v1/responses` that asks for no WebSocket is a 426 naming the HTTP path.
 #[tokio::test]
 async fn a_plain_get_of_the_responses_path_is_a_426_naming_post() {

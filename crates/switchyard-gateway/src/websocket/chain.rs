@@ -18,18 +18,20 @@ pub(super) enum Read {
     Nothing,
 }
 
-/// The last response on this socket.
+/// The last response on this socket: its id and its whole conversation, input then output, as
+/// the JSON text of its items without the brackets around them. Text, not a tree: what a socket
+/// keeps between turns is as large as what was sent, as R14.10 asks of every request.
 struct Last {
     id: String,
-    input: Vec<Value>,
-    output: Vec<Value>,
+    items: String,
 }
 
 /// One socket's conversation state.
 pub(super) struct Chain {
     last: Option<Last>,
-    /// The whole input of the turn being run, kept for its `response.completed`.
-    running: Vec<Value>,
+    /// The whole input of the turn being run, as [`Last::items`], kept for its
+    /// `response.completed`.
+    running: String,
     body_limit: usize,
     warmups: u64,
 }
@@ -38,13 +40,13 @@ impl Chain {
     pub(super) fn new(body_limit: usize) -> Self {
         Self {
             last: None,
-            running: Vec::new(),
+            running: String::new(),
             body_limit,
             warmups: 0,
         }
     }
 
-    /// What to do with the client message `text`.
+    /// What to do with the client message `text`, whose shape the caller has checked.
     pub(super) fn read(&mut self, text: &[u8]) -> Read {
         let mut create = match serde_json::from_slice::<Value>(text) {
             Ok(Value::Object(create)) => create,
@@ -62,23 +64,13 @@ impl Chain {
                 return Read::Refuse(invalid(&message));
             }
         }
-        let generate = create.remove("generate");
-        let own = create
-            .get("input")
-            .and_then(Value::as_array)
-            .map_or(1, Vec::len);
-        let input = self.whole_input(&mut create);
-        tracing::debug!(
-            "a socket's response.create: items of its own {own}, in all {}, generate {generate:?}",
-            input.len()
-        );
-        if generate.as_ref().and_then(Value::as_bool) == Some(false) {
-            return Read::Answer(self.warm_up(&create, input));
-        }
-        create.insert("input".to_owned(), Value::Array(input.clone()));
+        let warm_up = create.remove("generate").as_ref().and_then(Value::as_bool) == Some(false);
+        let items = self.whole_input(&mut create);
         // Always streamed: the events are what the socket carries.
         create.insert("stream".to_owned(), Value::Bool(true));
-        let body = Value::Object(create).to_string().into_bytes();
+        let body = with_input(&create, &items);
+        // A warm-up is kept as a run is, so it has the same bounds: warm-ups that continue each
+        // other would otherwise grow what the socket keeps by a message each.
         if body.len() > self.body_limit {
             let mib = self.body_limit as f64 / (1024.0 * 1024.0);
             let message = format!(
@@ -86,7 +78,18 @@ impl Chain {
             );
             return Read::Refuse(error_event(413, "invalid_request_error", None, &message));
         }
-        self.running = input;
+        let shape = match crate::ingress::shape(&body) {
+            Ok(shape) => shape,
+            Err(e) => return Read::Refuse(invalid(&e.to_string())),
+        };
+        tracing::debug!(
+            "a socket's response.create: {} items in all, a warm-up: {warm_up}",
+            shape.messages
+        );
+        if warm_up {
+            return Read::Answer(self.warm_up(&create, items));
+        }
+        self.running = items;
         Read::Run(body)
     }
 
@@ -99,24 +102,26 @@ impl Chain {
         let Some(id) = response["id"].as_str() else {
             return;
         };
-        let output = response["output"].as_array().cloned().unwrap_or_default();
+        let output = match response["output"].as_array() {
+            Some(output) => items_text(output),
+            None => String::new(),
+        };
         self.last = Some(Last {
             id: id.to_owned(),
-            input: std::mem::take(&mut self.running),
-            output,
+            items: joined(std::mem::take(&mut self.running), &output),
         });
     }
 
-    /// `create`'s input as items, after the last response's input and output when it continues
-    /// that response; its `previous_response_id` is then taken out. Another id is left for the
+    /// `create`'s input as item text, after the last response's items when it continues that
+    /// response; its `previous_response_id` is then taken out. Another id is left for the
     /// pipeline, which looks it up among the stored responses.
-    fn whole_input(&mut self, create: &mut Map<String, Value>) -> Vec<Value> {
+    fn whole_input(&mut self, create: &mut Map<String, Value>) -> String {
         let own = match create.remove("input") {
-            Some(Value::Array(items)) => items,
+            Some(Value::Array(items)) => items_text(&items),
             Some(Value::String(text)) => {
-                vec![json!({"type": "message", "role": "user", "content": text})]
+                json!({"type": "message", "role": "user", "content": text}).to_string()
             }
-            _ => Vec::new(),
+            _ => String::new(),
         };
         let previous = create.get("previous_response_id").and_then(Value::as_str);
         let Some(last) = self
@@ -127,14 +132,11 @@ impl Chain {
             return own;
         };
         create.remove("previous_response_id");
-        let mut input = last.input.clone();
-        input.extend(last.output.iter().cloned());
-        input.extend(own);
-        input
+        joined(last.items.clone(), &own)
     }
 
     /// A warm-up's events: a response with no output that a later turn may continue.
-    fn warm_up(&mut self, create: &Map<String, Value>, input: Vec<Value>) -> Vec<Value> {
+    fn warm_up(&mut self, create: &Map<String, Value>, items: String) -> Vec<Value> {
         self.warmups += 1;
         let id = format!("resp_warmup_{:x}_{}", now_seconds(), self.warmups);
         let model = create.get("model").cloned().unwrap_or(Value::Null);
@@ -151,13 +153,44 @@ impl Chain {
             json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress")}),
             json!({"type": "response.completed", "sequence_number": 1, "response": response("completed")}),
         ];
-        self.last = Some(Last {
-            id,
-            input,
-            output: Vec::new(),
-        });
+        self.last = Some(Last { id, items });
         events
     }
+}
+
+/// `items` as JSON text separated by commas, without brackets.
+fn items_text(items: &[Value]) -> String {
+    let mut text = String::new();
+    for item in items {
+        if !text.is_empty() {
+            text.push(',');
+        }
+        text.push_str(&item.to_string());
+    }
+    text
+}
+
+/// Item text `first` then `then`, a comma between them when both hold items.
+fn joined(mut first: String, then: &str) -> String {
+    if !first.is_empty() && !then.is_empty() {
+        first.push(',');
+    }
+    first.push_str(then);
+    first
+}
+
+/// The body of `create` with `input` the array of `items`.
+fn with_input(create: &Map<String, Value>, items: &str) -> Vec<u8> {
+    // A map always serialises; its text ends in the closing brace the input goes before.
+    let mut body = serde_json::to_vec(create).unwrap_or_else(|_| b"{}".to_vec());
+    body.pop();
+    if body.len() > 1 {
+        body.push(b',');
+    }
+    body.extend_from_slice(b"\"input\":[");
+    body.extend_from_slice(items.as_bytes());
+    body.extend_from_slice(b"]}");
+    body
 }
 
 fn invalid(message: &str) -> Value {
@@ -221,5 +254,37 @@ mod tests {
         assert!(matches!(chain.read(processed), Read::Nothing));
         let big = json!({"type": "response.create", "model": "m", "input": "x".repeat(100)});
         assert_eq!(refused(&mut chain, &big.to_string())["status"], 413);
+    }
+
+    /// Each warm-up that continues the last keeps the whole conversation: past the body cap it
+    /// is refused as a run is, so one socket cannot grow what it keeps by a message each time.
+    #[test]
+    fn warm_ups_that_continue_each_other_stop_at_the_body_cap() {
+        let mut chain = Chain::new(4_096);
+        let mut previous: Option<String> = None;
+        let mut refused_at = None;
+        for turn in 0..50 {
+            let warm = json!({"type": "response.create", "model": "m", "generate": false,
+                "input": "x".repeat(500), "previous_response_id": previous});
+            match chain.read(warm.to_string().as_bytes()) {
+                Read::Answer(events) => {
+                    previous = events[1]["response"]["id"].as_str().map(str::to_owned);
+                }
+                Read::Refuse(event) => {
+                    assert_eq!(event["status"], 413, "{event}");
+                    refused_at = Some(turn);
+                    break;
+                }
+                _ => panic!("a warm-up neither answered nor refused"),
+            }
+        }
+        // 4,096 bytes hold seven of these 530-byte items, not eight.
+        assert_eq!(
+            refused_at,
+            Some(7),
+            "the warm-ups were refused at {refused_at:?}"
+        );
+        let kept = chain.last.as_ref().map_or(0, |l| l.items.len());
+        assert!(kept <= 4_096, "the socket kept {kept} bytes");
     }
 }

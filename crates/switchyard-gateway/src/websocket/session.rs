@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::chain::{Chain, Read};
 use super::events::{Split, answer_event, dropped_event, error_event};
+use crate::parsing::ParseBudget;
 use crate::reply::Body;
 
 /// How long a socket may wait for its next message between turns.
@@ -65,6 +66,8 @@ pub(super) struct Session {
     turn: Turn,
     chain: Chain,
     body_limit: usize,
+    /// The memory shared by the parses in flight, HTTP requests' too.
+    parsing: ParseBudget,
     opened: Instant,
     turns: usize,
     /// A `response.create` that came after the running turn's last event but before its
@@ -75,12 +78,17 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) fn new(socket: Socket, turn: Turn, body_limit: usize) -> Self {
+    pub(super) fn new(
+        socket: Socket,
+        turn: Turn,
+        (body_limit, parsing): (usize, ParseBudget),
+    ) -> Self {
         Self {
             socket,
             turn,
             chain: Chain::new(body_limit),
             body_limit,
+            parsing,
             opened: Instant::now(),
             turns: 0,
             queued: None,
@@ -159,6 +167,29 @@ impl Session {
                 .await;
             return ControlFlow::Break(());
         }
+        // A message is shaped and its parse reserved as an HTTP body is, before any tree of it.
+        let shape = match crate::ingress::shape(text) {
+            Ok(shape) => shape,
+            Err(e) => {
+                return self
+                    .send(&error_event(
+                        400,
+                        "invalid_request_error",
+                        None,
+                        &e.to_string(),
+                    ))
+                    .await;
+            }
+        };
+        let room = self.parsing.reserve(ParseBudget::cost(text.len(), &shape));
+        let _room = match room.await {
+            Ok(room) => room,
+            Err(refusal) => {
+                return self
+                    .send(&error_event(503, "server_error", None, &refusal.sentence()))
+                    .await;
+            }
+        };
         match self.chain.read(text) {
             Read::Nothing => ControlFlow::Continue(()),
             Read::Refuse(event) => self.send(&event).await,

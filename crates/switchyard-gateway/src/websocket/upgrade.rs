@@ -14,16 +14,18 @@ use tokio_util::sync::CancellationToken;
 use super::session::{Session, Turn};
 use crate::idle::Watch;
 use crate::metrics::OpenSocket;
+use crate::parsing::ParseBudget;
 use crate::refusal::{Kind, Refusal};
 use crate::reply::Body;
 
 /// The `101` that turns `request`'s connection into a Responses WebSocket whose turns run
 /// through `turn`, counted open by `open` until it closes; a request that is no WebSocket
-/// handshake is refused. Frames and messages are capped at `body_limit`, the HTTP body cap.
+/// handshake is refused. Frames and messages are capped at `body_limit`, the HTTP body cap, and
+/// parsed within `parsing`, the HTTP requests' memory.
 pub(crate) fn upgrade(
     mut request: Request<Incoming>,
     turn: Turn,
-    body_limit: usize,
+    (body_limit, parsing): (usize, ParseBudget),
     open: OpenSocket,
 ) -> Result<Response<Body>, Refusal> {
     let accept = accept_key(request.headers())?;
@@ -43,7 +45,9 @@ pub(crate) fn upgrade(
         let io = TokioIo::new(upgraded);
         let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
         let stopping = stopping.unwrap_or_default();
-        Session::new(socket, turn, body_limit).run(stopping).await;
+        Session::new(socket, turn, (body_limit, parsing))
+            .run(stopping)
+            .await;
     });
     let mut response = Response::new(Empty::new().boxed());
     *response.status_mut() = hyper::StatusCode::SWITCHING_PROTOCOLS;
