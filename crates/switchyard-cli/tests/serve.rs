@@ -47,7 +47,7 @@ async fn serve_answers_a_chat_client_from_an_anthropic_route_and_drains_on_sigte
             .unwrap_or_else(|| panic!("no address announced: {line:?}"))
             .to_owned();
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
+        let answer = common::serve::request(&addr, "POST", "/v1/chat/completions", body);
         let pid = child.id().to_string();
         let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(killed.success());

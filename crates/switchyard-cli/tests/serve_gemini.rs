@@ -101,7 +101,7 @@ async fn serve_answers_a_gemini_client_keyed_in_its_header_or_url_and_never_logs
     let (answers, log) = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, first) = common::announced_address(&mut stderr);
+        let (addr, first) = common::serve::announced_address(&mut stderr);
         let log = std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = stderr.read_to_string(&mut rest);

@@ -75,8 +75,8 @@ async fn serve_records_its_requests_and_cooldowns_in_the_store_the_other_command
             .unwrap_or_else(|| panic!("no address announced: {line:?}"))
             .to_owned();
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
-        let ready = common::request(&addr, "GET", "/ready", "");
+        let answer = common::serve::request(&addr, "POST", "/v1/chat/completions", body);
+        let ready = common::serve::request(&addr, "GET", "/ready", "");
         let pid = child.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let status = common::wait_or_kill(&mut child, Duration::from_secs(20), &"serve");

@@ -157,7 +157,7 @@ fn serve(home: &Path, store: &str, config: &Path, port: u16) -> Running {
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    common::announced_address(&mut stderr);
+    common::serve::announced_address(&mut stderr);
     std::thread::spawn(move || {
         let mut sink = String::new();
         let _ = stderr.read_to_string(&mut sink);
