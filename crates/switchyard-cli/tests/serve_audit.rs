@@ -82,14 +82,10 @@ async fn edits_bind_running_serves(store: String) -> Vec<Duration> {
     let h = home.path().to_owned();
     let config = write_config(&h, &upstream.url());
     let mut printed = ok(&h, &store, &["teams", "create", "ops", "--budget", "5/day"]);
-    let made = ok(
-        &h,
-        &store,
-        &[
-            "keys", "create", "--json", "--name", "bot", "--team", "ops", "--budget", "5/day",
-        ],
+    let made = common::create_key(
+        switchyard(&h, &store),
+        &["--name", "bot", "--team", "ops", "--budget", "5/day"],
     );
-    let made: Value = serde_json::from_str(made.lines().next().unwrap()).unwrap();
     let key = made["key"].as_str().unwrap().to_owned();
     let prefix = made["prefix"].as_str().unwrap().to_owned();
     let times = tokio::task::spawn_blocking(move || {
@@ -227,12 +223,7 @@ fn keys_update_refuses_what_does_not_parse_and_changes_nothing() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let store = format!("sqlite:{}", h.join("u.db").display());
-    let made = ok(
-        h,
-        &store,
-        &["keys", "create", "--json", "--name", "bot", "--rpm", "5"],
-    );
-    let made: Value = serde_json::from_str(made.lines().next().unwrap()).unwrap();
+    let made = common::create_key(switchyard(h, &store), &["--name", "bot", "--rpm", "5"]);
     let id = made["id"].as_str().unwrap();
     for (args, says) in [
         (vec!["--rpm", "0"], "not a whole number above 0"),

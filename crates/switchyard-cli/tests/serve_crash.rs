@@ -80,16 +80,11 @@ async fn crash(store: &str, mode: &str) {
         sonnet(&upstream.url())
     );
     let config = common::serve::write_config(&h, &text);
-    let (code, out, err) = run(
-        &h,
-        store,
-        &[
-            "keys", "create", "--json", "--name", "crash", "--budget", "10/day",
-        ],
+    let made = common::create_key(
+        switchyard(&h, store),
+        &["--name", "crash", "--budget", "10/day"],
     );
-    assert_eq!(code, 0, "{out}{err}");
-    let key: Value = serde_json::from_str(out.trim()).unwrap();
-    let key = key["key"].as_str().unwrap().to_owned();
+    let key = made["key"].as_str().unwrap().to_owned();
     let (h2, s2, c2, k2) = (h.clone(), store.to_owned(), config.clone(), key.clone());
     let serve = tokio::task::spawn_blocking(move || {
         let serve = start_serve(&h2, &s2, &c2);

@@ -33,11 +33,7 @@ fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
 
 /// `keys create … --json`: the new key.
 fn create_key(home: &Path, store: &str, args: &[&str]) -> String {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let (code, out, err) = run(home, store, &all);
-    assert_eq!(code, 0, "{out}{err}");
-    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     assert!(v["id"].as_str().unwrap().starts_with("key_"), "{v}");
     let key = v["key"].as_str().unwrap().to_owned();
     assert!(key.starts_with(v["prefix"].as_str().unwrap()), "{v}");

@@ -71,10 +71,7 @@ async fn sign_in_jane_ago(store: &str, budget: &str, ago: Duration) -> String {
 
 /// `keys create --owner USER … --json`: the new key.
 fn owned_key(home: &Path, store: &str, name: &str, owner: &str) -> String {
-    let args = ["keys", "create", "--json", "--name", name, "--owner", owner];
-    let (code, out, err) = run(home, store, &args);
-    assert_eq!(code, 0, "{out}{err}");
-    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), &["--name", name, "--owner", owner]);
     v["key"].as_str().unwrap().to_owned()
 }
 

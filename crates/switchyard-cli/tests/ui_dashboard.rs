@@ -46,9 +46,7 @@ fn run(home: &Path, store: &str, args: &[&str]) -> String {
 
 /// `keys create --json ARGS`: (key, id, prefix).
 fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String, String) {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let v: Value = serde_json::from_str(run(home, store, &all).trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     let s = |f: &str| v[f].as_str().unwrap().to_owned();
     (s("key"), s("id"), s("prefix"))
 }

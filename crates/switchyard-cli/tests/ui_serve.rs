@@ -29,15 +29,7 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// `keys create --json ARGS`: (key, prefix).
 fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String) {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let out = switchyard(home, store).args(&all).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     let s = |f: &str| v[f].as_str().unwrap().to_owned();
     (s("key"), s("prefix"))
 }

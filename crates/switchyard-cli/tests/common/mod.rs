@@ -83,3 +83,12 @@ pub fn used(mut cmd: Command) -> f64 {
     let v: serde_json::Value = serde_json::from_str(first).expect("a JSON line");
     v["used_usd"].as_f64().expect("used_usd is a number")
 }
+
+/// `cmd keys create --json ARGS`, which must succeed: the new key's record, its secret in
+/// `key`.
+#[allow(dead_code)]
+pub fn create_key(mut cmd: Command, args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = output(cmd.args(["keys", "create", "--json"]).args(args));
+    assert_eq!(code, 0, "{args:?}: {out}{err}");
+    serde_json::from_str(out.trim()).expect("the new key as JSON")
+}
