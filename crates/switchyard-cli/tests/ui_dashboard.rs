@@ -53,21 +53,7 @@ fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String, Strin
 
 /// The installed `playwright-core` folder and Chromium, or why not.
 fn browser() -> Result<PathBuf, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::var_os("SWITCHYARD_BROWSER_DIR")
-        .map_or_else(|| root.join(".browser-test"), PathBuf::from);
-    if !Path::new("/usr/bin/chromium").exists() {
-        return Err("Debian's chromium is not installed: run scripts/browser.sh".to_owned());
-    }
-    if !dir
-        .join("node_modules/playwright-core/package.json")
-        .exists()
-    {
-        return Err(format!(
-            "playwright-core is not installed in {}: run scripts/browser.sh",
-            dir.display()
-        ));
-    }
+    let dir = common::playwright_dir()?;
     if Command::new("node").arg("--version").output().is_err() {
         return Err("node is not on PATH".to_owned());
     }

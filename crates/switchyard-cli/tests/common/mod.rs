@@ -92,3 +92,25 @@ pub fn create_key(mut cmd: Command, args: &[&str]) -> serde_json::Value {
     assert_eq!(code, 0, "{args:?}: {out}{err}");
     serde_json::from_str(out.trim()).expect("the new key as JSON")
 }
+
+/// The folder holding `playwright-core` (`SWITCHYARD_BROWSER_DIR`, else `.browser-test` at the
+/// repository's root) once it and Debian's Chromium are installed, or why not.
+#[allow(dead_code)]
+pub fn playwright_dir() -> Result<std::path::PathBuf, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("SWITCHYARD_BROWSER_DIR")
+        .map_or_else(|| root.join(".browser-test"), std::path::PathBuf::from);
+    if !Path::new("/usr/bin/chromium").exists() {
+        return Err("Debian's chromium is not installed: run scripts/browser.sh".to_owned());
+    }
+    if !dir
+        .join("node_modules/playwright-core/package.json")
+        .exists()
+    {
+        return Err(format!(
+            "playwright-core is not installed in {}: run scripts/browser.sh",
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
