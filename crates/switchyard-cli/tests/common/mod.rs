@@ -3,7 +3,7 @@
 // Each agent-client test uses part of the harness; the other test binaries none of it.
 #[allow(dead_code)]
 pub mod agents;
-// The `serve` tests use it; the other test binaries do not.
+// The tests that start `switchyard serve` use it; the other test binaries do not.
 #[allow(dead_code)]
 pub mod serve;
 

@@ -46,6 +46,7 @@ impl Serve {
             let mut rest = String::new();
             let _ = stderr.read_to_string(&mut rest);
             if let Some(secret) = secret {
+                // A panic here is printed; it fails the test only through `Serve::stderr`.
                 assert!(!rest.contains(secret));
             }
             line + &rest
