@@ -3,7 +3,7 @@
 //! Completions client, draining on SIGTERM with exit 0; and a non-loopback address refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -39,15 +39,9 @@ async fn serve_answers_a_chat_client_from_an_anthropic_route_and_drains_on_sigte
     let (answer, code, stderr) = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("switchyard serve: listening on http://")
-            .unwrap_or_else(|| panic!("no address announced: {line:?}"))
-            .to_owned();
+        let (addr, line) = common::serve::announced_address(&mut stderr);
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
+        let answer = common::serve::request(&addr, "POST", "/v1/chat/completions", body);
         let pid = child.id().to_string();
         let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         assert!(killed.success());

@@ -5,15 +5,16 @@
 //! actor and never a key.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
+
+use common::serve::{Serve, route, sonnet};
 
 const PROVIDER_KEY: &str = "sk-ant-serve-audit-test-0123456789";
 
@@ -26,95 +27,41 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// Runs `args` to its end: (exit code, stdout, stderr).
 fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
-    let out = switchyard(home, store).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::output(switchyard(home, store).args(args))
 }
 
-/// A running `switchyard serve` and its address.
-struct Serve {
-    child: Child,
-    addr: String,
+/// One chat completion for `model` with `key` to `serve`: (status, body).
+fn ask(serve: &Serve, key: &str, model: &str) -> (u16, String) {
+    let body = format!(
+        r#"{{"model": "{model}", "max_tokens": 100, "messages": [{{"role": "user", "content": "Hi"}}]}}"#
+    );
+    let auth = format!("Bearer {key}");
+    let headers = [("authorization", auth.as_str())];
+    let wait = Duration::from_secs(30);
+    let (status, _, body) =
+        common::serve::call(&serve.addr, "/v1/chat/completions", &headers, &body, wait);
+    (status, body)
 }
 
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
-        Self { child, addr }
-    }
-
-    /// One chat completion for `model` with `key`: (status, body).
-    fn ask(&self, key: &str, model: &str) -> (u16, String) {
-        let body = format!(
-            r#"{{"model": "{model}", "max_tokens": 100, "messages": [{{"role": "user", "content": "Hi"}}]}}"#
-        );
-        let mut stream = std::net::TcpStream::connect(&self.addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let head = format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\nauthorization: Bearer {key}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            self.addr,
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).unwrap();
-        stream.write_all(body.as_bytes()).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let status = response[9..12].parse().unwrap();
-        (
-            status,
-            response.split_once("\r\n\r\n").unwrap().1.to_owned(),
-        )
-    }
-
-    /// How long after `since` a request for `model` with `key` is first answered `status`,
-    /// asking every 50 ms for at most 3 s.
-    fn until(&self, key: &str, model: &str, status: u16, since: Instant) -> Duration {
-        loop {
-            let (got, body) = self.ask(key, model);
-            if got == status {
-                return since.elapsed();
-            }
-            assert!(
-                since.elapsed() < Duration::from_secs(3),
-                "still {got} instead of {status}: {body}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+/// How long after `since` a request for `model` with `key` is first answered `status`,
+/// asking every 50 ms for at most 3 s.
+fn until(serve: &Serve, key: &str, model: &str, status: u16, since: Instant) -> Duration {
+    loop {
+        let (got, body) = ask(serve, key, model);
+        if got == status {
+            return since.elapsed();
         }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        assert!(
+            since.elapsed() < Duration::from_secs(3),
+            "still {got} instead of {status}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 fn write_config(home: &Path, upstream: &str) -> std::path::PathBuf {
-    let config = home.join("serve.toml");
-    let text = format!(
-        "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n\
-         [serve.routes.haiku]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{upstream}\"\n"
-    );
-    std::fs::write(&config, text).unwrap();
-    config
+    let haiku = route("haiku", "anthropic", "claude-haiku-4-5", upstream);
+    common::serve::write_config(home, &(sonnet(upstream) + &haiku))
 }
 
 /// Runs `args`, which must succeed, and returns what it printed on stdout and stderr.
@@ -135,23 +82,19 @@ async fn edits_bind_running_serves(store: String) -> Vec<Duration> {
     let h = home.path().to_owned();
     let config = write_config(&h, &upstream.url());
     let mut printed = ok(&h, &store, &["teams", "create", "ops", "--budget", "5/day"]);
-    let made = ok(
-        &h,
-        &store,
-        &[
-            "keys", "create", "--json", "--name", "bot", "--team", "ops", "--budget", "5/day",
-        ],
+    let made = common::create_key(
+        switchyard(&h, &store),
+        &["--name", "bot", "--team", "ops", "--budget", "5/day"],
     );
-    let made: Value = serde_json::from_str(made.lines().next().unwrap()).unwrap();
     let key = made["key"].as_str().unwrap().to_owned();
     let prefix = made["prefix"].as_str().unwrap().to_owned();
     let times = tokio::task::spawn_blocking(move || {
         let serves = [
-            Serve::start(&h, &store, &config),
-            Serve::start(&h, &store, &config),
+            Serve::start(switchyard(&h, &store), &config, &[]),
+            Serve::start(switchyard(&h, &store), &config, &[]),
         ];
         for serve in serves.iter().chain(&serves) {
-            assert_eq!(serve.ask(&key, "sonnet").0, 200);
+            assert_eq!(ask(serve, &key, "sonnet").0, 200);
         }
         let used = |h: &Path| -> f64 {
             let shown = ok(h, &store, &["keys", "show", &prefix, "--json"]);
@@ -172,7 +115,7 @@ async fn edits_bind_running_serves(store: String) -> Vec<Duration> {
             printed.push_str(&ok(&h, &store, args));
             let done = Instant::now();
             for serve in &serves {
-                times.push(serve.until(&key, model, status, done));
+                times.push(until(serve, &key, model, status, done));
             }
             printed.push_str(&ok(&h, &store, &["keys", "show", &prefix]));
         };
@@ -206,17 +149,14 @@ async fn edits_bind_running_serves(store: String) -> Vec<Duration> {
             "sonnet",
         );
         for serve in &serves {
-            assert_eq!(serve.ask(&key, "haiku").0, 200);
+            assert_eq!(ask(serve, &key, "haiku").0, 200);
         }
         let audit = ok(&h, &store, &["audit"]);
         let json = ok(&h, &store, &["audit", "--json", "--since", "2020-01-01"]);
         printed.push_str(&audit);
         printed.push_str(&json);
         assert!(!printed.contains(&key), "the key in an output: {printed}");
-        let rows: Vec<Value> = json
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let rows = common::json_lines(&json);
         let actions: Vec<&str> = rows.iter().map(|r| r["action"].as_str().unwrap()).collect();
         assert_eq!(
             actions,
@@ -283,12 +223,7 @@ fn keys_update_refuses_what_does_not_parse_and_changes_nothing() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let store = format!("sqlite:{}", h.join("u.db").display());
-    let made = ok(
-        h,
-        &store,
-        &["keys", "create", "--json", "--name", "bot", "--rpm", "5"],
-    );
-    let made: Value = serde_json::from_str(made.lines().next().unwrap()).unwrap();
+    let made = common::create_key(switchyard(h, &store), &["--name", "bot", "--rpm", "5"]);
     let id = made["id"].as_str().unwrap();
     for (args, says) in [
         (vec!["--rpm", "0"], "not a whole number above 0"),

@@ -6,15 +6,17 @@
 //! PostgreSQL, with leased admission (the default) and with one store hold per request.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
+
+use common::serve::{Serve, sonnet};
 
 const PROVIDER_KEY: &str = "sk-ant-serve-crash-test-0123456789";
 
@@ -27,45 +29,13 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// Runs `args` to its end: (exit code, stdout, stderr).
 fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
-    let out = switchyard(home, store).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::output(switchyard(home, store).args(args))
 }
 
-/// A running `switchyard serve` and its address; dropped, it is killed.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0", "--hold-lease", "2"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-            assert!(!sink.contains(PROVIDER_KEY));
-        });
-        Self { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve` with a 2 s hold lease; its stderr must never show the provider key.
+fn start_serve(home: &Path, store: &str, config: &Path) -> Serve {
+    let lease = ["--hold-lease", "2"];
+    Serve::start_hiding(switchyard(home, store), config, &lease, PROVIDER_KEY)
 }
 
 /// One Chat request with `key`: (status, body). A connection cut is status 0.
@@ -95,22 +65,6 @@ fn chat(addr: &str, key: &str, stream: bool) -> (u16, String) {
     (status, response)
 }
 
-/// The request log as `requests --json` prints it, newest first.
-fn requests(home: &Path, store: &str) -> Vec<Value> {
-    let (code, out, err) = run(home, store, &["requests", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The key's "used", as `keys list --json` shows it.
-fn used(home: &Path, store: &str) -> f64 {
-    let (_, out, _) = run(home, store, &["keys", "list", "--json"]);
-    let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    v["used_usd"].as_f64().unwrap()
-}
-
 /// Kills `serve` on `store` with [`IN_FLIGHT`] streams in flight after one request that ended,
 /// starts it again, and checks the lost streams are charged at their reservations.
 async fn crash(store: &str, mode: &str) {
@@ -121,26 +75,19 @@ async fn crash(store: &str, mode: &str) {
     .await;
     let home = tempfile::tempdir().unwrap();
     let h = home.path().to_owned();
-    let config = h.join("serve.toml");
-    let routes = format!(
-        "[serve]\nadmission = \"{mode}\"\n[serve.routes.sonnet]\nprovider = \"anthropic\"\n\
-         model = \"claude-sonnet-4-5\"\nbase_url = \"{}\"\n",
-        upstream.url()
+    let text = format!(
+        "[serve]\nadmission = \"{mode}\"\n{}",
+        sonnet(&upstream.url())
     );
-    std::fs::write(&config, routes).unwrap();
-    let (code, out, err) = run(
-        &h,
-        store,
-        &[
-            "keys", "create", "--json", "--name", "crash", "--budget", "10/day",
-        ],
+    let config = common::serve::write_config(&h, &text);
+    let made = common::create_key(
+        switchyard(&h, store),
+        &["--name", "crash", "--budget", "10/day"],
     );
-    assert_eq!(code, 0, "{out}{err}");
-    let key: Value = serde_json::from_str(out.trim()).unwrap();
-    let key = key["key"].as_str().unwrap().to_owned();
+    let key = made["key"].as_str().unwrap().to_owned();
     let (h2, s2, c2, k2) = (h.clone(), store.to_owned(), config.clone(), key.clone());
     let serve = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h2, &s2, &c2);
+        let serve = start_serve(&h2, &s2, &c2);
         let (status, text) = chat(&serve.addr, &k2, false);
         assert_eq!(status, 200, "{text}");
         for _ in 0..IN_FLIGHT {
@@ -163,13 +110,13 @@ async fn crash(store: &str, mode: &str) {
     let killed = Instant::now();
     let (h3, s3) = (h.clone(), store.to_owned());
     let (first, settled) = tokio::task::spawn_blocking(move || {
-        let rows = requests(&h3, &s3);
+        let rows = common::requests(switchyard(&h3, &s3));
         assert_eq!(
             rows.len(),
             1,
             "only the ended request is recorded: {rows:?}"
         );
-        (rows[0].clone(), used(&h3, &s3))
+        (rows[0].clone(), common::used(switchyard(&h3, &s3)))
     })
     .await
     .unwrap();
@@ -180,9 +127,9 @@ async fn crash(store: &str, mode: &str) {
     // Started again: its sweep finds the traces once their lease (2 s) has lapsed.
     let (h4, s4, c4) = (h.clone(), store.to_owned(), config.clone());
     let (rows, waited, again) = tokio::task::spawn_blocking(move || {
-        let again = Serve::start(&h4, &s4, &c4);
+        let again = start_serve(&h4, &s4, &c4);
         loop {
-            let rows = requests(&h4, &s4);
+            let rows = common::requests(switchyard(&h4, &s4));
             if rows.len() > IN_FLIGHT || killed.elapsed() > Duration::from_secs(15) {
                 return (rows, killed.elapsed(), again);
             }
@@ -215,7 +162,7 @@ async fn crash(store: &str, mode: &str) {
         let (code, usage, err) = run(&h5, &s5, &["usage", "--by", "key", "--json"]);
         assert_eq!(code, 0, "{err}");
         let check = run(&h5, &s5, &["store", "check"]);
-        (used(&h5, &s5), usage, check)
+        (common::used(switchyard(&h5, &s5)), usage, check)
     })
     .await
     .unwrap();

@@ -78,17 +78,11 @@ async fn serve_answers_a_gemini_client_keyed_in_its_header_or_url_and_never_logs
         gemini.url()
     );
     std::fs::write(&config, text).unwrap();
-    let made = common::switchyard_on(home.path(), &store, PROVIDER_KEY)
-        .args(["keys", "create", "--name", "gemini-cli", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let key: Value = serde_json::from_slice(&made.stdout).unwrap();
-    let key = key["key"].as_str().unwrap().to_owned();
+    let cmd = common::switchyard_on(home.path(), &store, PROVIDER_KEY);
+    let key = common::create_key(cmd, &["--name", "gemini-cli"])["key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let mut cmd: Command = common::switchyard_on(home.path(), &store, PROVIDER_KEY);
     cmd.env("GEMINI_API_KEY", PROVIDER_KEY)
         .env("SWITCHYARD_LOG", "trace")
@@ -101,7 +95,7 @@ async fn serve_answers_a_gemini_client_keyed_in_its_header_or_url_and_never_logs
     let (answers, log) = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, first) = common::announced_address(&mut stderr);
+        let (addr, first) = common::serve::announced_address(&mut stderr);
         let log = std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = stderr.read_to_string(&mut rest);

@@ -10,57 +10,37 @@
 //! who is closed and what they are told.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
 
-/// A running `switchyard serve` with the `[serve]` settings `settings` and its address.
-struct Serve {
-    child: Child,
-    addr: String,
+use common::serve::{Serve, route, sonnet, write_config};
+
+const PROVIDER_KEY: &str = "sk-ant-hardening-test-0123456789";
+
+/// The binary with a clean environment whose home is `home`, on the store in `home`.
+fn switchyard(home: &Path) -> Command {
+    let store = format!("sqlite:{}", home.join("store.db").display());
+    common::switchyard_on(home, &store, PROVIDER_KEY)
 }
 
-impl Serve {
-    fn start(home: &Path, settings: &str) -> Self {
-        let route = "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"http://127.0.0.1:9\"\n";
-        Self::with_routes(home, settings, route)
-    }
-
-    /// `serve` with the `[serve]` settings `settings` and the route tables `routes`.
-    fn with_routes(home: &Path, settings: &str, routes: &str) -> Self {
-        let config = home.join("serve.toml");
-        std::fs::write(&config, format!("[serve]\n{settings}\n{routes}")).unwrap();
-        let store = format!("sqlite:{}", home.join("store.db").display());
-        let mut child = common::switchyard_on(home, &store, "sk-ant-hardening-test-0123456789")
-            .env("OPENAI_API_KEY", "sk-hardening-test-0123456789")
-            .arg("--config")
-            .arg(&config)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
-        Self { child, addr }
-    }
+/// `serve` with the `[serve]` settings `settings` and one route to a closed port.
+fn start_serve(home: &Path, settings: &str) -> Serve {
+    start_serve_with(home, settings, &sonnet("http://127.0.0.1:9"))
 }
 
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve` with the `[serve]` settings `settings` and the route tables `routes`.
+fn start_serve_with(home: &Path, settings: &str, routes: &str) -> Serve {
+    let config = write_config(home, &format!("[serve]\n{settings}\n{routes}"));
+    let mut cmd = switchyard(home);
+    cmd.env("OPENAI_API_KEY", "sk-hardening-test-0123456789");
+    Serve::start(cmd, &config, &[])
 }
 
 /// `GET /health` on a new connection: its status.
@@ -98,7 +78,7 @@ fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
 #[test]
 fn a_head_trickled_a_byte_a_second_is_cut_off_while_other_clients_are_served() {
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "header_timeout = 2");
+    let serve = start_serve(home.path(), "header_timeout = 2");
     let addr = serve.addr.clone();
     let slow = std::thread::spawn(move || {
         let mut stream = TcpStream::connect(&addr).unwrap();
@@ -135,7 +115,7 @@ fn a_head_trickled_a_byte_a_second_is_cut_off_while_other_clients_are_served() {
 #[test]
 fn a_body_past_the_cap_is_the_dialects_413_and_the_gateway_serves_on() {
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "");
+    let serve = start_serve(home.path(), "");
     for (path, header) in [
         (
             "/v1/messages",
@@ -190,7 +170,7 @@ fn ten_thousand_idle_connections_do_not_keep_another_client_from_being_served() 
     let home = tempfile::tempdir().unwrap();
     let target = idle_target();
     let cap = target + 100;
-    let serve = Serve::start(
+    let serve = start_serve(
         home.path(),
         &format!(
             "max_connections = {cap}\nmax_connections_per_address = {cap}\nidle_timeout = 600"
@@ -287,7 +267,7 @@ fn a_million_tiny_messages_are_a_400_naming_the_field_and_serve_stays_under_a_me
     // Responses 2.7 GB), and four at once to 4.4 GB, 4.1 GB of it kept afterwards. Case D01;
     // BerriAI/litellm#40565 measured a parsed body at 4.2 times its size there.
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "");
+    let serve = start_serve(home.path(), "");
     let pid = serve.child.id();
     let (_, before) = rss_mib(pid);
     for (path, field) in [
@@ -346,7 +326,7 @@ fn one_client_holding_2000_slow_or_idle_connections_leaves_another_clients_50_re
     // reconnecting ones 49 of 50, 10,000 idle ones 50 of 50: they all held slots before any
     // key was checked. ninenines/cowboy#213 and caddyserver/caddy#4235 ask for a per-address limit.
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "header_timeout = 20\nidle_timeout = 60");
+    let serve = start_serve(home.path(), "header_timeout = 20\nidle_timeout = 60");
     let target = 2_000.min(idle_target());
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let attacker = {
@@ -418,7 +398,7 @@ fn hold_connections(
 #[test]
 fn a_head_cut_off_at_the_header_timeout_gets_a_408_in_its_dialect_then_closes() {
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "header_timeout = 2");
+    let serve = start_serve(home.path(), "header_timeout = 2");
     let mut stream = TcpStream::connect(&serve.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -451,7 +431,7 @@ fn a_body_that_never_ends_is_cut_at_its_deadline_with_a_408() {
     // Issue 46: with no keys, a content-length larger than what is sent held the connection
     // forever (1,024 of them failed 67 of 67 normal requests). Case D03; projectcontour/contour#1070.
     let home = tempfile::tempdir().unwrap();
-    let serve = Serve::start(home.path(), "body_timeout = 2");
+    let serve = start_serve(home.path(), "body_timeout = 2");
     let mut stream = TcpStream::connect(&serve.addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
@@ -481,10 +461,9 @@ fn a_body_that_never_ends_is_cut_at_its_deadline_with_a_408() {
 /// The rows `switchyard requests --json` lists for serve's store in `home`, once there are
 /// `n` of them (waited for up to 20 s: records are written after each answer).
 fn request_rows(home: &Path, n: usize) -> Vec<serde_json::Value> {
-    let store = format!("sqlite:{}", home.join("store.db").display());
     let started = Instant::now();
     loop {
-        let out = common::switchyard_on(home, &store, "sk-ant-hardening-test-0123456789")
+        let out = switchyard(home)
             .args(["requests", "--json"])
             .output()
             .unwrap();
@@ -523,13 +502,9 @@ fn an_upstream_stalled_after_its_first_content_ends_in_the_clients_dialect_withi
     let anthropic = stalling(&runtime, ANTHROPIC_HEAD, ANTHROPIC_TAIL);
     let openai = stalling(&runtime, CHAT_HEAD, CHAT_TAIL);
     let home = tempfile::tempdir().unwrap();
-    let routes = format!(
-        "[serve.routes.claude]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{}\"\n\
-         [serve.routes.gpt]\nprovider = \"openai\"\nmodel = \"gpt-4o\"\nbase_url = \"{}\"\n",
-        anthropic.url(),
-        openai.url()
-    );
-    let serve = Serve::with_routes(
+    let routes = route("claude", "anthropic", "claude-sonnet-4-5", &anthropic.url())
+        + &route("gpt", "openai", "gpt-4o", &openai.url());
+    let serve = start_serve_with(
         home.path(),
         "chunk_timeout = 2\nrequest_deadline = 1",
         &routes,
@@ -595,11 +570,8 @@ fn a_request_the_routes_window_cannot_hold_is_the_dialects_context_error_and_nev
     let reply = Reply::new(HttpResponse::sse(&format!("{CHAT_HEAD}{CHAT_TAIL}")));
     let upstream = runtime.block_on(MockServer::start(vec![reply]));
     let home = tempfile::tempdir().unwrap();
-    let routes = format!(
-        "[serve.routes.local]\nprovider = \"openai\"\nmodel = \"smollm2-135m-instruct\"\nbase_url = \"{}\"\n",
-        upstream.url()
-    );
-    let serve = Serve::with_routes(home.path(), "", &routes);
+    let routes = route("local", "openai", "smollm2-135m-instruct", &upstream.url());
+    let serve = start_serve_with(home.path(), "", &routes);
     // About 5,000 tokens at 4 bytes a token, the model's tokenizer being unknown.
     let long = "word ".repeat(4_000);
     let bodies = [

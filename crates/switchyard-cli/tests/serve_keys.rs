@@ -7,15 +7,17 @@
 //! processes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
+
+use common::serve::{Serve, route, sonnet};
 
 const PROVIDER_KEY: &str = "sk-ant-serve-keys-test-0123456789";
 
@@ -26,84 +28,27 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// Runs `args` to its end: (exit code, stdout, stderr).
 fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
-    let out = switchyard(home, store).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::output(switchyard(home, store).args(args))
 }
 
 /// `keys create … --json`: the new key.
 fn create_key(home: &Path, store: &str, args: &[&str]) -> String {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let (code, out, err) = run(home, store, &all);
-    assert_eq!(code, 0, "{out}{err}");
-    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     assert!(v["id"].as_str().unwrap().starts_with("key_"), "{v}");
     let key = v["key"].as_str().unwrap().to_owned();
     assert!(key.starts_with(v["prefix"].as_str().unwrap()), "{v}");
     key
 }
 
-/// A running `switchyard serve` and its address.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path, extra: &[&str]) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-            assert!(!sink.contains(PROVIDER_KEY));
-        });
-        Self { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve` on `store` with `config` and `extra` arguments; its stderr must never show the
+/// provider key.
+fn start_serve(home: &Path, store: &str, config: &Path, extra: &[&str]) -> Serve {
+    Serve::start_hiding(switchyard(home, store), config, extra, PROVIDER_KEY)
 }
 
 /// One HTTP/1.1 request with `headers`: (status, response headers, body).
 fn call(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let method = if body.is_empty() { "GET" } else { "POST" };
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    common::serve::call(addr, path, headers, body, Duration::from_secs(30))
 }
 
 /// The three dialects: path, body for `model`, and how the key is sent.
@@ -159,14 +104,9 @@ fn error_of(path: &str, body: &str) -> (String, String) {
 }
 
 fn write_config(home: &Path, upstream: &str) -> std::path::PathBuf {
-    let config = home.join("serve.toml");
-    let text = format!(
-        "[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n\
-         [serve.routes.haiku]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{upstream}\"\n\
-         [serve.routes.gpt]\nprovider = \"openai\"\nmodel = \"gpt-5\"\nbase_url = \"{upstream}\"\n"
-    );
-    std::fs::write(&config, text).unwrap();
-    config
+    let haiku = route("haiku", "anthropic", "claude-haiku-4-5", upstream);
+    let gpt = route("gpt", "openai", "gpt-5", upstream);
+    common::serve::write_config(home, &(sonnet(upstream) + &haiku + &gpt))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,7 +237,7 @@ async fn keys_are_required_and_every_refusal_is_the_dialects_401_or_403() {
 
     let (h2, store2) = (h.to_owned(), store.clone());
     tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h2, &store2, &config, &[]);
+        let serve = start_serve(&h2, &store2, &config, &[]);
         let a = &serve.addr;
         assert_eq!(call(a, "/health", &[], "").0, 200);
         for (path, body, how) in dialects("sonnet") {
@@ -462,7 +402,7 @@ async fn budget_race(store: &str, label: &str, mode: &str) -> (f64, usize, f64) 
     let (h2, s2) = (h.clone(), store.clone());
     let results = tokio::task::spawn_blocking(move || {
         let serves: Vec<Serve> = (0..3)
-            .map(|_| Serve::start(&h2, &s2, &config, &[]))
+            .map(|_| start_serve(&h2, &s2, &config, &[]))
             .collect();
         let results = burst(&serves, &key, 60);
         // Each process writes its records in batches once an answer ends: wait for them, on a
@@ -501,12 +441,7 @@ async fn budget_race(store: &str, label: &str, mode: &str) -> (f64, usize, f64) 
         fits.contains(&admitted),
         "{admitted} admitted ({mode}): the reservations fit 3 times into the budget"
     );
-    let (code, rows, err) = run(&h, &store, &["requests", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let rows: Vec<Value> = rows
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = common::requests(switchyard(&h, &store));
     assert_eq!(rows.len(), admitted, "{rows:?}");
     let settled: f64 = rows.iter().map(|r| r["cost_usd"].as_f64().unwrap()).sum();
     assert!(
@@ -514,9 +449,7 @@ async fn budget_race(store: &str, label: &str, mode: &str) -> (f64, usize, f64) 
             .all(|r| r["key_id"].as_str().is_some_and(|k| k.starts_with("key_"))),
         "{rows:?}"
     );
-    let (_, shown, _) = run(&h, &store, &["keys", "list", "--json"]);
-    let shown: Value = serde_json::from_str(shown.lines().next().unwrap()).unwrap();
-    let used = shown["used_usd"].as_f64().unwrap();
+    let used = common::used(switchyard(&h, &store));
     assert!(
         (used - settled).abs() < 1e-9,
         "the key's use {used} is its settled spend {settled}"
@@ -572,7 +505,7 @@ async fn an_rpm_limit_is_shared_by_three_processes() {
     let key = create_key(&h, &store, &["--name", "rpm", "--rpm", "5"]);
     let results = tokio::task::spawn_blocking(move || {
         let serves: Vec<Serve> = (0..3)
-            .map(|_| Serve::start(&h, &store, &config, &[]))
+            .map(|_| start_serve(&h, &store, &config, &[]))
             .collect();
         (0..12)
             .map(|i| {
@@ -622,21 +555,16 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
     )
     .unwrap();
     let key = create_key(&h, &store, &["--name", "killed", "--budget", "1/day"]);
-    let used = |h: &Path, store: &str| -> f64 {
-        let (_, out, _) = run(h, store, &["keys", "list", "--json"]);
-        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-        v["used_usd"].as_f64().unwrap()
-    };
     let (h2, s2, k2) = (h.clone(), store.clone(), key.clone());
     let (serve, settled) = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h2, &s2, &config, &["--hold-lease", "2"]);
+        let serve = start_serve(&h2, &s2, &config, &["--hold-lease", "2"]);
         let (path, body, _) = &dialects("sonnet")[0];
         let auth = format!("Bearer {k2}");
         let (status, _, text) = call(&serve.addr, path, &[("authorization", &auth)], body);
         assert_eq!(status, 200, "{text}");
         // Its record is written once the answer ended.
         std::thread::sleep(Duration::from_millis(300));
-        let settled = used(&h2, &s2);
+        let settled = common::used(switchyard(&h2, &s2));
         let addr = serve.addr.clone();
         let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
         std::thread::spawn(move || {
@@ -662,7 +590,7 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
     serve.child.kill().unwrap();
     serve.child.wait().unwrap();
     let (h3, s3) = (h.clone(), store.clone());
-    let held = tokio::task::spawn_blocking(move || used(&h3, &s3))
+    let held = tokio::task::spawn_blocking(move || common::used(switchyard(&h3, &s3)))
         .await
         .unwrap();
     assert!(
@@ -677,12 +605,12 @@ async fn a_process_killed_mid_stream_leaves_its_hold_only_until_the_lease_ends()
     // reservation as a lost request (R14.18).
     let (h4, s4, c4) = (h.clone(), store.clone(), h.join("serve.toml"));
     let after = tokio::task::spawn_blocking(move || {
-        let _again = Serve::start(&h4, &s4, &c4, &["--hold-lease", "2"]);
+        let _again = start_serve(&h4, &s4, &c4, &["--hold-lease", "2"]);
         let start = Instant::now();
         loop {
             let (_, rows, _) = run(&h4, &s4, &["requests", "--json"]);
             if rows.contains("\"lost\"") || start.elapsed() > Duration::from_secs(10) {
-                return used(&h4, &s4);
+                return common::used(switchyard(&h4, &s4));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -719,7 +647,7 @@ async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends()
     let streamed = body.replace("\"max_tokens\"", "\"stream\": true, \"max_tokens\"");
     let (h2, s2, c2, a2) = (h.clone(), store.clone(), config.clone(), auth.clone());
     let killed = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h2, &s2, &c2, &["--hold-lease", "2"]);
+        let serve = start_serve(&h2, &s2, &c2, &["--hold-lease", "2"]);
         let addr = serve.addr.clone();
         std::thread::spawn(move || {
             let _ = std::panic::catch_unwind(|| {
@@ -743,7 +671,7 @@ async fn a_process_killed_holding_a_slice_strands_it_only_until_its_lease_ends()
     killed.child.wait().unwrap();
     let (h3, s3, c3, a3) = (h.clone(), store.clone(), config.clone(), auth.clone());
     let (refused, admitted, waited) = tokio::task::spawn_blocking(move || {
-        let other = Serve::start(&h3, &s3, &c3, &["--hold-lease", "2"]);
+        let other = start_serve(&h3, &s3, &c3, &["--hold-lease", "2"]);
         let headers = [("authorization", a3.as_str())];
         let refused = call(&other.addr, path, &headers, &body);
         let start = Instant::now();
@@ -790,7 +718,7 @@ async fn an_output_limit_the_budget_cannot_pay_is_lowered_to_what_it_can() {
     let tight = create_key(&h, &store, &["--name", "tight", "--budget", "0.01/day"]);
     let body = r#"{"model": "sonnet", "max_tokens": 32000, "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
     let (lowered, refused) = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h, &store, &config, &[]);
+        let serve = start_serve(&h, &store, &config, &[]);
         let ask = |key: &str| {
             let auth = format!("Bearer {key}");
             call(
@@ -845,7 +773,7 @@ async fn keys_made_while_serving_are_required_a_routes_reserve_is_held_and_metri
     )
     .unwrap();
     let result = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h, &store, &config, &[]);
+        let serve = start_serve(&h, &store, &config, &[]);
         let (path, body, _) = dialects("sonnet")[0].clone();
         let (status, _, text) = call(&serve.addr, path, &[], &body);
         assert_eq!(status, 200, "no key exists yet: {text}");
@@ -1040,7 +968,7 @@ async fn two_different_credentials_are_a_401_and_one_key_sent_twice_is_served() 
     let config = write_config(&h, &upstream.url());
     let key = create_key(&h, &store, &["--name", "bot"]);
     let other = create_key(&h, &store, &["--name", "other"]);
-    let serve = Serve::start(&h, &store, &config, &[]);
+    let serve = start_serve(&h, &store, &config, &[]);
     let addr = serve.addr.clone();
     tokio::task::spawn_blocking(move || {
         let (path, body, _) = &dialects("sonnet")[2];

@@ -53,7 +53,7 @@ fn serve(
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let (addr, first) = common::announced_address(&mut stderr);
+    let (addr, first) = common::serve::announced_address(&mut stderr);
     let log = Arc::new(Mutex::new(first));
     let into = Arc::clone(&log);
     std::thread::spawn(move || {

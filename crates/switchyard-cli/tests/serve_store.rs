@@ -5,7 +5,7 @@
 //! entry cooling down.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -30,17 +30,9 @@ fn switchyard(home: &Path) -> Command {
 
 /// Runs `cmd` to its end: stdout as JSON lines.
 fn json_lines(cmd: &mut Command) -> Vec<Value> {
-    let output = cmd.output().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let (code, stdout, stderr) = common::output(cmd);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    common::json_lines(&stdout)
 }
 
 #[tokio::test]
@@ -67,16 +59,10 @@ async fn serve_records_its_requests_and_cooldowns_in_the_store_the_other_command
     let (answers, stderr) = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("switchyard serve: listening on http://")
-            .unwrap_or_else(|| panic!("no address announced: {line:?}"))
-            .to_owned();
+        let (addr, line) = common::serve::announced_address(&mut stderr);
         let body = r#"{"model": "sonnet", "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-        let answer = common::request(&addr, "POST", "/v1/chat/completions", body);
-        let ready = common::request(&addr, "GET", "/ready", "");
+        let answer = common::serve::request(&addr, "POST", "/v1/chat/completions", body);
+        let ready = common::serve::request(&addr, "GET", "/ready", "");
         let pid = child.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let status = common::wait_or_kill(&mut child, Duration::from_secs(20), &"serve");
@@ -100,10 +86,8 @@ async fn serve_records_its_requests_and_cooldowns_in_the_store_the_other_command
 
     // `switchyard requests` reads the same store (through SWITCHYARD_STORE here).
     let mut requests = switchyard(home.path());
-    requests
-        .env("SWITCHYARD_STORE", &store)
-        .args(["requests", "--json"]);
-    let rows = json_lines(&mut requests);
+    requests.env("SWITCHYARD_STORE", &store);
+    let rows = common::requests(requests);
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
     assert_eq!(r["route"], "sonnet", "{r}");

@@ -3,9 +3,8 @@
 //! either admission mode; a disabled owner's key is refused by another process within a second.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +16,8 @@ use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
 
+use common::serve::{Serve, sonnet};
+
 const PROVIDER_KEY: &str = "sk-ant-serve-users-test-0123456789";
 
 fn switchyard(home: &Path, store: &str) -> Command {
@@ -25,12 +26,7 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// Runs `args` to its end: (exit code, stdout, stderr).
 fn run(home: &Path, store: &str, args: &[&str]) -> (i32, String, String) {
-    let out = switchyard(home, store).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::output(switchyard(home, store).args(args))
 }
 
 /// The store `serve` will open, opened here to sign a user in as the dashboard would.
@@ -75,74 +71,25 @@ async fn sign_in_jane_ago(store: &str, budget: &str, ago: Duration) -> String {
 
 /// `keys create --owner USER … --json`: the new key.
 fn owned_key(home: &Path, store: &str, name: &str, owner: &str) -> String {
-    let args = ["keys", "create", "--json", "--name", name, "--owner", owner];
-    let (code, out, err) = run(home, store, &args);
-    assert_eq!(code, 0, "{out}{err}");
-    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), &["--name", name, "--owner", owner]);
     v["key"].as_str().unwrap().to_owned()
 }
 
-/// A running `switchyard serve` and its address.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
-        Self { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `serve` on `store` with `config`.
+fn start_serve(home: &Path, store: &str, config: &Path) -> Serve {
+    Serve::start(switchyard(home, store), config, &[])
 }
 
 /// One Messages request with `key`: (status, response headers, body).
 fn call(addr: &str, key: &str) -> (u16, String, String) {
     let body = r#"{"model": "sonnet", "max_tokens": 1000, "messages": [{"role": "user", "content": "Capital of France?"}]}"#;
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-api-key: {key}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body.as_bytes()).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let status = response[9..12].parse().unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    (status, head.to_ascii_lowercase(), body.to_owned())
+    let wait = Duration::from_secs(30);
+    common::serve::call(addr, "/v1/messages", &[("x-api-key", key)], body, wait)
 }
 
 fn write_config(home: &Path, upstream: &str, mode: &str) -> std::path::PathBuf {
-    let config = home.join("serve.toml");
-    let text = format!(
-        "[serve]\nadmission = \"{mode}\"\n\
-         [serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n"
-    );
-    std::fs::write(&config, text).unwrap();
-    config
+    let text = format!("[serve]\nadmission = \"{mode}\"\n{}", sonnet(upstream));
+    common::serve::write_config(home, &text)
 }
 
 /// Three processes on `store`, 60 requests at once spread over two keys of one user whose
@@ -166,7 +113,7 @@ async fn user_budget_race(store: &str, mode: &str) -> (usize, f64) {
     ];
     let (h2, s2) = (h.clone(), store.to_owned());
     let results = tokio::task::spawn_blocking(move || {
-        let serves: Vec<Serve> = (0..3).map(|_| Serve::start(&h2, &s2, &config)).collect();
+        let serves: Vec<Serve> = (0..3).map(|_| start_serve(&h2, &s2, &config)).collect();
         let handles: Vec<_> = (0..60)
             .map(|i| {
                 let addr = serves[i % 3].addr.clone();
@@ -193,12 +140,7 @@ async fn user_budget_race(store: &str, mode: &str) -> (usize, f64) {
     }
     let fits = if mode == "per_request" { 3..=3 } else { 2..=3 };
     assert!(fits.contains(&admitted), "{admitted} admitted ({mode})");
-    let (code, rows, err) = run(&h, store, &["requests", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let rows: Vec<Value> = rows
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = common::requests(switchyard(&h, store));
     assert_eq!(rows.len(), admitted, "{rows:?}");
     let settled: f64 = rows.iter().map(|r| r["cost_usd"].as_f64().unwrap()).sum();
     assert!(settled <= 0.05, "{settled} > $0.05");
@@ -260,7 +202,7 @@ async fn a_disabled_owners_key_is_refused_within_a_second() {
     let user = sign_in_jane(&store, "5/day").await;
     let key = owned_key(&h, &store, "laptop", &user);
     let waits = tokio::task::spawn_blocking(move || {
-        let serves: Vec<Serve> = (0..2).map(|_| Serve::start(&h, &store, &config)).collect();
+        let serves: Vec<Serve> = (0..2).map(|_| start_serve(&h, &store, &config)).collect();
         let mut waits = Vec::new();
         for (flag, want) in [("--disable", 403), ("--enable", 200)] {
             for s in &serves {
@@ -323,8 +265,8 @@ async fn a_key_whose_owner_has_not_signed_in_within_the_membership_bound_is_refu
     let key = owned_key(&h, &store, "laptop", &user);
     let (h2, s2, k2, b2) = (h.clone(), store.clone(), key.clone(), bound.clone());
     let (stale, open) = tokio::task::spawn_blocking(move || {
-        let stale = call(&Serve::start(&h2, &s2, &b2).addr, &k2);
-        let open = call(&Serve::start(&h2, &s2, &plain).addr, &k2);
+        let stale = call(&start_serve(&h2, &s2, &b2).addr, &k2);
+        let open = call(&start_serve(&h2, &s2, &plain).addr, &k2);
         (stale, open)
     })
     .await
@@ -340,7 +282,7 @@ async fn a_key_whose_owner_has_not_signed_in_within_the_membership_bound_is_refu
     );
     sign_in_jane(&store, "5/day").await;
     let renewed =
-        tokio::task::spawn_blocking(move || call(&Serve::start(&h, &store, &bound).addr, &key))
+        tokio::task::spawn_blocking(move || call(&start_serve(&h, &store, &bound).addr, &key))
             .await
             .unwrap();
     assert_eq!(renewed.0, 200, "a sign-in renews the key: {renewed:?}");

@@ -142,7 +142,7 @@ impl Serve {
         let (addr, text, stderr) = tokio::task::spawn_blocking(move || {
             use std::io::Read;
             let mut reader = BufReader::new(stderr);
-            let (addr, line) = common::announced_address(&mut reader);
+            let (addr, line) = common::serve::announced_address(&mut reader);
             let text = std::sync::Arc::new(std::sync::Mutex::new(line));
             let sink = std::sync::Arc::clone(&text);
             let drain = std::thread::spawn(move || {

@@ -18,15 +18,17 @@
 //! and signing out drops it on the server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchyard_testkit::{Gate, HttpResponse, MockServer, Reply, skip_or_fail};
 
 mod common;
+
+use common::serve::{Serve, route};
 
 const PROVIDER_KEY: &str = "sk-ant-ui-dashboard-test-0123456789";
 
@@ -37,81 +39,25 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// Runs `args`: stdout, after asserting exit 0.
 fn run(home: &Path, store: &str, args: &[&str]) -> String {
-    let out = switchyard(home, store).args(args).output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(out.status.success(), "{args:?}: {stdout}{stderr}");
+    let (code, stdout, stderr) = common::output(switchyard(home, store).args(args));
+    assert_eq!(code, 0, "{args:?}: {stdout}{stderr}");
     stdout
-}
-
-fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// `keys create --json ARGS`: (key, id, prefix).
 fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String, String) {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let v: Value = serde_json::from_str(run(home, store, &all).trim()).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     let s = |f: &str| v[f].as_str().unwrap().to_owned();
     (s("key"), s("id"), s("prefix"))
 }
 
 /// The installed `playwright-core` folder and Chromium, or why not.
 fn browser() -> Result<PathBuf, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::var_os("SWITCHYARD_BROWSER_DIR")
-        .map_or_else(|| root.join(".browser-test"), PathBuf::from);
-    if !Path::new("/usr/bin/chromium").exists() {
-        return Err("Debian's chromium is not installed: run scripts/browser.sh".to_owned());
-    }
-    if !dir
-        .join("node_modules/playwright-core/package.json")
-        .exists()
-    {
-        return Err(format!(
-            "playwright-core is not installed in {}: run scripts/browser.sh",
-            dir.display()
-        ));
-    }
+    let dir = common::playwright_dir()?;
     if Command::new("node").arg("--version").output().is_err() {
         return Err("node is not on PATH".to_owned());
     }
     Ok(dir)
-}
-
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0"]);
-        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, _) = common::announced_address(&mut stderr);
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
-        Self { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A Chat request for `model` with `key`: (status, body).
@@ -119,35 +65,24 @@ fn chat(addr: &str, key: &str, model: &str, stream: bool) -> (u16, String) {
     let body = json!({"model": model, "max_tokens": 200, "stream": stream,
         "messages": [{"role": "user", "content": "Capital of France?"}]})
     .to_string();
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let head = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {key}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    (response[9..12].parse().unwrap(), response)
+    let auth = format!("Bearer {key}");
+    let headers = [("authorization", auth.as_str())];
+    let wait = Duration::from_secs(60);
+    let (status, _, body) =
+        common::serve::call(addr, "/v1/chat/completions", &headers, &body, wait);
+    (status, body)
 }
 
 fn write_config(home: &Path, plain: &str, limited: &str, slow: &str, broken: &str) -> PathBuf {
-    let route = |name: &str, url: &str| {
-        format!(
-            "[serve.routes.{name}]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{url}\"\n"
-        )
-    };
+    let sonnet_at = |name: &str, url: &str| route(name, "anthropic", "claude-sonnet-4-5", url);
     let text = format!(
         "{}{}[[serve.routes.flaky.fallbacks]]\nprovider = \"anthropic\"\nmodel = \"claude-haiku-4-5\"\nbase_url = \"{plain}\"\n{}{}",
-        route("sonnet", plain),
-        route("flaky", limited),
-        route("slow", slow),
-        route("broken", broken),
+        sonnet_at("sonnet", plain),
+        sonnet_at("flaky", limited),
+        sonnet_at("slow", slow),
+        sonnet_at("broken", broken),
     );
-    let config = home.join("serve.toml");
-    std::fs::write(&config, text).unwrap();
-    config
+    common::serve::write_config(home, &text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -178,7 +113,7 @@ async fn the_dashboard_shows_spend_keys_limits_and_live_traffic_in_a_real_browse
     let (admin, _, _) = create_key(&h, &store, &["--name", "ops", "--admin"]);
     let (key_a, id_a, prefix_a) = create_key(&h, &store, &["--name", "alice", "--budget", "5/day"]);
     let (key_b, id_b, prefix_b) = create_key(&h, &store, &["--name", "bob"]);
-    let serve = Serve::start(&h, &store, &config);
+    let serve = Serve::start(switchyard(&h, &store), &config, &[]);
     let addr = serve.addr.clone();
 
     let blocking = {
@@ -202,7 +137,7 @@ async fn the_dashboard_shows_spend_keys_limits_and_live_traffic_in_a_real_browse
     // The records are written off the answer's path: wait until all five are there.
     let mut records = Vec::new();
     for _ in 0..100 {
-        records = json_lines(&run(&h, &store, &["requests", "--json"]));
+        records = common::requests(switchyard(&h, &store));
         if records.len() == 5 {
             break;
         }
@@ -269,11 +204,11 @@ fn expectations(
     records: &[Value],
     keys: [(&String, &String, &str); 2],
 ) -> Value {
-    let usage = json_lines(&run(h, store, &["usage", "--by", "key", "--json"]));
-    let listed = json_lines(&run(h, store, &["keys", "list", "--json"]));
+    let usage = common::json_lines(&run(h, store, &["usage", "--by", "key", "--json"]));
+    let listed = common::json_lines(&run(h, store, &["keys", "list", "--json"]));
     let config = h.join("serve.toml");
     let config = config.to_str().unwrap();
-    let limits = json_lines(&run(h, store, &["--config", config, "limits", "--json"]));
+    let limits = common::json_lines(&run(h, store, &["--config", config, "limits", "--json"]));
     let mut by_key = Vec::new();
     for (id, prefix, name) in keys {
         let u = usage.iter().find(|u| u["group"] == **id).unwrap();

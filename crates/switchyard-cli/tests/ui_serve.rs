@@ -7,16 +7,18 @@
 //! their kind and sentence, never a key.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use switchyard_testkit::{HttpResponse, MockServer, Reply};
 
 mod common;
+
+use common::serve::{Serve, sonnet};
 
 const PROVIDER_KEY: &str = "sk-ant-ui-serve-test-0123456789";
 
@@ -27,15 +29,7 @@ fn switchyard(home: &Path, store: &str) -> Command {
 
 /// `keys create --json ARGS`: (key, prefix).
 fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String) {
-    let mut all = vec!["keys", "create", "--json"];
-    all.extend_from_slice(args);
-    let out = switchyard(home, store).args(&all).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::create_key(switchyard(home, store), args);
     let s = |f: &str| v[f].as_str().unwrap().to_owned();
     (s("key"), s("prefix"))
 }
@@ -45,49 +39,9 @@ fn create_key(home: &Path, store: &str, args: &[&str]) -> (String, String) {
 fn setup(upstream: &str, serve_extra: &str) -> (tempfile::TempDir, String, PathBuf) {
     let home = tempfile::tempdir().unwrap();
     let store = format!("sqlite:{}", home.path().join("ui.db").display());
-    let config = home.path().join("serve.toml");
-    let text = format!(
-        "[serve]\n{serve_extra}\n[serve.routes.sonnet]\nprovider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"\nbase_url = \"{upstream}\"\n"
-    );
-    std::fs::write(&config, text).unwrap();
+    let text = format!("[serve]\n{serve_extra}\n{}", sonnet(upstream));
+    let config = common::serve::write_config(home.path(), &text);
     (home, store, config)
-}
-
-/// A running `serve`: the child, its address, and its stderr once it exits.
-struct Serve {
-    child: Child,
-    addr: String,
-    stderr: Option<std::thread::JoinHandle<String>>,
-}
-
-impl Serve {
-    fn start(home: &Path, store: &str, config: &Path) -> Self {
-        let mut cmd = switchyard(home, store);
-        cmd.arg("--config")
-            .arg(config)
-            .args(["serve", "--listen", "127.0.0.1:0"]);
-        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let (addr, line) = common::announced_address(&mut stderr);
-        let stderr = std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-            line + &rest
-        });
-        Self {
-            child,
-            addr,
-            stderr: Some(stderr),
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// One request on a fresh connection: the whole response as text (head and body).
@@ -147,7 +101,7 @@ fn chat(addr: &str, key: &str) -> String {
 fn an_open_live_page_ends_its_stream_when_serve_stops_and_serve_exits_cleanly() {
     let (home, store, config) = setup("http://127.0.0.1:9", "");
     let (admin, _) = create_key(home.path(), &store, &["--name", "ops", "--admin"]);
-    let mut serve = Serve::start(home.path(), &store, &config);
+    let mut serve = Serve::start(switchyard(home.path(), &store), &config, &[]);
     let session = session_of(&sign_in(&serve.addr, &admin, ""));
     let mut live = TcpStream::connect(&serve.addr).unwrap();
     live.set_read_timeout(Some(Duration::from_secs(90)))
@@ -183,7 +137,7 @@ fn an_open_live_page_ends_its_stream_when_serve_stops_and_serve_exits_cleanly() 
         "the stream was cut, not ended: {text}"
     );
     let code = common::wait_or_kill(&mut serve.child, Duration::from_secs(90), &"serve");
-    let stderr = serve.stderr.take().unwrap().join().unwrap();
+    let stderr = serve.stderr();
     assert_eq!(code.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("after the drain deadline"), "{stderr}");
     assert!(!stderr.contains(&admin));
@@ -193,7 +147,7 @@ fn an_open_live_page_ends_its_stream_when_serve_stops_and_serve_exits_cleanly() 
 fn failed_sign_ins_are_bounded_and_answered_429_with_retry_after() {
     let (home, store, config) = setup("http://127.0.0.1:9", "");
     let (admin, _) = create_key(home.path(), &store, &["--name", "ops", "--admin"]);
-    let serve = Serve::start(home.path(), &store, &config);
+    let serve = Serve::start(switchyard(home.path(), &store), &config, &[]);
     let wrong = format!("sk-sy-{}", "0".repeat(48));
     for i in 0..10 {
         let r = sign_in(&serve.addr, &wrong, "");
@@ -214,7 +168,7 @@ fn failed_sign_ins_are_bounded_and_answered_429_with_retry_after() {
 fn the_cookie_is_secure_when_a_trusted_proxy_says_the_sign_in_came_over_https() {
     let (home, store, config) = setup("http://127.0.0.1:9", "trust_forwarded_headers = true");
     let (admin, _) = create_key(home.path(), &store, &["--name", "ops", "--admin"]);
-    let serve = Serve::start(home.path(), &store, &config);
+    let serve = Serve::start(switchyard(home.path(), &store), &config, &[]);
     let over_https = sign_in(&serve.addr, &admin, "\r\nx-forwarded-proto: https");
     assert_eq!(status(&over_https), 303, "{over_https}");
     let set = header(&over_https, "set-cookie").unwrap();
@@ -236,7 +190,7 @@ async fn requests_refused_at_admission_are_among_the_live_pages_last_errors() {
     let (admin, _) = create_key(h, &store, &["--name", "ops", "--admin"]);
     let (poor, poor_prefix) = create_key(h, &store, &["--name", "poor", "--budget", "0.0001/day"]);
     let (busy, busy_prefix) = create_key(h, &store, &["--name", "busy", "--rpm", "1"]);
-    let serve = Serve::start(h, &store, &config);
+    let serve = Serve::start(switchyard(h, &store), &config, &[]);
     let addr = serve.addr.clone();
     let (keys, live) = tokio::task::spawn_blocking(move || {
         let refused = chat(&addr, &poor);

@@ -29,22 +29,9 @@ fn root() -> PathBuf {
 
 /// The installed `playwright-core` and `oidc-provider` folders, or why not.
 fn installed() -> Result<(PathBuf, PathBuf), String> {
-    let browser = std::env::var_os("SWITCHYARD_BROWSER_DIR")
-        .map_or_else(|| root().join(".browser-test"), PathBuf::from);
     let idp = std::env::var_os("SWITCHYARD_OIDC_PROVIDER_DIR")
         .map_or_else(|| root().join(".oidc-provider"), PathBuf::from);
-    if !Path::new("/usr/bin/chromium").exists() {
-        return Err("Debian's chromium is not installed: run scripts/browser.sh".to_owned());
-    }
-    if !browser
-        .join("node_modules/playwright-core/package.json")
-        .exists()
-    {
-        return Err(format!(
-            "playwright-core is not installed in {}: run scripts/browser.sh",
-            browser.display()
-        ));
-    }
+    let browser = common::playwright_dir()?;
     if !idp.join("node_modules/oidc-provider/package.json").exists() {
         return Err(format!(
             "the OpenID provider of the single sign-on test is not installed in {}: run scripts/oidc-provider.sh install",
@@ -157,7 +144,7 @@ fn serve(home: &Path, store: &str, config: &Path, port: u16) -> Running {
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    common::announced_address(&mut stderr);
+    common::serve::announced_address(&mut stderr);
     std::thread::spawn(move || {
         let mut sink = String::new();
         let _ = stderr.read_to_string(&mut sink);

@@ -3,8 +3,10 @@
 // Each agent-client test uses part of the harness; the other test binaries none of it.
 #[allow(dead_code)]
 pub mod agents;
+// The tests that start `switchyard serve` use it; the other test binaries do not.
+#[allow(dead_code)]
+pub mod serve;
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -31,31 +33,6 @@ pub fn wait_or_kill(child: &mut Child, limit: Duration, what: &dyn std::fmt::Deb
     }
 }
 
-/// One HTTP/1.1 request to `addr` on a fresh connection: the status and the body.
-// Used by the `serve` tests only.
-#[allow(dead_code)]
-pub fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("cannot connect to the gateway");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream
-        .write_all(head.as_bytes())
-        .expect("cannot send the request");
-    stream
-        .write_all(body.as_bytes())
-        .expect("cannot send the request");
-    let mut response = String::new();
-    stream
-        .read_to_string(&mut response)
-        .expect("cannot read the response");
-    let status = response[9..12].parse().expect("an HTTP status line");
-    let (_, body) = response.split_once("\r\n\r\n").expect("a response head");
-    (status, body.to_owned())
-}
-
 /// The binary with a clean environment: only `PATH`, `SWITCHYARD_HOME` = `home`,
 /// `SWITCHYARD_STORE` = `store` and `ANTHROPIC_API_KEY` = `provider_key`; stdin closed. The
 /// `serve` tests' command (keys, dashboard, hardening).
@@ -71,23 +48,69 @@ pub fn switchyard_on(home: &Path, store: &str, provider_key: &str) -> Command {
     cmd
 }
 
-/// Reads `serve`'s first stderr line and the address it announces: (address, the line). When
-/// it announces none, the test fails with the line and the rest of stderr.
+/// Runs `cmd` to its end: (exit code, stdout, stderr). A process ended by a signal is -1.
 #[allow(dead_code)]
-pub fn announced_address(stderr: &mut impl BufRead) -> (String, String) {
-    let mut line = String::new();
-    stderr
-        .read_line(&mut line)
-        .expect("cannot read serve's stderr");
-    match line
-        .trim()
-        .strip_prefix("switchyard serve: listening on http://")
-    {
-        Some(addr) => (addr.to_owned(), line),
-        None => {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-            panic!("no address announced: {line:?}{rest}")
-        }
+pub fn output(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("cannot run the switchyard binary");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    )
+}
+
+/// Each line of `text` parsed as JSON.
+#[allow(dead_code)]
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// The request log as `cmd requests --json` prints it, newest first; the command must succeed.
+#[allow(dead_code)]
+pub fn requests(mut cmd: Command) -> Vec<serde_json::Value> {
+    let (code, out, err) = output(cmd.args(["requests", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    json_lines(&out)
+}
+
+/// The first key's "used", as `cmd keys list --json` shows it.
+#[allow(dead_code)]
+pub fn used(mut cmd: Command) -> f64 {
+    let (_, out, _) = output(cmd.args(["keys", "list", "--json"]));
+    let first = out.lines().next().expect("a key listed");
+    let v: serde_json::Value = serde_json::from_str(first).expect("a JSON line");
+    v["used_usd"].as_f64().expect("used_usd is a number")
+}
+
+/// `cmd keys create --json ARGS`, which must succeed: the new key's record, its secret in
+/// `key`.
+#[allow(dead_code)]
+pub fn create_key(mut cmd: Command, args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = output(cmd.args(["keys", "create", "--json"]).args(args));
+    assert_eq!(code, 0, "{args:?}: {out}{err}");
+    serde_json::from_str(out.trim()).expect("the new key as JSON")
+}
+
+/// The folder holding `playwright-core` (`SWITCHYARD_BROWSER_DIR`, else `.browser-test` at the
+/// repository's root) once it and Debian's Chromium are installed, or why not.
+#[allow(dead_code)]
+pub fn playwright_dir() -> Result<std::path::PathBuf, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("SWITCHYARD_BROWSER_DIR")
+        .map_or_else(|| root.join(".browser-test"), std::path::PathBuf::from);
+    if !Path::new("/usr/bin/chromium").exists() {
+        return Err("Debian's chromium is not installed: run scripts/browser.sh".to_owned());
     }
+    if !dir
+        .join("node_modules/playwright-core/package.json")
+        .exists()
+    {
+        return Err(format!(
+            "playwright-core is not installed in {}: run scripts/browser.sh",
+            dir.display()
+        ));
+    }
+    Ok(dir)
 }
