@@ -4,8 +4,8 @@ use std::time::{Duration, Instant};
 
 use switchyard_core::limits::{Cooldown, EntryKey, RateLimits, SlotRequest};
 use switchyard_core::store::{
-    BudgetWindow, ClientKey, HoldRequest, LeaseScope, LeaseWant, RequestOutcome, RequestRecord,
-    SlotLeaseRequest, TaskStore,
+    Asked, BudgetWindow, ClientKey, HoldRequest, LeaseScope, LeaseWant, RequestOutcome,
+    RequestRecord, SlotLeaseRequest, TaskStore,
 };
 
 use crate::seed::{Setup, now_ms};
@@ -45,6 +45,12 @@ pub(crate) fn hold(id: String, key: &ClientKey, setup: &Setup, cap: Option<f64>)
         gateway_per_day: cap,
         now_ms: now,
         expires_ms: now + 60_000,
+        // What a gateway's hold keeps, so the insert costs what it costs there.
+        asked: Asked {
+            route: "bench".to_owned(),
+            dialect: "chat_completions".to_owned(),
+            stream: true,
+        },
     }
 }
 

@@ -43,13 +43,13 @@ impl Serve {
         let (addr, line) = announced_address(&mut stderr);
         // Keep draining stderr so the server never blocks on a full pipe.
         let stderr = std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
+            let mut all = line;
+            let _ = stderr.read_to_string(&mut all);
             if let Some(secret) = secret {
-                // A panic here is printed; it fails the test only through `Serve::stderr`.
-                assert!(!rest.contains(secret));
+                // The panic fails the test where the thread is joined: `stderr` or the drop.
+                assert!(!all.contains(secret), "serve printed the secret");
             }
-            line + &rest
+            all
         });
         Self {
             child,
@@ -69,6 +69,14 @@ impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A killed serve closes its stderr, so the thread reading it ends and says what it found.
+        if let Some(drain) = self.stderr.take() {
+            let read = drain.join();
+            assert!(
+                read.is_ok() || std::thread::panicking(),
+                "serve's stderr held the secret or could not be read"
+            );
+        }
     }
 }
 
