@@ -1,7 +1,8 @@
-//! Entry points for the fuzz target `serve_headers`, behind the `fuzzing` feature and never
-//! part of the library's API: what the gateway reads from a request's headers, and the
-//! dashboard's form bodies. Each is a thin call of the crate's own code.
-//! Spec: R14.2, R14.6, R14.11.
+//! Entry points for the fuzz targets `serve_headers` and `websocket_messages`, behind the
+//! `fuzzing` feature and never part of the library's API: what the gateway reads from a
+//! request's headers, the dashboard's form bodies and a WebSocket's messages. Each is a thin
+//! call of the crate's own code.
+//! Spec: R14.1b, R14.2, R14.6, R14.11.
 
 use std::net::IpAddr;
 
@@ -66,4 +67,44 @@ pub fn form_field(text: &str, name: &str) -> Option<String> {
 /// `text` with `+` as space and `%XX` decoded, as the dashboard reads a form value.
 pub fn form_decode(text: &str) -> String {
     crate::ui::form::decode(text)
+}
+
+/// One Responses WebSocket's conversation, read message by message as its session reads them
+/// once their shape has passed.
+pub struct SocketChain(crate::websocket::Chain);
+
+/// What a socket does with one message.
+#[derive(Debug)]
+pub enum SocketRead {
+    /// Runs this Responses body through the pipeline.
+    Run(Vec<u8>),
+    /// Answers with these events and no model: a warm-up.
+    Answer(Vec<serde_json::Value>),
+    /// Refuses it with this `error` event.
+    Refuse(serde_json::Value),
+    /// Owes nothing back.
+    Nothing,
+}
+
+impl SocketChain {
+    /// A socket whose bodies are capped at `body_limit` bytes.
+    pub fn new(body_limit: usize) -> Self {
+        Self(crate::websocket::Chain::new(body_limit))
+    }
+
+    /// Reads the message `text`.
+    pub fn read(&mut self, text: &[u8]) -> SocketRead {
+        use crate::websocket::Read;
+        match self.0.read(text) {
+            Read::Run(body) => SocketRead::Run(body),
+            Read::Answer(events) => SocketRead::Answer(events),
+            Read::Refuse(event) => SocketRead::Refuse(event),
+            Read::Nothing => SocketRead::Nothing,
+        }
+    }
+
+    /// Notes an event of the turn being run.
+    pub fn saw(&mut self, event: &serde_json::Value) {
+        self.0.saw(event);
+    }
 }

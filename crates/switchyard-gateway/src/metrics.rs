@@ -232,48 +232,7 @@ impl Metrics {
         series.render_outcomes(&mut out);
         series.render_cost(&mut out);
         drop(series);
-        family(
-            &mut out,
-            "switchyard_gateway_requests_in_flight",
-            "gauge",
-            "Model requests being answered (body read to the response's end).",
-        );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_requests_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
-        family(
-            &mut out,
-            "switchyard_gateway_connections_open",
-            "gauge",
-            "Client connections open.",
-        );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_connections_open {}",
-            self.connections.load(Ordering::Relaxed)
-        );
-        family(
-            &mut out,
-            "switchyard_gateway_websockets_open",
-            "gauge",
-            "Responses WebSockets open, from their 101 to their close.",
-        );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_websockets_open {}",
-            self.websockets.load(Ordering::Relaxed)
-        );
-        if let Some(n) = cooldowns {
-            family(
-                &mut out,
-                "switchyard_gateway_cooldowns",
-                "gauge",
-                "Failover entries cooling down in the store (SPEC R12.1), every process on it included.",
-            );
-            let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
-        }
+        self.render_gauges(&mut out, cooldowns);
         family(
             &mut out,
             "switchyard_config_reloads_total",
@@ -303,6 +262,53 @@ impl Metrics {
             let _ = writeln!(out, "switchyard_telemetry_dropped_total {n}");
         }
         out
+    }
+
+    /// The gauges: requests in flight, connections and sockets open, and the cooldowns when
+    /// `cooldowns` is known.
+    fn render_gauges(&self, out: &mut String, cooldowns: Option<usize>) {
+        family(
+            out,
+            "switchyard_gateway_requests_in_flight",
+            "gauge",
+            "Model requests being answered (body read to the response's end).",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_requests_in_flight {}",
+            self.in_flight.load(Ordering::Relaxed)
+        );
+        family(
+            out,
+            "switchyard_gateway_connections_open",
+            "gauge",
+            "Client connections open.",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_connections_open {}",
+            self.connections.load(Ordering::Relaxed)
+        );
+        family(
+            out,
+            "switchyard_gateway_websockets_open",
+            "gauge",
+            "Responses WebSockets open, from their 101 to their close.",
+        );
+        let _ = writeln!(
+            out,
+            "switchyard_gateway_websockets_open {}",
+            self.websockets.load(Ordering::Relaxed)
+        );
+        if let Some(n) = cooldowns {
+            family(
+                out,
+                "switchyard_gateway_cooldowns",
+                "gauge",
+                "Failover entries cooling down in the store (SPEC R12.1), every process on it included.",
+            );
+            let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
+        }
     }
 
     /// Exports these metrics through `meter` from now on, and the spans `dropped` as a counter.

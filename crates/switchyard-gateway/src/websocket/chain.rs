@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::events::{error_event, now_seconds};
 
 /// A client message, read.
-pub(super) enum Read {
+pub(crate) enum Read {
     /// A Responses request body to run, the whole conversation in its `input`.
     Run(Vec<u8>),
     /// Events answered without a model: a warm-up's.
@@ -27,7 +27,7 @@ struct Last {
 }
 
 /// One socket's conversation state.
-pub(super) struct Chain {
+pub(crate) struct Chain {
     last: Option<Last>,
     /// The whole input of the turn being run, as [`Last::items`], kept for its
     /// `response.completed`.
@@ -37,7 +37,7 @@ pub(super) struct Chain {
 }
 
 impl Chain {
-    pub(super) fn new(body_limit: usize) -> Self {
+    pub(crate) fn new(body_limit: usize) -> Self {
         Self {
             last: None,
             running: String::new(),
@@ -47,7 +47,7 @@ impl Chain {
     }
 
     /// What to do with the client message `text`, whose shape the caller has checked.
-    pub(super) fn read(&mut self, text: &[u8]) -> Read {
+    pub(crate) fn read(&mut self, text: &[u8]) -> Read {
         let mut create = match serde_json::from_slice::<Value>(text) {
             Ok(Value::Object(create)) => create,
             Ok(_) => return Read::Refuse(invalid("A message must be a JSON object.")),
@@ -94,7 +94,7 @@ impl Chain {
     }
 
     /// Notes an event of the turn being run: a completed response becomes the socket's last.
-    pub(super) fn saw(&mut self, event: &Value) {
+    pub(crate) fn saw(&mut self, event: &Value) {
         if event["type"] != "response.completed" {
             return;
         }

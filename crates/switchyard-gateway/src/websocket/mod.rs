@@ -8,5 +8,7 @@ mod events;
 mod session;
 mod upgrade;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use chain::{Chain, Read};
 pub(crate) use session::Turn;
 pub(crate) use upgrade::upgrade;

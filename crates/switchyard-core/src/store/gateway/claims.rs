@@ -93,6 +93,7 @@ impl Claim {
     }
 
     /// The totals row every decision on this claim locks on PostgreSQL.
+    #[cfg(feature = "postgres")]
     pub(crate) fn lock_row(&self) -> TotalKey {
         match self.scope {
             LeaseScope::Key | LeaseScope::Parallel => {
@@ -214,6 +215,7 @@ pub(crate) fn hold_claims(req: &HoldRequest) -> [Claim; 5] {
 }
 
 /// The claims of `req` a hold must lock on PostgreSQL: only scopes with a limit.
+#[cfg(feature = "postgres")]
 pub(crate) fn hold_locks(req: &HoldRequest) -> Vec<TotalKey> {
     let [key, _, user, team, gateway] = hold_claims(req);
     let mut locks = Vec::new();
