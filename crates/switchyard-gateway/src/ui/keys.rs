@@ -220,6 +220,9 @@ pub(crate) async fn update(
         tpm: e.tpm,
         max_parallel: e.max_parallel,
         expires: e.expires,
+        // The dashboard moves no key between owners: a member could then spend on another's
+        // budget (BerriAI/litellm#8031). `switchyard keys update --owner` does it.
+        owner: None,
     };
     let (old, new) =
         (update_client_key(store, id, &edit, by, now).await).map_err(|e| e.to_string())?;
