@@ -259,6 +259,10 @@ pub struct KeyUpdateArgs {
     /// Its team, or `none`.
     #[arg(long, value_name = "NAME|none")]
     pub team: Option<String>,
+    /// The user whose budget its spend counts in from now on (`switchyard users list`), or
+    /// `none`.
+    #[arg(long, value_name = "USER_ID|none")]
+    pub owner: Option<String>,
     /// Who or what it is for.
     #[arg(long)]
     pub name: Option<String>,

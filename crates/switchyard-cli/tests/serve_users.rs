@@ -287,3 +287,133 @@ async fn a_key_whose_owner_has_not_signed_in_within_the_membership_bound_is_refu
             .unwrap();
     assert_eq!(renewed.0, 200, "a sign-in renews the key: {renewed:?}");
 }
+
+/// `email`'s first sign-in, subject `subject`, as a member with `budget`: their user id.
+async fn sign_in_person(store: &str, subject: &str, email: &str, budget: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let sign_in = SignIn {
+        issuer: "https://idp.example".into(),
+        subject: subject.into(),
+        email: Some(email.into()),
+        name: None,
+        role: Role::Member,
+        team: None,
+        models: vec![],
+        budget: Budget::parse(budget),
+        at_ms: now,
+    };
+    let by = Actor {
+        who: email.into(),
+        origin: "127.0.0.1".into(),
+    };
+    let store = open(store).await;
+    store.sign_in_user(&sign_in, &by).await.unwrap().id
+}
+
+/// `usage --by user --json`: one object per user.
+fn usage_by_user(home: &Path, store: &str) -> Vec<Value> {
+    let (code, out, err) = run(home, store, &["usage", "--by", "user", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `keys update --owner` (SPEC R14.6b, BerriAI/litellm#14498): an unknown or disabled user is
+/// refused and changes nothing; a move to Joe, whose $0.01 budget fits no reservation, is a
+/// 402 naming Joe's budget on the running process within a second; what the key spent before
+/// stays Jane's in `users show` and in `usage --by user`, which names each user by email
+/// beside the id; `--owner none` frees it of every user budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keys_owner_changed_on_the_cli_moves_its_spend_to_the_new_owners_budget() {
+    let upstream =
+        MockServer::start(vec![Reply::new(HttpResponse::fixture("anthropic_text"))]).await;
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_owned();
+    let store = format!("sqlite:{}", h.join("owner.db").display());
+    let config = write_config(&h, &upstream.url(), "leased");
+    let jane = sign_in_jane(&store, "5/day").await;
+    let joe = sign_in_person(&store, "joe-0002", "joe@example.com", "0.01/day").await;
+    let gone = sign_in_person(&store, "gone-0003", "gone@example.com", "5/day").await;
+    let (code, _, err) = run(&h, &store, &["users", "update", &gone, "--disable"]);
+    assert_eq!(code, 0, "{err}");
+    let key = owned_key(&h, &store, "laptop", &jane);
+    let prefix = key[..12].to_owned();
+    let (h2, s2, k2, jane2) = (h.clone(), store.clone(), key.clone(), jane.clone());
+    let (first, wait, freed) = tokio::task::spawn_blocking(move || {
+        let serve = Serve::start(&h2, &s2, &config);
+        let first = call(&serve.addr, &k2);
+        for (owner, says) in [
+            (
+                "usr_ffffffffffffffff",
+                "There is no user `usr_ffffffffffffffff`",
+            ),
+            (gone.as_str(), "is disabled"),
+        ] {
+            let (code, out, err) = run(&h2, &s2, &["keys", "update", &prefix, "--owner", owner]);
+            assert_eq!(code, 2, "{out}{err}");
+            assert!(err.contains(says) && err.lines().count() == 1, "{err}");
+        }
+        let (code, out, err) = run(&h2, &s2, &["keys", "update", &prefix, "--owner", &joe]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("owner: {jane2} → {joe}")), "{out}");
+        let done = Instant::now();
+        loop {
+            let (status, _, text) = call(&serve.addr, &k2);
+            if status == 402 {
+                assert!(text.contains("The user joe@example.com's budget"), "{text}");
+                break;
+            }
+            assert_eq!(status, 200, "{text}");
+            assert!(done.elapsed() < Duration::from_secs(3), "still served");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let wait = done.elapsed();
+        let (code, _, err) = run(&h2, &s2, &["keys", "update", &prefix, "--owner", "none"]);
+        assert_eq!(code, 0, "{err}");
+        std::thread::sleep(Duration::from_millis(1_100));
+        let freed = call(&serve.addr, &k2);
+        std::thread::sleep(Duration::from_millis(300));
+        (first, wait, freed)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.0, 200, "{first:?}");
+    assert_eq!(freed.0, 200, "no owner, no user budget: {freed:?}");
+    eprintln!("an owner change showed on the running process after {wait:?}");
+    assert!(wait < Duration::from_millis(1_300), "{wait:?}");
+    let (code, shown, err) = run(&h, &store, &["users", "show", &jane, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let shown: Value = serde_json::from_str(shown.trim()).unwrap();
+    let used = shown["used_usd"].as_f64().unwrap();
+    let rows = usage_by_user(&h, &store);
+    let janes = rows.iter().find(|r| r["group"] == jane.as_str()).unwrap();
+    assert_eq!(janes["user"], "jane@example.com", "{janes}");
+    assert_eq!(
+        janes["requests"], 1,
+        "only the request before the change: {rows:?}"
+    );
+    let cost = janes["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0 && (cost - used).abs() < 1e-9, "{cost} {used}");
+    let (code, table, err) = run(&h, &store, &["usage", "--by", "user"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains(&format!("{jane} jane@example.com")),
+        "{table}"
+    );
+    let (code, audit, err) = run(&h, &store, &["audit", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let moves: Vec<&str> = (audit.lines())
+        .filter(|l| l.contains("\"owner: "))
+        .collect();
+    assert_eq!(
+        moves.len(),
+        2,
+        "one row per change, none for a refusal: {audit}"
+    );
+    let (code, _, err) = run(&h, &store, &["store", "check"]);
+    assert_eq!(code, 0, "the users' running totals equal the ledger: {err}");
+}

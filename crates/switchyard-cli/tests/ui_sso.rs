@@ -3,6 +3,7 @@
 //! it on 127.0.0.1 with accounts whose ID tokens carry groups), a real `switchyard serve` with
 //! `[serve.oidc]`, and headless Chromium signing in through the provider's login page
 //! (`tests/ui/sso.mjs`). Checked: each group mapped to its role, team, models and budget; a
+//! member sees their own budget, used and left, as `users list` reads it; a
 //! member makes, rotates and revokes their own keys and cannot see or change another member's,
 //! by the page and by direct requests; a viewer changes nothing; an admin sees everyone's keys
 //! and the users page; a person in no mapped group is disabled and told why; a callback not
@@ -235,6 +236,35 @@ async fn people_sign_in_through_a_real_openid_provider_and_see_and_change_only_w
         );
     }
     check_audit(&h, &store);
+    check_own_budget(&h, &store, &out);
+}
+
+/// The budget the member's page showed is what `users show` reads for her: one function
+/// sums a user's use for both.
+fn check_own_budget(h: &Path, store: &str, out: &str) {
+    let shown: f64 = (out.lines())
+        .find_map(|l| l.strip_prefix("ada used "))
+        .expect("the browser test printed the member's use")
+        .trim()
+        .parse()
+        .unwrap();
+    let (code, listed) = {
+        let o = common::switchyard_on(h, store, PROVIDER_KEY)
+            .args(["users", "list", "--json"])
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8(o.stdout).unwrap())
+    };
+    assert_eq!(code, Some(0), "{listed}");
+    let ada: Value = (listed.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|u| u["email"] == "ada@example.com")
+        .unwrap();
+    let used = ada["used_usd"].as_f64().unwrap();
+    assert!(
+        shown > 0.0 && (used - shown).abs() < 1e-9,
+        "the page showed {shown}, users list {used}"
+    );
 }
 
 /// Every sign-in and the refused ones are in the audit log once, and no row holds the client

@@ -134,6 +134,11 @@ async function loadKeys() {
   let data;
   try { data = await getJson("/ui/api/keys"); } catch (e) { status(e.message, true); return; }
   const role = document.body.dataset.role;
+  const own = document.getElementById("own-budget");
+  if (own && data.you) {
+    own.textContent = data.you.budget ? budgetCell(data.you.budget)
+      : "You have no budget of your own: only your keys' and your team's budgets apply.";
+  }
   fill("keys", data.keys.map((k) => {
     const actions = el("span", {});
     // A viewer changes nothing, so is offered nothing to change.

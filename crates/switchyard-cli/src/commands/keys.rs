@@ -339,6 +339,7 @@ async fn update(store: &Arc<dyn TaskStore>, args: &KeyUpdateArgs) -> Outcome {
         tpm: args.tpm.clone(),
         max_parallel: args.max_parallel.clone(),
         expires: args.expires.clone(),
+        owner: args.owner.clone(),
     };
     let (old, new) = (update_client_key(&**store, &key.id, &edit, &cli_actor(), now_ms()).await)
         .map_err(|e| (2, e.to_string()))?;

@@ -1,9 +1,9 @@
-//! `switchyard usage`: the gateway's request log summed by key, team, model or UTC day.
+//! `switchyard usage`: the gateway's request log summed by key, team, user, model or UTC day.
 //! Spec: R14.8.
 
 use std::process::ExitCode;
 
-use switchyard_core::store::{ClientKey, UsageBy, UsageRow, civil_from_days, parse_utc_date};
+use switchyard_core::store::{ClientKey, UsageBy, UsageRow, User, civil_from_days, parse_utc_date};
 
 use crate::settings;
 
@@ -22,7 +22,7 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
-    let (rows, keys) = match summed(place, by, since_ms).await {
+    let (rows, keys, users) = match summed(place, by, since_ms).await {
         Ok(Some(both)) => both,
         Ok(None) => {
             eprintln!("no gateway requests recorded yet; `switchyard serve` records each one");
@@ -33,10 +33,10 @@ pub async fn run(
             return ExitCode::from(2);
         }
     };
-    let labels: Vec<String> = rows.iter().map(|r| label(by, r, &keys)).collect();
+    let labels: Vec<String> = rows.iter().map(|r| label(by, r, &keys, &users)).collect();
     if json {
         for (r, label) in rows.iter().zip(&labels) {
-            let row = serde_json::json!({
+            let mut row = serde_json::json!({
                 "group": r.group,
                 "label": label,
                 "requests": r.requests,
@@ -47,6 +47,9 @@ pub async fn run(
                 "cost_usd": r.cost_usd,
                 "unpriced_requests": r.unpriced,
             });
+            if by == UsageBy::User {
+                row["user"] = serde_json::json!(shown_user(r, &users));
+            }
             say!("{row}");
         }
     } else if rows.is_empty() {
@@ -57,20 +60,36 @@ pub async fn run(
     ExitCode::SUCCESS
 }
 
-/// The groups and the keys for their labels; `None` when there is no store yet.
+type Summed = (Vec<UsageRow>, Vec<ClientKey>, Vec<User>);
+
+/// The groups and the keys and users for their labels; `None` when there is no store yet.
 async fn summed(
     place: settings::StorePlace<'_>,
     by: UsageBy,
     since_ms: i64,
-) -> Result<Option<(Vec<UsageRow>, Vec<ClientKey>)>, String> {
+) -> Result<Option<Summed>, String> {
     let Some(store) = settings::open_existing_store(place).await? else {
         return Ok(None);
     };
-    let both = tokio::try_join!(store.usage(by, since_ms), store.client_keys());
-    both.map(Some).map_err(|e| e.to_string())
+    let users = async {
+        match by {
+            UsageBy::User => store.users().await,
+            _ => Ok(Vec::new()),
+        }
+    };
+    let all = tokio::try_join!(store.usage(by, since_ms), store.client_keys(), users);
+    all.map(Some).map_err(|e| e.to_string())
 }
 
-fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey]) -> String {
+/// The email of the user a row is grouped by, else their name; `None` for a user the store no
+/// longer holds, who keeps only their id.
+fn shown_user<'a>(r: &UsageRow, users: &'a [User]) -> Option<&'a str> {
+    let id = r.group.as_deref()?;
+    let u = users.iter().find(|u| u.id == id)?;
+    u.email.as_deref().or(u.name.as_deref())
+}
+
+fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey], users: &[User]) -> String {
     match (by, r.group.as_deref()) {
         (_, None) => "-".to_owned(),
         (UsageBy::Day, Some(day)) => {
@@ -81,6 +100,11 @@ fn label(by: UsageBy, r: &UsageRow, keys: &[ClientKey]) -> String {
             || id.to_owned(),
             |k| format!("{} {}… ({})", k.id, k.prefix, k.name),
         ),
+        // The id stays: emails may repeat across identity providers.
+        (UsageBy::User, Some(id)) => match shown_user(r, users) {
+            Some(shown) => format!("{id} {shown}"),
+            None => id.to_owned(),
+        },
         (_, Some(g)) => g.to_owned(),
     }
 }

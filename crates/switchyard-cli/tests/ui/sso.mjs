@@ -94,6 +94,20 @@ async function member(browser) {
   check(secret.startsWith("sk-sy-"), "a member's new key is shown once");
   const served = await chat(secret);
   check(served === 200, `a member's key works through the gateway (${served})`);
+  // The request's record is written after its answer: ask until the user's budget shows it.
+  let you = null;
+  for (let i = 0; i < 50 && !(you && you.budget && you.budget.used_usd > 0); i++) {
+    if (i) await new Promise((r) => setTimeout(r, 100));
+    you = (await call(page, "GET", "/ui/api/keys"))[1].you;
+  }
+  const b = you.budget;
+  check(b.usd === 5 && b.window === "day" && b.used_usd > 0, `the member's own budget and its use (${JSON.stringify(you)})`);
+  check(Math.abs(b.left_usd - (5 - b.used_usd)) < 1e-9 && b.resets_ms > Date.now(), "what is left of it and when it resets");
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById("own-budget").textContent.includes("used"));
+  const shown = await page.textContent("#own-budget");
+  check(shown.includes(`$${b.used_usd.toFixed(6)} used`) && shown.includes("of $5/day"), `the page shows it (${shown})`);
+  console.log(`ada used ${b.used_usd}`);
   const [, listed] = await call(page, "GET", "/ui/api/keys");
   const mine = listed.keys.find((k) => k.name === "ada-laptop");
   check(mine && mine.team === "eng" && mine.models.join() === "claude-sonnet-*", "the key is in the member's team with the models asked");

@@ -61,11 +61,7 @@ pub(super) async fn handle(
     let store = &*board.store;
     if let Some(p) = mine {
         return match path.as_str() {
-            "keys" => answer(
-                keys::list(store, now, Some(p))
-                    .await
-                    .map_err(|e| e.to_string()),
-            ),
+            "keys" => answer(own::keys(store, now, p).await.map_err(|e| e.to_string())),
             _ => problem(
                 403,
                 "Only an administrator sees this: your own keys are on /ui/keys.".to_owned(),

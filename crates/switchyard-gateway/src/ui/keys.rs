@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use switchyard_core::limits::RateState;
 use switchyard_core::store::{
     Actor, Budget, ClientKey, KeyEdit, NewKeyRequest, StoreError, TaskStore, UsageBy, UsageQuery,
-    create_client_key_by, create_team_by, key_diff, revoke_client_key, rotate_client_key,
+    User, create_client_key_by, create_team_by, key_diff, revoke_client_key, rotate_client_key,
     update_client_key,
 };
 
@@ -74,13 +74,32 @@ async fn budget_use(
     let used = store
         .used_since(key, team, b.window_start_ms(now), now)
         .await?;
-    Ok(json!({
+    Ok(budget_json(b, used, now))
+}
+
+/// User `u`'s budget as [`budget_use`] shows a key's, its use read as admission counts it.
+pub(crate) async fn user_budget_use(
+    store: &dyn TaskStore,
+    u: &User,
+    now: i64,
+) -> Result<Value, StoreError> {
+    let Some(b) = u.budget else {
+        return Ok(Value::Null);
+    };
+    let used = store
+        .user_used_since(&u.id, b.window_start_ms(now), now)
+        .await?;
+    Ok(budget_json(b, used, now))
+}
+
+fn budget_json(b: Budget, used: f64, now: i64) -> Value {
+    json!({
         "usd": b.usd,
         "window": b.window_name(),
         "used_usd": used,
         "left_usd": (b.usd - used).max(0.0),
         "resets_ms": b.resets_ms(now),
-    }))
+    })
 }
 
 fn key_json(
@@ -220,6 +239,9 @@ pub(crate) async fn update(
         tpm: e.tpm,
         max_parallel: e.max_parallel,
         expires: e.expires,
+        // The dashboard moves no key between owners: a member could then spend on another's
+        // budget (BerriAI/litellm#8031). `switchyard keys update --owner` does it.
+        owner: None,
     };
     let (old, new) =
         (update_client_key(store, id, &edit, by, now).await).map_err(|e| e.to_string())?;

@@ -1,9 +1,9 @@
-//! The changes a member may make: their own keys only, in their team and within their models.
-//! A viewer makes none. Another member's key is answered as if it did not exist.
+//! A member's or viewer's own page: their keys and budget. A member changes only their own
+//! keys, in their team and within their models; a viewer none. Another's key does not exist.
 //! Spec: R14.11b.
 
-use serde_json::Value;
-use switchyard_core::store::{Actor, TaskStore};
+use serde_json::{Value, json};
+use switchyard_core::store::{Actor, StoreError, TaskStore};
 
 use super::people::Role;
 
@@ -52,4 +52,15 @@ pub(super) async fn change(
         _ => keys::rotate(store, id, (by, now)).await,
     };
     done.map_err(|e| (400, e))
+}
+
+/// `p`'s keys as the keys page lists them, and `you`: their id, name and budget as stored now.
+pub(super) async fn keys(store: &dyn TaskStore, now: i64, p: &Person) -> Result<Value, StoreError> {
+    let mut listed = keys::list(store, now, Some(p)).await?;
+    let budget = match store.user(&p.id).await? {
+        Some(u) => keys::user_budget_use(store, &u, now).await?,
+        None => Value::Null,
+    };
+    listed["you"] = json!({"id": p.id, "display": p.display, "budget": budget});
+    Ok(listed)
 }

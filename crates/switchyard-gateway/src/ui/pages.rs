@@ -81,9 +81,9 @@ pub(crate) fn page(page: &str, session: &Session) -> Option<String> {
         })
         .collect();
     let keys = match session.role_name() {
-        "member" => format!("{OWN_KEYS}{CREATE_OWN}{EDIT_KEY}</section>"),
+        "member" => format!("{YOUR_BUDGET}{OWN_KEYS}{CREATE_OWN}{EDIT_KEY}</section>"),
         "viewer" => format!(
-            "{OWN_KEYS}<p class=\"help\">As a viewer you see your keys and change nothing.</p></section>"
+            "{YOUR_BUDGET}{OWN_KEYS}<p class=\"help\">As a viewer you see your keys and change nothing.</p></section>"
         ),
         _ => format!("{KEYS}{EDIT_KEY}</section>{TEAMS}"),
     };
@@ -141,6 +141,11 @@ const KEYS: &str = r#"<section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2
 <label>Expires <input name="expires" type="date"></label>
 <label><input name="admin" type="checkbox"> Admin</label>
 <button type="submit">Create key</button></form>"#;
+
+/// A member's or viewer's own budget, over every key they own.
+const YOUR_BUDGET: &str = r#"<section aria-labelledby="you-h"><h2 id="you-h">Your budget</h2>
+<p id="own-budget">…</p>
+<p class="help">It counts every key you own, beside each key's own budget and your team's.</p></section>"#;
 
 /// A member's or viewer's own keys: no owner or team column to choose.
 const OWN_KEYS: &str = r#"<section aria-labelledby="keys-h"><h2 id="keys-h">Keys</h2>

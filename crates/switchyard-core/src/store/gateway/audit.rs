@@ -67,6 +67,8 @@ pub struct KeyUpdate {
     pub max_parallel: Option<Option<u64>>,
     /// When it stops working, Unix ms.
     pub expires_ms: Option<Option<i64>>,
+    /// The user whose budget its spend counts in from now on, by user id.
+    pub owner: Option<Option<String>>,
 }
 
 /// A change to a stored key.
@@ -118,6 +120,7 @@ impl KeyChange {
                 new.tpm = u.tpm.unwrap_or(new.tpm);
                 new.max_parallel = u.max_parallel.unwrap_or(new.max_parallel);
                 new.expires_ms = u.expires_ms.unwrap_or(new.expires_ms);
+                new.owner = u.owner.clone().unwrap_or(new.owner);
             }
         }
         Some(new)

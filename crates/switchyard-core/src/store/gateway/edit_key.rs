@@ -6,7 +6,7 @@ use super::audit::{Actor, AuditStore, KeyChange, KeyUpdate};
 use super::budget::parse_utc_date;
 use super::key_store::KeyStore;
 use super::keys::{ClientKey, NewSecret, Team, generate_key};
-use super::new_key::{CreateKeyError, KEY_NAME_MAX, read_budget};
+use super::new_key::{CreateKeyError, KEY_NAME_MAX, check_owner, read_budget};
 use super::users::{Role, User, UserUpdate};
 
 /// What an edit sets, as written; absent or blank leaves a field, `none` clears it.
@@ -28,6 +28,8 @@ pub struct KeyEdit {
     pub max_parallel: Option<String>,
     /// `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ`, UTC.
     pub expires: Option<String>,
+    /// The owner's user id, an existing user who is not disabled.
+    pub owner: Option<String>,
 }
 
 type Field<T> = Result<Option<Option<T>>, CreateKeyError>;
@@ -88,6 +90,7 @@ fn read_edit(edit: &KeyEdit, now_ms: i64) -> Result<KeyUpdate, CreateKeyError> {
         tpm: field(edit.tpm.as_deref(), count("tokens per minute"))?,
         max_parallel: field(edit.max_parallel.as_deref(), count("parallel limit"))?,
         expires_ms: expires,
+        owner: field(edit.owner.as_deref(), |t| Ok(t.to_owned()))?,
     })
 }
 
@@ -106,9 +109,12 @@ where
     let update = read_edit(edit, now_ms)?;
     if update == KeyUpdate::default() {
         return Err(CreateKeyError::Invalid(
-            "Say what to change: a name, team, models, budget, rpm, tpm, parallel limit or expiry."
+            "Say what to change: a name, team, owner, models, budget, rpm, tpm, parallel limit or expiry."
                 .to_owned(),
         ));
+    }
+    if let Some(Some(owner)) = &update.owner {
+        check_owner(store, owner).await?;
     }
     if let Some(Some(t)) = &update.team
         && store

@@ -189,7 +189,7 @@ where
 }
 
 /// `Ok` when user `id` may own a new key: they exist and are not disabled.
-async fn check_owner<S>(store: &S, id: &str) -> Result<(), CreateKeyError>
+pub(crate) async fn check_owner<S>(store: &S, id: &str) -> Result<(), CreateKeyError>
 where
     S: KeyStore + ?Sized,
 {

@@ -57,7 +57,7 @@ pub(crate) fn usage_range_sql(
     let group = match by {
         UsageBy::Key => "key_id",
         UsageBy::Team => "gateway_requests.team",
-        UsageBy::User => "k.owner",
+        UsageBy::User => "CASE WHEN uh.id IS NULL THEN k.owner ELSE uh.user_id END",
         UsageBy::Model => "provider || ':' || model",
         UsageBy::Day => "CAST(started_ms / 86400000 AS TEXT)",
     };
@@ -69,9 +69,14 @@ pub(crate) fn usage_range_sql(
         None => ("CAST(NULL AS BIGINT)".to_owned(), "g NULLS LAST"),
     };
     let end = to.map_or(String::new(), |to| format!(" AND started_ms < {to}"));
-    // A key's owner never changes, so the log groups by it through the key's row.
+    // A request counts for the owner its hold names, as the user's budget counts it, so a
+    // key's spend before an owner change stays with the owner it had; one without a hold
+    // counts for the key's owner now.
     let from_rows = match by {
-        UsageBy::User => "gateway_requests LEFT JOIN client_keys k ON k.id = key_id",
+        UsageBy::User => {
+            "gateway_requests LEFT JOIN client_keys k ON k.id = gateway_requests.key_id
+             LEFT JOIN budget_holds uh ON uh.id = gateway_requests.id"
+        }
         _ => "gateway_requests",
     };
     let sum = |c: &str| format!("CAST(coalesce(sum({c}), 0) AS BIGINT)");

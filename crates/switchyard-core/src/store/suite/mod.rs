@@ -78,7 +78,8 @@ pub(crate) use totals::{
 pub(crate) use usage::usage_is_summed_per_bucket_and_group_within_a_range;
 pub(crate) use users::{
     a_key_names_its_owner_through_every_change, a_sign_in_makes_or_rewrites_one_user_audited,
-    first_sign_ins_at_once_make_one_user, holds_of_two_keys_share_their_owners_budget,
+    changing_a_keys_owner_moves_its_later_spend, first_sign_ins_at_once_make_one_user,
+    holds_of_two_keys_share_their_owners_budget,
 };
 
 /// One `#[tokio::test]` per suite test, each on a fresh store from `$fixture` (an expression
@@ -106,6 +107,7 @@ macro_rules! task_store_suite {
             pruning_the_audit_log_deletes_only_older_rows_oldest_first,
             a_sign_in_makes_or_rewrites_one_user_audited,
             a_key_names_its_owner_through_every_change,
+            changing_a_keys_owner_moves_its_later_spend,
             lost_requests_are_charged_once_at_their_reservations,
             holds_of_two_keys_share_their_owners_budget,
             a_refused_lease_still_holds_what_was_recorded_against_it);

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use super::fixture::StoreFixture;
 use crate::store::{
     Actor, Budget, BudgetWindow, ClientKey, CreateKeyError, HoldOutcome, HoldRequest, HoldScope,
-    KeyEdit, LeaseScope, LeaseWant, NewKeyRequest, Role, SignIn, TaskStore, UserEdit, UserUpdate,
-    create_client_key_by, hash_key, revoke_client_key, rotate_client_key, update_client_key,
-    update_user,
+    KeyEdit, LeaseScope, LeaseWant, NewKeyRequest, Role, SignIn, TaskStore, UsageBy, UserEdit,
+    UserUpdate, create_client_key_by, hash_key, revoke_client_key, rotate_client_key,
+    update_client_key, update_user,
 };
 
 fn jane() -> Actor {
@@ -286,4 +286,115 @@ pub(crate) async fn holds_of_two_keys_share_their_owners_budget(store: &dyn Task
         .await
         .unwrap();
     assert!(after[0].full, "{after:?}");
+}
+
+/// Another person's sign-in, `joe`, with $3 a day.
+fn joe(at_ms: i64) -> SignIn {
+    SignIn {
+        subject: "joe-0002".into(),
+        email: Some("joe@example.com".into()),
+        name: Some("Joe".into()),
+        budget: Budget::parse("3/day"),
+        ..sign_in(at_ms)
+    }
+}
+
+/// A request of `key` as the gateway takes it: a hold against its owner `user` at `now`,
+/// settled by its record at `cost`.
+async fn spend(store: &dyn TaskStore, id: &str, key: &ClientKey, cost: f64, now: i64) {
+    let user = match &key.owner {
+        Some(owner) => store.user(owner).await.unwrap(),
+        None => None,
+    };
+    let hold = HoldRequest {
+        id: id.into(),
+        key: key.clone(),
+        team: None,
+        user,
+        amount_usd: 0.5,
+        gateway_per_day: None,
+        now_ms: now,
+        expires_ms: now + 60_000,
+    };
+    assert_eq!(store.hold(&hold).await.unwrap(), HoldOutcome::Held);
+    let record = super::keys::record(id, key, Some(cost), true);
+    store.record_requests(&[record]).await.unwrap();
+}
+
+/// `keys update --owner` moves a key's spend from then on to the new owner's budget, audited
+/// as `owner: old → new`; what it spent before stays the old owner's, in their budget and in
+/// `usage --by user`. An unknown or disabled user is refused and changes nothing; `none` clears.
+pub(crate) async fn changing_a_keys_owner_moves_its_later_spend(store: &dyn TaskStore) {
+    let by = jane();
+    let (now, day) = (2_000_000, i64::MIN);
+    let jane_user = store.sign_in_user(&sign_in(1_000), &by).await.unwrap();
+    let joe_user = store.sign_in_user(&joe(1_000), &by).await.unwrap();
+    let gone = SignIn {
+        subject: "gone-0003".into(),
+        ..sign_in(1_000)
+    };
+    let gone = store.sign_in_user(&gone, &by).await.unwrap();
+    store.disable_user(&gone.id, 1_500, &by).await.unwrap();
+    let new = NewKeyRequest {
+        name: "laptop".into(),
+        owner: Some(jane_user.id.clone()),
+        ..NewKeyRequest::default()
+    };
+    let made = create_client_key_by(store, &new, &by, 2_000).await.unwrap();
+    spend(store, "req_jane", &made.key, 0.1, now).await;
+    let rows_before = store.audit_log(0, 100).await.unwrap().len();
+    for (owner, says) in [
+        (gone.id.as_str(), "disabled"),
+        ("usr_ffffffffffffffff", "no user"),
+    ] {
+        let edit = KeyEdit {
+            owner: Some(owner.into()),
+            ..KeyEdit::default()
+        };
+        match update_client_key(store, &made.key.id, &edit, &by, 3_000).await {
+            Err(CreateKeyError::Invalid(s)) => assert!(s.contains(says), "{s}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(store.audit_log(0, 100).await.unwrap().len(), rows_before);
+    let to_joe = KeyEdit {
+        owner: Some(joe_user.id.clone()),
+        ..KeyEdit::default()
+    };
+    let (_, moved) = update_client_key(store, &made.key.id, &to_joe, &by, 4_000)
+        .await
+        .unwrap();
+    let found = store.key_by_hash(&hash_key(&made.secret.key)).await;
+    assert_eq!(found.unwrap().unwrap().owner, Some(joe_user.id.clone()));
+    let detail = &store.audit_log(0, 1).await.unwrap()[0].detail;
+    assert_eq!(
+        detail,
+        &format!("owner: {} → {}", jane_user.id, joe_user.id)
+    );
+    spend(store, "req_joe", &moved, 0.2, now).await;
+    let used = |id: String| async move { store.user_used_since(&id, day, now).await.unwrap() };
+    assert!((used(jane_user.id.clone()).await - 0.1).abs() < 1e-9);
+    assert!((used(joe_user.id.clone()).await - 0.2).abs() < 1e-9);
+    let usage = store.usage(UsageBy::User, i64::MIN).await.unwrap();
+    let by_user: Vec<(Option<&str>, f64)> = (usage.iter())
+        .map(|r| (r.group.as_deref(), (r.cost_usd * 1e6).round() / 1e6))
+        .collect();
+    let mut expected = vec![
+        (Some(jane_user.id.as_str()), 0.1),
+        (Some(joe_user.id.as_str()), 0.2),
+    ];
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(by_user, expected);
+    let totals = store.check_totals(false).await.unwrap();
+    assert!(totals.differences.is_empty(), "{totals:?}");
+    let clear = KeyEdit {
+        owner: Some("none".into()),
+        ..KeyEdit::default()
+    };
+    let (_, cleared) = update_client_key(store, &made.key.id, &clear, &by, 5_000)
+        .await
+        .unwrap();
+    assert_eq!(cleared.owner, None);
+    let detail = &store.audit_log(0, 1).await.unwrap()[0].detail;
+    assert_eq!(detail, &format!("owner: {} → none", joe_user.id));
 }

@@ -30,9 +30,9 @@ async fn write_key(
     let models = models_json(&k.models);
     let sql = "UPDATE client_keys SET prefix = $2, name = $3, team = $4, models = $5,
             budget_usd = $6, budget_window = $7, rpm = $8, tpm = $9, max_parallel = $10,
-            expires_ms = $11, revoked_ms = $12, hash = coalesce($13, hash)
+            expires_ms = $11, revoked_ms = $12, hash = coalesce($13, hash), owner = $14
         WHERE id = $1";
-    let args: [&(dyn ToSql + Sync); 13] = [
+    let args: [&(dyn ToSql + Sync); 14] = [
         &k.id,
         &k.prefix,
         &k.name,
@@ -46,6 +46,7 @@ async fn write_key(
         &k.expires_ms,
         &k.revoked_ms,
         &hash,
+        &k.owner,
     ];
     tx.execute(sql, &args)
         .await

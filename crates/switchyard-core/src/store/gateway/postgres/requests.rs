@@ -30,8 +30,8 @@ const SETTLE_HOLDS: &str =
     WHERE h.id = v.id AND h.settled_usd IS NULL
     RETURNING h.id, h.settled_usd, h.key_id, h.team, h.ts_ms, h.user_id";
 
-/// Settled ledger rows of requests admitted against a lease, each naming its key's owner, which
-/// no edit changes.
+/// Settled ledger rows of requests admitted against a lease, each naming its key's owner as
+/// written: one admitted just before an owner change counts for the new owner.
 const INSERT_LEASED: &str = "INSERT INTO budget_holds
         (id, key_id, team, ts_ms, reserved_usd, expires_ms, settled_usd, user_id)
     SELECT i, k, t, ts, r, ts, a, (SELECT owner FROM client_keys WHERE id = k)

@@ -22,7 +22,7 @@ fn write_key(tx: &Transaction<'_>, k: &ClientKey, hash: Option<&str>) -> rusqlit
     tx.execute(
         "UPDATE client_keys SET prefix = ?2, name = ?3, team = ?4, models = ?5, budget_usd = ?6,
              budget_window = ?7, rpm = ?8, tpm = ?9, max_parallel = ?10, expires_ms = ?11,
-             revoked_ms = ?12, hash = coalesce(?13, hash)
+             revoked_ms = ?12, hash = coalesce(?13, hash), owner = ?14
          WHERE id = ?1",
         params![
             k.id,
@@ -37,7 +37,8 @@ fn write_key(tx: &Transaction<'_>, k: &ClientKey, hash: Option<&str>) -> rusqlit
             opt_i64(k.max_parallel),
             k.expires_ms,
             k.revoked_ms,
-            hash
+            hash,
+            k.owner
         ],
     )?;
     Ok(())

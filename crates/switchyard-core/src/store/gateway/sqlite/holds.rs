@@ -102,7 +102,8 @@ pub(crate) fn insert_leased(
             continue;
         }
         let amount = settled_amount(r, *reserved);
-        // The key's owner, which no edit changes, is the user whose budget it counts in.
+        // The key's owner as written: one admitted just before an owner change counts for the
+        // new owner.
         let owner: Option<String> = tx
             .prepare_cached("SELECT owner FROM client_keys WHERE id = ?1")?
             .query_row([key], |k| k.get(0))
