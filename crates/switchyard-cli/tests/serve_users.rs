@@ -344,7 +344,7 @@ async fn a_keys_owner_changed_on_the_cli_moves_its_spend_to_the_new_owners_budge
     let prefix = key[..12].to_owned();
     let (h2, s2, k2, jane2) = (h.clone(), store.clone(), key.clone(), jane.clone());
     let (first, wait, freed) = tokio::task::spawn_blocking(move || {
-        let serve = Serve::start(&h2, &s2, &config);
+        let serve = start_serve(&h2, &s2, &config);
         let first = call(&serve.addr, &k2);
         for (owner, says) in [
             (

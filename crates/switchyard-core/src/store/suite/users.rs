@@ -315,6 +315,7 @@ async fn spend(store: &dyn TaskStore, id: &str, key: &ClientKey, cost: f64, now:
         gateway_per_day: None,
         now_ms: now,
         expires_ms: now + 60_000,
+        asked: crate::store::Asked::default(),
     };
     assert_eq!(store.hold(&hold).await.unwrap(), HoldOutcome::Held);
     let record = super::keys::record(id, key, Some(cost), true);
