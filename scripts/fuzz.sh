@@ -85,6 +85,7 @@ dict_of() {
     task_import) echo task_import ;;
     signin_file) echo signin ;;
     serve_headers) echo headers ;;
+    websocket_messages) echo ingress ;;
   esac
 }
 

@@ -10,6 +10,7 @@ use switchyard_api::wire::sse::{SseDecoder, SseEvent};
 
 pub mod headers;
 pub mod ingress;
+pub mod websocket;
 
 /// `data` cut at the points `seed` picks: each byte of `seed` is the length (1–256) of the next
 /// piece, the last piece taking the rest; an empty seed gives one-byte pieces.
