@@ -266,6 +266,14 @@ async fn dashboard_edits_and_sign_ins_are_audited_with_the_admin_and_address() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+    // The dashboard moves no key between owners, so its sentence offers no owner.
+    let owner_only = json!({"owner": "usr_0123456789abcdef"});
+    let r = post(format!("/ui/api/keys/{user_id}/update"), owner_only, true)
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let said = r.text().await.unwrap();
+    assert!(said.contains("`switchyard keys update --owner`"), "{said}");
     let k = (store.client_keys().await.unwrap().into_iter())
         .find(|k| k.id == user_id)
         .unwrap();

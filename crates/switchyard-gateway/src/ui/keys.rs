@@ -243,6 +243,9 @@ pub(crate) async fn update(
         // budget (BerriAI/litellm#8031). `switchyard keys update --owner` does it.
         owner: None,
     };
+    if edit == KeyEdit::default() {
+        return Err("Say what to change: a name, team, models, budget, rpm, tpm, parallel limit or expiry. A key's owner is changed with `switchyard keys update --owner`.".to_owned());
+    }
     let (old, new) =
         (update_client_key(store, id, &edit, by, now).await).map_err(|e| e.to_string())?;
     Ok(json!({"id": new.id, "changed": key_diff(&old, &new)}))
