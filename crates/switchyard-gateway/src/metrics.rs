@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use switchyard_core::store::RequestOutcome;
 
-use text::{AtomicHistogram, Histogram, escape, family};
+use text::{AtomicHistogram, Histogram, escape, family, gauge};
 
 mod otel;
 mod text;
@@ -267,47 +267,32 @@ impl Metrics {
     /// The gauges: requests in flight, connections and sockets open, and the cooldowns when
     /// `cooldowns` is known.
     fn render_gauges(&self, out: &mut String, cooldowns: Option<usize>) {
-        family(
+        let now = |n: &AtomicI64| n.load(Ordering::Relaxed);
+        gauge(
             out,
             "switchyard_gateway_requests_in_flight",
-            "gauge",
             "Model requests being answered (body read to the response's end).",
+            now(&self.in_flight),
         );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_requests_in_flight {}",
-            self.in_flight.load(Ordering::Relaxed)
-        );
-        family(
+        gauge(
             out,
             "switchyard_gateway_connections_open",
-            "gauge",
             "Client connections open.",
+            now(&self.connections),
         );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_connections_open {}",
-            self.connections.load(Ordering::Relaxed)
-        );
-        family(
+        gauge(
             out,
             "switchyard_gateway_websockets_open",
-            "gauge",
             "Responses WebSockets open, from their 101 to their close.",
-        );
-        let _ = writeln!(
-            out,
-            "switchyard_gateway_websockets_open {}",
-            self.websockets.load(Ordering::Relaxed)
+            now(&self.websockets),
         );
         if let Some(n) = cooldowns {
-            family(
+            gauge(
                 out,
                 "switchyard_gateway_cooldowns",
-                "gauge",
                 "Failover entries cooling down in the store (SPEC R12.1), every process on it included.",
+                n,
             );
-            let _ = writeln!(out, "switchyard_gateway_cooldowns {n}");
         }
     }
 

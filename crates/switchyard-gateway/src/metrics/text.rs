@@ -110,6 +110,12 @@ pub(super) fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// A gauge of no labels: its family lines and its one sample.
+pub(super) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+    family(out, name, "gauge", help);
+    let _ = writeln!(out, "{name} {value}");
+}
+
 /// `value` escaped as a label value: backslash, double quote, newline.
 pub(super) fn escape(out: &mut String, value: &str) {
     for c in value.chars() {

@@ -78,15 +78,16 @@ impl Chain {
             );
             return Read::Refuse(error_event(413, "invalid_request_error", None, &message));
         }
-        let shape = match crate::ingress::shape(&body) {
-            Ok(shape) => shape,
-            Err(e) => return Read::Refuse(invalid(&e.to_string())),
-        };
         tracing::debug!(
-            "a socket's response.create: {} items in all, a warm-up: {warm_up}",
-            shape.messages
+            "a socket's response.create: {} bytes in all, a warm-up: {warm_up}",
+            body.len()
         );
         if warm_up {
+            // A run's body is shaped by the pipeline it goes through; a warm-up goes through
+            // none, so its conversation is shaped here before the socket keeps it.
+            if let Err(e) = crate::ingress::shape(&body) {
+                return Read::Refuse(invalid(&e.to_string()));
+            }
             return Read::Answer(self.warm_up(&create, items));
         }
         self.running = items;
